@@ -1,0 +1,121 @@
+/* tessel — shared foundation: error codes, diagnostics, the allocation hook,
+ * atomic output files.  Every other module may use this one; it uses none. */
+#ifndef TESSEL_BASE_H
+#define TESSEL_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library functions return 0 or one of these negative codes. */
+enum tessel_error {
+    TESSEL_OK = 0,
+    TESSEL_ENOMEM = -1,      /* an allocation failed */
+    TESSEL_EIO = -2,         /* a file could not be opened, read or written */
+    TESSEL_EPARSE = -3,      /* malformed input */
+    TESSEL_EINVAL = -4,      /* invalid argument or option */
+    TESSEL_ERANGE = -5,      /* a value outside what tessel supports, or an overflow */
+    TESSEL_ECORRUPT = -6,    /* checksum or structure mismatch in a binary file */
+    TESSEL_ESTALE = -7,      /* a cache that no longer matches its source */
+    TESSEL_EUNSUPPORTED = -8 /* valid input that tessel does not handle */
+};
+
+/* Name of an error code ("out of memory", ...). Never NULL. */
+const char *tessel_strerror(int code);
+
+/* ------------------------------------------------------------------ */
+/* Allocation hook (one for the whole library, Lua style).
+ *   fn(ud, NULL, n)  allocates n bytes
+ *   fn(ud, p, n)     resizes p to n bytes (realloc semantics)
+ *   fn(ud, p, 0)     frees p and returns NULL
+ * The same signature as libcyaml's mem_fn, so a spec parser can share it.
+ * Objects remember the allocator they were created with; NULL everywhere
+ * means tessel_allocator_default(). */
+typedef void *(*tessel_alloc_fn)(void *ud, void *ptr, size_t size);
+
+typedef struct tessel_allocator {
+    tessel_alloc_fn fn;
+    void *ud;
+} tessel_allocator;
+
+/* The malloc/realloc/free allocator. A pointer to immutable static data. */
+const tessel_allocator *tessel_allocator_default(void);
+
+/* Convenience wrappers; `a` may be NULL. Sizes of 0 return NULL. Array
+ * helpers check count*size for overflow and return NULL on it. */
+void *tessel_alloc(const tessel_allocator *a, size_t size);
+void *tessel_alloc_array(const tessel_allocator *a, size_t count, size_t size);
+void *tessel_realloc_array(const tessel_allocator *a, void *ptr, size_t count, size_t size);
+void tessel_dealloc(const tessel_allocator *a, void *ptr);
+/* A NUL-terminated copy of s through the allocator, or NULL. */
+char *tessel_strdup(const tessel_allocator *a, const char *s);
+
+/* ------------------------------------------------------------------ */
+/* Diagnostics: what went wrong and where. Functions take an optional
+ * tessel_diag *; when given it is filled on error. Line and column are
+ * 1-based; 0 means "not applicable". */
+typedef struct tessel_diag {
+    int code;
+    char file[512];
+    uint64_t line;
+    uint32_t column;
+    char field[128];
+    char message[512];
+} tessel_diag;
+
+/* Clears d (d may be NULL). */
+void tessel_diag_clear(tessel_diag *d);
+
+/* Fills d (if not NULL) and returns code, so callers can write
+ * `return tessel_diag_set(d, TESSEL_EPARSE, file, line, 0, NULL, "...")`. */
+int tessel_diag_set(tessel_diag *d, int code, const char *file, uint64_t line, uint32_t column,
+                    const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+int tessel_diag_vset(tessel_diag *d, int code, const char *file, uint64_t line, uint32_t column,
+                     const char *field, const char *fmt, va_list ap);
+
+/* Writes "file:line:col: error: message" (parts that are unset are left
+ * out) into buf of size n; returns the length it needed, like snprintf. */
+int tessel_diag_format(const tessel_diag *d, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Atomic output: data go to a temporary file next to `path`, which is
+ * renamed over `path` only by tessel_outfile_commit. A failed or abandoned
+ * write leaves the old file (or no file) in place. */
+typedef struct tessel_outfile tessel_outfile;
+
+int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outfile **out,
+                        tessel_diag *diag);
+/* The stream to write into (valid until commit/abort). */
+FILE *tessel_outfile_stream(tessel_outfile *f);
+/* Flushes, fsyncs, checks for write errors, renames; frees *f either way. */
+int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
+/* Removes the temporary file and frees *f. Safe on NULL / *f == NULL. */
+void tessel_outfile_abort(tessel_outfile **f);
+
+/* ------------------------------------------------------------------ */
+/* A fast 64-bit checksum (not cryptographic) for binary files. Feed data
+ * in any split; the result depends only on the byte sequence. */
+typedef struct tessel_checksum {
+    uint64_t lane[4];
+    uint64_t total;
+    unsigned char pending[32];
+    unsigned npending;
+} tessel_checksum;
+
+void tessel_checksum_init(tessel_checksum *c);
+void tessel_checksum_update(tessel_checksum *c, const void *data, size_t n);
+uint64_t tessel_checksum_final(const tessel_checksum *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,109 @@
+/* Atomic output files: write to PATH.tmp.XXXXXX, fsync, rename over PATH. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessel/base.h"
+
+struct tessel_outfile {
+    const tessel_allocator *alloc;
+    FILE *stream;
+    char *path;
+    char *tmp_path;
+};
+
+static void outfile_release(tessel_outfile *f)
+{
+    if (f->stream)
+        fclose(f->stream);
+    tessel_dealloc(f->alloc, f->path);
+    tessel_dealloc(f->alloc, f->tmp_path);
+    tessel_dealloc(f->alloc, f);
+}
+
+int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outfile **out,
+                        tessel_diag *diag)
+{
+    *out = NULL;
+    tessel_outfile *f = tessel_alloc(a, sizeof(*f));
+    if (!f)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    memset(f, 0, sizeof(*f));
+    f->alloc = a;
+    size_t n = strlen(path);
+    f->path = tessel_strdup(a, path);
+    f->tmp_path = tessel_alloc(a, n + sizeof(".tmp.XXXXXX"));
+    if (!f->path || !f->tmp_path) {
+        outfile_release(f);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    }
+    memcpy(f->tmp_path, path, n);
+    memcpy(f->tmp_path + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+    int fd = mkstemp(f->tmp_path);
+    if (fd < 0) {
+        int err = errno;
+        outfile_release(f);
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot create output file: %s",
+                               strerror(err));
+    }
+    f->stream = fdopen(fd, "wb");
+    if (!f->stream) {
+        int err = errno;
+        close(fd);
+        unlink(f->tmp_path);
+        outfile_release(f);
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open output file: %s",
+                               strerror(err));
+    }
+    *out = f;
+    return TESSEL_OK;
+}
+
+FILE *tessel_outfile_stream(tessel_outfile *f)
+{
+    return f->stream;
+}
+
+int tessel_outfile_commit(tessel_outfile **fp, tessel_diag *diag)
+{
+    tessel_outfile *f = *fp;
+    *fp = NULL;
+    int failed = ferror(f->stream) || fflush(f->stream) != 0;
+    int err = errno;
+    if (!failed && fsync(fileno(f->stream)) != 0 && errno != EINVAL && errno != EROFS) {
+        failed = 1;
+        err = errno;
+    }
+    if (fclose(f->stream) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    f->stream = NULL;
+    if (!failed && rename(f->tmp_path, f->path) != 0) {
+        failed = 1;
+        err = errno;
+    }
+    int rc = TESSEL_OK;
+    if (failed) {
+        unlink(f->tmp_path);
+        rc = tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file: %s",
+                             strerror(err));
+    }
+    outfile_release(f);
+    return rc;
+}
+
+void tessel_outfile_abort(tessel_outfile **fp)
+{
+    if (!fp || !*fp)
+        return;
+    tessel_outfile *f = *fp;
+    *fp = NULL;
+    if (f->stream) {
+        fclose(f->stream);
+        f->stream = NULL;
+    }
+    unlink(f->tmp_path);
+    outfile_release(f);
+}

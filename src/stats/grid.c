@@ -1,0 +1,471 @@
+/* Tile occupancy grids: one streaming pass over a tensor, or a coarser grid
+ * derived from a finer one without touching the tensor.
+ *
+ * Both walk their input in mode-0 order, one "group" (one row of tiles) at
+ * a time, and count nonzeros per tile key (the packed coordinates of the
+ * other modes) in a counter that is cleared between groups.  The counter is
+ * a dense array when the key space is small next to the input, else an
+ * open-addressing hash, so memory never follows the dense tile grid of a
+ * huge sparse tensor. Each group's keys leave in ascending order. */
+#include <string.h>
+
+#include "sort.h"
+#include "tessel/stats.h"
+
+#define KEY_EMPTY UINT64_MAX
+/* Key spaces up to this many counters are always dense. */
+#define DENSE_MIN_KEYSPACE (1ull << 16)
+#define MAX_KEYSPACE (1ull << 62)
+
+typedef struct key_counter {
+    const tessel_allocator *alloc;
+    uint64_t keyspace;
+    int dense;
+    uint64_t *counts;   /* dense: keyspace counters; hash: hash_cap counters */
+    uint64_t *slot_key; /* hash only */
+    uint64_t hash_cap;  /* power of two */
+    unsigned hash_shift;
+    uint64_t *touched;  /* dense: keys; hash: slots; in first-touch order */
+    uint64_t ntouched, touched_cap;
+    uint64_t *scratch;  /* radix sort buffer, touched_cap words */
+} key_counter;
+
+typedef struct grid_writer {
+    tessel_tile_grid *g;
+    uint64_t cap;
+} grid_writer;
+
+static int oom(tessel_diag *diag)
+{
+    return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
+/* ------------------------------------------------------------------ */
+/* key_counter */
+
+static void counter_free(key_counter *c)
+{
+    tessel_dealloc(c->alloc, c->counts);
+    tessel_dealloc(c->alloc, c->slot_key);
+    tessel_dealloc(c->alloc, c->touched);
+    tessel_dealloc(c->alloc, c->scratch);
+    memset(c, 0, sizeof(*c));
+}
+
+static int counter_alloc_hash(key_counter *c, uint64_t cap)
+{
+    c->hash_cap = cap;
+    c->hash_shift = 64;
+    for (uint64_t v = cap; v > 1; v >>= 1)
+        c->hash_shift--;
+    c->counts = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
+    c->slot_key = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
+    if (!c->counts || !c->slot_key)
+        return TESSEL_ENOMEM;
+    memset(c->counts, 0, cap * sizeof(uint64_t));
+    memset(c->slot_key, 0xff, cap * sizeof(uint64_t));
+    return TESSEL_OK;
+}
+
+static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entries,
+                        const tessel_allocator *a)
+{
+    memset(c, 0, sizeof(*c));
+    c->alloc = a;
+    c->keyspace = keyspace;
+    c->dense = keyspace <= DENSE_MIN_KEYSPACE || keyspace <= input_entries / 2;
+    if (c->dense) {
+        /* Past keyspace/8 touched keys a group is flushed by scanning the
+         * array, so the touched list stops recording there. */
+        c->counts = tessel_alloc_array(a, keyspace, sizeof(uint64_t));
+        c->touched_cap = keyspace / 8 + 1;
+        if (!c->counts)
+            return TESSEL_ENOMEM;
+        memset(c->counts, 0, keyspace * sizeof(uint64_t));
+    } else {
+        c->touched_cap = 1024;
+        if (counter_alloc_hash(c, 2048))
+            return TESSEL_ENOMEM;
+    }
+    c->touched = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
+    c->scratch = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
+    return c->touched && c->scratch ? TESSEL_OK : TESSEL_ENOMEM;
+}
+
+static uint64_t hash_slot(const key_counter *c, uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> c->hash_shift;
+}
+
+static uint64_t hash_find(const key_counter *c, uint64_t key)
+{
+    uint64_t mask = c->hash_cap - 1;
+    uint64_t s = hash_slot(c, key);
+    while (c->slot_key[s] != key && c->slot_key[s] != KEY_EMPTY)
+        s = (s + 1) & mask;
+    return s;
+}
+
+/* Doubles the table (and the touched list) keeping the current group. */
+static int hash_grow(key_counter *c)
+{
+    key_counter old = *c;
+    if (counter_alloc_hash(c, old.hash_cap * 2)) {
+        tessel_dealloc(c->alloc, c->counts);
+        tessel_dealloc(c->alloc, c->slot_key);
+        c->counts = old.counts;
+        c->slot_key = old.slot_key;
+        c->hash_cap = old.hash_cap;
+        c->hash_shift = old.hash_shift;
+        return TESSEL_ENOMEM;
+    }
+    uint64_t new_touched_cap = c->hash_cap / 2;
+    uint64_t *touched = tessel_realloc_array(c->alloc, c->touched, new_touched_cap,
+                                             sizeof(uint64_t));
+    if (touched)
+        c->touched = touched;
+    uint64_t *scratch = tessel_realloc_array(c->alloc, c->scratch, new_touched_cap,
+                                             sizeof(uint64_t));
+    if (scratch)
+        c->scratch = scratch;
+    if (!touched || !scratch) {
+        tessel_dealloc(c->alloc, c->counts);
+        tessel_dealloc(c->alloc, c->slot_key);
+        c->counts = old.counts;
+        c->slot_key = old.slot_key;
+        c->hash_cap = old.hash_cap;
+        c->hash_shift = old.hash_shift;
+        return TESSEL_ENOMEM;
+    }
+    c->touched_cap = new_touched_cap;
+    for (uint64_t i = 0; i < old.ntouched; i++) {
+        uint64_t os = old.touched[i];
+        uint64_t s = hash_find(c, old.slot_key[os]);
+        c->slot_key[s] = old.slot_key[os];
+        c->counts[s] = old.counts[os];
+        c->touched[i] = s;
+    }
+    tessel_dealloc(c->alloc, old.counts);
+    tessel_dealloc(c->alloc, old.slot_key);
+    return TESSEL_OK;
+}
+
+static inline int counter_add(key_counter *c, uint64_t key, uint64_t weight)
+{
+    if (c->dense) {
+        if (c->counts[key] == 0) {
+            if (c->ntouched < c->touched_cap)
+                c->touched[c->ntouched] = key;
+            c->ntouched++;
+        }
+        c->counts[key] += weight;
+        return TESSEL_OK;
+    }
+    uint64_t s = hash_find(c, key);
+    if (c->slot_key[s] == KEY_EMPTY) {
+        if (c->ntouched == c->touched_cap) {
+            if (hash_grow(c))
+                return TESSEL_ENOMEM;
+            s = hash_find(c, key);
+        }
+        c->slot_key[s] = key;
+        c->touched[c->ntouched++] = s;
+    }
+    c->counts[s] += weight;
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* grid_writer */
+
+static int writer_reserve(grid_writer *w, uint64_t extra)
+{
+    tessel_tile_grid *g = w->g;
+    if (g->nonempty + extra <= w->cap)
+        return TESSEL_OK;
+    uint64_t cap = w->cap ? w->cap : 1024;
+    while (cap < g->nonempty + extra)
+        cap += cap / 2;
+    uint64_t *group = tessel_realloc_array(g->alloc, g->group, cap, sizeof(uint64_t));
+    if (group)
+        g->group = group;
+    uint64_t *key = tessel_realloc_array(g->alloc, g->key, cap, sizeof(uint64_t));
+    if (key)
+        g->key = key;
+    uint64_t *count = tessel_realloc_array(g->alloc, g->count, cap, sizeof(uint64_t));
+    if (count)
+        g->count = count;
+    if (!group || !key || !count)
+        return TESSEL_ENOMEM;
+    w->cap = cap;
+    return TESSEL_OK;
+}
+
+static void writer_emit(grid_writer *w, uint64_t group, uint64_t key, uint64_t count)
+{
+    tessel_tile_grid *g = w->g;
+    g->group[g->nonempty] = group;
+    g->key[g->nonempty] = key;
+    g->count[g->nonempty] = count;
+    g->nonempty++;
+}
+
+/* Moves the counter's group into the grid, keys ascending; clears it. */
+static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
+{
+    uint64_t n = c->ntouched;
+    if (n == 0)
+        return TESSEL_OK;
+    if (writer_reserve(w, n))
+        return TESSEL_ENOMEM;
+    if (c->dense && n > c->touched_cap) {
+        for (uint64_t k = 0; k < c->keyspace; k++)
+            if (c->counts[k]) {
+                writer_emit(w, group, k, c->counts[k]);
+                c->counts[k] = 0;
+            }
+    } else if (c->dense) {
+        stats_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t k = c->touched[i];
+            writer_emit(w, group, k, c->counts[k]);
+            c->counts[k] = 0;
+        }
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            c->touched[i] = c->slot_key[c->touched[i]];
+        stats_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t s = hash_find(c, c->touched[i]);
+            writer_emit(w, group, c->touched[i], c->counts[s]);
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t s = hash_find(c, c->touched[i]);
+            c->counts[s] = 0;
+            c->slot_key[s] = KEY_EMPTY;
+        }
+        /* Linear probing needs no tombstones only if the table is emptied
+         * completely, which the loop above does. */
+    }
+    c->ntouched = 0;
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Grid setup */
+
+static int grid_create(unsigned order, const uint64_t *dims, const uint64_t *tile, uint64_t nnz,
+                       const tessel_allocator *a, tessel_tile_grid **out, uint64_t *keyspace,
+                       tessel_diag *diag)
+{
+    *out = NULL;
+    for (unsigned m = 0; m < order; m++)
+        if (tile[m] == 0)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "tile",
+                                   "tile extent of mode %u is 0; tile extents must be >= 1", m);
+    uint64_t space = 1;
+    uint64_t extent[TESSEL_MAX_ORDER];
+    for (unsigned m = 0; m < order; m++) {
+        uint64_t t = tile[m] < dims[m] ? tile[m] : (dims[m] ? dims[m] : 1);
+        extent[m] = dims[m] ? (dims[m] - 1) / t + 1 : 0;
+        if (m > 0 && extent[m] > 0) {
+            if (space > MAX_KEYSPACE / extent[m])
+                return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, "tile",
+                                       "the tile grid is too fine: modes 1..%u have more than "
+                                       "2^62 tiles together; use larger tiles",
+                                       order - 1);
+            space *= extent[m];
+        }
+    }
+    tessel_tile_grid *g = tessel_alloc(a, sizeof(*g));
+    if (!g)
+        return oom(diag);
+    memset(g, 0, sizeof(*g));
+    g->alloc = a;
+    g->order = order;
+    g->nnz = nnz;
+    for (unsigned m = 0; m < order; m++) {
+        g->dims[m] = dims[m];
+        g->tile[m] = tile[m];
+        g->extent[m] = extent[m];
+    }
+    *keyspace = space ? space : 1;
+    *out = g;
+    return TESSEL_OK;
+}
+
+static void grid_shrink(tessel_tile_grid *g)
+{
+    if (g->nonempty == 0)
+        return;
+    uint64_t *p;
+    if ((p = tessel_realloc_array(g->alloc, g->group, g->nonempty, sizeof(uint64_t))))
+        g->group = p;
+    if ((p = tessel_realloc_array(g->alloc, g->key, g->nonempty, sizeof(uint64_t))))
+        g->key = p;
+    if ((p = tessel_realloc_array(g->alloc, g->count, g->nonempty, sizeof(uint64_t))))
+        g->count = p;
+}
+
+void tessel_tile_grid_free(tessel_tile_grid **gp)
+{
+    if (!gp || !*gp)
+        return;
+    tessel_tile_grid *g = *gp;
+    *gp = NULL;
+    tessel_dealloc(g->alloc, g->group);
+    tessel_dealloc(g->alloc, g->key);
+    tessel_dealloc(g->alloc, g->count);
+    tessel_dealloc(g->alloc, g);
+}
+
+/* ------------------------------------------------------------------ */
+/* Building from a tensor */
+
+/* Tile key of entry k (modes 1..order-1, mixed radix, last mode fastest). */
+static uint64_t entry_key(const tessel_tensor *t, const uint64_t *tile, const uint64_t *extent,
+                          uint64_t k)
+{
+    uint64_t key = 0;
+    for (unsigned m = 1; m < t->order; m++)
+        key = key * extent[m] + t->idx[m][k] / tile[m];
+    return key;
+}
+
+static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile_grid *g,
+                       uint64_t lo, uint64_t hi)
+{
+    int rc = TESSEL_OK;
+    if (t->order == 2) {
+        /* The hot case: matrices. Shift when the tile width is a power of two. */
+        const uint32_t *col = t->idx[1];
+        uint64_t w = g->tile[1];
+        if ((w & (w - 1)) == 0) {
+            unsigned shift = 0;
+            while ((1ull << shift) < w)
+                shift++;
+            for (uint64_t k = lo; k < hi && !rc; k++)
+                rc = counter_add(c, (uint64_t)col[k] >> shift, 1);
+        } else {
+            uint32_t w32 = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+            for (uint64_t k = lo; k < hi && !rc; k++)
+                rc = counter_add(c, col[k] / w32, 1);
+        }
+        return rc;
+    }
+    for (uint64_t k = lo; k < hi && !rc; k++)
+        rc = counter_add(c, entry_key(t, g->tile, g->extent, k), 1);
+    return rc;
+}
+
+int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
+                           const tessel_allocator *a, tessel_tile_grid **out, tessel_diag *diag)
+{
+    uint64_t keyspace;
+    int rc = grid_create(t->order, t->dims, tile, t->nnz, a, out, &keyspace, diag);
+    if (rc)
+        return rc;
+    tessel_tile_grid *g = *out;
+    key_counter c;
+    grid_writer w = { g, 0 };
+    rc = counter_init(&c, keyspace, t->nnz, a);
+    uint64_t rows_per_group = g->tile[0];
+    for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
+        uint64_t r0 = grp * rows_per_group;
+        uint64_t r1 = r0 + rows_per_group < t->dims[0] ? r0 + rows_per_group : t->dims[0];
+        uint64_t lo = t->ptr[r0], hi = t->ptr[r1];
+        if (lo == hi)
+            continue;
+        rc = count_group(&c, t, g, lo, hi);
+        if (!rc)
+            rc = counter_flush(&c, grp, &w);
+    }
+    counter_free(&c);
+    if (rc) {
+        tessel_tile_grid_free(out);
+        return oom(diag);
+    }
+    grid_shrink(g);
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Deriving a coarser grid */
+
+void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *coords)
+{
+    coords[0] = g->group[i];
+    uint64_t key = g->key[i];
+    for (unsigned m = g->order; m-- > 1;) {
+        coords[m] = key % g->extent[m];
+        key /= g->extent[m];
+    }
+}
+
+static uint64_t coarse_key(const tessel_tile_grid *base, const tessel_tile_grid *g,
+                           const uint64_t *factor, uint64_t base_key)
+{
+    if (base->order == 2)
+        return base_key / factor[1];
+    uint64_t coords[TESSEL_MAX_ORDER];
+    for (unsigned m = base->order; m-- > 1;) {
+        coords[m] = base_key % base->extent[m];
+        base_key /= base->extent[m];
+    }
+    uint64_t key = 0;
+    for (unsigned m = 1; m < base->order; m++)
+        key = key * g->extent[m] + coords[m] / factor[m];
+    return key;
+}
+
+int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
+                            tessel_tile_grid **out, tessel_diag *diag)
+{
+    *out = NULL;
+    uint64_t factor[TESSEL_MAX_ORDER];
+    for (unsigned m = 0; m < base->order; m++) {
+        if (tile[m] == 0 || tile[m] % base->tile[m] != 0)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "tile",
+                                   "tile extent %llu of mode %u is not a multiple of the base "
+                                   "grid's %llu",
+                                   (unsigned long long)tile[m], m,
+                                   (unsigned long long)base->tile[m]);
+        factor[m] = tile[m] / base->tile[m];
+    }
+    uint64_t keyspace;
+    int rc = grid_create(base->order, base->dims, tile, base->nnz, base->alloc, out, &keyspace,
+                         diag);
+    if (rc)
+        return rc;
+    tessel_tile_grid *g = *out;
+    key_counter c;
+    grid_writer w = { g, 0 };
+    rc = counter_init(&c, keyspace, base->nonempty, base->alloc);
+    uint64_t i = 0;
+    while (i < base->nonempty && !rc) {
+        uint64_t grp = base->group[i] / factor[0];
+        for (; i < base->nonempty && base->group[i] / factor[0] == grp && !rc; i++)
+            rc = counter_add(&c, coarse_key(base, g, factor, base->key[i]), base->count[i]);
+        if (!rc)
+            rc = counter_flush(&c, grp, &w);
+    }
+    counter_free(&c);
+    if (rc) {
+        tessel_tile_grid_free(out);
+        return oom(diag);
+    }
+    grid_shrink(g);
+    return TESSEL_OK;
+}
+
+int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles)
+{
+    uint64_t n = 1;
+    for (unsigned m = 0; m < g->order; m++) {
+        if (g->extent[m] && n > UINT64_MAX / g->extent[m])
+            return TESSEL_ERANGE;
+        n *= g->extent[m];
+    }
+    *tiles = n;
+    return TESSEL_OK;
+}

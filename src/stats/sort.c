@@ -1,0 +1,50 @@
+/* LSD radix sort, 8 bits a pass, only as many passes as max_key needs:
+ * tile keys and occupancies are small numbers, so this is linear where a
+ * comparison sort would dominate the statistics pass. */
+#include <string.h>
+
+#include "sort.h"
+
+static void insertion_sort(uint64_t *keys, uint64_t n)
+{
+    for (uint64_t i = 1; i < n; i++) {
+        uint64_t v = keys[i], j = i;
+        while (j > 0 && keys[j - 1] > v) {
+            keys[j] = keys[j - 1];
+            j--;
+        }
+        keys[j] = v;
+    }
+}
+
+void stats_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key)
+{
+    if (n < 48) {
+        insertion_sort(keys, n);
+        return;
+    }
+    unsigned passes = 0;
+    for (uint64_t m = max_key; m; m >>= 8)
+        passes++;
+    uint64_t *src = keys, *dst = scratch;
+    for (unsigned pass = 0; pass < passes; pass++) {
+        unsigned shift = 8 * pass;
+        uint64_t offset[256];
+        memset(offset, 0, sizeof(offset));
+        for (uint64_t i = 0; i < n; i++)
+            offset[(src[i] >> shift) & 0xff]++;
+        uint64_t sum = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            uint64_t c = offset[b];
+            offset[b] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[offset[(src[i] >> shift) & 0xff]++] = src[i];
+        uint64_t *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != keys)
+        memcpy(keys, src, n * sizeof(uint64_t));
+}

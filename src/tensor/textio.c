@@ -1,0 +1,312 @@
+/* Line reader and number scanners for the text formats. The scanners are
+ * hand-written because strtod/strtoull dominate parse time otherwise: the
+ * common decimal forms take a fast exact path (Clinger's: a mantissa below
+ * 2^53 and a power of ten up to 22 are both exact doubles, so one multiply
+ * or divide rounds correctly); everything else falls back to strtod. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "textio.h"
+
+#define READ_CHUNK (1u << 20)
+
+int text_reader_open_file(text_reader *r, const char *path, const tessel_allocator *a,
+                          tessel_diag *diag)
+{
+    memset(r, 0, sizeof(*r));
+    r->alloc = a;
+    r->name = path;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
+                               errno ? strerror(errno) : "gzopen failed");
+    gzbuffer(gz, 1u << 17);
+    r->gz = gz;
+    return TESSEL_OK;
+}
+
+void text_reader_open_memory(text_reader *r, const char *name, const void *data, size_t size,
+                             const tessel_allocator *a)
+{
+    memset(r, 0, sizeof(*r));
+    r->alloc = a;
+    r->name = name;
+    r->mem = data;
+    r->mem_size = size;
+}
+
+void text_reader_close(text_reader *r)
+{
+    if (r->gz)
+        gzclose((gzFile)r->gz);
+    r->gz = NULL;
+    tessel_dealloc(r->alloc, r->buf);
+    r->buf = NULL;
+}
+
+/* Appends up to `want` bytes from the source at buf+len; returns bytes read
+ * (0 at end) or < 0 on error. */
+static long source_read(text_reader *r, size_t want, tessel_diag *diag)
+{
+    if (!r->gz) {
+        size_t left = r->mem_size - r->mem_pos;
+        size_t n = left < want ? left : want;
+        memcpy(r->buf + r->len, r->mem + r->mem_pos, n);
+        r->mem_pos += n;
+        return (long)n;
+    }
+    int n = gzread((gzFile)r->gz, r->buf + r->len, (unsigned)want);
+    int errnum = Z_OK;
+    const char *msg = gzerror((gzFile)r->gz, &errnum);
+    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
+        if (errnum == Z_ERRNO)
+            msg = strerror(errno);
+        return tessel_diag_set(diag, TESSEL_EIO, r->name, r->line + 1, 0, NULL,
+                               "read failed (%s)%s", msg,
+                               errnum == Z_BUF_ERROR ? ": the compressed file is truncated" : "");
+    }
+    return n;
+}
+
+static int refill(text_reader *r, tessel_diag *diag)
+{
+    if (!r->buf) {
+        r->cap = READ_CHUNK + TEXT_READER_MAX_LINE;
+        r->buf = tessel_alloc(r->alloc, r->cap + 1);
+        if (!r->buf)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, 0, 0, NULL, "out of memory");
+    }
+    if (r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    size_t want = r->cap - r->len;
+    if (want > READ_CHUNK)
+        want = READ_CHUNK;
+    long n = source_read(r, want, diag);
+    if (n < 0)
+        return (int)n;
+    if (n == 0)
+        r->eof = 1;
+    r->len += (size_t)n;
+    r->bytes_read += (uint64_t)n;
+    return TESSEL_OK;
+}
+
+int text_reader_next(text_reader *r, char **line, size_t *len, tessel_diag *diag)
+{
+    for (;;) {
+        char *start = r->buf ? r->buf + r->pos : NULL;
+        size_t avail = r->len - r->pos;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl || (r->eof && avail)) {
+            size_t n = nl ? (size_t)(nl - start) : avail;
+            if (n > TEXT_READER_MAX_LINE)
+                break;
+            r->pos += nl ? n + 1 : n;
+            if (n && start[n - 1] == '\r')
+                n--;
+            start[n] = '\0';
+            r->line++;
+            *line = start;
+            *len = n;
+            return 1;
+        }
+        if (r->eof)
+            return 0;
+        if (avail > TEXT_READER_MAX_LINE)
+            break;
+        int rc = refill(r, diag);
+        if (rc)
+            return rc;
+    }
+    return tessel_diag_set(diag, TESSEL_EPARSE, r->name, r->line + 1, 0, NULL,
+                           "line longer than %u bytes (is this a text tensor file?)",
+                           TEXT_READER_MAX_LINE);
+}
+
+/* ------------------------------------------------------------------ */
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+    while (p < end && is_blank(*p))
+        p++;
+    return p;
+}
+
+int scan_at_end(const char *p, const char *end)
+{
+    return skip_blanks(p, end) == end;
+}
+
+uint32_t scan_column(const char *line, const char *p)
+{
+    return (uint32_t)(p - line) + 1;
+}
+
+static int token_ends(const char *p, const char *end)
+{
+    return p == end || is_blank(*p);
+}
+
+int scan_u64(const char **pp, const char *end, uint64_t *out)
+{
+    const char *p = skip_blanks(*pp, end);
+    *pp = p;
+    if (p == end)
+        return SCAN_NONE;
+    if (*p == '+')
+        p++;
+    if (p == end || *p < '0' || *p > '9')
+        return SCAN_BAD;
+    uint64_t v = 0;
+    int overflow = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            overflow = 1;
+        else
+            v = v * 10 + d;
+        p++;
+    }
+    if (!token_ends(p, end))
+        return SCAN_BAD;
+    *pp = p;
+    if (overflow)
+        return SCAN_OVERFLOW;
+    *out = v;
+    return SCAN_OK;
+}
+
+int scan_i64(const char **pp, const char *end, int64_t *out)
+{
+    const char *p = skip_blanks(*pp, end);
+    int neg = 0;
+    if (p < end && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    if (p == end || *p < '0' || *p > '9') {
+        *pp = p;
+        return p == end && !neg ? SCAN_NONE : SCAN_BAD;
+    }
+    uint64_t mag;
+    int rc = scan_u64(&p, end, &mag);
+    *pp = p;
+    if (rc)
+        return rc;
+    if (mag > (uint64_t)INT64_MAX + (neg ? 1u : 0u))
+        return SCAN_OVERFLOW;
+    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    return SCAN_OK;
+}
+
+static const double exact_pow10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* Fast path; returns 0 and leaves *pp alone when the token needs strtod. */
+static int scan_double_fast(const char **pp, const char *end, double *out)
+{
+    const char *p = *pp;
+    int neg = 0;
+    if (p < end && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0, any = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (digits < 19) {
+            mant = mant * 10 + (uint64_t)(*p - '0');
+            if (mant)
+                digits++;
+        } else {
+            exp10++;
+        }
+        any = 1;
+        p++;
+    }
+    if (p < end && *p == '.') {
+        p++;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (digits < 19) {
+                mant = mant * 10 + (uint64_t)(*p - '0');
+                if (mant)
+                    digits++;
+                exp10--;
+            }
+            any = 1;
+            p++;
+        }
+    }
+    if (!any)
+        return 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0, edig = 0;
+        long e = 0;
+        if (p < end && (*p == '-' || *p == '+'))
+            eneg = *p++ == '-';
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+            edig = 1;
+            p++;
+        }
+        if (!edig)
+            return 0;
+        exp10 += (int)(eneg ? -e : e);
+    }
+    if (!token_ends(p, end) || digits >= 19 || mant > (1ull << 53) || exp10 < -22 ||
+        exp10 > 22)
+        return 0;
+    double v = (double)mant;
+    v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
+    *out = neg ? -v : v;
+    *pp = p;
+    return 1;
+}
+
+int scan_double(const char **pp, const char *end, double *out)
+{
+    const char *p = skip_blanks(*pp, end);
+    *pp = p;
+    if (p == end)
+        return SCAN_NONE;
+    if (scan_double_fast(pp, end, out))
+        return SCAN_OK;
+    /* strtod stops at the line's NUL at the latest (lines are terminated). */
+    char *stop = NULL;
+    errno = 0;
+    double v = strtod(p, &stop);
+    if (stop == p || stop > end || !token_ends(stop, end))
+        return SCAN_BAD;
+    *pp = stop;
+    if (errno == ERANGE && isinf(v))
+        return SCAN_OVERFLOW;
+    *out = v;
+    return SCAN_OK;
+}
+
+int scan_word(const char **pp, const char *end, char *out, size_t cap)
+{
+    const char *p = skip_blanks(*pp, end);
+    size_t n = 0;
+    while (p < end && !is_blank(*p)) {
+        if (n + 1 < cap)
+            out[n++] = *p;
+        p++;
+    }
+    out[n] = '\0';
+    int none = p == skip_blanks(*pp, end);
+    *pp = p;
+    return none ? SCAN_NONE : SCAN_OK;
+}

@@ -1,0 +1,51 @@
+/* Internal to src/tensor: a buffered line reader over plain, gzipped or
+ * in-memory text, and the number scanners the text readers share. */
+#ifndef TESSEL_TENSOR_TEXTIO_H
+#define TESSEL_TENSOR_TEXTIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessel/base.h"
+
+/* Lines longer than this are an error (no valid tensor line comes close). */
+#define TEXT_READER_MAX_LINE (1u << 20)
+
+typedef struct text_reader {
+    const tessel_allocator *alloc;
+    const char *name;
+    void *gz;              /* gzFile, or NULL for memory input */
+    const unsigned char *mem;
+    size_t mem_size, mem_pos;
+    char *buf;
+    size_t cap, len, pos;
+    uint64_t line;         /* number of the line last returned */
+    uint64_t bytes_read;   /* bytes consumed from the source so far */
+    int eof;
+} text_reader;
+
+int text_reader_open_file(text_reader *r, const char *path, const tessel_allocator *a,
+                          tessel_diag *diag);
+void text_reader_open_memory(text_reader *r, const char *name, const void *data, size_t size,
+                             const tessel_allocator *a);
+/* 1: *line (NUL-terminated in place, without the line break) and *len are
+ * set; 0: end of input; < 0: error (diag filled). */
+int text_reader_next(text_reader *r, char **line, size_t *len, tessel_diag *diag);
+void text_reader_close(text_reader *r);
+
+/* Scanners: skip leading blanks, parse one token ending at a blank or at
+ * `end`; advance *p. Return 0 on success, SCAN_NONE if no token is left,
+ * SCAN_BAD if the token is not a number of that kind, SCAN_OVERFLOW if it
+ * does not fit. */
+enum { SCAN_OK = 0, SCAN_NONE = 1, SCAN_BAD = 2, SCAN_OVERFLOW = 3 };
+int scan_u64(const char **p, const char *end, uint64_t *out);
+int scan_i64(const char **p, const char *end, int64_t *out);
+int scan_double(const char **p, const char *end, double *out);
+/* A word of letters/digits/'-' (for headers); copies at most cap-1 chars. */
+int scan_word(const char **p, const char *end, char *out, size_t cap);
+/* 1 if only blanks remain. */
+int scan_at_end(const char *p, const char *end);
+/* 1-based column of p within line. */
+uint32_t scan_column(const char *line, const char *p);
+
+#endif

@@ -1,0 +1,260 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static const char *nearest_option(const char *arg, const cli_option *opts, int nopts)
+{
+    const char *best = NULL;
+    size_t best_d = 4;
+    for (int i = 0; i < nopts; i++) {
+        if (!opts[i].name)
+            continue;
+        size_t d = edit_distance(arg, opts[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = opts[i].name;
+        }
+    }
+    return best;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tessel %s: error: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+static int find_option(const char *arg, size_t len, const cli_option *opts, int nopts)
+{
+    for (int i = 0; i < nopts; i++) {
+        if (opts[i].name && strlen(opts[i].name) == len && strncmp(arg, opts[i].name, len) == 0)
+            return i;
+        if (opts[i].alias && strlen(opts[i].alias) == len &&
+            strncmp(arg, opts[i].alias, len) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static int push(const char *cmd, cli_args *out, int option, const char *value)
+{
+    if (out->count == CLI_MAX_ARGS)
+        return cli_usage_error(cmd, "too many arguments (at most %d)", CLI_MAX_ARGS);
+    out->option[out->count] = option;
+    out->value[out->count] = value;
+    out->count++;
+    return CLI_EXIT_OK;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_option *opts, int nopts,
+              cli_args *out)
+{
+    out->count = 0;
+    int only_positionals = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positionals || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (push(cmd, out, -1, arg))
+                return CLI_EXIT_USAGE;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positionals = 1;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        int idx = find_option(arg, len, opts, nopts);
+        if (idx < 0) {
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)(len < 63 ? len : 63), arg);
+            const char *near = nearest_option(name, opts, nopts);
+            if (near)
+                return cli_usage_error(cmd, "unknown option '%s' (did you mean %s?)", name, near);
+            return cli_usage_error(cmd, "unknown option '%s' (see tessel %s --help)", name, cmd);
+        }
+        const char *value = NULL;
+        if (opts[idx].takes_value) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return cli_usage_error(cmd, "option %s needs a value", opts[idx].name);
+        } else if (eq) {
+            return cli_usage_error(cmd, "option %s takes no value", opts[idx].name);
+        }
+        if (push(cmd, out, idx, value))
+            return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+const char *cli_value(const cli_args *a, int index)
+{
+    const char *v = NULL;
+    for (int i = 0; i < a->count; i++)
+        if (a->option[i] == index)
+            v = a->value[i];
+    return v;
+}
+
+int cli_has(const cli_args *a, int index)
+{
+    for (int i = 0; i < a->count; i++)
+        if (a->option[i] == index)
+            return 1;
+    return 0;
+}
+
+const char *cli_positional(const cli_args *a, int n)
+{
+    for (int i = 0; i < a->count; i++)
+        if (a->option[i] == -1 && n-- == 0)
+            return a->value[i];
+    return NULL;
+}
+
+int cli_positionals(const cli_args *a)
+{
+    int n = 0;
+    for (int i = 0; i < a->count; i++)
+        n += a->option[i] == -1;
+    return n;
+}
+
+int cli_exit_status(int code)
+{
+    if (code == TESSEL_OK)
+        return CLI_EXIT_OK;
+    if (code == TESSEL_ENOMEM)
+        return CLI_EXIT_FAILURE;
+    return CLI_EXIT_USAGE;
+}
+
+int cli_report(const tessel_diag *d)
+{
+    char buf[1400];
+    tessel_diag_format(d, buf, sizeof(buf));
+    fprintf(stderr, "%s\n", buf);
+    return cli_exit_status(d->code ? d->code : TESSEL_EINVAL);
+}
+
+int cli_parse_u64(const char *cmd, const char *what, const char *text, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!text[0] || text[0] == '-' || text[0] == ' ')
+        return cli_usage_error(cmd, "%s must be a non-negative integer, not '%s'", what, text);
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end || errno == ERANGE)
+        return cli_usage_error(cmd, "%s must be a non-negative integer, not '%s'", what, text);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+int cli_parse_double(const char *cmd, const char *what, const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!text[0] || *end || errno == ERANGE || !isfinite(v))
+        return cli_usage_error(cmd, "%s must be a finite number, not '%s'", what, text);
+    *out = v;
+    return CLI_EXIT_OK;
+}
+
+int cli_parse_shape(const char *cmd, const char *what, const char *text, unsigned long long *out,
+                    unsigned max, unsigned *n)
+{
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end = NULL;
+        if (*p < '0' || *p > '9')
+            break;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno == ERANGE || v == 0 || *n == max)
+            break;
+        out[(*n)++] = v;
+        if (*end == '\0')
+            return CLI_EXIT_OK;
+        if (*end != 'x' && *end != 'X')
+            break;
+        p = end + 1;
+    }
+    return cli_usage_error(cmd,
+                           "%s must be positive extents joined by 'x' (e.g. 128x128, at most %u "
+                           "of them), not '%s'",
+                           what, max, text);
+}
+
+int cli_output_open(cli_output *o, const char *path)
+{
+    o->file = NULL;
+    o->stream = stdout;
+    if (!path || strcmp(path, "-") == 0)
+        return CLI_EXIT_OK;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_outfile_open(path, NULL, &o->file, &d))
+        return cli_report(&d);
+    o->stream = tessel_outfile_stream(o->file);
+    return CLI_EXIT_OK;
+}
+
+int cli_output_close(cli_output *o, int ok)
+{
+    if (!o->file) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "tessel: error: writing to standard output failed\n");
+            return CLI_EXIT_FAILURE;
+        }
+        return ok ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    }
+    if (!ok) {
+        tessel_outfile_abort(&o->file);
+        return CLI_EXIT_FAILURE;
+    }
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_outfile_commit(&o->file, &d))
+        return cli_report(&d);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,67 @@
+/* Shared pieces of the tessel command-line tool: option parsing with
+ * suggestions, error printing, exit codes, output streams. Uses only the
+ * public API in include/tessel/. */
+#ifndef TESSEL_TOOLS_CLI_H
+#define TESSEL_TOOLS_CLI_H
+
+#include <stdio.h>
+
+#include "tessel/base.h"
+
+/* Exit statuses: 0 success; 1 internal failure (out of memory, write
+ * error); 2 bad usage or bad input. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+#define CLI_MAX_ARGS 256
+
+typedef struct cli_option {
+    const char *name;  /* "--tile"; may be NULL */
+    const char *alias; /* "-t"; may be NULL */
+    int takes_value;
+} cli_option;
+
+typedef struct cli_args {
+    int count;
+    int option[CLI_MAX_ARGS];        /* index into the option table, -1 for positionals */
+    const char *value[CLI_MAX_ARGS]; /* option value or positional */
+} cli_args;
+
+/* Parses argv[0..argc) (without the command name). On error prints
+ * "tessel CMD: ..." with a suggestion and returns CLI_EXIT_USAGE. */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_option *opts, int nopts,
+              cli_args *out);
+/* Last value of option `index`, or NULL. */
+const char *cli_value(const cli_args *a, int index);
+int cli_has(const cli_args *a, int index);
+/* Positional number n (0-based) or NULL; cli_positionals counts them. */
+const char *cli_positional(const cli_args *a, int n);
+int cli_positionals(const cli_args *a);
+
+/* Prints the diagnostic as "file:line: error: message" on stderr and
+ * returns the exit status for its code. */
+int cli_report(const tessel_diag *d);
+int cli_exit_status(int code);
+/* "tessel CMD: error: ..." on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Numbers from option values, whole string or an error message. */
+int cli_parse_u64(const char *cmd, const char *what, const char *text, unsigned long long *out);
+int cli_parse_double(const char *cmd, const char *what, const char *text, double *out);
+/* "128x128", "64x64x32", or "128" (every mode): fills up to max entries,
+ * returns the count in *n. */
+int cli_parse_shape(const char *cmd, const char *what, const char *text, unsigned long long *out,
+                    unsigned max, unsigned *n);
+
+/* Output to a file (atomically, via tessel_outfile) or to stdout. */
+typedef struct cli_output {
+    tessel_outfile *file;
+    FILE *stream;
+} cli_output;
+int cli_output_open(cli_output *o, const char *path); /* path NULL or "-": stdout */
+int cli_output_close(cli_output *o, int ok);          /* commits if ok, else aborts */
+
+#endif

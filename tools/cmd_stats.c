@@ -1,0 +1,576 @@
+/* tessel stats: tile-occupancy statistics of tensor files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "tessel/stats.h"
+#include "tessel/tensor.h"
+
+#define MAX_QUANTILES 32
+#define DEFAULT_QUANTILES "0.5,0.9,0.95,0.99"
+
+enum {
+    OPT_HELP,
+    OPT_TILE,
+    OPT_BASE,
+    OPT_QUANTILES,
+    OPT_FORMAT,
+    OPT_OUTPUT,
+    OPT_VALUE_BITS,
+    OPT_COORD_BITS,
+    OPT_OFFSET_BITS,
+    OPT_RUN_BITS,
+    OPT_DROP_ZEROS,
+    OPT_COMPLEX,
+    OPT_CACHE,
+    OPT_REBUILD_CACHE,
+    OPT_CACHE_DIR,
+    OPT_COUNT
+};
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_TILE] = { "--tile", "-t", 1 },
+    [OPT_BASE] = { "--base", NULL, 1 },
+    [OPT_QUANTILES] = { "--quantiles", "-Q", 1 },
+    [OPT_FORMAT] = { "--format", "-f", 1 },
+    [OPT_OUTPUT] = { "--output", "-o", 1 },
+    [OPT_VALUE_BITS] = { "--value-bits", NULL, 1 },
+    [OPT_COORD_BITS] = { "--coord-bits", NULL, 1 },
+    [OPT_OFFSET_BITS] = { "--offset-bits", NULL, 1 },
+    [OPT_RUN_BITS] = { "--run-bits", NULL, 1 },
+    [OPT_DROP_ZEROS] = { "--drop-zeros", NULL, 0 },
+    [OPT_COMPLEX] = { "--complex", NULL, 1 },
+    [OPT_CACHE] = { "--cache", NULL, 0 },
+    [OPT_REBUILD_CACHE] = { "--rebuild-cache", NULL, 0 },
+    [OPT_CACHE_DIR] = { "--cache-dir", NULL, 1 },
+};
+
+static void help(void)
+{
+    printf(
+        "usage: tessel stats FILE... [options]\n\n"
+        "Tile-occupancy statistics of each tensor (.mtx, .mtx.gz, .tns, .tns.gz, .tsl)\n"
+        "for one coordinate-space tile shape, in one pass over its nonzeros.\n\n"
+        "options:\n"
+        "  -t, --tile SHAPE      tile shape, e.g. 128x128 or 64x64x16; one number applies\n"
+        "                        to every mode (default 128)\n"
+        "      --base SHAPE      count on this finer grid first and derive SHAPE from it\n"
+        "                        (SHAPE must be a multiple of it in every mode)\n"
+        "  -Q, --quantiles LIST  occupancy quantiles, comma separated, each in [0,1]\n"
+        "                        (default " DEFAULT_QUANTILES ")\n"
+        "  -f, --format FMT      text (default), csv or json\n"
+        "  -o, --output FILE     write there (atomically) instead of standard output\n"
+        "      --value-bits N    bits per stored value for footprints (default 64)\n"
+        "      --coord-bits N    bits per coordinate (default 32)\n"
+        "      --offset-bits N   bits per CSR row pointer (default 32)\n"
+        "      --run-bits N      bits per RLE run length (default 32)\n"
+        "      --drop-zeros      drop explicit zeros (after summing duplicates)\n"
+        "      --complex POLICY  magnitude (default: keep |z|) or reject\n"
+        "      --cache           use/refresh a binary cache FILE.tsl beside each source\n"
+        "      --rebuild-cache   rewrite the cache even if it looks fresh\n"
+        "      --cache-dir DIR   keep caches in DIR instead (implies --cache)\n\n"
+        "Quantiles are nearest-rank over non-empty tiles: the smallest v such that at\n"
+        "least ceil(q*n) of the n non-empty tiles hold <= v nonzeros. Edge tiles cut by\n"
+        "the tensor's border count as tiles. Output columns are documented in README.md.\n");
+}
+
+typedef struct stats_request {
+    unsigned long long tile[TESSEL_MAX_ORDER];
+    unsigned ntile;
+    unsigned long long base[TESSEL_MAX_ORDER];
+    unsigned nbase;
+    unsigned nq;
+    double q[MAX_QUANTILES];
+    char q_text[MAX_QUANTILES][24];
+    tessel_format_widths widths;
+    tessel_load_options load;
+    enum { OUT_TEXT, OUT_CSV, OUT_JSON } format;
+} stats_request;
+
+typedef struct mode_summary {
+    tessel_occupancy *occ;
+} mode_summary;
+
+typedef struct file_stats {
+    const char *path;
+    unsigned order;
+    uint64_t dims[TESSEL_MAX_ORDER];
+    uint64_t tile[TESSEL_MAX_ORDER];
+    uint64_t nnz;
+    char field[16], symmetry[16];
+    tessel_occupancy *occ;
+    mode_summary modes[TESSEL_MAX_ORDER];
+} file_stats;
+
+static void file_stats_clear(file_stats *fs)
+{
+    tessel_occupancy_free(&fs->occ);
+    for (unsigned m = 0; m < TESSEL_MAX_ORDER; m++)
+        tessel_occupancy_free(&fs->modes[m].occ);
+}
+
+static int parse_quantiles(const char *text, stats_request *req)
+{
+    req->nq = 0;
+    const char *p = text;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (req->nq == MAX_QUANTILES)
+            return cli_usage_error("stats", "at most %d quantiles", MAX_QUANTILES);
+        if (len == 0 || len >= sizeof(req->q_text[0]))
+            return cli_usage_error("stats", "bad quantile list '%s'", text);
+        memcpy(req->q_text[req->nq], p, len);
+        req->q_text[req->nq][len] = '\0';
+        double q;
+        if (cli_parse_double("stats", "a quantile", req->q_text[req->nq], &q))
+            return CLI_EXIT_USAGE;
+        if (q < 0 || q > 1)
+            return cli_usage_error("stats", "quantile %s is outside [0, 1]", req->q_text[req->nq]);
+        req->q[req->nq++] = q;
+        p += len + (comma ? 1 : 0);
+        if (comma && !*p)
+            return cli_usage_error("stats", "bad quantile list '%s'", text);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int parse_bits(const cli_args *args, int opt, unsigned *out)
+{
+    const char *v = cli_value(args, opt);
+    if (!v)
+        return CLI_EXIT_OK;
+    unsigned long long n;
+    if (cli_parse_u64("stats", options[opt].name, v, &n))
+        return CLI_EXIT_USAGE;
+    if (n == 0 || n > 1024)
+        return cli_usage_error("stats", "%s must be in 1..1024", options[opt].name);
+    *out = (unsigned)n;
+    return CLI_EXIT_OK;
+}
+
+static int parse_request(const cli_args *args, stats_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    tessel_format_widths_init(&req->widths);
+    tessel_load_options_init(&req->load);
+    const char *tile = cli_value(args, OPT_TILE);
+    if (cli_parse_shape("stats", "--tile", tile ? tile : "128", req->tile, TESSEL_MAX_ORDER,
+                        &req->ntile))
+        return CLI_EXIT_USAGE;
+    const char *base = cli_value(args, OPT_BASE);
+    if (base && cli_parse_shape("stats", "--base", base, req->base, TESSEL_MAX_ORDER, &req->nbase))
+        return CLI_EXIT_USAGE;
+    const char *q = cli_value(args, OPT_QUANTILES);
+    if (parse_quantiles(q ? q : DEFAULT_QUANTILES, req))
+        return CLI_EXIT_USAGE;
+    const char *fmt = cli_value(args, OPT_FORMAT);
+    if (!fmt || strcmp(fmt, "text") == 0)
+        req->format = OUT_TEXT;
+    else if (strcmp(fmt, "csv") == 0)
+        req->format = OUT_CSV;
+    else if (strcmp(fmt, "json") == 0)
+        req->format = OUT_JSON;
+    else
+        return cli_usage_error("stats", "--format must be text, csv or json, not '%s'", fmt);
+    if (parse_bits(args, OPT_VALUE_BITS, &req->widths.value_bits) ||
+        parse_bits(args, OPT_COORD_BITS, &req->widths.coord_bits) ||
+        parse_bits(args, OPT_OFFSET_BITS, &req->widths.offset_bits) ||
+        parse_bits(args, OPT_RUN_BITS, &req->widths.run_bits))
+        return CLI_EXIT_USAGE;
+    req->load.drop_zeros = cli_has(args, OPT_DROP_ZEROS);
+    const char *cx = cli_value(args, OPT_COMPLEX);
+    if (cx && strcmp(cx, "reject") == 0)
+        req->load.complex_policy = TESSEL_COMPLEX_REJECT;
+    else if (cx && strcmp(cx, "magnitude") != 0)
+        return cli_usage_error("stats", "--complex must be magnitude or reject, not '%s'", cx);
+    req->load.cache_dir = cli_value(args, OPT_CACHE_DIR);
+    if (cli_has(args, OPT_CACHE) || req->load.cache_dir)
+        req->load.cache_policy = TESSEL_CACHE_USE;
+    if (cli_has(args, OPT_REBUILD_CACHE))
+        req->load.cache_policy = TESSEL_CACHE_REBUILD;
+    return CLI_EXIT_OK;
+}
+
+/* Expands a shape given with one number, or checks it has `order` extents. */
+static int shape_for(const char *what, const unsigned long long *given, unsigned n, unsigned order,
+                     const char *path, uint64_t *out)
+{
+    if (n != 1 && n != order)
+        return cli_usage_error("stats", "%s has %u extents but %s has %u modes", what, n, path,
+                               order);
+    for (unsigned m = 0; m < order; m++)
+        out[m] = given[n == 1 ? 0 : m];
+    return CLI_EXIT_OK;
+}
+
+static int build_grid(const tessel_tensor *t, const stats_request *req, const char *path,
+                      uint64_t *tile, tessel_tile_grid **grid)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (shape_for("--tile", req->tile, req->ntile, t->order, path, tile))
+        return CLI_EXIT_USAGE;
+    int rc;
+    if (req->nbase) {
+        uint64_t base[TESSEL_MAX_ORDER];
+        if (shape_for("--base", req->base, req->nbase, t->order, path, base))
+            return CLI_EXIT_USAGE;
+        tessel_tile_grid *fine = NULL;
+        rc = tessel_tile_grid_build(t, base, NULL, &fine, &d);
+        if (!rc)
+            rc = tessel_tile_grid_derive(fine, tile, grid, &d);
+        tessel_tile_grid_free(&fine);
+    } else {
+        rc = tessel_tile_grid_build(t, tile, NULL, grid, &d);
+    }
+    if (rc) {
+        if (!d.file[0])
+            snprintf(d.file, sizeof(d.file), "%s", path);
+        return cli_report(&d);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Slice-count distribution of mode m: tiles of extent 1 in m, whole elsewhere. */
+static int mode_distribution(const tessel_tensor *t, unsigned m, tessel_occupancy **occ)
+{
+    uint64_t tile[TESSEL_MAX_ORDER];
+    for (unsigned k = 0; k < t->order; k++)
+        tile[k] = k == m ? 1 : (t->dims[k] ? t->dims[k] : 1);
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_tile_grid *g = NULL;
+    int rc = tessel_tile_grid_build(t, tile, NULL, &g, &d);
+    if (!rc)
+        rc = tessel_occupancy_create(g, occ, &d);
+    tessel_tile_grid_free(&g);
+    return rc ? cli_report(&d) : CLI_EXIT_OK;
+}
+
+static int compute(const char *path, const stats_request *req, file_stats *fs)
+{
+    memset(fs, 0, sizeof(*fs));
+    fs->path = path;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_tensor *t = NULL;
+    int rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
+    if (rc)
+        return cli_report(&d);
+    fs->order = t->order;
+    memcpy(fs->dims, t->dims, sizeof(fs->dims));
+    fs->nnz = t->nnz;
+    snprintf(fs->field, sizeof(fs->field), "%s", t->field);
+    snprintf(fs->symmetry, sizeof(fs->symmetry), "%s", t->symmetry);
+    tessel_tile_grid *grid = NULL;
+    rc = build_grid(t, req, path, fs->tile, &grid);
+    if (!rc) {
+        rc = tessel_occupancy_create(grid, &fs->occ, &d);
+        if (rc) {
+            snprintf(d.file, sizeof(d.file), "%s", path);
+            rc = cli_report(&d);
+        }
+    }
+    tessel_tile_grid_free(&grid);
+    for (unsigned m = 0; m < t->order && !rc; m++)
+        rc = mode_distribution(t, m, &fs->modes[m].occ);
+    tessel_tensor_free(&t);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output */
+
+static void print_shape(FILE *f, const uint64_t *v, unsigned n, const char *sep)
+{
+    for (unsigned m = 0; m < n; m++)
+        fprintf(f, "%s%llu", m ? sep : "", (unsigned long long)v[m]);
+}
+
+static const char *mode_name(unsigned order, unsigned m)
+{
+    if (order == 2)
+        return m == 0 ? "rows" : "cols";
+    static const char *const names[TESSEL_MAX_ORDER] = { "mode0", "mode1", "mode2", "mode3",
+                                                         "mode4", "mode5", "mode6", "mode7" };
+    return names[m];
+}
+
+static double footprint_mean_bytes(tessel_format f, const file_stats *fs,
+                                   const tessel_format_widths *w)
+{
+    double fixed, per;
+    tessel_format_footprint_bits(f, fs->order, fs->tile, w, &fixed, &per);
+    return fs->occ->nonempty ? (fixed + fs->occ->mean * per) / 8 : 0;
+}
+
+static void print_text(FILE *f, const file_stats *fs, const stats_request *req)
+{
+    const tessel_occupancy *o = fs->occ;
+    fprintf(f, "%s: ", fs->path);
+    print_shape(f, fs->dims, fs->order, " x ");
+    double positions = 1;
+    for (unsigned m = 0; m < fs->order; m++)
+        positions *= (double)fs->dims[m];
+    fprintf(f, " %s %s, %llu nonzeros (density %.3e)\n", fs->field, fs->symmetry,
+            (unsigned long long)fs->nnz, positions > 0 ? (double)fs->nnz / positions : 0.0);
+    fprintf(f, "tiles ");
+    print_shape(f, fs->tile, fs->order, " x ");
+    fprintf(f, ": %llu tiles, %llu non-empty (%.2f %%)\n", (unsigned long long)o->tiles,
+            (unsigned long long)o->nonempty,
+            o->tiles ? 100.0 * (double)o->nonempty / (double)o->tiles : 0.0);
+    fprintf(f, "occupancy of non-empty tiles: min %llu, mean %.2f, max %llu, stddev %.2f\n",
+            (unsigned long long)o->min, o->mean, (unsigned long long)o->max, o->stddev);
+    fprintf(f, "quantiles:");
+    for (unsigned i = 0; i < req->nq; i++)
+        fprintf(f, " q%s=%llu", req->q_text[i],
+                (unsigned long long)tessel_occupancy_quantile(o, req->q[i]));
+    fprintf(f, "\nhistogram of occupancy:\n");
+    uint64_t lo[65], hi[65], count[65], most = 0;
+    unsigned bins = tessel_occupancy_histogram(o, lo, hi, count);
+    for (unsigned b = 0; b < bins; b++)
+        if (count[b] > most)
+            most = count[b];
+    for (unsigned b = 0; b < bins; b++) {
+        int bar = most ? (int)((40 * count[b] + most - 1) / most) : 0;
+        fprintf(f, "  [%7llu, %7llu) %10llu %.*s\n", (unsigned long long)lo[b],
+                (unsigned long long)hi[b], (unsigned long long)count[b], bar,
+                "########################################");
+    }
+    fprintf(f, "footprint per tile in bytes (value %u, coord %u, offset %u, run %u bits):\n",
+            req->widths.value_bits, req->widths.coord_bits, req->widths.offset_bits,
+            req->widths.run_bits);
+    fprintf(f, "  %-7s %12s", "format", "mean");
+    for (unsigned i = 0; i < req->nq; i++)
+        fprintf(f, " %11s%s", "q", req->q_text[i]);
+    fprintf(f, " %12s\n", "max");
+    for (int fmt = 0; fmt < TESSEL_FORMAT_COUNT; fmt++) {
+        fprintf(f, "  %-7s %12.1f", tessel_format_name(fmt),
+                footprint_mean_bytes(fmt, fs, &req->widths));
+        for (unsigned i = 0; i < req->nq; i++) {
+            uint64_t n = tessel_occupancy_quantile(o, req->q[i]);
+            fprintf(f, " %*llu", 12 + (int)strlen(req->q_text[i]) - 1,
+                    (unsigned long long)tessel_format_footprint(fmt, fs->order, fs->tile, n,
+                                                                &req->widths));
+        }
+        fprintf(f, " %12llu\n",
+                (unsigned long long)tessel_format_footprint(fmt, fs->order, fs->tile, o->max,
+                                                            &req->widths));
+    }
+    for (unsigned m = 0; m < fs->order; m++) {
+        const tessel_occupancy *s = fs->modes[m].occ;
+        fprintf(f, "%s: mean %.2f, max %llu nonzeros; %llu empty of %llu;", mode_name(fs->order, m),
+                fs->dims[m] ? (double)fs->nnz / (double)fs->dims[m] : 0.0,
+                (unsigned long long)s->max, (unsigned long long)(fs->dims[m] - s->nonempty),
+                (unsigned long long)fs->dims[m]);
+        for (unsigned i = 0; i < req->nq; i++)
+            fprintf(f, " q%s=%llu", req->q_text[i],
+                    (unsigned long long)tessel_occupancy_quantile(s, req->q[i]));
+        fprintf(f, "\n");
+    }
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_quantiles(FILE *f, const tessel_occupancy *o, const stats_request *req)
+{
+    fprintf(f, "{");
+    for (unsigned i = 0; i < req->nq; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", req->q_text[i],
+                (unsigned long long)tessel_occupancy_quantile(o, req->q[i]));
+    fprintf(f, "}");
+}
+
+static void print_json(FILE *f, const file_stats *fs, const stats_request *req, const char *indent)
+{
+    const tessel_occupancy *o = fs->occ;
+    fprintf(f, "%s{\n%s  \"file\": ", indent, indent);
+    json_string(f, fs->path);
+    fprintf(f, ",\n%s  \"order\": %u,\n%s  \"dims\": [", indent, fs->order, indent);
+    print_shape(f, fs->dims, fs->order, ", ");
+    fprintf(f, "],\n");
+    if (fs->order == 2)
+        fprintf(f, "%s  \"rows\": %llu,\n%s  \"cols\": %llu,\n", indent,
+                (unsigned long long)fs->dims[0], indent, (unsigned long long)fs->dims[1]);
+    fprintf(f, "%s  \"nnz\": %llu,\n%s  \"field\": \"%s\",\n%s  \"symmetry\": \"%s\",\n", indent,
+            (unsigned long long)fs->nnz, indent, fs->field, indent, fs->symmetry);
+    fprintf(f, "%s  \"tile\": [", indent);
+    print_shape(f, fs->tile, fs->order, ", ");
+    fprintf(f, "],\n");
+    if (fs->order == 2)
+        fprintf(f, "%s  \"tile_rows\": %llu,\n%s  \"tile_cols\": %llu,\n", indent,
+                (unsigned long long)fs->tile[0], indent, (unsigned long long)fs->tile[1]);
+    fprintf(f,
+            "%s  \"tiles\": %llu,\n%s  \"nonempty_tiles\": %llu,\n"
+            "%s  \"occupancy_min\": %llu,\n%s  \"occupancy_mean\": %.17g,\n"
+            "%s  \"occupancy_max\": %llu,\n%s  \"occupancy_stddev\": %.17g,\n"
+            "%s  \"quantiles\": ",
+            indent, (unsigned long long)o->tiles, indent, (unsigned long long)o->nonempty, indent,
+            (unsigned long long)o->min, indent, o->mean, indent, (unsigned long long)o->max,
+            indent, o->stddev, indent);
+    json_quantiles(f, o, req);
+    fprintf(f, ",\n%s  \"histogram\": [", indent);
+    uint64_t lo[65], hi[65], count[65];
+    unsigned bins = tessel_occupancy_histogram(o, lo, hi, count);
+    for (unsigned b = 0; b < bins; b++)
+        fprintf(f, "%s{\"lo\": %llu, \"hi\": %llu, \"count\": %llu}", b ? ", " : "",
+                (unsigned long long)lo[b], (unsigned long long)hi[b],
+                (unsigned long long)count[b]);
+    fprintf(f, "],\n%s  \"widths\": {\"value_bits\": %u, \"coord_bits\": %u, \"offset_bits\": "
+               "%u, \"run_bits\": %u},\n%s  \"footprint_bytes\": {",
+            indent, req->widths.value_bits, req->widths.coord_bits, req->widths.offset_bits,
+            req->widths.run_bits, indent);
+    for (int fmt = 0; fmt < TESSEL_FORMAT_COUNT; fmt++) {
+        fprintf(f, "%s\n%s    \"%s\": {\"mean\": %.17g, \"max\": %llu, \"quantiles\": {",
+                fmt ? "," : "", indent, tessel_format_name(fmt),
+                footprint_mean_bytes(fmt, fs, &req->widths),
+                (unsigned long long)tessel_format_footprint(fmt, fs->order, fs->tile, o->max,
+                                                            &req->widths));
+        for (unsigned i = 0; i < req->nq; i++)
+            fprintf(f, "%s\"%s\": %llu", i ? ", " : "", req->q_text[i],
+                    (unsigned long long)tessel_format_footprint(
+                        fmt, fs->order, fs->tile, tessel_occupancy_quantile(o, req->q[i]),
+                        &req->widths));
+        fprintf(f, "}}");
+    }
+    fprintf(f, "\n%s  },\n%s  \"modes\": [", indent, indent);
+    for (unsigned m = 0; m < fs->order; m++) {
+        const tessel_occupancy *s = fs->modes[m].occ;
+        fprintf(f,
+                "%s\n%s    {\"mode\": %u, \"name\": \"%s\", \"nonempty\": %llu, \"empty\": %llu, "
+                "\"mean\": %.17g, \"max\": %llu, \"quantiles\": ",
+                m ? "," : "", indent, m, mode_name(fs->order, m), (unsigned long long)s->nonempty,
+                (unsigned long long)(fs->dims[m] - s->nonempty),
+                fs->dims[m] ? (double)fs->nnz / (double)fs->dims[m] : 0.0,
+                (unsigned long long)s->max);
+        json_quantiles(f, s, req);
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n%s  ]\n%s}", indent, indent);
+}
+
+static void print_csv_header(FILE *f, const stats_request *req)
+{
+    fprintf(f, "file,order,dims,nnz,tile,tiles,nonempty_tiles,occupancy_min,occupancy_mean,"
+               "occupancy_max,occupancy_stddev");
+    for (unsigned i = 0; i < req->nq; i++)
+        fprintf(f, ",q%s", req->q_text[i]);
+    for (int fmt = 0; fmt < TESSEL_FORMAT_COUNT; fmt++) {
+        fprintf(f, ",%s_bytes_mean", tessel_format_name(fmt));
+        for (unsigned i = 0; i < req->nq; i++)
+            fprintf(f, ",%s_bytes_q%s", tessel_format_name(fmt), req->q_text[i]);
+        fprintf(f, ",%s_bytes_max", tessel_format_name(fmt));
+    }
+    fprintf(f, ",slice_nonempty,slice_max\n");
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_csv_row(FILE *f, const file_stats *fs, const stats_request *req)
+{
+    const tessel_occupancy *o = fs->occ;
+    csv_field(f, fs->path);
+    fprintf(f, ",%u,", fs->order);
+    print_shape(f, fs->dims, fs->order, "x");
+    fprintf(f, ",%llu,", (unsigned long long)fs->nnz);
+    print_shape(f, fs->tile, fs->order, "x");
+    fprintf(f, ",%llu,%llu,%llu,%.17g,%llu,%.17g", (unsigned long long)o->tiles,
+            (unsigned long long)o->nonempty, (unsigned long long)o->min, o->mean,
+            (unsigned long long)o->max, o->stddev);
+    for (unsigned i = 0; i < req->nq; i++)
+        fprintf(f, ",%llu", (unsigned long long)tessel_occupancy_quantile(o, req->q[i]));
+    for (int fmt = 0; fmt < TESSEL_FORMAT_COUNT; fmt++) {
+        fprintf(f, ",%.17g", footprint_mean_bytes(fmt, fs, &req->widths));
+        for (unsigned i = 0; i < req->nq; i++)
+            fprintf(f, ",%llu",
+                    (unsigned long long)tessel_format_footprint(
+                        fmt, fs->order, fs->tile, tessel_occupancy_quantile(o, req->q[i]),
+                        &req->widths));
+        fprintf(f, ",%llu",
+                (unsigned long long)tessel_format_footprint(fmt, fs->order, fs->tile, o->max,
+                                                            &req->widths));
+    }
+    /* Non-empty slices and the largest slice per mode, joined by 'x'. */
+    fputc(',', f);
+    for (unsigned m = 0; m < fs->order; m++)
+        fprintf(f, "%s%llu", m ? "x" : "", (unsigned long long)fs->modes[m].occ->nonempty);
+    fputc(',', f);
+    for (unsigned m = 0; m < fs->order; m++)
+        fprintf(f, "%s%llu", m ? "x" : "", (unsigned long long)fs->modes[m].occ->max);
+    fputc('\n', f);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    cli_args args;
+    if (cli_parse("stats", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    int nfiles = cli_positionals(&args);
+    if (nfiles == 0)
+        return cli_usage_error("stats", "no input file (see tessel stats --help)");
+    stats_request req;
+    if (parse_request(&args, &req))
+        return CLI_EXIT_USAGE;
+    cli_output out;
+    if (cli_output_open(&out, cli_value(&args, OPT_OUTPUT)))
+        return CLI_EXIT_USAGE;
+    int rc = CLI_EXIT_OK;
+    if (req.format == OUT_CSV)
+        print_csv_header(out.stream, &req);
+    if (req.format == OUT_JSON && nfiles > 1)
+        fprintf(out.stream, "[\n");
+    for (int i = 0; i < nfiles && !rc; i++) {
+        file_stats fs;
+        rc = compute(cli_positional(&args, i), &req, &fs);
+        if (!rc) {
+            if (req.format == OUT_TEXT)
+                print_text(out.stream, &fs, &req);
+            else if (req.format == OUT_CSV)
+                print_csv_row(out.stream, &fs, &req);
+            else
+                print_json(out.stream, &fs, &req, nfiles > 1 ? "  " : "");
+            if (req.format == OUT_JSON)
+                fprintf(out.stream, "%s\n", nfiles > 1 && i + 1 < nfiles ? "," : "");
+            else if (req.format == OUT_TEXT && i + 1 < nfiles)
+                fprintf(out.stream, "\n");
+        }
+        file_stats_clear(&fs);
+    }
+    if (!rc && req.format == OUT_JSON && nfiles > 1)
+        fprintf(out.stream, "]\n");
+    int close_rc = cli_output_close(&out, rc == CLI_EXIT_OK);
+    return rc ? rc : close_rc;
+}

@@ -1,0 +1,9 @@
+/* The tessel subcommands; each takes the arguments after its name. */
+#ifndef TESSEL_TOOLS_COMMANDS_H
+#define TESSEL_TOOLS_COMMANDS_H
+
+int cmd_stats(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+
+#endif

@@ -1,0 +1,55 @@
+/* tessel: analytical modelling of sparse tensor accelerators. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+#define TESSEL_VERSION_STRING "0.1.0"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    { "stats", cmd_stats, "tile-occupancy statistics of a tensor for a tile shape" },
+    { "convert", cmd_convert, "convert a tensor file (e.g. .mtx -> binary cache .tsl)" },
+    { "gen", cmd_gen, "generate a synthetic sparse matrix (uniform, banded, rmat, ...)" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tessel COMMAND [ARGS...]\n\n"
+               "tessel models sparse tensor accelerators analytically: traffic per memory\n"
+               "level and tensor, energy and cycles, from statistics of real tensors.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'tessel COMMAND --help' describes a command; 'tessel --version' prints the "
+               "version.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("tessel %s\n", TESSEL_VERSION_STRING);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "tessel: error: unknown command '%s'\n\n", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

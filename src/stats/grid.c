@@ -52,18 +52,28 @@ static void counter_free(key_counter *c)
     memset(c, 0, sizeof(*c));
 }
 
-static int counter_alloc_hash(key_counter *c, uint64_t cap)
+static unsigned shift_for(uint64_t cap)
 {
-    c->hash_cap = cap;
-    c->hash_shift = 64;
+    unsigned shift = 64;
     for (uint64_t v = cap; v > 1; v >>= 1)
-        c->hash_shift--;
-    c->counts = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
-    c->slot_key = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
-    if (!c->counts || !c->slot_key)
+        shift--;
+    return shift;
+}
+
+/* Fresh zeroed counts and empty slots for a table of `cap` (a power of 2). */
+static int alloc_table(const tessel_allocator *a, uint64_t cap, uint64_t **counts,
+                       uint64_t **keys)
+{
+    *counts = tessel_alloc_array(a, cap, sizeof(uint64_t));
+    *keys = tessel_alloc_array(a, cap, sizeof(uint64_t));
+    if (!*counts || !*keys) {
+        tessel_dealloc(a, *counts);
+        tessel_dealloc(a, *keys);
+        *counts = *keys = NULL;
         return TESSEL_ENOMEM;
-    memset(c->counts, 0, cap * sizeof(uint64_t));
-    memset(c->slot_key, 0xff, cap * sizeof(uint64_t));
+    }
+    memset(*counts, 0, cap * sizeof(uint64_t));
+    memset(*keys, 0xff, cap * sizeof(uint64_t));
     return TESSEL_OK;
 }
 
@@ -83,8 +93,10 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
             return TESSEL_ENOMEM;
         memset(c->counts, 0, keyspace * sizeof(uint64_t));
     } else {
-        c->touched_cap = 1024;
-        if (counter_alloc_hash(c, 2048))
+        c->hash_cap = 2048;
+        c->hash_shift = shift_for(c->hash_cap);
+        c->touched_cap = c->hash_cap / 2;
+        if (alloc_table(a, c->hash_cap, &c->counts, &c->slot_key))
             return TESSEL_ENOMEM;
     }
     c->touched = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
@@ -92,61 +104,55 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
     return c->touched && c->scratch ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
-static uint64_t hash_slot(const key_counter *c, uint64_t key)
+/* Linear probing in a table of `cap` slots: the slot holding key, or the
+ * empty slot where it belongs. */
+static uint64_t probe(const uint64_t *keys, uint64_t cap, unsigned shift, uint64_t key)
 {
-    return (key * 0x9E3779B97F4A7C15ull) >> c->hash_shift;
+    uint64_t s = (key * 0x9E3779B97F4A7C15ull) >> shift;
+    while (keys[s] != key && keys[s] != KEY_EMPTY)
+        s = (s + 1) & (cap - 1);
+    return s;
 }
 
 static uint64_t hash_find(const key_counter *c, uint64_t key)
 {
-    uint64_t mask = c->hash_cap - 1;
-    uint64_t s = hash_slot(c, key);
-    while (c->slot_key[s] != key && c->slot_key[s] != KEY_EMPTY)
-        s = (s + 1) & mask;
-    return s;
+    return probe(c->slot_key, c->hash_cap, c->hash_shift, key);
 }
 
-/* Doubles the table (and the touched list) keeping the current group. */
+/* Doubles the table, keeping the current group; the touched list (slot
+ * numbers) and its sort scratch grow with it so the load stays <= 1/2. */
 static int hash_grow(key_counter *c)
 {
-    key_counter old = *c;
-    if (counter_alloc_hash(c, old.hash_cap * 2)) {
-        tessel_dealloc(c->alloc, c->counts);
-        tessel_dealloc(c->alloc, c->slot_key);
-        c->counts = old.counts;
-        c->slot_key = old.slot_key;
-        c->hash_cap = old.hash_cap;
-        c->hash_shift = old.hash_shift;
+    uint64_t cap = c->hash_cap * 2;
+    uint64_t *counts, *keys;
+    if (alloc_table(c->alloc, cap, &counts, &keys))
         return TESSEL_ENOMEM;
-    }
-    uint64_t new_touched_cap = c->hash_cap / 2;
-    uint64_t *touched = tessel_realloc_array(c->alloc, c->touched, new_touched_cap,
-                                             sizeof(uint64_t));
+    uint64_t *touched = tessel_realloc_array(c->alloc, c->touched, cap / 2, sizeof(uint64_t));
     if (touched)
         c->touched = touched;
-    uint64_t *scratch = tessel_realloc_array(c->alloc, c->scratch, new_touched_cap,
-                                             sizeof(uint64_t));
+    uint64_t *scratch = tessel_realloc_array(c->alloc, c->scratch, cap / 2, sizeof(uint64_t));
     if (scratch)
         c->scratch = scratch;
     if (!touched || !scratch) {
-        tessel_dealloc(c->alloc, c->counts);
-        tessel_dealloc(c->alloc, c->slot_key);
-        c->counts = old.counts;
-        c->slot_key = old.slot_key;
-        c->hash_cap = old.hash_cap;
-        c->hash_shift = old.hash_shift;
+        tessel_dealloc(c->alloc, counts);
+        tessel_dealloc(c->alloc, keys);
         return TESSEL_ENOMEM;
     }
-    c->touched_cap = new_touched_cap;
-    for (uint64_t i = 0; i < old.ntouched; i++) {
-        uint64_t os = old.touched[i];
-        uint64_t s = hash_find(c, old.slot_key[os]);
-        c->slot_key[s] = old.slot_key[os];
-        c->counts[s] = old.counts[os];
+    unsigned shift = shift_for(cap);
+    for (uint64_t i = 0; i < c->ntouched; i++) {
+        uint64_t old = c->touched[i];
+        uint64_t s = probe(keys, cap, shift, c->slot_key[old]);
+        keys[s] = c->slot_key[old];
+        counts[s] = c->counts[old];
         c->touched[i] = s;
     }
-    tessel_dealloc(c->alloc, old.counts);
-    tessel_dealloc(c->alloc, old.slot_key);
+    tessel_dealloc(c->alloc, c->counts);
+    tessel_dealloc(c->alloc, c->slot_key);
+    c->counts = counts;
+    c->slot_key = keys;
+    c->hash_cap = cap;
+    c->hash_shift = shift;
+    c->touched_cap = cap / 2;
     return TESSEL_OK;
 }
 

@@ -352,22 +352,20 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
     uint64_t dims[2] = { h.rows, h.cols };
     tessel_coo_builder *b = NULL;
     rc = tessel_coo_builder_create(2, dims, h.field != FIELD_PATTERN, a, &b, diag);
-    if (rc)
-        return rc;
     uint64_t reserve = h.entries * (h.symmetry == SYM_GENERAL ? 1u : 2u);
     if (reserve > MTX_MAX_INITIAL_RESERVE)
         reserve = MTX_MAX_INITIAL_RESERVE;
-    if (reserve && tessel_coo_builder_reserve(b, reserve) != TESSEL_OK)
+    if (!rc && reserve && tessel_coo_builder_reserve(b, reserve) != TESSEL_OK)
         rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL, "out of memory");
     if (!rc)
         rc = read_entries(r, &h, b, diag);
     if (!rc) {
         rc = tessel_coo_builder_finish(b, opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0, out,
                                        diag);
-        if (rc && diag && !diag->file[0])
-            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
     }
     tessel_coo_builder_free(&b);
+    if (rc && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
     if (!rc) {
         strcpy((*out)->field, h.field_name);
         strcpy((*out)->symmetry, h.symmetry_name);

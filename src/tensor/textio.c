@@ -48,7 +48,9 @@ void text_reader_close(text_reader *r)
 }
 
 /* Appends up to `want` bytes from the source at buf+len; returns bytes read
- * (0 at end) or < 0 on error. */
+ * (0 at end) or < 0 on error. A gzip stream that stops early still hands
+ * over what it decompressed; the truncation is reported when the reader
+ * reaches it (see text_reader_next). */
 static long source_read(text_reader *r, size_t want, tessel_diag *diag)
 {
     if (!r->gz) {
@@ -60,21 +62,25 @@ static long source_read(text_reader *r, size_t want, tessel_diag *diag)
     }
     int n = gzread((gzFile)r->gz, r->buf + r->len, (unsigned)want);
     int errnum = Z_OK;
-    const char *msg = gzerror((gzFile)r->gz, &errnum);
-    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
-        if (errnum == Z_ERRNO)
-            msg = strerror(errno);
-        return tessel_diag_set(diag, TESSEL_EIO, r->name, r->line + 1, 0, NULL,
-                               "read failed (%s)%s", msg,
-                               errnum == Z_BUF_ERROR ? ": the compressed file is truncated" : "");
+    gzerror((gzFile)r->gz, &errnum);
+    if (errnum == Z_BUF_ERROR) {
+        r->truncated = 1;
+        return n > 0 ? n : 0;
     }
+    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END))
+        return tessel_diag_set(diag, TESSEL_EIO, r->name, r->line + 1, 0, NULL,
+                               "read failed: %s",
+                               errnum == Z_ERRNO ? strerror(errno) : "corrupt compressed data");
     return n;
 }
 
 static int refill(text_reader *r, tessel_diag *diag)
 {
     if (!r->buf) {
+        /* Memory input never needs more than itself (fuzzers feed tiny ones). */
         r->cap = READ_CHUNK + TEXT_READER_MAX_LINE;
+        if (!r->gz && r->mem_size < r->cap)
+            r->cap = r->mem_size;
         r->buf = tessel_alloc(r->alloc, r->cap + 1);
         if (!r->buf)
             return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, 0, 0, NULL, "out of memory");
@@ -103,6 +109,10 @@ int text_reader_next(text_reader *r, char **line, size_t *len, tessel_diag *diag
         char *start = r->buf ? r->buf + r->pos : NULL;
         size_t avail = r->len - r->pos;
         char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (!nl && r->eof && r->truncated)
+            return tessel_diag_set(diag, TESSEL_EIO, r->name, r->line + 1, 0, NULL,
+                                   "the compressed file is truncated (the gzip stream ends "
+                                   "early)");
         if (nl || (r->eof && avail)) {
             size_t n = nl ? (size_t)(nl - start) : avail;
             if (n > TEXT_READER_MAX_LINE)

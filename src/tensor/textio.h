@@ -22,6 +22,7 @@ typedef struct text_reader {
     uint64_t line;         /* number of the line last returned */
     uint64_t bytes_read;   /* bytes consumed from the source so far */
     int eof;
+    int truncated;         /* the gzip stream ended early */
 } text_reader;
 
 int text_reader_open_file(text_reader *r, const char *path, const tessel_allocator *a,

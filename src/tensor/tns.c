@@ -61,6 +61,11 @@ static int parse_entry(text_reader *r, const char *line, size_t len, unsigned or
             return tns_error(r, TESSEL_EPARSE, "index", diag,
                              "entry has %u fields, expected %u (%u indices and a value)", m,
                              order + 1, order);
+        if (rc == SCAN_BAD && count_fields(line, end) != order + 1)
+            return tns_error(r, TESSEL_EPARSE, NULL, diag,
+                             "entry has %u fields, expected %u (%u indices and a value, as on "
+                             "the first entry line)",
+                             count_fields(line, end), order + 1, order);
         if (rc == SCAN_BAD)
             return tns_error(r, TESSEL_EPARSE, "index", diag,
                              "index %u is not a positive integer", m + 1);
@@ -116,8 +121,11 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel
     }
     tessel_coo_builder *b = NULL;
     rc = tessel_coo_builder_create(order, dims, 1, a, &b, diag);
-    if (rc)
+    if (rc) {
+        if (diag)
+            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
         return rc;
+    }
     uint64_t count = 0;
     do {
         uint32_t coords[TESSEL_MAX_ORDER];

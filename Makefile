@@ -1,0 +1,43 @@
+# Thin wrapper over meson/ninja. The two commands of README.md:
+#   make example   install what is missing, build, run tessel on a bundled matrix
+#   make test      install what is missing, build with -Werror + ASan/UBSan, run every test
+BUILD      ?= build
+TEST_BUILD ?= build-test
+PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libcyaml-dev check zlib1g-dev
+
+.PHONY: all deps build example test bench clean
+
+all: build
+
+# Installs (with sudo when not root) only the Debian packages that are missing.
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --buildtype=release
+
+build: deps $(BUILD)/build.ninja
+	meson compile -C $(BUILD)
+
+example: build
+	./$(BUILD)/tools/tessel stats examples/data/G51.mtx.gz --tile 128x128
+
+$(TEST_BUILD)/build.ninja:
+	meson setup $(TEST_BUILD) --buildtype=debugoptimized -Dwerror=true \
+	  -Db_sanitize=address,undefined -Dtests=enabled
+
+test: deps $(TEST_BUILD)/build.ninja
+	meson test -C $(TEST_BUILD) --print-errorlogs --num-processes 2
+
+bench: build
+	sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD) $(TEST_BUILD)

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Golden-output tests of the tessel command line.
+
+Each tests/cli/cases/NAME.case file holds one command and the whole output
+it must produce:
+
+    # free text describing the case
+    args: stats {DATA}/mtx/G51.mtx.gz --format json
+    status: 0
+    absent: {TMP}/out.csv          (optional, repeatable: must not exist after)
+    needs: {DATA}/mtx/G51.mtx.gz   (optional: skip the case if missing)
+    --- stdout
+    ...exact expected standard output...
+    --- stderr
+    ...exact expected standard error...
+
+Placeholders: {TESSEL} the binary, {DATA} ../shared/data, {CASES} the cases
+directory (malformed inputs live in cases/inputs), {TMP} a fresh temporary
+directory per case. Arguments are split like a shell would (shlex), but no
+shell runs. `--update` rewrites the expected sections from the actual output.
+"""
+import argparse
+import difflib
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+
+def parse_case(text):
+    case = {"args": None, "status": 0, "absent": [], "needs": [], "stdout": "", "stderr": ""}
+    section = None
+    body = {"stdout": [], "stderr": []}
+    for line in text.splitlines(keepends=True):
+        if line.startswith("--- stdout"):
+            section = "stdout"
+            continue
+        if line.startswith("--- stderr"):
+            section = "stderr"
+            continue
+        if section:
+            body[section].append(line)
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, _, value = stripped.partition(":")
+        value = value.strip()
+        if key == "args":
+            case["args"] = value
+        elif key == "status":
+            case["status"] = int(value)
+        elif key in ("absent", "needs"):
+            case[key].append(value)
+        else:
+            raise ValueError(f"unknown key {key!r}")
+    case["stdout"] = "".join(body["stdout"])
+    case["stderr"] = "".join(body["stderr"])
+    return case
+
+
+def header_of(text):
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("--- "):
+            break
+        lines.append(line)
+    return "".join(lines)
+
+
+def run_case(path, tessel, data, cases_dir, update):
+    with open(path) as f:
+        text = f.read()
+    case = parse_case(text)
+    with tempfile.TemporaryDirectory() as tmp:
+        def subst(s):
+            return (s.replace("{TESSEL}", tessel).replace("{DATA}", data)
+                    .replace("{CASES}", cases_dir).replace("{TMP}", tmp))
+
+        for need in case["needs"]:
+            if not os.path.exists(subst(need)):
+                return "skip"
+        argv = [tessel] + [subst(a) for a in shlex.split(case["args"])]
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        # Paths in messages are shown relative to the placeholders.
+        out, err = proc.stdout, proc.stderr
+        for real, name in ((tmp, "{TMP}"), (cases_dir, "{CASES}"), (data, "{DATA}")):
+            out = out.replace(real, name)
+            err = err.replace(real, name)
+        leftovers = [a for a in case["absent"] if os.path.exists(subst(a))]
+        if os.path.isdir(tmp):
+            leftovers += [n for n in os.listdir(tmp) if ".tmp." in n]
+    if update:
+        with open(path, "w") as f:
+            f.write(header_of(text).replace(f"status: {case['status']}",
+                                            f"status: {proc.returncode}"))
+            f.write("--- stdout\n" + out + "--- stderr\n" + err)
+        return "ok"
+    problems = []
+    if proc.returncode != case["status"]:
+        problems.append(f"exit status {proc.returncode}, expected {case['status']}")
+    for name, got, want in (("stdout", out, case["stdout"]), ("stderr", err, case["stderr"])):
+        if got != want:
+            diff = difflib.unified_diff(want.splitlines(keepends=True),
+                                        got.splitlines(keepends=True),
+                                        f"expected {name}", f"actual {name}")
+            problems.append("".join(diff))
+    for left in leftovers:
+        problems.append(f"file left behind: {left}")
+    if problems:
+        print(f"FAIL {os.path.basename(path)}: {' '.join(argv)}")
+        for p in problems:
+            print(p.rstrip())
+        return "fail"
+    return "ok"
+
+
+def main():
+    ap = argparse.ArgumentParser(description="tessel golden CLI tests")
+    ap.add_argument("--tessel", required=True)
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--cases", default=os.path.join(os.path.dirname(__file__), "cases"))
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("only", nargs="*", help="case names to run (default: all)")
+    args = ap.parse_args()
+    names = sorted(n for n in os.listdir(args.cases) if n.endswith(".case"))
+    if args.only:
+        names = [n for n in names if n[:-5] in args.only or n in args.only]
+    counts = {"ok": 0, "fail": 0, "skip": 0}
+    for name in names:
+        counts[run_case(os.path.join(args.cases, name), os.path.abspath(args.tessel),
+                        args.data, args.cases, args.update)] += 1
+    print(f"{counts['ok']} passed, {counts['fail']} failed, {counts['skip']} skipped")
+    return 1 if counts["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+/* Unit tests of src/base: diagnostics, allocation helpers, checksum,
+ * atomic output files. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tessel/base.h"
+#include "test_alloc.h"
+
+START_TEST(diag_formatting)
+{
+    tessel_diag d;
+    char buf[256];
+    tessel_diag_clear(&d);
+    ck_assert_int_eq(tessel_diag_set(&d, TESSEL_EPARSE, "a.mtx", 12, 0, "row", "bad %s", "row"),
+                     TESSEL_EPARSE);
+    tessel_diag_format(&d, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "a.mtx:12: error: bad row");
+    tessel_diag_set(&d, TESSEL_EINVAL, "s.yaml", 3, 7, NULL, "unknown key");
+    tessel_diag_format(&d, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "s.yaml:3:7: error: unknown key");
+    tessel_diag_set(&d, TESSEL_EIO, "x", 0, 0, NULL, "gone");
+    tessel_diag_format(&d, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "x: error: gone");
+    /* A NULL diag is allowed and the code still comes back. */
+    ck_assert_int_eq(tessel_diag_set(NULL, TESSEL_ERANGE, NULL, 0, 0, NULL, "x"), TESSEL_ERANGE);
+    ck_assert_str_eq(tessel_strerror(TESSEL_ENOMEM), "out of memory");
+}
+END_TEST
+
+START_TEST(alloc_helpers)
+{
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    ck_assert_ptr_null(tessel_alloc_array(&ta.allocator, SIZE_MAX / 2, 4));
+    ck_assert_ptr_null(tessel_alloc(&ta.allocator, 0));
+    char *s = tessel_strdup(&ta.allocator, "tessel");
+    ck_assert_str_eq(s, "tessel");
+    int *v = tessel_alloc_array(&ta.allocator, 10, sizeof(int));
+    v = tessel_realloc_array(&ta.allocator, v, 1000, sizeof(int));
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(ta.live, 2);
+    tessel_dealloc(&ta.allocator, v);
+    tessel_dealloc(&ta.allocator, s);
+    tessel_dealloc(&ta.allocator, NULL);
+    ck_assert_int_eq(ta.live, 0);
+    ck_assert_uint_eq(ta.bytes, 0);
+}
+END_TEST
+
+START_TEST(checksum_independent_of_split)
+{
+    unsigned char data[1000];
+    for (int i = 0; i < 1000; i++)
+        data[i] = (unsigned char)(i * 7 + 3);
+    tessel_checksum whole;
+    tessel_checksum_init(&whole);
+    tessel_checksum_update(&whole, data, sizeof(data));
+    uint64_t expect = tessel_checksum_final(&whole);
+    for (size_t split = 0; split <= sizeof(data); split += 37) {
+        tessel_checksum c;
+        tessel_checksum_init(&c);
+        tessel_checksum_update(&c, data, split);
+        tessel_checksum_update(&c, data + split, sizeof(data) - split);
+        ck_assert_uint_eq(tessel_checksum_final(&c), expect);
+    }
+    /* Any single flipped bit or a shorter input changes it. */
+    for (size_t i = 0; i < sizeof(data); i += 13) {
+        data[i] ^= 0x10;
+        tessel_checksum c;
+        tessel_checksum_init(&c);
+        tessel_checksum_update(&c, data, sizeof(data));
+        ck_assert_uint_ne(tessel_checksum_final(&c), expect);
+        data[i] ^= 0x10;
+    }
+    tessel_checksum c;
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, data, sizeof(data) - 1);
+    ck_assert_uint_ne(tessel_checksum_final(&c), expect);
+}
+END_TEST
+
+START_TEST(outfile_atomic)
+{
+    char dir[] = "/tmp/tessel-out-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/result.csv", dir);
+    tessel_outfile *f = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_outfile_open(path, NULL, &f, &d), TESSEL_OK);
+    fputs("half", tessel_outfile_stream(f));
+    struct stat st;
+    ck_assert_int_ne(stat(path, &st), 0); /* not visible before commit */
+    tessel_outfile_abort(&f);
+    ck_assert_ptr_null(f);
+    ck_assert_int_ne(stat(path, &st), 0);
+    ck_assert_int_eq(tessel_outfile_open(path, NULL, &f, &d), TESSEL_OK);
+    fputs("whole\n", tessel_outfile_stream(f));
+    ck_assert_int_eq(tessel_outfile_commit(&f, &d), TESSEL_OK);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 6);
+    /* The directory holds only the result: no temporary left behind. */
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tessel_outfile_open("/nonexistent-dir/x.csv", NULL, &f, &d), TESSEL_EIO);
+    ck_assert_ptr_nonnull(strstr(d.message, "cannot create"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("base");
+    TCase *tc = tcase_create("base");
+    tcase_add_test(tc, diag_formatting);
+    tcase_add_test(tc, alloc_helpers);
+    tcase_add_test(tc, checksum_independent_of_split);
+    tcase_add_test(tc, outfile_atomic);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,336 @@
+/* Unit tests of src/stats: tile grids against a brute-force count, derived
+ * grids against direct ones, both counter paths (dense and hash),
+ * quantiles, histograms, footprints and out-of-memory behaviour. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/stats.h"
+#include "test_alloc.h"
+
+/* A random tensor with `n` draws (duplicates merge) of order `order`. */
+static tessel_tensor *random_tensor(unsigned order, const uint64_t *dims, int n, unsigned seed,
+                                    const tessel_allocator *a)
+{
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(order, dims, 0, a, &b, NULL), TESSEL_OK);
+    unsigned long long s = seed * 2654435761ull + 1;
+    for (int i = 0; i < n; i++) {
+        uint32_t c[TESSEL_MAX_ORDER];
+        for (unsigned m = 0; m < order; m++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            /* Square the draw for mode 0 to skew rows, like real data. */
+            double u = (double)(s >> 11) / 9007199254740992.0;
+            c[m] = (uint32_t)((m == 0 ? u * u : u) * (double)dims[m]);
+        }
+        ck_assert_int_eq(tessel_coo_builder_add(b, c, 1.0), TESSEL_OK);
+    }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+/* Brute force: a dense count per tile, compared tile by tile in order. */
+static void check_grid_against_brute_force(const tessel_tensor *t, const tessel_tile_grid *g)
+{
+    uint64_t ext[TESSEL_MAX_ORDER], total = 1;
+    for (unsigned m = 0; m < t->order; m++) {
+        ext[m] = (t->dims[m] + g->tile[m] - 1) / g->tile[m];
+        ck_assert_uint_eq(ext[m], g->extent[m]);
+        total *= ext[m];
+    }
+    uint64_t *count = calloc(total, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(count);
+    for (uint64_t r = 0; r < t->dims[0]; r++)
+        for (uint64_t k = t->ptr[r]; k < t->ptr[r + 1]; k++) {
+            uint64_t lin = r / g->tile[0];
+            for (unsigned m = 1; m < t->order; m++)
+                lin = lin * ext[m] + t->idx[m][k] / g->tile[m];
+            count[lin]++;
+        }
+    uint64_t i = 0;
+    for (uint64_t lin = 0; lin < total; lin++) {
+        if (!count[lin])
+            continue;
+        ck_assert_uint_lt(i, g->nonempty);
+        uint64_t coords[TESSEL_MAX_ORDER], back = 0;
+        tessel_tile_grid_coords(g, i, coords);
+        for (unsigned m = 0; m < t->order; m++)
+            back = back * ext[m] + coords[m];
+        ck_assert_uint_eq(back, lin);
+        ck_assert_uint_eq(g->count[i], count[lin]);
+        i++;
+    }
+    ck_assert_uint_eq(i, g->nonempty);
+    ck_assert_uint_eq(g->nnz, t->nnz);
+    free(count);
+}
+
+static void check_shape(const tessel_tensor *t, const uint64_t *tile)
+{
+    tessel_tile_grid *g = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, &d), TESSEL_OK);
+    check_grid_against_brute_force(t, g);
+    tessel_tile_grid_free(&g);
+    ck_assert_ptr_null(g);
+}
+
+START_TEST(matrix_grids_match_brute_force)
+{
+    uint64_t dims[2] = { 1000, 777 };
+    tessel_tensor *t = random_tensor(2, dims, 30000, 1, NULL);
+    static const uint64_t shapes[][2] = { { 128, 128 }, { 37, 200 }, { 1, 1 },   { 1000, 777 },
+                                          { 5000, 3 },  { 64, 1 },   { 3, 999 } };
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        check_shape(t, shapes[i]);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(tensor_grids_match_brute_force)
+{
+    uint64_t dims[3] = { 60, 45, 33 };
+    tessel_tensor *t = random_tensor(3, dims, 8000, 2, NULL);
+    static const uint64_t shapes[][3] = { { 8, 8, 8 }, { 7, 5, 11 }, { 1, 1, 1 }, { 60, 45, 33 },
+                                          { 100, 2, 3 } };
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        check_shape(t, shapes[i]);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+/* A wide key space forces the hash counter, including table growth. */
+START_TEST(hash_counter_path)
+{
+    uint64_t dims[2] = { 3, 3000000000ull };
+    tessel_tensor *t = random_tensor(2, dims, 20000, 3, NULL);
+    uint64_t tile[2] = { 2, 1 };
+    tessel_tile_grid *g = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), TESSEL_OK);
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < g->nonempty; i++) {
+        sum += g->count[i];
+        if (i > 0 && g->group[i] == g->group[i - 1])
+            ck_assert_uint_lt(g->key[i - 1], g->key[i]);
+    }
+    ck_assert_uint_eq(sum, t->nnz);
+    /* Each non-empty tile is a distinct (row pair, column); count them. */
+    uint64_t expect = 0;
+    for (uint64_t grp = 0; grp < 2; grp++) {
+        uint64_t lo = t->ptr[grp * 2], hi = t->ptr[grp * 2 + 2 < 3 ? grp * 2 + 2 : 3];
+        uint32_t *cols = malloc((hi - lo + 1) * sizeof(uint32_t));
+        memcpy(cols, t->idx[1] + lo, (hi - lo) * sizeof(uint32_t));
+        for (uint64_t a = 0; a < hi - lo; a++) {
+            int seen = 0;
+            for (uint64_t b = 0; b < a && !seen; b++)
+                seen = cols[b] == cols[a];
+            expect += !seen;
+        }
+        free(cols);
+    }
+    ck_assert_uint_eq(g->nonempty, expect);
+    tessel_tile_grid_free(&g);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+static void check_same_grid(const tessel_tile_grid *a, const tessel_tile_grid *b)
+{
+    ck_assert_uint_eq(a->nonempty, b->nonempty);
+    ck_assert_mem_eq(a->group, b->group, a->nonempty * sizeof(uint64_t));
+    ck_assert_mem_eq(a->key, b->key, a->nonempty * sizeof(uint64_t));
+    ck_assert_mem_eq(a->count, b->count, a->nonempty * sizeof(uint64_t));
+}
+
+START_TEST(derived_equals_direct)
+{
+    uint64_t dims2[2] = { 2000, 1500 }, dims3[3] = { 50, 40, 30 };
+    tessel_tensor *m = random_tensor(2, dims2, 40000, 4, NULL);
+    tessel_tensor *t = random_tensor(3, dims3, 9000, 5, NULL);
+    static const uint64_t base2[2] = { 32, 16 }, want2[][2] = { { 32, 16 }, { 128, 128 },
+                                                                { 96, 48 }, { 4096, 4096 } };
+    static const uint64_t base3[3] = { 2, 3, 5 }, want3[][3] = { { 4, 9, 5 }, { 64, 3, 30 } };
+    tessel_tile_grid *base = NULL, *direct = NULL, *derived = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(m, base2, NULL, &base, NULL), TESSEL_OK);
+    for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++) {
+        ck_assert_int_eq(tessel_tile_grid_build(m, want2[i], NULL, &direct, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_tile_grid_derive(base, want2[i], &derived, NULL), TESSEL_OK);
+        check_same_grid(direct, derived);
+        tessel_tile_grid_free(&direct);
+        tessel_tile_grid_free(&derived);
+    }
+    uint64_t bad[2] = { 48, 16 };
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tile_grid_derive(base, bad, &derived, &d), TESSEL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.message, "multiple"));
+    tessel_tile_grid_free(&base);
+    ck_assert_int_eq(tessel_tile_grid_build(t, base3, NULL, &base, NULL), TESSEL_OK);
+    for (size_t i = 0; i < sizeof(want3) / sizeof(want3[0]); i++) {
+        ck_assert_int_eq(tessel_tile_grid_build(t, want3[i], NULL, &direct, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_tile_grid_derive(base, want3[i], &derived, NULL), TESSEL_OK);
+        check_same_grid(direct, derived);
+        tessel_tile_grid_free(&direct);
+        tessel_tile_grid_free(&derived);
+    }
+    tessel_tile_grid_free(&base);
+    tessel_tensor_free(&m);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+/* Occupancies 1..10 in ten tiles of one row: hand-checked ranks. */
+START_TEST(quantiles_nearest_rank)
+{
+    uint64_t dims[2] = { 10, 100 };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), TESSEL_OK);
+    for (uint32_t tile = 0; tile < 10; tile++)
+        for (uint32_t k = 0; k <= tile; k++) {
+            uint32_t c[2] = { k, tile * 10 };
+            ck_assert_int_eq(tessel_coo_builder_add(b, c, 1), TESSEL_OK);
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    uint64_t tile[2] = { 10, 10 };
+    tessel_tile_grid *g = NULL;
+    tessel_occupancy *o = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_occupancy_create(g, &o, NULL), TESSEL_OK);
+    ck_assert_uint_eq(o->tiles, 10);
+    ck_assert_uint_eq(o->nonempty, 10);
+    ck_assert_double_eq(o->mean, 5.5);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0), 1);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.1), 1);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.11), 2);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.5), 5);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.7), 7); /* 0.7*10 is 7.000000000000001 */
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.9), 9);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.95), 10);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 1), 10);
+    uint64_t lo[65], hi[65], count[65];
+    ck_assert_uint_eq(tessel_occupancy_histogram(o, lo, hi, count), 4);
+    ck_assert_uint_eq(count[0], 1); /* [1,2) */
+    ck_assert_uint_eq(count[1], 2); /* [2,4) */
+    ck_assert_uint_eq(count[2], 4); /* [4,8) */
+    ck_assert_uint_eq(count[3], 3); /* [8,16) */
+    ck_assert_uint_eq(lo[3], 8);
+    ck_assert_uint_eq(hi[3], 16);
+    tessel_occupancy_free(&o);
+    tessel_tile_grid_free(&g);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(footprints_by_hand)
+{
+    tessel_format_widths w;
+    tessel_format_widths_init(&w);
+    uint64_t tile[2] = { 128, 128 };
+    /* value 64, coord 32, offset 32, run 32 bits; 100 nonzeros. */
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_COO, 2, tile, 100, &w), 1600);
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_CSR, 2, tile, 100, &w),
+                      (129 * 32 + 100 * 96) / 8);
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_BITMAP, 2, tile, 100, &w),
+                      (16384 + 6400) / 8);
+    /* UOP-CP: 129 offsets of 15 bits (to count 16384), 7-bit coordinates. */
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_UOP_CP, 2, tile, 100, &w),
+                      (129 * 15 + 100 * 71 + 7) / 8);
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_RLE, 2, tile, 100, &w), 1200);
+    ck_assert_int_eq(tessel_format_from_name("cp"), TESSEL_FORMAT_CSR);
+    ck_assert_int_eq(tessel_format_from_name("uop-cp"), TESSEL_FORMAT_UOP_CP);
+    ck_assert_int_eq(tessel_format_from_name("zip"), -1);
+    uint64_t huge[3] = { UINT64_MAX, UINT64_MAX, 2 };
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_BITMAP, 3, huge, 1, &w), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(empty_and_invalid)
+{
+    uint64_t dims[2] = { 5, 5 };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), TESSEL_OK);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    uint64_t tile[2] = { 2, 2 }, zero[2] = { 0, 2 };
+    tessel_tile_grid *g = NULL;
+    tessel_occupancy *o = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), TESSEL_OK);
+    ck_assert_uint_eq(g->nonempty, 0);
+    ck_assert_int_eq(tessel_occupancy_create(g, &o, NULL), TESSEL_OK);
+    ck_assert_uint_eq(o->tiles, 9);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 0.5), 0);
+    ck_assert_uint_eq(tessel_occupancy_histogram(o, NULL, NULL, NULL), 0);
+    tessel_occupancy_free(&o);
+    tessel_tile_grid_free(&g);
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tile_grid_build(t, zero, NULL, &g, &d), TESSEL_EINVAL);
+    ck_assert_ptr_null(g);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+static void oom_sweep(const tessel_tensor *t, const uint64_t *tile)
+{
+    int succeeded = 0;
+    for (long n = 1; n < 400 && !succeeded; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_tile_grid *g = NULL, *coarse = NULL;
+        tessel_occupancy *o = NULL;
+        uint64_t twice[TESSEL_MAX_ORDER];
+        for (unsigned m = 0; m < t->order; m++)
+            twice[m] = 2 * tile[m];
+        int rc = tessel_tile_grid_build(t, tile, &ta.allocator, &g, NULL);
+        if (!rc)
+            rc = tessel_tile_grid_derive(g, twice, &coarse, NULL);
+        if (!rc)
+            rc = tessel_occupancy_create(coarse, &o, NULL);
+        ck_assert(rc == TESSEL_OK || rc == TESSEL_ENOMEM);
+        succeeded = rc == TESSEL_OK;
+        tessel_occupancy_free(&o);
+        tessel_tile_grid_free(&coarse);
+        tessel_tile_grid_free(&g);
+        ck_assert_int_eq(ta.live, 0);
+    }
+    ck_assert(succeeded);
+}
+
+START_TEST(out_of_memory_every_allocation)
+{
+    uint64_t dims[2] = { 300, 200 };
+    tessel_tensor *t = random_tensor(2, dims, 5000, 6, NULL);
+    uint64_t tile[2] = { 8, 8 };
+    oom_sweep(t, tile);
+    tessel_tensor_free(&t);
+    uint64_t wide[2] = { 3, 3000000000ull };
+    t = random_tensor(2, wide, 3000, 7, NULL); /* the hash path, with growth */
+    uint64_t unit[2] = { 1, 1 };
+    oom_sweep(t, unit);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stats");
+    TCase *tc = tcase_create("stats");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, matrix_grids_match_brute_force);
+    tcase_add_test(tc, tensor_grids_match_brute_force);
+    tcase_add_test(tc, hash_counter_path);
+    tcase_add_test(tc, derived_equals_direct);
+    tcase_add_test(tc, quantiles_nearest_rank);
+    tcase_add_test(tc, footprints_by_hand);
+    tcase_add_test(tc, empty_and_invalid);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

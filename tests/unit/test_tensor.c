@@ -1,0 +1,508 @@
+/* Unit tests of src/tensor: the coordinate builder, Matrix Market and .tns
+ * readers (good and bad input), writers, loading real matrices, and
+ * out-of-memory behaviour. */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tessel/tensor.h"
+#include "test_alloc.h"
+
+#define DATA_DIR "../shared/data"
+
+static tessel_tensor *parse_mtx_ok(const char *text, int drop_zeros)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.drop_zeros = drop_zeros;
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_tensor_parse_mtx("mem.mtx", text, strlen(text), &opt, NULL, &t, &d);
+    ck_assert_msg(rc == TESSEL_OK, "parse failed: %s (line %llu)", d.message,
+                  (unsigned long long)d.line);
+    return t;
+}
+
+/* Value at (i, j) of a matrix, NAN if absent. */
+static double at(const tessel_tensor *t, uint32_t i, uint32_t j)
+{
+    for (uint64_t k = t->ptr[i]; k < t->ptr[i + 1]; k++)
+        if (t->idx[1][k] == j)
+            return t->values ? t->values[k] : 1.0;
+    return NAN;
+}
+
+/* The layout invariants every tensor must satisfy. */
+static void check_invariants(const tessel_tensor *t)
+{
+    ck_assert_uint_eq(t->ptr[0], 0);
+    ck_assert_uint_eq(t->ptr[t->dims[0]], t->nnz);
+    for (uint64_t r = 0; r < t->dims[0]; r++) {
+        ck_assert_uint_le(t->ptr[r], t->ptr[r + 1]);
+        for (uint64_t k = t->ptr[r]; k < t->ptr[r + 1]; k++) {
+            for (unsigned m = 1; m < t->order; m++)
+                ck_assert_uint_lt(t->idx[m][k], t->dims[m]);
+            if (k > t->ptr[r]) {
+                int cmp = 0;
+                for (unsigned m = 1; m < t->order && !cmp; m++)
+                    cmp = (t->idx[m][k - 1] > t->idx[m][k]) - (t->idx[m][k - 1] < t->idx[m][k]);
+                ck_assert_int_lt(cmp, 0);
+            }
+        }
+    }
+}
+
+START_TEST(real_general)
+{
+    tessel_tensor *t = parse_mtx_ok("%%MatrixMarket matrix coordinate real general\n"
+                                    "% comment\n\n"
+                                    "3 4 4\n"
+                                    "3 4 -2.5e1\n"
+                                    "1 2 0.125\n"
+                                    "% a comment between entries\n"
+                                    "3 1 7\n"
+                                    "2 2 1E-3\n",
+                                    0);
+    ck_assert_uint_eq(t->order, 2);
+    ck_assert_uint_eq(t->dims[0], 3);
+    ck_assert_uint_eq(t->dims[1], 4);
+    ck_assert_uint_eq(t->nnz, 4);
+    ck_assert_str_eq(t->field, "real");
+    check_invariants(t);
+    ck_assert_double_eq(at(t, 0, 1), 0.125);
+    ck_assert_double_eq(at(t, 1, 1), 1e-3);
+    ck_assert_double_eq(at(t, 2, 0), 7);
+    ck_assert_double_eq(at(t, 2, 3), -25);
+    tessel_tensor_free(&t);
+    ck_assert_ptr_null(t);
+}
+END_TEST
+
+START_TEST(symmetric_pattern)
+{
+    tessel_tensor *t = parse_mtx_ok("%%MatrixMarket matrix coordinate pattern symmetric\n"
+                                    "4 4 4\n1 1\n2 1\n4 1\n4 3\n",
+                                    0);
+    ck_assert_uint_eq(t->nnz, 7);
+    ck_assert_ptr_null(t->values);
+    check_invariants(t);
+    ck_assert(!isnan(at(t, 0, 1)) && !isnan(at(t, 1, 0)));
+    ck_assert(!isnan(at(t, 0, 3)) && !isnan(at(t, 3, 0)));
+    ck_assert(!isnan(at(t, 2, 3)) && !isnan(at(t, 3, 2)));
+    ck_assert(isnan(at(t, 1, 1)));
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(skew_and_hermitian)
+{
+    tessel_tensor *t = parse_mtx_ok("%%MatrixMarket matrix coordinate real skew-symmetric\n"
+                                    "3 3 2\n2 1 1.5\n3 2 -2\n",
+                                    0);
+    ck_assert_uint_eq(t->nnz, 4);
+    ck_assert_double_eq(at(t, 1, 0), 1.5);
+    ck_assert_double_eq(at(t, 0, 1), -1.5);
+    ck_assert_double_eq(at(t, 2, 1), -2);
+    ck_assert_double_eq(at(t, 1, 2), 2);
+    tessel_tensor_free(&t);
+    t = parse_mtx_ok("%%MatrixMarket matrix coordinate complex hermitian\n"
+                     "3 3 2\n1 1 2 0\n3 1 3 4\n",
+                     0);
+    ck_assert_uint_eq(t->nnz, 3);
+    ck_assert_double_eq(at(t, 2, 0), 5);
+    ck_assert_double_eq(at(t, 0, 2), 5);
+    ck_assert_double_eq(at(t, 0, 0), 2);
+    ck_assert_str_eq(t->field, "complex");
+    ck_assert_str_eq(t->symmetry, "hermitian");
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(duplicates_and_zeros)
+{
+    const char *text = "%%MatrixMarket matrix coordinate integer general\n"
+                       "3 3 5\n1 1 1\n1 1 2\n2 2 0\n3 3 4\n3 3 -4\n";
+    tessel_tensor *t = parse_mtx_ok(text, 0);
+    ck_assert_uint_eq(t->nnz, 3);
+    ck_assert_double_eq(at(t, 0, 0), 3);
+    ck_assert_double_eq(at(t, 1, 1), 0);
+    ck_assert_double_eq(at(t, 2, 2), 0);
+    tessel_tensor_free(&t);
+    t = parse_mtx_ok(text, 1);
+    ck_assert_uint_eq(t->nnz, 1);
+    ck_assert_double_eq(at(t, 0, 0), 3);
+    check_invariants(t);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(crlf_and_blanks)
+{
+    tessel_tensor *t = parse_mtx_ok("%%MatrixMarket matrix coordinate real general\r\n"
+                                    "\r\n  2 2 2  \r\n\t1 2 5\r\n 2 1 6 \r\n",
+                                    0);
+    ck_assert_uint_eq(t->nnz, 2);
+    ck_assert_double_eq(at(t, 0, 1), 5);
+    ck_assert_double_eq(at(t, 1, 0), 6);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+/* The fast decimal path must give the same double as strtod, bit for bit. */
+START_TEST(number_parsing_matches_strtod)
+{
+    static const char *const samples[] = {
+        "0",     "-0",          "1",          "0.1",          "0.3",        "1e22",
+        "1e23",  "9007199254740993", "123456789012345678901", "4.9e-324", "1.7976931348623157e308",
+        "2.5E-7", "-3.14159265358979", ".5", "5.", "+7", "1e-22", "1.000000000000000000001",
+        "0.000001", "123.456e-3", "0x1p3", "inf", "nan", "-1.5e+10"
+    };
+    char text[256];
+    for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+        snprintf(text, sizeof(text), "%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 %s\n",
+                 samples[i]);
+        tessel_tensor *t = parse_mtx_ok(text, 0);
+        double want = strtod(samples[i], NULL);
+        if (isnan(want))
+            ck_assert(isnan(t->values[0]));
+        else
+            ck_assert_msg(memcmp(&want, &t->values[0], sizeof(double)) == 0, "%s: %.17g vs %.17g",
+                          samples[i], t->values[0], want);
+        tessel_tensor_free(&t);
+    }
+    /* Random decimals in the fast path's range and beyond it. */
+    unsigned long long s = 12345;
+    for (int i = 0; i < 20000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        int digits = 1 + (int)((s >> 33) % 19);
+        int exp10 = (int)((s >> 20) % 61) - 30;
+        unsigned long long mant = (s >> 1) % 10000000000000000000ull;
+        char num[64];
+        snprintf(num, sizeof(num), "%.*llue%d", digits, mant % (unsigned long long)pow(10, digits),
+                 exp10);
+        snprintf(text, sizeof(text), "%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 %s\n",
+                 num);
+        tessel_tensor *t = parse_mtx_ok(text, 0);
+        double want = strtod(num, NULL);
+        ck_assert_msg(memcmp(&want, &t->values[0], sizeof(double)) == 0, "%s: %.17g vs %.17g",
+                      num, t->values[0], want);
+        tessel_tensor_free(&t);
+    }
+}
+END_TEST
+
+typedef struct bad_case {
+    const char *text;
+    int code;
+    uint64_t line;
+    const char *needle;
+} bad_case;
+
+static const bad_case bad_mtx[] = {
+    { "", TESSEL_EPARSE, 1, "empty file" },
+    { "3 3 1\n1 1 1\n", TESSEL_EPARSE, 1, "not a Matrix Market file" },
+    { "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", TESSEL_EPARSE, 1, "array" },
+    { "%%MatrixMarket matrix coordinate real\n", TESSEL_EPARSE, 1, "lacks the symmetry" },
+    { "%%MatrixMarket matrix coordinate pattern hermitian\n", TESSEL_EPARSE, 1, "complex" },
+    { "%%MatrixMarket matrix coordinate real general\n% no size\n", TESSEL_EPARSE, 2,
+      "before the size line" },
+    { "%%MatrixMarket matrix coordinate real general\n3 3\n", TESSEL_EPARSE, 2, "entry count" },
+    { "%%MatrixMarket matrix coordinate real general\n3 3 1 1\n", TESSEL_EPARSE, 2,
+      "exactly three" },
+    { "%%MatrixMarket matrix coordinate real general\n4294967296 2 0\n", TESSEL_ERANGE, 2,
+      "exceeds" },
+    { "%%MatrixMarket matrix coordinate real general\n99999999999999999999999 2 0\n",
+      TESSEL_EPARSE, 2, "too large" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n", TESSEL_EPARSE, 3,
+      "1 of the 3" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", TESSEL_EPARSE, 4,
+      "more entries" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", TESSEL_EPARSE, 3,
+      "index 0" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 3 1\n", TESSEL_EPARSE, 3,
+      "column index 3 is out of range" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 x\n", TESSEL_EPARSE, 3,
+      "not a number" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 1\n", TESSEL_EPARSE, 3,
+      "extra field" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1e999\n", TESSEL_EPARSE, 3,
+      "finite" },
+    { "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 1\n", TESSEL_EPARSE, 3,
+      "extra field" },
+    { "%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", TESSEL_EPARSE, 2,
+      "square" },
+    { "%%MatrixMarket matrix coordinate real general\n2 2 10000000000\n1 1 1\n", TESSEL_EPARSE,
+      2, "positions" },
+};
+
+START_TEST(bad_matrix_market)
+{
+    const bad_case *c = &bad_mtx[_i];
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_tensor_parse_mtx("bad.mtx", c->text, strlen(c->text), NULL, NULL, &t, &d);
+    ck_assert_int_eq(rc, c->code);
+    ck_assert_ptr_null(t);
+    ck_assert_str_eq(d.file, "bad.mtx");
+    ck_assert_msg(d.line == c->line, "case %d: line %llu, expected %llu (%s)", _i,
+                  (unsigned long long)d.line, (unsigned long long)c->line, d.message);
+    ck_assert_msg(strstr(d.message, c->needle), "case %d: '%s' lacks '%s'", _i, d.message,
+                  c->needle);
+}
+END_TEST
+
+START_TEST(tns_reader)
+{
+    const char *text = "# comment\n1 1 1 1.0\n2 3 4 2.0\n\n2 3 1 -1\n2 3 4 3.0\n";
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tensor_parse_tns("t.tns", text, strlen(text), NULL, NULL, &t, &d),
+                     TESSEL_OK);
+    ck_assert_uint_eq(t->order, 3);
+    ck_assert_uint_eq(t->dims[0], 2);
+    ck_assert_uint_eq(t->dims[1], 3);
+    ck_assert_uint_eq(t->dims[2], 4);
+    ck_assert_uint_eq(t->nnz, 3);
+    check_invariants(t);
+    /* Slice 1 holds (3,1) then (3,4) = 2 + 3 summed. */
+    ck_assert_uint_eq(t->ptr[1], 1);
+    ck_assert_uint_eq(t->idx[2][1], 0);
+    ck_assert_uint_eq(t->idx[2][2], 3);
+    ck_assert_double_eq(t->values[2], 5.0);
+    tessel_tensor_free(&t);
+
+    const char *eight = "1 2 3 4 5 6 7 8 1.5\n";
+    ck_assert_int_eq(tessel_tensor_parse_tns("t.tns", eight, strlen(eight), NULL, NULL, &t, &d),
+                     TESSEL_OK);
+    ck_assert_uint_eq(t->order, 8);
+    ck_assert_uint_eq(t->dims[7], 8);
+    tessel_tensor_free(&t);
+
+    const char *one = "3 1.0\n1 2.0\n";
+    ck_assert_int_eq(tessel_tensor_parse_tns("t.tns", one, strlen(one), NULL, NULL, &t, &d),
+                     TESSEL_OK);
+    ck_assert_uint_eq(t->order, 1);
+    ck_assert_uint_eq(t->nnz, 2);
+    tessel_tensor_free(&t);
+
+    static const struct { const char *text; uint64_t line; const char *needle; } bad[] = {
+        { "1 2 3 4 5 6 7 8 9 1.0\n", 1, "1 to 8 indices" },
+        { "1 1 1.0\n1 1 1 1.0\n", 2, "more than 3 fields" },
+        { "1 1 1 1.0\n1 1 1.0\n", 2, "expected 4" },
+        { "1 0 1.0\n", 1, "index 2 is 0" },
+        { "1 1 q\n", 1, "not a number" },
+        { "# only a comment\n", 1, "empty file" },
+        { "1 99999999999 1\n", 1, "exceeds" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tessel_diag_clear(&d);
+        int rc = tessel_tensor_parse_tns("b.tns", bad[i].text, strlen(bad[i].text), NULL, NULL,
+                                         &t, &d);
+        ck_assert_int_ne(rc, TESSEL_OK);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(d.line == bad[i].line && strstr(d.message, bad[i].needle),
+                      "tns case %zu: line %llu '%s'", i, (unsigned long long)d.line, d.message);
+    }
+}
+END_TEST
+
+static void make_temp_dir(char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/tessel-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(buf));
+}
+
+START_TEST(gzip_and_writers_round_trip)
+{
+    char dir[64], gz_path[128], mtx_path[128], tns_path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(gz_path, sizeof(gz_path), "%s/a.mtx.gz", dir);
+    snprintf(mtx_path, sizeof(mtx_path), "%s/b.mtx", dir);
+    snprintf(tns_path, sizeof(tns_path), "%s/c.tns", dir);
+    const char *text = "%%MatrixMarket matrix coordinate real general\n"
+                       "5 6 4\n5 6 0.1\n1 1 -2\n3 2 1e-300\n2 5 123456.75\n";
+    gzFile gz = gzopen(gz_path, "wb");
+    ck_assert_ptr_nonnull(gz);
+    ck_assert_int_eq(gzputs(gz, text), (int)strlen(text));
+    gzclose(gz);
+
+    tessel_tensor *a = NULL, *b = NULL, *c = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tensor_load(gz_path, NULL, NULL, &a, NULL, &d), TESSEL_OK);
+    ck_assert_uint_eq(a->nnz, 4);
+    ck_assert_int_eq(tessel_tensor_write_mtx(a, mtx_path, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_tensor_load(mtx_path, NULL, NULL, &b, NULL, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_tensor_write_tns(a, tns_path, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_tensor_load(tns_path, NULL, NULL, &c, NULL, &d), TESSEL_OK);
+    ck_assert_uint_eq(b->nnz, a->nnz);
+    ck_assert_uint_eq(c->nnz, a->nnz);
+    ck_assert_mem_eq(a->ptr, b->ptr, (a->dims[0] + 1) * sizeof(uint64_t));
+    ck_assert_mem_eq(a->idx[1], b->idx[1], a->nnz * sizeof(uint32_t));
+    ck_assert_mem_eq(a->values, b->values, a->nnz * sizeof(double));
+    ck_assert_mem_eq(a->idx[1], c->idx[1], a->nnz * sizeof(uint32_t));
+    ck_assert_mem_eq(a->values, c->values, a->nnz * sizeof(double));
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&c);
+    unlink(gz_path);
+    unlink(mtx_path);
+    unlink(tns_path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(hypersparse_is_refused_cleanly)
+{
+    uint64_t dims[2] = { 4000000000ull, 4000000000ull };
+    tessel_coo_builder *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, &d), TESSEL_OK);
+    uint32_t c[2] = { 3999999999u, 7 };
+    ck_assert_int_eq(tessel_coo_builder_add(b, c, 1), TESSEL_OK);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, &d), TESSEL_ERANGE);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(d.message, "hypersparse"));
+    tessel_coo_builder_free(&b);
+}
+END_TEST
+
+/* Random entries with duplicates against a simple reference. */
+START_TEST(builder_sorts_and_merges)
+{
+    enum { N = 20000, R = 97, C = 131 };
+    static double dense[R][C];
+    static int present[R][C];
+    memset(dense, 0, sizeof(dense));
+    memset(present, 0, sizeof(present));
+    uint64_t dims[2] = { R, C };
+    tessel_coo_builder *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 1, NULL, &b, &d), TESSEL_OK);
+    unsigned long long s = 99;
+    for (int i = 0; i < N; i++) {
+        s = s * 6364136223846793005ull + 1;
+        uint32_t c[2] = { (uint32_t)((s >> 20) % R), (uint32_t)((s >> 40) % C) };
+        double v = (double)((s >> 8) % 7) - 3;
+        dense[c[0]][c[1]] += v;
+        present[c[0]][c[1]] = 1;
+        ck_assert_int_eq(tessel_coo_builder_add(b, c, v), TESSEL_OK);
+    }
+    uint32_t outside[2] = { R, 0 };
+    ck_assert_int_eq(tessel_coo_builder_add(b, outside, 1), TESSEL_ERANGE);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, &d), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    check_invariants(t);
+    uint64_t expect = 0;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++)
+            if (present[i][j]) {
+                expect++;
+                ck_assert_double_eq(at(t, (uint32_t)i, (uint32_t)j), dense[i][j]);
+            }
+    ck_assert_uint_eq(t->nnz, expect);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
+/* Fail every allocation in turn: a clean TESSEL_ENOMEM and nothing leaked. */
+START_TEST(out_of_memory_every_allocation)
+{
+    const char *text = "%%MatrixMarket matrix coordinate real symmetric\n"
+                       "6 6 6\n1 1 1\n2 1 2\n6 1 3\n6 5 4\n2 1 5\n4 4 0\n";
+    int succeeded = 0;
+    for (long n = 1; n < 200 && !succeeded; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_tensor *t = NULL;
+        tessel_diag d;
+        tessel_diag_clear(&d);
+        int rc = tessel_tensor_parse_mtx("oom.mtx", text, strlen(text), NULL, &ta.allocator, &t,
+                                         &d);
+        if (rc == TESSEL_OK) {
+            ck_assert_uint_eq(t->nnz, 8); /* (2,1) twice merges */
+            tessel_tensor_free(&t);
+            succeeded = 1;
+        } else {
+            ck_assert_int_eq(rc, TESSEL_ENOMEM);
+            ck_assert_ptr_null(t);
+            ck_assert_str_eq(d.file, "oom.mtx");
+        }
+        ck_assert_int_eq(ta.live, 0);
+    }
+    ck_assert(succeeded);
+}
+END_TEST
+
+/* Every shared real matrix loads, satisfies the layout invariants and has
+ * as many entries as its stored triangle(s) allow. */
+START_TEST(shared_matrices_load)
+{
+    DIR *dir = opendir(DATA_DIR "/mtx");
+    if (!dir)
+        return; /* data not present: nothing to check */
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(dir))) {
+        if (!strstr(e->d_name, ".mtx"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), DATA_DIR "/mtx/%s", e->d_name);
+        tessel_tensor *t = NULL;
+        tessel_diag d;
+        tessel_diag_clear(&d);
+        test_alloc ta;
+        test_alloc_init(&ta, 0);
+        int rc = tessel_tensor_load(path, NULL, &ta.allocator, &t, NULL, &d);
+        ck_assert_msg(rc == TESSEL_OK, "%s: %s", path, d.message);
+        check_invariants(t);
+        ck_assert_uint_gt(t->nnz, 0);
+        /* The tensor's arrays are exactly CSR-sized. */
+        ck_assert_uint_eq(ta.bytes - sizeof(*t), tessel_tensor_bytes(t));
+        tessel_tensor_free(&t);
+        ck_assert_int_eq(ta.live, 0);
+        files++;
+    }
+    closedir(dir);
+    ck_assert_int_ge(files, 20);
+}
+END_TEST
+
+static Suite *tensor_suite(void)
+{
+    Suite *s = suite_create("tensor");
+    TCase *tc = tcase_create("readers");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, real_general);
+    tcase_add_test(tc, symmetric_pattern);
+    tcase_add_test(tc, skew_and_hermitian);
+    tcase_add_test(tc, duplicates_and_zeros);
+    tcase_add_test(tc, crlf_and_blanks);
+    tcase_add_test(tc, number_parsing_matches_strtod);
+    tcase_add_loop_test(tc, bad_matrix_market, 0, (int)(sizeof(bad_mtx) / sizeof(bad_mtx[0])));
+    tcase_add_test(tc, tns_reader);
+    tcase_add_test(tc, gzip_and_writers_round_trip);
+    tcase_add_test(tc, hypersparse_is_refused_cleanly);
+    tcase_add_test(tc, builder_sorts_and_merges);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    tcase_add_test(tc, shared_matrices_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(tensor_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

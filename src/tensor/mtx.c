@@ -26,9 +26,8 @@ typedef struct mtx_header {
     uint64_t size_line;
 } mtx_header;
 
-/* Reserving the declared count up front is right for honest files; a huge
- * claim with a small body must not allocate gigabytes, so cap it. */
-#define MTX_MAX_INITIAL_RESERVE (1ull << 24)
+/* The shortest entry line, "1 1\n". */
+#define MTX_MIN_ENTRY_BYTES 4u
 
 static int parse_error(const text_reader *r, const char *field, tessel_diag *diag,
                        const char *fmt, ...)
@@ -352,9 +351,15 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
     uint64_t dims[2] = { h.rows, h.cols };
     tessel_coo_builder *b = NULL;
     rc = tessel_coo_builder_create(2, dims, h.field != FIELD_PATTERN, a, &b, diag);
-    uint64_t reserve = h.entries * (h.symmetry == SYM_GENERAL ? 1u : 2u);
-    if (reserve > MTX_MAX_INITIAL_RESERVE)
-        reserve = MTX_MAX_INITIAL_RESERVE;
+    /* Reserving the declared count up front saves regrowing (and copying)
+     * the arrays; a huge claim with a small body must not allocate
+     * gigabytes, so the file's size bounds the reservation. */
+    uint64_t reserve = h.entries;
+    uint64_t fits = text_reader_max_lines(r, MTX_MIN_ENTRY_BYTES);
+    if (reserve > fits)
+        reserve = fits;
+    if (h.symmetry != SYM_GENERAL)
+        reserve = reserve > UINT64_MAX / 2 ? UINT64_MAX : reserve * 2;
     if (!rc && reserve && tessel_coo_builder_reserve(b, reserve) != TESSEL_OK)
         rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL, "out of memory");
     if (!rc)

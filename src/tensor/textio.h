@@ -14,7 +14,8 @@
 typedef struct text_reader {
     const tessel_allocator *alloc;
     const char *name;
-    void *gz;              /* gzFile, or NULL for memory input */
+    int fd;                /* plain file, or -1 */
+    void *gz;              /* gzFile, or NULL */
     const unsigned char *mem;
     size_t mem_size, mem_pos;
     char *buf;
@@ -23,6 +24,8 @@ typedef struct text_reader {
     uint64_t bytes_read;   /* bytes consumed from the source so far */
     int eof;
     int truncated;         /* the gzip stream ended early */
+    int compressed;        /* gzip input */
+    uint64_t source_bytes; /* size of the file or memory block */
 } text_reader;
 
 int text_reader_open_file(text_reader *r, const char *path, const tessel_allocator *a,
@@ -33,6 +36,9 @@ void text_reader_open_memory(text_reader *r, const char *name, const void *data,
  * set; 0: end of input; < 0: error (diag filled). */
 int text_reader_next(text_reader *r, char **line, size_t *len, tessel_diag *diag);
 void text_reader_close(text_reader *r);
+/* An upper estimate of how many lines of at least min_line_bytes the input
+ * can hold (for sizing buffers from a header's claim without trusting it). */
+uint64_t text_reader_max_lines(const text_reader *r, unsigned min_line_bytes);
 
 /* Scanners: skip leading blanks, parse one token ending at a blank or at
  * `end`; advance *p. Return 0 on success, SCAN_NONE if no token is left,

@@ -1,10 +1,99 @@
-/* tessel convert -- being written (see issue 3). */
+/* tessel convert: between tensor file formats, and into the binary cache. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
 #include "commands.h"
+#include "tessel/tensor.h"
+
+enum { OPT_HELP, OPT_DROP_ZEROS, OPT_COMPLEX, OPT_VERBOSE, OPT_COUNT };
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_DROP_ZEROS] = { "--drop-zeros", NULL, 0 },
+    [OPT_COMPLEX] = { "--complex", NULL, 1 },
+    [OPT_VERBOSE] = { "--verbose", "-v", 0 },
+};
+
+static void help(void)
+{
+    printf("usage: tessel convert IN OUT [options]\n\n"
+           "Reads IN (.mtx, .mtx.gz, .tns, .tns.gz or .tsl) and writes OUT, whose kind\n"
+           "follows its extension: .tsl (binary cache, loads at memory speed and is\n"
+           "recognised as fresh for IN by --cache), .mtx (matrices) or .tns.\n"
+           "OUT is written to a temporary file and renamed when complete.\n\n"
+           "options:\n"
+           "      --drop-zeros      drop explicit zeros (after summing duplicates)\n"
+           "      --complex POLICY  magnitude (default: keep |z|) or reject\n"
+           "  -v, --verbose         print entries, bytes and seconds on stderr\n");
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_tensor(const tessel_tensor *t, const char *in, const char *out,
+                        const tessel_load_options *opt, tessel_diag *d)
+{
+    if (ends_with(out, ".tsl")) {
+        tessel_cache_source src = { 0, 0, 0 };
+        if (tessel_file_kind_of(in) != TESSEL_FILE_CACHE) {
+            int rc = tessel_cache_source_of(in, opt, &src, d);
+            if (rc)
+                return rc;
+        }
+        return tessel_cache_write(t, &src, out, d);
+    }
+    if (ends_with(out, ".mtx"))
+        return tessel_tensor_write_mtx(t, out, d);
+    if (ends_with(out, ".tns"))
+        return tessel_tensor_write_tns(t, out, d);
+    return tessel_diag_set(d, TESSEL_EINVAL, out, 0, 0, NULL,
+                           "unknown output kind: the name must end in .tsl, .mtx or .tns");
+}
 
 int cmd_convert(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_usage_error("convert", "not implemented yet");
+    cli_args args;
+    if (cli_parse("convert", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    if (cli_positionals(&args) != 2)
+        return cli_usage_error("convert", "expected IN and OUT (see tessel convert --help)");
+    const char *in = cli_positional(&args, 0), *out = cli_positional(&args, 1);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.drop_zeros = cli_has(&args, OPT_DROP_ZEROS);
+    const char *cx = cli_value(&args, OPT_COMPLEX);
+    if (cx && strcmp(cx, "reject") == 0)
+        opt.complex_policy = TESSEL_COMPLEX_REJECT;
+    else if (cx && strcmp(cx, "magnitude") != 0)
+        return cli_usage_error("convert", "--complex must be magnitude or reject, not '%s'", cx);
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_tensor *t = NULL;
+    double start = seconds_now();
+    int rc = tessel_tensor_load(in, &opt, NULL, &t, NULL, &d);
+    double loaded = seconds_now();
+    if (!rc)
+        rc = write_tensor(t, in, out, &opt, &d);
+    if (!rc && cli_has(&args, OPT_VERBOSE))
+        fprintf(stderr, "%s: %llu entries, %llu bytes in memory; read %.3f s, written %.3f s\n",
+                in, (unsigned long long)t->nnz, (unsigned long long)tessel_tensor_bytes(t),
+                loaded - start, seconds_now() - loaded);
+    tessel_tensor_free(&t);
+    return rc ? cli_report(&d) : CLI_EXIT_OK;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tessel/base.h"
@@ -47,6 +48,8 @@ int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outf
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot create output file: %s",
                                strerror(err));
     }
+    /* mkstemp creates 0600; results are ordinary files others may read. */
+    (void)fchmod(fd, 0644);
     f->stream = fdopen(fd, "wb");
     if (!f->stream) {
         int err = errno;

@@ -1,29 +1,371 @@
-/* Binary cache (.tsl) -- being written (see issue 3). */
+/* Binary tensor cache (.tsl).
+ *
+ * Layout (native byte order, which the header records):
+ *   offset  size  field
+ *        0     8  magic "TESSELC\n"
+ *        8     4  format version (CACHE_VERSION)
+ *       12     4  header size (CACHE_HEADER_BYTES)
+ *       16     4  order
+ *       20     4  flags (bit 0: values present)
+ *       24    64  dims[8]
+ *       88     8  nnz
+ *       96     8  source size in bytes
+ *      104     8  source mtime in ns
+ *      112     4  source load options (tessel_cache_source.options)
+ *      116     4  byte-order mark 0x01020304
+ *      120    16  field name, NUL padded
+ *      136    16  symmetry name, NUL padded
+ *      152     8  payload size in bytes
+ *      160     8  payload checksum
+ *      168    80  zero
+ *      248     8  checksum of bytes 0..247
+ *   payload: ptr[dims[0]+1] (u64), idx[1..order-1][nnz] (u32), values[nnz] (f64)
+ *
+ * Nothing in a cache is trusted: sizes are checked against the file size
+ * before anything is allocated, both checksums are verified, and the
+ * arrays are checked for the layout every tensor must have. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "tessel/tensor.h"
 
-int tessel_cache_write(const tessel_tensor *t, const tessel_cache_source *src, const char *path,
-                       tessel_diag *diag)
+#define CACHE_MAGIC "TESSELC\n"
+#define CACHE_VERSION 1u
+#define CACHE_HEADER_BYTES 256u
+#define CACHE_BOM 0x01020304u
+#define CACHE_FLAG_VALUES 1u
+/* Arrays are read and checksummed in pieces this large (cache-warm). */
+#define CACHE_CHUNK (8u << 20)
+
+typedef struct cache_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_bytes;
+    uint32_t order;
+    uint32_t flags;
+    uint64_t dims[TESSEL_MAX_ORDER];
+    uint64_t nnz;
+    uint64_t source_size;
+    int64_t source_mtime_ns;
+    uint32_t source_options;
+    uint32_t bom;
+    char field[16];
+    char symmetry[16];
+    uint64_t payload_bytes;
+    uint64_t payload_checksum;
+    unsigned char zero[80];
+    uint64_t header_checksum;
+} cache_header;
+
+_Static_assert(sizeof(cache_header) == CACHE_HEADER_BYTES, "cache header layout");
+
+/* Where cache bytes come from: a file descriptor or a memory block. */
+typedef struct cache_input {
+    const char *name;
+    int fd;
+    const unsigned char *mem;
+    uint64_t size, pos;
+} cache_input;
+
+static int input_read(cache_input *in, void *dst, uint64_t n)
 {
-    (void)t;
-    (void)src;
-    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, path, 0, 0, NULL, "not implemented yet");
+    if (n > in->size - in->pos)
+        return TESSEL_ECORRUPT;
+    if (in->mem) {
+        memcpy(dst, in->mem + in->pos, n);
+        in->pos += n;
+        return TESSEL_OK;
+    }
+    unsigned char *p = dst;
+    while (n > 0) {
+        size_t want = n > (1u << 30) ? (1u << 30) : (size_t)n;
+        ssize_t got = read(in->fd, p, want);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got == 0 ? TESSEL_ECORRUPT : TESSEL_EIO;
+        p += got;
+        n -= (uint64_t)got;
+        in->pos += (uint64_t)got;
+    }
+    return TESSEL_OK;
+}
+
+static uint64_t header_checksum(const cache_header *h)
+{
+    tessel_checksum c;
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, h, offsetof(cache_header, header_checksum));
+    return tessel_checksum_final(&c);
+}
+
+/* Payload bytes implied by the header; 0 with *ok = 0 on overflow. */
+static uint64_t payload_size(const cache_header *h, int *ok)
+{
+    *ok = 0;
+    if (h->dims[0] >= UINT64_MAX / 8 || h->nnz > UINT64_MAX / 64)
+        return 0;
+    uint64_t bytes = (h->dims[0] + 1) * 8;
+    uint64_t per_entry = 4ull * (h->order - 1) + ((h->flags & CACHE_FLAG_VALUES) ? 8u : 0u);
+    if (per_entry && h->nnz > (UINT64_MAX - bytes) / per_entry)
+        return 0;
+    *ok = 1;
+    return bytes + h->nnz * per_entry;
+}
+
+static int bounded_string(const char *s, size_t cap)
+{
+    return memchr(s, '\0', cap) != NULL;
+}
+
+static int check_header(const cache_header *h, uint64_t total, tessel_diag *diag,
+                        const char *name)
+{
+    const char *why = NULL;
+    int ok = 0;
+    if (memcmp(h->magic, CACHE_MAGIC, 8) != 0)
+        why = "not a tessel cache (bad magic)";
+    else if (h->bom != CACHE_BOM)
+        why = "written on a machine with the other byte order";
+    else if (h->version != CACHE_VERSION)
+        why = "written by another version of tessel";
+    else if (h->header_bytes != CACHE_HEADER_BYTES || header_checksum(h) != h->header_checksum)
+        why = "header checksum mismatch";
+    else if (h->order < 1 || h->order > TESSEL_MAX_ORDER || (h->flags & ~CACHE_FLAG_VALUES))
+        why = "invalid order or flags";
+    if (!why) {
+        for (unsigned m = 0; m < h->order && !why; m++)
+            if (h->dims[m] > TESSEL_MAX_DIM)
+                why = "a dimension exceeds tessel's limit";
+        uint64_t expect = payload_size(h, &ok);
+        if (!why && (!ok || expect != h->payload_bytes ||
+                     total - CACHE_HEADER_BYTES != h->payload_bytes))
+            why = "its size does not match its header (truncated?)";
+        if (!why && (!bounded_string(h->field, sizeof(h->field)) ||
+                     !bounded_string(h->symmetry, sizeof(h->symmetry))))
+            why = "invalid field or symmetry name";
+    }
+    if (why)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, NULL,
+                               "corrupt cache: %s (rebuild it with tessel convert)", why);
+    return TESSEL_OK;
+}
+
+/* Reads an array of count*size bytes into a fresh buffer, checksumming. */
+static int read_array(cache_input *in, const tessel_allocator *a, uint64_t count, size_t size,
+                      tessel_checksum *sum, void **out)
+{
+    *out = NULL;
+    if (count == 0)
+        return TESSEL_OK;
+    unsigned char *buf = tessel_alloc_array(a, count, size);
+    if (!buf)
+        return TESSEL_ENOMEM;
+    uint64_t total = count * size;
+    for (uint64_t done = 0; done < total;) {
+        uint64_t n = total - done < CACHE_CHUNK ? total - done : CACHE_CHUNK;
+        int rc = input_read(in, buf + done, n);
+        if (rc) {
+            tessel_dealloc(a, buf);
+            return rc;
+        }
+        tessel_checksum_update(sum, buf + done, n);
+        done += n;
+    }
+    *out = buf;
+    return TESSEL_OK;
+}
+
+static int entry_less(const tessel_tensor *t, uint64_t x, uint64_t y)
+{
+    for (unsigned m = 1; m < t->order; m++)
+        if (t->idx[m][x] != t->idx[m][y])
+            return t->idx[m][x] < t->idx[m][y];
+    return 0;
+}
+
+/* The layout invariants of tessel_tensor (tensor.h). */
+static const char *check_structure(const tessel_tensor *t)
+{
+    if (t->ptr[0] != 0 || t->ptr[t->dims[0]] != t->nnz)
+        return "row pointers do not span the entries";
+    for (uint64_t r = 0; r < t->dims[0]; r++)
+        if (t->ptr[r] > t->ptr[r + 1])
+            return "row pointers decrease";
+    for (unsigned m = 1; m < t->order; m++)
+        for (uint64_t k = 0; k < t->nnz; k++)
+            if (t->idx[m][k] >= t->dims[m])
+                return "a coordinate is out of range";
+    for (uint64_t r = 0; r < t->dims[0]; r++)
+        for (uint64_t k = t->ptr[r] + 1; k < t->ptr[r + 1]; k++)
+            if (!entry_less(t, k - 1, k))
+                return "entries are not sorted and unique";
+    return NULL;
+}
+
+static int matches(const cache_header *h, const tessel_cache_source *expect)
+{
+    return h->source_size == expect->size && h->source_mtime_ns == expect->mtime_ns &&
+           h->source_options == expect->options;
+}
+
+static int read_payload(cache_input *in, const cache_header *h, const tessel_allocator *a,
+                        tessel_tensor *t, tessel_diag *diag)
+{
+    tessel_checksum sum;
+    tessel_checksum_init(&sum);
+    int rc = read_array(in, a, h->dims[0] + 1, sizeof(uint64_t), &sum, (void **)&t->ptr);
+    for (unsigned m = 1; m < t->order && !rc; m++)
+        rc = read_array(in, a, t->nnz, sizeof(uint32_t), &sum, (void **)&t->idx[m]);
+    if (!rc && (h->flags & CACHE_FLAG_VALUES))
+        rc = read_array(in, a, t->nnz, sizeof(double), &sum, (void **)&t->values);
+    if (rc == TESSEL_ENOMEM)
+        return tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "out of memory");
+    if (rc == TESSEL_EIO)
+        return tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "read failed: %s",
+                               strerror(errno));
+    const char *why = rc ? "it is truncated"
+                      : tessel_checksum_final(&sum) != h->payload_checksum
+                          ? "payload checksum mismatch"
+                          : check_structure(t);
+    if (why)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, in->name, 0, 0, NULL,
+                               "corrupt cache: %s (rebuild it with tessel convert)", why);
+    return TESSEL_OK;
+}
+
+static int cache_load(cache_input *in, const tessel_cache_source *expect,
+                      const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    *out = NULL;
+    cache_header h;
+    if (in->size < CACHE_HEADER_BYTES || input_read(in, &h, sizeof(h)) != TESSEL_OK)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, in->name, 0, 0, NULL,
+                               "corrupt cache: shorter than its header (rebuild it with tessel "
+                               "convert)");
+    int rc = check_header(&h, in->size, diag, in->name);
+    if (rc)
+        return rc;
+    if (expect && !matches(&h, expect))
+        return tessel_diag_set(diag, TESSEL_ESTALE, in->name, 0, 0, NULL,
+                               "stale cache: its source file or load options changed");
+    tessel_tensor *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, in->name, 0, 0, NULL, "out of memory");
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->order = h.order;
+    memcpy(t->dims, h.dims, sizeof(t->dims));
+    t->nnz = h.nnz;
+    memcpy(t->field, h.field, sizeof(t->field));
+    memcpy(t->symmetry, h.symmetry, sizeof(t->symmetry));
+    rc = read_payload(in, &h, a, t, diag);
+    if (rc) {
+        tessel_tensor_free(&t);
+        return rc;
+    }
+    *out = t;
+    return TESSEL_OK;
 }
 
 int tessel_cache_read(const char *path, const tessel_cache_source *expect,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
-    (void)expect;
-    (void)a;
     *out = NULL;
-    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, path, 0, 0, NULL, "not implemented yet");
+    cache_input in = { path, open(path, O_RDONLY), NULL, 0, 0 };
+    if (in.fd < 0)
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
+                               strerror(errno));
+    struct stat st;
+    int rc;
+    if (fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "not a regular file");
+    } else {
+        in.size = (uint64_t)st.st_size;
+        rc = cache_load(&in, expect, a, out, diag);
+    }
+    close(in.fd);
+    return rc;
 }
 
 int tessel_cache_parse(const char *name, const void *data, size_t size, const tessel_allocator *a,
                        tessel_tensor **out, tessel_diag *diag)
 {
-    (void)data;
-    (void)size;
-    (void)a;
-    *out = NULL;
-    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, name, 0, 0, NULL, "not implemented yet");
+    cache_input in = { name, -1, data, size, 0 };
+    return cache_load(&in, NULL, a, out, diag);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void fill_header(const tessel_tensor *t, const tessel_cache_source *src, cache_header *h)
+{
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, CACHE_MAGIC, 8);
+    h->version = CACHE_VERSION;
+    h->header_bytes = CACHE_HEADER_BYTES;
+    h->order = t->order;
+    h->flags = t->values && t->nnz ? CACHE_FLAG_VALUES : 0;
+    memcpy(h->dims, t->dims, sizeof(h->dims));
+    for (unsigned m = t->order; m < TESSEL_MAX_ORDER; m++)
+        h->dims[m] = 0;
+    h->nnz = t->nnz;
+    if (src) {
+        h->source_size = src->size;
+        h->source_mtime_ns = src->mtime_ns;
+        h->source_options = src->options;
+    }
+    h->bom = CACHE_BOM;
+    memcpy(h->field, t->field, sizeof(h->field) - 1);
+    memcpy(h->symmetry, t->symmetry, sizeof(h->symmetry) - 1);
+}
+
+typedef struct cache_array {
+    const void *data;
+    uint64_t bytes;
+} cache_array;
+
+static unsigned payload_arrays(const tessel_tensor *t, const cache_header *h, cache_array *arr)
+{
+    unsigned n = 0;
+    arr[n++] = (cache_array){ t->ptr, (t->dims[0] + 1) * sizeof(uint64_t) };
+    for (unsigned m = 1; m < t->order; m++)
+        arr[n++] = (cache_array){ t->idx[m], t->nnz * sizeof(uint32_t) };
+    if (h->flags & CACHE_FLAG_VALUES)
+        arr[n++] = (cache_array){ t->values, t->nnz * sizeof(double) };
+    return n;
+}
+
+int tessel_cache_write(const tessel_tensor *t, const tessel_cache_source *src, const char *path,
+                       tessel_diag *diag)
+{
+    cache_header h;
+    fill_header(t, src, &h);
+    cache_array arr[TESSEL_MAX_ORDER + 1];
+    unsigned narr = payload_arrays(t, &h, arr);
+    tessel_checksum sum;
+    tessel_checksum_init(&sum);
+    for (unsigned i = 0; i < narr; i++)
+        if (arr[i].bytes)
+            tessel_checksum_update(&sum, arr[i].data, arr[i].bytes);
+    int ok = 0;
+    h.payload_bytes = payload_size(&h, &ok);
+    h.payload_checksum = tessel_checksum_final(&sum);
+    h.header_checksum = header_checksum(&h);
+    tessel_outfile *f = NULL;
+    int rc = tessel_outfile_open(path, t->alloc, &f, diag);
+    if (rc)
+        return rc;
+    FILE *s = tessel_outfile_stream(f);
+    int bad = fwrite(&h, sizeof(h), 1, s) != 1;
+    for (unsigned i = 0; i < narr && !bad; i++)
+        bad = arr[i].bytes && fwrite(arr[i].data, 1, arr[i].bytes, s) != arr[i].bytes;
+    if (bad) {
+        tessel_outfile_abort(&f);
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "write failed");
+    }
+    return tessel_outfile_commit(&f, diag);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -358,6 +359,207 @@ START_TEST(gzip_and_writers_round_trip)
 }
 END_TEST
 
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void read_file(const char *path, unsigned char **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *data = malloc(*size);
+    ck_assert_uint_eq(fread(*data, 1, *size, f), *size);
+    fclose(f);
+}
+
+static void check_same_tensor(const tessel_tensor *a, const tessel_tensor *b)
+{
+    ck_assert_uint_eq(a->order, b->order);
+    ck_assert_mem_eq(a->dims, b->dims, sizeof(a->dims));
+    ck_assert_uint_eq(a->nnz, b->nnz);
+    ck_assert_mem_eq(a->ptr, b->ptr, (a->dims[0] + 1) * sizeof(uint64_t));
+    for (unsigned m = 1; m < a->order && a->nnz; m++)
+        ck_assert_mem_eq(a->idx[m], b->idx[m], a->nnz * sizeof(uint32_t));
+    ck_assert_int_eq(a->values != NULL, b->values != NULL);
+    if (a->values && a->nnz)
+        ck_assert_mem_eq(a->values, b->values, a->nnz * sizeof(double));
+    ck_assert_str_eq(a->field, b->field);
+    ck_assert_str_eq(a->symmetry, b->symmetry);
+}
+
+/* Round trips of matrices and tensors, valued, pattern and empty. */
+START_TEST(cache_round_trip)
+{
+    static const char *const texts[] = {
+        "%%MatrixMarket matrix coordinate real symmetric\n5 5 4\n1 1 1.5\n3 1 -2\n5 4 7\n5 5 1\n",
+        "%%MatrixMarket matrix coordinate pattern general\n4 9 3\n4 9\n1 1\n2 5\n",
+        "%%MatrixMarket matrix coordinate real general\n3 3 0\n",
+    };
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/x.tsl", dir);
+    tessel_diag d;
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        tessel_tensor *a = parse_mtx_ok(texts[i], 0), *b = NULL;
+        ck_assert_int_eq(tessel_cache_write(a, NULL, path, &d), TESSEL_OK);
+        ck_assert_int_eq(tessel_cache_read(path, NULL, NULL, &b, &d), TESSEL_OK);
+        check_same_tensor(a, b);
+        tessel_tensor_free(&a);
+        tessel_tensor_free(&b);
+    }
+    const char *tns = "1 2 3 4.5\n2 1 1 1\n2 1 3 2\n";
+    tessel_tensor *a = NULL, *b = NULL;
+    ck_assert_int_eq(tessel_tensor_parse_tns("t", tns, strlen(tns), NULL, NULL, &a, &d), 0);
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_tensor_load(path, NULL, NULL, &b, NULL, &d), TESSEL_OK);
+    check_same_tensor(a, b);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* Every truncation and every flipped byte of a cache is reported, never
+ * trusted and never a crash. */
+START_TEST(cache_corruption_detected)
+{
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/x.tsl", dir);
+    tessel_tensor *a = parse_mtx_ok("%%MatrixMarket matrix coordinate real general\n"
+                                    "4 5 5\n1 1 1\n1 5 2\n2 3 3\n4 1 4\n4 4 5\n",
+                                    0);
+    tessel_diag d;
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, &d), TESSEL_OK);
+    unsigned char *data;
+    size_t size;
+    read_file(path, &data, &size);
+    tessel_tensor *b = NULL;
+    ck_assert_int_eq(tessel_cache_parse("m", data, size, NULL, &b, &d), TESSEL_OK);
+    check_same_tensor(a, b);
+    tessel_tensor_free(&b);
+    for (size_t n = 0; n < size; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, 0);
+        ck_assert_int_eq(tessel_cache_parse("m", data, n, &ta.allocator, &b, &d),
+                         TESSEL_ECORRUPT);
+        ck_assert_ptr_null(b);
+        ck_assert_int_eq(ta.live, 0);
+    }
+    for (size_t i = 0; i < size; i++) {
+        data[i] ^= 0x20;
+        ck_assert_int_eq(tessel_cache_parse("m", data, size, NULL, &b, &d), TESSEL_ECORRUPT);
+        ck_assert_ptr_nonnull(strstr(d.message, "corrupt cache"));
+        data[i] ^= 0x20;
+    }
+    free(data);
+    tessel_tensor_free(&a);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* --cache: built once, then used; rebuilt after the source changes or the
+ * cache is damaged; a stale cache read with an expectation is refused. */
+START_TEST(cache_policy)
+{
+    char dir[64], src[128], cache[160];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(src, sizeof(src), "%s/m.mtx", dir);
+    write_text(src, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n3 2 2\n");
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.cache_policy = TESSEL_CACHE_USE;
+    ck_assert_int_eq(tessel_cache_path_for(src, &opt, cache, sizeof(cache)), TESSEL_OK);
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    int origin = -1;
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE_REBUILT);
+    tessel_tensor_free(&t);
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE);
+    ck_assert_uint_eq(t->nnz, 2);
+    tessel_tensor_free(&t);
+
+    /* A different load option is a different cache identity. */
+    tessel_cache_source expect;
+    opt.drop_zeros = 1;
+    ck_assert_int_eq(tessel_cache_source_of(src, &opt, &expect, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_cache_read(cache, &expect, NULL, &t, &d), TESSEL_ESTALE);
+    opt.drop_zeros = 0;
+
+    /* The source changes (size and mtime): the cache is rebuilt. */
+    sleep(1);
+    write_text(src, "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n3 2 2\n2 2 5\n");
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE_REBUILT);
+    ck_assert_uint_eq(t->nnz, 3);
+    tessel_tensor_free(&t);
+
+    /* A damaged cache is rebuilt, not trusted. */
+    FILE *f = fopen(cache, "r+b");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 300, SEEK_SET);
+    fputc(0x55, f);
+    fclose(f);
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE_REBUILT);
+    ck_assert_uint_eq(t->nnz, 3);
+    tessel_tensor_free(&t);
+
+    /* A cache directory: NAME-HASH.tsl there. */
+    char cache_dir[128], listing[256];
+    snprintf(cache_dir, sizeof(cache_dir), "%s/caches", dir);
+    ck_assert_int_eq(mkdir(cache_dir, 0755), 0);
+    opt.cache_dir = cache_dir;
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE_REBUILT);
+    tessel_tensor_free(&t);
+    ck_assert_int_eq(tessel_tensor_load(src, &opt, NULL, &t, &origin, &d), TESSEL_OK);
+    ck_assert_int_eq(origin, TESSEL_LOADED_CACHE);
+    tessel_tensor_free(&t);
+    snprintf(listing, sizeof(listing), "rm -rf %s", dir);
+    ck_assert_int_eq(system(listing), 0);
+}
+END_TEST
+
+START_TEST(cache_out_of_memory)
+{
+    tessel_tensor *a = parse_mtx_ok("%%MatrixMarket matrix coordinate real general\n"
+                                    "4 5 3\n1 1 1\n2 3 3\n4 4 5\n",
+                                    0);
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/x.tsl", dir);
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, NULL), TESSEL_OK);
+    int succeeded = 0;
+    for (long n = 1; n < 50 && !succeeded; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_tensor *b = NULL;
+        int rc = tessel_cache_read(path, NULL, &ta.allocator, &b, NULL);
+        ck_assert(rc == TESSEL_OK || rc == TESSEL_ENOMEM);
+        succeeded = rc == TESSEL_OK;
+        tessel_tensor_free(&b);
+        ck_assert_int_eq(ta.live, 0);
+    }
+    ck_assert(succeeded);
+    tessel_tensor_free(&a);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(hypersparse_is_refused_cleanly)
 {
     uint64_t dims[2] = { 4000000000ull, 4000000000ull };
@@ -491,6 +693,10 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, tns_reader);
     tcase_add_test(tc, gzip_and_writers_round_trip);
     tcase_add_test(tc, hypersparse_is_refused_cleanly);
+    tcase_add_test(tc, cache_round_trip);
+    tcase_add_test(tc, cache_corruption_detected);
+    tcase_add_test(tc, cache_policy);
+    tcase_add_test(tc, cache_out_of_memory);
     tcase_add_test(tc, builder_sorts_and_merges);
     tcase_add_test(tc, out_of_memory_every_allocation);
     tcase_add_test(tc, shared_matrices_load);

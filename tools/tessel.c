@@ -1,4 +1,5 @@
 /* tessel: analytical modelling of sparse tensor accelerators. */
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* GSL's default handler aborts; tessel checks return codes instead. */
+    gsl_set_error_handler_off();
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

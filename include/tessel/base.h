@@ -102,6 +102,11 @@ int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
 void tessel_outfile_abort(tessel_outfile **f);
 
 /* ------------------------------------------------------------------ */
+/* Sorts keys[0..n) ascending (LSD radix, as many 8-bit passes as max_key
+ * needs). Every key must be <= max_key; scratch holds n words. */
+void tessel_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key);
+
+/* ------------------------------------------------------------------ */
 /* A fast 64-bit checksum (not cryptographic) for binary files. Feed data
  * in any split; the result depends only on the byte sequence. */
 typedef struct tessel_checksum {

@@ -9,7 +9,6 @@
  * huge sparse tensor. Each group's keys leave in ascending order. */
 #include <string.h>
 
-#include "sort.h"
 #include "tessel/stats.h"
 
 #define KEY_EMPTY UINT64_MAX
@@ -231,7 +230,7 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
                 c->counts[k] = 0;
             }
     } else if (c->dense) {
-        stats_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
+        tessel_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = c->touched[i];
             writer_emit(w, group, k, c->counts[k]);
@@ -240,7 +239,7 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
     } else {
         for (uint64_t i = 0; i < n; i++)
             c->touched[i] = c->slot_key[c->touched[i]];
-        stats_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
+        tessel_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t s = hash_find(c, c->touched[i]);
             writer_emit(w, group, c->touched[i], c->counts[s]);

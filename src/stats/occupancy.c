@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "sort.h"
 #include "tessel/stats.h"
 
 int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, tessel_diag *diag)
@@ -39,7 +38,7 @@ int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, t
     for (uint64_t i = 0; i < n; i++)
         if (o->sorted[i] > max)
             max = o->sorted[i];
-    stats_sort_u64(o->sorted, scratch, n, max);
+    tessel_sort_u64(o->sorted, scratch, n, max);
     tessel_dealloc(g->alloc, scratch);
     o->min = o->sorted[0];
     o->max = o->sorted[n - 1];

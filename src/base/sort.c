@@ -1,9 +1,9 @@
 /* LSD radix sort, 8 bits a pass, only as many passes as max_key needs:
- * tile keys and occupancies are small numbers, so this is linear where a
- * comparison sort would dominate the statistics pass. */
+ * tile keys, occupancies and generator positions are bounded numbers, so
+ * this is linear where a comparison sort would dominate. */
 #include <string.h>
 
-#include "sort.h"
+#include "tessel/base.h"
 
 static void insertion_sort(uint64_t *keys, uint64_t n)
 {
@@ -17,7 +17,7 @@ static void insertion_sort(uint64_t *keys, uint64_t n)
     }
 }
 
-void stats_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key)
+void tessel_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key)
 {
     if (n < 48) {
         insertion_sort(keys, n);

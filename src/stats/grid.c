@@ -27,6 +27,7 @@ typedef struct key_counter {
     uint64_t *touched;  /* dense: keys; hash: slots; in first-touch order */
     uint64_t ntouched, touched_cap;
     uint64_t *scratch;  /* radix sort buffer, touched_cap words */
+    uint64_t *keys;     /* hash only: the group's keys, touched_cap words */
 } key_counter;
 
 typedef struct grid_writer {
@@ -48,6 +49,7 @@ static void counter_free(key_counter *c)
     tessel_dealloc(c->alloc, c->slot_key);
     tessel_dealloc(c->alloc, c->touched);
     tessel_dealloc(c->alloc, c->scratch);
+    tessel_dealloc(c->alloc, c->keys);
     memset(c, 0, sizeof(*c));
 }
 
@@ -100,7 +102,9 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
     }
     c->touched = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
     c->scratch = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
-    return c->touched && c->scratch ? TESSEL_OK : TESSEL_ENOMEM;
+    if (!c->dense)
+        c->keys = tessel_alloc_array(a, c->touched_cap, sizeof(uint64_t));
+    return c->touched && c->scratch && (c->dense || c->keys) ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
 /* Linear probing in a table of `cap` slots: the slot holding key, or the
@@ -132,7 +136,10 @@ static int hash_grow(key_counter *c)
     uint64_t *scratch = tessel_realloc_array(c->alloc, c->scratch, cap / 2, sizeof(uint64_t));
     if (scratch)
         c->scratch = scratch;
-    if (!touched || !scratch) {
+    uint64_t *group_keys = tessel_realloc_array(c->alloc, c->keys, cap / 2, sizeof(uint64_t));
+    if (group_keys)
+        c->keys = group_keys;
+    if (!touched || !scratch || !group_keys) {
         tessel_dealloc(c->alloc, counts);
         tessel_dealloc(c->alloc, keys);
         return TESSEL_ENOMEM;
@@ -238,19 +245,16 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
         }
     } else {
         for (uint64_t i = 0; i < n; i++)
-            c->touched[i] = c->slot_key[c->touched[i]];
-        tessel_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
+            c->keys[i] = c->slot_key[c->touched[i]];
+        tessel_sort_u64(c->keys, c->scratch, n, c->keyspace - 1);
+        for (uint64_t i = 0; i < n; i++)
+            writer_emit(w, group, c->keys[i], c->counts[hash_find(c, c->keys[i])]);
+        /* Cleared by slot: emptying slots one key lookup at a time would cut
+         * the probe chains of keys not yet looked up. */
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t s = hash_find(c, c->touched[i]);
-            writer_emit(w, group, c->touched[i], c->counts[s]);
+            c->counts[c->touched[i]] = 0;
+            c->slot_key[c->touched[i]] = KEY_EMPTY;
         }
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t s = hash_find(c, c->touched[i]);
-            c->counts[s] = 0;
-            c->slot_key[s] = KEY_EMPTY;
-        }
-        /* Linear probing needs no tombstones only if the table is emptied
-         * completely, which the loop above does. */
     }
     c->ntouched = 0;
     return TESSEL_OK;

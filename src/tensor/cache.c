@@ -1,6 +1,7 @@
 /* Binary tensor cache (.tsl).
  *
- * Layout (native byte order, which the header records):
+ * Layout (little-endian; the byte-order mark rejects a file whose bytes
+ * were swapped, and big-endian hosts are refused at compile time below):
  *   offset  size  field
  *        0     8  magic "TESSELC\n"
  *        8     4  format version (CACHE_VERSION)
@@ -32,6 +33,12 @@
 #include <unistd.h>
 
 #include "tessel/tensor.h"
+
+/* Headers and arrays are written and read as raw memory, so the host's
+ * byte order is the file's; a big-endian port needs byte swapping here. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .tsl cache format is little-endian"
+#endif
 
 #define CACHE_MAGIC "TESSELC\n"
 #define CACHE_VERSION 1u
@@ -276,7 +283,7 @@ int tessel_cache_read(const char *path, const tessel_cache_source *expect,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
-    cache_input in = { path, open(path, O_RDONLY), NULL, 0, 0 };
+    cache_input in = { path, open(path, O_RDONLY | O_CLOEXEC), NULL, 0, 0 };
     if (in.fd < 0)
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
                                strerror(errno));

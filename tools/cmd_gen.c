@@ -1,4 +1,5 @@
 /* tessel gen: seeded synthetic sparse matrices. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,10 +73,29 @@ static int unsigned_option(const cli_args *args, int opt, unsigned *out)
     uint64_t v = *out;
     if (u64_option(args, opt, &v))
         return CLI_EXIT_USAGE;
-    if (v > 1u << 30)
-        return cli_usage_error("gen", "%s is too large", options[opt].name);
+    if (v > UINT_MAX)
+        return cli_usage_error("gen", "%s must be at most %u", options[opt].name, UINT_MAX);
     *out = (unsigned)v;
     return CLI_EXIT_OK;
+}
+
+/* Which parameters each kind reads; giving another one is almost certainly
+ * a mistake (e.g. --density for uniform, which takes --nnz). */
+static int option_applies(tessel_gen_kind kind, int opt)
+{
+    switch (opt) {
+    case OPT_NNZ: return kind == TESSEL_GEN_UNIFORM || kind == TESSEL_GEN_RMAT;
+    case OPT_DENSITY: return kind == TESSEL_GEN_BANDED || kind == TESSEL_GEN_BLOCKDIAG;
+    case OPT_BANDWIDTH: return kind == TESSEL_GEN_BANDED;
+    case OPT_BLOCK: return kind == TESSEL_GEN_BLOCKDIAG;
+    case OPT_A:
+    case OPT_B:
+    case OPT_C:
+    case OPT_D: return kind == TESSEL_GEN_RMAT;
+    case OPT_N:
+    case OPT_M: return kind == TESSEL_GEN_NM;
+    default: return 1;
+    }
 }
 
 static int double_option(const cli_args *args, int opt, double *out)
@@ -92,6 +112,10 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
         return cli_usage_error("gen",
                                "unknown kind '%s' (uniform, banded, rmat, blockdiag or nm)", kind);
     tessel_gen_params_init(p, (tessel_gen_kind)k);
+    for (int i = 0; i < args->count; i++)
+        if (args->option[i] >= 0 && !option_applies(p->kind, args->option[i]))
+            return cli_usage_error("gen", "%s does not apply to %s (see tessel gen --help)",
+                                   options[args->option[i]].name, kind);
     uint64_t size = 0;
     if (u64_option(args, OPT_SIZE, &size))
         return CLI_EXIT_USAGE;
@@ -104,7 +128,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
         double_option(args, OPT_D, &p->d) || unsigned_option(args, OPT_N, &p->n) ||
         unsigned_option(args, OPT_M, &p->m))
         return CLI_EXIT_USAGE;
-    if (p->rows == 0 || p->cols == 0)
+    /* A given 0 reaches tessel_generate, which names the bad extent. */
+    if ((!cli_has(args, OPT_ROWS) || !cli_has(args, OPT_COLS)) && !cli_has(args, OPT_SIZE))
         return cli_usage_error("gen", "give the extents with --rows and --cols, or --size");
     int needs_nnz = p->kind == TESSEL_GEN_UNIFORM || p->kind == TESSEL_GEN_RMAT;
     if (needs_nnz && !cli_has(args, OPT_NNZ))
@@ -125,8 +150,11 @@ static int ends_with(const char *s, const char *suffix)
 
 static int write_output(const tessel_tensor *t, const char *path, tessel_diag *d)
 {
-    if (ends_with(path, ".tsl"))
-        return tessel_cache_write(t, NULL, path, d);
+    if (ends_with(path, ".tsl")) {
+        /* No source file: a zero identity, which no text file matches. */
+        tessel_cache_source none = { 0, 0, 0 };
+        return tessel_cache_write(t, &none, path, d);
+    }
     if (ends_with(path, ".tns"))
         return tessel_tensor_write_tns(t, path, d);
     return tessel_tensor_write_mtx(t, path, d);
@@ -162,6 +190,8 @@ int cmd_gen(int argc, char **argv)
                 (unsigned long long)p.rows, (unsigned long long)p.cols,
                 (unsigned long long)t->nnz);
     tessel_tensor_free(&t);
+    /* Generator errors name no file; naming the command gives them the
+     * "tessel gen: error: ..." form of the usage errors. */
     if (rc && !d.file[0])
         snprintf(d.file, sizeof(d.file), "tessel gen");
     return rc ? cli_report(&d) : CLI_EXIT_OK;

@@ -129,33 +129,42 @@ static int bounded_string(const char *s, size_t cap)
     return memchr(s, '\0', cap) != NULL;
 }
 
+/* What is wrong with a header read from a file of `total` bytes, or NULL.
+ * Everything a later allocation or loop relies on is settled here. */
+static const char *header_problem(const cache_header *h, uint64_t total)
+{
+    if (memcmp(h->magic, CACHE_MAGIC, 8) != 0)
+        return "not a tessel cache (bad magic)";
+    if (h->bom != CACHE_BOM)
+        return "written on a machine with the other byte order";
+    if (h->version != CACHE_VERSION)
+        return "written by another version of tessel";
+    if (h->header_bytes != CACHE_HEADER_BYTES || header_checksum(h) != h->header_checksum)
+        return "header checksum mismatch";
+    if (h->order < 1 || h->order > TESSEL_MAX_ORDER || (h->flags & ~CACHE_FLAG_VALUES))
+        return "invalid order or flags";
+    for (unsigned m = 0; m < h->order; m++)
+        if (h->dims[m] > TESSEL_MAX_DIM)
+            return "a dimension exceeds tessel's limit";
+    int ok = 0;
+    uint64_t expect = payload_size(h, &ok);
+    if (!ok || expect != h->payload_bytes || total - CACHE_HEADER_BYTES != h->payload_bytes)
+        return "its size does not match its header (truncated?)";
+    if (!bounded_string(h->field, sizeof(h->field)) ||
+        !bounded_string(h->symmetry, sizeof(h->symmetry)))
+        return "invalid field or symmetry name";
+    /* tensor.h: values are NULL exactly for pattern tensors (and when
+     * there are no entries at all). */
+    int has_values = (h->flags & CACHE_FLAG_VALUES) != 0;
+    if (h->nnz && has_values == (strcmp(h->field, "pattern") == 0))
+        return "the field name disagrees with the stored values";
+    return NULL;
+}
+
 static int check_header(const cache_header *h, uint64_t total, tessel_diag *diag,
                         const char *name)
 {
-    const char *why = NULL;
-    int ok = 0;
-    if (memcmp(h->magic, CACHE_MAGIC, 8) != 0)
-        why = "not a tessel cache (bad magic)";
-    else if (h->bom != CACHE_BOM)
-        why = "written on a machine with the other byte order";
-    else if (h->version != CACHE_VERSION)
-        why = "written by another version of tessel";
-    else if (h->header_bytes != CACHE_HEADER_BYTES || header_checksum(h) != h->header_checksum)
-        why = "header checksum mismatch";
-    else if (h->order < 1 || h->order > TESSEL_MAX_ORDER || (h->flags & ~CACHE_FLAG_VALUES))
-        why = "invalid order or flags";
-    if (!why) {
-        for (unsigned m = 0; m < h->order && !why; m++)
-            if (h->dims[m] > TESSEL_MAX_DIM)
-                why = "a dimension exceeds tessel's limit";
-        uint64_t expect = payload_size(h, &ok);
-        if (!why && (!ok || expect != h->payload_bytes ||
-                     total - CACHE_HEADER_BYTES != h->payload_bytes))
-            why = "its size does not match its header (truncated?)";
-        if (!why && (!bounded_string(h->field, sizeof(h->field)) ||
-                     !bounded_string(h->symmetry, sizeof(h->symmetry))))
-            why = "invalid field or symmetry name";
-    }
+    const char *why = header_problem(h, total);
     if (why)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, NULL,
                                "corrupt cache: %s (rebuild it with tessel convert)", why);
@@ -203,14 +212,16 @@ static const char *check_structure(const tessel_tensor *t)
     for (uint64_t r = 0; r < t->dims[0]; r++)
         if (t->ptr[r] > t->ptr[r + 1])
             return "row pointers decrease";
-    for (unsigned m = 1; m < t->order; m++)
-        for (uint64_t k = 0; k < t->nnz; k++)
-            if (t->idx[m][k] >= t->dims[m])
-                return "a coordinate is out of range";
+    /* One pass over the entries: the arrays are far larger than the CPU
+     * caches by now, so each extra pass costs a full trip to memory. */
     for (uint64_t r = 0; r < t->dims[0]; r++)
-        for (uint64_t k = t->ptr[r] + 1; k < t->ptr[r + 1]; k++)
-            if (!entry_less(t, k - 1, k))
+        for (uint64_t k = t->ptr[r]; k < t->ptr[r + 1]; k++) {
+            for (unsigned m = 1; m < t->order; m++)
+                if (t->idx[m][k] >= t->dims[m])
+                    return "a coordinate is out of range";
+            if (k > t->ptr[r] && !entry_less(t, k - 1, k))
                 return "entries are not sorted and unique";
+        }
     return NULL;
 }
 
@@ -238,7 +249,7 @@ static int read_payload(cache_input *in, const cache_header *h, const tessel_all
     const char *why = rc ? "it is truncated"
                       : tessel_checksum_final(&sum) != h->payload_checksum
                           ? "payload checksum mismatch"
-                          : NULL;
+                          : check_structure(t);
     if (why)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, in->name, 0, 0, NULL,
                                "corrupt cache: %s (rebuild it with tessel convert)", why);
@@ -266,7 +277,8 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect,
     memset(t, 0, sizeof(*t));
     t->alloc = a;
     t->order = h.order;
-    memcpy(t->dims, h.dims, sizeof(t->dims));
+    /* Extents past the order stay 0 whatever the file holds there. */
+    memcpy(t->dims, h.dims, h.order * sizeof(uint64_t));
     t->nnz = h.nnz;
     memcpy(t->field, h.field, sizeof(t->field));
     memcpy(t->symmetry, h.symmetry, sizeof(t->symmetry));

@@ -2,18 +2,25 @@
  * seed give the same matrix on every machine.
  *
  *   uniform    exactly nnz distinct positions: draw linear positions, sort,
- *              drop repeats, redraw the shortfall; above half the positions
- *              the excluded set is drawn instead
+ *              drop repeats, draw only the shortfall again and merge; above
+ *              half of the positions the excluded set is drawn instead
  *   banded     each position with |i - j| <= bandwidth kept with `density`
  *   blockdiag  each position of the diagonal blocks kept with `density`
- *   rmat       nnz R-MAT draws (a, b, c, d), repeats merged
+ *   rmat       nnz R-MAT draws (a, b, c, d) on the smallest power-of-two
+ *              square covering the matrix, conditioned on landing inside;
+ *              repeated draws become one entry, so nnz is an upper bound
  *   nm         every aligned group of m columns of a row holds exactly n
  *
- * Bernoulli selections walk geometric gaps, so their cost follows the kept
- * entries, not the positions considered. GSL reports failures through its
- * error handler: the CLI turns it off, and all inputs are checked here so
- * GSL is never handed an invalid argument. */
-#include <gsl/gsl_randist.h>
+ * Bernoulli selections jump over geometric gaps, so their cost follows the
+ * kept entries (plus one step per row), not the positions considered.
+ * Nothing here allocates in proportion to rows * cols.
+ *
+ * GSL reports errors through a process-wide handler whose default aborts.
+ * This file never gives GSL a chance to fail, so it needs no handler: the
+ * generator is built here (gsl_rng_alloc would call the handler on a
+ * failed malloc), and only draws that cannot fail are used (the type's get
+ * and gsl_rng_uniform_pos). Seeds are 32-bit; as in GSL, seed 0 gives the
+ * same stream as MT19937's default seed 4357. */
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <string.h>
@@ -22,8 +29,13 @@
 
 /* Generated tensors stay within what the builder indexes comfortably. */
 #define GEN_MAX_ENTRIES (1ull << 32)
+/* R-MAT levels: one per bit of the largest coordinate. */
+#define RMAT_MAX_LEVELS 32u
+/* N:M groups at most this wide are sampled with a 64-bit mask. */
+#define NM_MASK_WIDTH 64u
 
 static const char *const kind_names[] = { "uniform", "banded", "rmat", "blockdiag", "nm" };
+#define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
 
 void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind)
 {
@@ -42,9 +54,11 @@ void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind)
 
 int tessel_gen_kind_from_name(const char *name)
 {
-    for (int k = 0; k < (int)(sizeof(kind_names) / sizeof(kind_names[0])); k++)
+    if (!name)
+        return -1;
+    for (unsigned k = 0; k < KIND_COUNT; k++)
         if (strcmp(name, kind_names[k]) == 0)
-            return k;
+            return (int)k;
     if (strcmp(name, "powerlaw") == 0)
         return TESSEL_GEN_RMAT;
     return -1;
@@ -52,70 +66,303 @@ int tessel_gen_kind_from_name(const char *name)
 
 const char *tessel_gen_kind_name(tessel_gen_kind kind)
 {
-    return (unsigned)kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : "?";
+    return (unsigned)kind < KIND_COUNT ? kind_names[kind] : "?";
 }
+
+/* ------------------------------------------------------------------ */
+/* Exact position counts (validation and the tests' expectations). */
+
+static uint64_t min_u64(uint64_t x, uint64_t y)
+{
+    return x < y ? x : y;
+}
+
+/* 0 + 1 + ... + (n - 1), halving before the product so it cannot wrap for
+ * n <= 2^32. */
+static uint64_t triangle(uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    return n % 2 == 0 ? n / 2 * (n - 1) : n * ((n - 1) / 2);
+}
+
+/* A band wider than the matrix is the whole matrix; clamping keeps i + w + 1
+ * from wrapping. */
+static uint64_t band_clamp(const tessel_gen_params *p)
+{
+    uint64_t span = p->rows > p->cols ? p->rows : p->cols;
+    return min_u64(p->bandwidth, span);
+}
+
+/* Positions with |i - j| <= w in rows x cols: row i holds [lo, hi) with
+ * lo = max(0, i - w), hi = min(cols, i + w + 1); rows from cols + w on are
+ * empty. Sum of hi minus sum of lo over the non-empty rows. */
+static uint64_t band_positions(const tessel_gen_params *p)
+{
+    uint64_t w = band_clamp(p), rows = p->rows, cols = p->cols;
+    uint64_t nonempty = min_u64(rows, cols + w);
+    /* hi = i + w + 1 while i < cols - w, cols afterwards. */
+    uint64_t rising = cols > w ? min_u64(nonempty, cols - w) : 0;
+    uint64_t sum_hi = triangle(rising) + rising * (w + 1) + (nonempty - rising) * cols;
+    /* lo = i - w for i > w. */
+    uint64_t sum_lo = nonempty > w + 1 ? triangle(nonempty - w) : 0;
+    return sum_hi - sum_lo;
+}
+
+/* A block larger than the matrix is one block covering it. */
+static uint64_t block_clamp(const tessel_gen_params *p)
+{
+    uint64_t span = p->rows > p->cols ? p->rows : p->cols;
+    return min_u64(p->block, span);
+}
+
+/* Block q covers rows [qB, min((q+1)B, rows)) x cols [qB, min((q+1)B, cols)):
+ * full blocks, then at most one block cut by a border. */
+static uint64_t block_positions(const tessel_gen_params *p)
+{
+    uint64_t bs = block_clamp(p);
+    uint64_t full = min_u64(p->rows / bs, p->cols / bs);
+    uint64_t area = full * bs * bs;
+    uint64_t rest_r = p->rows - full * bs, rest_c = p->cols - full * bs;
+    if (rest_r && rest_c)
+        area += min_u64(bs, rest_r) * min_u64(bs, rest_c);
+    return area;
+}
+
+static uint64_t nm_entries(const tessel_gen_params *p)
+{
+    uint64_t per_row = p->cols / p->m * p->n + min_u64(p->n, p->cols % p->m);
+    return p->rows * per_row;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation: every parameter the kind uses, before anything is drawn. */
 
 static int invalid(tessel_diag *diag, const char *field, const char *fmt, double value)
 {
     return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, field, fmt, value);
 }
 
-static int probability_ok(double p)
+static int check_extent(tessel_diag *diag, const char *field, uint64_t v)
 {
-    return p >= 0 && p <= 1; /* false for NaN */
-}
-
-/* Expected entry count, for the size cap. */
-static double expected_entries(const tessel_gen_params *p)
-{
-    double rows = (double)p->rows, cols = (double)p->cols;
-    switch (p->kind) {
-    case TESSEL_GEN_UNIFORM:
-    case TESSEL_GEN_RMAT:
-        return (double)p->nnz;
-    case TESSEL_GEN_BANDED:
-        return rows * fmin(cols, 2.0 * (double)p->bandwidth + 1) * p->density;
-    case TESSEL_GEN_BLOCKDIAG:
-        return fmin(rows, cols) * (double)p->block * p->density;
-    case TESSEL_GEN_NM:
-        return rows * cols * (double)p->n / (double)p->m;
-    }
-    return 0;
-}
-
-static int validate(const tessel_gen_params *p, tessel_diag *diag)
-{
-    if ((unsigned)p->kind > TESSEL_GEN_NM)
-        return invalid(diag, "kind", "unknown generator kind %g", (double)p->kind);
-    if (p->rows == 0 || p->cols == 0 || p->rows > TESSEL_MAX_DIM || p->cols > TESSEL_MAX_DIM)
-        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "rows",
-                               "rows and cols must be in 1..%llu",
-                               (unsigned long long)TESSEL_MAX_DIM);
-    int bernoulli = p->kind == TESSEL_GEN_BANDED || p->kind == TESSEL_GEN_BLOCKDIAG;
-    if (bernoulli && !(p->density > 0 && p->density <= 1))
-        return invalid(diag, "density", "density must be in (0, 1], not %g", p->density);
-    if (p->kind == TESSEL_GEN_UNIFORM && (double)p->nnz > (double)p->rows * (double)p->cols)
-        return invalid(diag, "nnz", "nnz %g exceeds rows * cols", (double)p->nnz);
-    if (p->kind == TESSEL_GEN_BLOCKDIAG && p->block == 0)
-        return invalid(diag, "block", "block must be >= 1, not %g", 0.0);
-    if (p->kind == TESSEL_GEN_NM && (p->m == 0 || p->n == 0 || p->n > p->m))
-        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "n",
-                               "N:M needs 1 <= n <= m, not %u:%u", p->n, p->m);
-    if (p->kind == TESSEL_GEN_RMAT) {
-        double q[4] = { p->a, p->b, p->c, p->d };
-        for (int i = 0; i < 4; i++)
-            if (!probability_ok(q[i]))
-                return invalid(diag, "a", "R-MAT probabilities must be in [0, 1], not %g", q[i]);
-        if (fabs(q[0] + q[1] + q[2] + q[3] - 1) > 1e-9)
-            return invalid(diag, "a", "R-MAT probabilities must sum to 1, not %g",
-                           q[0] + q[1] + q[2] + q[3]);
-    }
-    if (expected_entries(p) > (double)GEN_MAX_ENTRIES)
-        return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
-                               "about %.3g entries requested; the generators stop at 2^32",
-                               expected_entries(p));
+    if (v == 0 || v > TESSEL_MAX_DIM)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, field,
+                               "%s must be in 1..%llu, not %llu", field,
+                               (unsigned long long)TESSEL_MAX_DIM, (unsigned long long)v);
     return TESSEL_OK;
 }
+
+static int check_density(const tessel_gen_params *p, tessel_diag *diag)
+{
+    if (!(p->density > 0 && p->density <= 1)) /* also refuses NaN */
+        return invalid(diag, "density", "density must be in (0, 1], not %g", p->density);
+    return TESSEL_OK;
+}
+
+static int check_rmat(const tessel_gen_params *p, tessel_diag *diag)
+{
+    const double q[4] = { p->a, p->b, p->c, p->d };
+    static const char *const names[4] = { "a", "b", "c", "d" };
+    for (int i = 0; i < 4; i++)
+        if (!(q[i] >= 0 && q[i] <= 1))
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, names[i],
+                                   "R-MAT probability %s must be in [0, 1], not %g", names[i],
+                                   q[i]);
+    double sum = q[0] + q[1] + q[2] + q[3];
+    if (fabs(sum - 1) > 1e-9)
+        return invalid(diag, "a", "R-MAT probabilities a + b + c + d must sum to 1, not %.12g",
+                       sum);
+    return TESSEL_OK;
+}
+
+static int validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_diag *diag)
+{
+    if ((unsigned)p->kind >= KIND_COUNT)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "kind",
+                               "unknown generator kind %d", (int)p->kind);
+    int rc = check_extent(diag, "rows", p->rows);
+    if (!rc)
+        rc = check_extent(diag, "cols", p->cols);
+    if (rc)
+        return rc;
+    /* MT19937 takes a 32-bit seed; larger ones would silently repeat. */
+    if (p->seed > UINT32_MAX)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "seed",
+                               "seed must be in 0..%lu (a 32-bit seed), not %llu",
+                               (unsigned long)UINT32_MAX, (unsigned long long)p->seed);
+    uint64_t positions = p->rows * p->cols; /* < 2^64: both are < 2^32 */
+    double expected = 0;
+    switch (p->kind) {
+    case TESSEL_GEN_UNIFORM:
+        if (p->nnz > positions)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "nnz",
+                                   "nnz %llu exceeds rows * cols", (unsigned long long)p->nnz);
+        expected = (double)p->nnz;
+        break;
+    case TESSEL_GEN_BANDED:
+        if ((rc = check_density(p, diag)))
+            return rc;
+        expected = (double)band_positions(p) * p->density;
+        break;
+    case TESSEL_GEN_BLOCKDIAG:
+        if (p->block == 0)
+            return invalid(diag, "block", "block must be >= 1, not %g", 0.0);
+        if ((rc = check_density(p, diag)))
+            return rc;
+        expected = (double)block_positions(p) * p->density;
+        break;
+    case TESSEL_GEN_RMAT:
+        if ((rc = check_rmat(p, diag)))
+            return rc;
+        expected = (double)p->nnz;
+        break;
+    case TESSEL_GEN_NM:
+        if (p->m == 0)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "m",
+                                   "N:M needs m >= 1, not %u", p->m);
+        if (p->n == 0 || p->n > p->m)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "n",
+                                   "N:M needs 1 <= n <= m, not %u:%u", p->n, p->m);
+        expected = (double)nm_entries(p);
+        break;
+    }
+    if (expected > (double)GEN_MAX_ENTRIES)
+        return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
+                               "%s would give about %.4g entries; generated tensors are limited "
+                               "to 2^32 entries",
+                               kind_names[p->kind], expected);
+    *expected_out = (uint64_t)expected;
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The random source. */
+
+/* gsl_rng_alloc calls GSL's error handler (abort by default) when malloc
+ * fails, and bypasses the tessel allocator. The struct is public in
+ * gsl_rng.h, so it is assembled here the way gsl_rng_alloc does it. */
+static gsl_rng *rng_create(const tessel_allocator *a, uint64_t seed)
+{
+    const gsl_rng_type *type = gsl_rng_mt19937;
+    gsl_rng *r = tessel_alloc(a, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->type = type;
+    r->state = tessel_alloc(a, type->size);
+    if (!r->state) {
+        tessel_dealloc(a, r);
+        return NULL;
+    }
+    memset(r->state, 0, type->size);
+    gsl_rng_set(r, (unsigned long)seed);
+    return r;
+}
+
+static void rng_free(const tessel_allocator *a, gsl_rng **rp)
+{
+    if (!*rp)
+        return;
+    tessel_dealloc(a, (*rp)->state);
+    tessel_dealloc(a, *rp);
+    *rp = NULL;
+}
+
+/* MT19937 yields every 32-bit value (min 0, max 2^32 - 1). Calling the
+ * type's get directly is what gsl_rng_get does when GSL is compiled with
+ * HAVE_INLINE; it saves a call per draw on the R-MAT hot path. */
+static uint64_t draw_u32(const gsl_rng *r)
+{
+    return (uint64_t)(r->type->get(r->state) & 0xffffffffu);
+}
+
+/* Uniform in [0, n), n >= 1: mask to the next power of two and reject, so
+ * there is no modulo bias and fewer than two tries on average. */
+static uint64_t draw_below(const gsl_rng *r, uint64_t n)
+{
+    uint64_t mask = n - 1;
+    if (mask == 0)
+        return 0;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    for (;;) {
+        uint64_t x = draw_u32(r);
+        if (mask > UINT32_MAX)
+            x = (x << 32) | draw_u32(r);
+        x &= mask;
+        if (x < n)
+            return x;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Distinct samples: k different values of [0, n), ascending. */
+
+static uint64_t drop_repeats(uint64_t *v, uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    uint64_t out = 1;
+    for (uint64_t k = 1; k < n; k++)
+        if (v[k] != v[out - 1])
+            v[out++] = v[k];
+    return out;
+}
+
+/* Union of two ascending, repeat-free runs into dst; returns its length. */
+static uint64_t merge_distinct(const uint64_t *x, uint64_t nx, const uint64_t *y, uint64_t ny,
+                               uint64_t *dst)
+{
+    uint64_t i = 0, j = 0, out = 0;
+    while (i < nx && j < ny) {
+        if (x[i] < y[j])
+            dst[out++] = x[i++];
+        else if (y[j] < x[i])
+            dst[out++] = y[j++];
+        else {
+            dst[out++] = x[i++];
+            j++;
+        }
+    }
+    while (i < nx)
+        dst[out++] = x[i++];
+    while (j < ny)
+        dst[out++] = y[j++];
+    return out;
+}
+
+/* k <= n/2 distinct values of [0, n). buf and other hold k words each; the
+ * result is in *buf (the two may have been swapped). Independent draws,
+ * with repeats removed, form a uniformly random set given their number, so
+ * drawing only the shortfall again and taking the union keeps the result
+ * uniform over all k-subsets. Each round's shortfall is at most about
+ * k/n <= 1/2 of the previous one; the old set is merged, not re-sorted. */
+static void sample_distinct(const gsl_rng *r, uint64_t n, uint64_t k, uint64_t **buf,
+                            uint64_t **other)
+{
+    uint64_t have = 0;
+    while (have < k) {
+        uint64_t want = k - have;
+        uint64_t *batch = *buf + have;
+        for (uint64_t i = 0; i < want; i++)
+            batch[i] = draw_below(r, n);
+        tessel_sort_u64(batch, *other, want, n - 1);
+        uint64_t got = drop_repeats(batch, want);
+        if (have == 0) {
+            have = got;
+            continue;
+        }
+        have = merge_distinct(*buf, have, batch, got, *other);
+        uint64_t *swap = *buf;
+        *buf = *other;
+        *other = swap;
+    }
+}
+
+/* ------------------------------------------------------------------ */
 
 typedef struct generator {
     const tessel_allocator *alloc;
@@ -124,200 +371,330 @@ typedef struct generator {
     tessel_coo_builder *b;
 } generator;
 
-static double draw_value(generator *g)
-{
-    return 1.0 - gsl_rng_uniform(g->rng); /* (0, 1] */
-}
-
+/* A value is drawn right after its position, so the stream of draws (and
+ * the matrix) depends only on the parameters and the seed. */
 static int emit(generator *g, uint64_t i, uint64_t j)
 {
     uint32_t c[2] = { (uint32_t)i, (uint32_t)j };
-    return tessel_coo_builder_add(g->b, c, g->p->values ? draw_value(g) : 1.0);
+    double v = 1.0;
+    if (g->p->values) /* (2^32 - x) / 2^32 = 1 - gsl_rng_uniform(): in (0, 1] */
+        v = (4294967296.0 - (double)draw_u32(g->rng)) / 4294967296.0;
+    return tessel_coo_builder_add(g->b, c, v);
 }
 
-/* Uniform 64-bit integer in [0, n), n >= 1, without modulo bias. */
-static uint64_t draw_below(gsl_rng *rng, uint64_t n)
+/* Ascending linear positions row * cols + col, each emitted once. */
+static int emit_linear(generator *g, const uint64_t *pos, uint64_t count)
 {
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    for (;;) {
-        uint64_t x = ((uint64_t)gsl_rng_get(rng) << 32) | (uint64_t)gsl_rng_get(rng);
-        if (x < limit)
-            return x % n;
-    }
-}
-
-/* Keeps every position in [lo, hi] of row i with probability density,
- * jumping over geometric gaps (a Bernoulli process may restart per row). */
-static int bernoulli_row(generator *g, uint64_t i, uint64_t lo, uint64_t hi)
-{
-    double p = g->p->density;
-    for (uint64_t j = lo; j <= hi; j++) {
-        if (p < 1) {
-            unsigned gap = gsl_ran_geometric(g->rng, p) - 1;
-            if (gap > hi - j)
-                return TESSEL_OK;
-            j += gap;
-        }
-        int rc = emit(g, i, j);
-        if (rc)
-            return rc;
-    }
-    return TESSEL_OK;
-}
-
-static int gen_banded(generator *g)
-{
-    const tessel_gen_params *p = g->p;
-    int rc = TESSEL_OK;
-    for (uint64_t i = 0; i < p->rows && !rc; i++) {
-        uint64_t lo = i > p->bandwidth ? i - p->bandwidth : 0;
-        uint64_t hi = i + p->bandwidth < p->cols - 1 ? i + p->bandwidth : p->cols - 1;
-        if (lo <= hi && lo < p->cols)
-            rc = bernoulli_row(g, i, lo, hi);
-    }
+    uint64_t cols = g->p->cols;
+    int rc = tessel_coo_builder_reserve(g->b, count);
+    for (uint64_t k = 0; k < count && !rc; k++)
+        rc = emit(g, pos[k] / cols, pos[k] % cols);
     return rc;
 }
 
-static int gen_blockdiag(generator *g)
+static int alloc_pair(generator *g, uint64_t count, uint64_t **x, uint64_t **y)
 {
-    const tessel_gen_params *p = g->p;
-    int rc = TESSEL_OK;
-    for (uint64_t i = 0; i < p->rows && !rc; i++) {
-        uint64_t lo = i / p->block * p->block;
-        uint64_t hi = lo + p->block - 1 < p->cols - 1 ? lo + p->block - 1 : p->cols - 1;
-        if (lo < p->cols)
-            rc = bernoulli_row(g, i, lo, hi);
-    }
-    return rc;
-}
-
-static int gen_nm(generator *g)
-{
-    const tessel_gen_params *p = g->p;
-    uint32_t *all = tessel_alloc_array(g->alloc, p->m, sizeof(uint32_t));
-    uint32_t *pick = tessel_alloc_array(g->alloc, p->n, sizeof(uint32_t));
-    int rc = all && pick ? TESSEL_OK : TESSEL_ENOMEM;
-    for (uint64_t i = 0; i < p->rows && !rc; i++)
-        for (uint64_t base = 0; base < p->cols && !rc; base += p->m) {
-            unsigned width = p->cols - base < p->m ? (unsigned)(p->cols - base) : p->m;
-            unsigned keep = p->n < width ? p->n : width;
-            for (unsigned k = 0; k < width; k++)
-                all[k] = k;
-            gsl_ran_choose(g->rng, pick, keep, all, width, sizeof(uint32_t));
-            for (unsigned k = 0; k < keep && !rc; k++)
-                rc = emit(g, i, base + pick[k]);
-        }
-    tessel_dealloc(g->alloc, all);
-    tessel_dealloc(g->alloc, pick);
-    return rc;
-}
-
-static unsigned bits_to_cover(uint64_t n)
-{
-    unsigned bits = 0;
-    while (bits < 64 && (1ull << bits) < n)
-        bits++;
-    return bits;
-}
-
-/* One R-MAT draw: each level picks a quadrant with (a, b, c, d); where only
- * one of the two dimensions still has bits, it picks a half with the
- * marginal probabilities. Returns 0 when the draw falls outside. */
-static int rmat_draw(generator *g, unsigned row_bits, unsigned col_bits, uint64_t *i, uint64_t *j)
-{
-    const tessel_gen_params *p = g->p;
-    uint64_t r = 0, c = 0;
-    unsigned levels = row_bits > col_bits ? row_bits : col_bits;
-    for (unsigned level = 0; level < levels; level++) {
-        int has_row = level < row_bits, has_col = level < col_bits;
-        double u = gsl_rng_uniform(g->rng);
-        int down, right;
-        if (has_row && has_col) {
-            down = u >= p->a + p->b;
-            right = down ? u >= p->a + p->b + p->c : u >= p->a;
-        } else if (has_row) {
-            down = u >= p->a + p->b;
-            right = 0;
-        } else {
-            down = 0;
-            right = u >= p->a + p->c;
-        }
-        if (has_row)
-            r = (r << 1) | (uint64_t)down;
-        if (has_col)
-            c = (c << 1) | (uint64_t)right;
-    }
-    *i = r;
-    *j = c;
-    return r < p->rows && c < p->cols;
-}
-
-static int gen_rmat(generator *g)
-{
-    const tessel_gen_params *p = g->p;
-    unsigned row_bits = bits_to_cover(p->rows), col_bits = bits_to_cover(p->cols);
-    int rc = tessel_coo_builder_reserve(g->b, p->nnz);
-    for (uint64_t k = 0; k < p->nnz && !rc; k++) {
-        uint64_t i, j;
-        while (!rmat_draw(g, row_bits, col_bits, &i, &j))
-            ;
-        rc = emit(g, i, j);
-    }
-    return rc;
-}
-
-/* `count` distinct positions in [0, positions), ascending, into *out. */
-static int distinct_positions(generator *g, uint64_t positions, uint64_t count, uint64_t **out)
-{
-    *out = NULL;
-    if (count == 0)
+    *x = tessel_alloc_array(g->alloc, count, sizeof(uint64_t));
+    *y = tessel_alloc_array(g->alloc, count, sizeof(uint64_t));
+    if (*x && *y)
         return TESSEL_OK;
-    uint64_t *pos = tessel_alloc_array(g->alloc, count, sizeof(uint64_t));
-    uint64_t *scratch = tessel_alloc_array(g->alloc, count, sizeof(uint64_t));
-    if (!pos || !scratch) {
-        tessel_dealloc(g->alloc, pos);
-        tessel_dealloc(g->alloc, scratch);
-        return TESSEL_ENOMEM;
-    }
-    uint64_t have = 0;
-    while (have < count) {
-        for (uint64_t k = have; k < count; k++)
-            pos[k] = draw_below(g->rng, positions);
-        tessel_sort_u64(pos, scratch, count, positions - 1);
-        have = 1;
-        for (uint64_t k = 1; k < count; k++)
-            if (pos[k] != pos[have - 1])
-                pos[have++] = pos[k];
-    }
-    tessel_dealloc(g->alloc, scratch);
-    *out = pos;
-    return TESSEL_OK;
+    tessel_dealloc(g->alloc, *x);
+    tessel_dealloc(g->alloc, *y);
+    *x = *y = NULL;
+    return TESSEL_ENOMEM;
 }
 
 static int gen_uniform(generator *g)
 {
     const tessel_gen_params *p = g->p;
     uint64_t positions = p->rows * p->cols;
-    int complement = p->nnz > positions / 2;
-    uint64_t *pos = NULL;
+    /* Drawing more than half of the positions would spend most draws on
+     * repeats; choosing the excluded ones is then cheaper, and walking all
+     * positions costs at most twice the entries. */
+    int complement = p->nnz > positions - p->nnz;
     uint64_t count = complement ? positions - p->nnz : p->nnz;
-    int rc = distinct_positions(g, positions, count, &pos);
-    if (!rc)
-        rc = tessel_coo_builder_reserve(g->b, p->nnz);
+    if (count == 0 && !complement)
+        return TESSEL_OK;
+    uint64_t *pos = NULL, *scratch = NULL;
+    if (count && alloc_pair(g, count, &pos, &scratch))
+        return TESSEL_ENOMEM;
+    if (count)
+        sample_distinct(g->rng, positions, count, &pos, &scratch);
+    tessel_dealloc(g->alloc, scratch);
+    int rc;
     if (!complement) {
-        for (uint64_t k = 0; k < count && !rc; k++)
-            rc = emit(g, pos[k] / p->cols, pos[k] % p->cols);
+        rc = emit_linear(g, pos, count);
     } else {
-        uint64_t next = 0;
-        for (uint64_t x = 0; x < positions && !rc; x++) {
-            if (next < count && pos[next] == x) {
-                next++;
-                continue;
+        rc = tessel_coo_builder_reserve(g->b, p->nnz);
+        uint64_t next = 0, x = 0;
+        for (uint64_t i = 0; i < p->rows && !rc; i++)
+            for (uint64_t j = 0; j < p->cols && !rc; j++, x++) {
+                if (next < count && pos[next] == x)
+                    next++;
+                else
+                    rc = emit(g, i, j);
             }
-            rc = emit(g, x / p->cols, x % p->cols);
-        }
     }
     tessel_dealloc(g->alloc, pos);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bernoulli selection over one column interval per row. */
+
+typedef struct interval {
+    uint64_t lo, hi; /* columns [lo, hi); lo >= cols means this and all later rows are empty */
+} interval;
+
+static interval band_row(const tessel_gen_params *p, uint64_t w, uint64_t i)
+{
+    interval iv = { i > w ? i - w : 0, min_u64(p->cols, i + w + 1) };
+    return iv;
+}
+
+static interval block_row(const tessel_gen_params *p, uint64_t bs, uint64_t i)
+{
+    uint64_t lo = i / bs * bs;
+    interval iv = { lo, min_u64(p->cols, lo + bs) };
+    return iv;
+}
+
+/* Positions skipped before the next kept one: geometric with success
+ * probability `density`, by inversion. Saturates instead of wrapping. */
+static uint64_t draw_gap(const gsl_rng *r, double log_miss)
+{
+    double gap = floor(log(gsl_rng_uniform_pos(r)) / log_miss);
+    return gap >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)gap;
+}
+
+/* Walks the rows' intervals as one sequence of positions, so a gap may
+ * cross rows; density 1 keeps everything without drawing. */
+static int gen_bernoulli(generator *g, uint64_t expected, uint64_t positions)
+{
+    const tessel_gen_params *p = g->p;
+    int dense = p->density >= 1;
+    double log_miss = dense ? 0 : log1p(-p->density);
+    /* Room for all but freak counts, so the builder rarely regrows. */
+    uint64_t room = dense ? positions
+                          : min_u64(positions, expected + 6 * (uint64_t)sqrt((double)expected) +
+                                                   64);
+    int rc = tessel_coo_builder_reserve(g->b, room);
+    int banded = p->kind == TESSEL_GEN_BANDED;
+    uint64_t w = banded ? band_clamp(p) : block_clamp(p);
+    uint64_t gap = dense ? 0 : draw_gap(g->rng, log_miss);
+    for (uint64_t i = 0; i < p->rows && !rc; i++) {
+        interval iv = banded ? band_row(p, w, i) : block_row(p, w, i);
+        if (iv.lo >= p->cols)
+            break;
+        uint64_t len = iv.hi - iv.lo, at = 0;
+        while (!rc && gap < len - at) {
+            at += gap;
+            rc = emit(g, i, iv.lo + at);
+            at++;
+            gap = dense ? 0 : draw_gap(g->rng, log_miss);
+        }
+        gap -= len - at;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* R-MAT. Each of L levels picks a quadrant of the current square: a top
+ * left, b top right, c bottom left, d bottom right; 2^L is the smallest
+ * power of two >= max(rows, cols). Instead of drawing whole paths and
+ * redrawing those that land outside rows x cols, each level picks from the
+ * quadrant probabilities weighted by the chance that the rest of the path
+ * stays inside. That is the same distribution (the chain rule applied to
+ * the redraw loop), needs no wasted draws, and cannot loop forever when
+ * the probabilities put (almost) no weight inside. */
+
+typedef struct rmat_table {
+    unsigned levels;
+    /* A state says whether the row / column prefix still equals that of
+     * the last row / column (bit 0 / bit 1): only then can a 1 bit leave
+     * the matrix. inside[l][s]: chance that levels l.. stay inside. */
+    double inside[RMAT_MAX_LEVELS + 1][4];
+    /* A 32-bit draw x picks quadrant #{k < 3 : x >= limit[k]}: limit[k] is
+     * 2^32 times the cumulative weight of quadrants 0..k. A quadrant
+     * without weight repeats the previous limit and is never picked. */
+    uint64_t limit[RMAT_MAX_LEVELS][4][3];
+    unsigned char next[RMAT_MAX_LEVELS][4][4];
+} rmat_table;
+
+static void rmat_build(const tessel_gen_params *p, rmat_table *t)
+{
+    uint64_t last_r = p->rows - 1, last_c = p->cols - 1;
+    uint64_t span = last_r > last_c ? last_r : last_c;
+    unsigned levels = 0;
+    while (levels < 64 && (span >> levels) != 0)
+        levels++;
+    t->levels = levels;
+    double sum = p->a + p->b + p->c + p->d;
+    const double q[4] = { p->a / sum, p->b / sum, p->c / sum, p->d / sum };
+    for (unsigned s = 0; s < 4; s++)
+        t->inside[levels][s] = 1;
+    for (unsigned l = levels; l-- > 0;) {
+        unsigned bit = levels - 1 - l;
+        unsigned rb = (unsigned)(last_r >> bit) & 1u, cb = (unsigned)(last_c >> bit) & 1u;
+        for (unsigned s = 0; s < 4; s++) {
+            unsigned row_tight = s & 1u, col_tight = (s >> 1) & 1u;
+            double cum[4], acc = 0;
+            for (unsigned k = 0; k < 4; k++) {
+                unsigned x = k >> 1, y = k & 1u; /* row bit, column bit */
+                int allowed = !(row_tight && x > rb) && !(col_tight && y > cb);
+                unsigned ns = (row_tight && x == rb ? 1u : 0u) | (col_tight && y == cb ? 2u : 0u);
+                if (allowed)
+                    acc += q[k] * t->inside[l + 1][ns];
+                cum[k] = acc;
+                t->next[l][s][k] = (unsigned char)ns;
+            }
+            t->inside[l][s] = acc;
+            for (unsigned k = 0; k < 3; k++) {
+                /* Unreachable states (acc == 0) get limits that are never used. */
+                double f = acc > 0 ? ceil(cum[k] / acc * 4294967296.0) : 0;
+                t->limit[l][s][k] = f >= 4294967296.0 ? 1ull << 32 : (uint64_t)f;
+            }
+        }
+    }
+}
+
+/* One path of quadrant choices as a linear position row * cols + col. The
+ * integer limits make this the same draw as comparing gsl_rng_uniform()
+ * (x / 2^32 for MT19937) with the weights, without branches that the
+ * processor would mispredict about half of the time. */
+static uint64_t rmat_draw(const gsl_rng *r, const rmat_table *t, uint64_t cols)
+{
+    uint64_t i = 0, j = 0;
+    unsigned s = 3;
+    for (unsigned l = 0; l < t->levels; l++) {
+        const uint64_t *lim = t->limit[l][s];
+        uint64_t x = draw_u32(r);
+        unsigned pick = (unsigned)(x >= lim[0]) + (unsigned)(x >= lim[1]) + (unsigned)(x >= lim[2]);
+        i = (i << 1) | (pick >> 1);
+        j = (j << 1) | (pick & 1u);
+        s = t->next[l][s][pick];
+    }
+    return i * cols + j;
+}
+
+static int gen_rmat(generator *g, tessel_diag *diag)
+{
+    const tessel_gen_params *p = g->p;
+    rmat_table t;
+    rmat_build(p, &t);
+    if (!(t.inside[0][3] > 0))
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "a",
+                               "R-MAT probabilities (%g, %g, %g, %g) put no weight inside %llu "
+                               "x %llu",
+                               p->a, p->b, p->c, p->d, (unsigned long long)p->rows,
+                               (unsigned long long)p->cols);
+    if (p->nnz == 0)
+        return TESSEL_OK;
+    uint64_t *pos = NULL, *scratch = NULL;
+    if (alloc_pair(g, p->nnz, &pos, &scratch))
+        return TESSEL_ENOMEM;
+    for (uint64_t k = 0; k < p->nnz; k++)
+        pos[k] = rmat_draw(g->rng, &t, p->cols);
+    /* Repeats are merged here, not summed by the builder, so each entry
+     * gets one value in (0, 1]. */
+    tessel_sort_u64(pos, scratch, p->nnz, p->rows * p->cols - 1);
+    tessel_dealloc(g->alloc, scratch);
+    uint64_t count = drop_repeats(pos, p->nnz);
+    int rc = emit_linear(g, pos, count);
+    tessel_dealloc(g->alloc, pos);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* N:M. */
+
+/* Exactly `keep` of the `width` (<= 64) columns from `base`, uniformly. */
+static int nm_group_mask(generator *g, uint64_t i, uint64_t base, unsigned width, unsigned keep)
+{
+    unsigned pick = keep <= width - keep ? keep : width - keep;
+    uint64_t bits = 0;
+    for (unsigned got = 0; got < pick;) {
+        uint64_t bit = 1ull << draw_below(g->rng, width);
+        if (!(bits & bit)) {
+            bits |= bit;
+            got++;
+        }
+    }
+    if (pick != keep)
+        bits = ~bits & (width == 64 ? UINT64_MAX : (1ull << width) - 1);
+    int rc = TESSEL_OK;
+    for (unsigned k = 0; k < width && !rc; k++)
+        if (bits >> k & 1u)
+            rc = emit(g, i, base + k);
+    return rc;
+}
+
+/* The same for wide groups: a distinct sample of the smaller of the kept
+ * and the dropped sets; buffers hold at least that many words. */
+static int nm_group_wide(generator *g, uint64_t i, uint64_t base, uint64_t width, uint64_t keep,
+                         uint64_t **buf, uint64_t **other)
+{
+    int complement = keep > width - keep;
+    uint64_t pick = complement ? width - keep : keep;
+    if (pick)
+        sample_distinct(g->rng, width, pick, buf, other);
+    const uint64_t *s = *buf;
+    int rc = TESSEL_OK;
+    if (!complement) {
+        for (uint64_t k = 0; k < pick && !rc; k++)
+            rc = emit(g, i, base + s[k]);
+        return rc;
+    }
+    uint64_t next = 0;
+    for (uint64_t k = 0; k < width && !rc; k++) {
+        if (next < pick && s[next] == k)
+            next++;
+        else
+            rc = emit(g, i, base + k);
+    }
+    return rc;
+}
+
+static int gen_nm(generator *g, uint64_t expected)
+{
+    const tessel_gen_params *p = g->p;
+    uint64_t widest = min_u64(p->m, p->cols);
+    uint64_t *buf = NULL, *other = NULL;
+    if (widest > NM_MASK_WIDTH) {
+        /* The smaller of kept and dropped sets is at most half a group. */
+        uint64_t most = min_u64(p->n, widest / 2);
+        if (most && alloc_pair(g, most, &buf, &other))
+            return TESSEL_ENOMEM;
+    }
+    int rc = tessel_coo_builder_reserve(g->b, expected);
+    for (uint64_t i = 0; i < p->rows && !rc; i++)
+        for (uint64_t base = 0; base < p->cols && !rc; base += p->m) {
+            uint64_t width = min_u64(p->m, p->cols - base);
+            uint64_t keep = min_u64(p->n, width);
+            if (width <= NM_MASK_WIDTH)
+                rc = nm_group_mask(g, i, base, (unsigned)width, (unsigned)keep);
+            else
+                rc = nm_group_wide(g, i, base, width, keep, &buf, &other);
+        }
+    tessel_dealloc(g->alloc, buf);
+    tessel_dealloc(g->alloc, other);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
+{
+    int rc = TESSEL_OK;
+    switch (g->p->kind) {
+    case TESSEL_GEN_UNIFORM: rc = gen_uniform(g); break;
+    case TESSEL_GEN_BANDED: rc = gen_bernoulli(g, expected, band_positions(g->p)); break;
+    case TESSEL_GEN_BLOCKDIAG: rc = gen_bernoulli(g, expected, block_positions(g->p)); break;
+    case TESSEL_GEN_RMAT: rc = gen_rmat(g, diag); break;
+    case TESSEL_GEN_NM: rc = gen_nm(g, expected); break;
+    }
+    if (rc == TESSEL_ENOMEM)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
     return rc;
 }
 
@@ -325,29 +702,22 @@ int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tesse
                     tessel_diag *diag)
 {
     *out = NULL;
-    int rc = validate(p, diag);
+    if (!p)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL, "no generator parameters");
+    uint64_t expected = 0;
+    int rc = validate(p, &expected, diag);
     if (rc)
         return rc;
-    generator g = { a, p, gsl_rng_alloc(gsl_rng_mt19937), NULL };
+    generator g = { a, p, rng_create(a, p->seed), NULL };
     if (!g.rng)
         return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    gsl_rng_set(g.rng, (unsigned long)p->seed);
     uint64_t dims[2] = { p->rows, p->cols };
-    rc = tessel_coo_builder_create(2, dims, p->values, a, &g.b, diag);
-    if (!rc) {
-        switch (p->kind) {
-        case TESSEL_GEN_UNIFORM: rc = gen_uniform(&g); break;
-        case TESSEL_GEN_BANDED: rc = gen_banded(&g); break;
-        case TESSEL_GEN_RMAT: rc = gen_rmat(&g); break;
-        case TESSEL_GEN_BLOCKDIAG: rc = gen_blockdiag(&g); break;
-        case TESSEL_GEN_NM: rc = gen_nm(&g); break;
-        }
-        if (rc)
-            rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-        else
-            rc = tessel_coo_builder_finish(g.b, 0, out, diag);
-    }
+    rc = tessel_coo_builder_create(2, dims, p->values != 0, a, &g.b, diag);
+    if (!rc)
+        rc = run_kind(&g, expected, diag);
+    if (!rc)
+        rc = tessel_coo_builder_finish(g.b, 0, out, diag);
     tessel_coo_builder_free(&g.b);
-    gsl_rng_free(g.rng);
+    rng_free(a, &g.rng);
     return rc;
 }

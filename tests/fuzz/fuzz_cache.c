@@ -47,6 +47,25 @@ static uint8_t *repaired_copy(const uint8_t *data, size_t size)
     return copy;
 }
 
+/* tensor.h: a bad checksum gives TESSEL_ECORRUPT. So whatever the parser
+ * accepts must carry both checksums right (and the payload size it
+ * claims), whichever code path it took to accept it. */
+static void check_accepted_sums(const uint8_t *data, size_t size)
+{
+    FUZZ_REQUIRE(size >= CACHE_HEADER_BYTES, "an accepted cache holds a whole header");
+    uint64_t stored_header, stored_payload, stored_bytes;
+    memcpy(&stored_header, data + OFF_HEADER_SUM, sizeof(stored_header));
+    memcpy(&stored_payload, data + OFF_PAYLOAD_SUM, sizeof(stored_payload));
+    memcpy(&stored_bytes, data + OFF_PAYLOAD_BYTES, sizeof(stored_bytes));
+    FUZZ_REQUIRE(stored_header == checksum(data, OFF_HEADER_SUM),
+                 "an accepted cache has a correct header checksum");
+    FUZZ_REQUIRE(stored_bytes == size - CACHE_HEADER_BYTES,
+                 "an accepted cache is exactly as long as its header says");
+    FUZZ_REQUIRE(stored_payload ==
+                     checksum(data + CACHE_HEADER_BYTES, size - CACHE_HEADER_BYTES),
+                 "an accepted cache has a correct payload checksum");
+}
+
 static void parse_checked(const uint8_t *data, size_t size, const char *what)
 {
     fuzz_alloc fa;
@@ -58,6 +77,7 @@ static void parse_checked(const uint8_t *data, size_t size, const char *what)
     if (rc) {
         fuzz_check_failure(rc, t, &diag);
     } else {
+        check_accepted_sums(data, size);
         fuzz_check_tensor(t);
         fuzz_check_stats(t, &fa.allocator);
         tessel_tensor_free(&t);

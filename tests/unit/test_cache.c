@@ -336,7 +336,7 @@ static const forgery forgeries[] = {
     { "column out of range", 296 + 1 * 4, 4, 5, "out of range" },
     { "column huge", 296 + 1 * 4, 4, UINT32_MAX, "out of range" },
     { "duplicate entry", 296 + 1 * 4, 4, 0, "sorted and unique" },
-    { "unsorted slice", 296 + 4 * 4, 4, 0, "sorted and unique" },
+    { "unsorted slice", 296 + 3 * 4, 4, 4, "sorted and unique" },
     { "order 0", OFF_ORDER, 4, 0, "order" },
     { "order 9", OFF_ORDER, 4, 9, "order" },
     { "unknown flag", OFF_FLAGS, 4, 3, "flags" },
@@ -363,12 +363,21 @@ START_TEST(structure_is_checked)
 }
 END_TEST
 
-START_TEST(unterminated_field_name)
+START_TEST(field_name_is_checked)
 {
     file_bytes fb = cache_bytes(0, NULL);
     memset(fb.data + OFF_FIELD, 'x', 16);
     reseal(&fb);
-    assert_corrupt(&fb, "field");
+    assert_corrupt(&fb, "field or symmetry");
+    memcpy(fb.data + OFF_FIELD, "pattern\0", 8);
+    reseal(&fb);
+    assert_corrupt(&fb, "disagrees");
+    free(fb.data);
+    /* A pattern file (cases[1]) claiming a real field. */
+    fb = cache_bytes(1, NULL);
+    memcpy(fb.data + OFF_FIELD, "real\0\0\0\0", 8);
+    reseal(&fb);
+    assert_corrupt(&fb, "disagrees");
     free(fb.data);
 }
 END_TEST
@@ -377,20 +386,24 @@ END_TEST
  * array is allocated. */
 START_TEST(huge_claims_allocate_nothing)
 {
-    static const struct {
-        size_t offset;
-        uint64_t value;
-    } claims[] = {
-        { OFF_NNZ, 1000000000000ull },
-        { OFF_NNZ, UINT64_MAX },
-        { OFF_NNZ, UINT64_MAX / 16 + 1 },
-        { OFF_DIMS, 4000000000ull },
-        { OFF_DIMS, UINT64_MAX },
-        { OFF_PAYLOAD_BYTES, 1ull << 40 },
+    /* rows, nnz, payload bytes (0: as written); the 4x5 matrix has 4, 5. */
+    static const uint64_t claims[][3] = {
+        { 4, 1000000000000ull, 0 },
+        { 4, UINT64_MAX, 0 },
+        { 4, UINT64_MAX / 16 + 1, 0 },
+        { 4000000000ull, 5, 0 },
+        { UINT64_MAX, 5, 0 },
+        { 4, 5, 1ull << 40 },
+        /* Self-consistent headers: only the file size gives them away. */
+        { 4, 1000000000000ull, 5 * 8 + 1000000000000ull * 12 },
+        { 4000000000ull, 5, 4000000001ull * 8 + 5 * 12 },
     };
     for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
         file_bytes fb = cache_bytes(0, NULL);
-        put_u64(&fb, claims[i].offset, claims[i].value);
+        put_u64(&fb, OFF_DIMS, claims[i][0]);
+        put_u64(&fb, OFF_NNZ, claims[i][1]);
+        if (claims[i][2])
+            put_u64(&fb, OFF_PAYLOAD_BYTES, claims[i][2]);
         reseal(&fb);
         tessel_diag d;
         size_t peak = 0;
@@ -563,21 +576,23 @@ START_TEST(cache_dir_holds_the_cache)
 }
 END_TEST
 
-/* Writing is atomic: a failed write leaves no file and no temporary. */
-START_TEST(failed_write_leaves_nothing)
+/* Writing goes through a temporary file: a failed write leaves no file,
+ * a good one leaves exactly the cache (overwriting an older one). */
+START_TEST(writes_are_atomic)
 {
-    char path[160];
+    char path[160], cmd[192];
     path_in_dir(path, sizeof(path), "no-such-dir/x.tsl");
     tessel_tensor *t = build(&cases[0], NULL);
     tessel_diag d;
     ck_assert_int_eq(tessel_cache_write(t, NULL, path, &d), TESSEL_EIO);
     ck_assert_str_eq(d.file, path);
-    tessel_tensor_free(&t);
-    file_bytes fb = cache_bytes(0, NULL); /* the directory is otherwise empty */
-    free(fb.data);
-    char cmd[160];
-    snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", work_dir);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    path_in_dir(path, sizeof(path), "x.tsl");
+    ck_assert_int_eq(tessel_cache_write(t, NULL, path, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_cache_write(t, NULL, path, &d), TESSEL_OK);
+    snprintf(cmd, sizeof(cmd), "test \"$(ls -A '%s')\" = x.tsl", work_dir);
     ck_assert_int_eq(system(cmd), 0);
+    tessel_tensor_free(&t);
 }
 END_TEST
 
@@ -627,13 +642,13 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, every_flipped_byte_is_corrupt, 0, NCASES);
     tcase_add_test(tc, wrong_magic_and_version);
     tcase_add_loop_test(tc, structure_is_checked, 0, NFORGERIES);
-    tcase_add_test(tc, unterminated_field_name);
+    tcase_add_test(tc, field_name_is_checked);
     tcase_add_test(tc, huge_claims_allocate_nothing);
     tcase_add_test(tc, stale_source_is_refused);
     tcase_add_test(tc, load_builds_uses_and_rebuilds);
     tcase_add_test(tc, corrupt_cache_is_rebuilt);
     tcase_add_test(tc, cache_dir_holds_the_cache);
-    tcase_add_test(tc, failed_write_leaves_nothing);
+    tcase_add_test(tc, writes_are_atomic);
     tcase_add_loop_test(tc, out_of_memory_every_allocation, 0, NCASES);
     suite_add_tcase(s, tc);
     return s;

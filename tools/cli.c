@@ -258,3 +258,30 @@ int cli_output_close(cli_output *o, int ok)
         return cli_report(&d);
     return CLI_EXIT_OK;
 }
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+enum cli_tensor_kind cli_tensor_kind_of(const char *path)
+{
+    if (ends_with(path, ".tsl"))
+        return CLI_TENSOR_CACHE;
+    if (ends_with(path, ".mtx"))
+        return CLI_TENSOR_MTX;
+    if (ends_with(path, ".tns"))
+        return CLI_TENSOR_TNS;
+    return CLI_TENSOR_UNKNOWN;
+}
+
+int cli_write_tensor(const tessel_tensor *t, enum cli_tensor_kind kind,
+                     const tessel_cache_source *src, const char *path, tessel_diag *d)
+{
+    if (kind == CLI_TENSOR_CACHE)
+        return tessel_cache_write(t, src, path, d);
+    if (kind == CLI_TENSOR_MTX)
+        return tessel_tensor_write_mtx(t, path, d);
+    return tessel_tensor_write_tns(t, path, d);
+}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "tessel/base.h"
+#include "tessel/tensor.h"
 
 /* Exit statuses: 0 success; 1 internal failure (out of memory, write
  * error); 2 bad usage or bad input. */
@@ -55,6 +56,13 @@ int cli_parse_double(const char *cmd, const char *what, const char *text, double
  * returns the count in *n. */
 int cli_parse_shape(const char *cmd, const char *what, const char *text, unsigned long long *out,
                     unsigned max, unsigned *n);
+
+/* Tensor output files, by extension: .tsl (binary cache), .mtx, .tns. */
+enum cli_tensor_kind { CLI_TENSOR_UNKNOWN, CLI_TENSOR_CACHE, CLI_TENSOR_MTX, CLI_TENSOR_TNS };
+enum cli_tensor_kind cli_tensor_kind_of(const char *path);
+/* Writes t as `kind` (atomically); src is the cache's source identity. */
+int cli_write_tensor(const tessel_tensor *t, enum cli_tensor_kind kind,
+                     const tessel_cache_source *src, const char *path, tessel_diag *d);
 
 /* Output to a file (atomically, via tessel_outfile) or to stdout. */
 typedef struct cli_output {

@@ -29,12 +29,6 @@ static void help(void)
            "  -v, --verbose         print entries, bytes and seconds on stderr\n");
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 static double seconds_now(void)
 {
     struct timespec ts;
@@ -42,39 +36,16 @@ static double seconds_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-enum out_kind { OUT_UNKNOWN, OUT_CACHE, OUT_MTX, OUT_TNS };
-
-static enum out_kind out_kind_of(const char *out)
-{
-    if (ends_with(out, ".tsl"))
-        return OUT_CACHE;
-    if (ends_with(out, ".mtx"))
-        return OUT_MTX;
-    if (ends_with(out, ".tns"))
-        return OUT_TNS;
-    return OUT_UNKNOWN;
-}
-
 /* Taken before IN is read: if IN changes meanwhile the cache is marked
  * stale, never fresh with the old contents. A cache read from a cache has
  * no text source (identity 0). */
-static int source_identity(const char *in, enum out_kind kind, const tessel_load_options *opt,
+static int source_identity(const char *in, enum cli_tensor_kind kind, const tessel_load_options *opt,
                            tessel_cache_source *src, tessel_diag *d)
 {
     memset(src, 0, sizeof(*src));
-    if (kind != OUT_CACHE || tessel_file_kind_of(in) == TESSEL_FILE_CACHE)
+    if (kind != CLI_TENSOR_CACHE || tessel_file_kind_of(in) == TESSEL_FILE_CACHE)
         return TESSEL_OK;
     return tessel_cache_source_of(in, opt, src, d);
-}
-
-static int write_tensor(const tessel_tensor *t, enum out_kind kind,
-                        const tessel_cache_source *src, const char *out, tessel_diag *d)
-{
-    if (kind == OUT_CACHE)
-        return tessel_cache_write(t, src, out, d);
-    if (kind == OUT_MTX)
-        return tessel_tensor_write_mtx(t, out, d);
-    return tessel_tensor_write_tns(t, out, d);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -99,9 +70,9 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "--complex must be magnitude or reject, not '%s'", cx);
     tessel_diag d;
     tessel_diag_clear(&d);
-    enum out_kind kind = out_kind_of(out);
+    enum cli_tensor_kind kind = cli_tensor_kind_of(out);
     /* Checked before reading IN, which may take minutes. */
-    if (kind == OUT_UNKNOWN) {
+    if (kind == CLI_TENSOR_UNKNOWN) {
         tessel_diag_set(&d, TESSEL_EINVAL, out, 0, 0, NULL,
                         "unknown output kind: the name must end in .tsl, .mtx or .tns");
         return cli_report(&d);
@@ -114,7 +85,7 @@ int cmd_convert(int argc, char **argv)
         rc = tessel_tensor_load(in, &opt, NULL, &t, NULL, &d);
     double loaded = seconds_now();
     if (!rc)
-        rc = write_tensor(t, kind, &src, out, &d);
+        rc = cli_write_tensor(t, kind, &src, out, &d);
     if (!rc && cli_has(&args, OPT_VERBOSE))
         fprintf(stderr, "%s: %llu entries, %llu bytes in memory; read %.3f s, written %.3f s\n",
                 in, (unsigned long long)t->nnz, (unsigned long long)tessel_tensor_bytes(t),

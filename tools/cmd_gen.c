@@ -1,7 +1,6 @@
 /* tessel gen: seeded synthetic sparse matrices. */
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -142,24 +141,6 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
     return CLI_EXIT_OK;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static int write_output(const tessel_tensor *t, const char *path, tessel_diag *d)
-{
-    if (ends_with(path, ".tsl")) {
-        /* No source file: a zero identity, which no text file matches. */
-        tessel_cache_source none = { 0, 0, 0 };
-        return tessel_cache_write(t, &none, path, d);
-    }
-    if (ends_with(path, ".tns"))
-        return tessel_tensor_write_tns(t, path, d);
-    return tessel_tensor_write_mtx(t, path, d);
-}
-
 int cmd_gen(int argc, char **argv)
 {
     cli_args args;
@@ -174,17 +155,20 @@ int cmd_gen(int argc, char **argv)
     const char *out = cli_value(&args, OPT_OUTPUT);
     if (!out)
         return cli_usage_error("gen", "-o FILE is required (.mtx, .tns or .tsl)");
-    if (!ends_with(out, ".mtx") && !ends_with(out, ".tns") && !ends_with(out, ".tsl"))
+    enum cli_tensor_kind kind = cli_tensor_kind_of(out);
+    if (kind == CLI_TENSOR_UNKNOWN)
         return cli_usage_error("gen", "the output name must end in .mtx, .tns or .tsl");
     tessel_gen_params p;
     if (parse_params(&args, &p))
         return CLI_EXIT_USAGE;
+    /* No source file: a zero identity, which no text file matches. */
+    const tessel_cache_source no_source = { 0, 0, 0 };
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_tensor *t = NULL;
     int rc = tessel_generate(&p, NULL, &t, &d);
     if (!rc)
-        rc = write_output(t, out, &d);
+        rc = cli_write_tensor(t, kind, &no_source, out, &d);
     if (!rc && cli_has(&args, OPT_VERBOSE))
         fprintf(stderr, "%s: %s %llu x %llu, %llu entries\n", out, tessel_gen_kind_name(p.kind),
                 (unsigned long long)p.rows, (unsigned long long)p.cols,

@@ -3,7 +3,7 @@
 #   make test      install what is missing, build with -Werror + ASan/UBSan, run every test
 BUILD      ?= build
 TEST_BUILD ?= build-test
-PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libcyaml-dev check zlib1g-dev
+PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev check zlib1g-dev
 
 .PHONY: all deps build example test bench clean
 

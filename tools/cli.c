@@ -6,46 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 64;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t best = diag + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 static const char *nearest_option(const char *arg, const cli_option *opts, int nopts)
 {
-    const char *best = NULL;
-    size_t best_d = 4;
-    for (int i = 0; i < nopts; i++) {
-        if (!opts[i].name)
-            continue;
-        size_t d = edit_distance(arg, opts[i].name);
-        if (d < best_d) {
-            best_d = d;
-            best = opts[i].name;
-        }
-    }
-    return best;
+    const char *names[CLI_MAX_ARGS];
+    size_t n = 0;
+    for (int i = 0; i < nopts && n < CLI_MAX_ARGS; i++)
+        if (opts[i].name)
+            names[n++] = opts[i].name;
+    return tessel_nearest_word(arg, names, n);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

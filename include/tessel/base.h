@@ -86,6 +86,32 @@ int tessel_diag_vset(tessel_diag *d, int code, const char *file, uint64_t line, 
  * out) into buf of size n; returns the length it needed, like snprintf. */
 int tessel_diag_format(const tessel_diag *d, char *buf, size_t n);
 
+/* A list of diagnostics, for inputs where every error is collected before
+ * giving up (specs). Items are copied in; the list grows through its
+ * allocator. A push that cannot allocate sets `dropped` (and returns
+ * TESSEL_ENOMEM) so the caller still knows something went wrong. */
+typedef struct tessel_diag_list {
+    const tessel_allocator *alloc;
+    tessel_diag *items;
+    size_t count, capacity;
+    size_t dropped;
+} tessel_diag_list;
+
+void tessel_diag_list_init(tessel_diag_list *l, const tessel_allocator *a);
+int tessel_diag_list_push(tessel_diag_list *l, const tessel_diag *d);
+/* Sets a diagnostic like tessel_diag_set and pushes it; returns code. */
+int tessel_diag_list_add(tessel_diag_list *l, int code, const char *file, uint64_t line,
+                         uint32_t column, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+void tessel_diag_list_free(tessel_diag_list *l);
+
+/* The candidate closest to `word` by edit distance, or NULL when none is
+ * within max(2, strlen(word) / 3) edits ("did you mean ...?"). */
+const char *tessel_nearest_word(const char *word, const char *const *candidates, size_t n);
+
 /* ------------------------------------------------------------------ */
 /* Atomic output: data go to a temporary file next to `path`, which is
  * renamed over `path` only by tessel_outfile_commit. A failed or abandoned

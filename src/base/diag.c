@@ -75,3 +75,86 @@ int tessel_diag_format(const tessel_diag *d, char *buf, size_t n)
         return snprintf(buf, n, "%s: error: %s", d->file, msg);
     return snprintf(buf, n, "error: %s", msg);
 }
+
+void tessel_diag_list_init(tessel_diag_list *l, const tessel_allocator *a)
+{
+    memset(l, 0, sizeof(*l));
+    l->alloc = a;
+}
+
+int tessel_diag_list_push(tessel_diag_list *l, const tessel_diag *d)
+{
+    if (l->count == l->capacity) {
+        size_t cap = l->capacity ? 2 * l->capacity : 8;
+        tessel_diag *items = tessel_realloc_array(l->alloc, l->items, cap, sizeof(*items));
+        if (!items) {
+            l->dropped++;
+            return TESSEL_ENOMEM;
+        }
+        l->items = items;
+        l->capacity = cap;
+    }
+    l->items[l->count++] = *d;
+    return TESSEL_OK;
+}
+
+int tessel_diag_list_add(tessel_diag_list *l, int code, const char *file, uint64_t line,
+                         uint32_t column, const char *field, const char *fmt, ...)
+{
+    tessel_diag d;
+    va_list ap;
+    va_start(ap, fmt);
+    tessel_diag_vset(&d, code, file, line, column, field, fmt, ap);
+    va_end(ap);
+    tessel_diag_list_push(l, &d);
+    return code;
+}
+
+void tessel_diag_list_free(tessel_diag_list *l)
+{
+    tessel_dealloc(l->alloc, l->items);
+    l->items = NULL;
+    l->count = l->capacity = 0;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *tessel_nearest_word(const char *word, const char *const *candidates, size_t n)
+{
+    size_t limit = strlen(word) / 3;
+    if (limit < 2)
+        limit = 2;
+    const char *best = NULL;
+    size_t best_d = limit + 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best;
+}

@@ -1,0 +1,102 @@
+/* tessel — energy and performance: component energy/area tables (tessel
+ * tables and Accelergy ERT/ART files), per-action energies for the
+ * components of a spec, and roofline cycles.  Module `energy`: depends on
+ * `spec` (and `base`).  Table format and sources: energy_tables/README.md. */
+#ifndef TESSEL_ENERGY_H
+#define TESSEL_ENERGY_H
+
+#include <stdint.h>
+
+#include "tessel/base.h"
+#include "tessel/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Actions every component answers (Accelergy v0.4 names). A storage
+ * access moves one word of the component's width; `compute` is one MAC or
+ * one intersection step; `leak` is per cycle. Metadata actions fall back
+ * to read/write when a table has none. */
+typedef enum tessel_action {
+    TESSEL_ACTION_READ = 0,
+    TESSEL_ACTION_WRITE,
+    TESSEL_ACTION_UPDATE,
+    TESSEL_ACTION_METADATA_READ,
+    TESSEL_ACTION_METADATA_WRITE,
+    TESSEL_ACTION_COMPUTE,
+    TESSEL_ACTION_LEAK,
+    TESSEL_ACTION_COUNT
+} tessel_action;
+
+const char *tessel_action_name(tessel_action a);
+
+/* Energy per action (pJ) and area (um^2) of one component instance, with
+ * the table entry it came from (for reports and --explain). */
+typedef struct tessel_component_energy {
+    double pj[TESSEL_ACTION_COUNT];
+    double area_um2;
+    unsigned width_bits; /* bits moved per storage access (from the attributes) */
+    char source[160];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */
+} tessel_component_energy;
+
+/* All tables a spec names, loaded once (read-only afterwards, shareable
+ * between threads). */
+typedef struct tessel_energy_db tessel_energy_db;
+
+/* Loads every table in spec->table[] (a tessel table or an Accelergy
+ * ERT/ART YAML, v0.3 or v0.4, recognised by content). All errors are
+ * appended to `errors`; returns the first code. */
+int tessel_energy_db_load(const tessel_spec *spec, const tessel_allocator *a,
+                          tessel_energy_db **out, tessel_diag_list *errors);
+/* Loads one table file (tests, tools). */
+int tessel_energy_db_load_file(const char *path, const tessel_allocator *a,
+                               tessel_energy_db **out, tessel_diag *diag);
+void tessel_energy_db_free(tessel_energy_db **db);
+
+/* Resolves a component: its class in the tables, scaled to its attributes
+ * (width, depth/size, technology; spec->technology when the attributes do
+ * not say). `instance` is the component's name in the spec (a level name,
+ * "MAC", "intersect"), matched against fully-qualified Accelergy ERT names
+ * ("system.chip.LLB[0..0]" matches "LLB"). An unknown class is an error
+ * naming the nearest known class. Values between table points are
+ * interpolated; outside the table they are an error, never extrapolated
+ * silently. */
+int tessel_energy_component(const tessel_energy_db *db, const tessel_spec_component *c,
+                            const char *instance, const char *technology,
+                            tessel_component_energy *out, tessel_diag *diag);
+
+/* Every component of a spec resolved: level[l] for each storage level,
+ * then the MAC and the intersection unit (zeros when the spec has none). */
+typedef struct tessel_design_energy {
+    tessel_component_energy level[TESSEL_SPEC_MAX_LEVELS];
+    tessel_component_energy mac;
+    tessel_component_energy intersect;
+    double area_um2; /* sum over components x instances (PEs for the MAC) */
+} tessel_design_energy;
+
+int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,
+                         tessel_design_energy *out, tessel_diag_list *errors);
+
+/* ------------------------------------------------------------------ */
+/* Roofline: the run takes as long as its slowest resource. */
+typedef struct tessel_roofline {
+    double cycles;
+    double compute_cycles;                       /* macs / (pes * macs_per_pe) */
+    double level_cycles[TESSEL_SPEC_MAX_LEVELS]; /* bytes / (bandwidth per cycle x instances) */
+    int bound;                                   /* -1 compute, else the level number */
+    double compute_utilization;                  /* compute_cycles / cycles */
+    double level_utilization[TESSEL_SPEC_MAX_LEVELS];
+    double seconds;                              /* cycles / clock */
+} tessel_roofline;
+
+/* level_bytes[l]: all bytes read from or written to level l (both sides). */
+void tessel_roofline_evaluate(const tessel_spec *spec, double macs, const double *level_bytes,
+                              tessel_roofline *out);
+/* "compute" or the level's name. */
+const char *tessel_roofline_bound_name(const tessel_spec *spec, const tessel_roofline *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* tessel — traffic models.  Module `model`: depends on `stats` and `spec`
+ * (and through them `tensor`, `base`).
+ *
+ * The exact estimator walks the real tile grid of the data in the mapping's
+ * loop order and applies the traffic rules of DESIGN.md literally:
+ * fills on a change of resident tile, output write-backs with exact partial
+ * nonzero counts (symbolic multiplication), read-backs of outputs written
+ * before, compulsory traffic, effectual multiplies. */
+#ifndef TESSEL_MODEL_H
+#define TESSEL_MODEL_H
+
+#include <stdint.h>
+
+#include "tessel/base.h"
+#include "tessel/spec.h"
+#include "tessel/stats.h"
+#include "tessel/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* The data of a workload: one tensor per workload tensor (inputs only;
+ * tensor[0], the output, stays NULL), with the index extents they imply. */
+typedef struct tessel_workload_data {
+    const tessel_allocator *alloc;
+    unsigned ntensors;
+    tessel_tensor *tensor[TESSEL_SPEC_MAX_TENSORS];
+    int owned[TESSEL_SPEC_MAX_TENSORS];            /* 0 when shared with another binding */
+    char label[TESSEL_SPEC_MAX_TENSORS][256];      /* the `data` CSV column part: file stem or A^T */
+    uint64_t extent[TESSEL_SPEC_MAX_INDICES];      /* per workload index */
+} tessel_workload_data;
+
+/* Loads every input's binding (file, other tensor, transpose, dense),
+ * relative paths against the directory of the spec file that named them,
+ * and checks each tensor's dimensions against the einsum (an index used
+ * by two tensors must have one extent). Errors name the `data:` entry. */
+int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt,
+                         const tessel_allocator *a, tessel_workload_data **out,
+                         tessel_diag_list *errors);
+void tessel_workload_free(tessel_workload_data **w);
+/* "G51" or "G51*G51^T": the `data` report column. */
+void tessel_workload_data_label(const tessel_workload_data *w, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Counts for one tensor at one storage level.  For level l > 0 the
+ * transfers are across the boundary between level l-1 (its backing
+ * store) and level l; level 0 (the backing store) reports the same
+ * transfers seen from its side.  Counts are tile transfers, bytes are
+ * data (values) and metadata (coordinates, offsets, bitmaps, runs) in the
+ * tensor's format at level l (for level 0: the format of level 1). */
+typedef struct tessel_traffic {
+    uint64_t fills;      /* input tiles read from level l-1 into l (rule 1) */
+    uint64_t updates;    /* output tiles read back from l-1 into l (rule 2) */
+    uint64_t writebacks; /* output tiles written from l back to l-1 (rule 2) */
+    uint64_t reads;      /* tile transfers out of l to level l+1 (its fills + read-backs);
+                            innermost level: operand reads by the MACs */
+    uint64_t data_bytes;     /* bytes moved across the boundary with l-1 (level 0: with 1) */
+    uint64_t metadata_bytes;
+    /* the same split by direction, for energy: */
+    uint64_t bytes_from_parent; /* fills + updates: written into l */
+    uint64_t bytes_to_parent;   /* write-backs: read out of l */
+    uint64_t bytes_to_child;    /* read out of l for level l+1 (or the MACs) */
+    uint64_t bytes_from_child;  /* written into l by level l+1's write-backs (or the MACs) */
+    uint64_t metadata_to_child, metadata_from_child;
+    /* Sparseloop vocabulary: what a dense, unoptimized loop nest would do,
+     * and where the difference went. fills + updates + gated + skipped =
+     * algorithmic. */
+    uint64_t algorithmic; /* tile transfers of the dense loop nest (every iteration) */
+    uint64_t skipped;     /* avoided: the tile (or a skip_on partner) was empty */
+    uint64_t gated;       /* slot spent but no data moved (gate_on partner empty) */
+    uint64_t bumped_bytes; /* Tailors rule 4: bytes streamed because a tile overflowed its partition */
+} tessel_traffic;
+
+typedef struct tessel_result {
+    unsigned nlevels, ntensors;
+    tessel_traffic traffic[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    uint64_t macs;              /* effectual multiplies (flops), element level */
+    uint64_t intersections;     /* intersection steps: per effectual innermost tile
+                                   iteration, the nonzeros of the operand tiles merged */
+    uint64_t effectual_tiles[TESSEL_SPEC_MAX_LEVELS]; /* effectual tile iterations per level */
+    uint64_t output_nnz;        /* nonzeros of the final output */
+    uint64_t compulsory_bytes;  /* inputs read once + output written once, level-1 formats */
+    uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
+    uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
+    double seconds;             /* wall time of the estimate */
+    char estimator[16];         /* "exact" */
+} tessel_result;
+
+/* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all
+ * levels of the spec. O(effectual multiplies + effectual tile iterations x
+ * log) time. Fails with TESSEL_EUNSUPPORTED for other workloads and with
+ * TESSEL_ERANGE when a level's tile grid has more than 2^63 tiles. */
+int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data,
+                       const tessel_allocator *a, tessel_result *out, tessel_diag *diag);
+
+/* Map a spec format number (spec.h) to the stats footprint format. */
+tessel_format tessel_model_format(int spec_format);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,222 @@
+/* tessel — specs: a YAML document tree with source positions, and the
+ * validated run specification (workload, architecture, mapping) built from
+ * it.  Module `spec`: depends only on `base`.  The schema is documented in
+ * specs/README.md. */
+#ifndef TESSEL_SPEC_H
+#define TESSEL_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessel/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* YAML tree.  Every node remembers the file, line and column (1-based) it
+ * came from, so that any later check can point at the offending text.
+ * Nodes live in the document's arena: they are freed with the document and
+ * never individually. Aliases resolve to the anchored node (shared). */
+typedef enum tessel_yaml_kind {
+    TESSEL_YAML_SCALAR = 0,
+    TESSEL_YAML_SEQUENCE,
+    TESSEL_YAML_MAPPING
+} tessel_yaml_kind;
+
+typedef struct tessel_yaml_node tessel_yaml_node;
+struct tessel_yaml_node {
+    tessel_yaml_kind kind;
+    const char *file;
+    uint64_t line;
+    uint32_t column;
+    /* scalar */
+    const char *value; /* NUL-terminated */
+    size_t length;
+    int quoted; /* written in quotes: never a number, boolean or null */
+    /* sequence: items[0..count); mapping: keys[i] -> items[i], keys are scalars */
+    size_t count;
+    tessel_yaml_node **keys;
+    tessel_yaml_node **items;
+};
+
+typedef struct tessel_yaml_doc tessel_yaml_doc;
+
+/* Parses one YAML document (a stream holding more than one is an error).
+ * `name` is used in diagnostics. Nesting deeper than 64 levels, documents
+ * over 1,000,000 nodes and duplicate mapping keys are errors. */
+int tessel_yaml_parse(const char *name, const void *data, size_t size,
+                      const tessel_allocator *a, tessel_yaml_doc **out, tessel_diag *diag);
+int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_doc **out,
+                     tessel_diag *diag);
+void tessel_yaml_free(tessel_yaml_doc **doc);
+
+const tessel_yaml_node *tessel_yaml_root(const tessel_yaml_doc *doc);
+/* The value under `key` in a mapping, or NULL (also when m is not a mapping). */
+const tessel_yaml_node *tessel_yaml_get(const tessel_yaml_node *m, const char *key);
+/* Scalar helpers: 0 on success, TESSEL_EPARSE when the node is not a
+ * scalar of that type (no diagnostic; callers word the message). */
+int tessel_yaml_double(const tessel_yaml_node *n, double *out);
+int tessel_yaml_u64(const tessel_yaml_node *n, uint64_t *out);
+int tessel_yaml_bool(const tessel_yaml_node *n, int *out);
+int tessel_yaml_is_null(const tessel_yaml_node *n);
+/* "256KiB", "1.5 MB", "4096" (bytes), "64B"; B/KB/MB/GB are powers of 1000,
+ * KiB/MiB/GiB powers of 1024. Fractions of a byte are an error. */
+int tessel_parse_size(const char *text, uint64_t *bytes);
+/* Arena allocation in a document (for trees built in code, e.g. merged
+ * specs); returns NULL when out of memory. Strings are copied. */
+tessel_yaml_node *tessel_yaml_new_scalar(tessel_yaml_doc *doc, const char *value,
+                                         const char *file, uint64_t line, uint32_t column);
+tessel_yaml_doc *tessel_yaml_doc_create(const tessel_allocator *a);
+/* A copy of src (deep) in doc's arena, or NULL. */
+tessel_yaml_node *tessel_yaml_copy(tessel_yaml_doc *doc, const tessel_yaml_node *src);
+int tessel_yaml_set_root(tessel_yaml_doc *doc, tessel_yaml_node *root);
+
+/* ------------------------------------------------------------------ */
+/* The run specification.  Limits: */
+#define TESSEL_SPEC_MAX_LEVELS 8u
+#define TESSEL_SPEC_MAX_TENSORS 4u /* the output and up to three inputs */
+#define TESSEL_SPEC_MAX_INDICES 8u
+#define TESSEL_SPEC_NAME_MAX 32u
+
+/* Where a value came from, for messages raised after loading (e.g. a data
+ * file whose dimensions contradict the einsum). */
+typedef struct tessel_spec_pos {
+    const char *file;
+    uint64_t line;
+    uint32_t column;
+} tessel_spec_pos;
+
+/* A component's energy model: class name in the energy tables (e.g.
+ * "LPDDR4", "SRAM", "regfile", "fpmac", "intersect") and its attributes
+ * (a YAML mapping such as {width: 64, depth: 4096, technology: 45nm}, or
+ * NULL). */
+typedef struct tessel_spec_component {
+    char cls[TESSEL_SPEC_NAME_MAX];
+    const tessel_yaml_node *attributes;
+    tessel_spec_pos pos;
+} tessel_spec_component;
+
+/* Sparse optimization of one tensor at one level (Sparseloop vocabulary):
+ * bit t of a mask refers to workload tensor t. */
+typedef struct tessel_spec_sparse {
+    uint32_t skip_on; /* skip this tensor's accesses where any of these is empty */
+    uint32_t gate_on; /* gate (no data moved, slot still spent) where any is empty */
+} tessel_spec_sparse;
+
+/* Tensor formats per level: one of tessel_format in stats.h (kept as an
+ * int here because spec must not depend on stats): 0 coo, 1 csr (cp),
+ * 2 bitmap (b), 3 uop-cp (uop), 4 rle; -1 = not given. */
+typedef struct tessel_spec_tensor_level {
+    int format;
+    double partition_fraction; /* of the level's capacity; 0 = not given */
+    uint64_t partition_bytes;  /* 0 = not given */
+    tessel_spec_sparse sparse;
+    tessel_spec_pos pos;
+} tessel_spec_tensor_level;
+
+typedef struct tessel_spec_level {
+    char name[TESSEL_SPEC_NAME_MAX];
+    uint64_t capacity;      /* bytes; 0 = unbounded (the backing store) */
+    double bandwidth;       /* GB/s (10^9 bytes/s); 0 = unbounded */
+    unsigned instances;     /* copies of this level (e.g. one per PE); >= 1 */
+    unsigned word_bits;     /* bits per access, for energy (default 64) */
+    unsigned value_bits;    /* default 64 */
+    unsigned coord_bits;    /* default 32 */
+    unsigned offset_bits;   /* default 32 */
+    unsigned run_bits;      /* default 32 */
+    int format;             /* default format of tensors here; default csr (1) */
+    tessel_spec_tensor_level tensor[TESSEL_SPEC_MAX_TENSORS];
+    tessel_spec_component energy;
+    /* Mapping at this level (level 0, the backing store, has none): the
+     * tile edge per workload index (0 = the whole extent), and the tile
+     * loop order as workload index numbers, outermost first. */
+    uint64_t tile[TESSEL_SPEC_MAX_INDICES];
+    unsigned order[TESSEL_SPEC_MAX_INDICES];
+    int has_mapping;
+    tessel_spec_pos pos;
+} tessel_spec_level;
+
+typedef enum tessel_workload_kind {
+    TESSEL_WORKLOAD_SPMSPM = 0, /* Z[i,j] = A[i,k] * B[k,j] (any names) */
+    TESSEL_WORKLOAD_TTM,        /* Y[i,j,r] = T[i,j,k] * M[k,r] */
+    TESSEL_WORKLOAD_MTTKRP,     /* Y[i,r] = T[i,j,k] * B[j,r] * C[k,r] */
+    TESSEL_WORKLOAD_OTHER       /* parsed, but no estimator handles it */
+} tessel_workload_kind;
+
+typedef struct tessel_spec_tensor {
+    char name[TESSEL_SPEC_NAME_MAX];
+    unsigned rank;
+    unsigned index[TESSEL_SPEC_MAX_INDICES]; /* workload index number per mode */
+    /* Binding (inputs only): a data file path; or another tensor's name
+     * (`B: A`), optionally transposed (`B: A^T`); or a dense operand
+     * `dense` (all ones, shape from the einsum). NULL for the output. */
+    char *data;
+    tessel_spec_pos pos;
+} tessel_spec_tensor;
+
+typedef struct tessel_spec_workload {
+    char *einsum;
+    tessel_workload_kind kind;
+    unsigned ntensors; /* tensor[0] is the output, then the inputs in einsum order */
+    tessel_spec_tensor tensor[TESSEL_SPEC_MAX_TENSORS];
+    unsigned nindices;
+    char index_name[TESSEL_SPEC_MAX_INDICES][TESSEL_SPEC_NAME_MAX];
+    /* Index extents given in the spec (`dims: {r: 32}`); 0 = from data. */
+    uint64_t extent[TESSEL_SPEC_MAX_INDICES];
+    tessel_spec_pos pos;
+} tessel_spec_workload;
+
+typedef struct tessel_spec_compute {
+    unsigned pes;            /* >= 1 */
+    unsigned macs_per_pe;    /* MACs per PE per cycle, >= 1 */
+    double clock_ghz;        /* > 0 */
+    tessel_spec_component mac;       /* energy class of one MAC */
+    tessel_spec_component intersect; /* energy class of one intersection step (optional: cls "") */
+    tessel_spec_pos pos;
+} tessel_spec_compute;
+
+typedef struct tessel_spec {
+    const tessel_allocator *alloc;
+    char name[64];          /* design name (the `design` CSV column) */
+    char *path;             /* the top-level spec file */
+    tessel_spec_workload workload;
+    unsigned nlevels;       /* levels[0] is the backing store (DRAM) */
+    tessel_spec_level level[TESSEL_SPEC_MAX_LEVELS];
+    tessel_spec_compute compute;
+    /* Energy tables to search, in order (paths resolved relative to the
+     * spec file that named them): tessel tables or Accelergy ERT/ART. */
+    unsigned ntables;
+    char *table[8];
+    char technology[16];    /* e.g. "45nm"; default "45nm" */
+    tessel_yaml_doc *doc;   /* the merged document the spec was read from */
+} tessel_spec;
+
+/* Loads `path`, follows `include:` (relative to the including file; a
+ * cycle is an error), applies `sets` ("path.to.key=value", a level's name
+ * alone is shorthand for architecture.levels.NAME) and validates. Every
+ * error found is appended to `errors` (file:line:col, field, message) and
+ * the first one's code returned; *out is set only on success. */
+int tessel_spec_load(const char *path, const char *const *sets, size_t nsets,
+                     const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors);
+/* Same from text in memory (`name` stands for the file in messages;
+ * includes resolve relative to the current directory). */
+int tessel_spec_parse(const char *name, const void *data, size_t size, const char *const *sets,
+                      size_t nsets, const tessel_allocator *a, tessel_spec **out,
+                      tessel_diag_list *errors);
+void tessel_spec_free(tessel_spec **s);
+
+/* Index number of a workload index name, or -1. */
+int tessel_spec_index(const tessel_spec *s, const char *name);
+/* Tensor number of a workload tensor name, or -1. */
+int tessel_spec_tensor_index(const tessel_spec *s, const char *name);
+/* Level number of a level name, or -1. */
+int tessel_spec_level_index(const tessel_spec *s, const char *name);
+/* Replaces tensor t's data binding (from --tensor NAME=FILE). */
+int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -142,6 +142,7 @@ typedef enum tessel_workload_kind {
     TESSEL_WORKLOAD_SPMSPM = 0, /* Z[i,j] = A[i,k] * B[k,j] (any names) */
     TESSEL_WORKLOAD_TTM,        /* Y[i,j,r] = T[i,j,k] * M[k,r] */
     TESSEL_WORKLOAD_MTTKRP,     /* Y[i,r] = T[i,j,k] * B[j,r] * C[k,r] */
+    TESSEL_WORKLOAD_SPMV,       /* y[i] = A[i,k] * x[k] (modelled as SpMSpM with one column) */
     TESSEL_WORKLOAD_OTHER       /* parsed, but no estimator handles it */
 } tessel_workload_kind;
 

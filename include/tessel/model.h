@@ -58,12 +58,14 @@ typedef struct tessel_traffic {
                             innermost level: operand reads by the MACs */
     uint64_t data_bytes;     /* bytes moved across the boundary with l-1 (level 0: with 1) */
     uint64_t metadata_bytes;
-    /* the same split by direction, for energy: */
-    uint64_t bytes_from_parent; /* fills + updates: written into l */
-    uint64_t bytes_to_parent;   /* write-backs: read out of l */
-    uint64_t bytes_to_child;    /* read out of l for level l+1 (or the MACs) */
-    uint64_t bytes_from_child;  /* written into l by level l+1's write-backs (or the MACs) */
-    uint64_t metadata_to_child, metadata_from_child;
+    /* Every byte level l reads or writes for this tensor, by direction and
+     * kind (energy and bandwidth are charged from these): */
+    uint64_t in_data, in_metadata;   /* written into l from l-1: fills + updates */
+    uint64_t out_data, out_metadata; /* read out of l to l-1: write-backs */
+    uint64_t child_read_data, child_read_metadata;   /* read out of l by level l+1's fills and
+                                                        updates, or by the MACs (innermost) */
+    uint64_t child_write_data, child_write_metadata; /* written into l by level l+1's
+                                                        write-backs, or by the MACs (innermost) */
     /* Sparseloop vocabulary: what a dense, unoptimized loop nest would do,
      * and where the difference went. fills + updates + gated + skipped =
      * algorithmic. */

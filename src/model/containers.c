@@ -1,0 +1,85 @@
+/* Small containers for the estimators: a word vector and a hash map. */
+#include <string.h>
+
+#include "model_internal.h"
+
+int model_vec_push(model_vec *a, uint64_t x)
+{
+    if (a->n == a->cap) {
+        uint64_t cap = a->cap ? 2 * a->cap : 1024;
+        uint64_t *v = tessel_realloc_array(a->alloc, a->v, cap, sizeof(*v));
+        if (!v)
+            return TESSEL_ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return TESSEL_OK;
+}
+
+void model_vec_free(model_vec *a)
+{
+    tessel_dealloc(a->alloc, a->v);
+    a->v = NULL;
+    a->n = a->cap = 0;
+}
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    return k;
+}
+
+static int map_grow(model_map *m)
+{
+    uint64_t cap = m->cap ? 2 * m->cap : 1024;
+    uint64_t *keys = tessel_alloc_array(m->alloc, cap, sizeof(*keys));
+    uint64_t *vals = tessel_alloc_array(m->alloc, cap, sizeof(*vals));
+    if (!keys || !vals) {
+        tessel_dealloc(m->alloc, keys);
+        tessel_dealloc(m->alloc, vals);
+        return TESSEL_ENOMEM;
+    }
+    memset(keys, 0xff, cap * sizeof(*keys));
+    for (uint64_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] == UINT64_MAX)
+            continue;
+        uint64_t s = mix(m->keys[i]) & (cap - 1);
+        while (keys[s] != UINT64_MAX)
+            s = (s + 1) & (cap - 1);
+        keys[s] = m->keys[i];
+        vals[s] = m->vals[i];
+    }
+    tessel_dealloc(m->alloc, m->keys);
+    tessel_dealloc(m->alloc, m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return TESSEL_OK;
+}
+
+uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init)
+{
+    if (2 * (m->n + 1) > m->cap && map_grow(m))
+        return NULL;
+    uint64_t s = mix(key) & (m->cap - 1);
+    while (m->keys[s] != UINT64_MAX) {
+        if (m->keys[s] == key)
+            return &m->vals[s];
+        s = (s + 1) & (m->cap - 1);
+    }
+    m->keys[s] = key;
+    m->vals[s] = init;
+    m->n++;
+    return &m->vals[s];
+}
+
+void model_map_free(model_map *m)
+{
+    tessel_dealloc(m->alloc, m->keys);
+    tessel_dealloc(m->alloc, m->vals);
+    m->keys = m->vals = NULL;
+    m->cap = m->n = 0;
+}

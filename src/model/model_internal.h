@@ -1,0 +1,35 @@
+/* Private to src/model. */
+#ifndef TESSEL_MODEL_INTERNAL_H
+#define TESSEL_MODEL_INTERNAL_H
+
+#include "tessel/model.h"
+
+int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_allocator *a,
+                  tessel_tensor **out, tessel_diag *diag);
+int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor **out,
+                    tessel_diag *diag);
+
+/* A growable array of 64-bit words. */
+typedef struct model_vec {
+    const tessel_allocator *alloc;
+    uint64_t *v;
+    uint64_t n, cap;
+} model_vec;
+
+int model_vec_push(model_vec *a, uint64_t x);
+void model_vec_free(model_vec *a);
+
+/* Open-addressing map from 64-bit keys (not UINT64_MAX) to slots. */
+typedef struct model_map {
+    const tessel_allocator *alloc;
+    uint64_t *keys;
+    uint64_t *vals;
+    uint64_t cap, n;
+} model_map;
+
+/* The value slot of key, inserting it with value `init` when missing;
+ * NULL when out of memory. */
+uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init);
+void model_map_free(model_map *m);
+
+#endif

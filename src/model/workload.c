@@ -1,0 +1,326 @@
+/* Binding a spec's input tensors to data: files, other tensors (possibly
+ * transposed) and dense operands, with the index extents checked. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+static int oom_list(tessel_diag_list *errors)
+{
+    return tessel_diag_list_add(errors, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+}
+
+void tessel_workload_free(tessel_workload_data **wp)
+{
+    if (!wp || !*wp)
+        return;
+    tessel_workload_data *w = *wp;
+    for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++)
+        if (w->owned[t])
+            tessel_tensor_free(&w->tensor[t]);
+    tessel_dealloc(w->alloc, w);
+    *wp = NULL;
+}
+
+/* "dir/G51.mtx.gz" -> "G51" */
+static void file_stem(const char *path, char *buf, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    static const char *const exts[] = { ".mtx.gz", ".tns.gz", ".mtx", ".tns", ".tsl" };
+    for (size_t e = 0; e < sizeof(exts) / sizeof(exts[0]); e++) {
+        size_t el = strlen(exts[e]);
+        if (len > el && strcmp(base + len - el, exts[e]) == 0) {
+            len -= el;
+            break;
+        }
+    }
+    snprintf(buf, n, "%.*s", (int)len, base);
+}
+
+/* A binding names another tensor when it is an input's name, optionally
+ * followed by ^T. Returns that tensor's number or -1; *transpose set. */
+static int binding_reference(const tessel_spec *spec, const char *data, int *transpose)
+{
+    char name[TESSEL_SPEC_NAME_MAX + 4];
+    size_t len = strlen(data);
+    *transpose = 0;
+    if (len >= sizeof(name))
+        return -1;
+    memcpy(name, data, len + 1);
+    if (len > 2 && strcmp(name + len - 2, "^T") == 0) {
+        name[len - 2] = '\0';
+        *transpose = 1;
+    }
+    for (unsigned t = 1; t < spec->workload.ntensors; t++)
+        if (strcmp(spec->workload.tensor[t].name, name) == 0)
+            return (int)t;
+    return -1;
+}
+
+/* The matrix transpose of t (order 2 only). */
+int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor **out,
+                    tessel_diag *diag)
+{
+    unsigned perm[2] = { 1, 0 };
+    return model_permute(t, perm, a, out, diag);
+}
+
+/* A copy of t with its modes permuted: mode m of the result is mode
+ * perm[m] of t. */
+int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_allocator *a,
+                  tessel_tensor **out, tessel_diag *diag)
+{
+    uint64_t dims[TESSEL_MAX_ORDER];
+    for (unsigned m = 0; m < t->order; m++)
+        dims[m] = t->dims[perm[m]];
+    tessel_coo_builder *b = NULL;
+    int rc = tessel_coo_builder_create(t->order, dims, t->values != NULL, a, &b, diag);
+    if (rc)
+        return rc;
+    rc = tessel_coo_builder_reserve(b, t->nnz);
+    for (uint64_t r = 0; !rc && r < t->dims[0]; r++) {
+        for (uint64_t e = t->ptr[r]; !rc && e < t->ptr[r + 1]; e++) {
+            uint32_t src[TESSEL_MAX_ORDER], dst[TESSEL_MAX_ORDER];
+            src[0] = (uint32_t)r;
+            for (unsigned m = 1; m < t->order; m++)
+                src[m] = t->idx[m][e];
+            for (unsigned m = 0; m < t->order; m++)
+                dst[m] = src[perm[m]];
+            rc = tessel_coo_builder_add(b, dst, t->values ? t->values[e] : 1.0);
+        }
+    }
+    if (rc) {
+        tessel_coo_builder_free(&b);
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    }
+    rc = tessel_coo_builder_finish(b, 0, out, diag);
+    tessel_coo_builder_free(&b);
+    return rc;
+}
+
+/* An all-ones tensor of the given shape (dense operands). */
+static int make_dense(unsigned order, const uint64_t *dims, const tessel_allocator *a,
+                      tessel_tensor **out, tessel_diag *diag)
+{
+    uint64_t total = 1;
+    for (unsigned m = 0; m < order; m++) {
+        if (dims[m] == 0 || total > (UINT64_C(1) << 32) / dims[m])
+            return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
+                                   "a dense operand of more than 2^32 entries is not supported");
+        total *= dims[m];
+    }
+    tessel_coo_builder *b = NULL;
+    int rc = tessel_coo_builder_create(order, dims, 0, a, &b, diag);
+    if (rc)
+        return rc;
+    rc = tessel_coo_builder_reserve(b, total);
+    uint32_t c[TESSEL_MAX_ORDER] = { 0 };
+    for (uint64_t n = 0; !rc && n < total; n++) {
+        rc = tessel_coo_builder_add(b, c, 1.0);
+        for (int m = (int)order - 1; m >= 0; m--) {
+            if (++c[m] < dims[m])
+                break;
+            c[m] = 0;
+        }
+    }
+    if (rc) {
+        tessel_coo_builder_free(&b);
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    }
+    rc = tessel_coo_builder_finish(b, 0, out, diag);
+    tessel_coo_builder_free(&b);
+    return rc;
+}
+
+static int add_error(tessel_diag_list *errors, const tessel_spec_tensor *st, tessel_diag *d)
+{
+    /* Data errors point at the file; binding errors at the spec entry. */
+    if (!d->file[0]) {
+        snprintf(d->file, sizeof(d->file), "%s", st->pos.file ? st->pos.file : "");
+        d->line = st->pos.line;
+        d->column = st->pos.column;
+    }
+    tessel_diag_list_push(errors, d);
+    return d->code;
+}
+
+/* Records the extent of index x implied by tensor t's mode m; a clash
+ * with an extent already known is an error at t's binding. */
+static int check_extent(const tessel_spec *spec, tessel_workload_data *w, const char **from,
+                        unsigned t, unsigned m, tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    unsigned x = st->index[m];
+    uint64_t have = w->tensor[t]->dims[m];
+    if (w->extent[x] == 0) {
+        w->extent[x] = have;
+        from[x] = st->name;
+        return TESSEL_OK;
+    }
+    if (w->extent[x] == have)
+        return TESSEL_OK;
+    return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                st->pos.column, "workload.data",
+                                "%s has %llu entries along index %s (mode %u) but %s has %llu",
+                                st->name, (unsigned long long)have, spec->workload.index_name[x],
+                                m + 1, from[x], (unsigned long long)w->extent[x]);
+}
+
+static int load_file(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
+                     const tessel_load_options *opt, tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_tensor_load(st->data, opt, w->alloc, &w->tensor[t], NULL, &d);
+    if (rc)
+        return add_error(errors, st, &d);
+    w->owned[t] = 1;
+    file_stem(st->data, w->label[t], sizeof(w->label[t]));
+    if (w->tensor[t]->order != st->rank)
+        return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                    st->pos.column, "workload.data",
+                                    "%s is used with %u indices in the einsum but %s has order %u",
+                                    st->name, st->rank, st->data, w->tensor[t]->order);
+    return TESSEL_OK;
+}
+
+static int bind_reference(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
+                          tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    int transpose;
+    int src = binding_reference(spec, st->data, &transpose);
+    if (!w->tensor[src])
+        return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                    st->pos.column, "workload.data",
+                                    "%s refers to %s, which is not bound to a data file", st->name,
+                                    st->data);
+    if (!transpose) {
+        w->tensor[t] = w->tensor[src];
+        memcpy(w->label[t], w->label[src], sizeof(w->label[t]));
+        return TESSEL_OK;
+    }
+    if (w->tensor[src]->order != 2)
+        return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                    st->pos.column, "workload.data",
+                                    "%s: only matrices can be transposed (%s has order %u)",
+                                    st->name, st->data, w->tensor[src]->order);
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (model_transpose(w->tensor[src], w->alloc, &w->tensor[t], &d))
+        return add_error(errors, st, &d);
+    w->owned[t] = 1;
+    char base[sizeof(w->label[0])];
+    memcpy(base, w->label[src], sizeof(base));
+    snprintf(w->label[t], sizeof(w->label[t]), "%.250s^T", base);
+    return TESSEL_OK;
+}
+
+static int bind_dense(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
+                      tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    uint64_t dims[TESSEL_MAX_ORDER];
+    for (unsigned m = 0; m < st->rank; m++) {
+        unsigned x = st->index[m];
+        dims[m] = w->extent[x] ? w->extent[x] : spec->workload.extent[x];
+        if (dims[m] == 0)
+            return tessel_diag_list_add(
+                errors, TESSEL_EINVAL, st->pos.file, st->pos.line, st->pos.column,
+                "workload.dims",
+                "%s is dense but the extent of index %s is unknown: give it in workload.dims",
+                st->name, spec->workload.index_name[x]);
+    }
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (make_dense(st->rank, dims, w->alloc, &w->tensor[t], &d))
+        return add_error(errors, st, &d);
+    w->owned[t] = 1;
+    snprintf(w->label[t], sizeof(w->label[t]), "dense");
+    return TESSEL_OK;
+}
+
+enum binding_kind { BIND_NONE, BIND_FILE, BIND_REFERENCE, BIND_DENSE };
+
+static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t)
+{
+    const char *data = spec->workload.tensor[t].data;
+    int transpose;
+    if (!data || !data[0])
+        return BIND_NONE;
+    if (strcmp(data, "dense") == 0)
+        return BIND_DENSE;
+    if (binding_reference(spec, data, &transpose) >= 0)
+        return BIND_REFERENCE;
+    return BIND_FILE;
+}
+
+int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt,
+                         const tessel_allocator *a, tessel_workload_data **out,
+                         tessel_diag_list *errors)
+{
+    *out = NULL;
+    tessel_workload_data *w = tessel_alloc(a, sizeof(*w));
+    if (!w)
+        return oom_list(errors);
+    memset(w, 0, sizeof(*w));
+    w->alloc = a;
+    w->ntensors = spec->workload.ntensors;
+    size_t before = errors->count;
+    int first = TESSEL_OK;
+    const char *from[TESSEL_SPEC_MAX_INDICES] = { 0 };
+    /* Files first, then references to them, then dense operands whose
+     * shape the others fix. */
+    for (int pass = BIND_FILE; pass <= BIND_DENSE; pass++) {
+        for (unsigned t = 1; t < w->ntensors; t++) {
+            const tessel_spec_tensor *st = &spec->workload.tensor[t];
+            enum binding_kind kind = binding_kind(spec, t);
+            int rc = TESSEL_OK;
+            if (pass == BIND_FILE && kind == BIND_NONE)
+                rc = tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                          st->pos.column, "workload.data",
+                                          "input %s is not bound to data (use --tensor %s=FILE)",
+                                          st->name, st->name);
+            else if ((int)kind != pass)
+                continue;
+            else if (kind == BIND_FILE)
+                rc = load_file(spec, w, t, opt, errors);
+            else if (kind == BIND_REFERENCE)
+                rc = bind_reference(spec, w, t, errors);
+            else
+                rc = bind_dense(spec, w, t, errors);
+            for (unsigned m = 0; !rc && m < st->rank; m++)
+                rc = check_extent(spec, w, from, t, m, errors);
+            if (rc && !first)
+                first = rc;
+        }
+    }
+    for (unsigned x = 0; x < spec->workload.nindices && !first; x++)
+        if (!w->extent[x])
+            w->extent[x] = spec->workload.extent[x];
+    if (first || errors->count > before) {
+        tessel_workload_free(&w);
+        return first ? first : TESSEL_EINVAL;
+    }
+    *out = w;
+    return TESSEL_OK;
+}
+
+void tessel_workload_data_label(const tessel_workload_data *w, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned t = 1; t < w->ntensors; t++) {
+        int same = 0;
+        for (unsigned u = 1; u < t; u++)
+            same |= strcmp(w->label[u], w->label[t]) == 0;
+        if (same || used >= n)
+            continue;
+        int k = snprintf(buf + used, n - used, "%s%s", used ? "*" : "", w->label[t]);
+        if (k > 0)
+            used += (size_t)k;
+    }
+}

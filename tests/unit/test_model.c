@@ -1,0 +1,812 @@
+/* The exact estimator: hand-computed traffic, invariants, and a literal
+ * brute-force simulation of DESIGN.md's rules over the dense loop nest. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "test_alloc.h"
+
+/* ------------------------------------------------------------------ */
+/* Fixtures: a hand-built spec (independent of the YAML loader). */
+
+static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
+                        int format)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "test");
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_SPMSPM;
+    w->nindices = 3;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "j");
+    strcpy(w->index_name[2], "k");
+    w->ntensors = 3;
+    const char *names[3] = { "Z", "A", "B" };
+    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = 2;
+        w->tensor[t].index[0] = idx[t][0];
+        w->tensor[t].index[1] = idx[t][1];
+    }
+    s->nlevels = 2;
+    for (unsigned l = 0; l < 2; l++) {
+        tessel_spec_level *lv = &s->level[l];
+        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
+        lv->instances = 1;
+        lv->word_bits = 64;
+        lv->value_bits = lv->coord_bits = lv->offset_bits = lv->run_bits = 8;
+        lv->format = format;
+        for (unsigned t = 0; t < 3; t++) {
+            lv->tensor[t].format = -1;
+            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
+        }
+    }
+    tessel_spec_level *llb = &s->level[1];
+    llb->has_mapping = 1;
+    llb->tile[0] = ti;
+    llb->tile[1] = tj;
+    llb->tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        llb->order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    s->compute.pes = 1;
+    s->compute.macs_per_pe = 1;
+    s->compute.clock_ghz = 1;
+}
+
+static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], size_t n)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(tessel_coo_builder_add(b, e[i], 1.0), 0);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+static tessel_tensor *random_matrix(uint64_t rows, uint64_t cols, double density, unsigned seed)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    srand(seed);
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++)
+            if ((double)rand() / RAND_MAX < density) {
+                uint32_t x[2] = { r, c };
+                ck_assert_int_eq(tessel_coo_builder_add(b, x, 1.0), 0);
+            }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
+{
+    memset(d, 0, sizeof(*d));
+    d->ntensors = 3;
+    d->tensor[1] = a;
+    d->tensor[2] = b;
+    d->extent[0] = a->dims[0];
+    d->extent[1] = b->dims[1];
+    d->extent[2] = a->dims[1];
+}
+
+static const uint64_t Z = 0, A = 1, B = 2;
+
+static tessel_result run(const tessel_spec *s, const tessel_workload_data *d)
+{
+    tessel_result r;
+    tessel_diag diag;
+    int rc = tessel_model_exact(s, d, NULL, &r, &diag);
+    ck_assert_msg(rc == 0, "exact failed: %s", diag.message);
+    return r;
+}
+
+static uint64_t bytes(const tessel_result *r, unsigned l, uint64_t t)
+{
+    return r->traffic[l][t].data_bytes + r->traffic[l][t].metadata_bytes;
+}
+
+/* ------------------------------------------------------------------ */
+/* Hand-computed: 4x4 A and B, 2x2x2 tiles, COO with 8-bit coordinates and
+ * values (3 bytes per nonzero, nothing fixed).
+ *   A: (0,0) (1,2) (2,1) (3,3)     every A tile (I,K) holds one nonzero
+ *   B: (0,1) (2,0) (1,3) (3,2)     every B tile (K,J) holds one nonzero
+ *   Z = A B: (0,1) (1,0) (2,3) (3,2); Z(0,0) and Z(1,1) hold two each,
+ *   one from K=0 and one from K=1; Z(0,1) and Z(1,0) stay empty (their
+ *   tile pairs are effectual but no coordinates meet).
+ * All 8 tile iterations are effectual. Compulsory: 12 + 12 + 12 = 36. */
+static const uint32_t hand_a[4][2] = { { 0, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
+static const uint32_t hand_b[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
+
+static tessel_result hand_run(const char *order)
+{
+    tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
+    tessel_spec s;
+    spec_spmspm(&s, order, 2, 2, 2, 0 /* coo */);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_result r = run(&s, &d);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    ck_assert_uint_eq(r.compulsory_bytes, 36);
+    ck_assert_uint_eq(r.macs, 4);
+    ck_assert_uint_eq(r.output_nnz, 4);
+    ck_assert_uint_eq(r.effectual_tiles[1], 8);
+    return r;
+}
+
+/* IJK (inner product): A(I,K) and B(K,J) change on every iteration:
+ * 8 fills each (24 bytes). Z(I,J) stays for its two K steps: 4 write-backs
+ * (2+0+0+2 nonzeros = 12 bytes), no read-backs. DRAM: 60 bytes. */
+START_TEST(hand_inner_product)
+{
+    tessel_result r = hand_run("IJK");
+    ck_assert_uint_eq(r.traffic[1][A].fills, 8);
+    ck_assert_uint_eq(r.traffic[1][B].fills, 8);
+    ck_assert_uint_eq(bytes(&r, 1, A), 24);
+    ck_assert_uint_eq(r.traffic[1][Z].writebacks, 4);
+    ck_assert_uint_eq(r.traffic[1][Z].updates, 0);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 12);
+    ck_assert_uint_eq(r.dram_bytes, 60);
+    ck_assert_uint_eq(r.traffic[0][A].reads, 8);
+    ck_assert_uint_eq(bytes(&r, 0, A), 24);
+}
+END_TEST
+
+/* KIJ (outer product): A(I,K) stays across J: 4 fills (12 bytes); B(K,J)
+ * changes every iteration: 8 fills. Z changes every iteration: 8
+ * write-backs; after K=0 the counts are 1,0,0,1 (6 bytes), after K=1
+ * 2,0,0,2 (12 bytes): 18 bytes; the K=1 sweep reads each tile back with
+ * its K=0 count: 4 updates, 6 bytes. DRAM: 12 + 24 + 24 = 60. */
+START_TEST(hand_outer_product)
+{
+    tessel_result r = hand_run("KIJ");
+    ck_assert_uint_eq(r.traffic[1][A].fills, 4);
+    ck_assert_uint_eq(r.traffic[1][B].fills, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].writebacks, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].out_data + r.traffic[1][Z].out_metadata, 18);
+    ck_assert_uint_eq(r.traffic[1][Z].updates, 4);
+    ck_assert_uint_eq(r.traffic[1][Z].in_data + r.traffic[1][Z].in_metadata, 6);
+    ck_assert_uint_eq(r.dram_bytes, 60);
+}
+END_TEST
+
+/* IKJ (Gustavson): A(I,K) stays across J: 4 fills; B: 8 fills. Z
+ * alternates Z(I,0), Z(I,1) within each K: 8 write-backs with counts
+ * 1,0,2,0 | 0,1,0,2 (18 bytes) and 4 read-backs with counts 1,0 | 0,1
+ * (6 bytes). DRAM: 60. */
+START_TEST(hand_gustavson)
+{
+    tessel_result r = hand_run("IKJ");
+    ck_assert_uint_eq(r.traffic[1][A].fills, 4);
+    ck_assert_uint_eq(r.traffic[1][B].fills, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].writebacks, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].out_data + r.traffic[1][Z].out_metadata, 18);
+    ck_assert_uint_eq(r.traffic[1][Z].updates, 4);
+    ck_assert_uint_eq(r.traffic[1][Z].in_data + r.traffic[1][Z].in_metadata, 6);
+    ck_assert_uint_eq(r.dram_bytes, 60);
+    /* dense loop nest: A changes 2*2 times, B 2*2*2, Z read back 8-4 times */
+    ck_assert_uint_eq(r.traffic[1][A].algorithmic, 4);
+    ck_assert_uint_eq(r.traffic[1][B].algorithmic, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].algorithmic, 4);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Brute force: the dense tile loop nest, element-level partial products
+ * in a dense boolean matrix, DESIGN.md rules 1-3 applied literally. */
+
+typedef struct brute {
+    uint64_t fills[3], updates, writebacks, bytes[3];
+} brute;
+
+static uint64_t coo_bytes(uint64_t n)
+{
+    return 3 * n;
+}
+
+static uint64_t count_tile(const tessel_tensor *m, uint64_t r0, uint64_t r1, uint64_t c0,
+                           uint64_t c1)
+{
+    uint64_t n = 0;
+    for (uint64_t r = r0; r < r1 && r < m->dims[0]; r++)
+        for (uint64_t p = m->ptr[r]; p < m->ptr[r + 1]; p++)
+            n += m->idx[1][p] >= c0 && m->idx[1][p] < c1;
+    return n;
+}
+
+static brute brute_force(const tessel_tensor *a, const tessel_tensor *b, const char *order,
+                         uint64_t ti, uint64_t tk, uint64_t tj)
+{
+    brute out;
+    memset(&out, 0, sizeof(out));
+    uint64_t n_i = a->dims[0], n_k = a->dims[1], n_j = b->dims[1];
+    uint64_t nt[3] = { (n_i + ti - 1) / ti, (n_j + tj - 1) / tj, (n_k + tk - 1) / tk };
+    unsigned char *z = calloc(n_i * n_j, 1);
+    uint64_t ntz = nt[0] * nt[1];
+    uint64_t *written = calloc(ntz, sizeof(uint64_t)); /* 1 + count at last write-back */
+    uint64_t res_a = UINT64_MAX, res_b = UINT64_MAX, res_z = UINT64_MAX;
+    unsigned pos[3];
+    for (unsigned p = 0; p < 3; p++)
+        pos[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    uint64_t it[3];
+    for (it[0] = 0; it[0] < nt[pos[0]]; it[0]++)
+        for (it[1] = 0; it[1] < nt[pos[1]]; it[1]++)
+            for (it[2] = 0; it[2] < nt[pos[2]]; it[2]++) {
+                uint64_t c[3];
+                for (unsigned p = 0; p < 3; p++)
+                    c[pos[p]] = it[p];
+                uint64_t I = c[0], J = c[1], K = c[2];
+                uint64_t na = count_tile(a, I * ti, I * ti + ti, K * tk, K * tk + tk);
+                uint64_t nb = count_tile(b, K * tk, K * tk + tk, J * tj, J * tj + tj);
+                if (!na || !nb)
+                    continue;
+                uint64_t ka = I * nt[2] + K, kb = K * nt[1] + J, kz = I * nt[1] + J;
+                if (ka != res_a) {
+                    res_a = ka;
+                    out.fills[1]++;
+                    out.bytes[1] += coo_bytes(na);
+                }
+                if (kb != res_b) {
+                    res_b = kb;
+                    out.fills[2]++;
+                    out.bytes[2] += coo_bytes(nb);
+                }
+                if (kz != res_z) {
+                    if (res_z != UINT64_MAX) {
+                        uint64_t rI = res_z / nt[1], rJ = res_z % nt[1], cnt = 0;
+                        for (uint64_t i = rI * ti; i < rI * ti + ti && i < n_i; i++)
+                            for (uint64_t j = rJ * tj; j < rJ * tj + tj && j < n_j; j++)
+                                cnt += z[i * n_j + j];
+                        out.writebacks++;
+                        out.bytes[0] += coo_bytes(cnt);
+                        written[res_z] = cnt + 1;
+                    }
+                    if (written[kz]) {
+                        out.updates++;
+                        out.bytes[0] += coo_bytes(written[kz] - 1);
+                    }
+                    res_z = kz;
+                }
+                /* partial products of this tile pair */
+                for (uint64_t i = I * ti; i < I * ti + ti && i < n_i; i++)
+                    for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
+                        uint64_t k = a->idx[1][p];
+                        if (k < K * tk || k >= K * tk + tk)
+                            continue;
+                        for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++) {
+                            uint64_t j = b->idx[1][q];
+                            if (j >= J * tj && j < J * tj + tj)
+                                z[i * n_j + j] = 1;
+                        }
+                    }
+            }
+    if (res_z != UINT64_MAX) {
+        uint64_t rI = res_z / nt[1], rJ = res_z % nt[1], cnt = 0;
+        for (uint64_t i = rI * ti; i < rI * ti + ti && i < n_i; i++)
+            for (uint64_t j = rJ * tj; j < rJ * tj + tj && j < n_j; j++)
+                cnt += z[i * n_j + j];
+        out.writebacks++;
+        out.bytes[0] += coo_bytes(cnt);
+    }
+    free(z);
+    free(written);
+    return out;
+}
+
+START_TEST(matches_brute_force_every_order)
+{
+    static const char *orders[6] = { "IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI" };
+    static const uint64_t tiles[4][3] = { { 4, 4, 4 }, { 3, 5, 7 }, { 8, 2, 6 }, { 40, 40, 40 } };
+    tessel_tensor *a = random_matrix(37, 29, 0.08, 11 + (unsigned)_i);
+    tessel_tensor *b = random_matrix(29, 33, 0.1, 101 + (unsigned)_i);
+    for (unsigned o = 0; o < 6; o++)
+        for (unsigned t = 0; t < 4; t++) {
+            tessel_spec s;
+            spec_spmspm(&s, orders[o], tiles[t][0], tiles[t][1], tiles[t][2], 0);
+            tessel_workload_data d;
+            data_of(&d, a, b);
+            tessel_result r = run(&s, &d);
+            brute bf = brute_force(a, b, orders[o], tiles[t][0], tiles[t][1], tiles[t][2]);
+            ck_assert_msg(r.traffic[1][A].fills == bf.fills[1] && bytes(&r, 1, A) == bf.bytes[1],
+                          "A %s tile %u: %llu fills vs %llu", orders[o], t,
+                          (unsigned long long)r.traffic[1][A].fills,
+                          (unsigned long long)bf.fills[1]);
+            ck_assert_uint_eq(r.traffic[1][B].fills, bf.fills[2]);
+            ck_assert_uint_eq(bytes(&r, 1, B), bf.bytes[2]);
+            ck_assert_msg(r.traffic[1][Z].writebacks == bf.writebacks &&
+                              r.traffic[1][Z].updates == bf.updates &&
+                              bytes(&r, 1, Z) == bf.bytes[0],
+                          "Z %s tile %u: wb %llu/%llu upd %llu/%llu bytes %llu/%llu", orders[o],
+                          t, (unsigned long long)r.traffic[1][Z].writebacks,
+                          (unsigned long long)bf.writebacks,
+                          (unsigned long long)r.traffic[1][Z].updates,
+                          (unsigned long long)bf.updates, (unsigned long long)bytes(&r, 1, Z),
+                          (unsigned long long)bf.bytes[0]);
+            ck_assert_uint_ge(r.dram_bytes, r.compulsory_bytes);
+            if (t == 3) /* one tile covers everything: exactly compulsory */
+                ck_assert_uint_eq(r.dram_bytes, r.compulsory_bytes);
+        }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Z^T = B^T A^T: swapping the operands (transposed) and the roles of I and
+ * J in the loop order mirrors every count. Square tiles, COO. */
+START_TEST(transposed_swap_mirrors)
+{
+    tessel_tensor *a = random_matrix(31, 23, 0.1, 5), *b = random_matrix(23, 41, 0.1, 6);
+    tessel_tensor *at = NULL, *bt = NULL;
+    tessel_spec s;
+    spec_spmspm(&s, "IKJ", 5, 5, 5, 0);
+    /* transpose through the public clone + builder: rebuild by hand */
+    uint64_t dims_a[2] = { a->dims[1], a->dims[0] }, dims_b[2] = { b->dims[1], b->dims[0] };
+    tessel_coo_builder *ba = NULL, *bb = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims_a, 0, NULL, &ba, NULL), 0);
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims_b, 0, NULL, &bb, NULL), 0);
+    for (uint32_t r = 0; r < a->dims[0]; r++)
+        for (uint64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+            uint32_t c[2] = { a->idx[1][p], r };
+            ck_assert_int_eq(tessel_coo_builder_add(ba, c, 1.0), 0);
+        }
+    for (uint32_t r = 0; r < b->dims[0]; r++)
+        for (uint64_t p = b->ptr[r]; p < b->ptr[r + 1]; p++) {
+            uint32_t c[2] = { b->idx[1][p], r };
+            ck_assert_int_eq(tessel_coo_builder_add(bb, c, 1.0), 0);
+        }
+    ck_assert_int_eq(tessel_coo_builder_finish(ba, 0, &at, NULL), 0);
+    ck_assert_int_eq(tessel_coo_builder_finish(bb, 0, &bt, NULL), 0);
+    tessel_coo_builder_free(&ba);
+    tessel_coo_builder_free(&bb);
+    tessel_workload_data d1, d2;
+    data_of(&d1, a, b);
+    data_of(&d2, bt, at);
+    tessel_result r1 = run(&s, &d1);
+    spec_spmspm(&s, "JKI", 5, 5, 5, 0);
+    tessel_result r2 = run(&s, &d2);
+    ck_assert_uint_eq(r1.traffic[1][A].fills, r2.traffic[1][B].fills);
+    ck_assert_uint_eq(r1.traffic[1][B].fills, r2.traffic[1][A].fills);
+    ck_assert_uint_eq(bytes(&r1, 1, A), bytes(&r2, 1, B));
+    ck_assert_uint_eq(r1.traffic[1][Z].writebacks, r2.traffic[1][Z].writebacks);
+    ck_assert_uint_eq(r1.traffic[1][Z].updates, r2.traffic[1][Z].updates);
+    ck_assert_uint_eq(bytes(&r1, 1, Z), bytes(&r2, 1, Z));
+    ck_assert_uint_eq(r1.dram_bytes, r2.dram_bytes);
+    ck_assert_uint_eq(r1.macs, r2.macs);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&at);
+    tessel_tensor_free(&bt);
+}
+END_TEST
+
+/* Two on-chip levels: the inner boundary walks the inner tiles inside each
+ * outer tile; with inner tiles equal to the outer ones it sees exactly the
+ * outer boundary's fills. */
+START_TEST(nested_levels)
+{
+    tessel_tensor *a = random_matrix(40, 40, 0.1, 9), *b = random_matrix(40, 40, 0.1, 10);
+    tessel_spec s;
+    spec_spmspm(&s, "IKJ", 8, 8, 8, 0);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].fills, r.traffic[1][A].fills);
+    ck_assert_uint_eq(r.traffic[2][Z].writebacks, r.traffic[1][Z].writebacks);
+    ck_assert_uint_eq(r.traffic[1][A].reads, r.traffic[2][A].fills);
+    /* finer inner tiles: more, smaller fills, never fewer bytes than
+     * the outer level moves */
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 4;
+    r = run(&s, &d);
+    ck_assert_uint_ge(r.traffic[2][A].fills, r.traffic[1][A].fills);
+    ck_assert_uint_ge(bytes(&r, 2, A), bytes(&r, 1, A));
+    /* tiles that do not nest are refused */
+    s.level[2].tile[0] = 3;
+    tessel_result bad;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &bad, &diag), TESSEL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(diag.message, "nest"));
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Without skipping on B, A is filled even where B's tile is empty; with
+ * gating those fills are counted as gated and move nothing. */
+START_TEST(skipping_and_gating)
+{
+    static const uint32_t ea[2][2] = { { 0, 0 }, { 0, 2 } };
+    static const uint32_t eb[1][2] = { { 0, 0 } };
+    tessel_tensor *a = matrix(4, 4, ea, 2), *b = matrix(4, 4, eb, 1);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IKJ", 2, 2, 2, 0);
+    /* default: only A(0,0)xB(0,0) is effectual */
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fills, 1);
+    ck_assert_uint_eq(r.traffic[1][A].algorithmic, 4);
+    ck_assert_uint_eq(r.traffic[1][A].skipped, 3);
+    /* A skips on nothing: A(0,0) and A(0,1) are filled (B(1,*) is empty) */
+    s.level[1].tensor[1].sparse.skip_on = 0;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fills, 2);
+    ck_assert_uint_eq(bytes(&r, 1, A), 6);
+    /* gating on B instead: the second fill is gated */
+    s.level[1].tensor[1].sparse.gate_on = 1u << 2;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fills, 1);
+    ck_assert_uint_eq(r.traffic[1][A].gated, 1);
+    ck_assert_uint_eq(r.traffic[1][A].skipped, 2);
+    ck_assert_uint_eq(bytes(&r, 1, A), 3);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Rule 4: a tile larger than its partition streams the excess on every use. */
+START_TEST(overbooked_tiles_stream)
+{
+    tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IKJ", 4, 4, 4, 0); /* one tile: A holds 12 bytes */
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[1].partition_bytes = 10;
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.overflow_tiles, 1);
+    ck_assert_uint_eq(bytes(&r, 1, A), 12); /* one use: no re-streaming */
+    /* 2x4 tiles along J: A(0,0) is used twice; the second use streams 2 bytes */
+    s.level[1].tile[1] = 2;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 2);
+    ck_assert_uint_eq(bytes(&r, 1, A), 14);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------ */
+/* TTM and MTTKRP against a generic brute force over dense arrays. */
+
+typedef struct dense_case {
+    unsigned nidx;
+    uint64_t ext[4];
+    unsigned ntensors;          /* output + inputs */
+    unsigned rank[4];
+    unsigned idx[4][3];
+    unsigned char *val[4];      /* inputs: dense 0/1, row-major over their indices */
+    tessel_tensor *t[4];
+} dense_case;
+
+static uint64_t dense_offset(const dense_case *dc, unsigned t, const uint64_t *c)
+{
+    uint64_t o = 0;
+    for (unsigned m = 0; m < dc->rank[t]; m++)
+        o = o * dc->ext[dc->idx[t][m]] + c[dc->idx[t][m]];
+    return o;
+}
+
+static void dense_case_fill(dense_case *dc, const double *density, unsigned seed)
+{
+    srand(seed);
+    for (unsigned t = 1; t < dc->ntensors; t++) {
+        uint64_t size = 1, dims[3];
+        for (unsigned m = 0; m < dc->rank[t]; m++) {
+            dims[m] = dc->ext[dc->idx[t][m]];
+            size *= dims[m];
+        }
+        dc->val[t] = calloc(size, 1);
+        tessel_coo_builder *b = NULL;
+        ck_assert_int_eq(tessel_coo_builder_create(dc->rank[t], dims, 0, NULL, &b, NULL), 0);
+        for (uint64_t o = 0; o < size; o++) {
+            if ((double)rand() / RAND_MAX >= density[t])
+                continue;
+            dc->val[t][o] = 1;
+            uint32_t c[3];
+            uint64_t r = o;
+            for (unsigned m = dc->rank[t]; m-- > 0;) {
+                c[m] = (uint32_t)(r % dims[m]);
+                r /= dims[m];
+            }
+            ck_assert_int_eq(tessel_coo_builder_add(b, c, 1.0), 0);
+        }
+        ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &dc->t[t], NULL), 0);
+        tessel_coo_builder_free(&b);
+    }
+}
+
+static void dense_case_free(dense_case *dc)
+{
+    for (unsigned t = 1; t < dc->ntensors; t++) {
+        free(dc->val[t]);
+        tessel_tensor_free(&dc->t[t]);
+    }
+}
+
+/* Odometer over the element box [lo, hi) of all indices. */
+static int box_next(unsigned n, const uint64_t *lo, const uint64_t *hi, uint64_t *c)
+{
+    for (unsigned x = n; x-- > 0;) {
+        if (++c[x] < hi[x])
+            return 1;
+        c[x] = lo[x];
+    }
+    return 0;
+}
+
+static void tile_box(const dense_case *dc, const uint64_t *tile, const uint64_t *tc, uint64_t *lo,
+                     uint64_t *hi)
+{
+    for (unsigned x = 0; x < dc->nidx; x++) {
+        lo[x] = tc[x] * tile[x];
+        hi[x] = lo[x] + tile[x] < dc->ext[x] ? lo[x] + tile[x] : dc->ext[x];
+    }
+}
+
+/* nonzeros of tensor t inside the box */
+static uint64_t box_count(const dense_case *dc, unsigned t, const uint64_t *lo, const uint64_t *hi,
+                          const unsigned char *zval)
+{
+    uint64_t n = 0, c[4];
+    uint64_t l2[4], h2[4];
+    for (unsigned x = 0; x < dc->nidx; x++) {
+        int used = 0;
+        for (unsigned m = 0; m < dc->rank[t]; m++)
+            used |= dc->idx[t][m] == x;
+        l2[x] = used ? lo[x] : 0;
+        h2[x] = used ? hi[x] : 1;
+        c[x] = l2[x];
+    }
+    do {
+        n += t == 0 ? zval[dense_offset(dc, 0, c)] : dc->val[t][dense_offset(dc, t, c)];
+    } while (box_next(dc->nidx, l2, h2, c));
+    return n;
+}
+
+static void brute_generic(const dense_case *dc, const unsigned *order, const uint64_t *tile,
+                          uint64_t *fills, uint64_t *ibytes, uint64_t *wb, uint64_t *upd,
+                          uint64_t *zbytes)
+{
+    uint64_t nt[4], zsize = 1;
+    for (unsigned x = 0; x < dc->nidx; x++)
+        nt[x] = (dc->ext[x] + tile[x] - 1) / tile[x];
+    for (unsigned m = 0; m < dc->rank[0]; m++)
+        zsize *= dc->ext[dc->idx[0][m]];
+    unsigned char *z = calloc(zsize, 1);
+    uint64_t *written = calloc(4096, sizeof(uint64_t));
+    uint64_t res[4] = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
+    uint64_t it[4] = { 0 }, zero[4] = { 0 }, ntord[4];
+    for (unsigned p = 0; p < dc->nidx; p++)
+        ntord[p] = nt[order[p]];
+    *wb = *upd = *zbytes = 0;
+    for (unsigned t = 0; t < 4; t++)
+        fills[t] = ibytes[t] = 0;
+    do {
+        uint64_t tc[4], lo[4], hi[4];
+        for (unsigned p = 0; p < dc->nidx; p++)
+            tc[order[p]] = it[p];
+        tile_box(dc, tile, tc, lo, hi);
+        uint64_t cnt[4];
+        int eff = 1;
+        for (unsigned t = 1; t < dc->ntensors; t++) {
+            cnt[t] = box_count(dc, t, lo, hi, NULL);
+            eff &= cnt[t] != 0;
+        }
+        if (!eff)
+            continue;
+        for (unsigned t = 0; t < dc->ntensors; t++) {
+            uint64_t key = 0;
+            for (unsigned m = 0; m < dc->rank[t]; m++)
+                key = key * nt[dc->idx[t][m]] + tc[dc->idx[t][m]];
+            if (key == res[t])
+                continue;
+            if (t > 0) {
+                fills[t]++;
+                ibytes[t] += cnt[t] * (dc->rank[t] + 1);
+            }
+            if (t == 0) {
+                /* write back the resident output tile */
+                if (res[0] != UINT64_MAX) {
+                    uint64_t rc[4] = { 0 }, r = res[0], rlo[4], rhi[4];
+                    for (unsigned m = dc->rank[0]; m-- > 0;) {
+                        rc[dc->idx[0][m]] = r % nt[dc->idx[0][m]];
+                        r /= nt[dc->idx[0][m]];
+                    }
+                    tile_box(dc, tile, rc, rlo, rhi);
+                    uint64_t n = box_count(dc, 0, rlo, rhi, z);
+                    (*wb)++;
+                    *zbytes += n * (dc->rank[0] + 1);
+                    written[res[0]] = n + 1;
+                }
+                if (written[key]) {
+                    (*upd)++;
+                    *zbytes += (written[key] - 1) * (dc->rank[0] + 1);
+                }
+            }
+            res[t] = key;
+        }
+        uint64_t c[4];
+        memcpy(c, lo, sizeof(c));
+        do {
+            int all = 1;
+            for (unsigned t = 1; t < dc->ntensors && all; t++)
+                all = dc->val[t][dense_offset(dc, t, c)];
+            if (all)
+                z[dense_offset(dc, 0, c)] = 1;
+        } while (box_next(dc->nidx, lo, hi, c));
+    } while (box_next(dc->nidx, zero, ntord, it));
+    if (res[0] != UINT64_MAX) {
+        uint64_t rc[4] = { 0 }, r = res[0], rlo[4], rhi[4];
+        for (unsigned m = dc->rank[0]; m-- > 0;) {
+            rc[dc->idx[0][m]] = r % nt[dc->idx[0][m]];
+            r /= nt[dc->idx[0][m]];
+        }
+        tile_box(dc, tile, rc, rlo, rhi);
+        (*wb)++;
+        *zbytes += box_count(dc, 0, rlo, rhi, z) * (dc->rank[0] + 1);
+    }
+    free(z);
+    free(written);
+}
+
+static void spec_from_case(tessel_spec *s, const dense_case *dc, tessel_workload_kind kind,
+                           const unsigned *order, const uint64_t *tile)
+{
+    spec_spmspm(s, "IJK", 1, 1, 1, 0);
+    tessel_spec_workload *w = &s->workload;
+    w->kind = kind;
+    w->nindices = dc->nidx;
+    static const char *names[4] = { "a", "b", "c", "d" };
+    for (unsigned x = 0; x < dc->nidx; x++)
+        snprintf(w->index_name[x], sizeof(w->index_name[x]), "%s", names[x]);
+    w->ntensors = dc->ntensors;
+    uint32_t inputs = 0;
+    for (unsigned t = 1; t < dc->ntensors; t++)
+        inputs |= 1u << t;
+    for (unsigned t = 0; t < dc->ntensors; t++) {
+        snprintf(w->tensor[t].name, sizeof(w->tensor[t].name), "T%u", t);
+        w->tensor[t].rank = dc->rank[t];
+        for (unsigned m = 0; m < dc->rank[t]; m++)
+            w->tensor[t].index[m] = dc->idx[t][m];
+        for (unsigned l = 0; l < 2; l++)
+            s->level[l].tensor[t].sparse.skip_on = inputs & ~(1u << t);
+    }
+    for (unsigned x = 0; x < dc->nidx; x++) {
+        s->level[1].tile[x] = tile[x];
+        s->level[1].order[x] = order[x];
+    }
+}
+
+static void check_generic(dense_case *dc, tessel_workload_kind kind)
+{
+    static const unsigned orders[5][4] = {
+        { 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 1, 3, 0, 2 }, { 2, 0, 3, 1 }, { 0, 3, 1, 2 }
+    };
+    static const uint64_t tiles[3][4] = { { 2, 3, 2, 3 }, { 3, 2, 4, 1 }, { 64, 64, 64, 64 } };
+    tessel_workload_data d;
+    memset(&d, 0, sizeof(d));
+    d.ntensors = dc->ntensors;
+    for (unsigned t = 1; t < dc->ntensors; t++)
+        d.tensor[t] = dc->t[t];
+    for (unsigned x = 0; x < dc->nidx; x++)
+        d.extent[x] = dc->ext[x];
+    for (unsigned o = 0; o < 5; o++)
+        for (unsigned ti = 0; ti < 3; ti++) {
+            tessel_spec s;
+            spec_from_case(&s, dc, kind, orders[o], tiles[ti]);
+            tessel_result r = run(&s, &d);
+            uint64_t fills[4], ib[4], wb, upd, zb, tile[4];
+            for (unsigned x = 0; x < 4; x++)
+                tile[x] = tiles[ti][x] < dc->ext[x] ? tiles[ti][x] : dc->ext[x];
+            brute_generic(dc, orders[o], tile, fills, ib, &wb, &upd, &zb);
+            for (unsigned t = 1; t < dc->ntensors; t++) {
+                ck_assert_msg(r.traffic[1][t].fills == fills[t],
+                              "order %u tiles %u tensor %u: %llu fills vs %llu", o, ti, t,
+                              (unsigned long long)r.traffic[1][t].fills,
+                              (unsigned long long)fills[t]);
+                ck_assert_uint_eq(bytes(&r, 1, t), ib[t]);
+            }
+            ck_assert_msg(r.traffic[1][0].writebacks == wb && r.traffic[1][0].updates == upd &&
+                              bytes(&r, 1, 0) == zb,
+                          "order %u tiles %u: wb %llu/%llu upd %llu/%llu bytes %llu/%llu", o, ti,
+                          (unsigned long long)r.traffic[1][0].writebacks,
+                          (unsigned long long)wb, (unsigned long long)r.traffic[1][0].updates,
+                          (unsigned long long)upd, (unsigned long long)bytes(&r, 1, 0),
+                          (unsigned long long)zb);
+            if (ti == 2)
+                ck_assert_uint_eq(r.dram_bytes, r.compulsory_bytes);
+            if (getenv("TESSEL_TEST_VERBOSE"))
+                printf("kind %d order %u tiles %u: fills %llu %llu wb %llu upd %llu macs %llu\n",
+                       (int)kind, o, ti, (unsigned long long)fills[1],
+                       (unsigned long long)fills[2], (unsigned long long)wb,
+                       (unsigned long long)upd, (unsigned long long)r.macs);
+        }
+}
+
+/* TTM: Y[a,b,c] = T[a,b,d] * M[d,c] */
+START_TEST(ttm_matches_brute_force)
+{
+    dense_case dc = { .nidx = 4, .ext = { 6, 7, 5, 8 }, .ntensors = 3,
+                      .rank = { 3, 3, 2 },
+                      .idx = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2 } } };
+    const double density[3] = { 0, 0.15, 0.4 };
+    dense_case_fill(&dc, density, 21 + (unsigned)_i);
+    check_generic(&dc, TESSEL_WORKLOAD_TTM);
+    dense_case_free(&dc);
+}
+END_TEST
+
+/* MTTKRP: Y[a,b] = T[a,c,d] * B[c,b] * C[d,b] */
+START_TEST(mttkrp_matches_brute_force)
+{
+    dense_case dc = { .nidx = 4, .ext = { 6, 5, 7, 8 }, .ntensors = 4,
+                      .rank = { 2, 3, 2, 2 },
+                      .idx = { { 0, 1 }, { 0, 2, 3 }, { 2, 1 }, { 3, 1 } } };
+    const double density[4] = { 0, 0.15, 0.5, 0.5 };
+    dense_case_fill(&dc, density, 31 + (unsigned)_i);
+    check_generic(&dc, TESSEL_WORKLOAD_MTTKRP);
+    dense_case_free(&dc);
+}
+END_TEST
+
+START_TEST(out_of_memory_every_allocation)
+{
+    tessel_tensor *a = random_matrix(30, 30, 0.1, 3), *b = random_matrix(30, 30, 0.1, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "KIJ", 4, 4, 4, 1);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_exact(&s, &d, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (rc == 0)
+            break;
+        ck_assert_int_eq(rc, TESSEL_ENOMEM);
+        ck_assert_int_lt(n, 10000);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, hand_inner_product);
+    tcase_add_test(tc, hand_outer_product);
+    tcase_add_test(tc, hand_gustavson);
+    tcase_add_loop_test(tc, matches_brute_force_every_order, 0, 3);
+    tcase_add_test(tc, transposed_swap_mirrors);
+    tcase_add_test(tc, nested_levels);
+    tcase_add_test(tc, skipping_and_gating);
+    tcase_add_test(tc, overbooked_tiles_stream);
+    tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
+    tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

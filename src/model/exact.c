@@ -501,14 +501,118 @@ static void tile_bytes(const tile_cost *tc, uint64_t n, uint64_t *data, uint64_t
 }
 
 /* ------------------------------------------------------------------ */
-/* 1. The output table. */
+/* 1. The output table.
+ *
+ * The passes visit output rows in order; all output tiles of one tile row
+ * of the first output index (a "slab") are finished before the next slab
+ * starts. Per slab, first appearances are counted per (output tile,
+ * reduction key) in a dense counter (or a hash when that key space is
+ * large), then appended in order: memory follows the distinct (tile, key)
+ * pairs, not the output's nonzeros. */
 
-static int emit(engine *e, const boundary *bd, model_vec *v, const uint64_t *c_elem, uint64_t red)
+typedef struct out_agg {
+    const tessel_allocator *alloc;
+    uint64_t slab;       /* current slab, UINT64_MAX before the first */
+    uint64_t per_slab;   /* output tiles in one slab */
+    uint64_t space;      /* per_slab * red_space */
+    uint64_t *dense;     /* space counters, or NULL: use map */
+    model_map map;
+    model_vec touched;   /* dense: local keys touched in this slab */
+    model_vec key, count; /* the table so far: global key, first appearances */
+} out_agg;
+
+#define DENSE_COUNTERS (UINT64_C(1) << 21)
+
+static int agg_init(engine *e, const boundary *bd, out_agg *g)
 {
-    uint64_t c[NX];
-    for (unsigned x = 0; x < e->nx; x++)
-        c[x] = c_elem[x] / bd->tile[x];
-    return model_vec_push(v, tile_key(bd, &e->out, c) * bd->red_space + red);
+    memset(g, 0, sizeof(*g));
+    g->alloc = e->alloc;
+    g->slab = UINT64_MAX;
+    g->map.alloc = g->touched.alloc = g->key.alloc = g->count.alloc = e->alloc;
+    g->per_slab = 1;
+    for (unsigned m = 1; m < e->out.order; m++)
+        g->per_slab *= bd->ntiles[e->out.x[m]];
+    g->space = g->per_slab * bd->red_space;
+    if (g->space <= DENSE_COUNTERS) {
+        g->dense = tessel_alloc_array(e->alloc, g->space, sizeof(uint64_t));
+        if (!g->dense)
+            return oom(e);
+        memset(g->dense, 0, g->space * sizeof(uint64_t));
+    }
+    return TESSEL_OK;
+}
+
+static void agg_free(out_agg *g)
+{
+    tessel_dealloc(g->alloc, g->dense);
+    model_map_free(&g->map);
+    model_vec_free(&g->touched);
+    model_vec_free(&g->key);
+    model_vec_free(&g->count);
+}
+
+/* Appends the current slab's counts in key order and clears them. */
+static int agg_flush(out_agg *g)
+{
+    if (g->slab == UINT64_MAX)
+        return TESSEL_OK;
+    uint64_t base = g->slab * g->space;
+    if (!g->dense) {
+        g->touched.n = 0;
+        for (uint64_t s = 0; s < g->map.cap; s++)
+            if (g->map.keys[s] != UINT64_MAX && model_vec_push(&g->touched, g->map.keys[s]))
+                return TESSEL_ENOMEM;
+    }
+    uint64_t n = g->touched.n;
+    if (n > 1) {
+        uint64_t *scratch = tessel_alloc_array(g->alloc, n, sizeof(uint64_t));
+        if (!scratch)
+            return TESSEL_ENOMEM;
+        tessel_sort_u64(g->touched.v, scratch, n, g->space - 1);
+        tessel_dealloc(g->alloc, scratch);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t local = g->touched.v[i], c;
+        if (g->dense) {
+            c = g->dense[local];
+            g->dense[local] = 0;
+        } else {
+            c = *model_map_slot(&g->map, local, 0);
+        }
+        if (model_vec_push(&g->key, base + local) || model_vec_push(&g->count, c))
+            return TESSEL_ENOMEM;
+    }
+    g->touched.n = 0;
+    if (!g->dense && g->map.cap)
+        memset(g->map.keys, 0xff, g->map.cap * sizeof(uint64_t)), g->map.n = 0;
+    return TESSEL_OK;
+}
+
+/* Counts one output element first produced at reduction key `red`. */
+static int emit(engine *e, const boundary *bd, out_agg *g, const uint64_t *c_elem, uint64_t red)
+{
+    uint64_t slab = c_elem[e->out.x[0]] / bd->tile[e->out.x[0]];
+    if (slab != g->slab) {
+        if (agg_flush(g))
+            return oom(e);
+        g->slab = slab;
+    }
+    uint64_t rest = 0;
+    for (unsigned m = 1; m < e->out.order; m++) {
+        unsigned x = e->out.x[m];
+        rest = rest * bd->ntiles[x] + c_elem[x] / bd->tile[x];
+    }
+    uint64_t local = rest * bd->red_space + red;
+    if (g->dense) {
+        if (!g->dense[local]++ && model_vec_push(&g->touched, local))
+            return oom(e);
+        return TESSEL_OK;
+    }
+    uint64_t *slot = model_map_slot(&g->map, local, 0);
+    if (!slot)
+        return oom(e);
+    ++*slot;
+    return TESSEL_OK;
 }
 
 /* Reduction key of an element's reduction coordinates. */
@@ -522,7 +626,7 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
 
 /* SpMSpM / SpMV: row-wise (Gustavson); k ascends, so the first time an
  * output column is met is its smallest reduction key. */
-static int pass_spmspm(engine *e, const boundary *bd, model_vec *v, uint64_t *macs)
+static int pass_spmspm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
 {
     const tessel_tensor *a = e->in[0].t, *b = e->in[1].t;
     uint64_t c[NX] = { 0 };
@@ -540,8 +644,8 @@ static int pass_spmspm(engine *e, const boundary *bd, model_vec *v, uint64_t *ma
                     continue;
                 e->mark[j] = stamp;
                 c[1] = j;
-                if (emit(e, bd, v, c, red))
-                    return oom(e);
+                if (emit(e, bd, g, c, red))
+                    return TESSEL_ENOMEM;
             }
         }
     }
@@ -549,7 +653,7 @@ static int pass_spmspm(engine *e, const boundary *bd, model_vec *v, uint64_t *ma
 }
 
 /* TTM: per fiber T(i,j,:), k ascends. */
-static int pass_ttm(engine *e, const boundary *bd, model_vec *v, uint64_t *macs)
+static int pass_ttm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
 {
     const tessel_tensor *t = e->in[0].t, *m = e->in[1].t;
     uint64_t c[NX] = { 0 }, stamp = 0;
@@ -569,8 +673,8 @@ static int pass_ttm(engine *e, const boundary *bd, model_vec *v, uint64_t *macs)
                     continue;
                 e->mark[r] = stamp;
                 c[2] = r;
-                if (emit(e, bd, v, c, red))
-                    return oom(e);
+                if (emit(e, bd, g, c, red))
+                    return TESSEL_ENOMEM;
             }
         }
     }
@@ -579,7 +683,7 @@ static int pass_ttm(engine *e, const boundary *bd, model_vec *v, uint64_t *macs)
 
 /* MTTKRP: per slice T(i,:,:); the reduction key over (j, k) is not
  * monotone in storage order, so keep the smallest per r. */
-static int pass_mttkrp(engine *e, const boundary *bd, model_vec *v, uint64_t *macs)
+static int pass_mttkrp(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
 {
     const tessel_tensor *t = e->in[0].t, *fb = e->in[1].t, *fc = e->in[2].t;
     uint64_t c[NX] = { 0 };
@@ -612,76 +716,61 @@ static int pass_mttkrp(engine *e, const boundary *bd, model_vec *v, uint64_t *ma
         }
         for (uint64_t n = 0; n < ntouched; n++) {
             c[1] = e->touched[n];
-            if (emit(e, bd, v, c, e->minkey[c[1]]))
-                return oom(e);
+            if (emit(e, bd, g, c, e->minkey[c[1]]))
+                return TESSEL_ENOMEM;
         }
     }
     return TESSEL_OK;
 }
 
-/* Sorts the (output tile, first reduction key) records and turns them into
+/* Runs the pass and turns the (tile, reduction key, count) records into
  * per-tile cumulative counts. */
 static int build_output_table(engine *e, boundary *bd, uint64_t *macs)
 {
-    model_vec v = { .alloc = e->alloc };
-    int rc;
-    if (e->kind == TESSEL_WORKLOAD_TTM)
-        rc = pass_ttm(e, bd, &v, macs);
-    else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
-        rc = pass_mttkrp(e, bd, &v, macs);
-    else
-        rc = pass_spmspm(e, bd, &v, macs);
-    if (rc) {
-        model_vec_free(&v);
-        return rc;
+    out_agg g;
+    int rc = agg_init(e, bd, &g);
+    if (!rc) {
+        if (e->kind == TESSEL_WORKLOAD_TTM)
+            rc = pass_ttm(e, bd, &g, macs);
+        else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
+            rc = pass_mttkrp(e, bd, &g, macs);
+        else
+            rc = pass_spmspm(e, bd, &g, macs);
     }
-    uint64_t *scratch = v.n ? tessel_alloc_array(e->alloc, v.n, sizeof(uint64_t)) : NULL;
-    if (v.n && !scratch) {
-        model_vec_free(&v);
+    if (!rc)
+        rc = agg_flush(&g);
+    if (rc) {
+        agg_free(&g);
         return oom(e);
     }
-    uint64_t max = 0;
-    for (uint64_t i = 0; i < v.n; i++)
-        max = v.v[i] > max ? v.v[i] : max;
-    tessel_sort_u64(v.v, scratch, v.n, max);
-    tessel_dealloc(e->alloc, scratch);
-    /* unique (tile, red) with counts; then unique tiles */
-    uint64_t nent = 0, nout = 0;
-    for (uint64_t i = 0; i < v.n; i++) {
-        if (i == 0 || v.v[i] != v.v[i - 1])
-            nent++;
-        if (i == 0 || v.v[i] / bd->red_space != v.v[i - 1] / bd->red_space)
+    uint64_t nent = g.key.n, nout = 0;
+    for (uint64_t i = 0; i < nent; i++)
+        if (i == 0 || g.key.v[i] / bd->red_space != g.key.v[i - 1] / bd->red_space)
             nout++;
-    }
     bd->out_key = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
     bd->out_start = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
     bd->ent_red = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
     bd->ent_cum = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
     if (!bd->out_key || !bd->out_start || !bd->ent_red || !bd->ent_cum) {
-        model_vec_free(&v);
+        agg_free(&g);
         return oom(e);
     }
-    uint64_t o = 0, n = 0;
-    for (uint64_t i = 0; i < v.n; i++) {
-        uint64_t tile = v.v[i] / bd->red_space, red = v.v[i] % bd->red_space;
-        int new_tile = i == 0 || tile != v.v[i - 1] / bd->red_space;
+    uint64_t o = 0;
+    for (uint64_t i = 0; i < nent; i++) {
+        uint64_t tile = g.key.v[i] / bd->red_space;
+        int new_tile = i == 0 || tile != g.key.v[i - 1] / bd->red_space;
         if (new_tile) {
             bd->out_key[o] = tile;
-            bd->out_start[o] = n;
+            bd->out_start[o] = i;
             o++;
         }
-        if (i == 0 || v.v[i] != v.v[i - 1]) {
-            bd->ent_red[n] = red;
-            bd->ent_cum[n] = (new_tile ? 0 : bd->ent_cum[n - 1]) + 1;
-            n++;
-        } else {
-            bd->ent_cum[n - 1]++;
-        }
+        bd->ent_red[i] = g.key.v[i] % bd->red_space;
+        bd->ent_cum[i] = (new_tile ? 0 : bd->ent_cum[i - 1]) + g.count.v[i];
     }
     bd->out_start[nout] = nent;
     bd->nout = nout;
     bd->nent = nent;
-    model_vec_free(&v);
+    agg_free(&g);
     return TESSEL_OK;
 }
 

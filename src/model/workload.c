@@ -193,7 +193,7 @@ static int bind_reference(const tessel_spec *spec, tessel_workload_data *w, unsi
     const tessel_spec_tensor *st = &spec->workload.tensor[t];
     int transpose;
     int src = binding_reference(spec, st->data, &transpose);
-    if (!w->tensor[src])
+    if (src < 0 || !w->tensor[src])
         return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
                                     st->pos.column, "workload.data",
                                     "%s refers to %s, which is not bound to a data file", st->name,

@@ -88,8 +88,13 @@ static void bench_matrix(const char *label, tessel_tensor *a)
     d.ntensors = 3;
     d.tensor[1] = d.tensor[2] = a;
     d.extent[0] = d.extent[1] = d.extent[2] = a->dims[0];
+    const char *only = getenv("BENCH_EXACT_ONLY"); /* e.g. "KIJ:128" */
     for (unsigned o = 0; o < 3; o++)
         for (unsigned t = 0; t < 3; t++) {
+            char name[32];
+            snprintf(name, sizeof(name), "%s:%llu", orders[o], (unsigned long long)tiles[t]);
+            if (only && strcmp(only, name) != 0)
+                continue;
             tessel_spec s;
             spec_init(&s, orders[o], tiles[t]);
             tessel_result r;

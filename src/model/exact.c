@@ -52,7 +52,12 @@ typedef struct boundary {
     uint64_t *out_key, *out_start;
     uint64_t *ent_red, *ent_cum;
     uint64_t nent;
+    uint64_t out_tiles;  /* all output tiles, empty or not */
+    uint64_t *out_pos;   /* when out_tiles is small: tile -> 1 + its row in out_key, 0 none */
 } boundary;
+
+/* Output grids up to this many tiles get direct-indexed state. */
+#define DIRECT_TILES (UINT64_C(1) << 22)
 
 typedef struct engine {
     const tessel_spec *spec;
@@ -771,6 +776,17 @@ static int build_output_table(engine *e, boundary *bd, uint64_t *macs)
     bd->nout = nout;
     bd->nent = nent;
     agg_free(&g);
+    bd->out_tiles = 1;
+    for (unsigned m = 0; m < e->out.order; m++)
+        bd->out_tiles *= bd->ntiles[e->out.x[m]];
+    if (bd->out_tiles <= DIRECT_TILES) {
+        bd->out_pos = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
+        if (!bd->out_pos)
+            return oom(e);
+        memset(bd->out_pos, 0, bd->out_tiles * sizeof(uint64_t));
+        for (uint64_t i = 0; i < nout; i++)
+            bd->out_pos[bd->out_key[i]] = i + 1;
+    }
     return TESSEL_OK;
 }
 
@@ -778,15 +794,21 @@ static int build_output_table(engine *e, boundary *bd, uint64_t *macs)
 static uint64_t output_count(const boundary *bd, uint64_t key, uint64_t red)
 {
     uint64_t lo = 0, hi = bd->nout;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (bd->out_key[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (bd->out_pos) {
+        if (!bd->out_pos[key])
+            return 0;
+        lo = bd->out_pos[key] - 1;
+    } else {
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (bd->out_key[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == bd->nout || bd->out_key[lo] != key)
+            return 0;
     }
-    if (lo == bd->nout || bd->out_key[lo] != key)
-        return 0;
     uint64_t a = bd->out_start[lo], z = bd->out_start[lo + 1];
     while (a < z) { /* last entry with ent_red <= red */
         uint64_t mid = a + (z - a) / 2;
@@ -1015,6 +1037,7 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
 
 typedef struct out_state {
     model_map seen;     /* output tile -> 1 + last reduction key written back, 0 never */
+    uint64_t *direct;   /* the same, direct-indexed, for small output grids */
     uint64_t key;       /* resident output tile, UINT64_MAX none */
     uint64_t red;       /* reduction key of its last visit */
 } out_state;
@@ -1029,7 +1052,7 @@ static int write_back(engine *e, const boundary *bd, out_state *os, const tile_c
     tr->writebacks++;
     tr->out_data += data;
     tr->out_metadata += meta;
-    uint64_t *slot = model_map_slot(&os->seen, os->key, 0);
+    uint64_t *slot = os->direct ? &os->direct[os->key] : model_map_slot(&os->seen, os->key, 0);
     if (!slot)
         return oom(e);
     *slot = os->red + 1;
@@ -1043,7 +1066,7 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_sta
     if (key != os->key) {
         if (write_back(e, bd, os, cost))
             return oom(e);
-        uint64_t *slot = model_map_slot(&os->seen, key, 0);
+        uint64_t *slot = os->direct ? &os->direct[key] : model_map_slot(&os->seen, key, 0);
         if (!slot)
             return oom(e);
         if (*slot) {
@@ -1072,6 +1095,12 @@ static int walk(engine *e, const boundary *bd, const model_vec *keys, int all_ef
     }
     tile_cost_init(e, bd, &e->out, &out_cost);
     out_state os = { .seen = { .alloc = e->alloc }, .key = UINT64_MAX };
+    if (bd->out_pos) {
+        os.direct = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
+        if (!os.direct)
+            return oom(e);
+        memset(os.direct, 0, bd->out_tiles * sizeof(uint64_t));
+    }
     int rc = TESSEL_OK;
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
@@ -1095,6 +1124,7 @@ static int walk(engine *e, const boundary *bd, const model_vec *keys, int all_ef
     if (!rc)
         rc = write_back(e, bd, &os, &out_cost);
     model_map_free(&os.seen);
+    tessel_dealloc(e->alloc, os.direct);
     return rc;
 }
 
@@ -1165,6 +1195,7 @@ static void boundary_free(engine *e, boundary *bd)
     tessel_dealloc(e->alloc, bd->out_start);
     tessel_dealloc(e->alloc, bd->ent_red);
     tessel_dealloc(e->alloc, bd->ent_cum);
+    tessel_dealloc(e->alloc, bd->out_pos);
     memset(bd, 0, sizeof(*bd));
 }
 

@@ -763,6 +763,51 @@ START_TEST(mttkrp_matches_brute_force)
 }
 END_TEST
 
+
+/* Empty rows and columns add no effectual iterations: a small matrix
+ * embedded in a huge empty one moves exactly the same tiles. With tile
+ * edge 1 the big output grid has 9M tiles, which takes the hashed
+ * (not direct-indexed) output state. */
+START_TEST(padding_changes_nothing)
+{
+    tessel_tensor *a = random_matrix(20, 20, 0.2, 77), *b = random_matrix(20, 20, 0.2, 78);
+    uint64_t dims[2] = { 3000, 3000 };
+    tessel_tensor *big[2] = { NULL, NULL };
+    const tessel_tensor *small[2] = { a, b };
+    for (unsigned m = 0; m < 2; m++) {
+        tessel_coo_builder *bl = NULL;
+        ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
+        for (uint32_t r = 0; r < 20; r++)
+            for (uint64_t p = small[m]->ptr[r]; p < small[m]->ptr[r + 1]; p++) {
+                uint32_t c[2] = { r, small[m]->idx[1][p] };
+                ck_assert_int_eq(tessel_coo_builder_add(bl, c, 1.0), 0);
+            }
+        ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, &big[m], NULL), 0);
+        tessel_coo_builder_free(&bl);
+    }
+    static const char *orders[3] = { "IJK", "IKJ", "KIJ" };
+    for (unsigned o = 0; o < 3; o++) {
+        tessel_spec s;
+        spec_spmspm(&s, orders[o], 1, 1, 1, 0);
+        tessel_workload_data d1, d2;
+        data_of(&d1, a, b);
+        data_of(&d2, big[0], big[1]);
+        tessel_result r1 = run(&s, &d1), r2 = run(&s, &d2);
+        for (unsigned t = 0; t < 3; t++) {
+            ck_assert_uint_eq(r1.traffic[1][t].fills, r2.traffic[1][t].fills);
+            ck_assert_uint_eq(r1.traffic[1][t].updates, r2.traffic[1][t].updates);
+            ck_assert_uint_eq(r1.traffic[1][t].writebacks, r2.traffic[1][t].writebacks);
+            ck_assert_uint_eq(bytes(&r1, 1, t), bytes(&r2, 1, t));
+        }
+        ck_assert_uint_eq(r1.macs, r2.macs);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&big[0]);
+    tessel_tensor_free(&big[1]);
+}
+END_TEST
+
 START_TEST(out_of_memory_every_allocation)
 {
     tessel_tensor *a = random_matrix(30, 30, 0.1, 3), *b = random_matrix(30, 30, 0.1, 4);
@@ -802,6 +847,7 @@ int main(void)
     tcase_add_test(tc, overbooked_tiles_stream);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
+    tcase_add_test(tc, padding_changes_nothing);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

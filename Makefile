@@ -1,5 +1,5 @@
 # Thin wrapper over meson/ninja. The two commands of README.md:
-#   make example   install what is missing, build, run tessel on a bundled matrix
+#   make example   install what is missing, build, run tessel run on a bundled matrix
 #   make test      install what is missing, build with -Werror + ASan/UBSan, run every test
 BUILD      ?= build
 TEST_BUILD ?= build-test
@@ -27,7 +27,7 @@ build: deps $(BUILD)/build.ninja
 	meson compile -C $(BUILD)
 
 example: build
-	./$(BUILD)/tools/tessel stats examples/data/G51.mtx.gz --tile 128x128
+	./$(BUILD)/tools/tessel run specs/extensor.yaml --tensor A=examples/data/G51.mtx.gz -o tessel-out
 
 $(TEST_BUILD)/build.ninja:
 	meson setup $(TEST_BUILD) --buildtype=debugoptimized -Dwerror=true \

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 
+
 #define TESSEL_VERSION_STRING "0.1.0"
 
 typedef struct command {
@@ -15,6 +16,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    { "run", cmd_run, "model a design point: traffic per level, energy, cycles (CSV/JSON)" },
     { "stats", cmd_stats, "tile-occupancy statistics of a tensor for a tile shape" },
     { "convert", cmd_convert, "convert a tensor file (e.g. .mtx -> binary cache .tsl)" },
     { "gen", cmd_gen, "generate a synthetic sparse matrix (uniform, banded, rmat, ...)" },

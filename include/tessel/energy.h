@@ -5,6 +5,7 @@
 #ifndef TESSEL_ENERGY_H
 #define TESSEL_ENERGY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tessel/base.h"
@@ -52,7 +53,15 @@ int tessel_energy_db_load(const tessel_spec *spec, const tessel_allocator *a,
 /* Loads one table file (tests, tools). */
 int tessel_energy_db_load_file(const char *path, const tessel_allocator *a,
                                tessel_energy_db **out, tessel_diag *diag);
+/* Loads one table from memory (`name` stands for the file in messages):
+ * the YAML is parsed, then read as a tessel table or ERT/ART. */
+int tessel_energy_db_parse(const char *name, const void *data, size_t size,
+                           const tessel_allocator *a, tessel_energy_db **out,
+                           tessel_diag_list *errors);
 void tessel_energy_db_free(tessel_energy_db **db);
+/* The i-th class name over all tessel tables of db, or NULL past the end
+ * (for listings and suggestions). */
+const char *tessel_energy_db_class_name(const tessel_energy_db *db, size_t i);
 
 /* Resolves a component: its class in the tables, scaled to its attributes
  * (width, depth/size, technology; spec->technology when the attributes do
@@ -65,6 +74,16 @@ void tessel_energy_db_free(tessel_energy_db **db);
 int tessel_energy_component(const tessel_energy_db *db, const tessel_spec_component *c,
                             const char *instance, const char *technology,
                             tessel_component_energy *out, tessel_diag *diag);
+
+/* tessel_energy_component with defaults for what the attributes leave
+ * out: default_width (0 = the class's default, 64 for storage) and
+ * default_bytes (a storage level's capacity, giving the depth when the
+ * attributes name neither depth nor size; 0 = none).
+ * tessel_energy_design passes each level's word_bits and capacity. */
+int tessel_energy_component_sized(const tessel_energy_db *db, const tessel_spec_component *c,
+                                  const char *instance, const char *technology,
+                                  unsigned default_width, uint64_t default_bytes,
+                                  tessel_component_energy *out, tessel_diag *diag);
 
 /* Every component of a spec resolved: level[l] for each storage level,
  * then the MAC and the intersection unit (zeros when the spec has none). */

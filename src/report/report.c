@@ -1,1 +1,163 @@
-/* placeholder until the module lands */
+/* The design-point record: energy accounting and roofline from an estimate
+ * (the rules are in include/tessel/report.h). */
+#include <string.h>
+
+#include "tessel/report.h"
+
+const char *tessel_report_workload_name(tessel_workload_kind kind)
+{
+    switch (kind) {
+    case TESSEL_WORKLOAD_SPMSPM:
+        return "spmspm";
+    case TESSEL_WORKLOAD_TTM:
+        return "ttm";
+    case TESSEL_WORKLOAD_MTTKRP:
+        return "mttkrp";
+    case TESSEL_WORKLOAD_SPMV:
+        return "spmv";
+    case TESSEL_WORKLOAD_OTHER:
+        break;
+    }
+    return "other";
+}
+
+/* Copies s into buf[n]; 0, or TESSEL_EINVAL naming `what` when it does not fit. */
+static int copy_name(char *buf, size_t n, const char *s, const char *what, tessel_diag *diag)
+{
+    if (!s)
+        s = "";
+    size_t len = strlen(s);
+    if (len >= n)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, what,
+                               "report: %s is %zu bytes long, at most %zu fit", what, len, n - 1);
+    memcpy(buf, s, len + 1);
+    return TESSEL_OK;
+}
+
+static double word_bits_of(const tessel_spec_level *lv, const tessel_component_energy *e)
+{
+    if (e->width_bits)
+        return (double)e->width_bits;
+    if (lv->word_bits)
+        return (double)lv->word_bits;
+    return 64.0;
+}
+
+/* Storage accesses of one tensor at one level and their energy. */
+static void account(const tessel_traffic *t, double word_bits, const tessel_component_energy *e,
+                    tessel_report_access *out)
+{
+    /* bytes x 8 / W, in that order, as documented. */
+    out->word_bits = word_bits;
+    out->reads = ((double)t->out_data + (double)t->child_read_data) * 8.0 / word_bits;
+    out->writes = (double)t->in_data * 8.0 / word_bits;
+    out->updates = (double)t->child_write_data * 8.0 / word_bits;
+    out->metadata_reads =
+        ((double)t->out_metadata + (double)t->child_read_metadata) * 8.0 / word_bits;
+    out->metadata_writes =
+        ((double)t->in_metadata + (double)t->child_write_metadata) * 8.0 / word_bits;
+    out->energy_pj = out->reads * e->pj[TESSEL_ACTION_READ] +
+                     out->writes * e->pj[TESSEL_ACTION_WRITE] +
+                     out->updates * e->pj[TESSEL_ACTION_UPDATE] +
+                     out->metadata_reads * e->pj[TESSEL_ACTION_METADATA_READ] +
+                     out->metadata_writes * e->pj[TESSEL_ACTION_METADATA_WRITE];
+}
+
+static double level_bytes_of(const tessel_traffic *t)
+{
+    return (double)t->in_data + (double)t->in_metadata + (double)t->out_data +
+           (double)t->out_metadata + (double)t->child_read_data +
+           (double)t->child_read_metadata + (double)t->child_write_data +
+           (double)t->child_write_metadata;
+}
+
+int tessel_report_point_build(const tessel_spec *spec, const tessel_result *result,
+                              const tessel_design_energy *energy, const char *data,
+                              const char *strategy, tessel_report_point *out, tessel_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    if (result->nlevels != spec->nlevels || result->ntensors != spec->workload.ntensors ||
+        spec->nlevels == 0 || spec->nlevels > TESSEL_SPEC_MAX_LEVELS ||
+        spec->workload.ntensors > TESSEL_SPEC_MAX_TENSORS)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
+                               "report: the estimate has %u levels and %u tensors, the spec %u "
+                               "and %u",
+                               result->nlevels, result->ntensors, spec->nlevels,
+                               spec->workload.ntensors);
+    int rc = copy_name(out->design, sizeof(out->design), spec->name, "design", diag);
+    if (!rc)
+        rc = copy_name(out->workload, sizeof(out->workload),
+                       tessel_report_workload_name(spec->workload.kind), "workload", diag);
+    if (!rc)
+        rc = copy_name(out->data, sizeof(out->data), data, "data", diag);
+    if (!rc)
+        rc = copy_name(out->strategy, sizeof(out->strategy), strategy, "strategy", diag);
+    /* result->estimator may lack its NUL if a producer filled all 16 bytes. */
+    char estimator[sizeof(result->estimator) + 1];
+    memcpy(estimator, result->estimator, sizeof(result->estimator));
+    estimator[sizeof(result->estimator)] = '\0';
+    if (!rc)
+        rc = copy_name(out->estimator, sizeof(out->estimator), estimator, "estimator", diag);
+    for (unsigned l = 0; l < spec->nlevels && !rc; l++)
+        rc = copy_name(out->level_name[l], sizeof(out->level_name[l]), spec->level[l].name,
+                       "level name", diag);
+    for (unsigned t = 0; t < spec->workload.ntensors && !rc; t++)
+        rc = copy_name(out->tensor_name[t], sizeof(out->tensor_name[t]),
+                       spec->workload.tensor[t].name, "tensor name", diag);
+    if (rc) {
+        memset(out, 0, sizeof(*out));
+        return rc;
+    }
+
+    out->nlevels = spec->nlevels;
+    out->ntensors = spec->workload.ntensors;
+    memcpy(out->traffic, result->traffic, sizeof(out->traffic));
+    for (unsigned l = 0; l < out->nlevels; l++) {
+        const tessel_component_energy *e = &energy->level[l];
+        double w = word_bits_of(&spec->level[l], e);
+        for (unsigned t = 0; t < out->ntensors; t++) {
+            account(&result->traffic[l][t], w, e, &out->access[l][t]);
+            out->level_energy_pj[l] += out->access[l][t].energy_pj;
+            out->level_bytes[l] += level_bytes_of(&result->traffic[l][t]);
+        }
+        out->storage_energy_pj += out->level_energy_pj[l];
+    }
+
+    out->macs = result->macs;
+    out->intersections = result->intersections;
+    out->output_nnz = result->output_nnz;
+    out->dram_bytes = result->dram_bytes;
+    out->compulsory_bytes = result->compulsory_bytes;
+    out->traffic_ratio =
+        result->compulsory_bytes ? (double)result->dram_bytes / (double)result->compulsory_bytes
+                                 : 0.0;
+    out->model_seconds = result->seconds;
+    out->area_um2 = energy->area_um2;
+    out->clock_ghz = spec->compute.clock_ghz;
+
+    tessel_roofline_evaluate(spec, (double)result->macs, out->level_bytes, &out->roofline);
+    const char *bound = tessel_roofline_bound_name(spec, &out->roofline);
+    rc = copy_name(out->bound, sizeof(out->bound), bound, "bound", diag);
+    if (rc) {
+        memset(out, 0, sizeof(*out));
+        return rc;
+    }
+
+    out->mac_energy_pj = (double)result->macs * energy->mac.pj[TESSEL_ACTION_COMPUTE];
+    out->intersect_energy_pj =
+        (double)result->intersections * energy->intersect.pj[TESSEL_ACTION_COMPUTE];
+    /* Leakage is paid by every instance for every cycle of the run; one MAC
+     * and one intersection unit per PE (the area convention of energy.h). */
+    double leak_per_cycle = 0;
+    for (unsigned l = 0; l < out->nlevels; l++) {
+        unsigned inst = spec->level[l].instances ? spec->level[l].instances : 1;
+        leak_per_cycle += energy->level[l].pj[TESSEL_ACTION_LEAK] * (double)inst;
+    }
+    double pes = spec->compute.pes ? (double)spec->compute.pes : 1.0;
+    leak_per_cycle += (energy->mac.pj[TESSEL_ACTION_LEAK] +
+                       energy->intersect.pj[TESSEL_ACTION_LEAK]) * pes;
+    out->leak_energy_pj = out->roofline.cycles * leak_per_cycle;
+    out->energy_pj = out->storage_energy_pj + out->mac_energy_pj + out->intersect_energy_pj +
+                     out->leak_energy_pj;
+    return TESSEL_OK;
+}

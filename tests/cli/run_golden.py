@@ -8,6 +8,9 @@ it must produce:
     args: stats {DATA}/mtx/G51.mtx.gz --format json
     status: 0
     absent: {TMP}/out.csv          (optional, repeatable: must not exist after)
+    cat: {TMP}/out/summary.csv     (optional, repeatable: after the run, the file's
+                                    contents are appended to stdout under a line
+                                    "==> {TMP}/out/summary.csv <==")
     needs: {DATA}/mtx/G51.mtx.gz   (optional: skip the case if missing)
     --- stdout
     ...exact expected standard output...
@@ -29,7 +32,8 @@ import tempfile
 
 
 def parse_case(text):
-    case = {"args": None, "status": 0, "absent": [], "needs": [], "stdout": "", "stderr": ""}
+    case = {"args": None, "status": 0, "absent": [], "needs": [], "cat": [], "stdout": "",
+            "stderr": ""}
     section = None
     body = {"stdout": [], "stderr": []}
     for line in text.splitlines(keepends=True):
@@ -51,7 +55,7 @@ def parse_case(text):
             case["args"] = value
         elif key == "status":
             case["status"] = int(value)
-        elif key in ("absent", "needs"):
+        elif key in ("absent", "needs", "cat"):
             case[key].append(value)
         else:
             raise ValueError(f"unknown key {key!r}")
@@ -85,12 +89,18 @@ def run_case(path, tessel, data, cases_dir, update):
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
         # Paths in messages are shown relative to the placeholders.
         out, err = proc.stdout, proc.stderr
+        for name in case["cat"]:
+            try:
+                with open(subst(name)) as f:
+                    out += f"==> {name} <==\n" + f.read()
+            except OSError:
+                out += f"==> {name} <== (missing)\n"
         for real, name in ((tmp, "{TMP}"), (cases_dir, "{CASES}"), (data, "{DATA}")):
             out = out.replace(real, name)
             err = err.replace(real, name)
         leftovers = [a for a in case["absent"] if os.path.exists(subst(a))]
-        if os.path.isdir(tmp):
-            leftovers += [n for n in os.listdir(tmp) if ".tmp." in n]
+        for where, _, files in os.walk(tmp):
+            leftovers += [os.path.join(where, n) for n in files if ".tmp." in n]
     if update:
         with open(path, "w") as f:
             f.write(header_of(text).replace(f"status: {case['status']}",

@@ -1,0 +1,866 @@
+/* Loading energy databases and resolving the components of a spec into
+ * per-action energies and areas.
+ *
+ * Scaling rules (energy_tables/README.md has the sources):
+ *   dram     pj_per_bit x width; off chip, so no technology scaling.
+ *   sram     per width series, linear interpolation in (log depth,
+ *            log value) between table points (GSL linear interpolation on
+ *            the logs); a depth outside the series is an error, never an
+ *            extrapolation.  A width without a series uses the next wider
+ *            series (else the widest) scaled linearly in width, the
+ *            Accelergy library plug-in's width rule.
+ *   regfile  Aladdin: width 1-bit registers + depth address comparators of
+ *            ceil(log2 depth) bits (timeloop-accelergy-exercises regfile).
+ *   arith    sum of parts, each scaled linearly or quadratically in width
+ *            from the nearest reference width at or above it (Aladdin).
+ * Then energy and area are multiplied by the table's Stillmaker-Baas
+ * factors for the requested node; off-grid nodes are errors. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+
+#include "energy_internal.h"
+
+#define EN_SERIES_MAX 256u /* SRAM points per width series */
+
+const char *tessel_action_name(tessel_action a)
+{
+    static const char *const names[TESSEL_ACTION_COUNT] = {
+        "read", "write", "update", "metadata_read", "metadata_write", "compute", "leak"};
+    return (unsigned)a < TESSEL_ACTION_COUNT ? names[a] : "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* Databases */
+
+void tessel_energy_db_free(tessel_energy_db **pdb)
+{
+    if (!pdb || !*pdb)
+        return;
+    tessel_energy_db *db = *pdb;
+    for (size_t i = 0; i < db->ntables; i++)
+        tessel_energy_table_clear(db->alloc, &db->tables[i]);
+    tessel_dealloc(db->alloc, db->tables);
+    tessel_dealloc(db->alloc, db);
+    *pdb = NULL;
+}
+
+static tessel_energy_db *db_create(const tessel_allocator *a, size_t ntables)
+{
+    tessel_energy_db *db = tessel_alloc(a, sizeof(*db));
+    if (!db)
+        return NULL;
+    memset(db, 0, sizeof(*db));
+    db->alloc = a;
+    if (ntables) {
+        db->tables = tessel_alloc_array(a, ntables, sizeof(*db->tables));
+        if (!db->tables) {
+            tessel_dealloc(a, db);
+            return NULL;
+        }
+        memset(db->tables, 0, ntables * sizeof(*db->tables));
+    }
+    return db;
+}
+
+/* The error lists are optional: NULL collects nothing. */
+static void push(tessel_diag_list *errors, const tessel_diag *d)
+{
+    if (errors)
+        tessel_diag_list_push(errors, d);
+}
+
+static int push_new(tessel_diag_list *errors, int code, const char *file, const char *msg)
+{
+    tessel_diag d;
+    tessel_diag_set(&d, code, file, 0, 0, NULL, "%s", msg);
+    push(errors, &d);
+    return code;
+}
+
+static int push_oom(tessel_diag_list *errors, const char *file)
+{
+    return push_new(errors, TESSEL_ENOMEM, file, "out of memory while loading energy tables");
+}
+
+/* Loads one file into db->tables[db->ntables] (counted only on success). */
+static int load_path(tessel_energy_db *db, const char *path, tessel_diag_list *errors)
+{
+    tessel_yaml_doc *doc = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_yaml_load(path, db->alloc, &doc, &d);
+    if (rc) {
+        if (!d.code)
+            tessel_diag_set(&d, rc, path, 0, 0, NULL, "cannot read energy table: %s",
+                            tessel_strerror(rc));
+        push(errors, &d);
+        return rc;
+    }
+    rc = tessel_energy_table_read(doc, path, db->alloc, &db->tables[db->ntables], errors);
+    tessel_yaml_free(&doc);
+    if (rc == 0)
+        db->ntables++;
+    return rc;
+}
+
+int tessel_energy_db_load(const tessel_spec *spec, const tessel_allocator *a,
+                          tessel_energy_db **out, tessel_diag_list *errors)
+{
+    *out = NULL;
+    if (!spec)
+        return push_new(errors, TESSEL_EINVAL, NULL, "no spec given");
+    unsigned n = spec->ntables;
+    if (n > sizeof(spec->table) / sizeof(spec->table[0]))
+        n = sizeof(spec->table) / sizeof(spec->table[0]);
+    tessel_energy_db *db = db_create(a, n);
+    if (!db)
+        return push_oom(errors, spec->path);
+    int first = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!spec->table[i])
+            continue;
+        int rc = load_path(db, spec->table[i], errors);
+        if (rc && !first)
+            first = rc;
+    }
+    if (first) {
+        tessel_energy_db_free(&db);
+        return first;
+    }
+    *out = db;
+    return 0;
+}
+
+/* Copies the first collected error into diag. */
+static int first_error(tessel_diag_list *l, int rc, const char *file, tessel_diag *diag)
+{
+    if (l->count)
+        *diag = l->items[0];
+    else
+        tessel_diag_set(diag, rc, file, 0, 0, NULL, "%s", tessel_strerror(rc));
+    return rc;
+}
+
+int tessel_energy_db_load_file(const char *path, const tessel_allocator *a,
+                               tessel_energy_db **out, tessel_diag *diag)
+{
+    *out = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, a);
+    tessel_energy_db *db = db_create(a, 1);
+    int rc = db ? load_path(db, path, &errors) : TESSEL_ENOMEM;
+    if (rc) {
+        if (diag)
+            first_error(&errors, rc, path, diag);
+        tessel_energy_db_free(&db);
+    } else {
+        *out = db;
+    }
+    tessel_diag_list_free(&errors);
+    return rc;
+}
+
+int tessel_energy_db_parse(const char *name, const void *data, size_t size,
+                           const tessel_allocator *a, tessel_energy_db **out,
+                           tessel_diag_list *errors)
+{
+    *out = NULL;
+    tessel_yaml_doc *doc = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_yaml_parse(name, data, size, a, &doc, &d);
+    if (rc) {
+        if (!d.code)
+            tessel_diag_set(&d, rc, name, 0, 0, NULL, "%s", tessel_strerror(rc));
+        push(errors, &d);
+        return rc;
+    }
+    tessel_energy_db *db = db_create(a, 1);
+    if (!db) {
+        tessel_yaml_free(&doc);
+        return push_oom(errors, name);
+    }
+    rc = tessel_energy_table_read(doc, name, a, &db->tables[0], errors);
+    tessel_yaml_free(&doc);
+    if (rc) {
+        tessel_energy_db_free(&db);
+        return rc;
+    }
+    db->ntables = 1;
+    *out = db;
+    return 0;
+}
+
+const char *tessel_energy_db_class_name(const tessel_energy_db *db, size_t i)
+{
+    for (size_t t = 0; db && t < db->ntables; t++) {
+        if (i < db->tables[t].nclasses)
+            return db->tables[t].classes[i].name;
+        i -= db->tables[t].nclasses;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Component attributes */
+
+typedef struct en_attrs {
+    unsigned width;
+    const tessel_yaml_node *width_n;
+    double depth; /* 0 = not given */
+    const tessel_yaml_node *depth_n;
+    uint64_t size; /* bytes, 0 = not given */
+    const tessel_yaml_node *size_n;
+    const char *technology;
+    const tessel_yaml_node *technology_n;
+    unsigned exponent, mantissa, radix;
+    const tessel_yaml_node *exponent_n, *mantissa_n, *radix_n;
+} en_attrs;
+
+/* What a resolution needs to word its errors. */
+typedef struct en_where {
+    const tessel_spec_component *c;
+    const char *instance;
+    tessel_diag *diag;
+} en_where;
+
+static const char *where_name(const en_where *w)
+{
+    return w->instance && w->instance[0] ? w->instance : w->c->cls;
+}
+
+static int where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
+                       const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
+                       const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    const char *file = n ? n->file : w->c->pos.file;
+    uint64_t line = n ? n->line : w->c->pos.line;
+    uint32_t col = n ? n->column : w->c->pos.column;
+    return tessel_diag_set(w->diag, code, file, line, col, field, "%s: %s", where_name(w), msg);
+}
+
+static int attr_uint(const en_where *w, const tessel_yaml_node *n, const char *key, unsigned *out)
+{
+    uint64_t v = 0;
+    char field[64];
+    tessel_energy_fmt(field, sizeof(field), "attributes.%s", key);
+    if (tessel_yaml_u64(n, &v) != 0 || v == 0 || v > 0xffffffffu)
+        return where_error(w, TESSEL_EPARSE, n, field, "'%s' must be a positive whole number",
+                           key);
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_attrs(const en_where *w, en_attrs *at)
+{
+    static const char *const keys[] = {"width",    "datawidth", "depth", "size",
+                                       "technology", "exponent", "mantissa", "radix"};
+    memset(at, 0, sizeof(*at));
+    const tessel_yaml_node *m = w->c->attributes;
+    if (!m || tessel_yaml_is_null(m))
+        return 0;
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return where_error(w, TESSEL_EPARSE, m, "attributes", "'attributes' must be a mapping");
+    for (size_t i = 0; i < m->count; i++) {
+        const char *k = m->keys[i]->value ? m->keys[i]->value : "";
+        const tessel_yaml_node *v = m->items[i];
+        int rc = 0;
+        if (strcmp(k, "width") == 0 || strcmp(k, "datawidth") == 0) {
+            if (at->width_n)
+                return where_error(w, TESSEL_EPARSE, m->keys[i], "attributes",
+                                   "give either 'width' or 'datawidth', not both");
+            rc = attr_uint(w, v, k, &at->width);
+            at->width_n = v;
+        } else if (strcmp(k, "depth") == 0) {
+            unsigned d = 0;
+            rc = attr_uint(w, v, k, &d);
+            at->depth = d;
+            at->depth_n = v;
+        } else if (strcmp(k, "size") == 0) {
+            const char *s = v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
+            if (!s || tessel_parse_size(s, &at->size) != 0 || at->size == 0)
+                rc = where_error(w, TESSEL_EPARSE, v, "attributes.size",
+                                 "'size' must be a positive size such as 64KiB");
+            at->size_n = v;
+        } else if (strcmp(k, "technology") == 0) {
+            at->technology = v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
+            at->technology_n = v;
+            if (!at->technology)
+                rc = where_error(w, TESSEL_EPARSE, v, "attributes.technology",
+                                 "'technology' must be a node such as 45nm");
+        } else if (strcmp(k, "exponent") == 0) {
+            rc = attr_uint(w, v, k, &at->exponent);
+            at->exponent_n = v;
+        } else if (strcmp(k, "mantissa") == 0) {
+            rc = attr_uint(w, v, k, &at->mantissa);
+            at->mantissa_n = v;
+        } else if (strcmp(k, "radix") == 0) {
+            rc = attr_uint(w, v, k, &at->radix);
+            at->radix_n = v;
+        } else {
+            const char *near = tessel_nearest_word(k, keys, sizeof(keys) / sizeof(keys[0]));
+            char field[160];
+            tessel_energy_fmt(field, sizeof(field), "attributes.%s", k);
+            rc = near ? where_error(w, TESSEL_EPARSE, m->keys[i], field,
+                                    "unknown attribute '%s' (did you mean '%s'?)", k, near)
+                      : where_error(w, TESSEL_EPARSE, m->keys[i], field,
+                                    "unknown attribute '%s' (known: width, datawidth, depth, "
+                                    "size, technology, exponent, mantissa, radix)",
+                                    k);
+        }
+        if (rc)
+            return rc;
+    }
+    if (at->depth_n && at->size_n)
+        return where_error(w, TESSEL_EPARSE, at->size_n, "attributes.size",
+                           "give either 'depth' or 'size', not both");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* ERT / ART matching */
+
+/* 1 when an ERT name answers to `instance`: the last dotted component
+ * ("system.chip.LLB[0..0]" answers "LLB"), or the whole name with ranges
+ * stripped when the instance itself is dotted. */
+static int ert_matches(const en_ert *e, const char *instance, int nocase)
+{
+    const char *target = strchr(instance, '.') ? e->stripped : e->name;
+    return nocase ? strcasecmp(target, instance) == 0 : strcmp(target, instance) == 0;
+}
+
+/* The entry of table t answering to instance: exact spelling first, then
+ * ignoring case ("mac" answers "MAC"). Two answers are an error. */
+static int ert_find(const en_table *t, const char *instance, int want_energy, const en_where *w,
+                    const en_ert **out)
+{
+    *out = NULL;
+    for (int nocase = 0; nocase < 2 && !*out; nocase++) {
+        for (size_t i = 0; i < t->nert; i++) {
+            const en_ert *e = &t->ert[i];
+            if ((want_energy ? !e->has_energy : !e->has_area) || !ert_matches(e, instance, nocase))
+                continue;
+            if (*out)
+                return where_error(w, TESSEL_EINVAL, NULL, "instance",
+                                   "'%s' matches both '%s' and '%s' in %s; name the component "
+                                   "by its dotted path",
+                                   instance, (*out)->full, e->full, t->base);
+            *out = e;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Models */
+
+/* Linear interpolation of ys over xs (both already in log space where the
+ * caller wants it) at xq, through GSL on a stack-held interpolation object
+ * (gsl_interp_linear keeps no state), so that no allocation escapes the
+ * tessel allocator. xs strictly increasing and xq inside them. */
+static int interp_linear(const double *xs, const double *ys, size_t n, double xq, double *out)
+{
+    if (n == 1) {
+        *out = ys[0];
+        return 0;
+    }
+    gsl_interp in;
+    memset(&in, 0, sizeof(in));
+    in.type = gsl_interp_linear;
+    in.size = n;
+    if (gsl_interp_init(&in, xs, ys, n) != GSL_SUCCESS)
+        return TESSEL_ERANGE;
+    if (gsl_interp_eval_e(&in, xs, ys, xq, NULL, out) != GSL_SUCCESS || !isfinite(*out))
+        return TESSEL_ERANGE;
+    return 0;
+}
+
+/* Interpolates one column of the series: log-log when every value is
+ * positive, else linear in the value (leak columns may hold zeros). */
+static int interp_column(const en_point *const *s, size_t n, size_t offset, double xq,
+                         double *out)
+{
+    double xs[EN_SERIES_MAX], ys[EN_SERIES_MAX];
+    int logy = 1;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        memcpy(&v, (const char *)s[i] + offset, sizeof(v));
+        xs[i] = log(s[i]->depth);
+        ys[i] = v;
+        if (!(v > 0))
+            logy = 0;
+    }
+    if (logy)
+        for (size_t i = 0; i < n; i++)
+            ys[i] = log(ys[i]);
+    int rc = interp_linear(xs, ys, n, xq, out);
+    if (rc == 0 && logy)
+        *out = exp(*out);
+    return rc;
+}
+
+static const tessel_yaml_node *depth_node(const en_attrs *at)
+{
+    return at->depth_n ? at->depth_n : at->size_n;
+}
+
+/* Depth in words of `width` bits: the depth attribute, else the size
+ * attribute, else the level capacity. 0 when none is known. */
+static double storage_depth(const en_attrs *at, unsigned width, uint64_t default_bytes)
+{
+    if (at->depth > 0)
+        return at->depth;
+    uint64_t bytes = at->size ? at->size : default_bytes;
+    return bytes ? (double)bytes * 8.0 / width : 0;
+}
+
+static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
+                        const en_attrs *at, unsigned width, uint64_t default_bytes,
+                        tessel_component_energy *out)
+{
+    double depth = storage_depth(at, width, default_bytes);
+    if (!(depth > 0))
+        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
+                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
+                           k->name);
+    /* The series: this width, else the next wider one, else the widest. */
+    if (k->npoints == 0)
+        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
+                           k->name);
+    double ws = -1;
+    for (size_t i = 0; i < k->npoints; i++)
+        if (k->points[i].width >= width) {
+            ws = k->points[i].width;
+            break;
+        }
+    if (ws < 0)
+        ws = k->points[k->npoints - 1].width;
+    const en_point *s[EN_SERIES_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < k->npoints && n < EN_SERIES_MAX; i++)
+        if (k->points[i].width == ws)
+            s[n++] = &k->points[i];
+    if (n == 0)
+        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
+                           k->name);
+    double dmin = s[0]->depth, dmax = s[n - 1]->depth;
+    if (depth < dmin || depth > dmax) {
+        char range[64];
+        if (n == 1)
+            tessel_energy_fmt(range, sizeof(range), "only depth %g", dmin);
+        else
+            tessel_energy_fmt(range, sizeof(range), "depths %g to %g", dmin, dmax);
+        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
+                           "%s depth %g (width %u) is outside %s: it has %s at width %g; tessel "
+                           "does not extrapolate: add a table point or name an Accelergy ERT "
+                           "for this component",
+                           k->name, depth, width, t->base, range, ws);
+    }
+    double xq = log(depth);
+    double read = 0, write = 0, update = 0, area = 0, leak = 0;
+    int rc = interp_column(s, n, offsetof(en_point, read), xq, &read);
+    if (!rc)
+        rc = interp_column(s, n, offsetof(en_point, write), xq, &write);
+    if (!rc)
+        rc = interp_column(s, n, offsetof(en_point, update), xq, &update);
+    if (!rc)
+        rc = interp_column(s, n, offsetof(en_point, area), xq, &area);
+    int has_leak = 1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i]->leak < 0)
+            has_leak = 0;
+    if (!rc && has_leak)
+        rc = interp_column(s, n, offsetof(en_point, leak), xq, &leak);
+    if (rc)
+        return where_error(w, rc, NULL, "attributes.depth", "interpolation failed in %s",
+                           t->base);
+    /* Width scaling when no series of this width exists: energy and area
+     * linear in width (Accelergy library plug-in, scaling.py). */
+    double f = width / ws;
+    out->pj[TESSEL_ACTION_READ] = read * f;
+    out->pj[TESSEL_ACTION_WRITE] = write * f;
+    out->pj[TESSEL_ACTION_UPDATE] = update * f;
+    out->pj[TESSEL_ACTION_METADATA_READ] = read * f;
+    out->pj[TESSEL_ACTION_METADATA_WRITE] = write * f;
+    out->pj[TESSEL_ACTION_LEAK] = leak * f;
+    out->area_um2 = area * f;
+    size_t exact = 0;
+    while (exact < n && s[exact]->depth != depth)
+        exact++;
+    int len;
+    if (exact < n)
+        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)", t->base,
+                       k->name, ws, depth, s[exact]->source);
+    else
+        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g, log-log in depth",
+                       t->base, k->name, ws, depth);
+    if (f != 1 && len > 0 && (size_t)len < sizeof(out->source))
+        tessel_energy_fmt(out->source + len, sizeof(out->source) - (size_t)len,
+                 ", width-scaled to %u", width);
+    return 0;
+}
+
+static unsigned ceil_log2(unsigned v)
+{
+    unsigned b = 0;
+    while (b < 32 && (1ull << b) < v)
+        b++;
+    return b;
+}
+
+static int resolve_regfile(const en_where *w, const en_table *t, const en_class *k,
+                           const en_attrs *at, unsigned width, uint64_t default_bytes,
+                           tessel_component_energy *out)
+{
+    double depth = storage_depth(at, width, default_bytes);
+    if (!(depth > 0))
+        depth = 1; /* Accelergy's regfile default depth */
+    if (depth != floor(depth) || depth > k->max_depth)
+        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
+                           "%s depth %g must be a whole number from 1 to %u (%s)", k->name, depth,
+                           k->max_depth, t->base);
+    if (width > k->max_width)
+        return where_error(w, TESSEL_ERANGE, at->width_n, "attributes.width",
+                           "%s width %u is above the table's %u (%s)", k->name, width,
+                           k->max_width, t->base);
+    /* One access drives `width` registers and compares the address in
+     * every row: depth comparators of ceil(log2 depth) bits, scaled
+     * linearly from the comparator's reference width (Aladdin). */
+    double b = ceil_log2((unsigned)depth) / k->cmp.width;
+    double access = width * k->reg.energy + depth * b * k->cmp.energy;
+    for (int a = TESSEL_ACTION_READ; a <= TESSEL_ACTION_METADATA_WRITE; a++)
+        out->pj[a] = access;
+    out->pj[TESSEL_ACTION_LEAK] = width * depth * k->reg.idle + depth * b * k->cmp.idle;
+    out->area_um2 = width * depth * k->reg.area + depth * b * k->cmp.area;
+    tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %ux%g (Aladdin registers + comparators)",
+             t->base, k->name, width, depth);
+    return 0;
+}
+
+static int resolve_arith(const en_where *w, const en_table *t, const en_class *k,
+                         const en_attrs *at, tessel_component_energy *out)
+{
+    unsigned width;
+    if (k->is_float) {
+        if (at->width_n)
+            return where_error(w, TESSEL_EINVAL, at->width_n, "attributes.width",
+                               "%s is a floating-point unit: give 'exponent' and 'mantissa' "
+                               "instead of a width",
+                               k->name);
+        unsigned e = at->exponent ? at->exponent : k->default_exponent;
+        unsigned m = at->mantissa ? at->mantissa : k->default_mantissa;
+        width = e + m;
+    } else {
+        if (at->exponent_n || at->mantissa_n)
+            return where_error(w, TESSEL_EINVAL,
+                               at->exponent_n ? at->exponent_n : at->mantissa_n,
+                               "attributes.exponent",
+                               "%s is an integer unit: give 'width', not exponent/mantissa "
+                               "(floating point: class fpmac)",
+                               k->name);
+        width = at->width ? at->width : k->default_width;
+    }
+    if (width > k->max_width)
+        return where_error(w, TESSEL_ERANGE, at->width_n ? at->width_n : at->mantissa_n,
+                           "attributes.width", "%s width %u is above the table's %u (%s)",
+                           k->name, width, k->max_width, t->base);
+    unsigned radix = 1;
+    if (k->per_radix) {
+        radix = at->radix ? at->radix : k->default_radix;
+        if (radix < 2 || radix > k->max_radix)
+            return where_error(w, TESSEL_ERANGE, at->radix_n, "attributes.radix",
+                               "%s radix %u must be from 2 to %u", k->name, radix, k->max_radix);
+    } else if (at->radix_n) {
+        return where_error(w, TESSEL_EINVAL, at->radix_n, "attributes.radix",
+                           "%s takes no radix", k->name);
+    }
+    double e = 0, idle = 0, area = 0;
+    for (size_t p = 0; p < k->nparts; p++) {
+        const en_part *q = &k->part[p];
+        size_t r = 0;
+        while (r + 1 < q->nrefs && q->ref[r].width < width)
+            r++;
+        double f = width / q->ref[r].width;
+        if (q->quadratic)
+            f *= f;
+        e += f * q->ref[r].energy;
+        idle += f * q->ref[r].idle;
+        area += f * q->ref[r].area;
+    }
+    if (k->per_radix) {
+        /* A radix-r merge tree: each element passes ceil(log2 r) levels;
+         * the tree holds r - 1 units. */
+        e *= ceil_log2(radix);
+        idle *= radix - 1;
+        area *= radix - 1;
+    }
+    out->pj[TESSEL_ACTION_COMPUTE] = e;
+    out->pj[TESSEL_ACTION_LEAK] = idle;
+    out->area_um2 = area;
+    out->width_bits = width;
+    if (k->per_radix)
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %u-bit radix %u", t->base, k->name,
+                 width, radix);
+    else
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %u-bit", t->base, k->name, width);
+    return 0;
+}
+
+/* The energy and area factors for `node` in table t. */
+static int tech_factors(const en_where *w, const en_table *t, const char *node,
+                        const tessel_yaml_node *at, double *fe, double *fa)
+{
+    double nm = 0;
+    if (tessel_energy_parse_node(node, &nm) != 0)
+        return where_error(w, TESSEL_EPARSE, at, "attributes.technology",
+                           "technology '%s' is not a node such as 45nm", node);
+    *fe = *fa = 1;
+    if (nm == t->ref_nm)
+        return 0;
+    for (size_t i = 0; i < t->nnodes; i++)
+        if (t->node[i].nm == nm) {
+            *fe = t->node[i].energy;
+            *fa = t->node[i].area;
+            return 0;
+        }
+    char list[160];
+    int len = tessel_energy_fmt(list, sizeof(list), "%s", t->technology);
+    for (size_t i = 0; i < t->nnodes && len > 0 && (size_t)len < sizeof(list); i++)
+        len += tessel_energy_fmt(list + len, sizeof(list) - (size_t)len, ", %s", t->node[i].name);
+    return where_error(w, TESSEL_EUNSUPPORTED, at, "attributes.technology",
+                       "technology %s is not a node of %s (supported: %s); tessel scales only "
+                       "between grid nodes",
+                       node, t->base, list);
+}
+
+static int resolve_class(const en_where *w, const en_table *t, const en_class *k,
+                         const en_attrs *at, const char *technology, unsigned default_width,
+                         uint64_t default_bytes, tessel_component_energy *out)
+{
+    if (k->model == EN_MODEL_UNAVAILABLE)
+        return where_error(w, TESSEL_EUNSUPPORTED, NULL, "class",
+                           "%s has no energy numbers in %s: %s", k->name, t->base, k->source);
+    unsigned width = at->width ? at->width : default_width ? default_width : k->default_width;
+    if (k->model != EN_MODEL_ARITH && (at->exponent_n || at->mantissa_n || at->radix_n))
+        return where_error(w, TESSEL_EINVAL,
+                           at->exponent_n ? at->exponent_n
+                                          : at->mantissa_n ? at->mantissa_n : at->radix_n,
+                           "attributes", "%s is a storage class: it takes width and depth/size",
+                           k->name);
+    out->width_bits = width;
+    int rc = 0;
+    switch (k->model) {
+    case EN_MODEL_DRAM:
+        for (int a = TESSEL_ACTION_READ; a <= TESSEL_ACTION_METADATA_WRITE; a++)
+            out->pj[a] = k->pj_per_bit * width;
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %g pJ/bit x %u bits", t->base, k->name,
+                 k->pj_per_bit, width);
+        /* Off-chip: the logic node of the accelerator does not change the
+         * DRAM's energy, so no technology factor applies. */
+        return 0;
+    case EN_MODEL_SRAM:
+        rc = resolve_sram(w, t, k, at, width, default_bytes, out);
+        break;
+    case EN_MODEL_REGFILE:
+        rc = resolve_regfile(w, t, k, at, width, default_bytes, out);
+        break;
+    case EN_MODEL_ARITH:
+        rc = resolve_arith(w, t, k, at, out);
+        break;
+    case EN_MODEL_UNAVAILABLE:
+        break;
+    }
+    if (rc)
+        return rc;
+    const char *node = at->technology ? at->technology
+                       : technology && technology[0] ? technology
+                                                     : t->technology;
+    double fe = 1, fa = 1;
+    rc = tech_factors(w, t, node, at->technology_n, &fe, &fa);
+    if (rc)
+        return rc;
+    for (int a = 0; a < TESSEL_ACTION_COUNT; a++)
+        out->pj[a] *= fe;
+    out->area_um2 *= fa;
+    size_t len = strlen(out->source);
+    if (len + 1 < sizeof(out->source))
+        tessel_energy_fmt(out->source + len, sizeof(out->source) - len, " @%s", node);
+    return 0;
+}
+
+static void fill_ert(const en_table *t, const en_ert *e, unsigned width,
+                     tessel_component_energy *out)
+{
+    memcpy(out->pj, e->pj, sizeof(out->pj));
+    out->area_um2 = e->has_area ? e->area : 0;
+    out->width_bits = width;
+    tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s", t->base, e->full);
+}
+
+static int unknown_class(const en_where *w, const tessel_energy_db *db)
+{
+    const char *names[256];
+    size_t n = 0;
+    int have_ert = 0;
+    for (size_t t = 0; t < db->ntables; t++) {
+        have_ert |= !db->tables[t].is_tessel;
+        for (size_t i = 0; i < db->tables[t].nclasses && n < 256; i++)
+            names[n++] = db->tables[t].classes[i].name;
+    }
+    const char *cls = w->c->cls;
+    char ert_note[96] = "";
+    if (have_ert && w->instance && w->instance[0])
+        tessel_energy_fmt(ert_note, sizeof(ert_note), "; no ERT entry is named '%s'", w->instance);
+    if (!cls[0])
+        return where_error(w, TESSEL_EINVAL, NULL, "class", "no energy class given%s", ert_note);
+    const char *near = tessel_nearest_word(cls, names, n);
+    if (near)
+        return where_error(w, TESSEL_EINVAL, NULL, "class",
+                           "unknown energy class '%s' (did you mean '%s'?)%s", cls, near,
+                           ert_note);
+    if (db->ntables == 0)
+        return where_error(w, TESSEL_EINVAL, NULL, "class",
+                           "unknown energy class '%s': no energy tables are loaded", cls);
+    return where_error(w, TESSEL_EINVAL, NULL, "class", "unknown energy class '%s'%s", cls,
+                       ert_note);
+}
+
+int tessel_energy_component_sized(const tessel_energy_db *db, const tessel_spec_component *c,
+                                  const char *instance, const char *technology,
+                                  unsigned default_width, uint64_t default_bytes,
+                                  tessel_component_energy *out, tessel_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    if (!db || !c)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
+                               "no energy database or component");
+    en_where w = {c, instance, diag};
+    en_attrs at;
+    int rc = parse_attrs(&w, &at);
+    if (rc)
+        return rc;
+    unsigned width = at.width ? at.width : default_width ? default_width : 64;
+    int found = 0;
+    for (size_t i = 0; i < db->ntables && !found; i++) {
+        const en_table *t = &db->tables[i];
+        if (!t->is_tessel) {
+            const en_ert *e = NULL;
+            if (!instance || !instance[0])
+                continue;
+            rc = ert_find(t, instance, 1, &w, &e);
+            if (rc)
+                return rc;
+            if (e) {
+                fill_ert(t, e, width, out);
+                found = 1;
+            }
+            continue;
+        }
+        for (size_t j = 0; j < t->nclasses; j++)
+            if (strcmp(t->classes[j].name, c->cls) == 0) {
+                rc = resolve_class(&w, t, &t->classes[j], &at, technology, default_width,
+                                   default_bytes, out);
+                if (rc) {
+                    memset(out, 0, sizeof(*out));
+                    return rc;
+                }
+                found = 1;
+                break;
+            }
+    }
+    if (!found)
+        return unknown_class(&w, db);
+    /* An ART entry for this instance gives its area as is. */
+    for (size_t i = 0; i < db->ntables && instance && instance[0]; i++) {
+        const en_table *t = &db->tables[i];
+        const en_ert *e = NULL;
+        if (t->is_tessel)
+            continue;
+        rc = ert_find(t, instance, 0, &w, &e);
+        if (rc) {
+            memset(out, 0, sizeof(*out));
+            return rc;
+        }
+        if (e) {
+            out->area_um2 = e->area;
+            size_t len = strlen(out->source);
+            if (len + 1 < sizeof(out->source))
+                tessel_energy_fmt(out->source + len, sizeof(out->source) - len, "; area %s", t->base);
+            break;
+        }
+    }
+    return 0;
+}
+
+int tessel_energy_component(const tessel_energy_db *db, const tessel_spec_component *c,
+                            const char *instance, const char *technology,
+                            tessel_component_energy *out, tessel_diag *diag)
+{
+    return tessel_energy_component_sized(db, c, instance, technology, 0, 0, out, diag);
+}
+
+int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,
+                         tessel_design_energy *out, tessel_diag_list *errors)
+{
+    memset(out, 0, sizeof(*out));
+    if (!db || !spec)
+        return push_new(errors, TESSEL_EINVAL, NULL, "no energy database or spec");
+    int first = 0;
+    tessel_diag d;
+    unsigned nlevels = spec->nlevels < TESSEL_SPEC_MAX_LEVELS ? spec->nlevels
+                                                              : TESSEL_SPEC_MAX_LEVELS;
+    for (unsigned l = 0; l < nlevels; l++) {
+        const tessel_spec_level *lv = &spec->level[l];
+        tessel_diag_clear(&d);
+        int rc = tessel_energy_component_sized(db, &lv->energy, lv->name, spec->technology,
+                                               lv->word_bits, lv->capacity, &out->level[l], &d);
+        if (rc) {
+            push(errors, &d);
+            first = first ? first : rc;
+            continue;
+        }
+        out->area_um2 += out->level[l].area_um2 * (lv->instances ? lv->instances : 1);
+    }
+    double pes = spec->compute.pes ? spec->compute.pes : 1;
+    double macs = pes * (spec->compute.macs_per_pe ? spec->compute.macs_per_pe : 1);
+    tessel_diag_clear(&d);
+    int rc = tessel_energy_component(db, &spec->compute.mac, "MAC", spec->technology, &out->mac,
+                                     &d);
+    if (rc) {
+        push(errors, &d);
+        first = first ? first : rc;
+    } else {
+        out->area_um2 += out->mac.area_um2 * macs;
+    }
+    if (spec->compute.intersect.cls[0]) {
+        tessel_diag_clear(&d);
+        rc = tessel_energy_component(db, &spec->compute.intersect, "intersect", spec->technology,
+                                     &out->intersect, &d);
+        if (rc) {
+            push(errors, &d);
+            first = first ? first : rc;
+        } else {
+            /* One intersection unit per PE (ExTensor's PE organisation). */
+            out->area_um2 += out->intersect.area_um2 * pes;
+        }
+    }
+    return first;
+}

@@ -1,0 +1,129 @@
+/* energy module internals: the loaded form of tessel energy tables and of
+ * Accelergy ERT/ART files, shared by table.c (reading) and component.c
+ * (resolving components).  The table format is documented in
+ * energy_tables/README.md. */
+#ifndef TESSEL_ENERGY_INTERNAL_H
+#define TESSEL_ENERGY_INTERNAL_H
+
+#include <stddef.h>
+
+#include "tessel/energy.h"
+
+#define EN_NAME_MAX 64u
+#define EN_FULLNAME_MAX 160u
+#define EN_SOURCE_MAX 200u
+#define EN_NODE_MAX 16u   /* technology nodes per table */
+#define EN_PARTS_MAX 4u   /* parts of an arithmetic unit (multiplier + adder, ...) */
+#define EN_REFS_MAX 4u    /* reference widths per part (fp single, double) */
+
+typedef enum en_model {
+    EN_MODEL_DRAM = 0, /* pj_per_bit x width; off chip: no technology scaling */
+    EN_MODEL_SRAM,     /* table points per width, log-log interpolation in depth */
+    EN_MODEL_REGFILE,  /* Aladdin registers + address comparators */
+    EN_MODEL_ARITH,    /* sum of parts scaled linearly / quadratically in width */
+    EN_MODEL_UNAVAILABLE /* named but without numbers: `source` holds the reason */
+} en_model;
+
+/* One SRAM table point: energies (pJ per access of `width` bits), leak
+ * (pJ per cycle, < 0 = not given) and area (um^2). */
+typedef struct en_point {
+    double width, depth;
+    double read, write, update, leak, area;
+    char source[EN_SOURCE_MAX];
+} en_point;
+
+/* A primitive at one reference width: dynamic energy per operation, idle
+ * energy per cycle, area. */
+typedef struct en_ref {
+    double width;
+    double energy, idle, area;
+    char source[EN_SOURCE_MAX];
+} en_ref;
+
+typedef struct en_part {
+    char name[EN_NAME_MAX];
+    int quadratic; /* 0: linear in width, 1: quadratic */
+    size_t nrefs;  /* sorted by width */
+    en_ref ref[EN_REFS_MAX];
+} en_part;
+
+typedef struct en_class {
+    char name[EN_NAME_MAX];
+    en_model model;
+    char source[EN_SOURCE_MAX]; /* the reason, for unavailable classes */
+    unsigned default_width;
+    /* dram */
+    double pj_per_bit;
+    /* sram: sorted by (width, depth) */
+    en_point *points;
+    size_t npoints;
+    /* regfile */
+    en_ref reg; /* per bit */
+    en_ref cmp; /* one comparator at cmp.width bits */
+    unsigned max_depth;
+    /* arith (and max_width for regfile) */
+    unsigned max_width;
+    int is_float;
+    unsigned default_exponent, default_mantissa;
+    int per_radix; /* merger: energy x ceil(log2 radix), area/idle x (radix - 1) */
+    unsigned default_radix, max_radix;
+    size_t nparts;
+    en_part part[EN_PARTS_MAX];
+} en_class;
+
+typedef struct en_node {
+    char name[16];
+    double nm;
+    double energy, area; /* factors from the table's reference node */
+} en_node;
+
+/* An Accelergy ERT and/or ART entry. */
+typedef struct en_ert {
+    char name[EN_NAME_MAX];         /* last dotted component, [a..b] ranges stripped */
+    char stripped[EN_FULLNAME_MAX]; /* the whole name, ranges stripped */
+    char full[EN_FULLNAME_MAX];     /* as written */
+    int has_energy, has_area;
+    double pj[TESSEL_ACTION_COUNT];
+    double area;
+} en_ert;
+
+typedef struct en_table {
+    char *path;
+    const char *base; /* file name part of path, for source strings */
+    int is_tessel;
+    /* tessel tables */
+    char technology[16];
+    double ref_nm;
+    size_t nnodes;
+    en_node node[EN_NODE_MAX];
+    en_class *classes;
+    size_t nclasses;
+    /* ERT / ART */
+    en_ert *ert;
+    size_t nert;
+} en_table;
+
+struct tessel_energy_db {
+    const tessel_allocator *alloc;
+    en_table *tables;
+    size_t ntables;
+};
+
+/* Parses one table document (tessel table or ERT/ART) into t; every
+ * problem is appended to `errors`; returns the first code. */
+int tessel_energy_table_read(const tessel_yaml_doc *doc, const char *path,
+                             const tessel_allocator *a, en_table *t, tessel_diag_list *errors);
+void tessel_energy_table_clear(const tessel_allocator *a, en_table *t);
+
+/* snprintf for messages, field paths and source strings, where cutting a
+ * long name short is intended (and -Wformat-truncation would flag it). */
+int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Parses "45nm", "45 nm" or a plain number of nanometres; 0 or -1. */
+int tessel_energy_parse_node(const char *text, double *nm);
+
+#endif

@@ -1,0 +1,862 @@
+/* Reading energy tables: tessel's own format (energy_tables/README.md) and
+ * Accelergy ERT / ART files (v0.3 and v0.4, full and _summary forms).
+ *
+ * Every problem is reported with the file, line and column of the YAML
+ * node and the field path inside the table, and reading goes on so that
+ * one pass reports all of them.  The loaded table copies everything it
+ * needs: the YAML document can be freed afterwards. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "energy_internal.h"
+
+typedef struct en_ctx {
+    tessel_diag_list *errors;
+    const tessel_allocator *alloc;
+    const char *file;
+    int first; /* first error code, 0 while none */
+} en_ctx;
+
+static int en_error(en_ctx *c, int code, const tessel_yaml_node *n, const char *field,
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int en_error(en_ctx *c, int code, const tessel_yaml_node *n, const char *field,
+                    const char *fmt, ...)
+{
+    tessel_diag d;
+    va_list ap;
+    va_start(ap, fmt);
+    tessel_diag_vset(&d, code, n && n->file ? n->file : c->file, n ? n->line : 0,
+                     n ? n->column : 0, field, fmt, ap);
+    va_end(ap);
+    if (c->errors)
+        tessel_diag_list_push(c->errors, &d);
+    if (!c->first)
+        c->first = code;
+    return code;
+}
+
+int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+static int en_oom(en_ctx *c)
+{
+    return en_error(c, TESSEL_ENOMEM, NULL, NULL, "out of memory while reading the table");
+}
+
+/* Copies src into dst[cap], truncating; returns 1 when it had to truncate. */
+static int copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    int cut = n >= cap;
+    if (cut)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return cut;
+}
+
+static void join_field(char *out, size_t cap, const char *prefix, const char *key)
+{
+    if (prefix && prefix[0])
+        tessel_energy_fmt(out, cap, "%s.%s", prefix, key);
+    else
+        tessel_energy_fmt(out, cap, "%s", key);
+}
+
+static const char *scalar_text(const tessel_yaml_node *n)
+{
+    return n && n->kind == TESSEL_YAML_SCALAR && n->value ? n->value : NULL;
+}
+
+/* Unknown keys are errors (a typo must not silently fall back to a
+ * default), with the nearest allowed key as suggestion. */
+static void check_keys(en_ctx *c, const tessel_yaml_node *m, const char *const *allowed, size_t n,
+                       const char *prefix)
+{
+    for (size_t i = 0; i < m->count; i++) {
+        const char *k = scalar_text(m->keys[i]);
+        if (!k)
+            continue;
+        size_t j = 0;
+        while (j < n && strcmp(k, allowed[j]) != 0)
+            j++;
+        if (j < n)
+            continue;
+        char field[128];
+        join_field(field, sizeof(field), prefix, k);
+        const char *near = tessel_nearest_word(k, allowed, n);
+        if (near)
+            en_error(c, TESSEL_EPARSE, m->keys[i], field, "unknown key '%s' (did you mean '%s'?)",
+                     k, near);
+        else
+            en_error(c, TESSEL_EPARSE, m->keys[i], field, "unknown key '%s'", k);
+    }
+}
+
+enum { NUM_REQUIRED = 1, NUM_POSITIVE = 2, NUM_INTEGER = 4 };
+
+/* Reads m[key] as a finite number >= 0 (> 0 with NUM_POSITIVE). Returns 1
+ * when a value was stored, 0 when absent (an error if required), -1 on a
+ * bad value (reported). */
+static int get_number(en_ctx *c, const tessel_yaml_node *m, const tessel_yaml_node *at,
+                      const char *prefix, const char *key, unsigned flags, double *out)
+{
+    char field[128];
+    join_field(field, sizeof(field), prefix, key);
+    const tessel_yaml_node *n = tessel_yaml_get(m, key);
+    if (!n || tessel_yaml_is_null(n)) {
+        if (flags & NUM_REQUIRED) {
+            en_error(c, TESSEL_EPARSE, n ? n : at, field, "missing '%s'", key);
+            return -1;
+        }
+        return 0;
+    }
+    double v;
+    if (tessel_yaml_double(n, &v) != 0 || !isfinite(v)) {
+        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a number", key);
+        return -1;
+    }
+    if (v < 0 || ((flags & NUM_POSITIVE) && v == 0)) {
+        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be %s", key,
+                 (flags & NUM_POSITIVE) ? "positive" : "zero or positive");
+        return -1;
+    }
+    if ((flags & NUM_INTEGER) && (v != floor(v) || v > 4294967295.0)) {
+        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a whole number below 2^32", key);
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+static int get_uint(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
+                    unsigned flags, unsigned *out)
+{
+    double v = 0;
+    int r = get_number(c, m, m, prefix, key, flags | NUM_INTEGER, &v);
+    if (r == 1)
+        *out = (unsigned)v;
+    return r;
+}
+
+/* A non-empty string under key, copied into dst (truncated to cap). */
+static int get_string(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
+                      int required, char *dst, size_t cap)
+{
+    char field[128];
+    join_field(field, sizeof(field), prefix, key);
+    const tessel_yaml_node *n = tessel_yaml_get(m, key);
+    if (!n || tessel_yaml_is_null(n)) {
+        if (required && strcmp(key, "source") == 0)
+            en_error(c, TESSEL_EPARSE, n ? n : m, field,
+                     "missing 'source': every number in a table needs its source");
+        else if (required)
+            en_error(c, TESSEL_EPARSE, n ? n : m, field, "missing '%s'", key);
+        return required ? -1 : 0;
+    }
+    const char *s = scalar_text(n);
+    if (!s || !s[0]) {
+        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a non-empty string", key);
+        return -1;
+    }
+    copy_str(dst, cap, s);
+    return 1;
+}
+
+int tessel_energy_parse_node(const char *text, double *nm)
+{
+    if (!text)
+        return -1;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || !isfinite(v) || v <= 0)
+        return -1;
+    while (*end == ' ')
+        end++;
+    if (strcmp(end, "nm") != 0 && *end != '\0')
+        return -1;
+    *nm = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* tessel tables */
+
+/* `unavailable` records a class the sources do not cover (with the
+ * reason), so that asking for it says why instead of "unknown class". */
+static const char *const model_names[] = {"dram", "sram", "regfile", "arith", "unavailable"};
+#define EN_NMODELS (sizeof(model_names) / sizeof(model_names[0]))
+
+static int read_ref(en_ctx *c, const tessel_yaml_node *m, const char *prefix, int need_width,
+                    en_ref *r)
+{
+    /* The per-bit register entry has no width of its own. */
+    static const char *const keys[] = {"energy", "idle", "area", "source", "width"};
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, prefix, "expected a mapping");
+    check_keys(c, m, keys, need_width ? 5 : 4, prefix);
+    memset(r, 0, sizeof(*r));
+    r->width = 1;
+    int bad = 0;
+    if (need_width)
+        bad |= get_number(c, m, m, prefix, "width", NUM_REQUIRED | NUM_POSITIVE, &r->width) < 0;
+    bad |= get_number(c, m, m, prefix, "energy", NUM_REQUIRED, &r->energy) < 0;
+    bad |= get_number(c, m, m, prefix, "idle", NUM_REQUIRED, &r->idle) < 0;
+    bad |= get_number(c, m, m, prefix, "area", NUM_REQUIRED, &r->area) < 0;
+    bad |= get_string(c, m, prefix, "source", 1, r->source, sizeof(r->source)) < 0;
+    return bad ? TESSEL_EPARSE : 0;
+}
+
+static int cmp_point(const void *pa, const void *pb)
+{
+    const en_point *a = pa, *b = pb;
+    if (a->width != b->width)
+        return a->width < b->width ? -1 : 1;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    return 0;
+}
+
+static int read_sram(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_class *k)
+{
+    char field[128];
+    join_field(field, sizeof(field), prefix, "points");
+    const tessel_yaml_node *pts = tessel_yaml_get(m, "points");
+    if (!pts || pts->kind != TESSEL_YAML_SEQUENCE || pts->count == 0)
+        return en_error(c, TESSEL_EPARSE, pts ? pts : m, field,
+                        "an sram class needs a non-empty sequence 'points'");
+    k->points = tessel_alloc_array(c->alloc, pts->count, sizeof(*k->points));
+    if (!k->points)
+        return en_oom(c);
+    static const char *const keys[] = {"width", "depth", "read", "write",
+                                       "update", "leak", "area", "source"};
+    int bad = 0;
+    for (size_t i = 0; i < pts->count; i++) {
+        const tessel_yaml_node *p = pts->items[i];
+        char pf[128];
+        tessel_energy_fmt(pf, sizeof(pf), "%s[%zu]", field, i);
+        if (p->kind != TESSEL_YAML_MAPPING) {
+            bad = en_error(c, TESSEL_EPARSE, p, pf, "expected a mapping");
+            continue;
+        }
+        check_keys(c, p, keys, sizeof(keys) / sizeof(keys[0]), pf);
+        en_point *q = &k->points[k->npoints];
+        memset(q, 0, sizeof(*q));
+        q->leak = -1;
+        int b = 0;
+        b |= get_number(c, p, p, pf, "width", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
+                        &q->width) < 0;
+        b |= get_number(c, p, p, pf, "depth", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
+                        &q->depth) < 0;
+        b |= get_number(c, p, p, pf, "read", NUM_REQUIRED | NUM_POSITIVE, &q->read) < 0;
+        b |= get_number(c, p, p, pf, "write", NUM_REQUIRED | NUM_POSITIVE, &q->write) < 0;
+        int has_update = get_number(c, p, p, pf, "update", NUM_POSITIVE, &q->update);
+        b |= has_update < 0;
+        if (has_update == 0)
+            q->update = q->write; /* Accelergy v0.4 ERTs: update costs a write */
+        b |= get_number(c, p, p, pf, "leak", 0, &q->leak) < 0;
+        b |= get_number(c, p, p, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
+        b |= get_string(c, p, pf, "source", 1, q->source, sizeof(q->source)) < 0;
+        if (b) {
+            bad = TESSEL_EPARSE;
+            continue;
+        }
+        for (size_t j = 0; j < k->npoints; j++)
+            if (k->points[j].width == q->width && k->points[j].depth == q->depth) {
+                bad = en_error(c, TESSEL_EPARSE, p, pf, "a second point for width %g depth %g",
+                               q->width, q->depth);
+                b = 1;
+                break;
+            }
+        if (!b)
+            k->npoints++;
+    }
+    qsort(k->points, k->npoints, sizeof(*k->points), cmp_point);
+    return bad;
+}
+
+static int cmp_ref(const void *pa, const void *pb)
+{
+    const en_ref *a = pa, *b = pb;
+    return a->width < b->width ? -1 : a->width > b->width ? 1 : 0;
+}
+
+static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_class *k)
+{
+    char field[128];
+    join_field(field, sizeof(field), prefix, "parts");
+    const tessel_yaml_node *parts = tessel_yaml_get(m, "parts");
+    if (!parts || parts->kind != TESSEL_YAML_SEQUENCE || parts->count == 0 ||
+        parts->count > EN_PARTS_MAX)
+        return en_error(c, TESSEL_EPARSE, parts ? parts : m, field,
+                        "an arith class needs 'parts': a sequence of 1 to %u parts",
+                        EN_PARTS_MAX);
+    static const char *const keys[] = {"name", "scaling", "refs"};
+    static const char *const scalings[] = {"linear", "quadratic"};
+    int bad = 0;
+    for (size_t i = 0; i < parts->count; i++) {
+        const tessel_yaml_node *p = parts->items[i];
+        char pf[128];
+        tessel_energy_fmt(pf, sizeof(pf), "%s[%zu]", field, i);
+        if (p->kind != TESSEL_YAML_MAPPING) {
+            bad = en_error(c, TESSEL_EPARSE, p, pf, "expected a mapping");
+            continue;
+        }
+        check_keys(c, p, keys, 3, pf);
+        en_part *q = &k->part[k->nparts++];
+        memset(q, 0, sizeof(*q));
+        if (get_string(c, p, pf, "name", 1, q->name, sizeof(q->name)) < 0)
+            bad = TESSEL_EPARSE;
+        const tessel_yaml_node *s = tessel_yaml_get(p, "scaling");
+        const char *st = scalar_text(s);
+        char sf[128];
+        join_field(sf, sizeof(sf), pf, "scaling");
+        if (!st || (strcmp(st, "linear") != 0 && strcmp(st, "quadratic") != 0)) {
+            const char *near = st ? tessel_nearest_word(st, scalings, 2) : NULL;
+            bad = en_error(c, TESSEL_EPARSE, s ? s : p, sf,
+                           "'scaling' must be linear or quadratic%s%s%s", near ? " (did you mean '" : "",
+                           near ? near : "", near ? "'?)" : "");
+        } else {
+            q->quadratic = strcmp(st, "quadratic") == 0;
+        }
+        const tessel_yaml_node *refs = tessel_yaml_get(p, "refs");
+        char rf[128];
+        join_field(rf, sizeof(rf), pf, "refs");
+        if (!refs || refs->kind != TESSEL_YAML_SEQUENCE || refs->count == 0 ||
+            refs->count > EN_REFS_MAX) {
+            bad = en_error(c, TESSEL_EPARSE, refs ? refs : p, rf,
+                           "'refs' must be a sequence of 1 to %u reference widths", EN_REFS_MAX);
+            continue;
+        }
+        for (size_t j = 0; j < refs->count; j++) {
+            char ef[128];
+            tessel_energy_fmt(ef, sizeof(ef), "%s[%zu]", rf, j);
+            if (read_ref(c, refs->items[j], ef, 1, &q->ref[q->nrefs]) != 0) {
+                bad = TESSEL_EPARSE;
+                continue;
+            }
+            for (size_t r = 0; r < q->nrefs; r++)
+                if (q->ref[r].width == q->ref[q->nrefs].width) {
+                    bad = en_error(c, TESSEL_EPARSE, refs->items[j], ef,
+                                   "a second reference at width %g", q->ref[r].width);
+                    break;
+                }
+            q->nrefs++;
+        }
+        qsort(q->ref, q->nrefs, sizeof(q->ref[0]), cmp_ref);
+    }
+    return bad;
+}
+
+static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_table *t,
+                      en_class *k)
+{
+    memset(k, 0, sizeof(*k));
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, prefix, "a class must be a mapping");
+    int bad = 0;
+    if (get_string(c, m, prefix, "name", 1, k->name, sizeof(k->name)) < 0)
+        bad = TESSEL_EPARSE;
+    for (size_t i = 0; i < t->nclasses && k->name[0]; i++)
+        if (strcmp(t->classes[i].name, k->name) == 0)
+            bad = en_error(c, TESSEL_EPARSE, tessel_yaml_get(m, "name"), prefix,
+                           "class '%s' is defined twice", k->name);
+    char field[128];
+    join_field(field, sizeof(field), prefix, "model");
+    const tessel_yaml_node *mn = tessel_yaml_get(m, "model");
+    const char *ms = scalar_text(mn);
+    size_t model = 0;
+    while (ms && model < EN_NMODELS && strcmp(ms, model_names[model]) != 0)
+        model++;
+    if (!ms || model == EN_NMODELS) {
+        const char *near = ms ? tessel_nearest_word(ms, model_names, EN_NMODELS) : NULL;
+        if (near)
+            en_error(c, TESSEL_EPARSE, mn ? mn : m, field,
+                     "unknown model '%s' (did you mean '%s'?)", ms, near);
+        else
+            en_error(c, TESSEL_EPARSE, mn ? mn : m, field,
+                     "'model' must be one of dram, sram, regfile, arith, unavailable");
+        return TESSEL_EPARSE;
+    }
+    k->model = (en_model)model;
+    if (k->model == EN_MODEL_UNAVAILABLE) {
+        static const char *const keys[] = {"name", "model", "reason"};
+        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        if (get_string(c, m, prefix, "reason", 1, k->source, sizeof(k->source)) < 0)
+            bad = TESSEL_EPARSE;
+        return bad ? TESSEL_EPARSE : 0;
+    }
+    if (get_string(c, m, prefix, "source", 1, k->source, sizeof(k->source)) < 0)
+        bad = TESSEL_EPARSE;
+    k->default_width = 64;
+    switch (k->model) {
+    case EN_MODEL_DRAM: {
+        static const char *const keys[] = {"name", "model", "source", "default_width",
+                                           "pj_per_bit"};
+        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= get_number(c, m, m, prefix, "pj_per_bit", NUM_REQUIRED | NUM_POSITIVE,
+                          &k->pj_per_bit) < 0;
+        break;
+    }
+    case EN_MODEL_SRAM: {
+        static const char *const keys[] = {"name", "model", "source", "default_width", "points"};
+        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        int r = read_sram(c, m, prefix, k);
+        if (r == TESSEL_ENOMEM)
+            return r;
+        bad |= r != 0;
+        break;
+    }
+    case EN_MODEL_REGFILE: {
+        static const char *const keys[] = {"name",     "model",      "source",    "default_width",
+                                           "register", "comparator", "max_depth", "max_width"};
+        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= get_uint(c, m, prefix, "max_depth", NUM_REQUIRED | NUM_POSITIVE, &k->max_depth) < 0;
+        bad |= get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
+        const tessel_yaml_node *reg = tessel_yaml_get(m, "register");
+        const tessel_yaml_node *cmp = tessel_yaml_get(m, "comparator");
+        char rf[128], cf[128];
+        join_field(rf, sizeof(rf), prefix, "register");
+        join_field(cf, sizeof(cf), prefix, "comparator");
+        if (!reg)
+            bad = en_error(c, TESSEL_EPARSE, m, rf, "missing 'register' (energy per bit)");
+        else
+            bad |= read_ref(c, reg, rf, 0, &k->reg) != 0;
+        if (!cmp)
+            bad = en_error(c, TESSEL_EPARSE, m, cf, "missing 'comparator'");
+        else
+            bad |= read_ref(c, cmp, cf, 1, &k->cmp) != 0;
+        break;
+    }
+    case EN_MODEL_ARITH: {
+        static const char *const keys[] = {
+            "name",      "model",         "source",    "operand",   "default_width",
+            "max_width", "default_exponent", "default_mantissa", "per_radix",
+            "default_radix", "max_radix", "parts"};
+        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        const tessel_yaml_node *op = tessel_yaml_get(m, "operand");
+        const char *os = scalar_text(op);
+        char of[128];
+        join_field(of, sizeof(of), prefix, "operand");
+        if (op && (!os || (strcmp(os, "int") != 0 && strcmp(os, "float") != 0)))
+            bad = en_error(c, TESSEL_EPARSE, op, of, "'operand' must be int or float");
+        k->is_float = os && strcmp(os, "float") == 0;
+        k->default_width = 32;
+        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
+        if (k->is_float) {
+            bad |= get_uint(c, m, prefix, "default_exponent", NUM_REQUIRED | NUM_POSITIVE,
+                            &k->default_exponent) < 0;
+            bad |= get_uint(c, m, prefix, "default_mantissa", NUM_REQUIRED | NUM_POSITIVE,
+                            &k->default_mantissa) < 0;
+        }
+        const tessel_yaml_node *pr = tessel_yaml_get(m, "per_radix");
+        if (pr) {
+            char pf[128];
+            join_field(pf, sizeof(pf), prefix, "per_radix");
+            if (tessel_yaml_bool(pr, &k->per_radix) != 0)
+                bad = en_error(c, TESSEL_EPARSE, pr, pf, "'per_radix' must be true or false");
+        }
+        if (k->per_radix) {
+            k->default_radix = 2;
+            bad |= get_uint(c, m, prefix, "default_radix", NUM_POSITIVE, &k->default_radix) < 0;
+            bad |= get_uint(c, m, prefix, "max_radix", NUM_REQUIRED | NUM_POSITIVE,
+                            &k->max_radix) < 0;
+            if (k->default_radix < 2 || k->max_radix < k->default_radix)
+                bad = en_error(c, TESSEL_EPARSE, m, prefix,
+                               "need 2 <= default_radix <= max_radix");
+        }
+        bad |= read_parts(c, m, prefix, k) != 0;
+        break;
+    }
+    case EN_MODEL_UNAVAILABLE:
+        break;
+    }
+    return bad ? TESSEL_EPARSE : 0;
+}
+
+static int read_scaling(en_ctx *c, const tessel_yaml_node *m, en_table *t)
+{
+    const char *prefix = "tessel_energy_table.technology_scaling";
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, prefix, "expected a mapping");
+    static const char *const keys[] = {"source", "nodes"};
+    check_keys(c, m, keys, 2, prefix);
+    char src[EN_SOURCE_MAX];
+    int bad = get_string(c, m, prefix, "source", 1, src, sizeof(src)) < 0;
+    const tessel_yaml_node *nodes = tessel_yaml_get(m, "nodes");
+    char nf[128];
+    join_field(nf, sizeof(nf), prefix, "nodes");
+    if (!nodes || nodes->kind != TESSEL_YAML_SEQUENCE)
+        return en_error(c, TESSEL_EPARSE, nodes ? nodes : m, nf, "'nodes' must be a sequence");
+    for (size_t i = 0; i < nodes->count; i++) {
+        const tessel_yaml_node *n = nodes->items[i];
+        char pf[128];
+        tessel_energy_fmt(pf, sizeof(pf), "%s[%zu]", nf, i);
+        if (n->kind != TESSEL_YAML_MAPPING) {
+            bad = en_error(c, TESSEL_EPARSE, n, pf, "expected a mapping");
+            continue;
+        }
+        static const char *const nkeys[] = {"node", "energy", "area"};
+        check_keys(c, n, nkeys, 3, pf);
+        if (t->nnodes == EN_NODE_MAX) {
+            bad = en_error(c, TESSEL_EPARSE, n, pf, "at most %u technology nodes", EN_NODE_MAX);
+            break;
+        }
+        en_node *q = &t->node[t->nnodes];
+        memset(q, 0, sizeof(*q));
+        const tessel_yaml_node *nn = tessel_yaml_get(n, "node");
+        char ff[128];
+        join_field(ff, sizeof(ff), pf, "node");
+        int b = 0;
+        if (!scalar_text(nn) || tessel_energy_parse_node(scalar_text(nn), &q->nm) != 0 ||
+            copy_str(q->name, sizeof(q->name), scalar_text(nn))) {
+            b = en_error(c, TESSEL_EPARSE, nn ? nn : n, ff, "'node' must be a size like 65nm");
+        }
+        b |= get_number(c, n, n, pf, "energy", NUM_REQUIRED | NUM_POSITIVE, &q->energy) < 0;
+        b |= get_number(c, n, n, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
+        if (b) {
+            bad = 1;
+            continue;
+        }
+        for (size_t j = 0; j < t->nnodes; j++)
+            if (t->node[j].nm == q->nm) {
+                b = en_error(c, TESSEL_EPARSE, nn, ff, "node %s is listed twice", q->name);
+                break;
+            }
+        if (!b && q->nm == t->ref_nm && (q->energy != 1 || q->area != 1))
+            b = en_error(c, TESSEL_EPARSE, nn, ff,
+                         "the reference node %s must have factors 1 (or be left out)", q->name);
+        if (b)
+            bad = 1;
+        else
+            t->nnodes++;
+    }
+    return bad ? TESSEL_EPARSE : 0;
+}
+
+static int read_tessel(en_ctx *c, const tessel_yaml_node *root, en_table *t)
+{
+    const char *prefix = "tessel_energy_table";
+    if (root->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, root, prefix, "expected a mapping");
+    static const char *const keys[] = {"version", "technology", "source", "technology_scaling",
+                                       "classes"};
+    check_keys(c, root, keys, 5, prefix);
+    t->is_tessel = 1;
+    const tessel_yaml_node *v = tessel_yaml_get(root, "version");
+    uint64_t version = 0;
+    if (!v || tessel_yaml_u64(v, &version) != 0 || version != 1)
+        en_error(c, v ? TESSEL_EUNSUPPORTED : TESSEL_EPARSE, v ? v : root, "tessel_energy_table.version",
+                 "unsupported table version (this tessel reads version 1)");
+    const tessel_yaml_node *tech = tessel_yaml_get(root, "technology");
+    if (!scalar_text(tech) || tessel_energy_parse_node(scalar_text(tech), &t->ref_nm) != 0 ||
+        copy_str(t->technology, sizeof(t->technology), scalar_text(tech)))
+        en_error(c, TESSEL_EPARSE, tech ? tech : root, "tessel_energy_table.technology",
+                 "'technology' must be the reference node of the table, like 45nm");
+    const tessel_yaml_node *sc = tessel_yaml_get(root, "technology_scaling");
+    if (sc && t->ref_nm > 0)
+        read_scaling(c, sc, t);
+    const tessel_yaml_node *cls = tessel_yaml_get(root, "classes");
+    if (!cls || cls->kind != TESSEL_YAML_SEQUENCE)
+        return en_error(c, TESSEL_EPARSE, cls ? cls : root, "tessel_energy_table.classes",
+                        "'classes' must be a sequence");
+    if (cls->count) {
+        t->classes = tessel_alloc_array(c->alloc, cls->count, sizeof(*t->classes));
+        if (!t->classes)
+            return en_oom(c);
+    }
+    for (size_t i = 0; i < cls->count; i++) {
+        char pf[128];
+        tessel_energy_fmt(pf, sizeof(pf), "%s.classes[%zu]", prefix, i);
+        en_class *k = &t->classes[t->nclasses];
+        int r = read_class(c, cls->items[i], pf, t, k);
+        /* Keep even a class with errors so that its points are freed with
+         * the table; the table as a whole is rejected anyway. */
+        t->nclasses++;
+        if (r == TESSEL_ENOMEM)
+            return r;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Accelergy ERT / ART */
+
+/* "system.PE[0..167].buf[1..1]" -> stripped "system.PE.buf", last "buf". */
+static void strip_name(const char *full, char *stripped, size_t scap, char *last, size_t lcap)
+{
+    size_t o = 0;
+    int depth = 0;
+    for (const char *p = full; *p; p++) {
+        if (*p == '[') {
+            depth++;
+            continue;
+        }
+        if (*p == ']' && depth > 0) {
+            depth--;
+            continue;
+        }
+        if (depth == 0 && o + 1 < scap)
+            stripped[o++] = *p;
+    }
+    stripped[o] = '\0';
+    const char *dot = strrchr(stripped, '.');
+    copy_str(last, lcap, dot ? dot + 1 : stripped);
+}
+
+static en_ert *ert_entry(en_ctx *c, en_table *t, const char *full, size_t *cap)
+{
+    for (size_t i = 0; i < t->nert; i++)
+        if (strcmp(t->ert[i].full, full) == 0)
+            return &t->ert[i];
+    if (t->nert == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        en_ert *grown = tessel_realloc_array(c->alloc, t->ert, ncap, sizeof(*grown));
+        if (!grown) {
+            en_oom(c);
+            return NULL;
+        }
+        t->ert = grown;
+        *cap = ncap;
+    }
+    en_ert *e = &t->ert[t->nert++];
+    memset(e, 0, sizeof(*e));
+    copy_str(e->full, sizeof(e->full), full);
+    strip_name(full, e->stripped, sizeof(e->stripped), e->name, sizeof(e->name));
+    return e;
+}
+
+/* Accelergy action names -> tessel actions; -1 = ignored (gated_*,
+ * address_generation, (de)compression_count, mac_reused, ...). v0.3 calls
+ * the per-cycle static energy `idle`, v0.4 `leak`; v0.3 MACs name their
+ * operation mac_random, v0.4 compute. */
+static int map_action(const char *name)
+{
+    static const struct {
+        const char *name;
+        int action;
+    } map[] = {
+        {"read", TESSEL_ACTION_READ},
+        {"write", TESSEL_ACTION_WRITE},
+        {"update", TESSEL_ACTION_UPDATE},
+        {"metadata_read", TESSEL_ACTION_METADATA_READ},
+        {"metadata_write", TESSEL_ACTION_METADATA_WRITE},
+        {"compute", TESSEL_ACTION_COMPUTE},
+        {"mac_random", TESSEL_ACTION_COMPUTE},
+        {"leak", TESSEL_ACTION_LEAK},
+        {"idle", TESSEL_ACTION_LEAK},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(name, map[i].name) == 0)
+            return map[i].action;
+    return -1;
+}
+
+/* The argument variant Accelergy charges for a plain access: data and
+ * address both changing (data_delta = address_delta = 1). */
+static int preferred_arguments(const tessel_yaml_node *args)
+{
+    if (!args || args->kind != TESSEL_YAML_MAPPING)
+        return 0;
+    uint64_t dd = 0, ad = 0;
+    const tessel_yaml_node *d = tessel_yaml_get(args, "data_delta");
+    const tessel_yaml_node *a = tessel_yaml_get(args, "address_delta");
+    return d && a && tessel_yaml_u64(d, &dd) == 0 && tessel_yaml_u64(a, &ad) == 0 && dd == 1 &&
+           ad == 1;
+}
+
+static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, en_table *t,
+                          size_t *cap, int summary)
+{
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, pf, "expected a mapping");
+    char name[EN_FULLNAME_MAX];
+    if (get_string(c, m, pf, "name", 1, name, sizeof(name)) < 0)
+        return TESSEL_EPARSE;
+    const tessel_yaml_node *acts = tessel_yaml_get(m, "actions");
+    char af[128];
+    join_field(af, sizeof(af), pf, "actions");
+    if (!acts || acts->kind != TESSEL_YAML_SEQUENCE)
+        return en_error(c, TESSEL_EPARSE, acts ? acts : m, af, "'actions' must be a sequence");
+    double val[TESSEL_ACTION_COUNT] = {0};
+    int have[TESSEL_ACTION_COUNT] = {0}, pref[TESSEL_ACTION_COUNT] = {0};
+    int bad = 0;
+    for (size_t i = 0; i < acts->count; i++) {
+        const tessel_yaml_node *a = acts->items[i];
+        char ef[128];
+        tessel_energy_fmt(ef, sizeof(ef), "%s[%zu]", af, i);
+        if (a->kind != TESSEL_YAML_MAPPING) {
+            bad = en_error(c, TESSEL_EPARSE, a, ef, "expected a mapping");
+            continue;
+        }
+        char an[EN_NAME_MAX];
+        if (get_string(c, a, ef, "name", 1, an, sizeof(an)) < 0) {
+            bad = TESSEL_EPARSE;
+            continue;
+        }
+        double e = 0;
+        /* ERT_summary gives average/max/min when the arguments vary: the
+         * average is the closest to what a plain access costs. */
+        const char *key = summary && !tessel_yaml_get(a, "energy") ? "average_energy" : "energy";
+        if (get_number(c, a, a, ef, key, NUM_REQUIRED, &e) < 0) {
+            bad = TESSEL_EPARSE;
+            continue;
+        }
+        int act = map_action(an);
+        if (act < 0)
+            continue;
+        int p = preferred_arguments(tessel_yaml_get(a, "arguments"));
+        if (!have[act] || (p && !pref[act])) {
+            val[act] = e;
+            have[act] = 1;
+            pref[act] = p;
+        }
+    }
+    if (bad)
+        return bad;
+    en_ert *e = ert_entry(c, t, name, cap);
+    if (!e)
+        return TESSEL_ENOMEM;
+    if (e->has_energy)
+        return en_error(c, TESSEL_EPARSE, m, pf, "'%s' is listed twice", name);
+    /* Fallbacks (energy_tables/README.md): a missing write costs a read,
+     * a missing update a write, missing metadata actions their data
+     * counterparts; compute and leak default to 0. */
+    if (!have[TESSEL_ACTION_WRITE])
+        val[TESSEL_ACTION_WRITE] = val[TESSEL_ACTION_READ];
+    if (!have[TESSEL_ACTION_UPDATE])
+        val[TESSEL_ACTION_UPDATE] = val[TESSEL_ACTION_WRITE];
+    if (!have[TESSEL_ACTION_METADATA_READ])
+        val[TESSEL_ACTION_METADATA_READ] = val[TESSEL_ACTION_READ];
+    if (!have[TESSEL_ACTION_METADATA_WRITE])
+        val[TESSEL_ACTION_METADATA_WRITE] = val[TESSEL_ACTION_WRITE];
+    memcpy(e->pj, val, sizeof(val));
+    e->has_energy = 1;
+    return 0;
+}
+
+static int read_art_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, en_table *t,
+                          size_t *cap)
+{
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, pf, "expected a mapping");
+    char name[EN_FULLNAME_MAX];
+    double area = 0;
+    int bad = get_string(c, m, pf, "name", 1, name, sizeof(name)) < 0;
+    bad |= get_number(c, m, m, pf, "area", NUM_REQUIRED, &area) < 0;
+    if (bad)
+        return TESSEL_EPARSE;
+    en_ert *e = ert_entry(c, t, name, cap);
+    if (!e)
+        return TESSEL_ENOMEM;
+    if (e->has_area)
+        return en_error(c, TESSEL_EPARSE, m, pf, "'%s' is listed twice", name);
+    e->area = area;
+    e->has_area = 1;
+    return 0;
+}
+
+static int read_accelergy(en_ctx *c, const tessel_yaml_node *m, const char *key, en_table *t,
+                          size_t *cap)
+{
+    int is_art = key[0] == 'A';
+    int summary = strchr(key, '_') != NULL;
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, m, key, "expected a mapping");
+    char vf[64];
+    join_field(vf, sizeof(vf), key, "version");
+    const tessel_yaml_node *v = tessel_yaml_get(m, "version");
+    const char *vs = scalar_text(v);
+    if (!vs)
+        return en_error(c, TESSEL_EPARSE, v ? v : m, vf, "missing 'version'");
+    if (strcmp(vs, "0.3") != 0 && strcmp(vs, "0.4") != 0)
+        return en_error(c, TESSEL_EUNSUPPORTED, v, vf,
+                        "%s version %s is not supported (tessel reads 0.3 and 0.4)", key, vs);
+    const char *list = summary ? "table_summary" : "tables";
+    char lf[64];
+    join_field(lf, sizeof(lf), key, list);
+    const tessel_yaml_node *tables = tessel_yaml_get(m, list);
+    if (!tables || tables->kind != TESSEL_YAML_SEQUENCE)
+        return en_error(c, TESSEL_EPARSE, tables ? tables : m, lf, "'%s' must be a sequence",
+                        list);
+    for (size_t i = 0; i < tables->count; i++) {
+        char pf[128];
+        tessel_energy_fmt(pf, sizeof(pf), "%s[%zu]", lf, i);
+        int r = is_art ? read_art_entry(c, tables->items[i], pf, t, cap)
+                       : read_ert_entry(c, tables->items[i], pf, t, cap, summary);
+        if (r == TESSEL_ENOMEM)
+            return r;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+void tessel_energy_table_clear(const tessel_allocator *a, en_table *t)
+{
+    for (size_t i = 0; i < t->nclasses; i++)
+        tessel_dealloc(a, t->classes[i].points);
+    tessel_dealloc(a, t->classes);
+    tessel_dealloc(a, t->ert);
+    tessel_dealloc(a, t->path);
+    memset(t, 0, sizeof(*t));
+}
+
+int tessel_energy_table_read(const tessel_yaml_doc *doc, const char *path,
+                             const tessel_allocator *a, en_table *t, tessel_diag_list *errors)
+{
+    en_ctx c = {errors, a, path, 0};
+    memset(t, 0, sizeof(*t));
+    t->path = tessel_strdup(a, path);
+    if (!t->path)
+        return en_oom(&c);
+    const char *slash = strrchr(t->path, '/');
+    t->base = slash ? slash + 1 : t->path;
+    const tessel_yaml_node *root = tessel_yaml_root(doc);
+    static const char *const tops[] = {"tessel_energy_table", "ERT", "ART", "ERT_summary",
+                                       "ART_summary"};
+    if (!root || root->kind != TESSEL_YAML_MAPPING || root->count == 0) {
+        en_error(&c, TESSEL_EPARSE, root, NULL,
+                 "not an energy table: expected a mapping with tessel_energy_table, ERT, ART, "
+                 "ERT_summary or ART_summary");
+    } else {
+        check_keys(&c, root, tops, 5, NULL);
+        const tessel_yaml_node *tt = tessel_yaml_get(root, "tessel_energy_table");
+        if (tt && root->count > 1)
+            en_error(&c, TESSEL_EPARSE, root, NULL,
+                     "a tessel table cannot share its file with Accelergy ERT/ART data");
+        if (tt) {
+            read_tessel(&c, tt, t);
+        } else {
+            size_t cap = 0;
+            for (size_t i = 1; i < 5 && c.first != TESSEL_ENOMEM; i++) {
+                const tessel_yaml_node *m = tessel_yaml_get(root, tops[i]);
+                if (m)
+                    read_accelergy(&c, m, tops[i], t, &cap);
+            }
+        }
+    }
+    if (c.first) {
+        tessel_energy_table_clear(a, t);
+        return c.first;
+    }
+    return 0;
+}

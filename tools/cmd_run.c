@@ -1,0 +1,417 @@
+/* tessel run: one design point from a spec: traffic, energy, roofline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "tessel/energy.h"
+#include "tessel/model.h"
+#include "tessel/report.h"
+#include "tessel/spec.h"
+
+#define DEFAULT_OUTPUT_DIR "tessel-out"
+
+enum {
+    OPT_HELP,
+    OPT_TENSOR,
+    OPT_SET,
+    OPT_OUTPUT,
+    OPT_FORMAT,
+    OPT_QUIET,
+    OPT_VERBOSE,
+    OPT_ESTIMATOR,
+    OPT_DRY_RUN,
+    OPT_NO_TIMING,
+    OPT_CACHE,
+    OPT_NO_CACHE,
+    OPT_REBUILD_CACHE,
+    OPT_CACHE_DIR,
+    OPT_DROP_ZEROS,
+    OPT_COMPLEX,
+    OPT_COUNT
+};
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_TENSOR] = { "--tensor", "-T", 1 },
+    [OPT_SET] = { "--set", "-s", 1 },
+    [OPT_OUTPUT] = { "--output", "-o", 1 },
+    [OPT_FORMAT] = { "--format", "-f", 1 },
+    [OPT_QUIET] = { "--quiet", "-q", 0 },
+    [OPT_VERBOSE] = { "--verbose", "-v", 0 },
+    [OPT_ESTIMATOR] = { "--estimator", "-e", 1 },
+    [OPT_DRY_RUN] = { "--dry-run", "-n", 0 },
+    [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
+    [OPT_CACHE] = { "--cache", NULL, 0 },
+    [OPT_NO_CACHE] = { "--no-cache", NULL, 0 },
+    [OPT_REBUILD_CACHE] = { "--rebuild-cache", NULL, 0 },
+    [OPT_CACHE_DIR] = { "--cache-dir", NULL, 1 },
+    [OPT_DROP_ZEROS] = { "--drop-zeros", NULL, 0 },
+    [OPT_COMPLEX] = { "--complex", NULL, 1 },
+};
+
+static void help(void)
+{
+    printf(
+        "usage: tessel run SPEC [options]\n\n"
+        "Models one design point: reads SPEC (workload, architecture, mapping; see\n"
+        "specs/README.md), the workload's tensors and the energy tables, estimates the\n"
+        "traffic per memory level and tensor, the energy and the roofline cycles, writes\n"
+        "traffic.csv and summary.csv into the output directory and prints a summary.\n\n"
+        "options:\n"
+        "  -T, --tensor NAME=DATA  bind input tensor NAME to DATA: a file (.mtx, .mtx.gz,\n"
+        "                          .tns, .tns.gz, .tsl), another input (B=A), its\n"
+        "                          transpose (B=A^T) or dense; the same as\n"
+        "                          --set workload.data.NAME=DATA (repeatable)\n"
+        "  -s, --set PATH=VALUE    override one spec key before validation, e.g.\n"
+        "                          LLB.capacity=256KiB or mapping.LLB.order=KIJ (repeatable)\n"
+        "  -o, --output DIR        output directory (default " DEFAULT_OUTPUT_DIR "); created\n"
+        "                          when missing, its parent must exist\n"
+        "  -f, --format FMT        csv (default: traffic.csv, summary.csv) or json\n"
+        "                          (traffic.json, summary.json)\n"
+        "  -e, --estimator NAME    exact (default; walks the real tile grid)\n"
+        "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
+        "  -q, --quiet             no summary on standard output\n"
+        "  -v, --verbose           each step and its time on standard error\n"
+        "      --no-timing         write model_seconds as 0 and leave times out of the\n"
+        "                          summary, so repeated runs give identical files\n"
+        "      --cache             use/refresh a binary cache FILE.tsl beside each tensor\n"
+        "      --no-cache          do not use caches (default)\n"
+        "      --rebuild-cache     rewrite the caches even if they look fresh\n"
+        "      --cache-dir DIR     keep caches in DIR instead (implies --cache)\n"
+        "      --drop-zeros        drop explicit zeros of the tensors (after summing\n"
+        "                          duplicates)\n"
+        "      --complex POLICY    magnitude (default: keep |z|) or reject\n\n"
+        "Files given with --tensor or --set are relative to the current directory;\n"
+        "write ./NAME for a file whose name is also a tensor's name.\n"
+        "Files are written to temporary names and renamed when both are complete.\n\n"
+        "example:\n"
+        "  tessel run specs/extensor.yaml --tensor A=examples/data/jagmesh7.mtx.gz \\\n"
+        "      --set mapping.LLB.order=KIJ -o out\n\n"
+        "The columns of traffic.csv and summary.csv are described in README.md\n"
+        "(\"Reports: traffic.csv and summary.csv\").\n");
+}
+
+typedef struct run_request {
+    const char *spec_path;
+    const char *out_dir;
+    tessel_report_format format;
+    int quiet, verbose, dry_run, no_timing;
+    tessel_load_options load;
+    char **sets; /* malloc'd strings, in command-line order */
+    size_t nsets;
+} run_request;
+
+static void request_free(run_request *req)
+{
+    for (size_t i = 0; i < req->nsets; i++)
+        free(req->sets[i]);
+    free(req->sets);
+    req->sets = NULL;
+    req->nsets = 0;
+}
+
+static int is_name_char(char c, int first)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+/* `prefix` followed by YAML single-quoted `value` ('' for a quote),
+ * so a file name is never read as a number, boolean or flow collection. */
+static char *quoted_set(const char *prefix, const char *value, size_t vlen)
+{
+    size_t quotes = 0;
+    for (size_t i = 0; i < vlen; i++)
+        quotes += value[i] == '\'';
+    size_t n = strlen(prefix) + vlen + quotes + 3;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    char *p = s + sprintf(s, "%s'", prefix);
+    for (size_t i = 0; i < vlen; i++) {
+        if (value[i] == '\'')
+            *p++ = '\'';
+        *p++ = value[i];
+    }
+    *p++ = '\'';
+    *p = '\0';
+    return s;
+}
+
+/* "--tensor NAME=DATA" -> "workload.data.NAME='DATA'" (the loader resolves
+ * a relative file given by --set against the current directory). */
+static int tensor_set(const char *arg, char **out)
+{
+    *out = NULL;
+    const char *eq = strchr(arg, '=');
+    size_t nlen = eq ? (size_t)(eq - arg) : 0;
+    int name_ok = nlen > 0 && nlen < 32;
+    for (size_t i = 0; name_ok && i < nlen; i++)
+        name_ok = is_name_char(arg[i], i == 0);
+    if (!eq || !name_ok || !eq[1])
+        return cli_usage_error("run",
+                               "--tensor needs NAME=DATA with NAME a tensor of the einsum and "
+                               "DATA a file, another tensor or dense, not '%s'",
+                               arg);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)nlen, arg);
+    *out = quoted_set(prefix, eq + 1, strlen(eq + 1));
+    if (!*out) {
+        fprintf(stderr, "tessel run: error: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int parse_request(const cli_args *args, run_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    tessel_load_options_init(&req->load);
+    int npos = cli_positionals(args);
+    if (npos == 0)
+        return cli_usage_error("run", "no spec file (see tessel run --help)");
+    if (npos > 1)
+        return cli_usage_error("run", "one spec file at a time, not %d ('%s', '%s', ...)", npos,
+                               cli_positional(args, 0), cli_positional(args, 1));
+    req->spec_path = cli_positional(args, 0);
+    const char *dir = cli_value(args, OPT_OUTPUT);
+    req->out_dir = dir ? dir : DEFAULT_OUTPUT_DIR;
+    if (!req->out_dir[0])
+        return cli_usage_error("run", "--output needs a directory name");
+    const char *fmt = cli_value(args, OPT_FORMAT);
+    if (!fmt || strcmp(fmt, "csv") == 0)
+        req->format = TESSEL_REPORT_CSV;
+    else if (strcmp(fmt, "json") == 0)
+        req->format = TESSEL_REPORT_JSON;
+    else
+        return cli_usage_error("run", "--format must be csv or json, not '%s'", fmt);
+    const char *est = cli_value(args, OPT_ESTIMATOR);
+    if (est && strcmp(est, "exact") != 0)
+        return cli_usage_error("run",
+                               "--estimator must be exact, not '%s' (stat and analytic are not "
+                               "available yet)",
+                               est);
+    req->quiet = cli_has(args, OPT_QUIET);
+    req->verbose = cli_has(args, OPT_VERBOSE);
+    req->dry_run = cli_has(args, OPT_DRY_RUN);
+    req->no_timing = cli_has(args, OPT_NO_TIMING);
+    req->load.drop_zeros = cli_has(args, OPT_DROP_ZEROS);
+    const char *cx = cli_value(args, OPT_COMPLEX);
+    if (cx && strcmp(cx, "reject") == 0)
+        req->load.complex_policy = TESSEL_COMPLEX_REJECT;
+    else if (cx && strcmp(cx, "magnitude") != 0)
+        return cli_usage_error("run", "--complex must be magnitude or reject, not '%s'", cx);
+    /* The cache options in command-line order: the last one wins. */
+    req->load.cache_policy = TESSEL_CACHE_OFF;
+    for (int i = 0; i < args->count; i++) {
+        int o = args->option[i];
+        if (o == OPT_CACHE)
+            req->load.cache_policy = TESSEL_CACHE_USE;
+        else if (o == OPT_NO_CACHE)
+            req->load.cache_policy = TESSEL_CACHE_OFF;
+        else if (o == OPT_REBUILD_CACHE)
+            req->load.cache_policy = TESSEL_CACHE_REBUILD;
+        else if (o == OPT_CACHE_DIR) {
+            req->load.cache_dir = args->value[i];
+            if (req->load.cache_policy == TESSEL_CACHE_OFF)
+                req->load.cache_policy = TESSEL_CACHE_USE;
+        }
+    }
+    if (req->load.cache_policy == TESSEL_CACHE_OFF)
+        req->load.cache_dir = NULL;
+
+    /* --set and --tensor in command-line order, so a later one wins. */
+    req->sets = calloc((size_t)args->count + 1, sizeof(*req->sets));
+    if (!req->sets) {
+        fprintf(stderr, "tessel run: error: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
+    for (int i = 0; i < args->count; i++) {
+        char *s = NULL;
+        if (args->option[i] == OPT_SET) {
+            const char *v = args->value[i];
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v)
+                return cli_usage_error("run", "--set needs PATH=VALUE, not '%s'", v);
+            s = strdup(v);
+            if (!s) {
+                fprintf(stderr, "tessel run: error: out of memory\n");
+                return CLI_EXIT_FAILURE;
+            }
+        } else if (args->option[i] == OPT_TENSOR) {
+            int rc = tensor_set(args->value[i], &s);
+            if (rc)
+                return rc;
+        } else {
+            continue;
+        }
+        req->sets[req->nsets++] = s;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void step_begin(const run_request *req, double *t0, const char *what, const char *arg)
+{
+    *t0 = now();
+    if (req->verbose)
+        fprintf(stderr, "tessel run: %s%s%s...\n", what, arg ? " " : "", arg ? arg : "");
+}
+
+static void step_end(const run_request *req, double t0, const char *what)
+{
+    if (req->verbose)
+        fprintf(stderr, "tessel run: %s done in %.3f s\n", what, now() - t0);
+}
+
+/* Prints every diagnostic of the list and the count, frees the list;
+ * returns the exit status. */
+static int report_list(tessel_diag_list *errors, int rc)
+{
+    char buf[1400];
+    for (size_t i = 0; i < errors->count; i++) {
+        tessel_diag_format(&errors->items[i], buf, sizeof(buf));
+        fprintf(stderr, "%s\n", buf);
+    }
+    size_t n = errors->count + errors->dropped;
+    if (errors->dropped)
+        fprintf(stderr, "tessel run: error: %zu more errors not shown (out of memory)\n",
+                errors->dropped);
+    if (n == 0) {
+        fprintf(stderr, "tessel run: error: %s\n", tessel_strerror(rc));
+        n = 1;
+    }
+    fprintf(stderr, "tessel run: %zu error%s\n", n, n == 1 ? "" : "s");
+    tessel_diag_list_free(errors);
+    return cli_exit_status(rc ? rc : TESSEL_EINVAL);
+}
+
+typedef struct run_state {
+    tessel_spec *spec;
+    tessel_workload_data *data;
+    tessel_energy_db *db;
+    tessel_design_energy energy;
+    tessel_result result;
+    tessel_report_point point;
+} run_state;
+
+static int run(const run_request *req, run_state *st)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    double t0;
+    int rc;
+
+    step_begin(req, &t0, "loading spec", req->spec_path);
+    rc = tessel_spec_load(req->spec_path, (const char *const *)req->sets, req->nsets, NULL,
+                          &st->spec, &errors);
+    if (rc)
+        return report_list(&errors, rc);
+    step_end(req, t0, "spec");
+    if (req->dry_run) {
+        tessel_diag_list_free(&errors);
+        if (!req->quiet)
+            printf("spec OK\n");
+        return CLI_EXIT_OK;
+    }
+
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    /* A bad output directory is found now, not after a long estimate. */
+    if (tessel_report_check_dir(req->out_dir, &d)) {
+        tessel_diag_list_free(&errors);
+        return cli_report(&d);
+    }
+
+    const tessel_spec *spec = st->spec;
+    /* Cheap steps first: the energy tables fail fast, the data may take long. */
+    step_begin(req, &t0, "loading energy tables", NULL);
+    rc = tessel_energy_db_load(spec, NULL, &st->db, &errors);
+    if (!rc)
+        rc = tessel_energy_design(st->db, spec, &st->energy, &errors);
+    if (rc)
+        return report_list(&errors, rc);
+    step_end(req, t0, "energy tables");
+
+    step_begin(req, &t0, "loading data", NULL);
+    if (req->verbose)
+        for (unsigned t = 1; t < spec->workload.ntensors; t++)
+            fprintf(stderr, "tessel run:   %s: %s\n", spec->workload.tensor[t].name,
+                    spec->workload.tensor[t].data ? spec->workload.tensor[t].data : "-");
+    rc = tessel_workload_load(spec, &req->load, NULL, &st->data, &errors);
+    if (rc)
+        return report_list(&errors, rc);
+    tessel_diag_list_free(&errors);
+    step_end(req, t0, "data");
+
+    step_begin(req, &t0, "estimating traffic", "(exact)");
+    rc = tessel_model_exact(spec, st->data, NULL, &st->result, &d);
+    if (rc)
+        return cli_report(&d);
+    step_end(req, t0, "estimate");
+    if (req->no_timing)
+        st->result.seconds = 0;
+
+    char label[TESSEL_REPORT_LABEL_MAX];
+    tessel_workload_data_label(st->data, label, sizeof(label));
+    rc = tessel_report_point_build(spec, &st->result, &st->energy, label, "fixed", &st->point, &d);
+    if (rc)
+        return cli_report(&d);
+    rc = tessel_report_write_dir(req->out_dir, req->format, &st->point, 1, NULL, &d);
+    if (rc) {
+        cli_report(&d);
+        return rc == TESSEL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+    }
+    if (!req->quiet) {
+        tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
+        const char *ext = req->format == TESSEL_REPORT_JSON ? "json" : "csv";
+        size_t n = strlen(req->out_dir);
+        const char *sep = n && req->out_dir[n - 1] == '/' ? "" : "/";
+        printf("\nwrote %s%straffic.%s and %s%ssummary.%s\n", req->out_dir, sep, ext,
+               req->out_dir, sep, ext);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tessel: error: writing to standard output failed\n");
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    cli_args args;
+    if (cli_parse("run", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    run_request req;
+    int rc = parse_request(&args, &req);
+    if (!rc) {
+        run_state *st = calloc(1, sizeof(*st));
+        if (!st) {
+            fprintf(stderr, "tessel run: error: out of memory\n");
+            rc = CLI_EXIT_FAILURE;
+        } else {
+            rc = run(&req, st);
+            tessel_energy_db_free(&st->db);
+            tessel_workload_free(&st->data);
+            tessel_spec_free(&st->spec);
+            free(st);
+        }
+    }
+    request_free(&req);
+    return rc;
+}

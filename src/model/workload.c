@@ -187,12 +187,17 @@ static int load_file(const tessel_spec *spec, tessel_workload_data *w, unsigned 
     return TESSEL_OK;
 }
 
+enum binding_kind { BIND_NONE, BIND_FILE, BIND_REFERENCE, BIND_DENSE };
+static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t);
+
 static int bind_reference(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
                           tessel_diag_list *errors)
 {
     const tessel_spec_tensor *st = &spec->workload.tensor[t];
     int transpose;
     int src = binding_reference(spec, st->data, &transpose);
+    if (src >= 0 && !w->tensor[src] && binding_kind(spec, (unsigned)src) == BIND_FILE)
+        return TESSEL_EINVAL; /* its file failed to load: reported already */
     if (src < 0 || !w->tensor[src])
         return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
                                     st->pos.column, "workload.data",
@@ -242,8 +247,6 @@ static int bind_dense(const tessel_spec *spec, tessel_workload_data *w, unsigned
     snprintf(w->label[t], sizeof(w->label[t]), "dense");
     return TESSEL_OK;
 }
-
-enum binding_kind { BIND_NONE, BIND_FILE, BIND_REFERENCE, BIND_DENSE };
 
 static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t)
 {

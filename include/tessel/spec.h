@@ -107,9 +107,15 @@ typedef struct tessel_spec_sparse {
 
 /* Tensor formats per level: one of tessel_format in stats.h (kept as an
  * int here because spec must not depend on stats): 0 coo, 1 csr (cp),
- * 2 bitmap (b), 3 uop-cp (uop), 4 rle; -1 = not given. */
+ * 2 bitmap (b), 3 uop-cp (uop), 4 rle; -1 = not given; or
+ * TESSEL_SPEC_FORMAT_RANKS when the format is a list of rank formats
+ * (outermost first), each a tessel_rank_format of stats.h: 0 UOP, 1 CP,
+ * 2 B, 3 RLE, 4 UB. */
+#define TESSEL_SPEC_FORMAT_RANKS 16
 typedef struct tessel_spec_tensor_level {
     int format;
+    unsigned nranks;
+    unsigned char ranks[TESSEL_SPEC_MAX_INDICES];
     double partition_fraction; /* of the level's capacity; 0 = not given */
     uint64_t partition_bytes;  /* 0 = not given */
     tessel_spec_sparse sparse;
@@ -127,6 +133,8 @@ typedef struct tessel_spec_level {
     unsigned offset_bits;   /* default 32 */
     unsigned run_bits;      /* default 32 */
     int format;             /* default format of tensors here; default csr (1) */
+    unsigned nranks;        /* with format == TESSEL_SPEC_FORMAT_RANKS */
+    unsigned char ranks[TESSEL_SPEC_MAX_INDICES];
     tessel_spec_tensor_level tensor[TESSEL_SPEC_MAX_TENSORS];
     tessel_spec_component energy;
     /* Mapping at this level (level 0, the backing store, has none): the

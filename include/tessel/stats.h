@@ -111,6 +111,40 @@ void tessel_format_footprint_bits(tessel_format f, unsigned order, const uint64_
 uint64_t tessel_format_footprint(tessel_format f, unsigned order, const uint64_t *tile,
                                  uint64_t n, const tessel_format_widths *w);
 
+/* ------------------------------------------------------------------ */
+/* Per-rank formats (Sparseloop vocabulary), ranks listed outermost first.
+ * Rank d holds `fibers` fibers of tile[d] positions each (rank 0: one
+ * fiber, the tile); the fibers of rank d+1 are the positions rank d stores.
+ *   UOP  uncompressed, (tile[d] + 1) offsets per fiber; stores every position
+ *   UB   uncompressed bitmask, tile[d] bits per fiber; stores every position
+ *   B    bitmask, tile[d] bits per fiber; stores the occupied positions
+ *   CP   a coordinate per occupied position
+ *   RLE  a run length per occupied position
+ * A CP or RLE rank above the leaf also keeps (occupied + 1) offsets to find
+ * each child fiber (UOP's offsets do that job; B and UB find children by
+ * position). Values: one per position the leaf rank stores. [UOP, CP] is
+ * exactly the `csr` footprint. */
+typedef enum tessel_rank_format {
+    TESSEL_RANK_UOP = 0,
+    TESSEL_RANK_CP,
+    TESSEL_RANK_B,
+    TESSEL_RANK_RLE,
+    TESSEL_RANK_UB,
+    TESSEL_RANK_COUNT
+} tessel_rank_format;
+
+/* "UOP", "CP", "B", "RLE", "UB" */
+const char *tessel_rank_format_name(tessel_rank_format f);
+/* Case-insensitive; -1 if unknown. */
+int tessel_rank_format_from_name(const char *name);
+
+/* Data and metadata bits of one tile. occupied[d] is the number of distinct
+ * non-empty coordinate prefixes of length d + 1 in the tile, so
+ * occupied[order - 1] is its nonzero count. */
+void tessel_rank_footprint_bits(const unsigned char *ranks, unsigned order, const uint64_t *tile,
+                                const uint64_t *occupied, const tessel_format_widths *w,
+                                double *data_bits, double *metadata_bits);
+
 #ifdef __cplusplus
 }
 #endif

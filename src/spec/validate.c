@@ -186,8 +186,49 @@ static int read_positive(vctx *v, const tessel_yaml_node *n, const char *field, 
     return TESSEL_OK;
 }
 
-static int format_code(vctx *v, const tessel_yaml_node *n, const char *field, int *out)
+/* Rank formats, in tessel_rank_format order (stats.h). */
+static const char *const rank_format_names[] = { "UOP", "CP", "B", "RLE", "UB" };
+
+/* A list of rank formats, outermost first: [UOP, CP]. */
+static int rank_formats(vctx *v, const tessel_yaml_node *n, const char *field, int *out,
+                        unsigned *nranks, unsigned char *ranks)
 {
+    if (n->count == 0 || n->count > TESSEL_SPEC_MAX_INDICES)
+        return err(v, n, field, "a per-rank format lists 1 to %u ranks, outermost first",
+                   TESSEL_SPEC_MAX_INDICES);
+    int bad = 0;
+    for (size_t i = 0; i < n->count; i++) {
+        const tessel_yaml_node *r = n->items[i];
+        int code = -1;
+        for (size_t f = 0; is_string(r) && f < N_OF(rank_format_names); f++)
+            if (strcasecmp(r->value, rank_format_names[f]) == 0)
+                code = (int)f;
+        if (code >= 0) {
+            ranks[i] = (unsigned char)code;
+            continue;
+        }
+        bad = 1;
+        const char *near = is_string(r) ? tessel_nearest_word(r->value, rank_format_names,
+                                                              N_OF(rank_format_names))
+                                        : NULL;
+        if (near)
+            err(v, r, field, "unknown rank format '%.60s' (did you mean '%s'?)", r->value, near);
+        else
+            err(v, r, field, "unknown rank format '%.60s' (rank formats: UOP, CP, B, RLE, UB)",
+                shown(r));
+    }
+    if (bad)
+        return TESSEL_EINVAL;
+    *nranks = (unsigned)n->count;
+    *out = TESSEL_SPEC_FORMAT_RANKS;
+    return TESSEL_OK;
+}
+
+static int format_code(vctx *v, const tessel_yaml_node *n, const char *field, int *out,
+                       unsigned *nranks, unsigned char *ranks)
+{
+    if (n->kind == TESSEL_YAML_SEQUENCE)
+        return rank_formats(v, n, field, out, nranks, ranks);
     if (is_string(n)) {
         for (size_t i = 0; i < N_OF(format_names); i++) {
             if (strcasecmp(n->value, format_names[i]) == 0) {
@@ -201,7 +242,8 @@ static int format_code(vctx *v, const tessel_yaml_node *n, const char *field, in
                        near);
     }
     return err(v, n, field,
-               "unknown format '%.60s' (formats: coo, csr, bitmap, uop-cp, rle)", shown(n));
+               "unknown format '%.60s' (formats: coo, csr, bitmap, uop-cp, rle, or a list of "
+               "rank formats such as [UOP, CP])", shown(n));
 }
 
 static tessel_spec_pos pos_of(const tessel_yaml_node *n)
@@ -584,7 +626,7 @@ static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
         }
         if ((n = tessel_yaml_get(m, "format"))) {
             join(kf, sizeof(kf), tf, "format");
-            format_code(v, n, kf, &tl->format);
+            format_code(v, n, kf, &tl->format, &tl->nranks, tl->ranks);
         }
         if ((n = tessel_yaml_get(m, "skip_on"))) {
             join(kf, sizeof(kf), tf, "skip_on");
@@ -675,7 +717,7 @@ static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
     }
     join(f, sizeof(f), field, "format");
     if ((n = tessel_yaml_get(lv, "format")))
-        format_code(v, n, f, &L->format);
+        format_code(v, n, f, &L->format, &L->nranks, L->ranks);
     read_component(v, lv, field, &L->energy);
     read_level_tensors(v, l, lv, field);
 }

@@ -89,3 +89,55 @@ uint64_t tessel_format_footprint(tessel_format f, unsigned order, const uint64_t
     double bytes = ceil((fixed + (double)n * per) / 8);
     return bytes >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)bytes;
 }
+
+static const char *const rank_names[TESSEL_RANK_COUNT] = { "UOP", "CP", "B", "RLE", "UB" };
+
+const char *tessel_rank_format_name(tessel_rank_format f)
+{
+    return (unsigned)f < TESSEL_RANK_COUNT ? rank_names[f] : "?";
+}
+
+int tessel_rank_format_from_name(const char *name)
+{
+    for (int f = 0; f < TESSEL_RANK_COUNT; f++) {
+        const char *a = rank_names[f], *b = name;
+        while (*a && *b && (*a == *b || *a == *b - ('a' - 'A')))
+            a++, b++;
+        if (!*a && !*b)
+            return f;
+    }
+    return -1;
+}
+
+void tessel_rank_footprint_bits(const unsigned char *ranks, unsigned order, const uint64_t *tile,
+                                const uint64_t *occupied, const tessel_format_widths *w,
+                                double *data_bits, double *metadata_bits)
+{
+    double fibers = 1, meta = 0;
+    for (unsigned d = 0; d < order; d++) {
+        double shape = (double)tile[d], occ = (double)occupied[d], stored = occ;
+        double child_offsets = d + 1 < order ? (occ + 1) * w->offset_bits : 0;
+        switch (ranks[d]) {
+        case TESSEL_RANK_UOP:
+            meta += fibers * (shape + 1) * w->offset_bits;
+            stored = fibers * shape;
+            break;
+        case TESSEL_RANK_UB:
+            meta += fibers * shape;
+            stored = fibers * shape;
+            break;
+        case TESSEL_RANK_B:
+            meta += fibers * shape;
+            break;
+        case TESSEL_RANK_CP:
+            meta += occ * w->coord_bits + child_offsets;
+            break;
+        default: /* RLE */
+            meta += occ * w->run_bits + child_offsets;
+            break;
+        }
+        fibers = stored;
+    }
+    *data_bits = fibers * w->value_bits;
+    *metadata_bits = meta;
+}

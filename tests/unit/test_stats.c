@@ -320,6 +320,46 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+
+/* Per-rank formats on a 4x8 tile with 3 non-empty rows and 5 nonzeros
+ * (values 64 bits, coordinates and offsets 32, runs 16):
+ *   [UOP,CP]  offsets 5*32 + coords 5*32 = 320; values 5*64 = 320 (= csr 640)
+ *   [CP,CP]   rows 3*32 + child offsets 4*32 + coords 5*32 = 384
+ *   [B,B]     4 bits + 3 fibers * 8 bits = 28
+ *   [UB,UB]   4 + 4*8 = 36 bits; every one of 32 positions holds a value
+ *   [UOP,RLE] 160 + 5*16 = 240
+ *   [UOP,UOP] 160 + 4 fibers * 9 * 32 = 1312; 32 values */
+START_TEST(rank_footprints_by_hand)
+{
+    tessel_format_widths w = { .value_bits = 64, .coord_bits = 32, .offset_bits = 32,
+                               .run_bits = 16 };
+    const uint64_t tile[2] = { 4, 8 }, occ[2] = { 3, 5 };
+    static const struct {
+        unsigned char r[2];
+        double meta, data;
+    } cases[] = {
+        { { TESSEL_RANK_UOP, TESSEL_RANK_CP }, 320, 320 },
+        { { TESSEL_RANK_CP, TESSEL_RANK_CP }, 384, 320 },
+        { { TESSEL_RANK_B, TESSEL_RANK_B }, 28, 320 },
+        { { TESSEL_RANK_UB, TESSEL_RANK_UB }, 36, 2048 },
+        { { TESSEL_RANK_UOP, TESSEL_RANK_RLE }, 240, 320 },
+        { { TESSEL_RANK_UOP, TESSEL_RANK_UOP }, 1312, 2048 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double data, meta;
+        tessel_rank_footprint_bits(cases[i].r, 2, tile, occ, &w, &data, &meta);
+        ck_assert_msg(meta == cases[i].meta && data == cases[i].data,
+                      "case %zu: meta %g data %g", i, meta, data);
+    }
+    /* [UOP, CP] is the csr footprint */
+    ck_assert_uint_eq(tessel_format_footprint(TESSEL_FORMAT_CSR, 2, tile, 5, &w), 640 / 8);
+    ck_assert_int_eq(tessel_rank_format_from_name("uop"), TESSEL_RANK_UOP);
+    ck_assert_int_eq(tessel_rank_format_from_name("Rle"), TESSEL_RANK_RLE);
+    ck_assert_int_eq(tessel_rank_format_from_name("UBX"), -1);
+    ck_assert_str_eq(tessel_rank_format_name(TESSEL_RANK_UB), "UB");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stats");
@@ -331,6 +371,7 @@ int main(void)
     tcase_add_test(tc, derived_equals_direct);
     tcase_add_test(tc, quantiles_nearest_rank);
     tcase_add_test(tc, footprints_by_hand);
+    tcase_add_test(tc, rank_footprints_by_hand);
     tcase_add_test(tc, empty_and_invalid);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);

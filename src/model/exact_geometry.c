@@ -1,0 +1,207 @@
+/* The exact estimator: tile shapes per level, composite loop keys, input
+ * tile grids and the bytes of a tile in a format. */
+#include <string.h>
+
+#include "exact_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Boundary geometry: tiles per level and the composite loop key. */
+
+/* Level l's tile edge for engine index x; 0 = the whole extent. */
+static uint64_t level_tile(const engine *e, unsigned l, unsigned x)
+{
+    if (e->spec_index[x] < 0)
+        return 0;
+    uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
+    return t >= e->extent[x] ? 0 : t;
+}
+
+/* Position of engine index x in level l's loop order. */
+static unsigned order_pos(const engine *e, unsigned l, unsigned x)
+{
+    const tessel_spec_level *lv = &e->spec->level[l];
+    if (e->spec_index[x] < 0)
+        return NX; /* the unit index: innermost, it never changes */
+    for (unsigned p = 0; p < e->spec->workload.nindices; p++)
+        if ((int)lv->order[p] == e->spec_index[x])
+            return p;
+    return (unsigned)e->spec_index[x];
+}
+
+int exact_geometry(engine *e, boundary *bd)
+{
+    unsigned b = bd->b;
+    for (unsigned x = 0; x < e->nx; x++) {
+        uint64_t t = level_tile(e, b, x);
+        bd->tile[x] = t ? t : (e->extent[x] ? e->extent[x] : 1);
+        bd->ntiles[x] = t ? (e->extent[x] + t - 1) / t : 1;
+    }
+    bd->ndigits = 0;
+    uint64_t prev[NX] = { 0 };
+    for (unsigned l = 1; l <= b; l++) {
+        unsigned xs[NX];
+        for (unsigned x = 0; x < e->nx; x++)
+            xs[x] = x;
+        /* this level's loop order over the engine indices */
+        for (unsigned i = 0; i < e->nx; i++)
+            for (unsigned j = i + 1; j < e->nx; j++)
+                if (order_pos(e, l, xs[j]) < order_pos(e, l, xs[i])) {
+                    unsigned tmp = xs[i];
+                    xs[i] = xs[j];
+                    xs[j] = tmp;
+                }
+        for (unsigned i = 0; i < e->nx; i++) {
+            unsigned x = xs[i];
+            uint64_t t = level_tile(e, l, x);
+            if (!t)
+                continue;
+            uint64_t tb = level_tile(e, b, x);
+            if (!tb || t % tb || (prev[x] && prev[x] % t))
+                return tessel_diag_set(
+                    e->diag, TESSEL_EINVAL, e->spec->level[b].pos.file,
+                    e->spec->level[b].pos.line, e->spec->level[b].pos.column, "mapping",
+                    "tiles must nest: %s:%llu at %s is not a multiple of %s:%llu at %s",
+                    e->spec->workload.index_name[e->spec_index[x]], (unsigned long long)t,
+                    e->spec->level[l].name, e->spec->workload.index_name[e->spec_index[x]],
+                    (unsigned long long)(tb ? tb : e->extent[x]), e->spec->level[b].name);
+            digit *d = &bd->d[bd->ndigits++];
+            d->x = x;
+            d->div = t / tb;
+            d->first = prev[x] == 0;
+            d->radix = d->first ? (e->extent[x] + t - 1) / t : prev[x] / t;
+            prev[x] = t;
+        }
+    }
+    /* Key spaces must fit in 63 bits. */
+    long double space = 1, red = 1;
+    for (unsigned i = 0; i < bd->ndigits; i++) {
+        space *= (long double)bd->d[i].radix;
+        for (unsigned r = 0; r < e->nred; r++)
+            if (bd->d[i].x == e->red[r])
+                red *= (long double)bd->d[i].radix;
+    }
+    long double outs = 1;
+    for (unsigned m = 0; m < e->out.order; m++)
+        outs *= (long double)bd->ntiles[e->out.x[m]];
+    if (space > 9.2e18L || outs * red > 9.2e18L)
+        return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
+                               "level %s: the tile grid has more than 2^63 tiles; use larger tiles",
+                               e->spec->level[b].name);
+    bd->red_space = (uint64_t)red;
+    return TESSEL_OK;
+}
+
+/* Composite key of level-b tile coordinates c (loop order of all levels). */
+uint64_t exact_loop_key(const boundary *bd, const uint64_t *c)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < bd->ndigits; i++) {
+        const digit *d = &bd->d[i];
+        uint64_t v = c[d->x] / d->div;
+        if (!d->first)
+            v %= d->radix;
+        k = k * d->radix + v;
+    }
+    return k;
+}
+
+void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c)
+{
+    memset(c, 0, NX * sizeof(*c));
+    for (unsigned i = bd->ndigits; i-- > 0;) {
+        const digit *d = &bd->d[i];
+        c[d->x] += (k % d->radix) * d->div;
+        k /= d->radix;
+    }
+}
+
+/* The reduction part of the loop key: orders the visits of one output tile. */
+uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t *c)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < bd->ndigits; i++) {
+        const digit *d = &bd->d[i];
+        if (d->x != e->red[0] && (e->nred < 2 || d->x != e->red[1]))
+            continue;
+        uint64_t v = c[d->x] / d->div;
+        if (!d->first)
+            v %= d->radix;
+        k = k * d->radix + v;
+    }
+    return k;
+}
+
+uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c)
+{
+    uint64_t k = 0;
+    for (unsigned m = 0; m < o->order; m++)
+        k = k * bd->ntiles[o->x[m]] + c[o->x[m]];
+    return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tile grids of the inputs and lookups in them. */
+
+int exact_build_grids(engine *e, boundary *bd)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        uint64_t tile[3];
+        for (unsigned m = 0; m < e->in[i].order; m++)
+            tile[m] = bd->tile[e->in[i].x[m]];
+        int rc = tessel_tile_grid_build(e->in[i].t, tile, e->alloc, &bd->grid[i], e->diag);
+        if (rc)
+            return rc;
+    }
+    return TESSEL_OK;
+}
+
+/* First non-empty tile of grid g at or after (group, key). */
+uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key)
+{
+    uint64_t lo = 0, hi = g->nonempty;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->group[mid] < group || (g->group[mid] == group && g->key[mid] < key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Nonzeros of operand o's tile at level-b tile coordinates c (0 if empty). */
+uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
+                         const uint64_t *c)
+{
+    uint64_t group = c[o->x[0]], key = 0;
+    for (unsigned m = 1; m < o->order; m++)
+        key = key * bd->ntiles[o->x[m]] + c[o->x[m]];
+    uint64_t i = exact_grid_lower(g, group, key);
+    return i < g->nonempty && g->group[i] == group && g->key[i] == key ? g->count[i] : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bytes of a tile in a level's format. */
+
+void exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc)
+{
+    const tessel_spec_level *lv = &e->spec->level[bd->b];
+    int f = lv->tensor[o->spec_tensor].format;
+    tc->format = tessel_model_format(f >= 0 ? f : lv->format);
+    tc->widths.value_bits = lv->value_bits;
+    tc->widths.coord_bits = lv->coord_bits;
+    tc->widths.offset_bits = lv->offset_bits;
+    tc->widths.run_bits = lv->run_bits;
+    tc->order = o->order;
+    for (unsigned m = 0; m < o->order; m++)
+        tc->shape[m] = bd->tile[o->x[m]];
+}
+
+void exact_tile_bytes(const tile_cost *tc, uint64_t n, uint64_t *data, uint64_t *meta)
+{
+    uint64_t total = tessel_format_footprint(tc->format, tc->order, tc->shape, n, &tc->widths);
+    uint64_t d = (n * tc->widths.value_bits + 7) / 8;
+    *data = d < total ? d : total;
+    *meta = total - *data;
+}
+

@@ -1,0 +1,100 @@
+/* Private to the exact estimator (src/model/exact*.c). */
+#ifndef TESSEL_MODEL_EXACT_INTERNAL_H
+#define TESSEL_MODEL_EXACT_INTERNAL_H
+
+#include <string.h>
+
+#include "model_internal.h"
+
+#define NX 4u /* engine indices */
+#define NIN 3u /* inputs */
+#define NLEV TESSEL_SPEC_MAX_LEVELS
+
+typedef struct operand {
+    tessel_tensor *t;
+    int owned;
+    unsigned order;
+    unsigned x[3]; /* engine index of each mode */
+    unsigned spec_tensor;
+} operand;
+
+/* One digit of a composite loop key: index x at level l. */
+typedef struct digit {
+    unsigned x;
+    uint64_t div;   /* level-l tile edge / level-b tile edge */
+    uint64_t radix; /* values this digit takes */
+    int first;      /* outermost finite level of x: no modulo */
+} digit;
+
+typedef struct boundary {
+    unsigned b;
+    uint64_t tile[NX];   /* level-b tile edge per engine index (clamped to the extent) */
+    uint64_t ntiles[NX];
+    unsigned ndigits;
+    digit d[NX * NLEV];
+    uint64_t red_space;  /* product of the reduction digits' radices */
+    tessel_tile_grid *grid[NIN];
+    /* output table: unique output tiles, and per tile (reduction key, cumulative count) */
+    uint64_t nout;
+    uint64_t *out_key, *out_start;
+    uint64_t *ent_red, *ent_cum;
+    uint64_t nent;
+    uint64_t out_tiles;  /* all output tiles, empty or not */
+    uint64_t *out_pos;   /* when out_tiles is small: tile -> 1 + its row in out_key, 0 none */
+} boundary;
+
+/* Output grids up to this many tiles get direct-indexed state. */
+#define DIRECT_TILES (UINT64_C(1) << 22)
+
+typedef struct engine {
+    const tessel_spec *spec;
+    const tessel_allocator *alloc;
+    tessel_diag *diag;
+    tessel_workload_kind kind;
+    unsigned nx;
+    uint64_t extent[NX];
+    int spec_index[NX]; /* -1: a unit index that SpMV adds */
+    unsigned nin;
+    operand in[NIN];
+    operand out;
+    unsigned nred;
+    unsigned red[2];
+    unsigned nlev; /* storage levels including the backing store */
+    tessel_result *res;
+    uint64_t *mark;   /* per value of the output's last index */
+    uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
+    uint64_t *touched;
+} engine;
+
+typedef struct tile_cost {
+    tessel_format format;
+    tessel_format_widths widths;
+    unsigned order;
+    uint64_t shape[3];
+} tile_cost;
+
+/* exact_roles.c */
+int exact_oom(engine *e);
+int exact_setup_roles(engine *e, const tessel_workload_data *w);
+/* exact_geometry.c: tiles, composite loop keys, grids, tile bytes */
+int exact_geometry(engine *e, boundary *bd);
+uint64_t exact_loop_key(const boundary *bd, const uint64_t *c);
+void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c);
+uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t *c);
+uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c);
+int exact_build_grids(engine *e, boundary *bd);
+uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key);
+uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
+                        const uint64_t *c);
+void exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc);
+void exact_tile_bytes(const tile_cost *tc, uint64_t n, uint64_t *data, uint64_t *meta);
+/* exact_output.c: the output table */
+int exact_build_output(engine *e, boundary *bd, uint64_t *macs);
+uint64_t exact_output_count(const boundary *bd, uint64_t key, uint64_t red);
+/* exact_walk.c: iterations and the walk */
+int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual);
+int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual);
+void exact_algorithmic_counts(engine *e, const boundary *bd);
+void exact_compulsory(engine *e, const boundary *bd);
+
+#endif

@@ -1,0 +1,373 @@
+/* The exact estimator: effectual iterations, the walk that applies the
+ * traffic rules, algorithmic and compulsory counts. */
+#include <string.h>
+
+#include "exact_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* 2. The iterations. */
+
+static uint32_t all_inputs_mask(const engine *e)
+{
+    uint32_t m = 0;
+    for (unsigned i = 0; i < e->nin; i++)
+        m |= 1u << e->in[i].spec_tensor;
+    return m;
+}
+
+/* Inputs that skip on fewer than all of their partners need iterations in
+ * which a partner is empty. */
+static int needs_extra(const engine *e, unsigned b, unsigned i)
+{
+    const tessel_spec_tensor_level *tl = &e->spec->level[b].tensor[e->in[i].spec_tensor];
+    uint32_t partners = all_inputs_mask(e) & ~(1u << e->in[i].spec_tensor);
+    return (tl->sparse.skip_on & partners) != partners;
+}
+
+#define MAX_ITERATIONS (UINT64_C(1) << 31)
+
+static int too_many(engine *e, const boundary *bd)
+{
+    return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
+                           "level %s: more than 2^31 tile iterations to walk; use larger tiles",
+                           e->spec->level[bd->b].name);
+}
+
+/* Effectual iterations: join of the input grids on their shared indices. */
+static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
+{
+    const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
+    const operand *o0 = &e->in[0], *o1 = &e->in[1];
+    for (uint64_t t = 0; t < g0->nonempty; t++) {
+        uint64_t c[NX] = { 0 }, tc[3];
+        tessel_tile_grid_coords(g0, t, tc);
+        for (unsigned m = 0; m < o0->order; m++)
+            c[o0->x[m]] = tc[m];
+        uint64_t shared = c[o1->x[0]];
+        for (uint64_t u = exact_grid_lower(g1, shared, 0); u < g1->nonempty && g1->group[u] == shared;
+             u++) {
+            c[o1->x[1]] = g1->key[u];
+            if (e->nin == 3 && !exact_tile_nnz(bd, bd->grid[2], &e->in[2], c))
+                continue;
+            if (keys->n >= MAX_ITERATIONS)
+                return too_many(e, bd);
+            if (model_vec_push(keys, exact_loop_key(bd, c)))
+                return exact_oom(e);
+        }
+    }
+    return TESSEL_OK;
+}
+
+/* Every iteration in which input i's tile is non-empty and the partners
+ * it skips on are non-empty (the other indices range freely). */
+static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *keys)
+{
+    const operand *o = &e->in[i];
+    const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[o->spec_tensor];
+    unsigned free_x[NX], nfree = 0;
+    for (unsigned x = 0; x < e->nx; x++) {
+        int used = 0;
+        for (unsigned m = 0; m < o->order; m++)
+            used |= o->x[m] == x;
+        if (!used)
+            free_x[nfree++] = x;
+    }
+    const tessel_tile_grid *g = bd->grid[i];
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t c[NX] = { 0 }, tc[3];
+        tessel_tile_grid_coords(g, t, tc);
+        for (unsigned m = 0; m < o->order; m++)
+            c[o->x[m]] = tc[m];
+        uint64_t combos = 1;
+        for (unsigned f = 0; f < nfree; f++)
+            combos *= bd->ntiles[free_x[f]];
+        for (uint64_t n = 0; n < combos; n++) {
+            uint64_t r = n;
+            for (unsigned f = nfree; f-- > 0;) {
+                c[free_x[f]] = r % bd->ntiles[free_x[f]];
+                r /= bd->ntiles[free_x[f]];
+            }
+            int keep = 1;
+            for (unsigned p = 0; p < e->nin && keep; p++)
+                if (p != i && (tl->sparse.skip_on >> e->in[p].spec_tensor & 1u))
+                    keep = exact_tile_nnz(bd, bd->grid[p], &e->in[p], c) != 0;
+            if (!keep)
+                continue;
+            if (keys->n >= MAX_ITERATIONS)
+                return too_many(e, bd);
+            if (model_vec_push(keys, exact_loop_key(bd, c)))
+                return exact_oom(e);
+        }
+    }
+    return TESSEL_OK;
+}
+
+int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual)
+{
+    int rc = gen_effectual(e, bd, keys);
+    *all_effectual = 1;
+    for (unsigned i = 0; !rc && i < e->nin; i++) {
+        if (!needs_extra(e, bd->b, i))
+            continue;
+        *all_effectual = 0;
+        rc = gen_for_input(e, bd, i, keys);
+    }
+    if (rc || !keys->n)
+        return rc;
+    uint64_t *scratch = tessel_alloc_array(e->alloc, keys->n, sizeof(uint64_t));
+    if (!scratch)
+        return exact_oom(e);
+    uint64_t max = 0;
+    for (uint64_t n = 0; n < keys->n; n++)
+        max = keys->v[n] > max ? keys->v[n] : max;
+    tessel_sort_u64(keys->v, scratch, keys->n, max);
+    tessel_dealloc(e->alloc, scratch);
+    uint64_t u = 0;
+    for (uint64_t n = 0; n < keys->n; n++)
+        if (n == 0 || keys->v[n] != keys->v[n - 1])
+            keys->v[u++] = keys->v[n];
+    keys->n = u;
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. The walk. */
+
+typedef struct resident {
+    uint64_t key;   /* UINT64_MAX: nothing resident */
+    int gated;      /* the slot is taken but the data never came (gating) */
+    uint64_t nnz;
+    uint64_t data, meta;
+} resident;
+
+/* Partition of tensor t at level b in bytes (0 = unbounded): given bytes,
+ * else the fraction, else an equal share of the level. */
+static uint64_t partition_bytes(const engine *e, unsigned b, unsigned t)
+{
+    const tessel_spec_level *lv = &e->spec->level[b];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return lv->capacity / (e->nin + 1);
+}
+
+static void add_in(tessel_traffic *tr, uint64_t data, uint64_t meta)
+{
+    tr->in_data += data;
+    tr->in_metadata += meta;
+}
+
+static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
+                        resident *res, const tile_cost *cost, uint64_t *nnz_now)
+{
+    tessel_result *r = e->res;
+    unsigned b = bd->b;
+    uint64_t key[NIN];
+    for (unsigned i = 0; i < e->nin; i++) {
+        key[i] = exact_tile_key(bd, &e->in[i], c);
+        nnz_now[i] = key[i] == res[i].key ? res[i].nnz : exact_tile_nnz(bd, bd->grid[i], &e->in[i], c);
+    }
+    for (unsigned i = 0; i < e->nin; i++) {
+        const operand *o = &e->in[i];
+        const tessel_spec_tensor_level *tl = &e->spec->level[b].tensor[o->spec_tensor];
+        tessel_traffic *tr = &r->traffic[b][o->spec_tensor];
+        if (!nnz_now[i])
+            continue; /* a compressed format skips its own empty tiles */
+        int skip = 0, gate = 0;
+        for (unsigned p = 0; !effectual && p < e->nin; p++) {
+            if (p == i || nnz_now[p] != 0)
+                continue;
+            if (tl->sparse.skip_on >> e->in[p].spec_tensor & 1u)
+                skip = 1;
+            else if (tl->sparse.gate_on >> e->in[p].spec_tensor & 1u)
+                gate = 1;
+        }
+        if (skip)
+            continue;
+        uint64_t part = partition_bytes(e, b, o->spec_tensor);
+        if (key[i] != res[i].key && gate) {
+            /* Gating spends the slot without moving data. */
+            tr->gated++;
+            res[i].key = key[i];
+            res[i].gated = 1;
+            continue;
+        }
+        if (key[i] != res[i].key || (res[i].gated && !gate)) {
+            res[i].key = key[i];
+            res[i].gated = 0;
+            res[i].nnz = nnz_now[i];
+            exact_tile_bytes(&cost[i], nnz_now[i], &res[i].data, &res[i].meta);
+            tr->fills++;
+            add_in(tr, res[i].data, res[i].meta);
+            if (part && res[i].data + res[i].meta > part)
+                r->overflow_tiles++;
+            continue;
+        }
+        if (res[i].gated)
+            continue;
+        /* Rule 4: the part of an overbooked tile beyond its partition is
+         * streamed again on every use. */
+        uint64_t total = res[i].data + res[i].meta;
+        if (!gate && part && total > part) {
+            uint64_t extra = total - part;
+            uint64_t meta = (uint64_t)((double)extra * (double)res[i].meta / (double)total);
+            add_in(tr, extra - meta, meta);
+            tr->bumped_bytes += extra;
+        }
+    }
+}
+
+typedef struct out_state {
+    model_map seen;     /* output tile -> 1 + last reduction key written back, 0 never */
+    uint64_t *direct;   /* the same, direct-indexed, for small output grids */
+    uint64_t key;       /* resident output tile, UINT64_MAX none */
+    uint64_t red;       /* reduction key of its last visit */
+} out_state;
+
+static int write_back(engine *e, const boundary *bd, out_state *os, const tile_cost *cost)
+{
+    if (os->key == UINT64_MAX)
+        return TESSEL_OK;
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t n = exact_output_count(bd, os->key, os->red), data, meta;
+    exact_tile_bytes(cost, n, &data, &meta);
+    tr->writebacks++;
+    tr->out_data += data;
+    tr->out_metadata += meta;
+    uint64_t *slot = os->direct ? &os->direct[os->key] : model_map_slot(&os->seen, os->key, 0);
+    if (!slot)
+        return exact_oom(e);
+    *slot = os->red + 1;
+    return TESSEL_OK;
+}
+
+static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_state *os,
+                       const tile_cost *cost)
+{
+    uint64_t key = exact_tile_key(bd, &e->out, c), red = exact_reduction_key(e, bd, c);
+    if (key != os->key) {
+        if (write_back(e, bd, os, cost))
+            return exact_oom(e);
+        uint64_t *slot = os->direct ? &os->direct[key] : model_map_slot(&os->seen, key, 0);
+        if (!slot)
+            return exact_oom(e);
+        if (*slot) {
+            tessel_traffic *tr = &e->res->traffic[bd->b][0];
+            uint64_t data, meta;
+            exact_tile_bytes(cost, exact_output_count(bd, key, *slot - 1), &data, &meta);
+            tr->updates++;
+            add_in(tr, data, meta);
+        }
+        os->key = key;
+    }
+    os->red = red;
+    return TESSEL_OK;
+}
+
+int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual)
+{
+    unsigned b = bd->b;
+    int innermost = b + 1 == e->nlev;
+    resident res[NIN];
+    tile_cost cost[NIN], out_cost;
+    for (unsigned i = 0; i < e->nin; i++) {
+        res[i].key = UINT64_MAX;
+        res[i].gated = 0;
+        exact_tile_cost_init(e, bd, &e->in[i], &cost[i]);
+    }
+    exact_tile_cost_init(e, bd, &e->out, &out_cost);
+    out_state os = { .seen = { .alloc = e->alloc }, .key = UINT64_MAX };
+    if (bd->out_pos) {
+        os.direct = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
+        if (!os.direct)
+            return exact_oom(e);
+        memset(os.direct, 0, bd->out_tiles * sizeof(uint64_t));
+    }
+    int rc = TESSEL_OK;
+    for (uint64_t n = 0; n < keys->n && !rc; n++) {
+        uint64_t c[NX], nnz_now[NIN] = { 0 };
+        exact_loop_decode(bd, keys->v[n], c);
+        int effectual = 1;
+        if (!all_effectual)
+            for (unsigned i = 0; i < e->nin; i++)
+                effectual &= exact_tile_nnz(bd, bd->grid[i], &e->in[i], c) != 0;
+        walk_inputs(e, bd, c, effectual, res, cost, nnz_now);
+        if (!effectual)
+            continue;
+        e->res->effectual_tiles[b]++;
+        if (innermost)
+            for (unsigned i = 0; i < e->nin; i++) {
+                e->res->intersections += nnz_now[i];
+                e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
+                    nnz_now[i] * e->spec->level[b].coord_bits / 8;
+            }
+        rc = walk_output(e, bd, c, &os, &out_cost);
+    }
+    if (!rc)
+        rc = write_back(e, bd, &os, &out_cost);
+    model_map_free(&os.seen);
+    tessel_dealloc(e->alloc, os.direct);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sparseloop's algorithmic counts: the dense loop nest changes a tensor's
+ * tile once per iteration of every loop down to its innermost index. */
+static uint64_t dense_changes(const boundary *bd, const operand *o)
+{
+    unsigned last = 0;
+    int any = 0;
+    for (unsigned i = 0; i < bd->ndigits; i++)
+        for (unsigned m = 0; m < o->order; m++)
+            if (bd->d[i].x == o->x[m]) {
+                last = i;
+                any = 1;
+            }
+    uint64_t n = 1;
+    for (unsigned i = 0; any && i <= last; i++)
+        n = bd->d[i].radix && n > UINT64_MAX / bd->d[i].radix ? UINT64_MAX : n * bd->d[i].radix;
+    return n;
+}
+
+void exact_algorithmic_counts(engine *e, const boundary *bd)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        tessel_traffic *tr = &e->res->traffic[bd->b][e->in[i].spec_tensor];
+        tr->algorithmic = dense_changes(bd, &e->in[i]);
+        uint64_t done = tr->fills + tr->gated;
+        tr->skipped = tr->algorithmic > done ? tr->algorithmic - done : 0;
+    }
+    tessel_traffic *tz = &e->res->traffic[bd->b][0];
+    uint64_t tiles = 1;
+    for (unsigned m = 0; m < e->out.order; m++)
+        tiles *= bd->ntiles[e->out.x[m]];
+    uint64_t changes = dense_changes(bd, &e->out);
+    tz->algorithmic = changes > tiles ? changes - tiles : 0;
+    tz->skipped = tz->algorithmic > tz->updates ? tz->algorithmic - tz->updates : 0;
+}
+
+/* Compulsory bytes at level 1: every input tile once, every final output
+ * tile once. */
+void exact_compulsory(engine *e, const boundary *bd)
+{
+    uint64_t total = 0, data, meta;
+    for (unsigned i = 0; i < e->nin; i++) {
+        tile_cost tc;
+        exact_tile_cost_init(e, bd, &e->in[i], &tc);
+        const tessel_tile_grid *g = bd->grid[i];
+        for (uint64_t t = 0; t < g->nonempty; t++) {
+            exact_tile_bytes(&tc, g->count[t], &data, &meta);
+            total += data + meta;
+        }
+    }
+    tile_cost tc;
+    exact_tile_cost_init(e, bd, &e->out, &tc);
+    for (uint64_t o = 0; o < bd->nout; o++) {
+        exact_tile_bytes(&tc, bd->ent_cum[bd->out_start[o + 1] - 1], &data, &meta);
+        total += data + meta;
+    }
+    e->res->compulsory_bytes = total;
+}
+

@@ -23,11 +23,10 @@ static void boundary_free(engine *e, boundary *bd)
 {
     for (unsigned i = 0; i < NIN; i++)
         tessel_tile_grid_free(&bd->grid[i]);
-    tessel_dealloc(e->alloc, bd->out_key);
-    tessel_dealloc(e->alloc, bd->out_start);
-    tessel_dealloc(e->alloc, bd->ent_red);
-    tessel_dealloc(e->alloc, bd->ent_cum);
-    tessel_dealloc(e->alloc, bd->out_pos);
+    for (unsigned i = 0; i < NIN; i++)
+        tessel_dealloc(e->alloc, bd->occ[i]);
+    for (unsigned d = 0; d < 3; d++)
+        exact_table_free(e->alloc, &bd->table[d]);
     memset(bd, 0, sizeof(*bd));
 }
 
@@ -42,8 +41,15 @@ static int run_boundary(engine *e, unsigned b)
     int rc = exact_geometry(e, &bd);
     if (!rc)
         rc = exact_build_grids(e, &bd);
+    for (unsigned i = 0; !rc && i < e->nin; i++) {
+        rc = exact_tile_cost_init(e, &bd, &e->in[i], &bd.cost[i]);
+        if (!rc && bd.cost[i].ranked && e->in[i].order > 1)
+            rc = exact_input_occupancy(e, &bd, i);
+    }
     if (!rc)
-        rc = exact_build_output(e, &bd, &macs);
+        rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
+    if (!rc)
+        rc = exact_build_output(e, &bd, bd.out_cost.ranked, &macs);
     if (!rc)
         rc = exact_gen_iterations(e, &bd, &keys, &all_effectual);
     if (!rc)
@@ -53,9 +59,10 @@ static int run_boundary(engine *e, unsigned b)
         e->res->macs = macs;
         if (b == 1) {
             exact_compulsory(e, &bd);
+            const out_table *t = &bd.table[bd.ntables - 1];
             e->res->output_nnz = 0;
-            for (uint64_t o = 0; o < bd.nout; o++)
-                e->res->output_nnz += bd.ent_cum[bd.out_start[o + 1] - 1];
+            for (uint64_t o = 0; o < t->nout; o++)
+                e->res->output_nnz += t->cum[t->start[o + 1] - 1];
         }
     }
     model_vec_free(&keys);

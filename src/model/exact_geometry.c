@@ -1,5 +1,6 @@
 /* The exact estimator: tile shapes per level, composite loop keys, input
  * tile grids and the bytes of a tile in a format. */
+#include <math.h>
 #include <string.h>
 
 #include "exact_internal.h"
@@ -170,24 +171,103 @@ uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t ke
 }
 
 /* Nonzeros of operand o's tile at level-b tile coordinates c (0 if empty). */
-uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
-                         const uint64_t *c)
+/* Index of operand o's non-empty tile at tile coordinates c in grid g, or
+ * UINT64_MAX when that tile is empty. */
+uint64_t exact_tile_index(const boundary *bd, const tessel_tile_grid *g, const operand *o,
+                          const uint64_t *c)
 {
     uint64_t group = c[o->x[0]], key = 0;
     for (unsigned m = 1; m < o->order; m++)
         key = key * bd->ntiles[o->x[m]] + c[o->x[m]];
     uint64_t i = exact_grid_lower(g, group, key);
-    return i < g->nonempty && g->group[i] == group && g->key[i] == key ? g->count[i] : 0;
+    return i < g->nonempty && g->group[i] == group && g->key[i] == key ? i : UINT64_MAX;
+}
+
+uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
+                        const uint64_t *c)
+{
+    uint64_t i = exact_tile_index(bd, g, o, c);
+    return i == UINT64_MAX ? 0 : g->count[i];
+}
+
+/* Per-rank formats need, per non-empty tile, the number of distinct
+ * coordinate prefixes of each length (rows; for 3-tensors also (i,j)
+ * fibers). The entries are sorted, so a tile's entries with one prefix are
+ * contiguous among that tile's entries: a prefix is new to a tile when the
+ * tile last saw a different one. One pass, O(nnz + runs x log tiles). */
+int exact_input_occupancy(engine *e, boundary *bd, unsigned i)
+{
+    const operand *o = &e->in[i];
+    const tessel_tensor *t = o->t;
+    const tessel_tile_grid *g = bd->grid[i];
+    unsigned depths = o->order - 1;
+    uint64_t n = g->nonempty;
+    uint64_t *occ = n ? tessel_alloc_array(e->alloc, n * depths, sizeof(uint64_t)) : NULL;
+    uint64_t *seen = n ? tessel_alloc_array(e->alloc, n * depths, sizeof(uint64_t)) : NULL;
+    if (n && (!occ || !seen)) {
+        tessel_dealloc(e->alloc, occ);
+        tessel_dealloc(e->alloc, seen);
+        return exact_oom(e);
+    }
+    if (n) {
+        memset(occ, 0, n * depths * sizeof(uint64_t));
+        memset(seen, 0, n * depths * sizeof(uint64_t));
+    }
+    uint64_t fiber = 0, last_group = UINT64_MAX, last_key = UINT64_MAX, idx = 0;
+    uint64_t c[NX] = { 0 };
+    for (uint64_t r = 0; r < t->dims[0]; r++) {
+        uint64_t group = r / bd->tile[o->x[0]];
+        c[o->x[0]] = group;
+        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++) {
+            if (o->order == 3 && (p == t->ptr[r] || t->idx[1][p] != t->idx[1][p - 1]))
+                fiber++;
+            uint64_t key = 0;
+            for (unsigned m = 1; m < o->order; m++) {
+                c[o->x[m]] = t->idx[m][p] / bd->tile[o->x[m]];
+                key = key * bd->ntiles[o->x[m]] + c[o->x[m]];
+            }
+            /* consecutive entries usually share a tile: look it up once */
+            if (group != last_group || key != last_key) {
+                idx = exact_tile_index(bd, g, o, c);
+                last_group = group;
+                last_key = key;
+            }
+            uint64_t ids[2] = { r + 1, fiber };
+            for (unsigned d = 0; d < depths; d++) {
+                if (seen[idx * depths + d] != ids[d]) {
+                    seen[idx * depths + d] = ids[d];
+                    occ[idx * depths + d]++;
+                }
+            }
+        }
+    }
+    tessel_dealloc(e->alloc, seen);
+    bd->occ[i] = occ;
+    return TESSEL_OK;
 }
 
 /* ------------------------------------------------------------------ */
 /* Bytes of a tile in a level's format. */
 
-void exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc)
+int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc)
 {
     const tessel_spec_level *lv = &e->spec->level[bd->b];
-    int f = lv->tensor[o->spec_tensor].format;
-    tc->format = tessel_model_format(f >= 0 ? f : lv->format);
+    const tessel_spec_tensor_level *tl = &lv->tensor[o->spec_tensor];
+    int f = tl->format >= 0 ? tl->format : lv->format;
+    tc->ranked = f == TESSEL_SPEC_FORMAT_RANKS;
+    tc->format = tessel_model_format(tc->ranked ? 1 : f);
+    if (tc->ranked) {
+        tc->nranks = tl->format >= 0 ? tl->nranks : lv->nranks;
+        const unsigned char *r = tl->format >= 0 ? tl->ranks : lv->ranks;
+        if (tc->nranks != o->ranks)
+            return tessel_diag_set(e->diag, TESSEL_EINVAL, tl->pos.file ? tl->pos.file : lv->pos.file,
+                                   tl->pos.file ? tl->pos.line : lv->pos.line,
+                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
+                                   "level %s: %s has %u modes but its format lists %u ranks",
+                                   lv->name, e->spec->workload.tensor[o->spec_tensor].name,
+                                   o->ranks, tc->nranks);
+        memcpy(tc->ranks, r, tc->nranks);
+    }
     tc->widths.value_bits = lv->value_bits;
     tc->widths.coord_bits = lv->coord_bits;
     tc->widths.offset_bits = lv->offset_bits;
@@ -195,10 +275,27 @@ void exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o,
     tc->order = o->order;
     for (unsigned m = 0; m < o->order; m++)
         tc->shape[m] = bd->tile[o->x[m]];
+    return TESSEL_OK;
 }
 
-void exact_tile_bytes(const tile_cost *tc, uint64_t n, uint64_t *data, uint64_t *meta)
+/* occ: per-rank formats only, the tile's prefix counts (depths 0 ..
+ * nranks - 2); n is its nonzero count. */
+void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint64_t *data,
+                      uint64_t *meta)
 {
+    if (tc->ranked) {
+        uint64_t occupied[3];
+        for (unsigned d = 0; d + 1 < tc->nranks; d++)
+            occupied[d] = occ[d];
+        occupied[tc->nranks - 1] = n;
+        double db, mb;
+        tessel_rank_footprint_bits(tc->ranks, tc->nranks, tc->shape, occupied, &tc->widths, &db,
+                                   &mb);
+        double dbytes = ceil(db / 8), mbytes = ceil(mb / 8);
+        *data = dbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)dbytes;
+        *meta = mbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)mbytes;
+        return;
+    }
     uint64_t total = tessel_format_footprint(tc->format, tc->order, tc->shape, n, &tc->widths);
     uint64_t d = (n * tc->widths.value_bits + 7) / 8;
     *data = d < total ? d : total;

@@ -16,6 +16,7 @@ typedef struct operand {
     unsigned order;
     unsigned x[3]; /* engine index of each mode */
     unsigned spec_tensor;
+    unsigned ranks; /* modes of the workload tensor (SpMV's vectors: 1 of order 2) */
 } operand;
 
 /* One digit of a composite loop key: index x at level l. */
@@ -26,6 +27,22 @@ typedef struct digit {
     int first;      /* outermost finite level of x: no modulo */
 } digit;
 
+typedef struct tile_cost {
+    int ranked; /* a per-rank format: nranks rank formats instead of `format` */
+    unsigned nranks;
+    unsigned char ranks[3];
+    tessel_format format;
+    tessel_format_widths widths;
+    unsigned order;
+    uint64_t shape[3];
+} tile_cost;
+
+typedef struct out_table {
+    uint64_t nout, *key, *start; /* unique output tiles; entries [start[o], start[o+1]) */
+    uint64_t nent, *red, *cum;   /* reduction key and cumulative count */
+    uint64_t *pos;               /* small grids: tile -> 1 + its row in key, 0 none */
+} out_table;
+
 typedef struct boundary {
     unsigned b;
     uint64_t tile[NX];   /* level-b tile edge per engine index (clamped to the extent) */
@@ -34,13 +51,13 @@ typedef struct boundary {
     digit d[NX * NLEV];
     uint64_t red_space;  /* product of the reduction digits' radices */
     tessel_tile_grid *grid[NIN];
-    /* output table: unique output tiles, and per tile (reduction key, cumulative count) */
-    uint64_t nout;
-    uint64_t *out_key, *out_start;
-    uint64_t *ent_red, *ent_cum;
-    uint64_t nent;
+    tile_cost cost[NIN], out_cost; /* formats at level b */
+    uint64_t *occ[NIN];  /* per-rank formats: prefix counts per non-empty input tile */
+    /* Output tables, one per depth (the last counts elements): unique
+     * output tiles, and per tile (reduction key, cumulative count). */
+    unsigned ntables;
+    out_table table[3];
     uint64_t out_tiles;  /* all output tiles, empty or not */
-    uint64_t *out_pos;   /* when out_tiles is small: tile -> 1 + its row in out_key, 0 none */
 } boundary;
 
 /* Output grids up to this many tiles get direct-indexed state. */
@@ -66,12 +83,6 @@ typedef struct engine {
     uint64_t *touched;
 } engine;
 
-typedef struct tile_cost {
-    tessel_format format;
-    tessel_format_widths widths;
-    unsigned order;
-    uint64_t shape[3];
-} tile_cost;
 
 /* exact_roles.c */
 int exact_oom(engine *e);
@@ -84,13 +95,19 @@ uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t
 uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c);
 int exact_build_grids(engine *e, boundary *bd);
 uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key);
+uint64_t exact_tile_index(const boundary *bd, const tessel_tile_grid *g, const operand *o,
+                          const uint64_t *c);
 uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
                         const uint64_t *c);
-void exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc);
-void exact_tile_bytes(const tile_cost *tc, uint64_t n, uint64_t *data, uint64_t *meta);
-/* exact_output.c: the output table */
-int exact_build_output(engine *e, boundary *bd, uint64_t *macs);
-uint64_t exact_output_count(const boundary *bd, uint64_t key, uint64_t red);
+int exact_input_occupancy(engine *e, boundary *bd, unsigned i);
+int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc);
+void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint64_t *data,
+                      uint64_t *meta);
+/* exact_output.c: the output tables */
+int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs);
+uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red);
+void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *occupied);
+void exact_table_free(const tessel_allocator *a, out_table *t);
 /* exact_walk.c: iterations and the walk */
 int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual);
 int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual);

@@ -1,66 +1,89 @@
-/* The exact estimator: the output table (first appearances per output
+/* The exact estimator: the output tables (first appearances per output
  * tile and reduction step). */
 #include <string.h>
 
 #include "exact_internal.h"
 
-/* ------------------------------------------------------------------ */
-/* 1. The output table.
- *
- * The passes visit output rows in order; all output tiles of one tile row
+/* The passes visit output rows in order; all output tiles of one tile row
  * of the first output index (a "slab") are finished before the next slab
  * starts. Per slab, first appearances are counted per (output tile,
  * reduction key) in a dense counter (or a hash when that key space is
  * large), then appended in order: memory follows the distinct (tile, key)
- * pairs, not the output's nonzeros. */
+ * pairs, not the output's nonzeros.
+ *
+ * With a per-rank output format, the same is done for coordinate prefixes
+ * (fibers): a row i first appears in an output tile at the smallest
+ * reduction key of its elements there. Prefix minima are buffered until the
+ * prefix changes, then counted like elements. */
 
 typedef struct out_agg {
-    const tessel_allocator *alloc;
-    uint64_t slab;       /* current slab, UINT64_MAX before the first */
-    uint64_t per_slab;   /* output tiles in one slab */
-    uint64_t space;      /* per_slab * red_space */
-    uint64_t *dense;     /* space counters, or NULL: use map */
+    uint64_t *dense;      /* space counters, or NULL: use map */
     model_map map;
-    model_vec touched;   /* dense: local keys touched in this slab */
+    model_vec touched;    /* dense: local keys touched in this slab */
     model_vec key, count; /* the table so far: global key, first appearances */
 } out_agg;
 
-#define DENSE_COUNTERS (UINT64_C(1) << 21)
+/* Minimum reduction key per output tile of the current prefix (fiber). */
+typedef struct prefix_buf {
+    uint64_t current;     /* prefix id + 1; 0 none */
+    uint64_t *min;        /* per_slab */
+    uint64_t *stamp;      /* per_slab: current when min is valid */
+    model_vec touched;
+} prefix_buf;
 
-static int agg_init(engine *e, const boundary *bd, out_agg *g)
+typedef struct out_emitter {
+    const tessel_allocator *alloc;
+    unsigned depths;      /* tables: 1 (elements) or the output's order */
+    uint64_t slab;        /* current slab, UINT64_MAX before the first */
+    uint64_t per_slab;    /* output tiles in one slab */
+    uint64_t space;       /* per_slab * red_space */
+    out_agg agg[3];       /* per depth; agg[depths - 1] counts elements */
+    prefix_buf pre[2];    /* depths 0 .. depths - 2 */
+} out_emitter;
+
+#define DENSE_COUNTERS (UINT64_C(1) << 21)
+#define MAX_PREFIX_TILES (UINT64_C(1) << 24)
+
+static int agg_init(out_emitter *em, out_agg *g)
 {
     memset(g, 0, sizeof(*g));
-    g->alloc = e->alloc;
-    g->slab = UINT64_MAX;
-    g->map.alloc = g->touched.alloc = g->key.alloc = g->count.alloc = e->alloc;
-    g->per_slab = 1;
-    for (unsigned m = 1; m < e->out.order; m++)
-        g->per_slab *= bd->ntiles[e->out.x[m]];
-    g->space = g->per_slab * bd->red_space;
-    if (g->space <= DENSE_COUNTERS) {
-        g->dense = tessel_alloc_array(e->alloc, g->space, sizeof(uint64_t));
+    g->map.alloc = g->touched.alloc = g->key.alloc = g->count.alloc = em->alloc;
+    if (em->space <= DENSE_COUNTERS) {
+        g->dense = tessel_alloc_array(em->alloc, em->space, sizeof(uint64_t));
         if (!g->dense)
-            return exact_oom(e);
-        memset(g->dense, 0, g->space * sizeof(uint64_t));
+            return TESSEL_ENOMEM;
+        memset(g->dense, 0, em->space * sizeof(uint64_t));
     }
     return TESSEL_OK;
 }
 
-static void agg_free(out_agg *g)
+static void agg_free(const tessel_allocator *a, out_agg *g)
 {
-    tessel_dealloc(g->alloc, g->dense);
+    tessel_dealloc(a, g->dense);
     model_map_free(&g->map);
     model_vec_free(&g->touched);
     model_vec_free(&g->key);
     model_vec_free(&g->count);
 }
 
-/* Appends the current slab's counts in key order and clears them. */
-static int agg_flush(out_agg *g)
+static int agg_add(out_agg *g, uint64_t local)
 {
-    if (g->slab == UINT64_MAX)
+    if (g->dense) {
+        if (!g->dense[local]++ && model_vec_push(&g->touched, local))
+            return TESSEL_ENOMEM;
         return TESSEL_OK;
-    uint64_t base = g->slab * g->space;
+    }
+    uint64_t *slot = model_map_slot(&g->map, local, 0);
+    if (!slot)
+        return TESSEL_ENOMEM;
+    ++*slot;
+    return TESSEL_OK;
+}
+
+/* Appends slab's counts in key order and clears them. */
+static int agg_flush(const out_emitter *em, out_agg *g, uint64_t slab)
+{
+    uint64_t base = slab * em->space;
     if (!g->dense) {
         g->touched.n = 0;
         for (uint64_t s = 0; s < g->map.cap; s++)
@@ -69,11 +92,11 @@ static int agg_flush(out_agg *g)
     }
     uint64_t n = g->touched.n;
     if (n > 1) {
-        uint64_t *scratch = tessel_alloc_array(g->alloc, n, sizeof(uint64_t));
+        uint64_t *scratch = tessel_alloc_array(em->alloc, n, sizeof(uint64_t));
         if (!scratch)
             return TESSEL_ENOMEM;
-        tessel_sort_u64(g->touched.v, scratch, n, g->space - 1);
-        tessel_dealloc(g->alloc, scratch);
+        tessel_sort_u64(g->touched.v, scratch, n, em->space - 1);
+        tessel_dealloc(em->alloc, scratch);
     }
     for (uint64_t i = 0; i < n; i++) {
         uint64_t local = g->touched.v[i], c;
@@ -87,35 +110,124 @@ static int agg_flush(out_agg *g)
             return TESSEL_ENOMEM;
     }
     g->touched.n = 0;
-    if (!g->dense && g->map.cap)
-        memset(g->map.keys, 0xff, g->map.cap * sizeof(uint64_t)), g->map.n = 0;
+    if (!g->dense && g->map.cap) {
+        memset(g->map.keys, 0xff, g->map.cap * sizeof(uint64_t));
+        g->map.n = 0;
+    }
     return TESSEL_OK;
 }
 
+/* Counts the buffered prefixes of depth d as first appearances. */
+static int prefix_flush(out_emitter *em, unsigned d)
+{
+    prefix_buf *p = &em->pre[d];
+    for (uint64_t i = 0; i < p->touched.n; i++) {
+        uint64_t rest = p->touched.v[i];
+        if (agg_add(&em->agg[d], rest * (em->space / em->per_slab) + p->min[rest]))
+            return TESSEL_ENOMEM;
+    }
+    p->touched.n = 0;
+    return TESSEL_OK;
+}
+
+static int slab_flush(out_emitter *em)
+{
+    if (em->slab == UINT64_MAX)
+        return TESSEL_OK;
+    for (unsigned d = 0; d + 1 < em->depths; d++)
+        if (prefix_flush(em, d))
+            return TESSEL_ENOMEM;
+    for (unsigned d = 0; d < em->depths; d++)
+        if (agg_flush(em, &em->agg[d], em->slab))
+            return TESSEL_ENOMEM;
+    return TESSEL_OK;
+}
+
+static void emitter_free(out_emitter *em)
+{
+    for (unsigned d = 0; d < 3; d++)
+        agg_free(em->alloc, &em->agg[d]);
+    for (unsigned d = 0; d < 2; d++) {
+        tessel_dealloc(em->alloc, em->pre[d].min);
+        tessel_dealloc(em->alloc, em->pre[d].stamp);
+        model_vec_free(&em->pre[d].touched);
+    }
+}
+
+static int emitter_init(engine *e, const boundary *bd, out_emitter *em, int ranked)
+{
+    memset(em, 0, sizeof(*em));
+    em->alloc = e->alloc;
+    em->slab = UINT64_MAX;
+    em->per_slab = 1;
+    for (unsigned m = 1; m < e->out.order; m++)
+        em->per_slab *= bd->ntiles[e->out.x[m]];
+    em->space = em->per_slab * bd->red_space;
+    em->depths = ranked ? e->out.ranks : 1;
+    if (em->depths > 1 && em->per_slab > MAX_PREFIX_TILES)
+        return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "format",
+                               "level %s: a per-rank format for %s needs at most 2^24 tiles per "
+                               "output tile row; use larger tiles",
+                               e->spec->level[bd->b].name,
+                               e->spec->workload.tensor[0].name);
+    for (unsigned d = 0; d < em->depths; d++)
+        if (agg_init(em, &em->agg[d]))
+            return exact_oom(e);
+    for (unsigned d = 0; d + 1 < em->depths; d++) {
+        prefix_buf *p = &em->pre[d];
+        p->touched.alloc = e->alloc;
+        p->min = tessel_alloc_array(e->alloc, em->per_slab, sizeof(uint64_t));
+        p->stamp = tessel_alloc_array(e->alloc, em->per_slab, sizeof(uint64_t));
+        if (!p->min || !p->stamp)
+            return exact_oom(e);
+        memset(p->stamp, 0, em->per_slab * sizeof(uint64_t));
+    }
+    return TESSEL_OK;
+}
+
+/* Prefix id of depth d of an output element (its first d + 1 coordinates). */
+static uint64_t prefix_id(const engine *e, const uint64_t *c_elem, unsigned d)
+{
+    uint64_t id = c_elem[e->out.x[0]];
+    if (d > 0)
+        id = id * e->extent[e->out.x[1]] + c_elem[e->out.x[1]];
+    return id;
+}
+
 /* Counts one output element first produced at reduction key `red`. */
-static int emit(engine *e, const boundary *bd, out_agg *g, const uint64_t *c_elem, uint64_t red)
+static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *c_elem,
+                uint64_t red)
 {
     uint64_t slab = c_elem[e->out.x[0]] / bd->tile[e->out.x[0]];
-    if (slab != g->slab) {
-        if (agg_flush(g))
+    if (slab != em->slab) {
+        if (slab_flush(em))
             return exact_oom(e);
-        g->slab = slab;
+        em->slab = slab;
     }
     uint64_t rest = 0;
     for (unsigned m = 1; m < e->out.order; m++) {
         unsigned x = e->out.x[m];
         rest = rest * bd->ntiles[x] + c_elem[x] / bd->tile[x];
     }
-    uint64_t local = rest * bd->red_space + red;
-    if (g->dense) {
-        if (!g->dense[local]++ && model_vec_push(&g->touched, local))
-            return exact_oom(e);
-        return TESSEL_OK;
-    }
-    uint64_t *slot = model_map_slot(&g->map, local, 0);
-    if (!slot)
+    if (agg_add(&em->agg[em->depths - 1], rest * bd->red_space + red))
         return exact_oom(e);
-    ++*slot;
+    for (unsigned d = 0; d + 1 < em->depths; d++) {
+        prefix_buf *p = &em->pre[d];
+        uint64_t id = prefix_id(e, c_elem, d) + 1;
+        if (id != p->current) {
+            if (prefix_flush(em, d))
+                return exact_oom(e);
+            p->current = id;
+        }
+        if (p->stamp[rest] != id) {
+            p->stamp[rest] = id;
+            p->min[rest] = red;
+            if (model_vec_push(&p->touched, rest))
+                return exact_oom(e);
+        } else if (red < p->min[rest]) {
+            p->min[rest] = red;
+        }
+    }
     return TESSEL_OK;
 }
 
@@ -130,7 +242,7 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
 
 /* SpMSpM / SpMV: row-wise (Gustavson); k ascends, so the first time an
  * output column is met is its smallest reduction key. */
-static int pass_spmspm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
+static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
 {
     const tessel_tensor *a = e->in[0].t, *b = e->in[1].t;
     uint64_t c[NX] = { 0 };
@@ -157,7 +269,7 @@ static int pass_spmspm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs
 }
 
 /* TTM: per fiber T(i,j,:), k ascends. */
-static int pass_ttm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
+static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
 {
     const tessel_tensor *t = e->in[0].t, *m = e->in[1].t;
     uint64_t c[NX] = { 0 }, stamp = 0;
@@ -187,7 +299,7 @@ static int pass_ttm(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
 
 /* MTTKRP: per slice T(i,:,:); the reduction key over (j, k) is not
  * monotone in storage order, so keep the smallest per r. */
-static int pass_mttkrp(engine *e, const boundary *bd, out_agg *g, uint64_t *macs)
+static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
 {
     const tessel_tensor *t = e->in[0].t, *fb = e->in[1].t, *fc = e->in[2].t;
     uint64_t c[NX] = { 0 };
@@ -227,95 +339,118 @@ static int pass_mttkrp(engine *e, const boundary *bd, out_agg *g, uint64_t *macs
     return TESSEL_OK;
 }
 
-/* Runs the pass and turns the (tile, reduction key, count) records into
- * per-tile cumulative counts. */
-int exact_build_output(engine *e, boundary *bd, uint64_t *macs)
+/* Turns one depth's (tile, reduction key, count) records into per-tile
+ * cumulative counts. */
+static int table_build(engine *e, const boundary *bd, const out_agg *g, out_table *t)
 {
-    out_agg g;
-    int rc = agg_init(e, bd, &g);
-    if (!rc) {
-        if (e->kind == TESSEL_WORKLOAD_TTM)
-            rc = pass_ttm(e, bd, &g, macs);
-        else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
-            rc = pass_mttkrp(e, bd, &g, macs);
-        else
-            rc = pass_spmspm(e, bd, &g, macs);
-    }
-    if (!rc)
-        rc = agg_flush(&g);
-    if (rc) {
-        agg_free(&g);
-        return exact_oom(e);
-    }
-    uint64_t nent = g.key.n, nout = 0;
+    uint64_t nent = g->key.n, nout = 0;
     for (uint64_t i = 0; i < nent; i++)
-        if (i == 0 || g.key.v[i] / bd->red_space != g.key.v[i - 1] / bd->red_space)
+        if (i == 0 || g->key.v[i] / bd->red_space != g->key.v[i - 1] / bd->red_space)
             nout++;
-    bd->out_key = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
-    bd->out_start = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
-    bd->ent_red = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
-    bd->ent_cum = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
-    if (!bd->out_key || !bd->out_start || !bd->ent_red || !bd->ent_cum) {
-        agg_free(&g);
+    t->key = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
+    t->start = tessel_alloc_array(e->alloc, nout + 1, sizeof(uint64_t));
+    t->red = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
+    t->cum = tessel_alloc_array(e->alloc, nent + 1, sizeof(uint64_t));
+    if (!t->key || !t->start || !t->red || !t->cum)
         return exact_oom(e);
-    }
     uint64_t o = 0;
     for (uint64_t i = 0; i < nent; i++) {
-        uint64_t tile = g.key.v[i] / bd->red_space;
-        int new_tile = i == 0 || tile != g.key.v[i - 1] / bd->red_space;
+        uint64_t tile = g->key.v[i] / bd->red_space;
+        int new_tile = i == 0 || tile != g->key.v[i - 1] / bd->red_space;
         if (new_tile) {
-            bd->out_key[o] = tile;
-            bd->out_start[o] = i;
+            t->key[o] = tile;
+            t->start[o] = i;
             o++;
         }
-        bd->ent_red[i] = g.key.v[i] % bd->red_space;
-        bd->ent_cum[i] = (new_tile ? 0 : bd->ent_cum[i - 1]) + g.count.v[i];
+        t->red[i] = g->key.v[i] % bd->red_space;
+        t->cum[i] = (new_tile ? 0 : t->cum[i - 1]) + g->count.v[i];
     }
-    bd->out_start[nout] = nent;
-    bd->nout = nout;
-    bd->nent = nent;
-    agg_free(&g);
-    bd->out_tiles = 1;
-    for (unsigned m = 0; m < e->out.order; m++)
-        bd->out_tiles *= bd->ntiles[e->out.x[m]];
+    t->start[nout] = nent;
+    t->nout = nout;
+    t->nent = nent;
     if (bd->out_tiles <= DIRECT_TILES) {
-        bd->out_pos = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
-        if (!bd->out_pos)
+        t->pos = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
+        if (!t->pos)
             return exact_oom(e);
-        memset(bd->out_pos, 0, bd->out_tiles * sizeof(uint64_t));
+        memset(t->pos, 0, bd->out_tiles * sizeof(uint64_t));
         for (uint64_t i = 0; i < nout; i++)
-            bd->out_pos[bd->out_key[i]] = i + 1;
+            t->pos[t->key[i]] = i + 1;
     }
     return TESSEL_OK;
 }
 
-/* Partial nonzeros of output tile `key` after the reduction prefix <= red. */
-uint64_t exact_output_count(const boundary *bd, uint64_t key, uint64_t red)
+void exact_table_free(const tessel_allocator *a, out_table *t)
 {
-    uint64_t lo = 0, hi = bd->nout;
-    if (bd->out_pos) {
-        if (!bd->out_pos[key])
+    tessel_dealloc(a, t->key);
+    tessel_dealloc(a, t->start);
+    tessel_dealloc(a, t->red);
+    tessel_dealloc(a, t->cum);
+    tessel_dealloc(a, t->pos);
+    memset(t, 0, sizeof(*t));
+}
+
+/* Runs the pass and builds the tables: elements, and with a per-rank
+ * output format also the fibers of every depth. */
+int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
+{
+    bd->out_tiles = 1;
+    for (unsigned m = 0; m < e->out.order; m++)
+        bd->out_tiles *= bd->ntiles[e->out.x[m]];
+    out_emitter em;
+    int rc = emitter_init(e, bd, &em, ranked);
+    if (!rc) {
+        if (e->kind == TESSEL_WORKLOAD_TTM)
+            rc = pass_ttm(e, bd, &em, macs);
+        else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
+            rc = pass_mttkrp(e, bd, &em, macs);
+        else
+            rc = pass_spmspm(e, bd, &em, macs);
+        if (!rc && slab_flush(&em))
+            rc = exact_oom(e);
+    }
+    bd->ntables = em.depths;
+    for (unsigned d = 0; !rc && d < em.depths; d++)
+        rc = table_build(e, bd, &em.agg[d], &bd->table[d]);
+    emitter_free(&em);
+    return rc;
+}
+
+/* Count of depth d's table for output tile `key` after the reduction
+ * prefix <= red. */
+uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red)
+{
+    const out_table *t = &bd->table[d];
+    uint64_t lo = 0, hi = t->nout;
+    if (t->pos) {
+        if (!t->pos[key])
             return 0;
-        lo = bd->out_pos[key] - 1;
+        lo = t->pos[key] - 1;
     } else {
         while (lo < hi) {
             uint64_t mid = lo + (hi - lo) / 2;
-            if (bd->out_key[mid] < key)
+            if (t->key[mid] < key)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        if (lo == bd->nout || bd->out_key[lo] != key)
+        if (lo == t->nout || t->key[lo] != key)
             return 0;
     }
-    uint64_t a = bd->out_start[lo], z = bd->out_start[lo + 1];
-    while (a < z) { /* last entry with ent_red <= red */
+    uint64_t a = t->start[lo], z = t->start[lo + 1];
+    while (a < z) { /* last entry with red <= red */
         uint64_t mid = a + (z - a) / 2;
-        if (bd->ent_red[mid] <= red)
+        if (t->red[mid] <= red)
             a = mid + 1;
         else
             z = mid;
     }
-    return a == bd->out_start[lo] ? 0 : bd->ent_cum[a - 1];
+    return a == t->start[lo] ? 0 : t->cum[a - 1];
 }
 
+/* Fills occupied[0 .. ntables) for output tile `key` at reduction `red`:
+ * prefix counts per depth, the element count last. */
+void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *occupied)
+{
+    for (unsigned d = 0; d < bd->ntables; d++)
+        occupied[d] = exact_output_count(bd, d, key, red);
+}

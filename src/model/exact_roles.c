@@ -49,6 +49,7 @@ static int bind_operand(engine *e, const tessel_workload_data *w, operand *o, un
 {
     const tessel_spec_tensor *st = &e->spec->workload.tensor[t];
     o->spec_tensor = t;
+    o->ranks = st->rank;
     o->order = order;
     for (unsigned m = 0; m < order; m++)
         o->x[m] = xs[m];
@@ -203,6 +204,7 @@ int exact_setup_roles(engine *e, const tessel_workload_data *w)
     for (unsigned m = 0; m < e->out.order; m++)
         e->out.x[m] = xo[m];
     e->out.spec_tensor = 0;
+    e->out.ranks = s->workload.tensor[0].rank;
     for (unsigned x = 0; x < e->nx; x++)
         e->extent[x] = e->spec_index[x] < 0 ? 1 : w->extent[e->spec_index[x]];
     for (unsigned i = 0; i < e->nin; i++)

@@ -135,6 +135,7 @@ int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *al
 
 typedef struct resident {
     uint64_t key;   /* UINT64_MAX: nothing resident */
+    uint64_t idx;   /* its index in the input's tile grid */
     int gated;      /* the slot is taken but the data never came (gating) */
     uint64_t nnz;
     uint64_t data, meta;
@@ -159,15 +160,23 @@ static void add_in(tessel_traffic *tr, uint64_t data, uint64_t meta)
     tr->in_metadata += meta;
 }
 
+/* Per-rank formats: the prefix counts of input i's grid tile idx. */
+static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i, uint64_t idx)
+{
+    return bd->occ[i] ? &bd->occ[i][idx * (e->in[i].order - 1)] : NULL;
+}
+
 static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
-                        resident *res, const tile_cost *cost, uint64_t *nnz_now)
+                        resident *res, uint64_t *nnz_now)
 {
     tessel_result *r = e->res;
     unsigned b = bd->b;
-    uint64_t key[NIN];
+    uint64_t key[NIN], idx[NIN];
     for (unsigned i = 0; i < e->nin; i++) {
         key[i] = exact_tile_key(bd, &e->in[i], c);
-        nnz_now[i] = key[i] == res[i].key ? res[i].nnz : exact_tile_nnz(bd, bd->grid[i], &e->in[i], c);
+        idx[i] = key[i] == res[i].key ? res[i].idx
+                                      : exact_tile_index(bd, bd->grid[i], &e->in[i], c);
+        nnz_now[i] = idx[i] == UINT64_MAX ? 0 : bd->grid[i]->count[idx[i]];
     }
     for (unsigned i = 0; i < e->nin; i++) {
         const operand *o = &e->in[i];
@@ -191,14 +200,18 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
             /* Gating spends the slot without moving data. */
             tr->gated++;
             res[i].key = key[i];
+            res[i].idx = idx[i];
+            res[i].nnz = nnz_now[i];
             res[i].gated = 1;
             continue;
         }
         if (key[i] != res[i].key || (res[i].gated && !gate)) {
             res[i].key = key[i];
+            res[i].idx = idx[i];
             res[i].gated = 0;
             res[i].nnz = nnz_now[i];
-            exact_tile_bytes(&cost[i], nnz_now[i], &res[i].data, &res[i].meta);
+            exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]), &res[i].data,
+                             &res[i].meta);
             tr->fills++;
             add_in(tr, res[i].data, res[i].meta);
             if (part && res[i].data + res[i].meta > part)
@@ -226,13 +239,22 @@ typedef struct out_state {
     uint64_t red;       /* reduction key of its last visit */
 } out_state;
 
-static int write_back(engine *e, const boundary *bd, out_state *os, const tile_cost *cost)
+/* Bytes of output tile `key` as it stands after reduction prefix red. */
+static void output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *data,
+                         uint64_t *meta)
+{
+    uint64_t occ[3];
+    exact_output_occupancy(bd, key, red, occ);
+    exact_tile_bytes(&bd->out_cost, occ[bd->ntables - 1], occ, data, meta);
+}
+
+static int write_back(engine *e, const boundary *bd, out_state *os)
 {
     if (os->key == UINT64_MAX)
         return TESSEL_OK;
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
-    uint64_t n = exact_output_count(bd, os->key, os->red), data, meta;
-    exact_tile_bytes(cost, n, &data, &meta);
+    uint64_t data, meta;
+    output_bytes(bd, os->key, os->red, &data, &meta);
     tr->writebacks++;
     tr->out_data += data;
     tr->out_metadata += meta;
@@ -243,12 +265,11 @@ static int write_back(engine *e, const boundary *bd, out_state *os, const tile_c
     return TESSEL_OK;
 }
 
-static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_state *os,
-                       const tile_cost *cost)
+static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_state *os)
 {
     uint64_t key = exact_tile_key(bd, &e->out, c), red = exact_reduction_key(e, bd, c);
     if (key != os->key) {
-        if (write_back(e, bd, os, cost))
+        if (write_back(e, bd, os))
             return exact_oom(e);
         uint64_t *slot = os->direct ? &os->direct[key] : model_map_slot(&os->seen, key, 0);
         if (!slot)
@@ -256,7 +277,7 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_sta
         if (*slot) {
             tessel_traffic *tr = &e->res->traffic[bd->b][0];
             uint64_t data, meta;
-            exact_tile_bytes(cost, exact_output_count(bd, key, *slot - 1), &data, &meta);
+            output_bytes(bd, key, *slot - 1, &data, &meta);
             tr->updates++;
             add_in(tr, data, meta);
         }
@@ -271,15 +292,12 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
     unsigned b = bd->b;
     int innermost = b + 1 == e->nlev;
     resident res[NIN];
-    tile_cost cost[NIN], out_cost;
     for (unsigned i = 0; i < e->nin; i++) {
         res[i].key = UINT64_MAX;
         res[i].gated = 0;
-        exact_tile_cost_init(e, bd, &e->in[i], &cost[i]);
     }
-    exact_tile_cost_init(e, bd, &e->out, &out_cost);
     out_state os = { .seen = { .alloc = e->alloc }, .key = UINT64_MAX };
-    if (bd->out_pos) {
+    if (bd->out_tiles <= DIRECT_TILES) {
         os.direct = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
         if (!os.direct)
             return exact_oom(e);
@@ -293,7 +311,7 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         if (!all_effectual)
             for (unsigned i = 0; i < e->nin; i++)
                 effectual &= exact_tile_nnz(bd, bd->grid[i], &e->in[i], c) != 0;
-        walk_inputs(e, bd, c, effectual, res, cost, nnz_now);
+        walk_inputs(e, bd, c, effectual, res, nnz_now);
         if (!effectual)
             continue;
         e->res->effectual_tiles[b]++;
@@ -303,10 +321,10 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
                 e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
                     nnz_now[i] * e->spec->level[b].coord_bits / 8;
             }
-        rc = walk_output(e, bd, c, &os, &out_cost);
+        rc = walk_output(e, bd, c, &os);
     }
     if (!rc)
-        rc = write_back(e, bd, &os, &out_cost);
+        rc = write_back(e, bd, &os);
     model_map_free(&os.seen);
     tessel_dealloc(e->alloc, os.direct);
     return rc;
@@ -354,18 +372,15 @@ void exact_compulsory(engine *e, const boundary *bd)
 {
     uint64_t total = 0, data, meta;
     for (unsigned i = 0; i < e->nin; i++) {
-        tile_cost tc;
-        exact_tile_cost_init(e, bd, &e->in[i], &tc);
         const tessel_tile_grid *g = bd->grid[i];
         for (uint64_t t = 0; t < g->nonempty; t++) {
-            exact_tile_bytes(&tc, g->count[t], &data, &meta);
+            exact_tile_bytes(&bd->cost[i], g->count[t], input_occ(e, bd, i, t), &data, &meta);
             total += data + meta;
         }
     }
-    tile_cost tc;
-    exact_tile_cost_init(e, bd, &e->out, &tc);
-    for (uint64_t o = 0; o < bd->nout; o++) {
-        exact_tile_bytes(&tc, bd->ent_cum[bd->out_start[o + 1] - 1], &data, &meta);
+    const out_table *elements = &bd->table[bd->ntables - 1];
+    for (uint64_t o = 0; o < elements->nout; o++) {
+        output_bytes(bd, elements->key[o], UINT64_MAX, &data, &meta);
         total += data + meta;
     }
     e->res->compulsory_bytes = total;

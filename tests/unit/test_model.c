@@ -208,9 +208,31 @@ typedef struct brute {
     uint64_t fills[3], updates, writebacks, bytes[3];
 } brute;
 
-static uint64_t coo_bytes(uint64_t n)
+static uint64_t coo_bytes(uint64_t n, uint64_t rows)
 {
+    (void)rows;
     return 3 * n;
+}
+
+/* [CP, CP] with 8-bit values, coordinates and offsets: rows r: r coordinates
+ * and r + 1 child offsets; n coordinates; n values. */
+static uint64_t cpcp_bytes(uint64_t n, uint64_t rows)
+{
+    return 2 * rows + 1 + 2 * n;
+}
+
+static uint64_t (*brute_bytes)(uint64_t n, uint64_t rows) = coo_bytes;
+
+static uint64_t rows_of(const tessel_tensor *m, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
+{
+    uint64_t rows = 0;
+    for (uint64_t r = r0; r < r1 && r < m->dims[0]; r++) {
+        int any = 0;
+        for (uint64_t p = m->ptr[r]; p < m->ptr[r + 1]; p++)
+            any |= m->idx[1][p] >= c0 && m->idx[1][p] < c1;
+        rows += (uint64_t)any;
+    }
+    return rows;
 }
 
 static uint64_t count_tile(const tessel_tensor *m, uint64_t r0, uint64_t r1, uint64_t c0,
@@ -221,6 +243,22 @@ static uint64_t count_tile(const tessel_tensor *m, uint64_t r0, uint64_t r1, uin
         for (uint64_t p = m->ptr[r]; p < m->ptr[r + 1]; p++)
             n += m->idx[1][p] >= c0 && m->idx[1][p] < c1;
     return n;
+}
+
+/* Bytes of output tile `key` as the partial products stand now. */
+static uint64_t z_tile_bytes(const unsigned char *z, uint64_t key, uint64_t ntj, uint64_t ti,
+                             uint64_t tj, uint64_t n_i, uint64_t n_j, uint64_t *cnt, uint64_t *rows)
+{
+    uint64_t rI = key / ntj, rJ = key % ntj;
+    *cnt = *rows = 0;
+    for (uint64_t i = rI * ti; i < rI * ti + ti && i < n_i; i++) {
+        uint64_t in_row = 0;
+        for (uint64_t j = rJ * tj; j < rJ * tj + tj && j < n_j; j++)
+            in_row += z[i * n_j + j];
+        *cnt += in_row;
+        *rows += in_row != 0;
+    }
+    return brute_bytes(*cnt, *rows);
 }
 
 static brute brute_force(const tessel_tensor *a, const tessel_tensor *b, const char *order,
@@ -253,26 +291,23 @@ static brute brute_force(const tessel_tensor *a, const tessel_tensor *b, const c
                 if (ka != res_a) {
                     res_a = ka;
                     out.fills[1]++;
-                    out.bytes[1] += coo_bytes(na);
+                    out.bytes[1] += brute_bytes(na, rows_of(a, I * ti, I * ti + ti, K * tk, K * tk + tk));
                 }
                 if (kb != res_b) {
                     res_b = kb;
                     out.fills[2]++;
-                    out.bytes[2] += coo_bytes(nb);
+                    out.bytes[2] += brute_bytes(nb, rows_of(b, K * tk, K * tk + tk, J * tj, J * tj + tj));
                 }
                 if (kz != res_z) {
                     if (res_z != UINT64_MAX) {
-                        uint64_t rI = res_z / nt[1], rJ = res_z % nt[1], cnt = 0;
-                        for (uint64_t i = rI * ti; i < rI * ti + ti && i < n_i; i++)
-                            for (uint64_t j = rJ * tj; j < rJ * tj + tj && j < n_j; j++)
-                                cnt += z[i * n_j + j];
+                        uint64_t cnt, zr, zb = z_tile_bytes(z, res_z, nt[1], ti, tj, n_i, n_j, &cnt, &zr);
                         out.writebacks++;
-                        out.bytes[0] += coo_bytes(cnt);
-                        written[res_z] = cnt + 1;
+                        out.bytes[0] += zb;
+                        written[res_z] = zb + 1;
                     }
                     if (written[kz]) {
                         out.updates++;
-                        out.bytes[0] += coo_bytes(written[kz] - 1);
+                        out.bytes[0] += written[kz] - 1;
                     }
                     res_z = kz;
                 }
@@ -290,12 +325,9 @@ static brute brute_force(const tessel_tensor *a, const tessel_tensor *b, const c
                     }
             }
     if (res_z != UINT64_MAX) {
-        uint64_t rI = res_z / nt[1], rJ = res_z % nt[1], cnt = 0;
-        for (uint64_t i = rI * ti; i < rI * ti + ti && i < n_i; i++)
-            for (uint64_t j = rJ * tj; j < rJ * tj + tj && j < n_j; j++)
-                cnt += z[i * n_j + j];
+        uint64_t cnt, zr;
         out.writebacks++;
-        out.bytes[0] += coo_bytes(cnt);
+        out.bytes[0] += z_tile_bytes(z, res_z, nt[1], ti, tj, n_i, n_j, &cnt, &zr);
     }
     free(z);
     free(written);
@@ -342,6 +374,41 @@ END_TEST
 
 /* Z^T = B^T A^T: swapping the operands (transposed) and the roles of I and
  * J in the loop order mirrors every count. Square tiles, COO. */
+
+/* Per-rank formats: [CP, CP] for every tensor needs each tile's non-empty
+ * row count (and, for Z, the partial one at every write-back). */
+START_TEST(rank_formats_match_brute_force)
+{
+    static const char *orders[3] = { "IJK", "IKJ", "KIJ" };
+    tessel_tensor *a = random_matrix(37, 29, 0.08, 41), *b = random_matrix(29, 33, 0.1, 42);
+    brute_bytes = cpcp_bytes;
+    for (unsigned o = 0; o < 3; o++) {
+        tessel_spec s;
+        spec_spmspm(&s, orders[o], 4, 5, 6, 0);
+        s.level[1].format = TESSEL_SPEC_FORMAT_RANKS;
+        s.level[1].nranks = 2;
+        s.level[1].ranks[0] = s.level[1].ranks[1] = 1; /* CP */
+        tessel_workload_data d;
+        data_of(&d, a, b);
+        tessel_result r = run(&s, &d);
+        brute bf = brute_force(a, b, orders[o], 4, 5, 6);
+        ck_assert_uint_eq(bytes(&r, 1, A), bf.bytes[1]);
+        ck_assert_uint_eq(bytes(&r, 1, B), bf.bytes[2]);
+        ck_assert_msg(bytes(&r, 1, Z) == bf.bytes[0], "%s: Z %llu vs %llu", orders[o],
+                      (unsigned long long)bytes(&r, 1, Z), (unsigned long long)bf.bytes[0]);
+        /* a rank list that does not match the tensor's modes is refused */
+        s.level[1].nranks = 3;
+        tessel_result bad;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &bad, &diag), TESSEL_EINVAL);
+        ck_assert_ptr_nonnull(strstr(diag.message, "ranks"));
+    }
+    brute_bytes = coo_bytes;
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 START_TEST(transposed_swap_mirrors)
 {
     tessel_tensor *a = random_matrix(31, 23, 0.1, 5), *b = random_matrix(23, 41, 0.1, 6);
@@ -729,6 +796,18 @@ static void check_generic(dense_case *dc, tessel_workload_kind kind)
                           (unsigned long long)zb);
             if (ti == 2)
                 ck_assert_uint_eq(r.dram_bytes, r.compulsory_bytes);
+            /* per-rank formats (all CP, one rank per mode): invariants */
+            tessel_spec sr = s;
+            for (unsigned t = 0; t < dc->ntensors; t++) {
+                sr.level[1].tensor[t].format = TESSEL_SPEC_FORMAT_RANKS;
+                sr.level[1].tensor[t].nranks = dc->rank[t];
+                memset(sr.level[1].tensor[t].ranks, 1, dc->rank[t]);
+            }
+            tessel_result rr = run(&sr, &d);
+            ck_assert_uint_ge(rr.dram_bytes, rr.compulsory_bytes);
+            ck_assert_uint_eq(rr.traffic[1][0].writebacks, wb);
+            if (ti == 2)
+                ck_assert_uint_eq(rr.dram_bytes, rr.compulsory_bytes);
             if (getenv("TESSEL_TEST_VERBOSE"))
                 printf("kind %d order %u tiles %u: fills %llu %llu wb %llu upd %llu macs %llu\n",
                        (int)kind, o, ti, (unsigned long long)fills[1],
@@ -841,6 +920,7 @@ int main(void)
     tcase_add_test(tc, hand_outer_product);
     tcase_add_test(tc, hand_gustavson);
     tcase_add_loop_test(tc, matches_brute_force_every_order, 0, 3);
+    tcase_add_test(tc, rank_formats_match_brute_force);
     tcase_add_test(tc, transposed_swap_mirrors);
     tcase_add_test(tc, nested_levels);
     tcase_add_test(tc, skipping_and_gating);

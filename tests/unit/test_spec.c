@@ -550,6 +550,26 @@ START_TEST(good_spmspm_values)
 }
 END_TEST
 
+
+/* format: [UOP, CP] as a rank list, per tensor too, case-insensitive */
+START_TEST(good_rank_formats)
+{
+    tessel_spec *s = load_ok(GOOD "ranks.yaml", NULL, 0);
+    const tessel_spec_level *llb = &s->level[1];
+    ck_assert_int_eq(llb->format, TESSEL_SPEC_FORMAT_RANKS);
+    ck_assert_uint_eq(llb->nranks, 2);
+    ck_assert_uint_eq(llb->ranks[0], 0); /* UOP */
+    ck_assert_uint_eq(llb->ranks[1], 1); /* CP */
+    ck_assert_int_eq(llb->tensor[1].format, -1);
+    ck_assert_int_eq(llb->tensor[2].format, TESSEL_SPEC_FORMAT_RANKS);
+    ck_assert_uint_eq(llb->tensor[2].ranks[0], 2); /* B */
+    ck_assert_uint_eq(llb->tensor[2].ranks[1], 3); /* RLE */
+    ck_assert_uint_eq(llb->tensor[0].ranks[0], 4); /* UB */
+    ck_assert_uint_eq(llb->tensor[0].ranks[1], 4);
+    tessel_spec_free(&s);
+}
+END_TEST
+
 START_TEST(good_include_and_set)
 {
     const char *sets[] = { "GLB.bandwidth=99", "mapping.GLB.order=ki",
@@ -978,6 +998,7 @@ static Suite *spec_suite(void)
 
     TCase *g = tcase_create("load");
     tcase_add_test(g, good_spmspm_values);
+    tcase_add_test(g, good_rank_formats);
     tcase_add_test(g, good_include_and_set);
     tcase_add_loop_test(g, einsum_kinds, 0, (int)(sizeof(kinds) / sizeof(kinds[0])));
     tcase_add_loop_test(g, einsum_errors_point_into_the_string, 0,

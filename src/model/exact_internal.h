@@ -61,7 +61,7 @@ typedef struct boundary {
 } boundary;
 
 /* Output grids up to this many tiles get direct-indexed state. */
-#define DIRECT_TILES (UINT64_C(1) << 22)
+#define DIRECT_TILES (UINT64_C(1) << 21)
 
 typedef struct engine {
     const tessel_spec *spec;
@@ -105,8 +105,10 @@ void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint
                       uint64_t *meta);
 /* exact_output.c: the output tables */
 int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs);
-uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red);
-void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *occupied);
+uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red,
+                            uint64_t *cursor);
+void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
+                            uint64_t *occupied);
 void exact_table_free(const tessel_allocator *a, out_table *t);
 /* exact_walk.c: iterations and the walk */
 int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual);

@@ -194,21 +194,22 @@ static uint64_t prefix_id(const engine *e, const uint64_t *c_elem, unsigned d)
     return id;
 }
 
-/* Counts one output element first produced at reduction key `red`. */
-static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *c_elem,
-                uint64_t red)
+/* Starts output slab `slab` (a tile row of the first output index). */
+static int emit_slab(engine *e, out_emitter *em, uint64_t slab)
 {
-    uint64_t slab = c_elem[e->out.x[0]] / bd->tile[e->out.x[0]];
-    if (slab != em->slab) {
-        if (slab_flush(em))
-            return exact_oom(e);
-        em->slab = slab;
-    }
-    uint64_t rest = 0;
-    for (unsigned m = 1; m < e->out.order; m++) {
-        unsigned x = e->out.x[m];
-        rest = rest * bd->ntiles[x] + c_elem[x] / bd->tile[x];
-    }
+    if (slab == em->slab)
+        return TESSEL_OK;
+    if (slab_flush(em))
+        return exact_oom(e);
+    em->slab = slab;
+    return TESSEL_OK;
+}
+
+/* Counts one output element of the current slab, in output tile `rest`
+ * within the slab, first produced at reduction key `red`. */
+static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *c_elem,
+                uint64_t rest, uint64_t red)
+{
     if (agg_add(&em->agg[em->depths - 1], rest * bd->red_space + red))
         return exact_oom(e);
     for (unsigned d = 0; d + 1 < em->depths; d++) {
@@ -231,6 +232,18 @@ static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *
     return TESSEL_OK;
 }
 
+/* Tile coordinate of every entry's mode m (one division per entry, not per
+ * product). */
+static uint32_t *tile_of_entries(engine *e, const tessel_tensor *t, unsigned m, uint64_t tile)
+{
+    uint32_t *v = tessel_alloc_array(e->alloc, t->nnz ? t->nnz : 1, sizeof(uint32_t));
+    if (!v)
+        return NULL;
+    for (uint64_t p = 0; p < t->nnz; p++)
+        v[p] = (uint32_t)(t->idx[m][p] / tile);
+    return v;
+}
+
 /* Reduction key of an element's reduction coordinates. */
 static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
 {
@@ -245,10 +258,17 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
 static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
 {
     const tessel_tensor *a = e->in[0].t, *b = e->in[1].t;
+    uint32_t *jtile = tile_of_entries(e, b, 1, bd->tile[1]);
+    if (!jtile)
+        return exact_oom(e);
     uint64_t c[NX] = { 0 };
     for (uint64_t i = 0; i < a->dims[0]; i++) {
         uint64_t stamp = i + 1;
         c[0] = i;
+        if (a->ptr[i + 1] > a->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
+            tessel_dealloc(e->alloc, jtile);
+            return TESSEL_ENOMEM;
+        }
         for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
             uint64_t k = a->idx[1][p];
             c[2] = k;
@@ -260,11 +280,14 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
                     continue;
                 e->mark[j] = stamp;
                 c[1] = j;
-                if (emit(e, bd, g, c, red))
+                if (emit(e, bd, g, c, jtile[q], red)) {
+                    tessel_dealloc(e->alloc, jtile);
                     return TESSEL_ENOMEM;
+                }
             }
         }
     }
+    tessel_dealloc(e->alloc, jtile);
     return TESSEL_OK;
 }
 
@@ -272,12 +295,21 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
 static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
 {
     const tessel_tensor *t = e->in[0].t, *m = e->in[1].t;
-    uint64_t c[NX] = { 0 }, stamp = 0;
+    uint32_t *rtile = tile_of_entries(e, m, 1, bd->tile[2]);
+    if (!rtile)
+        return exact_oom(e);
+    uint64_t c[NX] = { 0 }, stamp = 0, jbase = 0;
     for (uint64_t i = 0; i < t->dims[0]; i++) {
         c[0] = i;
+        if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
+            tessel_dealloc(e->alloc, rtile);
+            return TESSEL_ENOMEM;
+        }
         for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
-            if (p == t->ptr[i] || t->idx[1][p] != t->idx[1][p - 1])
+            if (p == t->ptr[i] || t->idx[1][p] != t->idx[1][p - 1]) {
                 stamp++;
+                jbase = t->idx[1][p] / bd->tile[1] * bd->ntiles[2];
+            }
             c[1] = t->idx[1][p];
             uint64_t k = t->idx[2][p];
             c[3] = k;
@@ -289,11 +321,14 @@ static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *mac
                     continue;
                 e->mark[r] = stamp;
                 c[2] = r;
-                if (emit(e, bd, g, c, red))
+                if (emit(e, bd, g, c, jbase + rtile[q], red)) {
+                    tessel_dealloc(e->alloc, rtile);
                     return TESSEL_ENOMEM;
+                }
             }
         }
     }
+    tessel_dealloc(e->alloc, rtile);
     return TESSEL_OK;
 }
 
@@ -306,6 +341,8 @@ static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *
     for (uint64_t i = 0; i < t->dims[0]; i++) {
         uint64_t stamp = i + 1, ntouched = 0;
         c[0] = i;
+        if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0]))
+            return TESSEL_ENOMEM;
         for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
             uint64_t j = t->idx[1][p], k = t->idx[2][p];
             c[2] = j, c[3] = k;
@@ -332,7 +369,7 @@ static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *
         }
         for (uint64_t n = 0; n < ntouched; n++) {
             c[1] = e->touched[n];
-            if (emit(e, bd, g, c, e->minkey[c[1]]))
+            if (emit(e, bd, g, c, c[1] / bd->tile[1], e->minkey[c[1]]))
                 return TESSEL_ENOMEM;
         }
     }
@@ -416,8 +453,11 @@ int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
 }
 
 /* Count of depth d's table for output tile `key` after the reduction
- * prefix <= red. */
-uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red)
+ * prefix <= red. With a cursor (the walk's per-tile position in the table,
+ * valid because a tile's reduction keys only grow) the search is amortised
+ * O(1); without, a binary search. */
+uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64_t red,
+                            uint64_t *cursor)
 {
     const out_table *t = &bd->table[d];
     uint64_t lo = 0, hi = t->nout;
@@ -436,21 +476,32 @@ uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64
         if (lo == t->nout || t->key[lo] != key)
             return 0;
     }
-    uint64_t a = t->start[lo], z = t->start[lo + 1];
-    while (a < z) { /* last entry with red <= red */
-        uint64_t mid = a + (z - a) / 2;
-        if (t->red[mid] <= red)
-            a = mid + 1;
-        else
-            z = mid;
+    uint64_t first = t->start[lo], end = t->start[lo + 1], a;
+    if (cursor) {
+        a = *cursor > first ? *cursor : first;
+        while (a < end && t->red[a] <= red)
+            a++;
+        *cursor = a;
+    } else {
+        uint64_t z = end; /* last entry with red <= red */
+        a = first;
+        while (a < z) {
+            uint64_t mid = a + (z - a) / 2;
+            if (t->red[mid] <= red)
+                a = mid + 1;
+            else
+                z = mid;
+        }
     }
-    return a == t->start[lo] ? 0 : t->cum[a - 1];
+    return a == first ? 0 : t->cum[a - 1];
 }
 
 /* Fills occupied[0 .. ntables) for output tile `key` at reduction `red`:
- * prefix counts per depth, the element count last. */
-void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *occupied)
+ * prefix counts per depth, the element count last. cursors: one per
+ * depth, or NULL. */
+void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
+                            uint64_t *occupied)
 {
     for (unsigned d = 0; d < bd->ntables; d++)
-        occupied[d] = exact_output_count(bd, d, key, red);
+        occupied[d] = exact_output_count(bd, d, key, red, cursors ? &cursors[d] : NULL);
 }

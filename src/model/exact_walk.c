@@ -232,58 +232,79 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
     }
 }
 
+/* Output tiles: the walk only records when each run of visits to a tile
+ * ends (a write-back, at the reduction key reached). Afterwards the events
+ * are sorted by tile and priced in one sequential sweep over the output
+ * tables, instead of a random lookup per event. A tile with R runs is
+ * written back R times and read back R - 1 times, each read-back bringing
+ * the previous write-back's contents (rule 2). */
 typedef struct out_state {
-    model_map seen;     /* output tile -> 1 + last reduction key written back, 0 never */
-    uint64_t *direct;   /* the same, direct-indexed, for small output grids */
-    uint64_t key;       /* resident output tile, UINT64_MAX none */
-    uint64_t red;       /* reduction key of its last visit */
+    uint64_t key;     /* resident output tile, UINT64_MAX none */
+    uint64_t red;     /* reduction key of its last visit */
+    model_vec events; /* tile * red_space + red at each write-back */
 } out_state;
 
 /* Bytes of output tile `key` as it stands after reduction prefix red. */
-static void output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *data,
-                         uint64_t *meta)
+static void output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
+                         uint64_t *data, uint64_t *meta)
 {
     uint64_t occ[3];
-    exact_output_occupancy(bd, key, red, occ);
+    exact_output_occupancy(bd, key, red, cursors, occ);
     exact_tile_bytes(&bd->out_cost, occ[bd->ntables - 1], occ, data, meta);
 }
 
-static int write_back(engine *e, const boundary *bd, out_state *os)
+static int end_run(engine *e, const boundary *bd, out_state *os)
 {
     if (os->key == UINT64_MAX)
         return TESSEL_OK;
-    tessel_traffic *tr = &e->res->traffic[bd->b][0];
-    uint64_t data, meta;
-    output_bytes(bd, os->key, os->red, &data, &meta);
-    tr->writebacks++;
-    tr->out_data += data;
-    tr->out_metadata += meta;
-    uint64_t *slot = os->direct ? &os->direct[os->key] : model_map_slot(&os->seen, os->key, 0);
-    if (!slot)
+    if (model_vec_push(&os->events, os->key * bd->red_space + os->red))
         return exact_oom(e);
-    *slot = os->red + 1;
     return TESSEL_OK;
 }
 
 static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_state *os)
 {
-    uint64_t key = exact_tile_key(bd, &e->out, c), red = exact_reduction_key(e, bd, c);
+    uint64_t key = exact_tile_key(bd, &e->out, c);
     if (key != os->key) {
-        if (write_back(e, bd, os))
-            return exact_oom(e);
-        uint64_t *slot = os->direct ? &os->direct[key] : model_map_slot(&os->seen, key, 0);
-        if (!slot)
-            return exact_oom(e);
-        if (*slot) {
-            tessel_traffic *tr = &e->res->traffic[bd->b][0];
-            uint64_t data, meta;
-            output_bytes(bd, key, *slot - 1, &data, &meta);
-            tr->updates++;
-            add_in(tr, data, meta);
-        }
+        if (end_run(e, bd, os))
+            return TESSEL_ENOMEM;
         os->key = key;
     }
-    os->red = red;
+    os->red = exact_reduction_key(e, bd, c);
+    return TESSEL_OK;
+}
+
+/* Prices the write-back events: sorted by tile, then by reduction key,
+ * which is also the order in which each tile's runs happened. */
+static int price_output(engine *e, const boundary *bd, model_vec *events)
+{
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t n = events->n;
+    if (n > 1) {
+        uint64_t *scratch = tessel_alloc_array(e->alloc, n, sizeof(uint64_t)), max = 0;
+        if (!scratch)
+            return exact_oom(e);
+        for (uint64_t i = 0; i < n; i++)
+            max = events->v[i] > max ? events->v[i] : max;
+        tessel_sort_u64(events->v, scratch, n, max);
+        tessel_dealloc(e->alloc, scratch);
+    }
+    uint64_t cursors[3] = { 0 }, data = 0, meta = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t key = events->v[i] / bd->red_space, red = events->v[i] % bd->red_space;
+        int first = i == 0 || key != events->v[i - 1] / bd->red_space;
+        if (first) {
+            memset(cursors, 0, sizeof(cursors));
+        } else { /* read back what the previous run wrote */
+            tr->updates++;
+            tr->in_data += data;
+            tr->in_metadata += meta;
+        }
+        output_bytes(bd, key, red, cursors, &data, &meta);
+        tr->writebacks++;
+        tr->out_data += data;
+        tr->out_metadata += meta;
+    }
     return TESSEL_OK;
 }
 
@@ -296,13 +317,7 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         res[i].key = UINT64_MAX;
         res[i].gated = 0;
     }
-    out_state os = { .seen = { .alloc = e->alloc }, .key = UINT64_MAX };
-    if (bd->out_tiles <= DIRECT_TILES) {
-        os.direct = tessel_alloc_array(e->alloc, bd->out_tiles, sizeof(uint64_t));
-        if (!os.direct)
-            return exact_oom(e);
-        memset(os.direct, 0, bd->out_tiles * sizeof(uint64_t));
-    }
+    out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc } };
     int rc = TESSEL_OK;
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
@@ -324,9 +339,10 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         rc = walk_output(e, bd, c, &os);
     }
     if (!rc)
-        rc = write_back(e, bd, &os);
-    model_map_free(&os.seen);
-    tessel_dealloc(e->alloc, os.direct);
+        rc = end_run(e, bd, &os);
+    if (!rc)
+        rc = price_output(e, bd, &os.events);
+    model_vec_free(&os.events);
     return rc;
 }
 
@@ -380,7 +396,7 @@ void exact_compulsory(engine *e, const boundary *bd)
     }
     const out_table *elements = &bd->table[bd->ntables - 1];
     for (uint64_t o = 0; o < elements->nout; o++) {
-        output_bytes(bd, elements->key[o], UINT64_MAX, &data, &meta);
+        output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
         total += data + meta;
     }
     e->res->compulsory_bytes = total;

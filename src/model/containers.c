@@ -83,3 +83,16 @@ void model_map_free(model_map *m)
     m->keys = m->vals = NULL;
     m->cap = m->n = 0;
 }
+
+uint64_t model_map_find(const model_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return UINT64_MAX;
+    uint64_t s = mix(key) & (m->cap - 1);
+    while (m->keys[s] != UINT64_MAX) {
+        if (m->keys[s] == key)
+            return m->vals[s];
+        s = (s + 1) & (m->cap - 1);
+    }
+    return UINT64_MAX;
+}

@@ -21,8 +21,10 @@
 
 static void boundary_free(engine *e, boundary *bd)
 {
-    for (unsigned i = 0; i < NIN; i++)
+    for (unsigned i = 0; i < NIN; i++) {
         tessel_tile_grid_free(&bd->grid[i]);
+        model_map_free(&bd->index[i]);
+    }
     for (unsigned i = 0; i < NIN; i++)
         tessel_dealloc(e->alloc, bd->occ[i]);
     for (unsigned d = 0; d < 3; d++)

@@ -152,6 +152,18 @@ int exact_build_grids(engine *e, boundary *bd)
         int rc = tessel_tile_grid_build(e->in[i].t, tile, e->alloc, &bd->grid[i], e->diag);
         if (rc)
             return rc;
+        /* A hash from packed tile coordinates to the grid index: the walk
+         * looks tiles up on every fill. */
+        const tessel_tile_grid *g = bd->grid[i];
+        bd->keys[i] = 1;
+        for (unsigned m = 1; m < e->in[i].order; m++)
+            bd->keys[i] *= bd->ntiles[e->in[i].x[m]];
+        bd->index[i].alloc = e->alloc;
+        for (uint64_t t = 0; t < g->nonempty; t++) {
+            uint64_t *slot = model_map_slot(&bd->index[i], g->group[t] * bd->keys[i] + g->key[t], t);
+            if (!slot)
+                return exact_oom(e);
+        }
     }
     return TESSEL_OK;
 }
@@ -173,21 +185,19 @@ uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t ke
 /* Nonzeros of operand o's tile at level-b tile coordinates c (0 if empty). */
 /* Index of operand o's non-empty tile at tile coordinates c in grid g, or
  * UINT64_MAX when that tile is empty. */
-uint64_t exact_tile_index(const boundary *bd, const tessel_tile_grid *g, const operand *o,
-                          const uint64_t *c)
+uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)
 {
+    const operand *o = &e->in[i];
     uint64_t group = c[o->x[0]], key = 0;
     for (unsigned m = 1; m < o->order; m++)
         key = key * bd->ntiles[o->x[m]] + c[o->x[m]];
-    uint64_t i = exact_grid_lower(g, group, key);
-    return i < g->nonempty && g->group[i] == group && g->key[i] == key ? i : UINT64_MAX;
+    return model_map_find(&bd->index[i], group * bd->keys[i] + key);
 }
 
-uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
-                        const uint64_t *c)
+uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)
 {
-    uint64_t i = exact_tile_index(bd, g, o, c);
-    return i == UINT64_MAX ? 0 : g->count[i];
+    uint64_t t = exact_tile_index(e, bd, i, c);
+    return t == UINT64_MAX ? 0 : bd->grid[i]->count[t];
 }
 
 /* Per-rank formats need, per non-empty tile, the number of distinct
@@ -228,7 +238,7 @@ int exact_input_occupancy(engine *e, boundary *bd, unsigned i)
             }
             /* consecutive entries usually share a tile: look it up once */
             if (group != last_group || key != last_key) {
-                idx = exact_tile_index(bd, g, o, c);
+                idx = exact_tile_index(e, bd, i, c);
                 last_group = group;
                 last_key = key;
             }

@@ -52,6 +52,8 @@ typedef struct boundary {
     uint64_t red_space;  /* product of the reduction digits' radices */
     tessel_tile_grid *grid[NIN];
     tile_cost cost[NIN], out_cost; /* formats at level b */
+    model_map index[NIN]; /* packed tile coordinates -> index in grid[i] */
+    uint64_t keys[NIN];   /* packing: group * keys[i] + key */
     uint64_t *occ[NIN];  /* per-rank formats: prefix counts per non-empty input tile */
     /* Output tables, one per depth (the last counts elements): unique
      * output tiles, and per tile (reduction key, cumulative count). */
@@ -95,10 +97,8 @@ uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t
 uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c);
 int exact_build_grids(engine *e, boundary *bd);
 uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key);
-uint64_t exact_tile_index(const boundary *bd, const tessel_tile_grid *g, const operand *o,
-                          const uint64_t *c);
-uint64_t exact_tile_nnz(const boundary *bd, const tessel_tile_grid *g, const operand *o,
-                        const uint64_t *c);
+uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const uint64_t *c);
+uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const uint64_t *c);
 int exact_input_occupancy(engine *e, boundary *bd, unsigned i);
 int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc);
 void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint64_t *data,

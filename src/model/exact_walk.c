@@ -38,6 +38,28 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
 {
     const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
     const operand *o0 = &e->in[0], *o1 = &e->in[1];
+    /* Size the key array first (exact for two inputs, a bound for three):
+     * growing it by copying was a tenth of the run time. */
+    uint64_t bound = 0;
+    for (uint64_t t = 0; t < g0->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g0, t, tc);
+        uint64_t shared = 0;
+        for (unsigned m = 0; m < o0->order; m++)
+            if (o0->x[m] == o1->x[0])
+                shared = tc[m];
+        uint64_t u = exact_grid_lower(g1, shared, 0), v = exact_grid_lower(g1, shared + 1, 0);
+        bound += v - u;
+    }
+    if (bound > MAX_ITERATIONS)
+        return too_many(e, bd);
+    if (bound > keys->cap) {
+        uint64_t *v = tessel_realloc_array(e->alloc, keys->v, bound, sizeof(uint64_t));
+        if (!v)
+            return exact_oom(e);
+        keys->v = v;
+        keys->cap = bound;
+    }
     for (uint64_t t = 0; t < g0->nonempty; t++) {
         uint64_t c[NX] = { 0 }, tc[3];
         tessel_tile_grid_coords(g0, t, tc);
@@ -47,7 +69,7 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
         for (uint64_t u = exact_grid_lower(g1, shared, 0); u < g1->nonempty && g1->group[u] == shared;
              u++) {
             c[o1->x[1]] = g1->key[u];
-            if (e->nin == 3 && !exact_tile_nnz(bd, bd->grid[2], &e->in[2], c))
+            if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
                 continue;
             if (keys->n >= MAX_ITERATIONS)
                 return too_many(e, bd);
@@ -90,7 +112,7 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
             int keep = 1;
             for (unsigned p = 0; p < e->nin && keep; p++)
                 if (p != i && (tl->sparse.skip_on >> e->in[p].spec_tensor & 1u))
-                    keep = exact_tile_nnz(bd, bd->grid[p], &e->in[p], c) != 0;
+                    keep = exact_tile_nnz(e, bd, p, c) != 0;
             if (!keep)
                 continue;
             if (keys->n >= MAX_ITERATIONS)
@@ -175,7 +197,7 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
     for (unsigned i = 0; i < e->nin; i++) {
         key[i] = exact_tile_key(bd, &e->in[i], c);
         idx[i] = key[i] == res[i].key ? res[i].idx
-                                      : exact_tile_index(bd, bd->grid[i], &e->in[i], c);
+                                      : exact_tile_index(e, bd, i, c);
         nnz_now[i] = idx[i] == UINT64_MAX ? 0 : bd->grid[i]->count[idx[i]];
     }
     for (unsigned i = 0; i < e->nin; i++) {
@@ -325,7 +347,7 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         int effectual = 1;
         if (!all_effectual)
             for (unsigned i = 0; i < e->nin; i++)
-                effectual &= exact_tile_nnz(bd, bd->grid[i], &e->in[i], c) != 0;
+                effectual &= exact_tile_nnz(e, bd, i, c) != 0;
         walk_inputs(e, bd, c, effectual, res, nnz_now);
         if (!effectual)
             continue;

@@ -30,6 +30,8 @@ typedef struct model_map {
 /* The value slot of key, inserting it with value `init` when missing;
  * NULL when out of memory. */
 uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init);
+/* The value of key, or UINT64_MAX when it is missing. */
+uint64_t model_map_find(const model_map *m, uint64_t key);
 void model_map_free(model_map *m);
 
 #endif

@@ -480,25 +480,10 @@ static void print_csv_header(FILE *f, const stats_request *req)
     fprintf(f, ",slice_nonempty,slice_max\n");
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void print_csv_row(FILE *f, const file_stats *fs, const stats_request *req)
 {
     const tessel_occupancy *o = fs->occ;
-    csv_field(f, fs->path);
+    tessel_csv_field(f, fs->path);
     fprintf(f, ",%u,", fs->order);
     print_shape(f, fs->dims, fs->order, "x");
     fprintf(f, ",%llu,", (unsigned long long)fs->nnz);

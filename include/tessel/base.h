@@ -128,6 +128,11 @@ int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
 void tessel_outfile_abort(tessel_outfile **f);
 
 /* ------------------------------------------------------------------ */
+/* Writes s as one CSV field (RFC 4180): quoted, with quotes doubled, when
+ * it holds a comma, a quote, CR or LF. */
+void tessel_csv_field(FILE *f, const char *s);
+
+/* ------------------------------------------------------------------ */
 /* Sorts keys[0..n) ascending (LSD radix, as many 8-bit passes as max_key
  * needs). Every key must be <= max_key; scratch holds n words. */
 void tessel_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key);

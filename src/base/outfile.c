@@ -110,3 +110,18 @@ void tessel_outfile_abort(tessel_outfile **fp)
     unlink(f->tmp_path);
     outfile_release(f);
 }
+
+void tessel_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

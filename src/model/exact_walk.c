@@ -33,6 +33,15 @@ static int too_many(engine *e, const boundary *bd)
                            e->spec->level[bd->b].name);
 }
 
+static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const uint64_t *c)
+{
+    if (keys->n >= MAX_ITERATIONS)
+        return too_many(e, bd);
+    if (model_vec_push(keys, exact_loop_key(bd, c)))
+        return exact_oom(e);
+    return TESSEL_OK;
+}
+
 /* Effectual iterations: join of the input grids on their shared indices. */
 static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
 {
@@ -71,10 +80,8 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
             c[o1->x[1]] = g1->key[u];
             if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
                 continue;
-            if (keys->n >= MAX_ITERATIONS)
-                return too_many(e, bd);
-            if (model_vec_push(keys, exact_loop_key(bd, c)))
-                return exact_oom(e);
+            if (push_iteration(e, bd, keys, c))
+                return e->diag ? e->diag->code : TESSEL_ENOMEM;
         }
     }
     return TESSEL_OK;
@@ -115,10 +122,8 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
                     keep = exact_tile_nnz(e, bd, p, c) != 0;
             if (!keep)
                 continue;
-            if (keys->n >= MAX_ITERATIONS)
-                return too_many(e, bd);
-            if (model_vec_push(keys, exact_loop_key(bd, c)))
-                return exact_oom(e);
+            if (push_iteration(e, bd, keys, c))
+                return e->diag ? e->diag->code : TESSEL_ENOMEM;
         }
     }
     return TESSEL_OK;

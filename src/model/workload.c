@@ -67,6 +67,18 @@ int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_te
     return model_permute(t, perm, a, out, diag);
 }
 
+/* Builds the tensor when filling the builder went well (rc == 0); frees
+ * the builder either way. */
+static int finish_builder(tessel_coo_builder **b, int rc, tessel_tensor **out, tessel_diag *diag)
+{
+    if (rc)
+        rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    else
+        rc = tessel_coo_builder_finish(*b, 0, out, diag);
+    tessel_coo_builder_free(b);
+    return rc;
+}
+
 /* A copy of t with its modes permuted: mode m of the result is mode
  * perm[m] of t. */
 int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_allocator *a,
@@ -91,13 +103,7 @@ int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_all
             rc = tessel_coo_builder_add(b, dst, t->values ? t->values[e] : 1.0);
         }
     }
-    if (rc) {
-        tessel_coo_builder_free(&b);
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-    }
-    rc = tessel_coo_builder_finish(b, 0, out, diag);
-    tessel_coo_builder_free(&b);
-    return rc;
+    return finish_builder(&b, rc, out, diag);
 }
 
 /* An all-ones tensor of the given shape (dense operands). */
@@ -125,13 +131,7 @@ static int make_dense(unsigned order, const uint64_t *dims, const tessel_allocat
             c[m] = 0;
         }
     }
-    if (rc) {
-        tessel_coo_builder_free(&b);
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-    }
-    rc = tessel_coo_builder_finish(b, 0, out, diag);
-    tessel_coo_builder_free(&b);
-    return rc;
+    return finish_builder(&b, rc, out, diag);
 }
 
 static int add_error(tessel_diag_list *errors, const tessel_spec_tensor *st, tessel_diag *d)

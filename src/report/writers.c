@@ -55,21 +55,6 @@ static void key(emitter *e, const char *name)
     e->nfields++;
 }
 
-static void csv_string(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -97,7 +82,7 @@ static void emit_str(emitter *e, const char *name, const char *value)
     if (e->json)
         json_string(e->f, value);
     else
-        csv_string(e->f, value);
+        tessel_csv_field(e->f, value);
 }
 
 static void emit_u64(emitter *e, const char *name, uint64_t value)

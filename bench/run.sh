@@ -24,7 +24,7 @@ fi
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" --buildtype=release
 fi
-ninja -C "$build" bench/bench_parse bench/bench_stats bench/bench_cache bench/bench_memory \
+ninja -C "$build" bench/bench_parse bench/bench_stats bench/bench_cache bench/bench_memory bench/bench_exact \
     tools/tessel >/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessel-bench.XXXXXX")
@@ -78,6 +78,14 @@ run "$build/bench/bench_stats" --synthetic-nnz "$synth_nnz" --synthetic-size "$s
 run "$build/bench/bench_cache" --nnz "$synth_nnz" --size "$synth_size" "$tmp"
 # shellcheck disable=SC2086
 run "$build/bench/bench_memory" --synthetic-nnz "$synth_nnz" --synthetic-size "$synth_size" $shared
+# The exact estimator against a symbolic SpGEMM baseline: rma10-sized
+# synthetic matrices (about 2 minutes), or the largest shared ones when quick.
+if [ -n "${BENCH_QUICK:-}" ]; then
+    run "$build/bench/bench_exact" "$data/mtx/bcsstk16.mtx.gz" "$data/mtx/ca-CondMat.mtx.gz" \
+        "$data/mtx/wiki-Vote.mtx.gz"
+else
+    run "$build/bench/bench_exact"
+fi
 
 # ---------------------------------------------------------------- table
 # Per-matrix rows of stats/memory are summarised as the worst shared

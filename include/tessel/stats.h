@@ -145,6 +145,110 @@ void tessel_rank_footprint_bits(const unsigned char *ranks, unsigned order, cons
                                 const uint64_t *occupied, const tessel_format_widths *w,
                                 double *data_bits, double *metadata_bits);
 
+/* ------------------------------------------------------------------ */
+/* D2T2 statistics of a matrix (d2t2 section 4.3-4.4, eqs. 9-12), from one
+ * pass over it on a base tile grid. Implemented in src/stats/d2t2.c. */
+typedef struct tessel_d2t2_stats {
+    const tessel_allocator *alloc;
+    uint64_t dims[2];   /* matrix rows, columns */
+    uint64_t base[2];   /* base tile edge per mode (cut to dims) */
+    uint64_t extent[2]; /* base tiles per mode: ceil(dims / base) */
+    uint64_t nnz;
+    uint64_t nonempty_tiles;
+    uint64_t max_tile;     /* MaxTile: most nonzeros in one base tile */
+    double size_tile;      /* SizeTile: mean nonzeros of a non-empty base tile */
+    double size_tile_rows; /* mean non-empty rows of a non-empty base tile (CSF segments) */
+    /* eq. 9 factors: [0] non-empty tile rows / extent[0]; [1] mean non-empty
+     * tiles per non-empty tile row / extent[1]. Their product is the
+     * fraction of non-empty base tiles. */
+    double pr_tile_idx[2];
+    /* eq. 10 factors inside a non-empty tile, averaged over non-empty
+     * tiles: [0] non-empty rows / base[0]; [1] nonzeros per non-empty row /
+     * base[1]. */
+    double prob_index[2];
+    /* eq. 11 along mode m: corrs[m][s] for s = 0 .. ncorrs[m]-1 (ncorrs[m]
+     * = base[m]) is the overlap of the other mode's coordinates between
+     * coordinates x and x + s of mode m inside the same base tile, summed
+     * over x and over the sampled tiles, divided by the s = 0 value (so
+     * corrs[m][0] = 1). corrs[0] measures rows (B[k,j] reduced over k);
+     * corrs[1] columns. */
+    double *corrs[2];
+    uint64_t ncorrs[2];
+    /* eq. 12 along mode m: tile_corrs[m][s] = #{x : tile row (m = 0) or
+     * tile column (m = 1) x and x + s both hold a nonzero} / #{x : x holds a
+     * nonzero}, s = 0 .. ntile_corrs[m]-1 (at most min(extent[m], 4096)). */
+    double *tile_corrs[2];
+    uint64_t ntile_corrs[2];
+    double sample_fraction; /* of non-empty base tiles used for corrs */
+    uint64_t seed;          /* GSL RNG seed of the sample */
+    uint64_t sampled_tiles;
+} tessel_d2t2_stats;
+
+/* One pass over matrix t (order 2) on base tiles `base`; corrs from a
+ * seeded sample of `sample_fraction` (0 < f <= 1) of the non-empty base
+ * tiles (at least one). */
+int tessel_d2t2_collect(const tessel_tensor *t, const uint64_t *base, double sample_fraction,
+                        uint64_t seed, const tessel_allocator *a, tessel_d2t2_stats **out,
+                        tessel_diag *diag);
+void tessel_d2t2_free(tessel_d2t2_stats **s);
+
+/* A versioned statistics file (src/stats/statfile.c): the D2T2 statistics
+ * and the base tile grid's counts of one matrix, plus the source identity,
+ * so sweeps never reread the tensor. Written atomically; every read checks
+ * magic, version, sizes and checksums. */
+int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
+                          const tessel_tile_grid *grid, const char *source, tessel_diag *diag);
+int tessel_statfile_read(const char *path, const tessel_allocator *a, tessel_d2t2_stats **s,
+                         tessel_tile_grid **grid, char *source, size_t source_size,
+                         tessel_diag *diag);
+/* The same from memory (tests, fuzzing). */
+int tessel_statfile_parse(const char *name, const void *data, size_t size,
+                          const tessel_allocator *a, tessel_d2t2_stats **s,
+                          tessel_tile_grid **grid, char *source, size_t source_size,
+                          tessel_diag *diag);
+
+/* ------------------------------------------------------------------ */
+/* Analytic density models (Sparseloop's vocabulary) and the tile
+ * occupancy they imply, without any data. Implemented in
+ * src/stats/density.c with GSL distributions. */
+typedef enum tessel_density_kind {
+    TESSEL_DENSITY_UNIFORM = 0, /* nnz positions uniform without replacement (hypergeometric) */
+    TESSEL_DENSITY_BANDED,      /* |i - j| <= bandwidth, each kept with `density` (binomial) */
+    TESSEL_DENSITY_NM           /* every aligned group of m in a row holds exactly n */
+} tessel_density_kind;
+
+typedef struct tessel_density_model {
+    tessel_density_kind kind;
+    uint64_t rows, cols;
+    uint64_t nnz;       /* uniform: the exact count (0: use density) */
+    double density;     /* uniform (when nnz is 0): nnz = round(density * rows * cols); banded: keep probability */
+    uint64_t bandwidth; /* banded */
+    unsigned n, m;      /* N:M */
+} tessel_density_model;
+
+/* "uniform", "banded", "nm"; -1 if unknown. */
+int tessel_density_kind_from_name(const char *name);
+
+/* The expected occupancy distribution over the tiles of shape `tile`: a
+ * mixture over tile positions of each tile's exact distribution. */
+typedef struct tessel_density_occupancy {
+    const tessel_allocator *alloc;
+    uint64_t tiles;     /* all tiles */
+    double nonempty;    /* expected non-empty tiles */
+    double nnz;         /* expected nonzeros */
+    double mean;        /* expected occupancy of a non-empty tile */
+    uint64_t npmf;      /* pmf has npmf entries */
+    double *pmf;        /* pmf[n]: expected share of the non-empty tiles holding n nonzeros (pmf[0] = 0) */
+} tessel_density_occupancy;
+
+int tessel_density_occupancy_create(const tessel_density_model *d, const uint64_t *tile,
+                                    const tessel_allocator *a, tessel_density_occupancy **out,
+                                    tessel_diag *diag);
+void tessel_density_occupancy_free(tessel_density_occupancy **o);
+/* Nearest-rank quantile over the non-empty tiles, as tessel_occupancy_quantile:
+ * the smallest v with P(occupancy <= v | non-empty) >= q. */
+uint64_t tessel_density_quantile(const tessel_density_occupancy *o, double q);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -275,6 +276,32 @@ static void step_end(const run_request *req, double t0, const char *what)
         fprintf(stderr, "tessel run: %s done in %.3f s\n", what, now() - t0);
 }
 
+/* A progress line on standard error for estimates that take more than a
+ * second, when standard error is a terminal or with -v; erased at the end
+ * so logs and golden outputs stay clean. */
+typedef struct progress_state {
+    const tessel_spec *spec;
+    double start;
+    int enabled, shown;
+} progress_state;
+
+static void progress_line(void *ud, unsigned level, double fraction)
+{
+    progress_state *p = ud;
+    if (!p->enabled || now() - p->start < 1.0)
+        return;
+    fprintf(stderr, "\rtessel run: estimating traffic at %s: %3.0f %%", p->spec->level[level].name,
+            100.0 * fraction);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void progress_done(progress_state *p)
+{
+    if (p->shown)
+        fprintf(stderr, "\r%60s\r", "");
+}
+
 /* Prints every diagnostic of the list and the count, frees the list;
  * returns the exit status. */
 static int report_list(tessel_diag_list *errors, int rc)
@@ -356,7 +383,10 @@ static int run(const run_request *req, run_state *st)
     step_end(req, t0, "data");
 
     step_begin(req, &t0, "estimating traffic", "(exact)");
-    rc = tessel_model_exact(spec, st->data, NULL, &st->result, &d);
+    progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
+    rc = tessel_model_exact_progress(spec, st->data, NULL, progress_line, &progress, &st->result,
+                                     &d);
+    progress_done(&progress);
     if (rc)
         return cli_report(&d);
     step_end(req, t0, "estimate");

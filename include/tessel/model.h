@@ -97,6 +97,17 @@ typedef struct tessel_result {
 int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data,
                        const tessel_allocator *a, tessel_result *out, tessel_diag *diag);
 
+/* Progress of a long estimate: storage level l (1 .. nlevels-1) is being
+ * worked on and `fraction` of its walk is done. Called from the
+ * estimating thread, at most once per 2^20 tile iterations and at each
+ * level's start and end. */
+typedef void (*tessel_progress_fn)(void *ud, unsigned level, double fraction);
+
+/* tessel_model_exact with a progress callback (may be NULL). */
+int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_data *data,
+                                const tessel_allocator *a, tessel_progress_fn progress,
+                                void *progress_ud, tessel_result *out, tessel_diag *diag);
+
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);
 

@@ -132,6 +132,13 @@ static void engine_free(engine *e)
 int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data,
                        const tessel_allocator *a, tessel_result *out, tessel_diag *diag)
 {
+    return tessel_model_exact_progress(spec, data, a, NULL, NULL, out, diag);
+}
+
+int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_data *data,
+                                const tessel_allocator *a, tessel_progress_fn progress,
+                                void *progress_ud, tessel_result *out, tessel_diag *diag)
+{
     double start = now_seconds();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "exact");
@@ -146,6 +153,8 @@ int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data
     e.alloc = a;
     e.diag = diag;
     e.res = out;
+    e.progress = progress;
+    e.progress_ud = progress_ud;
     e.nlev = spec->nlevels;
     int rc = exact_setup_roles(&e, data);
     if (!rc) {
@@ -160,7 +169,11 @@ int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data
             memset(e.mark, 0, n * sizeof(uint64_t));
     }
     for (unsigned b = 1; !rc && b < spec->nlevels; b++) {
+        if (e.progress)
+            e.progress(e.progress_ud, b, 0.0);
         rc = run_boundary(&e, b);
+        if (!rc && e.progress)
+            e.progress(e.progress_ud, b, 1.0);
         if (!rc && b + 1 < spec->nlevels)
             memset(e.mark, 0, (e.extent[e.out.x[e.out.order - 1]] + 1) * sizeof(uint64_t));
     }

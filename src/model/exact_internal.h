@@ -80,6 +80,8 @@ typedef struct engine {
     unsigned red[2];
     unsigned nlev; /* storage levels including the backing store */
     tessel_result *res;
+    tessel_progress_fn progress;
+    void *progress_ud;
     uint64_t *mark;   /* per value of the output's last index */
     uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
     uint64_t *touched;

@@ -348,6 +348,8 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
     int rc = TESSEL_OK;
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
+        if (e->progress && n && !(n & ((UINT64_C(1) << 20) - 1)))
+            e->progress(e->progress_ud, b, (double)n / (double)keys->n);
         exact_loop_decode(bd, keys->v[n], c);
         int effectual = 1;
         if (!all_effectual)

@@ -6,5 +6,6 @@ int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const command commands[] = {
     { "stats", cmd_stats, "tile-occupancy statistics of a tensor for a tile shape" },
     { "convert", cmd_convert, "convert a tensor file (e.g. .mtx -> binary cache .tsl)" },
     { "gen", cmd_gen, "generate a synthetic sparse matrix (uniform, banded, rmat, ...)" },
+    { "validate", cmd_validate, "compare predicted CSV numbers with a reference (relative errors)" },
 };
 
 static void usage(FILE *f)

@@ -149,6 +149,138 @@ enum {
  * scripts should read the CSV/JSON files. Returns 0 or TESSEL_EIO. */
 int tessel_report_print(FILE *f, const tessel_report_point *p, unsigned flags);
 
+/* ================================================================== */
+/* validate: compare a predicted CSV table (a tessel summary.csv or
+ * traffic.csv) with a reference one (a tessel exact run, a cycle
+ * simulator's own CSV), row by row and metric by metric.  Uses only base
+ * and GSL; README.md "tessel validate" describes the behaviour. */
+
+/* A CSV table read whole into memory (RFC 4180): a header row, then rows
+ * of exactly as many fields. Quoted fields may hold commas, doubled quotes
+ * and line breaks; records end with LF or CRLF; a leading UTF-8 BOM and
+ * blank lines are skipped; spaces and tabs around an unquoted field (and
+ * around a quoted one, outside its quotes) are dropped. Errors (NUL bytes,
+ * an unterminated quote, text after a closing quote, a quote inside an
+ * unquoted field, ragged rows, empty or repeated column names, no header)
+ * are TESSEL_EPARSE with file:line:col. */
+typedef struct tessel_report_csv tessel_report_csv;
+
+/* Parses data[0..size) (need not be NUL-terminated); `name` is the file
+ * name used in diagnostics and kept by the table. */
+int tessel_report_csv_parse(const char *name, const void *data, size_t size,
+                            const tessel_allocator *a, tessel_report_csv **out, tessel_diag *diag);
+/* Reads and parses the file at `path` (TESSEL_EIO when unreadable). */
+int tessel_report_csv_load(const char *path, const tessel_allocator *a, tessel_report_csv **out,
+                           tessel_diag *diag);
+void tessel_report_csv_free(tessel_report_csv **t);
+
+const char *tessel_report_csv_name(const tessel_report_csv *t);
+size_t tessel_report_csv_columns(const tessel_report_csv *t);
+size_t tessel_report_csv_rows(const tessel_report_csv *t); /* data rows, header excluded */
+const char *tessel_report_csv_column_name(const tessel_report_csv *t, size_t col);
+/* Index of the column named `name`, or -1. */
+long tessel_report_csv_find(const tessel_report_csv *t, const char *name);
+/* The decoded field (NUL-terminated; never NULL for indices in range). */
+const char *tessel_report_csv_cell(const tessel_report_csv *t, size_t row, size_t col);
+/* 1-based line where the row starts in the file, and where the field starts. */
+uint64_t tessel_report_csv_line(const tessel_report_csv *t, size_t row);
+uint64_t tessel_report_csv_cell_line(const tessel_report_csv *t, size_t row, size_t col);
+uint32_t tessel_report_csv_cell_column(const tessel_report_csv *t, size_t row, size_t col);
+
+/* A field read as a number: the whole field (blanks around it allowed) is
+ * a decimal or exponent number as strtod reads it. 1 with *v set, 0 when
+ * the field is empty or not a number ("nan"/"inf" text counts as a number
+ * that is not finite). */
+int tessel_validate_parse_number(const char *field, double *v);
+
+/* `--map NAME=COLUMN`: the reference's COLUMN plays the role NAME (for keys
+ * and metrics alike). */
+typedef struct tessel_validate_map {
+    const char *name;
+    const char *column;
+} tessel_validate_map;
+
+#define TESSEL_VALIDATE_UNMATCHED_SHOWN 5u /* default of max_unmatched */
+
+typedef struct tessel_validate_options {
+    /* Key columns (role names). NULL/0: design,data,level,tensor when both
+     * tables have a `level` column, else design,data; plus workload and
+     * strategy when both tables have them. An explicit list is used as is. */
+    const char *const *keys;
+    size_t nkeys;
+    /* Metrics (role names). NULL/0: every column, in the predicted table's
+     * order, that is not a key and is numeric in both tables (every field a
+     * number or empty, at least one number on each side). */
+    const char *const *metrics;
+    size_t nmetrics;
+    const tessel_validate_map *map;
+    size_t nmap;
+    size_t max_unmatched; /* unmatched keys kept per side; 0: the default */
+} tessel_validate_options;
+
+void tessel_validate_options_init(tessel_validate_options *o);
+
+/* Per metric, over the joined rows. rel = (pred - ref) / ref; when ref = 0
+ * it is 0 if pred = 0, else +-INFINITY (counted in inf_rows, left out of
+ * the error statistics). Quantiles are nearest-rank: the smallest |rel|
+ * with at least ceil(q*n) of the n finite errors <= it (the median is
+ * q = 0.5, the lower middle value for even n). */
+typedef struct tessel_validate_metric {
+    char *name;        /* role name (the predicted table's column) */
+    char *ref_column;  /* the reference table's column */
+    size_t rows;       /* joined rows where both values are finite numbers */
+    size_t inf_rows;   /* of those: ref = 0 and pred != 0 */
+    size_t empty_rows; /* joined rows where a value is empty or not finite */
+    double mean_abs_rel_err, median_abs_rel_err, p95_abs_rel_err, max_abs_rel_err;
+    /* NAN when no row has a finite error */
+    double spearman;   /* rank correlation of pred and ref over `rows` (ties
+                          get average ranks); NAN when rows < 2 or a side
+                          is constant */
+} tessel_validate_metric;
+
+typedef struct tessel_validate_result {
+    const tessel_allocator *alloc;
+    size_t nkeys;
+    char **key;        /* key role names */
+    size_t nmetrics;
+    tessel_validate_metric *metric;
+    size_t nrows;      /* joined rows, in the predicted table's order */
+    char **row_key;    /* nrows x nkeys key values */
+    uint64_t *pred_line, *ref_line; /* per joined row: its line in each file */
+    double *pred, *ref, *rel; /* nrows x nmetrics; NAN where a value is missing */
+    /* Rows of one table whose key the other lacks: counts, and the first
+     * max_unmatched of each (in file order) as "k1=v1 k2=v2" with lines. */
+    size_t only_predicted, only_reference;
+    size_t nshown_predicted, nshown_reference;
+    char **shown_predicted, **shown_reference;
+    uint64_t *shown_predicted_line, *shown_reference_line;
+} tessel_validate_result;
+
+/* Joins and compares. TESSEL_EINVAL (with the file, the column, the
+ * columns it has and a did-you-mean) for a missing key or metric column,
+ * a bad --map, or a metric field that is not a number; TESSEL_EPARSE for a
+ * key repeated within a table (naming both lines); TESSEL_ENOMEM. On error
+ * *out is NULL. */
+int tessel_validate_compare(const tessel_report_csv *pred, const tessel_report_csv *ref,
+                            const tessel_validate_options *opt, const tessel_allocator *a,
+                            tessel_validate_result **out, tessel_diag *diag);
+void tessel_validate_result_free(tessel_validate_result **r);
+
+/* Metrics whose p95 exceeds max_error or that have inf rows (for CI). */
+size_t tessel_validate_exceeding(const tessel_validate_result *r, double max_error);
+
+/* The per-metric summary as CSV: header line, then one row per metric:
+ * metric,rows,mean_abs_rel_err,median_abs_rel_err,p95_abs_rel_err,
+ * max_abs_rel_err,spearman,only_predicted,only_reference,inf_rows,empty_rows
+ * (NAN written as an empty field). Returns 0 or TESSEL_EIO. */
+const char *tessel_validate_summary_header(void);
+int tessel_validate_summary_csv(FILE *f, const tessel_validate_result *r);
+
+/* Human-readable report: the per-row table (key, metric, predicted,
+ * reference, relative error), the per-metric summary and the unmatched
+ * rows. The layout may change. Returns 0 or TESSEL_EIO. */
+int tessel_validate_print(FILE *f, const tessel_validate_result *r);
+
 #ifdef __cplusplus
 }
 #endif

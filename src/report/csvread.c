@@ -1,0 +1,392 @@
+/* CSV tables for `tessel validate` (RFC 4180 with the usual tolerances:
+ * CRLF or LF, a UTF-8 BOM, blank lines, blanks around fields).
+ *
+ * The file is copied once and every field is decoded in place: removing
+ * quotes and collapsing doubled quotes only ever shortens a field, and the
+ * NUL that ends a field overwrites its delimiter (already looked at), so
+ * the table costs the file's bytes plus one small record per field and no
+ * line or field has a length limit. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/report.h"
+
+typedef struct csv_cell {
+    size_t off;    /* decoded text in buf */
+    uint64_t line; /* where the field starts in the file */
+    uint32_t col;
+} csv_cell;
+
+struct tessel_report_csv {
+    const tessel_allocator *alloc;
+    char *name;
+    char *buf;       /* the decoded fields, NUL-terminated, in place */
+    csv_cell *cells; /* header first, then rows; ncols per record */
+    size_t ncols, nrows;
+};
+
+void tessel_report_csv_free(tessel_report_csv **t)
+{
+    if (!t || !*t)
+        return;
+    tessel_report_csv *c = *t;
+    tessel_dealloc(c->alloc, c->name);
+    tessel_dealloc(c->alloc, c->buf);
+    tessel_dealloc(c->alloc, c->cells);
+    tessel_dealloc(c->alloc, c);
+    *t = NULL;
+}
+
+typedef struct parser {
+    tessel_report_csv *t;
+    const char *name;
+    size_t size, pos;
+    uint64_t line;
+    size_t line_start;
+    size_t ncells, cap;
+    tessel_diag *diag;
+} parser;
+
+static uint32_t column_of(const parser *p, size_t pos)
+{
+    size_t c = pos - p->line_start + 1;
+    return c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+}
+
+static int push_cell(parser *p, size_t off, uint64_t line, uint32_t col)
+{
+    if (p->ncells == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        csv_cell *c = tessel_realloc_array(p->t->alloc, p->t->cells, cap, sizeof(*c));
+        if (!c)
+            return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+        p->t->cells = c;
+        p->cap = cap;
+    }
+    p->t->cells[p->ncells++] = (csv_cell){ off, line, col };
+    return 0;
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* A line ends at LF or CRLF; a lone CR is an ordinary character, so a
+ * field never silently loses one. */
+static int at_line_end(const parser *p)
+{
+    const char *b = p->t->buf;
+    return p->pos < p->size &&
+           (b[p->pos] == '\n' || (b[p->pos] == '\r' && p->pos + 1 < p->size && b[p->pos + 1] == '\n'));
+}
+
+static int parse_error(parser *p, uint64_t line, uint32_t col, const char *msg)
+{
+    return tessel_diag_set(p->diag, TESSEL_EPARSE, p->name, line, col, NULL, "%s", msg);
+}
+
+/* One field starting at p->pos; leaves p->pos on its delimiter and sets
+ * *delim to it: ',', '\n', '\r' (of a CRLF) or '\0' at the end of the data.
+ * Sets *quoted when the field was quoted. */
+static int parse_field(parser *p, int *quoted, char *delim)
+{
+    char *b = p->t->buf;
+    while (p->pos < p->size && is_blank(b[p->pos]))
+        p->pos++;
+    uint64_t line = p->line;
+    uint32_t col = column_of(p, p->pos);
+    size_t start = p->pos, w = p->pos;
+    *quoted = p->pos < p->size && b[p->pos] == '"';
+    if (*quoted) {
+        p->pos++;
+        for (;;) {
+            if (p->pos >= p->size)
+                return parse_error(p, line, col, "unterminated quoted field (it starts here)");
+            char c = b[p->pos];
+            if (c == '\0')
+                return parse_error(p, p->line, column_of(p, p->pos), "NUL byte in the data");
+            if (c == '"') {
+                if (p->pos + 1 < p->size && b[p->pos + 1] == '"') {
+                    b[w++] = '"';
+                    p->pos += 2;
+                    continue;
+                }
+                p->pos++;
+                break;
+            }
+            b[w++] = c;
+            p->pos++;
+            if (c == '\n') {
+                p->line++;
+                p->line_start = p->pos;
+            }
+        }
+        while (p->pos < p->size && is_blank(b[p->pos]))
+            p->pos++;
+        if (p->pos < p->size && b[p->pos] != ',' && !at_line_end(p))
+            return parse_error(p, p->line, column_of(p, p->pos),
+                               "unexpected character after a closing quote (a quote inside a "
+                               "quoted field is written as two quotes)");
+    } else {
+        while (p->pos < p->size && b[p->pos] != ',' && !at_line_end(p)) {
+            char c = b[p->pos];
+            if (c == '\0')
+                return parse_error(p, p->line, column_of(p, p->pos), "NUL byte in the data");
+            if (c == '"')
+                return parse_error(p, p->line, column_of(p, p->pos),
+                                   "quote inside an unquoted field (quote the whole field and "
+                                   "double the quote)");
+            p->pos++;
+        }
+        w = p->pos;
+        while (w > start && is_blank(b[w - 1]))
+            w--;
+    }
+    /* The delimiter is saved before the field's NUL may overwrite it
+     * (w <= p->pos; buf has a spare byte past the data for the last field). */
+    *delim = p->pos < p->size ? b[p->pos] : '\0';
+    b[w] = '\0';
+    return push_cell(p, start, line, col);
+}
+
+static int check_header(parser *p)
+{
+    tessel_report_csv *t = p->t;
+    for (size_t i = 0; i < t->ncols; i++)
+        if (!t->buf[t->cells[i].off])
+            return tessel_diag_set(p->diag, TESSEL_EPARSE, p->name, t->cells[i].line,
+                                   t->cells[i].col, NULL, "empty column name (column %zu)",
+                                   i + 1);
+    /* Sorted copies find a repeated name in O(n log n), even for a header
+     * of a million columns. */
+    size_t *idx = tessel_alloc_array(t->alloc, t->ncols, sizeof(*idx));
+    if (!idx)
+        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < t->ncols; i++)
+        idx[i] = i;
+    /* Insertion into a sorted prefix would be quadratic; a merge sort with
+     * a scratch array keeps the index order stable. */
+    size_t *tmp = tessel_alloc_array(t->alloc, t->ncols, sizeof(*tmp));
+    if (!tmp) {
+        tessel_dealloc(t->alloc, idx);
+        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+    }
+    for (size_t width = 1; width < t->ncols; width *= 2) {
+        for (size_t lo = 0; lo < t->ncols; lo += 2 * width) {
+            size_t mid = lo + width < t->ncols ? lo + width : t->ncols;
+            size_t hi = lo + 2 * width < t->ncols ? lo + 2 * width : t->ncols;
+            size_t a = lo, c = mid, k = lo;
+            while (a < mid && c < hi) {
+                const char *x = t->buf + t->cells[idx[a]].off, *y = t->buf + t->cells[idx[c]].off;
+                tmp[k++] = strcmp(x, y) <= 0 ? idx[a++] : idx[c++];
+            }
+            while (a < mid)
+                tmp[k++] = idx[a++];
+            while (c < hi)
+                tmp[k++] = idx[c++];
+        }
+        size_t *s = idx;
+        idx = tmp;
+        tmp = s;
+        if (width > t->ncols / 2) /* the last pass; also keeps 2 * width from overflowing */
+            break;
+    }
+    int rc = 0;
+    for (size_t i = 1; i < t->ncols && !rc; i++) {
+        const csv_cell *a = &t->cells[idx[i - 1]], *c = &t->cells[idx[i]];
+        if (strcmp(t->buf + a->off, t->buf + c->off) == 0)
+            rc = tessel_diag_set(p->diag, TESSEL_EPARSE, p->name, c->line, c->col, NULL,
+                                 "column '%s' appears twice (columns %zu and %zu)",
+                                 t->buf + c->off, idx[i - 1] + 1, idx[i] + 1);
+    }
+    tessel_dealloc(t->alloc, idx);
+    tessel_dealloc(t->alloc, tmp);
+    return rc;
+}
+
+static int parse(parser *p)
+{
+    tessel_report_csv *t = p->t;
+    const char *b = t->buf;
+    /* Spreadsheets often start a UTF-8 CSV with a byte-order mark. */
+    if (p->size >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0)
+        p->pos = p->line_start = 3;
+    int have_header = 0;
+    while (p->pos < p->size) {
+        uint64_t rec_line = p->line;
+        size_t first = p->ncells, nfields = 0;
+        int quoted = 0, any_quoted = 0;
+        char delim = '\0';
+        for (;;) {
+            int rc = parse_field(p, &quoted, &delim);
+            if (rc)
+                return rc;
+            any_quoted |= quoted;
+            nfields++;
+            if (delim != ',')
+                break;
+            p->pos++;
+        }
+        if (delim) { /* LF or CRLF */
+            p->pos += delim == '\r' ? 2 : 1;
+            p->line++;
+            p->line_start = p->pos;
+        }
+        /* A blank line (nothing but blanks) is one empty unquoted field. */
+        if (nfields == 1 && !any_quoted && !b[t->cells[first].off]) {
+            p->ncells = first;
+            continue;
+        }
+        if (!have_header) {
+            have_header = 1;
+            t->ncols = nfields;
+            int rc = check_header(p);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (nfields != t->ncols) {
+            uint32_t col = nfields > t->ncols ? t->cells[first + t->ncols].col : 0;
+            uint64_t line = nfields > t->ncols ? t->cells[first + t->ncols].line : rec_line;
+            return tessel_diag_set(p->diag, TESSEL_EPARSE, p->name, line, col, NULL,
+                                   "row has %zu field%s but the header has %zu", nfields,
+                                   nfields == 1 ? "" : "s", t->ncols);
+        }
+        t->nrows++;
+    }
+    if (!have_header)
+        return tessel_diag_set(p->diag, TESSEL_EPARSE, p->name, 0, 0, NULL,
+                               "no header row (the file is empty)");
+    return 0;
+}
+
+int tessel_report_csv_parse(const char *name, const void *data, size_t size,
+                            const tessel_allocator *a, tessel_report_csv **out, tessel_diag *diag)
+{
+    *out = NULL;
+    if (!name)
+        name = "";
+    tessel_report_csv *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->name = tessel_strdup(a, name);
+    /* One spare byte: the NUL of a last field that ends with the data. */
+    t->buf = size < SIZE_MAX ? tessel_alloc(a, size + 1) : NULL;
+    if (!t->name || !t->buf) {
+        tessel_report_csv_free(&t);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+    }
+    if (size)
+        memcpy(t->buf, data, size);
+    t->buf[size] = '\0';
+    parser p = { .t = t, .name = name, .size = size, .line = 1, .diag = diag };
+    int rc = parse(&p);
+    if (rc) {
+        tessel_report_csv_free(&t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int tessel_report_csv_load(const char *path, const tessel_allocator *a, tessel_report_csv **out,
+                           tessel_diag *diag)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
+                               strerror(errno));
+    /* Read to the end in growing chunks: works for pipes too. */
+    size_t cap = 1 << 16, n = 0;
+    char *data = tessel_alloc(a, cap);
+    int rc = 0;
+    while (data) {
+        if (n == cap) {
+            char *grown = cap <= SIZE_MAX / 2 ? tessel_realloc_array(a, data, 2, cap) : NULL;
+            if (!grown) {
+                tessel_dealloc(a, data);
+                data = NULL;
+                break;
+            }
+            data = grown;
+            cap *= 2;
+        }
+        size_t got = fread(data + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (!data)
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    else if (ferror(f))
+        rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "read error");
+    fclose(f);
+    if (!rc)
+        rc = tessel_report_csv_parse(path, data, n, a, out, diag);
+    tessel_dealloc(a, data);
+    return rc;
+}
+
+const char *tessel_report_csv_name(const tessel_report_csv *t)
+{
+    return t->name;
+}
+
+size_t tessel_report_csv_columns(const tessel_report_csv *t)
+{
+    return t->ncols;
+}
+
+size_t tessel_report_csv_rows(const tessel_report_csv *t)
+{
+    return t->nrows;
+}
+
+const char *tessel_report_csv_column_name(const tessel_report_csv *t, size_t col)
+{
+    return col < t->ncols ? t->buf + t->cells[col].off : NULL;
+}
+
+long tessel_report_csv_find(const tessel_report_csv *t, const char *name)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (strcmp(t->buf + t->cells[i].off, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+static const csv_cell *cell_at(const tessel_report_csv *t, size_t row, size_t col)
+{
+    if (row >= t->nrows || col >= t->ncols)
+        return NULL;
+    return &t->cells[(row + 1) * t->ncols + col];
+}
+
+const char *tessel_report_csv_cell(const tessel_report_csv *t, size_t row, size_t col)
+{
+    const csv_cell *c = cell_at(t, row, col);
+    return c ? t->buf + c->off : NULL;
+}
+
+uint64_t tessel_report_csv_line(const tessel_report_csv *t, size_t row)
+{
+    const csv_cell *c = cell_at(t, row, 0);
+    return c ? c->line : 0;
+}
+
+uint64_t tessel_report_csv_cell_line(const tessel_report_csv *t, size_t row, size_t col)
+{
+    const csv_cell *c = cell_at(t, row, col);
+    return c ? c->line : 0;
+}
+
+uint32_t tessel_report_csv_cell_column(const tessel_report_csv *t, size_t row, size_t col)
+{
+    const csv_cell *c = cell_at(t, row, col);
+    return c ? c->col : 0;
+}

@@ -147,46 +147,57 @@ void tessel_rank_footprint_bits(const unsigned char *ranks, unsigned order, cons
 
 /* ------------------------------------------------------------------ */
 /* D2T2 statistics of a matrix (d2t2 section 4.3-4.4, eqs. 9-12), from one
- * pass over it on a base tile grid. Implemented in src/stats/d2t2.c. */
+ * pass over it on a base tile grid. Implemented in src/stats/d2t2.c.
+ * "Non-empty" means holding at least one nonzero. A matrix without
+ * nonzeros has every statistic and curve 0. */
 typedef struct tessel_d2t2_stats {
     const tessel_allocator *alloc;
     uint64_t dims[2];   /* matrix rows, columns */
-    uint64_t base[2];   /* base tile edge per mode (cut to dims) */
+    uint64_t base[2];   /* base tile edge per mode (cut to dims; 1 for an empty mode) */
     uint64_t extent[2]; /* base tiles per mode: ceil(dims / base) */
     uint64_t nnz;
     uint64_t nonempty_tiles;
     uint64_t max_tile;     /* MaxTile: most nonzeros in one base tile */
-    double size_tile;      /* SizeTile: mean nonzeros of a non-empty base tile */
+    double size_tile;      /* SizeTile: mean nonzeros of a non-empty base tile (nnz / nonempty_tiles) */
     double size_tile_rows; /* mean non-empty rows of a non-empty base tile (CSF segments) */
     /* eq. 9 factors: [0] non-empty tile rows / extent[0]; [1] mean non-empty
      * tiles per non-empty tile row / extent[1]. Their product is the
      * fraction of non-empty base tiles. */
     double pr_tile_idx[2];
-    /* eq. 10 factors inside a non-empty tile, averaged over non-empty
-     * tiles: [0] non-empty rows / base[0]; [1] nonzeros per non-empty row /
-     * base[1]. */
+    /* eq. 10 factors inside a non-empty tile, as CSF fiber averages over
+     * all non-empty tiles: [0] non-empty rows per tile / base[0]
+     * (= size_tile_rows / base[0]); [1] nonzeros per non-empty row segment
+     * / base[1], averaged over all row segments of all non-empty tiles
+     * (= nnz / sum of their non-empty rows / base[1]). So prob_index[0] *
+     * prob_index[1] * base[0] * base[1] = SizeTile. Edge tiles divide by the
+     * full base edge, as footprints charge them. */
     double prob_index[2];
     /* eq. 11 along mode m: corrs[m][s] for s = 0 .. ncorrs[m]-1 (ncorrs[m]
      * = base[m]) is the overlap of the other mode's coordinates between
-     * coordinates x and x + s of mode m inside the same base tile, summed
-     * over x and over the sampled tiles, divided by the s = 0 value (so
-     * corrs[m][0] = 1). corrs[0] measures rows (B[k,j] reduced over k);
-     * corrs[1] columns. */
+     * coordinates x and x + s of mode m inside the same base tile
+     * (sum over x of |coords(x) ∩ coords(x + s)|), summed over the sampled
+     * tiles, divided by the s = 0 value (their nonzeros; so corrs[m][0] =
+     * 1 and every value is in [0, 1]). corrs[0] measures rows (B[k,j]
+     * reduced over k); corrs[1] columns. */
     double *corrs[2];
     uint64_t ncorrs[2];
     /* eq. 12 along mode m: tile_corrs[m][s] = #{x : tile row (m = 0) or
      * tile column (m = 1) x and x + s both hold a nonzero} / #{x : x holds a
-     * nonzero}, s = 0 .. ntile_corrs[m]-1 (at most min(extent[m], 4096)). */
+     * nonzero}, s = 0 .. ntile_corrs[m]-1 (= min(extent[m], 4096)). */
     double *tile_corrs[2];
     uint64_t ntile_corrs[2];
     double sample_fraction; /* of non-empty base tiles used for corrs */
-    uint64_t seed;          /* GSL RNG seed of the sample */
-    uint64_t sampled_tiles;
+    uint64_t seed;          /* GSL RNG (mt19937) seed of the sample; 32-bit, 0 acts as 4357 */
+    uint64_t sampled_tiles; /* ceil(sample_fraction * nonempty_tiles) in double arithmetic, >= 1 unless empty */
 } tessel_d2t2_stats;
 
-/* One pass over matrix t (order 2) on base tiles `base`; corrs from a
- * seeded sample of `sample_fraction` (0 < f <= 1) of the non-empty base
- * tiles (at least one). */
+/* Passes over matrix t (order 2; else TESSEL_EUNSUPPORTED) on base tiles
+ * `base` (each >= 1), all linear in nnz; corrs from a seeded sample
+ * (selection sampling, uniform without replacement) of `sample_fraction`
+ * (0 < f <= 1) of the non-empty base tiles (at least one). Corrs costs at
+ * most O(sampled nonzeros * (base[0] + base[1])) beyond that (pairs of
+ * entries within one row / column of a tile). Everything, GSL's RNG state
+ * included, is allocated through `a`. */
 int tessel_d2t2_collect(const tessel_tensor *t, const uint64_t *base, double sample_fraction,
                         uint64_t seed, const tessel_allocator *a, tessel_d2t2_stats **out,
                         tessel_diag *diag);
@@ -195,7 +206,15 @@ void tessel_d2t2_free(tessel_d2t2_stats **s);
 /* A versioned statistics file (src/stats/statfile.c): the D2T2 statistics
  * and the base tile grid's counts of one matrix, plus the source identity,
  * so sweeps never reread the tensor. Written atomically; every read checks
- * magic, version, sizes and checksums. */
+ * magic, version, sizes, checksums and the arrays' consistency (ECORRUPT,
+ * with the file name and the offending field in the diag).
+ * Write: `grid` must be the base grid of `s` (tessel_tile_grid_build with
+ * s->base; TESSEL_EINVAL otherwise); `source` (may be NULL) is at most 4096
+ * bytes, e.g. "PATH size=N mtime_ns=T" or a user label. The writer refuses
+ * (EINVAL) statistics the reader would refuse.
+ * Read: s, grid and source may each be NULL when not wanted; the source is
+ * truncated to source_size - 1 bytes and NUL-terminated. A read grid's
+ * tile[] is the (cut) base shape. */
 int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
                           const tessel_tile_grid *grid, const char *source, tessel_diag *diag);
 int tessel_statfile_read(const char *path, const tessel_allocator *a, tessel_d2t2_stats **s,
@@ -210,43 +229,69 @@ int tessel_statfile_parse(const char *name, const void *data, size_t size,
 /* ------------------------------------------------------------------ */
 /* Analytic density models (Sparseloop's vocabulary) and the tile
  * occupancy they imply, without any data. Implemented in
- * src/stats/density.c with GSL distributions. */
+ * src/stats/density.c from the exact hypergeometric and binomial pmfs
+ * (successive-ratio evaluation, checked against GSL's in the tests). */
 typedef enum tessel_density_kind {
     TESSEL_DENSITY_UNIFORM = 0, /* nnz positions uniform without replacement (hypergeometric) */
     TESSEL_DENSITY_BANDED,      /* |i - j| <= bandwidth, each kept with `density` (binomial) */
     TESSEL_DENSITY_NM           /* every aligned group of m in a row holds exactly n */
 } tessel_density_kind;
 
+/* The same semantics as tessel_generate's uniform, banded and nm kinds, so
+ * a generated matrix is one draw from the model. rows and cols are in
+ * 1..TESSEL_MAX_DIM. N:M: the last group of a row, of width cols mod m,
+ * holds min(n, width) nonzeros. */
 typedef struct tessel_density_model {
     tessel_density_kind kind;
     uint64_t rows, cols;
     uint64_t nnz;       /* uniform: the exact count (0: use density) */
-    double density;     /* uniform (when nnz is 0): nnz = round(density * rows * cols); banded: keep probability */
+    double density;     /* uniform (when nnz is 0): nnz = round(density * rows * cols); banded: keep probability; in (0, 1] */
     uint64_t bandwidth; /* banded */
-    unsigned n, m;      /* N:M */
+    unsigned n, m;      /* N:M: 1 <= n <= m */
 } tessel_density_model;
 
 /* "uniform", "banded", "nm"; -1 if unknown. */
 int tessel_density_kind_from_name(const char *name);
 
 /* The expected occupancy distribution over the tiles of shape `tile`: a
- * mixture over tile positions of each tile's exact distribution. */
+ * mixture over tile positions of each tile's exact distribution. Tiles are
+ * laid out as in tessel_tile_grid (edge tiles cut at the matrix edge, a
+ * tile larger than the matrix cut to it). */
 typedef struct tessel_density_occupancy {
     const tessel_allocator *alloc;
     uint64_t tiles;     /* all tiles */
-    double nonempty;    /* expected non-empty tiles */
+    double nonempty;    /* expected non-empty tiles: sum over tiles of 1 - P_t(0) */
+    /* sum over tiles of P_t(0) (1 - P_t(0)): the variance of the number of
+     * non-empty tiles in one draw of the model. Exact for banded and N:M
+     * (tiles are independent); an upper bound for uniform (a fixed total
+     * makes the tiles' emptiness negatively correlated). */
+    double nonempty_var;
     double nnz;         /* expected nonzeros */
-    double mean;        /* expected occupancy of a non-empty tile */
-    uint64_t npmf;      /* pmf has npmf entries */
-    double *pmf;        /* pmf[n]: expected share of the non-empty tiles holding n nonzeros (pmf[0] = 0) */
+    double mean;        /* expected occupancy of a non-empty tile: nnz / nonempty (0 if none) */
+    uint64_t npmf;      /* pmf has npmf entries (0 when no tile can be non-empty) */
+    /* pmf[n] = sum_t P_t(n) / nonempty: expected share of the non-empty
+     * tiles holding n nonzeros (pmf[0] = 0). The upper tail is cut where the
+     * mass beyond the last entry is below 1e-12, so the entries sum to
+     * within 1e-12 of 1; pmf[npmf - 1] > 0. */
+    double *pmf;
 } tessel_density_occupancy;
 
+/* tile has 2 entries (rows, columns), each >= 1. Errors (TESSEL_EINVAL with
+ * a message naming the field): unknown kind, rows or cols outside
+ * 1..TESSEL_MAX_DIM, a zero tile edge, density outside (0, 1] where used,
+ * nnz > rows * cols, m = 0, n = 0 or n > m. TESSEL_ERANGE when tiles
+ * hold 2^26 or more nonzeros with non-negligible probability (the pmf is
+ * indexed by occupancy, 8 bytes per value); TESSEL_ENOMEM. All memory
+ * comes from `a` (NULL: the default). */
 int tessel_density_occupancy_create(const tessel_density_model *d, const uint64_t *tile,
                                     const tessel_allocator *a, tessel_density_occupancy **out,
                                     tessel_diag *diag);
 void tessel_density_occupancy_free(tessel_density_occupancy **o);
 /* Nearest-rank quantile over the non-empty tiles, as tessel_occupancy_quantile:
- * the smallest v with P(occupancy <= v | non-empty) >= q. */
+ * the smallest v with P(occupancy <= v | non-empty) >= q (cumulative sums
+ * within 1e-12 of q count as reaching it). q <= 0 gives the smallest
+ * occupancy with positive probability, q >= 1 the largest kept (pmf[npmf - 1]);
+ * 0 when there are no non-empty tiles. */
 uint64_t tessel_density_quantile(const tessel_density_occupancy *o, double q);
 
 #ifdef __cplusplus

@@ -10,6 +10,9 @@
 
 #define MAX_QUANTILES 32
 #define DEFAULT_QUANTILES "0.5,0.9,0.95,0.99"
+#define DEFAULT_SAMPLE 0.01
+#define DEFAULT_SAMPLE_TEXT "0.01"
+#define STATFILE_EXT ".tstat"
 
 enum {
     OPT_HELP,
@@ -27,6 +30,10 @@ enum {
     OPT_CACHE,
     OPT_REBUILD_CACHE,
     OPT_CACHE_DIR,
+    OPT_SAVE,
+    OPT_SAMPLE,
+    OPT_SEED,
+    OPT_LABEL,
     OPT_COUNT
 };
 
@@ -46,6 +53,10 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_CACHE] = { "--cache", NULL, 0 },
     [OPT_REBUILD_CACHE] = { "--rebuild-cache", NULL, 0 },
     [OPT_CACHE_DIR] = { "--cache-dir", NULL, 1 },
+    [OPT_SAVE] = { "--save", NULL, 1 },
+    [OPT_SAMPLE] = { "--sample", NULL, 1 },
+    [OPT_SEED] = { "--seed", NULL, 1 },
+    [OPT_LABEL] = { "--label", NULL, 1 },
 };
 
 static void help(void)
@@ -72,6 +83,17 @@ static void help(void)
         "      --cache           use/refresh a binary cache FILE.tsl beside each source\n"
         "      --rebuild-cache   rewrite the cache even if it looks fresh\n"
         "      --cache-dir DIR   keep caches in DIR instead (implies --cache)\n\n"
+        "D2T2 statistics files (one matrix):\n"
+        "      --save OUT.tstat  collect the D2T2 statistics (PrTileIdx, ProbIndex, Corrs,\n"
+        "                        TileCorrs, SizeTile, MaxTile) on the --tile base grid\n"
+        "                        (default 128x128), save them with the grid's counts in\n"
+        "                        OUT.tstat (atomically) and print them (text or json)\n"
+        "      --sample F        fraction of non-empty base tiles sampled for Corrs, in\n"
+        "                        (0, 1] (default " DEFAULT_SAMPLE_TEXT ")\n"
+        "      --seed N          seed of that sample (default 1)\n"
+        "      --label TEXT      source identity to store (default: the input's path,\n"
+        "                        size and modification time)\n"
+        "A FILE ending in .tstat is read back and its statistics printed.\n\n"
         "Quantiles are nearest-rank over non-empty tiles: the smallest v such that at\n"
         "least ceil(q*n) of the n non-empty tiles hold <= v nonzeros. Edge tiles cut by\n"
         "the tensor's border count as tiles. Output columns are documented in README.md.\n");
@@ -88,6 +110,10 @@ typedef struct stats_request {
     tessel_format_widths widths;
     tessel_load_options load;
     enum { OUT_TEXT, OUT_CSV, OUT_JSON } format;
+    const char *save;  /* --save: statistics file to write */
+    double sample;     /* --sample */
+    unsigned long long seed;
+    const char *label; /* --label */
 } stats_request;
 
 typedef struct mode_summary {
@@ -152,6 +178,30 @@ static int parse_bits(const cli_args *args, int opt, unsigned *out)
     return CLI_EXIT_OK;
 }
 
+static int parse_save(const cli_args *args, stats_request *req)
+{
+    req->save = cli_value(args, OPT_SAVE);
+    req->label = cli_value(args, OPT_LABEL);
+    req->sample = DEFAULT_SAMPLE;
+    req->seed = 1;
+    const char *sample = cli_value(args, OPT_SAMPLE), *seed = cli_value(args, OPT_SEED);
+    if (!req->save && (sample || seed || req->label))
+        return cli_usage_error("stats", "--sample, --seed and --label only go with --save");
+    if (!req->save)
+        return CLI_EXIT_OK;
+    if (sample && cli_parse_double("stats", "--sample", sample, &req->sample))
+        return CLI_EXIT_USAGE;
+    if (!(req->sample > 0 && req->sample <= 1))
+        return cli_usage_error("stats", "--sample must be in (0, 1], not '%s'", sample);
+    if (seed && cli_parse_u64("stats", "--seed", seed, &req->seed))
+        return CLI_EXIT_USAGE;
+    if (req->nbase)
+        return cli_usage_error("stats", "--save collects on the --tile grid; drop --base");
+    if (req->format == OUT_CSV)
+        return cli_usage_error("stats", "--save prints its statistics as text or json, not csv");
+    return CLI_EXIT_OK;
+}
+
 static int parse_request(const cli_args *args, stats_request *req)
 {
     memset(req, 0, sizeof(*req));
@@ -192,7 +242,7 @@ static int parse_request(const cli_args *args, stats_request *req)
         req->load.cache_policy = TESSEL_CACHE_USE;
     if (cli_has(args, OPT_REBUILD_CACHE))
         req->load.cache_policy = TESSEL_CACHE_REBUILD;
-    return CLI_EXIT_OK;
+    return parse_save(args, req);
 }
 
 /* Expands a shape given with one number, or checks it has `order` extents. */
@@ -514,6 +564,160 @@ static void print_csv_row(FILE *f, const file_stats *fs, const stats_request *re
     fputc('\n', f);
 }
 
+/* ------------------------------------------------------------------ */
+/* D2T2 statistics files (--save, .tstat inputs) */
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Shifts printed in text: 0, 1, 2, 4, 8, ... below n. */
+static void print_curve_text(FILE *f, const char *name, const double *v, uint64_t n)
+{
+    fprintf(f, "  %s:", name);
+    for (uint64_t s = 0; s < n; s = s ? 2 * s : 1)
+        fprintf(f, " s%llu=%.4f", (unsigned long long)s, v[s]);
+    fprintf(f, "\n");
+}
+
+static void print_d2t2_text(FILE *f, const char *path, const tessel_d2t2_stats *s,
+                            const char *source)
+{
+    fprintf(f, "%s: %llu x %llu, %llu nonzeros\n", path, (unsigned long long)s->dims[0],
+            (unsigned long long)s->dims[1], (unsigned long long)s->nnz);
+    fprintf(f, "source: %s\n", source);
+    fprintf(f, "base tiles %llu x %llu: %llu x %llu tiles, %llu non-empty\n",
+            (unsigned long long)s->base[0], (unsigned long long)s->base[1],
+            (unsigned long long)s->extent[0], (unsigned long long)s->extent[1],
+            (unsigned long long)s->nonempty_tiles);
+    fprintf(f, "MaxTile %llu, SizeTile %.4f, non-empty rows per tile %.4f\n",
+            (unsigned long long)s->max_tile, s->size_tile, s->size_tile_rows);
+    fprintf(f, "PrTileIdx (eq. 9): rows %.6f, cols %.6f\n", s->pr_tile_idx[0], s->pr_tile_idx[1]);
+    fprintf(f, "ProbIndex (eq. 10): rows %.6f, cols %.6f\n", s->prob_index[0], s->prob_index[1]);
+    fprintf(f, "Corrs (eq. 11, %llu of %llu tiles sampled, fraction %g, seed %llu):\n",
+            (unsigned long long)s->sampled_tiles, (unsigned long long)s->nonempty_tiles,
+            s->sample_fraction, (unsigned long long)s->seed);
+    print_curve_text(f, "rows", s->corrs[0], s->ncorrs[0]);
+    print_curve_text(f, "cols", s->corrs[1], s->ncorrs[1]);
+    fprintf(f, "TileCorrs (eq. 12):\n");
+    print_curve_text(f, "rows", s->tile_corrs[0], s->ntile_corrs[0]);
+    print_curve_text(f, "cols", s->tile_corrs[1], s->ntile_corrs[1]);
+}
+
+static void print_curve_json(FILE *f, const double *v, uint64_t n)
+{
+    fprintf(f, "[");
+    for (uint64_t s = 0; s < n; s++)
+        fprintf(f, "%s%.17g", s ? ", " : "", v[s]);
+    fprintf(f, "]");
+}
+
+static void print_d2t2_json(FILE *f, const char *path, const tessel_d2t2_stats *s,
+                            const char *source)
+{
+    fprintf(f, "{\n  \"file\": ");
+    json_string(f, path);
+    fprintf(f, ",\n  \"source\": ");
+    json_string(f, source);
+    fprintf(f,
+            ",\n  \"dims\": [%llu, %llu],\n  \"nnz\": %llu,\n  \"base\": [%llu, %llu],\n"
+            "  \"extent\": [%llu, %llu],\n  \"nonempty_tiles\": %llu,\n  \"max_tile\": %llu,\n"
+            "  \"size_tile\": %.17g,\n  \"size_tile_rows\": %.17g,\n"
+            "  \"pr_tile_idx\": [%.17g, %.17g],\n  \"prob_index\": [%.17g, %.17g],\n"
+            "  \"sample_fraction\": %.17g,\n  \"seed\": %llu,\n  \"sampled_tiles\": %llu,\n"
+            "  \"corrs\": [",
+            (unsigned long long)s->dims[0], (unsigned long long)s->dims[1],
+            (unsigned long long)s->nnz, (unsigned long long)s->base[0],
+            (unsigned long long)s->base[1], (unsigned long long)s->extent[0],
+            (unsigned long long)s->extent[1], (unsigned long long)s->nonempty_tiles,
+            (unsigned long long)s->max_tile, s->size_tile, s->size_tile_rows, s->pr_tile_idx[0],
+            s->pr_tile_idx[1], s->prob_index[0], s->prob_index[1], s->sample_fraction,
+            (unsigned long long)s->seed, (unsigned long long)s->sampled_tiles);
+    print_curve_json(f, s->corrs[0], s->ncorrs[0]);
+    fprintf(f, ", ");
+    print_curve_json(f, s->corrs[1], s->ncorrs[1]);
+    fprintf(f, "],\n  \"tile_corrs\": [");
+    print_curve_json(f, s->tile_corrs[0], s->ntile_corrs[0]);
+    fprintf(f, ", ");
+    print_curve_json(f, s->tile_corrs[1], s->ntile_corrs[1]);
+    fprintf(f, "]\n}");
+}
+
+static void print_d2t2(FILE *f, const stats_request *req, const char *path,
+                       const tessel_d2t2_stats *s, const char *source)
+{
+    if (req->format == OUT_JSON)
+        print_d2t2_json(f, path, s, source);
+    else if (req->format == OUT_TEXT)
+        print_d2t2_text(f, path, s, source);
+}
+
+static int load_statfile(const char *path, const stats_request *req, FILE *out)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_d2t2_stats *s = NULL;
+    char source[4097];
+    int rc = tessel_statfile_read(path, NULL, &s, NULL, source, sizeof(source), &d);
+    if (rc)
+        return cli_report(&d);
+    print_d2t2(out, req, path, s, source);
+    tessel_d2t2_free(&s);
+    return CLI_EXIT_OK;
+}
+
+/* Collects on the --tile base grid, writes req->save, prints. */
+static int save_statfile(const char *path, const stats_request *req, FILE *out)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_tensor *t = NULL;
+    int rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
+    if (rc)
+        return cli_report(&d);
+    uint64_t base[2];
+    char source[4097];
+    tessel_d2t2_stats *s = NULL;
+    tessel_tile_grid *grid = NULL;
+    if (t->order != 2) {
+        unsigned order = t->order;
+        tessel_tensor_free(&t);
+        return cli_usage_error("stats", "--save needs a matrix; %s has %u modes", path, order);
+    }
+    if (shape_for("--tile", req->tile, req->ntile, 2, path, base)) {
+        tessel_tensor_free(&t);
+        return CLI_EXIT_USAGE;
+    }
+    if (req->label) {
+        snprintf(source, sizeof(source), "%s", req->label);
+    } else {
+        tessel_cache_source src;
+        rc = tessel_cache_source_of(path, &req->load, &src, &d);
+        if (!rc)
+            snprintf(source, sizeof(source), "%s size=%llu mtime_ns=%lld", path,
+                     (unsigned long long)src.size, (long long)src.mtime_ns);
+    }
+    if (!rc)
+        rc = tessel_d2t2_collect(t, base, req->sample, req->seed, NULL, &s, &d);
+    if (!rc)
+        rc = tessel_tile_grid_build(t, s->base, NULL, &grid, &d);
+    if (!rc)
+        rc = tessel_statfile_write(req->save, s, grid, source, &d);
+    tessel_tensor_free(&t);
+    tessel_tile_grid_free(&grid);
+    if (rc) {
+        tessel_d2t2_free(&s);
+        if (!d.file[0])
+            snprintf(d.file, sizeof(d.file), "%s", path);
+        return cli_report(&d);
+    }
+    print_d2t2(out, req, path, s, source);
+    tessel_d2t2_free(&s);
+    return CLI_EXIT_OK;
+}
+
 int cmd_stats(int argc, char **argv)
 {
     cli_args args;
@@ -529,10 +733,35 @@ int cmd_stats(int argc, char **argv)
     stats_request req;
     if (parse_request(&args, &req))
         return CLI_EXIT_USAGE;
+    int nsaved = 0;
+    for (int i = 0; i < nfiles; i++)
+        nsaved += has_suffix(cli_positional(&args, i), STATFILE_EXT);
+    if (req.save && (nfiles != 1 || nsaved))
+        return cli_usage_error("stats", "--save takes exactly one matrix file (not a .tstat)");
+    if (nsaved && (nsaved != nfiles || req.format == OUT_CSV))
+        return cli_usage_error("stats", ".tstat inputs print as text or json and cannot be "
+                                        "mixed with tensor files");
     cli_output out;
     if (cli_output_open(&out, cli_value(&args, OPT_OUTPUT)))
         return CLI_EXIT_USAGE;
     int rc = CLI_EXIT_OK;
+    if (req.save || nsaved) {
+        int json = req.format == OUT_JSON, list = json && nfiles > 1;
+        if (list)
+            fprintf(out.stream, "[");
+        for (int i = 0; i < nfiles && !rc; i++) {
+            if (i)
+                fprintf(out.stream, json ? ",\n" : "\n");
+            else if (list)
+                fprintf(out.stream, "\n");
+            rc = req.save ? save_statfile(cli_positional(&args, i), &req, out.stream)
+                          : load_statfile(cli_positional(&args, i), &req, out.stream);
+        }
+        if (json && !rc)
+            fprintf(out.stream, list ? "\n]\n" : "\n");
+        int close_status = cli_output_close(&out, rc == CLI_EXIT_OK);
+        return rc ? rc : close_status;
+    }
     if (req.format == OUT_CSV)
         print_csv_header(out.stream, &req);
     if (req.format == OUT_JSON && nfiles > 1)

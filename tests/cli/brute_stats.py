@@ -9,6 +9,10 @@ nearest-rank quantiles with exact rational arithmetic. It then runs
 computed. Exit 0 when all agree, 1 on any mismatch, 77 (meson: skipped)
 when no input file exists.
 
+For matrices it also checks the D2T2 statistics (d2t2 eqs. 9-12) that
+`tessel stats --save F.tstat --sample 1 --format json` prints, against the
+definitions in include/tessel/stats.h evaluated here with exact fractions.
+
 usage: brute_stats.py --tessel PATH [--tile 128x128 ...] FILE...
 """
 import argparse
@@ -18,6 +22,8 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
+from collections import Counter, defaultdict
 from fractions import Fraction
 
 QUANTILES = ["0.5", "0.9", "0.95", "0.99", "0.999", "1", "0"]
@@ -107,6 +113,109 @@ def brute(dims, entries, tile):
     return result
 
 
+def brute_d2t2(dims, entries, tile):
+    """The D2T2 statistics of stats.h with every base tile sampled."""
+    base = [min(t, d) if d else 1 for t, d in zip(tile, dims)]
+    ext = [-(-d // b) for d, b in zip(dims, base)]
+    counts = Counter((i // base[0], j // base[1]) for i, j in entries)
+    nnz, n = len(entries), len(counts)
+    segs = {(i, j // base[1]) for i, j in entries}
+    rows_of_tiles = {t[0] for t in counts}
+    cols_of_tiles = {t[1] for t in counts}
+    r = {"nnz": nnz, "nonempty_tiles": n, "max_tile": max(counts.values(), default=0),
+         "base": base, "extent": ext}
+    r["size_tile"] = Fraction(nnz, n) if n else 0
+    r["size_tile_rows"] = Fraction(len(segs), n) if n else 0
+    r["pr_tile_idx"] = ([Fraction(len(rows_of_tiles), ext[0]),
+                         Fraction(n, len(rows_of_tiles) * ext[1])] if n else [0, 0])
+    r["prob_index"] = ([r["size_tile_rows"] / base[0], Fraction(nnz, len(segs) * base[1])]
+                       if n else [0, 0])
+    tile_corrs = []
+    for m, present in enumerate((rows_of_tiles, cols_of_tiles)):
+        nt = min(ext[m], 4096)
+        tile_corrs.append([Fraction(sum(1 for x in present if x + s in present), len(present))
+                           if present else 0 for s in range(nt)])
+    r["tile_corrs"] = tile_corrs
+    # eq. 11: pairs of entries s apart along mode m, in one fiber of the
+    # other mode, inside one base tile.
+    corrs = []
+    for m in (0, 1):
+        fibers = defaultdict(list)
+        for c in entries:
+            other = 1 - m
+            fibers[(c[other], c[m] // base[m], c[other] // base[other])].append(c[m])
+        diff = Counter()
+        for coords in fibers.values():
+            coords.sort()
+            for a in range(len(coords)):
+                for b in range(a + 1, len(coords)):
+                    diff[coords[b] - coords[a]] += 1
+        corrs.append([Fraction(nnz if s == 0 else diff[s], nnz) if nnz else 0
+                      for s in range(base[m])])
+    r["corrs"] = corrs
+    return r
+
+
+def close(got, want):
+    return abs(Fraction(got) - Fraction(want)) <= Fraction(1, 10**9) * max(1, abs(Fraction(want)))
+
+
+def compare_d2t2(path, dims, entries, tile_text, tessel, verbose):
+    tile = [int(x) for x in tile_text.split("x")]
+    if len(tile) == 1:
+        tile = tile * 2
+    want = brute_d2t2(dims, entries, tile)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([tessel, "stats", path, "--tile", tile_text, "--format", "json",
+                              "--sample", "1", "--label", "brute",
+                              "--save", os.path.join(tmp, "s.tstat")],
+                             capture_output=True, text=True, check=False)
+        if out.returncode == 0:
+            back = subprocess.run([tessel, "stats", os.path.join(tmp, "s.tstat"), "--format",
+                                   "json"], capture_output=True, text=True, check=False)
+    name = os.path.basename(path)
+    if out.returncode != 0:
+        print(f"FAIL {name} d2t2 {tile_text}: tessel exited {out.returncode}: "
+              f"{out.stderr.strip()}")
+        return False
+    got = json.loads(out.stdout)
+    problems = []
+    reread = json.loads(back.stdout) if back.returncode == 0 else None
+    if reread is None or {k: v for k, v in reread.items() if k != "file"} != \
+            {k: v for k, v in got.items() if k != "file"}:
+        problems.append("the saved .tstat does not read back to the same statistics")
+    for key in ("nnz", "nonempty_tiles", "max_tile", "base", "extent"):
+        if got[key] != want[key]:
+            problems.append(f"{key}: tessel {got[key]} brute {want[key]}")
+    for key in ("size_tile", "size_tile_rows"):
+        if not close(got[key], want[key]):
+            problems.append(f"{key}: tessel {got[key]} brute {float(want[key])}")
+    for key in ("pr_tile_idx", "prob_index"):
+        for m in (0, 1):
+            if not close(got[key][m], want[key][m]):
+                problems.append(f"{key}[{m}]: tessel {got[key][m]} brute {float(want[key][m])}")
+    for key in ("corrs", "tile_corrs"):
+        for m in (0, 1):
+            g, w = got[key][m], want[key][m]
+            if len(g) != len(w):
+                problems.append(f"{key}[{m}]: tessel {len(g)} values, brute {len(w)}")
+                continue
+            bad = [s for s in range(len(w)) if not close(g[s], w[s])]
+            if bad:
+                s = bad[0]
+                problems.append(f"{key}[{m}][{s}]: tessel {g[s]} brute {float(w[s])} "
+                                f"({len(bad)} shifts differ)")
+    if problems:
+        print(f"FAIL {name} d2t2 base {tile_text}:")
+        for p in problems:
+            print("   ", p)
+        return False
+    if verbose:
+        print(f"ok   {name:28s} d2t2 {tile_text:>9s}: non-empty {want['nonempty_tiles']:7d} "
+              f"MaxTile {want['max_tile']:6d} corrs[0][1] {float(want['corrs'][0][1]):.4f}")
+    return True
+
+
 def compare(path, tile_text, tessel, verbose):
     if path.endswith((".tns", ".tns.gz")):
         dims, entries, _, _ = read_tns(path)
@@ -145,6 +254,8 @@ def compare(path, tile_text, tessel, verbose):
                 problems.append(f"mode {m} quantile {q}: tessel {g['quantiles'][q]} "
                                 f"brute {w['quantiles'][q]}")
     name = os.path.basename(path)
+    if len(dims) == 2 and not compare_d2t2(path, dims, entries, tile_text, tessel, verbose):
+        problems.append("D2T2 statistics differ (above)")
     if problems:
         print(f"FAIL {name} tile {tile_text}:")
         for p in problems:

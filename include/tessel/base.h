@@ -128,6 +128,11 @@ int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
 void tessel_outfile_abort(tessel_outfile **f);
 
 /* ------------------------------------------------------------------ */
+/* Reads exactly n bytes from fd into dst (retrying short reads and EINTR).
+ * TESSEL_ECORRUPT when the file ends first, TESSEL_EIO on a read error. */
+int tessel_read_full(int fd, void *dst, uint64_t n);
+
+/* ------------------------------------------------------------------ */
 /* Writes s as one CSV field (RFC 4180): quoted, with quotes doubled, when
  * it holds a comma, a quote, CR or LF. */
 void tessel_csv_field(FILE *f, const char *s);

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "tessel/base.h"
 
 #ifdef __cplusplus
@@ -167,6 +169,12 @@ int tessel_cache_parse(const char *name, const void *data, size_t size, const te
                        tessel_tensor **out, tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
+/* A GSL MT19937 generator whose memory comes from the tessel allocator
+ * (gsl_rng_alloc would bypass it and abort on a failed malloc). NULL when
+ * out of memory. Shared by the generators and the statistics sampler. */
+gsl_rng *tessel_rng_create(const tessel_allocator *a, uint64_t seed);
+void tessel_rng_free(const tessel_allocator *a, gsl_rng **r);
+
 /* Synthetic generators (GSL RNG, seeded: same seed, same tensor). */
 typedef enum tessel_gen_kind {
     TESSEL_GEN_UNIFORM = 0, /* exactly nnz distinct positions, uniform */

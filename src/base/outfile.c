@@ -125,3 +125,19 @@ void tessel_csv_field(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+int tessel_read_full(int fd, void *dst, uint64_t n)
+{
+    unsigned char *p = dst;
+    while (n > 0) {
+        size_t want = n > (1u << 30) ? (1u << 30) : (size_t)n;
+        ssize_t got = read(fd, p, want);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got == 0 ? TESSEL_ECORRUPT : TESSEL_EIO;
+        p += got;
+        n -= (uint64_t)got;
+    }
+    return TESSEL_OK;
+}

@@ -45,36 +45,6 @@ void tessel_d2t2_free(tessel_d2t2_stats **sp)
     tessel_dealloc(s->alloc, s);
 }
 
-/* gsl_rng_alloc would bypass the tessel allocator and call GSL's error
- * handler (abort by default) on a failed malloc; the struct is public in
- * gsl_rng.h, so it is assembled here as gsl_rng_alloc does it (the same
- * construction as src/tensor/generate.c, which is private to `tensor`). */
-static gsl_rng *rng_create(const tessel_allocator *a, uint64_t seed)
-{
-    const gsl_rng_type *type = gsl_rng_mt19937;
-    gsl_rng *r = tessel_alloc(a, sizeof(*r));
-    if (!r)
-        return NULL;
-    r->type = type;
-    r->state = tessel_alloc(a, type->size);
-    if (!r->state) {
-        tessel_dealloc(a, r);
-        return NULL;
-    }
-    memset(r->state, 0, type->size);
-    gsl_rng_set(r, (unsigned long)seed);
-    return r;
-}
-
-static void rng_free(const tessel_allocator *a, gsl_rng **rp)
-{
-    if (!*rp)
-        return;
-    tessel_dealloc(a, (*rp)->state);
-    tessel_dealloc(a, *rp);
-    *rp = NULL;
-}
-
 /* ------------------------------------------------------------------ */
 /* TileCorrs (eq. 12) */
 
@@ -193,7 +163,7 @@ static int sample_tiles(uint64_t n, double f, uint64_t seed, const tessel_alloca
         for (uint64_t i = 0; i < n; i++)
             p[i] = i;
     } else {
-        gsl_rng *r = rng_create(a, seed);
+        gsl_rng *r = tessel_rng_create(a, seed);
         if (!r) {
             tessel_dealloc(a, p);
             return TESSEL_ENOMEM;
@@ -202,7 +172,7 @@ static int sample_tiles(uint64_t n, double f, uint64_t seed, const tessel_alloca
         for (uint64_t i = 0; i < n && chosen < k; i++)
             if ((double)(n - i) * gsl_rng_uniform(r) < (double)(k - chosen))
                 p[chosen++] = i;
-        rng_free(a, &r);
+        tessel_rng_free(a, &r);
     }
     *pick = p;
     *npick = k;

@@ -317,19 +317,10 @@ static int input_read(statfile_input *in, void *dst, uint64_t n)
         in->pos += n;
         return TESSEL_OK;
     }
-    unsigned char *q = dst;
-    while (n > 0) {
-        size_t want = n > (1u << 30) ? (1u << 30) : (size_t)n;
-        ssize_t got = read(in->fd, q, want);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return got == 0 ? TESSEL_ECORRUPT : TESSEL_EIO;
-        q += got;
-        n -= (uint64_t)got;
-        in->pos += (uint64_t)got;
-    }
-    return TESSEL_OK;
+    int rc = tessel_read_full(in->fd, dst, n);
+    if (rc == TESSEL_OK)
+        in->pos += n;
+    return rc;
 }
 
 /* Reads count*size bytes into dst (allocated by the caller), checksumming. */

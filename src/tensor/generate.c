@@ -241,7 +241,7 @@ static int validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_d
 /* gsl_rng_alloc calls GSL's error handler (abort by default) when malloc
  * fails, and bypasses the tessel allocator. The struct is public in
  * gsl_rng.h, so it is assembled here the way gsl_rng_alloc does it. */
-static gsl_rng *rng_create(const tessel_allocator *a, uint64_t seed)
+gsl_rng *tessel_rng_create(const tessel_allocator *a, uint64_t seed)
 {
     const gsl_rng_type *type = gsl_rng_mt19937;
     gsl_rng *r = tessel_alloc(a, sizeof(*r));
@@ -258,7 +258,7 @@ static gsl_rng *rng_create(const tessel_allocator *a, uint64_t seed)
     return r;
 }
 
-static void rng_free(const tessel_allocator *a, gsl_rng **rp)
+void tessel_rng_free(const tessel_allocator *a, gsl_rng **rp)
 {
     if (!*rp)
         return;
@@ -708,7 +708,7 @@ int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tesse
     int rc = validate(p, &expected, diag);
     if (rc)
         return rc;
-    generator g = { a, p, rng_create(a, p->seed), NULL };
+    generator g = { a, p, tessel_rng_create(a, p->seed), NULL };
     if (!g.rng)
         return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     uint64_t dims[2] = { p->rows, p->cols };
@@ -718,6 +718,6 @@ int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tesse
     if (!rc)
         rc = tessel_coo_builder_finish(g.b, 0, out, diag);
     tessel_coo_builder_free(&g.b);
-    rng_free(a, &g.rng);
+    tessel_rng_free(a, &g.rng);
     return rc;
 }

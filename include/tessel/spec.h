@@ -162,6 +162,19 @@ typedef struct tessel_spec_tensor {
      * (`B: A`), optionally transposed (`B: A^T`); or a dense operand
      * `dense` (all ones, shape from the einsum). NULL for the output. */
     char *data;
+    /* Or a density model instead of data (`A: {model: uniform, rows: 1000,
+     * cols: 1000, density: 0.01}`): the estimators that need data get a
+     * seeded synthetic instance of it. */
+    struct {
+        int present;
+        int kind;            /* tessel_density_kind (stats.h): 0 uniform, 1 banded, 2 nm */
+        uint64_t rows, cols;
+        uint64_t nnz;        /* uniform: exact count, or 0 when `density` gives it */
+        double density;      /* uniform (without nnz), banded: keep probability */
+        uint64_t bandwidth;  /* banded */
+        unsigned n, m;       /* nm */
+        uint64_t seed;       /* default 1 */
+    } model;
     tessel_spec_pos pos;
 } tessel_spec_tensor;
 

@@ -187,7 +187,51 @@ static int load_file(const tessel_spec *spec, tessel_workload_data *w, unsigned 
     return TESSEL_OK;
 }
 
-enum binding_kind { BIND_NONE, BIND_FILE, BIND_REFERENCE, BIND_DENSE };
+/* A density model's seeded synthetic instance (tessel_generate), for the
+ * estimators that walk real data. */
+static int bind_model(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
+                      tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    static const tessel_gen_kind kinds[3] = { TESSEL_GEN_UNIFORM, TESSEL_GEN_BANDED,
+                                              TESSEL_GEN_NM };
+    static const char *const names[3] = { "uniform", "banded", "nm" };
+    int k = st->model.kind >= 0 && st->model.kind < 3 ? st->model.kind : 0;
+    tessel_gen_params p;
+    tessel_gen_params_init(&p, kinds[k]);
+    p.rows = st->model.rows;
+    p.cols = st->model.cols;
+    p.seed = st->model.seed;
+    p.density = st->model.density;
+    p.bandwidth = st->model.bandwidth;
+    p.n = st->model.n;
+    p.m = st->model.m;
+    p.nnz = st->model.nnz;
+    if (k == 0 && !p.nnz) {
+        double want = st->model.density * (double)p.rows * (double)p.cols + 0.5;
+        p.nnz = want >= 1.8e19 ? UINT64_MAX : (uint64_t)want;
+    }
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_generate(&p, w->alloc, &w->tensor[t], &d))
+        return add_error(errors, st, &d);
+    w->owned[t] = 1;
+    if (k == 0)
+        snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-nnz%llu-s%llu", names[k],
+                 (unsigned long long)p.rows, (unsigned long long)p.cols,
+                 (unsigned long long)w->tensor[t]->nnz, (unsigned long long)p.seed);
+    else if (k == 1)
+        snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-w%llu-d%g-s%llu", names[k],
+                 (unsigned long long)p.rows, (unsigned long long)p.cols,
+                 (unsigned long long)p.bandwidth, p.density, (unsigned long long)p.seed);
+    else
+        snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-%u:%u-s%llu", names[k],
+                 (unsigned long long)p.rows, (unsigned long long)p.cols, p.n, p.m,
+                 (unsigned long long)p.seed);
+    return TESSEL_OK;
+}
+
+enum binding_kind { BIND_NONE, BIND_FILE, BIND_REFERENCE, BIND_DENSE, BIND_MODEL };
 static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t);
 
 static int bind_reference(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
@@ -252,6 +296,8 @@ static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t)
 {
     const char *data = spec->workload.tensor[t].data;
     int transpose;
+    if (spec->workload.tensor[t].model.present)
+        return BIND_MODEL;
     if (!data || !data[0])
         return BIND_NONE;
     if (strcmp(data, "dense") == 0)
@@ -287,6 +333,8 @@ int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt
                                           st->pos.column, "workload.data",
                                           "input %s is not bound to data (use --tensor %s=FILE)",
                                           st->name, st->name);
+            else if (kind == BIND_MODEL && pass == BIND_FILE)
+                rc = bind_model(spec, w, t, errors);
             else if ((int)kind != pass)
                 continue;
             else if (kind == BIND_FILE)

@@ -348,6 +348,111 @@ static int binding_target(const tessel_spec *s, const char *text, int *transpose
     return -1;
 }
 
+static const char *const model_keys[] = { "model", "rows", "cols", "density", "nnz",
+                                           "bandwidth", "n", "m", "seed" };
+static const char *const model_kinds[] = { "uniform", "banded", "nm" };
+
+static int read_u64(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
+                    uint64_t *out)
+{
+    uint64_t x = 0;
+    if (tessel_yaml_u64(n, &x) || x == 0)
+        return err(v, n, field, "'%s' must be a positive integer", name);
+    *out = x;
+    return TESSEL_OK;
+}
+
+/* data: {A: {model: uniform, rows: R, cols: C, density: D | nnz: N}},
+ * {model: banded, rows, cols, bandwidth, density}, {model: nm, rows, cols,
+ * n, m}; seed optional. */
+static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
+                       tessel_spec_tensor *st)
+{
+    check_keys(v, m, field, model_keys, N_OF(model_keys));
+    char f[160];
+    const tessel_yaml_node *n = tessel_yaml_get(m, "model");
+    join(f, sizeof(f), field, "model");
+    st->model.present = 1;
+    st->model.kind = -1;
+    for (size_t i = 0; n && is_string(n) && i < N_OF(model_kinds); i++)
+        if (strcmp(n->value, model_kinds[i]) == 0)
+            st->model.kind = (int)i;
+    if (!n) {
+        err(v, m, f, "a density model needs 'model' (uniform, banded or nm)");
+        return;
+    }
+    if (st->model.kind < 0) {
+        const char *near = is_string(n) ? tessel_nearest_word(n->value, model_kinds,
+                                                               N_OF(model_kinds))
+                                        : NULL;
+        if (near)
+            err(v, n, f, "unknown density model '%.60s' (did you mean '%s'?)", n->value, near);
+        else
+            err(v, n, f, "unknown density model '%.60s' (uniform, banded or nm)", shown(n));
+        return;
+    }
+    if (st->rank != 2)
+        err(v, m, field, "density models describe matrices, but '%s' has rank %u", st->name,
+            st->rank);
+    static const char *const dims[2] = { "rows", "cols" };
+    uint64_t *dim_out[2] = { &st->model.rows, &st->model.cols };
+    for (int d = 0; d < 2; d++) {
+        join(f, sizeof(f), field, dims[d]);
+        if ((n = tessel_yaml_get(m, dims[d])))
+            read_u64(v, n, f, dims[d], dim_out[d]);
+        else
+            err(v, m, f, "the %s model needs '%s'", model_kinds[st->model.kind], dims[d]);
+    }
+    const tessel_yaml_node *dn = tessel_yaml_get(m, "density");
+    join(f, sizeof(f), field, "density");
+    if (dn && !read_positive(v, dn, f, "density", "a fraction in (0, 1]", &st->model.density) &&
+        st->model.density > 1)
+        err(v, dn, f, "'density' must be at most 1");
+    if ((n = tessel_yaml_get(m, "seed"))) {
+        join(f, sizeof(f), field, "seed");
+        read_u64(v, n, f, "seed", &st->model.seed);
+    } else {
+        st->model.seed = 1;
+    }
+    switch (st->model.kind) {
+    case 0:
+        if ((n = tessel_yaml_get(m, "nnz"))) {
+            join(f, sizeof(f), field, "nnz");
+            read_u64(v, n, f, "nnz", &st->model.nnz);
+        } else if (!dn) {
+            err(v, m, field, "the uniform model needs 'density' or 'nnz'");
+        }
+        break;
+    case 1:
+        if ((n = tessel_yaml_get(m, "bandwidth"))) {
+            uint64_t bw = 0;
+            join(f, sizeof(f), field, "bandwidth");
+            if (tessel_yaml_u64(n, &bw))
+                err(v, n, f, "'bandwidth' must be an integer >= 0");
+            st->model.bandwidth = bw;
+        } else {
+            err(v, m, field, "the banded model needs 'bandwidth'");
+        }
+        if (!dn)
+            err(v, m, field, "the banded model needs 'density' (the keep probability)");
+        break;
+    default: {
+        const tessel_yaml_node *nn = tessel_yaml_get(m, "n"), *mm = tessel_yaml_get(m, "m");
+        join(f, sizeof(f), field, "n");
+        if (nn)
+            read_count(v, nn, f, "n", 1u << 16, &st->model.n);
+        join(f, sizeof(f), field, "m");
+        if (mm)
+            read_count(v, mm, f, "m", 1u << 16, &st->model.m);
+        if (!nn || !mm)
+            err(v, m, field, "the nm model needs 'n' and 'm'");
+        else if (st->model.n > st->model.m)
+            err(v, nn, field, "'n' (%u) must be at most 'm' (%u)", st->model.n, st->model.m);
+        break;
+    }
+    }
+}
+
 static void read_data(vctx *v, const tessel_yaml_node *w)
 {
     tessel_spec *s = v->s;
@@ -378,8 +483,22 @@ static void read_data(vctx *v, const tessel_yaml_node *w)
             continue;
         }
         named[t] = 1; /* a broken binding is reported once, not also as missing */
+        if (val->kind == TESSEL_YAML_MAPPING) {
+            read_model(v, val, f, &wl->tensor[t]);
+            char *label = tessel_strdup(v->c->alloc, "model");
+            if (!label) {
+                spec_oom(v->c);
+                return;
+            }
+            tessel_dealloc(v->c->alloc, wl->tensor[t].data);
+            wl->tensor[t].data = label;
+            wl->tensor[t].pos = pos_of(val);
+            bound[t] = val;
+            continue;
+        }
         if (!is_string(val) || val->length == 0) {
-            err(v, val, f, "'%s' must be a file name, another input's name, NAME^T or dense",
+            err(v, val, f, "'%s' must be a file name, another input's name, NAME^T, dense, or a density "
+                "model such as {model: uniform, rows: 1000, cols: 1000, density: 0.01}",
                 k->value);
             continue;
         }

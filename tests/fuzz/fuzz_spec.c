@@ -46,6 +46,18 @@ static void check_tree(const tessel_yaml_node *n, unsigned depth, unsigned limit
     }
 }
 
+/* A per-rank format: 1 .. TESSEL_SPEC_MAX_INDICES ranks, each a rank format
+ * code (0 UOP .. 4 UB). */
+static int ranks_ok(int format, unsigned nranks, const unsigned char *ranks)
+{
+    if (format != TESSEL_SPEC_FORMAT_RANKS || nranks == 0 || nranks > TESSEL_SPEC_MAX_INDICES)
+        return 0;
+    for (unsigned r = 0; r < nranks; r++)
+        if (ranks[r] > 4)
+            return 0;
+    return 1;
+}
+
 static void check_spec(const tessel_spec *s)
 {
     const tessel_spec_workload *w = &s->workload;
@@ -80,7 +92,8 @@ static void check_spec(const tessel_spec *s)
         FUZZ_REQUIRE(l > 0 || !L->has_mapping, "level 0 has no mapping");
         FUZZ_REQUIRE(L->instances >= 1 && L->word_bits >= 1 && L->value_bits >= 1,
                      "counts are positive");
-        FUZZ_REQUIRE(L->format >= 0 && L->format <= 4, "format code");
+        FUZZ_REQUIRE((L->format >= 0 && L->format <= 4) || ranks_ok(L->format, L->nranks, L->ranks),
+                     "format code");
         FUZZ_REQUIRE(L->bandwidth >= 0, "bandwidth");
         unsigned seen = 0;
         double sum = 0;
@@ -91,7 +104,9 @@ static void check_spec(const tessel_spec *s)
         FUZZ_REQUIRE(seen == (1u << w->nindices) - 1, "order is a permutation");
         for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
             const tessel_spec_tensor_level *tl = &L->tensor[t];
-            FUZZ_REQUIRE(tl->format >= -1 && tl->format <= 4, "tensor format code");
+            FUZZ_REQUIRE((tl->format >= -1 && tl->format <= 4) ||
+                             ranks_ok(tl->format, tl->nranks, tl->ranks),
+                         "tensor format code");
             FUZZ_REQUIRE(tl->partition_fraction >= 0 && tl->partition_fraction <= 1,
                          "partition fraction");
             FUZZ_REQUIRE(!(tl->sparse.skip_on & (1u << t)) && !(tl->sparse.gate_on & (1u << t)),

@@ -141,6 +141,8 @@ void tessel_csv_field(FILE *f, const char *s);
 /* Sorts keys[0..n) ascending (LSD radix, as many 8-bit passes as max_key
  * needs). Every key must be <= max_key; scratch holds n words. */
 void tessel_sort_u64(uint64_t *keys, uint64_t *scratch, uint64_t n, uint64_t max_key);
+/* The same without scratch memory (MSD, in place; somewhat slower). */
+void tessel_sort_u64_inplace(uint64_t *keys, uint64_t n, uint64_t max_key);
 
 /* ------------------------------------------------------------------ */
 /* A fast 64-bit checksum (not cryptographic) for binary files. Feed data

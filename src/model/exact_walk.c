@@ -33,6 +33,16 @@ static int too_many(engine *e, const boundary *bd)
                            e->spec->level[bd->b].name);
 }
 
+/* The iteration keys and write-back events are the largest arrays of a
+ * run: sorted in place, so sorting adds no second copy. */
+static void sort_in_place(model_vec *v)
+{
+    uint64_t max = 0;
+    for (uint64_t i = 0; i < v->n; i++)
+        max = v->v[i] > max ? v->v[i] : max;
+    tessel_sort_u64_inplace(v->v, v->n, max);
+}
+
 static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const uint64_t *c)
 {
     if (keys->n >= MAX_ITERATIONS)
@@ -141,14 +151,7 @@ int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *al
     }
     if (rc || !keys->n)
         return rc;
-    uint64_t *scratch = tessel_alloc_array(e->alloc, keys->n, sizeof(uint64_t));
-    if (!scratch)
-        return exact_oom(e);
-    uint64_t max = 0;
-    for (uint64_t n = 0; n < keys->n; n++)
-        max = keys->v[n] > max ? keys->v[n] : max;
-    tessel_sort_u64(keys->v, scratch, keys->n, max);
-    tessel_dealloc(e->alloc, scratch);
+    sort_in_place(keys);
     uint64_t u = 0;
     for (uint64_t n = 0; n < keys->n; n++)
         if (n == 0 || keys->v[n] != keys->v[n - 1])
@@ -307,15 +310,7 @@ static int price_output(engine *e, const boundary *bd, model_vec *events)
 {
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
     uint64_t n = events->n;
-    if (n > 1) {
-        uint64_t *scratch = tessel_alloc_array(e->alloc, n, sizeof(uint64_t)), max = 0;
-        if (!scratch)
-            return exact_oom(e);
-        for (uint64_t i = 0; i < n; i++)
-            max = events->v[i] > max ? events->v[i] : max;
-        tessel_sort_u64(events->v, scratch, n, max);
-        tessel_dealloc(e->alloc, scratch);
-    }
+    sort_in_place(events);
     uint64_t cursors[3] = { 0 }, data = 0, meta = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t key = events->v[i] / bd->red_space, red = events->v[i] % bd->red_space;

@@ -114,6 +114,43 @@ START_TEST(outfile_atomic)
 }
 END_TEST
 
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Both radix sorts against qsort: sizes around the insertion-sort cutoff,
+ * narrow and full 64-bit key ranges, many duplicates. */
+START_TEST(radix_sorts_match_qsort)
+{
+    static const uint64_t sizes[] = { 0, 1, 2, 47, 48, 49, 1000, 100000 };
+    static const uint64_t ranges[] = { 1, 255, 256, 70000, UINT64_MAX };
+    uint64_t state = 88172645463325252ull;
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+        for (size_t ri = 0; ri < sizeof(ranges) / sizeof(ranges[0]); ri++) {
+            uint64_t n = sizes[si], max = ranges[ri];
+            uint64_t *a = malloc((n + 1) * sizeof(uint64_t)), *b = malloc((n + 1) * sizeof(uint64_t));
+            uint64_t *c = malloc((n + 1) * sizeof(uint64_t)), *scratch = malloc((n + 1) * sizeof(uint64_t));
+            for (uint64_t i = 0; i < n; i++) {
+                state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+                a[i] = max == UINT64_MAX ? state : state % (max + 1);
+            }
+            memcpy(b, a, n * sizeof(uint64_t));
+            memcpy(c, a, n * sizeof(uint64_t));
+            qsort(a, n, sizeof(uint64_t), cmp_u64);
+            tessel_sort_u64(b, scratch, n, max);
+            tessel_sort_u64_inplace(c, n, max);
+            for (uint64_t i = 0; i < n; i++) {
+                ck_assert_uint_eq(b[i], a[i]);
+                ck_assert_uint_eq(c[i], a[i]);
+            }
+            free(a), free(b), free(c), free(scratch);
+        }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("base");
@@ -122,6 +159,7 @@ int main(void)
     tcase_add_test(tc, alloc_helpers);
     tcase_add_test(tc, checksum_independent_of_split);
     tcase_add_test(tc, outfile_atomic);
+    tcase_add_test(tc, radix_sorts_match_qsort);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

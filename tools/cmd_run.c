@@ -31,6 +31,10 @@ enum {
     OPT_CACHE_DIR,
     OPT_DROP_ZEROS,
     OPT_COMPLEX,
+    OPT_BASE,
+    OPT_SAMPLE,
+    OPT_SEED,
+    OPT_OUTPUT_SAMPLE,
     OPT_COUNT
 };
 
@@ -51,6 +55,10 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_CACHE_DIR] = { "--cache-dir", NULL, 1 },
     [OPT_DROP_ZEROS] = { "--drop-zeros", NULL, 0 },
     [OPT_COMPLEX] = { "--complex", NULL, 1 },
+    [OPT_BASE] = { "--base", NULL, 1 },
+    [OPT_SAMPLE] = { "--sample", NULL, 1 },
+    [OPT_SEED] = { "--seed", NULL, 1 },
+    [OPT_OUTPUT_SAMPLE] = { "--output-sample", NULL, 1 },
 };
 
 static void help(void)
@@ -72,7 +80,16 @@ static void help(void)
         "                          when missing, its parent must exist\n"
         "  -f, --format FMT        csv (default: traffic.csv, summary.csv) or json\n"
         "                          (traffic.json, summary.json)\n"
-        "  -e, --estimator NAME    exact (default; walks the real tile grid)\n"
+        "  -e, --estimator NAME    exact (default; walks the real tile grid) or stat\n"
+        "                          (D2T2: from per-tensor statistics, see README)\n"
+        "      --base RxC          stat: base tile grid of the statistics (default\n"
+        "                          128x128); tile edges must be multiples of it\n"
+        "      --sample F          stat: fraction of base tiles sampled for Corrs\n"
+        "                          (default 0.01)\n"
+        "      --seed N            stat: seed of the samples (default 1)\n"
+        "      --output-sample F   stat: fraction of the output's rows multiplied out\n"
+        "                          symbolically, at least 512 rows (default 0.05); 0:\n"
+        "                          none, the output follows D2T2's eq. 20 from Corrs\n"
         "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"
         "  -v, --verbose           each step and its time on standard error\n"
@@ -100,6 +117,8 @@ typedef struct run_request {
     const char *out_dir;
     tessel_report_format format;
     int quiet, verbose, dry_run, no_timing;
+    int stat; /* --estimator stat */
+    tessel_stat_options stat_options;
     tessel_load_options load;
     char **sets; /* malloc'd strings, in command-line order */
     size_t nsets;
@@ -167,6 +186,50 @@ static int tensor_set(const char *arg, char **out)
     return CLI_EXIT_OK;
 }
 
+static int parse_stat_options(const cli_args *args, run_request *req)
+{
+    tessel_stat_options_init(&req->stat_options);
+    const char *base = cli_value(args, OPT_BASE), *sample = cli_value(args, OPT_SAMPLE);
+    const char *seed = cli_value(args, OPT_SEED), *osample = cli_value(args, OPT_OUTPUT_SAMPLE);
+    if (!req->stat && (base || sample || seed || osample))
+        return cli_usage_error("run", "--base, --sample, --seed and --output-sample need "
+                                      "--estimator stat");
+    if (osample) {
+        double f;
+        if (cli_parse_double("run", "--output-sample", osample, &f))
+            return CLI_EXIT_USAGE;
+        if (!(f >= 0 && f <= 1))
+            return cli_usage_error("run", "--output-sample must be in [0, 1], not '%s'",
+                                   osample);
+        req->stat_options.output_fraction = f;
+        if (f == 0)
+            req->stat_options.output_min_rows = 0;
+    }
+    if (base) {
+        unsigned long long shape[2];
+        unsigned n = 0;
+        if (cli_parse_shape("run", "--base", base, shape, 2, &n))
+            return CLI_EXIT_USAGE;
+        req->stat_options.base[0] = shape[0];
+        req->stat_options.base[1] = n == 2 ? shape[1] : shape[0];
+    }
+    if (sample) {
+        double f;
+        if (cli_parse_double("run", "--sample", sample, &f))
+            return CLI_EXIT_USAGE;
+        if (!(f > 0 && f <= 1))
+            return cli_usage_error("run", "--sample must be in (0, 1], not '%s'", sample);
+        req->stat_options.sample_fraction = f;
+    }
+    if (seed) {
+        unsigned long long v;
+        if (cli_parse_u64("run", "--seed", seed, &v))
+            return CLI_EXIT_USAGE;
+        req->stat_options.seed = v;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int parse_request(const cli_args *args, run_request *req)
 {
     memset(req, 0, sizeof(*req));
@@ -190,11 +253,15 @@ static int parse_request(const cli_args *args, run_request *req)
     else
         return cli_usage_error("run", "--format must be csv or json, not '%s'", fmt);
     const char *est = cli_value(args, OPT_ESTIMATOR);
-    if (est && strcmp(est, "exact") != 0)
+    if (est && strcmp(est, "exact") != 0 && strcmp(est, "stat") != 0)
         return cli_usage_error("run",
-                               "--estimator must be exact, not '%s' (stat and analytic are not "
+                               "--estimator must be exact or stat, not '%s' (analytic is not "
                                "available yet)",
                                est);
+    req->stat = est && strcmp(est, "stat") == 0;
+    int rc = parse_stat_options(args, req);
+    if (rc)
+        return rc;
     req->quiet = cli_has(args, OPT_QUIET);
     req->verbose = cli_has(args, OPT_VERBOSE);
     req->dry_run = cli_has(args, OPT_DRY_RUN);
@@ -243,7 +310,7 @@ static int parse_request(const cli_args *args, run_request *req)
                 return CLI_EXIT_FAILURE;
             }
         } else if (args->option[i] == OPT_TENSOR) {
-            int rc = tensor_set(args->value[i], &s);
+            rc = tensor_set(args->value[i], &s);
             if (rc)
                 return rc;
         } else {
@@ -382,11 +449,18 @@ static int run(const run_request *req, run_state *st)
     tessel_diag_list_free(&errors);
     step_end(req, t0, "data");
 
-    step_begin(req, &t0, "estimating traffic", "(exact)");
-    progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
-    rc = tessel_model_exact_progress(spec, st->data, NULL, progress_line, &progress, &st->result,
-                                     &d);
-    progress_done(&progress);
+    step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
+    if (req->stat) {
+        rc = tessel_model_stat(spec, st->data, &req->stat_options, NULL, &st->result, &d);
+        if (!rc && req->verbose)
+            fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
+                    st->result.stats_seconds, st->result.seconds);
+    } else {
+        progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
+        rc = tessel_model_exact_progress(spec, st->data, NULL, progress_line, &progress,
+                                         &st->result, &d);
+        progress_done(&progress);
+    }
     if (rc)
         return cli_report(&d);
     step_end(req, t0, "estimate");

@@ -86,8 +86,9 @@ typedef struct tessel_result {
     uint64_t compulsory_bytes;  /* inputs read once + output written once, level-1 formats */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
-    double seconds;             /* wall time of the estimate */
-    char estimator[16];         /* "exact" */
+    double seconds;             /* wall time of the estimate (stat: from statistics) */
+    double stats_seconds;       /* stat: time spent collecting the statistics */
+    char estimator[16];         /* "exact" or "stat" */
 } tessel_result;
 
 /* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all
@@ -107,6 +108,56 @@ typedef void (*tessel_progress_fn)(void *ud, unsigned level, double fraction);
 int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_data *data,
                                 const tessel_allocator *a, tessel_progress_fn progress,
                                 void *progress_ud, tessel_result *out, tessel_diag *diag);
+
+/* ------------------------------------------------------------------ */
+/* The statistical estimator (d2t2 section 5, src/model/stat.c and
+ * stat_spmspm.c): the same counts as the exact estimator, estimated from
+ * per-input statistics collected once (the base tile grid, the D2T2
+ * statistics, nonzeros per row and column). The input tiles' traffic is
+ * computed from the tile grids at the level's shape, derived from the base
+ * grid; the output's nonzeros and partial sums are estimated (eq. 20).
+ * Today: SpMSpM and SpMV, one buffer level below the backing store, tile
+ * edges that are multiples of the base grid (or whole modes), default
+ * skipping, single-name formats; anything else is TESSEL_EUNSUPPORTED or
+ * TESSEL_EINVAL with the spec position. */
+typedef struct tessel_stat_options {
+    uint64_t base[2];       /* base tile grid, rows x columns (default 128 x 128) */
+    double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
+    uint64_t seed;          /* of the samples (default 1) */
+    /* The output sample: this fraction of the output's rows (at least
+     * output_min_rows of them) multiplied out symbolically once per input
+     * pair (default 0.05, 512). 0: no sample, the output's nonzeros follow
+     * D2T2's eq. 20 from Corrs alone. */
+    double output_fraction;
+    uint64_t output_min_rows;
+} tessel_stat_options;
+
+void tessel_stat_options_init(tessel_stat_options *o);
+
+/* The statistics of a workload's inputs, collected once (one pass over
+ * each input and the output sample's multiplies) and then shared
+ * read-only by any number of design points of the same workload. */
+typedef struct tessel_stat_data tessel_stat_data;
+
+int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data *data,
+                            const tessel_stat_options *opt, const tessel_allocator *a,
+                            tessel_stat_data **out, tessel_diag *diag);
+void tessel_stat_data_free(tessel_stat_data **s);
+/* Wall time the collection took. */
+double tessel_stat_data_seconds(const tessel_stat_data *s);
+
+/* One design point from collected statistics: spec must have the same
+ * einsum as the spec the statistics were collected with (the mapping and
+ * architecture may differ). Costs microseconds to a millisecond; never
+ * reads the data. Thread-safe for concurrent calls on one `s`. */
+int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
+                           tessel_result *out, tessel_diag *diag);
+
+/* Both in one: opt may be NULL (defaults). out->seconds is the estimate
+ * from the statistics, out->stats_seconds their collection. */
+int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,
+                      const tessel_stat_options *opt, const tessel_allocator *a,
+                      tessel_result *out, tessel_diag *diag);
 
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);

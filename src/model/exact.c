@@ -74,7 +74,7 @@ static int run_boundary(engine *e, unsigned b)
 
 /* Derived counts: the backing side of each boundary, the MACs' reads at
  * the innermost level, and the summary totals. */
-static void finish_counts(engine *e)
+void exact_finish_counts(engine *e)
 {
     tessel_result *r = e->res;
     unsigned L = e->nlev - 1;
@@ -119,7 +119,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void engine_free(engine *e)
+void exact_engine_free(engine *e)
 {
     for (unsigned i = 0; i < NIN; i++)
         if (e->in[i].owned)
@@ -178,8 +178,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
             memset(e.mark, 0, (e.extent[e.out.x[e.out.order - 1]] + 1) * sizeof(uint64_t));
     }
     if (!rc)
-        finish_counts(&e);
-    engine_free(&e);
+        exact_finish_counts(&e);
+    exact_engine_free(&e);
     out->seconds = now_seconds() - start;
     return rc;
 }

@@ -88,6 +88,9 @@ typedef struct engine {
 } engine;
 
 
+/* exact.c */
+void exact_finish_counts(engine *e);
+void exact_engine_free(engine *e);
 /* exact_roles.c */
 int exact_oom(engine *e);
 int exact_setup_roles(engine *e, const tessel_workload_data *w);

@@ -1,0 +1,515 @@
+/* The statistical estimator (d2t2 section 5): collects, per input matrix,
+ * the base tile grid, the D2T2 statistics and the nonzeros per row and
+ * column, then estimates one design point from those alone
+ * (src/model/stat_spmspm.c). Supports SpMSpM and SpMV at a spec with one
+ * buffer level below the backing store, default skipping, and the
+ * single-name formats. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "stat_internal.h"
+
+void tessel_stat_options_init(tessel_stat_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->base[0] = o->base[1] = 128;
+    o->sample_fraction = 0.01;
+    o->seed = 1;
+    o->output_fraction = 0.05;
+    o->output_min_rows = 512;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics of one input. */
+
+static void input_free(const tessel_allocator *a, stat_input *in)
+{
+    tessel_tile_grid_free(&in->grid);
+    tessel_d2t2_free(&in->d2t2);
+    tessel_dealloc(a, in->line_nnz[0]);
+    tessel_dealloc(a, in->line_nnz[1]);
+    memset(in, 0, sizeof(*in));
+}
+
+static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
+                         const tessel_allocator *a, stat_input *in, tessel_diag *diag)
+{
+    memset(in, 0, sizeof(*in));
+    in->dims[0] = t->dims[0];
+    in->dims[1] = t->dims[1];
+    uint64_t base[2];
+    for (unsigned m = 0; m < 2; m++)
+        base[m] = opt->base[m] ? opt->base[m] : 128;
+    int rc = tessel_d2t2_collect(t, base, opt->sample_fraction, opt->seed, a, &in->d2t2, diag);
+    if (!rc)
+        rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
+    if (rc) {
+        input_free(a, in);
+        return rc;
+    }
+    for (unsigned m = 0; m < 2; m++) {
+        in->line_nnz[m] = tessel_alloc_array(a, t->dims[m] + 1, sizeof(uint64_t));
+        if (!in->line_nnz[m]) {
+            input_free(a, in);
+            return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        }
+        memset(in->line_nnz[m], 0, (t->dims[m] + 1) * sizeof(uint64_t));
+    }
+    for (uint64_t r = 0; r < t->dims[0]; r++) {
+        in->line_nnz[0][r] = t->ptr[r + 1] - t->ptr[r];
+        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
+            in->line_nnz[1][t->idx[1][p]]++;
+    }
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* What the estimator does not model yet, said before any work. */
+
+static int check_workload(const tessel_spec *s, tessel_diag *diag)
+{
+    if (s->workload.kind != TESSEL_WORKLOAD_SPMSPM && s->workload.kind != TESSEL_WORKLOAD_SPMV)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->workload.pos.file,
+                               s->workload.pos.line, s->workload.pos.column, "workload.einsum",
+                               "the stat estimator handles SpMSpM and SpMV so far; use "
+                               "--estimator exact for '%s'",
+                               s->workload.einsum ? s->workload.einsum : "");
+    return TESSEL_OK;
+}
+
+/* Levels and formats: the checks that need no roles. */
+static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
+{
+    if (s->nlevels != 2)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->path, 0, 0, "architecture.levels",
+                               "the stat estimator models one buffer level below the backing "
+                               "store; this spec has %u levels (use --estimator exact)",
+                               s->nlevels);
+    const tessel_spec_level *lv = &s->level[1];
+    for (unsigned t = 0; t < s->workload.ntensors; t++) {
+        const tessel_spec_tensor_level *tl = &lv->tensor[t];
+        int f = tl->format >= 0 ? tl->format : lv->format;
+        if (f == TESSEL_SPEC_FORMAT_RANKS)
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                   lv->pos.column, "format",
+                                   "level %s: the stat estimator prices single-name formats "
+                                   "(csr, coo, bitmap, ...), not per-rank lists, for %s",
+                                   lv->name, s->workload.tensor[t].name);
+    }
+    return TESSEL_OK;
+}
+
+static int check_design(const tessel_spec *s, const engine *e, tessel_diag *diag)
+{
+    int rc = check_design_levels(s, diag);
+    if (rc)
+        return rc;
+    const tessel_spec_level *lv = &s->level[1];
+    for (unsigned i = 0; i < e->nin; i++) {
+        unsigned t = e->in[i].spec_tensor, other = e->in[1 - i].spec_tensor;
+        const tessel_spec_tensor_level *tl = &lv->tensor[t];
+        if (!(tl->sparse.skip_on >> other & 1u) || tl->sparse.gate_on)
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                   lv->pos.column, "skip_on",
+                                   "level %s: the stat estimator assumes %s skips on %s "
+                                   "(the default) and no gating",
+                                   lv->name, s->workload.tensor[t].name,
+                                   s->workload.tensor[other].name);
+    }
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The boundary's tile grids, derived from the base grids. */
+
+/* A tile edge the base grid can be merged into: a multiple of the base
+ * edge, or the whole mode (rounded up to a multiple). */
+static int derived_edge(const engine *e, unsigned x, uint64_t tile, uint64_t base,
+                        uint64_t *edge, tessel_diag *diag)
+{
+    uint64_t extent = e->extent[x];
+    if (tile >= extent) {
+        *edge = (extent + base - 1) / base * base;
+        if (*edge == 0)
+            *edge = base;
+        return TESSEL_OK;
+    }
+    if (tile % base == 0) {
+        *edge = tile;
+        return TESSEL_OK;
+    }
+    const tessel_spec_level *lv = &e->spec->level[1];
+    return tessel_diag_set(diag, TESSEL_EINVAL, lv->pos.file, lv->pos.line, lv->pos.column,
+                           "mapping",
+                           "level %s: tile %s:%llu is not a multiple of the stat estimator's "
+                           "base grid (%llu); choose a multiple or a smaller base",
+                           lv->name, e->spec->workload.index_name[e->spec_index[x]],
+                           (unsigned long long)tile, (unsigned long long)base);
+}
+
+static int derive(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
+                  const tessel_allocator *a, stat_grid *out, tessel_diag *diag)
+{
+    uint64_t tile[2];
+    for (unsigned m = 0; m < 2; m++) {
+        unsigned x = e->in[i].x[m];
+        int rc = derived_edge(e, x, bd->tile[x], in->grid->tile[m], &tile[m], diag);
+        if (rc)
+            return rc;
+    }
+    tessel_tile_grid *g = NULL;
+    int rc = tessel_tile_grid_derive(in->grid, tile, &g, diag);
+    if (!rc) {
+        rc = stat_grid_from_tile_grid(g, a, out);
+        if (rc)
+            rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    }
+    tessel_tile_grid_free(&g);
+    return rc;
+}
+
+/* Position of engine index x in level 1's loop order; a whole-extent
+ * index (no loop) counts as outermost. */
+static int loop_position(const boundary *bd, unsigned x)
+{
+    for (unsigned d = 0; d < bd->ndigits; d++)
+        if (bd->d[d].x == x)
+            return (int)d;
+    return -1;
+}
+
+/* Mean number of multiplies that meet on one output nonzero inside a
+ * reduction tile: 1 + sum over shifts s of P(A[i,k+s] | A[i,k]) *
+ * P(B[k+s,j] | B[k,j]) in both directions (Corrs, eq. 11; eq. 20's
+ * divisor). */
+static double multiplicity(const stat_input *a, const stat_input *b, uint64_t tk)
+{
+    const double *ca = a->d2t2->corrs[1], *cb = b->d2t2->corrs[0];
+    uint64_t n = a->d2t2->ncorrs[1] < b->d2t2->ncorrs[0] ? a->d2t2->ncorrs[1]
+                                                         : b->d2t2->ncorrs[0];
+    if (n > tk)
+        n = tk;
+    double sum = 1;
+    for (uint64_t s = 1; s < n; s++)
+        sum += 2 * ca[s] * cb[s];
+    return sum;
+}
+
+static double flops_of(const stat_input *a, const stat_input *b)
+{
+    double f = 0;
+    for (uint64_t k = 0; k < a->dims[1] && k < b->dims[0]; k++)
+        f += (double)a->line_nnz[1][k] * (double)b->line_nnz[0][k];
+    return f;
+}
+
+static uint64_t partition_of(const tessel_spec *s, unsigned t, unsigned nin)
+{
+    const tessel_spec_level *lv = &s->level[1];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return lv->capacity / (nin + 1);
+}
+
+static uint64_t count_of(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)llround(x);
+}
+
+static void store_input(tessel_traffic *tr, const stat_counts *c)
+{
+    tr->fills = count_of(c->fills);
+    tr->in_data = count_of(c->fill_data + c->bumped_data);
+    tr->in_metadata = count_of(c->fill_meta + c->bumped_meta);
+    tr->bumped_bytes = count_of(c->bumped_data + c->bumped_meta);
+}
+
+/* Every input tile once, in its level-1 format (rule 3). */
+static double input_compulsory(const stat_problem *p)
+{
+    double total = 0;
+    const stat_grid *g[2] = { &p->a, &p->b };
+    const tile_cost *c[2] = { &p->cost_a, &p->cost_b };
+    for (unsigned i = 0; i < 2; i++)
+        for (uint64_t n = 0; n < g[i]->n; n++) {
+            uint64_t d, m;
+            exact_tile_bytes(c[i], g[i]->nnz[n], NULL, &d, &m);
+            total += (double)(d + m);
+        }
+    return total;
+}
+
+/* The canonical loop order of level 1 after mirroring (i before j):
+ * where k sits. A whole-extent index has no loop and counts as
+ * outermost; two such indices can be swapped freely. */
+static void canonical_order(int p_i, int p_j, int p_k, char *order)
+{
+    if (p_k > p_j)
+        memcpy(order, "IJK", 4);
+    else if (p_k > p_i)
+        memcpy(order, "IKJ", 4);
+    else
+        memcpy(order, "KIJ", 4);
+}
+
+static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                    const tessel_allocator *a, tessel_diag *diag)
+{
+    tessel_result *r = e->res;
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = 1;
+    int rc = exact_geometry(e, &bd);
+    stat_grid ga = { 0 }, gb = { 0 };
+    stat_problem p;
+    memset(&p, 0, sizeof(p));
+    p.alloc = a;
+    if (!rc)
+        rc = derive(e, in[0], 0, &bd, a, &ga, diag);
+    if (!rc)
+        rc = derive(e, in[1], 1, &bd, a, &gb, diag);
+    if (!rc)
+        rc = exact_tile_cost_init(e, &bd, &e->in[0], &p.cost_a);
+    if (!rc)
+        rc = exact_tile_cost_init(e, &bd, &e->in[1], &p.cost_b);
+    if (!rc)
+        rc = exact_tile_cost_init(e, &bd, &e->out, &p.cost_z);
+    if (rc) {
+        stat_grid_free(a, &ga);
+        stat_grid_free(a, &gb);
+        return rc;
+    }
+    /* engine indices: 0 = i, 1 = j, 2 = k. Orders with j outside i are
+     * the mirror image: Z^T = B^T A^T. */
+    int pi = loop_position(&bd, 0), pj = loop_position(&bd, 1), pk = loop_position(&bd, 2);
+    int mirror = pj < pi;
+    unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
+    p.part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
+    p.part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
+    if (mirror) {
+        rc = stat_grid_transpose(&gb, a, &p.a);
+        if (!rc)
+            rc = stat_grid_transpose(&ga, a, &p.b);
+        tile_cost tmp = p.cost_a;
+        p.cost_a = p.cost_b;
+        p.cost_b = tmp;
+        p.ti = bd.tile[1], p.tj = bd.tile[0];
+        stat_grid_free(a, &ga);
+        stat_grid_free(a, &gb);
+    } else {
+        p.a = ga;
+        p.b = gb;
+        p.ti = bd.tile[0], p.tj = bd.tile[1];
+    }
+    if (!rc) {
+        p.tk = bd.tile[2];
+        p.ext_i = p.a.rows;
+        p.ext_k = p.a.cols;
+        p.ext_j = p.b.cols;
+        canonical_order(mirror ? pj : pi, mirror ? pi : pj, pk, p.order);
+        p.flops = flops_of(in[0], in[1]);
+        p.multiplicity = multiplicity(in[0], in[1], p.tk);
+        p.out_cells = bd.tile[0] * bd.tile[1];
+        p.sample = sample;
+        p.sample_mirrored = mirror;
+    }
+    stat_outcome o;
+    if (!rc)
+        rc = stat_spmspm_evaluate(&p, &o);
+    if (!rc) {
+        unsigned t_a = mirror ? tb : ta, t_b = mirror ? ta : tb;
+        store_input(&r->traffic[1][t_a], &o.a);
+        store_input(&r->traffic[1][t_b], &o.b);
+        tessel_traffic *tz = &r->traffic[1][0];
+        tz->writebacks = count_of(o.z_writebacks);
+        tz->updates = count_of(o.z_updates);
+        tz->out_data = count_of(o.z_out_data);
+        tz->out_metadata = count_of(o.z_out_meta);
+        tz->in_data = count_of(o.z_in_data);
+        tz->in_metadata = count_of(o.z_in_meta);
+        r->overflow_tiles = count_of(o.a.overflow_fills + o.b.overflow_fills);
+        r->effectual_tiles[1] = count_of(o.effectual);
+        r->macs = count_of(p.flops);
+        r->output_nnz = count_of(o.out_nnz);
+        r->compulsory_bytes = count_of(input_compulsory(&p) + o.compulsory_z);
+        /* the MACs read each effectual iteration's operand nonzeros */
+        uint64_t coord = e->spec->level[1].coord_bits / 8;
+        r->intersections = count_of(o.operand_nnz[0] + o.operand_nnz[1]);
+        r->traffic[1][t_a].child_read_metadata = count_of(o.operand_nnz[0] * (double)coord);
+        r->traffic[1][t_b].child_read_metadata = count_of(o.operand_nnz[1] * (double)coord);
+        exact_algorithmic_counts(e, &bd);
+    }
+    stat_grid_free(a, &p.a);
+    stat_grid_free(a, &p.b);
+    if (rc == TESSEL_ENOMEM)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics once, design points many times. */
+
+struct tessel_stat_data {
+    const tessel_allocator *alloc;
+    engine e;             /* roles and operand tensors */
+    char einsum[512];     /* the workload they were collected for */
+    stat_input in[2];
+    int shared;           /* B's statistics are A's */
+    int has_sample;
+    stat_output_sample sample;
+    double seconds;
+};
+
+void tessel_stat_data_free(tessel_stat_data **sp)
+{
+    if (!sp || !*sp)
+        return;
+    tessel_stat_data *s = *sp;
+    *sp = NULL;
+    stat_output_sample_free(s->alloc, &s->sample);
+    input_free(s->alloc, &s->in[0]);
+    if (!s->shared)
+        input_free(s->alloc, &s->in[1]);
+    exact_engine_free(&s->e);
+    tessel_dealloc(s->alloc, s);
+}
+
+double tessel_stat_data_seconds(const tessel_stat_data *s)
+{
+    return s ? s->seconds : 0;
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
+{
+    const stat_input *b = s->shared ? &s->in[0] : &s->in[1];
+    uint64_t base[3] = { s->in[0].grid->tile[0], b->grid->tile[1],
+                         gcd(s->in[0].grid->tile[1], b->grid->tile[0]) };
+    int rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
+                                        opt->output_min_rows, opt->seed, s->alloc, &s->sample);
+    if (rc == TESSEL_ERANGE)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
+                               "the output sample's base cells do not fit in 64 bits; use a "
+                               "coarser --base or no output sample");
+    if (rc)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    s->has_sample = 1;
+    return TESSEL_OK;
+}
+
+int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data *data,
+                            const tessel_stat_options *opt, const tessel_allocator *a,
+                            tessel_stat_data **out, tessel_diag *diag)
+{
+    *out = NULL;
+    double start = now_seconds();
+    tessel_stat_options defaults;
+    if (!opt) {
+        tessel_stat_options_init(&defaults);
+        opt = &defaults;
+    }
+    int rc = check_workload(spec, diag);
+    if (rc)
+        return rc;
+    tessel_stat_data *s = tessel_alloc(a, sizeof(*s));
+    if (!s)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    memset(s, 0, sizeof(*s));
+    s->alloc = a;
+    snprintf(s->einsum, sizeof(s->einsum), "%s", spec->workload.einsum ? spec->workload.einsum : "");
+    s->e.spec = spec;
+    s->e.alloc = a;
+    s->e.diag = diag;
+    s->e.nlev = spec->nlevels;
+    rc = exact_setup_roles(&s->e, data);
+    if (!rc)
+        rc = input_collect(s->e.in[0].t, opt, a, &s->in[0], diag);
+    s->shared = !rc && s->e.in[1].t == s->e.in[0].t;
+    if (!rc && !s->shared)
+        rc = input_collect(s->e.in[1].t, opt, a, &s->in[1], diag);
+    if (!rc && opt->output_fraction > 0)
+        rc = collect_sample(s, opt, diag);
+    s->e.spec = NULL;
+    s->e.diag = NULL;
+    if (rc) {
+        tessel_stat_data_free(&s);
+        return rc;
+    }
+    s->seconds = now_seconds() - start;
+    *out = s;
+    return TESSEL_OK;
+}
+
+int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
+                           tessel_result *out, tessel_diag *diag)
+{
+    double start = now_seconds();
+    memset(out, 0, sizeof(*out));
+    snprintf(out->estimator, sizeof(out->estimator), "stat");
+    out->nlevels = spec->nlevels;
+    out->ntensors = spec->workload.ntensors;
+    if (strcmp(s->einsum, spec->workload.einsum ? spec->workload.einsum : "") != 0)
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->workload.pos.file,
+                               spec->workload.pos.line, spec->workload.pos.column,
+                               "workload.einsum",
+                               "these statistics were collected for '%s', not '%s'", s->einsum,
+                               spec->workload.einsum ? spec->workload.einsum : "");
+    engine e = s->e; /* shares the operand tensors; never freed here */
+    e.spec = spec;
+    e.diag = diag;
+    e.res = out;
+    e.nlev = spec->nlevels;
+    int rc = check_design(spec, &e, diag);
+    if (!rc) {
+        const stat_input *ins[2] = { &s->in[0], s->shared ? &s->in[0] : &s->in[1] };
+        rc = evaluate(&e, ins, s->has_sample ? &s->sample : NULL, s->alloc, diag);
+    }
+    if (!rc)
+        exact_finish_counts(&e);
+    out->seconds = now_seconds() - start;
+    out->stats_seconds = s->seconds;
+    return rc;
+}
+
+int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,
+                      const tessel_stat_options *opt, const tessel_allocator *a,
+                      tessel_result *out, tessel_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    tessel_stat_data *s = NULL;
+    int rc = check_workload(spec, diag);
+    if (!rc) {
+        /* a spec the estimator cannot handle fails before the statistics */
+        rc = check_design_levels(spec, diag);
+    }
+    if (!rc)
+        rc = tessel_stat_data_create(spec, data, opt, a, &s, diag);
+    if (!rc)
+        rc = tessel_model_stat_eval(spec, s, out, diag);
+    tessel_stat_data_free(&s);
+    return rc;
+}

@@ -1,0 +1,91 @@
+/* Private to the statistical estimator (src/model/stat*.c). */
+#ifndef TESSEL_MODEL_STAT_INTERNAL_H
+#define TESSEL_MODEL_STAT_INTERNAL_H
+
+#include "exact_internal.h"
+
+/* The statistics of one input matrix the stat estimator reads: the base
+ * tile grid, the D2T2 statistics and the nonzeros per row and column.
+ * Nothing here is a pass over the data once collected. */
+typedef struct stat_input {
+    tessel_tile_grid *grid;   /* base grid */
+    tessel_d2t2_stats *d2t2;  /* Corrs (eq. 11) */
+    uint64_t *line_nnz[2];    /* nonzeros per row [0] and per column [1] */
+    uint64_t dims[2];
+} stat_input;
+
+/* A seeded sample of the output's rows, multiplied out symbolically once
+ * per input pair: every nonzero (i, j) of a sampled row of Z = A B with
+ * the smallest k that produces it, counted per base cell (i / base[0],
+ * j / base[1], k / base[2]). Tile edges are multiples of the base edges,
+ * so any tile shape reads off from the cells alone which output tile
+ * holds each nonzero and at which reduction step it first appears. */
+typedef struct stat_output_sample {
+    uint64_t rows, sampled_rows;
+    double weight;        /* rows / sampled_rows */
+    uint64_t nnz;         /* sampled output nonzeros */
+    uint64_t base[3];     /* cell edges along i, j, k */
+    uint64_t ncells;
+    uint32_t *ci, *cj, *ck;
+    uint64_t *count;      /* sampled nonzeros per cell */
+} stat_output_sample;
+
+int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
+                               const uint64_t *base, double fraction, uint64_t min_rows,
+                               uint64_t seed, const tessel_allocator *al,
+                               stat_output_sample *out);
+void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
+
+/* A tile grid of a matrix as compressed tile rows. */
+typedef struct stat_grid {
+    uint64_t rows, cols;  /* tile extents */
+    uint64_t n;           /* non-empty tiles */
+    uint64_t *ptr;        /* rows + 1 */
+    uint64_t *col;        /* tile column of each non-empty tile, ascending per row */
+    uint64_t *nnz;        /* nonzeros of each */
+} stat_grid;
+
+/* Everything one SpMSpM boundary evaluation needs, in canonical roles:
+ * Z[i,j] = A[i,k] * B[k,j] with the loop order IJK, IKJ or KIJ (the other
+ * three are these with A and B swapped and transposed). */
+typedef struct stat_problem {
+    const tessel_allocator *alloc;
+    stat_grid a, b;             /* tile grids at the boundary's shape */
+    uint64_t ti, tk, tj;        /* tile edges */
+    uint64_t ext_i, ext_k, ext_j;
+    char order[4];              /* "IJK", "IKJ" or "KIJ" */
+    tile_cost cost_a, cost_b, cost_z;
+    uint64_t part_a, part_b;    /* partition bytes (0: no overbooking) */
+    double flops;               /* element-level multiplies, exact */
+    double multiplicity;        /* mean products per output nonzero inside one reduction tile */
+    uint64_t out_cells;         /* Ti x Tj */
+    const stat_output_sample *sample; /* NULL: the output follows eq. 20 alone */
+    int sample_mirrored;        /* the sample's (row, col) are (j, i) here */
+} stat_problem;
+
+/* Per-tensor results of one evaluation. */
+typedef struct stat_counts {
+    double fills, fill_data, fill_meta;      /* inputs */
+    double bumped_data, bumped_meta;         /* rule 4 */
+    double overflow_fills;
+} stat_counts;
+
+typedef struct stat_outcome {
+    stat_counts a, b;
+    double z_writebacks, z_updates;
+    double z_out_data, z_out_meta, z_in_data, z_in_meta;
+    double effectual;        /* effectual tile iterations */
+    double out_pairs;        /* output tiles visited at least once */
+    double out_nnz;          /* estimated nonzeros of Z */
+    double out_nonempty;     /* estimated non-empty output tiles */
+    double compulsory_z;     /* bytes of the final output, level 1 format */
+    double operand_nnz[2];   /* nonzeros of A's and B's tiles summed over effectual iterations */
+} stat_outcome;
+
+/* stat_spmspm.c */
+int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
+int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+void stat_grid_free(const tessel_allocator *a, stat_grid *g);
+int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *out);
+
+#endif

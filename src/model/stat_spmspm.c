@@ -1,0 +1,631 @@
+/* The statistical estimator for SpMSpM Z[i,j] = A[i,k] * B[k,j] at one
+ * storage boundary (d2t2 section 5.1, eqs. 13-20, extended to the three
+ * canonical loop orders IJK, IKJ and KIJ; the other three are their
+ * mirror images, see stat.c).
+ *
+ * Known exactly from the statistics: the tile grids of A and B at the
+ * boundary's shape (derived from the saved base grid), hence which tile
+ * iterations are effectual. So the inputs' sums over the tiling domain of
+ * P(access) x SizeTile (eqs. 13, 16, 17) are evaluated tile by tile, with
+ * each tile's own size instead of the average SizeTile, and with the reuse
+ * of a resident tile between consecutive effectual iterations (rule 1).
+ * The output tile pairs are walked with bitsets over the reduction tiles:
+ * O(ext_i * ext_j * ext_k / 64) word operations, never a pass over data.
+ *
+ * Estimated: the output's nonzeros and the partial tiles its write-backs
+ * carry (eq. 19). From the output sample when there is one: each sampled
+ * nonzero is written back by every run of visits to its tile that ends at
+ * or after its first reduction step. Without a sample, eq. 20: the
+ * multiplies of a tile pair (its share of the exact total) grouped by the
+ * Corrs multiplicity fall independently into the tile's cells, and partial
+ * tiles grow linearly with the reduction steps. */
+#include <math.h>
+#include <string.h>
+
+#include "stat_internal.h"
+
+/* Walks that would cost more word operations than this use the
+ * independence approximation of the tile-pair structure instead. */
+#define BITSET_BUDGET (UINT64_C(1) << 28)
+
+void stat_grid_free(const tessel_allocator *a, stat_grid *g)
+{
+    tessel_dealloc(a, g->ptr);
+    tessel_dealloc(a, g->col);
+    tessel_dealloc(a, g->nnz);
+    memset(g, 0, sizeof(*g));
+}
+
+static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, uint64_t n,
+                      stat_grid *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->rows = rows;
+    g->cols = cols;
+    g->n = n;
+    g->ptr = tessel_alloc_array(a, rows + 1, sizeof(uint64_t));
+    g->col = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+    g->nnz = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+    if (!g->ptr || !g->col || !g->nnz) {
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memset(g->ptr, 0, (rows + 1) * sizeof(uint64_t));
+    return TESSEL_OK;
+}
+
+int stat_grid_from_tile_grid(const tessel_tile_grid *t, const tessel_allocator *a, stat_grid *g)
+{
+    int rc = grid_alloc(a, t->extent[0], t->extent[1], t->nonempty, g);
+    if (rc)
+        return rc;
+    for (uint64_t n = 0; n < t->nonempty; n++) {
+        g->ptr[t->group[n] + 1]++;
+        g->col[n] = t->key[n];
+        g->nnz[n] = t->count[n];
+    }
+    for (uint64_t r = 0; r < g->rows; r++)
+        g->ptr[r + 1] += g->ptr[r];
+    return TESSEL_OK;
+}
+
+int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+{
+    int rc = grid_alloc(a, s->cols, s->rows, s->n, g);
+    if (rc)
+        return rc;
+    for (uint64_t n = 0; n < s->n; n++)
+        g->ptr[s->col[n] + 1]++;
+    for (uint64_t r = 0; r < g->rows; r++)
+        g->ptr[r + 1] += g->ptr[r];
+    uint64_t *next = tessel_alloc_array(a, g->rows + 1, sizeof(uint64_t));
+    if (!next) {
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memcpy(next, g->ptr, (g->rows + 1) * sizeof(uint64_t));
+    for (uint64_t r = 0; r < s->rows; r++)
+        for (uint64_t n = s->ptr[r]; n < s->ptr[r + 1]; n++) {
+            uint64_t d = next[s->col[n]]++;
+            g->col[d] = r;
+            g->nnz[d] = s->nnz[n];
+        }
+    tessel_dealloc(a, next);
+    return TESSEL_OK;
+}
+
+/* Set bits of a word without relying on a popcount instruction. */
+static inline uint64_t bits_set(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (x * UINT64_C(0x0101010101010101)) >> 56;
+}
+
+static inline unsigned low_bit(uint64_t x)
+{
+    return (unsigned)__builtin_ctzll(x);
+}
+
+static inline unsigned high_bit(uint64_t x)
+{
+    return 63u - (unsigned)__builtin_clzll(x);
+}
+
+/* ------------------------------------------------------------------ */
+/* Working state of one evaluation. */
+
+typedef struct price {
+    double data, meta;
+} price;
+
+/* Output tiles are priced as data = nnz * d1 and meta = m0 + nnz * m1,
+ * fitted between an empty tile and a full one (exact for COO, CSR,
+ * bitmap and UOP-CP footprints). */
+typedef struct affine {
+    double d1, m0, m1;
+} affine;
+
+typedef struct work {
+    const stat_problem *p;
+    uint64_t words;             /* 64-bit words per bitset over the reduction tiles */
+    price *a_price, *b_price;   /* per non-empty tile */
+    uint64_t *a_col;            /* non-empty A tiles per tile column k */
+    uint64_t *a_first, *a_last; /* smallest and largest tile row in column k */
+    double *a_col_nnz;          /* nonzeros of A's tile column k */
+    uint64_t *b_row;            /* non-empty B tiles per tile row k */
+    double *b_row_nnz;
+    uint64_t *arows;            /* per tile row i: bitset of A's non-empty k */
+    uint64_t *bcols;            /* per tile column j: bitset of B's non-empty k */
+    /* Output runs that merge (consecutive effectual iterations on one
+     * output tile): bit k of row i set when the run of output tile
+     * (i, merge_j[k]) at step k continues at its next visit. */
+    uint64_t *merge_bits, *merge_j;
+    double merges;
+} work;
+
+static void work_free(work *w)
+{
+    const tessel_allocator *a = w->p->alloc;
+    tessel_dealloc(a, w->a_price);
+    tessel_dealloc(a, w->b_price);
+    tessel_dealloc(a, w->a_col);
+    tessel_dealloc(a, w->a_first);
+    tessel_dealloc(a, w->a_last);
+    tessel_dealloc(a, w->a_col_nnz);
+    tessel_dealloc(a, w->b_row);
+    tessel_dealloc(a, w->b_row_nnz);
+    tessel_dealloc(a, w->arows);
+    tessel_dealloc(a, w->bcols);
+    tessel_dealloc(a, w->merge_bits);
+    tessel_dealloc(a, w->merge_j);
+}
+
+static price tile_price(const tile_cost *tc, uint64_t nnz)
+{
+    uint64_t d, m;
+    exact_tile_bytes(tc, nnz, NULL, &d, &m);
+    return (price){ (double)d, (double)m };
+}
+
+static affine affine_fit(const tile_cost *tc, uint64_t cells)
+{
+    uint64_t n = cells ? cells : 1;
+    price empty = tile_price(tc, 0), full = tile_price(tc, n);
+    affine f = { (full.data - empty.data) / (double)n, empty.meta,
+                 (full.meta - empty.meta) / (double)n };
+    return f;
+}
+
+static void *zeroed(const tessel_allocator *a, uint64_t n, size_t size)
+{
+    void *p = tessel_alloc_array(a, n ? n : 1, size);
+    if (p)
+        memset(p, 0, (n ? n : 1) * size);
+    return p;
+}
+
+static int work_init(work *w, const stat_problem *p, int bitsets)
+{
+    const tessel_allocator *a = p->alloc;
+    uint64_t K = p->ext_k;
+    memset(w, 0, sizeof(*w));
+    w->p = p;
+    w->words = (K + 63) / 64;
+    w->a_price = zeroed(a, p->a.n, sizeof(price));
+    w->b_price = zeroed(a, p->b.n, sizeof(price));
+    w->a_col = zeroed(a, K, sizeof(uint64_t));
+    w->a_first = zeroed(a, K, sizeof(uint64_t));
+    w->a_last = zeroed(a, K, sizeof(uint64_t));
+    w->a_col_nnz = zeroed(a, K, sizeof(double));
+    w->b_row = zeroed(a, K, sizeof(uint64_t));
+    w->b_row_nnz = zeroed(a, K, sizeof(double));
+    if (bitsets) {
+        w->arows = zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
+        w->bcols = zeroed(a, p->ext_j * w->words, sizeof(uint64_t));
+        w->merge_bits = zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
+        w->merge_j = zeroed(a, K, sizeof(uint64_t));
+    }
+    if (!w->a_price || !w->b_price || !w->a_col || !w->a_first || !w->a_last ||
+        !w->a_col_nnz || !w->b_row || !w->b_row_nnz ||
+        (bitsets && (!w->arows || !w->bcols || !w->merge_bits || !w->merge_j))) {
+        work_free(w);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < K; k++) {
+        w->a_first[k] = UINT64_MAX;
+        w->b_row[k] = p->b.ptr[k + 1] - p->b.ptr[k];
+    }
+    for (uint64_t k = 0; k < p->b.rows; k++)
+        for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
+            w->b_price[n] = tile_price(&p->cost_b, p->b.nnz[n]);
+            w->b_row_nnz[k] += (double)p->b.nnz[n];
+            if (bitsets)
+                w->bcols[p->b.col[n] * w->words + k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    for (uint64_t i = 0; i < p->a.rows; i++)
+        for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+            uint64_t k = p->a.col[n];
+            w->a_price[n] = tile_price(&p->cost_a, p->a.nnz[n]);
+            w->a_col[k]++;
+            w->a_col_nnz[k] += (double)p->a.nnz[n];
+            if (w->a_first[k] == UINT64_MAX)
+                w->a_first[k] = i;
+            w->a_last[k] = i;
+            if (bitsets)
+                w->arows[i * w->words + k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    return TESSEL_OK;
+}
+
+/* B's first and last non-empty tile column in tile row k. */
+static uint64_t b_first_j(const stat_problem *p, uint64_t k)
+{
+    return p->b.col[p->b.ptr[k]];
+}
+
+static uint64_t b_last_j(const stat_problem *p, uint64_t k)
+{
+    return p->b.col[p->b.ptr[k + 1] - 1];
+}
+
+/* Index of B's tile (k, j), which must be non-empty. */
+static uint64_t b_tile(const stat_problem *p, uint64_t k, uint64_t j)
+{
+    uint64_t lo = p->b.ptr[k], hi = p->b.ptr[k + 1];
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (p->b.col[mid] <= j)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rule 1 and rule 4 bookkeeping. */
+
+static void add_fill(stat_counts *c, double times, price pr, uint64_t part)
+{
+    c->fills += times;
+    c->fill_data += times * pr.data;
+    c->fill_meta += times * pr.meta;
+    if (part && pr.data + pr.meta > (double)part)
+        c->overflow_fills += times;
+}
+
+static void remove_fill(stat_counts *c, price pr, uint64_t part)
+{
+    add_fill(c, -1, pr, part);
+}
+
+/* `times` uses of a resident overbooked tile without a fill: the part
+ * beyond the partition streams again each time (rule 4), split like the
+ * tile's own bytes. */
+static void add_bumped(stat_counts *c, double times, price pr, uint64_t part)
+{
+    double total = pr.data + pr.meta;
+    if (!part || total <= (double)part || times <= 0)
+        return;
+    double extra = total - (double)part, meta = extra * pr.meta / total;
+    c->bumped_data += times * (extra - meta);
+    c->bumped_meta += times * meta;
+}
+
+/* ------------------------------------------------------------------ */
+/* The output tile pairs: v = |K(i) & K(j)| effectual reduction steps. */
+
+typedef struct pair_sums {
+    double pairs, sum_v, sum_v2;
+} pair_sums;
+
+/* IJK also needs, in the same walk, the resident tiles that serve two
+ * consecutive iterations: A's tile (i, k) when one pair ends and the next
+ * pair of row i starts on k; B's tile when row i ends on the tile the next
+ * row starts on. */
+static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    uint64_t words = w->words;
+    int ijk = strcmp(p->order, "IJK") == 0;
+    uint64_t prev_row_j = UINT64_MAX, prev_row_k = UINT64_MAX;
+    memset(ps, 0, sizeof(*ps));
+    for (uint64_t i = 0; i < p->a.rows; i++) {
+        if (p->a.ptr[i] == p->a.ptr[i + 1])
+            continue;
+        const uint64_t *ar = &w->arows[i * words];
+        uint64_t prev_last = UINT64_MAX, first_j = UINT64_MAX, first_k = 0, last_j = 0,
+                 last_k = 0;
+        for (uint64_t j = 0; j < p->ext_j; j++) {
+            const uint64_t *bc = &w->bcols[j * words];
+            uint64_t v = 0, first = UINT64_MAX, last = 0;
+            for (uint64_t x = 0; x < words; x++) {
+                uint64_t m = ar[x] & bc[x];
+                if (!m)
+                    continue;
+                v += bits_set(m);
+                if (first == UINT64_MAX)
+                    first = x * 64 + low_bit(m);
+                last = x * 64 + high_bit(m);
+            }
+            if (!v)
+                continue;
+            ps->pairs += 1;
+            ps->sum_v += (double)v;
+            ps->sum_v2 += (double)v * (double)v;
+            if (!ijk)
+                continue;
+            if (first == prev_last) {
+                uint64_t n = p->a.ptr[i];
+                while (p->a.col[n] != first)
+                    n++;
+                remove_fill(&o->a, w->a_price[n], p->part_a);
+                add_bumped(&o->a, 1, w->a_price[n], p->part_a);
+            }
+            prev_last = last;
+            if (first_j == UINT64_MAX)
+                first_j = j, first_k = first;
+            last_j = j, last_k = last;
+        }
+        if (ijk && first_j != UINT64_MAX) {
+            if (first_j == prev_row_j && first_k == prev_row_k) {
+                uint64_t n = b_tile(p, first_k, first_j);
+                remove_fill(&o->b, w->b_price[n], p->part_b);
+                add_bumped(&o->b, 1, w->b_price[n], p->part_b);
+            }
+            prev_row_j = last_j, prev_row_k = last_k;
+        }
+    }
+}
+
+/* The same sums without the walk: the output tile columns of a row are
+ * the union of the B tile rows it meets, taken as independent. */
+static void estimate_pairs(const work *w, double effectual, pair_sums *ps)
+{
+    const stat_problem *p = w->p;
+    memset(ps, 0, sizeof(*ps));
+    double J = (double)p->ext_j;
+    for (uint64_t i = 0; i < p->a.rows; i++) {
+        double empty = 1, sum = 0;
+        for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+            double r = (double)w->b_row[p->a.col[n]];
+            empty *= 1 - r / J;
+            sum += r;
+        }
+        double union_size = J * (1 - empty);
+        ps->pairs += union_size < sum ? union_size : sum;
+    }
+    ps->sum_v = effectual;
+    ps->sum_v2 = ps->pairs > 0 ? effectual * effectual / ps->pairs : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs: eqs. 16 and 17 evaluated tile by tile. */
+
+/* A when j is the innermost loop (IKJ, KIJ): one fill per A tile that
+ * meets a non-empty B tile row; its other uses stream its overflow. */
+static void input_a_outer(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    for (uint64_t n = 0; n < p->a.n; n++) {
+        uint64_t uses = w->b_row[p->a.col[n]];
+        if (!uses)
+            continue;
+        add_fill(c, 1, w->a_price[n], p->part_a);
+        add_bumped(c, (double)uses - 1, w->a_price[n], p->part_a);
+    }
+}
+
+/* A when j is the middle loop (IJK): a fill per use; walk_pairs takes off
+ * the reuses. */
+static void input_a_middle(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    for (uint64_t n = 0; n < p->a.n; n++)
+        add_fill(c, (double)w->b_row[p->a.col[n]], w->a_price[n], p->part_a);
+}
+
+/* B when i is the middle loop (KIJ): inside reduction step k every row of
+ * A tiles walks B's tile row k again; a row of one tile stays resident. */
+static void input_b_middle(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    for (uint64_t k = 0; k < p->b.rows; k++) {
+        uint64_t users = w->a_col[k];
+        for (uint64_t n = p->b.ptr[k]; users && n < p->b.ptr[k + 1]; n++) {
+            if (w->b_row[k] == 1) {
+                add_fill(c, 1, w->b_price[n], p->part_b);
+                add_bumped(c, (double)users - 1, w->b_price[n], p->part_b);
+            } else {
+                add_fill(c, (double)users, w->b_price[n], p->part_b);
+            }
+        }
+    }
+}
+
+/* B when i is the outermost loop (IJK, IKJ): a fill per use, except where
+ * one row of A tiles ends on the B tile the next row starts on (IJK:
+ * found by walk_pairs; IKJ: here). */
+static void input_b_outer(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    for (uint64_t k = 0; k < p->b.rows; k++)
+        for (uint64_t n = p->b.ptr[k]; w->a_col[k] && n < p->b.ptr[k + 1]; n++)
+            add_fill(c, (double)w->a_col[k], w->b_price[n], p->part_b);
+    if (strcmp(p->order, "IKJ") != 0)
+        return;
+    uint64_t prev_k = UINT64_MAX, prev_j = UINT64_MAX;
+    for (uint64_t i = 0; i < p->a.rows; i++) {
+        uint64_t fk = UINT64_MAX, lk = UINT64_MAX;
+        for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++)
+            if (w->b_row[p->a.col[n]]) {
+                if (fk == UINT64_MAX)
+                    fk = p->a.col[n];
+                lk = p->a.col[n];
+            }
+        if (fk == UINT64_MAX)
+            continue;
+        if (fk == prev_k && b_first_j(p, fk) == prev_j) {
+            uint64_t n = p->b.ptr[fk];
+            remove_fill(c, w->b_price[n], p->part_b);
+            add_bumped(c, 1, w->b_price[n], p->part_b);
+        }
+        prev_k = lk;
+        prev_j = b_last_j(p, lk);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The output (eqs. 19-20). */
+
+static void set_merge(work *w, uint64_t i, uint64_t k, uint64_t j)
+{
+    w->merges += 1;
+    if (w->merge_bits) {
+        w->merge_bits[i * w->words + k / 64] |= UINT64_C(1) << (k % 64);
+        w->merge_j[k] = j;
+    }
+}
+
+/* Consecutive effectual iterations on one output tile merge two runs of
+ * visits. IKJ: inside row i, consecutive effectual k meet when B's tile
+ * row k_a ends on the tile column B's row k_b starts on. KIJ:
+ * consecutive effectual k whose last and first (i, j) coincide. */
+static void find_merges(work *w)
+{
+    const stat_problem *p = w->p;
+    if (strcmp(p->order, "IKJ") == 0) {
+        for (uint64_t i = 0; i < p->a.rows; i++) {
+            uint64_t prev_k = UINT64_MAX;
+            for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+                uint64_t k = p->a.col[n];
+                if (!w->b_row[k])
+                    continue;
+                if (prev_k != UINT64_MAX && b_first_j(p, k) == b_last_j(p, prev_k))
+                    set_merge(w, i, prev_k, b_last_j(p, prev_k));
+                prev_k = k;
+            }
+        }
+    } else if (strcmp(p->order, "KIJ") == 0) {
+        uint64_t prev_k = UINT64_MAX;
+        for (uint64_t k = 0; k < p->ext_k; k++) {
+            if (!w->a_col[k] || !w->b_row[k])
+                continue;
+            if (prev_k != UINT64_MAX && w->a_first[k] == w->a_last[prev_k] &&
+                b_first_j(p, k) == b_last_j(p, prev_k))
+                set_merge(w, w->a_last[prev_k], prev_k, b_last_j(p, prev_k));
+            prev_k = k;
+        }
+    }
+}
+
+/* Expected nonzeros of an output tile of `cells` cells that receives
+ * `products` multiplies in groups of `multiplicity` (eq. 20). */
+static double tile_nonzeros(double products, double multiplicity, double cells)
+{
+    if (products <= 0 || cells <= 0)
+        return 0;
+    double groups = products / (multiplicity > 1 ? multiplicity : 1);
+    return cells * -expm1(-groups / cells);
+}
+
+/* The sample's nonzeros, each written back by every run of visits to its
+ * output tile that ends at or after its first reduction step. Returns
+ * the weighted count of those write-backs' nonzeros. */
+static double sample_written(const work *w)
+{
+    const stat_problem *p = w->p;
+    const stat_output_sample *s = p->sample;
+    uint64_t words = w->words;
+    double written = 0;
+    for (uint64_t c = 0; c < s->ncells; c++) {
+        uint64_t r = p->sample_mirrored ? s->cj[c] : s->ci[c];
+        uint64_t q = p->sample_mirrored ? s->ci[c] : s->cj[c];
+        uint64_t rb = p->sample_mirrored ? s->base[1] : s->base[0];
+        uint64_t qb = p->sample_mirrored ? s->base[0] : s->base[1];
+        uint64_t i = r * rb / p->ti, j = q * qb / p->tj, k0 = s->ck[c] * s->base[2] / p->tk;
+        const uint64_t *x = &w->arows[i * words], *y = &w->bcols[j * words];
+        const uint64_t *mb = &w->merge_bits[i * words];
+        uint64_t runs = 0;
+        for (uint64_t wd = k0 / 64; wd < words; wd++) {
+            uint64_t m = x[wd] & y[wd];
+            if (wd == k0 / 64)
+                m &= ~UINT64_C(0) << (k0 % 64);
+            runs += bits_set(m);
+            for (uint64_t mm = m & mb[wd]; mm; mm &= mm - 1)
+                runs -= w->merge_j[wd * 64 + low_bit(mm)] == j;
+        }
+        written += (double)runs * (double)s->count[c];
+    }
+    return written * s->weight;
+}
+
+/* The output's nonzeros and the nonzeros its write-backs carry. */
+static void output_volume(const work *w, const pair_sums *ps, double E, double *nnz,
+                          double *written)
+{
+    const stat_problem *p = w->p;
+    if (p->sample && w->arows) {
+        *nnz = (double)p->sample->nnz * p->sample->weight;
+        *written = sample_written(w);
+        return;
+    }
+    /* A pair with v effectual steps gets v / E of the multiplies. */
+    double vbar = ps->sum_v / ps->pairs;
+    double pair_nnz = tile_nonzeros(p->flops / E * vbar, p->multiplicity, (double)p->out_cells);
+    double per_step = vbar > 0 ? pair_nnz / vbar : 0;
+    *nnz = per_step * ps->sum_v;
+    /* Linear growth: a pair written back after each of rho runs carries
+     * P (rho + 1) / 2 in all; rho is v less its merges. */
+    double rho = ps->sum_v2 / ps->sum_v * (E - w->merges) / E;
+    *written = *nnz * (rho + 1) / 2;
+}
+
+static void output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    affine z = affine_fit(&p->cost_z, p->out_cells);
+    double E = o->effectual, pairs = ps->pairs;
+    if (pairs <= 0 || E <= 0)
+        return;
+    double nnz, written;
+    output_volume(w, ps, E, &nnz, &written);
+    o->out_nnz = nnz;
+    o->out_pairs = pairs;
+    o->out_nonempty = pairs * -expm1(-nnz / pairs);
+    o->compulsory_z = o->out_nonempty * z.m0 + nnz * (z.d1 + z.m1);
+    if (strcmp(p->order, "IJK") == 0) {
+        o->z_writebacks = pairs;
+        o->z_out_data = nnz * z.d1;
+        o->z_out_meta = pairs * z.m0 + nnz * z.m1;
+        return;
+    }
+    /* Every write-back but a pair's last is read back later. */
+    if (written < nnz)
+        written = nnz;
+    double read = written - nnz;
+    o->z_writebacks = E - w->merges;
+    o->z_updates = o->z_writebacks - pairs;
+    o->z_out_data = written * z.d1;
+    o->z_out_meta = o->z_writebacks * z.m0 + written * z.m1;
+    o->z_in_data = read * z.d1;
+    o->z_in_meta = o->z_updates * z.m0 + read * z.m1;
+}
+
+int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
+{
+    memset(o, 0, sizeof(*o));
+    uint64_t words = (p->ext_k + 63) / 64;
+    long double cost = (long double)p->ext_i * (long double)p->ext_j * (long double)words;
+    int bitsets = cost <= (long double)BITSET_BUDGET;
+    work w;
+    int rc = work_init(&w, p, bitsets);
+    if (rc)
+        return rc;
+    double E = 0;
+    for (uint64_t k = 0; k < p->ext_k; k++) {
+        E += (double)w.a_col[k] * (double)w.b_row[k];
+        o->operand_nnz[0] += w.a_col_nnz[k] * (double)w.b_row[k];
+        o->operand_nnz[1] += w.b_row_nnz[k] * (double)w.a_col[k];
+    }
+    o->effectual = E;
+    if (strcmp(p->order, "IJK") == 0)
+        input_a_middle(&w, &o->a);
+    else
+        input_a_outer(&w, &o->a);
+    if (strcmp(p->order, "KIJ") == 0)
+        input_b_middle(&w, &o->b);
+    else
+        input_b_outer(&w, &o->b);
+    pair_sums ps;
+    if (bitsets)
+        walk_pairs(&w, &ps, o);
+    else
+        estimate_pairs(&w, E, &ps);
+    find_merges(&w);
+    output_traffic(&w, &ps, o);
+    work_free(&w);
+    return TESSEL_OK;
+}

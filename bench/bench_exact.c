@@ -14,44 +14,6 @@
 #include "bench_util.h"
 #include "tessel/model.h"
 
-static void spec_init(tessel_spec *s, const char *order, uint64_t tile)
-{
-    memset(s, 0, sizeof(*s));
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_SPMSPM;
-    w->nindices = 3;
-    strcpy(w->index_name[0], "i");
-    strcpy(w->index_name[1], "j");
-    strcpy(w->index_name[2], "k");
-    w->ntensors = 3;
-    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
-    for (unsigned t = 0; t < 3; t++) {
-        snprintf(w->tensor[t].name, sizeof(w->tensor[t].name), "%c", "ZAB"[t]);
-        w->tensor[t].rank = 2;
-        w->tensor[t].index[0] = idx[t][0];
-        w->tensor[t].index[1] = idx[t][1];
-    }
-    s->nlevels = 2;
-    for (unsigned l = 0; l < 2; l++) {
-        tessel_spec_level *lv = &s->level[l];
-        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
-        lv->instances = 1;
-        lv->word_bits = 64;
-        lv->value_bits = 64;
-        lv->coord_bits = lv->offset_bits = lv->run_bits = 32;
-        lv->format = 1;
-        for (unsigned t = 0; t < 3; t++) {
-            lv->tensor[t].format = -1;
-            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
-        }
-    }
-    s->level[1].has_mapping = 1;
-    for (unsigned x = 0; x < 3; x++)
-        s->level[1].tile[x] = tile;
-    for (unsigned p = 0; p < 3; p++)
-        s->level[1].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
-}
-
 /* Row-wise symbolic SpGEMM: nonzeros of A*A. */
 static uint64_t symbolic_nnz(const tessel_tensor *a)
 {
@@ -96,7 +58,8 @@ static void bench_matrix(const char *label, tessel_tensor *a)
             if (only && strcmp(only, name) != 0)
                 continue;
             tessel_spec s;
-            spec_init(&s, orders[o], tiles[t]);
+            uint64_t shape[3] = { tiles[t], tiles[t], tiles[t] };
+            bench_spmspm_spec(&s, orders[o], shape);
             tessel_result r;
             tessel_diag diag;
             if (tessel_model_exact(&s, &d, NULL, &r, &diag)) {

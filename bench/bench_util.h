@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tessel/spec.h"
 #include "tessel/tensor.h"
 
 /* Seconds on the monotonic clock. */
@@ -48,6 +49,11 @@ int bench_synthetic(bench_synth_kind kind, uint64_t n, uint64_t draws, uint64_t 
 /* Bytes of plain CSR with 8-byte row pointers, 4-byte columns and 8-byte
  * values: the reference size for memory ratios. */
 uint64_t bench_csr_bytes(const tessel_tensor *t);
+
+/* Z[i,j] = A[i,k] * B[k,j] on DRAM -> LLB (csr, 64-bit values, 32-bit
+ * coordinates, default skipping, no capacity limit), loop order like
+ * "IKJ", LLB tile edges tile[] = { i, j, k }. */
+void bench_spmspm_spec(tessel_spec *s, const char *order, const uint64_t *tile);
 
 /* Last path component (for table rows). */
 const char *bench_basename(const char *path);

@@ -87,9 +87,10 @@ static void help(void)
         "      --sample F          stat: fraction of base tiles sampled for Corrs\n"
         "                          (default 0.01)\n"
         "      --seed N            stat: seed of the samples (default 1)\n"
-        "      --output-sample F   stat: fraction of the output's rows multiplied out\n"
-        "                          symbolically, at least 512 rows (default 0.05); 0:\n"
-        "                          none, the output follows D2T2's eq. 20 from Corrs\n"
+        "      --output-sample F   stat: the output rows multiplied out symbolically\n"
+        "                          cost this fraction of all multiplies (default: 0.05\n"
+        "                          but at least 2^20 multiplies); 0: none, the output's\n"
+        "                          nonzeros follow D2T2's eq. 20 from Corrs\n"
         "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"
         "  -v, --verbose           each step and its time on standard error\n"
@@ -201,9 +202,9 @@ static int parse_stat_options(const cli_args *args, run_request *req)
         if (!(f >= 0 && f <= 1))
             return cli_usage_error("run", "--output-sample must be in [0, 1], not '%s'",
                                    osample);
+        /* an explicit fraction is taken as is, without the default's floor */
         req->stat_options.output_fraction = f;
-        if (f == 0)
-            req->stat_options.output_min_rows = 0;
+        req->stat_options.output_min_flops = 0;
     }
     if (base) {
         unsigned long long shape[2];

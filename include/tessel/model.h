@@ -124,12 +124,14 @@ typedef struct tessel_stat_options {
     uint64_t base[2];       /* base tile grid, rows x columns (default 128 x 128) */
     double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
     uint64_t seed;          /* of the samples (default 1) */
-    /* The output sample: this fraction of the output's rows (at least
-     * output_min_rows of them) multiplied out symbolically once per input
-     * pair (default 0.05, 512). 0: no sample, the output's nonzeros follow
+    /* The output sample: rows of the output multiplied out symbolically
+     * once per input pair, drawn with probability proportional to their
+     * multiplies so that they cost this fraction of all multiplies, and
+     * at least output_min_flops (default 0.05, 2^20: smaller products are
+     * multiplied out whole). 0: no sample, the output's nonzeros follow
      * D2T2's eq. 20 from Corrs alone. */
     double output_fraction;
-    uint64_t output_min_rows;
+    uint64_t output_min_flops;
 } tessel_stat_options;
 
 void tessel_stat_options_init(tessel_stat_options *o);

@@ -61,8 +61,9 @@ int tessel_yaml_double(const tessel_yaml_node *n, double *out);
 int tessel_yaml_u64(const tessel_yaml_node *n, uint64_t *out);
 int tessel_yaml_bool(const tessel_yaml_node *n, int *out);
 int tessel_yaml_is_null(const tessel_yaml_node *n);
-/* "256KiB", "1.5 MB", "4096" (bytes), "64B"; B/KB/MB/GB are powers of 1000,
- * KiB/MiB/GiB powers of 1024. Fractions of a byte are an error. */
+/* "256KiB", "1.5 MB", "4096" (bytes), "64B"; KB/MB/GB/TB/PB/EB are powers
+ * of 1000, KiB/MiB/GiB/TiB/PiB/EiB powers of 1024. Fractions of a byte are
+ * an error; sizes of 2^64 bytes or more are TESSEL_ERANGE. */
 int tessel_parse_size(const char *text, uint64_t *bytes);
 /* Arena allocation in a document (for trees built in code, e.g. merged
  * specs); returns NULL when out of memory. Strings are copied. */

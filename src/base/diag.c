@@ -121,7 +121,7 @@ static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63)
-        return 64;
+        return SIZE_MAX; /* never a suggestion, whatever the limit */
     size_t row[64];
     for (size_t j = 0; j <= lb; j++)
         row[j] = j;

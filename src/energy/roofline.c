@@ -1,5 +1,6 @@
 /* Roofline performance: a run takes as long as its slowest resource, the
  * MAC array or the bandwidth of one storage level. */
+#include <math.h>
 #include <string.h>
 
 #include "tessel/energy.h"
@@ -37,7 +38,11 @@ void tessel_roofline_evaluate(const tessel_spec *spec, double macs, const double
         for (unsigned l = 0; l < n; l++)
             out->level_utilization[l] = out->level_cycles[l] / out->cycles;
     }
-    out->seconds = clock > 0 ? out->cycles / (clock * 1e9) : 0;
+    /* A clock beyond 1.8e299 GHz overflows in Hz; dividing in GHz first
+     * keeps the time finite (and equal up to rounding). */
+    double hz = clock * 1e9;
+    if (clock > 0)
+        out->seconds = isfinite(hz) ? out->cycles / hz : out->cycles / clock * 1e-9;
 }
 
 const char *tessel_roofline_bound_name(const tessel_spec *spec, const tessel_roofline *r)

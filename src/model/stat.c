@@ -17,7 +17,7 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->sample_fraction = 0.01;
     o->seed = 1;
     o->output_fraction = 0.05;
-    o->output_min_rows = 512;
+    o->output_min_flops = 1u << 20;
 }
 
 static double now_seconds(void)
@@ -32,6 +32,10 @@ static double now_seconds(void)
 
 static void input_free(const tessel_allocator *a, stat_input *in)
 {
+    if (in->base) {
+        stat_grid_free(a, in->base);
+        tessel_dealloc(a, in->base);
+    }
     tessel_tile_grid_free(&in->grid);
     tessel_d2t2_free(&in->d2t2);
     tessel_dealloc(a, in->line_nnz[0]);
@@ -51,6 +55,14 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
     int rc = tessel_d2t2_collect(t, base, opt->sample_fraction, opt->seed, a, &in->d2t2, diag);
     if (!rc)
         rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
+    if (!rc) {
+        in->base = tessel_alloc(a, sizeof(*in->base));
+        if (!in->base || stat_grid_from_tile_grid(in->grid, a, in->base)) {
+            tessel_dealloc(a, in->base);
+            in->base = NULL;
+            rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        }
+    }
     if (rc) {
         input_free(a, in);
         return rc;
@@ -130,12 +142,30 @@ static int check_design(const tessel_spec *s, const engine *e, tessel_diag *diag
 /* ------------------------------------------------------------------ */
 /* The boundary's tile grids, derived from the base grids. */
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Level 1's tile edge of engine index x, a whole mode counting as 0. */
+static uint64_t level_edge(const engine *e, const boundary *bd, unsigned x)
+{
+    return bd->tile[x] >= e->extent[x] ? 0 : bd->tile[x];
+}
+
 /* A tile edge the base grid can be merged into: a multiple of the base
- * edge, or the whole mode (rounded up to a multiple). */
-static int derived_edge(const engine *e, unsigned x, uint64_t tile, uint64_t base,
+ * edge, or the whole mode (rounded up to a multiple). Otherwise the error
+ * names the largest base that would work: rows of both operands divide
+ * base[0], columns base[1]. */
+static int derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,
                         uint64_t *edge, tessel_diag *diag)
 {
-    uint64_t extent = e->extent[x];
+    uint64_t extent = e->extent[x], tile = bd->tile[x];
     if (tile >= extent) {
         *edge = (extent + base - 1) / base * base;
         if (*edge == 0)
@@ -146,34 +176,34 @@ static int derived_edge(const engine *e, unsigned x, uint64_t tile, uint64_t bas
         *edge = tile;
         return TESSEL_OK;
     }
+    uint64_t rows = base, cols = base; /* i and k are rows, k and j columns */
+    rows = gcd(gcd(rows, level_edge(e, bd, 0)), level_edge(e, bd, 2));
+    cols = gcd(gcd(cols, level_edge(e, bd, 2)), level_edge(e, bd, 1));
     const tessel_spec_level *lv = &e->spec->level[1];
     return tessel_diag_set(diag, TESSEL_EINVAL, lv->pos.file, lv->pos.line, lv->pos.column,
                            "mapping",
                            "level %s: tile %s:%llu is not a multiple of the stat estimator's "
-                           "base grid (%llu); choose a multiple or a smaller base",
+                           "base grid (%llu); run with --base %llux%llu or choose tiles that "
+                           "are multiples",
                            lv->name, e->spec->workload.index_name[e->spec_index[x]],
-                           (unsigned long long)tile, (unsigned long long)base);
+                           (unsigned long long)tile, (unsigned long long)base,
+                           (unsigned long long)rows, (unsigned long long)cols);
 }
 
 static int derive(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
-                  const tessel_allocator *a, stat_grid *out, tessel_diag *diag)
+                  const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag)
 {
-    uint64_t tile[2];
     for (unsigned m = 0; m < 2; m++) {
         unsigned x = e->in[i].x[m];
-        int rc = derived_edge(e, x, bd->tile[x], in->grid->tile[m], &tile[m], diag);
+        int rc = derived_edge(e, bd, x, in->grid->tile[m], &tile[m], diag);
         if (rc)
             return rc;
     }
-    tessel_tile_grid *g = NULL;
-    int rc = tessel_tile_grid_derive(in->grid, tile, &g, diag);
-    if (!rc) {
-        rc = stat_grid_from_tile_grid(g, a, out);
-        if (rc)
-            rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-    }
-    tessel_tile_grid_free(&g);
-    return rc;
+    int rc = stat_grid_coarsen(in->base, tile[0] / in->grid->tile[0],
+                               tile[1] / in->grid->tile[1], a, out);
+    if (rc)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return TESSEL_OK;
 }
 
 /* Position of engine index x in level 1's loop order; a whole-extent
@@ -239,21 +269,6 @@ static void store_input(tessel_traffic *tr, const stat_counts *c)
     tr->bumped_bytes = count_of(c->bumped_data + c->bumped_meta);
 }
 
-/* Every input tile once, in its level-1 format (rule 3). */
-static double input_compulsory(const stat_problem *p)
-{
-    double total = 0;
-    const stat_grid *g[2] = { &p->a, &p->b };
-    const tile_cost *c[2] = { &p->cost_a, &p->cost_b };
-    for (unsigned i = 0; i < 2; i++)
-        for (uint64_t n = 0; n < g[i]->n; n++) {
-            uint64_t d, m;
-            exact_tile_bytes(c[i], g[i]->nnz[n], NULL, &d, &m);
-            total += (double)(d + m);
-        }
-    return total;
-}
-
 /* The canonical loop order of level 1 after mirroring (i before j):
  * where k sits. A whole-extent index has no loop and counts as
  * outermost; two such indices can be swapped freely. */
@@ -279,10 +294,13 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.alloc = a;
+    /* tile edges as the grids see them: whole modes rounded up to base
+     * multiples (A: i, k; B: k, j) */
+    uint64_t edge_a[2] = { 0, 0 }, edge_b[2] = { 0, 0 };
     if (!rc)
-        rc = derive(e, in[0], 0, &bd, a, &ga, diag);
+        rc = derive(e, in[0], 0, &bd, a, &ga, edge_a, diag);
     if (!rc)
-        rc = derive(e, in[1], 1, &bd, a, &gb, diag);
+        rc = derive(e, in[1], 1, &bd, a, &gb, edge_b, diag);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->in[0], &p.cost_a);
     if (!rc)
@@ -308,16 +326,16 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
         tile_cost tmp = p.cost_a;
         p.cost_a = p.cost_b;
         p.cost_b = tmp;
-        p.ti = bd.tile[1], p.tj = bd.tile[0];
+        p.ti = edge_b[1], p.tj = edge_a[0];
         stat_grid_free(a, &ga);
         stat_grid_free(a, &gb);
     } else {
         p.a = ga;
         p.b = gb;
-        p.ti = bd.tile[0], p.tj = bd.tile[1];
+        p.ti = edge_a[0], p.tj = edge_b[1];
     }
     if (!rc) {
-        p.tk = bd.tile[2];
+        p.tk = edge_a[1];
         p.ext_i = p.a.rows;
         p.ext_k = p.a.cols;
         p.ext_j = p.b.cols;
@@ -346,7 +364,7 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
         r->effectual_tiles[1] = count_of(o.effectual);
         r->macs = count_of(p.flops);
         r->output_nnz = count_of(o.out_nnz);
-        r->compulsory_bytes = count_of(input_compulsory(&p) + o.compulsory_z);
+        r->compulsory_bytes = count_of(o.compulsory_in + o.compulsory_z);
         /* the MACs read each effectual iteration's operand nonzeros */
         uint64_t coord = e->spec->level[1].coord_bits / 8;
         r->intersections = count_of(o.operand_nnz[0] + o.operand_nnz[1]);
@@ -394,15 +412,6 @@ double tessel_stat_data_seconds(const tessel_stat_data *s)
     return s ? s->seconds : 0;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
 
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
 {
@@ -410,7 +419,7 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, t
     uint64_t base[3] = { s->in[0].grid->tile[0], b->grid->tile[1],
                          gcd(s->in[0].grid->tile[1], b->grid->tile[0]) };
     int rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
-                                        opt->output_min_rows, opt->seed, s->alloc, &s->sample);
+                                        opt->output_min_flops, opt->seed, s->alloc, &s->sample);
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "

@@ -9,6 +9,7 @@
  * Nothing here is a pass over the data once collected. */
 typedef struct stat_input {
     tessel_tile_grid *grid;   /* base grid */
+    struct stat_grid *base;   /* the same as compressed tile rows */
     tessel_d2t2_stats *d2t2;  /* Corrs (eq. 11) */
     uint64_t *line_nnz[2];    /* nonzeros per row [0] and per column [1] */
     uint64_t dims[2];
@@ -16,22 +17,26 @@ typedef struct stat_input {
 
 /* A seeded sample of the output's rows, multiplied out symbolically once
  * per input pair: every nonzero (i, j) of a sampled row of Z = A B with
- * the smallest k that produces it, counted per base cell (i / base[0],
- * j / base[1], k / base[2]). Tile edges are multiples of the base edges,
- * so any tile shape reads off from the cells alone which output tile
- * holds each nonzero and at which reduction step it first appears. */
+ * the smallest k that produces it. Rows are drawn with probability
+ * proportional to their multiplies (rows above the threshold always), so
+ * the sample costs a set fraction of the multiplies; each nonzero carries
+ * the weight 1 / P(its row). The nonzeros are kept per base cell (i /
+ * base[0], j / base[1], k / base[2]): tile edges are multiples of the base
+ * edges, so any tile shape reads off from the cells alone which output
+ * tile holds each nonzero and at which reduction step it first appears. */
 typedef struct stat_output_sample {
     uint64_t rows, sampled_rows;
-    double weight;        /* rows / sampled_rows */
-    uint64_t nnz;         /* sampled output nonzeros */
+    double flops, sampled_flops;
+    double nnz;           /* estimated nonzeros of Z (sum of the weights) */
+    uint64_t sampled_nnz;
     uint64_t base[3];     /* cell edges along i, j, k */
-    uint64_t ncells;
+    uint64_t ncells;      /* sorted by (i, j, k) cell */
     uint32_t *ci, *cj, *ck;
-    uint64_t *count;      /* sampled nonzeros per cell */
+    double *weight;       /* weighted nonzeros per cell */
 } stat_output_sample;
 
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
-                               const uint64_t *base, double fraction, uint64_t min_rows,
+                               const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, const tessel_allocator *al,
                                stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
@@ -78,6 +83,7 @@ typedef struct stat_outcome {
     double out_pairs;        /* output tiles visited at least once */
     double out_nnz;          /* estimated nonzeros of Z */
     double out_nonempty;     /* estimated non-empty output tiles */
+    double compulsory_in;    /* every input tile once (rule 3) */
     double compulsory_z;     /* bytes of the final output, level 1 format */
     double operand_nnz[2];   /* nonzeros of A's and B's tiles summed over effectual iterations */
 } stat_outcome;
@@ -85,6 +91,9 @@ typedef struct stat_outcome {
 /* stat_spmspm.c */
 int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
 int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+/* The grid of tiles fr x fc times as large (from the counts alone). */
+int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel_allocator *a,
+                      stat_grid *out);
 void stat_grid_free(const tessel_allocator *a, stat_grid *g);
 int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *out);
 

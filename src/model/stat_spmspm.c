@@ -94,6 +94,48 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
     return TESSEL_OK;
 }
 
+int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
+                      stat_grid *g)
+{
+    uint64_t rows = (s->rows + fr - 1) / fr, cols = (s->cols + fc - 1) / fc;
+    /* at most one coarse tile per fine tile, and per coarse row at most
+     * its fine tiles or `cols` */
+    int rc = grid_alloc(a, rows, cols, s->n, g);
+    uint64_t *acc = rc ? NULL : tessel_alloc_array(a, cols + 1, sizeof(uint64_t));
+    uint64_t *touched = acc ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
+    uint64_t *scratch = touched ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
+    if (!scratch) {
+        tessel_dealloc(a, acc);
+        tessel_dealloc(a, touched);
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memset(acc, 0, (cols + 1) * sizeof(uint64_t));
+    uint64_t out = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        uint64_t nt = 0, lo = s->ptr[r * fr], hi = s->ptr[(r + 1) * fr < s->rows ? (r + 1) * fr : s->rows];
+        for (uint64_t n = lo; n < hi; n++) {
+            uint64_t c = s->col[n] / fc;
+            if (!acc[c])
+                touched[nt++] = c;
+            acc[c] += s->nnz[n];
+        }
+        if (fr > 1)
+            tessel_sort_u64(touched, scratch, nt, cols);
+        for (uint64_t t = 0; t < nt; t++) {
+            g->col[out] = touched[t];
+            g->nnz[out++] = acc[touched[t]];
+            acc[touched[t]] = 0;
+        }
+        g->ptr[r + 1] = out;
+    }
+    g->n = out;
+    tessel_dealloc(a, acc);
+    tessel_dealloc(a, touched);
+    tessel_dealloc(a, scratch);
+    return TESSEL_OK;
+}
+
 /* Set bits of a word without relying on a popcount instruction. */
 static inline uint64_t bits_set(uint64_t x)
 {
@@ -127,8 +169,16 @@ typedef struct affine {
     double d1, m0, m1;
 } affine;
 
+/* A non-ranked format's footprint is fixed + nnz * per bits, rounded up
+ * to bytes (tessel_format_footprint), of which ceil(nnz * value bits / 8)
+ * are data: the same arithmetic as exact_tile_bytes, without its calls. */
+typedef struct pricer {
+    double fixed, per, value_bits;
+} pricer;
+
 typedef struct work {
     const stat_problem *p;
+    pricer price_a, price_b;
     uint64_t words;             /* 64-bit words per bitset over the reduction tiles */
     price *a_price, *b_price;   /* per non-empty tile */
     uint64_t *a_col;            /* non-empty A tiles per tile column k */
@@ -162,6 +212,24 @@ static void work_free(work *w)
     tessel_dealloc(a, w->merge_j);
 }
 
+static pricer pricer_of(const tile_cost *tc)
+{
+    pricer pr;
+    tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &pr.fixed,
+                                 &pr.per);
+    pr.value_bits = tc->widths.value_bits;
+    return pr;
+}
+
+static price fast_price(const pricer *pr, uint64_t nnz)
+{
+    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
+    double data = ceil((double)nnz * pr->value_bits / 8);
+    if (data > total)
+        data = total;
+    return (price){ data, total - data };
+}
+
 static price tile_price(const tile_cost *tc, uint64_t nnz)
 {
     uint64_t d, m;
@@ -193,6 +261,8 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
     memset(w, 0, sizeof(*w));
     w->p = p;
     w->words = (K + 63) / 64;
+    w->price_a = pricer_of(&p->cost_a);
+    w->price_b = pricer_of(&p->cost_b);
     w->a_price = zeroed(a, p->a.n, sizeof(price));
     w->b_price = zeroed(a, p->b.n, sizeof(price));
     w->a_col = zeroed(a, K, sizeof(uint64_t));
@@ -219,7 +289,7 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
     }
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
-            w->b_price[n] = tile_price(&p->cost_b, p->b.nnz[n]);
+            w->b_price[n] = fast_price(&w->price_b, p->b.nnz[n]);
             w->b_row_nnz[k] += (double)p->b.nnz[n];
             if (bitsets)
                 w->bcols[p->b.col[n] * w->words + k / 64] |= UINT64_C(1) << (k % 64);
@@ -227,7 +297,7 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
     for (uint64_t i = 0; i < p->a.rows; i++)
         for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
             uint64_t k = p->a.col[n];
-            w->a_price[n] = tile_price(&p->cost_a, p->a.nnz[n]);
+            w->a_price[n] = fast_price(&w->price_a, p->a.nnz[n]);
             w->a_col[k]++;
             w->a_col_nnz[k] += (double)p->a.nnz[n];
             if (w->a_first[k] == UINT64_MAX)
@@ -289,7 +359,8 @@ static void add_bumped(stat_counts *c, double times, price pr, uint64_t part)
     double total = pr.data + pr.meta;
     if (!part || total <= (double)part || times <= 0)
         return;
-    double extra = total - (double)part, meta = extra * pr.meta / total;
+    /* the same truncation as the exact walk */
+    double extra = total - (double)part, meta = floor(extra * pr.meta / total);
     c->bumped_data += times * (extra - meta);
     c->bumped_meta += times * meta;
 }
@@ -511,46 +582,100 @@ static double tile_nonzeros(double products, double multiplicity, double cells)
     return cells * -expm1(-groups / cells);
 }
 
+/* Runs of one output tile pair that end at or after reduction step k:
+ * its visits from k on, less the visits whose run continues. `suffix`
+ * holds, per word, the runs counted in the words after it. */
+typedef struct pair_runs {
+    uint64_t words;
+    uint64_t *ends;   /* visits that end a run */
+    uint64_t *suffix; /* ends in words > w */
+} pair_runs;
+
+static void pair_runs_set(const work *w, uint64_t i, uint64_t j, pair_runs *pr)
+{
+    const uint64_t *x = &w->arows[i * w->words], *y = &w->bcols[j * w->words];
+    const uint64_t *mb = &w->merge_bits[i * w->words];
+    for (uint64_t wd = 0; wd < w->words; wd++) {
+        uint64_t m = x[wd] & y[wd];
+        for (uint64_t mm = m & mb[wd]; mm; mm &= mm - 1) {
+            unsigned b = low_bit(mm);
+            if (w->merge_j[wd * 64 + b] == j)
+                m &= ~(UINT64_C(1) << b);
+        }
+        pr->ends[wd] = m;
+    }
+    uint64_t after = 0;
+    for (uint64_t wd = w->words; wd-- > 0;) {
+        pr->suffix[wd] = after;
+        after += bits_set(pr->ends[wd]);
+    }
+}
+
+static uint64_t pair_runs_from(const pair_runs *pr, uint64_t k)
+{
+    uint64_t wd = k / 64;
+    return bits_set(pr->ends[wd] & (~UINT64_C(0) << (k % 64))) + pr->suffix[wd];
+}
+
 /* The sample's nonzeros, each written back by every run of visits to its
  * output tile that ends at or after its first reduction step. Returns
- * the weighted count of those write-backs' nonzeros. */
-static double sample_written(const work *w)
+ * the weighted count of those write-backs' nonzeros. The cells are
+ * sorted by (i, j, k) base cell, so each base pair sets up its tile
+ * pair's runs once. */
+static int sample_written(const work *w, double *written)
 {
     const stat_problem *p = w->p;
     const stat_output_sample *s = p->sample;
-    uint64_t words = w->words;
-    double written = 0;
-    for (uint64_t c = 0; c < s->ncells; c++) {
-        uint64_t r = p->sample_mirrored ? s->cj[c] : s->ci[c];
-        uint64_t q = p->sample_mirrored ? s->ci[c] : s->cj[c];
-        uint64_t rb = p->sample_mirrored ? s->base[1] : s->base[0];
-        uint64_t qb = p->sample_mirrored ? s->base[0] : s->base[1];
-        uint64_t i = r * rb / p->ti, j = q * qb / p->tj, k0 = s->ck[c] * s->base[2] / p->tk;
-        const uint64_t *x = &w->arows[i * words], *y = &w->bcols[j * words];
-        const uint64_t *mb = &w->merge_bits[i * words];
-        uint64_t runs = 0;
-        for (uint64_t wd = k0 / 64; wd < words; wd++) {
-            uint64_t m = x[wd] & y[wd];
-            if (wd == k0 / 64)
-                m &= ~UINT64_C(0) << (k0 % 64);
-            runs += bits_set(m);
-            for (uint64_t mm = m & mb[wd]; mm; mm &= mm - 1)
-                runs -= w->merge_j[wd * 64 + low_bit(mm)] == j;
-        }
-        written += (double)runs * (double)s->count[c];
+    pair_runs pr = { w->words, NULL, NULL };
+    pr.ends = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
+    pr.suffix = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
+    if (!pr.ends || !pr.suffix) {
+        tessel_dealloc(p->alloc, pr.ends);
+        tessel_dealloc(p->alloc, pr.suffix);
+        return TESSEL_ENOMEM;
     }
-    return written * s->weight;
+    uint64_t rf = p->sample_mirrored ? p->ti / s->base[1] : p->ti / s->base[0];
+    uint64_t qf = p->sample_mirrored ? p->tj / s->base[0] : p->tj / s->base[1];
+    uint64_t kf = p->tk / s->base[2];
+    /* reduction step of each base k cell, without a division per cell */
+    uint64_t kcells = (p->ext_k * kf) + 1;
+    uint32_t *step = tessel_alloc_array(p->alloc, kcells, sizeof(uint32_t));
+    if (!step) {
+        tessel_dealloc(p->alloc, pr.ends);
+        tessel_dealloc(p->alloc, pr.suffix);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < kcells; k++)
+        step[k] = (uint32_t)(k / kf);
+    double sum = 0;
+    for (uint64_t c = 0; c < s->ncells;) {
+        uint64_t ci = s->ci[c], cj = s->cj[c];
+        uint64_t r = p->sample_mirrored ? cj : ci, q = p->sample_mirrored ? ci : cj;
+        pair_runs_set(w, r / rf, q / qf, &pr);
+        for (; c < s->ncells && s->ci[c] == ci && s->cj[c] == cj; c++)
+            sum += (double)pair_runs_from(&pr, s->ck[c] < kcells ? step[s->ck[c]]
+                                                                 : p->ext_k - 1) *
+                   s->weight[c];
+    }
+    tessel_dealloc(p->alloc, step);
+    tessel_dealloc(p->alloc, pr.ends);
+    tessel_dealloc(p->alloc, pr.suffix);
+    *written = sum;
+    return TESSEL_OK;
 }
 
 /* The output's nonzeros and the nonzeros its write-backs carry. */
-static void output_volume(const work *w, const pair_sums *ps, double E, double *nnz,
-                          double *written)
+static int output_volume(const work *w, const pair_sums *ps, double E, double *nnz,
+                         double *written)
 {
     const stat_problem *p = w->p;
     if (p->sample && w->arows) {
-        *nnz = (double)p->sample->nnz * p->sample->weight;
-        *written = sample_written(w);
-        return;
+        *nnz = p->sample->nnz;
+        /* IJK writes each output tile once, complete */
+        if (strcmp(p->order, "IJK") != 0)
+            return sample_written(w, written);
+        *written = *nnz;
+        return TESSEL_OK;
     }
     /* A pair with v effectual steps gets v / E of the multiplies. */
     double vbar = ps->sum_v / ps->pairs;
@@ -561,17 +686,20 @@ static void output_volume(const work *w, const pair_sums *ps, double E, double *
      * P (rho + 1) / 2 in all; rho is v less its merges. */
     double rho = ps->sum_v2 / ps->sum_v * (E - w->merges) / E;
     *written = *nnz * (rho + 1) / 2;
+    return TESSEL_OK;
 }
 
-static void output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
+static int output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
 {
     const stat_problem *p = w->p;
     affine z = affine_fit(&p->cost_z, p->out_cells);
     double E = o->effectual, pairs = ps->pairs;
     if (pairs <= 0 || E <= 0)
-        return;
+        return TESSEL_OK;
     double nnz, written;
-    output_volume(w, ps, E, &nnz, &written);
+    int rc = output_volume(w, ps, E, &nnz, &written);
+    if (rc)
+        return rc;
     o->out_nnz = nnz;
     o->out_pairs = pairs;
     o->out_nonempty = pairs * -expm1(-nnz / pairs);
@@ -580,7 +708,7 @@ static void output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
         o->z_writebacks = pairs;
         o->z_out_data = nnz * z.d1;
         o->z_out_meta = pairs * z.m0 + nnz * z.m1;
-        return;
+        return TESSEL_OK;
     }
     /* Every write-back but a pair's last is read back later. */
     if (written < nnz)
@@ -592,6 +720,7 @@ static void output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
     o->z_out_meta = o->z_writebacks * z.m0 + written * z.m1;
     o->z_in_data = read * z.d1;
     o->z_in_meta = o->z_updates * z.m0 + read * z.m1;
+    return TESSEL_OK;
 }
 
 int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
@@ -611,6 +740,10 @@ int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
         o->operand_nnz[1] += w.b_row_nnz[k] * (double)w.a_col[k];
     }
     o->effectual = E;
+    for (uint64_t n = 0; n < p->a.n; n++)
+        o->compulsory_in += w.a_price[n].data + w.a_price[n].meta;
+    for (uint64_t n = 0; n < p->b.n; n++)
+        o->compulsory_in += w.b_price[n].data + w.b_price[n].meta;
     if (strcmp(p->order, "IJK") == 0)
         input_a_middle(&w, &o->a);
     else
@@ -625,7 +758,7 @@ int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
     else
         estimate_pairs(&w, E, &ps);
     find_merges(&w);
-    output_traffic(&w, &ps, o);
+    rc = output_traffic(&w, &ps, o);
     work_free(&w);
-    return TESSEL_OK;
+    return rc;
 }

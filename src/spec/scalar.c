@@ -100,10 +100,14 @@ static const size_unit size_units[] = {
     { "MB", 1000000 },
     { "GB", 1000000000 },
     { "TB", 1000000000000 },
+    { "PB", 1000000000000000 },
+    { "EB", 1000000000000000000 },
     { "KiB", (uint64_t)1 << 10 },
     { "MiB", (uint64_t)1 << 20 },
     { "GiB", (uint64_t)1 << 30 },
     { "TiB", (uint64_t)1 << 40 },
+    { "PiB", (uint64_t)1 << 50 },
+    { "EiB", (uint64_t)1 << 60 },
 };
 
 static uint64_t gcd_u64(uint64_t a, uint64_t b)

@@ -155,7 +155,7 @@ static int read_size(vctx *v, const tessel_yaml_node *n, const char *field, cons
     if (n && n->kind == TESSEL_YAML_SCALAR && n->value[0] == '-')
         return err(v, n, field, "'%s' must be greater than zero", name);
     if (rc == TESSEL_ERANGE)
-        return err(v, n, field, "'%s' is too large (at most 16 EiB)", name);
+        return err(v, n, field, "'%s' is too large (less than 16 EiB)", name);
     if (rc || strlen(n->value) != n->length)
         return err(v, n, field, "'%s' must be a size such as 256KiB", name);
     if (b == 0)
@@ -1207,6 +1207,54 @@ static void read_mapping(vctx *v, const tessel_yaml_node *root)
 
 /* ------------------------------------------------------------------ */
 
+/* A partition must hold at least one byte: the estimators read a partition
+ * of 0 bytes as "unbounded", so 5% of a 1-byte level, or a fraction such as
+ * 1e-300, would silently model an infinite buffer. The share is the one the
+ * estimators use: the bytes given, else the fraction of the capacity
+ * (rounded down), else an equal share for every tensor. */
+static void check_partition_sizes(vctx *v, unsigned l)
+{
+    tessel_spec *s = v->s;
+    const tessel_spec_level *L = &s->level[l];
+    if (!L->capacity || !s->workload.ntensors)
+        return;
+    for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        const tessel_spec_tensor_level *tl = &L->tensor[t];
+        /* In doubles: a fraction of a capacity near 2^64 must not be
+         * converted back to an integer out of range. */
+        double bytes;
+        if (tl->partition_bytes)
+            bytes = (double)tl->partition_bytes;
+        else if (tl->partition_fraction > 0)
+            bytes = tl->partition_fraction * (double)L->capacity;
+        else
+            bytes = (double)(L->capacity / s->workload.ntensors);
+        if (bytes >= 1.0)
+            continue;
+        const char *name = s->workload.tensor[t].name;
+        char f[128];
+        join(f, sizeof(f), "architecture.levels", L->name);
+        if (tl->partition_fraction > 0) {
+            append(f, sizeof(f), ".tensors.");
+            append(f, sizeof(f), name);
+            append(f, sizeof(f), ".partition");
+            const tessel_yaml_node *n =
+                tessel_yaml_get(tessel_yaml_get(v->tensors_node[l], name), "partition");
+            err(v, n, f,
+                "partition of '%s' at level '%s' is less than one byte (%.4g%% of %llu "
+                "byte%s)",
+                name, L->name, tl->partition_fraction * 100.0, (unsigned long long)L->capacity,
+                L->capacity == 1 ? "" : "s");
+        } else {
+            append(f, sizeof(f), ".capacity");
+            err(v, tessel_yaml_get(v->level_node[l], "capacity"), f,
+                "level '%s' of %llu bytes leaves less than one byte to '%s' (an equal share "
+                "of %u tensors)",
+                L->name, (unsigned long long)L->capacity, name, s->workload.ntensors);
+        }
+    }
+}
+
 static void check_partitions(vctx *v)
 {
     tessel_spec *s = v->s;
@@ -1226,6 +1274,8 @@ static void check_partitions(vctx *v)
                 "partitions of level '%s' add up to %.4g%% of its capacity (at most 100%%)",
                 L->name, sum * 100.0);
         }
+        if (l > 0)
+            check_partition_sizes(v, l);
     }
 }
 

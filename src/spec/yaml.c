@@ -658,6 +658,15 @@ static int syntax_error(builder *b, const yaml_parser_t *p)
     if (p->error == YAML_READER_ERROR)
         offset_mark(b, p->problem_offset, &mark);
     const char *problem = p->problem ? p->problem : "malformed YAML";
+    /* libyaml gives up on a plain (implicit) key of more than 1024
+     * characters with "could not find expected ':'" at the key's end;
+     * name the real cause, at the key's start. */
+    if (p->context && strcmp(p->context, "while scanning a simple key") == 0 &&
+        p->problem_mark.line == p->context_mark.line &&
+        p->problem_mark.index > p->context_mark.index + 1024)
+        return fail(b, TESSEL_EPARSE, p->context_mark,
+                    "a mapping key longer than 1024 characters (YAML's limit for a key "
+                    "written without '?')");
     if (p->context)
         return fail(b, TESSEL_EPARSE, mark, "%s (%s at line %llu)", problem, p->context,
                     (unsigned long long)p->context_mark.line + 1);

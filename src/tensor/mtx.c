@@ -369,8 +369,13 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
                                        diag);
     }
     tessel_coo_builder_free(&b);
-    if (rc && diag && !diag->file[0])
+    if (rc && diag && !diag->file[0]) {
         snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+        /* The builder's limits (hypersparse row pointers) come from the
+         * dimensions on the size line. */
+        if (rc == TESSEL_ERANGE && !diag->line)
+            diag->line = h.size_line;
+    }
     if (!rc) {
         strcpy((*out)->field, h.field_name);
         strcpy((*out)->symmetry, h.symmetry_name);

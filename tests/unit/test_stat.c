@@ -1,0 +1,403 @@
+/* The stat estimator: with every output row in its sample it must agree
+ * with the exact estimator byte for byte (the input side is computed from
+ * the tile grids, not guessed); sampled, it must stay close and be
+ * deterministic; it refuses what it does not model; it survives running
+ * out of memory at every allocation. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "test_alloc.h"
+
+static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
+                        int format, uint64_t capacity)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "test");
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_SPMSPM;
+    w->einsum = "Z[i,j] = A[i,k] * B[k,j]";
+    w->nindices = 3;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "j");
+    strcpy(w->index_name[2], "k");
+    w->ntensors = 3;
+    const char *names[3] = { "Z", "A", "B" };
+    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = 2;
+        w->tensor[t].index[0] = idx[t][0];
+        w->tensor[t].index[1] = idx[t][1];
+    }
+    s->nlevels = 2;
+    for (unsigned l = 0; l < 2; l++) {
+        tessel_spec_level *lv = &s->level[l];
+        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
+        lv->instances = 1;
+        lv->word_bits = 64;
+        lv->value_bits = 64;
+        lv->coord_bits = lv->offset_bits = lv->run_bits = 32;
+        lv->format = format;
+        for (unsigned t = 0; t < 3; t++) {
+            lv->tensor[t].format = -1;
+            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
+        }
+    }
+    tessel_spec_level *llb = &s->level[1];
+    llb->capacity = capacity;
+    llb->has_mapping = 1;
+    llb->tile[0] = ti;
+    llb->tile[1] = tj;
+    llb->tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        llb->order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    s->compute.pes = 1;
+    s->compute.macs_per_pe = 1;
+    s->compute.clock_ghz = 1;
+}
+
+/* rows x cols, each entry present with probability `density`, plus a
+ * band around the diagonal so that tiles differ in fill. */
+static tessel_tensor *test_matrix(uint64_t rows, uint64_t cols, double density, unsigned seed)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    srand(seed);
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++) {
+            int band = (r > c ? r - c : c - r) < 6;
+            if (band || (double)rand() / RAND_MAX < density) {
+                uint32_t e[2] = { r, c };
+                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
+            }
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+static tessel_tensor *load(const char *path)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
+    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
+    return t;
+}
+
+static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
+{
+    memset(d, 0, sizeof(*d));
+    d->ntensors = 3;
+    d->tensor[1] = a;
+    d->tensor[2] = b;
+    d->extent[0] = a->dims[0];
+    d->extent[1] = b->dims[1];
+    d->extent[2] = a->dims[1];
+}
+
+static tessel_stat_options full_sample(void)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    return o;
+}
+
+static tessel_result stat_run(const tessel_spec *s, const tessel_workload_data *d,
+                              const tessel_stat_options *o)
+{
+    tessel_result r;
+    tessel_diag diag;
+    int rc = tessel_model_stat(s, d, o, NULL, &r, &diag);
+    ck_assert_msg(rc == 0, "stat failed: %s", diag.message);
+    ck_assert_str_eq(r.estimator, "stat");
+    return r;
+}
+
+static tessel_result exact_run(const tessel_spec *s, const tessel_workload_data *d)
+{
+    tessel_result r;
+    tessel_diag diag;
+    int rc = tessel_model_exact(s, d, NULL, &r, &diag);
+    ck_assert_msg(rc == 0, "exact failed: %s", diag.message);
+    return r;
+}
+
+/* Every count both estimators report, compared exactly; compulsory bytes
+ * (the output's non-empty tiles are estimated) within 1 %. */
+static void assert_same(const tessel_result *x, const tessel_result *s, const char *what)
+{
+    for (unsigned l = 0; l < x->nlevels; l++)
+        for (unsigned t = 0; t < x->ntensors; t++) {
+            const tessel_traffic *a = &x->traffic[l][t], *b = &s->traffic[l][t];
+#define SAME(f)                                                                              \
+    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
+                  t, (unsigned long long)a->f, (unsigned long long)b->f)
+            SAME(fills);
+            SAME(updates);
+            SAME(writebacks);
+            SAME(reads);
+            SAME(data_bytes);
+            SAME(metadata_bytes);
+            SAME(bumped_bytes);
+            SAME(algorithmic);
+            SAME(skipped);
+            SAME(child_read_metadata);
+#undef SAME
+        }
+    ck_assert_uint_eq(x->macs, s->macs);
+    ck_assert_uint_eq(x->output_nnz, s->output_nnz);
+    ck_assert_uint_eq(x->effectual_tiles[1], s->effectual_tiles[1]);
+    ck_assert_uint_eq(x->intersections, s->intersections);
+    ck_assert_uint_eq(x->dram_bytes, s->dram_bytes);
+    ck_assert_uint_eq(x->overflow_tiles, s->overflow_tiles);
+    double c = (double)x->compulsory_bytes, d = (double)s->compulsory_bytes;
+    ck_assert_msg(fabs(d - c) <= 0.01 * c, "%s compulsory: exact %.0f, stat %.0f", what, c, d);
+}
+
+static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+
+/* tile edges i, k, j; 0 = the whole mode */
+static const uint64_t shapes[][3] = {
+    { 128, 128, 128 }, { 256, 128, 512 }, { 128, 384, 256 }, { 0, 128, 0 }, { 384, 0, 128 },
+};
+
+static void check_all(tessel_tensor *a, tessel_tensor *b, uint64_t capacity, int format,
+                      const tessel_stat_options *o)
+{
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    for (unsigned n = 0; n < sizeof(shapes) / sizeof(shapes[0]); n++)
+        for (unsigned q = 0; q < 6; q++) {
+            tessel_spec s;
+            spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2], format,
+                        capacity);
+            tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, o);
+            char what[64];
+            snprintf(what, sizeof(what), "%s %llux%llux%llu", orders[q],
+                     (unsigned long long)shapes[n][0], (unsigned long long)shapes[n][1],
+                     (unsigned long long)shapes[n][2]);
+            assert_same(&x, &r, what);
+        }
+}
+
+START_TEST(full_sample_equals_exact_real_matrices)
+{
+    tessel_stat_options o = full_sample();
+    tessel_tensor *g51 = load("examples/data/G51.mtx.gz");
+    tessel_tensor *jag = load("examples/data/jagmesh7.mtx.gz");
+    check_all(g51, g51, 0, 1, &o);  /* csr */
+    check_all(jag, jag, 0, 0, &o);  /* coo */
+    tessel_tensor_free(&g51);
+    tessel_tensor_free(&jag);
+}
+END_TEST
+
+START_TEST(full_sample_equals_exact_rectangular_overbooked)
+{
+    /* A 700 x 600 times B 600 x 500, a 40 KB buffer: many tiles overflow
+     * their partition and stream (rule 4). */
+    tessel_stat_options o = full_sample();
+    tessel_tensor *a = test_matrix(700, 600, 0.02, 1), *b = test_matrix(600, 500, 0.03, 2);
+    check_all(a, b, 40000, 1, &o);
+    check_all(a, b, 0, 2, &o); /* bitmap */
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+START_TEST(other_base_grid)
+{
+    tessel_stat_options o = full_sample();
+    o.base[0] = 64;
+    o.base[1] = 32;
+    tessel_tensor *a = test_matrix(300, 300, 0.03, 5);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    /* rows of A and B (i, k) multiples of 64, columns (k, j) of 32 */
+    tessel_spec s;
+    for (unsigned q = 0; q < 6; q++) {
+        spec_spmspm(&s, orders[q], 64, 128, 96, 1, 0);
+        tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+        assert_same(&x, &r, orders[q]);
+    }
+    /* k = 96 is no multiple of 64: refused, with a base that would do */
+    spec_spmspm(&s, "IJK", 64, 96, 96, 1, 0);
+    tessel_result r;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EINVAL);
+    ck_assert_msg(strstr(diag.message, "--base 32x32"), "%s", diag.message);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(sampled_output_close_and_deterministic)
+{
+    tessel_tensor *a = test_matrix(1500, 1500, 0.004, 9);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 0.2;
+    o.output_min_flops = 0;
+    for (unsigned q = 0; q < 3; q++) {
+        tessel_spec s;
+        spec_spmspm(&s, orders[q], 256, 128, 256, 1, 0);
+        tessel_result x = exact_run(&s, &d), r1 = stat_run(&s, &d, &o), r2 = stat_run(&s, &d, &o);
+        /* inputs: exact whatever the sample */
+        for (unsigned t = 1; t < 3; t++)
+            ck_assert_uint_eq(x.traffic[1][t].data_bytes, r1.traffic[1][t].data_bytes);
+        double ex = (double)(x.traffic[0][0].data_bytes + x.traffic[0][0].metadata_bytes);
+        double st = (double)(r1.traffic[0][0].data_bytes + r1.traffic[0][0].metadata_bytes);
+        ck_assert_msg(fabs(st / ex - 1) < 0.1, "%s: Z bytes exact %.0f, stat %.0f", orders[q], ex,
+                      st);
+        ck_assert_uint_eq(r1.dram_bytes, r2.dram_bytes);
+        ck_assert_uint_eq(r1.output_nnz, r2.output_nnz);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(eq20_without_sample)
+{
+    /* No output sample: D2T2's eq. 20 alone. Inputs stay exact; the
+     * output's size is a model, checked only to be of the right order. */
+    tessel_tensor *a = load("examples/data/jagmesh7.mtx.gz");
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 0;
+    o.output_min_flops = 0;
+    for (unsigned q = 0; q < 3; q++) {
+        tessel_spec s;
+        spec_spmspm(&s, orders[q], 256, 256, 256, 1, 0);
+        tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+        for (unsigned t = 1; t < 3; t++)
+            ck_assert_uint_eq(x.traffic[0][t].data_bytes, r.traffic[0][t].data_bytes);
+        double ratio = (double)r.output_nnz / (double)x.output_nnz;
+        ck_assert_msg(ratio > 0.33 && ratio < 3, "%s: nnz(Z) exact %llu, eq. 20 %llu", orders[q],
+                      (unsigned long long)x.output_nnz, (unsigned long long)r.output_nnz);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(statistics_reused_across_points)
+{
+    tessel_tensor *a = load("examples/data/G51.mtx.gz");
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 128, 128, 128, 1, 0);
+    tessel_stat_data *sd = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, NULL, NULL, &sd, &diag), 0);
+    for (unsigned q = 0; q < 6; q++) {
+        spec_spmspm(&s, orders[q], 256, 128, 512, 1, 0);
+        tessel_result once = stat_run(&s, &d, NULL), reused;
+        ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &reused, &diag), 0);
+        ck_assert_uint_eq(once.dram_bytes, reused.dram_bytes);
+        ck_assert_uint_eq(once.traffic[1][0].writebacks, reused.traffic[1][0].writebacks);
+    }
+    s.workload.einsum = "Z[i,j] = A[i,k] * A[k,j]";
+    tessel_result r;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &r, &diag), TESSEL_EINVAL);
+    ck_assert_msg(strstr(diag.message, "collected for"), "%s", diag.message);
+    tessel_stat_data_free(&sd);
+    ck_assert_ptr_null(sd);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(refuses_what_it_does_not_model)
+{
+    tessel_tensor *a = load("examples/data/G51.mtx.gz");
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_spec s;
+    tessel_result r;
+    tessel_diag diag;
+    /* a second buffer level */
+    spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PEB");
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "3 levels"), "%s", diag.message);
+    /* per-rank formats */
+    spec_spmspm(&s, "IJK", 256, 256, 256, TESSEL_SPEC_FORMAT_RANKS, 0);
+    s.level[1].nranks = 2;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    /* no skipping */
+    spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
+    s.level[1].tensor[1].sparse.skip_on = 0;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    /* a tile that is no multiple of the base */
+    spec_spmspm(&s, "IJK", 100, 256, 256, 1, 0);
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EINVAL);
+    ck_assert_msg(strstr(diag.message, "--base 4x128"), "%s", diag.message);
+    /* another workload */
+    spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
+    s.workload.kind = TESSEL_WORKLOAD_TTM;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(out_of_memory_every_allocation)
+{
+    tessel_tensor *a = test_matrix(300, 300, 0.01, 3);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_spec s;
+    spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 0);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_min_flops = 0;
+    o.output_fraction = 0.5;
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_stat(&s, &d, &o, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (rc == 0)
+            break;
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 10000);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stat");
+    TCase *tc = tcase_create("stat");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, full_sample_equals_exact_real_matrices);
+    tcase_add_test(tc, full_sample_equals_exact_rectangular_overbooked);
+    tcase_add_test(tc, other_base_grid);
+    tcase_add_test(tc, sampled_output_close_and_deterministic);
+    tcase_add_test(tc, eq20_without_sample);
+    tcase_add_test(tc, statistics_reused_across_points);
+    tcase_add_test(tc, refuses_what_it_does_not_model);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -122,7 +122,12 @@ int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outf
                         tessel_diag *diag);
 /* The stream to write into (valid until commit/abort). */
 FILE *tessel_outfile_stream(tessel_outfile *f);
-/* Flushes, fsyncs, checks for write errors, renames; frees *f either way. */
+/* Flushes, fsyncs and closes the temporary file, ready for commit: files
+ * that must appear together are all synced first, then committed, so only
+ * the renames lie between them. */
+int tessel_outfile_sync(tessel_outfile *f, tessel_diag *diag);
+/* Flushes, fsyncs, checks for write errors (if not synced yet), renames;
+ * frees *f either way. */
 int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
 /* Removes the temporary file and frees *f. Safe on NULL / *f == NULL. */
 void tessel_outfile_abort(tessel_outfile **f);

@@ -12,6 +12,7 @@ struct tessel_outfile {
     FILE *stream;
     char *path;
     char *tmp_path;
+    int failed; /* tessel_outfile_sync failed; the temporary file is gone */
 };
 
 static void outfile_release(tessel_outfile *f)
@@ -68,12 +69,13 @@ FILE *tessel_outfile_stream(tessel_outfile *f)
     return f->stream;
 }
 
-int tessel_outfile_commit(tessel_outfile **fp, tessel_diag *diag)
+/* Flushes, fsyncs and closes the temporary file; 0 or an errno. */
+static int outfile_finish(tessel_outfile *f)
 {
-    tessel_outfile *f = *fp;
-    *fp = NULL;
+    if (!f->stream)
+        return 0;
     int failed = ferror(f->stream) || fflush(f->stream) != 0;
-    int err = errno;
+    int err = failed ? errno : 0;
     if (!failed && fsync(fileno(f->stream)) != 0 && errno != EINVAL && errno != EROFS) {
         failed = 1;
         err = errno;
@@ -83,15 +85,39 @@ int tessel_outfile_commit(tessel_outfile **fp, tessel_diag *diag)
         err = errno;
     }
     f->stream = NULL;
-    if (!failed && rename(f->tmp_path, f->path) != 0) {
-        failed = 1;
-        err = errno;
+    return failed ? (err ? err : EIO) : 0;
+}
+
+static int outfile_fail(tessel_outfile *f, int err, tessel_diag *diag)
+{
+    unlink(f->tmp_path);
+    return tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file: %s",
+                           strerror(err));
+}
+
+int tessel_outfile_sync(tessel_outfile *f, tessel_diag *diag)
+{
+    int err = outfile_finish(f);
+    if (err) {
+        f->failed = 1;
+        return outfile_fail(f, err, diag);
     }
+    return TESSEL_OK;
+}
+
+int tessel_outfile_commit(tessel_outfile **fp, tessel_diag *diag)
+{
+    tessel_outfile *f = *fp;
+    *fp = NULL;
     int rc = TESSEL_OK;
-    if (failed) {
-        unlink(f->tmp_path);
-        rc = tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file: %s",
-                             strerror(err));
+    if (f->failed) {
+        rc = tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file");
+    } else {
+        int err = outfile_finish(f);
+        if (!err && rename(f->tmp_path, f->path) != 0)
+            err = errno;
+        if (err)
+            rc = outfile_fail(f, err, diag);
     }
     outfile_release(f);
     return rc;

@@ -111,12 +111,10 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
             rc = tessel_diag_set(diag, TESSEL_EIO, path[i], 0, 0, NULL,
                                  "cannot write output file");
     }
-    if (!rc && (fflush(tessel_outfile_stream(out[0])) != 0 ||
-                fflush(tessel_outfile_stream(out[1])) != 0)) {
-        int err = errno;
-        rc = tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, NULL, "cannot write output file: %s",
-                             strerror(err));
-    }
+    /* Both on disk before either rename: only two renames lie between the
+     * old pair and the new one. */
+    for (int i = 0; i < 2 && !rc; i++)
+        rc = tessel_outfile_sync(out[i], diag);
     if (!rc) {
         rc = tessel_outfile_commit(&out[0], diag);
         if (!rc) {

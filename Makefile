@@ -1,11 +1,17 @@
 # Thin wrapper over meson/ninja. The two commands of README.md:
 #   make example   install what is missing, build, run tessel run on a bundled matrix
 #   make test      install what is missing, build with -Werror + ASan/UBSan, run every test
+# and, not in README.md's two commands:
+#   make valgrind  plain debug build, the golden CLI tests under valgrind (memcheck)
 BUILD      ?= build
 TEST_BUILD ?= build-test
+VALGRIND_BUILD ?= build-valgrind
+VALGRIND   ?= valgrind --error-exitcode=1 -q --leak-check=full
+# JOBS=1 limits the valgrind build to one compile job (default: meson's choice).
+JOBS       ?=
 PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev check zlib1g-dev
 
-.PHONY: all deps build example test bench clean
+.PHONY: all deps build example test bench valgrind valgrind-deps clean
 
 all: build
 
@@ -39,5 +45,19 @@ test: deps $(TEST_BUILD)/build.ninja
 bench: build
 	sh bench/run.sh
 
+# No sanitizers here: valgrind cannot run ASan binaries. A debug build (-O0 -g)
+# keeps valgrind's stacks exact. Every golden case must pass with nothing
+# reported: valgrind's own output on stderr fails the case's stderr check.
+$(VALGRIND_BUILD)/build.ninja:
+	meson setup $(VALGRIND_BUILD) --buildtype=debug -Dtests=disabled
+
+valgrind-deps:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) valgrind"
+
+valgrind: valgrind-deps $(VALGRIND_BUILD)/build.ninja
+	meson compile -C $(VALGRIND_BUILD) $(if $(JOBS),-j $(JOBS)) tessel
+	python3 tests/cli/run_golden.py --tessel $(VALGRIND_BUILD)/tools/tessel \
+	  --data ../shared/data --wrapper "$(VALGRIND)"
+
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(VALGRIND_BUILD)

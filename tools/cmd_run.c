@@ -80,8 +80,9 @@ static void help(void)
         "                          when missing, its parent must exist\n"
         "  -f, --format FMT        csv (default: traffic.csv, summary.csv) or json\n"
         "                          (traffic.json, summary.json)\n"
-        "  -e, --estimator NAME    exact (default; walks the real tile grid) or stat\n"
-        "                          (D2T2: from per-tensor statistics, see README)\n"
+        "  -e, --estimator NAME    exact (default; walks the real tile grid), stat\n"
+        "                          (D2T2: from per-tensor statistics, see README) or\n"
+        "                          analytic (closed form from density models, no data)\n"
         "      --base RxC          stat: base tile grid of the statistics (default\n"
         "                          128x128); tile edges must be multiples of it\n"
         "      --sample F          stat: fraction of base tiles sampled for Corrs\n"
@@ -118,7 +119,8 @@ typedef struct run_request {
     const char *out_dir;
     tessel_report_format format;
     int quiet, verbose, dry_run, no_timing;
-    int stat; /* --estimator stat */
+    int stat;     /* --estimator stat */
+    int analytic; /* --estimator analytic: no data loaded */
     tessel_stat_options stat_options;
     tessel_load_options load;
     char **sets; /* malloc'd strings, in command-line order */
@@ -254,12 +256,12 @@ static int parse_request(const cli_args *args, run_request *req)
     else
         return cli_usage_error("run", "--format must be csv or json, not '%s'", fmt);
     const char *est = cli_value(args, OPT_ESTIMATOR);
-    if (est && strcmp(est, "exact") != 0 && strcmp(est, "stat") != 0)
-        return cli_usage_error("run",
-                               "--estimator must be exact or stat, not '%s' (analytic is not "
-                               "available yet)",
+    if (est && strcmp(est, "exact") != 0 && strcmp(est, "stat") != 0 &&
+        strcmp(est, "analytic") != 0)
+        return cli_usage_error("run", "--estimator must be exact, stat or analytic, not '%s'",
                                est);
     req->stat = est && strcmp(est, "stat") == 0;
+    req->analytic = est && strcmp(est, "analytic") == 0;
     int rc = parse_stat_options(args, req);
     if (rc)
         return rc;
@@ -401,6 +403,8 @@ typedef struct run_state {
     tessel_report_point point;
 } run_state;
 
+static int finish(const run_request *req, run_state *st);
+
 static int run(const run_request *req, run_state *st)
 {
     tessel_diag_list errors;
@@ -439,6 +443,16 @@ static int run(const run_request *req, run_state *st)
         return report_list(&errors, rc);
     step_end(req, t0, "energy tables");
 
+    if (req->analytic) {
+        /* closed form from the density models: no data to load */
+        tessel_diag_list_free(&errors);
+        step_begin(req, &t0, "estimating traffic", "(analytic)");
+        rc = tessel_model_analytic(spec, NULL, &st->result, &d);
+        if (rc)
+            return cli_report(&d);
+        step_end(req, t0, "estimate");
+        return finish(req, st);
+    }
     step_begin(req, &t0, "loading data", NULL);
     if (req->verbose)
         for (unsigned t = 1; t < spec->workload.ntensors; t++)
@@ -465,11 +479,24 @@ static int run(const run_request *req, run_state *st)
     if (rc)
         return cli_report(&d);
     step_end(req, t0, "estimate");
+    return finish(req, st);
+}
+
+/* Report files and the printed summary of an estimated design point. */
+static int finish(const run_request *req, run_state *st)
+{
+    const tessel_spec *spec = st->spec;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc;
     if (req->no_timing)
         st->result.seconds = 0;
 
     char label[TESSEL_REPORT_LABEL_MAX];
-    tessel_workload_data_label(st->data, label, sizeof(label));
+    if (st->data)
+        tessel_workload_data_label(st->data, label, sizeof(label));
+    else
+        tessel_model_analytic_label(spec, label, sizeof(label));
     rc = tessel_report_point_build(spec, &st->result, &st->energy, label, "fixed", &st->point, &d);
     if (rc)
         return cli_report(&d);

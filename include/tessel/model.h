@@ -161,6 +161,17 @@ int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,
                       const tessel_stat_options *opt, const tessel_allocator *a,
                       tessel_result *out, tessel_diag *diag);
 
+/* ------------------------------------------------------------------ */
+/* The analytic estimator (src/model/analytic.c): SpMSpM at one buffer
+ * level in closed form from the inputs' density models (uniform or N:M;
+ * bindings like `B: A^T` follow the model they name), no data and no
+ * instance: O(tiles along the reduction index). TESSEL_EUNSUPPORTED for
+ * data bindings, banded models, other workloads, more levels. */
+int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, tessel_result *out,
+                          tessel_diag *diag);
+/* The `data` report column of an analytic run. */
+void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n);
+
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);
 

@@ -21,6 +21,11 @@ Placeholders: {TESSEL} the binary, {DATA} ../shared/data, {CASES} the cases
 directory (malformed inputs live in cases/inputs), {TMP} a fresh temporary
 directory per case. Arguments are split like a shell would (shlex), but no
 shell runs. `--update` rewrites the expected sections from the actual output.
+
+`--wrapper CMD` runs each command under CMD (split like a shell would), for
+example `--wrapper "valgrind --error-exitcode=1 -q --leak-check=full"`. What
+the wrapper writes to stderr then shows up as a difference from the golden
+stderr, so a quiet wrapper passes exactly when it finds nothing.
 """
 import argparse
 import difflib
@@ -73,7 +78,7 @@ def header_of(text):
     return "".join(lines)
 
 
-def run_case(path, tessel, data, cases_dir, update):
+def run_case(path, tessel, data, cases_dir, update, wrapper=()):
     with open(path) as f:
         text = f.read()
     case = parse_case(text)
@@ -85,7 +90,7 @@ def run_case(path, tessel, data, cases_dir, update):
         for need in case["needs"]:
             if not os.path.exists(subst(need)):
                 return "skip"
-        argv = [tessel] + [subst(a) for a in shlex.split(case["args"])]
+        argv = list(wrapper) + [tessel] + [subst(a) for a in shlex.split(case["args"])]
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
         # Paths in messages are shown relative to the placeholders.
         out, err = proc.stdout, proc.stderr
@@ -132,15 +137,20 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--cases", default=os.path.join(os.path.dirname(__file__), "cases"))
     ap.add_argument("--update", action="store_true")
+    ap.add_argument("--wrapper", default="",
+                    help='run each command under this one, e.g. "valgrind -q --error-exitcode=1"')
     ap.add_argument("only", nargs="*", help="case names to run (default: all)")
     args = ap.parse_args()
+    wrapper = shlex.split(args.wrapper)
+    if wrapper and args.update:
+        ap.error("--update with --wrapper would write the wrapper's output into the cases")
     names = sorted(n for n in os.listdir(args.cases) if n.endswith(".case"))
     if args.only:
         names = [n for n in names if n[:-5] in args.only or n in args.only]
     counts = {"ok": 0, "fail": 0, "skip": 0}
     for name in names:
         counts[run_case(os.path.join(args.cases, name), os.path.abspath(args.tessel),
-                        args.data, args.cases, args.update)] += 1
+                        args.data, args.cases, args.update, wrapper)] += 1
     print(f"{counts['ok']} passed, {counts['fail']} failed, {counts['skip']} skipped")
     return 1 if counts["fail"] else 0
 

@@ -1,0 +1,502 @@
+/* The analytic estimator: SpMSpM traffic in closed form for inputs given
+ * as density models (Sparseloop's vocabulary), without data and without
+ * drawing an instance. Cost O(tiles along k), whatever the matrix size.
+ *
+ * The tile occupancy of each input comes from its model's exact per-tile
+ * distributions (tessel_density_occupancy_create: expected non-empty
+ * tiles and nonzeros, edge tiles included). The model is then taken as
+ * homogeneous, with independent inputs: a tile is non-empty with
+ * probability p = E[non-empty tiles] / tiles, so the sums over the tiling
+ * domain of d2t2 eqs. 13-17 become expectations of binomial counts, and
+ * the output follows eq. 19 with independent multiplies (for uniform
+ * inputs D2T2's Corrs are the density, eq. 20's divisor is 1). That holds
+ * for uniform and N:M models. A banded model is not homogeneous (its
+ * non-empty tiles line the diagonal), so it is refused: `stat` on its
+ * synthetic instance handles it.
+ *
+ * Canonical loop orders as in stat.c: IJK, IKJ, KIJ, the other three by
+ * mirroring Z^T = B^T A^T. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "exact_internal.h"
+
+/* One operand as the estimator sees it. */
+typedef struct operand_model {
+    tessel_density_model model; /* in operand orientation: rows x cols */
+    double tiles, nonempty, nnz;
+    double p;                   /* P(tile non-empty) */
+    double data, meta;          /* expected bytes of a non-empty tile */
+    double density;             /* per element */
+    unsigned spec_tensor;
+    int model_index, flip;      /* the spec tensor holding the model; rows are its columns */
+} operand_model;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The spec tensor a binding finally names, and whether it is transposed
+ * on the way (`B: A^T`). -1 when it is no density model. */
+static int model_of(const tessel_spec *s, unsigned t, int *transposed)
+{
+    *transposed = 0;
+    for (unsigned hops = 0; hops < TESSEL_SPEC_MAX_TENSORS; hops++) {
+        const tessel_spec_tensor *st = &s->workload.tensor[t];
+        if (st->model.present)
+            return (int)t;
+        if (!st->data)
+            return -1;
+        size_t n = strlen(st->data);
+        int tr = n > 2 && strcmp(st->data + n - 2, "^T") == 0;
+        int found = -1;
+        for (unsigned u = 1; u < s->workload.ntensors; u++)
+            if (strncmp(s->workload.tensor[u].name, st->data, tr ? n - 2 : n) == 0 &&
+                s->workload.tensor[u].name[tr ? n - 2 : n] == '\0')
+                found = (int)u;
+        if (found < 0)
+            return -1;
+        *transposed ^= tr;
+        t = (unsigned)found;
+    }
+    return -1;
+}
+
+static int not_model(const tessel_spec *s, unsigned t, tessel_diag *diag)
+{
+    const tessel_spec_tensor *st = &s->workload.tensor[t];
+    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, st->pos.file, st->pos.line, st->pos.column,
+                           "workload.data",
+                           "the analytic estimator needs density models; %s is bound to '%s' "
+                           "(use --estimator stat or exact for data)",
+                           st->name, st->data ? st->data : "nothing");
+}
+
+/* Operand o's model in the orientation the einsum uses it (rows = its
+ * first engine index). */
+static int operand_setup(const engine *e, unsigned i, const uint64_t *tile, operand_model *om,
+                         tessel_diag *diag)
+{
+    const tessel_spec *s = e->spec;
+    unsigned t = e->in[i].spec_tensor;
+    int transposed;
+    int m = model_of(s, t, &transposed);
+    if (m < 0)
+        return not_model(s, t, diag);
+    const tessel_spec_tensor *mt = &s->workload.tensor[m];
+    if (mt->model.kind == TESSEL_DENSITY_BANDED)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, mt->pos.file, mt->pos.line,
+                               mt->pos.column, "workload.data",
+                               "the analytic estimator takes uniform and N:M models; a banded "
+                               "model's tiles are not alike (use --estimator stat, which walks a "
+                               "synthetic instance)");
+    memset(om, 0, sizeof(*om));
+    om->spec_tensor = t;
+    tessel_density_model *d = &om->model;
+    d->kind = (tessel_density_kind)mt->model.kind;
+    d->rows = mt->model.rows;
+    d->cols = mt->model.cols;
+    d->nnz = mt->model.nnz;
+    d->density = mt->model.density;
+    d->n = mt->model.n;
+    d->m = mt->model.m;
+    /* the spec tensor's own mode order against the operand's */
+    const tessel_spec_tensor *st = &s->workload.tensor[t];
+    int flip = transposed ^ ((int)st->index[0] != e->spec_index[e->in[i].x[0]]);
+    uint64_t occ_tile[2] = { tile[flip], tile[!flip] };
+    tessel_density_occupancy *occ = NULL;
+    int rc = tessel_density_occupancy_create(d, occ_tile, e->alloc, &occ, diag);
+    if (rc)
+        return rc;
+    om->tiles = (double)occ->tiles;
+    om->nonempty = occ->nonempty;
+    om->nnz = occ->nnz;
+    tessel_density_occupancy_free(&occ);
+    if (flip) {
+        uint64_t r = d->rows;
+        d->rows = d->cols;
+        d->cols = r;
+    }
+    om->model_index = m;
+    om->flip = flip;
+    om->p = om->tiles > 0 ? om->nonempty / om->tiles : 0;
+    om->p = om->p < 0 ? 0 : om->p > 1 ? 1 : om->p; /* rounding of the sums */
+    om->density = om->nnz / ((double)d->rows * (double)d->cols);
+    return TESSEL_OK;
+}
+
+/* Expected bytes of a non-empty tile holding `mean` nonzeros on average
+ * (footprints are affine in the count). */
+static void tile_bytes_mean(const tile_cost *tc, double mean, double *data, double *meta)
+{
+    double fixed, per;
+    tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &fixed, &per);
+    *data = mean * tc->widths.value_bits / 8;
+    *meta = (fixed + mean * per) / 8 - *data;
+    if (*meta < 0)
+        *meta = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Closed forms. nI, nK, nJ: tiles along i, k, j. */
+
+typedef struct closed {
+    double nI, nK, nJ;
+    double pA, pB;
+    double E;  /* effectual tile iterations */
+} closed;
+
+static double binom_pmf(double n, double p, double k)
+{
+    if (p <= 0)
+        return k == 0 ? 1 : 0;
+    if (p >= 1)
+        return k == n ? 1 : 0;
+    double l = lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + k * log(p) +
+               (n - k) * log1p(-p);
+    return exp(l);
+}
+
+/* IJK: A tiles reused between consecutive effectual (i, j) of a row,
+ * when the last effectual k of one pair is the first of the next. For a
+ * row with a non-empty tiles, each pair's effectual k are an independent
+ * p_B-subset of them: P(max S1 = min S2 | both non-empty) =
+ * a pB^2 (1-pB)^(a-1) / (1 - (1-pB)^a)^2, over nJ (1 - (1-pB)^a) - 1
+ * junctions. */
+static double ijk_a_saves(const closed *c)
+{
+    double saves = 0, pB = c->pB;
+    for (double a = 1; a <= c->nK; a++) {
+        double pa = binom_pmf(c->nK, c->pA, a);
+        if (pa < 1e-300)
+            continue;
+        double hit = 1 - pow(1 - pB, a);
+        if (hit <= 0)
+            continue;
+        double junctions = c->nJ * hit - 1;
+        if (junctions <= 0)
+            continue;
+        double same = a * pB * pB * pow(1 - pB, a - 1) / (hit * hit);
+        saves += pa * junctions * same;
+    }
+    return c->nI * saves;
+}
+
+/* A non-negative count from an expectation (0 for NaN, saturating). */
+static uint64_t count(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)llround(x);
+}
+
+static void set_input(tessel_traffic *tr, double fills, double data, double meta, double bumped)
+{
+    tr->fills = count(fills);
+    double d = fills * data, m = fills * meta;
+    double bm = bumped > 0 && data + meta > 0 ? bumped * meta / (data + meta) : 0;
+    tr->in_data = count(d + (bumped > 0 ? bumped - bm : 0));
+    tr->in_metadata = count(m + bm);
+    tr->bumped_bytes = count(bumped);
+}
+
+static uint64_t partition_of(const tessel_spec *s, unsigned t)
+{
+    const tessel_spec_level *lv = &s->level[1];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return lv->capacity / 3;
+}
+
+/* Rule 4 on the expected tile: the overflow streams on each reuse. */
+static double overflow(double data, double meta, uint64_t part)
+{
+    double total = data + meta;
+    return part && total > (double)part ? total - (double)part : 0;
+}
+
+static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
+                    const char *order, double ti, double tk, double tj, const boundary *bd,
+                    tessel_diag *diag)
+{
+    (void)diag;
+    tessel_result *r = e->res;
+    const tessel_spec *s = e->spec;
+    tile_cost ca, cb, cz;
+    int rc = exact_tile_cost_init(e, bd, &e->in[0], &ca);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->in[1], &cb);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->out, &cz);
+    if (rc)
+        return rc;
+    if (ca.ranked || cb.ranked || cz.ranked)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->level[1].pos.file,
+                               s->level[1].pos.line, s->level[1].pos.column, "format",
+                               "the analytic estimator prices single-name formats, not per-rank "
+                               "lists");
+    /* mirror: orders with j outside i swap the operands */
+    int mirror = strcmp(order, "JIK") == 0 || strcmp(order, "JKI") == 0 ||
+                 strcmp(order, "KJI") == 0;
+    const operand_model *A = mirror ? ob : oa, *B = mirror ? oa : ob;
+    const tile_cost *cA = mirror ? &cb : &ca, *cB = mirror ? &ca : &cb;
+    double I = (double)(mirror ? ob->model.cols : oa->model.rows);
+    double J = (double)(mirror ? oa->model.rows : ob->model.cols);
+    double K = (double)oa->model.cols;
+    if (mirror) {
+        double t = ti;
+        ti = tj;
+        tj = t;
+    }
+    char canon[4];
+    /* k's position decides: innermost IJK, middle IKJ, outermost KIJ */
+    const char *kp = strchr(order, 'K');
+    memcpy(canon, kp == order + 2 ? "IJK" : kp == order + 1 ? "IKJ" : "KIJ", 4);
+    closed c = { ceil(I / ti), ceil(K / tk), ceil(J / tj), A->p, B->p, 0 };
+    c.E = c.nK * c.nI * c.pA * c.nJ * c.pB;
+    double dA, mA, dB, mB;
+    tile_bytes_mean(cA, A->nonempty > 0 ? A->nnz / A->nonempty : 0, &dA, &mA);
+    tile_bytes_mean(cB, B->nonempty > 0 ? B->nnz / B->nonempty : 0, &dB, &mB);
+    uint64_t partA = partition_of(s, A->spec_tensor), partB = partition_of(s, B->spec_tensor);
+    double qA = 1 - pow(1 - c.pA, c.nI), qB = 1 - pow(1 - c.pB, c.nJ);
+    double fillsA, fillsB, bumpA = 0, bumpB = 0;
+    if (strcmp(canon, "IJK") == 0) {
+        double saves = ijk_a_saves(&c);
+        fillsA = c.E - saves;
+        bumpA = saves * overflow(dA, mA, partA);
+    } else {
+        fillsA = c.nI * c.nK * c.pA * qB;
+        bumpA = c.nI * c.nK * c.pA * (c.nJ * c.pB - qB) * overflow(dA, mA, partA);
+    }
+    if (strcmp(canon, "KIJ") == 0) {
+        double one = c.nJ * c.pB * pow(1 - c.pB, c.nJ - 1); /* P(B tile row holds one tile) */
+        fillsB = c.nK * (one * qA + (c.nJ * c.pB - one) * c.nI * c.pA);
+        bumpB = c.nK * one * (c.nI * c.pA - qA) * overflow(dB, mB, partB);
+    } else {
+        fillsB = c.E;
+    }
+    set_input(&r->traffic[1][A->spec_tensor], fillsA, dA, mA, bumpA);
+    set_input(&r->traffic[1][B->spec_tensor], fillsB, dB, mB, bumpB);
+
+    /* Output: independent multiplies, q per (i, k, j). A product of a
+     * matrix with its own transpose (B: A^T) is a Gram matrix instead:
+     * its diagonal holds every non-empty line, and the multiplies are
+     * sums of squared line counts (binomial: E[c^2] = L d (1 - d) +
+     * (L d)^2). */
+    int gram = oa->model_index == ob->model_index && oa->flip != ob->flip;
+    double q = A->density * B->density;
+    double pz = -expm1(K * log1p(-q));               /* P(Z[i,j] != 0) */
+    double nnz = I * J * pz;
+    double macs = A->nnz * B->nnz / (K > 0 ? K : 1);
+    double pdiag = 0; /* gram: P(a diagonal element is non-zero) */
+    if (gram) {
+        double d = A->density;
+        pdiag = -expm1(K * log1p(-d));
+        nnz = I * pdiag + I * (I - 1) * pz;
+        macs = K * (I * d * (1 - d) + I * d * I * d);
+    }
+    double pairs = c.nI * c.nJ * -expm1(c.nK * log1p(-c.pA * c.pB));
+    double cells = ti * tj;
+    double out_tiles = c.nI * c.nJ * -expm1(cells * log1p(-pz));
+    if (gram) {
+        /* the diagonal crosses about max(nI, nJ) tiles, min(ti, tj) cells each */
+        double nd = c.nI > c.nJ ? c.nI : c.nJ, dcells = ti < tj ? ti : tj;
+        double empty_d = exp(cells * log1p(-pz) + dcells * log1p(-pdiag));
+        out_tiles += nd * (exp(cells * log1p(-pz)) - empty_d);
+        pz = nnz / (I * J); /* the mean, for the partial sums below */
+    }
+    double zfixed, zper;
+    tessel_format_footprint_bits(cz.format, cz.order, cz.shape, &cz.widths, &zfixed, &zper);
+    double d1 = cz.widths.value_bits / 8.0, m0 = zfixed / 8, m1 = zper / 8 - d1;
+    tessel_traffic *tz = &r->traffic[1][0];
+    double written = nnz, wb = pairs, up = 0;
+    if (strcmp(canon, "IJK") != 0) {
+        /* A nonzero first appears at reduction tile t0 (geometric in the
+         * tiles' chance of no multiply, rho) and is written back at every
+         * later visit of its tile pair (each k tile a visit with pA pB). */
+        double rho = exp(tk * log1p(-q)), norm = -expm1(c.nK * log(rho > 0 ? rho : 1e-300));
+        double later = 0, w = 1;
+        for (double t = 0; t < c.nK && norm > 0; t++, w *= rho)
+            later += w * (1 - rho) / norm * (c.nK - 1 - t);
+        written = nnz * (1 + c.pA * c.pB * later);
+        wb = c.E;
+        up = c.E - pairs;
+    }
+    double read = written - nnz;
+    tz->writebacks = count(wb);
+    tz->updates = count(up);
+    tz->out_data = count(written * d1);
+    tz->out_metadata = count(wb * m0 + written * m1);
+    tz->in_data = count(read * d1);
+    tz->in_metadata = count((up > 0 ? up : 0) * m0 + read * m1);
+
+    r->effectual_tiles[1] = count(c.E);
+    r->macs = count(macs);
+    r->output_nnz = count(nnz);
+    double meanA = A->nonempty > 0 ? A->nnz / A->nonempty : 0;
+    double meanB = B->nonempty > 0 ? B->nnz / B->nonempty : 0;
+    r->intersections = count(c.E * (meanA + meanB));
+    uint64_t coord = s->level[1].coord_bits / 8;
+    r->traffic[1][A->spec_tensor].child_read_metadata = count(c.E * meanA * coord);
+    r->traffic[1][B->spec_tensor].child_read_metadata = count(c.E * meanB * coord);
+    r->compulsory_bytes = count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +
+                                            out_tiles * m0 + nnz * (d1 + m1));
+    return TESSEL_OK;
+}
+
+/* The level-1 loop order as letters over i, j, k; whole-extent indices
+ * (no loop) count as outermost. */
+static void order_letters(const boundary *bd, char *order)
+{
+    static const char letter[3] = { 'I', 'J', 'K' };
+    int used[3] = { 0, 0, 0 };
+    unsigned n = 0;
+    char tail[4];
+    unsigned nt = 0;
+    for (unsigned d = 0; d < bd->ndigits; d++) {
+        tail[nt++] = letter[bd->d[d].x];
+        used[bd->d[d].x] = 1;
+    }
+    for (unsigned x = 0; x < 3; x++)
+        if (!used[x])
+            order[n++] = letter[x];
+    memcpy(order + n, tail, nt);
+    order[3] = '\0';
+}
+
+int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, tessel_result *out,
+                          tessel_diag *diag)
+{
+    double start = now_seconds();
+    memset(out, 0, sizeof(*out));
+    snprintf(out->estimator, sizeof(out->estimator), "analytic");
+    out->nlevels = spec->nlevels;
+    out->ntensors = spec->workload.ntensors;
+    const tessel_spec_workload *w = &spec->workload;
+    if (w->kind != TESSEL_WORKLOAD_SPMSPM || w->ntensors != 3)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line,
+                               w->pos.column, "workload.einsum",
+                               "the analytic estimator handles SpMSpM so far; use --estimator "
+                               "exact or stat");
+    if (spec->nlevels != 2)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, spec->path, 0, 0,
+                               "architecture.levels",
+                               "the analytic estimator models one buffer level below the "
+                               "backing store; this spec has %u levels",
+                               spec->nlevels);
+    engine e;
+    memset(&e, 0, sizeof(e));
+    e.spec = spec;
+    e.alloc = a;
+    e.diag = diag;
+    e.res = out;
+    e.nlev = spec->nlevels;
+    e.kind = w->kind;
+    e.nx = 3;
+    /* roles: Z[i,j]; A holds i (and k), B holds k and j */
+    const tessel_spec_tensor *z = &w->tensor[0];
+    unsigned ta = w->tensor[1].index[0] == z->index[0] || w->tensor[1].index[1] == z->index[0]
+                      ? 1
+                      : 2;
+    unsigned tb = 3 - ta;
+    const tessel_spec_tensor *sa = &w->tensor[ta];
+    e.spec_index[0] = (int)z->index[0];
+    e.spec_index[1] = (int)z->index[1];
+    e.spec_index[2] = (int)(sa->index[0] == z->index[0] ? sa->index[1] : sa->index[0]);
+    e.spec_index[3] = -1;
+    e.nin = 2;
+    e.in[0] = (operand){ .order = 2, .x = { 0, 2 }, .spec_tensor = ta, .ranks = 2 };
+    e.in[1] = (operand){ .order = 2, .x = { 2, 1 }, .spec_tensor = tb, .ranks = 2 };
+    e.out = (operand){ .order = 2, .x = { 0, 1 }, .spec_tensor = 0, .ranks = 2 };
+    e.nred = 1;
+    e.red[0] = 2;
+    /* extents from the models */
+    for (unsigned i = 0; i < 2; i++) {
+        int tr;
+        int m = model_of(spec, e.in[i].spec_tensor, &tr);
+        if (m < 0)
+            return not_model(spec, e.in[i].spec_tensor, diag);
+        const tessel_spec_tensor *mt = &w->tensor[m], *st = &w->tensor[e.in[i].spec_tensor];
+        uint64_t dims[2] = { mt->model.rows, mt->model.cols };
+        for (unsigned mode = 0; mode < 2; mode++) {
+            uint64_t v = dims[mode ^ (unsigned)tr];
+            for (unsigned x = 0; x < 3; x++)
+                if (e.spec_index[x] == (int)st->index[mode]) {
+                    if (e.extent[x] && e.extent[x] != v)
+                        return tessel_diag_set(diag, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                               st->pos.column, "workload.data",
+                                               "%s: index %s has %llu entries here but %llu "
+                                               "elsewhere",
+                                               st->name, w->index_name[st->index[mode]],
+                                               (unsigned long long)v,
+                                               (unsigned long long)e.extent[x]);
+                    e.extent[x] = v;
+                }
+        }
+    }
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = 1;
+    int rc = exact_geometry(&e, &bd);
+    operand_model oa, ob;
+    if (!rc) {
+        uint64_t tile_a[2] = { bd.tile[0], bd.tile[2] }, tile_b[2] = { bd.tile[2], bd.tile[1] };
+        rc = operand_setup(&e, 0, tile_a, &oa, diag);
+        if (!rc)
+            rc = operand_setup(&e, 1, tile_b, &ob, diag);
+    }
+    if (!rc) {
+        char order[4];
+        order_letters(&bd, order);
+        rc = evaluate(&e, &oa, &ob, order, (double)bd.tile[0], (double)bd.tile[2],
+                      (double)bd.tile[1], &bd, diag);
+    }
+    if (!rc) {
+        exact_algorithmic_counts(&e, &bd);
+        exact_finish_counts(&e);
+    }
+    out->seconds = now_seconds() - start;
+    return rc;
+}
+
+/* The `data` column for density models: "uniform-1000x1000-nnz9950",
+ * joined with '*' per input, "^T" for transposed bindings. */
+void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned t = 1; t < spec->workload.ntensors && used + 1 < n; t++) {
+        int tr;
+        int m = model_of(spec, t, &tr);
+        char one[160];
+        if (m < 0) {
+            snprintf(one, sizeof(one), "%s", spec->workload.tensor[t].name);
+        } else {
+            const tessel_spec_tensor *mt = &spec->workload.tensor[m];
+            unsigned long long r = mt->model.rows, c = mt->model.cols;
+            if (mt->model.kind == TESSEL_DENSITY_NM)
+                snprintf(one, sizeof(one), "nm-%llux%llu-%u:%u%s", r, c, mt->model.n,
+                         mt->model.m, tr ? "^T" : "");
+            else if (mt->model.nnz)
+                snprintf(one, sizeof(one), "uniform-%llux%llu-nnz%llu%s", r, c,
+                         (unsigned long long)mt->model.nnz, tr ? "^T" : "");
+            else
+                snprintf(one, sizeof(one), "%s-%llux%llu-d%g%s",
+                         mt->model.kind == TESSEL_DENSITY_BANDED ? "banded" : "uniform", r, c,
+                         mt->model.density, tr ? "^T" : "");
+        }
+        int k = snprintf(buf + used, n - used, "%s%s", t > 1 ? "*" : "", one);
+        if (k < 0 || (size_t)k >= n - used)
+            break;
+        used += (size_t)k;
+    }
+}

@@ -1,0 +1,199 @@
+/* The analytic estimator against the exact one on an instance of the same
+ * density models (tessel_workload_load draws it): uniform, N:M and a Gram
+ * product (B: A^T), every loop order, two tile shapes; and what it
+ * refuses. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+
+static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "test");
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_SPMSPM;
+    w->einsum = "Z[i,j] = A[i,k] * B[k,j]";
+    w->nindices = 3;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "j");
+    strcpy(w->index_name[2], "k");
+    w->ntensors = 3;
+    const char *names[3] = { "Z", "A", "B" };
+    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = 2;
+        w->tensor[t].index[0] = idx[t][0];
+        w->tensor[t].index[1] = idx[t][1];
+    }
+    s->nlevels = 2;
+    for (unsigned l = 0; l < 2; l++) {
+        tessel_spec_level *lv = &s->level[l];
+        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
+        lv->instances = 1;
+        lv->word_bits = 64;
+        lv->value_bits = 64;
+        lv->coord_bits = lv->offset_bits = lv->run_bits = 32;
+        lv->format = 1;
+        for (unsigned t = 0; t < 3; t++) {
+            lv->tensor[t].format = -1;
+            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
+        }
+    }
+    tessel_spec_level *llb = &s->level[1];
+    llb->has_mapping = 1;
+    llb->tile[0] = ti;
+    llb->tile[1] = tj;
+    llb->tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        llb->order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    s->compute.pes = 1;
+    s->compute.macs_per_pe = 1;
+    s->compute.clock_ghz = 1;
+}
+
+static void uniform(tessel_spec_tensor *t, uint64_t rows, uint64_t cols, uint64_t nnz,
+                    uint64_t seed)
+{
+    t->model.present = 1;
+    t->model.kind = TESSEL_DENSITY_UNIFORM;
+    t->model.rows = rows;
+    t->model.cols = cols;
+    t->model.nnz = nnz;
+    t->model.seed = seed;
+}
+
+static double rel(uint64_t est, uint64_t ref)
+{
+    return ref ? fabs((double)est / (double)ref - 1) : (double)est;
+}
+
+static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+
+/* Every order and two shapes: DRAM bytes of A, B, Z and in all within
+ * `tol`, the output's nonzeros and the multiplies within 2 %. */
+static void check_against_exact(void (*bind)(tessel_spec *), double tol)
+{
+    static const uint64_t shapes[2][3] = { { 128, 128, 128 }, { 512, 256, 128 } };
+    for (unsigned n = 0; n < 2; n++)
+        for (unsigned q = 0; q < 6; q++) {
+            tessel_spec s;
+            spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2]);
+            bind(&s);
+            tessel_workload_data *d = NULL;
+            tessel_diag_list errors;
+            tessel_diag_list_init(&errors, NULL);
+            ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
+            tessel_diag_list_free(&errors);
+            tessel_result x, r;
+            tessel_diag diag;
+            ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+            int rc = tessel_model_analytic(&s, NULL, &r, &diag);
+            ck_assert_msg(rc == 0, "analytic: %s", diag.message);
+            ck_assert_str_eq(r.estimator, "analytic");
+            for (unsigned t = 0; t < 3; t++) {
+                uint64_t e = x.traffic[0][t].data_bytes + x.traffic[0][t].metadata_bytes;
+                uint64_t a = r.traffic[0][t].data_bytes + r.traffic[0][t].metadata_bytes;
+                ck_assert_msg(rel(a, e) < tol, "%s shape %u tensor %u: exact %llu, analytic %llu",
+                              orders[q], n, t, (unsigned long long)e, (unsigned long long)a);
+            }
+            ck_assert_msg(rel(r.dram_bytes, x.dram_bytes) < tol, "%s dram", orders[q]);
+            ck_assert_msg(rel(r.output_nnz, x.output_nnz) < 0.02, "%s nnz(Z) %llu vs %llu",
+                          orders[q], (unsigned long long)r.output_nnz,
+                          (unsigned long long)x.output_nnz);
+            ck_assert_msg(rel(r.macs, x.macs) < 0.02, "%s flops", orders[q]);
+            tessel_workload_free(&d);
+        }
+}
+
+static void bind_uniform(tessel_spec *s)
+{
+    uniform(&s->workload.tensor[1], 3000, 2500, 30000, 1);
+    uniform(&s->workload.tensor[2], 2500, 2000, 12000, 2);
+}
+
+static void bind_gram(tessel_spec *s)
+{
+    uniform(&s->workload.tensor[1], 4000, 3000, 12000, 3);
+    s->workload.tensor[2].data = "A^T";
+}
+
+static void bind_nm(tessel_spec *s)
+{
+    tessel_spec_tensor *a = &s->workload.tensor[1];
+    a->model.present = 1;
+    a->model.kind = TESSEL_DENSITY_NM;
+    a->model.rows = 2048;
+    a->model.cols = 2048;
+    a->model.n = 2;
+    a->model.m = 256;
+    a->model.seed = 5;
+    uniform(&s->workload.tensor[2], 2048, 2048, 20000, 6);
+}
+
+START_TEST(uniform_matches_exact)
+{
+    check_against_exact(bind_uniform, 0.05);
+}
+END_TEST
+
+START_TEST(gram_matches_exact)
+{
+    check_against_exact(bind_gram, 0.05);
+}
+END_TEST
+
+START_TEST(nm_matches_exact)
+{
+    check_against_exact(bind_nm, 0.05);
+}
+END_TEST
+
+START_TEST(refuses_what_it_does_not_model)
+{
+    tessel_spec s;
+    tessel_result r;
+    tessel_diag diag;
+    /* a data file */
+    spec_spmspm(&s, "IJK", 128, 128, 128);
+    s.workload.tensor[1].data = "examples/data/G51.mtx.gz";
+    s.workload.tensor[2].data = "A";
+    ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "density models"), "%s", diag.message);
+    /* a banded model */
+    spec_spmspm(&s, "IJK", 128, 128, 128);
+    bind_uniform(&s);
+    s.workload.tensor[1].model.kind = TESSEL_DENSITY_BANDED;
+    s.workload.tensor[1].model.bandwidth = 4;
+    s.workload.tensor[1].model.density = 0.5;
+    ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "banded"), "%s", diag.message);
+    /* two buffer levels */
+    spec_spmspm(&s, "IJK", 128, 128, 128);
+    bind_uniform(&s);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("analytic");
+    TCase *tc = tcase_create("analytic");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, uniform_matches_exact);
+    tcase_add_test(tc, gram_matches_exact);
+    tcase_add_test(tc, nm_matches_exact);
+    tcase_add_test(tc, refuses_what_it_does_not_model);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

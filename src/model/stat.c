@@ -43,44 +43,86 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     memset(in, 0, sizeof(*in));
 }
 
-static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
-                         const tessel_allocator *a, stat_input *in, tessel_diag *diag)
+/* Line counts: per row [0] and per column [1] of a matrix; of a 3-tensor
+ * T[i,x,k], per i [0] and per k [1] (the contracted mode). */
+static int line_counts(const tessel_tensor *t, const tessel_allocator *a, stat_input *in)
 {
-    memset(in, 0, sizeof(*in));
-    in->dims[0] = t->dims[0];
-    in->dims[1] = t->dims[1];
-    uint64_t base[2];
-    for (unsigned m = 0; m < 2; m++)
-        base[m] = opt->base[m] ? opt->base[m] : 128;
-    int rc = tessel_d2t2_collect(t, base, opt->sample_fraction, opt->seed, a, &in->d2t2, diag);
-    if (!rc)
-        rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
-    if (!rc) {
-        in->base = tessel_alloc(a, sizeof(*in->base));
-        if (!in->base || stat_grid_from_tile_grid(in->grid, a, in->base)) {
-            tessel_dealloc(a, in->base);
-            in->base = NULL;
-            rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        }
-    }
-    if (rc) {
-        input_free(a, in);
-        return rc;
-    }
+    unsigned last = t->order - 1;
+    uint64_t n[2] = { t->dims[0], t->dims[last] };
     for (unsigned m = 0; m < 2; m++) {
-        in->line_nnz[m] = tessel_alloc_array(a, t->dims[m] + 1, sizeof(uint64_t));
-        if (!in->line_nnz[m]) {
-            input_free(a, in);
-            return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        }
-        memset(in->line_nnz[m], 0, (t->dims[m] + 1) * sizeof(uint64_t));
+        in->line_nnz[m] = tessel_alloc_array(a, n[m] + 1, sizeof(uint64_t));
+        if (!in->line_nnz[m])
+            return TESSEL_ENOMEM;
+        memset(in->line_nnz[m], 0, (n[m] + 1) * sizeof(uint64_t));
     }
     for (uint64_t r = 0; r < t->dims[0]; r++) {
         in->line_nnz[0][r] = t->ptr[r + 1] - t->ptr[r];
         for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
-            in->line_nnz[1][t->idx[1][p]]++;
+            in->line_nnz[1][t->idx[last][p]]++;
     }
+    in->dims[0] = t->dims[0];
+    in->dims[1] = t->dims[last];
     return TESSEL_OK;
+}
+
+/* The base grid as compressed rows: a matrix's tile rows, or a 3-tensor's
+ * (i, x) cells i-major against k. */
+static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid **out)
+{
+    stat_grid *b = tessel_alloc(a, sizeof(*b));
+    if (!b)
+        return TESSEL_ENOMEM;
+    int rc = stat_grid_from_tile_grid(g, a, b);
+    if (!rc && g->order == 3) {
+        /* key = x * ext_k + k: rows become i * ext_x + x */
+        stat_grid u;
+        rc = stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty, a, &u);
+        if (!rc) {
+            for (uint64_t n = 0; n < g->nonempty; n++) {
+                uint64_t row = g->group[n] * g->extent[1] + g->key[n] / g->extent[2];
+                u.ptr[row + 1]++;
+                u.col[n] = g->key[n] % g->extent[2];
+                u.nnz[n] = g->count[n];
+            }
+            for (uint64_t r = 0; r < u.rows; r++)
+                u.ptr[r + 1] += u.ptr[r];
+            stat_grid_free(a, b);
+            *b = u;
+        }
+    }
+    if (rc) {
+        stat_grid_free(a, b);
+        tessel_dealloc(a, b);
+        return rc;
+    }
+    *out = b;
+    return TESSEL_OK;
+}
+
+static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
+                         const tessel_allocator *a, stat_input *in, tessel_diag *diag)
+{
+    memset(in, 0, sizeof(*in));
+    uint64_t base[3];
+    for (unsigned m = 0; m < 2; m++)
+        base[m] = opt->base[m] ? opt->base[m] : 128;
+    int rc;
+    if (t->order == 2) {
+        rc = tessel_d2t2_collect(t, base, opt->sample_fraction, opt->seed, a, &in->d2t2, diag);
+        if (!rc)
+            rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
+    } else {
+        /* T[i,x,k]: kept modes on the row base, the contracted one on the column base */
+        uint64_t b3[3] = { base[0], base[0], base[1] };
+        rc = tessel_tile_grid_build(t, b3, a, &in->grid, diag);
+    }
+    if (!rc && base_rows(in->grid, a, &in->base))
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (!rc && line_counts(t, a, in))
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (rc)
+        input_free(a, in);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -88,10 +130,11 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
 
 static int check_workload(const tessel_spec *s, tessel_diag *diag)
 {
-    if (s->workload.kind != TESSEL_WORKLOAD_SPMSPM && s->workload.kind != TESSEL_WORKLOAD_SPMV)
+    if (s->workload.kind != TESSEL_WORKLOAD_SPMSPM && s->workload.kind != TESSEL_WORKLOAD_SPMV &&
+        s->workload.kind != TESSEL_WORKLOAD_TTM)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->workload.pos.file,
                                s->workload.pos.line, s->workload.pos.column, "workload.einsum",
-                               "the stat estimator handles SpMSpM and SpMV so far; use "
+                               "the stat estimator handles SpMSpM, SpMV and TTM so far; use "
                                "--estimator exact for '%s'",
                                s->workload.einsum ? s->workload.einsum : "");
     return TESSEL_OK;
@@ -176,9 +219,15 @@ static int derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_
         *edge = tile;
         return TESSEL_OK;
     }
-    uint64_t rows = base, cols = base; /* i and k are rows, k and j columns */
-    rows = gcd(gcd(rows, level_edge(e, bd, 0)), level_edge(e, bd, 2));
-    cols = gcd(gcd(cols, level_edge(e, bd, 2)), level_edge(e, bd, 1));
+    /* the row base divides every operand's leading modes (a 3-tensor's
+     * first two), the column base its last one */
+    uint64_t edges[2] = { base, base };
+    for (unsigned i = 0; i < e->nin; i++)
+        for (unsigned m = 0; m < e->in[i].order; m++) {
+            unsigned which = m + 1 == e->in[i].order ? 1 : 0;
+            edges[which] = gcd(edges[which], level_edge(e, bd, e->in[i].x[m]));
+        }
+    uint64_t rows = edges[0], cols = edges[1];
     const tessel_spec_level *lv = &e->spec->level[1];
     return tessel_diag_set(diag, TESSEL_EINVAL, lv->pos.file, lv->pos.line, lv->pos.column,
                            "mapping",
@@ -222,6 +271,8 @@ static int loop_position(const boundary *bd, unsigned x)
  * divisor). */
 static double multiplicity(const stat_input *a, const stat_input *b, uint64_t tk)
 {
+    if (!a->d2t2 || !b->d2t2)
+        return 1; /* no Corrs for 3-tensors */
     const double *ca = a->d2t2->corrs[1], *cb = b->d2t2->corrs[0];
     uint64_t n = a->d2t2->ncorrs[1] < b->d2t2->ncorrs[0] ? a->d2t2->ncorrs[1]
                                                          : b->d2t2->ncorrs[0];
@@ -282,94 +333,198 @@ static void canonical_order(int p_i, int p_j, int p_k, char *order)
         memcpy(order, "KIJ", 4);
 }
 
+/* The output side made of T's two kept modes (TTM), as one index: its
+ * loop position, and whether x's tiles are the major digit. The two must
+ * be adjacent loops (or one of them a whole mode). */
+static int unfolded_side(const engine *e, const boundary *bd, int *pos, int *x_major,
+                         tessel_diag *diag)
+{
+    int pi = loop_position(bd, 0), px = loop_position(bd, 1);
+    *x_major = px >= 0 && (pi < 0 || px < pi);
+    *pos = pi < 0 ? px : px < 0 ? pi : (pi < px ? pi : px);
+    if (pi >= 0 && px >= 0 && (pi - px == 1 || px - pi == 1))
+        return TESSEL_OK;
+    if (pi < 0 || px < 0)
+        return TESSEL_OK;
+    const tessel_spec_level *lv = &e->spec->level[1];
+    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line, lv->pos.column,
+                           "mapping",
+                           "level %s: the stat estimator takes TTM with the output's two modes "
+                           "%s and %s as adjacent loops (use --estimator exact)",
+                           lv->name, e->spec->workload.index_name[e->spec_index[0]],
+                           e->spec->workload.index_name[e->spec_index[1]]);
+}
+
+/* T's grid at the level's shape, unfolded to (i, x) tile rows against k. */
+static int derive_unfolded(const engine *e, const stat_input *in, const boundary *bd, int x_major,
+                           const tessel_allocator *a, stat_grid *out, uint64_t *tile,
+                           tessel_diag *diag)
+{
+    for (unsigned m = 0; m < 3; m++) {
+        int rc = derived_edge(e, bd, e->in[0].x[m], in->grid->tile[m], &tile[m], diag);
+        if (rc)
+            return rc;
+    }
+    const uint64_t *b = in->grid->tile;
+    int rc = stat_grid_coarsen_unfolded(in->base, in->grid->extent[0], in->grid->extent[1],
+                                        tile[0] / b[0], tile[1] / b[1], tile[2] / b[2], x_major, a,
+                                        out);
+    if (rc)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return TESSEL_OK;
+}
+
+/* The grids of one boundary before canonical roles: ga rows are the
+ * output's first side (i, or TTM's unfolded (i, x)), gb columns its
+ * second (j, or r); positions of both sides and of k in the loop order. */
+typedef struct boundary_grids {
+    stat_grid ga, gb;
+    int pos_row, pos_col, pos_k;
+} boundary_grids;
+
+static int grids_spmspm(engine *e, const stat_input *in[2], const boundary *bd,
+                        const stat_output_sample *sample, const tessel_allocator *a,
+                        boundary_grids *g, stat_problem *p, tessel_diag *diag)
+{
+    /* tile edges as the grids see them: whole modes rounded up to base
+     * multiples (A: i, k; B: k, j) */
+    uint64_t ea[2] = { 0, 0 }, eb[2] = { 0, 0 };
+    int rc = derive(e, in[0], 0, bd, a, &g->ga, ea, diag);
+    if (!rc)
+        rc = derive(e, in[1], 1, bd, a, &g->gb, eb, diag);
+    if (rc)
+        return rc;
+    g->pos_row = loop_position(bd, 0);
+    g->pos_col = loop_position(bd, 1);
+    g->pos_k = loop_position(bd, 2);
+    p->out_cells = bd->tile[0] * bd->tile[1];
+    p->tk = ea[1];
+    if (sample) {
+        p->f_i = ea[0] / sample->base[0];
+        p->f_j = eb[1] / sample->base[1];
+        p->f_k = ea[1] / sample->base[2];
+    }
+    return TESSEL_OK;
+}
+
+/* TTM Y[i,x,r] = T[i,x,k] M[k,r] as the SpMSpM of T unfolded to (i, x)
+ * rows: engine indices 0 = i, 1 = x, 2 = r, 3 = k. */
+static int grids_ttm(engine *e, const stat_input *in[2], const boundary *bd,
+                     const stat_output_sample *sample, const tessel_allocator *a,
+                     boundary_grids *g, stat_problem *p, tessel_diag *diag)
+{
+    int x_major;
+    int rc = unfolded_side(e, bd, &g->pos_row, &x_major, diag);
+    uint64_t et[3] = { 0, 0, 0 }, em[2] = { 0, 0 };
+    if (!rc)
+        rc = derive_unfolded(e, in[0], bd, x_major, a, &g->ga, et, diag);
+    if (!rc)
+        rc = derive(e, in[1], 1, bd, a, &g->gb, em, diag);
+    if (rc)
+        return rc;
+    g->pos_col = loop_position(bd, 2);
+    g->pos_k = loop_position(bd, 3);
+    p->out_cells = bd->tile[0] * bd->tile[1] * bd->tile[2];
+    p->tk = et[2];
+    if (sample) {
+        p->unfolded = 1;
+        p->x_major = x_major;
+        p->f_i = et[0] / sample->base[0];
+        p->f_x = et[1] / sample->base[3];
+        p->f_j = em[1] / sample->base[1];
+        p->f_k = et[2] / sample->base[2];
+        p->i_tiles = (in[0]->grid->extent[0] + et[0] / in[0]->grid->tile[0] - 1) /
+                     (et[0] / in[0]->grid->tile[0]);
+        p->x_tiles = (in[0]->grid->extent[1] + et[1] / in[0]->grid->tile[1] - 1) /
+                     (et[1] / in[0]->grid->tile[1]);
+    }
+    return TESSEL_OK;
+}
+
+static void store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
+                          unsigned t_a, unsigned t_b)
+{
+    tessel_result *r = e->res;
+    store_input(&r->traffic[1][t_a], &o->a);
+    store_input(&r->traffic[1][t_b], &o->b);
+    tessel_traffic *tz = &r->traffic[1][0];
+    tz->writebacks = count_of(o->z_writebacks);
+    tz->updates = count_of(o->z_updates);
+    tz->out_data = count_of(o->z_out_data);
+    tz->out_metadata = count_of(o->z_out_meta);
+    tz->in_data = count_of(o->z_in_data);
+    tz->in_metadata = count_of(o->z_in_meta);
+    r->overflow_tiles = count_of(o->a.overflow_fills + o->b.overflow_fills);
+    r->effectual_tiles[1] = count_of(o->effectual);
+    r->macs = count_of(p->flops);
+    r->output_nnz = count_of(o->out_nnz);
+    r->compulsory_bytes = count_of(o->compulsory_in + o->compulsory_z);
+    /* the MACs read each effectual iteration's operand nonzeros */
+    uint64_t coord = e->spec->level[1].coord_bits / 8;
+    r->intersections = count_of(o->operand_nnz[0] + o->operand_nnz[1]);
+    r->traffic[1][t_a].child_read_metadata = count_of(o->operand_nnz[0] * (double)coord);
+    r->traffic[1][t_b].child_read_metadata = count_of(o->operand_nnz[1] * (double)coord);
+}
+
 static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
                     const tessel_allocator *a, tessel_diag *diag)
 {
-    tessel_result *r = e->res;
     boundary bd;
     memset(&bd, 0, sizeof(bd));
     bd.b = 1;
-    int rc = exact_geometry(e, &bd);
-    stat_grid ga = { 0 }, gb = { 0 };
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.alloc = a;
-    /* tile edges as the grids see them: whole modes rounded up to base
-     * multiples (A: i, k; B: k, j) */
-    uint64_t edge_a[2] = { 0, 0 }, edge_b[2] = { 0, 0 };
+    boundary_grids g;
+    memset(&g, 0, sizeof(g));
+    int rc = exact_geometry(e, &bd);
     if (!rc)
-        rc = derive(e, in[0], 0, &bd, a, &ga, edge_a, diag);
-    if (!rc)
-        rc = derive(e, in[1], 1, &bd, a, &gb, edge_b, diag);
+        rc = e->kind == TESSEL_WORKLOAD_TTM ? grids_ttm(e, in, &bd, sample, a, &g, &p, diag)
+                                            : grids_spmspm(e, in, &bd, sample, a, &g, &p, diag);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->in[0], &p.cost_a);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->in[1], &p.cost_b);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &p.cost_z);
-    if (rc) {
-        stat_grid_free(a, &ga);
-        stat_grid_free(a, &gb);
-        return rc;
-    }
-    /* engine indices: 0 = i, 1 = j, 2 = k. Orders with j outside i are
-     * the mirror image: Z^T = B^T A^T. */
-    int pi = loop_position(&bd, 0), pj = loop_position(&bd, 1), pk = loop_position(&bd, 2);
-    int mirror = pj < pi;
+    /* Orders with the output's second side outside its first are the
+     * mirror image: Z^T = B^T A^T. */
+    int mirror = g.pos_col < g.pos_row;
     unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
-    p.part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
-    p.part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
-    if (mirror) {
-        rc = stat_grid_transpose(&gb, a, &p.a);
-        if (!rc)
-            rc = stat_grid_transpose(&ga, a, &p.b);
-        tile_cost tmp = p.cost_a;
-        p.cost_a = p.cost_b;
-        p.cost_b = tmp;
-        p.ti = edge_b[1], p.tj = edge_a[0];
-        stat_grid_free(a, &ga);
-        stat_grid_free(a, &gb);
-    } else {
-        p.a = ga;
-        p.b = gb;
-        p.ti = edge_a[0], p.tj = edge_b[1];
-    }
     if (!rc) {
-        p.tk = edge_a[1];
+        p.part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
+        p.part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
+        if (mirror) {
+            rc = stat_grid_transpose(&g.gb, a, &p.a);
+            if (!rc)
+                rc = stat_grid_transpose(&g.ga, a, &p.b);
+            tile_cost tmp = p.cost_a;
+            p.cost_a = p.cost_b;
+            p.cost_b = tmp;
+        } else {
+            p.a = g.ga;
+            p.b = g.gb;
+            memset(&g.ga, 0, sizeof(g.ga));
+            memset(&g.gb, 0, sizeof(g.gb));
+        }
+    }
+    stat_grid_free(a, &g.ga);
+    stat_grid_free(a, &g.gb);
+    stat_outcome o;
+    if (!rc) {
         p.ext_i = p.a.rows;
         p.ext_k = p.a.cols;
         p.ext_j = p.b.cols;
-        canonical_order(mirror ? pj : pi, mirror ? pi : pj, pk, p.order);
+        canonical_order(mirror ? g.pos_col : g.pos_row, mirror ? g.pos_row : g.pos_col, g.pos_k,
+                        p.order);
         p.flops = flops_of(in[0], in[1]);
         p.multiplicity = multiplicity(in[0], in[1], p.tk);
-        p.out_cells = bd.tile[0] * bd.tile[1];
         p.sample = sample;
         p.sample_mirrored = mirror;
-    }
-    stat_outcome o;
-    if (!rc)
         rc = stat_spmspm_evaluate(&p, &o);
+    }
     if (!rc) {
-        unsigned t_a = mirror ? tb : ta, t_b = mirror ? ta : tb;
-        store_input(&r->traffic[1][t_a], &o.a);
-        store_input(&r->traffic[1][t_b], &o.b);
-        tessel_traffic *tz = &r->traffic[1][0];
-        tz->writebacks = count_of(o.z_writebacks);
-        tz->updates = count_of(o.z_updates);
-        tz->out_data = count_of(o.z_out_data);
-        tz->out_metadata = count_of(o.z_out_meta);
-        tz->in_data = count_of(o.z_in_data);
-        tz->in_metadata = count_of(o.z_in_meta);
-        r->overflow_tiles = count_of(o.a.overflow_fills + o.b.overflow_fills);
-        r->effectual_tiles[1] = count_of(o.effectual);
-        r->macs = count_of(p.flops);
-        r->output_nnz = count_of(o.out_nnz);
-        r->compulsory_bytes = count_of(o.compulsory_in + o.compulsory_z);
-        /* the MACs read each effectual iteration's operand nonzeros */
-        uint64_t coord = e->spec->level[1].coord_bits / 8;
-        r->intersections = count_of(o.operand_nnz[0] + o.operand_nnz[1]);
-        r->traffic[1][t_a].child_read_metadata = count_of(o.operand_nnz[0] * (double)coord);
-        r->traffic[1][t_b].child_read_metadata = count_of(o.operand_nnz[1] * (double)coord);
+        store_outcome(e, &p, &o, mirror ? tb : ta, mirror ? ta : tb);
         exact_algorithmic_counts(e, &bd);
     }
     stat_grid_free(a, &p.a);
@@ -416,8 +571,10 @@ double tessel_stat_data_seconds(const tessel_stat_data *s)
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
 {
     const stat_input *b = s->shared ? &s->in[0] : &s->in[1];
-    uint64_t base[3] = { s->in[0].grid->tile[0], b->grid->tile[1],
-                         gcd(s->in[0].grid->tile[1], b->grid->tile[0]) };
+    const tessel_tile_grid *ga = s->in[0].grid;
+    unsigned km = ga->order - 1; /* A's contracted mode */
+    uint64_t base[4] = { ga->tile[0], b->grid->tile[1], gcd(ga->tile[km], b->grid->tile[0]),
+                         ga->order == 3 ? ga->tile[1] : 1 };
     int rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
                                         opt->output_min_flops, opt->seed, s->alloc, &s->sample);
     if (rc == TESSEL_ERANGE)

@@ -8,15 +8,19 @@
  * tile grid, the D2T2 statistics and the nonzeros per row and column.
  * Nothing here is a pass over the data once collected. */
 typedef struct stat_input {
+    /* For a 3-tensor T[i,x,k] (TTM), `base` is unfolded: rows are base
+     * cells (i, x), i-major, columns k; grid is the 3-mode base grid and
+     * d2t2 is NULL. */
     tessel_tile_grid *grid;   /* base grid */
     struct stat_grid *base;   /* the same as compressed tile rows */
     tessel_d2t2_stats *d2t2;  /* Corrs (eq. 11) */
-    uint64_t *line_nnz[2];    /* nonzeros per row [0] and per column [1] */
+    uint64_t *line_nnz[2];    /* nonzeros per row [0] and per column [1] (3-tensor: per k) */
     uint64_t dims[2];
 } stat_input;
 
 /* A seeded sample of the output's rows, multiplied out symbolically once
- * per input pair: every nonzero (i, j) of a sampled row of Z = A B with
+ * per input pair: every nonzero (i, j) of a sampled row of Z = A B (TTM:
+ * (i, x, j) of a sampled slice of Y = T x_k M, x being T's second mode) with
  * the smallest k that produces it. Rows are drawn with probability
  * proportional to their multiplies (rows above the threshold always), so
  * the sample costs a set fraction of the multiplies; each nonzero carries
@@ -29,9 +33,9 @@ typedef struct stat_output_sample {
     double flops, sampled_flops;
     double nnz;           /* estimated nonzeros of Z (sum of the weights) */
     uint64_t sampled_nnz;
-    uint64_t base[3];     /* cell edges along i, j, k */
-    uint64_t ncells;      /* sorted by (i, j, k) cell */
-    uint32_t *ci, *cj, *ck;
+    uint64_t base[4];     /* cell edges along i, j, k and x (TTM: the output's second mode) */
+    uint64_t ncells;      /* sorted by (i, x, j, k) cell */
+    uint32_t *ci, *cx, *cj, *ck;
     double *weight;       /* weighted nonzeros per cell */
 } stat_output_sample;
 
@@ -65,7 +69,12 @@ typedef struct stat_problem {
     double multiplicity;        /* mean products per output nonzero inside one reduction tile */
     uint64_t out_cells;         /* Ti x Tj */
     const stat_output_sample *sample; /* NULL: the output follows eq. 20 alone */
-    int sample_mirrored;        /* the sample's (row, col) are (j, i) here */
+    /* Where a sample cell lands: its output side s1 = ci / f_i, or for an
+     * unfolded TTM output (ci / f_i) * x_tiles + cx / f_x (i-major) or
+     * (cx / f_x) * i_tiles + ci / f_i; side s2 = cj / f_j; the tile pair
+     * is (s1, s2), or (s2, s1) when mirrored; the step ck / f_k. */
+    int sample_mirrored, unfolded, x_major;
+    uint64_t f_i, f_x, f_j, f_k, i_tiles, x_tiles;
 } stat_problem;
 
 /* Per-tensor results of one evaluation. */
@@ -90,7 +99,16 @@ typedef struct stat_outcome {
 
 /* stat_spmspm.c */
 int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
+/* An empty grid of rows x cols with room for n tiles, ptr zeroed. */
+int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
+                         stat_grid *out);
 int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+/* The grid of an unfolded 3-tensor base grid (rows i * xcells + x) at
+ * tiles fi x fx x fk times as large: rows i' * x_tiles + x' (x_major: the
+ * other way round). */
+int stat_grid_coarsen_unfolded(const stat_grid *g, uint64_t icells, uint64_t xcells, uint64_t fi,
+                               uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
+                               stat_grid *out);
 /* The grid of tiles fr x fc times as large (from the counts alone). */
 int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *out);

@@ -54,6 +54,12 @@ static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, u
     return TESSEL_OK;
 }
 
+int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
+                         stat_grid *out)
+{
+    return grid_alloc(a, rows, cols, n, out);
+}
+
 int stat_grid_from_tile_grid(const tessel_tile_grid *t, const tessel_allocator *a, stat_grid *g)
 {
     int rc = grid_alloc(a, t->extent[0], t->extent[1], t->nonempty, g);
@@ -122,6 +128,51 @@ int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel
         }
         if (fr > 1)
             tessel_sort_u64(touched, scratch, nt, cols);
+        for (uint64_t t = 0; t < nt; t++) {
+            g->col[out] = touched[t];
+            g->nnz[out++] = acc[touched[t]];
+            acc[touched[t]] = 0;
+        }
+        g->ptr[r + 1] = out;
+    }
+    g->n = out;
+    tessel_dealloc(a, acc);
+    tessel_dealloc(a, touched);
+    tessel_dealloc(a, scratch);
+    return TESSEL_OK;
+}
+
+int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xcells, uint64_t fi,
+                               uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
+                               stat_grid *g)
+{
+    uint64_t it = (icells + fi - 1) / fi, xt = (xcells + fx - 1) / fx;
+    uint64_t rows = it * xt, cols = (s->cols + fk - 1) / fk;
+    int rc = grid_alloc(a, rows, cols, s->n, g);
+    uint64_t *acc = rc ? NULL : tessel_alloc_array(a, cols + 1, sizeof(uint64_t));
+    uint64_t *touched = acc ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
+    uint64_t *scratch = touched ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
+    if (!scratch) {
+        tessel_dealloc(a, acc);
+        tessel_dealloc(a, touched);
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memset(acc, 0, (cols + 1) * sizeof(uint64_t));
+    uint64_t out = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        uint64_t ti = x_major ? r % it : r / xt, tx = x_major ? r / it : r % xt, nt = 0;
+        for (uint64_t i = ti * fi; i < (ti + 1) * fi && i < icells; i++)
+            for (uint64_t x = tx * fx; x < (tx + 1) * fx && x < xcells; x++) {
+                uint64_t row = i * xcells + x;
+                for (uint64_t n = s->ptr[row]; n < s->ptr[row + 1]; n++) {
+                    uint64_t c = s->col[n] / fk;
+                    if (!acc[c])
+                        touched[nt++] = c;
+                    acc[c] += s->nnz[n];
+                }
+            }
+        tessel_sort_u64(touched, scratch, nt, cols);
         for (uint64_t t = 0; t < nt; t++) {
             g->col[out] = touched[t];
             g->nnz[out++] = acc[touched[t]];
@@ -634,9 +685,7 @@ static int sample_written(const work *w, double *written)
         tessel_dealloc(p->alloc, pr.suffix);
         return TESSEL_ENOMEM;
     }
-    uint64_t rf = p->sample_mirrored ? p->ti / s->base[1] : p->ti / s->base[0];
-    uint64_t qf = p->sample_mirrored ? p->tj / s->base[0] : p->tj / s->base[1];
-    uint64_t kf = p->tk / s->base[2];
+    uint64_t kf = p->f_k;
     /* reduction step of each base k cell, without a division per cell */
     uint64_t kcells = (p->ext_k * kf) + 1;
     uint32_t *step = tessel_alloc_array(p->alloc, kcells, sizeof(uint32_t));
@@ -649,10 +698,12 @@ static int sample_written(const work *w, double *written)
         step[k] = (uint32_t)(k / kf);
     double sum = 0;
     for (uint64_t c = 0; c < s->ncells;) {
-        uint64_t ci = s->ci[c], cj = s->cj[c];
-        uint64_t r = p->sample_mirrored ? cj : ci, q = p->sample_mirrored ? ci : cj;
-        pair_runs_set(w, r / rf, q / qf, &pr);
-        for (; c < s->ncells && s->ci[c] == ci && s->cj[c] == cj; c++)
+        uint64_t ci = s->ci[c], cx = s->cx[c], cj = s->cj[c];
+        uint64_t s1 = ci / p->f_i, s2 = cj / p->f_j;
+        if (p->unfolded)
+            s1 = p->x_major ? (cx / p->f_x) * p->i_tiles + s1 : s1 * p->x_tiles + cx / p->f_x;
+        pair_runs_set(w, p->sample_mirrored ? s2 : s1, p->sample_mirrored ? s1 : s2, &pr);
+        for (; c < s->ncells && s->ci[c] == ci && s->cx[c] == cx && s->cj[c] == cj; c++)
             sum += (double)pair_runs_from(&pr, s->ck[c] < kcells ? step[s->ck[c]]
                                                                  : p->ext_k - 1) *
                    s->weight[c];

@@ -348,9 +348,74 @@ START_TEST(refuses_what_it_does_not_model)
     ck_assert_msg(strstr(diag.message, "--base 4x128"), "%s", diag.message);
     /* another workload */
     spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
-    s.workload.kind = TESSEL_WORKLOAD_TTM;
+    s.workload.kind = TESSEL_WORKLOAD_MTTKRP;
     ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
     tessel_tensor_free(&a);
+}
+END_TEST
+
+/* TTM Y[i,j,r] = T[i,j,k] * M[k,r]: index numbers i 0, j 1, r 2, k 3. */
+static void spec_ttm(tessel_spec *s, const char *order, const uint64_t *tile /* i j r k */)
+{
+    spec_spmspm(s, "IJK", 128, 128, 128, 1, 0);
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_TTM;
+    w->einsum = "Y[i,j,r] = T[i,j,k] * M[k,r]";
+    w->nindices = 4;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "j");
+    strcpy(w->index_name[2], "r");
+    strcpy(w->index_name[3], "k");
+    const char *names[3] = { "Y", "T", "M" };
+    unsigned ranks[3] = { 3, 3, 2 };
+    unsigned idx[3][3] = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2, 0 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = ranks[t];
+        for (unsigned m = 0; m < 3; m++)
+            w->tensor[t].index[m] = idx[t][m];
+    }
+    for (unsigned x = 0; x < 4; x++)
+        s->level[1].tile[x] = tile[x];
+    for (unsigned p = 0; p < 4; p++) {
+        char c = order[p];
+        s->level[1].order[p] = c == 'I' ? 0 : c == 'J' ? 1 : c == 'R' ? 2 : 3;
+    }
+}
+
+START_TEST(ttm_full_sample_equals_exact)
+{
+    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *m = test_matrix(t->dims[2], 256, 0.05, 11);
+    tessel_workload_data d;
+    memset(&d, 0, sizeof(d));
+    d.ntensors = 3;
+    d.tensor[1] = t;
+    d.tensor[2] = m;
+    d.extent[0] = t->dims[0];
+    d.extent[1] = t->dims[1];
+    d.extent[2] = m->dims[1];
+    d.extent[3] = t->dims[2];
+    tessel_stat_options o = full_sample();
+    static const char *const ttm_orders[] = { "IJKR", "JIKR", "KIJR", "IJRK", "RIJK", "KRJI",
+                                              "RKJI" };
+    static const uint64_t tiles[2][4] = { { 512, 256, 128, 128 }, { 1024, 1024, 256, 256 } };
+    for (unsigned n = 0; n < 2; n++)
+        for (unsigned q = 0; q < sizeof(ttm_orders) / sizeof(ttm_orders[0]); q++) {
+            tessel_spec s;
+            spec_ttm(&s, ttm_orders[q], tiles[n]);
+            tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+            assert_same(&x, &r, ttm_orders[q]);
+        }
+    /* i and j must be adjacent loops */
+    tessel_spec s;
+    spec_ttm(&s, "IKJR", tiles[0]);
+    tessel_result r;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "adjacent"), "%s", diag.message);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&m);
 }
 END_TEST
 
@@ -393,6 +458,7 @@ int main(void)
     tcase_add_test(tc, eq20_without_sample);
     tcase_add_test(tc, statistics_reused_across_points);
     tcase_add_test(tc, refuses_what_it_does_not_model);
+    tcase_add_test(tc, ttm_full_sample_equals_exact);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

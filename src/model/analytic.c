@@ -18,7 +18,6 @@
  * mirroring Z^T = B^T A^T. */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "exact_internal.h"
 
@@ -32,13 +31,6 @@ typedef struct operand_model {
     unsigned spec_tensor;
     int model_index, flip;      /* the spec tensor holding the model; rows are its columns */
 } operand_model;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The spec tensor a binding finally names, and whether it is transposed
  * on the way (`B: A^T`). -1 when it is no density model. */
@@ -186,24 +178,14 @@ static double ijk_a_saves(const closed *c)
     return c->nI * saves;
 }
 
-/* A non-negative count from an expectation (0 for NaN, saturating). */
-static uint64_t count(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 1.8e19)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
 static void set_input(tessel_traffic *tr, double fills, double data, double meta, double bumped)
 {
-    tr->fills = count(fills);
+    tr->fills = model_count(fills);
     double d = fills * data, m = fills * meta;
     double bm = bumped > 0 && data + meta > 0 ? bumped * meta / (data + meta) : 0;
-    tr->in_data = count(d + (bumped > 0 ? bumped - bm : 0));
-    tr->in_metadata = count(m + bm);
-    tr->bumped_bytes = count(bumped);
+    tr->in_data = model_count(d + (bumped > 0 ? bumped - bm : 0));
+    tr->in_metadata = model_count(m + bm);
+    tr->bumped_bytes = model_count(bumped);
 }
 
 static uint64_t partition_of(const tessel_spec *s, unsigned t)
@@ -332,23 +314,23 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
         up = c.E - pairs;
     }
     double read = written - nnz;
-    tz->writebacks = count(wb);
-    tz->updates = count(up);
-    tz->out_data = count(written * d1);
-    tz->out_metadata = count(wb * m0 + written * m1);
-    tz->in_data = count(read * d1);
-    tz->in_metadata = count((up > 0 ? up : 0) * m0 + read * m1);
+    tz->writebacks = model_count(wb);
+    tz->updates = model_count(up);
+    tz->out_data = model_count(written * d1);
+    tz->out_metadata = model_count(wb * m0 + written * m1);
+    tz->in_data = model_count(read * d1);
+    tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
 
-    r->effectual_tiles[1] = count(c.E);
-    r->macs = count(macs);
-    r->output_nnz = count(nnz);
+    r->effectual_tiles[1] = model_count(c.E);
+    r->macs = model_count(macs);
+    r->output_nnz = model_count(nnz);
     double meanA = A->nonempty > 0 ? A->nnz / A->nonempty : 0;
     double meanB = B->nonempty > 0 ? B->nnz / B->nonempty : 0;
-    r->intersections = count(c.E * (meanA + meanB));
+    r->intersections = model_count(c.E * (meanA + meanB));
     uint64_t coord = s->level[1].coord_bits / 8;
-    r->traffic[1][A->spec_tensor].child_read_metadata = count(c.E * meanA * coord);
-    r->traffic[1][B->spec_tensor].child_read_metadata = count(c.E * meanB * coord);
-    r->compulsory_bytes = count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +
+    r->traffic[1][A->spec_tensor].child_read_metadata = model_count(c.E * meanA * coord);
+    r->traffic[1][B->spec_tensor].child_read_metadata = model_count(c.E * meanB * coord);
+    r->compulsory_bytes = model_count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +
                                             out_tiles * m0 + nnz * (d1 + m1));
     return TESSEL_OK;
 }
@@ -376,7 +358,7 @@ static void order_letters(const boundary *bd, char *order)
 int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, tessel_result *out,
                           tessel_diag *diag)
 {
-    double start = now_seconds();
+    double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "analytic");
     out->nlevels = spec->nlevels;
@@ -464,7 +446,7 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
         exact_algorithmic_counts(&e, &bd);
         exact_finish_counts(&e);
     }
-    out->seconds = now_seconds() - start;
+    out->seconds = model_now() - start;
     return rc;
 }
 

@@ -1,5 +1,8 @@
-/* Small containers for the estimators: a word vector and a hash map. */
+/* Small containers and helpers for the estimators: a word vector, a hash
+ * map, the clock and saturating counts. */
+#include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "model_internal.h"
 
@@ -95,4 +98,20 @@ uint64_t model_map_find(const model_map *m, uint64_t key)
         s = (s + 1) & (m->cap - 1);
     }
     return UINT64_MAX;
+}
+
+double model_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+uint64_t model_count(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)llround(x);
 }

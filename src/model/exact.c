@@ -15,7 +15,6 @@
  *     streaming (rule 4), skipping and gating.
  * Cost: O(multiplies + iterations log tiles) per boundary. */
 #include <string.h>
-#include <time.h>
 
 #include "exact_internal.h"
 
@@ -112,13 +111,6 @@ void exact_finish_counts(engine *e)
         r->dram_bytes += r->traffic[0][t].data_bytes + r->traffic[0][t].metadata_bytes;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void exact_engine_free(engine *e)
 {
     for (unsigned i = 0; i < NIN; i++)
@@ -139,7 +131,7 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
                                 const tessel_allocator *a, tessel_progress_fn progress,
                                 void *progress_ud, tessel_result *out, tessel_diag *diag)
 {
-    double start = now_seconds();
+    double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "exact");
     out->nlevels = spec->nlevels;
@@ -180,7 +172,7 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
     if (!rc)
         exact_finish_counts(&e);
     exact_engine_free(&e);
-    out->seconds = now_seconds() - start;
+    out->seconds = model_now() - start;
     return rc;
 }
 

@@ -9,6 +9,13 @@ int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_all
 int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor **out,
                     tessel_diag *diag);
 
+/* Seconds on the monotonic clock (estimators time themselves). */
+double model_now(void);
+
+/* A count from an estimate: rounded, 0 for negative or NaN, saturating
+ * at UINT64_MAX instead of wrapping. */
+uint64_t model_count(double x);
+
 /* A growable array of 64-bit words. */
 typedef struct model_vec {
     const tessel_allocator *alloc;

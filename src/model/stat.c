@@ -6,7 +6,6 @@
  * single-name formats. */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "stat_internal.h"
 
@@ -18,13 +17,6 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->seed = 1;
     o->output_fraction = 0.05;
     o->output_min_flops = 1u << 20;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -303,21 +295,12 @@ static uint64_t partition_of(const tessel_spec *s, unsigned t, unsigned nin)
     return lv->capacity / (nin + 1);
 }
 
-static uint64_t count_of(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 1.8e19)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
 static void store_input(tessel_traffic *tr, const stat_counts *c)
 {
-    tr->fills = count_of(c->fills);
-    tr->in_data = count_of(c->fill_data + c->bumped_data);
-    tr->in_metadata = count_of(c->fill_meta + c->bumped_meta);
-    tr->bumped_bytes = count_of(c->bumped_data + c->bumped_meta);
+    tr->fills = model_count(c->fills);
+    tr->in_data = model_count(c->fill_data + c->bumped_data);
+    tr->in_metadata = model_count(c->fill_meta + c->bumped_meta);
+    tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
 }
 
 /* The canonical loop order of level 1 after mirroring (i before j):
@@ -448,22 +431,22 @@ static void store_outcome(engine *e, const stat_problem *p, const stat_outcome *
     store_input(&r->traffic[1][t_a], &o->a);
     store_input(&r->traffic[1][t_b], &o->b);
     tessel_traffic *tz = &r->traffic[1][0];
-    tz->writebacks = count_of(o->z_writebacks);
-    tz->updates = count_of(o->z_updates);
-    tz->out_data = count_of(o->z_out_data);
-    tz->out_metadata = count_of(o->z_out_meta);
-    tz->in_data = count_of(o->z_in_data);
-    tz->in_metadata = count_of(o->z_in_meta);
-    r->overflow_tiles = count_of(o->a.overflow_fills + o->b.overflow_fills);
-    r->effectual_tiles[1] = count_of(o->effectual);
-    r->macs = count_of(p->flops);
-    r->output_nnz = count_of(o->out_nnz);
-    r->compulsory_bytes = count_of(o->compulsory_in + o->compulsory_z);
+    tz->writebacks = model_count(o->z_writebacks);
+    tz->updates = model_count(o->z_updates);
+    tz->out_data = model_count(o->z_out_data);
+    tz->out_metadata = model_count(o->z_out_meta);
+    tz->in_data = model_count(o->z_in_data);
+    tz->in_metadata = model_count(o->z_in_meta);
+    r->overflow_tiles = model_count(o->a.overflow_fills + o->b.overflow_fills);
+    r->effectual_tiles[1] = model_count(o->effectual);
+    r->macs = model_count(p->flops);
+    r->output_nnz = model_count(o->out_nnz);
+    r->compulsory_bytes = model_count(o->compulsory_in + o->compulsory_z);
     /* the MACs read each effectual iteration's operand nonzeros */
     uint64_t coord = e->spec->level[1].coord_bits / 8;
-    r->intersections = count_of(o->operand_nnz[0] + o->operand_nnz[1]);
-    r->traffic[1][t_a].child_read_metadata = count_of(o->operand_nnz[0] * (double)coord);
-    r->traffic[1][t_b].child_read_metadata = count_of(o->operand_nnz[1] * (double)coord);
+    r->intersections = model_count(o->operand_nnz[0] + o->operand_nnz[1]);
+    r->traffic[1][t_a].child_read_metadata = model_count(o->operand_nnz[0] * (double)coord);
+    r->traffic[1][t_b].child_read_metadata = model_count(o->operand_nnz[1] * (double)coord);
 }
 
 static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
@@ -592,7 +575,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
                             tessel_stat_data **out, tessel_diag *diag)
 {
     *out = NULL;
-    double start = now_seconds();
+    double start = model_now();
     tessel_stat_options defaults;
     if (!opt) {
         tessel_stat_options_init(&defaults);
@@ -625,7 +608,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
         tessel_stat_data_free(&s);
         return rc;
     }
-    s->seconds = now_seconds() - start;
+    s->seconds = model_now() - start;
     *out = s;
     return TESSEL_OK;
 }
@@ -633,7 +616,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
 int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
                            tessel_result *out, tessel_diag *diag)
 {
-    double start = now_seconds();
+    double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "stat");
     out->nlevels = spec->nlevels;
@@ -656,7 +639,7 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
     }
     if (!rc)
         exact_finish_counts(&e);
-    out->seconds = now_seconds() - start;
+    out->seconds = model_now() - start;
     out->stats_seconds = s->seconds;
     return rc;
 }

@@ -100,45 +100,84 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
     return TESSEL_OK;
 }
 
-int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
-                      stat_grid *g)
+/* Merges fine tiles into one coarse tile row at a time: counts per coarse
+ * column, emitted in column order. */
+typedef struct row_merger {
+    const tessel_allocator *alloc;
+    uint64_t cols, fc, nt, out;
+    uint64_t *acc, *touched, *scratch;
+} row_merger;
+
+static void merger_free(row_merger *m)
 {
-    uint64_t rows = (s->rows + fr - 1) / fr, cols = (s->cols + fc - 1) / fc;
-    /* at most one coarse tile per fine tile, and per coarse row at most
-     * its fine tiles or `cols` */
-    int rc = grid_alloc(a, rows, cols, s->n, g);
-    uint64_t *acc = rc ? NULL : tessel_alloc_array(a, cols + 1, sizeof(uint64_t));
-    uint64_t *touched = acc ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
-    uint64_t *scratch = touched ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
-    if (!scratch) {
-        tessel_dealloc(a, acc);
-        tessel_dealloc(a, touched);
+    tessel_dealloc(m->alloc, m->acc);
+    tessel_dealloc(m->alloc, m->touched);
+    tessel_dealloc(m->alloc, m->scratch);
+}
+
+/* A coarse grid of rows x ceil(fine cols / fc), with room for every fine
+ * tile, and the merger that fills it. */
+static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_t fc,
+                       const tessel_allocator *a, stat_grid *g)
+{
+    memset(m, 0, sizeof(*m));
+    m->alloc = a;
+    m->fc = fc;
+    m->cols = (s->cols + fc - 1) / fc;
+    int rc = grid_alloc(a, rows, m->cols, s->n, g);
+    if (!rc) {
+        m->acc = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+        m->touched = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+        m->scratch = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+    }
+    if (rc || !m->acc || !m->touched || !m->scratch) {
+        merger_free(m);
         stat_grid_free(a, g);
         return TESSEL_ENOMEM;
     }
-    memset(acc, 0, (cols + 1) * sizeof(uint64_t));
-    uint64_t out = 0;
-    for (uint64_t r = 0; r < rows; r++) {
-        uint64_t nt = 0, lo = s->ptr[r * fr], hi = s->ptr[(r + 1) * fr < s->rows ? (r + 1) * fr : s->rows];
-        for (uint64_t n = lo; n < hi; n++) {
-            uint64_t c = s->col[n] / fc;
-            if (!acc[c])
-                touched[nt++] = c;
-            acc[c] += s->nnz[n];
-        }
-        if (fr > 1)
-            tessel_sort_u64(touched, scratch, nt, cols);
-        for (uint64_t t = 0; t < nt; t++) {
-            g->col[out] = touched[t];
-            g->nnz[out++] = acc[touched[t]];
-            acc[touched[t]] = 0;
-        }
-        g->ptr[r + 1] = out;
+    memset(m->acc, 0, (m->cols + 1) * sizeof(uint64_t));
+    return TESSEL_OK;
+}
+
+static void merger_add(row_merger *m, const stat_grid *s, uint64_t row)
+{
+    for (uint64_t n = s->ptr[row]; n < s->ptr[row + 1]; n++) {
+        uint64_t c = s->col[n] / m->fc;
+        if (!m->acc[c])
+            m->touched[m->nt++] = c;
+        m->acc[c] += s->nnz[n];
     }
-    g->n = out;
-    tessel_dealloc(a, acc);
-    tessel_dealloc(a, touched);
-    tessel_dealloc(a, scratch);
+}
+
+/* Ends coarse row r; `sorted` when the fine rows came from one fine row
+ * (its columns, and so the coarse ones, are already in order). */
+static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
+{
+    if (!sorted)
+        tessel_sort_u64(m->touched, m->scratch, m->nt, m->cols);
+    for (uint64_t t = 0; t < m->nt; t++) {
+        g->col[m->out] = m->touched[t];
+        g->nnz[m->out++] = m->acc[m->touched[t]];
+        m->acc[m->touched[t]] = 0;
+    }
+    m->nt = 0;
+    g->ptr[r + 1] = m->out;
+}
+
+int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
+                      stat_grid *g)
+{
+    uint64_t rows = (s->rows + fr - 1) / fr;
+    row_merger m;
+    if (merger_init(&m, s, rows, fc, a, g))
+        return TESSEL_ENOMEM;
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint64_t f = r * fr; f < (r + 1) * fr && f < s->rows; f++)
+            merger_add(&m, s, f);
+        merger_emit(&m, g, r, fr == 1);
+    }
+    g->n = m.out;
+    merger_free(&m);
     return TESSEL_OK;
 }
 
@@ -147,43 +186,18 @@ int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xce
                                stat_grid *g)
 {
     uint64_t it = (icells + fi - 1) / fi, xt = (xcells + fx - 1) / fx;
-    uint64_t rows = it * xt, cols = (s->cols + fk - 1) / fk;
-    int rc = grid_alloc(a, rows, cols, s->n, g);
-    uint64_t *acc = rc ? NULL : tessel_alloc_array(a, cols + 1, sizeof(uint64_t));
-    uint64_t *touched = acc ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
-    uint64_t *scratch = touched ? tessel_alloc_array(a, cols + 1, sizeof(uint64_t)) : NULL;
-    if (!scratch) {
-        tessel_dealloc(a, acc);
-        tessel_dealloc(a, touched);
-        stat_grid_free(a, g);
+    row_merger m;
+    if (merger_init(&m, s, it * xt, fk, a, g))
         return TESSEL_ENOMEM;
-    }
-    memset(acc, 0, (cols + 1) * sizeof(uint64_t));
-    uint64_t out = 0;
-    for (uint64_t r = 0; r < rows; r++) {
-        uint64_t ti = x_major ? r % it : r / xt, tx = x_major ? r / it : r % xt, nt = 0;
+    for (uint64_t r = 0; r < it * xt; r++) {
+        uint64_t ti = x_major ? r % it : r / xt, tx = x_major ? r / it : r % xt;
         for (uint64_t i = ti * fi; i < (ti + 1) * fi && i < icells; i++)
-            for (uint64_t x = tx * fx; x < (tx + 1) * fx && x < xcells; x++) {
-                uint64_t row = i * xcells + x;
-                for (uint64_t n = s->ptr[row]; n < s->ptr[row + 1]; n++) {
-                    uint64_t c = s->col[n] / fk;
-                    if (!acc[c])
-                        touched[nt++] = c;
-                    acc[c] += s->nnz[n];
-                }
-            }
-        tessel_sort_u64(touched, scratch, nt, cols);
-        for (uint64_t t = 0; t < nt; t++) {
-            g->col[out] = touched[t];
-            g->nnz[out++] = acc[touched[t]];
-            acc[touched[t]] = 0;
-        }
-        g->ptr[r + 1] = out;
+            for (uint64_t x = tx * fx; x < (tx + 1) * fx && x < xcells; x++)
+                merger_add(&m, s, i * xcells + x);
+        merger_emit(&m, g, r, fi == 1 && fx == 1);
     }
-    g->n = out;
-    tessel_dealloc(a, acc);
-    tessel_dealloc(a, touched);
-    tessel_dealloc(a, scratch);
+    g->n = m.out;
+    merger_free(&m);
     return TESSEL_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "tessel/model.h"
 #include "test_alloc.h"
+#include "test_specs.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixtures: a hand-built spec (independent of the YAML loader). */
@@ -14,46 +15,7 @@
 static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
                         int format)
 {
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "test");
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_SPMSPM;
-    w->nindices = 3;
-    strcpy(w->index_name[0], "i");
-    strcpy(w->index_name[1], "j");
-    strcpy(w->index_name[2], "k");
-    w->ntensors = 3;
-    const char *names[3] = { "Z", "A", "B" };
-    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
-    for (unsigned t = 0; t < 3; t++) {
-        strcpy(w->tensor[t].name, names[t]);
-        w->tensor[t].rank = 2;
-        w->tensor[t].index[0] = idx[t][0];
-        w->tensor[t].index[1] = idx[t][1];
-    }
-    s->nlevels = 2;
-    for (unsigned l = 0; l < 2; l++) {
-        tessel_spec_level *lv = &s->level[l];
-        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
-        lv->instances = 1;
-        lv->word_bits = 64;
-        lv->value_bits = lv->coord_bits = lv->offset_bits = lv->run_bits = 8;
-        lv->format = format;
-        for (unsigned t = 0; t < 3; t++) {
-            lv->tensor[t].format = -1;
-            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
-        }
-    }
-    tessel_spec_level *llb = &s->level[1];
-    llb->has_mapping = 1;
-    llb->tile[0] = ti;
-    llb->tile[1] = tj;
-    llb->tile[2] = tk;
-    for (unsigned p = 0; p < 3; p++)
-        llb->order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
-    s->compute.pes = 1;
-    s->compute.macs_per_pe = 1;
-    s->compute.clock_ghz = 1;
+    test_spec_spmspm(s, order, ti, tk, tj, format, 8, 8);
 }
 
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], size_t n)

@@ -1,0 +1,62 @@
+/* Hand-built specs for the estimator tests, independent of the YAML
+ * loader: Z[i,j] = A[i,k] * B[k,j] over DRAM -> LLB (index numbers i 0,
+ * j 1, k 2; default skipping; one PE, one MAC, 1 GHz). */
+#ifndef TESSEL_TEST_SPECS_H
+#define TESSEL_TEST_SPECS_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tessel/spec.h"
+
+/* order like "IKJ"; LLB tile edges ti, tk, tj (0: the whole mode); every
+ * width coord_bits except values. */
+static inline void test_spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk,
+                                    uint64_t tj, int format, unsigned value_bits,
+                                    unsigned coord_bits)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "test");
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_SPMSPM;
+    w->einsum = "Z[i,j] = A[i,k] * B[k,j]";
+    w->nindices = 3;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "j");
+    strcpy(w->index_name[2], "k");
+    w->ntensors = 3;
+    const char *names[3] = { "Z", "A", "B" };
+    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = 2;
+        w->tensor[t].index[0] = idx[t][0];
+        w->tensor[t].index[1] = idx[t][1];
+    }
+    s->nlevels = 2;
+    for (unsigned l = 0; l < 2; l++) {
+        tessel_spec_level *lv = &s->level[l];
+        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
+        lv->instances = 1;
+        lv->word_bits = 64;
+        lv->value_bits = value_bits;
+        lv->coord_bits = lv->offset_bits = lv->run_bits = coord_bits;
+        lv->format = format;
+        for (unsigned t = 0; t < 3; t++) {
+            lv->tensor[t].format = -1;
+            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
+        }
+    }
+    tessel_spec_level *llb = &s->level[1];
+    llb->has_mapping = 1;
+    llb->tile[0] = ti;
+    llb->tile[1] = tj;
+    llb->tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        llb->order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    s->compute.pes = 1;
+    s->compute.macs_per_pe = 1;
+    s->compute.clock_ghz = 1;
+}
+
+#endif

@@ -18,7 +18,7 @@
 
 #include "exact_internal.h"
 
-static void boundary_free(engine *e, boundary *bd)
+void exact_boundary_free(engine *e, boundary *bd)
 {
     for (unsigned i = 0; i < NIN; i++) {
         tessel_tile_grid_free(&bd->grid[i]);
@@ -67,7 +67,7 @@ static int run_boundary(engine *e, unsigned b)
         }
     }
     model_vec_free(&keys);
-    boundary_free(e, &bd);
+    exact_boundary_free(e, &bd);
     return rc;
 }
 

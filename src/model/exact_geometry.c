@@ -143,6 +143,23 @@ uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c)
 /* ------------------------------------------------------------------ */
 /* Tile grids of the inputs and lookups in them. */
 
+/* A hash from packed tile coordinates to input i's grid index: the walk
+ * looks tiles up on every fill. */
+int exact_index_grid(engine *e, boundary *bd, unsigned i)
+{
+    const tessel_tile_grid *g = bd->grid[i];
+    bd->keys[i] = 1;
+    for (unsigned m = 1; m < e->in[i].order; m++)
+        bd->keys[i] *= bd->ntiles[e->in[i].x[m]];
+    bd->index[i].alloc = e->alloc;
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t *slot = model_map_slot(&bd->index[i], g->group[t] * bd->keys[i] + g->key[t], t);
+        if (!slot)
+            return exact_oom(e);
+    }
+    return TESSEL_OK;
+}
+
 int exact_build_grids(engine *e, boundary *bd)
 {
     for (unsigned i = 0; i < e->nin; i++) {
@@ -150,20 +167,10 @@ int exact_build_grids(engine *e, boundary *bd)
         for (unsigned m = 0; m < e->in[i].order; m++)
             tile[m] = bd->tile[e->in[i].x[m]];
         int rc = tessel_tile_grid_build(e->in[i].t, tile, e->alloc, &bd->grid[i], e->diag);
+        if (!rc)
+            rc = exact_index_grid(e, bd, i);
         if (rc)
             return rc;
-        /* A hash from packed tile coordinates to the grid index: the walk
-         * looks tiles up on every fill. */
-        const tessel_tile_grid *g = bd->grid[i];
-        bd->keys[i] = 1;
-        for (unsigned m = 1; m < e->in[i].order; m++)
-            bd->keys[i] *= bd->ntiles[e->in[i].x[m]];
-        bd->index[i].alloc = e->alloc;
-        for (uint64_t t = 0; t < g->nonempty; t++) {
-            uint64_t *slot = model_map_slot(&bd->index[i], g->group[t] * bd->keys[i] + g->key[t], t);
-            if (!slot)
-                return exact_oom(e);
-        }
     }
     return TESSEL_OK;
 }

@@ -91,6 +91,7 @@ typedef struct engine {
 /* exact.c */
 void exact_finish_counts(engine *e);
 void exact_engine_free(engine *e);
+void exact_boundary_free(engine *e, boundary *bd);
 /* exact_roles.c */
 int exact_oom(engine *e);
 int exact_setup_roles(engine *e, const tessel_workload_data *w);
@@ -101,6 +102,7 @@ void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c);
 uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t *c);
 uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c);
 int exact_build_grids(engine *e, boundary *bd);
+int exact_index_grid(engine *e, boundary *bd, unsigned i);
 uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key);
 uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const uint64_t *c);
 uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const uint64_t *c);

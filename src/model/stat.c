@@ -132,46 +132,56 @@ static int check_workload(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-/* Levels and formats: the checks that need no roles. */
+/* Formats: per-rank lists need per-tile prefix counts that only the data
+ * has. */
 static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
-    if (s->nlevels != 2)
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->path, 0, 0, "architecture.levels",
-                               "the stat estimator models one buffer level below the backing "
-                               "store; this spec has %u levels (use --estimator exact)",
-                               s->nlevels);
-    const tessel_spec_level *lv = &s->level[1];
-    for (unsigned t = 0; t < s->workload.ntensors; t++) {
-        const tessel_spec_tensor_level *tl = &lv->tensor[t];
-        int f = tl->format >= 0 ? tl->format : lv->format;
-        if (f == TESSEL_SPEC_FORMAT_RANKS)
-            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                                   lv->pos.column, "format",
-                                   "level %s: the stat estimator prices single-name formats "
-                                   "(csr, coo, bitmap, ...), not per-rank lists, for %s",
-                                   lv->name, s->workload.tensor[t].name);
+    for (unsigned l = 1; l < s->nlevels; l++) {
+        const tessel_spec_level *lv = &s->level[l];
+        for (unsigned t = 0; t < s->workload.ntensors; t++) {
+            const tessel_spec_tensor_level *tl = &lv->tensor[t];
+            int f = tl->format >= 0 ? tl->format : lv->format;
+            if (f == TESSEL_SPEC_FORMAT_RANKS)
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "format",
+                                       "level %s: the stat estimator prices single-name formats "
+                                       "(csr, coo, bitmap, ...), not per-rank lists, for %s",
+                                       lv->name, s->workload.tensor[t].name);
+        }
     }
     return TESSEL_OK;
 }
 
-static int check_design(const tessel_spec *s, const engine *e, tessel_diag *diag)
+/* The closed sums of stat_spmspm.c cover one buffer level with default
+ * skipping and no gating, and TTM with its output's two modes as adjacent
+ * loops; everything else takes the walk (stat_walk.c). */
+static int closed_sums_apply(const engine *e)
 {
-    int rc = check_design_levels(s, diag);
-    if (rc)
-        return rc;
+    const tessel_spec *s = e->spec;
+    if (s->nlevels != 2)
+        return 0;
     const tessel_spec_level *lv = &s->level[1];
     for (unsigned i = 0; i < e->nin; i++) {
         unsigned t = e->in[i].spec_tensor, other = e->in[1 - i].spec_tensor;
         const tessel_spec_tensor_level *tl = &lv->tensor[t];
         if (!(tl->sparse.skip_on >> other & 1u) || tl->sparse.gate_on)
-            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                                   lv->pos.column, "skip_on",
-                                   "level %s: the stat estimator assumes %s skips on %s "
-                                   "(the default) and no gating",
-                                   lv->name, s->workload.tensor[t].name,
-                                   s->workload.tensor[other].name);
+            return 0;
     }
-    return TESSEL_OK;
+    if (e->kind != TESSEL_WORKLOAD_TTM)
+        return 1;
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = 1;
+    if (exact_geometry((engine *)e, &bd))
+        return 1; /* the closed path reports the error */
+    int pi = -1, px = -1;
+    for (unsigned d = 0; d < bd.ndigits; d++) {
+        if (bd.d[d].x == 0)
+            pi = (int)d;
+        if (bd.d[d].x == 1)
+            px = (int)d;
+    }
+    return pi < 0 || px < 0 || pi - px == 1 || px - pi == 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -187,17 +197,20 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* Level 1's tile edge of engine index x, a whole mode counting as 0. */
-static uint64_t level_edge(const engine *e, const boundary *bd, unsigned x)
+/* Level l's tile edge of engine index x, a whole mode counting as 0. */
+static uint64_t level_edge(const engine *e, unsigned l, unsigned x)
 {
-    return bd->tile[x] >= e->extent[x] ? 0 : bd->tile[x];
+    if (e->spec_index[x] < 0)
+        return 0;
+    uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
+    return t >= e->extent[x] ? 0 : t;
 }
 
 /* A tile edge the base grid can be merged into: a multiple of the base
  * edge, or the whole mode (rounded up to a multiple). Otherwise the error
  * names the largest base that would work: rows of both operands divide
  * base[0], columns base[1]. */
-static int derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,
+int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,
                         uint64_t *edge, tessel_diag *diag)
 {
     uint64_t extent = e->extent[x], tile = bd->tile[x];
@@ -214,13 +227,14 @@ static int derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_
     /* the row base divides every operand's leading modes (a 3-tensor's
      * first two), the column base its last one */
     uint64_t edges[2] = { base, base };
-    for (unsigned i = 0; i < e->nin; i++)
-        for (unsigned m = 0; m < e->in[i].order; m++) {
-            unsigned which = m + 1 == e->in[i].order ? 1 : 0;
-            edges[which] = gcd(edges[which], level_edge(e, bd, e->in[i].x[m]));
-        }
+    for (unsigned l = 1; l < e->spec->nlevels; l++)
+        for (unsigned i = 0; i < e->nin; i++)
+            for (unsigned m = 0; m < e->in[i].order; m++) {
+                unsigned which = m + 1 == e->in[i].order ? 1 : 0;
+                edges[which] = gcd(edges[which], level_edge(e, l, e->in[i].x[m]));
+            }
     uint64_t rows = edges[0], cols = edges[1];
-    const tessel_spec_level *lv = &e->spec->level[1];
+    const tessel_spec_level *lv = &e->spec->level[bd->b];
     return tessel_diag_set(diag, TESSEL_EINVAL, lv->pos.file, lv->pos.line, lv->pos.column,
                            "mapping",
                            "level %s: tile %s:%llu is not a multiple of the stat estimator's "
@@ -236,7 +250,7 @@ static int derive(const engine *e, const stat_input *in, unsigned i, const bound
 {
     for (unsigned m = 0; m < 2; m++) {
         unsigned x = e->in[i].x[m];
-        int rc = derived_edge(e, bd, x, in->grid->tile[m], &tile[m], diag);
+        int rc = stat_derived_edge(e, bd, x, in->grid->tile[m], &tile[m], diag);
         if (rc)
             return rc;
     }
@@ -344,7 +358,7 @@ static int derive_unfolded(const engine *e, const stat_input *in, const boundary
                            tessel_diag *diag)
 {
     for (unsigned m = 0; m < 3; m++) {
-        int rc = derived_edge(e, bd, e->in[0].x[m], in->grid->tile[m], &tile[m], diag);
+        int rc = stat_derived_edge(e, bd, e->in[0].x[m], in->grid->tile[m], &tile[m], diag);
         if (rc)
             return rc;
     }
@@ -632,10 +646,14 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
     e.diag = diag;
     e.res = out;
     e.nlev = spec->nlevels;
-    int rc = check_design(spec, &e, diag);
+    int rc = check_design_levels(spec, diag);
     if (!rc) {
         const stat_input *ins[2] = { &s->in[0], s->shared ? &s->in[0] : &s->in[1] };
-        rc = evaluate(&e, ins, s->has_sample ? &s->sample : NULL, s->alloc, diag);
+        const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
+        if (closed_sums_apply(&e))
+            rc = evaluate(&e, ins, sample, s->alloc, diag);
+        else
+            rc = stat_walk_evaluate(&e, ins, sample, flops_of(ins[0], ins[1]), diag);
     }
     if (!rc)
         exact_finish_counts(&e);

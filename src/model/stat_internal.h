@@ -97,6 +97,15 @@ typedef struct stat_outcome {
     double operand_nnz[2];   /* nonzeros of A's and B's tiles summed over effectual iterations */
 } stat_outcome;
 
+/* stat.c: a level's tile edge along engine index x as the base grid
+ * (edge `base`) can merge it; TESSEL_EINVAL naming a --base that works. */
+int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,
+                      uint64_t *edge, tessel_diag *diag);
+/* stat_walk.c: every boundary by the exact walk on derived grids, the
+ * output from the sample. */
+int stat_walk_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *s,
+                       double flops, tessel_diag *diag);
+
 /* stat_spmspm.c */
 int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
 /* An empty grid of rows x cols with room for n tiles, ptr zeroed. */

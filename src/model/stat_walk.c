@@ -1,0 +1,178 @@
+/* The stat estimator's general path, for what the closed sums of
+ * stat_spmspm.c do not cover: specs with several buffer levels and TTM
+ * whose output modes are not adjacent loops. It is the exact estimator's
+ * walk (exact_walk.c) run on statistics instead of data:
+ *
+ *  - the input tile grids of every level are merged from the saved base
+ *    grids (tessel_tile_grid_derive), so every level's tiles must be
+ *    multiples of the base;
+ *  - the output table (per output tile, its partial nonzero count after
+ *    each reduction step) is built from the output sample: each sampled
+ *    nonzero enters its tile at the reduction step of its first multiply,
+ *    with its weight.
+ *
+ * With every output row in the sample, the result equals the exact
+ * estimator's. Cost: the walk over the effectual tile iterations of every
+ * level, as the exact estimator, but no pass over the data and no symbolic
+ * product. */
+#include <math.h>
+#include <string.h>
+
+#include "stat_internal.h"
+
+/* Input grids of boundary bd from the base grids. */
+static int walk_grids(engine *e, boundary *bd, const stat_input *in[2], tessel_diag *diag)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        const tessel_tile_grid *base = in[i]->grid;
+        uint64_t tile[3];
+        for (unsigned m = 0; m < e->in[i].order; m++) {
+            int rc = stat_derived_edge(e, bd, e->in[i].x[m], base->tile[m], &tile[m], diag);
+            if (rc)
+                return rc;
+        }
+        int rc = tessel_tile_grid_derive(base, tile, &bd->grid[i], diag);
+        if (!rc)
+            rc = exact_index_grid(e, bd, i);
+        if (rc)
+            return rc;
+    }
+    return TESSEL_OK;
+}
+
+static double bits_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+/* Level-b tile of sample cell coordinate `cell` (base edge `base`) along
+ * engine index x. */
+static uint64_t cell_tile(const boundary *bd, uint64_t cell, uint64_t base, unsigned x)
+{
+    return cell * base / bd->tile[x];
+}
+
+/* The output table of boundary bd from the sample: (output tile, first
+ * reduction step) -> weighted nonzeros, sorted, accumulated per tile. */
+static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
+{
+    const tessel_allocator *a = e->alloc;
+    int ttm = e->kind == TESSEL_WORKLOAD_TTM;
+    model_map cells = { .alloc = a };
+    for (uint64_t c = 0; c < s->ncells; c++) {
+        uint64_t co[NX] = { 0 };
+        co[0] = cell_tile(bd, s->ci[c], s->base[0], 0);
+        if (ttm) {
+            co[1] = cell_tile(bd, s->cx[c], s->base[3], 1);
+            co[2] = cell_tile(bd, s->cj[c], s->base[1], 2);
+            co[3] = cell_tile(bd, s->ck[c], s->base[2], 3);
+        } else {
+            co[1] = cell_tile(bd, s->cj[c], s->base[1], 1);
+            co[2] = cell_tile(bd, s->ck[c], s->base[2], 2);
+        }
+        uint64_t key = exact_tile_key(bd, &e->out, co) * bd->red_space +
+                       exact_reduction_key(e, bd, co);
+        uint64_t *slot = model_map_slot(&cells, key, 0);
+        if (!slot) {
+            model_map_free(&cells);
+            return exact_oom(e);
+        }
+        *slot = double_bits(bits_double(*slot) + s->weight[c]);
+    }
+    uint64_t n = cells.n, max = 0, m = 0;
+    uint64_t *keys = tessel_alloc_array(a, n + 1, sizeof(uint64_t));
+    out_table *t = &bd->table[0];
+    t->key = tessel_alloc_array(a, n + 1, sizeof(uint64_t));
+    t->start = tessel_alloc_array(a, n + 2, sizeof(uint64_t));
+    t->red = tessel_alloc_array(a, n + 1, sizeof(uint64_t));
+    t->cum = tessel_alloc_array(a, n + 1, sizeof(uint64_t));
+    if (!keys || !t->key || !t->start || !t->red || !t->cum) {
+        tessel_dealloc(a, keys);
+        model_map_free(&cells);
+        return exact_oom(e);
+    }
+    for (uint64_t slot = 0; slot < cells.cap; slot++)
+        if (cells.keys[slot] != UINT64_MAX) {
+            keys[m++] = cells.keys[slot];
+            max = cells.keys[slot] > max ? cells.keys[slot] : max;
+        }
+    tessel_sort_u64_inplace(keys, m, max);
+    double sum = 0;
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t tile = keys[i] / bd->red_space;
+        if (!t->nout || t->key[t->nout - 1] != tile) {
+            t->key[t->nout] = tile;
+            t->start[t->nout++] = i;
+            sum = 0;
+        }
+        sum += bits_double(model_map_find(&cells, keys[i]));
+        t->red[i] = keys[i] % bd->red_space;
+        t->cum[i] = model_count(sum);
+    }
+    t->start[t->nout] = m;
+    t->nent = m;
+    bd->ntables = 1;
+    tessel_dealloc(a, keys);
+    model_map_free(&cells);
+    return TESSEL_OK;
+}
+
+static int walk_boundary(engine *e, unsigned b, const stat_input *in[2],
+                         const stat_output_sample *s, tessel_diag *diag)
+{
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = b;
+    model_vec keys = { .alloc = e->alloc };
+    int all_effectual = 1;
+    int rc = exact_geometry(e, &bd);
+    if (!rc)
+        rc = walk_grids(e, &bd, in, diag);
+    for (unsigned i = 0; !rc && i < e->nin; i++)
+        rc = exact_tile_cost_init(e, &bd, &e->in[i], &bd.cost[i]);
+    if (!rc)
+        rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
+    if (!rc)
+        rc = sample_table(e, &bd, s);
+    if (!rc)
+        rc = exact_gen_iterations(e, &bd, &keys, &all_effectual);
+    if (!rc)
+        rc = exact_walk(e, &bd, &keys, all_effectual);
+    if (!rc) {
+        exact_algorithmic_counts(e, &bd);
+        if (b == 1) {
+            exact_compulsory(e, &bd);
+            const out_table *t = &bd.table[0];
+            e->res->output_nnz = 0;
+            for (uint64_t o = 0; o < t->nout; o++)
+                e->res->output_nnz += t->cum[t->start[o + 1] - 1];
+        }
+    }
+    model_vec_free(&keys);
+    exact_boundary_free(e, &bd);
+    return rc;
+}
+
+int stat_walk_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *s,
+                       double flops, tessel_diag *diag)
+{
+    if (!s)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, NULL,
+                               "this spec needs the stat estimator's walk, which prices the "
+                               "output from the output sample; --output-sample 0 leaves none");
+    int rc = TESSEL_OK;
+    for (unsigned b = 1; !rc && b < e->spec->nlevels; b++)
+        rc = walk_boundary(e, b, in, s, diag);
+    if (!rc)
+        e->res->macs = model_count(flops);
+    return rc;
+}

@@ -123,10 +123,10 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
 static int check_workload(const tessel_spec *s, tessel_diag *diag)
 {
     if (s->workload.kind != TESSEL_WORKLOAD_SPMSPM && s->workload.kind != TESSEL_WORKLOAD_SPMV &&
-        s->workload.kind != TESSEL_WORKLOAD_TTM)
+        s->workload.kind != TESSEL_WORKLOAD_TTM && s->workload.kind != TESSEL_WORKLOAD_MTTKRP)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->workload.pos.file,
                                s->workload.pos.line, s->workload.pos.column, "workload.einsum",
-                               "the stat estimator handles SpMSpM, SpMV and TTM so far; use "
+                               "the stat estimator handles SpMSpM, SpMV, TTM and MTTKRP; use "
                                "--estimator exact for '%s'",
                                s->workload.einsum ? s->workload.einsum : "");
     return TESSEL_OK;
@@ -158,7 +158,7 @@ static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
 static int closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
-    if (s->nlevels != 2)
+    if (s->nlevels != 2 || e->kind == TESSEL_WORKLOAD_MTTKRP)
         return 0;
     const tessel_spec_level *lv = &s->level[1];
     for (unsigned i = 0; i < e->nin; i++) {
@@ -538,8 +538,8 @@ struct tessel_stat_data {
     const tessel_allocator *alloc;
     engine e;             /* roles and operand tensors */
     char einsum[512];     /* the workload they were collected for */
-    stat_input in[2];
-    int shared;           /* B's statistics are A's */
+    stat_input in[NIN];
+    int same_as[NIN];     /* the earlier input whose statistics these are, or -1 */
     int has_sample;
     stat_output_sample sample;
     double seconds;
@@ -552,9 +552,9 @@ void tessel_stat_data_free(tessel_stat_data **sp)
     tessel_stat_data *s = *sp;
     *sp = NULL;
     stat_output_sample_free(s->alloc, &s->sample);
-    input_free(s->alloc, &s->in[0]);
-    if (!s->shared)
-        input_free(s->alloc, &s->in[1]);
+    for (unsigned i = 0; i < NIN; i++)
+        if (s->same_as[i] < 0)
+            input_free(s->alloc, &s->in[i]);
     exact_engine_free(&s->e);
     tessel_dealloc(s->alloc, s);
 }
@@ -565,15 +565,31 @@ double tessel_stat_data_seconds(const tessel_stat_data *s)
 }
 
 
+/* Input i's statistics (shared with an earlier input of the same data). */
+static const stat_input *input_of(const tessel_stat_data *s, unsigned i)
+{
+    return s->same_as[i] < 0 ? &s->in[i] : &s->in[s->same_as[i]];
+}
+
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
 {
-    const stat_input *b = s->shared ? &s->in[0] : &s->in[1];
-    const tessel_tile_grid *ga = s->in[0].grid;
-    unsigned km = ga->order - 1; /* A's contracted mode */
-    uint64_t base[4] = { ga->tile[0], b->grid->tile[1], gcd(ga->tile[km], b->grid->tile[0]),
-                         ga->order == 3 ? ga->tile[1] : 1 };
-    int rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
+    const tessel_tile_grid *ga = input_of(s, 0)->grid, *gb = input_of(s, 1)->grid;
+    int rc;
+    if (s->e.kind == TESSEL_WORKLOAD_MTTKRP) {
+        /* cells along i, r, k, j */
+        const tessel_tile_grid *gc = input_of(s, 2)->grid;
+        uint64_t base[4] = { ga->tile[0], gb->tile[1], gcd(ga->tile[2], gc->tile[0]),
+                             gcd(ga->tile[1], gb->tile[0]) };
+        rc = stat_output_sample_collect_mttkrp(s->e.in[0].t, s->e.in[1].t, s->e.in[2].t, base,
+                                               opt->output_fraction, opt->output_min_flops,
+                                               opt->seed, s->alloc, &s->sample);
+    } else {
+        unsigned km = ga->order - 1; /* A's contracted mode */
+        uint64_t base[4] = { ga->tile[0], gb->tile[1], gcd(ga->tile[km], gb->tile[0]),
+                             ga->order == 3 ? ga->tile[1] : 1 };
+        rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
                                         opt->output_min_flops, opt->seed, s->alloc, &s->sample);
+    }
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "
@@ -608,12 +624,16 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     s->e.alloc = a;
     s->e.diag = diag;
     s->e.nlev = spec->nlevels;
+    for (unsigned i = 0; i < NIN; i++)
+        s->same_as[i] = -1;
     rc = exact_setup_roles(&s->e, data);
-    if (!rc)
-        rc = input_collect(s->e.in[0].t, opt, a, &s->in[0], diag);
-    s->shared = !rc && s->e.in[1].t == s->e.in[0].t;
-    if (!rc && !s->shared)
-        rc = input_collect(s->e.in[1].t, opt, a, &s->in[1], diag);
+    for (unsigned i = 0; !rc && i < s->e.nin; i++) {
+        for (unsigned j = 0; j < i; j++)
+            if (s->e.in[j].t == s->e.in[i].t && s->same_as[j] < 0)
+                s->same_as[i] = (int)j;
+        if (s->same_as[i] < 0)
+            rc = input_collect(s->e.in[i].t, opt, a, &s->in[i], diag);
+    }
     if (!rc && opt->output_fraction > 0)
         rc = collect_sample(s, opt, diag);
     s->e.spec = NULL;
@@ -648,12 +668,14 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
     e.nlev = spec->nlevels;
     int rc = check_design_levels(spec, diag);
     if (!rc) {
-        const stat_input *ins[2] = { &s->in[0], s->shared ? &s->in[0] : &s->in[1] };
+        const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
         const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
+        double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
+                                                        : flops_of(ins[0], ins[1]);
         if (closed_sums_apply(&e))
             rc = evaluate(&e, ins, sample, s->alloc, diag);
         else
-            rc = stat_walk_evaluate(&e, ins, sample, flops_of(ins[0], ins[1]), diag);
+            rc = stat_walk_evaluate(&e, ins, sample, flops, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -37,12 +37,27 @@ typedef struct stat_output_sample {
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
     uint32_t *ci, *cx, *cj, *ck;
     double *weight;       /* weighted nonzeros per cell */
+    /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
+     * nonzero depends on the loop order of j and k, so each sampled
+     * nonzero keeps the (j, k) cells of all its multiplies instead
+     * (consecutive repeats dropped): cells ei, er, weight ew, and its
+     * multiplies' cells ej[eptr[n] .. eptr[n+1]), ek[...]. */
+    uint64_t nelems;
+    uint32_t *ei, *er, *ej, *ek;
+    double *ew;
+    uint64_t *eptr;
 } stat_output_sample;
 
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, const tessel_allocator *al,
                                stat_output_sample *out);
+/* MTTKRP: t is T[i,j,k], b B[j,r], c C[k,r] (operand mode orders);
+ * base: i, r, k, j cell edges as in the other sample. */
+int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
+                                      const tessel_tensor *c, const uint64_t *base,
+                                      double fraction, uint64_t min_flops, uint64_t seed,
+                                      const tessel_allocator *al, stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
 
 /* A tile grid of a matrix as compressed tile rows. */
@@ -103,7 +118,7 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
                       uint64_t *edge, tessel_diag *diag);
 /* stat_walk.c: every boundary by the exact walk on derived grids, the
  * output from the sample. */
-int stat_walk_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *s,
+int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,
                        double flops, tessel_diag *diag);
 
 /* stat_spmspm.c */

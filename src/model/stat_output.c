@@ -18,6 +18,12 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->cj);
     tessel_dealloc(al, s->ck);
     tessel_dealloc(al, s->weight);
+    tessel_dealloc(al, s->ei);
+    tessel_dealloc(al, s->er);
+    tessel_dealloc(al, s->ej);
+    tessel_dealloc(al, s->ek);
+    tessel_dealloc(al, s->ew);
+    tessel_dealloc(al, s->eptr);
     memset(s, 0, sizeof(*s));
 }
 
@@ -258,6 +264,177 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     if (!rc)
         rc = cells_out(al, &cells, &cs, s);
     model_map_free(&cells);
+    if (rc)
+        stat_output_sample_free(al, s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* MTTKRP */
+
+/* Growable arrays of the element lists. */
+typedef struct elem_lists {
+    model_vec head; /* per element: (i cell << 32 | r cell) */
+    model_vec wbits; /* per element: its weight's bits */
+    model_vec ptr;  /* per element: start in cells */
+    model_vec cells; /* (j cell << 32 | k cell) */
+} elem_lists;
+
+static void lists_free(elem_lists *l)
+{
+    model_vec_free(&l->head);
+    model_vec_free(&l->wbits);
+    model_vec_free(&l->ptr);
+    model_vec_free(&l->cells);
+}
+
+/* Size measure of slice i for the sampling: its entries' smaller factor
+ * row (an upper bound of the multiplies). */
+static uint64_t *slice_measure(const tessel_tensor *t, const tessel_tensor *b,
+                               const tessel_tensor *c, const tessel_allocator *al, double *total)
+{
+    uint64_t *f = tessel_alloc_array(al, t->dims[0] + 1, sizeof(uint64_t));
+    if (!f)
+        return NULL;
+    *total = 0;
+    for (uint64_t i = 0; i < t->dims[0]; i++) {
+        f[i] = 0;
+        for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
+            uint64_t j = t->idx[1][p], k = t->idx[2][p];
+            uint64_t nb = b->ptr[j + 1] - b->ptr[j], nc = c->ptr[k + 1] - c->ptr[k];
+            f[i] += nb < nc ? nb : nc;
+        }
+        *total += (double)f[i];
+    }
+    return f;
+}
+
+/* Slice i: every (r, j cell, k cell) of its multiplies, sorted by r, as
+ * one element per r. Returns the slice's multiplies in *flops. */
+static int sample_slice_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
+                               const tessel_tensor *c, uint64_t i, double weight,
+                               const uint64_t *base, model_vec *scratch, elem_lists *l,
+                               uint64_t *flops)
+{
+    scratch->n = 0;
+    *flops = 0;
+    for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
+        uint64_t j = t->idx[1][p], k = t->idx[2][p];
+        uint64_t cell = (j / base[3]) << 20 | (k / base[2]);
+        uint64_t q = b->ptr[j], qe = b->ptr[j + 1], s = c->ptr[k], se = c->ptr[k + 1];
+        while (q < qe && s < se) {
+            uint32_t rb = b->idx[1][q], rc = c->idx[1][s];
+            if (rb < rc) {
+                q++;
+            } else if (rc < rb) {
+                s++;
+            } else {
+                ++*flops;
+                /* r in the high bits keeps one element's multiplies together */
+                if (model_vec_push(scratch, (uint64_t)rb << 40 | cell))
+                    return TESSEL_ENOMEM;
+                q++, s++;
+            }
+        }
+    }
+    uint64_t max = 0;
+    for (uint64_t n = 0; n < scratch->n; n++)
+        max = scratch->v[n] > max ? scratch->v[n] : max;
+    tessel_sort_u64_inplace(scratch->v, scratch->n, max);
+    for (uint64_t n = 0; n < scratch->n; n++) {
+        uint64_t r = scratch->v[n] >> 40, cell = scratch->v[n] & ((UINT64_C(1) << 40) - 1);
+        int first = n == 0 || scratch->v[n - 1] >> 40 != r;
+        if (first) {
+            if (model_vec_push(&l->head, (i / base[0]) << 32 | (r / base[1])) ||
+                model_vec_push(&l->wbits, double_to_bits(weight)) ||
+                model_vec_push(&l->ptr, l->cells.n))
+                return TESSEL_ENOMEM;
+        } else if (scratch->v[n - 1] == scratch->v[n]) {
+            continue; /* the same cells again */
+        }
+        if (model_vec_push(&l->cells, (cell >> 20) << 32 | (cell & 0xfffff)))
+            return TESSEL_ENOMEM;
+    }
+    return TESSEL_OK;
+}
+
+static int lists_out(const tessel_allocator *al, elem_lists *l, double calibrate,
+                     stat_output_sample *s)
+{
+    uint64_t n = l->head.n, m = l->cells.n;
+    s->ei = tessel_alloc_array(al, n + 1, sizeof(uint32_t));
+    s->er = tessel_alloc_array(al, n + 1, sizeof(uint32_t));
+    s->ew = tessel_alloc_array(al, n + 1, sizeof(double));
+    s->eptr = tessel_alloc_array(al, n + 1, sizeof(uint64_t));
+    s->ej = tessel_alloc_array(al, m + 1, sizeof(uint32_t));
+    s->ek = tessel_alloc_array(al, m + 1, sizeof(uint32_t));
+    if (!s->ei || !s->er || !s->ew || !s->eptr || !s->ej || !s->ek)
+        return TESSEL_ENOMEM;
+    for (uint64_t e = 0; e < n; e++) {
+        s->ei[e] = (uint32_t)(l->head.v[e] >> 32);
+        s->er[e] = (uint32_t)(l->head.v[e] & 0xffffffffu);
+        s->ew[e] = bits_to_double(l->wbits.v[e]) * calibrate;
+        s->eptr[e] = l->ptr.v[e];
+    }
+    s->eptr[n] = m;
+    for (uint64_t c = 0; c < m; c++) {
+        s->ej[c] = (uint32_t)(l->cells.v[c] >> 32);
+        s->ek[c] = (uint32_t)(l->cells.v[c] & 0xffffffffu);
+    }
+    s->nelems = n;
+    return TESSEL_OK;
+}
+
+int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
+                                      const tessel_tensor *c, const uint64_t *base,
+                                      double fraction, uint64_t min_flops, uint64_t seed,
+                                      const tessel_allocator *al, stat_output_sample *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->rows = t->dims[0];
+    for (unsigned m = 0; m < 4; m++)
+        s->base[m] = base[m] ? base[m] : 1;
+    /* a multiply packs r in 24 bits above the j and k cells' 20 bits each */
+    if (t->dims[1] / s->base[3] >= (1u << 20) || t->dims[2] / s->base[2] >= (1u << 20) ||
+        b->dims[1] >= (1u << 24) || t->dims[0] / s->base[0] > UINT32_MAX)
+        return TESSEL_ERANGE;
+    double measure;
+    uint64_t *f = slice_measure(t, b, c, al, &measure);
+    if (!f)
+        return TESSEL_ENOMEM;
+    double budget = fraction * measure;
+    if (budget < (double)min_flops)
+        budget = (double)min_flops;
+    double scale = budget >= measure ? HUGE_VAL : pps_scale(f, s->rows, budget);
+    uint64_t salt = mix(seed + UINT64_C(0x9e3779b97f4a7c15));
+    elem_lists l = { { .alloc = al }, { .alloc = al }, { .alloc = al }, { .alloc = al } };
+    model_vec scratch = { .alloc = al };
+    int rc = TESSEL_OK;
+    double weighted_measure = 0, flops = 0;
+    for (uint64_t i = 0; i < s->rows && !rc; i++) {
+        if (!f[i])
+            continue;
+        double p = scale * (double)f[i];
+        if (p < 1 && (double)(mix(i ^ salt) >> 11) * 0x1p-53 >= p)
+            continue;
+        double w = p < 1 ? 1 / p : 1;
+        uint64_t fi = 0;
+        s->sampled_rows++;
+        weighted_measure += w * (double)f[i];
+        rc = sample_slice_mttkrp(t, b, c, i, w, s->base, &scratch, &l, &fi);
+        s->sampled_flops += (double)fi;
+        flops += w * (double)fi;
+    }
+    double calibrate = weighted_measure > 0 ? measure / weighted_measure : 1;
+    s->flops = flops * calibrate;
+    s->sampled_nnz = l.head.n;
+    for (uint64_t e = 0; e < l.head.n; e++)
+        s->nnz += bits_to_double(l.wbits.v[e]) * calibrate;
+    if (!rc)
+        rc = lists_out(al, &l, calibrate, s);
+    tessel_dealloc(al, f);
+    model_vec_free(&scratch);
+    lists_free(&l);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;

@@ -21,7 +21,7 @@
 #include "stat_internal.h"
 
 /* Input grids of boundary bd from the base grids. */
-static int walk_grids(engine *e, boundary *bd, const stat_input *in[2], tessel_diag *diag)
+static int walk_grids(engine *e, boundary *bd, const stat_input *const *in, tessel_diag *diag)
 {
     for (unsigned i = 0; i < e->nin; i++) {
         const tessel_tile_grid *base = in[i]->grid;
@@ -63,11 +63,49 @@ static uint64_t cell_tile(const boundary *bd, uint64_t cell, uint64_t base, unsi
 
 /* The output table of boundary bd from the sample: (output tile, first
  * reduction step) -> weighted nonzeros, sorted, accumulated per tile. */
+/* Adds `weight` nonzeros entering output tile `tile` at reduction step
+ * `red`. */
+static int add_entry(model_map *cells, const boundary *bd, uint64_t tile, uint64_t red,
+                     double weight)
+{
+    uint64_t *slot = model_map_slot(cells, tile * bd->red_space + red, 0);
+    if (!slot)
+        return TESSEL_ENOMEM;
+    *slot = double_bits(bits_double(*slot) + weight);
+    return TESSEL_OK;
+}
+
+/* MTTKRP: a nonzero enters at the smallest reduction step among its
+ * multiplies' (j, k) cells. Engine indices: 0 i, 1 r, 2 j, 3 k. */
+static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sample *s,
+                          model_map *cells)
+{
+    for (uint64_t n = 0; n < s->nelems; n++) {
+        uint64_t co[NX] = { 0 };
+        co[0] = cell_tile(bd, s->ei[n], s->base[0], 0);
+        co[1] = cell_tile(bd, s->er[n], s->base[1], 1);
+        uint64_t tile = exact_tile_key(bd, &e->out, co), red = UINT64_MAX;
+        for (uint64_t m = s->eptr[n]; m < s->eptr[n + 1]; m++) {
+            co[2] = cell_tile(bd, s->ej[m], s->base[3], 2);
+            co[3] = cell_tile(bd, s->ek[m], s->base[2], 3);
+            uint64_t r = exact_reduction_key(e, bd, co);
+            red = r < red ? r : red;
+        }
+        if (add_entry(cells, bd, tile, red, s->ew[n]))
+            return exact_oom(e);
+    }
+    return TESSEL_OK;
+}
+
 static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
 {
     const tessel_allocator *a = e->alloc;
     int ttm = e->kind == TESSEL_WORKLOAD_TTM;
     model_map cells = { .alloc = a };
+    if (e->kind == TESSEL_WORKLOAD_MTTKRP && mttkrp_entries(e, bd, s, &cells)) {
+        model_map_free(&cells);
+        return TESSEL_ENOMEM;
+    }
     for (uint64_t c = 0; c < s->ncells; c++) {
         uint64_t co[NX] = { 0 };
         co[0] = cell_tile(bd, s->ci[c], s->base[0], 0);
@@ -126,7 +164,7 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
     return TESSEL_OK;
 }
 
-static int walk_boundary(engine *e, unsigned b, const stat_input *in[2],
+static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
                          const stat_output_sample *s, tessel_diag *diag)
 {
     boundary bd;
@@ -162,7 +200,7 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *in[2],
     return rc;
 }
 
-int stat_walk_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *s,
+int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,
                        double flops, tessel_diag *diag)
 {
     if (!s)

@@ -340,10 +340,6 @@ START_TEST(refuses_what_it_does_not_model)
     spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
     s.level[1].tensor[2].sparse.skip_on = 0;
     ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
-    /* another workload */
-    spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
-    s.workload.kind = TESSEL_WORKLOAD_MTTKRP;
-    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
     tessel_tensor_free(&a);
 }
 END_TEST
@@ -414,29 +410,112 @@ START_TEST(ttm_full_sample_equals_exact)
 }
 END_TEST
 
+/* MTTKRP Y[i,r] = T[i,j,k] * B[j,r] * C[k,r]: index numbers i 0, r 1,
+ * j 2, k 3. */
+static void spec_mttkrp(tessel_spec *s, const char *order, const uint64_t *tile /* i r j k */)
+{
+    spec_spmspm(s, "IJK", 128, 128, 128, 1, 0);
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_MTTKRP;
+    w->einsum = "Y[i,r] = T[i,j,k] * B[j,r] * C[k,r]";
+    w->nindices = 4;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "r");
+    strcpy(w->index_name[2], "j");
+    strcpy(w->index_name[3], "k");
+    w->ntensors = 4;
+    const char *names[4] = { "Y", "T", "B", "C" };
+    unsigned ranks[4] = { 2, 3, 2, 2 };
+    unsigned idx[4][3] = { { 0, 1, 0 }, { 0, 2, 3 }, { 2, 1, 0 }, { 3, 1, 0 } };
+    for (unsigned t = 0; t < 4; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = ranks[t];
+        for (unsigned m = 0; m < 3; m++)
+            w->tensor[t].index[m] = idx[t][m];
+    }
+    for (unsigned l = 0; l < 2; l++)
+        for (unsigned t = 0; t < 4; t++) {
+            s->level[l].tensor[t].format = -1;
+            s->level[l].tensor[t].sparse.skip_on = t == 0 ? 14u : 14u & ~(1u << t);
+        }
+    for (unsigned x = 0; x < 4; x++)
+        s->level[1].tile[x] = tile[x];
+    for (unsigned p = 0; p < 4; p++) {
+        char c = order[p];
+        s->level[1].order[p] = c == 'I' ? 0 : c == 'R' ? 1 : c == 'J' ? 2 : 3;
+    }
+}
+
+START_TEST(mttkrp_full_sample_equals_exact)
+{
+    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *b = test_matrix(t->dims[1], 64, 0.05, 12);
+    tessel_tensor *c = test_matrix(t->dims[2], 64, 0.2, 13);
+    tessel_workload_data d;
+    memset(&d, 0, sizeof(d));
+    d.ntensors = 4;
+    d.tensor[1] = t;
+    d.tensor[2] = b;
+    d.tensor[3] = c;
+    d.extent[0] = t->dims[0];
+    d.extent[1] = 64;
+    d.extent[2] = t->dims[1];
+    d.extent[3] = t->dims[2];
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 32;
+    static const char *const mk_orders[] = { "IJKR", "IKJR", "RIJK", "KJIR", "JRKI" };
+    static const uint64_t tiles[2][4] = { { 512, 32, 256, 64 }, { 1024, 64, 1024, 128 } };
+    for (unsigned n = 0; n < 2; n++)
+        for (unsigned q = 0; q < sizeof(mk_orders) / sizeof(mk_orders[0]); q++) {
+            tessel_spec s;
+            spec_mttkrp(&s, mk_orders[q], tiles[n]);
+            tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+            assert_same(&x, &r, mk_orders[q]);
+        }
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&c);
+}
+END_TEST
+
+/* Fails allocation n for every n until the estimate succeeds: each
+ * failure is ENOMEM and leaks nothing. */
+static void oom_loop(const tessel_spec *s, const tessel_workload_data *d,
+                     const tessel_stat_options *o)
+{
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_stat(s, d, o, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (rc == 0)
+            break;
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 20000);
+    }
+}
+
 START_TEST(out_of_memory_every_allocation)
 {
     tessel_tensor *a = test_matrix(300, 300, 0.01, 3);
     tessel_workload_data d;
     data_of(&d, a, a);
     tessel_spec s;
-    spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 0);
     tessel_stat_options o;
     tessel_stat_options_init(&o);
     o.output_min_flops = 0;
     o.output_fraction = 0.5;
-    for (long n = 1;; n++) {
-        test_alloc ta;
-        test_alloc_init(&ta, n);
-        tessel_result r;
-        tessel_diag diag;
-        int rc = tessel_model_stat(&s, &d, &o, &ta.allocator, &r, &diag);
-        ck_assert_int_eq(ta.live, 0);
-        if (rc == 0)
-            break;
-        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
-        ck_assert_int_lt(n, 10000);
-    }
+    /* the closed sums */
+    spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 0);
+    oom_loop(&s, &d, &o);
+    /* the walk: a second buffer level */
+    o.base[0] = o.base[1] = 32;
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 32;
+    oom_loop(&s, &d, &o);
     tessel_tensor_free(&a);
 }
 END_TEST
@@ -453,6 +532,7 @@ int main(void)
     tcase_add_test(tc, eq20_without_sample);
     tcase_add_test(tc, statistics_reused_across_points);
     tcase_add_test(tc, walk_equals_exact);
+    tcase_add_test(tc, mttkrp_full_sample_equals_exact);
     tcase_add_test(tc, refuses_what_it_does_not_model);
     tcase_add_test(tc, ttm_full_sample_equals_exact);
     tcase_add_test(tc, out_of_memory_every_allocation);

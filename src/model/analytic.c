@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "exact_internal.h"
+#include "stat_internal.h"
 
 /* One operand as the estimator sees it. */
 typedef struct operand_model {
@@ -80,12 +80,6 @@ static int operand_setup(const engine *e, unsigned i, const uint64_t *tile, oper
     if (m < 0)
         return not_model(s, t, diag);
     const tessel_spec_tensor *mt = &s->workload.tensor[m];
-    if (mt->model.kind == TESSEL_DENSITY_BANDED)
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, mt->pos.file, mt->pos.line,
-                               mt->pos.column, "workload.data",
-                               "the analytic estimator takes uniform and N:M models; a banded "
-                               "model's tiles are not alike (use --estimator stat, which walks a "
-                               "synthetic instance)");
     memset(om, 0, sizeof(*om));
     om->spec_tensor = t;
     tessel_density_model *d = &om->model;
@@ -96,6 +90,7 @@ static int operand_setup(const engine *e, unsigned i, const uint64_t *tile, oper
     d->density = mt->model.density;
     d->n = mt->model.n;
     d->m = mt->model.m;
+    d->bandwidth = mt->model.bandwidth;
     /* the spec tensor's own mode order against the operand's */
     const tessel_spec_tensor *st = &s->workload.tensor[t];
     int flip = transposed ^ ((int)st->index[0] != e->spec_index[e->in[i].x[0]]);
@@ -335,6 +330,168 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     return TESSEL_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Banded models: their non-empty tiles line the diagonal, so the tiles
+ * are not alike and the closed forms above do not hold. Instead every
+ * tile's chance of holding a nonzero is computed from the band cells it
+ * covers, the tiles that more likely hold one than not make the tile
+ * grids, and the output's nonzeros are summed element by element along
+ * the band with their first multiply's reduction tile (truncated
+ * geometric over the k both bands share); the closed sums of the stat
+ * estimator (stat_spmspm.c) then price both. Cost: the band's output
+ * elements times the reduction tiles each spans. */
+
+#define BAND_ELEMENTS_MAX 50000000.0
+
+/* Band cells |r - c| <= w of rows [r0, r1) and columns [c0, c1). */
+static uint64_t band_cells(uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1, uint64_t w)
+{
+    uint64_t n = 0;
+    for (uint64_t r = r0; r < r1; r++) {
+        uint64_t lo = r > w ? r - w : 0, hi = r + w;
+        lo = lo > c0 ? lo : c0;
+        hi = hi < c1 - 1 ? hi : c1 - 1;
+        n += hi >= lo ? hi - lo + 1 : 0;
+    }
+    return n;
+}
+
+static int band_grid(const operand_model *om, uint64_t tr, uint64_t tc, const tessel_allocator *a,
+                     stat_grid *g)
+{
+    const tessel_density_model *d = &om->model;
+    uint64_t R = d->rows, C = d->cols, w = d->bandwidth;
+    uint64_t nr = (R + tr - 1) / tr, nc = (C + tc - 1) / tc;
+    /* each tile row meets at most (tr + 2w) / tc + 2 tile columns */
+    uint64_t per = (tr + 2 * w) / tc + 2, cap = nr * (per < nc ? per : nc);
+    if (stat_grid_alloc_like(nr, nc, cap, a, g))
+        return TESSEL_ENOMEM;
+    uint64_t n = 0;
+    for (uint64_t r = 0; r < nr; r++) {
+        uint64_t r0 = r * tr, r1 = r0 + tr < R ? r0 + tr : R;
+        uint64_t first = r0 > w ? (r0 - w) / tc : 0, last = (r1 - 1 + w) / tc;
+        for (uint64_t c = first; c <= last && c < nc; c++) {
+            uint64_t c0 = c * tc, c1 = c0 + tc < C ? c0 + tc : C;
+            double cells = (double)band_cells(r0, r1, c0, c1, w);
+            double p = -expm1(cells * log1p(-d->density));
+            if (cells <= 0 || p < 0.5)
+                continue;
+            g->col[n] = c;
+            g->nnz[n++] = model_count(d->density * cells / p) ? model_count(d->density * cells / p)
+                                                             : 1;
+        }
+        g->ptr[r + 1] = n;
+    }
+    g->n = n;
+    return TESSEL_OK;
+}
+
+/* Length of the band in line x of a (rows x cols) band w: along a row
+ * (cols = its length) or a column. */
+static double band_line(uint64_t x, uint64_t len, uint64_t w)
+{
+    uint64_t lo = x > w ? x - w : 0, hi = x + w < len - 1 ? x + w : len - 1;
+    return hi >= lo ? (double)(hi - lo + 1) : 0;
+}
+
+/* The output's expected nonzeros per (i tile, j tile, first k tile). */
+static int band_sample(const operand_model *A, const operand_model *B, int gram, uint64_t ti,
+                       uint64_t tj, uint64_t tk, const tessel_allocator *al,
+                       stat_output_sample *s)
+{
+    uint64_t I = A->model.rows, K = A->model.cols, J = B->model.cols;
+    uint64_t wa = A->model.bandwidth, wb = B->model.bandwidth, w = wa + wb;
+    uint64_t ext[4] = { (I + ti - 1) / ti, 1, (J + tj - 1) / tj, (K + tk - 1) / tk };
+    double l1q = log1p(-A->model.density * B->model.density), l1a = log1p(-A->model.density);
+    memset(s, 0, sizeof(*s));
+    s->base[0] = ti, s->base[1] = tj, s->base[2] = tk, s->base[3] = 1;
+    model_map cells = { .alloc = al };
+    for (uint64_t i = 0; i < I; i++) {
+        uint64_t j0 = i > w ? i - w : 0, j1 = i + w < J - 1 ? i + w : J - 1;
+        for (uint64_t j = j0; j <= j1 && j < J; j++) {
+            uint64_t lo = i > wa ? i - wa : 0, hi = i + wa;
+            uint64_t blo = j > wb ? j - wb : 0, bhi = j + wb;
+            lo = lo > blo ? lo : blo;
+            hi = hi < bhi ? hi : bhi;
+            hi = hi < K - 1 ? hi : K - 1;
+            if (lo > hi)
+                continue;
+            double l = gram && i == j ? l1a : l1q; /* A A^T: A[i,k] A[i,k] is one entry */
+            for (uint64_t kt = lo / tk; kt <= hi / tk; kt++) {
+                uint64_t a = kt * tk > lo ? kt * tk : lo, b = (kt + 1) * tk - 1 < hi ? (kt + 1) * tk - 1 : hi;
+                double mass = exp((double)(a - lo) * l) - exp((double)(b - lo + 1) * l);
+                if (!(mass > 0))
+                    continue;
+                uint64_t key = ((i / ti) * ext[2] + j / tj) * ext[3] + kt;
+                uint64_t *slot = model_map_slot(&cells, key, 0);
+                if (!slot) {
+                    model_map_free(&cells);
+                    return TESSEL_ENOMEM;
+                }
+                double v;
+                memcpy(&v, slot, sizeof(v));
+                v += mass;
+                memcpy(slot, &v, sizeof(v));
+                s->nnz += mass;
+            }
+        }
+    }
+    int rc = stat_output_sample_from_cells(al, &cells, ext, s);
+    model_map_free(&cells);
+    if (!rc) {
+        s->base[0] = ti, s->base[1] = tj, s->base[2] = tk, s->base[3] = 1;
+        s->rows = s->sampled_rows = I;
+    }
+    return rc;
+}
+
+static int banded_evaluate(engine *e, const operand_model *oa, const operand_model *ob,
+                           const boundary *bd, tessel_diag *diag)
+{
+    const tessel_allocator *a = e->alloc;
+    uint64_t ti = bd->tile[0], tj = bd->tile[1], tk = bd->tile[2];
+    uint64_t I = oa->model.rows, K = oa->model.cols, J = ob->model.cols;
+    double W = (double)(oa->model.bandwidth + ob->model.bandwidth);
+    if ((double)I * (2 * W + 1) * (1 + 2 * W / (double)tk) > BAND_ELEMENTS_MAX)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, "workload.data",
+                               "the analytic estimator's banded path sums the output element "
+                               "by element, and this band is too large (use --estimator stat)");
+    int gram = oa->model_index == ob->model_index && oa->flip != ob->flip;
+    boundary_grids g;
+    memset(&g, 0, sizeof(g));
+    stat_output_sample smp;
+    memset(&smp, 0, sizeof(smp));
+    int rc = band_grid(oa, ti, tk, a, &g.ga);
+    if (!rc)
+        rc = band_grid(ob, tk, tj, a, &g.gb);
+    if (!rc)
+        rc = band_sample(oa, ob, gram, ti, tj, tk, a, &smp);
+    if (rc) {
+        stat_grid_free(a, &g.ga);
+        stat_grid_free(a, &g.gb);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    g.pos_row = stat_loop_position(bd, 0);
+    g.pos_col = stat_loop_position(bd, 1);
+    g.pos_k = stat_loop_position(bd, 2);
+    /* multiplies: sum over k of E[column k of A] E[row k of B]; a Gram
+     * product squares one binomial count (E[c^2] = n d (1 - d) + (n d)^2) */
+    double flops = 0, da = oa->model.density, db = ob->model.density;
+    for (uint64_t k = 0; k < K; k++) {
+        double ca = band_line(k, I, oa->model.bandwidth), rb = band_line(k, J, ob->model.bandwidth);
+        flops += gram ? ca * da * (1 - da) + ca * da * ca * da : ca * da * rb * db;
+    }
+    stat_problem p;
+    memset(&p, 0, sizeof(p));
+    p.alloc = a;
+    p.out_cells = ti * tj;
+    p.tk = tk;
+    p.f_i = p.f_j = p.f_k = 1;
+    rc = stat_solve(e, bd, &g, &p, flops, 1, &smp, diag);
+    stat_output_sample_free(a, &smp);
+    return rc;
+}
+
 /* The level-1 loop order as letters over i, j, k; whole-extent indices
  * (no loop) count as outermost. */
 static void order_letters(const boundary *bd, char *order)
@@ -436,21 +593,33 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
         if (!rc)
             rc = operand_setup(&e, 1, tile_b, &ob, diag);
     }
+    int banded = 0;
     if (!rc) {
+        banded = (oa.model.kind == TESSEL_DENSITY_BANDED) + (ob.model.kind == TESSEL_DENSITY_BANDED);
+        if (banded == 1)
+            rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line,
+                                 w->pos.column, "workload.data",
+                                 "the analytic estimator takes either two banded models or none; "
+                                 "for a banded one times another model use --estimator stat");
+    }
+    if (!rc && banded) {
+        rc = banded_evaluate(&e, &oa, &ob, &bd, diag);
+    } else if (!rc) {
         char order[4];
         order_letters(&bd, order);
         rc = evaluate(&e, &oa, &ob, order, (double)bd.tile[0], (double)bd.tile[2],
                       (double)bd.tile[1], &bd, diag);
+        if (!rc)
+            exact_algorithmic_counts(&e, &bd);
     }
-    if (!rc) {
-        exact_algorithmic_counts(&e, &bd);
+    if (!rc)
         exact_finish_counts(&e);
-    }
     out->seconds = model_now() - start;
     return rc;
 }
 
 /* The `data` column for density models: "uniform-1000x1000-nnz9950",
+ * "banded-4000x4000-w50-d0.3", "nm-2048x2048-2:256",
  * joined with '*' per input, "^T" for transposed bindings. */
 void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n)
 {
@@ -468,13 +637,16 @@ void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n)
             if (mt->model.kind == TESSEL_DENSITY_NM)
                 snprintf(one, sizeof(one), "nm-%llux%llu-%u:%u%s", r, c, mt->model.n,
                          mt->model.m, tr ? "^T" : "");
+            else if (mt->model.kind == TESSEL_DENSITY_BANDED)
+                snprintf(one, sizeof(one), "banded-%llux%llu-w%llu-d%g%s", r, c,
+                         (unsigned long long)mt->model.bandwidth, mt->model.density,
+                         tr ? "^T" : "");
             else if (mt->model.nnz)
                 snprintf(one, sizeof(one), "uniform-%llux%llu-nnz%llu%s", r, c,
                          (unsigned long long)mt->model.nnz, tr ? "^T" : "");
             else
-                snprintf(one, sizeof(one), "%s-%llux%llu-d%g%s",
-                         mt->model.kind == TESSEL_DENSITY_BANDED ? "banded" : "uniform", r, c,
-                         mt->model.density, tr ? "^T" : "");
+                snprintf(one, sizeof(one), "uniform-%llux%llu-d%g%s", r, c, mt->model.density,
+                         tr ? "^T" : "");
         }
         int k = snprintf(buf + used, n - used, "%s%s", t > 1 ? "*" : "", one);
         if (k < 0 || (size_t)k >= n - used)

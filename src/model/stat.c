@@ -263,7 +263,7 @@ static int derive(const engine *e, const stat_input *in, unsigned i, const bound
 
 /* Position of engine index x in level 1's loop order; a whole-extent
  * index (no loop) counts as outermost. */
-static int loop_position(const boundary *bd, unsigned x)
+int stat_loop_position(const boundary *bd, unsigned x)
 {
     for (unsigned d = 0; d < bd->ndigits; d++)
         if (bd->d[d].x == x)
@@ -336,7 +336,7 @@ static void canonical_order(int p_i, int p_j, int p_k, char *order)
 static int unfolded_side(const engine *e, const boundary *bd, int *pos, int *x_major,
                          tessel_diag *diag)
 {
-    int pi = loop_position(bd, 0), px = loop_position(bd, 1);
+    int pi = stat_loop_position(bd, 0), px = stat_loop_position(bd, 1);
     *x_major = px >= 0 && (pi < 0 || px < pi);
     *pos = pi < 0 ? px : px < 0 ? pi : (pi < px ? pi : px);
     if (pi >= 0 && px >= 0 && (pi - px == 1 || px - pi == 1))
@@ -371,14 +371,6 @@ static int derive_unfolded(const engine *e, const stat_input *in, const boundary
     return TESSEL_OK;
 }
 
-/* The grids of one boundary before canonical roles: ga rows are the
- * output's first side (i, or TTM's unfolded (i, x)), gb columns its
- * second (j, or r); positions of both sides and of k in the loop order. */
-typedef struct boundary_grids {
-    stat_grid ga, gb;
-    int pos_row, pos_col, pos_k;
-} boundary_grids;
-
 static int grids_spmspm(engine *e, const stat_input *in[2], const boundary *bd,
                         const stat_output_sample *sample, const tessel_allocator *a,
                         boundary_grids *g, stat_problem *p, tessel_diag *diag)
@@ -391,9 +383,9 @@ static int grids_spmspm(engine *e, const stat_input *in[2], const boundary *bd,
         rc = derive(e, in[1], 1, bd, a, &g->gb, eb, diag);
     if (rc)
         return rc;
-    g->pos_row = loop_position(bd, 0);
-    g->pos_col = loop_position(bd, 1);
-    g->pos_k = loop_position(bd, 2);
+    g->pos_row = stat_loop_position(bd, 0);
+    g->pos_col = stat_loop_position(bd, 1);
+    g->pos_k = stat_loop_position(bd, 2);
     p->out_cells = bd->tile[0] * bd->tile[1];
     p->tk = ea[1];
     if (sample) {
@@ -419,8 +411,8 @@ static int grids_ttm(engine *e, const stat_input *in[2], const boundary *bd,
         rc = derive(e, in[1], 1, bd, a, &g->gb, em, diag);
     if (rc)
         return rc;
-    g->pos_col = loop_position(bd, 2);
-    g->pos_k = loop_position(bd, 3);
+    g->pos_col = stat_loop_position(bd, 2);
+    g->pos_k = stat_loop_position(bd, 3);
     p->out_cells = bd->tile[0] * bd->tile[1] * bd->tile[2];
     p->tk = et[2];
     if (sample) {
@@ -463,6 +455,62 @@ static void store_outcome(engine *e, const stat_problem *p, const stat_outcome *
     r->traffic[1][t_b].child_read_metadata = model_count(o->operand_nnz[1] * (double)coord);
 }
 
+int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p, double flops,
+               double multiplicity, const stat_output_sample *sample, tessel_diag *diag)
+{
+    const tessel_allocator *a = p->alloc;
+    int rc = exact_tile_cost_init(e, bd, &e->in[0], &p->cost_a);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->in[1], &p->cost_b);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->out, &p->cost_z);
+    /* Orders with the output's second side outside its first are the
+     * mirror image: Z^T = B^T A^T. */
+    int mirror = g->pos_col < g->pos_row;
+    unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
+    if (!rc) {
+        p->part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
+        p->part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
+        if (mirror) {
+            rc = stat_grid_transpose(&g->gb, a, &p->a);
+            if (!rc)
+                rc = stat_grid_transpose(&g->ga, a, &p->b);
+            tile_cost tmp = p->cost_a;
+            p->cost_a = p->cost_b;
+            p->cost_b = tmp;
+        } else {
+            p->a = g->ga;
+            p->b = g->gb;
+            memset(&g->ga, 0, sizeof(g->ga));
+            memset(&g->gb, 0, sizeof(g->gb));
+        }
+    }
+    stat_grid_free(a, &g->ga);
+    stat_grid_free(a, &g->gb);
+    stat_outcome o;
+    if (!rc) {
+        p->ext_i = p->a.rows;
+        p->ext_k = p->a.cols;
+        p->ext_j = p->b.cols;
+        canonical_order(mirror ? g->pos_col : g->pos_row, mirror ? g->pos_row : g->pos_col,
+                        g->pos_k, p->order);
+        p->flops = flops;
+        p->multiplicity = multiplicity;
+        p->sample = sample;
+        p->sample_mirrored = mirror;
+        rc = stat_spmspm_evaluate(p, &o);
+    }
+    if (!rc) {
+        store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
+        exact_algorithmic_counts(e, bd);
+    }
+    stat_grid_free(a, &p->a);
+    stat_grid_free(a, &p->b);
+    if (rc == TESSEL_ENOMEM)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return rc;
+}
+
 static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
                     const tessel_allocator *a, tessel_diag *diag)
 {
@@ -478,57 +526,13 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
     if (!rc)
         rc = e->kind == TESSEL_WORKLOAD_TTM ? grids_ttm(e, in, &bd, sample, a, &g, &p, diag)
                                             : grids_spmspm(e, in, &bd, sample, a, &g, &p, diag);
-    if (!rc)
-        rc = exact_tile_cost_init(e, &bd, &e->in[0], &p.cost_a);
-    if (!rc)
-        rc = exact_tile_cost_init(e, &bd, &e->in[1], &p.cost_b);
-    if (!rc)
-        rc = exact_tile_cost_init(e, &bd, &e->out, &p.cost_z);
-    /* Orders with the output's second side outside its first are the
-     * mirror image: Z^T = B^T A^T. */
-    int mirror = g.pos_col < g.pos_row;
-    unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
-    if (!rc) {
-        p.part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
-        p.part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
-        if (mirror) {
-            rc = stat_grid_transpose(&g.gb, a, &p.a);
-            if (!rc)
-                rc = stat_grid_transpose(&g.ga, a, &p.b);
-            tile_cost tmp = p.cost_a;
-            p.cost_a = p.cost_b;
-            p.cost_b = tmp;
-        } else {
-            p.a = g.ga;
-            p.b = g.gb;
-            memset(&g.ga, 0, sizeof(g.ga));
-            memset(&g.gb, 0, sizeof(g.gb));
-        }
+    if (rc) {
+        stat_grid_free(a, &g.ga);
+        stat_grid_free(a, &g.gb);
+        return rc;
     }
-    stat_grid_free(a, &g.ga);
-    stat_grid_free(a, &g.gb);
-    stat_outcome o;
-    if (!rc) {
-        p.ext_i = p.a.rows;
-        p.ext_k = p.a.cols;
-        p.ext_j = p.b.cols;
-        canonical_order(mirror ? g.pos_col : g.pos_row, mirror ? g.pos_row : g.pos_col, g.pos_k,
-                        p.order);
-        p.flops = flops_of(in[0], in[1]);
-        p.multiplicity = multiplicity(in[0], in[1], p.tk);
-        p.sample = sample;
-        p.sample_mirrored = mirror;
-        rc = stat_spmspm_evaluate(&p, &o);
-    }
-    if (!rc) {
-        store_outcome(e, &p, &o, mirror ? tb : ta, mirror ? ta : tb);
-        exact_algorithmic_counts(e, &bd);
-    }
-    stat_grid_free(a, &p.a);
-    stat_grid_free(a, &p.b);
-    if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-    return rc;
+    return stat_solve(e, &bd, &g, &p, flops_of(in[0], in[1]),
+                      multiplicity(in[0], in[1], p.tk), sample, diag);
 }
 
 /* ------------------------------------------------------------------ */

@@ -59,6 +59,11 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
                                       double fraction, uint64_t min_flops, uint64_t seed,
                                       const tessel_allocator *al, stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
+/* The cells of a map from packed keys ((i * ext[1] + x) * ext[2] + j) *
+ * ext[3] + k to weights (as double bits), sorted, into s (other fields
+ * are the caller's). */
+int stat_output_sample_from_cells(const tessel_allocator *al, const model_map *cells,
+                                  const uint64_t *cell_extent, stat_output_sample *s);
 
 /* A tile grid of a matrix as compressed tile rows. */
 typedef struct stat_grid {
@@ -112,6 +117,22 @@ typedef struct stat_outcome {
     double operand_nnz[2];   /* nonzeros of A's and B's tiles summed over effectual iterations */
 } stat_outcome;
 
+/* The grids of one boundary before canonical roles: ga rows are the
+ * output's first side (i, or TTM's unfolded (i, x)), gb columns its
+ * second (j, or r); positions of both sides and of k in the loop order. */
+typedef struct boundary_grids {
+    stat_grid ga, gb;
+    int pos_row, pos_col, pos_k;
+} boundary_grids;
+
+/* stat.c: the closed sums on one boundary's grids (ownership of g's grids
+ * passes here): canonical roles, evaluation, results into e->res. p has
+ * its alloc, out_cells, tk and sample mapping set. */
+int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p, double flops,
+               double multiplicity, const stat_output_sample *sample, tessel_diag *diag);
+/* Position of engine index x in the level's loop digits; -1 for a whole
+ * mode (no loop). */
+int stat_loop_position(const boundary *bd, unsigned x);
 /* stat.c: a level's tile edge along engine index x as the base grid
  * (edge `base`) can merge it; TESSEL_EINVAL naming a --base that works. */
 int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,

@@ -439,3 +439,15 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
         stat_output_sample_free(al, s);
     return rc;
 }
+
+int stat_output_sample_from_cells(const tessel_allocator *al, const model_map *cells,
+                                  const uint64_t *cell_extent, stat_output_sample *s)
+{
+    cell_space cs;
+    for (unsigned m = 0; m < 4; m++)
+        cs.ext[m] = cell_extent[m];
+    int rc = cells_out(al, cells, &cs, s);
+    if (rc)
+        stat_output_sample_free(al, s);
+    return rc;
+}

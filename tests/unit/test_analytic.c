@@ -95,6 +95,40 @@ static void bind_nm(tessel_spec *s)
     uniform(&s->workload.tensor[2], 2048, 2048, 20000, 6);
 }
 
+static void banded(tessel_spec_tensor *t, uint64_t n, uint64_t w, double d, uint64_t seed)
+{
+    t->model.present = 1;
+    t->model.kind = TESSEL_DENSITY_BANDED;
+    t->model.rows = t->model.cols = n;
+    t->model.bandwidth = w;
+    t->model.density = d;
+    t->model.seed = seed;
+}
+
+static void bind_banded(tessel_spec *s)
+{
+    banded(&s->workload.tensor[1], 3000, 60, 0.3, 7);
+    banded(&s->workload.tensor[2], 3000, 25, 0.5, 8);
+}
+
+static void bind_banded_gram(tessel_spec *s)
+{
+    banded(&s->workload.tensor[1], 3000, 40, 0.2, 9);
+    s->workload.tensor[2].data = "A^T";
+}
+
+START_TEST(banded_matches_exact)
+{
+    check_against_exact(bind_banded, 0.05);
+}
+END_TEST
+
+START_TEST(banded_gram_matches_exact)
+{
+    check_against_exact(bind_banded_gram, 0.05);
+}
+END_TEST
+
 START_TEST(uniform_matches_exact)
 {
     check_against_exact(bind_uniform, 0.05);
@@ -124,12 +158,11 @@ START_TEST(refuses_what_it_does_not_model)
     s.workload.tensor[2].data = "A";
     ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
     ck_assert_msg(strstr(diag.message, "density models"), "%s", diag.message);
-    /* a banded model */
+    /* a banded model times a uniform one */
     spec_spmspm(&s, "IJK", 128, 128, 128);
     bind_uniform(&s);
-    s.workload.tensor[1].model.kind = TESSEL_DENSITY_BANDED;
-    s.workload.tensor[1].model.bandwidth = 4;
-    s.workload.tensor[1].model.density = 0.5;
+    banded(&s.workload.tensor[1], 3000, 4, 0.5, 1);
+    s.workload.tensor[1].model.cols = 2500;
     ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
     ck_assert_msg(strstr(diag.message, "banded"), "%s", diag.message);
     /* two buffer levels */
@@ -149,6 +182,8 @@ int main(void)
     tcase_add_test(tc, uniform_matches_exact);
     tcase_add_test(tc, gram_matches_exact);
     tcase_add_test(tc, nm_matches_exact);
+    tcase_add_test(tc, banded_matches_exact);
+    tcase_add_test(tc, banded_gram_matches_exact);
     tcase_add_test(tc, refuses_what_it_does_not_model);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -90,7 +90,7 @@ static void help(void)
         "      --seed N            stat: seed of the samples (default 1)\n"
         "      --output-sample F   stat: the output rows multiplied out symbolically\n"
         "                          cost this fraction of all multiplies (default: 0.05\n"
-        "                          but at least 2^20 multiplies); 0: none, the output's\n"
+        "                          but at least 2^19 multiplies); 0: none, the output's\n"
         "                          nonzeros follow D2T2's eq. 20 from Corrs\n"
         "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"

@@ -127,7 +127,7 @@ typedef struct tessel_stat_options {
     /* The output sample: rows of the output multiplied out symbolically
      * once per input pair, drawn with probability proportional to their
      * multiplies so that they cost this fraction of all multiplies, and
-     * at least output_min_flops (default 0.05, 2^20: smaller products are
+     * at least output_min_flops (default 0.05, 2^19: smaller products are
      * multiplied out whole). 0: no sample, the output's nonzeros follow
      * D2T2's eq. 20 from Corrs alone. */
     double output_fraction;

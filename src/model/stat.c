@@ -16,7 +16,7 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->sample_fraction = 0.01;
     o->seed = 1;
     o->output_fraction = 0.05;
-    o->output_min_flops = 1u << 20;
+    o->output_min_flops = 1u << 19;
 }
 
 /* ------------------------------------------------------------------ */

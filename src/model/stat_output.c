@@ -1,6 +1,6 @@
 /* The stat estimator's output sample: rows of Z = A B drawn with
- * probability proportional to their multiplies (Poisson sampling with a
- * take-all threshold), multiplied out symbolically (Gustavson), each
+ * probability proportional to their multiplies (systematic sampling in
+ * storage order with a take-all threshold), multiplied out symbolically (Gustavson), each
  * nonzero recorded with the smallest reduction index that produces it and
  * the Horvitz-Thompson weight of its row, aggregated into base cells.
  * Cost: the sampled rows' multiplies (the requested fraction of all) plus
@@ -57,6 +57,31 @@ static double pps_scale(const uint64_t *f, uint64_t rows, double budget)
             break;
     }
     return hi;
+}
+
+/* Systematic PPS selection: rows in storage order, each taking p (< 1)
+ * of a unit interval; a row is drawn when it covers the next point of
+ * u, u + 1, u + 2, ... (u uniform in [0, 1) from the seed). Each row's
+ * chance is its p, as with independent draws, but the drawn rows spread
+ * evenly over the matrix, which keeps the spatial mix of the output
+ * (which tiles, which reduction steps) close to the whole one. */
+typedef struct systematic {
+    double u, covered;
+} systematic;
+
+static void systematic_init(systematic *sy, uint64_t seed)
+{
+    sy->u = (double)(mix(seed + UINT64_C(0x9e3779b97f4a7c15)) >> 11) * 0x1p-53;
+    sy->covered = 0;
+}
+
+static int systematic_draw(systematic *sy, double p)
+{
+    if (p >= 1)
+        return 1;
+    double before = floor(sy->covered + sy->u);
+    sy->covered += p;
+    return floor(sy->covered + sy->u) > before;
 }
 
 static double bits_to_double(uint64_t u)
@@ -234,7 +259,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     if (budget < (double)min_flops)
         budget = (double)min_flops;
     double c = budget >= s->flops ? HUGE_VAL : pps_scale(f, rows, budget);
-    uint64_t salt = mix(seed + UINT64_C(0x9e3779b97f4a7c15));
+    systematic sy;
+    systematic_init(&sy, seed);
     model_map cells = { .alloc = al };
     int rc = TESSEL_OK;
     double weighted_flops = 0;
@@ -243,7 +269,7 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         if (!f[i])
             continue;
         double p = c * (double)f[i];
-        if (p < 1 && (double)(mix(i ^ salt) >> 11) * 0x1p-53 >= p)
+        if (!systematic_draw(&sy, p))
             continue;
         double w = p < 1 ? 1 / p : 1;
         s->sampled_rows++;
@@ -406,7 +432,8 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     if (budget < (double)min_flops)
         budget = (double)min_flops;
     double scale = budget >= measure ? HUGE_VAL : pps_scale(f, s->rows, budget);
-    uint64_t salt = mix(seed + UINT64_C(0x9e3779b97f4a7c15));
+    systematic sy;
+    systematic_init(&sy, seed);
     elem_lists l = { { .alloc = al }, { .alloc = al }, { .alloc = al }, { .alloc = al } };
     model_vec scratch = { .alloc = al };
     int rc = TESSEL_OK;
@@ -415,7 +442,7 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
         if (!f[i])
             continue;
         double p = scale * (double)f[i];
-        if (p < 1 && (double)(mix(i ^ salt) >> 11) * 0x1p-53 >= p)
+        if (!systematic_draw(&sy, p))
             continue;
         double w = p < 1 ? 1 / p : 1;
         uint64_t fi = 0;

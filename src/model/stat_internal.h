@@ -37,6 +37,8 @@ typedef struct stat_output_sample {
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
     uint32_t *ci, *cx, *cj, *ck;
     double *weight;       /* weighted nonzeros per cell */
+    uint64_t ngroups;     /* runs of cells with one (i, x, j): [gstart[g], gstart[g + 1]) */
+    uint64_t *gstart;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
      * nonzero depends on the loop order of j and k, so each sampled
      * nonzero keeps the (j, k) cells of all its multiplies instead

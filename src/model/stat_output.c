@@ -18,6 +18,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->cj);
     tessel_dealloc(al, s->ck);
     tessel_dealloc(al, s->weight);
+    tessel_dealloc(al, s->gstart);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -149,6 +150,20 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     }
     s->ncells = c;
     tessel_dealloc(al, keys);
+    /* the groups of one output cell pair, for the evaluation's outer loop */
+    uint64_t groups = 0;
+    for (uint64_t i = 0; i < c; i++)
+        groups += i == 0 || s->ci[i] != s->ci[i - 1] || s->cx[i] != s->cx[i - 1] ||
+                  s->cj[i] != s->cj[i - 1];
+    s->gstart = tessel_alloc_array(al, groups + 1, sizeof(uint64_t));
+    if (!s->gstart)
+        return TESSEL_ENOMEM;
+    s->ngroups = 0;
+    for (uint64_t i = 0; i < c; i++)
+        if (i == 0 || s->ci[i] != s->ci[i - 1] || s->cx[i] != s->cx[i - 1] ||
+            s->cj[i] != s->cj[i - 1])
+            s->gstart[s->ngroups++] = i;
+    s->gstart[s->ngroups] = c;
     return TESSEL_OK;
 }
 

@@ -711,16 +711,18 @@ static int sample_written(const work *w, double *written)
     for (uint64_t k = 0; k < kcells; k++)
         step[k] = (uint32_t)(k / kf);
     double sum = 0;
-    for (uint64_t c = 0; c < s->ncells;) {
-        uint64_t ci = s->ci[c], cx = s->cx[c], cj = s->cj[c];
-        uint64_t s1 = ci / p->f_i, s2 = cj / p->f_j;
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g], end = s->gstart[g + 1];
+        uint64_t s1 = s->ci[c] / p->f_i, s2 = s->cj[c] / p->f_j;
         if (p->unfolded)
-            s1 = p->x_major ? (cx / p->f_x) * p->i_tiles + s1 : s1 * p->x_tiles + cx / p->f_x;
+            s1 = p->x_major ? (s->cx[c] / p->f_x) * p->i_tiles + s1
+                            : s1 * p->x_tiles + s->cx[c] / p->f_x;
         pair_runs_set(w, p->sample_mirrored ? s2 : s1, p->sample_mirrored ? s1 : s2, &pr);
-        for (; c < s->ncells && s->ci[c] == ci && s->cx[c] == cx && s->cj[c] == cj; c++)
-            sum += (double)pair_runs_from(&pr, s->ck[c] < kcells ? step[s->ck[c]]
-                                                                 : p->ext_k - 1) *
-                   s->weight[c];
+        const uint32_t *ck = s->ck;
+        const double *weight = s->weight;
+        for (; c < end; c++)
+            sum += (double)pair_runs_from(&pr, ck[c] < kcells ? step[ck[c]] : p->ext_k - 1) *
+                   weight[c];
     }
     tessel_dealloc(p->alloc, step);
     tessel_dealloc(p->alloc, pr.ends);

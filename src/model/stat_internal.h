@@ -30,6 +30,7 @@ typedef struct stat_input {
  * tile holds each nonzero and at which reduction step it first appears. */
 typedef struct stat_output_sample {
     uint64_t rows, sampled_rows;
+    int whole;            /* every row with a nonzero is in, with weight 1 */
     double flops, sampled_flops;
     double nnz;           /* estimated nonzeros of Z (sum of the weights) */
     uint64_t sampled_nnz;

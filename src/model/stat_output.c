@@ -293,8 +293,9 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, &cells, s)
                  : sample_row(a, b, i, w, &cs, stamp, &cells, s);
     }
+    s->whole = c == HUGE_VAL;
     /* Calibration: the weights reproduce the known total of multiplies,
-     * which takes out the random size of a Poisson sample. */
+     * which takes out the chance make-up of the drawn rows. */
     double calibrate = weighted_flops > 0 ? s->flops / weighted_flops : 1;
     for (uint64_t slot = 0; !rc && slot < cells.cap; slot++)
         if (cells.keys[slot] != UINT64_MAX)

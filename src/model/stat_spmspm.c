@@ -731,6 +731,36 @@ static int sample_written(const work *w, double *written)
     return TESSEL_OK;
 }
 
+/* Output tile pairs holding a sampled nonzero (a bitset over the pairs);
+ * with every row in the sample, exactly the non-empty output tiles. */
+static int sample_pairs(const work *w, double *pairs)
+{
+    const stat_problem *p = w->p;
+    const stat_output_sample *s = p->sample;
+    uint64_t n = p->ext_i * p->ext_j;
+    uint64_t *seen = tessel_alloc_array(p->alloc, n / 64 + 1, sizeof(uint64_t));
+    if (!seen)
+        return TESSEL_ENOMEM;
+    memset(seen, 0, (n / 64 + 1) * sizeof(uint64_t));
+    uint64_t count = 0;
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g];
+        uint64_t s1 = s->ci[c] / p->f_i, s2 = s->cj[c] / p->f_j;
+        if (p->unfolded)
+            s1 = p->x_major ? (s->cx[c] / p->f_x) * p->i_tiles + s1
+                            : s1 * p->x_tiles + s->cx[c] / p->f_x;
+        uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
+        uint64_t bit = r * p->ext_j + q;
+        if (!(seen[bit / 64] >> (bit % 64) & 1u)) {
+            seen[bit / 64] |= UINT64_C(1) << (bit % 64);
+            count++;
+        }
+    }
+    tessel_dealloc(p->alloc, seen);
+    *pairs = (double)count;
+    return TESSEL_OK;
+}
+
 /* The output's nonzeros and the nonzeros its write-backs carry. */
 static int output_volume(const work *w, const pair_sums *ps, double E, double *nnz,
                          double *written)
@@ -770,6 +800,8 @@ static int output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
     o->out_nnz = nnz;
     o->out_pairs = pairs;
     o->out_nonempty = pairs * -expm1(-nnz / pairs);
+    if (p->sample && p->sample->whole && w->arows && (rc = sample_pairs(w, &o->out_nonempty)))
+        return rc;
     o->compulsory_z = o->out_nonempty * z.m0 + nnz * (z.d1 + z.m1);
     if (strcmp(p->order, "IJK") == 0) {
         o->z_writebacks = pairs;

@@ -35,6 +35,8 @@ enum {
     OPT_SAMPLE,
     OPT_SEED,
     OPT_OUTPUT_SAMPLE,
+    OPT_STATS,
+    OPT_SAVE_STATS,
     OPT_COUNT
 };
 
@@ -59,6 +61,8 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SAMPLE] = { "--sample", NULL, 1 },
     [OPT_SEED] = { "--seed", NULL, 1 },
     [OPT_OUTPUT_SAMPLE] = { "--output-sample", NULL, 1 },
+    [OPT_STATS] = { "--stats", NULL, 1 },
+    [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
 };
 
 static void help(void)
@@ -92,6 +96,9 @@ static void help(void)
         "                          cost this fraction of all multiplies (default: 0.05\n"
         "                          but at least 2^19 multiplies); 0: none, the output's\n"
         "                          nonzeros follow D2T2's eq. 20 from Corrs\n"
+        "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
+        "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
+        "                          data (the spec's einsum must match; implies -e stat)\n"
         "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"
         "  -v, --verbose           each step and its time on standard error\n"
@@ -120,6 +127,7 @@ typedef struct run_request {
     tessel_report_format format;
     int quiet, verbose, dry_run, no_timing;
     int stat;     /* --estimator stat */
+    const char *stats_in, *stats_out; /* --stats, --save-stats */
     int analytic; /* --estimator analytic: no data loaded */
     tessel_stat_options stat_options;
     tessel_load_options load;
@@ -197,6 +205,9 @@ static int parse_stat_options(const cli_args *args, run_request *req)
     if (!req->stat && (base || sample || seed || osample))
         return cli_usage_error("run", "--base, --sample, --seed and --output-sample need "
                                       "--estimator stat");
+    if (req->stats_in && (base || sample || seed || osample))
+        return cli_usage_error("run", "--base, --sample, --seed and --output-sample were fixed "
+                                      "when the --stats file was saved");
     if (osample) {
         double f;
         if (cli_parse_double("run", "--output-sample", osample, &f))
@@ -260,7 +271,15 @@ static int parse_request(const cli_args *args, run_request *req)
         strcmp(est, "analytic") != 0)
         return cli_usage_error("run", "--estimator must be exact, stat or analytic, not '%s'",
                                est);
-    req->stat = est && strcmp(est, "stat") == 0;
+    req->stats_in = cli_value(args, OPT_STATS);
+    req->stats_out = cli_value(args, OPT_SAVE_STATS);
+    if (req->stats_in && est && strcmp(est, "stat") != 0)
+        return cli_usage_error("run", "--stats evaluates with the stat estimator, not '%s'", est);
+    req->stat = (est && strcmp(est, "stat") == 0) || req->stats_in;
+    if (req->stats_out && !req->stat)
+        return cli_usage_error("run", "--save-stats needs --estimator stat");
+    if (req->stats_in && req->stats_out)
+        return cli_usage_error("run", "--stats and --save-stats together would only copy the file");
     req->analytic = est && strcmp(est, "analytic") == 0;
     int rc = parse_stat_options(args, req);
     if (rc)
@@ -401,6 +420,7 @@ typedef struct run_state {
     tessel_design_energy energy;
     tessel_result result;
     tessel_report_point point;
+    tessel_stat_data *stats;
 } run_state;
 
 static int finish(const run_request *req, run_state *st);
@@ -453,6 +473,18 @@ static int run(const run_request *req, run_state *st)
         step_end(req, t0, "estimate");
         return finish(req, st);
     }
+    if (req->stats_in) {
+        /* saved statistics: no data to load */
+        tessel_diag_list_free(&errors);
+        step_begin(req, &t0, "loading statistics", req->stats_in);
+        rc = tessel_stat_data_load(req->stats_in, NULL, &st->stats, &d);
+        if (!rc)
+            rc = tessel_model_stat_eval(spec, st->stats, &st->result, &d);
+        if (rc)
+            return cli_report(&d);
+        step_end(req, t0, "estimate");
+        return finish(req, st);
+    }
     step_begin(req, &t0, "loading data", NULL);
     if (req->verbose)
         for (unsigned t = 1; t < spec->workload.ntensors; t++)
@@ -466,7 +498,12 @@ static int run(const run_request *req, run_state *st)
 
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {
-        rc = tessel_model_stat(spec, st->data, &req->stat_options, NULL, &st->result, &d);
+        rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
+        if (!rc)
+            rc = tessel_model_stat_eval(spec, st->stats, &st->result, &d);
+        /* saved only for a spec they evaluate */
+        if (!rc && req->stats_out)
+            rc = tessel_stat_data_save(st->stats, req->stats_out, &d);
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
@@ -495,6 +532,8 @@ static int finish(const run_request *req, run_state *st)
     char label[TESSEL_REPORT_LABEL_MAX];
     if (st->data)
         tessel_workload_data_label(st->data, label, sizeof(label));
+    else if (st->stats)
+        snprintf(label, sizeof(label), "%s", tessel_stat_data_label(st->stats));
     else
         tessel_model_analytic_label(spec, label, sizeof(label));
     rc = tessel_report_point_build(spec, &st->result, &st->energy, label, "fixed", &st->point, &d);
@@ -539,6 +578,7 @@ int cmd_run(int argc, char **argv)
         } else {
             rc = run(&req, st);
             tessel_energy_db_free(&st->db);
+            tessel_stat_data_free(&st->stats);
             tessel_workload_free(&st->data);
             tessel_spec_free(&st->spec);
             free(st);

@@ -145,8 +145,21 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
                             const tessel_stat_options *opt, const tessel_allocator *a,
                             tessel_stat_data **out, tessel_diag *diag);
 void tessel_stat_data_free(tessel_stat_data **s);
+/* The `data` report column of the workload's data ("G51*G51^T"). */
+const char *tessel_stat_data_label(const tessel_stat_data *s);
 /* Wall time the collection took. */
 double tessel_stat_data_seconds(const tessel_stat_data *s);
+
+/* Saved statistics (.tsd, src/model/stat_file.c): everything a design
+ * point of this workload needs, without the data. Written atomically; a
+ * read checks magic, version, checksums and the contents' consistency
+ * (TESSEL_ECORRUPT naming the offending part). */
+int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag);
+int tessel_stat_data_load(const char *path, const tessel_allocator *a, tessel_stat_data **out,
+                          tessel_diag *diag);
+/* The same from memory (tests, fuzzing). */
+int tessel_stat_data_parse(const char *name, const void *data, size_t size,
+                           const tessel_allocator *a, tessel_stat_data **out, tessel_diag *diag);
 
 /* One design point from collected statistics: spec must have the same
  * einsum as the spec the statistics were collected with (the mapping and

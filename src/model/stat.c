@@ -542,6 +542,7 @@ struct tessel_stat_data {
     const tessel_allocator *alloc;
     engine e;             /* roles and operand tensors */
     char einsum[512];     /* the workload they were collected for */
+    char label[256];      /* its data, as the `data` report column names it */
     stat_input in[NIN];
     int same_as[NIN];     /* the earlier input whose statistics these are, or -1 */
     int has_sample;
@@ -563,11 +564,37 @@ void tessel_stat_data_free(tessel_stat_data **sp)
     tessel_dealloc(s->alloc, s);
 }
 
+const char *tessel_stat_data_label(const tessel_stat_data *s)
+{
+    return s ? s->label : "";
+}
+
 double tessel_stat_data_seconds(const tessel_stat_data *s)
 {
     return s ? s->seconds : 0;
 }
 
+
+stat_data_view stat_data_view_of(const tessel_stat_data *cs)
+{
+    tessel_stat_data *s = (tessel_stat_data *)cs;
+    stat_data_view v = { s->alloc, &s->e, s->einsum, s->label, s->in, s->same_as,
+                         &s->has_sample, &s->sample };
+    return v;
+}
+
+tessel_stat_data *stat_data_alloc(const tessel_allocator *a)
+{
+    tessel_stat_data *s = tessel_alloc(a, sizeof(*s));
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof(*s));
+    s->alloc = a;
+    s->e.alloc = a;
+    for (unsigned i = 0; i < NIN; i++)
+        s->same_as[i] = -1;
+    return s;
+}
 
 /* Input i's statistics (shared with an earlier input of the same data). */
 static const stat_input *input_of(const tessel_stat_data *s, unsigned i)
@@ -575,25 +602,39 @@ static const stat_input *input_of(const tessel_stat_data *s, unsigned i)
     return s->same_as[i] < 0 ? &s->in[i] : &s->in[s->same_as[i]];
 }
 
+void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
+{
+    const tessel_tile_grid *ga = in[0]->grid, *gb = in[1]->grid;
+    if (e->kind == TESSEL_WORKLOAD_MTTKRP) {
+        /* cells along i, r, k, j */
+        const tessel_tile_grid *gc = in[2]->grid;
+        base[0] = ga->tile[0];
+        base[1] = gb->tile[1];
+        base[2] = gcd(ga->tile[2], gc->tile[0]);
+        base[3] = gcd(ga->tile[1], gb->tile[0]);
+        return;
+    }
+    unsigned km = ga->order - 1; /* A's contracted mode */
+    base[0] = ga->tile[0];
+    base[1] = gb->tile[1];
+    base[2] = gcd(ga->tile[km], gb->tile[0]);
+    base[3] = ga->order == 3 ? ga->tile[1] : 1;
+}
+
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
 {
-    const tessel_tile_grid *ga = input_of(s, 0)->grid, *gb = input_of(s, 1)->grid;
+    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1),
+                                   s->e.nin > 2 ? input_of(s, 2) : NULL };
+    uint64_t base[4];
+    stat_sample_base(&s->e, ins, base);
     int rc;
-    if (s->e.kind == TESSEL_WORKLOAD_MTTKRP) {
-        /* cells along i, r, k, j */
-        const tessel_tile_grid *gc = input_of(s, 2)->grid;
-        uint64_t base[4] = { ga->tile[0], gb->tile[1], gcd(ga->tile[2], gc->tile[0]),
-                             gcd(ga->tile[1], gb->tile[0]) };
+    if (s->e.kind == TESSEL_WORKLOAD_MTTKRP)
         rc = stat_output_sample_collect_mttkrp(s->e.in[0].t, s->e.in[1].t, s->e.in[2].t, base,
                                                opt->output_fraction, opt->output_min_flops,
                                                opt->seed, s->alloc, &s->sample);
-    } else {
-        unsigned km = ga->order - 1; /* A's contracted mode */
-        uint64_t base[4] = { ga->tile[0], gb->tile[1], gcd(ga->tile[km], gb->tile[0]),
-                             ga->order == 3 ? ga->tile[1] : 1 };
+    else
         rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
                                         opt->output_min_flops, opt->seed, s->alloc, &s->sample);
-    }
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "
@@ -618,18 +659,15 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     int rc = check_workload(spec, diag);
     if (rc)
         return rc;
-    tessel_stat_data *s = tessel_alloc(a, sizeof(*s));
+    tessel_stat_data *s = stat_data_alloc(a);
     if (!s)
         return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    memset(s, 0, sizeof(*s));
-    s->alloc = a;
     snprintf(s->einsum, sizeof(s->einsum), "%s", spec->workload.einsum ? spec->workload.einsum : "");
+    tessel_workload_data_label(data, s->label, sizeof(s->label));
     s->e.spec = spec;
     s->e.alloc = a;
     s->e.diag = diag;
     s->e.nlev = spec->nlevels;
-    for (unsigned i = 0; i < NIN; i++)
-        s->same_as[i] = -1;
     rc = exact_setup_roles(&s->e, data);
     for (unsigned i = 0; !rc && i < s->e.nin; i++) {
         for (unsigned j = 0; j < i; j++)

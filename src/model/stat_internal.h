@@ -145,6 +145,24 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,
                        double flops, tessel_diag *diag);
 
+/* stat.c: the parts of a tessel_stat_data the file code reads and fills. */
+typedef struct stat_data_view {
+    const tessel_allocator *alloc;
+    engine *e;
+    char *einsum;   /* 512 bytes */
+    char *label;    /* 256 bytes */
+    stat_input *in; /* NIN */
+    int *same_as;   /* NIN: the earlier input whose statistics these are, or -1 */
+    int *has_sample;
+    stat_output_sample *sample;
+} stat_data_view;
+
+stat_data_view stat_data_view_of(const tessel_stat_data *s);
+/* The output sample's cell edges (i, j, k, x) for the inputs' base grids. */
+void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base);
+/* An empty tessel_stat_data (no inputs, no sample). */
+tessel_stat_data *stat_data_alloc(const tessel_allocator *a);
+
 /* stat_spmspm.c */
 int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
 /* An empty grid of rows x cols with room for n tiles, ptr zeroed. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tessel/model.h"
 #include "test_alloc.h"
@@ -497,6 +498,107 @@ static void oom_loop(const tessel_spec *s, const tessel_workload_data *d,
     }
 }
 
+/* Collect, save, load: the loaded statistics give the same estimate. */
+static void check_roundtrip(const tessel_spec *s, const tessel_workload_data *d,
+                            const tessel_stat_options *o)
+{
+    tessel_stat_data *sd = NULL, *back = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(s, d, o, NULL, &sd, &diag), 0);
+    char path[] = "/tmp/tessel-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
+    ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
+    ck_assert_str_eq(tessel_stat_data_label(back), tessel_stat_data_label(sd));
+    tessel_result x, y;
+    ck_assert_int_eq(tessel_model_stat_eval(s, sd, &x, &diag), 0);
+    ck_assert_int_eq(tessel_model_stat_eval(s, back, &y, &diag), 0);
+    ck_assert_uint_eq(x.dram_bytes, y.dram_bytes);
+    ck_assert_uint_eq(x.compulsory_bytes, y.compulsory_bytes);
+    ck_assert_uint_eq(x.output_nnz, y.output_nnz);
+    for (unsigned l = 0; l < x.nlevels; l++)
+        for (unsigned t = 0; t < x.ntensors; t++)
+            ck_assert_uint_eq(x.traffic[l][t].data_bytes + x.traffic[l][t].metadata_bytes,
+                              y.traffic[l][t].data_bytes + y.traffic[l][t].metadata_bytes);
+    /* every truncation, and a flipped byte in every 97th place, is refused */
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
+    fclose(f);
+    unlink(path);
+    for (long cut = 0; cut < n; cut += cut < 256 ? 1 : 61) {
+        tessel_stat_data *bad = NULL;
+        ck_assert_int_eq(tessel_stat_data_parse("t.tsd", buf, (size_t)cut, NULL, &bad, &diag),
+                         TESSEL_ECORRUPT);
+        ck_assert_ptr_null(bad);
+    }
+    for (long at = 0; at < n; at += 97) {
+        buf[at] ^= 0x5a;
+        tessel_stat_data *bad = NULL;
+        ck_assert_int_eq(tessel_stat_data_parse("t.tsd", buf, (size_t)n, NULL, &bad, &diag),
+                         TESSEL_ECORRUPT);
+        buf[at] ^= 0x5a;
+    }
+    /* out of memory at every allocation of a load */
+    for (long k = 1;; k++) {
+        test_alloc ta;
+        test_alloc_init(&ta, k);
+        tessel_stat_data *t = NULL;
+        int rc = tessel_stat_data_parse("t.tsd", buf, (size_t)n, &ta.allocator, &t, &diag);
+        if (rc == 0) {
+            tessel_stat_data_free(&t);
+            ck_assert_int_eq(ta.live, 0);
+            break;
+        }
+        ck_assert_int_eq(rc, TESSEL_ENOMEM);
+        ck_assert_int_eq(ta.live, 0);
+        ck_assert_int_lt(k, 100000);
+    }
+    free(buf);
+    tessel_stat_data_free(&sd);
+    tessel_stat_data_free(&back);
+}
+
+START_TEST(saved_statistics_roundtrip)
+{
+    tessel_tensor *a = test_matrix(500, 400, 0.02, 21), *b = test_matrix(400, 300, 0.03, 22);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_min_flops = 0;
+    o.output_fraction = 0.3;
+    tessel_spec s;
+    spec_spmspm(&s, "KIJ", 128, 128, 256, 1, 0);
+    check_roundtrip(&s, &d, &o);
+    /* TTM on the bundled tensor (3-mode grid, unfolded rows) */
+    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *m = test_matrix(t->dims[2], 64, 0.05, 23);
+    tessel_workload_data dt;
+    memset(&dt, 0, sizeof(dt));
+    dt.ntensors = 3;
+    dt.tensor[1] = t;
+    dt.tensor[2] = m;
+    dt.extent[0] = t->dims[0];
+    dt.extent[1] = t->dims[1];
+    dt.extent[2] = m->dims[1];
+    dt.extent[3] = t->dims[2];
+    uint64_t tile[4] = { 1024, 1024, 64, 128 };
+    spec_ttm(&s, "IJKR", tile);
+    check_roundtrip(&s, &dt, &o);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
 START_TEST(out_of_memory_every_allocation)
 {
     tessel_tensor *a = test_matrix(300, 300, 0.01, 3);
@@ -533,6 +635,7 @@ int main(void)
     tcase_add_test(tc, statistics_reused_across_points);
     tcase_add_test(tc, walk_equals_exact);
     tcase_add_test(tc, mttkrp_full_sample_equals_exact);
+    tcase_add_test(tc, saved_statistics_roundtrip);
     tcase_add_test(tc, refuses_what_it_does_not_model);
     tcase_add_test(tc, ttm_full_sample_equals_exact);
     tcase_add_test(tc, out_of_memory_every_allocation);

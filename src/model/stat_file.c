@@ -1,0 +1,703 @@
+/* Saved stat-estimator statistics (.tsd): everything tessel_model_stat_eval
+ * reads, so that design points are evaluated later, or by a sweep, without
+ * the data: the workload's roles, every input's base grid, line counts and
+ * Corrs, and the output sample.
+ *
+ * Layout (little-endian):
+ *   offset size  field
+ *        0    8  magic "TESSELD\n"
+ *        8    4  version (TSD_VERSION)      12  4  header size (64)
+ *       16    4  byte-order mark 0x01020304 20  4  flags (0)
+ *       24    8  payload size               32  8  payload checksum
+ *       40   16  zero                       56  8  checksum of bytes 0..55
+ *   payload: a sequence of u64 / f64 / u32-array records written by the
+ *   put_* functions below, in the order read back by the get_* ones.
+ *
+ * Nothing read is trusted: sizes are checked against the payload before
+ * anything is allocated, both checksums are verified, and the contents are
+ * checked (roles in range, grids sorted and within their extents with
+ * positive counts summing to nnz, sample cells within their extents,
+ * finite non-negative weights) before the statistics are returned. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stat_internal.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .tsd format is little-endian"
+#endif
+
+#define TSD_MAGIC "TESSELD\n"
+#define TSD_VERSION 1u
+#define TSD_HEADER 64u
+#define TSD_BOM 0x01020304u
+#define TSD_MAX_BYTES (UINT64_C(1) << 40)
+
+typedef struct tsd_header {
+    char magic[8];
+    uint32_t version, header_bytes, bom, flags;
+    uint64_t payload_bytes, payload_checksum;
+    unsigned char zero[16];
+    uint64_t header_checksum;
+} tsd_header;
+
+_Static_assert(sizeof(tsd_header) == TSD_HEADER, "tsd header layout");
+
+/* ------------------------------------------------------------------ */
+/* Writing: into a growable buffer, then one atomic file. */
+
+typedef struct writer {
+    const tessel_allocator *alloc;
+    unsigned char *buf;
+    uint64_t n, cap;
+    int failed;
+} writer;
+
+static void put(writer *w, const void *p, uint64_t n)
+{
+    if (w->failed)
+        return;
+    if (w->n + n > w->cap) {
+        uint64_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->n + n)
+            cap *= 2;
+        unsigned char *b = tessel_realloc_array(w->alloc, w->buf, cap, 1);
+        if (!b) {
+            w->failed = 1;
+            return;
+        }
+        w->buf = b;
+        w->cap = cap;
+    }
+    if (n)
+        memcpy(w->buf + w->n, p, n);
+    w->n += n;
+}
+
+static void put_u64(writer *w, uint64_t v)
+{
+    put(w, &v, 8);
+}
+
+static void put_f64(writer *w, double v)
+{
+    put(w, &v, 8);
+}
+
+static void put_u64s(writer *w, const uint64_t *v, uint64_t n)
+{
+    put_u64(w, n);
+    put(w, v, n * 8);
+}
+
+static void put_u32s(writer *w, const uint32_t *v, uint64_t n)
+{
+    put_u64(w, n);
+    put(w, v, n * 4);
+    if (n % 2)
+        put(w, "\0\0\0\0", 4); /* keep records 8-byte aligned */
+}
+
+static void put_f64s(writer *w, const double *v, uint64_t n)
+{
+    put_u64(w, n);
+    put(w, v, n * 8);
+}
+
+/* Length, bytes, zero padding to 8. */
+static void put_string(writer *w, const char *str)
+{
+    uint64_t len = strlen(str);
+    put_u64(w, len);
+    put(w, str, len);
+    while (w->n % 8)
+        put(w, "", 1);
+}
+
+static void put_operand(writer *w, const operand *o)
+{
+    put_u64(w, o->order);
+    for (unsigned m = 0; m < 3; m++)
+        put_u64(w, o->x[m]);
+    put_u64(w, o->spec_tensor);
+    put_u64(w, o->ranks);
+}
+
+static void put_input(writer *w, const stat_input *in)
+{
+    const tessel_tile_grid *g = in->grid;
+    put_u64(w, g->order);
+    for (unsigned m = 0; m < 3; m++) {
+        put_u64(w, m < g->order ? g->dims[m] : 0);
+        put_u64(w, m < g->order ? g->tile[m] : 0);
+    }
+    put_u64(w, g->nnz);
+    put_u64s(w, g->group, g->nonempty);
+    put_u64s(w, g->key, g->nonempty);
+    put_u64s(w, g->count, g->nonempty);
+    put_u64(w, in->dims[0]);
+    put_u64(w, in->dims[1]);
+    put_u64s(w, in->line_nnz[0], in->dims[0]);
+    put_u64s(w, in->line_nnz[1], in->dims[1]);
+    for (unsigned m = 0; m < 2; m++)
+        put_f64s(w, in->d2t2 ? in->d2t2->corrs[m] : NULL, in->d2t2 ? in->d2t2->ncorrs[m] : 0);
+}
+
+static void put_sample(writer *w, const stat_output_sample *s)
+{
+    put_u64(w, s->rows);
+    put_u64(w, s->sampled_rows);
+    put_u64(w, (uint64_t)s->whole);
+    put_f64(w, s->flops);
+    put_f64(w, s->sampled_flops);
+    put_f64(w, s->nnz);
+    put_u64(w, s->sampled_nnz);
+    for (unsigned m = 0; m < 4; m++)
+        put_u64(w, s->base[m]);
+    put_u32s(w, s->ci, s->ncells);
+    put_u32s(w, s->cx, s->ncells);
+    put_u32s(w, s->cj, s->ncells);
+    put_u32s(w, s->ck, s->ncells);
+    put_f64s(w, s->weight, s->ncells);
+    put_u64s(w, s->gstart, s->ncells ? s->ngroups + 1 : 0);
+    put_u32s(w, s->ei, s->nelems);
+    put_u32s(w, s->er, s->nelems);
+    put_f64s(w, s->ew, s->nelems);
+    put_u64s(w, s->eptr, s->nelems ? s->nelems + 1 : 0);
+    uint64_t m = s->nelems ? s->eptr[s->nelems] : 0;
+    put_u32s(w, s->ej, m);
+    put_u32s(w, s->ek, m);
+}
+
+int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
+{
+    const stat_data_view v = stat_data_view_of(s);
+    writer w = { .alloc = v.alloc };
+    put_string(&w, v.einsum);
+    put_string(&w, v.label);
+    const engine *e = v.e;
+    put_u64(&w, (uint64_t)e->kind);
+    put_u64(&w, e->nx);
+    for (unsigned x = 0; x < NX; x++) {
+        put_u64(&w, (uint64_t)(int64_t)e->spec_index[x]);
+        put_u64(&w, e->extent[x]);
+    }
+    put_u64(&w, e->nin);
+    for (unsigned i = 0; i < e->nin; i++)
+        put_operand(&w, &e->in[i]);
+    put_operand(&w, &e->out);
+    put_u64(&w, e->nred);
+    put_u64(&w, e->red[0]);
+    put_u64(&w, e->red[1]);
+    for (unsigned i = 0; i < e->nin; i++) {
+        put_u64(&w, (uint64_t)(int64_t)v.same_as[i]);
+        if (v.same_as[i] < 0)
+            put_input(&w, &v.in[i]);
+    }
+    put_u64(&w, (uint64_t)*v.has_sample);
+    if (*v.has_sample)
+        put_sample(&w, v.sample);
+    if (w.failed) {
+        tessel_dealloc(v.alloc, w.buf);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    }
+    tsd_header h;
+    memset(&h, 0, sizeof(h));
+    memcpy(h.magic, TSD_MAGIC, 8);
+    h.version = TSD_VERSION;
+    h.header_bytes = TSD_HEADER;
+    h.bom = TSD_BOM;
+    h.payload_bytes = w.n;
+    tessel_checksum c;
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, w.buf, w.n);
+    h.payload_checksum = tessel_checksum_final(&c);
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, &h, offsetof(tsd_header, header_checksum));
+    h.header_checksum = tessel_checksum_final(&c);
+    tessel_outfile *f = NULL;
+    int rc = tessel_outfile_open(path, v.alloc, &f, diag);
+    if (!rc) {
+        FILE *out = tessel_outfile_stream(f);
+        if (fwrite(&h, sizeof(h), 1, out) != 1 || (w.n && fwrite(w.buf, w.n, 1, out) != 1)) {
+            tessel_outfile_abort(&f);
+            rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL,
+                                 "cannot write the statistics file");
+        } else {
+            rc = tessel_outfile_commit(&f, diag);
+        }
+    }
+    tessel_dealloc(v.alloc, w.buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading. */
+
+typedef struct reader {
+    const unsigned char *p;
+    uint64_t n, at;
+    const char *name;
+    const tessel_allocator *alloc;
+    tessel_diag *diag;
+    int bad;
+    char field[64];
+} reader;
+
+static int corrupt(reader *r, const char *field)
+{
+    if (!r->bad) {
+        r->bad = 1;
+        snprintf(r->field, sizeof(r->field), "%s", field);
+    }
+    return 0;
+}
+
+static uint64_t get_u64(reader *r, const char *field)
+{
+    uint64_t v = 0;
+    if (r->bad || r->n - r->at < 8)
+        return corrupt(r, field), 0;
+    memcpy(&v, r->p + r->at, 8);
+    r->at += 8;
+    return v;
+}
+
+static double get_f64(reader *r, const char *field)
+{
+    double v = 0;
+    if (r->bad || r->n - r->at < 8)
+        return corrupt(r, field), 0;
+    memcpy(&v, r->p + r->at, 8);
+    r->at += 8;
+    if (!isfinite(v) || v < 0)
+        return corrupt(r, field), 0;
+    return v;
+}
+
+/* An array of n elements of `size` bytes (n must be `want`, or anything
+ * when want is UINT64_MAX), allocated; NULL and bad on any mismatch. */
+static void *get_array(reader *r, size_t size, uint64_t want, uint64_t *count, const char *field)
+{
+    uint64_t n = get_u64(r, field);
+    if (r->bad)
+        return NULL;
+    uint64_t bytes = n * size, padded = size == 4 && n % 2 ? bytes + 4 : bytes;
+    if ((want != UINT64_MAX && n != want) || n > (r->n - r->at) / size || padded > r->n - r->at) {
+        corrupt(r, field);
+        return NULL;
+    }
+    void *a = tessel_alloc_array(r->alloc, n ? n : 1, size);
+    if (!a) {
+        corrupt(r, "out of memory");
+        return NULL;
+    }
+    if (bytes)
+        memcpy(a, r->p + r->at, bytes);
+    r->at += padded;
+    if (count)
+        *count = n;
+    return a;
+}
+
+static int get_string(reader *r, char *dst, uint64_t room, const char *field)
+{
+    uint64_t len = get_u64(r, field);
+    uint64_t padded = (len + 7) / 8 * 8;
+    if (r->bad || len >= room || padded > r->n - r->at)
+        return corrupt(r, field);
+    memcpy(dst, r->p + r->at, len);
+    dst[len] = '\0';
+    if (memchr(dst, '\0', len))
+        return corrupt(r, field);
+    r->at += padded;
+    return 1;
+}
+
+static int get_operand(reader *r, operand *o, unsigned nx)
+{
+    o->order = (unsigned)get_u64(r, "operand.order");
+    for (unsigned m = 0; m < 3; m++)
+        o->x[m] = (unsigned)get_u64(r, "operand.x");
+    o->spec_tensor = (unsigned)get_u64(r, "operand.tensor");
+    o->ranks = (unsigned)get_u64(r, "operand.ranks");
+    if (r->bad)
+        return 0;
+    if (o->order < 2 || o->order > 3 || o->ranks < 1 || o->ranks > 3 ||
+        o->spec_tensor >= TESSEL_SPEC_MAX_TENSORS)
+        return corrupt(r, "operand");
+    for (unsigned m = 0; m < o->order; m++)
+        if (o->x[m] >= nx)
+            return corrupt(r, "operand.x");
+    return 1;
+}
+
+/* A grid's arrays against its shape: sorted, inside the extents, counts
+ * positive and summing to nnz. */
+static int grid_ok(const tessel_tile_grid *g)
+{
+    uint64_t keyspace = 1, sum = 0;
+    for (unsigned m = 1; m < g->order; m++) {
+        if (g->extent[m] && keyspace > UINT64_MAX / g->extent[m])
+            return 0;
+        keyspace *= g->extent[m];
+    }
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        if (g->group[t] >= g->extent[0] || g->key[t] >= keyspace || !g->count[t])
+            return 0;
+        if (t && (g->group[t] < g->group[t - 1] ||
+                  (g->group[t] == g->group[t - 1] && g->key[t] <= g->key[t - 1])))
+            return 0;
+        if (sum > UINT64_MAX - g->count[t])
+            return 0;
+        sum += g->count[t];
+    }
+    return sum == g->nnz;
+}
+
+static int get_input(reader *r, stat_input *in)
+{
+    memset(in, 0, sizeof(*in));
+    tessel_tile_grid *g = tessel_alloc(r->alloc, sizeof(*g));
+    if (!g)
+        return corrupt(r, "out of memory");
+    memset(g, 0, sizeof(*g));
+    g->alloc = r->alloc;
+    in->grid = g;
+    g->order = (unsigned)get_u64(r, "grid.order");
+    if (g->order < 2 || g->order > 3)
+        return corrupt(r, "grid.order");
+    for (unsigned m = 0; m < 3; m++) {
+        uint64_t d = get_u64(r, "grid.dims"), t = get_u64(r, "grid.tile");
+        if (m < g->order) {
+            if (!d || !t || d > TESSEL_MAX_DIM || t > d)
+                return corrupt(r, "grid.dims");
+            g->dims[m] = d;
+            g->tile[m] = t;
+            g->extent[m] = (d + t - 1) / t;
+        }
+    }
+    g->nnz = get_u64(r, "grid.nnz");
+    g->group = get_array(r, 8, UINT64_MAX, &g->nonempty, "grid.group");
+    g->key = get_array(r, 8, g->nonempty, NULL, "grid.key");
+    g->count = get_array(r, 8, g->nonempty, NULL, "grid.count");
+    if (r->bad)
+        return 0;
+    if (!grid_ok(g))
+        return corrupt(r, "grid");
+    in->dims[0] = get_u64(r, "lines.rows");
+    in->dims[1] = get_u64(r, "lines.cols");
+    if (in->dims[0] != g->dims[0] || in->dims[1] != g->dims[g->order - 1])
+        return corrupt(r, "lines");
+    in->line_nnz[0] = get_array(r, 8, in->dims[0], NULL, "lines.rows");
+    in->line_nnz[1] = get_array(r, 8, in->dims[1], NULL, "lines.cols");
+    uint64_t nc[2] = { 0, 0 };
+    double *corrs[2];
+    corrs[0] = get_array(r, 8, UINT64_MAX, &nc[0], "corrs");
+    corrs[1] = get_array(r, 8, UINT64_MAX, &nc[1], "corrs");
+    if (!r->bad && (nc[0] || nc[1])) {
+        in->d2t2 = tessel_alloc(r->alloc, sizeof(*in->d2t2));
+        if (!in->d2t2) {
+            tessel_dealloc(r->alloc, corrs[0]);
+            tessel_dealloc(r->alloc, corrs[1]);
+            return corrupt(r, "out of memory");
+        }
+        memset(in->d2t2, 0, sizeof(*in->d2t2));
+        in->d2t2->alloc = r->alloc;
+        for (unsigned m = 0; m < 2; m++) {
+            in->d2t2->corrs[m] = corrs[m];
+            in->d2t2->ncorrs[m] = nc[m];
+            for (uint64_t k = 0; k < nc[m]; k++)
+                if (!(corrs[m][k] >= 0 && corrs[m][k] <= 1))
+                    return corrupt(r, "corrs");
+        }
+    } else {
+        tessel_dealloc(r->alloc, corrs[0]);
+        tessel_dealloc(r->alloc, corrs[1]);
+    }
+    if (r->bad)
+        return 0;
+    in->base = tessel_alloc(r->alloc, sizeof(*in->base));
+    if (!in->base || stat_grid_from_tile_grid(g, r->alloc, in->base))
+        return corrupt(r, "out of memory");
+    if (g->order == 3) {
+        /* the unfolded rows, as input_collect makes them */
+        stat_grid u;
+        if (stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty,
+                                 r->alloc, &u))
+            return corrupt(r, "out of memory");
+        for (uint64_t t = 0; t < g->nonempty; t++) {
+            u.ptr[g->group[t] * g->extent[1] + g->key[t] / g->extent[2] + 1]++;
+            u.col[t] = g->key[t] % g->extent[2];
+            u.nnz[t] = g->count[t];
+        }
+        for (uint64_t row = 0; row < u.rows; row++)
+            u.ptr[row + 1] += u.ptr[row];
+        stat_grid_free(r->alloc, in->base);
+        *in->base = u;
+    }
+    return 1;
+}
+
+static int cells_ok(const uint32_t *v, uint64_t n, uint64_t bound)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (v[i] > bound)
+            return 0;
+    return 1;
+}
+
+static int weights_ok(const double *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (!(isfinite(v[i]) && v[i] >= 0))
+            return 0;
+    return 1;
+}
+
+static int offsets_ok(const uint64_t *v, uint64_t n, uint64_t end)
+{
+    if (!n)
+        return 1;
+    if (v[0] != 0 || v[n - 1] != end)
+        return 0;
+    for (uint64_t i = 1; i < n; i++)
+        if (v[i] < v[i - 1])
+            return 0;
+    return 1;
+}
+
+/* Every coordinate c of a sample inside its index: c * base < extent. */
+static int coords_ok(const uint32_t *v, uint64_t n, uint64_t base, uint64_t extent)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if ((uint64_t)v[i] * base >= extent)
+            return 0;
+    return 1;
+}
+
+/* The sample against the roles: its cell edges are the ones the inputs'
+ * base grids give, and its cells lie inside the indices (engine index of
+ * each coordinate per workload). */
+static int sample_fits(const engine *e, const stat_input *const *in, const stat_output_sample *s)
+{
+    uint64_t base[4];
+    stat_sample_base(e, in, base);
+    for (unsigned m = 0; m < 4; m++)
+        if (s->base[m] != base[m])
+            return 0;
+    const uint64_t *x = e->extent;
+    uint64_t m = s->nelems ? s->eptr[s->nelems] : 0;
+    switch (e->kind) {
+    case TESSEL_WORKLOAD_MTTKRP: /* i 0, r 1, j 2, k 3 */
+        return s->ncells == 0 && coords_ok(s->ei, s->nelems, base[0], x[0]) &&
+               coords_ok(s->er, s->nelems, base[1], x[1]) && coords_ok(s->ej, m, base[3], x[2]) &&
+               coords_ok(s->ek, m, base[2], x[3]);
+    case TESSEL_WORKLOAD_TTM: /* i 0, x 1, r 2, k 3 */
+        return s->nelems == 0 && coords_ok(s->ci, s->ncells, base[0], x[0]) &&
+               coords_ok(s->cx, s->ncells, base[3], x[1]) &&
+               coords_ok(s->cj, s->ncells, base[1], x[2]) &&
+               coords_ok(s->ck, s->ncells, base[2], x[3]);
+    default: /* i 0, j 1, k 2 */
+        return s->nelems == 0 && coords_ok(s->ci, s->ncells, base[0], x[0]) &&
+               coords_ok(s->cx, s->ncells, 1, 1) && coords_ok(s->cj, s->ncells, base[1], x[1]) &&
+               coords_ok(s->ck, s->ncells, base[2], x[2]);
+    }
+}
+
+static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
+{
+    memset(s, 0, sizeof(*s));
+    s->rows = get_u64(r, "sample.rows");
+    s->sampled_rows = get_u64(r, "sample.sampled_rows");
+    s->whole = get_u64(r, "sample.whole") != 0;
+    s->flops = get_f64(r, "sample.flops");
+    s->sampled_flops = get_f64(r, "sample.sampled_flops");
+    s->nnz = get_f64(r, "sample.nnz");
+    s->sampled_nnz = get_u64(r, "sample.sampled_nnz");
+    for (unsigned m = 0; m < 4; m++) {
+        s->base[m] = get_u64(r, "sample.base");
+        if (!r->bad && (!s->base[m] || s->base[m] > TESSEL_MAX_DIM))
+            return corrupt(r, "sample.base");
+    }
+    s->ci = get_array(r, 4, UINT64_MAX, &s->ncells, "sample.cells");
+    s->cx = get_array(r, 4, s->ncells, NULL, "sample.cells");
+    s->cj = get_array(r, 4, s->ncells, NULL, "sample.cells");
+    s->ck = get_array(r, 4, s->ncells, NULL, "sample.cells");
+    s->weight = get_array(r, 8, s->ncells, NULL, "sample.weight");
+    uint64_t ng = 0;
+    s->gstart = get_array(r, 8, UINT64_MAX, &ng, "sample.groups");
+    s->ngroups = ng ? ng - 1 : 0;
+    s->ei = get_array(r, 4, UINT64_MAX, &s->nelems, "sample.elements");
+    s->er = get_array(r, 4, s->nelems, NULL, "sample.elements");
+    s->ew = get_array(r, 8, s->nelems, NULL, "sample.elements");
+    s->eptr = get_array(r, 8, s->nelems ? s->nelems + 1 : 0, NULL, "sample.elements");
+    uint64_t m = 0;
+    s->ej = get_array(r, 4, UINT64_MAX, &m, "sample.multiplies");
+    s->ek = get_array(r, 4, m, NULL, "sample.multiplies");
+    if (r->bad)
+        return 0;
+    if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||
+        !offsets_ok(s->gstart, ng, s->ncells) || !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
+        !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems))
+        return corrupt(r, "sample");
+    /* groups hold one (i, x, j) each; cells stay inside the data's cells */
+    for (uint64_t g = 0; g < s->ngroups; g++)
+        for (uint64_t c = s->gstart[g] + 1; c < s->gstart[g + 1]; c++)
+            if (s->ci[c] != s->ci[c - 1] || s->cx[c] != s->cx[c - 1] || s->cj[c] != s->cj[c - 1])
+                return corrupt(r, "sample.groups");
+    if (!cells_ok(s->ci, s->ncells, max_cell) || !cells_ok(s->cx, s->ncells, max_cell) ||
+        !cells_ok(s->cj, s->ncells, max_cell) || !cells_ok(s->ck, s->ncells, max_cell) ||
+        !cells_ok(s->ei, s->nelems, max_cell) || !cells_ok(s->er, s->nelems, max_cell) ||
+        !cells_ok(s->ej, m, max_cell) || !cells_ok(s->ek, m, max_cell))
+        return corrupt(r, "sample.cells");
+    return 1;
+}
+
+/* Engine indices, extents and inputs consistent with each other. */
+static int roles_ok(const engine *e)
+{
+    if (e->nx < 3 || e->nx > NX || e->nin < 2 || e->nin > NIN || e->nred < 1 || e->nred > 2)
+        return 0;
+    if (e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV &&
+        e->kind != TESSEL_WORKLOAD_TTM && e->kind != TESSEL_WORKLOAD_MTTKRP)
+        return 0;
+    for (unsigned r = 0; r < e->nred; r++)
+        if (e->red[r] >= e->nx)
+            return 0;
+    for (unsigned x = 0; x < e->nx; x++)
+        if (!e->extent[x] || e->extent[x] > TESSEL_MAX_DIM ||
+            e->spec_index[x] >= (int)TESSEL_SPEC_MAX_INDICES || e->spec_index[x] < -1)
+            return 0;
+    return 1;
+}
+
+static int load_payload(reader *r, stat_data_view *v)
+{
+    if (!get_string(r, v->einsum, 512, "einsum") || !get_string(r, v->label, 256, "label"))
+        return 0;
+    engine *e = v->e;
+    e->kind = (tessel_workload_kind)get_u64(r, "roles.kind");
+    e->nx = (unsigned)get_u64(r, "roles.nx");
+    for (unsigned x = 0; x < NX; x++) {
+        e->spec_index[x] = (int)(int64_t)get_u64(r, "roles.index");
+        e->extent[x] = get_u64(r, "roles.extent");
+    }
+    e->nin = (unsigned)get_u64(r, "roles.nin");
+    if (r->bad || e->nin < 2 || e->nin > NIN)
+        return corrupt(r, "roles.nin");
+    for (unsigned i = 0; i < e->nin; i++)
+        if (!get_operand(r, &e->in[i], e->nx > NX ? NX : e->nx))
+            return corrupt(r, "roles.inputs");
+    if (!get_operand(r, &e->out, e->nx > NX ? NX : e->nx))
+        return corrupt(r, "roles.output");
+    e->nred = (unsigned)get_u64(r, "roles.nred");
+    e->red[0] = (unsigned)get_u64(r, "roles.red");
+    e->red[1] = (unsigned)get_u64(r, "roles.red");
+    if (r->bad || !roles_ok(e))
+        return corrupt(r, "roles");
+    uint64_t max_cell = 0;
+    for (unsigned i = 0; i < e->nin; i++) {
+        int64_t same = (int64_t)get_u64(r, "inputs.same_as");
+        if (r->bad || same >= (int64_t)i || same < -1 || (same >= 0 && v->same_as[same] >= 0))
+            return corrupt(r, "inputs.same_as");
+        v->same_as[i] = (int)same;
+        if (same < 0 && !get_input(r, &v->in[i]))
+            return corrupt(r, "inputs");
+        const stat_input *in = same < 0 ? &v->in[i] : &v->in[same];
+        if (in->grid->order != e->in[i].order)
+            return corrupt(r, "inputs.order");
+        for (unsigned m = 0; m < e->in[i].order; m++) {
+            if (in->grid->dims[m] != e->extent[e->in[i].x[m]])
+                return corrupt(r, "inputs.dims");
+            max_cell = in->grid->dims[m] > max_cell ? in->grid->dims[m] : max_cell;
+        }
+    }
+    *v->has_sample = get_u64(r, "sample") != 0;
+    if (*v->has_sample && !get_sample(r, v->sample, max_cell))
+        return corrupt(r, "sample");
+    const stat_input *ins[NIN];
+    for (unsigned i = 0; i < NIN; i++)
+        ins[i] = i < e->nin ? (v->same_as[i] < 0 ? &v->in[i] : &v->in[v->same_as[i]]) : NULL;
+    if (*v->has_sample && !sample_fits(e, ins, v->sample))
+        return corrupt(r, "sample.cells");
+    if (!r->bad && r->at != r->n)
+        return corrupt(r, "payload size");
+    return !r->bad;
+}
+
+int tessel_stat_data_parse(const char *name, const void *data, size_t size,
+                           const tessel_allocator *a, tessel_stat_data **out, tessel_diag *diag)
+{
+    *out = NULL;
+    tsd_header h;
+    if (size < sizeof(h))
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "header",
+                               "not a tessel statistics file (%zu bytes)", size);
+    memcpy(&h, data, sizeof(h));
+    tessel_checksum c;
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, &h, offsetof(tsd_header, header_checksum));
+    if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
+                               "not a tessel statistics file (.tsd)");
+    if (h.version != TSD_VERSION || h.header_bytes != TSD_HEADER || h.bom != TSD_BOM ||
+        tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "header",
+                               "unsupported version or a damaged header");
+    const unsigned char *payload = (const unsigned char *)data + sizeof(h);
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, payload, h.payload_bytes);
+    if (tessel_checksum_final(&c) != h.payload_checksum)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "payload",
+                               "checksum mismatch: the file is damaged");
+    tessel_stat_data *s = stat_data_alloc(a);
+    if (!s)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+    stat_data_view v = stat_data_view_of(s);
+    reader r = { payload, h.payload_bytes, 0, name, a, diag, 0, "" };
+    if (!load_payload(&r, &v)) {
+        tessel_stat_data_free(&s);
+        if (strcmp(r.field, "out of memory") == 0)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, r.field,
+                               "inconsistent statistics (%s)", r.field);
+    }
+    *out = s;
+    return TESSEL_OK;
+}
+
+int tessel_stat_data_load(const char *path, const tessel_allocator *a, tessel_stat_data **out,
+                          tessel_diag *diag)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
+                               strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TSD_MAX_BYTES) {
+        close(fd);
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL,
+                               "not a regular file of a readable size");
+    }
+    uint64_t n = (uint64_t)st.st_size;
+    void *buf = tessel_alloc(a, n ? n : 1);
+    if (!buf) {
+        close(fd);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    }
+    int rc = tessel_read_full(fd, buf, n);
+    close(fd);
+    if (rc)
+        rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot read: %s",
+                             strerror(errno));
+    else
+        rc = tessel_stat_data_parse(path, buf, n, a, out, diag);
+    tessel_dealloc(a, buf);
+    return rc;
+}

@@ -330,6 +330,25 @@ static void lists_free(elem_lists *l)
     model_vec_free(&l->cells);
 }
 
+/* The last element joins the one before when both have the same output
+ * cells and the same multiply cells (dense factors make every r of a
+ * slice alike): one element with the summed weight. */
+static void merge_last(elem_lists *l)
+{
+    uint64_t n = l->head.n;
+    if (n < 2 || l->head.v[n - 1] != l->head.v[n - 2])
+        return;
+    uint64_t a = l->ptr.v[n - 2], b = l->ptr.v[n - 1], end = l->cells.n;
+    if (b - a != end - b || memcmp(&l->cells.v[a], &l->cells.v[b], (b - a) * 8) != 0)
+        return;
+    double w = bits_to_double(l->wbits.v[n - 2]) + bits_to_double(l->wbits.v[n - 1]);
+    l->wbits.v[n - 2] = double_to_bits(w);
+    l->head.n--;
+    l->wbits.n--;
+    l->ptr.n--;
+    l->cells.n = b;
+}
+
 /* Size measure of slice i for the sampling: its entries' smaller factor
  * row (an upper bound of the multiplies). */
 static uint64_t *slice_measure(const tessel_tensor *t, const tessel_tensor *b,
@@ -387,6 +406,7 @@ static int sample_slice_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
         uint64_t r = scratch->v[n] >> 40, cell = scratch->v[n] & ((UINT64_C(1) << 40) - 1);
         int first = n == 0 || scratch->v[n - 1] >> 40 != r;
         if (first) {
+            merge_last(l);
             if (model_vec_push(&l->head, (i / base[0]) << 32 | (r / base[1])) ||
                 model_vec_push(&l->wbits, double_to_bits(weight)) ||
                 model_vec_push(&l->ptr, l->cells.n))
@@ -397,6 +417,7 @@ static int sample_slice_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
         if (model_vec_push(&l->cells, (cell >> 20) << 32 | (cell & 0xfffff)))
             return TESSEL_ENOMEM;
     }
+    merge_last(l);
     return TESSEL_OK;
 }
 

@@ -548,6 +548,7 @@ struct tessel_stat_data {
     int has_sample;
     stat_output_sample sample;
     double seconds;
+    double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -563,6 +564,7 @@ void tessel_stat_data_free(tessel_stat_data **sp)
     exact_engine_free(&s->e);
     tessel_dealloc(s->alloc, s);
 }
+
 
 const char *tessel_stat_data_label(const tessel_stat_data *s)
 {
@@ -600,6 +602,12 @@ tessel_stat_data *stat_data_alloc(const tessel_allocator *a)
 static const stat_input *input_of(const tessel_stat_data *s, unsigned i)
 {
     return s->same_as[i] < 0 ? &s->in[i] : &s->in[s->same_as[i]];
+}
+
+void stat_data_finish(tessel_stat_data *s)
+{
+    if (s->e.kind != TESSEL_WORKLOAD_MTTKRP)
+        s->flops = flops_of(input_of(s, 0), input_of(s, 1));
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -678,6 +686,8 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     }
     if (!rc && opt->output_fraction > 0)
         rc = collect_sample(s, opt, diag);
+    if (!rc)
+        stat_data_finish(s);
     s->e.spec = NULL;
     s->e.diag = NULL;
     if (rc) {
@@ -713,7 +723,7 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
         const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
         const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
-                                                        : flops_of(ins[0], ins[1]);
+                                                        : s->flops;
         if (closed_sums_apply(&e))
             rc = evaluate(&e, ins, sample, s->alloc, diag);
         else

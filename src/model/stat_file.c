@@ -667,6 +667,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, r.field,
                                "inconsistent statistics (%s)", r.field);
     }
+    stat_data_finish(s);
     *out = s;
     return TESSEL_OK;
 }

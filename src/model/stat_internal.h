@@ -160,6 +160,8 @@ typedef struct stat_data_view {
 stat_data_view stat_data_view_of(const tessel_stat_data *s);
 /* The output sample's cell edges (i, j, k, x) for the inputs' base grids. */
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base);
+/* Derived totals, once the inputs are in (creation or load). */
+void stat_data_finish(tessel_stat_data *s);
 /* An empty tessel_stat_data (no inputs, no sample). */
 tessel_stat_data *stat_data_alloc(const tessel_allocator *a);
 

@@ -167,6 +167,14 @@ static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
 int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *g)
 {
+    if (fr == 1 && fc == 1) { /* the base shape itself: a copy */
+        if (grid_alloc(a, s->rows, s->cols, s->n, g))
+            return TESSEL_ENOMEM;
+        memcpy(g->ptr, s->ptr, (s->rows + 1) * sizeof(uint64_t));
+        memcpy(g->col, s->col, s->n * sizeof(uint64_t));
+        memcpy(g->nnz, s->nnz, s->n * sizeof(uint64_t));
+        return TESSEL_OK;
+    }
     uint64_t rows = (s->rows + fr - 1) / fr;
     row_merger m;
     if (merger_init(&m, s, rows, fc, a, g))
@@ -711,13 +719,17 @@ static int sample_written(const work *w, double *written)
     for (uint64_t k = 0; k < kcells; k++)
         step[k] = (uint32_t)(k / kf);
     double sum = 0;
+    uint64_t last_r = UINT64_MAX, last_q = UINT64_MAX;
     for (uint64_t g = 0; g < s->ngroups; g++) {
         uint64_t c = s->gstart[g], end = s->gstart[g + 1];
         uint64_t s1 = s->ci[c] / p->f_i, s2 = s->cj[c] / p->f_j;
         if (p->unfolded)
             s1 = p->x_major ? (s->cx[c] / p->f_x) * p->i_tiles + s1
                             : s1 * p->x_tiles + s->cx[c] / p->f_x;
-        pair_runs_set(w, p->sample_mirrored ? s2 : s1, p->sample_mirrored ? s1 : s2, &pr);
+        uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
+        if (r != last_r || q != last_q) /* groups of one tile pair often follow each other */
+            pair_runs_set(w, r, q, &pr);
+        last_r = r, last_q = q;
         const uint32_t *ck = s->ck;
         const double *weight = s->weight;
         for (; c < end; c++)

@@ -247,6 +247,8 @@ typedef struct affine {
  * are data: the same arithmetic as exact_tile_bytes, without its calls. */
 typedef struct pricer {
     double fixed, per, value_bits;
+    int whole;                  /* all three whole numbers: integer arithmetic */
+    uint64_t ifixed, iper, ivalue;
 } pricer;
 
 typedef struct work {
@@ -291,11 +293,22 @@ static pricer pricer_of(const tile_cost *tc)
     tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &pr.fixed,
                                  &pr.per);
     pr.value_bits = tc->widths.value_bits;
+    pr.whole = pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
+               pr.fixed == floor(pr.fixed) && pr.per == floor(pr.per);
+    pr.ifixed = pr.whole ? (uint64_t)pr.fixed : 0;
+    pr.iper = pr.whole ? (uint64_t)pr.per : 0;
+    pr.ivalue = (uint64_t)tc->widths.value_bits;
     return pr;
 }
 
 static price fast_price(const pricer *pr, uint64_t nnz)
 {
+    if (pr->whole && nnz < (UINT64_C(1) << 40)) {
+        uint64_t total = (pr->ifixed + nnz * pr->iper + 7) / 8, data = (nnz * pr->ivalue + 7) / 8;
+        if (data > total)
+            data = total;
+        return (price){ (double)data, (double)(total - data) };
+    }
     double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
     double data = ceil((double)nnz * pr->value_bits / 8);
     if (data > total)
@@ -655,6 +668,36 @@ static double tile_nonzeros(double products, double multiplicity, double cells)
     return cells * -expm1(-groups / cells);
 }
 
+/* Base cell -> tile along one index: a table for the cells the tiles
+ * cover (tiles * f), a division beyond it. */
+typedef struct cell_tiles {
+    uint32_t *tile;
+    uint64_t n, f;
+} cell_tiles;
+
+static int cell_tiles_init(cell_tiles *t, uint64_t tiles, uint64_t f, const tessel_allocator *a)
+{
+    t->f = f ? f : 1;
+    t->n = tiles * t->f;
+    t->tile = tessel_alloc_array(a, t->n + 1, sizeof(uint32_t));
+    if (!t->tile)
+        return TESSEL_ENOMEM;
+    for (uint64_t c = 0; c < t->n; c++)
+        t->tile[c] = (uint32_t)(c / t->f);
+    return TESSEL_OK;
+}
+
+static void cell_tiles_free(cell_tiles *t, const tessel_allocator *a)
+{
+    tessel_dealloc(a, t->tile);
+    t->tile = NULL;
+}
+
+static inline uint64_t cell_tile(const cell_tiles *t, uint64_t c)
+{
+    return c < t->n ? t->tile[c] : c / t->f;
+}
+
 /* Runs of one output tile pair that end at or after reduction step k:
  * its visits from k on, less the visits whose run continues. `suffix`
  * holds, per word, the runs counted in the words after it. */
@@ -707,25 +750,27 @@ static int sample_written(const work *w, double *written)
         tessel_dealloc(p->alloc, pr.suffix);
         return TESSEL_ENOMEM;
     }
-    uint64_t kf = p->f_k;
-    /* reduction step of each base k cell, without a division per cell */
-    uint64_t kcells = (p->ext_k * kf) + 1;
-    uint32_t *step = tessel_alloc_array(p->alloc, kcells, sizeof(uint32_t));
-    if (!step) {
-        tessel_dealloc(p->alloc, pr.ends);
-        tessel_dealloc(p->alloc, pr.suffix);
-        return TESSEL_ENOMEM;
-    }
-    for (uint64_t k = 0; k < kcells; k++)
-        step[k] = (uint32_t)(k / kf);
+    /* tile of each base cell along i, x, j and reduction step along k,
+     * without a division per group or cell */
+    uint64_t n1 = p->unfolded ? p->i_tiles : (p->sample_mirrored ? p->ext_j : p->ext_i);
+    uint64_t n2 = p->sample_mirrored ? p->ext_i : p->ext_j;
+    cell_tiles ti = { 0 }, tx = { 0 }, tj = { 0 }, tk = { 0 };
+    int rc = cell_tiles_init(&ti, n1, p->f_i, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&tx, p->unfolded ? p->x_tiles : 1, p->unfolded ? p->f_x : 1,
+                             p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&tj, n2, p->f_j, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&tk, p->ext_k, p->f_k, p->alloc);
     double sum = 0;
     uint64_t last_r = UINT64_MAX, last_q = UINT64_MAX;
-    for (uint64_t g = 0; g < s->ngroups; g++) {
+    for (uint64_t g = 0; !rc && g < s->ngroups; g++) {
         uint64_t c = s->gstart[g], end = s->gstart[g + 1];
-        uint64_t s1 = s->ci[c] / p->f_i, s2 = s->cj[c] / p->f_j;
+        uint64_t s1 = cell_tile(&ti, s->ci[c]), s2 = cell_tile(&tj, s->cj[c]);
         if (p->unfolded)
-            s1 = p->x_major ? (s->cx[c] / p->f_x) * p->i_tiles + s1
-                            : s1 * p->x_tiles + s->cx[c] / p->f_x;
+            s1 = p->x_major ? cell_tile(&tx, s->cx[c]) * p->i_tiles + s1
+                            : s1 * p->x_tiles + cell_tile(&tx, s->cx[c]);
         uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
         if (r != last_r || q != last_q) /* groups of one tile pair often follow each other */
             pair_runs_set(w, r, q, &pr);
@@ -733,14 +778,16 @@ static int sample_written(const work *w, double *written)
         const uint32_t *ck = s->ck;
         const double *weight = s->weight;
         for (; c < end; c++)
-            sum += (double)pair_runs_from(&pr, ck[c] < kcells ? step[ck[c]] : p->ext_k - 1) *
-                   weight[c];
+            sum += (double)pair_runs_from(&pr, cell_tile(&tk, ck[c])) * weight[c];
     }
-    tessel_dealloc(p->alloc, step);
+    cell_tiles_free(&ti, p->alloc);
+    cell_tiles_free(&tx, p->alloc);
+    cell_tiles_free(&tj, p->alloc);
+    cell_tiles_free(&tk, p->alloc);
     tessel_dealloc(p->alloc, pr.ends);
     tessel_dealloc(p->alloc, pr.suffix);
     *written = sum;
-    return TESSEL_OK;
+    return rc;
 }
 
 /* Output tile pairs holding a sampled nonzero (a bitset over the pairs);

@@ -126,10 +126,11 @@ typedef struct tessel_stat_options {
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
      * once per input pair, drawn with probability proportional to their
-     * multiplies so that they cost this fraction of all multiplies, and
-     * at least output_min_flops (default 0.05, 2^19: smaller products are
-     * multiplied out whole). 0: no sample, the output's nonzeros follow
-     * D2T2's eq. 20 from Corrs alone. */
+     * multiplies so that they cost max(output_fraction x all multiplies,
+     * output_min_flops) (default 0 and 2^19: a fixed budget, so that a
+     * design point's cost does not grow with the data; smaller products
+     * are multiplied out whole). Both 0: no sample, the output's nonzeros
+     * follow D2T2's eq. 20 from Corrs alone. */
     double output_fraction;
     uint64_t output_min_flops;
 } tessel_stat_options;

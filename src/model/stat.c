@@ -15,7 +15,7 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->base[0] = o->base[1] = 128;
     o->sample_fraction = 0.01;
     o->seed = 1;
-    o->output_fraction = 0.05;
+    o->output_fraction = 0;
     o->output_min_flops = 1u << 19;
 }
 
@@ -684,7 +684,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
         if (s->same_as[i] < 0)
             rc = input_collect(s->e.in[i].t, opt, a, &s->in[i], diag);
     }
-    if (!rc && opt->output_fraction > 0)
+    if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
         rc = collect_sample(s, opt, diag);
     if (!rc)
         stat_data_finish(s);

@@ -338,6 +338,7 @@ START_TEST(refuses_what_it_does_not_model)
     tessel_stat_options o;
     tessel_stat_options_init(&o);
     o.output_fraction = 0;
+    o.output_min_flops = 0;
     spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
     s.level[1].tensor[2].sparse.skip_on = 0;
     ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EUNSUPPORTED);

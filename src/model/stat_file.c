@@ -408,13 +408,14 @@ static int get_input(reader *r, stat_input *in)
         }
         memset(in->d2t2, 0, sizeof(*in->d2t2));
         in->d2t2->alloc = r->alloc;
-        for (unsigned m = 0; m < 2; m++) {
+        for (unsigned m = 0; m < 2; m++) { /* owned by d2t2 before any check */
             in->d2t2->corrs[m] = corrs[m];
             in->d2t2->ncorrs[m] = nc[m];
+        }
+        for (unsigned m = 0; m < 2; m++)
             for (uint64_t k = 0; k < nc[m]; k++)
                 if (!(corrs[m][k] >= 0 && corrs[m][k] <= 1))
                     return corrupt(r, "corrs");
-        }
     } else {
         tessel_dealloc(r->alloc, corrs[0]);
         tessel_dealloc(r->alloc, corrs[1]);

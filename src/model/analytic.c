@@ -614,6 +614,8 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
     }
     if (!rc)
         exact_finish_counts(&e);
+    if (!rc)
+        rc = model_result_check(out, spec, diag);
     out->seconds = model_now() - start;
     return rc;
 }

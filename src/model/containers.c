@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <stdio.h>
+
 #include "model_internal.h"
 
 int model_vec_push(model_vec *a, uint64_t x)
@@ -114,4 +116,34 @@ uint64_t model_count(double x)
     if (x >= 1.8e19)
         return UINT64_MAX;
     return (uint64_t)llround(x);
+}
+
+/* Every count of a result below 2^64 - 1: model_count and the exact
+ * walk's products saturate there, and a saturated count is reported as an
+ * error, never printed as 18446744073709551615. */
+int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_diag *diag)
+{
+    for (unsigned l = 0; l < r->nlevels; l++)
+        for (unsigned t = 0; t < r->ntensors; t++) {
+            const tessel_traffic *tr = &r->traffic[l][t];
+            const uint64_t v[] = { tr->fills, tr->updates, tr->writebacks, tr->reads,
+                                   tr->data_bytes, tr->metadata_bytes, tr->in_data,
+                                   tr->in_metadata, tr->out_data, tr->out_metadata,
+                                   tr->child_read_data, tr->child_read_metadata,
+                                   tr->child_write_data, tr->child_write_metadata,
+                                   tr->algorithmic, tr->skipped, tr->gated, tr->bumped_bytes };
+            for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+                if (v[i] == UINT64_MAX)
+                    return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, "mapping",
+                                           "level %s, tensor %s: a count reaches 2^64 and would "
+                                           "overflow; use larger tiles or smaller data",
+                                           spec->level[l].name, spec->workload.tensor[t].name);
+        }
+    const uint64_t w[] = { r->macs, r->intersections, r->output_nnz, r->compulsory_bytes,
+                           r->dram_bytes, r->overflow_tiles };
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+        if (w[i] == UINT64_MAX)
+            return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
+                                   "a total reaches 2^64 and would overflow");
+    return TESSEL_OK;
 }

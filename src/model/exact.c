@@ -171,6 +171,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
     }
     if (!rc)
         exact_finish_counts(&e);
+    if (!rc)
+        rc = model_result_check(out, spec, diag);
     exact_engine_free(&e);
     out->seconds = model_now() - start;
     return rc;

@@ -16,6 +16,9 @@ double model_now(void);
  * at UINT64_MAX instead of wrapping. */
 uint64_t model_count(double x);
 
+/* TESSEL_ERANGE when a count of r saturated at 2^64 - 1. */
+int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_diag *diag);
+
 /* A growable array of 64-bit words. */
 typedef struct model_vec {
     const tessel_allocator *alloc;

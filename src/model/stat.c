@@ -731,6 +731,8 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
     }
     if (!rc)
         exact_finish_counts(&e);
+    if (!rc)
+        rc = model_result_check(out, spec, diag);
     out->seconds = model_now() - start;
     out->stats_seconds = s->seconds;
     return rc;

@@ -165,7 +165,7 @@ void stat_data_finish(tessel_stat_data *s);
 /* An empty tessel_stat_data (no inputs, no sample). */
 tessel_stat_data *stat_data_alloc(const tessel_allocator *a);
 
-/* stat_spmspm.c */
+/* stat_grid.c and stat_spmspm.c */
 int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
 /* An empty grid of rows x cols with room for n tiles, ptr zeroed. */
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,

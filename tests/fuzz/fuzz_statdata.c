@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fuzz_check.h"
+#include "../unit/test_specs.h"
 #include "tessel/model.h"
 
 #define TSD_HEADER 64u
@@ -45,46 +46,6 @@ static uint8_t *repaired_copy(const uint8_t *data, size_t size)
     return copy;
 }
 
-/* Z[i,j] = A[i,k] * B[k,j], DRAM -> LLB, tiles 128 (whole modes where
- * smaller), inner product. */
-static void spec_spmspm(tessel_spec *s)
-{
-    memset(s, 0, sizeof(*s));
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_SPMSPM;
-    w->einsum = "Z[i,j] = A[i,k] * B[k,j]";
-    w->nindices = 3;
-    strcpy(w->index_name[0], "i");
-    strcpy(w->index_name[1], "j");
-    strcpy(w->index_name[2], "k");
-    w->ntensors = 3;
-    unsigned idx[3][2] = { { 0, 1 }, { 0, 2 }, { 2, 1 } };
-    for (unsigned t = 0; t < 3; t++) {
-        snprintf(w->tensor[t].name, sizeof(w->tensor[t].name), "%c", "ZAB"[t]);
-        w->tensor[t].rank = 2;
-        w->tensor[t].index[0] = idx[t][0];
-        w->tensor[t].index[1] = idx[t][1];
-    }
-    s->nlevels = 2;
-    for (unsigned l = 0; l < 2; l++) {
-        tessel_spec_level *lv = &s->level[l];
-        snprintf(lv->name, sizeof(lv->name), "%s", l ? "LLB" : "DRAM");
-        lv->instances = 1;
-        lv->word_bits = lv->value_bits = 64;
-        lv->coord_bits = lv->offset_bits = lv->run_bits = 32;
-        lv->format = 1;
-        for (unsigned t = 0; t < 3; t++) {
-            lv->tensor[t].format = -1;
-            lv->tensor[t].sparse.skip_on = t == 0 ? 6u : (t == 1 ? 4u : 2u);
-        }
-    }
-    s->level[1].has_mapping = 1;
-    for (unsigned x = 0; x < 3; x++)
-        s->level[1].tile[x] = 128;
-    for (unsigned p = 0; p < 3; p++)
-        s->level[1].order[p] = p == 0 ? 0 : p == 1 ? 1 : 2;
-}
-
 static void parse_checked(const uint8_t *data, size_t size, const char *what)
 {
     fuzz_alloc fa;
@@ -97,8 +58,8 @@ static void parse_checked(const uint8_t *data, size_t size, const char *what)
         FUZZ_REQUIRE(s == NULL, "a failed parse returns nothing");
         fuzz_check_failure(rc, NULL, &diag);
     } else {
-        tessel_spec spec;
-        spec_spmspm(&spec);
+        tessel_spec spec; /* Z[i,j] = A[i,k] * B[k,j], DRAM -> LLB, 128 tiles, IJK */
+        test_spec_spmspm(&spec, "IJK", 128, 128, 128, 1, 64, 32);
         tessel_result r;
         tessel_diag_clear(&diag);
         rc = tessel_model_stat_eval(&spec, s, &r, &diag);

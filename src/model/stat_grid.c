@@ -1,0 +1,188 @@
+/* The stat estimator's tile grids: compressed tile rows, their transpose,
+ * and coarser grids merged from the saved base grid (a matrix's, or a
+ * 3-tensor's unfolded to (i, x) rows), from the counts alone. */
+#include <string.h>
+
+#include "stat_internal.h"
+
+void stat_grid_free(const tessel_allocator *a, stat_grid *g)
+{
+    tessel_dealloc(a, g->ptr);
+    tessel_dealloc(a, g->col);
+    tessel_dealloc(a, g->nnz);
+    memset(g, 0, sizeof(*g));
+}
+
+static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, uint64_t n,
+                      stat_grid *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->rows = rows;
+    g->cols = cols;
+    g->n = n;
+    g->ptr = tessel_alloc_array(a, rows + 1, sizeof(uint64_t));
+    g->col = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+    g->nnz = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+    if (!g->ptr || !g->col || !g->nnz) {
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memset(g->ptr, 0, (rows + 1) * sizeof(uint64_t));
+    return TESSEL_OK;
+}
+
+int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
+                         stat_grid *out)
+{
+    return grid_alloc(a, rows, cols, n, out);
+}
+
+int stat_grid_from_tile_grid(const tessel_tile_grid *t, const tessel_allocator *a, stat_grid *g)
+{
+    int rc = grid_alloc(a, t->extent[0], t->extent[1], t->nonempty, g);
+    if (rc)
+        return rc;
+    for (uint64_t n = 0; n < t->nonempty; n++) {
+        g->ptr[t->group[n] + 1]++;
+        g->col[n] = t->key[n];
+        g->nnz[n] = t->count[n];
+    }
+    for (uint64_t r = 0; r < g->rows; r++)
+        g->ptr[r + 1] += g->ptr[r];
+    return TESSEL_OK;
+}
+
+int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+{
+    int rc = grid_alloc(a, s->cols, s->rows, s->n, g);
+    if (rc)
+        return rc;
+    for (uint64_t n = 0; n < s->n; n++)
+        g->ptr[s->col[n] + 1]++;
+    for (uint64_t r = 0; r < g->rows; r++)
+        g->ptr[r + 1] += g->ptr[r];
+    uint64_t *next = tessel_alloc_array(a, g->rows + 1, sizeof(uint64_t));
+    if (!next) {
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memcpy(next, g->ptr, (g->rows + 1) * sizeof(uint64_t));
+    for (uint64_t r = 0; r < s->rows; r++)
+        for (uint64_t n = s->ptr[r]; n < s->ptr[r + 1]; n++) {
+            uint64_t d = next[s->col[n]]++;
+            g->col[d] = r;
+            g->nnz[d] = s->nnz[n];
+        }
+    tessel_dealloc(a, next);
+    return TESSEL_OK;
+}
+
+/* Merges fine tiles into one coarse tile row at a time: counts per coarse
+ * column, emitted in column order. */
+typedef struct row_merger {
+    const tessel_allocator *alloc;
+    uint64_t cols, fc, nt, out;
+    uint64_t *acc, *touched, *scratch;
+} row_merger;
+
+static void merger_free(row_merger *m)
+{
+    tessel_dealloc(m->alloc, m->acc);
+    tessel_dealloc(m->alloc, m->touched);
+    tessel_dealloc(m->alloc, m->scratch);
+}
+
+/* A coarse grid of rows x ceil(fine cols / fc), with room for every fine
+ * tile, and the merger that fills it. */
+static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_t fc,
+                       const tessel_allocator *a, stat_grid *g)
+{
+    memset(m, 0, sizeof(*m));
+    m->alloc = a;
+    m->fc = fc;
+    m->cols = (s->cols + fc - 1) / fc;
+    int rc = grid_alloc(a, rows, m->cols, s->n, g);
+    if (!rc) {
+        m->acc = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+        m->touched = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+        m->scratch = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+    }
+    if (rc || !m->acc || !m->touched || !m->scratch) {
+        merger_free(m);
+        stat_grid_free(a, g);
+        return TESSEL_ENOMEM;
+    }
+    memset(m->acc, 0, (m->cols + 1) * sizeof(uint64_t));
+    return TESSEL_OK;
+}
+
+static void merger_add(row_merger *m, const stat_grid *s, uint64_t row)
+{
+    for (uint64_t n = s->ptr[row]; n < s->ptr[row + 1]; n++) {
+        uint64_t c = s->col[n] / m->fc;
+        if (!m->acc[c])
+            m->touched[m->nt++] = c;
+        m->acc[c] += s->nnz[n];
+    }
+}
+
+/* Ends coarse row r; `sorted` when the fine rows came from one fine row
+ * (its columns, and so the coarse ones, are already in order). */
+static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
+{
+    if (!sorted)
+        tessel_sort_u64(m->touched, m->scratch, m->nt, m->cols);
+    for (uint64_t t = 0; t < m->nt; t++) {
+        g->col[m->out] = m->touched[t];
+        g->nnz[m->out++] = m->acc[m->touched[t]];
+        m->acc[m->touched[t]] = 0;
+    }
+    m->nt = 0;
+    g->ptr[r + 1] = m->out;
+}
+
+int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
+                      stat_grid *g)
+{
+    if (fr == 1 && fc == 1) { /* the base shape itself: a copy */
+        if (grid_alloc(a, s->rows, s->cols, s->n, g))
+            return TESSEL_ENOMEM;
+        memcpy(g->ptr, s->ptr, (s->rows + 1) * sizeof(uint64_t));
+        memcpy(g->col, s->col, s->n * sizeof(uint64_t));
+        memcpy(g->nnz, s->nnz, s->n * sizeof(uint64_t));
+        return TESSEL_OK;
+    }
+    uint64_t rows = (s->rows + fr - 1) / fr;
+    row_merger m;
+    if (merger_init(&m, s, rows, fc, a, g))
+        return TESSEL_ENOMEM;
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint64_t f = r * fr; f < (r + 1) * fr && f < s->rows; f++)
+            merger_add(&m, s, f);
+        merger_emit(&m, g, r, fr == 1);
+    }
+    g->n = m.out;
+    merger_free(&m);
+    return TESSEL_OK;
+}
+
+int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xcells, uint64_t fi,
+                               uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
+                               stat_grid *g)
+{
+    uint64_t it = (icells + fi - 1) / fi, xt = (xcells + fx - 1) / fx;
+    row_merger m;
+    if (merger_init(&m, s, it * xt, fk, a, g))
+        return TESSEL_ENOMEM;
+    for (uint64_t r = 0; r < it * xt; r++) {
+        uint64_t ti = x_major ? r % it : r / xt, tx = x_major ? r / it : r % xt;
+        for (uint64_t i = ti * fi; i < (ti + 1) * fi && i < icells; i++)
+            for (uint64_t x = tx * fx; x < (tx + 1) * fx && x < xcells; x++)
+                merger_add(&m, s, i * xcells + x);
+        merger_emit(&m, g, r, fi == 1 && fx == 1);
+    }
+    g->n = m.out;
+    merger_free(&m);
+    return TESSEL_OK;
+}
+

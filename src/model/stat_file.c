@@ -567,6 +567,15 @@ static int roles_ok(const engine *e)
     if (e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV &&
         e->kind != TESSEL_WORKLOAD_TTM && e->kind != TESSEL_WORKLOAD_MTTKRP)
         return 0;
+    /* the shape of each workload's roles, as exact_setup_roles makes them */
+    int three = e->kind == TESSEL_WORKLOAD_TTM || e->kind == TESSEL_WORKLOAD_MTTKRP;
+    if (e->nx != (three ? 4u : 3u) || e->nin != (e->kind == TESSEL_WORKLOAD_MTTKRP ? 3u : 2u) ||
+        e->nred != (e->kind == TESSEL_WORKLOAD_MTTKRP ? 2u : 1u) || e->in[0].order != (three ? 3u : 2u) ||
+        e->out.order != (e->kind == TESSEL_WORKLOAD_TTM ? 3u : 2u))
+        return 0;
+    for (unsigned i = 1; i < e->nin; i++)
+        if (e->in[i].order != 2)
+            return 0;
     for (unsigned r = 0; r < e->nred; r++)
         if (e->red[r] >= e->nx)
             return 0;

@@ -139,6 +139,8 @@ def main():
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--wrapper", default="",
                     help='run each command under this one, e.g. "valgrind -q --error-exitcode=1"')
+    ap.add_argument("--skip", action="append", default=[], metavar="NAME",
+                    help="a case not to run (repeatable; counted as skipped)")
     ap.add_argument("only", nargs="*", help="case names to run (default: all)")
     args = ap.parse_args()
     wrapper = shlex.split(args.wrapper)
@@ -149,6 +151,9 @@ def main():
         names = [n for n in names if n[:-5] in args.only or n in args.only]
     counts = {"ok": 0, "fail": 0, "skip": 0}
     for name in names:
+        if name[:-5] in args.skip or name in args.skip:
+            counts["skip"] += 1
+            continue
         counts[run_case(os.path.join(args.cases, name), os.path.abspath(args.tessel),
                         args.data, args.cases, args.update, wrapper)] += 1
     print(f"{counts['ok']} passed, {counts['fail']} failed, {counts['skip']} skipped")

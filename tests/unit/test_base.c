@@ -133,6 +133,7 @@ START_TEST(radix_sorts_match_qsort)
             uint64_t n = sizes[si], max = ranges[ri];
             uint64_t *a = malloc((n + 1) * sizeof(uint64_t)), *b = malloc((n + 1) * sizeof(uint64_t));
             uint64_t *c = malloc((n + 1) * sizeof(uint64_t)), *scratch = malloc((n + 1) * sizeof(uint64_t));
+            ck_assert(a && b && c && scratch);
             for (uint64_t i = 0; i < n; i++) {
                 state ^= state << 13, state ^= state >> 7, state ^= state << 17;
                 a[i] = max == UINT64_MAX ? state : state % (max + 1);

@@ -137,13 +137,16 @@ static void brute_stats(const tessel_tensor *t, const uint64_t *base_in, brute *
         b->ntile[m] = ext[m] < 4096 ? ext[m] : 4096;
         b->corrs[m] = calloc(base[m], sizeof(double));
         b->tile_corrs[m] = calloc(b->ntile[m] + 1, sizeof(double));
+        ck_assert(b->corrs[m] && b->tile_corrs[m]);
     }
     unsigned char *A = calloc(R * C + 1, 1);
+    ck_assert_ptr_nonnull(A);
     for (uint64_t r = 0; r < R; r++)
         for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
             A[r * C + t->idx[1][p]] = 1;
     uint64_t rows_sum = 0, nnz = 0;
     unsigned char *tile_ne = calloc(ext[0] * ext[1] + 1, 1);
+    ck_assert_ptr_nonnull(tile_ne);
     b->nonempty = b->max_tile = 0;
     for (uint64_t I = 0; I < ext[0]; I++)
         for (uint64_t J = 0; J < ext[1]; J++) {
@@ -181,6 +184,7 @@ static void brute_stats(const tessel_tensor *t, const uint64_t *base_in, brute *
     /* Tile rows / tile columns holding a nonzero. */
     uint64_t ne_count[2] = { 0, 0 };
     unsigned char *ne[2] = { calloc(ext[0] + 1, 1), calloc(ext[1] + 1, 1) };
+    ck_assert(ne[0] && ne[1]);
     for (uint64_t I = 0; I < ext[0]; I++)
         for (uint64_t J = 0; J < ext[1]; J++)
             if (tile_ne[I * ext[1] + J]) {
@@ -442,6 +446,7 @@ static unsigned char *read_all(const char *path, size_t *size)
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
     ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
     fclose(f);
     *size = (size_t)n;
@@ -606,6 +611,7 @@ START_TEST(statfile_round_trip)
     ck_assert_str_eq(d.file, "/nonexistent/x.tstat");
     /* A source identity too long to store. */
     char *longsrc = malloc(5000);
+    ck_assert_ptr_nonnull(longsrc);
     memset(longsrc, 'a', 4999);
     longsrc[4999] = '\0';
     ck_assert_int_eq(tessel_statfile_write(sv.path, sv.s, sv.g, longsrc, &d), TESSEL_EINVAL);
@@ -619,6 +625,7 @@ START_TEST(statfile_corruption)
     saved sv;
     save_one(&sv, "src");
     unsigned char *buf = malloc(sv.size + 16);
+    ck_assert_ptr_nonnull(buf);
     /* Every single flipped byte is caught (by a checksum at least). */
     for (size_t i = 0; i < sv.size; i++) {
         memcpy(buf, sv.bytes, sv.size);

@@ -379,6 +379,7 @@ START_TEST(deeply_nested_yaml)
 {
     size_t depth = 10000;
     char *text = malloc(4 * depth + 16);
+    ck_assert_ptr_nonnull(text);
     char buf[1024];
     /* flow sequences */
     memset(text, '[', depth);
@@ -398,6 +399,7 @@ START_TEST(deeply_nested_yaml)
     /* block sequences, one level per line */
     size_t lines = 3000;
     text = malloc(lines * (lines + 4));
+    ck_assert_ptr_nonnull(text);
     len = 0;
     for (size_t i = 0; i < lines; i++) {
         memset(text + len, ' ', i);
@@ -412,6 +414,7 @@ START_TEST(deeply_nested_yaml)
     tessel_diag_list_init(&l, NULL);
     tessel_spec *s = NULL;
     text = malloc(2 * depth + 32);
+    ck_assert_ptr_nonnull(text);
     len = (size_t)sprintf(text, "name: x\nworkload: ");
     memset(text + len, '[', depth);
     memset(text + len + depth, ']', depth);
@@ -431,6 +434,7 @@ START_TEST(huge_yaml_keys)
      * characters; the message says so, at the key. */
     size_t n = 10u << 20;
     char *text = malloc(n + 64);
+    ck_assert_ptr_nonnull(text);
     size_t len = (size_t)sprintf(text, "name: x\n");
     memset(text + len, 'k', n);
     len += n;
@@ -568,6 +572,7 @@ START_TEST(matrix_market_headers)
 {
     const header_case *c = &headers[_i];
     char *text = malloc(1 << 16);
+    ck_assert_ptr_nonnull(text);
     size_t len = mtx_text(text, 1 << 16, c->size, c->rows, c->cols, c->entries);
     test_alloc ta;
     test_alloc_init(&ta, 0);

@@ -290,7 +290,8 @@ static char *capture_json(int (*fn)(FILE *, const tessel_report_point *, size_t)
     FILE *f = open_memstream(&buf, &n);
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(fn(f, p, count), 0);
-    fclose(f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_ptr_nonnull(buf);
     return buf;
 }
 
@@ -577,6 +578,7 @@ static char *read_all(const char *path)
     if (!f)
         return NULL;
     char *buf = malloc(1 << 20);
+    ck_assert_ptr_nonnull(buf);
     size_t n = fread(buf, 1, (1 << 20) - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -632,6 +634,7 @@ START_TEST(write_dir_csv_and_json)
     free(t);
     snprintf(path, sizeof(path), "%s/summary.csv", dir);
     char *s = read_all(path);
+    ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(count_char(s, '\n'), 2);
     free(s);
     /* Again into the existing directory (with a trailing slash), as JSON. */

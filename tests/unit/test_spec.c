@@ -84,6 +84,7 @@ static char *read_text(const char *path)
     if (!f)
         return NULL;
     char *buf = malloc(1 << 16);
+    ck_assert_ptr_nonnull(buf);
     size_t n = fread(buf, 1, (1 << 16) - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -188,6 +189,7 @@ START_TEST(yaml_depth_limit)
     /* Very deep input fails at the limit, not by exhausting the stack. */
     size_t n = 200000;
     char *deep = malloc(n + 1);
+    ck_assert_ptr_nonnull(deep);
     memset(deep, '[', n);
     deep[n] = '\0';
     parse_error(deep, buf, sizeof(buf), &code);
@@ -218,6 +220,7 @@ START_TEST(yaml_node_limit)
     /* 1,000,001 nodes: a flow sequence of 1,000,000 scalars plus itself. */
     size_t n = 1000000;
     char *text = malloc(2 * n + 3);
+    ck_assert_ptr_nonnull(text);
     size_t len = 0;
     text[len++] = '[';
     for (size_t i = 0; i < n; i++) {
@@ -864,6 +867,7 @@ END_TEST
 START_TEST(too_many_errors_are_capped)
 {
     char *text = malloc(1 << 16);
+    ck_assert_ptr_nonnull(text);
     size_t len = 0;
     for (int i = 0; i < 150; i++)
         len += (size_t)snprintf(text + len, (1 << 16) - len, "junk%d: 1\n", i);

@@ -530,6 +530,7 @@ static void check_roundtrip(const tessel_spec *s, const tessel_workload_data *d,
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *buf = malloc((size_t)n);
+    ck_assert_ptr_nonnull(buf);
     ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
     fclose(f);
     unlink(path);

@@ -127,6 +127,7 @@ START_TEST(hash_counter_path)
     for (uint64_t grp = 0; grp < 2; grp++) {
         uint64_t lo = t->ptr[grp * 2], hi = t->ptr[grp * 2 + 2 < 3 ? grp * 2 + 2 : 3];
         uint32_t *cols = malloc((hi - lo + 1) * sizeof(uint32_t));
+        ck_assert_ptr_nonnull(cols);
         memcpy(cols, t->idx[1] + lo, (hi - lo) * sizeof(uint32_t));
         for (uint64_t a = 0; a < hi - lo; a++) {
             int seen = 0;

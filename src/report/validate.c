@@ -535,7 +535,12 @@ static int metric_stats(tessel_validate_result *r, size_t m, const tessel_alloca
     M->mean_abs_rel_err = M->median_abs_rel_err = M->p95_abs_rel_err = M->max_abs_rel_err = NAN;
     if (ne) {
         gsl_sort(err, 1, ne);
-        M->mean_abs_rel_err = gsl_stats_mean(err, 1, ne);
+        /* a plain double sum in sorted order, the same on every machine
+         * (gsl_stats_mean accumulates in long double, whose width varies) */
+        double sum = 0;
+        for (size_t k = 0; k < ne; k++)
+            sum += err[k];
+        M->mean_abs_rel_err = sum / (double)ne;
         M->median_abs_rel_err = nearest_rank(err, ne, 50);
         M->p95_abs_rel_err = nearest_rank(err, ne, 95);
         M->max_abs_rel_err = err[ne - 1];

@@ -20,33 +20,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint64_t checksum(const void *p, size_t n)
-{
-    tessel_checksum c;
-    tessel_checksum_init(&c);
-    tessel_checksum_update(&c, p, n);
-    return tessel_checksum_final(&c);
-}
-
-/* A copy of data whose payload size and checksums match its bytes; NULL if
- * the input is shorter than a header. */
-static uint8_t *repaired_copy(const uint8_t *data, size_t size)
-{
-    if (size < CACHE_HEADER_BYTES)
-        return NULL;
-    uint8_t *copy = malloc(size);
-    if (!copy)
-        return NULL;
-    memcpy(copy, data, size);
-    uint64_t payload = size - CACHE_HEADER_BYTES;
-    uint64_t payload_sum = checksum(copy + CACHE_HEADER_BYTES, (size_t)payload);
-    memcpy(copy + OFF_PAYLOAD_BYTES, &payload, sizeof(payload));
-    memcpy(copy + OFF_PAYLOAD_SUM, &payload_sum, sizeof(payload_sum));
-    uint64_t header_sum = checksum(copy, OFF_HEADER_SUM);
-    memcpy(copy + OFF_HEADER_SUM, &header_sum, sizeof(header_sum));
-    return copy;
-}
-
 /* tensor.h: a bad checksum gives TESSEL_ECORRUPT. So whatever the parser
  * accepts must carry both checksums right (and the payload size it
  * claims), whichever code path it took to accept it. */
@@ -57,12 +30,12 @@ static void check_accepted_sums(const uint8_t *data, size_t size)
     memcpy(&stored_header, data + OFF_HEADER_SUM, sizeof(stored_header));
     memcpy(&stored_payload, data + OFF_PAYLOAD_SUM, sizeof(stored_payload));
     memcpy(&stored_bytes, data + OFF_PAYLOAD_BYTES, sizeof(stored_bytes));
-    FUZZ_REQUIRE(stored_header == checksum(data, OFF_HEADER_SUM),
+    FUZZ_REQUIRE(stored_header == fuzz_checksum(data, OFF_HEADER_SUM),
                  "an accepted cache has a correct header checksum");
     FUZZ_REQUIRE(stored_bytes == size - CACHE_HEADER_BYTES,
                  "an accepted cache is exactly as long as its header says");
     FUZZ_REQUIRE(stored_payload ==
-                     checksum(data + CACHE_HEADER_BYTES, size - CACHE_HEADER_BYTES),
+                     fuzz_checksum(data + CACHE_HEADER_BYTES, size - CACHE_HEADER_BYTES),
                  "an accepted cache has a correct payload checksum");
 }
 
@@ -88,7 +61,9 @@ static void parse_checked(const uint8_t *data, size_t size, const char *what)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     parse_checked(data, size, "parsing a cache input");
-    uint8_t *copy = repaired_copy(data, size);
+    uint8_t *copy =
+        fuzz_repaired_copy(data, size, CACHE_HEADER_BYTES, OFF_PAYLOAD_BYTES,
+                           OFF_PAYLOAD_SUM, OFF_HEADER_SUM);
     if (copy) {
         parse_checked(copy, size, "parsing a cache input with repaired checksums");
         free(copy);

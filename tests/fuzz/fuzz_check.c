@@ -409,3 +409,31 @@ void fuzz_check_stats(const tessel_tensor *t, const tessel_allocator *a)
     tessel_tile_grid_free(&g6);
     tessel_tile_grid_free(&g3);
 }
+
+uint64_t fuzz_checksum(const void *p, size_t n)
+{
+    tessel_checksum c;
+    tessel_checksum_init(&c);
+    tessel_checksum_update(&c, p, n);
+    return tessel_checksum_final(&c);
+}
+
+uint8_t *fuzz_repaired_copy(const uint8_t *data, size_t size, size_t header,
+                            size_t off_payload_bytes, size_t off_payload_sum,
+                            size_t off_header_sum)
+{
+    if (size < header)
+        return NULL;
+    uint8_t *copy = malloc(size);
+    if (!copy)
+        return NULL;
+    memcpy(copy, data, size);
+    uint64_t payload = size - header;
+    if (off_payload_bytes != SIZE_MAX)
+        memcpy(copy + off_payload_bytes, &payload, sizeof(payload));
+    uint64_t payload_sum = fuzz_checksum(copy + header, (size_t)payload);
+    memcpy(copy + off_payload_sum, &payload_sum, sizeof(payload_sum));
+    uint64_t header_sum = fuzz_checksum(copy, off_header_sum);
+    memcpy(copy + off_header_sum, &header_sum, sizeof(header_sum));
+    return copy;
+}

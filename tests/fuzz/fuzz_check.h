@@ -34,6 +34,18 @@ void fuzz_alloc_init(fuzz_alloc *fa, size_t limit);
  * plain replay build). */
 void fuzz_alloc_check_released(const fuzz_alloc *fa, const char *what);
 
+/* tessel_checksum of n bytes. */
+uint64_t fuzz_checksum(const void *p, size_t n);
+
+/* For checksummed formats: a malloc'd copy of data with its payload
+ * checksum (over the bytes after the header) and its header checksum (over
+ * the bytes before it) recomputed, and, when off_payload_bytes is not
+ * SIZE_MAX, its payload size field set; NULL when shorter than a header.
+ * Lets the fuzzer reach the structure checks behind the checksums. */
+uint8_t *fuzz_repaired_copy(const uint8_t *data, size_t size, size_t header,
+                            size_t off_payload_bytes, size_t off_payload_sum,
+                            size_t off_header_sum);
+
 /* Aborts with a message unless cond holds. */
 #define FUZZ_REQUIRE(cond, what)                                                                \
     do {                                                                                        \

@@ -23,29 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint64_t checksum(const void *p, size_t n)
-{
-    tessel_checksum c;
-    tessel_checksum_init(&c);
-    tessel_checksum_update(&c, p, n);
-    return tessel_checksum_final(&c);
-}
-
-static uint8_t *repaired_copy(const uint8_t *data, size_t size)
-{
-    if (size < TSD_HEADER)
-        return NULL;
-    uint8_t *copy = malloc(size);
-    if (!copy)
-        return NULL;
-    memcpy(copy, data, size);
-    uint64_t payload_sum = checksum(copy + TSD_HEADER, size - TSD_HEADER);
-    memcpy(copy + OFF_PAYLOAD_SUM, &payload_sum, sizeof(payload_sum));
-    uint64_t header_sum = checksum(copy, OFF_HEADER_SUM);
-    memcpy(copy + OFF_HEADER_SUM, &header_sum, sizeof(header_sum));
-    return copy;
-}
-
 static void parse_checked(const uint8_t *data, size_t size, const char *what)
 {
     fuzz_alloc fa;
@@ -76,7 +53,9 @@ static void parse_checked(const uint8_t *data, size_t size, const char *what)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     parse_checked(data, size, "parsing saved statistics");
-    uint8_t *copy = repaired_copy(data, size);
+    uint8_t *copy =
+        fuzz_repaired_copy(data, size, TSD_HEADER, SIZE_MAX,
+                           OFF_PAYLOAD_SUM, OFF_HEADER_SUM);
     if (copy) {
         parse_checked(copy, size, "parsing saved statistics with repaired checksums");
         free(copy);

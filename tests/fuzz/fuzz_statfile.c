@@ -25,32 +25,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint64_t checksum(const void *p, size_t n)
-{
-    tessel_checksum c;
-    tessel_checksum_init(&c);
-    tessel_checksum_update(&c, p, n);
-    return tessel_checksum_final(&c);
-}
-
-/* A copy of data whose checksums match its bytes; NULL if the input is
- * shorter than a header. The payload size field is left as mutated: it is
- * checked against the counts, which a fuzzer can learn to set. */
-static uint8_t *repaired_copy(const uint8_t *data, size_t size)
-{
-    if (size < STATFILE_HEADER_BYTES)
-        return NULL;
-    uint8_t *copy = malloc(size);
-    if (!copy)
-        return NULL;
-    memcpy(copy, data, size);
-    uint64_t payload_sum = checksum(copy + STATFILE_HEADER_BYTES, size - STATFILE_HEADER_BYTES);
-    memcpy(copy + OFF_PAYLOAD_SUM, &payload_sum, sizeof(payload_sum));
-    uint64_t header_sum = checksum(copy, OFF_HEADER_SUM);
-    memcpy(copy + OFF_HEADER_SUM, &header_sum, sizeof(header_sum));
-    return copy;
-}
-
 static void check_curve(const double *v, uint64_t n, uint64_t nnz)
 {
     for (uint64_t s = 0; s < n; s++)
@@ -66,9 +40,9 @@ static void check_accepted(const uint8_t *data, size_t size, const tessel_d2t2_s
     FUZZ_REQUIRE(size >= STATFILE_HEADER_BYTES, "an accepted file holds a whole header");
     memcpy(&stored_header, data + OFF_HEADER_SUM, sizeof(stored_header));
     memcpy(&stored_payload, data + OFF_PAYLOAD_SUM, sizeof(stored_payload));
-    FUZZ_REQUIRE(stored_header == checksum(data, OFF_HEADER_SUM),
+    FUZZ_REQUIRE(stored_header == fuzz_checksum(data, OFF_HEADER_SUM),
                  "an accepted file has a correct header checksum");
-    FUZZ_REQUIRE(stored_payload == checksum(data + STATFILE_HEADER_BYTES,
+    FUZZ_REQUIRE(stored_payload == fuzz_checksum(data + STATFILE_HEADER_BYTES,
                                             size - STATFILE_HEADER_BYTES),
                  "an accepted file has a correct payload checksum");
     FUZZ_REQUIRE(memchr(source, '\0', source_size) != NULL, "the source is NUL-terminated");
@@ -127,7 +101,9 @@ static void parse_checked(const uint8_t *data, size_t size, const char *what)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     parse_checked(data, size, "parsing a statistics file");
-    uint8_t *copy = repaired_copy(data, size);
+    uint8_t *copy =
+        fuzz_repaired_copy(data, size, STATFILE_HEADER_BYTES, SIZE_MAX,
+                           OFF_PAYLOAD_SUM, OFF_HEADER_SUM);
     if (copy) {
         parse_checked(copy, size, "parsing a statistics file with repaired checksums");
         free(copy);

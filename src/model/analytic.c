@@ -418,7 +418,8 @@ static int band_sample(const operand_model *A, const operand_model *B, int gram,
                 continue;
             double l = gram && i == j ? l1a : l1q; /* A A^T: A[i,k] A[i,k] is one entry */
             for (uint64_t kt = lo / tk; kt <= hi / tk; kt++) {
-                uint64_t a = kt * tk > lo ? kt * tk : lo, b = (kt + 1) * tk - 1 < hi ? (kt + 1) * tk - 1 : hi;
+                uint64_t a = kt * tk > lo ? kt * tk : lo;
+                uint64_t b = (kt + 1) * tk - 1 < hi ? (kt + 1) * tk - 1 : hi;
                 double mass = exp((double)(a - lo) * l) - exp((double)(b - lo + 1) * l);
                 if (!(mass > 0))
                     continue;
@@ -595,7 +596,8 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
     }
     int banded = 0;
     if (!rc) {
-        banded = (oa.model.kind == TESSEL_DENSITY_BANDED) + (ob.model.kind == TESSEL_DENSITY_BANDED);
+        banded = (oa.model.kind == TESSEL_DENSITY_BANDED) +
+                 (ob.model.kind == TESSEL_DENSITY_BANDED);
         if (banded == 1)
             rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line,
                                  w->pos.column, "workload.data",

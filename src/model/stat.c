@@ -670,7 +670,8 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     tessel_stat_data *s = stat_data_alloc(a);
     if (!s)
         return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    snprintf(s->einsum, sizeof(s->einsum), "%s", spec->workload.einsum ? spec->workload.einsum : "");
+    snprintf(s->einsum, sizeof(s->einsum), "%s",
+             spec->workload.einsum ? spec->workload.einsum : "");
     tessel_workload_data_label(data, s->label, sizeof(s->label));
     s->e.spec = spec;
     s->e.alloc = a;

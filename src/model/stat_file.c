@@ -543,7 +543,8 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     if (r->bad)
         return 0;
     if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||
-        !offsets_ok(s->gstart, ng, s->ncells) || !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
+        !offsets_ok(s->gstart, ng, s->ncells) ||
+        !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
         !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems))
         return corrupt(r, "sample");
     /* groups hold one (i, x, j) each; cells stay inside the data's cells */
@@ -570,7 +571,8 @@ static int roles_ok(const engine *e)
     /* the shape of each workload's roles, as exact_setup_roles makes them */
     int three = e->kind == TESSEL_WORKLOAD_TTM || e->kind == TESSEL_WORKLOAD_MTTKRP;
     if (e->nx != (three ? 4u : 3u) || e->nin != (e->kind == TESSEL_WORKLOAD_MTTKRP ? 3u : 2u) ||
-        e->nred != (e->kind == TESSEL_WORKLOAD_MTTKRP ? 2u : 1u) || e->in[0].order != (three ? 3u : 2u) ||
+        e->nred != (e->kind == TESSEL_WORKLOAD_MTTKRP ? 2u : 1u) ||
+        e->in[0].order != (three ? 3u : 2u) ||
         e->out.order != (e->kind == TESSEL_WORKLOAD_TTM ? 3u : 2u))
         return 0;
     for (unsigned i = 1; i < e->nin; i++)

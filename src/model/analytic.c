@@ -183,17 +183,6 @@ static void set_input(tessel_traffic *tr, double fills, double data, double meta
     tr->bumped_bytes = model_count(bumped);
 }
 
-static uint64_t partition_of(const tessel_spec *s, unsigned t)
-{
-    const tessel_spec_level *lv = &s->level[1];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / 3;
-}
-
 /* Rule 4 on the expected tile: the overflow streams on each reuse. */
 static double overflow(double data, double meta, uint64_t part)
 {
@@ -243,7 +232,8 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     double dA, mA, dB, mB;
     tile_bytes_mean(cA, A->nonempty > 0 ? A->nnz / A->nonempty : 0, &dA, &mA);
     tile_bytes_mean(cB, B->nonempty > 0 ? B->nnz / B->nonempty : 0, &dB, &mB);
-    uint64_t partA = partition_of(s, A->spec_tensor), partB = partition_of(s, B->spec_tensor);
+    uint64_t partA = exact_partition_bytes(e, 1, A->spec_tensor);
+    uint64_t partB = exact_partition_bytes(e, 1, B->spec_tensor);
     double qA = 1 - pow(1 - c.pA, c.nI), qB = 1 - pow(1 - c.pB, c.nJ);
     double fillsA, fillsB, bumpA = 0, bumpB = 0;
     if (strcmp(canon, "IJK") == 0) {
@@ -424,15 +414,10 @@ static int band_sample(const operand_model *A, const operand_model *B, int gram,
                 if (!(mass > 0))
                     continue;
                 uint64_t key = ((i / ti) * ext[2] + j / tj) * ext[3] + kt;
-                uint64_t *slot = model_map_slot(&cells, key, 0);
-                if (!slot) {
+                if (model_map_add(&cells, key, mass)) {
                     model_map_free(&cells);
                     return TESSEL_ENOMEM;
                 }
-                double v;
-                memcpy(&v, slot, sizeof(v));
-                v += mass;
-                memcpy(slot, &v, sizeof(v));
                 s->nnz += mass;
             }
         }

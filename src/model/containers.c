@@ -81,6 +81,20 @@ uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init)
     return &m->vals[s];
 }
 
+int model_map_add(model_map *m, uint64_t key, double w)
+{
+    uint64_t *slot = model_map_slot(m, key, 0);
+    if (!slot)
+        return TESSEL_ENOMEM;
+    *slot = model_double_bits(model_bits_double(*slot) + w);
+    return TESSEL_OK;
+}
+
+double model_map_weight(const model_map *m, uint64_t key)
+{
+    return model_bits_double(model_map_find(m, key));
+}
+
 void model_map_free(model_map *m)
 {
     tessel_dealloc(m->alloc, m->keys);

@@ -120,6 +120,9 @@ void exact_table_free(const tessel_allocator *a, out_table *t);
 /* exact_walk.c: iterations and the walk */
 int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual);
 int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual);
+/* Tensor t's partition of level b in bytes (0 = unbounded): given bytes,
+ * else the fraction of the capacity, else an equal share. */
+uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);
 void exact_algorithmic_counts(engine *e, const boundary *bd);
 void exact_compulsory(engine *e, const boundary *bd);
 

@@ -173,7 +173,7 @@ typedef struct resident {
 
 /* Partition of tensor t at level b in bytes (0 = unbounded): given bytes,
  * else the fraction, else an equal share of the level. */
-static uint64_t partition_bytes(const engine *e, unsigned b, unsigned t)
+uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t)
 {
     const tessel_spec_level *lv = &e->spec->level[b];
     const tessel_spec_tensor_level *tl = &lv->tensor[t];
@@ -225,7 +225,7 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
         }
         if (skip)
             continue;
-        uint64_t part = partition_bytes(e, b, o->spec_tensor);
+        uint64_t part = exact_partition_bytes(e, b, o->spec_tensor);
         if (key[i] != res[i].key && gate) {
             /* Gating spends the slot without moving data. */
             tr->gated++;

@@ -2,6 +2,8 @@
 #ifndef TESSEL_MODEL_INTERNAL_H
 #define TESSEL_MODEL_INTERNAL_H
 
+#include <string.h>
+
 #include "tessel/model.h"
 
 int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_allocator *a,
@@ -43,5 +45,25 @@ uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init);
 /* The value of key, or UINT64_MAX when it is missing. */
 uint64_t model_map_find(const model_map *m, uint64_t key);
 void model_map_free(model_map *m);
+
+/* A map used for weights: each value is a double's bits. */
+static inline double model_bits_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof(d));
+    return d;
+}
+
+static inline uint64_t model_double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+/* Adds w to key's weight (0 when new); TESSEL_ENOMEM when out of memory. */
+int model_map_add(model_map *m, uint64_t key, double w);
+/* key's weight (the key must be present). */
+double model_map_weight(const model_map *m, uint64_t key);
 
 #endif

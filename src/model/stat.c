@@ -298,17 +298,6 @@ static double flops_of(const stat_input *a, const stat_input *b)
     return f;
 }
 
-static uint64_t partition_of(const tessel_spec *s, unsigned t, unsigned nin)
-{
-    const tessel_spec_level *lv = &s->level[1];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / (nin + 1);
-}
-
 static void store_input(tessel_traffic *tr, const stat_counts *c)
 {
     tr->fills = model_count(c->fills);
@@ -469,8 +458,8 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     int mirror = g->pos_col < g->pos_row;
     unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
     if (!rc) {
-        p->part_a = partition_of(e->spec, mirror ? tb : ta, e->nin);
-        p->part_b = partition_of(e->spec, mirror ? ta : tb, e->nin);
+        p->part_a = exact_partition_bytes(e, 1, mirror ? tb : ta);
+        p->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
         if (mirror) {
             rc = stat_grid_transpose(&g->gb, a, &p->a);
             if (!rc)

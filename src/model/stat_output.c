@@ -85,20 +85,6 @@ static int systematic_draw(systematic *sy, double p)
     return floor(sy->covered + sy->u) > before;
 }
 
-static double bits_to_double(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof(d));
-    return d;
-}
-
-static uint64_t double_to_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof(u));
-    return u;
-}
-
 /* Cell coordinates (i, x, j, k) packed into one key and back. */
 typedef struct cell_space {
     uint64_t ext[4]; /* base cells along i, x, j, k */
@@ -140,7 +126,7 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     tessel_sort_u64_inplace(keys, c, max);
     for (uint64_t i = 0; i < c; i++) {
         uint64_t key = keys[i];
-        s->weight[i] = bits_to_double(model_map_find(m, key));
+        s->weight[i] = model_map_weight(m, key);
         s->ck[i] = (uint32_t)(key % cs->ext[3]);
         key /= cs->ext[3];
         s->cj[i] = (uint32_t)(key % cs->ext[2]);
@@ -174,10 +160,8 @@ static int record(const cell_space *cs, stat_output_sample *s, model_map *cells,
     uint64_t key = ((i / s->base[0] * cs->ext[1] + x / s->base[3]) * cs->ext[2] + j / s->base[1]) *
                        cs->ext[3] +
                    k / s->base[2];
-    uint64_t *slot = model_map_slot(cells, key, 0);
-    if (!slot)
+    if (model_map_add(cells, key, weight))
         return TESSEL_ENOMEM;
-    *slot = double_to_bits(bits_to_double(*slot) + weight);
     s->sampled_nnz++;
     s->nnz += weight;
     return TESSEL_OK;
@@ -299,7 +283,7 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     double calibrate = weighted_flops > 0 ? s->flops / weighted_flops : 1;
     for (uint64_t slot = 0; !rc && slot < cells.cap; slot++)
         if (cells.keys[slot] != UINT64_MAX)
-            cells.vals[slot] = double_to_bits(bits_to_double(cells.vals[slot]) * calibrate);
+            cells.vals[slot] = model_double_bits(model_bits_double(cells.vals[slot]) * calibrate);
     s->nnz *= calibrate;
     tessel_dealloc(al, f);
     tessel_dealloc(al, stamp);
@@ -341,8 +325,8 @@ static void merge_last(elem_lists *l)
     uint64_t a = l->ptr.v[n - 2], b = l->ptr.v[n - 1], end = l->cells.n;
     if (b - a != end - b || memcmp(&l->cells.v[a], &l->cells.v[b], (b - a) * 8) != 0)
         return;
-    double w = bits_to_double(l->wbits.v[n - 2]) + bits_to_double(l->wbits.v[n - 1]);
-    l->wbits.v[n - 2] = double_to_bits(w);
+    double w = model_bits_double(l->wbits.v[n - 2]) + model_bits_double(l->wbits.v[n - 1]);
+    l->wbits.v[n - 2] = model_double_bits(w);
     l->head.n--;
     l->wbits.n--;
     l->ptr.n--;
@@ -408,7 +392,7 @@ static int sample_slice_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
         if (first) {
             merge_last(l);
             if (model_vec_push(&l->head, (i / base[0]) << 32 | (r / base[1])) ||
-                model_vec_push(&l->wbits, double_to_bits(weight)) ||
+                model_vec_push(&l->wbits, model_double_bits(weight)) ||
                 model_vec_push(&l->ptr, l->cells.n))
                 return TESSEL_ENOMEM;
         } else if (scratch->v[n - 1] == scratch->v[n]) {
@@ -436,7 +420,7 @@ static int lists_out(const tessel_allocator *al, elem_lists *l, double calibrate
     for (uint64_t e = 0; e < n; e++) {
         s->ei[e] = (uint32_t)(l->head.v[e] >> 32);
         s->er[e] = (uint32_t)(l->head.v[e] & 0xffffffffu);
-        s->ew[e] = bits_to_double(l->wbits.v[e]) * calibrate;
+        s->ew[e] = model_bits_double(l->wbits.v[e]) * calibrate;
         s->eptr[e] = l->ptr.v[e];
     }
     s->eptr[n] = m;
@@ -493,7 +477,7 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     s->flops = flops * calibrate;
     s->sampled_nnz = l.head.n;
     for (uint64_t e = 0; e < l.head.n; e++)
-        s->nnz += bits_to_double(l.wbits.v[e]) * calibrate;
+        s->nnz += model_bits_double(l.wbits.v[e]) * calibrate;
     if (!rc)
         rc = lists_out(al, &l, calibrate, s);
     tessel_dealloc(al, f);

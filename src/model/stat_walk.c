@@ -40,20 +40,6 @@ static int walk_grids(engine *e, boundary *bd, const stat_input *const *in, tess
     return TESSEL_OK;
 }
 
-static double bits_double(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof(d));
-    return d;
-}
-
-static uint64_t double_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof(u));
-    return u;
-}
-
 /* Level-b tile of sample cell coordinate `cell` (base edge `base`) along
  * engine index x. */
 static uint64_t cell_tile(const boundary *bd, uint64_t cell, uint64_t base, unsigned x)
@@ -61,18 +47,12 @@ static uint64_t cell_tile(const boundary *bd, uint64_t cell, uint64_t base, unsi
     return cell * base / bd->tile[x];
 }
 
-/* The output table of boundary bd from the sample: (output tile, first
- * reduction step) -> weighted nonzeros, sorted, accumulated per tile. */
 /* Adds `weight` nonzeros entering output tile `tile` at reduction step
  * `red`. */
 static int add_entry(model_map *cells, const boundary *bd, uint64_t tile, uint64_t red,
                      double weight)
 {
-    uint64_t *slot = model_map_slot(cells, tile * bd->red_space + red, 0);
-    if (!slot)
-        return TESSEL_ENOMEM;
-    *slot = double_bits(bits_double(*slot) + weight);
-    return TESSEL_OK;
+    return model_map_add(cells, tile * bd->red_space + red, weight);
 }
 
 /* MTTKRP: a nonzero enters at the smallest reduction step among its
@@ -97,6 +77,8 @@ static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sampl
     return TESSEL_OK;
 }
 
+/* The output table of boundary bd from the sample: (output tile, first
+ * reduction step) -> weighted nonzeros, sorted, accumulated per tile. */
 static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
 {
     const tessel_allocator *a = e->alloc;
@@ -117,14 +99,11 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
             co[1] = cell_tile(bd, s->cj[c], s->base[1], 1);
             co[2] = cell_tile(bd, s->ck[c], s->base[2], 2);
         }
-        uint64_t key = exact_tile_key(bd, &e->out, co) * bd->red_space +
-                       exact_reduction_key(e, bd, co);
-        uint64_t *slot = model_map_slot(&cells, key, 0);
-        if (!slot) {
+        if (add_entry(&cells, bd, exact_tile_key(bd, &e->out, co),
+                      exact_reduction_key(e, bd, co), s->weight[c])) {
             model_map_free(&cells);
             return exact_oom(e);
         }
-        *slot = double_bits(bits_double(*slot) + s->weight[c]);
     }
     uint64_t n = cells.n, max = 0, m = 0;
     uint64_t *keys = tessel_alloc_array(a, n + 1, sizeof(uint64_t));
@@ -152,7 +131,7 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
             t->start[t->nout++] = i;
             sum = 0;
         }
-        sum += bits_double(model_map_find(&cells, keys[i]));
+        sum += model_map_weight(&cells, keys[i]);
         t->red[i] = keys[i] % bd->red_space;
         t->cum[i] = model_count(sum);
     }

@@ -18,7 +18,8 @@ RULES = {
     "energy": ["spec"],
     "model": ["stats", "spec"],
     "report": ["model", "energy"],
-    "sweep": ["model", "energy", "report"],
+    "plot": ["report"],
+    "sweep": ["model", "energy", "report", "plot"],
 }
 
 

@@ -7,5 +7,9 @@ int cmd_convert(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_map(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

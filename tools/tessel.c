@@ -21,6 +21,10 @@ static const command commands[] = {
     { "convert", cmd_convert, "convert a tensor file (e.g. .mtx -> binary cache .tsl)" },
     { "gen", cmd_gen, "generate a synthetic sparse matrix (uniform, banded, rmat, ...)" },
     { "validate", cmd_validate, "compare predicted CSV numbers with a reference (relative errors)" },
+    { "sweep", cmd_sweep, "evaluate a design-space sweep (axes over spec paths) into one CSV" },
+    { "merge", cmd_merge, "combine the outputs of sweep shards into one sweep's files" },
+    { "map", cmd_map, "search mappings for the best design point under an objective" },
+    { "plot", cmd_plot, "SVG figures: traffic breakdown, roofline, Pareto front, stat vs exact" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,13 @@
+/* tessel sweep: placeholder while it is written (this session). */
+#include <stdio.h>
+
+#include "cli.h"
+#include "commands.h"
+
+int cmd_sweep(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "tessel sweep: error: not built yet\n");
+    return CLI_EXIT_FAILURE;
+}

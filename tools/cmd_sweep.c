@@ -1,13 +1,246 @@
-/* tessel sweep: placeholder while it is written (this session). */
+/* tessel sweep: evaluate the points of a sweep file into one summary.csv
+ * and traffic.csv (and pareto.csv), resumable and shardable. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "sweep_cli.h"
+#include "tessel/sweep.h"
+
+enum {
+    OPT_HELP,
+    OPT_OUTPUT,
+    OPT_JOBS,
+    OPT_SHARD,
+    OPT_RESUME,
+    OPT_OVERWRITE,
+    OPT_PARETO,
+    OPT_TIMING,
+    OPT_NO_MEMO,
+    OPT_QUIET,
+    OPT_DRY_RUN,
+    OPT_PLOT,
+    OPT_COUNT
+};
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_OUTPUT] = { "--output", "-o", 1 },
+    [OPT_JOBS] = { "--jobs", "-j", 1 },
+    [OPT_SHARD] = { "--shard", NULL, 1 },
+    [OPT_RESUME] = { "--resume", NULL, 0 },
+    [OPT_OVERWRITE] = { "--overwrite", NULL, 0 },
+    [OPT_PARETO] = { "--pareto", NULL, 1 },
+    [OPT_TIMING] = { "--timing", NULL, 0 },
+    [OPT_NO_MEMO] = { "--no-memo", NULL, 0 },
+    [OPT_QUIET] = { "--quiet", "-q", 0 },
+    [OPT_DRY_RUN] = { "--dry-run", "-n", 0 },
+    [OPT_PLOT] = { "--plot", NULL, 0 },
+};
+
+static void help(void)
+{
+    printf(
+        "usage: tessel sweep SWEEP.yaml [options]\n\n"
+        "Evaluates every design point of a sweep file: a base spec, data files and axes\n"
+        "over spec paths (lists or ranges; their cross product, a random sample or an\n"
+        "explicit list of points). Statistics are collected once per data file and shared\n"
+        "by all threads; each point costs microseconds to milliseconds with the stat\n"
+        "estimator. README.md \"tessel sweep\" describes the file.\n\n"
+        "options:\n"
+        "  -o, --output DIR      output directory (default sweep-out): summary.csv and\n"
+        "                        traffic.csv (columns: point, one per axis, then those of\n"
+        "                        tessel run), pareto.csv with objectives, sweep.state\n"
+        "  -j, --jobs N          threads (default: one per online core); the output is the\n"
+        "                        same whatever N is\n"
+        "      --shard I/N       evaluate shard I of N (I from 0): a consecutive 1/N of the\n"
+        "                        points; 'tessel merge' combines the shards' directories\n"
+        "      --resume          continue the unfinished sweep in DIR (after a kill or a\n"
+        "                        failure): finished points are kept, none is repeated\n"
+        "      --overwrite       start over, discarding an unfinished sweep in DIR\n"
+        "      --pareto A,B[,C]  Pareto objectives (summary.csv columns, minimised; max:COL\n"
+        "                        to maximise), overriding the file's 'pareto'; one front\n"
+        "                        per data file in DIR/pareto.csv\n"
+        "      --plot            also write SVG figures into DIR (pareto.svg, roofline.svg,\n"
+        "                        traffic.svg)\n"
+        "      --timing          record each estimate's wall time in model_seconds (by\n"
+        "                        default 0, so that repeated runs give identical files)\n"
+        "      --no-memo         estimate every point's traffic, even when an earlier\n"
+        "                        point had the same traffic-deciding spec\n"
+        "  -n, --dry-run         check the sweep file and print the number of points\n"
+        "  -q, --quiet           no progress and no summary\n\n"
+        "Progress (points done, rate, time left) goes to standard error when it is a\n"
+        "terminal. Exit status: 0 done, 1 internal failure, 2 bad usage or bad input.\n\n"
+        "examples:\n"
+        "  tessel sweep examples/sweep/llb-sweep.yaml -o out -j 2\n"
+        "  tessel sweep examples/sweep/llb-sweep.yaml -o out --resume\n"
+        "  tessel sweep S.yaml --shard 3/8 -o shard3    # then: tessel merge -o all shard*\n");
+}
+
+typedef struct progress {
+    int enabled, shown;
+} progress;
+
+static void show_progress(void *ud, uint64_t done, uint64_t total, double seconds)
+{
+    progress *p = ud;
+    if (!p->enabled)
+        return;
+    double rate = seconds > 0 ? (double)done / seconds : 0;
+    double left = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\rtessel sweep: %llu/%llu points (%3.0f %%), %.0f points/s, %.0f s left   ",
+            (unsigned long long)done, (unsigned long long)total,
+            total ? 100.0 * (double)done / (double)total : 100.0, rate, left);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void show_stage(void *ud, const char *what)
+{
+    progress *p = ud;
+    if (!p->enabled)
+        return;
+    fprintf(stderr, "\rtessel sweep: collecting the statistics of %-40.40s", what);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static int parse_shard(const char *text, tessel_sweep_options *o)
+{
+    unsigned long long i, n;
+    char tail;
+    if (!text)
+        return CLI_EXIT_OK;
+    if (sscanf(text, "%llu/%llu%c", &i, &n, &tail) != 2 || n == 0 || i >= n)
+        return cli_usage_error("sweep", "--shard needs I/N with 0 <= I < N, not '%s'", text);
+    o->shard_index = i;
+    o->shard_count = n;
+    return CLI_EXIT_OK;
+}
+
+static int parse_options(const cli_args *args, tessel_sweep_options *o, sweep_cli_names *names)
+{
+    tessel_sweep_options_init(o);
+    const char *jobs = cli_value(args, OPT_JOBS);
+    if (jobs) {
+        unsigned long long j;
+        if (cli_parse_u64("sweep", "--jobs", jobs, &j))
+            return CLI_EXIT_USAGE;
+        if (j == 0 || j > 256)
+            return cli_usage_error("sweep", "--jobs must be 1 to 256, not '%s'", jobs);
+        o->threads = (unsigned)j;
+    }
+    if (parse_shard(cli_value(args, OPT_SHARD), o))
+        return CLI_EXIT_USAGE;
+    o->resume = cli_has(args, OPT_RESUME);
+    o->overwrite = cli_has(args, OPT_OVERWRITE);
+    if (o->resume && o->overwrite)
+        return cli_usage_error("sweep", "--resume and --overwrite contradict each other");
+    o->timing = cli_has(args, OPT_TIMING);
+    o->no_memo = cli_has(args, OPT_NO_MEMO);
+    if (sweep_cli_objectives("sweep", cli_value(args, OPT_PARETO), names))
+        return CLI_EXIT_USAGE;
+    if (names->n) {
+        o->objectives = names->item;
+        o->nobjectives = names->n;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int load_sweep(const char *path, tessel_sweep **out)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    int rc = tessel_sweep_load(path, NULL, out, &errors);
+    if (rc) {
+        char buf[1400];
+        for (size_t i = 0; i < errors.count; i++) {
+            tessel_diag_format(&errors.items[i], buf, sizeof(buf));
+            fprintf(stderr, "%s\n", buf);
+        }
+        size_t n = errors.count + errors.dropped;
+        fprintf(stderr, "tessel sweep: %zu error%s\n", n ? n : 1, n == 1 ? "" : "s");
+    }
+    tessel_diag_list_free(&errors);
+    return rc ? cli_exit_status(rc) : CLI_EXIT_OK;
+}
+
+static void print_report(const tessel_sweep_report *r, const char *dir)
+{
+    double rate = r->eval_seconds > 0 ? (double)r->evaluated / r->eval_seconds : 0;
+    printf("%llu points: %llu evaluated", (unsigned long long)r->points,
+           (unsigned long long)r->evaluated);
+    if (r->resumed)
+        printf(", %llu found finished", (unsigned long long)r->resumed);
+    printf(" on %u thread%s in %.3f s (%.0f points/s", r->threads, r->threads == 1 ? "" : "s",
+           r->eval_seconds, rate);
+    if (r->memo_hits)
+        printf("; %llu with the traffic of an earlier point", (unsigned long long)r->memo_hits);
+    printf(")\nstatistics and data: %.3f s\n", r->stats_seconds);
+    printf("wrote %s/summary.csv and %s/traffic.csv", dir, dir);
+    if (r->pareto_points)
+        printf("; %s/pareto.csv holds %llu points", dir, (unsigned long long)r->pareto_points);
+    printf("\n");
+}
+
+static int run(const cli_args *args)
+{
+    if (cli_positionals(args) != 1)
+        return cli_usage_error("sweep", "one sweep file, not %d (see tessel sweep --help)",
+                               cli_positionals(args));
+    tessel_sweep_options o;
+    sweep_cli_names names = { 0 };
+    int rc = parse_options(args, &o, &names);
+    tessel_sweep *s = NULL;
+    if (!rc)
+        rc = load_sweep(cli_positional(args, 0), &s);
+    int quiet = cli_has(args, OPT_QUIET);
+    if (!rc && cli_has(args, OPT_DRY_RUN)) {
+        if (!quiet)
+            printf("sweep OK: %llu points (%zu data x %llu design points, %zu axes)\n",
+                   (unsigned long long)tessel_sweep_point_count(s), tessel_sweep_data_count(s),
+                   (unsigned long long)tessel_sweep_points_per_data(s),
+                   tessel_sweep_axis_count(s));
+    } else if (!rc) {
+        const char *dir = cli_value(args, OPT_OUTPUT) ? cli_value(args, OPT_OUTPUT) : "sweep-out";
+        progress p = { !quiet && isatty(fileno(stderr)), 0 };
+        o.progress = show_progress;
+        o.stage = show_stage;
+        o.progress_ud = &p;
+        tessel_sweep_report report;
+        tessel_diag d;
+        tessel_diag_clear(&d);
+        int err = tessel_sweep_run(s, dir, &o, NULL, &report, &d);
+        if (p.shown)
+            fprintf(stderr, "\r%100s\r", "");
+        if (err)
+            rc = cli_report(&d);
+        if (!rc && cli_has(args, OPT_PLOT))
+            rc = sweep_cli_plots(dir, quiet);
+        if (!rc && !quiet)
+            print_report(&report, dir);
+    }
+    tessel_sweep_free(&s);
+    sweep_cli_names_free(&names);
+    return rc;
+}
 
 int cmd_sweep(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tessel sweep: error: not built yet\n");
-    return CLI_EXIT_FAILURE;
+    cli_args args;
+    if (cli_parse("sweep", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    int rc = run(&args);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tessel: error: writing to standard output failed\n");
+        return CLI_EXIT_FAILURE;
+    }
+    return rc;
 }

@@ -99,6 +99,14 @@ typedef struct tessel_diag_list {
 
 void tessel_diag_list_init(tessel_diag_list *l, const tessel_allocator *a);
 int tessel_diag_list_push(tessel_diag_list *l, const tessel_diag *d);
+/* Puts "TEXT: " (printf-style) before d's message (or before the text of
+ * its code when it has none), cutting the end when it no longer fits. */
+void tessel_diag_prefix(tessel_diag *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Sets a diagnostic like tessel_diag_set and pushes it; returns code. */
 int tessel_diag_list_add(tessel_diag_list *l, int code, const char *file, uint64_t line,
                          uint32_t column, const char *field, const char *fmt, ...)

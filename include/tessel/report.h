@@ -113,6 +113,10 @@ const char *tessel_report_summary_header(void);
  * TESSEL_EIO when the stream reports an error. */
 int tessel_report_traffic_csv_rows(FILE *f, const tessel_report_point *p);
 int tessel_report_summary_csv_row(FILE *f, const tessel_report_point *p);
+/* One traffic.csv row: that level's and tensor's (TESSEL_EINVAL when out
+ * of range); a caller that prefixes rows with its own columns uses it. */
+int tessel_report_traffic_csv_row(FILE *f, const tessel_report_point *p, unsigned level,
+                                  unsigned tensor);
 
 /* A whole JSON array of objects (same keys as the CSV columns, numbers as
  * numbers), for n points, ending with a newline. */

@@ -214,6 +214,9 @@ typedef struct tessel_spec {
     char *table[8];
     char technology[16];    /* e.g. "45nm"; default "45nm" */
     tessel_yaml_doc *doc;   /* the merged document the spec was read from */
+    /* Private to the spec loader: where relative paths of each file resolve
+     * (in `doc`'s arena; a derived spec shares its base's). */
+    const struct spec_dir *dirs;
 } tessel_spec;
 
 /* Loads `path`, follows `include:` (relative to the including file; a
@@ -229,6 +232,14 @@ int tessel_spec_parse(const char *name, const void *data, size_t size, const cha
                       size_t nsets, const tessel_allocator *a, tessel_spec **out,
                       tessel_diag_list *errors);
 void tessel_spec_free(tessel_spec **s);
+
+/* A new spec: `base` with `sets` applied ("path.to.key=value", as for
+ * tessel_spec_load) and validated again, without reading or parsing any
+ * file. The derived spec shares base's YAML nodes and directory table, so
+ * `base` must outlive it. Safe to call from several threads at once on one
+ * base (base is only read). Errors as for tessel_spec_load. */
+int tessel_spec_derive(const tessel_spec *base, const char *const *sets, size_t nsets,
+                       const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors);
 
 /* Index number of a workload index name, or -1. */
 int tessel_spec_index(const tessel_spec *s, const char *name);

@@ -63,6 +63,31 @@ int tessel_diag_set(tessel_diag *d, int code, const char *file, uint64_t line, u
     return code;
 }
 
+/* Appends text to buf[0..*len) within cap bytes (the rest is cut). */
+static void append_cut(char *buf, size_t *len, size_t cap, const char *text)
+{
+    size_t n = strlen(text);
+    if (n > cap - *len)
+        n = cap - *len;
+    memcpy(buf + *len, text, n);
+    *len += n;
+}
+
+void tessel_diag_prefix(tessel_diag *d, const char *fmt, ...)
+{
+    char head[sizeof(d->message)], old[sizeof(d->message)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof(head), fmt, ap);
+    va_end(ap);
+    snprintf(old, sizeof(old), "%s", d->message[0] ? d->message : tessel_strerror(d->code));
+    size_t len = 0, cap = sizeof(d->message) - 1;
+    append_cut(d->message, &len, cap, head);
+    append_cut(d->message, &len, cap, ": ");
+    append_cut(d->message, &len, cap, old);
+    d->message[len] = '\0';
+}
+
 int tessel_diag_format(const tessel_diag *d, char *buf, size_t n)
 {
     const char *msg = d->message[0] ? d->message : tessel_strerror(d->code);

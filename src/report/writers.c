@@ -183,6 +183,16 @@ int tessel_report_traffic_csv_rows(FILE *f, const tessel_report_point *p)
     return stream_status(f);
 }
 
+int tessel_report_traffic_csv_row(FILE *f, const tessel_report_point *p, unsigned level,
+                                  unsigned tensor)
+{
+    if (level >= p->nlevels || tensor >= p->ntensors)
+        return TESSEL_EINVAL;
+    emitter e = { f, 0, 0 };
+    traffic_record(&e, p, level, tensor);
+    return stream_status(f);
+}
+
 int tessel_report_summary_csv_row(FILE *f, const tessel_report_point *p)
 {
     emitter e = { f, 0, 0 };

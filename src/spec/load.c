@@ -367,6 +367,8 @@ static void sort_errors(spec_ctx *c)
     tessel_dealloc(c->alloc, sorted);
 }
 
+static int spec_finish(spec_ctx *c, tessel_spec *s, tessel_spec **out);
+
 static int spec_run(const source *top, const char *const *sets, size_t nsets,
                     const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors)
 {
@@ -399,14 +401,54 @@ static int spec_run(const source *top, const char *const *sets, size_t nsets,
             spec_fill(&c, root, stem, s);
         }
     }
-    sort_errors(&c);
-    if (c.first_code || c.nerrors) {
-        rc = c.oom ? TESSEL_ENOMEM : c.first_code ? c.first_code : TESSEL_EINVAL;
+    return spec_finish(&c, s, out);
+}
+
+/* Sorts the errors and hands out s, or frees it on any error. */
+static int spec_finish(spec_ctx *c, tessel_spec *s, tessel_spec **out)
+{
+    sort_errors(c);
+    if (c->first_code || c->nerrors) {
+        int rc = c->oom ? TESSEL_ENOMEM : c->first_code ? c->first_code : TESSEL_EINVAL;
         tessel_spec_free(&s);
         return rc;
     }
+    s->dirs = c->dirs;
     *out = s;
     return TESSEL_OK;
+}
+
+int tessel_spec_derive(const tessel_spec *base, const char *const *sets, size_t nsets,
+                       const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors)
+{
+    *out = NULL;
+    spec_ctx c;
+    memset(&c, 0, sizeof(c));
+    c.alloc = a;
+    c.errors = errors;
+    c.first_error = errors ? errors->count : 0;
+    c.dirs = (spec_dir *)base->dirs; /* only prepended to, never changed */
+    tessel_spec *s = tessel_alloc(a, sizeof(*s));
+    if (!s)
+        return spec_oom(&c);
+    memset(s, 0, sizeof(*s));
+    s->alloc = a;
+    if (!(c.doc = s->doc = tessel_yaml_doc_create(a)) || !(s->path = tessel_strdup(a, base->path))) {
+        tessel_spec_free(&s);
+        return spec_oom(&c);
+    }
+    /* set.c copies along each path and never writes a node in place, so
+     * base's tree stays as it is. */
+    tessel_yaml_node *root = (tessel_yaml_node *)tessel_yaml_root(base->doc);
+    for (size_t i = 0; i < nsets && !c.oom; i++)
+        spec_apply_set(&c, &root, sets[i], (unsigned)i + 1);
+    if (!c.oom) {
+        char stem[64];
+        file_stem(base->path, stem, sizeof(stem));
+        tessel_yaml_set_root(s->doc, root);
+        spec_fill(&c, root, stem, s);
+    }
+    return spec_finish(&c, s, out);
 }
 
 int tessel_spec_load(const char *path, const char *const *sets, size_t nsets,

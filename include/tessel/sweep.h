@@ -1,0 +1,132 @@
+/* tessel — design-space sweeps: a sweep file (a base spec, data files and
+ * axes over spec paths), its points in a fixed order, their evaluation on
+ * threads with statistics shared read-only, resumable output, shards and
+ * their merge, Pareto fronts.  Module `sweep`: depends on `model`,
+ * `energy`, `report` and `plot`.  README.md "tessel sweep" describes the
+ * file format and the outputs. */
+#ifndef TESSEL_SWEEP_H
+#define TESSEL_SWEEP_H
+
+#include <stdint.h>
+
+#include "tessel/base.h"
+#include "tessel/model.h"
+#include "tessel/report.h"
+#include "tessel/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSEL_SWEEP_MAX_AXES 16u
+#define TESSEL_SWEEP_MAX_OBJECTIVES 3u
+
+typedef enum tessel_sweep_estimator {
+    TESSEL_SWEEP_STAT = 0, /* statistics once per data entry, every point from them */
+    TESSEL_SWEEP_EXACT,    /* data loaded once per data entry, every point walks it */
+    TESSEL_SWEEP_ANALYTIC  /* density models of the spec, no data */
+} tessel_sweep_estimator;
+
+/* A parsed sweep file. Immutable once loaded: threads share it. */
+typedef struct tessel_sweep tessel_sweep;
+
+/* Reads a sweep file; relative paths in it (the spec, data files) resolve
+ * against its directory. Every error found is appended to `errors`
+ * (file:line:col, field, message); the first one's code is returned. */
+int tessel_sweep_load(const char *path, const tessel_allocator *a, tessel_sweep **out,
+                      tessel_diag_list *errors);
+/* The same from memory (`name` stands for the file; paths resolve against
+ * the current directory). */
+int tessel_sweep_parse(const char *name, const void *data, size_t size, const tessel_allocator *a,
+                       tessel_sweep **out, tessel_diag_list *errors);
+void tessel_sweep_free(tessel_sweep **s);
+
+/* The base spec file (resolved), the estimator, the number of data
+ * entries (1 for a sweep without a data list), axes and points. */
+const char *tessel_sweep_spec_path(const tessel_sweep *s);
+tessel_sweep_estimator tessel_sweep_get_estimator(const tessel_sweep *s);
+size_t tessel_sweep_data_count(const tessel_sweep *s);
+size_t tessel_sweep_axis_count(const tessel_sweep *s);
+const char *tessel_sweep_axis_path(const tessel_sweep *s, size_t axis);
+/* All points: data entries x design points of the axes (cross product,
+ * random sample or explicit list). Point p belongs to data entry
+ * p / tessel_sweep_points_per_data(s). */
+uint64_t tessel_sweep_point_count(const tessel_sweep *s);
+uint64_t tessel_sweep_points_per_data(const tessel_sweep *s);
+/* The value of `axis` at point p, as written in the sweep file (a range's
+ * values in the shortest form that reads back). Never NULL for valid p. */
+const char *tessel_sweep_point_value(const tessel_sweep *s, uint64_t p, size_t axis, char *buf,
+                                     size_t n);
+/* A fingerprint of everything that decides the outputs (the sweep file's
+ * and the base spec's contents, the options): resume and merge refuse
+ * outputs of another sweep. */
+uint64_t tessel_sweep_fingerprint(const tessel_sweep *s);
+/* Pareto objectives named in the file (summary.csv columns), or 0. */
+size_t tessel_sweep_objectives(const tessel_sweep *s, const char *const **names);
+
+/* ------------------------------------------------------------------ */
+/* Progress of a running sweep: `done` of `total` points of this run (this
+ * shard, without the points a resume found finished). Called from the
+ * thread that called tessel_sweep_run, at most every 0.2 s and at the end. */
+typedef void (*tessel_sweep_progress_fn)(void *ud, uint64_t done, uint64_t total,
+                                         double seconds);
+
+typedef struct tessel_sweep_options {
+    unsigned threads;         /* 0: one per online core */
+    uint64_t shard_index;     /* this run evaluates shard_index of shard_count */
+    uint64_t shard_count;     /* 0 or 1: no sharding */
+    int resume;               /* continue the partial outputs in the directory */
+    int overwrite;            /* discard partial outputs of an earlier run */
+    int timing;               /* write the estimator's wall time (model_seconds); off: 0,
+                                 so that outputs are byte-identical across runs */
+    int no_memo;              /* evaluate every point's traffic, even when a point with
+                                 the same traffic-deciding spec was evaluated before */
+    const char *const *objectives; /* Pareto objectives (override the file's); NULL: the file's */
+    size_t nobjectives;
+    tessel_sweep_progress_fn progress;
+    void *progress_ud;
+    /* Called once per data entry before its statistics are collected
+     * (`what` names the data), from the calling thread; may be NULL. */
+    void (*stage)(void *ud, const char *what);
+} tessel_sweep_options;
+
+void tessel_sweep_options_init(tessel_sweep_options *o);
+
+/* What a run did. */
+typedef struct tessel_sweep_report {
+    uint64_t points;          /* points of this run (shard) */
+    uint64_t evaluated;       /* evaluated now */
+    uint64_t resumed;         /* found finished in the partial outputs */
+    uint64_t memo_hits;       /* points whose traffic came from an earlier point */
+    uint64_t pareto_points;   /* rows of pareto.csv (0 without objectives) */
+    double stats_seconds;     /* loading data and collecting statistics */
+    double eval_seconds;      /* evaluating points (wall) */
+    unsigned threads;
+} tessel_sweep_report;
+
+/* Evaluates the sweep (or its shard) into `dir`: summary.csv, traffic.csv
+ * (and pareto.csv with objectives), plus sweep.state. While it runs,
+ * finished points go to summary.csv.part / traffic.csv.part in point order
+ * (synced every batch), renamed when all are done; a killed run resumes
+ * from them. Output is identical whatever the number of threads. */
+int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_options *o,
+                     const tessel_allocator *a, tessel_sweep_report *report, tessel_diag *diag);
+
+/* Combines the directories of shards 0..N-1 of one sweep (any order) into
+ * `dir`: the same files, byte for byte, a single run would write.
+ * Objectives: those of the shards' runs unless given. */
+int tessel_sweep_merge(const char *const *shard_dirs, size_t n, const char *dir,
+                       const char *const *objectives, size_t nobjectives,
+                       const tessel_allocator *a, uint64_t *points, tessel_diag *diag);
+
+/* Writes `out_path` (atomically): the rows of the summary table that no
+ * other row with the same `data` dominates on the objectives (all
+ * minimised; a name written "max:COL" is maximised), in table order. */
+int tessel_sweep_pareto(const char *summary_path, const char *out_path,
+                        const char *const *objectives, size_t nobjectives,
+                        const tessel_allocator *a, uint64_t *rows, tessel_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,151 @@
+/* One design point of a sweep: the spec derived from the data entry's spec
+ * with the point's axis values, its energy, its estimate, its report
+ * record and CSV rows. */
+#include <string.h>
+
+#include "sweep_internal.h"
+
+/* "point 17 (mapping.LLB.order=IJK, ...)" for messages. */
+static void point_context(const tessel_sweep *s, uint64_t p, const uint32_t *idx, char *buf,
+                          size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "point %llu", (unsigned long long)p);
+    for (size_t a = 0; a < s->naxes && len < n; a++) {
+        if (idx[a] == SWEEP_NO_VALUE)
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", a ? ", " : " (", s->axis[a].path,
+                                s->axis[a].values[idx[a]]);
+    }
+    if (s->naxes && len < n)
+        snprintf(buf + len, n - len, ")");
+}
+
+/* The first diagnostic of a list, prefixed by the point it belongs to. */
+static int list_to_diag(tessel_diag_list *errors, int rc, const char *context, tessel_diag *diag)
+{
+    if (errors->count)
+        *diag = errors->items[0];
+    else
+        tessel_diag_set(diag, rc, "", 0, 0, "", "%s", tessel_strerror(rc));
+    tessel_diag_prefix(diag, "%s", context);
+    tessel_diag_list_free(errors);
+    return rc;
+}
+
+static int same_tables(const tessel_spec *a, const tessel_spec *b)
+{
+    if (a->ntables != b->ntables || strcmp(a->technology, b->technology) != 0)
+        return 0;
+    for (unsigned i = 0; i < a->ntables; i++)
+        if (strcmp(a->table[i], b->table[i]) != 0)
+            return 0;
+    return 1;
+}
+
+static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_result *r,
+                    tessel_diag *diag)
+{
+    switch (sh->sweep->estimator) {
+    case TESSEL_SWEEP_STAT:
+        return tessel_model_stat_eval(spec, sh->stats, r, diag);
+    case TESSEL_SWEEP_EXACT:
+        return tessel_model_exact(spec, sh->data, sh->sweep->alloc, r, diag);
+    default:
+        return tessel_model_analytic(spec, sh->sweep->alloc, r, diag);
+    }
+}
+
+int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, uint64_t p,
+                     tessel_report_point *out, int *memo_hit, tessel_diag *diag)
+{
+    const tessel_sweep *s = sh->sweep;
+    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
+    sweep_point_indices(s, p % s->per_data, idx);
+    const char *sets[TESSEL_SWEEP_MAX_AXES];
+    size_t nsets = 0;
+    for (size_t a = 0; a < s->naxes; a++)
+        if (idx[a] != SWEEP_NO_VALUE)
+            sets[nsets++] = s->axis[a].sets[idx[a]];
+    char context[512];
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, s->alloc);
+    tessel_spec *spec = NULL;
+    int rc = tessel_spec_derive(sh->data_spec, sets, nsets, s->alloc, &spec, &errors);
+    tessel_design_energy energy;
+    if (!rc && !same_tables(spec, sh->data_spec)) {
+        rc = tessel_diag_list_add(&errors, TESSEL_EINVAL, "", 0, 0, "architecture",
+                                  "a sweep's points share the energy tables and technology of "
+                                  "the base spec; vary them with separate sweeps");
+    }
+    if (!rc)
+        rc = tessel_energy_design(sh->db, spec, &energy, &errors);
+    if (rc) {
+        point_context(s, p, idx, context, sizeof(context));
+        tessel_spec_free(&spec);
+        return list_to_diag(&errors, rc, context, diag);
+    }
+    tessel_diag_list_free(&errors);
+
+    tessel_result result;
+    const tessel_result *known = sweep_memo_find(memo, spec);
+    *memo_hit = known != NULL;
+    if (known) {
+        result = *known;
+    } else {
+        rc = estimate(sh, spec, &result, diag);
+        if (!rc)
+            sweep_memo_put(memo, spec, &result);
+    }
+    if (!rc) {
+        if (!sh->timing)
+            result.seconds = 0;
+        rc = tessel_report_point_build(spec, &result, &energy, sh->label, "fixed", out, diag);
+    }
+    if (rc) {
+        point_context(s, p, idx, context, sizeof(context));
+        tessel_diag_prefix(diag, "%s", context);
+    }
+    tessel_spec_free(&spec);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows: `point`, one column per axis (named by its path), then the
+ * columns of tessel run's files. */
+
+void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
+{
+    fputs("point", f);
+    for (size_t a = 0; a < s->naxes; a++) {
+        fputc(',', f);
+        tessel_csv_field(f, s->axis[a].path);
+    }
+    fputc(',', f);
+    fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
+}
+
+static void write_prefix(const tessel_sweep *s, const uint32_t *idx, uint64_t p, FILE *f)
+{
+    fprintf(f, "%llu", (unsigned long long)p);
+    for (size_t a = 0; a < s->naxes; a++) {
+        fputc(',', f);
+        if (idx[a] != SWEEP_NO_VALUE)
+            tessel_csv_field(f, s->axis[a].values[idx[a]]);
+    }
+    fputc(',', f);
+}
+
+int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,
+                     FILE *summary, FILE *traffic)
+{
+    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
+    sweep_point_indices(s, p % s->per_data, idx);
+    write_prefix(s, idx, p, summary);
+    int rc = tessel_report_summary_csv_row(summary, pt);
+    for (unsigned l = 0; !rc && l < pt->nlevels; l++)
+        for (unsigned t = 0; !rc && t < pt->ntensors; t++) {
+            write_prefix(s, idx, p, traffic);
+            rc = tessel_report_traffic_csv_row(traffic, pt, l, t);
+        }
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* Traffic memo: sweeps often vary only what prices traffic (bandwidths,
+ * energy classes, technology, clock, PEs) around a few mappings. A point
+ * whose traffic-deciding spec fields equal an earlier point's takes that
+ * point's estimate. The key holds every field the estimators read (level
+ * sizes, formats, partitions, sparse options, bit widths, tiles, orders,
+ * extents); a test compares whole sweeps with and without the memo. */
+#include <string.h>
+
+#include "sweep_internal.h"
+
+#define MEMO_MAX_ENTRIES 1024u
+#define MEMO_SLOTS (2u * MEMO_MAX_ENTRIES)
+
+typedef struct memo_tensor_key {
+    int32_t format;
+    uint32_t nranks;
+    uint8_t ranks[TESSEL_SPEC_MAX_INDICES];
+    double partition_fraction;
+    uint64_t partition_bytes;
+    uint32_t skip_on, gate_on;
+} memo_tensor_key;
+
+typedef struct memo_level_key {
+    uint64_t capacity;
+    uint32_t instances, value_bits, coord_bits, offset_bits, run_bits;
+    int32_t format;
+    uint32_t nranks;
+    uint8_t ranks[TESSEL_SPEC_MAX_INDICES];
+    memo_tensor_key tensor[TESSEL_SPEC_MAX_TENSORS];
+    uint64_t tile[TESSEL_SPEC_MAX_INDICES];
+    uint32_t order[TESSEL_SPEC_MAX_INDICES];
+    int32_t has_mapping;
+} memo_level_key;
+
+/* A density model of the spec (the analytic estimator's input). */
+typedef struct memo_model_key {
+    int32_t present, kind;
+    uint64_t rows, cols, nnz, bandwidth, seed;
+    double density;
+    uint32_t n, m;
+} memo_model_key;
+
+typedef struct memo_key {
+    uint32_t nlevels;
+    uint64_t extent[TESSEL_SPEC_MAX_INDICES];
+    memo_model_key model[TESSEL_SPEC_MAX_TENSORS];
+    memo_level_key level[TESSEL_SPEC_MAX_LEVELS];
+} memo_key;
+
+typedef struct memo_entry {
+    memo_key key;
+    tessel_result result;
+} memo_entry;
+
+struct sweep_memo {
+    const tessel_allocator *alloc;
+    uint32_t slot[MEMO_SLOTS]; /* entry index + 1; 0 = empty */
+    uint32_t count;
+    memo_entry *entry;         /* MEMO_MAX_ENTRIES, allocated on first use */
+};
+
+/* Every byte is set (padding included), so keys compare with memcmp. */
+static void key_build(const tessel_spec *spec, memo_key *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->nlevels = spec->nlevels;
+    memcpy(k->extent, spec->workload.extent, sizeof(k->extent));
+    for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        const tessel_spec_tensor *st = &spec->workload.tensor[t];
+        memo_model_key *mk = &k->model[t];
+        mk->present = st->model.present;
+        mk->kind = st->model.kind;
+        mk->rows = st->model.rows;
+        mk->cols = st->model.cols;
+        mk->nnz = st->model.nnz;
+        mk->bandwidth = st->model.bandwidth;
+        mk->seed = st->model.seed;
+        mk->density = st->model.density;
+        mk->n = st->model.n;
+        mk->m = st->model.m;
+    }
+    for (unsigned l = 0; l < spec->nlevels && l < TESSEL_SPEC_MAX_LEVELS; l++) {
+        const tessel_spec_level *lv = &spec->level[l];
+        memo_level_key *o = &k->level[l];
+        o->capacity = lv->capacity;
+        o->instances = lv->instances;
+        o->value_bits = lv->value_bits;
+        o->coord_bits = lv->coord_bits;
+        o->offset_bits = lv->offset_bits;
+        o->run_bits = lv->run_bits;
+        o->format = lv->format;
+        o->nranks = lv->nranks;
+        memcpy(o->ranks, lv->ranks, sizeof(o->ranks));
+        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+            const tessel_spec_tensor_level *tl = &lv->tensor[t];
+            o->tensor[t].format = tl->format;
+            o->tensor[t].nranks = tl->nranks;
+            memcpy(o->tensor[t].ranks, tl->ranks, sizeof(tl->ranks));
+            o->tensor[t].partition_fraction = tl->partition_fraction;
+            o->tensor[t].partition_bytes = tl->partition_bytes;
+            o->tensor[t].skip_on = tl->sparse.skip_on;
+            o->tensor[t].gate_on = tl->sparse.gate_on;
+        }
+        memcpy(o->tile, lv->tile, sizeof(o->tile));
+        for (unsigned i = 0; i < TESSEL_SPEC_MAX_INDICES; i++)
+            o->order[i] = lv->order[i];
+        o->has_mapping = lv->has_mapping;
+    }
+}
+
+static uint32_t key_hash(const memo_key *k)
+{
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < sizeof(*k); i++)
+        h = (h ^ p[i]) * UINT64_C(1099511628211);
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+sweep_memo *sweep_memo_create(const tessel_allocator *a)
+{
+    sweep_memo *m = tessel_alloc(a, sizeof(*m));
+    if (m) {
+        memset(m, 0, sizeof(*m));
+        m->alloc = a;
+    }
+    return m;
+}
+
+void sweep_memo_free(sweep_memo **m)
+{
+    if (!m || !*m)
+        return;
+    tessel_dealloc((*m)->alloc, (*m)->entry);
+    tessel_dealloc((*m)->alloc, *m);
+    *m = NULL;
+}
+
+/* The slot holding key k, or the empty slot where it would go. */
+static uint32_t *memo_slot(sweep_memo *m, const memo_key *k)
+{
+    uint32_t i = key_hash(k) & (MEMO_SLOTS - 1);
+    while (m->slot[i] && memcmp(&m->entry[m->slot[i] - 1].key, k, sizeof(*k)) != 0)
+        i = (i + 1) & (MEMO_SLOTS - 1);
+    return &m->slot[i];
+}
+
+const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec)
+{
+    if (!m || !m->entry)
+        return NULL;
+    memo_key k;
+    key_build(spec, &k);
+    uint32_t *slot = memo_slot(m, &k);
+    return *slot ? &m->entry[*slot - 1].result : NULL;
+}
+
+/* Full: later points are evaluated without the memo (it never evicts, so
+ * whether a point hits does not depend on thread scheduling beyond which
+ * points a thread saw, and a hit returns the identical estimate anyway). */
+void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r)
+{
+    if (!m || m->count == MEMO_MAX_ENTRIES)
+        return;
+    if (!m->entry) {
+        m->entry = tessel_alloc_array(m->alloc, MEMO_MAX_ENTRIES, sizeof(*m->entry));
+        if (!m->entry)
+            return; /* the memo is an optimisation: without memory, none */
+    }
+    memo_entry *e = &m->entry[m->count];
+    key_build(spec, &e->key);
+    uint32_t *slot = memo_slot(m, &e->key);
+    if (*slot)
+        return;
+    e->result = *r;
+    *slot = ++m->count;
+}

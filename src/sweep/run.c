@@ -1,0 +1,710 @@
+/* tessel_sweep_run: data entries one after the other (statistics once per
+ * entry, shared read-only), each entry's points in batches evaluated by
+ * `threads` workers in chunks, the rows committed in point order. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sweep_internal.h"
+
+#define BATCH_TARGET_SECONDS 0.5
+#define BATCH_MAX_POINTS 65536u
+#define PROGRESS_INTERVAL 0.2
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void tessel_sweep_options_init(tessel_sweep_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->shard_count = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers */
+
+typedef struct worker {
+    FILE *summary, *traffic; /* memory streams, rewound every batch */
+    char *summary_buf, *traffic_buf;
+    size_t summary_size, traffic_size;
+    sweep_memo *memo;
+    tessel_report_point *point;
+    uint64_t memo_hits;
+} worker;
+
+typedef struct chunk {
+    uint64_t first, end;
+    unsigned worker;
+    off_t summary_off, summary_len, traffic_off, traffic_len;
+    int rc;
+    uint64_t failed_point;
+    tessel_diag diag;
+} chunk;
+
+typedef struct batch {
+    const sweep_shared *shared;
+    worker *workers;
+    chunk *chunks;
+    size_t nchunks;
+    atomic_size_t next_chunk;
+    atomic_uint_fast64_t done;
+    atomic_int failed;
+    /* progress (worker 0, the calling thread, reports it) */
+    const tessel_sweep_options *opt;
+    uint64_t done_before, total;
+    double start, last_report;
+} batch;
+
+typedef struct worker_arg {
+    batch *b;
+    unsigned index;
+} worker_arg;
+
+static void report_progress(batch *b, int force)
+{
+    if (!b->opt->progress)
+        return;
+    double t = now_seconds();
+    if (!force && t - b->last_report < PROGRESS_INTERVAL)
+        return;
+    b->last_report = t;
+    b->opt->progress(b->opt->progress_ud, b->done_before + atomic_load(&b->done), b->total,
+                     t - b->start);
+}
+
+static void run_chunk(batch *b, worker *w, chunk *c)
+{
+    c->summary_off = ftello(w->summary);
+    c->traffic_off = ftello(w->traffic);
+    for (uint64_t p = c->first; p < c->end && !c->rc; p++) {
+        int hit = 0;
+        c->rc = sweep_eval_point(b->shared, w->memo, p, w->point, &hit, &c->diag);
+        if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, w->summary, w->traffic))
+            c->rc = tessel_diag_set(&c->diag, TESSEL_ENOMEM, "", 0, 0, "",
+                                    "out of memory buffering the rows of point %llu",
+                                    (unsigned long long)p);
+        if (c->rc) {
+            c->failed_point = p;
+            atomic_store(&b->failed, 1);
+        } else {
+            w->memo_hits += (uint64_t)hit;
+            atomic_fetch_add(&b->done, 1);
+        }
+    }
+    c->summary_len = ftello(w->summary) - c->summary_off;
+    c->traffic_len = ftello(w->traffic) - c->traffic_off;
+}
+
+static void work(batch *b, unsigned index)
+{
+    worker *w = &b->workers[index];
+    for (;;) {
+        size_t c = atomic_fetch_add(&b->next_chunk, 1);
+        if (c >= b->nchunks || atomic_load(&b->failed))
+            break;
+        b->chunks[c].worker = index;
+        run_chunk(b, w, &b->chunks[c]);
+        if (index == 0)
+            report_progress(b, 0);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker_arg *wa = arg;
+    work(wa->b, wa->index);
+    return NULL;
+}
+
+/* Runs the batch on nthreads (the calling thread is worker 0). */
+static int run_batch(batch *b, unsigned nthreads)
+{
+    pthread_t tid[256];
+    worker_arg args[256];
+    unsigned started = 0;
+    for (unsigned i = 1; i < nthreads; i++) {
+        args[i] = (worker_arg){ b, i };
+        if (pthread_create(&tid[i], NULL, worker_main, &args[i]) != 0)
+            break; /* fewer threads: same output, only slower */
+        started = i;
+    }
+    work(b, 0);
+    for (unsigned i = 1; i <= started; i++)
+        pthread_join(tid[i], NULL);
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run */
+
+typedef struct run_ctx {
+    const tessel_sweep *sweep;
+    const tessel_sweep_options *opt;
+    const tessel_allocator *alloc;
+    tessel_sweep_report *report;
+    const char *dir;
+    char summary_part[4096], traffic_part[4096], summary_path[4096], traffic_path[4096];
+    FILE *summary, *traffic;
+    tessel_spec *base;
+    tessel_energy_db *db;
+    unsigned nthreads;
+    worker *workers;
+    uint64_t first, end, next; /* this run's points and the first one not yet written */
+    uint64_t batch_points;
+} run_ctx;
+
+static int first_error(tessel_diag_list *errors, int rc, tessel_diag *diag)
+{
+    if (errors->count)
+        *diag = errors->items[0];
+    else
+        tessel_diag_set(diag, rc, "", 0, 0, "", "%s", tessel_strerror(rc));
+    tessel_diag_list_free(errors);
+    return rc;
+}
+
+static int workers_open(run_ctx *r, tessel_diag *diag)
+{
+    r->workers = tessel_alloc_array(r->alloc, r->nthreads, sizeof(*r->workers));
+    if (!r->workers)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    memset(r->workers, 0, r->nthreads * sizeof(*r->workers));
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        worker *w = &r->workers[i];
+        w->summary = open_memstream(&w->summary_buf, &w->summary_size);
+        w->traffic = open_memstream(&w->traffic_buf, &w->traffic_size);
+        w->point = tessel_alloc(r->alloc, sizeof(*w->point));
+        if (!w->summary || !w->traffic || !w->point)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    }
+    return TESSEL_OK;
+}
+
+static void workers_close(run_ctx *r)
+{
+    for (unsigned i = 0; r->workers && i < r->nthreads; i++) {
+        worker *w = &r->workers[i];
+        if (w->summary)
+            fclose(w->summary);
+        if (w->traffic)
+            fclose(w->traffic);
+        free(w->summary_buf); /* open_memstream's buffers come from malloc */
+        free(w->traffic_buf);
+        tessel_dealloc(r->alloc, w->point);
+        sweep_memo_free(&w->memo);
+    }
+    tessel_dealloc(r->alloc, r->workers);
+    r->workers = NULL;
+}
+
+static int workers_new_memos(run_ctx *r, tessel_diag *diag)
+{
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        sweep_memo_free(&r->workers[i].memo);
+        if (!r->opt->no_memo && !(r->workers[i].memo = sweep_memo_create(r->alloc)))
+            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    }
+    return TESSEL_OK;
+}
+
+static int sync_part(FILE *f, const char *path, tessel_diag *diag)
+{
+    if (fflush(f) || fsync(fileno(f)) || ferror(f))
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, "", "cannot write: %s",
+                               strerror(errno));
+    return TESSEL_OK;
+}
+
+/* Appends the finished chunks (all before the first failed one) to the
+ * .part files: every traffic row first, then the summary rows. */
+static int commit_chunks(run_ctx *r, batch *b, size_t *committed, tessel_diag *diag)
+{
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        fflush(r->workers[i].summary);
+        fflush(r->workers[i].traffic);
+    }
+    size_t n = 0;
+    /* chunks are claimed in order; one never started has no offsets */
+    while (n < b->nchunks && b->chunks[n].rc == 0 && b->chunks[n].summary_off >= 0)
+        n++;
+    for (size_t c = 0; c < n; c++) {
+        const chunk *k = &b->chunks[c];
+        const worker *w = &r->workers[k->worker];
+        fwrite(w->traffic_buf + k->traffic_off, 1, (size_t)k->traffic_len, r->traffic);
+    }
+    int rc = sync_part(r->traffic, r->traffic_part, diag);
+    for (size_t c = 0; !rc && c < n; c++) {
+        const chunk *k = &b->chunks[c];
+        const worker *w = &r->workers[k->worker];
+        fwrite(w->summary_buf + k->summary_off, 1, (size_t)k->summary_len, r->summary);
+    }
+    if (!rc)
+        rc = sync_part(r->summary, r->summary_part, diag);
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        fseeko(r->workers[i].summary, 0, SEEK_SET);
+        fseeko(r->workers[i].traffic, 0, SEEK_SET);
+    }
+    *committed = n;
+    return rc;
+}
+
+static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uint64_t to,
+                          tessel_diag *diag)
+{
+    while (from < to) {
+        uint64_t count = to - from < r->batch_points ? to - from : r->batch_points;
+        uint64_t per_chunk = count / (8u * r->nthreads);
+        if (per_chunk == 0)
+            per_chunk = 1;
+        size_t nchunks = (size_t)((count + per_chunk - 1) / per_chunk);
+        chunk *chunks = tessel_alloc_array(r->alloc, nchunks, sizeof(*chunks));
+        if (!chunks)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+        for (size_t c = 0; c < nchunks; c++) {
+            memset(&chunks[c], 0, sizeof(chunks[c]));
+            chunks[c].first = from + c * per_chunk;
+            uint64_t batch_end = from + count;
+            chunks[c].end = chunks[c].first + per_chunk < batch_end ? chunks[c].first + per_chunk
+                                                                     : batch_end;
+            chunks[c].summary_off = -1;
+        }
+        batch b = { .shared = sh, .workers = r->workers, .chunks = chunks, .nchunks = nchunks,
+                    .opt = r->opt, .done_before = r->report->evaluated, .total = r->report->points
+                    - r->report->resumed };
+        atomic_init(&b.next_chunk, 0);
+        atomic_init(&b.done, 0);
+        atomic_init(&b.failed, 0);
+        b.start = r->report->eval_seconds > 0 ? now_seconds() - r->report->eval_seconds
+                                              : now_seconds();
+        b.last_report = 0;
+        double t0 = now_seconds();
+        run_batch(&b, r->nthreads < nchunks ? r->nthreads : (unsigned)nchunks);
+        double took = now_seconds() - t0;
+        r->report->eval_seconds += took;
+        size_t committed = 0;
+        int rc = commit_chunks(r, &b, &committed, diag);
+        for (size_t c = 0; c < committed; c++)
+            r->report->evaluated += chunks[c].end - chunks[c].first;
+        if (!rc && committed < nchunks) {
+            /* the lowest failed chunk: its error is the sweep's */
+            for (size_t c = committed; c < nchunks; c++)
+                if (chunks[c].rc) {
+                    *diag = chunks[c].diag;
+                    rc = chunks[c].rc;
+                    break;
+                }
+        }
+        tessel_dealloc(r->alloc, chunks);
+        report_progress(&b, 1);
+        if (rc)
+            return rc;
+        from += count;
+        /* Batches of about half a second: progress and the kill-safe sync
+         * stay frequent whatever a point costs. */
+        double scale = took > 0 ? BATCH_TARGET_SECONDS / took : 4;
+        scale = scale > 4 ? 4 : scale < 0.25 ? 0.25 : scale;
+        uint64_t next = (uint64_t)((double)r->batch_points * scale);
+        r->batch_points = next < r->nthreads ? r->nthreads
+                          : next > BATCH_MAX_POINTS ? BATCH_MAX_POINTS : next;
+    }
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* One data entry */
+
+/* "workload.data.A='file'" (single-quoted: a file name is never a number). */
+static char *binding_set(const tessel_allocator *a, const char *name, const char *value)
+{
+    size_t n = strlen(name) + 2 * strlen(value) + 24;
+    char *s = tessel_alloc(a, n);
+    if (!s)
+        return NULL;
+    char *p = s + sprintf(s, "workload.data.%s='", name);
+    for (const char *v = value; *v; v++) {
+        if (*v == '\'')
+            *p++ = '\'';
+        *p++ = *v;
+    }
+    *p++ = '\'';
+    *p = '\0';
+    return s;
+}
+
+static int data_spec_create(run_ctx *r, size_t d, tessel_spec **out, tessel_diag *diag)
+{
+    const tessel_sweep *s = r->sweep;
+    char *sets[TESSEL_SPEC_MAX_TENSORS] = { 0 };
+    size_t nsets = 0;
+    int rc = TESSEL_OK;
+    if (s->ndata) {
+        const sweep_data *e = &s->data[d];
+        for (size_t b = 0; b < e->nbindings && !rc; b++) {
+            const char *name = e->binding[b].name[0] ? e->binding[b].name
+                               : r->base->workload.ntensors > 1
+                                   ? r->base->workload.tensor[1].name
+                                   : "";
+            if (!(sets[nsets++] = binding_set(r->alloc, name, e->binding[b].value)))
+                rc = TESSEL_ENOMEM;
+        }
+    }
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, r->alloc);
+    if (!rc)
+        rc = tessel_spec_derive(r->base, (const char *const *)sets, nsets, r->alloc, out,
+                                &errors);
+    for (size_t i = 0; i < nsets; i++)
+        tessel_dealloc(r->alloc, sets[i]);
+    if (rc) {
+        rc = first_error(&errors, rc, diag);
+        if (s->ndata)
+            tessel_diag_prefix(diag, "data entry %zu (%s:%llu)", d + 1, s->path,
+                               (unsigned long long)s->data[d].pos.line);
+        return rc;
+    }
+    tessel_diag_list_free(&errors);
+    return TESSEL_OK;
+}
+
+typedef struct entry {
+    tessel_spec *spec;
+    tessel_workload_data *data;
+    tessel_stat_data *stats;
+    char label[TESSEL_REPORT_LABEL_MAX];
+} entry;
+
+static void entry_free(entry *e)
+{
+    tessel_stat_data_free(&e->stats);
+    tessel_workload_free(&e->data);
+    tessel_spec_free(&e->spec);
+}
+
+static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
+{
+    const tessel_sweep *s = r->sweep;
+    int rc = data_spec_create(r, d, &e->spec, diag);
+    if (rc)
+        return rc;
+    if (s->estimator == TESSEL_SWEEP_ANALYTIC) {
+        tessel_model_analytic_label(e->spec, e->label, sizeof(e->label));
+        return TESSEL_OK;
+    }
+    double t0 = now_seconds();
+    tessel_load_options load;
+    tessel_load_options_init(&load);
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, r->alloc);
+    rc = tessel_workload_load(e->spec, &load, r->alloc, &e->data, &errors);
+    if (rc)
+        return first_error(&errors, rc, diag);
+    tessel_diag_list_free(&errors);
+    tessel_workload_data_label(e->data, e->label, sizeof(e->label));
+    if (s->estimator == TESSEL_SWEEP_STAT) {
+        if (r->opt->stage)
+            r->opt->stage(r->opt->progress_ud, e->label);
+        rc = tessel_stat_data_create(e->spec, e->data, &s->stat, r->alloc, &e->stats, diag);
+        tessel_workload_free(&e->data); /* the statistics are all the points need */
+    }
+    r->report->stats_seconds += now_seconds() - t0;
+    return rc;
+}
+
+static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
+{
+    const tessel_sweep *s = r->sweep;
+    uint64_t lo = (uint64_t)d * s->per_data, hi = lo + s->per_data;
+    if (lo < r->next)
+        lo = r->next;
+    if (hi > r->end)
+        hi = r->end;
+    if (lo >= hi)
+        return TESSEL_OK;
+    entry e;
+    memset(&e, 0, sizeof(e));
+    int rc = entry_prepare(r, d, &e, diag);
+    if (!rc)
+        rc = workers_new_memos(r, diag);
+    if (!rc) {
+        sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing };
+        rc = evaluate_range(r, &sh, lo, hi, diag);
+    }
+    for (unsigned i = 0; i < r->nthreads; i++) {
+        r->report->memo_hits += r->workers[i].memo_hits;
+        r->workers[i].memo_hits = 0;
+    }
+    entry_free(&e);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Directory, state and .part files */
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static int make_paths(run_ctx *r, tessel_diag *diag)
+{
+    if (sweep_join(r->summary_part, sizeof(r->summary_part), r->dir, "summary.csv.part") ||
+        sweep_join(r->traffic_part, sizeof(r->traffic_part), r->dir, "traffic.csv.part") ||
+        sweep_join(r->summary_path, sizeof(r->summary_path), r->dir, "summary.csv") ||
+        sweep_join(r->traffic_path, sizeof(r->traffic_path), r->dir, "traffic.csv"))
+        return tessel_diag_set(diag, TESSEL_ERANGE, r->dir, 0, 0, "", "directory name too long");
+    return TESSEL_OK;
+}
+
+static int ensure_dir(const char *dir, tessel_diag *diag)
+{
+    int rc = tessel_report_check_dir(dir, diag);
+    if (rc)
+        return rc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, "", "cannot create the directory: "
+                               "%s", strerror(errno));
+    return TESSEL_OK;
+}
+
+static void state_of(const run_ctx *r, sweep_state *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->fingerprint = r->sweep->fingerprint;
+    st->total = tessel_sweep_point_count(r->sweep);
+    st->shard_index = r->opt->shard_count > 1 ? r->opt->shard_index : 0;
+    st->shard_count = r->opt->shard_count > 1 ? r->opt->shard_count : 1;
+    st->first = r->first;
+    st->end = r->end;
+    const char *const *names = r->opt->objectives;
+    size_t n = r->opt->nobjectives;
+    if (!names)
+        n = tessel_sweep_objectives(r->sweep, &names);
+    for (size_t i = 0; i < n && i < TESSEL_SWEEP_MAX_OBJECTIVES; i++)
+        snprintf(st->objectives[st->nobjectives++], sizeof(st->objectives[0]), "%s", names[i]);
+}
+
+static FILE *open_part(const char *path, const char *mode, tessel_diag *diag)
+{
+    FILE *f = fopen(path, mode);
+    if (!f)
+        tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, "", "cannot open: %s", strerror(errno));
+    return f;
+}
+
+static int start_fresh(run_ctx *r, tessel_diag *diag)
+{
+    if (!r->opt->overwrite && (file_exists(r->summary_part) || file_exists(r->traffic_part)))
+        return tessel_diag_set(diag, TESSEL_EINVAL, r->dir, 0, 0, "",
+                               "holds an unfinished sweep (summary.csv.part): --resume "
+                               "continues it, --overwrite starts over");
+    sweep_state st;
+    state_of(r, &st);
+    int rc = sweep_state_write(r->dir, &st, r->alloc, diag);
+    if (rc)
+        return rc;
+    if (!(r->summary = open_part(r->summary_part, "wb", diag)) ||
+        !(r->traffic = open_part(r->traffic_part, "wb", diag)))
+        return TESSEL_EIO;
+    sweep_write_header(r->sweep, r->summary, 0);
+    sweep_write_header(r->sweep, r->traffic, 1);
+    r->next = r->first;
+    if ((rc = sync_part(r->traffic, r->traffic_part, diag)))
+        return rc;
+    return sync_part(r->summary, r->summary_part, diag);
+}
+
+/* A finished file without its .part (a kill between the final renames,
+ * or a resume of a finished sweep) becomes the .part again. */
+static int reopen_final(const char *final, const char *part, tessel_diag *diag)
+{
+    if (!file_exists(part) && file_exists(final) && rename(final, part) != 0)
+        return tessel_diag_set(diag, TESSEL_EIO, final, 0, 0, "", "cannot rename: %s",
+                               strerror(errno));
+    return TESSEL_OK;
+}
+
+static int start_resume(run_ctx *r, tessel_diag *diag)
+{
+    sweep_state have, want;
+    /* Killed before anything was written: nothing to keep, start. */
+    if (!file_exists(r->summary_part) && !file_exists(r->traffic_part) &&
+        !file_exists(r->summary_path) && !file_exists(r->traffic_path)) {
+        int rc = start_fresh(r, diag);
+        r->report->resumed = 0;
+        return rc;
+    }
+    int rc = sweep_state_read(r->dir, &have, diag);
+    if (rc)
+        return rc;
+    state_of(r, &want);
+    if (have.fingerprint != want.fingerprint || have.total != want.total ||
+        have.shard_index != want.shard_index || have.shard_count != want.shard_count)
+        return tessel_diag_set(diag, TESSEL_EINVAL, r->dir, 0, 0, "",
+                               "holds the outputs of another sweep (a different sweep file, "
+                               "base spec or shard): --overwrite starts this one over");
+    if ((rc = reopen_final(r->summary_path, r->summary_part, diag)) ||
+        (rc = reopen_final(r->traffic_path, r->traffic_part, diag)))
+        return rc;
+    if (!file_exists(r->summary_part) || !file_exists(r->traffic_part))
+        return tessel_diag_set(diag, TESSEL_EINVAL, r->dir, 0, 0, "", "has no partial "
+                               "outputs to resume (summary.csv.part or traffic.csv.part is "
+                               "missing): --overwrite starts over");
+    uint64_t last = 0, tlast = 0;
+    int found = 0, tfound = 0, head = 0, thead = 0;
+    rc = sweep_part_recover(r->summary_part, UINT64_MAX, &last, &found, &head, diag);
+    if (!rc)
+        rc = sweep_part_recover(r->traffic_part, found ? last : 0, &tlast, &tfound, &thead,
+                                diag);
+    if (rc)
+        return rc;
+    if (found && (last < r->first || last >= r->end))
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, r->summary_part, 0, 0, "point",
+                               "last point %llu is outside this run's points", (unsigned long long)last);
+    if (found && !tfound)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, r->traffic_part, 0, 0, "",
+                               "has no rows for points that summary.csv.part holds: --overwrite "
+                               "starts over");
+    if (!found && tfound) {
+        /* the traffic rows of a batch whose summary never landed: drop them */
+        if ((rc = sweep_part_recover(r->traffic_part, 0, &tlast, &tfound, &thead, diag)))
+            return rc;
+        if (tfound && truncate(r->traffic_part, 0) == 0)
+            thead = 0;
+    }
+    if (!(r->summary = open_part(r->summary_part, "ab", diag)) ||
+        !(r->traffic = open_part(r->traffic_part, "ab", diag)))
+        return TESSEL_EIO;
+    if (!head)
+        sweep_write_header(r->sweep, r->summary, 0);
+    if (!thead)
+        sweep_write_header(r->sweep, r->traffic, 1);
+    r->next = found ? last + 1 : r->first;
+    r->report->resumed = r->next - r->first;
+    return TESSEL_OK;
+}
+
+static int finish(run_ctx *r, tessel_diag *diag)
+{
+    int rc = sync_part(r->traffic, r->traffic_part, diag);
+    if (!rc)
+        rc = sync_part(r->summary, r->summary_part, diag);
+    fclose(r->summary);
+    fclose(r->traffic);
+    r->summary = r->traffic = NULL;
+    if (rc)
+        return rc;
+    if (rename(r->traffic_part, r->traffic_path) != 0 ||
+        rename(r->summary_part, r->summary_path) != 0)
+        return tessel_diag_set(diag, TESSEL_EIO, r->dir, 0, 0, "", "cannot rename the "
+                               "finished outputs: %s", strerror(errno));
+    return TESSEL_OK;
+}
+
+static int write_pareto(run_ctx *r, tessel_diag *diag)
+{
+    const char *const *names = r->opt->objectives;
+    size_t n = r->opt->nobjectives;
+    if (!names)
+        n = tessel_sweep_objectives(r->sweep, &names);
+    char path[4096];
+    sweep_join(path, sizeof(path), r->dir, "pareto.csv");
+    if (n == 0) {
+        remove(path); /* a stale front would describe other points */
+        return TESSEL_OK;
+    }
+    return tessel_sweep_pareto(r->summary_path, path, names, n, r->alloc,
+                               &r->report->pareto_points, diag);
+}
+
+static unsigned online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : n > 256 ? 256u : (unsigned)n;
+}
+
+/* This shard's points: [first, end), the shards as even as whole points allow. */
+static void shard_range(uint64_t total, uint64_t index, uint64_t count, uint64_t *first,
+                        uint64_t *end)
+{
+    uint64_t q = total / count, rem = total % count;
+    *first = index * q + (index < rem ? index : rem);
+    *end = *first + q + (index < rem ? 1 : 0);
+}
+
+static int run_all(run_ctx *r, tessel_diag *diag)
+{
+    const tessel_sweep *s = r->sweep;
+    int rc = r->opt->resume ? start_resume(r, diag) : start_fresh(r, diag);
+    if (rc)
+        return rc;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, r->alloc);
+    rc = tessel_spec_load(s->spec_path, (const char *const *)s->sets, s->nsets, r->alloc,
+                          &r->base, &errors);
+    if (!rc)
+        rc = tessel_energy_db_load(r->base, r->alloc, &r->db, &errors);
+    if (rc)
+        return first_error(&errors, rc, diag);
+    tessel_diag_list_free(&errors);
+    if ((rc = workers_open(r, diag)))
+        return rc;
+    for (size_t d = 0; d < tessel_sweep_data_count(s) && !rc; d++)
+        rc = run_entry(r, d, diag);
+    if (!rc)
+        rc = finish(r, diag);
+    if (!rc)
+        rc = write_pareto(r, diag);
+    return rc;
+}
+
+int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_options *o,
+                     const tessel_allocator *a, tessel_sweep_report *report, tessel_diag *diag)
+{
+    tessel_sweep_options defaults;
+    if (!o) {
+        tessel_sweep_options_init(&defaults);
+        o = &defaults;
+    }
+    memset(report, 0, sizeof(*report));
+    uint64_t count = o->shard_count ? o->shard_count : 1;
+    if (o->shard_index >= count)
+        return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "shard", "shard %llu of %llu "
+                               "does not exist (shards are numbered from 0)",
+                               (unsigned long long)o->shard_index, (unsigned long long)count);
+    run_ctx r;
+    memset(&r, 0, sizeof(r));
+    r.sweep = s;
+    r.opt = o;
+    r.alloc = a;
+    r.report = report;
+    r.dir = dir;
+    r.nthreads = o->threads ? (o->threads > 256 ? 256 : o->threads) : online_cores();
+    r.batch_points = 16u * r.nthreads;
+    shard_range(tessel_sweep_point_count(s), o->shard_index, count, &r.first, &r.end);
+    report->points = r.end - r.first;
+    report->threads = r.nthreads;
+    int rc = make_paths(&r, diag);
+    if (!rc)
+        rc = ensure_dir(dir, diag);
+    if (!rc)
+        rc = run_all(&r, diag);
+    if (r.summary)
+        fclose(r.summary);
+    if (r.traffic)
+        fclose(r.traffic);
+    workers_close(&r);
+    tessel_energy_db_free(&r.db);
+    tessel_spec_free(&r.base);
+    return rc;
+}

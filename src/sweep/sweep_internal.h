@@ -1,0 +1,129 @@
+/* Private to src/sweep: the parsed sweep file and the steps of a run. */
+#ifndef TESSEL_SWEEP_INTERNAL_H
+#define TESSEL_SWEEP_INTERNAL_H
+
+#include <stdio.h>
+
+#include "tessel/energy.h"
+#include "tessel/sweep.h"
+
+/* Values per axis and points per data entry (a sweep beyond these is a
+ * mistake in the file, not a plan). */
+#define SWEEP_MAX_VALUES 1000000u
+#define SWEEP_MAX_POINTS (UINT64_C(1) << 40)
+#define SWEEP_MAX_DATA 100000u
+#define SWEEP_NO_VALUE UINT32_MAX /* an explicit point that leaves an axis as the spec has it */
+
+typedef struct sweep_axis {
+    char *path;      /* the spec path, as for --set */
+    size_t nvalues;
+    char **values;   /* as written (ranges: generated) */
+    char **sets;     /* "path=value" ready for tessel_spec_derive */
+    tessel_spec_pos pos;
+} sweep_axis;
+
+/* One data entry: bindings NAME -> DATA (a file resolved against the
+ * sweep file's directory, another tensor, A^T or dense). A scalar entry
+ * binds the spec's first input: name is then "". */
+typedef struct sweep_binding {
+    char name[TESSEL_SPEC_NAME_MAX];
+    char *value;
+    int is_file_candidate; /* resolved against the sweep file's directory unless it names a
+                              tensor of the einsum */
+} sweep_binding;
+
+typedef struct sweep_data {
+    size_t nbindings;
+    sweep_binding binding[TESSEL_SPEC_MAX_TENSORS];
+    tessel_spec_pos pos;
+} sweep_data;
+
+typedef enum sweep_mode { SWEEP_CROSS = 0, SWEEP_RANDOM, SWEEP_LIST } sweep_mode;
+
+struct tessel_sweep {
+    const tessel_allocator *alloc;
+    char *path;
+    char *dir;       /* "" = current directory */
+    char *spec_path; /* resolved */
+    tessel_sweep_estimator estimator;
+    tessel_stat_options stat;
+    size_t nsets;
+    char **sets;     /* fixed overrides (`set:`) */
+    size_t ndata;    /* 0: the spec's own bindings, one entry */
+    sweep_data *data;
+    size_t naxes;
+    sweep_axis axis[TESSEL_SWEEP_MAX_AXES];
+    sweep_mode mode;
+    uint64_t per_data;  /* design points per data entry */
+    uint64_t *sample;   /* SWEEP_RANDOM: sorted cross-product indices, per_data of them */
+    uint32_t *list;     /* SWEEP_LIST: per_data x naxes value indices (or SWEEP_NO_VALUE) */
+    size_t nobjectives;
+    char *objectives[TESSEL_SWEEP_MAX_OBJECTIVES];
+    const char *objective_view[TESSEL_SWEEP_MAX_OBJECTIVES];
+    uint64_t fingerprint;
+};
+
+/* points.c: the value index of every axis at design point q (0 <=
+ * q < per_data) into idx[0..naxes). */
+void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx);
+/* Floyd's sampling of k distinct numbers below n, sorted (random mode). */
+int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
+                 uint64_t **out);
+
+/* ------------------------------------------------------------------ */
+/* eval.c: everything a point needs, shared read-only by the threads. */
+typedef struct sweep_memo sweep_memo;
+
+typedef struct sweep_shared {
+    const tessel_sweep *sweep;
+    const tessel_spec *data_spec;       /* base + fixed sets + the data entry's bindings */
+    const tessel_workload_data *data;   /* exact */
+    const tessel_stat_data *stats;      /* stat */
+    const tessel_energy_db *db;
+    const char *label;                  /* the `data` column */
+    int timing;
+} sweep_shared;
+
+/* Evaluates point p (of the data entry `shared` describes) into *out.
+ * memo may be NULL. Errors name the point and its axis values. */
+int sweep_eval_point(const sweep_shared *shared, sweep_memo *memo, uint64_t p,
+                     tessel_report_point *out, int *memo_hit, tessel_diag *diag);
+/* Writes the rows of point p: summary (point, axis values, the summary
+ * columns) and traffic (one row per level and tensor). */
+int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,
+                     FILE *summary, FILE *traffic);
+/* The header lines of the sweep's summary.csv and traffic.csv into f. */
+void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
+
+/* memo.c: per-thread table from the traffic-deciding part of a spec to
+ * its estimate. */
+sweep_memo *sweep_memo_create(const tessel_allocator *a);
+void sweep_memo_free(sweep_memo **m);
+const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec);
+void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r);
+
+/* ------------------------------------------------------------------ */
+/* output.c: sweep.state, the .part files, resume. */
+typedef struct sweep_state {
+    uint64_t fingerprint;
+    uint64_t total;         /* points of the whole sweep */
+    uint64_t shard_index, shard_count;
+    uint64_t first, end;    /* this run's points [first, end) */
+    size_t nobjectives;
+    char objectives[TESSEL_SWEEP_MAX_OBJECTIVES][64];
+} sweep_state;
+
+int sweep_state_write(const char *dir, const sweep_state *st, const tessel_allocator *a,
+                      tessel_diag *diag);
+int sweep_state_read(const char *dir, sweep_state *st, tessel_diag *diag);
+
+/* resume.c: cuts the .part file at `path` after its last whole row whose
+ * point is <= limit (*last, *found); *has_header = 0 when even the header
+ * line is incomplete (the file is then emptied). */
+int sweep_part_recover(const char *path, uint64_t limit, uint64_t *last, int *found,
+                       int *has_header, tessel_diag *diag);
+
+/* dir + "/" + name into buf. */
+int sweep_join(char *buf, size_t n, const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""tessel sweep / merge: same bytes whatever the threads, the memo, the
+shards or the interruptions.
+
+  sweep_test.py --tessel BIN
+
+On tests/sweep/small.yaml (bundled matrices only) it checks that
+  * -j 1, -j 2 and -j 3 write identical summary.csv, traffic.csv, pareto.csv
+    and sweep.state; --no-memo too;
+  * 3 and 4 shards merged (directories given in shuffled order) equal the
+    single run byte for byte;
+  * a run cut at many points (the .part files truncated the way a kill can
+    leave them) and resumed equals the single run; so does a run killed
+    with SIGKILL at random moments and resumed, possibly several times;
+  * a fresh run over an unfinished one is refused, --overwrite starts over,
+    --resume of another sweep is refused, merge refuses a missing shard.
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FILES = ["summary.csv", "traffic.csv", "pareto.csv", "sweep.state"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = os.path.join(ROOT, "tests", "sweep", "small.yaml")
+SLOW = os.path.join(ROOT, "tests", "sweep", "slow.yaml")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(tessel, *args, ok=True):
+    p = subprocess.run([tessel, *args], capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        print(p.stdout, p.stderr)
+        raise SystemExit(f"tessel {' '.join(args)} failed with status {p.returncode}")
+    return p
+
+
+def read(d, name):
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def same(ref, d, what):
+    for name in FILES:
+        check(read(ref, name) == read(d, name), f"{what}: {name} differs from the single run")
+
+
+def test_threads_and_memo(tessel, tmp, ref):
+    for j in ["2", "3"]:
+        d = os.path.join(tmp, "j" + j)
+        run(tessel, "sweep", SMALL, "-o", d, "-j", j, "-q")
+        same(ref, d, f"-j {j}")
+    d = os.path.join(tmp, "nomemo")
+    run(tessel, "sweep", SMALL, "-o", d, "-j", "2", "--no-memo", "-q")
+    same(ref, d, "--no-memo")
+
+
+def test_shards(tessel, tmp, ref):
+    for n in [3, 4]:
+        dirs = []
+        for i in range(n):
+            d = os.path.join(tmp, f"shard{n}-{i}")
+            run(tessel, "sweep", SMALL, "-o", d, "--shard", f"{i}/{n}", "-q")
+            dirs.append(d)
+        random.Random(n).shuffle(dirs)
+        m = os.path.join(tmp, f"merged{n}")
+        run(tessel, "merge", "-o", m, "-q", *dirs)
+        same(ref, m, f"{n} shards merged")
+        p = run(tessel, "merge", "-o", os.path.join(tmp, "bad"), *dirs[1:], ok=False)
+        check(p.returncode == 2 and "but" in p.stderr, f"merge without a shard refused: "
+              f"{p.stderr.strip()}")
+
+
+def rows_by_point(data):
+    """Byte offsets where each row starts, and its point number."""
+    out, pos = [], data.index(b"\n") + 1
+    while pos < len(data):
+        end = data.index(b"\n", pos) + 1
+        out.append((pos, int(data[pos:data.index(b",", pos)])))
+        pos = end
+    return out
+
+
+def test_cut_and_resume(tessel, tmp, ref):
+    """Every way a kill can leave the .part files: the summary cut inside
+    or after the row of point k, the traffic cut anywhere after the rows of
+    the points whose summary row is whole (a batch's traffic rows are
+    synced before its summary rows)."""
+    summary, traffic = read(ref, "summary.csv"), read(ref, "traffic.csv")
+    srows, trows = rows_by_point(summary), rows_by_point(traffic)
+    rng = random.Random(5)
+    cases = 0
+    for k in sorted(set([0, 1, len(srows) // 2, len(srows) - 1] +
+                        rng.sample(range(len(srows)), 6))):
+        s_start = srows[k][0]
+        s_end = srows[k + 1][0] if k + 1 < len(srows) else len(summary)
+        s_cut = rng.choice([s_start, s_start + 3, s_end - 1, s_end])
+        # a whole summary row k means its traffic rows were synced before it
+        done = k if s_cut == s_end else k - 1
+        t_min = next((off for off, p in trows if p > done), len(traffic))
+        t_cut = rng.randint(t_min, len(traffic))
+        d = os.path.join(tmp, f"cut{k}")
+        shutil.copytree(ref, d)
+        os.rename(os.path.join(d, "summary.csv"), os.path.join(d, "summary.csv.part"))
+        os.rename(os.path.join(d, "traffic.csv"), os.path.join(d, "traffic.csv.part"))
+        os.remove(os.path.join(d, "pareto.csv"))
+        with open(os.path.join(d, "summary.csv.part"), "r+b") as f:
+            f.truncate(s_cut)
+        with open(os.path.join(d, "traffic.csv.part"), "r+b") as f:
+            f.truncate(t_cut)
+        p = run(tessel, "sweep", SMALL, "-o", d, "--resume", "-j", "2")
+        same(ref, d, f"cut at point {k} (summary byte {s_cut}, traffic byte {t_cut}) + resume")
+        cases += 1
+    # a header cut short, and the case where only traffic rows landed
+    d = os.path.join(tmp, "cut-header")
+    shutil.copytree(ref, d)
+    os.rename(os.path.join(d, "summary.csv"), os.path.join(d, "summary.csv.part"))
+    os.rename(os.path.join(d, "traffic.csv"), os.path.join(d, "traffic.csv.part"))
+    with open(os.path.join(d, "summary.csv.part"), "r+b") as f:
+        f.truncate(10)
+    run(tessel, "sweep", SMALL, "-o", d, "--resume", "-q")
+    same(ref, d, "summary header cut + resume")
+    # a finished sweep resumed is left as it is
+    run(tessel, "sweep", SMALL, "-o", d, "--resume", "-q")
+    same(ref, d, "resume of a finished sweep")
+    return cases + 1
+
+
+def test_kill(tessel, tmp):
+    """SIGKILL at random moments of a slower sweep, then --resume until done."""
+    ref = os.path.join(tmp, "slow-ref")
+    run(tessel, "sweep", SLOW, "-o", ref, "-q", "-j", "2")
+    t0 = time.monotonic()
+    run(tessel, "sweep", SLOW, "-o", os.path.join(tmp, "slow-time"), "-q", "-j", "2")
+    took = time.monotonic() - t0
+    rng = random.Random(11)
+    kills = 0
+    for trial in range(6):
+        d = os.path.join(tmp, f"slow-kill{trial}")
+        args = ["sweep", SLOW, "-o", d, "-q", "-j", "2"]
+        for attempt in range(4):
+            p = subprocess.Popen([tessel, *args], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            try:
+                p.wait(timeout=rng.uniform(0.05, 1.0) * took)
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                kills += 1
+            if p.returncode == 0:
+                break
+            args = ["sweep", SLOW, "-o", d, "-q", "-j", "2", "--resume"]
+        if p.returncode != 0:
+            run(tessel, *args)
+        same(ref, d, f"killed run {trial} resumed")
+    return kills
+
+
+def test_refusals(tessel, tmp, ref):
+    d = os.path.join(tmp, "partial")
+    shutil.copytree(ref, d)
+    os.rename(os.path.join(d, "summary.csv"), os.path.join(d, "summary.csv.part"))
+    p = run(tessel, "sweep", SMALL, "-o", d, "-q", ok=False)
+    check(p.returncode == 2 and "--resume" in p.stderr,
+          f"a fresh run over an unfinished one is refused: {p.stderr.strip()}")
+    p = run(tessel, "sweep", SLOW, "-o", d, "-q", "--resume", ok=False)
+    check(p.returncode == 2 and "another sweep" in p.stderr,
+          f"resuming another sweep is refused: {p.stderr.strip()}")
+    run(tessel, "sweep", SMALL, "-o", d, "-q", "--overwrite")
+    same(ref, d, "--overwrite")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--tessel", required=True)
+    args = ap.parse_args()
+    tessel = os.path.abspath(args.tessel)
+    os.chdir(ROOT)
+    with tempfile.TemporaryDirectory(prefix="tessel-sweep-test.") as tmp:
+        ref = os.path.join(tmp, "ref")
+        run(tessel, "sweep", SMALL, "-o", ref, "-j", "1", "-q")
+        test_threads_and_memo(tessel, tmp, ref)
+        test_shards(tessel, tmp, ref)
+        cuts = test_cut_and_resume(tessel, tmp, ref)
+        kills = test_kill(tessel, tmp)
+        test_refusals(tessel, tmp, ref)
+    print(f"sweep_test: threads, memo, shards, {cuts} cut-and-resume cases, {kills} kills: "
+          f"{'FAILED' if failures else 'all identical'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -23,6 +23,7 @@ enum {
     OPT_QUIET,
     OPT_DRY_RUN,
     OPT_PLOT,
+    OPT_NO_TIMING,
     OPT_COUNT
 };
 
@@ -39,6 +40,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_QUIET] = { "--quiet", "-q", 0 },
     [OPT_DRY_RUN] = { "--dry-run", "-n", 0 },
     [OPT_PLOT] = { "--plot", NULL, 0 },
+    [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
 };
 
 static void help(void)
@@ -70,6 +72,7 @@ static void help(void)
         "                        default 0, so that repeated runs give identical files)\n"
         "      --no-memo         estimate every point's traffic, even when an earlier\n"
         "                        point had the same traffic-deciding spec\n"
+        "      --no-timing       leave times and rates out of the printed summary\n"
         "  -n, --dry-run         check the sweep file and print the number of points\n"
         "  -q, --quiet           no progress and no summary\n\n"
         "Progress (points done, rate, time left) goes to standard error when it is a\n"
@@ -168,21 +171,25 @@ static int load_sweep(const char *path, tessel_sweep **out)
     return rc ? cli_exit_status(rc) : CLI_EXIT_OK;
 }
 
-static void print_report(const tessel_sweep_report *r, const char *dir)
+static void print_report(const tessel_sweep_report *r, const char *dir, int timing)
 {
-    double rate = r->eval_seconds > 0 ? (double)r->evaluated / r->eval_seconds : 0;
     printf("%llu points: %llu evaluated", (unsigned long long)r->points,
            (unsigned long long)r->evaluated);
     if (r->resumed)
         printf(", %llu found finished", (unsigned long long)r->resumed);
-    printf(" on %u thread%s in %.3f s (%.0f points/s", r->threads, r->threads == 1 ? "" : "s",
-           r->eval_seconds, rate);
+    printf(" on %u thread%s", r->threads, r->threads == 1 ? "" : "s");
+    if (timing)
+        printf(" in %.3f s (%.0f points/s)", r->eval_seconds,
+               r->eval_seconds > 0 ? (double)r->evaluated / r->eval_seconds : 0);
     if (r->memo_hits)
         printf("; %llu with the traffic of an earlier point", (unsigned long long)r->memo_hits);
-    printf(")\nstatistics and data: %.3f s\n", r->stats_seconds);
+    printf("\n");
+    if (timing)
+        printf("statistics and data: %.3f s\n", r->stats_seconds);
     printf("wrote %s/summary.csv and %s/traffic.csv", dir, dir);
     if (r->pareto_points)
-        printf("; %s/pareto.csv holds %llu points", dir, (unsigned long long)r->pareto_points);
+        printf("; %s/pareto.csv holds %llu point%s", dir, (unsigned long long)r->pareto_points,
+               r->pareto_points == 1 ? "" : "s");
     printf("\n");
 }
 
@@ -221,7 +228,7 @@ static int run(const cli_args *args)
         if (!rc && cli_has(args, OPT_PLOT))
             rc = sweep_cli_plots(dir, quiet);
         if (!rc && !quiet)
-            print_report(&report, dir);
+            print_report(&report, dir, !cli_has(args, OPT_NO_TIMING));
     }
     tessel_sweep_free(&s);
     sweep_cli_names_free(&names);

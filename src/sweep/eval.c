@@ -20,11 +20,24 @@ static void point_context(const tessel_sweep *s, uint64_t p, const uint32_t *idx
         snprintf(buf + len, n - len, ")");
 }
 
-/* The first diagnostic of a list, prefixed by the point it belongs to. */
-static int list_to_diag(tessel_diag_list *errors, int rc, const char *context, tessel_diag *diag)
+/* The first diagnostic of a list, prefixed by the point it belongs to. An
+ * error in an override ("--set", line = its number among the point's
+ * overrides) is placed at the axis in the sweep file instead. */
+static int list_to_diag(const tessel_sweep *s, const uint32_t *idx, tessel_diag_list *errors,
+                        int rc, const char *context, tessel_diag *diag)
 {
     if (errors->count)
         *diag = errors->items[0];
+    if (errors->count && strcmp(diag->file, "--set") == 0) {
+        uint64_t k = 0;
+        for (size_t a = 0; a < s->naxes; a++)
+            if (idx[a] != SWEEP_NO_VALUE && ++k == diag->line) {
+                snprintf(diag->file, sizeof(diag->file), "%s", s->path);
+                diag->line = s->axis[a].pos.line;
+                diag->column = s->axis[a].pos.column;
+                break;
+            }
+    }
     else
         tessel_diag_set(diag, rc, "", 0, 0, "", "%s", tessel_strerror(rc));
     tessel_diag_prefix(diag, "%s", context);
@@ -82,7 +95,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, uint64_t p,
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
         tessel_spec_free(&spec);
-        return list_to_diag(&errors, rc, context, diag);
+        return list_to_diag(s, idx, &errors, rc, context, diag);
     }
     tessel_diag_list_free(&errors);
 

@@ -590,7 +590,7 @@ static void parse_root(sweep_ctx *c, const tessel_yaml_node *root)
         parse_axes(c, n);
     if ((n = tessel_yaml_get(root, "pareto")) && !c->oom)
         parse_objectives(c, n);
-    if (!c->first_code)
+    if (!c->oom)
         parse_points(c, tessel_yaml_get(root, "points"), root);
     check_workload_axes(c);
 }

@@ -19,8 +19,10 @@
 static void advise_huge_pages(void *p, size_t size)
 {
 #ifdef MADV_HUGEPAGE
+    if (size < HUGE_PAGE_HINT_MIN)
+        return;
     long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0 || size < HUGE_PAGE_HINT_MIN)
+    if (page <= 0)
         return;
     uintptr_t start = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
     uintptr_t end = ((uintptr_t)p + size) & ~((uintptr_t)page - 1);

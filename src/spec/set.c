@@ -155,9 +155,33 @@ static int is_level_shorthand(const tessel_yaml_node *root, const char *first)
     return spec_named_item(levels, first, NULL) != NULL;
 }
 
+/* Text that YAML reads as one plain scalar, whatever it holds: letters,
+ * digits and . _ / + - : , only (so no ": ", " #", flow brackets, quotes,
+ * anchors or tags), not starting with - or : . Such values (sizes, names,
+ * numbers, "i:64,k:64") skip the YAML parser: a sweep derives thousands
+ * of specs a second. */
+static int is_simple_plain(const char *text)
+{
+    if (!text[0] || text[0] == '-' || text[0] == ':' || text[0] == ',')
+        return 0;
+    for (const char *p = text; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '.' || ch == '_' || ch == '/' || ch == '+' || ch == '-' || ch == ':' ||
+                 ch == ',';
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
 static int parse_value(set_job *j, const char *text, size_t offset)
 {
     spec_ctx *c = j->c;
+    if (is_simple_plain(text)) {
+        j->value = tessel_yaml_new_scalar(c->doc, text, j->file, j->argno, (uint32_t)offset + 1);
+        return j->value ? TESSEL_OK : spec_oom(c);
+    }
     tessel_yaml_doc *vdoc = NULL;
     tessel_diag d;
     tessel_diag_clear(&d);

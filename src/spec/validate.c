@@ -59,12 +59,19 @@ static void append(char *out, size_t n, const char *src)
 /* out = "a.b" ("b" when a is empty). */
 static void join(char *out, size_t n, const char *a, const char *b)
 {
-    out[0] = '\0';
+    size_t len = 0;
     if (a && a[0]) {
-        append(out, n, a);
-        append(out, n, ".");
+        size_t na = strlen(a);
+        len = na < n - 1 ? na : n - 1;
+        memcpy(out, a, len);
+        if (len < n - 1)
+            out[len++] = '.';
     }
-    append(out, n, b);
+    size_t nb = strlen(b);
+    if (nb > n - 1 - len)
+        nb = n - 1 - len;
+    memcpy(out + len, b, nb);
+    out[len + nb] = '\0';
 }
 
 /* A scalar's text for messages: short and printable. */

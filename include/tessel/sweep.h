@@ -119,6 +119,12 @@ int tessel_sweep_merge(const char *const *shard_dirs, size_t n, const char *dir,
                        const char *const *objectives, size_t nobjectives,
                        const tessel_allocator *a, uint64_t *points, tessel_diag *diag);
 
+/* The Pareto objectives a sweep directory's run (or merge) used, from its
+ * sweep.state: names[0..*n). TESSEL_EIO / TESSEL_ECORRUPT for a directory
+ * that holds no sweep. */
+int tessel_sweep_dir_objectives(const char *dir, char names[][64], size_t max, size_t *n,
+                                tessel_diag *diag);
+
 /* Writes `out_path` (atomically): the rows of the summary table that no
  * other row with the same `data` dominates on the objectives (all
  * minimised; a name written "max:COL" is maximised), in table order. */

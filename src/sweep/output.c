@@ -83,3 +83,14 @@ int sweep_state_read(const char *dir, sweep_state *st, tessel_diag *diag)
                                "state file (or damaged)");
     return TESSEL_OK;
 }
+
+int tessel_sweep_dir_objectives(const char *dir, char names[][64], size_t max, size_t *n,
+                                tessel_diag *diag)
+{
+    sweep_state st;
+    *n = 0;
+    int rc = sweep_state_read(dir, &st, diag);
+    for (size_t i = 0; !rc && i < st.nobjectives && i < max; i++)
+        memcpy(names[(*n)++], st.objectives[i], sizeof(st.objectives[i]));
+    return rc;
+}

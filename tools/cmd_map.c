@@ -1,13 +1,621 @@
-/* tessel map: placeholder while it is written (this session). */
+/* tessel map: search mappings (loop order, tile shapes, buffer partitions)
+ * for the best design point under an objective with the stat estimator;
+ * write the winner as a spec file that tessel run accepts as is. */
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "tessel/sweep.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+enum {
+    OPT_HELP,
+    OPT_TENSOR,
+    OPT_SET,
+    OPT_OBJECTIVE,
+    OPT_SEARCH,
+    OPT_TIME_LIMIT,
+    OPT_MAX_POINTS,
+    OPT_SEED,
+    OPT_BASE,
+    OPT_PARTITION_STEP,
+    OPT_KEEP_ORDER,
+    OPT_LEVELS,
+    OPT_OUTPUT,
+    OPT_VERIFY,
+    OPT_QUIET,
+    OPT_COUNT
+};
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_TENSOR] = { "--tensor", "-t", 1 },
+    [OPT_SET] = { "--set", "-s", 1 },
+    [OPT_OBJECTIVE] = { "--objective", NULL, 1 },
+    [OPT_SEARCH] = { "--search", NULL, 1 },
+    [OPT_TIME_LIMIT] = { "--time-limit", NULL, 1 },
+    [OPT_MAX_POINTS] = { "--max-points", NULL, 1 },
+    [OPT_SEED] = { "--seed", NULL, 1 },
+    [OPT_BASE] = { "--base", NULL, 1 },
+    [OPT_PARTITION_STEP] = { "--partition-step", NULL, 1 },
+    [OPT_KEEP_ORDER] = { "--keep-order", NULL, 0 },
+    [OPT_LEVELS] = { "--levels", NULL, 1 },
+    [OPT_OUTPUT] = { "--output", "-o", 1 },
+    [OPT_VERIFY] = { "--verify", NULL, 0 },
+    [OPT_QUIET] = { "--quiet", "-q", 0 },
+};
+
+static void help(void)
+{
+    printf(
+        "usage: tessel map SPEC [options]\n\n"
+        "Searches loop order x tile shape x buffer partition split at every level below\n"
+        "the backing store for the best design point under an objective, pricing each\n"
+        "point with the stat estimator from statistics collected once. Small spaces are\n"
+        "searched exhaustively, large ones by hill climbing from seeded random starts.\n"
+        "It stops at --time-limit with the best point so far and says how much of the\n"
+        "space it saw. The winner is written as a spec file that tessel run accepts.\n\n"
+        "options:\n"
+        "  -t, --tensor NAME=FILE   bind an input (as tessel run; repeatable)\n"
+        "  -s, --set PATH=VALUE     override the spec (as tessel run; repeatable)\n"
+        "      --objective O        energy (default), cycles, edp (energy x cycles) or\n"
+        "                           dram_bytes\n"
+        "      --search S           auto (default: exhaustive up to 20000 points, else\n"
+        "                           climb), exhaustive, random or climb\n"
+        "      --time-limit SEC     stop after SEC seconds (default 60; 0: no limit)\n"
+        "      --max-points N       stop after N points\n"
+        "      --seed N             random starts (default 1): same seed, same result\n"
+        "      --base RxC           the statistics' base grid (default 128x128); tile\n"
+        "                           edges are R times a power of two, or a whole extent\n"
+        "      --partition-step F   partition fractions in steps of F (default 0.1); 0\n"
+        "                           keeps the spec's partitions\n"
+        "      --keep-order         keep the spec's loop orders\n"
+        "      --levels A,B         search only these levels (default: all below level 0)\n"
+        "  -o, --output FILE        the chosen mapping as a spec (default mapped.yaml): it\n"
+        "                           includes SPEC and overrides the mapping\n"
+        "      --verify             estimate the winner with the exact estimator too and\n"
+        "                           print both\n"
+        "  -q, --quiet              no progress and no summary\n\n"
+        "Progress (points, share of the space, best so far, points/s) goes to standard\n"
+        "error when it is a terminal.\n\n"
+        "example:\n"
+        "  tessel map examples/sweep/spmspm-llb.yaml -t A=examples/data/jagmesh7.mtx.gz \\\n"
+        "      --objective edp --time-limit 20 -o best.yaml --verify\n"
+        "  tessel run best.yaml\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Options */
+
+typedef struct map_request {
+    const char *spec_path, *out_path;
+    char *sets[CLI_MAX_ARGS];
+    size_t nsets;
+    tessel_map_options map;
+    tessel_stat_options stat;
+    const char *levels;
+    int verify, quiet;
+} map_request;
+
+static int parse_objective(const char *text, tessel_map_objective *o)
+{
+    static const char *const names[] = { "energy", "cycles", "edp", "dram_bytes" };
+    for (int i = 0; i < 4; i++)
+        if (strcmp(text, names[i]) == 0 || strcmp(text, tessel_map_objective_name(i)) == 0) {
+            *o = (tessel_map_objective)i;
+            return CLI_EXIT_OK;
+        }
+    return cli_usage_error("map", "--objective is energy, cycles, edp or dram_bytes, not '%s'",
+                           text);
+}
+
+static int parse_search(const char *text, tessel_map_search *s)
+{
+    static const char *const names[] = { "auto", "exhaustive", "random", "climb" };
+    for (int i = 0; i < 4; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *s = (tessel_map_search)i;
+            return CLI_EXIT_OK;
+        }
+    return cli_usage_error("map", "--search is auto, exhaustive, random or climb, not '%s'",
+                           text);
+}
+
+/* "--tensor A=FILE" -> "workload.data.A='FILE'" (single-quoted: a file
+ * name is never a number). */
+static char *tensor_set(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1])
+        return NULL;
+    const char *file = eq + 1;
+    size_t n = (size_t)(eq - arg) + 2 * strlen(file) + 32;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    char *p = s + sprintf(s, "workload.data.%.*s='", (int)(eq - arg), arg);
+    for (const char *f = file; *f; f++) {
+        if (*f == '\'')
+            *p++ = '\'';
+        *p++ = *f;
+    }
+    strcpy(p, "'");
+    return s;
+}
+
+static int parse_numbers(const cli_args *args, map_request *r)
+{
+    const char *v;
+    double f;
+    unsigned long long u;
+    if ((v = cli_value(args, OPT_TIME_LIMIT))) {
+        if (cli_parse_double("map", "--time-limit", v, &f) || !(f >= 0))
+            return cli_usage_error("map", "--time-limit is seconds >= 0, not '%s'", v);
+        r->map.time_limit = f;
+    }
+    if ((v = cli_value(args, OPT_MAX_POINTS))) {
+        if (cli_parse_u64("map", "--max-points", v, &u))
+            return CLI_EXIT_USAGE;
+        r->map.max_points = u;
+    }
+    if ((v = cli_value(args, OPT_SEED))) {
+        if (cli_parse_u64("map", "--seed", v, &u))
+            return CLI_EXIT_USAGE;
+        r->map.seed = u;
+    }
+    if ((v = cli_value(args, OPT_PARTITION_STEP))) {
+        if (cli_parse_double("map", "--partition-step", v, &f) || !(f >= 0 && f <= 0.5))
+            return cli_usage_error("map", "--partition-step is a fraction in [0, 0.5], not "
+                                   "'%s'", v);
+        r->map.partition_step = f;
+    }
+    if ((v = cli_value(args, OPT_BASE))) {
+        unsigned long long shape[2];
+        unsigned n = 0;
+        if (cli_parse_shape("map", "--base", v, shape, 2, &n))
+            return CLI_EXIT_USAGE;
+        r->stat.base[0] = shape[0];
+        r->stat.base[1] = n == 2 ? shape[1] : shape[0];
+        r->map.tile_base = shape[0] < r->stat.base[1] ? shape[0] : r->stat.base[1];
+    }
+    return CLI_EXIT_OK;
+}
+
+static int parse_request(const cli_args *args, map_request *r)
+{
+    memset(r, 0, sizeof(*r));
+    tessel_map_options_init(&r->map);
+    tessel_stat_options_init(&r->stat);
+    r->map.time_limit = 60;
+    if (cli_positionals(args) != 1)
+        return cli_usage_error("map", "one spec file, not %d (see tessel map --help)",
+                               cli_positionals(args));
+    r->spec_path = cli_positional(args, 0);
+    r->out_path = cli_value(args, OPT_OUTPUT) ? cli_value(args, OPT_OUTPUT) : "mapped.yaml";
+    const char *v;
+    if ((v = cli_value(args, OPT_OBJECTIVE)) && parse_objective(v, &r->map.objective))
+        return CLI_EXIT_USAGE;
+    if ((v = cli_value(args, OPT_SEARCH)) && parse_search(v, &r->map.search))
+        return CLI_EXIT_USAGE;
+    if (parse_numbers(args, r))
+        return CLI_EXIT_USAGE;
+    r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
+    r->levels = cli_value(args, OPT_LEVELS);
+    r->verify = cli_has(args, OPT_VERIFY);
+    r->quiet = cli_has(args, OPT_QUIET);
+    for (int i = 0; i < args->count; i++) {
+        char *s = NULL;
+        if (args->option[i] == OPT_SET) {
+            if (!strchr(args->value[i], '=') || args->value[i][0] == '=')
+                return cli_usage_error("map", "--set needs PATH=VALUE, not '%s'",
+                                       args->value[i]);
+            s = strdup(args->value[i]);
+        } else if (args->option[i] == OPT_TENSOR) {
+            if (!(s = tensor_set(args->value[i])))
+                return cli_usage_error("map", "--tensor needs NAME=FILE, not '%s'",
+                                       args->value[i]);
+        } else {
+            continue;
+        }
+        if (!s) {
+            fprintf(stderr, "tessel map: error: out of memory\n");
+            return CLI_EXIT_FAILURE;
+        }
+        r->sets[r->nsets++] = s;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int level_mask(const map_request *r, const tessel_spec *spec, unsigned *mask)
+{
+    *mask = 0;
+    if (!r->levels)
+        return CLI_EXIT_OK;
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", r->levels);
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        int l = tessel_spec_level_index(spec, p);
+        if (l <= 0)
+            return cli_usage_error("map", "--levels: '%s' is not a level below the backing "
+                                   "store of %s", p, r->spec_path);
+        *mask |= 1u << l;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The written spec: include the base spec, then the overrides as YAML. */
+
+/* `target` relative to the directory of `from_file` (both made absolute). */
+static void relative_path(const char *from_file, const char *target, char *out, size_t n)
+{
+    char a[PATH_MAX], b[PATH_MAX], dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", from_file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    if (!realpath(dir, a) || !realpath(target, b)) {
+        snprintf(out, n, "%s", target);
+        return;
+    }
+    size_t common = 0, i = 0;
+    for (; a[i] && a[i] == b[i]; i++)
+        if (a[i] == '/')
+            common = i;
+    if (!a[i] && b[i] == '/')
+        common = i;
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *p = a + common; *p; p++)
+        if (*p == '/')
+            len += (size_t)snprintf(out + len, len < n ? n - len : 0, "../");
+    snprintf(out + len, len < n ? n - len : 0, "%s", b + common + 1);
+}
+
+/* A data binding that names an existing file (given relative to the
+ * current directory) made relative to the written spec's directory; 0 when
+ * it is not a file (another tensor, A^T, dense). */
+static int rebase_file(const char *out_path, const char *value, char *buf, size_t n)
+{
+    char file[PATH_MAX];
+    size_t len = 0;
+    int quoted = value[0] == '\'';
+    for (const char *p = value + quoted; *p && len + 1 < sizeof(file); p++) {
+        if (quoted && *p == '\'' && p[1] != '\'')
+            break;
+        if (quoted && *p == '\'')
+            p++;
+        file[len++] = *p;
+    }
+    file[len] = '\0';
+    if (access(file, F_OK) != 0)
+        return 0;
+    relative_path(out_path, file, buf, n);
+    return 1;
+}
+
+/* A value as YAML: as is when it is quoted already or plain and safe,
+ * else single-quoted. */
+static void yaml_value(FILE *f, const char *v)
+{
+    int plain = v[0] == '\'' || (v[0] && strchr("-:,?[]{}#&*!|>\"%@`", v[0]) == NULL);
+    for (const char *p = v; plain && v[0] != '\'' && *p; p++)
+        if (*p == '#' || *p == '\n' || (*p == ':' && (p[1] == ' ' || !p[1])) ||
+            (*p == ' ' && (p == v || !p[1])))
+            plain = 0;
+    if (plain) {
+        fputs(v, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = v; *p; p++) {
+        if (*p == '\'')
+            fputc('\'', f);
+        fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+/* Overrides "a.b.c=v" written as nested YAML. `architecture.levels.X.rest`
+ * goes into the levels list as an item named X (include merging joins it
+ * with the base spec's level X); a level name alone stands for it. */
+typedef struct override {
+    char path[320];
+    const char *value;
+} override;
+
+static int override_order(const void *x, const void *y)
+{
+    return strcmp(((const override *)x)->path, ((const override *)y)->path);
+}
+
+static size_t prefix_components(const char *a, const char *b, size_t depth)
+{
+    size_t d = 0;
+    while (d < depth && *a && *a == *b) {
+        while (*a && *a == *b && *a != '.') {
+            a++;
+            b++;
+        }
+        if ((*a == '.' || !*a) && (*b == '.' || !*b) && *a == *b) {
+            d++;
+            if (!*a)
+                break;
+            a++;
+            b++;
+        } else {
+            break;
+        }
+    }
+    return d;
+}
+
+static void write_overrides(FILE *f, override *ov, size_t n)
+{
+    qsort(ov, n, sizeof(*ov), override_order);
+    const char *prev = "";
+    for (size_t i = 0; i < n; i++) {
+        char comp[16][128];
+        size_t nc = 0;
+        char buf[320];
+        memcpy(buf, ov[i].path, sizeof(buf));
+        for (char *p = strtok(buf, "."); p && nc < 16; p = strtok(NULL, "."))
+            snprintf(comp[nc++], sizeof(comp[0]), "%s", p);
+        size_t same = prefix_components(prev, ov[i].path, nc - 1);
+        int levels = nc > 3 && strcmp(comp[0], "architecture") == 0 &&
+                     strcmp(comp[1], "levels") == 0;
+        for (size_t d = same; d < nc; d++) {
+            /* a level's list item ("- name: X") sits where its key would */
+            size_t indent = 2 * d;
+            if (levels && d == 2)
+                fprintf(f, "%*s- name: %s\n", (int)indent, "", comp[2]);
+            else if (d + 1 < nc)
+                fprintf(f, "%*s%s:\n", (int)indent, "", comp[d]);
+            else {
+                fprintf(f, "%*s%s: ", (int)indent, "", comp[d]);
+                yaml_value(f, ov[i].value);
+                fputc('\n', f);
+            }
+        }
+        prev = ov[i].path;
+    }
+}
+
+static int write_spec(const map_request *r, const tessel_spec *spec, const tessel_map_result *m,
+                      double value)
+{
+    override ov[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
+    static char files[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS][PATH_MAX];
+    size_t n = 0;
+    const char *all[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
+    size_t nall = 0;
+    for (size_t i = 0; i < r->nsets; i++)
+        all[nall++] = r->sets[i];
+    for (size_t i = 0; i < m->nsets; i++)
+        all[nall++] = m->sets[i];
+    for (size_t i = 0; i < nall; i++) {
+        const char *eq = strchr(all[i], '=');
+        char path[256];
+        snprintf(path, sizeof(path), "%.*s", (int)(eq - all[i]), all[i]);
+        char first[64];
+        snprintf(first, sizeof(first), "%.*s", (int)strcspn(path, "."), path);
+        if (tessel_spec_level_index(spec, first) >= 0 && strcmp(first, path) != 0)
+            snprintf(ov[n].path, sizeof(ov[n].path), "architecture.levels.%s", path);
+        else
+            snprintf(ov[n].path, sizeof(ov[n].path), "%s", path);
+        ov[n].value = eq + 1;
+        if (strncmp(path, "workload.data.", 14) == 0 && rebase_file(r->out_path, eq + 1,
+                                                                    files[n], sizeof(files[n])))
+            ov[n].value = files[n];
+        n++;
+        /* a later override of the same path wins: drop the earlier one */
+        for (size_t k = 0; k + 1 < n; k++)
+            if (strcmp(ov[k].path, ov[n - 1].path) == 0) {
+                ov[k] = ov[n - 1];
+                n--;
+                break;
+            }
+    }
+    tessel_outfile *out = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_outfile_open(r->out_path, NULL, &out, &d))
+        return cli_report(&d);
+    FILE *f = tessel_outfile_stream(out);
+    char inc[PATH_MAX];
+    relative_path(r->out_path, r->spec_path, inc, sizeof(inc));
+    fprintf(f, "# Written by tessel map: the best of %llu points (%s search, %.3g points in the "
+               "space%s) by %s = %.17g.\n# tessel run accepts this file as it is.\n",
+            (unsigned long long)m->evaluated, m->search, m->space,
+            m->complete ? ", all seen" : "", tessel_map_objective_name(r->map.objective), value);
+    fprintf(f, "include: ");
+    yaml_value(f, inc);
+    fputc('\n', f);
+    write_overrides(f, ov, n);
+    return tessel_outfile_commit(&out, &d) ? cli_report(&d) : CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef struct progress {
+    int enabled, shown;
+    const char *objective;
+} progress;
+
+static void show_progress(void *ud, uint64_t evaluated, double space, double best, double t)
+{
+    progress *p = ud;
+    if (!p->enabled)
+        return;
+    fprintf(stderr, "\rtessel map: %llu points (%.3g %% of %.3g), best %s %.6g, %.0f points/s   ",
+            (unsigned long long)evaluated, 100.0 * (double)evaluated / space, space,
+            p->objective, best, t > 0 ? (double)evaluated / t : 0.0);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void print_point(const char *what, const tessel_report_point *p)
+{
+    printf("  %-6s dram_bytes %llu (%.3fx compulsory), energy %.6g pJ, cycles %.6g (%s bound)\n",
+           what, (unsigned long long)p->dram_bytes, p->traffic_ratio, p->energy_pj,
+           p->roofline.cycles, p->bound);
+}
+
+static double rel(double a, double b)
+{
+    return b != 0 ? 100.0 * (a - b) / b : 0;
+}
+
+static int verify(const map_request *r, const tessel_spec *spec, const tessel_workload_data *data,
+                  const tessel_energy_db *db, const tessel_map_result *m)
+{
+    const char *list[TESSEL_MAP_MAX_SETS];
+    for (size_t i = 0; i < m->nsets; i++)
+        list[i] = m->sets[i];
+    tessel_spec *winner = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_design_energy energy;
+    tessel_result result;
+    tessel_report_point *p = malloc(sizeof(*p));
+    int rc = p ? tessel_spec_derive(spec, list, m->nsets, NULL, &winner, &errors) : TESSEL_ENOMEM;
+    if (!rc)
+        rc = tessel_energy_design(db, winner, &energy, &errors);
+    if (errors.count)
+        d = errors.items[0];
+    tessel_diag_list_free(&errors);
+    if (!rc)
+        rc = tessel_model_exact(winner, data, NULL, &result, &d);
+    char label[TESSEL_REPORT_LABEL_MAX];
+    tessel_workload_data_label(data, label, sizeof(label));
+    if (!rc)
+        rc = tessel_report_point_build(winner, &result, &energy, label, "fixed", p, &d);
+    int status = rc ? cli_report(&d) : CLI_EXIT_OK;
+    if (!rc && !r->quiet) {
+        print_point("exact", p);
+        printf("  stat - exact: dram_bytes %+.2f %%, energy %+.2f %%, cycles %+.2f %%\n",
+               rel((double)m->best.dram_bytes, (double)p->dram_bytes),
+               rel(m->best.energy_pj, p->energy_pj),
+               rel(m->best.roofline.cycles, p->roofline.cycles));
+    }
+    free(p);
+    tessel_spec_free(&winner);
+    return status;
+}
+
+typedef struct map_state {
+    tessel_spec *spec;
+    tessel_energy_db *db;
+    tessel_workload_data *data;
+    tessel_stat_data *stats;
+    tessel_map_result *result;
+} map_state;
+
+static int report_errors(tessel_diag_list *errors, int rc)
+{
+    char buf[1400];
+    for (size_t i = 0; i < errors->count; i++) {
+        tessel_diag_format(&errors->items[i], buf, sizeof(buf));
+        fprintf(stderr, "%s\n", buf);
+    }
+    if (!errors->count)
+        fprintf(stderr, "tessel map: error: %s\n", tessel_strerror(rc));
+    tessel_diag_list_free(errors);
+    return cli_exit_status(rc);
+}
+
+static int run(const map_request *r, map_state *st)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_load_options load;
+    tessel_load_options_init(&load);
+    int rc = tessel_spec_load(r->spec_path, (const char *const *)r->sets, r->nsets, NULL,
+                              &st->spec, &errors);
+    if (!rc)
+        rc = tessel_energy_db_load(st->spec, NULL, &st->db, &errors);
+    if (!rc)
+        rc = tessel_workload_load(st->spec, &load, NULL, &st->data, &errors);
+    if (rc)
+        return report_errors(&errors, rc);
+    tessel_diag_list_free(&errors);
+    unsigned mask;
+    if (level_mask(r, st->spec, &mask))
+        return CLI_EXIT_USAGE;
+    tessel_map_options o = r->map;
+    o.level_mask = mask;
+    progress prog = { !r->quiet && isatty(fileno(stderr)), 0,
+                      tessel_map_objective_name(o.objective) };
+    o.progress = show_progress;
+    o.progress_ud = &prog;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    rc = tessel_stat_data_create(st->spec, st->data, &r->stat, NULL, &st->stats, &d);
+    if (!rc && !(st->result = malloc(sizeof(*st->result))))
+        rc = tessel_diag_set(&d, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    if (!rc)
+        rc = tessel_map_run(st->spec, st->stats, st->db, st->data->extent, &o, st->result, &d);
+    if (prog.shown)
+        fprintf(stderr, "\r%100s\r", "");
+    if (rc)
+        return cli_report(&d);
+    const tessel_map_result *m = st->result;
+    if (!r->quiet) {
+        printf("%s search: %llu of %.4g points in %.2f s (%.0f points/s)%s; %llu refused by the "
+               "estimator\n", m->search, (unsigned long long)m->evaluated, m->space, m->seconds,
+               m->seconds > 0 ? (double)m->evaluated / m->seconds : 0.0,
+               m->complete ? ", the whole space" : "", (unsigned long long)m->infeasible);
+        printf("best %s: %.17g\n", tessel_map_objective_name(o.objective), m->best_value);
+        for (size_t i = 0; i < m->nsets; i++)
+            printf("  %s\n", m->sets[i]);
+        print_point("stat", &m->best);
+    }
+    int status = r->verify ? verify(r, st->spec, st->data, st->db, m) : CLI_EXIT_OK;
+    if (!status)
+        status = write_spec(r, st->spec, m, m->best_value);
+    if (!status && !r->quiet)
+        printf("wrote %s\n", r->out_path);
+    return status;
+}
 
 int cmd_map(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tessel map: error: not built yet\n");
-    return CLI_EXIT_FAILURE;
+    cli_args args;
+    if (cli_parse("map", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    map_request r;
+    int rc = parse_request(&args, &r);
+    if (!rc) {
+        map_state st;
+        memset(&st, 0, sizeof(st));
+        rc = run(&r, &st);
+        free(st.result);
+        tessel_stat_data_free(&st.stats);
+        tessel_workload_free(&st.data);
+        tessel_energy_db_free(&st.db);
+        tessel_spec_free(&st.spec);
+    }
+    for (size_t i = 0; i < r.nsets; i++)
+        free(r.sets[i]);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tessel: error: writing to standard output failed\n");
+        return CLI_EXIT_FAILURE;
+    }
+    return rc;
 }

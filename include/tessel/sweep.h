@@ -132,6 +132,78 @@ int tessel_sweep_pareto(const char *summary_path, const char *out_path,
                         const char *const *objectives, size_t nobjectives,
                         const tessel_allocator *a, uint64_t *rows, tessel_diag *diag);
 
+/* ================================================================== */
+/* The mapper (src/sweep/map.c): searches loop order x tile shape x buffer
+ * partition split at the chosen levels for the best design point under
+ * an objective, with the stat estimator. Exhaustive when the space is
+ * small, else hill-climbing from seeded random starts; always within the
+ * time limit, returning the best point found and how much of the space it
+ * saw. */
+typedef enum tessel_map_objective {
+    TESSEL_MAP_ENERGY = 0, /* energy_pj */
+    TESSEL_MAP_CYCLES,     /* cycles */
+    TESSEL_MAP_EDP,        /* energy_pj x cycles */
+    TESSEL_MAP_DRAM_BYTES  /* dram_bytes */
+} tessel_map_objective;
+
+typedef enum tessel_map_search {
+    TESSEL_MAP_AUTO = 0,   /* exhaustive up to exhaustive_limit points, else climb */
+    TESSEL_MAP_EXHAUSTIVE,
+    TESSEL_MAP_RANDOM,     /* seeded random points */
+    TESSEL_MAP_CLIMB       /* hill climbing with random restarts */
+} tessel_map_search;
+
+#define TESSEL_MAP_MAX_SETS (4u * TESSEL_SPEC_MAX_LEVELS * (2u + TESSEL_SPEC_MAX_TENSORS))
+
+/* Progress: points evaluated, the space's size, the best value so far
+ * (INFINITY before the first), seconds. From the calling thread, at most
+ * every 0.5 s. */
+typedef void (*tessel_map_progress_fn)(void *ud, uint64_t evaluated, double space, double best,
+                                       double seconds);
+
+typedef struct tessel_map_options {
+    tessel_map_objective objective;
+    tessel_map_search search;
+    double time_limit;         /* seconds; 0: none */
+    uint64_t max_points;       /* 0: none */
+    uint64_t exhaustive_limit; /* default 20000 */
+    uint64_t seed;             /* default 1 */
+    uint64_t tile_base;        /* tile edges are this times a power of two, or the whole
+                                  extent (default 128: the stat estimator's base grid) */
+    double partition_step;     /* partition fractions in these steps (default 0.1); 0: keep
+                                  the spec's partitions */
+    int keep_order;            /* do not search loop orders */
+    unsigned level_mask;       /* bit l: search level l; 0: every level below level 0 */
+    tessel_map_progress_fn progress;
+    void *progress_ud;
+} tessel_map_options;
+
+void tessel_map_options_init(tessel_map_options *o);
+
+typedef struct tessel_map_result {
+    double space;          /* points in the search space (a double: it may pass 2^64) */
+    uint64_t evaluated;    /* points estimated */
+    uint64_t infeasible;   /* of those, points the estimator refused */
+    uint64_t restarts;     /* climb: random starts */
+    int complete;          /* the whole space was seen: the best point is the optimum */
+    double seconds;
+    const char *search;    /* "exhaustive", "random" or "climb" */
+    double best_value;     /* INFINITY when no point was feasible */
+    tessel_report_point best;
+    size_t nsets;          /* the best point's overrides of the spec ("path=value") */
+    char sets[TESSEL_MAP_MAX_SETS][320];
+} tessel_map_result;
+
+/* Searches the mappings of `spec` (with its workload's statistics and
+ * energy tables). extent[i] is workload index i's extent. The result is
+ * large: allocate it. TESSEL_EINVAL when no level can be searched. */
+int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
+                   const tessel_energy_db *db, const uint64_t *extent,
+                   const tessel_map_options *o, tessel_map_result *out, tessel_diag *diag);
+
+/* The objective's name: "energy_pj", "cycles", "edp", "dram_bytes". */
+const char *tessel_map_objective_name(tessel_map_objective o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,35 +10,34 @@ static void point_context(const tessel_sweep *s, uint64_t p, const uint32_t *idx
                           size_t n)
 {
     size_t len = (size_t)snprintf(buf, n, "point %llu", (unsigned long long)p);
+    int shown = 0;
     for (size_t a = 0; a < s->naxes && len < n; a++) {
         if (idx[a] == SWEEP_NO_VALUE)
             continue;
-        len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", a ? ", " : " (", s->axis[a].path,
-                                s->axis[a].values[idx[a]]);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", shown++ ? ", " : " (",
+                                s->axis[a].path, s->axis[a].values[idx[a]]);
     }
-    if (s->naxes && len < n)
+    if (shown && len < n)
         snprintf(buf + len, n - len, ")");
 }
 
 /* The first diagnostic of a list, prefixed by the point it belongs to. An
- * error in an override ("--set", line = its number among the point's
- * overrides) is placed at the axis in the sweep file instead. */
-static int list_to_diag(const tessel_sweep *s, const uint32_t *idx, tessel_diag_list *errors,
-                        int rc, const char *context, tessel_diag *diag)
+ * error in an override ("--set", line = its number among the overrides
+ * given, which came from axes[0..n)) is placed at the axis in the sweep
+ * file instead. */
+static int list_to_diag(const tessel_sweep *s, const size_t *axes, size_t n,
+                        tessel_diag_list *errors, int rc, const char *context, tessel_diag *diag)
 {
     if (errors->count)
         *diag = errors->items[0];
-    if (errors->count && strcmp(diag->file, "--set") == 0) {
-        uint64_t k = 0;
-        for (size_t a = 0; a < s->naxes; a++)
-            if (idx[a] != SWEEP_NO_VALUE && ++k == diag->line) {
-                snprintf(diag->file, sizeof(diag->file), "%s", s->path);
-                diag->line = s->axis[a].pos.line;
-                diag->column = s->axis[a].pos.column;
-                break;
-            }
+    if (errors->count && strcmp(diag->file, "--set") == 0 && diag->line >= 1 &&
+        diag->line <= n) {
+        const sweep_axis *ax = &s->axis[axes[diag->line - 1]];
+        snprintf(diag->file, sizeof(diag->file), "%s", s->path);
+        diag->line = ax->pos.line;
+        diag->column = ax->pos.column;
     }
-    else
+    if (!errors->count)
         tessel_diag_set(diag, rc, "", 0, 0, "", "%s", tessel_strerror(rc));
     tessel_diag_prefix(diag, "%s", context);
     tessel_diag_list_free(errors);
@@ -68,22 +67,61 @@ static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_resu
     }
 }
 
-int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, uint64_t p,
-                     tessel_report_point *out, int *memo_hit, tessel_diag *diag)
+/* The overrides of point idx: every axis with a value, or (patch given)
+ * only those not patched. */
+static size_t point_sets(const tessel_sweep *s, const uint32_t *idx, const sweep_patch *patch,
+                         const char **sets, size_t *axes)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < s->naxes; a++)
+        if (idx[a] != SWEEP_NO_VALUE && !(patch && patch->kind[a])) {
+            axes[n] = a;
+            sets[n++] = s->axis[a].sets[idx[a]];
+        }
+    return n;
+}
+
+/* The point's spec: a patched copy of a cached spec (*view), or one
+ * derived for this point alone (*owned, the caller frees it). */
+static int point_spec(const sweep_shared *sh, sweep_spec_cache *cache, const uint32_t *idx,
+                      tessel_spec *view, tessel_spec **owned, const tessel_spec **spec,
+                      size_t *axes, size_t *naxes, tessel_diag_list *errors)
+{
+    const tessel_sweep *s = sh->sweep;
+    const sweep_patch *patch = cache ? sh->patch : NULL;
+    const char *sets[TESSEL_SWEEP_MAX_AXES];
+    *naxes = point_sets(s, idx, patch, sets, axes);
+    uint32_t key[TESSEL_SWEEP_MAX_AXES] = { 0 };
+    for (size_t a = 0; patch && a < s->naxes; a++)
+        key[a] = patch->kind[a] ? 0 : idx[a];
+    const tessel_spec *cached = patch ? sweep_spec_cache_find(cache, key) : NULL;
+    if (!cached) {
+        int rc = tessel_spec_derive(sh->data_spec, sets, *naxes, s->alloc, owned, errors);
+        if (rc || !patch)
+            return *spec = *owned, rc;
+        cached = *owned;
+        if (sweep_spec_cache_put(cache, key, owned))
+            cached = sweep_spec_cache_find(cache, key);
+    }
+    *view = *cached; /* shares its strings and tree: never freed itself */
+    sweep_patch_apply(patch, idx, s->naxes, view);
+    *spec = view;
+    return TESSEL_OK;
+}
+
+int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
+                     uint64_t p, tessel_report_point *out, int *memo_hit, tessel_diag *diag)
 {
     const tessel_sweep *s = sh->sweep;
     uint32_t idx[TESSEL_SWEEP_MAX_AXES];
     sweep_point_indices(s, p % s->per_data, idx);
-    const char *sets[TESSEL_SWEEP_MAX_AXES];
-    size_t nsets = 0;
-    for (size_t a = 0; a < s->naxes; a++)
-        if (idx[a] != SWEEP_NO_VALUE)
-            sets[nsets++] = s->axis[a].sets[idx[a]];
     char context[512];
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, s->alloc);
-    tessel_spec *spec = NULL;
-    int rc = tessel_spec_derive(sh->data_spec, sets, nsets, s->alloc, &spec, &errors);
+    tessel_spec view, *owned = NULL;
+    const tessel_spec *spec = NULL;
+    size_t axes[TESSEL_SWEEP_MAX_AXES], naxes = 0;
+    int rc = point_spec(sh, cache, idx, &view, &owned, &spec, axes, &naxes, &errors);
     tessel_design_energy energy;
     if (!rc && !same_tables(spec, sh->data_spec)) {
         rc = tessel_diag_list_add(&errors, TESSEL_EINVAL, "", 0, 0, "architecture",
@@ -94,8 +132,8 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, uint64_t p,
         rc = tessel_energy_design(sh->db, spec, &energy, &errors);
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
-        tessel_spec_free(&spec);
-        return list_to_diag(s, idx, &errors, rc, context, diag);
+        tessel_spec_free(&owned);
+        return list_to_diag(s, axes, naxes, &errors, rc, context, diag);
     }
     tessel_diag_list_free(&errors);
 
@@ -118,7 +156,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, uint64_t p,
         point_context(s, p, idx, context, sizeof(context));
         tessel_diag_prefix(diag, "%s", context);
     }
-    tessel_spec_free(&spec);
+    tessel_spec_free(&owned);
     return rc;
 }
 

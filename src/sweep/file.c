@@ -88,14 +88,18 @@ static int add_value(sweep_ctx *c, sweep_axis *ax, const char *text, int quoted)
 {
     if (ax->nvalues >= SWEEP_MAX_VALUES)
         return TESSEL_ERANGE;
-    char **v = tessel_realloc_array(c->s->alloc, ax->values, ax->nvalues + 1, sizeof(*v));
-    if (!v)
-        return oom(c);
-    ax->values = v;
-    char **sets = tessel_realloc_array(c->s->alloc, ax->sets, ax->nvalues + 1, sizeof(*sets));
-    if (!sets)
-        return oom(c);
-    ax->sets = sets;
+    if (ax->nvalues == ax->cap) {
+        size_t cap = ax->cap ? 2 * ax->cap : 8;
+        char **v = tessel_realloc_array(c->s->alloc, ax->values, cap, sizeof(*v));
+        if (!v)
+            return oom(c);
+        ax->values = v;
+        char **sets = tessel_realloc_array(c->s->alloc, ax->sets, cap, sizeof(*sets));
+        if (!sets)
+            return oom(c);
+        ax->sets = sets;
+        ax->cap = cap;
+    }
     ax->values[ax->nvalues] = dup_text(c, text);
     ax->sets[ax->nvalues] = make_set(c, ax->path, text, quoted);
     ax->nvalues++;
@@ -161,6 +165,11 @@ static int parse_range(sweep_ctx *c, sweep_axis *ax, const tessel_yaml_node *m)
         return fail(c, TESSEL_EINVAL, m, ax->path,
                     "empty or endless range: need from <= to, step > 0, or times > 1 with from "
                     "> 0%s%s", NULL, NULL);
+    double count = step ? floor((b - a) / s * (1 + 1e-12)) + 1
+                        : floor(log(b / a) / log(s) * (1 + 1e-12)) + 1;
+    if (!(count <= SWEEP_MAX_VALUES))
+        return fail(c, TESSEL_ERANGE, m, ax->path, "a range of more than 100,000 values%s%s",
+                    NULL, NULL);
     /* Values are computed from the index, not by accumulation, so that
      * rounding does not drift (a relative slack admits the end point). */
     for (uint64_t i = 0;; i++) {
@@ -174,7 +183,7 @@ static int parse_range(sweep_ctx *c, sweep_axis *ax, const tessel_yaml_node *m)
             shortest(buf, sizeof(buf), v);
         int rc = add_value(c, ax, buf, 0);
         if (rc == TESSEL_ERANGE)
-            return fail(c, rc, m, ax->path, "a range of more than 1,000,000 values%s%s", NULL,
+            return fail(c, rc, m, ax->path, "a range of more than 100,000 values%s%s", NULL,
                         NULL);
         if (rc)
             return rc;
@@ -210,7 +219,7 @@ static int parse_axis(sweep_ctx *c, const tessel_yaml_node *key, const tessel_ya
                         "text)%s%s", NULL, NULL);
         int rc = add_value(c, ax, item->value, item->quoted);
         if (rc == TESSEL_ERANGE)
-            return fail(c, rc, v, ax->path, "more than 1,000,000 values%s%s", NULL, NULL);
+            return fail(c, rc, v, ax->path, "more than 100,000 values%s%s", NULL, NULL);
         if (rc)
             return rc;
     }

@@ -108,11 +108,21 @@ static void key_build(const tessel_spec *spec, memo_key *k)
     }
 }
 
+/* A multiply-xorshift hash over the key's 8-byte words (the key is
+ * thousands of bytes; a byte-wise hash cost more than the rest of a
+ * memoised point). */
 static uint32_t key_hash(const memo_key *k)
 {
     const unsigned char *p = (const unsigned char *)k;
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (size_t i = 0; i < sizeof(*k); i++)
+    uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+    size_t i = 0;
+    for (; i + 8 <= sizeof(*k); i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 29;
+    }
+    for (; i < sizeof(*k); i++)
         h = (h ^ p[i]) * UINT64_C(1099511628211);
     return (uint32_t)(h ^ (h >> 32));
 }

@@ -38,6 +38,7 @@ typedef struct worker {
     char *summary_buf, *traffic_buf;
     size_t summary_size, traffic_size;
     sweep_memo *memo;
+    sweep_spec_cache *specs;
     tessel_report_point *point;
     uint64_t memo_hits;
 } worker;
@@ -88,7 +89,7 @@ static void run_chunk(batch *b, worker *w, chunk *c)
     c->traffic_off = ftello(w->traffic);
     for (uint64_t p = c->first; p < c->end && !c->rc; p++) {
         int hit = 0;
-        c->rc = sweep_eval_point(b->shared, w->memo, p, w->point, &hit, &c->diag);
+        c->rc = sweep_eval_point(b->shared, w->memo, w->specs, p, w->point, &hit, &c->diag);
         if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, w->summary, w->traffic))
             c->rc = tessel_diag_set(&c->diag, TESSEL_ENOMEM, "", 0, 0, "",
                                     "out of memory buffering the rows of point %llu",
@@ -202,16 +203,24 @@ static void workers_close(run_ctx *r)
         free(w->traffic_buf);
         tessel_dealloc(r->alloc, w->point);
         sweep_memo_free(&w->memo);
+        sweep_spec_cache_free(&w->specs);
     }
     tessel_dealloc(r->alloc, r->workers);
     r->workers = NULL;
 }
 
+/* Fresh memos and spec caches for a data entry (none with --no-memo:
+ * every point is then derived and estimated in full). */
 static int workers_new_memos(run_ctx *r, tessel_diag *diag)
 {
     for (unsigned i = 0; i < r->nthreads; i++) {
-        sweep_memo_free(&r->workers[i].memo);
-        if (!r->opt->no_memo && !(r->workers[i].memo = sweep_memo_create(r->alloc)))
+        worker *w = &r->workers[i];
+        sweep_memo_free(&w->memo);
+        sweep_spec_cache_free(&w->specs);
+        if (r->opt->no_memo)
+            continue;
+        if (!(w->memo = sweep_memo_create(r->alloc)) ||
+            !(w->specs = sweep_spec_cache_create(r->alloc)))
             return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
     }
     return TESSEL_OK;
@@ -433,12 +442,18 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     entry e;
     memset(&e, 0, sizeof(e));
     int rc = entry_prepare(r, d, &e, diag);
+    sweep_patch patch;
+    memset(&patch, 0, sizeof(patch));
     if (!rc)
         rc = workers_new_memos(r, diag);
+    if (!rc && !r->opt->no_memo)
+        rc = sweep_patch_build(s, e.spec, r->alloc, &patch);
     if (!rc) {
-        sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing };
+        sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing,
+                            r->opt->no_memo ? NULL : &patch };
         rc = evaluate_range(r, &sh, lo, hi, diag);
     }
+    sweep_patch_free(r->alloc, &patch);
     for (unsigned i = 0; i < r->nthreads; i++) {
         r->report->memo_hits += r->workers[i].memo_hits;
         r->workers[i].memo_hits = 0;

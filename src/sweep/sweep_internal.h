@@ -9,14 +9,14 @@
 
 /* Values per axis and points per data entry (a sweep beyond these is a
  * mistake in the file, not a plan). */
-#define SWEEP_MAX_VALUES 1000000u
+#define SWEEP_MAX_VALUES 100000u
 #define SWEEP_MAX_POINTS (UINT64_C(1) << 40)
 #define SWEEP_MAX_DATA 100000u
 #define SWEEP_NO_VALUE UINT32_MAX /* an explicit point that leaves an axis as the spec has it */
 
 typedef struct sweep_axis {
     char *path;      /* the spec path, as for --set */
-    size_t nvalues;
+    size_t nvalues, cap;
     char **values;   /* as written (ranges: generated) */
     char **sets;     /* "path=value" ready for tessel_spec_derive */
     tessel_spec_pos pos;
@@ -74,6 +74,39 @@ int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t see
 /* eval.c: everything a point needs, shared read-only by the threads. */
 typedef struct sweep_memo sweep_memo;
 
+/* Axes on fields that only price a point (a level's bandwidth, the clock,
+ * PEs, MACs per PE) and are checked on their own when a spec is read:
+ * their values are validated once per value and patched into a copy of
+ * the point's spec, instead of deriving a spec per point. */
+typedef enum sweep_patch_kind {
+    SWEEP_PATCH_NONE = 0,
+    SWEEP_PATCH_BANDWIDTH,
+    SWEEP_PATCH_CLOCK,
+    SWEEP_PATCH_PES,
+    SWEEP_PATCH_MACS
+} sweep_patch_kind;
+
+typedef struct sweep_patch {
+    sweep_patch_kind kind[TESSEL_SWEEP_MAX_AXES];
+    unsigned level[TESSEL_SWEEP_MAX_AXES]; /* bandwidth: the level */
+    double *value[TESSEL_SWEEP_MAX_AXES];  /* per axis value, as the spec reads it */
+} sweep_patch;
+
+int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec,
+                      const tessel_allocator *a, sweep_patch *out);
+void sweep_patch_free(const tessel_allocator *a, sweep_patch *p);
+
+/* Per worker: derived specs by their structural axis values. */
+typedef struct sweep_spec_cache sweep_spec_cache;
+sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a);
+void sweep_spec_cache_free(sweep_spec_cache **c);
+const tessel_spec *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key);
+/* Takes *spec (sets it NULL) when there is room; 0 when full. */
+int sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key, tessel_spec **spec);
+/* Sets the patched fields of spec to point idx's values. */
+void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
+                       tessel_spec *spec);
+
 typedef struct sweep_shared {
     const tessel_sweep *sweep;
     const tessel_spec *data_spec;       /* base + fixed sets + the data entry's bindings */
@@ -82,12 +115,13 @@ typedef struct sweep_shared {
     const tessel_energy_db *db;
     const char *label;                  /* the `data` column */
     int timing;
+    const sweep_patch *patch;           /* NULL: derive every point's spec in full */
 } sweep_shared;
 
 /* Evaluates point p (of the data entry `shared` describes) into *out.
  * memo may be NULL. Errors name the point and its axis values. */
-int sweep_eval_point(const sweep_shared *shared, sweep_memo *memo, uint64_t p,
-                     tessel_report_point *out, int *memo_hit, tessel_diag *diag);
+int sweep_eval_point(const sweep_shared *shared, sweep_memo *memo, sweep_spec_cache *cache,
+                     uint64_t p, tessel_report_point *out, int *memo_hit, tessel_diag *diag);
 /* Writes the rows of point p: summary (point, axis values, the summary
  * columns) and traffic (one row per level and tensor). */
 int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,

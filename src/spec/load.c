@@ -367,41 +367,41 @@ static void sort_errors(spec_ctx *c)
     tessel_dealloc(c->alloc, sorted);
 }
 
-static int spec_finish(spec_ctx *c, tessel_spec *s, tessel_spec **out);
-
-static int spec_run(const source *top, const char *const *sets, size_t nsets,
-                    const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors)
+/* A new spec with its document and path, and the loader's context for
+ * it; NULL when out of memory (counted in c). */
+static tessel_spec *spec_begin(spec_ctx *c, const char *path, const tessel_allocator *a,
+                               tessel_diag_list *errors)
 {
-    *out = NULL;
-    spec_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.alloc = a;
-    c.errors = errors;
-    c.first_error = errors ? errors->count : 0;
+    memset(c, 0, sizeof(*c));
+    c->alloc = a;
+    c->errors = errors;
+    c->first_error = errors ? errors->count : 0;
     tessel_spec *s = tessel_alloc(a, sizeof(*s));
-    if (!s)
-        return spec_oom(&c);
+    if (!s) {
+        spec_oom(c);
+        return NULL;
+    }
     memset(s, 0, sizeof(*s));
     s->alloc = a;
-    if (!(c.doc = s->doc = tessel_yaml_doc_create(a)) || !(s->path = tessel_strdup(a, top->path))) {
+    if (!(c->doc = s->doc = tessel_yaml_doc_create(a)) || !(s->path = tessel_strdup(a, path))) {
         tessel_spec_free(&s);
-        return spec_oom(&c);
+        spec_oom(c);
     }
-    char real[PATH_MAX];
-    chain top_link = { NULL, (!top->data && realpath(top->path, real)) ? real : NULL };
-    tessel_yaml_node *root = NULL;
-    int rc = load_tree(&c, top, &top_link, 0, &root);
-    if (!rc) {
-        for (size_t i = 0; i < nsets && !c.oom; i++)
-            spec_apply_set(&c, &root, sets[i], (unsigned)i + 1);
-        if (!c.oom) {
-            char stem[64];
-            file_stem(top->path, stem, sizeof(stem));
-            tessel_yaml_set_root(s->doc, root);
-            spec_fill(&c, root, stem, s);
-        }
+    return s;
+}
+
+/* Applies the overrides to root and validates the result into s. */
+static void spec_complete(spec_ctx *c, tessel_yaml_node *root, const char *const *sets,
+                          size_t nsets, tessel_spec *s)
+{
+    for (size_t i = 0; i < nsets && !c->oom; i++)
+        spec_apply_set(c, &root, sets[i], (unsigned)i + 1);
+    if (!c->oom) {
+        char stem[64];
+        file_stem(s->path, stem, sizeof(stem));
+        tessel_yaml_set_root(s->doc, root);
+        spec_fill(c, root, stem, s);
     }
-    return spec_finish(&c, s, out);
 }
 
 /* Sorts the errors and hands out s, or frees it on any error. */
@@ -418,36 +418,34 @@ static int spec_finish(spec_ctx *c, tessel_spec *s, tessel_spec **out)
     return TESSEL_OK;
 }
 
+static int spec_run(const source *top, const char *const *sets, size_t nsets,
+                    const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors)
+{
+    *out = NULL;
+    spec_ctx c;
+    tessel_spec *s = spec_begin(&c, top->path, a, errors);
+    if (!s)
+        return TESSEL_ENOMEM;
+    char real[PATH_MAX];
+    chain top_link = { NULL, (!top->data && realpath(top->path, real)) ? real : NULL };
+    tessel_yaml_node *root = NULL;
+    if (!load_tree(&c, top, &top_link, 0, &root))
+        spec_complete(&c, root, sets, nsets, s);
+    return spec_finish(&c, s, out);
+}
+
 int tessel_spec_derive(const tessel_spec *base, const char *const *sets, size_t nsets,
                        const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors)
 {
     *out = NULL;
     spec_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.alloc = a;
-    c.errors = errors;
-    c.first_error = errors ? errors->count : 0;
-    c.dirs = (spec_dir *)base->dirs; /* only prepended to, never changed */
-    tessel_spec *s = tessel_alloc(a, sizeof(*s));
+    tessel_spec *s = spec_begin(&c, base->path, a, errors);
     if (!s)
-        return spec_oom(&c);
-    memset(s, 0, sizeof(*s));
-    s->alloc = a;
-    if (!(c.doc = s->doc = tessel_yaml_doc_create(a)) || !(s->path = tessel_strdup(a, base->path))) {
-        tessel_spec_free(&s);
-        return spec_oom(&c);
-    }
+        return TESSEL_ENOMEM;
+    c.dirs = (spec_dir *)base->dirs; /* only prepended to, never changed */
     /* set.c copies along each path and never writes a node in place, so
      * base's tree stays as it is. */
-    tessel_yaml_node *root = (tessel_yaml_node *)tessel_yaml_root(base->doc);
-    for (size_t i = 0; i < nsets && !c.oom; i++)
-        spec_apply_set(&c, &root, sets[i], (unsigned)i + 1);
-    if (!c.oom) {
-        char stem[64];
-        file_stem(base->path, stem, sizeof(stem));
-        tessel_yaml_set_root(s->doc, root);
-        spec_fill(&c, root, stem, s);
-    }
+    spec_complete(&c, (tessel_yaml_node *)tessel_yaml_root(base->doc), sets, nsets, s);
     return spec_finish(&c, s, out);
 }
 

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "sweep_internal.h"
 
@@ -44,13 +43,6 @@ typedef struct map_ctx {
     double start, last_progress;
     tessel_report_point scratch;
 } map_ctx;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void tessel_map_options_init(tessel_map_options *o)
 {
@@ -286,7 +278,7 @@ static int seen(map_ctx *c, const map_point *p)
 static int out_of_time(map_ctx *c)
 {
     const tessel_map_options *o = c->opt;
-    double t = now_seconds();
+    double t = sweep_now();
     if (o->progress && t - c->last_progress >= 0.5) {
         c->last_progress = t;
         o->progress(o->progress_ud, c->out->evaluated, c->out->space, c->out->best_value,
@@ -506,14 +498,14 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
         out->search = how == TESSEL_MAP_EXHAUSTIVE ? "exhaustive"
                       : how == TESSEL_MAP_RANDOM   ? "random"
                                                    : "climb";
-        c->start = c->last_progress = now_seconds();
+        c->start = c->last_progress = sweep_now();
         if (how == TESSEL_MAP_EXHAUSTIVE)
             search_exhaustive(c, tmp);
         else if (how == TESSEL_MAP_RANDOM)
             search_random(c, tmp);
         else
             search_climb(c, tmp);
-        out->seconds = now_seconds() - c->start;
+        out->seconds = sweep_now() - c->start;
         if (o->progress)
             o->progress(o->progress_ud, out->evaluated, out->space, out->best_value,
                         out->seconds);

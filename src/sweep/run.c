@@ -17,7 +17,7 @@
 #define BATCH_MAX_POINTS 65536u
 #define PROGRESS_INTERVAL 0.2
 
-static double now_seconds(void)
+double sweep_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -75,7 +75,7 @@ static void report_progress(batch *b, int force)
 {
     if (!b->opt->progress)
         return;
-    double t = now_seconds();
+    double t = sweep_now();
     if (!force && t - b->last_report < PROGRESS_INTERVAL)
         return;
     b->last_report = t;
@@ -293,12 +293,12 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         atomic_init(&b.next_chunk, 0);
         atomic_init(&b.done, 0);
         atomic_init(&b.failed, 0);
-        b.start = r->report->eval_seconds > 0 ? now_seconds() - r->report->eval_seconds
-                                              : now_seconds();
+        b.start = r->report->eval_seconds > 0 ? sweep_now() - r->report->eval_seconds
+                                              : sweep_now();
         b.last_report = 0;
-        double t0 = now_seconds();
+        double t0 = sweep_now();
         run_batch(&b, r->nthreads < nchunks ? r->nthreads : (unsigned)nchunks);
-        double took = now_seconds() - t0;
+        double took = sweep_now() - t0;
         r->report->eval_seconds += took;
         size_t committed = 0;
         int rc = commit_chunks(r, &b, &committed, diag);
@@ -409,7 +409,7 @@ static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
         tessel_model_analytic_label(e->spec, e->label, sizeof(e->label));
         return TESSEL_OK;
     }
-    double t0 = now_seconds();
+    double t0 = sweep_now();
     tessel_load_options load;
     tessel_load_options_init(&load);
     tessel_diag_list errors;
@@ -425,7 +425,7 @@ static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
         rc = tessel_stat_data_create(e->spec, e->data, &s->stat, r->alloc, &e->stats, diag);
         tessel_workload_free(&e->data); /* the statistics are all the points need */
     }
-    r->report->stats_seconds += now_seconds() - t0;
+    r->report->stats_seconds += sweep_now() - t0;
     return rc;
 }
 

@@ -157,6 +157,9 @@ int sweep_state_read(const char *dir, sweep_state *st, tessel_diag *diag);
 int sweep_part_recover(const char *path, uint64_t limit, uint64_t *last, int *found,
                        int *has_header, tessel_diag *diag);
 
+/* Seconds on the monotonic clock (run.c). */
+double sweep_now(void);
+
 /* dir + "/" + name into buf. */
 int sweep_join(char *buf, size_t n, const char *dir, const char *name);
 

@@ -14,7 +14,7 @@
 #include "sweep_internal.h"
 
 #define BATCH_TARGET_SECONDS 0.5
-#define BATCH_MAX_POINTS 65536u
+#define BATCH_MAX_POINTS 16384u
 #define PROGRESS_INTERVAL 0.2
 
 double sweep_now(void)

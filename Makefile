@@ -3,15 +3,17 @@
 #   make test      install what is missing, build with -Werror + ASan/UBSan, run every test
 # and, not in README.md's two commands:
 #   make valgrind  plain debug build, the golden CLI tests under valgrind (memcheck)
+#   make tsan      ThreadSanitizer build, the threaded sweep and map tests under it
 BUILD      ?= build
 TEST_BUILD ?= build-test
 VALGRIND_BUILD ?= build-valgrind
+TSAN_BUILD ?= build-tsan
 VALGRIND   ?= valgrind --error-exitcode=1 -q --leak-check=full
 # JOBS=1 limits the valgrind build to one compile job (default: meson's choice).
 JOBS       ?=
 PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev check zlib1g-dev
 
-.PHONY: all deps build example test bench valgrind valgrind-deps clean
+.PHONY: all deps build example test bench valgrind valgrind-deps tsan clean
 
 all: build
 
@@ -60,4 +62,15 @@ valgrind: valgrind-deps $(VALGRIND_BUILD)/build.ninja
 	  --data ../shared/data --wrapper "$(VALGRIND)"
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) $(VALGRIND_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(VALGRIND_BUILD) $(TSAN_BUILD)
+
+# tessel sweep evaluates points on threads: the sweep tests (threads, shards,
+# kills and resumes) and the mapper's tests under ThreadSanitizer. Any data
+# race aborts the run (halt_on_error) and fails the target.
+$(TSAN_BUILD)/build.ninja:
+	meson setup $(TSAN_BUILD) --buildtype=debugoptimized -Db_sanitize=thread -Dtests=disabled
+
+tsan: deps $(TSAN_BUILD)/build.ninja
+	meson compile -C $(TSAN_BUILD) tools/tessel:executable
+	TSAN_OPTIONS=halt_on_error=1 python3 tests/cli/sweep_test.py --tessel $(TSAN_BUILD)/tools/tessel
+	TSAN_OPTIONS=halt_on_error=1 python3 tests/cli/map_test.py --tessel $(TSAN_BUILD)/tools/tessel

@@ -191,6 +191,30 @@ uint64_t tessel_report_csv_line(const tessel_report_csv *t, size_t row);
 uint64_t tessel_report_csv_cell_line(const tessel_report_csv *t, size_t row, size_t col);
 uint32_t tessel_report_csv_cell_column(const tessel_report_csv *t, size_t row, size_t col);
 
+/* A table built from strings in memory: cells[0..ncols) are the column
+ * names (non-empty and unique, as in a file's header), then nrows rows of
+ * ncols fields each (NULL: an empty field). lines[r] is the line row r came
+ * from (NULL: r + 2, as if the header were line 1). Everything is copied.
+ * TESSEL_EINVAL for a bad header, TESSEL_ENOMEM. */
+int tessel_report_csv_from_cells(const char *name, size_t ncols, size_t nrows,
+                                 const char *const *cells, const uint64_t *lines,
+                                 const tessel_allocator *a, tessel_report_csv **out,
+                                 tessel_diag *diag);
+/* Edits. A failed edit leaves the table as it was.
+ * add_column: appends column `name` (TESSEL_EINVAL when empty or taken)
+ * holding values[r] in row r (values NULL, or values[r] NULL: empty).
+ * set_cell: replaces one field (TESSEL_EINVAL out of range).
+ * set_key: `--set-key`. With from NULL, column `column` holds `value` in
+ * every row, and is appended when missing. With from, only the rows whose
+ * field is `from` change; TESSEL_EINVAL (listing the column's values) when
+ * the column is missing or no row matches. */
+int tessel_report_csv_add_column(tessel_report_csv *t, const char *name,
+                                 const char *const *values, tessel_diag *diag);
+int tessel_report_csv_set_cell(tessel_report_csv *t, size_t row, size_t col, const char *value,
+                               tessel_diag *diag);
+int tessel_report_csv_set_key(tessel_report_csv *t, const char *column, const char *from,
+                              const char *value, tessel_diag *diag);
+
 /* A field read as a number: the whole field (blanks around it allowed) is
  * a decimal or exponent number as strtod reads it. 1 with *v set, 0 when
  * the field is empty or not a number ("nan"/"inf" text counts as a number
@@ -284,6 +308,72 @@ int tessel_validate_summary_csv(FILE *f, const tessel_validate_result *r);
  * reference, relative error), the per-metric summary and the unmatched
  * rows. The layout may change. Returns 0 or TESSEL_EIO. */
 int tessel_validate_print(FILE *f, const tessel_validate_result *r);
+
+/* ================================================================== */
+/* Simulator references: the output files of a cycle simulator read into a
+ * table with tessel's column names, ready for tessel_validate_compare.
+ * README.md "Reference formats" lists, per simulator, every field read,
+ * the column it becomes, its unit, and what is ignored. Counts keep their
+ * unit: a simulator's element counts go to *_elements columns, its bytes
+ * to *_bytes columns, so bytes are never compared with elements.
+ *
+ * Key columns: `design` (the name the run gives itself, else the file
+ * name up to its first '.'), `data` (the data set when the files name it,
+ * else empty), and for the traffic grain `level` and `tensor`. Tensors are
+ * named as in tessel's seed specs' einsum Z[i,j] = A[i,k] * B[k,j]. */
+
+typedef enum tessel_simref_format {
+    TESSEL_SIMREF_CSV = 0, /* one CSV file read as is (tessel_report_csv_parse) */
+    TESSEL_SIMREF_DRT,     /* the DRT simulator's standard output; one run per file */
+    TESSEL_SIMREF_STONNE,  /* STONNE: stats JSON, .counters and energy report of one run */
+    TESSEL_SIMREF_SAM      /* SAM: per-block cycle CSVs, benchmark JSONs, a pytest log */
+} tessel_simref_format;
+
+/* "csv", "drt", "stonne", "sam": 0, or TESSEL_EINVAL for another name. */
+int tessel_simref_format_parse(const char *name, tessel_simref_format *out);
+const char *tessel_simref_format_name(tessel_simref_format format);
+
+/* Which of tessel's two reports the table lines up with. */
+typedef enum tessel_simref_grain {
+    TESSEL_SIMREF_SUMMARY = 0, /* summary.csv: one row per run */
+    TESSEL_SIMREF_TRAFFIC      /* traffic.csv: one row per (run, level, tensor) */
+} tessel_simref_grain;
+
+/* One file in memory. */
+typedef struct tessel_simref_input {
+    const char *name; /* for diagnostics and the default design name */
+    const void *data;
+    size_t size;
+} tessel_simref_input;
+
+/* Reads the n files of one reference (each file's kind is told from its
+ * content, README.md says how) into *out, named after the first file.
+ * Malformed input is TESSEL_EPARSE (TESSEL_ERANGE for a number past
+ * 2^64 - 1) with file:line:col; a required field that is missing is an
+ * error naming the field and the file, placed at the end of a text file or
+ * at the JSON object that should hold it; two files of one run that
+ * disagree are an error naming both. A count of 0 for something the run
+ * did not model (DRT) is left empty, with a note. TESSEL_EUNSUPPORTED
+ * when the simulator reports nothing at the requested grain. Fields the
+ * reader does not know go to `notes` (may be NULL) as diagnostics with
+ * code 0 and their file:line:col, each name once, at most
+ * TESSEL_SIMREF_MAX_NOTES of them plus one saying how many more. A note
+ * that cannot be stored makes the call fail with TESSEL_ENOMEM. */
+#define TESSEL_SIMREF_MAX_NOTES 40u
+int tessel_simref_parse(tessel_simref_format format, tessel_simref_grain grain,
+                        const tessel_simref_input *inputs, size_t n, const tessel_allocator *a,
+                        tessel_report_csv **out, tessel_diag_list *notes, tessel_diag *diag);
+/* The same from files (TESSEL_EIO when one cannot be read). */
+int tessel_simref_load(tessel_simref_format format, tessel_simref_grain grain,
+                       const char *const *paths, size_t n, const tessel_allocator *a,
+                       tessel_report_csv **out, tessel_diag_list *notes, tessel_diag *diag);
+
+/* Adds to `pred` (a tessel traffic.csv) the columns that `ref` uses and
+ * tessel derives instead of writing: total_bytes = data_bytes +
+ * metadata_bytes (empty where either is). Does nothing when `pred` has the
+ * column already, lacks its parts, or `ref` does not use it. */
+int tessel_simref_derive_columns(tessel_report_csv *pred, const tessel_report_csv *ref,
+                                 tessel_diag *diag);
 
 #ifdef __cplusplus
 }

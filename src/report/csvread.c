@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "tessel/report.h"
 
 typedef struct csv_cell {
@@ -22,6 +23,7 @@ struct tessel_report_csv {
     const tessel_allocator *alloc;
     char *name;
     char *buf;       /* the decoded fields, NUL-terminated, in place */
+    size_t buf_used, buf_cap; /* bytes of buf in use and allocated (edits append) */
     csv_cell *cells; /* header first, then rows; ncols per record */
     size_t ncols, nrows;
 };
@@ -283,6 +285,7 @@ int tessel_report_csv_parse(const char *name, const void *data, size_t size,
     if (size)
         memcpy(t->buf, data, size);
     t->buf[size] = '\0';
+    t->buf_used = t->buf_cap = size + 1;
     parser p = { .t = t, .name = name, .size = size, .line = 1, .diag = diag };
     int rc = parse(&p);
     if (rc) {
@@ -293,43 +296,75 @@ int tessel_report_csv_parse(const char *name, const void *data, size_t size,
     return 0;
 }
 
-int tessel_report_csv_load(const char *path, const tessel_allocator *a, tessel_report_csv **out,
-                           tessel_diag *diag)
+int report_read_file(const char *path, const tessel_allocator *a, char **data, size_t *size,
+                     tessel_diag *diag)
 {
-    *out = NULL;
+    *data = NULL;
+    *size = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
                                strerror(errno));
     /* Read to the end in growing chunks: works for pipes too. */
     size_t cap = 1 << 16, n = 0;
-    char *data = tessel_alloc(a, cap);
+    char *buf = tessel_alloc(a, cap);
     int rc = 0;
-    while (data) {
+    while (buf) {
         if (n == cap) {
-            char *grown = cap <= SIZE_MAX / 2 ? tessel_realloc_array(a, data, 2, cap) : NULL;
+            char *grown = cap <= SIZE_MAX / 2 ? tessel_realloc_array(a, buf, 2, cap) : NULL;
             if (!grown) {
-                tessel_dealloc(a, data);
-                data = NULL;
+                tessel_dealloc(a, buf);
+                buf = NULL;
                 break;
             }
-            data = grown;
+            buf = grown;
             cap *= 2;
         }
-        size_t got = fread(data + n, 1, cap - n, f);
+        size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0)
             break;
     }
-    if (!data)
+    if (!buf)
         rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
     else if (ferror(f))
         rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "read error");
     fclose(f);
+    if (rc) {
+        tessel_dealloc(a, buf);
+        return rc;
+    }
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+int tessel_report_csv_load(const char *path, const tessel_allocator *a, tessel_report_csv **out,
+                           tessel_diag *diag)
+{
+    *out = NULL;
+    char *data = NULL;
+    size_t n = 0;
+    int rc = report_read_file(path, a, &data, &n, diag);
     if (!rc)
         rc = tessel_report_csv_parse(path, data, n, a, out, diag);
     tessel_dealloc(a, data);
     return rc;
+}
+
+const tessel_allocator *report_csv_allocator(const tessel_report_csv *t)
+{
+    return t->alloc;
+}
+
+uint64_t report_csv_header_line(const tessel_report_csv *t, size_t col)
+{
+    return col < t->ncols ? t->cells[col].line : 0;
+}
+
+uint32_t report_csv_header_column(const tessel_report_csv *t, size_t col)
+{
+    return col < t->ncols ? t->cells[col].col : 0;
 }
 
 const char *tessel_report_csv_name(const tessel_report_csv *t)
@@ -389,4 +424,203 @@ uint32_t tessel_report_csv_cell_column(const tessel_report_csv *t, size_t row, s
 {
     const csv_cell *c = cell_at(t, row, col);
     return c ? c->col : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tables built in memory, and edits. Edited text is appended to buf (the
+ * old text stays, unreferenced), so cells keep offsets and no field moves. */
+
+static int out_of_memory(const tessel_report_csv *t, tessel_diag *diag)
+{
+    return tessel_diag_set(diag, TESSEL_ENOMEM, t->name, 0, 0, NULL, "out of memory");
+}
+
+/* Makes room for `more` bytes at the end of buf. */
+static int reserve_text(tessel_report_csv *t, size_t more, tessel_diag *diag)
+{
+    if (more <= t->buf_cap - t->buf_used)
+        return 0;
+    if (more > SIZE_MAX / 2 - t->buf_used)
+        return out_of_memory(t, diag);
+    size_t cap = t->buf_used + more;
+    if (cap < 2 * t->buf_cap)
+        cap = 2 * t->buf_cap;
+    char *grown = tessel_realloc_array(t->alloc, t->buf, cap, 1);
+    if (!grown)
+        return out_of_memory(t, diag);
+    t->buf = grown;
+    t->buf_cap = cap;
+    return 0;
+}
+
+/* Copies s (NULL: "") to the end of buf, which has room; returns its offset. */
+static size_t append_text(tessel_report_csv *t, const char *s)
+{
+    size_t off = t->buf_used, n = s ? strlen(s) : 0;
+    if (n)
+        memcpy(t->buf + off, s, n);
+    t->buf[off + n] = '\0';
+    t->buf_used += n + 1;
+    return off;
+}
+
+int tessel_report_csv_from_cells(const char *name, size_t ncols, size_t nrows,
+                                 const char *const *cells, const uint64_t *lines,
+                                 const tessel_allocator *a, tessel_report_csv **out,
+                                 tessel_diag *diag)
+{
+    *out = NULL;
+    if (!name)
+        name = "";
+    if (ncols == 0 || nrows >= SIZE_MAX / ncols - 1)
+        return tessel_diag_set(diag, TESSEL_EINVAL, name, 0, 0, NULL,
+                               "a table needs at least one column");
+    size_t ncells = (nrows + 1) * ncols, text = 1;
+    for (size_t i = 0; i < ncells; i++)
+        text += (cells[i] ? strlen(cells[i]) : 0) + 1;
+    tessel_report_csv *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->name = tessel_strdup(a, name);
+    t->buf = tessel_alloc(a, text);
+    t->cells = tessel_alloc_array(a, ncells, sizeof(*t->cells));
+    if (!t->name || !t->buf || !t->cells) {
+        tessel_report_csv_free(&t);
+        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+    }
+    t->buf_cap = text;
+    t->ncols = ncols;
+    for (size_t i = 0; i < ncells; i++) {
+        size_t row = i / ncols;
+        uint64_t line = row == 0 ? 1 : lines ? lines[row - 1] : row + 1;
+        t->cells[i] = (csv_cell){ append_text(t, cells[i]), line, 0 };
+    }
+    parser p = { .t = t, .name = name, .diag = diag };
+    int rc = check_header(&p);
+    if (rc) {
+        tessel_report_csv_free(&t);
+        return rc == TESSEL_EPARSE ? TESSEL_EINVAL : rc;
+    }
+    t->nrows = nrows;
+    *out = t;
+    return 0;
+}
+
+int tessel_report_csv_add_column(tessel_report_csv *t, const char *name,
+                                 const char *const *values, tessel_diag *diag)
+{
+    if (!name || !name[0])
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL, "empty column name");
+    if (tessel_report_csv_find(t, name) >= 0)
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL,
+                               "column '%s' exists already", name);
+    size_t more = strlen(name) + 1;
+    for (size_t r = 0; r < t->nrows; r++)
+        more += (values && values[r] ? strlen(values[r]) : 0) + 1;
+    size_t width = t->ncols + 1;
+    if (t->nrows >= SIZE_MAX / width - 1)
+        return out_of_memory(t, diag);
+    int rc = reserve_text(t, more, diag);
+    if (rc)
+        return rc;
+    csv_cell *cells = tessel_alloc_array(t->alloc, (t->nrows + 1) * width, sizeof(*cells));
+    if (!cells)
+        return out_of_memory(t, diag);
+    for (size_t r = 0; r <= t->nrows; r++) {
+        memcpy(cells + r * width, t->cells + r * t->ncols, t->ncols * sizeof(*cells));
+        const csv_cell *first = &t->cells[r * t->ncols];
+        const char *text = r == 0 ? name : values ? values[r - 1] : NULL;
+        cells[r * width + t->ncols] = (csv_cell){ append_text(t, text), first->line, 0 };
+    }
+    tessel_dealloc(t->alloc, t->cells);
+    t->cells = cells;
+    t->ncols = width;
+    return 0;
+}
+
+int tessel_report_csv_set_cell(tessel_report_csv *t, size_t row, size_t col, const char *value,
+                               tessel_diag *diag)
+{
+    if (row >= t->nrows || col >= t->ncols)
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL,
+                               "no field at row %zu, column %zu", row + 1, col + 1);
+    int rc = reserve_text(t, (value ? strlen(value) : 0) + 1, diag);
+    if (rc)
+        return rc;
+    t->cells[(row + 1) * t->ncols + col].off = append_text(t, value);
+    return 0;
+}
+
+/* The text of a field known to be in range. */
+static const char *field_text(const tessel_report_csv *t, size_t row, size_t col)
+{
+    return t->buf + t->cells[(row + 1) * t->ncols + col].off;
+}
+
+/* "a, b, c" of up to five distinct values of a column, for messages. */
+static void distinct_values(const tessel_report_csv *t, size_t col, char *buf, size_t n)
+{
+    size_t len = 0, shown = 0;
+    buf[0] = '\0';
+    for (size_t r = 0; r < t->nrows && shown < 5; r++) {
+        const char *v = field_text(t, r, col);
+        int seen = 0;
+        for (size_t q = 0; q < r && !seen; q++)
+            seen = strcmp(field_text(t, q, col), v) == 0;
+        if (seen)
+            continue;
+        int w = snprintf(buf + len, n - len, "%s'%s'", shown ? ", " : "", v);
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+        shown++;
+    }
+}
+
+int tessel_report_csv_set_key(tessel_report_csv *t, const char *column, const char *from,
+                              const char *value, tessel_diag *diag)
+{
+    if (!column || !column[0] || !value)
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL,
+                               "--set-key needs NAME=VALUE or NAME:OLD=VALUE");
+    long col = tessel_report_csv_find(t, column);
+    if (col < 0 && !from) {
+        /* A new key column holding `value` in every row. */
+        const char **values = tessel_alloc_array(t->alloc, t->nrows ? t->nrows : 1,
+                                                 sizeof(*values));
+        if (!values)
+            return out_of_memory(t, diag);
+        for (size_t r = 0; r < t->nrows; r++)
+            values[r] = value;
+        int rc = tessel_report_csv_add_column(t, column, values, diag);
+        tessel_dealloc(t->alloc, values);
+        return rc;
+    }
+    if (col < 0)
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL,
+                               "--set-key %s:%s: the table has no column '%s'", column, from,
+                               column);
+    size_t matched = 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        matched += !from || strcmp(field_text(t, r, (size_t)col), from) == 0;
+    if (from && !matched) {
+        char values[400];
+        distinct_values(t, (size_t)col, values, sizeof(values));
+        return tessel_diag_set(diag, TESSEL_EINVAL, t->name, 0, 0, NULL,
+                               "--set-key %s:%s: no row has %s '%s' (its values: %s)", column,
+                               from, column, from, values);
+    }
+    int rc = reserve_text(t, strlen(value) + 1, diag);
+    if (rc)
+        return rc;
+    /* One copy of the text, shared by every matched field. */
+    size_t off = append_text(t, value);
+    for (size_t r = 0; r < t->nrows; r++) {
+        csv_cell *c = &t->cells[(r + 1) * t->ncols + (size_t)col];
+        if (!from || strcmp(t->buf + c->off, from) == 0)
+            c->off = off;
+    }
+    return 0;
 }

@@ -248,6 +248,19 @@ static int is_key(const work *w, const char *name)
     return 0;
 }
 
+/* The first column whose name ends with `suffix`, or NULL. */
+static const char *column_ending(const tessel_report_csv *t, const char *suffix)
+{
+    size_t n = strlen(suffix);
+    for (size_t i = 0; i < tessel_report_csv_columns(t); i++) {
+        const char *c = tessel_report_csv_column_name(t, i);
+        size_t len = strlen(c);
+        if (len >= n && strcmp(c + len - n, suffix) == 0)
+            return c;
+    }
+    return NULL;
+}
+
 /* Fills w->mcol and the metric names (pointers into the tables / options). */
 static int choose_metrics(work *w, const tessel_validate_options *opt, const char ***names,
                           tessel_diag *diag)
@@ -302,11 +315,19 @@ static int choose_metrics(work *w, const tessel_validate_options *opt, const cha
         w->mcol[1][w->nmetrics] = rc;
         w->nmetrics++;
     }
-    if (!w->nmetrics)
+    if (!w->nmetrics) {
+        /* Simulator references keep element counts apart from bytes. */
+        const char *ref_elements = column_ending(w->t[1], "_elements");
+        char why[320] = "";
+        if (ref_elements && !column_ending(w->t[0], "_elements"))
+            snprintf(why, sizeof(why), "; the reference counts elements ('%.60s') and %.60s "
+                     "has no element counts, and elements are never compared with bytes",
+                     ref_elements, tessel_report_csv_name(w->t[0]));
         return tessel_diag_set(diag, TESSEL_EINVAL, tessel_report_csv_name(w->t[1]), 0, 0, NULL,
                                "no numeric column in common with %s besides the keys (choose "
-                               "metrics with --metric, map names with --map)",
-                               tessel_report_csv_name(w->t[0]));
+                               "metrics with --metric, map names with --map)%s",
+                               tessel_report_csv_name(w->t[0]), why);
+    }
     return 0;
 }
 

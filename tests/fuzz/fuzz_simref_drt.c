@@ -1,0 +1,15 @@
+/* Fuzz target: the DRT reader of `tessel validate --reference-format drt`
+ * (tessel_simref_parse with TESSEL_SIMREF_DRT). The input is one or more
+ * files separated by "\n--\n" lines; fuzz_simref.h says what is checked. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_simref.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_simref_one(TESSEL_SIMREF_DRT, data, size);
+    return 0;
+}

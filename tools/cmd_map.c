@@ -28,6 +28,7 @@ enum {
     OPT_BASE,
     OPT_PARTITION_STEP,
     OPT_KEEP_ORDER,
+    OPT_FIT,
     OPT_LEVELS,
     OPT_OUTPUT,
     OPT_VERIFY,
@@ -47,6 +48,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_BASE] = { "--base", NULL, 1 },
     [OPT_PARTITION_STEP] = { "--partition-step", NULL, 1 },
     [OPT_KEEP_ORDER] = { "--keep-order", NULL, 0 },
+    [OPT_FIT] = { "--fit", NULL, 0 },
     [OPT_LEVELS] = { "--levels", NULL, 1 },
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_VERIFY] = { "--verify", NULL, 0 },
@@ -78,6 +80,8 @@ static void help(void)
         "      --partition-step F   partition fractions in steps of F (default 0.1); 0\n"
         "                           keeps the spec's partitions\n"
         "      --keep-order         keep the spec's loop orders\n"
+        "      --fit                only mappings whose input tiles all fit their partitions\n"
+        "                           (no overbooking; see README)\n"
         "      --levels A,B         search only these levels (default: all below level 0)\n"
         "  -o, --output FILE        the chosen mapping as a spec (default mapped.yaml): it\n"
         "                           includes SPEC and overrides the mapping\n"
@@ -208,6 +212,7 @@ static int parse_request(const cli_args *args, map_request *r)
     if (parse_numbers(args, r))
         return CLI_EXIT_USAGE;
     r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
+    r->map.fit = cli_has(args, OPT_FIT);
     r->levels = cli_value(args, OPT_LEVELS);
     r->verify = cli_has(args, OPT_VERIFY);
     r->quiet = cli_has(args, OPT_QUIET);
@@ -574,9 +579,10 @@ static int run(const map_request *r, map_state *st)
     const tessel_map_result *m = st->result;
     if (!r->quiet) {
         printf("%s search: %llu of %.4g points in %.2f s (%.0f points/s)%s; %llu refused by the "
-               "estimator\n", m->search, (unsigned long long)m->evaluated, m->space, m->seconds,
+               "estimator%s\n", m->search, (unsigned long long)m->evaluated, m->space, m->seconds,
                m->seconds > 0 ? (double)m->evaluated / m->seconds : 0.0,
-               m->complete ? ", the whole space" : "", (unsigned long long)m->infeasible);
+               m->complete ? ", the whole space" : "", (unsigned long long)m->infeasible,
+               o.fit ? " or overflowing" : "");
         printf("best %s: %.17g\n", tessel_map_objective_name(o.objective), m->best_value);
         for (size_t i = 0; i < m->nsets; i++)
             printf("  %s\n", m->sets[i]);

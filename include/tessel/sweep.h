@@ -173,6 +173,10 @@ typedef struct tessel_map_options {
     double partition_step;     /* partition fractions in these steps (default 0.1); 0: keep
                                   the spec's partitions */
     int keep_order;            /* do not search loop orders */
+    int fit;                   /* only points where no input tile overflows its partition
+                                  (result.overflow_tiles == 0): without it, rule 4 lets a
+                                  point stream what does not fit, and on a spec without
+                                  inner levels untiled mappings reach compulsory traffic */
     unsigned level_mask;       /* bit l: search level l; 0: every level below level 0 */
     tessel_map_progress_fn progress;
     void *progress_ud;
@@ -183,7 +187,8 @@ void tessel_map_options_init(tessel_map_options *o);
 typedef struct tessel_map_result {
     double space;          /* points in the search space (a double: it may pass 2^64) */
     uint64_t evaluated;    /* points estimated */
-    uint64_t infeasible;   /* of those, points the estimator refused */
+    uint64_t infeasible;   /* of those, points the estimator refused (or, with fit, points
+                              whose tiles overflow) */
     uint64_t restarts;     /* climb: random starts */
     int complete;          /* the whole space was seen: the best point is the optimum */
     double seconds;

@@ -240,6 +240,7 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
     if (!tessel_spec_derive(c->spec, list, sets->nsets, c->spec->alloc, &spec, NULL) &&
         !tessel_energy_design(c->db, spec, &energy, NULL) &&
         !tessel_model_stat_eval(spec, c->stats, &result, &d) &&
+        !(c->opt->fit && result.overflow_tiles > 0) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),
                                    "fixed", &c->scratch, &d))
         v = objective_value(c->opt->objective, &c->scratch);
@@ -512,7 +513,8 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
         if (isinf(out->best_value))
             rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, "", 0, 0, "",
                                  "none of the %llu points evaluated could be estimated (tile "
-                                 "edges must be multiples of the statistics' base grid)",
+                                 "edges must be multiples of the statistics' base grid; with "
+                                 "--fit, some tile overflowed in every point)",
                                  (unsigned long long)out->evaluated);
     }
     tessel_dealloc(spec->alloc, visited);

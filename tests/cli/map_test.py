@@ -89,6 +89,14 @@ def test_climb(tessel, tmp):
     p = run(tessel, "map", SPEC, "-t", "A=" + JAG, "--objective", "cycles", "--verify",
             "--max-points", "800", "-o", os.path.join(tmp, "v.yaml"))
     check("stat - exact:" in p.stdout, "--verify prints stat against exact")
+    # --fit refuses overflowing points: in a 256 KiB LLB, A's 38 % (99.6 KB)
+    # cannot hold the whole of G51 (11,818 nonzeros, 142 KB in csr)
+    p = run(tessel, "map", SPEC, "-t", "A=" + G51, "--fit", "--partition-step", "0",
+            "-s", "architecture.levels.LLB.capacity=256KiB", "-o", os.path.join(tmp, "fit.yaml"))
+    first = p.stdout.splitlines()[0]
+    check(" 0 refused" not in first and "or overflowing" in first,
+          "--fit refuses the overflowing points: " + first)
+    check("tile=i:1000,j:1000,k:1000" not in p.stdout, "--fit does not pick whole tiles")
     t0 = time.monotonic()
     run(tessel, "map", SPEC, "-t", "A=" + JAG, "--search", "random", "--time-limit", "1",
         "-q", "-o", os.path.join(tmp, "t.yaml"))

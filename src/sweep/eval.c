@@ -150,7 +150,13 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     if (!rc) {
         if (!sh->timing)
             result.seconds = 0;
-        rc = tessel_report_point_build(spec, &result, &energy, sh->label, "fixed", out, diag);
+        /* density models may vary per point: their label with them */
+        char label[TESSEL_REPORT_LABEL_MAX];
+        if (s->estimator == TESSEL_SWEEP_ANALYTIC)
+            tessel_model_analytic_label(spec, label, sizeof(label));
+        rc = tessel_report_point_build(spec, &result, &energy,
+                                       s->estimator == TESSEL_SWEEP_ANALYTIC ? label : sh->label,
+                                       "fixed", out, diag);
     }
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));

@@ -264,7 +264,6 @@ static int add_binding(sweep_ctx *c, sweep_data *d, const char *name,
     size_t n = strlen(v->value);
     int ref = strcmp(v->value, "dense") == 0 || is_name(v->value) ||
               (n > 2 && strcmp(v->value + n - 2, "^T") == 0);
-    b->is_file_candidate = !ref;
     b->value = ref ? dup_text(c, v->value) : join_dir(c, v->value);
     return b->value ? TESSEL_OK : TESSEL_ENOMEM;
 }
@@ -520,9 +519,10 @@ static int parse_objectives(sweep_ctx *c, const tessel_yaml_node *n)
                     "columns, e.g. [energy_pj, cycles]%s%s", NULL, NULL);
     for (size_t i = 0; i < count; i++) {
         const tessel_yaml_node *v = n->items[i];
-        if (v->kind != TESSEL_YAML_SCALAR || !v->value[0] || strlen(v->value) >= 64)
-            return fail(c, TESSEL_EINVAL, v, "pareto", "an objective is a column name%s%s",
-                        NULL, NULL);
+        if (v->kind != TESSEL_YAML_SCALAR || !v->value[0] || strlen(v->value) >= 64 ||
+            strpbrk(v->value, " \t\r\n,"))
+            return fail(c, TESSEL_EINVAL, v, "pareto", "an objective is a column name (no "
+                        "blanks or commas)%s%s", NULL, NULL);
         if (!(s->objectives[i] = dup_text(c, v->value)))
             return TESSEL_ENOMEM;
         s->objective_view[i] = s->objectives[i];

@@ -27,9 +27,7 @@ typedef struct sweep_axis {
  * binds the spec's first input: name is then "". */
 typedef struct sweep_binding {
     char name[TESSEL_SPEC_NAME_MAX];
-    char *value;
-    int is_file_candidate; /* resolved against the sweep file's directory unless it names a
-                              tensor of the einsum */
+    char *value; /* a file is already resolved against the sweep file's directory */
 } sweep_binding;
 
 typedef struct sweep_data {

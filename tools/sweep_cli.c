@@ -62,17 +62,47 @@ static int write_figure(const char *dir, const char *name, figure_fn draw,
     return CLI_EXIT_OK;
 }
 
-/* One distinct value in column `name` (a sweep over one data entry). */
-static int single_value(const tessel_report_csv *t, const char *name)
+#define MAX_PARETO_FIGURES 32
+
+/* The rows of t whose column `col` holds `value`, as a table of their own. */
+static int rows_with(const tessel_report_csv *t, size_t col, const char *value,
+                     tessel_report_csv **out, tessel_diag *d)
 {
-    long c = tessel_report_csv_find(t, name);
-    for (size_t r = 1; c >= 0 && r < tessel_report_csv_rows(t); r++)
-        if (strcmp(tessel_report_csv_cell(t, r, (size_t)c), tessel_report_csv_cell(t, 0, (size_t)c)))
-            return 0;
-    return c >= 0;
+    size_t ncols = tessel_report_csv_columns(t), nrows = tessel_report_csv_rows(t), kept = 0;
+    const char **cells = malloc((nrows + 1) * ncols * sizeof(*cells));
+    if (!cells)
+        return tessel_diag_set(d, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    for (size_t c = 0; c < ncols; c++)
+        cells[c] = tessel_report_csv_column_name(t, c);
+    for (size_t r = 0; r < nrows; r++)
+        if (strcmp(tessel_report_csv_cell(t, r, col), value) == 0) {
+            kept++;
+            for (size_t c = 0; c < ncols; c++)
+                cells[kept * ncols + c] = tessel_report_csv_cell(t, r, c);
+        }
+    int rc = tessel_report_csv_from_cells(tessel_report_csv_name(t), ncols, kept, cells, NULL,
+                                          NULL, out, d);
+    free(cells);
+    return rc;
 }
 
-static int pareto_figure(const char *dir, const tessel_report_csv *summary, int quiet)
+/* "pareto-G51.svg": the data label with anything but letters, digits,
+ * '-', '_' and '.' replaced by '_'. */
+static void pareto_name(const char *data, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "pareto-");
+    for (const char *p = data; *p && len + 5 < n; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '-' || ch == '_' || ch == '.';
+        buf[len++] = ok ? ch : '_';
+    }
+    snprintf(buf + len, n - len, ".svg");
+}
+
+/* pareto.svg for a sweep on one data set; pareto-DATA.svg for each data
+ * set of a sweep on several (the fronts are per data set). */
+static int pareto_figures(const char *dir, const tessel_report_csv *summary, int quiet)
 {
     char names[TESSEL_SWEEP_MAX_OBJECTIVES][64];
     size_t n = 0;
@@ -82,10 +112,10 @@ static int pareto_figure(const char *dir, const tessel_report_csv *summary, int 
     if (n < 2)
         return CLI_EXIT_OK;
     const char *x = names[0], *y = names[1];
-    if (strncmp(x, "max:", 4) == 0 || strncmp(y, "max:", 4) == 0 || !single_value(summary, "data")) {
+    long col = tessel_report_csv_find(summary, "data");
+    if (strncmp(x, "max:", 4) == 0 || strncmp(y, "max:", 4) == 0 || col < 0) {
         if (!quiet)
-            printf("pareto.svg not drawn: it shows one front of two minimised objectives on one "
-                   "data set (use tessel plot pareto on a part of summary.csv)\n");
+            printf("no Pareto figure: it shows two minimised objectives\n");
         return CLI_EXIT_OK;
     }
     tessel_plot_options o;
@@ -93,7 +123,30 @@ static int pareto_figure(const char *dir, const tessel_report_csv *summary, int 
     o.x = strncmp(x, "min:", 4) == 0 ? x + 4 : x;
     o.y = strncmp(y, "min:", 4) == 0 ? y + 4 : y;
     o.log_scale = 1;
-    return write_figure(dir, "pareto.svg", tessel_plot_pareto, summary, &o, quiet);
+    size_t rows = tessel_report_csv_rows(summary), drawn = 0;
+    int status = CLI_EXIT_OK;
+    for (size_t r = 0; r < rows && !status; r++) {
+        const char *data = tessel_report_csv_cell(summary, r, (size_t)col);
+        /* a sweep's rows come data set by data set: a new one starts here */
+        if (r > 0 && strcmp(tessel_report_csv_cell(summary, r - 1, (size_t)col), data) == 0)
+            continue;
+        if (drawn++ == MAX_PARETO_FIGURES) {
+            if (!quiet)
+                printf("Pareto figures drawn for the first %u data sets only\n",
+                       MAX_PARETO_FIGURES);
+            break;
+        }
+        tessel_report_csv *part = NULL;
+        if (rows_with(summary, (size_t)col, data, &part, &d))
+            return cli_report(&d);
+        char name[300];
+        pareto_name(data, name, sizeof(name));
+        int one = tessel_report_csv_rows(part) == rows;
+        status = write_figure(dir, one ? "pareto.svg" : name, tessel_plot_pareto, part, &o,
+                              quiet);
+        tessel_report_csv_free(&part);
+    }
+    return status;
 }
 
 int sweep_cli_plots(const char *dir, int quiet)
@@ -116,7 +169,7 @@ int sweep_cli_plots(const char *dir, int quiet)
     if (!status)
         status = write_figure(dir, "traffic.svg", tessel_plot_traffic, traffic, &o, quiet);
     if (!status)
-        status = pareto_figure(dir, summary, quiet);
+        status = pareto_figures(dir, summary, quiet);
     tessel_report_csv_free(&summary);
     tessel_report_csv_free(&traffic);
     return status;

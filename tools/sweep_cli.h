@@ -18,8 +18,8 @@ int sweep_cli_objectives(const char *cmd, const char *text, sweep_cli_names *out
 void sweep_cli_names_free(sweep_cli_names *n);
 
 /* SVG figures of a finished sweep directory: roofline.svg, traffic.svg
- * (the first points) and, with two minimised objectives on one data set,
- * pareto.svg. Returns an exit status. */
+ * (the first points) and, with two minimised objectives, pareto.svg (one
+ * data set) or pareto-DATA.svg per data set. Returns an exit status. */
 int sweep_cli_plots(const char *dir, int quiet);
 
 #endif

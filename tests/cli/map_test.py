@@ -9,30 +9,15 @@ import argparse
 import csv
 import itertools
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from clitest import ROOT, check, failures, run
+
 SPEC = os.path.join(ROOT, "examples", "sweep", "spmspm-llb.yaml")
 G51 = os.path.join(ROOT, "examples", "data", "G51.mtx.gz")
 JAG = os.path.join(ROOT, "examples", "data", "jagmesh7.mtx.gz")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(tessel, *args, ok=True):
-    p = subprocess.run([tessel, *args], capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        print(p.stdout, p.stderr)
-        raise SystemExit(f"tessel {' '.join(args)} failed with status {p.returncode}")
-    return p
 
 
 def summary_rows(path):

@@ -25,25 +25,11 @@ import sys
 import tempfile
 import time
 
+from clitest import ROOT, check, failures, run
+
 FILES = ["summary.csv", "traffic.csv", "pareto.csv", "sweep.state"]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = os.path.join(ROOT, "tests", "sweep", "small.yaml")
 SLOW = os.path.join(ROOT, "tests", "sweep", "slow.yaml")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(tessel, *args, ok=True):
-    p = subprocess.run([tessel, *args], capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        print(p.stdout, p.stderr)
-        raise SystemExit(f"tessel {' '.join(args)} failed with status {p.returncode}")
-    return p
 
 
 def read(d, name):

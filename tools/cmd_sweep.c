@@ -24,6 +24,7 @@ enum {
     OPT_DRY_RUN,
     OPT_PLOT,
     OPT_NO_TIMING,
+    OPT_SKIP_INVALID,
     OPT_COUNT
 };
 
@@ -41,6 +42,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_DRY_RUN] = { "--dry-run", "-n", 0 },
     [OPT_PLOT] = { "--plot", NULL, 0 },
     [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
+    [OPT_SKIP_INVALID] = { "--skip-invalid", NULL, 0 },
 };
 
 static void help(void)
@@ -71,6 +73,9 @@ static void help(void)
         "                        data entry)\n"
         "      --timing          record each estimate's wall time in model_seconds (by\n"
         "                        default 0, so that repeated runs give identical files)\n"
+        "      --skip-invalid    a point whose spec is invalid (partitions over 100 %%, say)\n"
+        "                        or that the estimator refuses gets a summary row with its\n"
+        "                        error and no numbers; by default it stops the sweep\n"
         "      --no-memo         estimate every point's traffic, even when an earlier\n"
         "                        point had the same traffic-deciding spec\n"
         "      --no-timing       leave times and rates out of the printed summary\n"
@@ -145,6 +150,7 @@ static int parse_options(const cli_args *args, tessel_sweep_options *o, sweep_cl
         return cli_usage_error("sweep", "--resume and --overwrite contradict each other");
     o->timing = cli_has(args, OPT_TIMING);
     o->no_memo = cli_has(args, OPT_NO_MEMO);
+    o->skip_invalid = cli_has(args, OPT_SKIP_INVALID);
     if (sweep_cli_objectives("sweep", cli_value(args, OPT_PARETO), names))
         return CLI_EXIT_USAGE;
     if (names->n) {
@@ -185,6 +191,9 @@ static void print_report(const tessel_sweep_report *r, const char *dir, int timi
     if (r->memo_hits)
         printf("; %llu with the traffic of an earlier point", (unsigned long long)r->memo_hits);
     printf("\n");
+    if (r->invalid)
+        printf("%llu points skipped as invalid: their summary rows hold the error\n",
+               (unsigned long long)r->invalid);
     if (timing)
         printf("statistics and data: %.3f s\n", r->stats_seconds);
     printf("wrote %s/summary.csv and %s/traffic.csv", dir, dir);
@@ -226,6 +235,10 @@ static int run(const cli_args *args)
             fprintf(stderr, "\r%100s\r", "");
         if (err)
             rc = cli_report(&d);
+        if ((err == TESSEL_EINVAL || err == TESSEL_EUNSUPPORTED || err == TESSEL_ERANGE) &&
+            strncmp(d.message, "point ", 6) == 0)
+            fprintf(stderr, "tessel sweep: --skip-invalid --resume records such points with "
+                            "their error and goes on\n");
         if (!rc && cli_has(args, OPT_PLOT))
             rc = sweep_cli_plots(dir, quiet);
         if (!rc && !quiet)

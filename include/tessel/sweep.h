@@ -81,6 +81,9 @@ typedef struct tessel_sweep_options {
                                  so that outputs are byte-identical across runs */
     int no_memo;              /* evaluate every point's traffic, even when a point with
                                  the same traffic-deciding spec was evaluated before */
+    int skip_invalid;         /* a point whose spec is invalid or that the estimator refuses
+                                 gets a summary row with its `error` and no numbers, and the
+                                 sweep goes on (off: such a point stops the sweep) */
     const char *const *objectives; /* Pareto objectives (override the file's); NULL: the file's */
     size_t nobjectives;
     tessel_sweep_progress_fn progress;
@@ -98,6 +101,7 @@ typedef struct tessel_sweep_report {
     uint64_t evaluated;       /* evaluated now */
     uint64_t resumed;         /* found finished in the partial outputs */
     uint64_t memo_hits;       /* points whose traffic came from an earlier point */
+    uint64_t invalid;         /* points skipped as invalid (skip_invalid) */
     uint64_t pareto_points;   /* rows of pareto.csv (0 without objectives) */
     double stats_seconds;     /* loading data and collecting statistics */
     double eval_seconds;      /* evaluating points (wall) */

@@ -170,6 +170,9 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
 /* Rows: `point`, one column per axis (named by its path), then the
  * columns of tessel run's files. */
 
+/* Rows: `point`, one column per axis (named by its path), then in
+ * summary.csv `error` (empty unless the point was skipped as invalid),
+ * then the columns of tessel run's files. */
 void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
 {
     fputs("point", f);
@@ -177,7 +180,7 @@ void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
         fputc(',', f);
         tessel_csv_field(f, s->axis[a].path);
     }
-    fputc(',', f);
+    fputs(traffic ? "," : ",error,", f);
     fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
 }
 
@@ -198,6 +201,7 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
     uint32_t idx[TESSEL_SWEEP_MAX_AXES];
     sweep_point_indices(s, p % s->per_data, idx);
     write_prefix(s, idx, p, summary);
+    fputc(',', summary); /* no error */
     int rc = tessel_report_summary_csv_row(summary, pt);
     for (unsigned l = 0; !rc && l < pt->nlevels; l++)
         for (unsigned t = 0; !rc && t < pt->ntensors; t++) {
@@ -205,4 +209,36 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
             rc = tessel_report_traffic_csv_row(traffic, pt, l, t);
         }
     return rc;
+}
+
+static const char *estimator_name(tessel_sweep_estimator e)
+{
+    return e == TESSEL_SWEEP_EXACT ? "exact" : e == TESSEL_SWEEP_ANALYTIC ? "analytic" : "stat";
+}
+
+void sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
+                         FILE *summary)
+{
+    const tessel_sweep *s = sh->sweep;
+    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
+    sweep_point_indices(s, p % s->per_data, idx);
+    write_prefix(s, idx, p, summary);
+    char msg[1400];
+    tessel_diag_format(diag, msg, sizeof(msg));
+    tessel_csv_field(summary, msg);
+    const char *identity[5] = { sh->data_spec->name,
+                                tessel_report_workload_name(sh->data_spec->workload.kind),
+                                sh->label, "fixed", estimator_name(s->estimator) };
+    for (size_t i = 0; i < 5; i++) {
+        fputc(',', summary);
+        tessel_csv_field(summary, identity[i]);
+    }
+    /* the numbers: one empty field per summary column after the five
+     * identity columns (the header's commas less the four between those) */
+    size_t commas = 0;
+    for (const char *h = tessel_report_summary_header(); *h; h++)
+        commas += *h == ',';
+    for (size_t i = 4; i < commas; i++)
+        fputc(',', summary);
+    fputc('\n', summary);
 }

@@ -40,7 +40,7 @@ typedef struct worker {
     sweep_memo *memo;
     sweep_spec_cache *specs;
     tessel_report_point *point;
-    uint64_t memo_hits;
+    uint64_t memo_hits, invalid;
 } worker;
 
 typedef struct chunk {
@@ -83,6 +83,13 @@ static void report_progress(batch *b, int force)
                      t - b->start);
 }
 
+/* Failures of the point itself (its spec, or an estimator refusing it),
+ * not of the machine (memory, files). */
+static int point_fault(int rc)
+{
+    return rc == TESSEL_EINVAL || rc == TESSEL_EUNSUPPORTED || rc == TESSEL_ERANGE;
+}
+
 static void run_chunk(batch *b, worker *w, chunk *c)
 {
     c->summary_off = ftello(w->summary);
@@ -90,6 +97,13 @@ static void run_chunk(batch *b, worker *w, chunk *c)
     for (uint64_t p = c->first; p < c->end && !c->rc; p++) {
         int hit = 0;
         c->rc = sweep_eval_point(b->shared, w->memo, w->specs, p, w->point, &hit, &c->diag);
+        if (c->rc && b->opt->skip_invalid && point_fault(c->rc)) {
+            sweep_write_invalid(b->shared, p, &c->diag, w->summary);
+            w->invalid++;
+            atomic_fetch_add(&b->done, 1);
+            c->rc = TESSEL_OK;
+            continue;
+        }
         if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, w->summary, w->traffic))
             c->rc = tessel_diag_set(&c->diag, TESSEL_ENOMEM, "", 0, 0, "",
                                     "out of memory buffering the rows of point %llu",
@@ -456,7 +470,8 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     sweep_patch_free(r->alloc, &patch);
     for (unsigned i = 0; i < r->nthreads; i++) {
         r->report->memo_hits += r->workers[i].memo_hits;
-        r->workers[i].memo_hits = 0;
+        r->report->invalid += r->workers[i].invalid;
+        r->workers[i].memo_hits = r->workers[i].invalid = 0;
     }
     entry_free(&e);
     return rc;

@@ -126,6 +126,10 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
                      FILE *summary, FILE *traffic);
 /* The header lines of the sweep's summary.csv and traffic.csv into f. */
 void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
+/* The summary row of a point that failed with diag (skip_invalid): its
+ * identity, the error, no numbers. */
+void sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
+                         FILE *summary);
 
 /* memo.c: per-thread table from the traffic-deciding part of a spec to
  * its estimate. */

@@ -6,9 +6,12 @@
  * Stages of one point on examples/sweep/spmspm-llb.yaml with the matrix bound to A
  * (B = A), each the best of 3 runs over many points: deriving the point's spec from
  * four --set-style overrides, its energy, the stat estimate (one tile shape, no memo),
- * the report record, the CSV rows. Then whole sweeps (bench/sweep/arch-condmat.yaml,
- * 3,840 points) with 1 and 2 threads, with and without the traffic memo. Run from the
- * project root (the sweep files name ../shared/data). */
+ * the report record, the CSV rows. Then whole sweeps with 1 and 2 threads, with and
+ * without the traffic memo (and the patched specs): bench/sweep/arch-only-*.yaml
+ * (20,910 architectures of one mapping, on ca-CondMat and on G51), arch-condmat.yaml
+ * (3,840 points: 6 mappings x 640 architectures) and ten-matrices.yaml (10,000 points
+ * over 10 shared matrices). Run from the project root (the sweep files name
+ * ../shared/data). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,8 +211,10 @@ int main(int argc, char **argv)
     if (run_stages(matrix))
         return 1;
     printf("\nwhole sweeps (output to bench-sweep-out/)\n");
-    const char *files[] = { "bench/sweep/arch-condmat.yaml", "bench/sweep/ten-matrices.yaml" };
-    for (size_t f = 0; f < 2; f++)
+    const char *files[] = { "bench/sweep/arch-only-ca-condmat.yaml",
+                            "bench/sweep/arch-only-g51.yaml",
+                            "bench/sweep/arch-condmat.yaml", "bench/sweep/ten-matrices.yaml" };
+    for (size_t f = 0; f < 4; f++)
         for (unsigned threads = 1; threads <= 2; threads++)
             for (int memo = 1; memo >= 0; memo--)
                 if (run_sweep(files[f], threads, memo))

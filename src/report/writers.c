@@ -27,78 +27,353 @@ const char *tessel_report_summary_header(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* One record being written: CSV fields or JSON members. */
+/* One record being written: CSV fields or JSON members, built in a local
+ * buffer and written with one fwrite when the record ends. A record longer
+ * than the buffer (no CSV row is, with tessel_report_point's field sizes;
+ * a JSON record with many escapes can be) goes out in pieces as the buffer
+ * fills: never truncated. */
 typedef struct emitter {
     FILE *f;
     int json;
     int nfields;
+    size_t len;     /* bytes of buf in use */
+    char buf[4096]; /* a CSV row of the longest fields, all quoted: < 3 KB */
 } emitter;
+
+static void emitter_init(emitter *e, FILE *f, int json)
+{
+    e->f = f;
+    e->json = json;
+    e->nfields = 0;
+    e->len = 0;
+}
+
+static void flush(emitter *e)
+{
+    if (e->len)
+        fwrite(e->buf, 1, e->len, e->f);
+    e->len = 0;
+}
+
+/* Room for n more bytes (n <= sizeof(buf)) at the end of the buffer. */
+static char *reserve(emitter *e, size_t n)
+{
+    if (sizeof(e->buf) - e->len < n)
+        flush(e);
+    return e->buf + e->len;
+}
+
+static void put(emitter *e, const char *s, size_t n)
+{
+    while (n > sizeof(e->buf) - e->len) {
+        size_t room = sizeof(e->buf) - e->len;
+        memcpy(e->buf + e->len, s, room);
+        e->len += room;
+        s += room;
+        n -= room;
+        flush(e);
+    }
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+}
+
+static void put_char(emitter *e, char c)
+{
+    *reserve(e, 1) = c;
+    e->len++;
+}
+
+static void put_str(emitter *e, const char *s)
+{
+    put(e, s, strlen(s));
+}
 
 static void begin(emitter *e)
 {
     e->nfields = 0;
     if (e->json)
-        fputc('{', e->f);
+        put_char(e, '{');
 }
 
 static void end(emitter *e)
 {
-    fputs(e->json ? "}" : "\n", e->f);
+    put_char(e, e->json ? '}' : '\n');
+    flush(e);
 }
 
 static void key(emitter *e, const char *name)
 {
-    if (e->json)
-        fprintf(e->f, "%s\"%s\": ", e->nfields ? ", " : "", name);
-    else if (e->nfields)
-        fputc(',', e->f);
+    if (e->json) {
+        if (e->nfields)
+            put(e, ", ", 2);
+        put_char(e, '"');
+        put_str(e, name);
+        put(e, "\": ", 3);
+    } else if (e->nfields) {
+        put_char(e, ',');
+    }
     e->nfields++;
 }
 
-static void json_string(FILE *f, const char *s)
+static void json_string(emitter *e, const char *s)
 {
-    fputc('"', f);
+    static const char hex[] = "0123456789abcdef";
+    put_char(e, '"');
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c == '\r')
-            fputs("\\r", f);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+        if (c == '"' || c == '\\') {
+            put_char(e, '\\');
+            put_char(e, (char)c);
+        } else if (c == '\n') {
+            put(e, "\\n", 2);
+        } else if (c == '\t') {
+            put(e, "\\t", 2);
+        } else if (c == '\r') {
+            put(e, "\\r", 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+            put(e, u, sizeof(u));
+        } else {
+            put_char(e, (char)c);
+        }
     }
-    fputc('"', f);
+    put_char(e, '"');
+}
+
+/* tessel_csv_field's rule (RFC 4180): quoted when holding , " CR or LF,
+ * with quotes doubled. */
+static void csv_field(emitter *e, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        put_str(e, s);
+        return;
+    }
+    put_char(e, '"');
+    for (const char *quote; (quote = strchr(s, '"')); s = quote + 1) {
+        put(e, s, (size_t)(quote - s) + 1);
+        put_char(e, '"');
+    }
+    put_str(e, s);
+    put_char(e, '"');
 }
 
 static void emit_str(emitter *e, const char *name, const char *value)
 {
     key(e, name);
     if (e->json)
-        json_string(e->f, value);
+        json_string(e, value);
     else
-        tessel_csv_field(e->f, value);
+        csv_field(e, value);
+}
+
+/* The decimal digits of v, as %llu prints them; returns their count (<= 20). */
+static size_t format_u64(char *out, uint64_t v)
+{
+    char reversed[20];
+    size_t n = 0;
+    do {
+        reversed[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = reversed[n - 1 - i];
+    return n;
 }
 
 static void emit_u64(emitter *e, const char *name, uint64_t value)
 {
     key(e, name);
-    fprintf(e->f, "%llu", (unsigned long long)value);
+    e->len += format_u64(reserve(e, 20), value);
 }
 
-/* The shortest of %.15g, %.16g, %.17g that reads back as v. */
-static void format_double(char *buf, size_t n, double v)
+/* Doubles: the shortest of %.15g, %.16g, %.17g that strtod reads back as
+ * v. Two fast paths give the same bytes without printf; anything else
+ * takes the snprintf + strtod route.
+ *
+ * 1. An integer below 1e15 in magnitude (zeros included) has at most 15
+ *    digits, so %.15g prints it exactly, in %f style (its exponent is below
+ *    15), with no point: the sign ("-0" for -0.0), then the digits. They
+ *    read back as v, so %.15g is the answer.
+ * 2. For 1e-14 <= |v| < 1e22, |v| * 10^s for a suitable s is an exact
+ *    fraction n / b of 128-bit integers whose integer part q has 18 to 20
+ *    digits: the leading digits of |v|, and below them what decides their
+ *    rounding. Rounding q to P digits, half to even on the exact value, is
+ *    what %.Pg prints; whether strtod reads those digits back as v (to
+ *    nearest, ties to even) is decided exactly from the distance to v and
+ *    the gaps to v's neighbouring doubles, all scaled by 10^s * b. Like the
+ *    contract itself, this takes printf and strtod to round exactly, in
+ *    the default rounding mode (glibc does; tests/unit/test_writers.c
+ *    compares both paths with the snprintf + strtod route). */
+
+/* %.Pg text (P = precision) of the value digits x 10^(exponent + 1 - D),
+ * D the number of digits: the sign, then %e style when the exponent is
+ * below -4 or at least P, else %f style; trailing zeros of the fraction
+ * dropped. Returns its length (< 32). */
+static size_t format_g(char *out, int negative, uint64_t digits, int precision, int exponent)
 {
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v)
-            return;
+    char text[20];
+    while (digits >= 10 && digits % 10 == 0)
+        digits /= 10;
+    size_t len = format_u64(text, digits), n = 0;
+    if (negative)
+        out[n++] = '-';
+    if (exponent < -4 || exponent >= precision) {
+        out[n++] = text[0];
+        if (len > 1) {
+            out[n++] = '.';
+            memcpy(out + n, text + 1, len - 1);
+            n += len - 1;
+        }
+        out[n++] = 'e';
+        out[n++] = exponent < 0 ? '-' : '+';
+        unsigned magnitude = (unsigned)(exponent < 0 ? -exponent : exponent);
+        if (magnitude < 10)
+            out[n++] = '0';
+        return n + format_u64(out + n, magnitude);
     }
+    if (exponent < 0) {
+        size_t zeros = (size_t)(-exponent - 1);
+        memcpy(out + n, "0.", 2);
+        memset(out + n + 2, '0', zeros);
+        n += 2 + zeros;
+        memcpy(out + n, text, len);
+        return n + len;
+    }
+    size_t whole = (size_t)exponent + 1;
+    if (len <= whole) {
+        memcpy(out + n, text, len);
+        memset(out + n + len, '0', whole - len);
+        return n + whole;
+    }
+    memcpy(out + n, text, whole);
+    out[n + whole] = '.';
+    memcpy(out + n + whole + 1, text + whole, len - whole);
+    return n + len + 1;
+}
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef unsigned __int128 wide;
+__extension__ typedef __int128 wide_signed;
+
+static wide power(unsigned base, int exponent)
+{
+    wide p = 1;
+    while (exponent-- > 0)
+        p *= base;
+    return p;
+}
+
+/* |v| x 10^s (see fast path 2 above) and the doubles around |v|. */
+typedef struct scaled {
+    wide q, r, b;       /* |v| x 10^s = q + r / b, 0 <= r < b */
+    wide gap;           /* the gap to the next double up, x 10^s x b */
+    int gap_below_half; /* the gap to the next double down is half of it */
+    int even;           /* |v|'s significand is even: a tie reads back as |v| */
+    unsigned ndigits;   /* of q: 18 to 20 */
+    int exponent;       /* of q's leading digit, as a power of 10 of |v| */
+} scaled;
+
+/* For 1e-14 <= magnitude < 1e22; 0 when log10 misled the choice of s. */
+static int scale(double magnitude, scaled *x)
+{
+    int binary_exponent;
+    double fraction = frexp(magnitude, &binary_exponent);
+    uint64_t significand = (uint64_t)ldexp(fraction, 53); /* magnitude = significand x 2^e */
+    int e = binary_exponent - 53;
+    int s = 18 - (int)floor(log10(magnitude)); /* -4 <= s <= 32 unless log10 is far off */
+    wide n;                                    /* |v| x 10^s = n / b */
+    if (s < -4 || s > 32)
+        return 0;
+    if (s >= 0) { /* significand x 5^s x 2^(s + e), below 2^53 x 5^32 < 2^128 */
+        wide five = power(5, s);
+        n = significand * five;
+        x->gap = five;
+        x->b = 1;
+        if (s + e >= 0) {
+            n <<= s + e;
+            x->gap <<= s + e;
+        } else if (s + e > -100) {
+            x->b <<= -(s + e); /* below 2^72 when q >= 10^17, checked below */
+        } else {
+            return 0;
+        }
+    } else { /* |v| > 1e18 > 2^53, so e > 0: significand x 2^e / 10^-s, e <= 21 */
+        n = (wide)significand << e;
+        x->gap = (wide)1 << e;
+        x->b = power(10, -s);
+    }
+    x->q = n / x->b;
+    x->r = n % x->b;
+    wide e17 = power(10, 17);
+    if (x->q < e17 || x->q >= e17 * 1000)
+        return 0;
+    x->ndigits = 18 + (x->q >= e17 * 10) + (x->q >= e17 * 100);
+    x->exponent = (int)x->ndigits - 1 - s;
+    x->gap_below_half = significand == (uint64_t)1 << 52;
+    x->even = significand % 2 == 0;
+    return 1;
+}
+
+/* q rounded to `precision` digits (half to even on the exact n / b), and
+ * whether strtod reads those digits back as |v|. May return 10^precision. */
+static uint64_t round_digits(const scaled *x, int precision, int *reads_back)
+{
+    wide unit = power(10, (int)x->ndigits - precision);
+    wide digits = x->q / unit, dropped = x->q % unit;
+    if (dropped > unit / 2 || (dropped == unit / 2 && (x->r || digits % 2)))
+        digits++;
+    /* from |v| to the digits' value, x 10^s x b: below 10^5 x 2^72 */
+    wide_signed distance = ((wide_signed)(digits * unit) - (wide_signed)x->q) *
+                           (wide_signed)x->b - (wide_signed)x->r;
+    wide twice = (wide)(distance < 0 ? -distance : distance) * 2;
+    if (distance < 0 && x->gap_below_half)
+        twice *= 2;
+    *reads_back = twice < x->gap || (twice == x->gap && x->even);
+    return (uint64_t)digits;
+}
+
+static size_t format_double_exact(char *out, double v)
+{
+    double magnitude = fabs(v);
+    scaled x;
+    if (!(magnitude >= 1e-14 && magnitude < 1e22) || !scale(magnitude, &x))
+        return 0;
+    for (int precision = 15;; precision++) {
+        int reads_back;
+        uint64_t digits = round_digits(&x, precision, &reads_back);
+        if (reads_back || precision == 17) {
+            int carried = digits == (uint64_t)power(10, precision);
+            return format_g(out, signbit(v) != 0, digits, precision, x.exponent + carried);
+        }
+    }
+}
+#else
+static size_t format_double_exact(char *out, double v)
+{
+    (void)out;
+    (void)v;
+    return 0;
+}
+#endif
+
+/* Returns the length written (< 32). */
+static size_t format_double(char *out, double v)
+{
+    if (fabs(v) < 1e15 && v == (double)(int64_t)v) {
+        size_t n = 0;
+        if (signbit(v))
+            out[n++] = '-';
+        return n + format_u64(out + n, (uint64_t)fabs(v));
+    }
+    size_t n = format_double_exact(out, v);
+    if (n)
+        return n;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = (size_t)snprintf(out, 32, "%.*g", prec, v);
+        if (prec == 17 || strtod(out, NULL) == v)
+            break;
+    }
+    return n;
 }
 
 static void emit_double(emitter *e, const char *name, double value)
@@ -106,12 +381,10 @@ static void emit_double(emitter *e, const char *name, double value)
     key(e, name);
     if (!isfinite(value)) {
         if (e->json)
-            fputs("null", e->f);
+            put(e, "null", 4);
         return;
     }
-    char buf[40];
-    format_double(buf, sizeof(buf), value);
-    fputs(buf, e->f);
+    e->len += format_double(reserve(e, 32), value);
 }
 
 static int stream_status(FILE *f)
@@ -176,7 +449,8 @@ static void summary_record(emitter *e, const tessel_report_point *p)
 
 int tessel_report_traffic_csv_rows(FILE *f, const tessel_report_point *p)
 {
-    emitter e = { f, 0, 0 };
+    emitter e;
+    emitter_init(&e, f, 0);
     for (unsigned l = 0; l < p->nlevels; l++)
         for (unsigned t = 0; t < p->ntensors; t++)
             traffic_record(&e, p, l, t);
@@ -188,21 +462,24 @@ int tessel_report_traffic_csv_row(FILE *f, const tessel_report_point *p, unsigne
 {
     if (level >= p->nlevels || tensor >= p->ntensors)
         return TESSEL_EINVAL;
-    emitter e = { f, 0, 0 };
+    emitter e;
+    emitter_init(&e, f, 0);
     traffic_record(&e, p, level, tensor);
     return stream_status(f);
 }
 
 int tessel_report_summary_csv_row(FILE *f, const tessel_report_point *p)
 {
-    emitter e = { f, 0, 0 };
+    emitter e;
+    emitter_init(&e, f, 0);
     summary_record(&e, p);
     return stream_status(f);
 }
 
 int tessel_report_traffic_json(FILE *f, const tessel_report_point *p, size_t n)
 {
-    emitter e = { f, 1, 0 };
+    emitter e;
+    emitter_init(&e, f, 1);
     int first = 1;
     fputc('[', f);
     for (size_t i = 0; i < n; i++)
@@ -218,7 +495,8 @@ int tessel_report_traffic_json(FILE *f, const tessel_report_point *p, size_t n)
 
 int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n)
 {
-    emitter e = { f, 1, 0 };
+    emitter e;
+    emitter_init(&e, f, 1);
     fputc('[', f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  " : "\n  ", f);

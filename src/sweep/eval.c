@@ -81,32 +81,52 @@ static size_t point_sets(const tessel_sweep *s, const uint32_t *idx, const sweep
     return n;
 }
 
-/* The point's spec: a patched copy of a cached spec (*view), or one
- * derived for this point alone (*owned, the caller frees it). */
+/* The point's spec: a patched copy of a cached spec (*view, with *entry
+ * its cache entry), or one derived for this point alone (*owned, the
+ * caller frees it; *entry NULL). */
 static int point_spec(const sweep_shared *sh, sweep_spec_cache *cache, const uint32_t *idx,
                       tessel_spec *view, tessel_spec **owned, const tessel_spec **spec,
-                      size_t *axes, size_t *naxes, tessel_diag_list *errors)
+                      sweep_cached **entry, size_t *axes, size_t *naxes,
+                      tessel_diag_list *errors)
 {
     const tessel_sweep *s = sh->sweep;
     const sweep_patch *patch = cache ? sh->patch : NULL;
     const char *sets[TESSEL_SWEEP_MAX_AXES];
+    *entry = NULL;
     *naxes = point_sets(s, idx, patch, sets, axes);
     uint32_t key[TESSEL_SWEEP_MAX_AXES] = { 0 };
     for (size_t a = 0; patch && a < s->naxes; a++)
         key[a] = patch->kind[a] ? 0 : idx[a];
-    const tessel_spec *cached = patch ? sweep_spec_cache_find(cache, key) : NULL;
-    if (!cached) {
+    *entry = patch ? sweep_spec_cache_find(cache, key) : NULL;
+    if (!*entry) {
         int rc = tessel_spec_derive(sh->data_spec, sets, *naxes, s->alloc, owned, errors);
         if (rc || !patch)
             return *spec = *owned, rc;
-        cached = *owned;
-        if (sweep_spec_cache_put(cache, key, owned))
-            cached = sweep_spec_cache_find(cache, key);
+        *entry = sweep_spec_cache_put(cache, key, owned);
     }
-    *view = *cached; /* shares its strings and tree: never freed itself */
+    *view = *entry ? *(*entry)->spec : **owned; /* shares strings and tree: never freed */
     sweep_patch_apply(patch, idx, s->naxes, view);
     *spec = view;
     return TESSEL_OK;
+}
+
+/* The energy of spec, from the cache entry when PEs and MACs per PE match. */
+static int point_energy(const sweep_shared *sh, sweep_cached *entry, const tessel_spec *spec,
+                        tessel_design_energy *energy, tessel_diag_list *errors)
+{
+    if (entry && entry->has_energy && entry->energy_pes == spec->compute.pes &&
+        entry->energy_macs == spec->compute.macs_per_pe) {
+        *energy = entry->energy;
+        return TESSEL_OK;
+    }
+    int rc = tessel_energy_design(sh->db, spec, energy, errors);
+    if (!rc && entry) {
+        entry->energy = *energy;
+        entry->energy_pes = spec->compute.pes;
+        entry->energy_macs = spec->compute.macs_per_pe;
+        entry->has_energy = 1;
+    }
+    return rc;
 }
 
 int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
@@ -120,8 +140,9 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     tessel_diag_list_init(&errors, s->alloc);
     tessel_spec view, *owned = NULL;
     const tessel_spec *spec = NULL;
+    sweep_cached *entry = NULL;
     size_t axes[TESSEL_SWEEP_MAX_AXES], naxes = 0;
-    int rc = point_spec(sh, cache, idx, &view, &owned, &spec, axes, &naxes, &errors);
+    int rc = point_spec(sh, cache, idx, &view, &owned, &spec, &entry, axes, &naxes, &errors);
     tessel_design_energy energy;
     if (!rc && !same_tables(spec, sh->data_spec)) {
         rc = tessel_diag_list_add(&errors, TESSEL_EINVAL, "", 0, 0, "architecture",
@@ -129,7 +150,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
                                   "the base spec; vary them with separate sweeps");
     }
     if (!rc)
-        rc = tessel_energy_design(sh->db, spec, &energy, &errors);
+        rc = point_energy(sh, entry, spec, &energy, &errors);
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
         tessel_spec_free(&owned);
@@ -137,8 +158,11 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     }
     tessel_diag_list_free(&errors);
 
+    /* the estimate: the cache entry's (patched axes cannot change it),
+     * else the memo's, else the estimator's */
     tessel_result result;
-    const tessel_result *known = sweep_memo_find(memo, spec);
+    const tessel_result *known = entry && entry->has_result ? &entry->result
+                                                            : sweep_memo_find(memo, spec);
     *memo_hit = known != NULL;
     if (known) {
         result = *known;
@@ -146,6 +170,10 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
         rc = estimate(sh, spec, &result, diag);
         if (!rc)
             sweep_memo_put(memo, spec, &result);
+    }
+    if (!rc && entry && !entry->has_result) {
+        entry->result = result;
+        entry->has_result = 1;
     }
     if (!rc) {
         if (!sh->timing)
@@ -184,30 +212,103 @@ void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
     fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
 }
 
-static void write_prefix(const tessel_sweep *s, const uint32_t *idx, uint64_t p, FILE *f)
+/* Appends s as one CSV field (quoted when it holds , " CR or LF). */
+static size_t append_field(char *buf, size_t len, size_t cap, const char *s)
 {
-    fprintf(f, "%llu", (unsigned long long)p);
-    for (size_t a = 0; a < s->naxes; a++) {
-        fputc(',', f);
-        if (idx[a] != SWEEP_NO_VALUE)
-            tessel_csv_field(f, s->axis[a].values[idx[a]]);
+    size_t n = strlen(s);
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (len + 2 * n + 3 > cap)
+        return SIZE_MAX;
+    if (!quote) {
+        memcpy(buf + len, s, n);
+        return len + n;
     }
-    fputc(',', f);
+    buf[len++] = '"';
+    for (; *s; s++) {
+        if (*s == '"')
+            buf[len++] = '"';
+        buf[len++] = *s;
+    }
+    buf[len++] = '"';
+    return len;
+}
+
+/* "POINT,AXIS VALUES...," into buf (the columns every row of the point
+ * starts with); SIZE_MAX when it does not fit. */
+static size_t build_prefix(const tessel_sweep *s, const uint32_t *idx, uint64_t p, char *buf,
+                           size_t cap)
+{
+    char digits[24];
+    size_t n = 0;
+    do
+        digits[n++] = (char)('0' + p % 10);
+    while ((p /= 10) > 0);
+    size_t len = 0;
+    while (n > 0)
+        buf[len++] = digits[--n];
+    for (size_t a = 0; a < s->naxes && len != SIZE_MAX; a++) {
+        buf[len++] = ',';
+        if (idx[a] != SWEEP_NO_VALUE)
+            len = append_field(buf, len, cap - 1, s->axis[a].values[idx[a]]);
+    }
+    if (len == SIZE_MAX || len + 1 >= cap)
+        return SIZE_MAX;
+    buf[len++] = ',';
+    return len;
+}
+
+/* The prefix of point p: built once, written before each of its rows. */
+typedef struct row_prefix {
+    char text[4096];
+    size_t len;
+    char *big; /* when text is too small */
+} row_prefix;
+
+static void prefix_free(const tessel_sweep *s, row_prefix *rp)
+{
+    tessel_dealloc(s->alloc, rp->big);
+    rp->big = NULL;
+}
+
+static int prefix_init(const tessel_sweep *s, uint64_t p, row_prefix *rp)
+{
+    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
+    sweep_point_indices(s, p % s->per_data, idx);
+    rp->big = NULL;
+    rp->len = build_prefix(s, idx, p, rp->text, sizeof(rp->text));
+    if (rp->len != SIZE_MAX)
+        return TESSEL_OK;
+    /* axis values of up to 100,000 x their length: sized exactly */
+    size_t cap = 32;
+    for (size_t a = 0; a < s->naxes; a++)
+        cap += 2 * (idx[a] != SWEEP_NO_VALUE ? strlen(s->axis[a].values[idx[a]]) : 0) + 4;
+    if (!(rp->big = tessel_alloc(s->alloc, cap)))
+        return TESSEL_ENOMEM;
+    rp->len = build_prefix(s, idx, p, rp->big, cap);
+    return rp->len == SIZE_MAX ? TESSEL_ENOMEM : TESSEL_OK;
+}
+
+static void prefix_write(const row_prefix *rp, FILE *f)
+{
+    fwrite(rp->big ? rp->big : rp->text, 1, rp->len, f);
 }
 
 int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,
                      FILE *summary, FILE *traffic)
 {
-    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
-    sweep_point_indices(s, p % s->per_data, idx);
-    write_prefix(s, idx, p, summary);
+    row_prefix rp;
+    int rc = prefix_init(s, p, &rp);
+    if (rc)
+        return rc;
+    prefix_write(&rp, summary);
     fputc(',', summary); /* no error */
-    int rc = tessel_report_summary_csv_row(summary, pt);
+    rc = tessel_report_summary_csv_row(summary, pt);
     for (unsigned l = 0; !rc && l < pt->nlevels; l++)
         for (unsigned t = 0; !rc && t < pt->ntensors; t++) {
-            write_prefix(s, idx, p, traffic);
+            prefix_write(&rp, traffic);
             rc = tessel_report_traffic_csv_row(traffic, pt, l, t);
         }
+    prefix_free(s, &rp);
     return rc;
 }
 
@@ -216,13 +317,15 @@ static const char *estimator_name(tessel_sweep_estimator e)
     return e == TESSEL_SWEEP_EXACT ? "exact" : e == TESSEL_SWEEP_ANALYTIC ? "analytic" : "stat";
 }
 
-void sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
-                         FILE *summary)
+int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
+                        FILE *summary)
 {
     const tessel_sweep *s = sh->sweep;
-    uint32_t idx[TESSEL_SWEEP_MAX_AXES];
-    sweep_point_indices(s, p % s->per_data, idx);
-    write_prefix(s, idx, p, summary);
+    row_prefix rp;
+    if (prefix_init(s, p, &rp))
+        return TESSEL_ENOMEM;
+    prefix_write(&rp, summary);
+    prefix_free(s, &rp);
     char msg[1400];
     tessel_diag_format(diag, msg, sizeof(msg));
     tessel_csv_field(summary, msg);
@@ -241,4 +344,5 @@ void sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *
     for (size_t i = 4; i < commas; i++)
         fputc(',', summary);
     fputc('\n', summary);
+    return ferror(summary) ? TESSEL_ENOMEM : TESSEL_OK;
 }

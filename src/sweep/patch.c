@@ -86,24 +86,25 @@ void sweep_patch_free(const tessel_allocator *a, sweep_patch *p)
 
 /* ------------------------------------------------------------------ */
 
-typedef struct cached_spec {
-    uint32_t key[TESSEL_SWEEP_MAX_AXES];
-    tessel_spec *spec;
-} cached_spec;
-
 struct sweep_spec_cache {
     const tessel_allocator *alloc;
     size_t count;
-    cached_spec slot[SPEC_CACHE_SLOTS];
+    sweep_cached *slot; /* SPEC_CACHE_SLOTS */
 };
 
 sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a)
 {
     sweep_spec_cache *c = tessel_alloc(a, sizeof(*c));
-    if (c) {
-        memset(c, 0, sizeof(*c));
-        c->alloc = a;
+    if (!c)
+        return NULL;
+    c->alloc = a;
+    c->count = 0;
+    c->slot = tessel_alloc_array(a, SPEC_CACHE_SLOTS, sizeof(*c->slot));
+    if (!c->slot) {
+        tessel_dealloc(a, c);
+        return NULL;
     }
+    memset(c->slot, 0, SPEC_CACHE_SLOTS * sizeof(*c->slot));
     return c;
 }
 
@@ -113,11 +114,12 @@ void sweep_spec_cache_free(sweep_spec_cache **c)
         return;
     for (size_t i = 0; i < SPEC_CACHE_SLOTS; i++)
         tessel_spec_free(&(*c)->slot[i].spec);
+    tessel_dealloc((*c)->alloc, (*c)->slot);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
 }
 
-static cached_spec *cache_slot(sweep_spec_cache *c, const uint32_t *key)
+static sweep_cached *cache_slot(sweep_spec_cache *c, const uint32_t *key)
 {
     uint64_t h = UINT64_C(14695981039346656037);
     for (size_t i = 0; i < TESSEL_SWEEP_MAX_AXES; i++)
@@ -128,23 +130,24 @@ static cached_spec *cache_slot(sweep_spec_cache *c, const uint32_t *key)
     return &c->slot[i];
 }
 
-const tessel_spec *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key)
+sweep_cached *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key)
 {
-    cached_spec *e = cache_slot(c, key);
-    return e->spec;
+    sweep_cached *e = cache_slot(c, key);
+    return e->spec ? e : NULL;
 }
 
-/* Keeps *spec (taking it) unless the cache is three-quarters full. */
-int sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key, tessel_spec **spec)
+sweep_cached *sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key,
+                                   tessel_spec **spec)
 {
     if (4 * (c->count + 1) > 3 * SPEC_CACHE_SLOTS)
-        return 0;
-    cached_spec *e = cache_slot(c, key);
+        return NULL;
+    sweep_cached *e = cache_slot(c, key);
+    memset(e, 0, sizeof(*e));
     memcpy(e->key, key, sizeof(e->key));
     e->spec = *spec;
     *spec = NULL;
     c->count++;
-    return 1;
+    return e;
 }
 
 void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,

@@ -98,10 +98,16 @@ static void run_chunk(batch *b, worker *w, chunk *c)
         int hit = 0;
         c->rc = sweep_eval_point(b->shared, w->memo, w->specs, p, w->point, &hit, &c->diag);
         if (c->rc && b->opt->skip_invalid && point_fault(c->rc)) {
-            sweep_write_invalid(b->shared, p, &c->diag, w->summary);
+            c->rc = sweep_write_invalid(b->shared, p, &c->diag, w->summary);
+            if (c->rc) {
+                tessel_diag_set(&c->diag, c->rc, "", 0, 0, "", "out of memory buffering the "
+                                "row of point %llu", (unsigned long long)p);
+                c->failed_point = p;
+                atomic_store(&b->failed, 1);
+                break;
+            }
             w->invalid++;
             atomic_fetch_add(&b->done, 1);
-            c->rc = TESSEL_OK;
             continue;
         }
         if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, w->summary, w->traffic))

@@ -94,13 +94,26 @@ int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec,
                       const tessel_allocator *a, sweep_patch *out);
 void sweep_patch_free(const tessel_allocator *a, sweep_patch *p);
 
-/* Per worker: derived specs by their structural axis values. */
+/* Per worker: derived specs by their structural axis values, with what
+ * the patched axes cannot change: the estimate, and the energy for given
+ * PEs and MACs per PE (the MACs' area counts them). */
+typedef struct sweep_cached {
+    uint32_t key[TESSEL_SWEEP_MAX_AXES];
+    tessel_spec *spec;
+    int has_result, has_energy;
+    tessel_result result;
+    unsigned energy_pes, energy_macs;
+    tessel_design_energy energy;
+} sweep_cached;
+
 typedef struct sweep_spec_cache sweep_spec_cache;
 sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a);
 void sweep_spec_cache_free(sweep_spec_cache **c);
-const tessel_spec *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key);
-/* Takes *spec (sets it NULL) when there is room; 0 when full. */
-int sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key, tessel_spec **spec);
+sweep_cached *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key);
+/* Takes *spec (sets it NULL) and returns its entry when there is room;
+ * NULL when full. */
+sweep_cached *sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key,
+                                   tessel_spec **spec);
 /* Sets the patched fields of spec to point idx's values. */
 void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
                        tessel_spec *spec);
@@ -128,8 +141,8 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
 void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
 /* The summary row of a point that failed with diag (skip_invalid): its
  * identity, the error, no numbers. */
-void sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
-                         FILE *summary);
+int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
+                        FILE *summary);
 
 /* memo.c: per-thread table from the traffic-deciding part of a spec to
  * its estimate. */

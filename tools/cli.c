@@ -253,3 +253,23 @@ int cli_write_tensor(const tessel_tensor *t, enum cli_tensor_kind kind,
         return tessel_tensor_write_mtx(t, path, d);
     return tessel_tensor_write_tns(t, path, d);
 }
+
+int cli_report_list(const char *cmd, tessel_diag_list *errors, int rc)
+{
+    char buf[1400];
+    for (size_t i = 0; i < errors->count; i++) {
+        tessel_diag_format(&errors->items[i], buf, sizeof(buf));
+        fprintf(stderr, "%s\n", buf);
+    }
+    size_t n = errors->count + errors->dropped;
+    if (errors->dropped)
+        fprintf(stderr, "tessel %s: error: %zu more errors not shown (out of memory)\n", cmd,
+                errors->dropped);
+    if (n == 0) {
+        fprintf(stderr, "tessel %s: error: %s\n", cmd, tessel_strerror(rc));
+        n = 1;
+    }
+    fprintf(stderr, "tessel %s: %zu error%s\n", cmd, n, n == 1 ? "" : "s");
+    tessel_diag_list_free(errors);
+    return cli_exit_status(rc ? rc : TESSEL_EINVAL);
+}

@@ -41,6 +41,9 @@ int cli_positionals(const cli_args *a);
 /* Prints the diagnostic as "file:line: error: message" on stderr and
  * returns the exit status for its code. */
 int cli_report(const tessel_diag *d);
+/* Prints every diagnostic of the list, then "tessel CMD: N errors"; frees
+ * the list and returns the exit status for rc. */
+int cli_report_list(const char *cmd, tessel_diag_list *errors, int rc);
 int cli_exit_status(int code);
 /* "tessel CMD: error: ..." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -528,19 +528,6 @@ typedef struct map_state {
     tessel_map_result *result;
 } map_state;
 
-static int report_errors(tessel_diag_list *errors, int rc)
-{
-    char buf[1400];
-    for (size_t i = 0; i < errors->count; i++) {
-        tessel_diag_format(&errors->items[i], buf, sizeof(buf));
-        fprintf(stderr, "%s\n", buf);
-    }
-    if (!errors->count)
-        fprintf(stderr, "tessel map: error: %s\n", tessel_strerror(rc));
-    tessel_diag_list_free(errors);
-    return cli_exit_status(rc);
-}
-
 static int run(const map_request *r, map_state *st)
 {
     tessel_diag_list errors;
@@ -554,7 +541,7 @@ static int run(const map_request *r, map_state *st)
     if (!rc)
         rc = tessel_workload_load(st->spec, &load, NULL, &st->data, &errors);
     if (rc)
-        return report_errors(&errors, rc);
+        return cli_report_list("map", &errors, rc);
     tessel_diag_list_free(&errors);
     unsigned mask;
     if (level_mask(r, st->spec, &mask))

@@ -391,28 +391,6 @@ static void progress_done(progress_state *p)
         fprintf(stderr, "\r%60s\r", "");
 }
 
-/* Prints every diagnostic of the list and the count, frees the list;
- * returns the exit status. */
-static int report_list(tessel_diag_list *errors, int rc)
-{
-    char buf[1400];
-    for (size_t i = 0; i < errors->count; i++) {
-        tessel_diag_format(&errors->items[i], buf, sizeof(buf));
-        fprintf(stderr, "%s\n", buf);
-    }
-    size_t n = errors->count + errors->dropped;
-    if (errors->dropped)
-        fprintf(stderr, "tessel run: error: %zu more errors not shown (out of memory)\n",
-                errors->dropped);
-    if (n == 0) {
-        fprintf(stderr, "tessel run: error: %s\n", tessel_strerror(rc));
-        n = 1;
-    }
-    fprintf(stderr, "tessel run: %zu error%s\n", n, n == 1 ? "" : "s");
-    tessel_diag_list_free(errors);
-    return cli_exit_status(rc ? rc : TESSEL_EINVAL);
-}
-
 typedef struct run_state {
     tessel_spec *spec;
     tessel_workload_data *data;
@@ -436,7 +414,7 @@ static int run(const run_request *req, run_state *st)
     rc = tessel_spec_load(req->spec_path, (const char *const *)req->sets, req->nsets, NULL,
                           &st->spec, &errors);
     if (rc)
-        return report_list(&errors, rc);
+        return cli_report_list("run", &errors, rc);
     step_end(req, t0, "spec");
     if (req->dry_run) {
         tessel_diag_list_free(&errors);
@@ -460,7 +438,7 @@ static int run(const run_request *req, run_state *st)
     if (!rc)
         rc = tessel_energy_design(st->db, spec, &st->energy, &errors);
     if (rc)
-        return report_list(&errors, rc);
+        return cli_report_list("run", &errors, rc);
     step_end(req, t0, "energy tables");
 
     if (req->analytic) {
@@ -492,7 +470,7 @@ static int run(const run_request *req, run_state *st)
                     spec->workload.tensor[t].data ? spec->workload.tensor[t].data : "-");
     rc = tessel_workload_load(spec, &req->load, NULL, &st->data, &errors);
     if (rc)
-        return report_list(&errors, rc);
+        return cli_report_list("run", &errors, rc);
     tessel_diag_list_free(&errors);
     step_end(req, t0, "data");
 

@@ -165,17 +165,10 @@ static int load_sweep(const char *path, tessel_sweep **out)
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, NULL);
     int rc = tessel_sweep_load(path, NULL, out, &errors);
-    if (rc) {
-        char buf[1400];
-        for (size_t i = 0; i < errors.count; i++) {
-            tessel_diag_format(&errors.items[i], buf, sizeof(buf));
-            fprintf(stderr, "%s\n", buf);
-        }
-        size_t n = errors.count + errors.dropped;
-        fprintf(stderr, "tessel sweep: %zu error%s\n", n ? n : 1, n == 1 ? "" : "s");
-    }
+    if (rc)
+        return cli_report_list("sweep", &errors, rc);
     tessel_diag_list_free(&errors);
-    return rc ? cli_exit_status(rc) : CLI_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 static void print_report(const tessel_sweep_report *r, const char *dir, int timing)

@@ -558,8 +558,8 @@ static int check_keys(sweep_ctx *c, const tessel_yaml_node *root)
 static void check_workload_axes(sweep_ctx *c)
 {
     const tessel_sweep *s = c->s;
-    if (s->estimator == TESSEL_SWEEP_ANALYTIC)
-        return;
+    if (s->estimator == TESSEL_SWEEP_ANALYTIC || c->oom)
+        return; /* out of memory: an axis may lack its path */
     for (size_t a = 0; a < s->naxes; a++)
         if (strncmp(s->axis[a].path, "workload.", 9) == 0) {
             tessel_yaml_node at = { .file = s->axis[a].pos.file, .line = s->axis[a].pos.line,
@@ -642,13 +642,21 @@ static char *dir_of(const tessel_allocator *a, const char *path)
     return d;
 }
 
+/* Out of memory before there is a context to record it in. */
+static int out_of_memory(tessel_diag_list *errors, const char *name)
+{
+    if (errors)
+        tessel_diag_list_add(errors, TESSEL_ENOMEM, name, 0, 0, "", "out of memory");
+    return TESSEL_ENOMEM;
+}
+
 static int sweep_build(const char *name, const void *data, size_t size, int from_file,
                        const tessel_allocator *a, tessel_sweep **out, tessel_diag_list *errors)
 {
     *out = NULL;
     tessel_sweep *s = tessel_alloc(a, sizeof(*s));
     if (!s)
-        return TESSEL_ENOMEM;
+        return out_of_memory(errors, name);
     memset(s, 0, sizeof(*s));
     s->alloc = a;
     tessel_stat_options_init(&s->stat);
@@ -657,7 +665,7 @@ static int sweep_build(const char *name, const void *data, size_t size, int from
     s->dir = from_file ? dir_of(a, name) : tessel_strdup(a, "");
     if (!s->path || !s->dir) {
         tessel_sweep_free(&s);
-        return TESSEL_ENOMEM;
+        return out_of_memory(errors, name);
     }
     tessel_yaml_doc *doc = NULL;
     tessel_diag d;

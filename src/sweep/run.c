@@ -630,6 +630,10 @@ static int start_resume(run_ctx *r, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+static int write_pareto(run_ctx *r, tessel_diag *diag);
+
+/* Every point is written: the Pareto front from the complete .part file,
+ * then the final names (a failure before them leaves no finished file). */
 static int finish(run_ctx *r, tessel_diag *diag)
 {
     int rc = sync_part(r->traffic, r->traffic_part, diag);
@@ -638,6 +642,8 @@ static int finish(run_ctx *r, tessel_diag *diag)
     fclose(r->summary);
     fclose(r->traffic);
     r->summary = r->traffic = NULL;
+    if (!rc)
+        rc = write_pareto(r, diag);
     if (rc)
         return rc;
     if (rename(r->traffic_part, r->traffic_path) != 0 ||
@@ -659,7 +665,7 @@ static int write_pareto(run_ctx *r, tessel_diag *diag)
         remove(path); /* a stale front would describe other points */
         return TESSEL_OK;
     }
-    return tessel_sweep_pareto(r->summary_path, path, names, n, r->alloc,
+    return tessel_sweep_pareto(r->summary_part, path, names, n, r->alloc,
                                &r->report->pareto_points, diag);
 }
 
@@ -699,8 +705,6 @@ static int run_all(run_ctx *r, tessel_diag *diag)
         rc = run_entry(r, d, diag);
     if (!rc)
         rc = finish(r, diag);
-    if (!rc)
-        rc = write_pareto(r, diag);
     return rc;
 }
 

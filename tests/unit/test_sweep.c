@@ -1,0 +1,266 @@
+/* The sweep module: ranges and samples, Pareto fronts, and out-of-memory at
+ * every allocation of a sweep file's parse and of a whole sweep run. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tessel/sweep.h"
+#include "test_alloc.h"
+
+static tessel_sweep *parse(const char *text)
+{
+    tessel_sweep *s = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    int rc = tessel_sweep_parse("t.yaml", text, strlen(text), NULL, &s, &errors);
+    ck_assert_msg(rc == 0, "parse failed: %s", errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return s;
+}
+
+START_TEST(ranges_are_exact_decimals_and_sizes)
+{
+    tessel_sweep *s = parse("spec: s.yaml\n"
+                            "axes:\n"
+                            "  a: {from: 1, to: 10, step: 0.1}\n"
+                            "  b: {from: 1MiB, to: 4MiB, times: 2}\n"
+                            "  c: [x, 'y,z']\n");
+    ck_assert_uint_eq(tessel_sweep_axis_count(s), 3);
+    ck_assert_uint_eq(tessel_sweep_point_count(s), 91u * 3u * 2u);
+    char buf[8];
+    /* point p: a changes slowest, c fastest */
+    ck_assert_str_eq(tessel_sweep_point_value(s, 0, 0, buf, sizeof(buf)), "1");
+    ck_assert_str_eq(tessel_sweep_point_value(s, 6, 0, buf, sizeof(buf)), "1.1");
+    ck_assert_str_eq(tessel_sweep_point_value(s, 90 * 6, 0, buf, sizeof(buf)), "10");
+    ck_assert_str_eq(tessel_sweep_point_value(s, 0, 1, buf, sizeof(buf)), "1048576");
+    ck_assert_str_eq(tessel_sweep_point_value(s, 4, 1, buf, sizeof(buf)), "4194304");
+    ck_assert_str_eq(tessel_sweep_point_value(s, 1, 2, buf, sizeof(buf)), "y,z");
+    tessel_sweep_free(&s);
+}
+END_TEST
+
+START_TEST(random_points_are_distinct_and_ordered)
+{
+    /* 7 x 11 x 13 = 1001 points; samples of 1, 500 and 1000 */
+    const unsigned ks[3] = { 1, 500, 1000 };
+    for (int t = 0; t < 3; t++) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "spec: s.yaml\naxes:\n  a: {from: 1, to: 7, step: 1}\n"
+                 "  b: {from: 1, to: 11, step: 1}\n  c: {from: 1, to: 13, step: 1}\n"
+                 "points: {random: %u, seed: 9}\n", ks[t]);
+        tessel_sweep *s = parse(text);
+        uint64_t n = tessel_sweep_point_count(s);
+        ck_assert_uint_eq(n, ks[t]);
+        long prev = -1;
+        char buf[8];
+        for (uint64_t p = 0; p < n; p++) {
+            long a = atol(tessel_sweep_point_value(s, p, 0, buf, sizeof(buf)));
+            long b = atol(tessel_sweep_point_value(s, p, 1, buf, sizeof(buf)));
+            long c = atol(tessel_sweep_point_value(s, p, 2, buf, sizeof(buf)));
+            long index = ((a - 1) * 11 + (b - 1)) * 13 + (c - 1);
+            ck_assert_int_gt(index, prev); /* ascending, so distinct */
+            ck_assert_int_lt(index, 1001);
+            prev = index;
+        }
+        tessel_sweep_free(&s);
+    }
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(pareto_fronts_per_data_set)
+{
+    char dir[] = "/tmp/tessel-pareto-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[256], out[256];
+    snprintf(in, sizeof(in), "%s/summary.csv", dir);
+    snprintf(out, sizeof(out), "%s/pareto.csv", dir);
+    FILE *f = fopen(in, "w");
+    /* on A: 1 and 2 trade off, 3 is dominated by 1, 4 equals 2 (kept),
+     * 5 has no number; on B: one point */
+    fputs("point,data,energy_pj,cycles,util\n"
+          "1,A,10,50,0.5\n2,A,20,30,0.2\n3,A,11,60,0.9\n4,A,20,30,0.1\n5,A,,1,0\n"
+          "6,B,99,99,0\n", f);
+    fclose(f);
+    const char *two[2] = { "energy_pj", "cycles" };
+    uint64_t rows = 0;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_sweep_pareto(in, out, two, 2, NULL, &rows, &d), 0);
+    ck_assert_uint_eq(rows, 4);
+    ck_assert_str_eq(slurp(out), "point,data,energy_pj,cycles,util\n1,A,10,50,0.5\n"
+                                 "2,A,20,30,0.2\n4,A,20,30,0.1\n6,B,99,99,0\n");
+    /* maximising util: 3 now survives (most util), 4 falls to 2 */
+    const char *three[3] = { "energy_pj", "cycles", "max:util" };
+    ck_assert_int_eq(tessel_sweep_pareto(in, out, three, 3, NULL, &rows, &d), 0);
+    ck_assert_str_eq(slurp(out), "point,data,energy_pj,cycles,util\n1,A,10,50,0.5\n"
+                                 "2,A,20,30,0.2\n3,A,11,60,0.9\n6,B,99,99,0\n");
+    const char *bad[2] = { "energy_pj", "cyclez" };
+    ck_assert_int_eq(tessel_sweep_pareto(in, out, bad, 2, NULL, &rows, &d), TESSEL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.message, "cyclez"));
+    remove(in);
+    remove(out);
+    rmdir(dir);
+}
+END_TEST
+
+static const char *const oom_texts[] = {
+    "spec: s.yaml\ndata: [a.mtx, {A: b.mtx, B: A^T}]\nstat: {base: 64x32, sample: 0.5}\n"
+    "set: {name: x}\naxes:\n  a: {from: 1, to: 4, step: 1}\n  b: [p, q]\n"
+    "pareto: [energy_pj, cycles]\n",
+    "spec: s.yaml\naxes:\n  a: {from: 1, to: 64, times: 2}\npoints: {random: 3, seed: 2}\n",
+    "spec: s.yaml\naxes:\n  a: [1]\npoints:\n  - {a: 2, b: x}\n  - {b: y}\n  - {}\n",
+    "spec: s.yaml\naxes:\n  a: {from: 4, to: 1, step: 1}\n  b: []\nbogus: 1\n", /* errors */
+};
+
+START_TEST(parse_survives_every_failed_allocation)
+{
+    const char *text = oom_texts[_i];
+    long n, failures = 0;
+    for (n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_diag_list errors;
+        tessel_diag_list_init(&errors, NULL);
+        tessel_sweep *s = NULL;
+        int rc = tessel_sweep_parse("t.yaml", text, strlen(text), &ta.allocator, &s, &errors);
+        tessel_sweep_free(&s);
+        ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
+        ck_assert(rc == 0 || errors.count + errors.dropped > 0);
+        tessel_diag_list_free(&errors);
+        if (ta.calls < n)
+            break;
+        ck_assert_msg(rc != 0, "allocation %ld failed but the parse succeeded", n);
+        failures++;
+    }
+    ck_assert_int_gt(failures, 3);
+}
+END_TEST
+
+/* A whole sweep (analytic estimator: no data files) with allocation n
+ * failing: a clean TESSEL_ENOMEM with nothing leaked and no finished
+ * output; the same run without failures gives the reference files. */
+static const char sweep_text[] =
+    "spec: examples/specs/uniform-analytic.yaml\n"
+    "estimator: analytic\n"
+    "axes:\n"
+    "  workload.data.B.density: [0.0001, 0.0002]\n"
+    "  architecture.levels.DRAM.bandwidth: [16, 32]\n"
+    "  architecture.compute.pes: [64, 128]\n"
+    "pareto: [dram_bytes, cycles]\n";
+
+static int run_once(const tessel_allocator *a, const char *dir, tessel_diag *d)
+{
+    tessel_sweep *s = NULL;
+    /* parsed from memory: its spec path resolves from the project root */
+    ck_assert_int_eq(tessel_sweep_parse("s.yaml", sweep_text, sizeof(sweep_text) - 1,
+                                        NULL, &s, NULL), 0);
+    tessel_sweep_options o;
+    tessel_sweep_options_init(&o);
+    o.threads = 1;
+    o.overwrite = 1;
+    tessel_sweep_report r;
+    int rc = tessel_sweep_run(s, dir, &o, a, &r, d);
+    tessel_sweep_free(&s);
+    return rc;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static void remove_outputs(const char *dir)
+{
+    const char *names[] = { "summary.csv", "traffic.csv", "pareto.csv", "sweep.state",
+                            "summary.csv.part", "traffic.csv.part" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+}
+
+START_TEST(run_survives_every_failed_allocation)
+{
+    char tmp[] = "/tmp/tessel-sweep-oom-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    char ref[600], out[600];
+    snprintf(ref, sizeof(ref), "%s/ref", tmp);
+    snprintf(out, sizeof(out), "%s/out", tmp);
+    tessel_diag d;
+    ck_assert_msg(run_once(NULL, ref, &d) == 0, "reference run: %s", d.message);
+    char expected[1 << 16];
+    snprintf(expected, sizeof(expected), "%s", slurp(strcat(strcpy(out, ref), "/summary.csv")));
+    snprintf(out, sizeof(out), "%s/out", tmp);
+    long n, failures = 0;
+    for (n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        int rc = run_once(&ta.allocator, out, &d);
+        ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
+        if (ta.calls < n) {
+            ck_assert_int_eq(rc, 0);
+            break;
+        }
+        if (rc == 0) { /* absorbed: the same result */
+            char path[700];
+            snprintf(path, sizeof(path), "%s/summary.csv", out);
+            ck_assert_str_eq(slurp(path), expected);
+            remove_outputs(out);
+            continue;
+        }
+        failures++;
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld failed: rc %d: %s", n, rc, d.message);
+        ck_assert_msg(d.message[0], "allocation %ld failed without a message", n);
+        ck_assert_msg(!exists(out, "summary.csv") && !exists(out, "traffic.csv"),
+                      "allocation %ld failed but finished outputs exist", n);
+        remove_outputs(out);
+        ck_assert_msg(n < 100000, "no end in sight");
+    }
+    char path[700];
+    snprintf(path, sizeof(path), "%s/summary.csv", out);
+    ck_assert_str_eq(slurp(path), expected);
+    ck_assert_int_gt(failures, 50);
+    remove_outputs(out);
+    remove_outputs(ref);
+    rmdir(out);
+    rmdir(ref);
+    rmdir(tmp);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, ranges_are_exact_decimals_and_sizes);
+    tcase_add_test(tc, random_points_are_distinct_and_ordered);
+    tcase_add_test(tc, pareto_fronts_per_data_set);
+    tcase_add_loop_test(tc, parse_survives_every_failed_allocation, 0,
+                        (int)(sizeof(oom_texts) / sizeof(oom_texts[0])));
+    tcase_add_test(tc, run_survives_every_failed_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -184,6 +184,12 @@ size_t tessel_report_csv_rows(const tessel_report_csv *t); /* data rows, header 
 const char *tessel_report_csv_column_name(const tessel_report_csv *t, size_t col);
 /* Index of the column named `name`, or -1. */
 long tessel_report_csv_find(const tessel_report_csv *t, const char *name);
+/* For messages about a missing column: the column names as "a, b, c"
+ * (cut with "..." to fit n bytes), and the name nearest to `word` (a
+ * did-you-mean; NULL when none is close, or when out of memory). */
+void tessel_report_csv_column_list(const tessel_report_csv *t, char *buf, size_t n);
+const char *tessel_report_csv_nearest_column(const tessel_report_csv *t, const char *word,
+                                             const tessel_allocator *a);
 /* The decoded field (NUL-terminated; never NULL for indices in range). */
 const char *tessel_report_csv_cell(const tessel_report_csv *t, size_t row, size_t col);
 /* 1-based line where the row starts in the file, and where the field starts. */

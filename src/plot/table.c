@@ -6,35 +6,6 @@
 
 #include "plot_internal.h"
 
-/* The table's columns as "a, b, c" (cut with "..." when long). */
-static void column_list(const tessel_report_csv *t, char *buf, size_t n)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < tessel_report_csv_columns(t); i++) {
-        const char *name = tessel_report_csv_column_name(t, i);
-        if (len + strlen(name) + 6 >= n) {
-            snprintf(buf + len, n - len, ", ...");
-            return;
-        }
-        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", name);
-    }
-}
-
-static const char *nearest_column(const tessel_report_csv *t, const char *name,
-                                  const tessel_allocator *a)
-{
-    size_t n = tessel_report_csv_columns(t);
-    const char **names = tessel_alloc_array(a, n, sizeof(*names));
-    if (!names)
-        return NULL; /* only the suggestion is lost */
-    for (size_t i = 0; i < n; i++)
-        names[i] = tessel_report_csv_column_name(t, i);
-    const char *near = tessel_nearest_word(name, names, n);
-    tessel_dealloc(a, names);
-    return near;
-}
-
 int plot_find_column(const tessel_report_csv *t, const char *name, const char *why,
                      size_t *col, const tessel_allocator *a, tessel_diag *diag)
 {
@@ -44,8 +15,8 @@ int plot_find_column(const tessel_report_csv *t, const char *name, const char *w
         return 0;
     }
     char columns[300], hint[160] = "";
-    column_list(t, columns, sizeof(columns));
-    const char *near = nearest_column(t, name, a);
+    tessel_report_csv_column_list(t, columns, sizeof(columns));
+    const char *near = tessel_report_csv_nearest_column(t, name, a);
     if (near)
         snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
     return tessel_diag_set(diag, TESSEL_EINVAL, tessel_report_csv_name(t), 0, 0, name,

@@ -624,3 +624,32 @@ int tessel_report_csv_set_key(tessel_report_csv *t, const char *column, const ch
     }
     return 0;
 }
+
+void tessel_report_csv_column_list(const tessel_report_csv *t, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < tessel_report_csv_columns(t); i++) {
+        const char *c = tessel_report_csv_column_name(t, i);
+        size_t need = strlen(c) + (i ? 2 : 0);
+        if (len + need + 4 >= n) {
+            snprintf(buf + len, n - len, "%s...", i ? ", " : "");
+            return;
+        }
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", c);
+    }
+}
+
+const char *tessel_report_csv_nearest_column(const tessel_report_csv *t, const char *word,
+                                             const tessel_allocator *a)
+{
+    size_t n = tessel_report_csv_columns(t);
+    const char **names = tessel_alloc_array(a, n, sizeof(*names));
+    if (!names)
+        return NULL; /* only the hint is lost */
+    for (size_t i = 0; i < n; i++)
+        names[i] = tessel_report_csv_column_name(t, i);
+    const char *near = tessel_nearest_word(word, names, n);
+    tessel_dealloc(a, names);
+    return near;
+}

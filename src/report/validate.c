@@ -41,43 +41,12 @@ int tessel_validate_parse_number(const char *field, double *v)
 /* ------------------------------------------------------------------ */
 /* Columns and roles. */
 
-/* "a, b, c" (cut with "..." when long) for error messages. */
-static void column_list(const tessel_report_csv *t, char *buf, size_t n)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < tessel_report_csv_columns(t); i++) {
-        const char *c = tessel_report_csv_column_name(t, i);
-        size_t need = strlen(c) + (i ? 2 : 0);
-        if (len + need + 4 >= n) {
-            snprintf(buf + len, n - len, "%s...", i ? ", " : "");
-            return;
-        }
-        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", c);
-    }
-}
-
-/* The nearest column name to `word`, or NULL. */
-static const char *nearest_column(const tessel_report_csv *t, const char *word,
-                                  const tessel_allocator *a)
-{
-    size_t n = tessel_report_csv_columns(t);
-    const char **names = tessel_alloc_array(a, n, sizeof(*names));
-    if (!names)
-        return NULL; /* only the hint is lost */
-    for (size_t i = 0; i < n; i++)
-        names[i] = tessel_report_csv_column_name(t, i);
-    const char *near = tessel_nearest_word(word, names, n);
-    tessel_dealloc(a, names);
-    return near;
-}
-
 static int missing_column(const tessel_report_csv *t, const char *name, const char *what,
                           int is_ref, const tessel_allocator *a, tessel_diag *diag)
 {
     char cols[320], hint[160] = "";
-    column_list(t, cols, sizeof(cols));
-    const char *near = nearest_column(t, name, a);
+    tessel_report_csv_column_list(t, cols, sizeof(cols));
+    const char *near = tessel_report_csv_nearest_column(t, name, a);
     if (near)
         snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
     else if (is_ref)

@@ -310,6 +310,16 @@ void simref_builder_init(simref_builder *b, const tessel_allocator *a,
     b->nkeys = nkeys;
 }
 
+void simref_builder_for_grain(simref_builder *b, const tessel_allocator *a,
+                              tessel_simref_grain grain, const char *const *summary,
+                              size_t nsummary, const char *const *traffic, size_t ntraffic)
+{
+    if (grain == TESSEL_SIMREF_SUMMARY)
+        simref_builder_init(b, a, summary, nsummary, 2);
+    else
+        simref_builder_init(b, a, traffic, ntraffic, 4);
+}
+
 void simref_builder_free(simref_builder *b)
 {
     for (size_t i = 0; i < b->nrows * b->ncols; i++)

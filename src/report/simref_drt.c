@@ -466,12 +466,7 @@ static int read_run(simref_ctx *c, tessel_simref_grain grain, const tessel_simre
 int simref_read_drt(simref_ctx *c, tessel_simref_grain grain, const tessel_simref_input *in,
                     size_t n, simref_builder *b)
 {
-    if (grain == TESSEL_SIMREF_SUMMARY)
-        simref_builder_init(b, c->alloc, summary_columns,
-                            sizeof(summary_columns) / sizeof(summary_columns[0]), 2);
-    else
-        simref_builder_init(b, c->alloc, traffic_columns,
-                            sizeof(traffic_columns) / sizeof(traffic_columns[0]), 4);
+    SIMREF_BUILDER_FOR_GRAIN(b, c->alloc, grain, summary_columns, traffic_columns);
     for (size_t i = 0; i < n; i++) {
         int rc = read_run(c, grain, &in[i], b);
         if (rc)

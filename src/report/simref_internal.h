@@ -129,6 +129,15 @@ typedef struct simref_builder {
 
 void simref_builder_init(simref_builder *b, const tessel_allocator *a,
                          const char *const *columns, size_t ncols, size_t nkeys);
+/* The builder of a reader with one column set per grain: the summary
+ * grain keys on design and data, the traffic grain on those, level and
+ * tensor. */
+#define SIMREF_BUILDER_FOR_GRAIN(b, a, grain, summary, traffic)                               \
+    simref_builder_for_grain((b), (a), (grain), (summary), sizeof(summary) / sizeof((summary)[0]), \
+                             (traffic), sizeof(traffic) / sizeof((traffic)[0]))
+void simref_builder_for_grain(simref_builder *b, const tessel_allocator *a,
+                              tessel_simref_grain grain, const char *const *summary,
+                              size_t nsummary, const char *const *traffic, size_t ntraffic);
 void simref_builder_free(simref_builder *b);
 /* A new row (all empty) from `line`; *row receives its index. */
 int simref_builder_add_row(simref_ctx *c, simref_builder *b, uint64_t line, size_t *row);

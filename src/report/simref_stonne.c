@@ -802,12 +802,7 @@ static int traffic_rows(simref_ctx *c, simref_builder *b, const stonne_run *run,
 int simref_read_stonne(simref_ctx *c, tessel_simref_grain grain, const tessel_simref_input *in,
                        size_t n, simref_builder *b)
 {
-    if (grain == TESSEL_SIMREF_SUMMARY)
-        simref_builder_init(b, c->alloc, summary_columns,
-                            sizeof(summary_columns) / sizeof(summary_columns[0]), 2);
-    else
-        simref_builder_init(b, c->alloc, traffic_columns,
-                            sizeof(traffic_columns) / sizeof(traffic_columns[0]), 4);
+    SIMREF_BUILDER_FOR_GRAIN(b, c->alloc, grain, summary_columns, traffic_columns);
     stonne_run run;
     memset(&run, 0, sizeof(run));
     int rc = sort_inputs(c, in, n, &run);

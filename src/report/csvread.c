@@ -264,24 +264,35 @@ static int parse(parser *p)
     return 0;
 }
 
+/* An empty table named `name` with a text buffer of `bytes` and, when
+ * ncells > 0, room for that many cells; NULL when out of memory. */
+static tessel_report_csv *table_new(const char *name, size_t bytes, size_t ncells,
+                                    const tessel_allocator *a)
+{
+    tessel_report_csv *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->name = tessel_strdup(a, name);
+    t->buf = tessel_alloc(a, bytes);
+    if (ncells)
+        t->cells = tessel_alloc_array(a, ncells, sizeof(*t->cells));
+    if (!t->name || !t->buf || (ncells && !t->cells))
+        tessel_report_csv_free(&t);
+    return t;
+}
+
 int tessel_report_csv_parse(const char *name, const void *data, size_t size,
                             const tessel_allocator *a, tessel_report_csv **out, tessel_diag *diag)
 {
     *out = NULL;
     if (!name)
         name = "";
-    tessel_report_csv *t = tessel_alloc(a, sizeof(*t));
+    /* One spare byte: the NUL of a last field that ends with the data. */
+    tessel_report_csv *t = size < SIZE_MAX ? table_new(name, size + 1, 0, a) : NULL;
     if (!t)
         return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
-    memset(t, 0, sizeof(*t));
-    t->alloc = a;
-    t->name = tessel_strdup(a, name);
-    /* One spare byte: the NUL of a last field that ends with the data. */
-    t->buf = size < SIZE_MAX ? tessel_alloc(a, size + 1) : NULL;
-    if (!t->name || !t->buf) {
-        tessel_report_csv_free(&t);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
-    }
     if (size)
         memcpy(t->buf, data, size);
     t->buf[size] = '\0';
@@ -478,18 +489,9 @@ int tessel_report_csv_from_cells(const char *name, size_t ncols, size_t nrows,
     size_t ncells = (nrows + 1) * ncols, text = 1;
     for (size_t i = 0; i < ncells; i++)
         text += (cells[i] ? strlen(cells[i]) : 0) + 1;
-    tessel_report_csv *t = tessel_alloc(a, sizeof(*t));
+    tessel_report_csv *t = table_new(name, text, ncells, a);
     if (!t)
         return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
-    memset(t, 0, sizeof(*t));
-    t->alloc = a;
-    t->name = tessel_strdup(a, name);
-    t->buf = tessel_alloc(a, text);
-    t->cells = tessel_alloc_array(a, ncells, sizeof(*t->cells));
-    if (!t->name || !t->buf || !t->cells) {
-        tessel_report_csv_free(&t);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
-    }
     t->buf_cap = text;
     t->ncols = ncols;
     for (size_t i = 0; i < ncells; i++) {

@@ -599,25 +599,22 @@ static int start_resume(run_ctx *r, tessel_diag *diag)
     uint64_t last = 0, tlast = 0;
     int found = 0, tfound = 0, head = 0, thead = 0;
     rc = sweep_part_recover(r->summary_part, UINT64_MAX, &last, &found, &head, diag);
-    if (!rc)
-        rc = sweep_part_recover(r->traffic_part, found ? last : 0, &tlast, &tfound, &thead,
-                                diag);
     if (rc)
         return rc;
     if (found && (last < r->first || last >= r->end))
         return tessel_diag_set(diag, TESSEL_ECORRUPT, r->summary_part, 0, 0, "point",
-                               "last point %llu is outside this run's points", (unsigned long long)last);
-    if (found && !tfound)
-        return tessel_diag_set(diag, TESSEL_ECORRUPT, r->traffic_part, 0, 0, "",
-                               "has no rows for points that summary.csv.part holds: --overwrite "
-                               "starts over");
-    if (!found && tfound) {
-        /* the traffic rows of a batch whose summary never landed: drop them */
-        if ((rc = sweep_part_recover(r->traffic_part, 0, &tlast, &tfound, &thead, diag)))
-            return rc;
-        if (tfound && truncate(r->traffic_part, 0) == 0)
-            thead = 0;
-    }
+                               "last point %llu is outside this run's points",
+                               (unsigned long long)last);
+    /* Traffic rows past the last whole summary row belong to a batch that
+     * did not land (points skipped as invalid have no traffic rows, so
+     * none need be left). Without a whole summary row, none counts. */
+    if (found)
+        rc = sweep_part_recover(r->traffic_part, last, &tlast, &tfound, &thead, diag);
+    else if (truncate(r->traffic_part, 0) != 0)
+        rc = tessel_diag_set(diag, TESSEL_EIO, r->traffic_part, 0, 0, "", "cannot cut: %s",
+                             strerror(errno));
+    if (rc)
+        return rc;
     if (!(r->summary = open_part(r->summary_part, "ab", diag)) ||
         !(r->traffic = open_part(r->traffic_part, "ab", diag)))
         return TESSEL_EIO;

@@ -30,6 +30,7 @@ from clitest import ROOT, check, failures, run
 FILES = ["summary.csv", "traffic.csv", "pareto.csv", "sweep.state"]
 SMALL = os.path.join(ROOT, "tests", "sweep", "small.yaml")
 SLOW = os.path.join(ROOT, "tests", "sweep", "slow.yaml")
+INVALID_FIRST = os.path.join(ROOT, "tests", "sweep", "invalid-first.yaml")
 
 
 def read(d, name):
@@ -156,6 +157,23 @@ def test_kill(tessel, tmp):
     return kills
 
 
+def test_invalid_resume(tessel, tmp):
+    """--skip-invalid: a cut after rows of invalid points only (summary rows
+    without traffic rows) resumes to the uninterrupted result."""
+    ref = os.path.join(tmp, "invalid-ref")
+    run(tessel, "sweep", INVALID_FIRST, "-o", ref, "-q", "--skip-invalid")
+    summary = read(ref, "summary.csv")
+    for keep in [1, 2, 3]:
+        d = os.path.join(tmp, f"invalid-cut{keep}")
+        shutil.copytree(ref, d)
+        os.rename(os.path.join(d, "summary.csv"), os.path.join(d, "summary.csv.part"))
+        os.rename(os.path.join(d, "traffic.csv"), os.path.join(d, "traffic.csv.part"))
+        with open(os.path.join(d, "summary.csv.part"), "wb") as f:
+            f.write(b"".join(summary.splitlines(keepends=True)[:1 + keep]))
+        run(tessel, "sweep", INVALID_FIRST, "-o", d, "-q", "--skip-invalid", "--resume")
+        same(ref, d, f"--skip-invalid, cut after {keep} invalid rows, resumed")
+
+
 def test_refusals(tessel, tmp, ref):
     d = os.path.join(tmp, "partial")
     shutil.copytree(ref, d)
@@ -183,6 +201,7 @@ def main():
         test_shards(tessel, tmp, ref)
         cuts = test_cut_and_resume(tessel, tmp, ref)
         kills = test_kill(tessel, tmp)
+        test_invalid_resume(tessel, tmp)
         test_refusals(tessel, tmp, ref)
     print(f"sweep_test: threads, memo, shards, {cuts} cut-and-resume cases, {kills} kills: "
           f"{'FAILED' if failures else 'all identical'}")

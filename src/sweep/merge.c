@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "sweep_internal.h"
 
@@ -131,10 +130,8 @@ int tessel_sweep_merge(const char *const *shard_dirs, size_t n, const char *dir,
     for (size_t i = 0; i < n; i++)
         sh[i].dir = shard_dirs[i];
     int rc = check_shards(sh, n, diag);
-    if (!rc && (rc = tessel_report_check_dir(dir, diag)) == 0 && mkdir(dir, 0777) != 0 &&
-        errno != EEXIST)
-        rc = tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, "", "cannot create: %s",
-                             strerror(errno));
+    if (!rc)
+        rc = sweep_ensure_dir(dir, diag);
     if (!rc)
         rc = merge_file(sh, n, "traffic.csv", dir, a, 0, diag);
     if (!rc)

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sweep_internal.h"
 
@@ -13,6 +14,17 @@ int sweep_join(char *buf, size_t n, const char *dir, const char *name)
     const char *sep = len && dir[len - 1] == '/' ? "" : "/";
     int w = snprintf(buf, n, "%s%s%s", dir, sep, name);
     return w < 0 || (size_t)w >= n ? TESSEL_ERANGE : TESSEL_OK;
+}
+
+int sweep_ensure_dir(const char *dir, tessel_diag *diag)
+{
+    int rc = tessel_report_check_dir(dir, diag);
+    if (rc)
+        return rc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, "", "cannot create the directory: "
+                               "%s", strerror(errno));
+    return TESSEL_OK;
 }
 
 int sweep_state_write(const char *dir, const sweep_state *st, const tessel_allocator *a,

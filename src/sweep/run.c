@@ -502,17 +502,6 @@ static int make_paths(run_ctx *r, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-static int ensure_dir(const char *dir, tessel_diag *diag)
-{
-    int rc = tessel_report_check_dir(dir, diag);
-    if (rc)
-        return rc;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, "", "cannot create the directory: "
-                               "%s", strerror(errno));
-    return TESSEL_OK;
-}
-
 static void state_of(const run_ctx *r, sweep_state *st)
 {
     memset(st, 0, sizeof(*st));
@@ -733,7 +722,7 @@ int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_
     report->threads = r.nthreads;
     int rc = make_paths(&r, diag);
     if (!rc)
-        rc = ensure_dir(dir, diag);
+        rc = sweep_ensure_dir(dir, diag);
     if (!rc)
         rc = run_all(&r, diag);
     if (r.summary)

@@ -175,6 +175,9 @@ int sweep_part_recover(const char *path, uint64_t limit, uint64_t *last, int *fo
 /* Seconds on the monotonic clock (run.c). */
 double sweep_now(void);
 
+/* The output directory: checked, created when missing (one level). */
+int sweep_ensure_dir(const char *dir, tessel_diag *diag);
+
 /* dir + "/" + name into buf. */
 int sweep_join(char *buf, size_t n, const char *dir, const char *name);
 

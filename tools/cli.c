@@ -273,3 +273,23 @@ int cli_report_list(const char *cmd, tessel_diag_list *errors, int rc)
     tessel_diag_list_free(errors);
     return cli_exit_status(rc ? rc : TESSEL_EINVAL);
 }
+
+char *cli_quoted_set(const char *prefix, const char *value)
+{
+    size_t vlen = strlen(value), quotes = 0;
+    for (size_t i = 0; i < vlen; i++)
+        quotes += value[i] == '\'';
+    size_t n = strlen(prefix) + vlen + quotes + 3;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    char *p = s + sprintf(s, "%s'", prefix);
+    for (size_t i = 0; i < vlen; i++) {
+        if (value[i] == '\'')
+            *p++ = '\'';
+        *p++ = value[i];
+    }
+    *p++ = '\'';
+    *p = '\0';
+    return s;
+}

@@ -52,6 +52,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* `prefix` followed by YAML single-quoted `value` ('' for a quote), so a
+ * file name given to --set is never read as a number, boolean or flow
+ * collection. malloc'd; NULL when out of memory. */
+char *cli_quoted_set(const char *prefix, const char *value);
+
 /* Numbers from option values, whole string or an error message. */
 int cli_parse_u64(const char *cmd, const char *what, const char *text, unsigned long long *out);
 int cli_parse_double(const char *cmd, const char *what, const char *text, double *out);

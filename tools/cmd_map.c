@@ -133,26 +133,15 @@ static int parse_search(const char *text, tessel_map_search *s)
                            text);
 }
 
-/* "--tensor A=FILE" -> "workload.data.A='FILE'" (single-quoted: a file
- * name is never a number). */
+/* "--tensor A=FILE" -> "workload.data.A='FILE'". */
 static char *tensor_set(const char *arg)
 {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || !eq[1])
+    if (!eq || eq == arg || !eq[1] || eq - arg >= 32)
         return NULL;
-    const char *file = eq + 1;
-    size_t n = (size_t)(eq - arg) + 2 * strlen(file) + 32;
-    char *s = malloc(n);
-    if (!s)
-        return NULL;
-    char *p = s + sprintf(s, "workload.data.%.*s='", (int)(eq - arg), arg);
-    for (const char *f = file; *f; f++) {
-        if (*f == '\'')
-            *p++ = '\'';
-        *p++ = *f;
-    }
-    strcpy(p, "'");
-    return s;
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)(eq - arg), arg);
+    return cli_quoted_set(prefix, eq + 1);
 }
 
 static int parse_numbers(const cli_args *args, map_request *r)

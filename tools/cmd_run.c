@@ -150,28 +150,6 @@ static int is_name_char(char c, int first)
            (!first && c >= '0' && c <= '9');
 }
 
-/* `prefix` followed by YAML single-quoted `value` ('' for a quote),
- * so a file name is never read as a number, boolean or flow collection. */
-static char *quoted_set(const char *prefix, const char *value, size_t vlen)
-{
-    size_t quotes = 0;
-    for (size_t i = 0; i < vlen; i++)
-        quotes += value[i] == '\'';
-    size_t n = strlen(prefix) + vlen + quotes + 3;
-    char *s = malloc(n);
-    if (!s)
-        return NULL;
-    char *p = s + sprintf(s, "%s'", prefix);
-    for (size_t i = 0; i < vlen; i++) {
-        if (value[i] == '\'')
-            *p++ = '\'';
-        *p++ = value[i];
-    }
-    *p++ = '\'';
-    *p = '\0';
-    return s;
-}
-
 /* "--tensor NAME=DATA" -> "workload.data.NAME='DATA'" (the loader resolves
  * a relative file given by --set against the current directory). */
 static int tensor_set(const char *arg, char **out)
@@ -189,7 +167,7 @@ static int tensor_set(const char *arg, char **out)
                                arg);
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)nlen, arg);
-    *out = quoted_set(prefix, eq + 1, strlen(eq + 1));
+    *out = cli_quoted_set(prefix, eq + 1);
     if (!*out) {
         fprintf(stderr, "tessel run: error: out of memory\n");
         return CLI_EXIT_FAILURE;

@@ -44,14 +44,12 @@ static char *dup_text(sweep_ctx *c, const char *text)
 
 /* "path=value", the value single-quoted when it was quoted in the file (so
  * that '1e3' stays a string), as tessel_spec_derive reads it. */
-static char *make_set(sweep_ctx *c, const char *path, const char *value, int quoted)
+char *sweep_make_set(const tessel_allocator *a, const char *path, const char *value, int quoted)
 {
     size_t n = strlen(path) + 2 * strlen(value) + 4;
-    char *out = tessel_alloc(c->s->alloc, n);
-    if (!out) {
-        oom(c);
+    char *out = tessel_alloc(a, n);
+    if (!out)
         return NULL;
-    }
     char *p = out + sprintf(out, "%s=", path);
     if (quoted)
         *p++ = '\'';
@@ -63,6 +61,14 @@ static char *make_set(sweep_ctx *c, const char *path, const char *value, int quo
     if (quoted)
         *p++ = '\'';
     *p = '\0';
+    return out;
+}
+
+static char *make_set(sweep_ctx *c, const char *path, const char *value, int quoted)
+{
+    char *out = sweep_make_set(c->s->alloc, path, value, quoted);
+    if (!out)
+        oom(c);
     return out;
 }
 

@@ -355,19 +355,9 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
 /* "workload.data.A='file'" (single-quoted: a file name is never a number). */
 static char *binding_set(const tessel_allocator *a, const char *name, const char *value)
 {
-    size_t n = strlen(name) + 2 * strlen(value) + 24;
-    char *s = tessel_alloc(a, n);
-    if (!s)
-        return NULL;
-    char *p = s + sprintf(s, "workload.data.%s='", name);
-    for (const char *v = value; *v; v++) {
-        if (*v == '\'')
-            *p++ = '\'';
-        *p++ = *v;
-    }
-    *p++ = '\'';
-    *p = '\0';
-    return s;
+    char path[TESSEL_SPEC_NAME_MAX + 16];
+    snprintf(path, sizeof(path), "workload.data.%s", name);
+    return sweep_make_set(a, path, value, 1);
 }
 
 static int data_spec_create(run_ctx *r, size_t d, tessel_spec **out, tessel_diag *diag)

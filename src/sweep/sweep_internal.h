@@ -61,6 +61,10 @@ struct tessel_sweep {
     uint64_t fingerprint;
 };
 
+/* file.c: "path=value" for tessel_spec_derive, the value single-quoted
+ * (quotes doubled) when `quoted`; NULL when out of memory. */
+char *sweep_make_set(const tessel_allocator *a, const char *path, const char *value, int quoted);
+
 /* points.c: the value index of every axis at design point q (0 <=
  * q < per_data) into idx[0..naxes). */
 void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx);

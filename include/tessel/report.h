@@ -103,6 +103,11 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
  * CSV fields holding a comma, quote, CR or LF are quoted (RFC 4180, quotes
  * doubled). JSON strings are escaped (", \, control characters). */
 
+/* A finite double as the reports write it (the shortest of %.15g, %.16g,
+ * %.17g that reads back as v) into out (at least 32 bytes, NUL-terminated);
+ * returns its length. */
+size_t tessel_report_format_double(char *out, double v);
+
 /* The header lines (with their newline), exactly as README.md lists the
  * columns: DESIGN.md's columns first, then tessel's appended ones. */
 const char *tessel_report_traffic_header(void);

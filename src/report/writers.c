@@ -357,6 +357,15 @@ static size_t format_double_exact(char *out, double v)
 #endif
 
 /* Returns the length written (< 32). */
+static size_t format_double(char *out, double v);
+
+size_t tessel_report_format_double(char *out, double v)
+{
+    size_t n = format_double(out, v);
+    out[n] = '\0';
+    return n;
+}
+
 static size_t format_double(char *out, double v)
 {
     if (fabs(v) < 1e15 && v == (double)(int64_t)v) {

@@ -126,15 +126,6 @@ static int range_number(const tessel_yaml_node *n, double *v, int *is_size)
     return -1;
 }
 
-static void shortest(char *buf, size_t n, double v)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v)
-            return;
-    }
-}
-
 /* {from: A, to: B, step: S} (A, A+S, ... <= B) or {from: A, to: B,
  * times: F} (A, A*F, ... <= B); sizes give whole bytes. */
 static int parse_range(sweep_ctx *c, sweep_axis *ax, const tessel_yaml_node *m)
@@ -186,7 +177,7 @@ static int parse_range(sweep_ctx *c, sweep_axis *ax, const tessel_yaml_node *m)
         if (size)
             snprintf(buf, sizeof(buf), "%.0f", floor(v + 0.5));
         else
-            shortest(buf, sizeof(buf), v);
+            tessel_report_format_double(buf, v);
         int rc = add_value(c, ax, buf, 0);
         if (rc == TESSEL_ERANGE)
             return fail(c, rc, m, ax->path, "a range of more than 100,000 values%s%s", NULL,

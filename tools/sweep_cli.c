@@ -45,21 +45,20 @@ static int write_figure(const char *dir, const char *name, figure_fn draw,
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    tessel_outfile *out = NULL;
+    cli_output out;
+    int status = cli_output_open(&out, path);
+    if (status)
+        return status;
     tessel_diag d;
     tessel_diag_clear(&d);
-    int rc = tessel_outfile_open(path, NULL, &out, &d);
-    if (!rc)
-        rc = draw(tessel_outfile_stream(out), t, o, NULL, &d);
-    if (!rc)
-        rc = tessel_outfile_commit(&out, &d);
-    else
-        tessel_outfile_abort(&out);
-    if (rc)
+    if (draw(out.stream, t, o, NULL, &d)) {
+        cli_output_close(&out, 0);
         return cli_report(&d);
-    if (!quiet)
+    }
+    status = cli_output_close(&out, 1);
+    if (!status && !quiet)
         printf("wrote %s\n", path);
-    return CLI_EXIT_OK;
+    return status;
 }
 
 #define MAX_PARETO_FIGURES 32

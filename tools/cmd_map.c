@@ -389,7 +389,12 @@ static int write_spec(const map_request *r, const tessel_spec *spec, const tesse
                       double value)
 {
     override ov[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
-    static char files[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS][PATH_MAX];
+    /* rebased data files: one path per override at most */
+    char (*files)[PATH_MAX] = malloc((CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS) * sizeof(*files));
+    if (!files) {
+        fprintf(stderr, "tessel map: error: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
     size_t n = 0;
     const char *all[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
     size_t nall = 0;
@@ -423,8 +428,10 @@ static int write_spec(const map_request *r, const tessel_spec *spec, const tesse
     tessel_outfile *out = NULL;
     tessel_diag d;
     tessel_diag_clear(&d);
-    if (tessel_outfile_open(r->out_path, NULL, &out, &d))
+    if (tessel_outfile_open(r->out_path, NULL, &out, &d)) {
+        free(files);
         return cli_report(&d);
+    }
     FILE *f = tessel_outfile_stream(out);
     char inc[PATH_MAX];
     relative_path(r->out_path, r->spec_path, inc, sizeof(inc));
@@ -436,6 +443,7 @@ static int write_spec(const map_request *r, const tessel_spec *spec, const tesse
     yaml_value(f, inc);
     fputc('\n', f);
     write_overrides(f, ov, n);
+    free(files);
     return tessel_outfile_commit(&out, &d) ? cli_report(&d) : CLI_EXIT_OK;
 }
 

@@ -17,9 +17,11 @@ RULES = {
     "spec": ["base"],
     "energy": ["spec"],
     "model": ["stats", "spec"],
+    "drt": ["model"],
+    "strategy": ["drt", "model"],
     "report": ["model", "energy"],
     "plot": ["report"],
-    "sweep": ["model", "energy", "report", "plot"],
+    "sweep": ["strategy", "model", "energy", "report", "plot"],
 }
 
 

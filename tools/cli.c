@@ -293,3 +293,46 @@ char *cli_quoted_set(const char *prefix, const char *value)
     *p = '\0';
     return s;
 }
+
+static int is_name_char(char c, int first)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+int cli_tensor_set(const char *cmd, const char *arg, char **out)
+{
+    *out = NULL;
+    const char *eq = strchr(arg, '=');
+    size_t nlen = eq ? (size_t)(eq - arg) : 0;
+    int name_ok = nlen > 0 && nlen < 32;
+    for (size_t i = 0; name_ok && i < nlen; i++)
+        name_ok = is_name_char(arg[i], i == 0);
+    if (!eq || !name_ok || !eq[1])
+        return cli_usage_error(cmd,
+                               "--tensor needs NAME=DATA with NAME a tensor of the einsum and "
+                               "DATA a file, another tensor or dense, not '%s'",
+                               arg);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)nlen, arg);
+    *out = cli_quoted_set(prefix, eq + 1);
+    if (!*out) {
+        fprintf(stderr, "tessel %s: error: out of memory\n", cmd);
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_set_arg(const char *cmd, const char *arg, char **out)
+{
+    *out = NULL;
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return cli_usage_error(cmd, "--set needs PATH=VALUE, not '%s'", arg);
+    *out = strdup(arg);
+    if (!*out) {
+        fprintf(stderr, "tessel %s: error: out of memory\n", cmd);
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}

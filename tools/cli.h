@@ -56,6 +56,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * file name given to --set is never read as a number, boolean or flow
  * collection. malloc'd; NULL when out of memory. */
 char *cli_quoted_set(const char *prefix, const char *value);
+/* "--tensor NAME=DATA" -> "workload.data.NAME='DATA'" (malloc'd; the
+ * loader resolves a relative file given by --set against the current
+ * directory); usage error otherwise. */
+int cli_tensor_set(const char *cmd, const char *arg, char **out);
+/* "--set PATH=VALUE" checked and copied (malloc'd). */
+int cli_set_arg(const char *cmd, const char *arg, char **out);
 
 /* Numbers from option values, whole string or an error message. */
 int cli_parse_u64(const char *cmd, const char *what, const char *text, unsigned long long *out);

@@ -11,6 +11,8 @@
 #include "tessel/model.h"
 #include "tessel/report.h"
 #include "tessel/spec.h"
+#include "strategy_cli.h"
+#include "tessel/strategy.h"
 
 #define DEFAULT_OUTPUT_DIR "tessel-out"
 
@@ -37,6 +39,7 @@ enum {
     OPT_OUTPUT_SAMPLE,
     OPT_STATS,
     OPT_SAVE_STATS,
+    OPT_STRATEGY,
     OPT_COUNT
 };
 
@@ -63,6 +66,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_OUTPUT_SAMPLE] = { "--output-sample", NULL, 1 },
     [OPT_STATS] = { "--stats", NULL, 1 },
     [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
+    [OPT_STRATEGY] = { "--strategy", "-S", 1 },
 };
 
 static void help(void)
@@ -84,6 +88,9 @@ static void help(void)
         "                          when missing, its parent must exist\n"
         "  -f, --format FMT        csv (default: traffic.csv, summary.csv) or json\n"
         "                          (traffic.json, summary.json)\n"
+        "  -S, --strategy NAME     tiling strategy (mapping.strategy): fixed (default: the\n"
+        "                          mapping's tiles), conservative, prescient, swiftiles,\n"
+        "                          drt or d2t2; options under mapping.strategy_options\n"
         "  -e, --estimator NAME    exact (default; walks the real tile grid), stat\n"
         "                          (D2T2: from per-tensor statistics, see README) or\n"
         "                          analytic (closed form from density models, no data)\n"
@@ -142,37 +149,6 @@ static void request_free(run_request *req)
     free(req->sets);
     req->sets = NULL;
     req->nsets = 0;
-}
-
-static int is_name_char(char c, int first)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
-           (!first && c >= '0' && c <= '9');
-}
-
-/* "--tensor NAME=DATA" -> "workload.data.NAME='DATA'" (the loader resolves
- * a relative file given by --set against the current directory). */
-static int tensor_set(const char *arg, char **out)
-{
-    *out = NULL;
-    const char *eq = strchr(arg, '=');
-    size_t nlen = eq ? (size_t)(eq - arg) : 0;
-    int name_ok = nlen > 0 && nlen < 32;
-    for (size_t i = 0; name_ok && i < nlen; i++)
-        name_ok = is_name_char(arg[i], i == 0);
-    if (!eq || !name_ok || !eq[1])
-        return cli_usage_error("run",
-                               "--tensor needs NAME=DATA with NAME a tensor of the einsum and "
-                               "DATA a file, another tensor or dense, not '%s'",
-                               arg);
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)nlen, arg);
-    *out = cli_quoted_set(prefix, eq + 1);
-    if (!*out) {
-        fprintf(stderr, "tessel run: error: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
 }
 
 static int parse_stat_options(const cli_args *args, run_request *req)
@@ -300,17 +276,15 @@ static int parse_request(const cli_args *args, run_request *req)
     for (int i = 0; i < args->count; i++) {
         char *s = NULL;
         if (args->option[i] == OPT_SET) {
-            const char *v = args->value[i];
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v)
-                return cli_usage_error("run", "--set needs PATH=VALUE, not '%s'", v);
-            s = strdup(v);
-            if (!s) {
-                fprintf(stderr, "tessel run: error: out of memory\n");
-                return CLI_EXIT_FAILURE;
-            }
+            rc = cli_set_arg("run", args->value[i], &s);
+            if (rc)
+                return rc;
         } else if (args->option[i] == OPT_TENSOR) {
-            rc = tensor_set(args->value[i], &s);
+            rc = cli_tensor_set("run", args->value[i], &s);
+            if (rc)
+                return rc;
+        } else if (args->option[i] == OPT_STRATEGY) {
+            rc = cli_strategy_set("run", args->value[i], &s);
             if (rc)
                 return rc;
         } else {
@@ -377,7 +351,20 @@ typedef struct run_state {
     tessel_result result;
     tessel_report_point point;
     tessel_stat_data *stats;
+    tessel_strategy_choice choice;
 } run_state;
+
+static int has_strategy(const tessel_spec *spec)
+{
+    return !tessel_strategy_is_fixed(spec);
+}
+
+/* The design under its strategy (fixed: the mapping as written). */
+static int estimate(run_state *st, tessel_strategy_estimator est, tessel_diag *d)
+{
+    tessel_strategy_inputs in = { st->data, st->stats, NULL };
+    return tessel_strategy_run(st->spec, &in, est, NULL, &st->result, &st->choice, d);
+}
 
 static int finish(const run_request *req, run_state *st);
 
@@ -435,7 +422,7 @@ static int run(const run_request *req, run_state *st)
         step_begin(req, &t0, "loading statistics", req->stats_in);
         rc = tessel_stat_data_load(req->stats_in, NULL, &st->stats, &d);
         if (!rc)
-            rc = tessel_model_stat_eval(spec, st->stats, &st->result, &d);
+            rc = estimate(st, TESSEL_STRATEGY_STAT, &d);
         if (rc)
             return cli_report(&d);
         step_end(req, t0, "estimate");
@@ -456,13 +443,15 @@ static int run(const run_request *req, run_state *st)
     if (req->stat) {
         rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
         if (!rc)
-            rc = tessel_model_stat_eval(spec, st->stats, &st->result, &d);
+            rc = estimate(st, TESSEL_STRATEGY_STAT, &d);
         /* saved only for a spec they evaluate */
         if (!rc && req->stats_out)
             rc = tessel_stat_data_save(st->stats, req->stats_out, &d);
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
+    } else if (has_strategy(spec)) {
+        rc = estimate(st, TESSEL_STRATEGY_EXACT, &d);
     } else {
         progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
         rc = tessel_model_exact_progress(spec, st->data, NULL, progress_line, &progress,
@@ -492,7 +481,8 @@ static int finish(const run_request *req, run_state *st)
         snprintf(label, sizeof(label), "%s", tessel_stat_data_label(st->stats));
     else
         tessel_model_analytic_label(spec, label, sizeof(label));
-    rc = tessel_report_point_build(spec, &st->result, &st->energy, label, "fixed", &st->point, &d);
+    rc = tessel_report_point_build(spec, &st->result, &st->energy, label, spec->strategy.name,
+                                   &st->point, &d);
     if (rc)
         return cli_report(&d);
     rc = tessel_report_write_dir(req->out_dir, req->format, &st->point, 1, NULL, &d);
@@ -502,6 +492,8 @@ static int finish(const run_request *req, run_state *st)
     }
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
+        if (has_strategy(spec))
+            cli_print_choice(stdout, &st->choice, req->no_timing);
         const char *ext = req->format == TESSEL_REPORT_JSON ? "json" : "csv";
         size_t n = strlen(req->out_dir);
         const char *sep = n && req->out_dir[n - 1] == '/' ? "" : "/";

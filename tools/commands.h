@@ -10,6 +10,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_map(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const command commands[] = {
     { "validate", cmd_validate, "compare predicted CSV numbers with a reference (relative errors)" },
     { "sweep", cmd_sweep, "evaluate a design-space sweep (axes over spec paths) into one CSV" },
     { "merge", cmd_merge, "combine the outputs of sweep shards into one sweep's files" },
+    { "compare", cmd_compare, "run every tiling strategy on one spec and data: one table" },
     { "map", cmd_map, "search mappings for the best design point under an objective" },
     { "plot", cmd_plot, "SVG figures: traffic breakdown, roofline, Pareto front, stat vs exact" },
 };

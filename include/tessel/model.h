@@ -150,6 +150,11 @@ void tessel_stat_data_free(tessel_stat_data **s);
 const char *tessel_stat_data_label(const tessel_stat_data *s);
 /* Wall time the collection took. */
 double tessel_stat_data_seconds(const tessel_stat_data *s);
+/* The base tile grid of workload tensor `tensor` (an input) as collected,
+ * and the workload index of each of its modes (index[m]; -1 for a unit
+ * mode SpMV adds); NULL when that input has none (e.g. a dense operand). */
+const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigned tensor,
+                                              int *index);
 
 /* Saved statistics (.tsd, src/model/stat_file.c): everything a design
  * point of this workload needs, without the data. Written atomically; a

@@ -145,6 +145,9 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
 /* Whether tessel_report_write_dir could use `dir`: 0 when it is a
  * directory, or missing with an existing parent; else TESSEL_EINVAL with
  * the reason. Lets a caller fail before a long estimate, not after. */
+/* Creates dir if missing (one level): EINVAL naming it when the parent is
+ * missing or a non-directory is in the way, EIO otherwise. */
+int tessel_report_ensure_dir(const char *dir, tessel_diag *diag);
 int tessel_report_check_dir(const char *dir, tessel_diag *diag);
 
 /* Flags of tessel_report_print. */

@@ -200,6 +200,27 @@ typedef struct tessel_spec_compute {
     tessel_spec_pos pos;
 } tessel_spec_compute;
 
+/* The tiling strategy (`mapping.strategy` and `mapping.strategy_options`):
+ * who decides the tiles of the levels. Names (the strategy module's):
+ * "fixed" (the mapping's tiles as written; the default), "conservative",
+ * "prescient", "swiftiles", "drt", "d2t2". Tiles written in the mapping
+ * then only give the aspect ratio the strategy keeps. */
+#define TESSEL_SPEC_STRATEGY_FIXED "fixed"
+typedef struct tessel_spec_strategy {
+    char name[TESSEL_SPEC_NAME_MAX];
+    double overbooking;    /* swiftiles: target fraction y of non-empty tiles that overflow (0.10) */
+    unsigned tail_samples; /* swiftiles: k, the sampled tiles expected above the quantile;
+                              k / y tiles are sampled (10) */
+    unsigned rounds;       /* swiftiles: sample-and-measure rounds; 1 is the paper's one shot (8) */
+    uint64_t seed;         /* of every sample (1) */
+    int dense_worst;       /* conservative: size tiles as if dense (ExTensor-N) instead of
+                              by the statistics' worst tile (0) */
+    uint64_t micro[2];     /* drt: micro tile rows x columns (32 x 32) */
+    int growth;            /* drt: 0 contracted index first, 1 alternating */
+    uint32_t levels;       /* bit l: the strategy sizes level l; 0 = every level below level 0 */
+    tessel_spec_pos pos;
+} tessel_spec_strategy;
+
 typedef struct tessel_spec {
     const tessel_allocator *alloc;
     char name[64];          /* design name (the `design` CSV column) */
@@ -208,6 +229,7 @@ typedef struct tessel_spec {
     unsigned nlevels;       /* levels[0] is the backing store (DRAM) */
     tessel_spec_level level[TESSEL_SPEC_MAX_LEVELS];
     tessel_spec_compute compute;
+    tessel_spec_strategy strategy;
     /* Energy tables to search, in order (paths resolved relative to the
      * spec file that named them): tessel tables or Accelergy ERT/ART. */
     unsigned ntables;

@@ -565,6 +565,25 @@ double tessel_stat_data_seconds(const tessel_stat_data *s)
     return s ? s->seconds : 0;
 }
 
+const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigned tensor,
+                                              int *index)
+{
+    if (!s)
+        return NULL;
+    for (unsigned i = 0; i < s->e.nin; i++) {
+        const operand *op = &s->e.in[i];
+        if (op->spec_tensor != tensor)
+            continue;
+        const stat_input *in = &s->in[s->same_as[i] >= 0 ? (unsigned)s->same_as[i] : i];
+        if (!in->grid || in->grid->order != op->order)
+            return NULL;
+        for (unsigned m = 0; m < op->order; m++)
+            index[m] = s->e.spec_index[op->x[m]];
+        return in->grid;
+    }
+    return NULL;
+}
+
 
 stat_data_view stat_data_view_of(const tessel_stat_data *cs)
 {

@@ -8,7 +8,7 @@
 
 /* Creates dir if missing (one level). A missing parent or a non-directory
  * in the way is the caller's mistake (EINVAL); other failures are EIO. */
-static int ensure_dir(const char *dir, tessel_diag *diag)
+int tessel_report_ensure_dir(const char *dir, tessel_diag *diag)
 {
     struct stat st;
     if (stat(dir, &st) == 0) {
@@ -93,7 +93,7 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
 {
     if (format != TESSEL_REPORT_CSV && format != TESSEL_REPORT_JSON)
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL, "unknown report format");
-    int rc = ensure_dir(dir, diag);
+    int rc = tessel_report_ensure_dir(dir, diag);
     if (rc)
         return rc;
     const char *ext = format == TESSEL_REPORT_JSON ? "json" : "csv";

@@ -810,6 +810,9 @@ static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
     if (!name) {
         err(v, lv, f, "a level needs a 'name'");
     } else if (!read_string(v, name, f, "name", L->name, sizeof(L->name))) {
+        if (strcmp(L->name, "strategy") == 0 || strcmp(L->name, "strategy_options") == 0)
+            err(v, name, f, "'%s' is reserved (mapping.%s): name the level otherwise", L->name,
+                L->name);
         for (unsigned k = 0; k < l; k++) {
             if (strcmp(s->level[k].name, L->name) == 0) {
                 err(v, name, f, "duplicate level name '%s' (first at line %llu)", L->name,
@@ -1163,6 +1166,138 @@ static void read_order(vctx *v, const tessel_yaml_node *n, const char *field,
         L->order[i] = (unsigned)got[i];
 }
 
+/* ------------------------------------------------------------------ */
+/* mapping.strategy and mapping.strategy_options (spec.h). */
+
+static const char *const strategy_names[] = { "fixed", "conservative", "prescient",
+                                              "swiftiles", "drt", "d2t2" };
+static const char *const strategy_option_keys[] = { "overbooking", "tail_samples", "rounds", "seed",
+                                                    "worst", "micro_tile", "growth",
+                                                    "levels" };
+static const char *const strategy_worst_names[] = { "stats", "dense" };
+static const char *const drt_growth_names[] = { "contracted-first", "alternating" };
+
+/* One of `names` (exactly), with a did-you-mean; -1 otherwise. */
+static int read_choice(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
+                       const char *const *names, size_t count)
+{
+    if (is_string(n))
+        for (size_t i = 0; i < count; i++)
+            if (strcmp(n->value, names[i]) == 0)
+                return (int)i;
+    char list[160] = "";
+    for (size_t i = 0; i < count; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                 names[i]);
+    const char *near = is_string(n) ? tessel_nearest_word(n->value, names, count) : NULL;
+    if (near)
+        err(v, n, field, "unknown %s '%.60s' (did you mean '%s'?)", name, n->value, near);
+    else
+        err(v, n, field, "'%s' must be one of: %s", name, list);
+    return -1;
+}
+
+/* "10%" or 0.1: a fraction strictly between 0 and 1. */
+static void read_open_fraction(vctx *v, const tessel_yaml_node *n, const char *field,
+                               const char *name, double *out)
+{
+    double x = -1;
+    if (n && n->kind == TESSEL_YAML_SCALAR && n->length > 1 && n->value[n->length - 1] == '%') {
+        char *end = NULL;
+        double pct = strtod(n->value, &end);
+        if (end == n->value + n->length - 1 && isfinite(pct))
+            x = pct / 100.0;
+    } else if (tessel_yaml_double(n, &x)) {
+        x = -1;
+    }
+    if (!(x > 0 && x < 1)) {
+        err(v, n, field, "'%s' must be a fraction between 0 and 1 (10%% or 0.1)", name);
+        return;
+    }
+    *out = x;
+}
+
+/* "32x32" or 32 (square). */
+static void read_micro_tile(vctx *v, const tessel_yaml_node *n, const char *field,
+                            uint64_t *micro)
+{
+    unsigned long long r = 0, c = 0;
+    char tail = 0;
+    int got = is_string(n) ? sscanf(n->value, "%llux%llu%c", &r, &c, &tail) : 0;
+    if (got == 1 && strspn(n->value, "0123456789") == n->length)
+        c = r;
+    else if (got != 2)
+        r = 0;
+    if (!r || !c || r > UINT32_MAX || c > UINT32_MAX) {
+        err(v, n, field, "'micro_tile' must be ROWSxCOLS (32x32) or one positive edge");
+        return;
+    }
+    micro[0] = r;
+    micro[1] = c;
+}
+
+static void read_strategy_levels(vctx *v, const tessel_yaml_node *n, const char *field)
+{
+    tessel_spec *s = v->s;
+    if (!n || n->kind != TESSEL_YAML_SEQUENCE || n->count == 0) {
+        err(v, n, field, "'levels' must be a list of level names, e.g. [LLB]");
+        return;
+    }
+    for (size_t i = 0; i < n->count; i++) {
+        const tessel_yaml_node *it = n->items[i];
+        int l = is_string(it) ? tessel_spec_level_index(s, it->value) : -1;
+        if (l <= 0) {
+            err(v, it, field, "'%.60s' is not a level below the backing store", shown(it));
+            continue;
+        }
+        s->strategy.levels |= 1u << l;
+    }
+}
+
+static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_yaml_node *opts)
+{
+    tessel_spec_strategy *st = &v->s->strategy;
+    if (name) {
+        st->pos = (tessel_spec_pos){ name->file, name->line, name->column };
+        int k = read_choice(v, name, "mapping.strategy", "strategy", strategy_names,
+                            N_OF(strategy_names));
+        if (k >= 0)
+            snprintf(st->name, sizeof(st->name), "%s", strategy_names[k]);
+    }
+    opts = mapping_of(v, opts, "mapping.strategy_options", "strategy_options");
+    if (!opts)
+        return;
+    check_keys(v, opts, "mapping.strategy_options", strategy_option_keys,
+               N_OF(strategy_option_keys));
+    const tessel_yaml_node *n;
+    if ((n = tessel_yaml_get(opts, "overbooking")))
+        read_open_fraction(v, n, "mapping.strategy_options.overbooking", "overbooking",
+                           &st->overbooking);
+    if ((n = tessel_yaml_get(opts, "tail_samples")))
+        read_count(v, n, "mapping.strategy_options.tail_samples", "tail_samples", 1000000,
+                   &st->tail_samples);
+    if ((n = tessel_yaml_get(opts, "rounds")))
+        read_count(v, n, "mapping.strategy_options.rounds", "rounds", 100, &st->rounds);
+    if ((n = tessel_yaml_get(opts, "seed")))
+        read_u64(v, n, "mapping.strategy_options.seed", "seed", &st->seed);
+    if ((n = tessel_yaml_get(opts, "worst"))) {
+        int k = read_choice(v, n, "mapping.strategy_options.worst", "worst",
+                            strategy_worst_names, N_OF(strategy_worst_names));
+        if (k >= 0)
+            st->dense_worst = k;
+    }
+    if ((n = tessel_yaml_get(opts, "micro_tile")))
+        read_micro_tile(v, n, "mapping.strategy_options.micro_tile", st->micro);
+    if ((n = tessel_yaml_get(opts, "growth"))) {
+        int k = read_choice(v, n, "mapping.strategy_options.growth", "growth", drt_growth_names,
+                            N_OF(drt_growth_names));
+        if (k >= 0)
+            st->growth = k;
+    }
+    if ((n = tessel_yaml_get(opts, "levels")))
+        read_strategy_levels(v, n, "mapping.strategy_options.levels");
+}
+
 static void read_mapping(vctx *v, const tessel_yaml_node *root)
 {
     tessel_spec *s = v->s;
@@ -1170,16 +1305,21 @@ static void read_mapping(vctx *v, const tessel_yaml_node *root)
                                            "mapping");
     if (!m)
         return;
-    const char *names[TESSEL_SPEC_MAX_LEVELS];
+    read_strategy(v, tessel_yaml_get(m, "strategy"), tessel_yaml_get(m, "strategy_options"));
+    const char *names[TESSEL_SPEC_MAX_LEVELS + 2];
     for (unsigned l = 0; l < s->nlevels; l++)
         names[l] = s->level[l].name;
+    names[s->nlevels] = "strategy";
+    names[s->nlevels + 1] = "strategy_options";
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i];
+        if (tessel_yaml_scalar_is(k, "strategy") || tessel_yaml_scalar_is(k, "strategy_options"))
+            continue;
         char field[128], f[128];
         join(field, sizeof(field), "mapping", k->value);
         int l = k->value[0] ? tessel_spec_level_index(s, k->value) : -1;
         if (l < 0) {
-            const char *near = tessel_nearest_word(k->value, names, s->nlevels);
+            const char *near = tessel_nearest_word(k->value, names, s->nlevels + 2);
             if (near)
                 err(v, k, field, "mapping for unknown level '%.60s' (did you mean '%s'?)",
                     k->value, near);
@@ -1296,6 +1436,12 @@ int spec_fill(spec_ctx *c, const tessel_yaml_node *root, const char *default_nam
     unsigned before = c->nerrors;
     snprintf(s->technology, sizeof(s->technology), "45nm");
     snprintf(s->name, sizeof(s->name), "%s", default_name);
+    snprintf(s->strategy.name, sizeof(s->strategy.name), "%s", TESSEL_SPEC_STRATEGY_FIXED);
+    s->strategy.overbooking = 0.10; /* tailors §5.2: ExTensor-OB targets 10 % overbooking */
+    s->strategy.tail_samples = 10;  /* assumption: k of tailors §4.2.2 (its value is not in our copy) */
+    s->strategy.rounds = 8; /* tessel: 1 is the paper's one shot (bench/strategy) */
+    s->strategy.seed = 1;
+    s->strategy.micro[0] = s->strategy.micro[1] = 32; /* drt §5.2.4: 32x32 micro tiles */
     if (!root || tessel_yaml_is_null(root)) {
         spec_error_at(c, TESSEL_EINVAL, s->path, 1, 1, NULL,
                       "empty spec (expected workload, architecture and mapping)");

@@ -3,6 +3,7 @@
  * record and CSV rows. */
 #include <string.h>
 
+#include "tessel/strategy.h"
 #include "sweep_internal.h"
 
 /* "point 17 (mapping.LLB.order=IJK, ...)" for messages. */
@@ -57,6 +58,13 @@ static int same_tables(const tessel_spec *a, const tessel_spec *b)
 static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_result *r,
                     tessel_diag *diag)
 {
+    if (!tessel_strategy_is_fixed(spec) && sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC) {
+        tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
+        return tessel_strategy_run(spec, &in,
+                                   sh->sweep->estimator == TESSEL_SWEEP_STAT ? TESSEL_STRATEGY_STAT
+                                                                              : TESSEL_STRATEGY_EXACT,
+                                   sh->sweep->alloc, r, NULL, diag);
+    }
     switch (sh->sweep->estimator) {
     case TESSEL_SWEEP_STAT:
         return tessel_model_stat_eval(spec, sh->stats, r, diag);

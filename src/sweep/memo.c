@@ -40,8 +40,17 @@ typedef struct memo_model_key {
     uint32_t n, m;
 } memo_model_key;
 
+typedef struct memo_strategy_key {
+    char name[TESSEL_SPEC_NAME_MAX];
+    double overbooking;
+    uint64_t seed, micro[2];
+    uint32_t tail_samples, rounds, levels;
+    int32_t dense_worst, growth;
+} memo_strategy_key;
+
 typedef struct memo_key {
     uint32_t nlevels;
+    memo_strategy_key strategy;
     uint64_t extent[TESSEL_SPEC_MAX_INDICES];
     memo_model_key model[TESSEL_SPEC_MAX_TENSORS];
     memo_level_key level[TESSEL_SPEC_MAX_LEVELS];
@@ -64,6 +73,17 @@ static void key_build(const tessel_spec *spec, memo_key *k)
 {
     memset(k, 0, sizeof(*k));
     k->nlevels = spec->nlevels;
+    const tessel_spec_strategy *strat = &spec->strategy;
+    memcpy(k->strategy.name, strat->name, sizeof(k->strategy.name));
+    k->strategy.overbooking = strat->overbooking;
+    k->strategy.seed = strat->seed;
+    k->strategy.micro[0] = strat->micro[0];
+    k->strategy.micro[1] = strat->micro[1];
+    k->strategy.tail_samples = strat->tail_samples;
+    k->strategy.rounds = strat->rounds;
+    k->strategy.levels = strat->levels;
+    k->strategy.dense_worst = strat->dense_worst;
+    k->strategy.growth = strat->growth;
     memcpy(k->extent, spec->workload.extent, sizeof(k->extent));
     for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
         const tessel_spec_tensor *st = &spec->workload.tensor[t];

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tessel/strategy.h"
 #include "sweep_internal.h"
 
 #define BATCH_TARGET_SECONDS 0.5
@@ -409,6 +410,18 @@ static void entry_free(entry *e)
     tessel_spec_free(&e->spec);
 }
 
+/* A point may choose tiles with a strategy: the spec names one or an axis
+ * sets it. */
+static int uses_strategies(const tessel_sweep *s, const tessel_spec *spec)
+{
+    if (!tessel_strategy_is_fixed(spec))
+        return 1;
+    for (size_t a = 0; a < s->naxes; a++)
+        if (strstr(s->axis[a].path, "strategy"))
+            return 1;
+    return 0;
+}
+
 static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
 {
     const tessel_sweep *s = r->sweep;
@@ -433,7 +446,10 @@ static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
         if (r->opt->stage)
             r->opt->stage(r->opt->progress_ud, e->label);
         rc = tessel_stat_data_create(e->spec, e->data, &s->stat, r->alloc, &e->stats, diag);
-        tessel_workload_free(&e->data); /* the statistics are all the points need */
+        /* the statistics are all a fixed mapping needs; strategies that
+         * sample or scan tiles (prescient, swiftiles, drt) read the data */
+        if (!uses_strategies(s, e->spec))
+            tessel_workload_free(&e->data);
     }
     r->report->stats_seconds += sweep_now() - t0;
     return rc;

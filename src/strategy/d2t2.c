@@ -1,0 +1,188 @@
+/* D2T2's tile search (d2t2 §5.2): start from the conservative square tile
+ * T (the largest whose worst tile fits, from the statistics), reshape it
+ * with a reorder factor RF (eq. 21: uncontracted edges T x RF, contracted
+ * edges T / RF, so every shape keeps T's size), then grow each input's
+ * innermost index by its TileFactor = partition / footprint of MaxTile
+ * (eq. 22), shrinking the growth while the worst tile would not fit. Every
+ * candidate (RF in 1/16 .. 16 by powers of two, with and without the
+ * growth) is priced by the stat estimator; the least traffic across the
+ * level's boundary wins. Levels are searched from the innermost out. */
+#include <math.h>
+#include <string.h>
+
+#include "strategy_internal.h"
+
+static int contracted(const strat_ctx *c, unsigned x)
+{
+    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
+    for (unsigned m = 0; m < z->rank; m++)
+        if (z->index[m] == x)
+            return 0;
+    return 1;
+}
+
+/* Position of index x in level l's loop order (larger = inner). */
+static unsigned order_pos(const strat_ctx *c, unsigned l, unsigned x)
+{
+    const tessel_spec_level *lv = &c->spec->level[l];
+    for (unsigned p = 0; p < c->nidx; p++)
+        if (lv->order[p] == x)
+            return p;
+    return x;
+}
+
+static uint64_t round_edge(const strat_ctx *c, unsigned x, double want, uint64_t gran)
+{
+    uint64_t g = gran ? gran : 1;
+    if (want >= (double)c->extent[x])
+        return 0;
+    uint64_t e = (uint64_t)(want / (double)g) * g;
+    if (e < g)
+        e = g;
+    return e >= c->extent[x] ? 0 : e;
+}
+
+static uint64_t edge_of(const strat_ctx *c, const strat_tiles *t, unsigned x)
+{
+    return t->t[x] ? t->t[x] : c->extent[x];
+}
+
+/* eq. 22: grow each input's innermost index by its TileFactor (the
+ * smallest over the inputs sharing it), halving until the worst tiles fit. */
+static int grow(strat_ctx *c, unsigned l, const uint64_t *gran, strat_tiles *t, int *changed)
+{
+    double factor[STRAT_NX];
+    for (unsigned x = 0; x < c->nidx; x++)
+        factor[x] = 0;
+    for (unsigned i = 0; i < c->nin; i++) {
+        const strat_input *in = &c->in[i];
+        uint64_t part = strat_partition(c, l, in->tensor), shape[3], mx;
+        if (!part || !in->order)
+            continue;
+        strat_shape(c, in, t, shape);
+        int rc = strat_worst_occupancy(c, in, shape, WORST_STATS, &mx);
+        if (rc)
+            return rc;
+        double tf = floor((double)part / (double)strat_tile_bytes(c, l, in, shape, mx));
+        int inner = -1;
+        for (unsigned m = 0; m < in->order; m++)
+            if (in->index[m] >= 0 &&
+                (inner < 0 || order_pos(c, l, (unsigned)in->index[m]) > order_pos(c, l, (unsigned)inner)))
+                inner = in->index[m];
+        if (inner >= 0 && (factor[inner] == 0 || tf < factor[inner]))
+            factor[inner] = tf;
+    }
+    *changed = 0;
+    for (int halvings = 0; halvings < 12; halvings++) {
+        strat_tiles g = *t;
+        int any = 0;
+        for (unsigned x = 0; x < c->nidx; x++)
+            if (factor[x] > 1) {
+                g.t[x] = round_edge(c, x, (double)edge_of(c, t, x) * factor[x], gran[x]);
+                any |= g.t[x] != t->t[x];
+            }
+        if (!any)
+            return TESSEL_OK;
+        int fits = 0, rc = strat_worst_fits(c, l, &g, WORST_STATS, &fits);
+        if (rc)
+            return rc;
+        if (fits) {
+            *t = g;
+            *changed = 1;
+            return TESSEL_OK;
+        }
+        for (unsigned x = 0; x < c->nidx; x++)
+            factor[x] = factor[x] > 1 ? floor(factor[x] / 2) : factor[x];
+    }
+    return TESSEL_OK;
+}
+
+/* Bytes across level l's boundary (with level l - 1) under tiles t. */
+static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const strat_tiles *t,
+                 double *bytes, double *dram)
+{
+    tessel_strategy_choice trial = *ch;
+    memcpy(trial.tile[l], t->t, sizeof(trial.tile[l]));
+    trial.levels |= 1u << l;
+    /* outer levels not searched yet hold whole modes, so that tiles nest */
+    unsigned levels[TESSEL_SPEC_MAX_LEVELS], n = strat_levels(c, levels);
+    for (unsigned i = 0; i < n; i++)
+        if (levels[i] < l && !(ch->levels >> levels[i] & 1u)) {
+            memset(trial.tile[levels[i]], 0, sizeof(trial.tile[0]));
+            trial.levels |= 1u << levels[i];
+        }
+    tessel_spec spec;
+    tessel_strategy_apply(c->spec, &trial, &spec);
+    tessel_result r;
+    int rc = tessel_model_stat_eval(&spec, c->stats, &r, c->diag);
+    if (rc)
+        return rc;
+    double b = 0;
+    for (unsigned k = 0; k < r.ntensors; k++)
+        b += (double)r.traffic[l][k].data_bytes + (double)r.traffic[l][k].metadata_bytes;
+    *bytes = b;
+    *dram = (double)r.dram_bytes;
+    return TESSEL_OK;
+}
+
+static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
+{
+    uint64_t gran[STRAT_NX];
+    double square[STRAT_NX];
+    strat_level_granules(c, l, 1, ch, gran);
+    for (unsigned x = 0; x < c->nidx; x++)
+        square[x] = 1;
+    strat_tiles base;
+    int rc = strat_uniform_level(c, l, square, gran, WORST_STATS, &base, &ch->candidates);
+    if (rc)
+        return rc;
+    double best = INFINITY, best_dram = 0;
+    strat_tiles winner = base;
+    for (int e = -4; e <= 4; e++) {
+        double rf = ldexp(1.0, e);
+        strat_tiles t;
+        int valid = 1;
+        for (unsigned x = 0; x < c->nidx; x++) {
+            double edge = (double)edge_of(c, &base, x);
+            double want = contracted(c, x) ? edge / rf : edge * rf;
+            if (want < (double)gran[x])
+                valid = 0;
+            t.t[x] = round_edge(c, x, want, gran[x]);
+        }
+        if (!valid)
+            continue;
+        for (int pass = 0; pass < 2; pass++) {
+            int changed = 1;
+            if (pass == 1 && ((rc = grow(c, l, gran, &t, &changed)) || !changed)) {
+                if (rc)
+                    return rc;
+                break;
+            }
+            double bytes, dram;
+            ch->candidates++;
+            if ((rc = price(c, ch, l, &t, &bytes, &dram)))
+                return rc;
+            if (bytes < best) {
+                best = bytes;
+                best_dram = dram;
+                winner = t;
+            }
+        }
+    }
+    memcpy(ch->tile[l], winner.t, sizeof(ch->tile[l]));
+    ch->levels |= 1u << l;
+    ch->predicted_dram_bytes = best_dram;
+    return TESSEL_OK;
+}
+
+int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
+{
+    int rc = strat_need_stats(c);
+    if (rc)
+        return rc;
+    unsigned levels[TESSEL_SPEC_MAX_LEVELS];
+    unsigned n = strat_levels(c, levels);
+    for (unsigned i = 0; i < n && !rc; i++)
+        rc = search_level(c, levels[i], out);
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* Private to module `strategy`. */
+#ifndef TESSEL_STRATEGY_INTERNAL_H
+#define TESSEL_STRATEGY_INTERNAL_H
+
+#include "tessel/strategy.h"
+
+#define STRAT_MAX_INPUTS 3u
+#define STRAT_NX TESSEL_SPEC_MAX_INDICES
+
+/* An input of the workload as the strategies see it. */
+typedef struct strat_input {
+    unsigned tensor;              /* workload tensor number */
+    unsigned order;               /* modes (1 .. 3) */
+    int index[3];                 /* workload index of each mode (-1: none) */
+    uint64_t dims[3];
+    uint64_t nnz;
+    const tessel_tensor *data;    /* NULL with saved statistics */
+    const tessel_tile_grid *base; /* the statistics' base grid, or NULL */
+} strat_input;
+
+typedef struct strat_ctx {
+    const tessel_spec *spec;
+    const tessel_allocator *alloc;
+    tessel_diag *diag;
+    tessel_strategy_estimator est;
+    const tessel_workload_data *data; /* NULL with saved statistics */
+    const tessel_stat_data *stats; /* given, or own_stats */
+    tessel_stat_data *own_stats;
+    unsigned nidx;
+    uint64_t extent[STRAT_NX];
+    unsigned nin;
+    strat_input in[STRAT_MAX_INPUTS];
+} strat_ctx;
+
+/* Per-index tile edges of one level (0 = whole mode). */
+typedef struct strat_tiles {
+    uint64_t t[STRAT_NX];
+} strat_tiles;
+
+/* strategy.c */
+int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_inputs *in,
+                   tessel_strategy_estimator est, const tessel_allocator *a, tessel_diag *diag);
+void strat_ctx_free(strat_ctx *c);
+int strat_need_stats(strat_ctx *c);
+/* Partition of input i at level l, bytes (0 = unbounded). */
+uint64_t strat_partition(const strat_ctx *c, unsigned l, unsigned tensor);
+/* Input i's tile shape (per mode) for per-index tiles t. */
+void strat_shape(const strat_ctx *c, const strat_input *in, const strat_tiles *t, uint64_t *shape);
+/* Bytes of input i's tile of `shape` holding n nonzeros in level l's format. */
+uint64_t strat_tile_bytes(const strat_ctx *c, unsigned l, const strat_input *in,
+                          const uint64_t *shape, uint64_t n);
+/* The largest n whose tile fits `bytes` (0 if none). */
+uint64_t strat_capacity_nnz(const strat_ctx *c, unsigned l, const strat_input *in,
+                            const uint64_t *shape, uint64_t bytes);
+/* The grid of input i at `shape`: from its data, else derived from the
+ * base grid (shape must then be a multiple of it or whole); *out NULL when
+ * neither is possible. */
+int strat_grid(const strat_ctx *c, const strat_input *in, const uint64_t *shape, int exact,
+               tessel_tile_grid **out);
+/* Levels the strategy sizes, innermost first. */
+unsigned strat_levels(const strat_ctx *c, unsigned *levels);
+/* The smallest edge step of index x for the estimator (stat: the base grid). */
+uint64_t strat_granule(const strat_ctx *c, unsigned x);
+/* The aspect ratio of level l (the mapping's tiles, or square). */
+void strat_ratio(const strat_ctx *c, unsigned l, double *ratio);
+/* Tiles at scale s: ratio[x] * s rounded down to a multiple of gran[x],
+ * at least gran[x], whole at the extent. */
+void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gran, double s,
+                    strat_tiles *out);
+double strat_scale_max(const strat_ctx *c, const double *ratio);
+
+/* uniform.c: conservative and prescient. */
+int strat_uniform(strat_ctx *c, int prescient, tessel_strategy_choice *out);
+/* The largest scale whose worst tiles fit level l (binary search on a
+ * predicate over the inputs). worst: 0 dense, 1 statistics' base grid,
+ * 2 exact grid. */
+int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uint64_t *gran,
+                        int worst, strat_tiles *out, uint64_t *candidates);
+enum { WORST_DENSE = 0, WORST_STATS = 1, WORST_EXACT = 2 };
+int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits);
+/* The most nonzeros in one tile of `shape` (dense: its area). */
+int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
+                          uint64_t *out);
+/* Level l's edge steps (estimator granule, base grid when base_grid, and
+ * multiples of the inner levels' tiles). */
+void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
+                          const tessel_strategy_choice *ch, uint64_t *gran);
+
+/* swiftiles.c */
+int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out);
+
+/* d2t2.c */
+int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out);
+
+#endif

@@ -1,0 +1,208 @@
+/* S-U-C uniform tiles: conservative and prescient (tailors §2, §5.2:
+ * ExTensor-N sizes tiles as if dense, ExTensor-P knows the worst real
+ * tile). Both keep the mapping's aspect ratio and take the largest scale
+ * whose worst tile fits every input's partition, level by level from the
+ * innermost, each level's edges multiples of the next inner level's (tiles
+ * nest). The worst tile of a candidate comes from
+ *   dense      the tile's area (no data needed);
+ *   stats      the statistics' base grid merged to the candidate, exact
+ *              for edges that are multiples of the base grid, which the
+ *              candidates then are;
+ *   exact      the data's own tile grid at the candidate (prescient).
+ * The worst tile grows with the scale (tiles of a larger scale are unions
+ * of smaller ones when they nest, and nearly so otherwise), so a binary
+ * search over the scale finds the largest fit in O(log extent) candidates. */
+#include <string.h>
+
+#include "strategy_internal.h"
+
+
+static uint64_t base_max(const tessel_tile_grid *g)
+{
+    uint64_t mx = 0;
+    for (uint64_t k = 0; k < g->nonempty; k++)
+        if (g->count[k] > mx)
+            mx = g->count[k];
+    return mx;
+}
+
+int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
+                           uint64_t *out)
+{
+    double dense = 1;
+    for (unsigned m = 0; m < in->order; m++)
+        dense *= (double)shape[m];
+    *out = dense > 1e18 ? (uint64_t)1e18 : (uint64_t)dense;
+    if (worst == WORST_DENSE)
+        return TESSEL_OK;
+    if (worst == WORST_STATS && in->base) {
+        /* off the base grid: a tile overlaps at most ceil(edge / base) + 1
+         * base tiles per mode, each holding at most the base grid's worst */
+        double cells = 1;
+        int aligned = 1;
+        for (unsigned m = 0; m < in->order; m++) {
+            uint64_t b = in->base->tile[m];
+            if (shape[m] < in->dims[m] && shape[m] % b) {
+                aligned = 0;
+                cells *= (double)((shape[m] + b - 1) / b + 1);
+            }
+        }
+        if (!aligned) {
+            double bound = cells * (double)base_max(in->base);
+            if (bound < (double)*out)
+                *out = (uint64_t)bound;
+            return TESSEL_OK;
+        }
+    }
+    tessel_tile_grid *g = NULL;
+    int rc = strat_grid(c, in, shape, worst == WORST_EXACT, &g);
+    if (rc || !g)
+        return rc;
+    uint64_t mx = 0;
+    for (uint64_t k = 0; k < g->nonempty; k++)
+        if (g->count[k] > mx)
+            mx = g->count[k];
+    tessel_tile_grid_free(&g);
+    *out = mx < *out ? mx : *out;
+    return TESSEL_OK;
+}
+
+int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits)
+{
+    *fits = 1;
+    for (unsigned i = 0; i < c->nin && *fits; i++) {
+        const strat_input *in = &c->in[i];
+        uint64_t part = strat_partition(c, l, in->tensor), shape[3], n;
+        if (!part || !in->order)
+            continue;
+        strat_shape(c, in, t, shape);
+        int rc = strat_worst_occupancy(c, in, shape, worst, &n);
+        if (rc)
+            return rc;
+        *fits = strat_tile_bytes(c, l, in, shape, n) <= part;
+    }
+    /* dense sizing also fits the output's partition, as ExTensor-N does */
+    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
+    uint64_t zpart = strat_partition(c, l, 0);
+    if (*fits && worst == WORST_DENSE && zpart && z->rank <= 3) {
+        strat_input out;
+        memset(&out, 0, sizeof(out));
+        out.order = z->rank;
+        for (unsigned m = 0; m < z->rank; m++) {
+            out.index[m] = (int)z->index[m];
+            out.dims[m] = c->extent[z->index[m]];
+        }
+        uint64_t shape[3];
+        strat_shape(c, &out, t, shape);
+        double dense = 1;
+        for (unsigned m = 0; m < out.order; m++)
+            dense *= (double)shape[m];
+        *fits = strat_tile_bytes(c, l, &out, shape, dense > 1e18 ? (uint64_t)1e18
+                                                                  : (uint64_t)dense) <= zpart;
+    }
+    return TESSEL_OK;
+}
+
+int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uint64_t *gran,
+                        int worst, strat_tiles *out, uint64_t *candidates)
+{
+    double lo = 1, hi = strat_scale_max(c, ratio);
+    strat_tiles t;
+    int fits = 0, rc;
+    strat_tiles_at(c, ratio, gran, hi, &t);
+    ++*candidates;
+    if ((rc = strat_worst_fits(c, l, &t, worst, &fits)))
+        return rc;
+    if (fits) {
+        *out = t;
+        return TESSEL_OK;
+    }
+    /* invariant: the scale lo is the best known (it may not fit when even
+     * the smallest tile overflows: then the smallest tile it is) */
+    while (hi - lo > 0.5) {
+        double mid = (double)(uint64_t)((lo + hi) / 2);
+        if (mid <= lo)
+            break;
+        strat_tiles_at(c, ratio, gran, mid, &t);
+        ++*candidates;
+        if ((rc = strat_worst_fits(c, l, &t, worst, &fits)))
+            return rc;
+        if (fits)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    strat_tiles_at(c, ratio, gran, lo, out);
+    return TESSEL_OK;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Level l's edge steps: the estimator's granule (for the statistics' worst
+ * tile, the base grid's), times what the inner levels' tiles need. */
+void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
+                           const tessel_strategy_choice *ch, uint64_t *gran)
+{
+    tessel_strategy_estimator est = c->est;
+    if (base_grid)
+        c->est = TESSEL_STRATEGY_STAT;
+    for (unsigned x = 0; x < c->nidx; x++)
+        gran[x] = strat_granule(c, x);
+    c->est = est;
+    for (unsigned in = l + 1; in < c->spec->nlevels; in++) {
+        if (!c->spec->level[in].capacity)
+            continue;
+        for (unsigned x = 0; x < c->nidx; x++) {
+            uint64_t t = ch->levels >> in & 1u ? ch->tile[in][x] : c->spec->level[in].tile[x];
+            if (!t || t >= c->extent[x])
+                t = c->extent[x];
+            gran[x] = gran[x] / gcd64(gran[x], t) * t;
+        }
+    }
+}
+
+int strat_uniform(strat_ctx *c, int prescient, tessel_strategy_choice *out)
+{
+    int worst = prescient ? WORST_EXACT : c->spec->strategy.dense_worst ? WORST_DENSE
+                                                                        : WORST_STATS;
+    int rc;
+    if (worst == WORST_EXACT && !c->data)
+        return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
+                               "prescient tiling looks at every tile of the data: it cannot run "
+                               "from saved statistics");
+    if (worst == WORST_STATS && (rc = strat_need_stats(c)))
+        return rc;
+    unsigned levels[TESSEL_SPEC_MAX_LEVELS];
+    unsigned n = strat_levels(c, levels);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned l = levels[i];
+        double ratio[STRAT_NX];
+        uint64_t gran[STRAT_NX];
+        strat_ratio(c, l, ratio);
+        strat_level_granules(c, l, worst == WORST_STATS, out, gran);
+        strat_tiles t;
+        rc = strat_uniform_level(c, l, ratio, gran, worst, &t, &out->candidates);
+        int fits = 1;
+        if (!rc && worst == WORST_STATS && c->est == TESSEL_STRATEGY_EXACT)
+            rc = strat_worst_fits(c, l, &t, worst, &fits);
+        if (!rc && !fits) {
+            /* not even one base tile fits: finer edges, each bounded by
+             * the base tiles it overlaps (the exact estimator takes any) */
+            strat_level_granules(c, l, 0, out, gran);
+            rc = strat_uniform_level(c, l, ratio, gran, worst, &t, &out->candidates);
+        }
+        if (rc)
+            return rc;
+        memcpy(out->tile[l], t.t, sizeof(out->tile[l]));
+        out->levels |= 1u << l;
+    }
+    return TESSEL_OK;
+}

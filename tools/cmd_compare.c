@@ -1,0 +1,441 @@
+/* tessel compare: every tiling strategy on the same spec and data, one
+ * table (and compare.csv): the tiles each chose, DRAM traffic, buffer
+ * utilisation, overbooking, cycles, energy and the time tessel took. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "strategy_cli.h"
+#include "tessel/energy.h"
+#include "tessel/report.h"
+#include "tessel/strategy.h"
+
+enum {
+    OPT_HELP,
+    OPT_TENSOR,
+    OPT_SET,
+    OPT_STRATEGIES,
+    OPT_ESTIMATOR,
+    OPT_FORMAT,
+    OPT_OUTPUT,
+    OPT_NO_TIMING,
+    OPT_QUIET,
+    OPT_COUNT
+};
+
+static const cli_option options[OPT_COUNT] = {
+    [OPT_HELP] = { "--help", "-h", 0 },
+    [OPT_TENSOR] = { "--tensor", "-T", 1 },
+    [OPT_SET] = { "--set", "-s", 1 },
+    [OPT_STRATEGIES] = { "--strategies", NULL, 1 },
+    [OPT_ESTIMATOR] = { "--estimator", "-e", 1 },
+    [OPT_FORMAT] = { "--format", "-f", 1 },
+    [OPT_OUTPUT] = { "--output", "-o", 1 },
+    [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
+    [OPT_QUIET] = { "--quiet", "-q", 0 },
+};
+
+#define DEFAULT_STRATEGIES "conservative,prescient,swiftiles,drt,d2t2"
+
+static void help(void)
+{
+    printf(
+        "usage: tessel compare SPEC [options]\n\n"
+        "Runs tiling strategies on the same spec and data and prints one table: the\n"
+        "tiles each chose, DRAM bytes, traffic / compulsory, buffer utilization (mean\n"
+        "tile footprint / partition), overbooking rate (fraction of non-empty input\n"
+        "tiles larger than their partition), cycles, energy and seconds (deciding +\n"
+        "estimating). Strategy options come from the spec (mapping.strategy_options).\n\n"
+        "options:\n"
+        "  -T, --tensor NAME=DATA  bind input tensor NAME to DATA (as tessel run)\n"
+        "  -s, --set PATH=VALUE    override one spec key (repeatable)\n"
+        "      --strategies LIST   comma-separated (default " DEFAULT_STRATEGIES ");\n"
+        "                          fixed is the mapping as written\n"
+        "  -e, --estimator NAME    exact (default), stat, or both (a row per estimator)\n"
+        "  -f, --format FMT        table (default) or csv, on standard output\n"
+        "  -o, --output DIR        also write DIR/compare.csv (columns in README.md)\n"
+        "      --no-timing         write seconds as 0 (reproducible files)\n"
+        "  -q, --quiet             print nothing on standard output\n\n"
+        "A strategy that cannot run on the spec (e.g. drt on a spec with two buffer\n"
+        "levels) gets a row with its error; the exit status is then 1.\n\n"
+        "example:\n"
+        "  tessel compare bench/strategy/one-level.yaml \\\n"
+        "      --tensor A=examples/data/jagmesh7.mtx.gz -o out\n");
+}
+
+typedef struct compare_row {
+    char strategy[16], estimator[8];
+    tessel_strategy_choice choice;
+    tessel_report_point point;
+    double estimate_seconds;
+    char error[640];
+} compare_row;
+
+typedef struct compare_request {
+    const char *spec_path, *out_dir;
+    char **sets;
+    size_t nsets;
+    char strategies[TESSEL_STRATEGY_COUNT][16];
+    unsigned nstrategies;
+    int exact, stat, csv, no_timing, quiet;
+} compare_request;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int parse_strategies(const char *list, compare_request *r)
+{
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char name[16];
+        if (n == 0 || n >= sizeof(name))
+            return cli_usage_error("compare", "--strategies needs names separated by commas, "
+                                              "not '%s'", list);
+        memcpy(name, p, n);
+        name[n] = '\0';
+        char *set = NULL;
+        int rc = cli_strategy_set("compare", name, &set);
+        free(set);
+        if (rc)
+            return rc;
+        for (unsigned k = 0; k < r->nstrategies; k++)
+            if (strcmp(r->strategies[k], name) == 0)
+                return cli_usage_error("compare", "strategy '%s' is listed twice", name);
+        if (r->nstrategies == TESSEL_STRATEGY_COUNT)
+            return cli_usage_error("compare", "too many strategies in '%s'", list);
+        memcpy(r->strategies[r->nstrategies++], name, n + 1);
+        p += n + (p[n] == ',');
+    }
+    return CLI_EXIT_OK;
+}
+
+static int parse_request(const cli_args *args, compare_request *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (cli_positionals(args) != 1)
+        return cli_usage_error("compare", "give one spec file (see tessel compare --help)");
+    r->spec_path = cli_positional(args, 0);
+    r->out_dir = cli_value(args, OPT_OUTPUT);
+    const char *list = cli_value(args, OPT_STRATEGIES);
+    int rc = parse_strategies(list ? list : DEFAULT_STRATEGIES, r);
+    if (rc)
+        return rc;
+    const char *est = cli_value(args, OPT_ESTIMATOR);
+    r->exact = !est || strcmp(est, "exact") == 0 || strcmp(est, "both") == 0;
+    r->stat = est && (strcmp(est, "stat") == 0 || strcmp(est, "both") == 0);
+    if (!r->exact && !r->stat)
+        return cli_usage_error("compare", "--estimator must be exact, stat or both, not '%s'",
+                               est);
+    const char *fmt = cli_value(args, OPT_FORMAT);
+    if (fmt && strcmp(fmt, "csv") != 0 && strcmp(fmt, "table") != 0)
+        return cli_usage_error("compare", "--format must be table or csv, not '%s'", fmt);
+    r->csv = fmt && strcmp(fmt, "csv") == 0;
+    r->no_timing = cli_has(args, OPT_NO_TIMING);
+    r->quiet = cli_has(args, OPT_QUIET);
+    r->sets = calloc((size_t)args->count + 1, sizeof(*r->sets));
+    if (!r->sets) {
+        fprintf(stderr, "tessel compare: error: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
+    for (int i = 0; i < args->count; i++) {
+        char *s = NULL;
+        if (args->option[i] == OPT_SET) {
+            rc = cli_set_arg("compare", args->value[i], &s);
+        } else if (args->option[i] == OPT_TENSOR) {
+            rc = cli_tensor_set("compare", args->value[i], &s);
+        } else {
+            continue;
+        }
+        if (rc)
+            return rc;
+        r->sets[r->nsets++] = s;
+    }
+    return CLI_EXIT_OK;
+}
+
+static void request_free(compare_request *r)
+{
+    for (size_t i = 0; i < r->nsets; i++)
+        free(r->sets[i]);
+    free(r->sets);
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef struct compare_state {
+    tessel_spec *spec;
+    tessel_energy_db *db;
+    tessel_design_energy energy;
+    tessel_workload_data *data;
+    tessel_stat_data *stats;
+    tessel_drt_stats *drt_stats;
+    char label[TESSEL_REPORT_LABEL_MAX];
+} compare_state;
+
+static void state_free(compare_state *st)
+{
+    tessel_drt_stats_free(&st->drt_stats);
+    tessel_stat_data_free(&st->stats);
+    tessel_workload_free(&st->data);
+    tessel_energy_db_free(&st->db);
+    tessel_spec_free(&st->spec);
+}
+
+static int load(const compare_request *r, compare_state *st)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    int rc = tessel_spec_load(r->spec_path, (const char *const *)r->sets, r->nsets, NULL,
+                              &st->spec, &errors);
+    if (!rc)
+        rc = tessel_energy_db_load(st->spec, NULL, &st->db, &errors);
+    if (!rc)
+        rc = tessel_energy_design(st->db, st->spec, &st->energy, &errors);
+    if (!rc) {
+        tessel_load_options load;
+        tessel_load_options_init(&load);
+        rc = tessel_workload_load(st->spec, &load, NULL, &st->data, &errors);
+    }
+    if (rc)
+        return cli_report_list("compare", &errors, rc);
+    tessel_diag_list_free(&errors);
+    tessel_workload_data_label(st->data, st->label, sizeof(st->label));
+    /* the statistics are collected once and shared by every strategy */
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    rc = tessel_stat_data_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
+    if (rc && rc != TESSEL_EUNSUPPORTED && rc != TESSEL_EINVAL)
+        return cli_report(&d);
+    return CLI_EXIT_OK;
+}
+
+static void run_one(compare_state *st, const char *strategy, tessel_strategy_estimator est,
+                    compare_row *row)
+{
+    memset(row, 0, sizeof(*row));
+    snprintf(row->strategy, sizeof(row->strategy), "%s", strategy);
+    snprintf(row->estimator, sizeof(row->estimator), "%s",
+             est == TESSEL_STRATEGY_EXACT ? "exact" : "stat");
+    char set[64];
+    snprintf(set, sizeof(set), "mapping.strategy=%s", strategy);
+    const char *sets[1] = { set };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_spec *spec = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_spec_derive(st->spec, sets, 1, NULL, &spec, &errors);
+    if (rc) {
+        if (errors.count)
+            d = errors.items[0];
+        tessel_diag_list_free(&errors);
+    } else {
+        tessel_diag_list_free(&errors);
+        if (est == TESSEL_STRATEGY_STAT && !st->drt_stats && strcmp(strategy, "drt") == 0) {
+            tessel_drt_options o;
+            tessel_drt_options_init(&o);
+            o.micro[0] = spec->strategy.micro[0];
+            o.micro[1] = spec->strategy.micro[1];
+            rc = tessel_drt_stats_create(spec, st->data, &o, NULL, &st->drt_stats, &d);
+        }
+        tessel_result result;
+        /* the fixed mapping is priced from the shared statistics; every
+         * other strategy collects its own on a base grid fine enough for
+         * the tiles it may choose */
+        int fixed = tessel_strategy_is_fixed(spec);
+        tessel_strategy_inputs in = { st->data, fixed ? st->stats : NULL, st->drt_stats };
+        double t0 = now_seconds();
+        if (!rc)
+            rc = tessel_strategy_run(spec, &in, est, NULL, &result, &row->choice, &d);
+        row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
+        if (!rc)
+            rc = tessel_report_point_build(spec, &result, &st->energy, st->label, strategy,
+                                           &row->point, &d);
+    }
+    if (rc)
+        snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
+                                                                      : tessel_strerror(rc));
+    tessel_spec_free(&spec);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const char csv_header[] =
+    "strategy,tile_shape,dram_bytes,traffic_ratio,buffer_utilization,overbooking_rate,cycles,"
+    "energy_pj,seconds,estimator,overbooking_target,decide_seconds,error\n";
+
+static void put_double(FILE *f, double v)
+{
+    char buf[64];
+    if (isnan(v)) {
+        fputs("", f);
+        return;
+    }
+    tessel_report_format_double(buf, v);
+    fputs(buf, f);
+}
+
+static void put_text(FILE *f, const char *s)
+{
+    int quote = strpbrk(s, ",\"\n") != NULL;
+    if (!quote) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timing)
+{
+    fputs(csv_header, f);
+    for (unsigned i = 0; i < n; i++) {
+        const compare_row *r = &rows[i];
+        int ok = !r->error[0];
+        fprintf(f, "%s,", r->strategy);
+        put_text(f, ok ? r->choice.shape : "");
+        if (ok) {
+            fprintf(f, ",%llu,", (unsigned long long)r->point.dram_bytes);
+            put_double(f, r->point.traffic_ratio);
+            fputc(',', f);
+            put_double(f, r->choice.buffer_utilization);
+            fputc(',', f);
+            put_double(f, r->choice.overbooking_rate);
+            fputc(',', f);
+            put_double(f, r->point.roofline.cycles);
+            fputc(',', f);
+            put_double(f, r->point.energy_pj);
+            fputc(',', f);
+            put_double(f, no_timing ? 0 : r->choice.seconds + r->estimate_seconds);
+        } else {
+            fputs(",,,,,,,", f);
+        }
+        fprintf(f, ",%s,", r->estimator);
+        put_double(f, r->choice.overbooking_target);
+        fputc(',', f);
+        put_double(f, no_timing ? 0 : r->choice.seconds);
+        fputc(',', f);
+        put_text(f, r->error);
+        fputc('\n', f);
+    }
+}
+
+static void percent(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f%%", 100 * v);
+}
+
+static void write_table(FILE *f, const compare_state *st, const compare_row *rows, unsigned n,
+                        int no_timing)
+{
+    fprintf(f, "%s on %s\n\n", st->spec->name, st->label);
+    fprintf(f, "%-13s %-6s %14s %9s %7s %7s %14s %14s %9s  %s\n", "strategy", "est",
+            "dram_bytes", "x_compul", "util", "overbk", "cycles", "energy_pj", "seconds",
+            "tiles");
+    for (unsigned i = 0; i < n; i++) {
+        const compare_row *r = &rows[i];
+        if (r->error[0]) {
+            fprintf(f, "%-13s %-6s error: %s\n", r->strategy, r->estimator, r->error);
+            continue;
+        }
+        char util[16], over[16];
+        percent(util, sizeof(util), r->choice.buffer_utilization);
+        percent(over, sizeof(over), r->choice.overbooking_rate);
+        fprintf(f, "%-13s %-6s %14llu %9.3f %7s %7s %14.0f %14.4g %9.4f  %s\n", r->strategy,
+                r->estimator, (unsigned long long)r->point.dram_bytes, r->point.traffic_ratio,
+                util, over, r->point.roofline.cycles, r->point.energy_pj,
+                no_timing ? 0 : r->choice.seconds + r->estimate_seconds, r->choice.shape);
+    }
+}
+
+static int write_file(const char *dir, const compare_row *rows, unsigned n, int no_timing)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_report_ensure_dir(dir, &d))
+        return cli_report(&d);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/compare.csv", dir);
+    cli_output out;
+    if (cli_output_open(&out, path))
+        return CLI_EXIT_FAILURE;
+    write_csv(out.stream, rows, n, no_timing);
+    return cli_output_close(&out, 1) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cli_args args;
+    if (cli_parse("compare", argc, argv, options, OPT_COUNT, &args))
+        return CLI_EXIT_USAGE;
+    if (cli_has(&args, OPT_HELP)) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    compare_request req;
+    int rc = parse_request(&args, &req);
+    compare_state st;
+    memset(&st, 0, sizeof(st));
+    compare_row *rows = NULL;
+    unsigned n = 0;
+    if (!rc && req.out_dir) {
+        /* a bad output directory is found now, not after the estimates */
+        tessel_diag d;
+        tessel_diag_clear(&d);
+        if (tessel_report_check_dir(req.out_dir, &d))
+            rc = cli_report(&d);
+    }
+    if (!rc)
+        rc = load(&req, &st);
+    if (!rc && !(rows = calloc(2u * req.nstrategies, sizeof(*rows)))) {
+        fprintf(stderr, "tessel compare: error: out of memory\n");
+        rc = CLI_EXIT_FAILURE;
+    }
+    int failed = 0;
+    for (unsigned k = 0; !rc && k < req.nstrategies; k++)
+        for (int e = 0; e < 2; e++) {
+            if (!(e == 0 ? req.exact : req.stat))
+                continue;
+            compare_row *row = &rows[n++];
+            run_one(&st, req.strategies[k], e == 0 ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT,
+                    row);
+            if (row->error[0]) {
+                fprintf(stderr, "tessel compare: %s (%s): %s\n", row->strategy, row->estimator,
+                        row->error);
+                failed = 1;
+            }
+        }
+    if (!rc && req.out_dir)
+        rc = write_file(req.out_dir, rows, n, req.no_timing);
+    if (!rc && !req.quiet) {
+        if (req.csv)
+            write_csv(stdout, rows, n, req.no_timing);
+        else
+            write_table(stdout, &st, rows, n, req.no_timing);
+    }
+    if (!rc && failed)
+        rc = CLI_EXIT_FAILURE;
+    free(rows);
+    state_free(&st);
+    request_free(&req);
+    return rc;
+}

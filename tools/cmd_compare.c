@@ -273,7 +273,7 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
 
 static const char csv_header[] =
     "strategy,tile_shape,dram_bytes,traffic_ratio,buffer_utilization,overbooking_rate,cycles,"
-    "energy_pj,seconds,estimator,overbooking_target,decide_seconds,error\n";
+    "energy_pj,seconds,estimator,overbooking_target,decide_seconds,predicted_dram_bytes,error\n";
 
 static void put_double(FILE *f, double v)
 {
@@ -286,22 +286,6 @@ static void put_double(FILE *f, double v)
     fputs(buf, f);
 }
 
-static void put_text(FILE *f, const char *s)
-{
-    int quote = strpbrk(s, ",\"\n") != NULL;
-    if (!quote) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timing)
 {
     fputs(csv_header, f);
@@ -309,7 +293,7 @@ static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timin
         const compare_row *r = &rows[i];
         int ok = !r->error[0];
         fprintf(f, "%s,", r->strategy);
-        put_text(f, ok ? r->choice.shape : "");
+        tessel_csv_field(f, ok ? r->choice.shape : "");
         if (ok) {
             fprintf(f, ",%llu,", (unsigned long long)r->point.dram_bytes);
             put_double(f, r->point.traffic_ratio);
@@ -331,7 +315,9 @@ static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timin
         fputc(',', f);
         put_double(f, no_timing ? 0 : r->choice.seconds);
         fputc(',', f);
-        put_text(f, r->error);
+        put_double(f, r->choice.predicted_dram_bytes);
+        fputc(',', f);
+        tessel_csv_field(f, r->error);
         fputc('\n', f);
     }
 }

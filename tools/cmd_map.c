@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "strategy_cli.h"
+#include "tessel/strategy.h"
 #include "tessel/sweep.h"
 
 #ifndef PATH_MAX
@@ -30,6 +32,7 @@ enum {
     OPT_KEEP_ORDER,
     OPT_FIT,
     OPT_LEVELS,
+    OPT_STRATEGIES,
     OPT_OUTPUT,
     OPT_VERIFY,
     OPT_QUIET,
@@ -50,6 +53,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_KEEP_ORDER] = { "--keep-order", NULL, 0 },
     [OPT_FIT] = { "--fit", NULL, 0 },
     [OPT_LEVELS] = { "--levels", NULL, 1 },
+    [OPT_STRATEGIES] = { "--strategies", NULL, 1 },
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_VERIFY] = { "--verify", NULL, 0 },
     [OPT_QUIET] = { "--quiet", "-q", 0 },
@@ -83,6 +87,10 @@ static void help(void)
         "      --fit                only mappings whose input tiles all fit their partitions\n"
         "                           (no overbooking; see README)\n"
         "      --levels A,B         search only these levels (default: all below level 0)\n"
+        "      --strategies LIST    tiling strategies searched too, e.g.\n"
+        "                           fixed,conservative,swiftiles,d2t2 (default fixed: tile\n"
+        "                           edges searched); another strategy sizes the tiles of\n"
+        "                           each order and partition split itself\n"
         "  -o, --output FILE        the chosen mapping as a spec (default mapped.yaml): it\n"
         "                           includes SPEC and overrides the mapping\n"
         "      --verify             estimate the winner with the exact estimator too and\n"
@@ -144,6 +152,25 @@ static char *tensor_set(const char *arg)
     return cli_quoted_set(prefix, eq + 1);
 }
 
+/* "fixed,swiftiles" -> bits of tessel_strategy_kind. */
+static int parse_strategies(const char *list, uint32_t *mask)
+{
+    char buf[256];
+    *mask = 0;
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        char *set = NULL;
+        int rc = cli_strategy_set("map", p, &set);
+        free(set);
+        if (rc)
+            return rc;
+        *mask |= 1u << tessel_strategy_from_name(p);
+    }
+    if (!*mask)
+        return cli_usage_error("map", "--strategies needs names separated by commas");
+    return CLI_EXIT_OK;
+}
+
 static int parse_numbers(const cli_args *args, map_request *r)
 {
     const char *v;
@@ -203,6 +230,9 @@ static int parse_request(const cli_args *args, map_request *r)
     r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
     r->map.fit = cli_has(args, OPT_FIT);
     r->levels = cli_value(args, OPT_LEVELS);
+    const char *strategies = cli_value(args, OPT_STRATEGIES);
+    if (strategies && parse_strategies(strategies, &r->map.strategies))
+        return CLI_EXIT_USAGE;
     r->verify = cli_has(args, OPT_VERIFY);
     r->quiet = cli_has(args, OPT_QUIET);
     for (int i = 0; i < args->count; i++) {
@@ -478,8 +508,29 @@ static double rel(double a, double b)
     return b != 0 ? 100.0 * (a - b) / b : 0;
 }
 
+/* The winner's exact traffic on the tiles it was priced with: a strategy
+ * decides them once, for the stat estimator's grid, and both estimators
+ * use them (drt decides at run time: its exact walk). */
+static int exact_of(const tessel_spec *winner, const tessel_workload_data *data,
+                    const tessel_stat_data *stats, tessel_result *result, tessel_diag *d)
+{
+    if (tessel_strategy_is_fixed(winner))
+        return tessel_model_exact(winner, data, NULL, result, d);
+    tessel_strategy_inputs in = { data, stats, NULL };
+    if (strcmp(winner->strategy.name, "drt") == 0)
+        return tessel_strategy_run(winner, &in, TESSEL_STRATEGY_EXACT, NULL, result, NULL, d);
+    tessel_strategy_choice c;
+    int rc = tessel_strategy_choose(winner, &in, TESSEL_STRATEGY_STAT, NULL, &c, d);
+    if (rc)
+        return rc;
+    tessel_spec tiled;
+    tessel_strategy_apply(winner, &c, &tiled);
+    return tessel_model_exact(&tiled, data, NULL, result, d);
+}
+
 static int verify(const map_request *r, const tessel_spec *spec, const tessel_workload_data *data,
-                  const tessel_energy_db *db, const tessel_map_result *m)
+                  const tessel_stat_data *stats, const tessel_energy_db *db,
+                  const tessel_map_result *m)
 {
     const char *list[TESSEL_MAP_MAX_SETS];
     for (size_t i = 0; i < m->nsets; i++)
@@ -499,11 +550,14 @@ static int verify(const map_request *r, const tessel_spec *spec, const tessel_wo
         d = errors.items[0];
     tessel_diag_list_free(&errors);
     if (!rc)
-        rc = tessel_model_exact(winner, data, NULL, &result, &d);
+        rc = exact_of(winner, data, stats, &result, &d);
     char label[TESSEL_REPORT_LABEL_MAX];
     tessel_workload_data_label(data, label, sizeof(label));
     if (!rc)
-        rc = tessel_report_point_build(winner, &result, &energy, label, "fixed", p, &d);
+        rc = tessel_report_point_build(winner, &result, &energy, label,
+                                       tessel_strategy_is_fixed(winner) ? "fixed"
+                                                                        : winner->strategy.name,
+                                       p, &d);
     int status = rc ? cli_report(&d) : CLI_EXIT_OK;
     if (!rc && !r->quiet) {
         print_point("exact", p);
@@ -545,6 +599,7 @@ static int run(const map_request *r, map_state *st)
         return CLI_EXIT_USAGE;
     tessel_map_options o = r->map;
     o.level_mask = mask;
+    o.data = st->data;
     progress prog = { !r->quiet && isatty(fileno(stderr)), 0,
                       tessel_map_objective_name(o.objective) };
     o.progress = show_progress;
@@ -572,7 +627,7 @@ static int run(const map_request *r, map_state *st)
             printf("  %s\n", m->sets[i]);
         print_point("stat", &m->best);
     }
-    int status = r->verify ? verify(r, st->spec, st->data, st->db, m) : CLI_EXIT_OK;
+    int status = r->verify ? verify(r, st->spec, st->data, st->stats, st->db, m) : CLI_EXIT_OK;
     if (!status)
         status = write_spec(r, st->spec, m, m->best_value);
     if (!status && !r->quiet)

@@ -88,10 +88,12 @@ typedef struct tessel_strategy_inputs {
     const tessel_drt_stats *drt_stats; /* drt with the stat estimator (else built from data) */
 } tessel_strategy_inputs;
 
-/* Decides the tiles of `spec`'s strategy. *out is filled on success. */
+/* Decides the tiles of `spec`'s strategy for estimator `est` (stat: tiles
+ * on the statistics' base grid). *out is filled on success; drt decides
+ * at run time, so its choice only names it (see tessel_strategy_run). */
 int tessel_strategy_choose(const tessel_spec *spec, const tessel_strategy_inputs *in,
-                           const tessel_allocator *a, tessel_strategy_choice *out,
-                           tessel_diag *diag);
+                           tessel_strategy_estimator est, const tessel_allocator *a,
+                           tessel_strategy_choice *out, tessel_diag *diag);
 
 /* A copy of spec's structure (sharing its documents: spec must outlive
  * it, and it is never freed) with the chosen tiles written in. */

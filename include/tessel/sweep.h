@@ -182,6 +182,12 @@ typedef struct tessel_map_options {
                                   point stream what does not fit, and on a spec without
                                   inner levels untiled mappings reach compulsory traffic */
     unsigned level_mask;       /* bit l: search level l; 0: every level below level 0 */
+    /* Tiling strategies searched too (bit k: tessel_strategy_kind k; bit 0,
+     * fixed, is the tile-edge search above). 0: fixed only. A point with
+     * another strategy has no tile coordinates: the strategy sizes its
+     * tiles for the point's order and partitions. */
+    uint32_t strategies;
+    const tessel_workload_data *data; /* for strategies that read the data (may be NULL) */
     tessel_map_progress_fn progress;
     void *progress_ud;
 } tessel_map_options;

@@ -125,6 +125,81 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
     return TESSEL_OK;
 }
 
+/* The shapes of eq. 21 divide the conservative edge T by up to 16, so the
+ * base grid must be that fine: statistics the strategy collected itself
+ * are collected again on T / 16 (at least 4) when coarser. */
+static int finer_base(strat_ctx *c)
+{
+    if (!c->own_stats || !c->in[0].base)
+        return TESSEL_OK;
+    unsigned levels[TESSEL_SPEC_MAX_LEVELS];
+    if (!strat_levels(c, levels))
+        return TESSEL_OK;
+    uint64_t gran[STRAT_NX];
+    double square[STRAT_NX];
+    tessel_strategy_choice none;
+    memset(&none, 0, sizeof(none));
+    strat_level_granules(c, levels[0], 1, &none, gran);
+    for (unsigned x = 0; x < c->nidx; x++)
+        square[x] = 1;
+    strat_tiles t;
+    uint64_t seen = 0;
+    int rc = strat_uniform_level(c, levels[0], square, gran, WORST_STATS, &t, &seen);
+    if (rc)
+        return rc;
+    uint64_t edge = UINT64_MAX;
+    for (unsigned x = 0; x < c->nidx; x++)
+        if (edge_of(c, &t, x) < edge)
+            edge = edge_of(c, &t, x);
+    uint64_t want = 4;
+    while (want * 2 <= edge / 16)
+        want *= 2;
+    if (want >= c->in[0].base->tile[0])
+        return TESSEL_OK;
+    return strat_collect_stats(c, want);
+}
+
+/* tessel's addition to the RF family: a geometric descent from the best
+ * shape found, doubling or halving one index's edge at a time while the
+ * worst tiles fit and the stat estimator's traffic drops (eq. 21 ties the
+ * edges together; the best shapes of skewed matrices are often not in that
+ * family, e.g. a long output tile with a short reduction). */
+static int refine(strat_ctx *c, unsigned l, const uint64_t *gran, tessel_strategy_choice *ch,
+                  strat_tiles *winner, double *best, double *best_dram)
+{
+    for (int improved = 1, evals = 0; improved && evals < 96;) {
+        improved = 0;
+        for (unsigned x = 0; x < c->nidx && evals < 96; x++)
+            for (int dir = 0; dir < 2; dir++) {
+                strat_tiles t = *winner;
+                double edge = (double)edge_of(c, winner, x);
+                double want = dir ? edge * 2 : edge / 2;
+                if (want < (double)gran[x] || (dir && !winner->t[x]))
+                    continue;
+                t.t[x] = round_edge(c, x, want, gran[x]);
+                if (t.t[x] == winner->t[x])
+                    continue;
+                int fits = 0, rc = strat_worst_fits(c, l, &t, WORST_STATS, &fits);
+                if (rc)
+                    return rc;
+                if (!fits)
+                    continue;
+                double bytes, dram;
+                evals++;
+                ch->candidates++;
+                if ((rc = price(c, ch, l, &t, &bytes, &dram)))
+                    return rc;
+                if (bytes < *best) {
+                    *best = bytes;
+                    *best_dram = dram;
+                    *winner = t;
+                    improved = 1;
+                }
+            }
+    }
+    return TESSEL_OK;
+}
+
 static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
 {
     uint64_t gran[STRAT_NX];
@@ -169,6 +244,8 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
             }
         }
     }
+    if ((rc = refine(c, l, gran, ch, &winner, &best, &best_dram)))
+        return rc;
     memcpy(ch->tile[l], winner.t, sizeof(ch->tile[l]));
     ch->levels |= 1u << l;
     ch->predicted_dram_bytes = best_dram;
@@ -179,6 +256,8 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
 {
     int rc = strat_need_stats(c);
     if (rc)
+        return rc;
+    if ((rc = finer_base(c)))
         return rc;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     unsigned n = strat_levels(c, levels);

@@ -136,7 +136,7 @@ static int base_fits(const strat_ctx *c)
     return 1;
 }
 
-static int collect_stats(strat_ctx *c, uint64_t edge)
+int strat_collect_stats(strat_ctx *c, uint64_t edge)
 {
     tessel_stat_data_free(&c->own_stats);
     tessel_stat_options opt;
@@ -167,9 +167,9 @@ int strat_need_stats(strat_ctx *c)
                                "this strategy needs the data or its statistics");
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
-    int rc = collect_stats(c, opt.base[0]);
+    int rc = strat_collect_stats(c, opt.base[0]);
     for (uint64_t edge = opt.base[0] / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
-        rc = collect_stats(c, edge);
+        rc = strat_collect_stats(c, edge);
     return rc;
 }
 
@@ -291,14 +291,15 @@ unsigned strat_levels(const strat_ctx *c, unsigned *levels)
     return n;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
+uint64_t strat_lcm(uint64_t a, uint64_t b)
 {
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
+    uint64_t x = a, y = b;
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
     }
-    return a;
+    return x ? a / x * b : 0;
 }
 
 uint64_t strat_granule(const strat_ctx *c, unsigned x)
@@ -313,8 +314,7 @@ uint64_t strat_granule(const strat_ctx *c, unsigned x)
             continue;
         for (unsigned m = 0; m < in->order; m++)
             if (in->index[m] == (int)x) {
-                uint64_t b = in->base->tile[m];
-                g = g / gcd64(g, b) * b;
+                g = strat_lcm(g, in->base->tile[m]);
             }
     }
     return g;
@@ -466,14 +466,23 @@ static int choose_in(strat_ctx *c, tessel_strategy_choice *out)
     return rc;
 }
 
+/* The stat estimator takes tiles on its base grid: know it first. */
+static int stat_grid_first(strat_ctx *c)
+{
+    if (c->est != TESSEL_STRATEGY_STAT || tessel_strategy_is_fixed(c->spec) ||
+        strcmp(c->spec->strategy.name, "drt") == 0)
+        return TESSEL_OK;
+    return strat_need_stats(c);
+}
+
 int tessel_strategy_choose(const tessel_spec *spec, const tessel_strategy_inputs *in,
-                           const tessel_allocator *a, tessel_strategy_choice *out,
-                           tessel_diag *diag)
+                           tessel_strategy_estimator est, const tessel_allocator *a,
+                           tessel_strategy_choice *out, tessel_diag *diag)
 {
     strat_ctx c;
-    tessel_strategy_estimator est =
-        in && !in->data ? TESSEL_STRATEGY_STAT : TESSEL_STRATEGY_EXACT;
     int rc = strat_ctx_init(&c, spec, in, est, a, diag);
+    if (!rc)
+        rc = stat_grid_first(&c);
     if (!rc)
         rc = choose_in(&c, out);
     strat_ctx_free(&c);
@@ -554,10 +563,8 @@ int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *i
     tessel_strategy_choice local;
     tessel_strategy_choice *ch = choice ? choice : &local;
     int rc = strat_ctx_init(&c, spec, in, est, a, diag);
-    /* the stat estimator takes tiles on its base grid: know it first */
-    if (!rc && est == TESSEL_STRATEGY_STAT && !tessel_strategy_is_fixed(spec) &&
-        strcmp(spec->strategy.name, "drt") != 0)
-        rc = strat_need_stats(&c);
+    if (!rc)
+        rc = stat_grid_first(&c);
     if (!rc)
         rc = choose_in(&c, ch);
     if (!rc && ch->kind == TESSEL_STRATEGY_DRT) {

@@ -42,6 +42,8 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
                    tessel_strategy_estimator est, const tessel_allocator *a, tessel_diag *diag);
 void strat_ctx_free(strat_ctx *c);
 int strat_need_stats(strat_ctx *c);
+/* (Re)collects the strategy's own statistics on an edge x edge base grid. */
+int strat_collect_stats(strat_ctx *c, uint64_t edge);
 /* Partition of input i at level l, bytes (0 = unbounded). */
 uint64_t strat_partition(const strat_ctx *c, unsigned l, unsigned tensor);
 /* Input i's tile shape (per mode) for per-index tiles t. */
@@ -68,6 +70,9 @@ void strat_ratio(const strat_ctx *c, unsigned l, double *ratio);
 void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gran, double s,
                     strat_tiles *out);
 double strat_scale_max(const strat_ctx *c, const double *ratio);
+
+/* Least common multiple (edge steps that several constraints share). */
+uint64_t strat_lcm(uint64_t a, uint64_t b);
 
 /* uniform.c: conservative and prescient. */
 int strat_uniform(strat_ctx *c, int prescient, tessel_strategy_choice *out);

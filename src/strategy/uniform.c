@@ -136,16 +136,6 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
     return TESSEL_OK;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Level l's edge steps: the estimator's granule (for the statistics' worst
  * tile, the base grid's), times what the inner levels' tiles need. */
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
@@ -164,7 +154,7 @@ void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
             uint64_t t = ch->levels >> in & 1u ? ch->tile[in][x] : c->spec->level[in].tile[x];
             if (!t || t >= c->extent[x])
                 t = c->extent[x];
-            gran[x] = gran[x] / gcd64(gran[x], t) * t;
+            gran[x] = strat_lcm(gran[x], t);
         }
     }
 }

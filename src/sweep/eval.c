@@ -55,6 +55,12 @@ static int same_tables(const tessel_spec *a, const tessel_spec *b)
     return 1;
 }
 
+/* The `strategy` column (a spec built in code names none: fixed). */
+static const char *strategy_name(const tessel_spec *spec)
+{
+    return tessel_strategy_is_fixed(spec) ? TESSEL_SPEC_STRATEGY_FIXED : spec->strategy.name;
+}
+
 static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_result *r,
                     tessel_diag *diag)
 {
@@ -192,7 +198,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
             tessel_model_analytic_label(spec, label, sizeof(label));
         rc = tessel_report_point_build(spec, &result, &energy,
                                        s->estimator == TESSEL_SWEEP_ANALYTIC ? label : sh->label,
-                                       "fixed", out, diag);
+                                       strategy_name(spec), out, diag);
     }
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
@@ -339,7 +345,8 @@ int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *d
     tessel_csv_field(summary, msg);
     const char *identity[5] = { sh->data_spec->name,
                                 tessel_report_workload_name(sh->data_spec->workload.kind),
-                                sh->label, "fixed", estimator_name(s->estimator) };
+                                sh->label, strategy_name(sh->data_spec),
+                                estimator_name(s->estimator) };
     for (size_t i = 0; i < 5; i++) {
         fputc(',', summary);
         tessel_csv_field(summary, identity[i]);

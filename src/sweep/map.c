@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tessel/strategy.h"
 #include "sweep_internal.h"
 
 #define MAP_MAX_EDGES 40u
@@ -21,11 +22,14 @@ typedef struct map_level {
     unsigned nsplits;
 } map_level;
 
-/* A point: per searched level, order index, edge index per index, split. */
+/* A point: per searched level, order index, edge index per index, split;
+ * and the strategy (an index into map_ctx.strategy; its tile edges stay 0
+ * unless it is fixed). */
 typedef struct map_point {
     uint32_t order[TESSEL_SPEC_MAX_LEVELS];
     uint8_t edge[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_INDICES];
     uint32_t split[TESSEL_SPEC_MAX_LEVELS];
+    uint32_t strategy;
 } map_point;
 
 typedef struct map_ctx {
@@ -37,6 +41,8 @@ typedef struct map_ctx {
     unsigned nindices, ntensors, nlevels;
     map_level level[TESSEL_SPEC_MAX_LEVELS];
     unsigned steps;           /* partition steps: 1 / partition_step */
+    unsigned nstrategies;     /* searched strategies, fixed (if searched) first */
+    tessel_strategy_kind strategy[TESSEL_STRATEGY_COUNT];
     uint64_t rng;
     uint64_t *visited;        /* open addressing, point hashes (0 = empty) */
     uint64_t nvisited;
@@ -155,15 +161,25 @@ static int setup_level(map_ctx *c, unsigned l, const uint64_t *extent, map_level
     return TESSEL_OK;
 }
 
+static int is_fixed(const map_ctx *c, const map_point *p)
+{
+    return c->strategy[p->strategy] == TESSEL_STRATEGY_FIXED;
+}
+
+/* Orders and splits, times the tile edges for fixed tiles, plus one point
+ * per other strategy. */
 static double space_size(const map_ctx *c)
 {
-    double n = 1;
+    double common = 1, edges = 1;
     for (unsigned l = 0; l < c->nlevels; l++) {
         const map_level *ml = &c->level[l];
-        n *= (double)ml->norders * (double)ml->nsplits;
+        common *= (double)ml->norders * (double)ml->nsplits;
         for (unsigned i = 0; i < c->nindices; i++)
-            n *= ml->nedges[i];
+            edges *= ml->nedges[i];
     }
+    double n = 0;
+    for (unsigned k = 0; k < c->nstrategies; k++)
+        n += c->strategy[k] == TESSEL_STRATEGY_FIXED ? common * edges : common;
     return n;
 }
 
@@ -181,6 +197,8 @@ static void point_sets(const map_ctx *c, const map_point *p, tessel_map_result *
 {
     const tessel_spec *s = c->spec;
     r->nsets = 0;
+    if (c->nstrategies > 1 || !is_fixed(c, p))
+        add_set(r, "%s=%s", "mapping.strategy", tessel_strategy_name(c->strategy[p->strategy]));
     for (unsigned l = 0; l < c->nlevels; l++) {
         const map_level *ml = &c->level[l];
         const char *name = s->level[ml->level].name;
@@ -196,12 +214,13 @@ static void point_sets(const map_ctx *c, const map_point *p, tessel_map_result *
             add_set(r, "%s=%s", path, text);
         }
         len = 0;
-        for (unsigned i = 0; i < c->nindices; i++)
+        for (unsigned i = 0; i < c->nindices && is_fixed(c, p); i++)
             len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s:%llu", i ? "," : "",
                                     s->workload.index_name[i],
                                     (unsigned long long)ml->edge[i][p->edge[l][i]]);
         snprintf(path, sizeof(path), "mapping.%s.tile", name);
-        add_set(r, "%s=%s", path, text);
+        if (is_fixed(c, p))
+            add_set(r, "%s=%s", path, text);
         if (c->steps) {
             unsigned parts[TESSEL_SPEC_MAX_TENSORS];
             composition(c->steps, c->ntensors, p->split[l], parts);
@@ -237,12 +256,16 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
     tessel_result result;
     tessel_diag d;
     double v = INFINITY;
+    tessel_strategy_inputs in = { c->opt->data, c->stats, NULL };
     if (!tessel_spec_derive(c->spec, list, sets->nsets, c->spec->alloc, &spec, NULL) &&
         !tessel_energy_design(c->db, spec, &energy, NULL) &&
-        !tessel_model_stat_eval(spec, c->stats, &result, &d) &&
+        !(is_fixed(c, p) ? tessel_model_stat_eval(spec, c->stats, &result, &d)
+                         : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
+                                               &result, NULL, &d)) &&
         !(c->opt->fit && result.overflow_tiles > 0) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),
-                                   "fixed", &c->scratch, &d))
+                                   tessel_strategy_name(c->strategy[p->strategy]), &c->scratch,
+                                   &d))
         v = objective_value(c->opt->objective, &c->scratch);
     tessel_spec_free(&spec);
     return v;
@@ -310,10 +333,11 @@ static double visit(map_ctx *c, const map_point *p, tessel_map_result *tmp)
 static void random_point(map_ctx *c, map_point *p)
 {
     memset(p, 0, sizeof(*p));
+    p->strategy = below(c, c->nstrategies);
     for (unsigned l = 0; l < c->nlevels; l++) {
         const map_level *ml = &c->level[l];
         p->order[l] = below(c, ml->norders);
-        for (unsigned i = 0; i < c->nindices; i++)
+        for (unsigned i = 0; i < c->nindices && is_fixed(c, p); i++)
             p->edge[l][i] = (uint8_t)below(c, ml->nedges[i]);
         p->split[l] = below(c, ml->nsplits);
     }
@@ -330,7 +354,7 @@ static int next_point(const map_ctx *c, map_point *p)
         if (++p->split[l] < ml->nsplits)
             return 1;
         p->split[l] = 0;
-        for (unsigned i = c->nindices; i-- > 0;) {
+        for (unsigned i = c->nindices; i-- > 0 && is_fixed(c, p);) {
             if (++p->edge[l][i] < ml->nedges[i])
                 return 1;
             p->edge[l][i] = 0;
@@ -339,7 +363,7 @@ static int next_point(const map_ctx *c, map_point *p)
             return 1;
         p->order[l] = 0;
     }
-    return 0;
+    return ++p->strategy < c->nstrategies;
 }
 
 static void search_exhaustive(map_ctx *c, tessel_map_result *tmp)
@@ -382,6 +406,13 @@ static int best_neighbour(map_ctx *c, const map_point *p, map_point *best, doubl
             found = 1;                                                                            \
         }                                                                                         \
     } while (0)
+    for (unsigned k = 0; k < c->nstrategies; k++)
+        if (k != p->strategy) { /* another strategy; fixed restarts from the smallest tiles */
+            q = *p;
+            q.strategy = k;
+            memset(q.edge, 0, sizeof(q.edge));
+            TRY();
+        }
     for (unsigned l = 0; l < c->nlevels && !out_of_time(c); l++) {
         const map_level *ml = &c->level[l];
         for (unsigned k = 0; k < ml->norders; k++)
@@ -390,7 +421,7 @@ static int best_neighbour(map_ctx *c, const map_point *p, map_point *best, doubl
                 q.order[l] = k;
                 TRY();
             }
-        for (unsigned i = 0; i < c->nindices; i++)
+        for (unsigned i = 0; i < c->nindices && is_fixed(c, p); i++)
             for (int step = -1; step <= 1; step += 2) {
                 int e = (int)p->edge[l][i] + step;
                 if (e < 0 || e >= (int)ml->nedges[i])
@@ -443,6 +474,13 @@ static int setup(map_ctx *c, const uint64_t *extent, tessel_diag *diag)
                                "the partition step is a fraction in (0, 0.5], or 0 to keep the "
                                "spec's partitions");
     c->steps = c->opt->partition_step > 0 ? (unsigned)lround(1 / c->opt->partition_step) : 0;
+    uint32_t mask = c->opt->strategies ? c->opt->strategies : 1u;
+    for (unsigned k = 0; k < TESSEL_STRATEGY_COUNT; k++)
+        if (mask >> k & 1u)
+            c->strategy[c->nstrategies++] = (tessel_strategy_kind)k;
+    if (mask >> TESSEL_STRATEGY_COUNT)
+        return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "strategies",
+                               "unknown strategy bits in the mapper's options");
     if (c->opt->tile_base == 0)
         return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "tile_base",
                                "the tile base must be positive");

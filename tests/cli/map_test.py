@@ -89,6 +89,39 @@ def test_climb(tessel, tmp):
     check(took < 10, f"--time-limit 1 returns in time ({took:.1f} s with loading)")
 
 
+def test_strategies(tessel, tmp):
+    """--strategies: the strategy is one more coordinate; a strategy's
+    points have no tile coordinates. Its best equals a sweep's over the
+    same strategies, and the written spec reproduces it."""
+    one = os.path.join(ROOT, "bench", "strategy", "one-level.yaml")
+    out = os.path.join(tmp, "strat.yaml")
+    p = run(tessel, "map", one, "-t", "A=" + JAG, "--strategies", "conservative,swiftiles,d2t2",
+            "--keep-order", "--partition-step", "0", "--base", "16x16", "--objective",
+            "dram_bytes", "-o", out, "--verify")
+    check("exhaustive search: 3 of 3 points" in p.stdout, "three strategy points: "
+          + p.stdout.splitlines()[0])
+    best = best_line(p.stdout)
+    sweep = os.path.join(tmp, "strat-sweep.yaml")
+    with open(sweep, "w") as f:
+        f.write(f"spec: {one}\ndata: [{JAG}]\nstat: {{base: 16x16}}\naxes:\n")
+        f.write("  mapping.strategy: [conservative, swiftiles, d2t2]\n")
+    run(tessel, "sweep", sweep, "-o", os.path.join(tmp, "strat-space"), "-q")
+    rows = summary_rows(os.path.join(tmp, "strat-space", "summary.csv"))
+    check(len(rows) == 3, f"the sweep has the 3 points ({len(rows)})")
+    sweep_best = min(float(r["dram_bytes"]) for r in rows)
+    check(best == sweep_best, f"map's best {best!r} equals the sweep's minimum {sweep_best!r}")
+    run(tessel, "run", out, "-e", "stat", "--base", "16x16", "-q", "-o",
+        os.path.join(tmp, "strat-run"))
+    got = summary_rows(os.path.join(tmp, "strat-run", "summary.csv"))[0]
+    check(float(got["dram_bytes"]) == best and got["strategy"] != "fixed",
+          f"tessel run of the written spec: {got['dram_bytes']} == {best!r}, "
+          f"strategy {got['strategy']}")
+    check("stat - exact:" in p.stdout, "--verify prices the strategy's tiles exactly")
+    p = run(tessel, "map", one, "--strategies", "conservative,swiftile", ok=False)
+    check(p.returncode == 2 and "did you mean 'swiftiles'" in p.stderr,
+          "a misspelt strategy: " + p.stderr)
+
+
 def test_errors(tessel, tmp):
     p = run(tessel, "map", SPEC, "-t", "A=" + G51, "--levels", "DRAM", ok=False)
     check(p.returncode == 2 and "backing" in p.stderr, "--levels DRAM refused: " + p.stderr)
@@ -104,6 +137,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tessel-map-test.") as tmp:
         test_exhaustive_against_sweep(tessel, tmp)
         test_climb(tessel, tmp)
+        test_strategies(tessel, tmp)
         test_errors(tessel, tmp)
     print("map_test:", "FAILED" if failures else "all passed")
     return 1 if failures else 0

@@ -122,6 +122,18 @@ static void check_spec(const tessel_spec *s)
     FUZZ_REQUIRE(s->compute.clock_ghz > 0, "clock");
     FUZZ_REQUIRE(s->compute.mac.cls[0], "the MAC has an energy class");
     check_tree(tessel_yaml_root(s->doc), 0, 64 + 32);
+    const tessel_spec_strategy *st = &s->strategy;
+    static const char *const strategies[] = { "fixed", "conservative", "prescient",
+                                              "swiftiles", "drt", "d2t2" };
+    int known = 0;
+    for (size_t k = 0; k < sizeof(strategies) / sizeof(strategies[0]); k++)
+        known |= strcmp(st->name, strategies[k]) == 0;
+    FUZZ_REQUIRE(known, "the strategy is one of the six");
+    FUZZ_REQUIRE(st->overbooking > 0 && st->overbooking < 1, "overbooking target in (0, 1)");
+    FUZZ_REQUIRE(st->tail_samples >= 1 && st->rounds >= 1 && st->rounds <= 100, "sample counts");
+    FUZZ_REQUIRE(st->micro[0] >= 1 && st->micro[1] >= 1, "micro tile");
+    FUZZ_REQUIRE((st->levels & 1u) == 0 && st->levels >> s->nlevels == 0,
+                 "strategy levels are buffer levels of the spec");
 }
 
 static void check_errors(int rc, const tessel_spec *s, const tessel_diag_list *l)

@@ -5,8 +5,11 @@
  * innermost index by its TileFactor = partition / footprint of MaxTile
  * (eq. 22), shrinking the growth while the worst tile would not fit. Every
  * candidate (RF in 1/16 .. 16 by powers of two, with and without the
- * growth) is priced by the stat estimator; the least traffic across the
- * level's boundary wins. Levels are searched from the innermost out. */
+ * growth) whose worst tiles fit is priced by the stat estimator; the least
+ * traffic across the level's boundary wins. tessel adds two things the
+ * paper leaves open: the extreme shapes (corners()) and a geometric
+ * descent from the best (refine()). Levels are searched from the
+ * innermost out. */
 #include <math.h>
 #include <string.h>
 
@@ -159,43 +162,85 @@ static int finer_base(strat_ctx *c)
     return strat_collect_stats(c, want);
 }
 
-/* tessel's addition to the RF family: a geometric descent from the best
- * shape found, doubling or halving one index's edge at a time while the
- * worst tiles fit and the stat estimator's traffic drops (eq. 21 ties the
- * edges together; the best shapes of skewed matrices are often not in that
- * family, e.g. a long output tile with a short reduction). */
+/* Prices t when its worst tiles fit; keeps it when it beats *best. */
+static int consider(strat_ctx *c, unsigned l, const strat_tiles *t, tessel_strategy_choice *ch,
+                    strat_tiles *winner, double *best, double *best_dram)
+{
+    int fits = 0, rc = strat_worst_fits(c, l, t, WORST_STATS, &fits);
+    if (rc || !fits)
+        return rc;
+    double bytes, dram;
+    ch->candidates++;
+    if ((rc = price(c, ch, l, t, &bytes, &dram)))
+        return rc;
+    if (bytes < *best) {
+        *best = bytes;
+        *best_dram = dram;
+        *winner = *t;
+    }
+    return TESSEL_OK;
+}
+
+/* tessel's addition to the RF family: a geometric search from the best
+ * shape found, one index's edge at a time, keeping the worst tiles inside
+ * their partitions (eq. 21 ties the edges together; the best shapes of
+ * skewed matrices are often not in that family, e.g. a long output tile
+ * over a short reduction). */
 static int refine(strat_ctx *c, unsigned l, const uint64_t *gran, tessel_strategy_choice *ch,
                   strat_tiles *winner, double *best, double *best_dram)
 {
-    for (int improved = 1, evals = 0; improved && evals < 96;) {
+    /* line searches: one index at a time over its edge times 2^-8 .. 2^8
+     * and the whole extent, until a sweep over the indices gains nothing */
+    for (int sweep = 0, improved = 1; improved && sweep < 4; sweep++) {
         improved = 0;
-        for (unsigned x = 0; x < c->nidx && evals < 96; x++)
-            for (int dir = 0; dir < 2; dir++) {
-                strat_tiles t = *winner;
-                double edge = (double)edge_of(c, winner, x);
-                double want = dir ? edge * 2 : edge / 2;
-                if (want < (double)gran[x] || (dir && !winner->t[x]))
+        for (unsigned x = 0; x < c->nidx; x++) {
+            strat_tiles from = *winner;
+            double edge = (double)edge_of(c, &from, x), before = *best;
+            for (int e = -8; e <= 9; e++) {
+                strat_tiles t = from;
+                if (e == 9)
+                    t.t[x] = 0;
+                else if (e == 0 || edge * ldexp(1.0, e) < (double)gran[x])
                     continue;
-                t.t[x] = round_edge(c, x, want, gran[x]);
-                if (t.t[x] == winner->t[x])
+                else
+                    t.t[x] = round_edge(c, x, edge * ldexp(1.0, e), gran[x]);
+                if (t.t[x] == from.t[x])
                     continue;
-                int fits = 0, rc = strat_worst_fits(c, l, &t, WORST_STATS, &fits);
+                int rc = consider(c, l, &t, ch, winner, best, best_dram);
                 if (rc)
                     return rc;
-                if (!fits)
-                    continue;
-                double bytes, dram;
-                evals++;
-                ch->candidates++;
-                if ((rc = price(c, ch, l, &t, &bytes, &dram)))
-                    return rc;
-                if (bytes < *best) {
-                    *best = bytes;
-                    *best_dram = dram;
-                    *winner = t;
-                    improved = 1;
-                }
             }
+            improved |= *best < before;
+        }
+    }
+    return TESSEL_OK;
+}
+
+/* tessel's addition: the extreme shapes, every index at the smallest
+ * edge, the conservative edge T, 4 T, 16 T or its whole extent (5^n
+ * candidates, those whose worst tiles fit). Skewed matrices favour long, thin tiles (a row
+ * panel of the output over a short reduction) that neither eq. 21 nor a
+ * local descent from the square reaches. */
+static int corners(strat_ctx *c, unsigned l, const uint64_t *gran, const strat_tiles *square,
+                   tessel_strategy_choice *ch, strat_tiles *winner, double *best,
+                   double *best_dram)
+{
+    static const double scale[] = { 0, 1, 4, 16 }; /* 0: the smallest edge */
+    unsigned n = c->nidx, total = 1;
+    for (unsigned x = 0; x < n; x++)
+        total *= 5;
+    for (unsigned k = 0; k < total && total <= 15625; k++) {
+        strat_tiles t;
+        memset(&t, 0, sizeof(t));
+        for (unsigned x = 0, code = k; x < n; x++, code /= 5) {
+            unsigned which = code % 5;
+            double edge = (double)edge_of(c, square, x);
+            t.t[x] = which == 4 ? 0
+                   : round_edge(c, x, which ? edge * scale[which] : (double)gran[x], gran[x]);
+        }
+        int rc = consider(c, l, &t, ch, winner, best, best_dram);
+        if (rc)
+            return rc;
     }
     return TESSEL_OK;
 }
@@ -226,26 +271,23 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
         }
         if (!valid)
             continue;
-        for (int pass = 0; pass < 2; pass++) {
-            int changed = 1;
-            if (pass == 1 && ((rc = grow(c, l, gran, &t, &changed)) || !changed)) {
-                if (rc)
-                    return rc;
-                break;
-            }
-            double bytes, dram;
-            ch->candidates++;
-            if ((rc = price(c, ch, l, &t, &bytes, &dram)))
-                return rc;
-            if (bytes < best) {
-                best = bytes;
-                best_dram = dram;
-                winner = t;
-            }
-        }
+        if ((rc = consider(c, l, &t, ch, &winner, &best, &best_dram)))
+            return rc;
+        int changed = 0;
+        if ((rc = grow(c, l, gran, &t, &changed)))
+            return rc;
+        if (changed && (rc = consider(c, l, &t, ch, &winner, &best, &best_dram)))
+            return rc;
     }
+    if ((rc = corners(c, l, gran, &base, ch, &winner, &best, &best_dram)))
+        return rc;
     if ((rc = refine(c, l, gran, ch, &winner, &best, &best_dram)))
         return rc;
+    if (isinf(best)) { /* nothing fits: the smallest square, overbooked */
+        ch->candidates++;
+        if ((rc = price(c, ch, l, &winner, &best, &best_dram)))
+            return rc;
+    }
     memcpy(ch->tile[l], winner.t, sizeof(ch->tile[l]));
     ch->levels |= 1u << l;
     ch->predicted_dram_bytes = best_dram;

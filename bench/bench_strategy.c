@@ -9,7 +9,8 @@
  *               conservative (statistics), prescient and Swiftiles on the
  *               ExTensor spec, relative to ExTensor-N
  *   drt         DRAM bytes of DRT over S-U-C (conservative, dense: the
- *               static tiles a DRT-less accelerator uses)
+ *               static tiles a DRT-less accelerator uses) on ExTensor's DRAM ->
+ *               LLB boundary (specs/extensor-llb.yaml) with a 256 KiB LLB
  *   d2t2        DRAM bytes of d2t2's choice vs the square conservative tile
  *               and vs the best of an exhaustive exact search over every
  *               tile (powers of two times 8 per index) whose worst tiles fit
@@ -217,14 +218,16 @@ static void bench_tailors(const char *spec, char paths[][512], char names[][64],
 
 static void bench_drt(char paths[][512], char names[][64], unsigned n)
 {
-    printf("\n== drt vs S-U-C (one-level spec, exact): DRAM bytes, DRT / S-U-C\n");
+    printf("\n== drt vs S-U-C: specs/extensor-llb.yaml with a 256 KiB LLB (A 5 %%, B 45 %%, Z 50 %%), "
+           "order JKI, exact: DRAM bytes, DRT / S-U-C (dense conservative, ExTensor-N)\n");
     printf("%-24s %14s %14s %9s %14s %9s\n", "matrix", "S-U-C (dense)", "DRT", "ratio",
            "prescient", "ratio");
     double g = 0, gp = 0;
     unsigned counted = 0;
     for (unsigned m = 0; m < n; m++) {
         bench_case c;
-        if (case_load(&c, "bench/strategy/one-level.yaml", paths[m], NULL, 0))
+        const char *llb[1] = { "architecture.levels.LLB.capacity=256KiB" };
+        if (case_load(&c, "specs/extensor-llb.yaml", paths[m], llb, 1))
             continue;
         tessel_result r[3];
         tessel_strategy_choice ch[3];

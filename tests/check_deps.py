@@ -19,9 +19,10 @@ RULES = {
     "model": ["stats", "spec"],
     "drt": ["model"],
     "strategy": ["drt", "model"],
+    "template": ["model"],
     "report": ["model", "energy"],
     "plot": ["report"],
-    "sweep": ["strategy", "model", "energy", "report", "plot"],
+    "sweep": ["template", "strategy", "model", "energy", "report", "plot"],
 }
 
 

@@ -13,6 +13,7 @@
 #include "tessel/energy.h"
 #include "tessel/report.h"
 #include "tessel/strategy.h"
+#include "tessel/template.h"
 
 enum {
     OPT_HELP,
@@ -190,6 +191,22 @@ static void state_free(compare_state *st)
     tessel_spec_free(&st->spec);
 }
 
+/* The largest edge dividing `base` and every tile edge of the mapping. */
+static uint64_t fixed_base(const tessel_spec *spec, uint64_t base)
+{
+    for (unsigned l = 1; l < spec->nlevels; l++)
+        for (unsigned x = 0; x < spec->workload.nindices; x++) {
+            uint64_t a = base, b = spec->level[l].tile[x];
+            while (b) {
+                uint64_t t = a % b;
+                a = b;
+                b = t;
+            }
+            base = a;
+        }
+    return base;
+}
+
 static int load(const compare_request *r, compare_state *st)
 {
     tessel_diag_list errors;
@@ -208,12 +225,24 @@ static int load(const compare_request *r, compare_state *st)
     if (rc)
         return cli_report_list("compare", &errors, rc);
     tessel_diag_list_free(&errors);
+    if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE) {
+        const tessel_spec_template *t = &st->spec->template_;
+        fprintf(stderr,
+                "%s:%llu:%u: error: the spec models the %s template, whose own buffer policy "
+                "decides its tiles: tiling strategies do not apply (--set template=none to "
+                "compare them on its mapping)\n",
+                t->pos.file ? t->pos.file : r->spec_path, (unsigned long long)t->pos.line,
+                t->pos.column, t->name);
+        return CLI_EXIT_USAGE;
+    }
     tessel_workload_data_label(st->data, st->label, sizeof(st->label));
-    /* the statistics are collected once and shared by every strategy */
+    /* the statistics are collected once for the fixed mapping, on a base
+     * grid that divides its tiles */
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
+    opt.base[0] = opt.base[1] = fixed_base(st->spec, opt.base[0]);
     rc = tessel_stat_data_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
     if (rc && rc != TESSEL_EUNSUPPORTED && rc != TESSEL_EINVAL)
         return cli_report(&d);

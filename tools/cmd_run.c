@@ -13,6 +13,7 @@
 #include "tessel/spec.h"
 #include "strategy_cli.h"
 #include "tessel/strategy.h"
+#include "tessel/template.h"
 
 #define DEFAULT_OUTPUT_DIR "tessel-out"
 
@@ -359,9 +360,13 @@ static int has_strategy(const tessel_spec *spec)
     return !tessel_strategy_is_fixed(spec);
 }
 
-/* The design under its strategy (fixed: the mapping as written). */
+/* The design under its template, else its strategy (fixed: the mapping
+ * as written). */
 static int estimate(run_state *st, tessel_strategy_estimator est, tessel_diag *d)
 {
+    if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
+        return tessel_template_run(st->spec, est == TESSEL_STRATEGY_EXACT ? st->data : NULL,
+                                   st->stats, NULL, &st->result, d);
     tessel_strategy_inputs in = { st->data, st->stats, NULL };
     return tessel_strategy_run(st->spec, &in, est, NULL, &st->result, &st->choice, d);
 }
@@ -450,7 +455,7 @@ static int run(const run_request *req, run_state *st)
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
-    } else if (has_strategy(spec)) {
+    } else if (has_strategy(spec) || tessel_template_of(spec) != TESSEL_TEMPLATE_NONE) {
         rc = estimate(st, TESSEL_STRATEGY_EXACT, &d);
     } else {
         progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
@@ -492,7 +497,7 @@ static int finish(const run_request *req, run_state *st)
     }
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
-        if (has_strategy(spec))
+        if (has_strategy(spec) && tessel_template_of(spec) == TESSEL_TEMPLATE_NONE)
             cli_print_choice(stdout, &st->choice, req->no_timing);
         const char *ext = req->format == TESSEL_REPORT_JSON ? "json" : "csv";
         size_t n = strlen(req->out_dir);

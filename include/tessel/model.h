@@ -194,6 +194,27 @@ void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n);
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);
 
+/* ------------------------------------------------------------------ */
+/* Read access to collected statistics, for modules that price a design
+ * from them without the stat estimator's tile model (module `template`). */
+
+/* Nonzeros per slice of input `tensor` (a workload tensor number) as
+ * collected, along one mode of its operand in the estimators' canonical
+ * mode order (SpMSpM: A[i,k] and B[k,j], A being the input that holds the
+ * output's first index; SpMV: x[k] as a K x 1 matrix; a 3-tensor
+ * T[i,x,k]): side 0 counts per value of the operand's first mode, side 1
+ * per value of its last mode. *n (may be NULL) gets the number of slices,
+ * *index (may be NULL) the workload index of that mode (-1 for the unit
+ * mode SpMV adds). NULL when the statistics hold no such input or side. */
+const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned tensor,
+                                          unsigned side, uint64_t *n, int *index);
+
+/* The output sample's estimate of the output's nonzeros (the sum of its
+ * weights: exact when the sample holds every row, see
+ * tessel_stat_options), independent of any design; -1 when the statistics
+ * were collected without an output sample. */
+double tessel_stat_data_output_nnz(const tessel_stat_data *s);
+
 #ifdef __cplusplus
 }
 #endif

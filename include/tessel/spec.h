@@ -221,6 +221,17 @@ typedef struct tessel_spec_strategy {
     tessel_spec_pos pos;
 } tessel_spec_strategy;
 
+/* An accelerator template (`template: NAME`, `template_options: {...}`):
+ * an accelerator whose own buffer policy decides its traffic instead of
+ * DESIGN.md's uniform tiles. Names: "none" (the default), "extensor",
+ * "gamma", "outerspace", "matraptor", "sparsepipe". The options are kept
+ * as written and checked by the template (module `template`). */
+typedef struct tessel_spec_template {
+    char name[TESSEL_SPEC_NAME_MAX];
+    const tessel_yaml_node *options; /* a mapping, or NULL */
+    tessel_spec_pos pos;
+} tessel_spec_template;
+
 typedef struct tessel_spec {
     const tessel_allocator *alloc;
     char name[64];          /* design name (the `design` CSV column) */
@@ -230,6 +241,7 @@ typedef struct tessel_spec {
     tessel_spec_level level[TESSEL_SPEC_MAX_LEVELS];
     tessel_spec_compute compute;
     tessel_spec_strategy strategy;
+    tessel_spec_template template_;
     /* Energy tables to search, in order (paths resolved relative to the
      * spec file that named them): tessel tables or Accelergy ERT/ART. */
     unsigned ntables;

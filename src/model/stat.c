@@ -765,3 +765,33 @@ int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,
     tessel_stat_data_free(&s);
     return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* Read access for other modules (model.h). */
+
+const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned tensor,
+                                          unsigned side, uint64_t *n, int *index)
+{
+    if (!s || side > 1)
+        return NULL;
+    for (unsigned i = 0; i < s->e.nin; i++) {
+        const operand *op = &s->e.in[i];
+        if (op->spec_tensor != tensor)
+            continue;
+        const stat_input *in = input_of(s, i);
+        if (!in->line_nnz[side] || op->order < 2)
+            return NULL;
+        unsigned m = side ? op->order - 1 : 0;
+        if (n)
+            *n = in->dims[side];
+        if (index)
+            *index = s->e.spec_index[op->x[m]];
+        return in->line_nnz[side];
+    }
+    return NULL;
+}
+
+double tessel_stat_data_output_nnz(const tessel_stat_data *s)
+{
+    return s && s->has_sample ? s->sample.nnz : -1.0;
+}

@@ -141,7 +141,7 @@ done:
 }
 
 static const char *const top_keys[] = { "name", "include", "workload", "architecture",
-                                        "mapping" };
+                                        "mapping", "template", "template_options" };
 
 /* A first component naming a level (and no top-level key) is shorthand
  * for architecture.levels.NAME. */

@@ -23,7 +23,7 @@ typedef struct vctx {
 } vctx;
 
 static const char *const top_keys[] = { "name", "include", "workload", "architecture",
-                                        "mapping" };
+                                        "mapping", "template", "template_options" };
 static const char *const workload_keys[] = { "einsum", "data", "dims" };
 static const char *const arch_keys[] = { "technology", "energy_tables", "levels", "compute" };
 static const char *const level_keys[] = { "name",       "capacity",    "bandwidth",
@@ -1298,6 +1298,24 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
         read_strategy_levels(v, n, "mapping.strategy_options.levels");
 }
 
+static const char *const template_names[] = { "none", "extensor", "gamma", "outerspace",
+                                              "matraptor", "sparsepipe" };
+
+static void read_template(vctx *v, const tessel_yaml_node *root)
+{
+    tessel_spec_template *t = &v->s->template_;
+    snprintf(t->name, sizeof(t->name), "none");
+    const tessel_yaml_node *n = tessel_yaml_get(root, "template");
+    if (n && !tessel_yaml_is_null(n)) {
+        t->pos = (tessel_spec_pos){ n->file, n->line, n->column };
+        int k = read_choice(v, n, "template", "template", template_names, N_OF(template_names));
+        if (k >= 0)
+            snprintf(t->name, sizeof(t->name), "%s", template_names[k]);
+    }
+    t->options = mapping_of(v, tessel_yaml_get(root, "template_options"), "template_options",
+                            "template_options");
+}
+
 static void read_mapping(vctx *v, const tessel_yaml_node *root)
 {
     tessel_spec *s = v->s;
@@ -1458,6 +1476,7 @@ int spec_fill(spec_ctx *c, const tessel_yaml_node *root, const char *default_nam
     read_workload(&v, root);
     read_architecture(&v, root);
     read_mapping(&v, root);
+    read_template(&v, root);
     check_partitions(&v);
     return c->nerrors == before ? TESSEL_OK : TESSEL_EINVAL;
 }

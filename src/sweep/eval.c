@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tessel/strategy.h"
+#include "tessel/template.h"
 #include "sweep_internal.h"
 
 /* "point 17 (mapping.LLB.order=IJK, ...)" for messages. */
@@ -64,6 +65,10 @@ static const char *strategy_name(const tessel_spec *spec)
 static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_result *r,
                     tessel_diag *diag)
 {
+    if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE &&
+        sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC)
+        return tessel_template_run(spec, sh->sweep->estimator == TESSEL_SWEEP_EXACT ? sh->data : NULL,
+                                   sh->stats, sh->sweep->alloc, r, diag);
     if (!tessel_strategy_is_fixed(spec) && sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC) {
         tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
         return tessel_strategy_run(spec, &in,
@@ -175,6 +180,9 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     /* the estimate: the cache entry's (patched axes cannot change it),
      * else the memo's, else the estimator's */
     tessel_result result;
+    /* a template's options are a YAML tree the memo's key does not hold */
+    if (spec->template_.options)
+        memo = NULL;
     const tessel_result *known = entry && entry->has_result ? &entry->result
                                                             : sweep_memo_find(memo, spec);
     *memo_hit = known != NULL;

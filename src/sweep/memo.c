@@ -51,6 +51,7 @@ typedef struct memo_strategy_key {
 typedef struct memo_key {
     uint32_t nlevels;
     memo_strategy_key strategy;
+    char template_name[TESSEL_SPEC_NAME_MAX];
     uint64_t extent[TESSEL_SPEC_MAX_INDICES];
     memo_model_key model[TESSEL_SPEC_MAX_TENSORS];
     memo_level_key level[TESSEL_SPEC_MAX_LEVELS];
@@ -84,6 +85,7 @@ static void key_build(const tessel_spec *spec, memo_key *k)
     k->strategy.levels = strat->levels;
     k->strategy.dense_worst = strat->dense_worst;
     k->strategy.growth = strat->growth;
+    memcpy(k->template_name, spec->template_.name, sizeof(k->template_name));
     memcpy(k->extent, spec->workload.extent, sizeof(k->extent));
     for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
         const tessel_spec_tensor *st = &spec->workload.tensor[t];

@@ -1,0 +1,192 @@
+/* Accelerator templates (template.h): names, template_options, and the
+ * dispatch to a template's exact or statistical counts
+ * (template_counts.c) and traffic (template_traffic.c). */
+#include <string.h>
+#include <time.h>
+
+#include "template_internal.h"
+
+static const char *const names[TESSEL_TEMPLATE_COUNT] = { "none",       "extensor",
+                                                          "gamma",      "outerspace",
+                                                          "matraptor",  "sparsepipe" };
+
+int tessel_template_from_name(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int k = 0; k < (int)TESSEL_TEMPLATE_COUNT; k++)
+        if (strcmp(name, names[k]) == 0)
+            return k;
+    return -1;
+}
+
+const char *tessel_template_name(tessel_template_kind k)
+{
+    return (unsigned)k < TESSEL_TEMPLATE_COUNT ? names[k] : "?";
+}
+
+tessel_template_kind tessel_template_of(const tessel_spec *spec)
+{
+    if (!spec)
+        return TESSEL_TEMPLATE_NONE;
+    int k = tessel_template_from_name(spec->template_.name);
+    return k < 0 ? TESSEL_TEMPLATE_NONE : (tessel_template_kind)k;
+}
+
+/* ------------------------------------------------------------------ */
+/* template_options. */
+
+static int option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *key,
+                        tessel_diag *diag, const char *what)
+{
+    char field[96];
+    snprintf(field, sizeof(field), "template_options.%s", key);
+    return tessel_diag_set(diag, TESSEL_EINVAL, n ? n->file : spec->template_.pos.file,
+                           n ? n->line : spec->template_.pos.line,
+                           n ? n->column : spec->template_.pos.column, field,
+                           "template %s: %s", spec->template_.name, what);
+}
+
+static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
+                       const tessel_yaml_node *v, tessel_diag *diag, tpl_layout *out)
+{
+    if (v && v->kind == TESSEL_YAML_SCALAR) {
+        if (strcmp(v->value, "coo") == 0) {
+            *out = TPL_COO;
+            return TESSEL_OK;
+        }
+        if (strcmp(v->value, "csr") == 0) {
+            *out = TPL_CSR;
+            return TESSEL_OK;
+        }
+    }
+    char what[160];
+    snprintf(what, sizeof(what), "%s must be coo or csr, not '%s'", key->value,
+             v && v->kind == TESSEL_YAML_SCALAR ? v->value : "(not a scalar)");
+    return option_error(spec, v ? v : key, key->value, diag, what);
+}
+
+static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_options *o,
+                        tessel_diag *diag)
+{
+    o->output = TPL_COO;   /* as the DRT simulator writes Z */
+    o->partial = TPL_CSR;  /* partial rows, as OuterSPACE makes them (gamma §2.3) */
+    const tessel_yaml_node *m = spec->template_.options;
+    if (!m || tessel_yaml_is_null(m))
+        return TESSEL_OK;
+    if (m->kind != TESSEL_YAML_MAPPING)
+        return tessel_diag_set(diag, TESSEL_EINVAL, m->file, m->line, m->column,
+                               "template_options", "template_options must be a mapping");
+    static const char *const known_matraptor[] = { "output_format" };
+    static const char *const known_outerspace[] = { "output_format", "partial_format" };
+    const char *const *known = kind == TESSEL_TEMPLATE_OUTERSPACE ? known_outerspace
+                                                                  : known_matraptor;
+    size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2 : 1;
+    for (size_t i = 0; i < m->count; i++) {
+        const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
+        int rc;
+        if (strcmp(k->value, "output_format") == 0)
+            rc = read_layout(spec, k, v, diag, &o->output);
+        else if (strcmp(k->value, "partial_format") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
+            rc = read_layout(spec, k, v, diag, &o->partial);
+        else {
+            const char *near = tessel_nearest_word(k->value, known, nknown);
+            char what[200];
+            if (near)
+                snprintf(what, sizeof(what), "unknown option '%s' (did you mean '%s'?)",
+                         k->value, near);
+            else
+                snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,
+                         known[0], nknown > 1 ? ", partial_format" : "");
+            rc = option_error(spec, k, k->value, diag, what);
+        }
+        if (rc)
+            return rc;
+    }
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int check_range(const tessel_spec *spec, const tessel_result *r, tessel_diag *diag)
+{
+    const uint64_t w[] = { r->macs, r->output_nnz, r->compulsory_bytes, r->dram_bytes };
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+        if (w[i] == UINT64_MAX)
+            return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
+                                   "template %s: a total reaches 2^64 and would overflow",
+                                   spec->template_.name);
+    for (unsigned l = 0; l < r->nlevels; l++)
+        for (unsigned t = 0; t < r->ntensors; t++) {
+            const tessel_traffic *tr = &r->traffic[l][t];
+            if (tr->data_bytes == UINT64_MAX || tr->metadata_bytes == UINT64_MAX)
+                return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
+                                       "template %s: level %s, tensor %s: a count reaches 2^64",
+                                       spec->template_.name, spec->level[l].name,
+                                       spec->workload.tensor[t].name);
+        }
+    return TESSEL_OK;
+}
+
+int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *data,
+                        const tessel_stat_data *stats, const tessel_allocator *a,
+                        tessel_result *out, tessel_diag *diag)
+{
+    double start = now();
+    memset(out, 0, sizeof(*out));
+    out->nlevels = spec->nlevels;
+    out->ntensors = spec->workload.ntensors;
+    snprintf(out->estimator, sizeof(out->estimator), "%s", data ? "exact" : "stat");
+    tessel_template_kind kind = tessel_template_of(spec);
+    const tessel_spec_pos *pos = &spec->template_.pos;
+    switch (kind) {
+    case TESSEL_TEMPLATE_MATRAPTOR:
+    case TESSEL_TEMPLATE_OUTERSPACE:
+        break;
+    case TESSEL_TEMPLATE_NONE:
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
+                               "the spec names no template (modelled: matraptor, outerspace)");
+    default:
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
+                               "template",
+                               "template '%s' is not modelled yet (modelled: matraptor, "
+                               "outerspace)",
+                               tessel_template_name(kind));
+    }
+    if (spec->nlevels < 2)
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "architecture.levels",
+                               "template %s needs a backing store and at least one buffer",
+                               tessel_template_name(kind));
+    tpl_roles roles;
+    tpl_options opt;
+    int rc = tpl_roles_of(spec, &roles, diag);
+    if (!rc)
+        rc = read_options(spec, kind, &opt, diag);
+    if (rc)
+        return rc;
+    if (!data && !stats)
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, NULL,
+                               "template %s needs the data or its statistics",
+                               tessel_template_name(kind));
+    tpl_counts c;
+    rc = data ? tpl_counts_exact(spec, &roles, data, a, &c, diag)
+              : tpl_counts_stat(spec, &roles, stats, a, &c, diag);
+    if (rc)
+        return rc;
+    if (kind == TESSEL_TEMPLATE_MATRAPTOR)
+        tpl_matraptor(spec, &roles, &c, &opt, out);
+    else
+        tpl_outerspace(spec, &roles, &c, &opt, out);
+    rc = check_range(spec, out, diag);
+    out->seconds = now() - start;
+    if (!data)
+        out->stats_seconds = tessel_stat_data_seconds(stats);
+    return rc;
+}

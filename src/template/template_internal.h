@@ -1,0 +1,57 @@
+/* Private to module `template` (src/template/). */
+#ifndef TESSEL_TEMPLATE_INTERNAL_H
+#define TESSEL_TEMPLATE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tessel/template.h"
+
+/* Which workload tensor plays which role of Z[i,j] = A[i,k] * B[k,j]
+ * (SpMV y[i] = A[i,k] * x[k]: x is B with one column). */
+typedef struct tpl_roles {
+    unsigned ta, tb;  /* workload tensor numbers of A and B (Z is 0) */
+    unsigned xi, xk;  /* workload index numbers of i and k */
+    int xj;           /* of j; -1 for SpMV */
+    int spmv;
+} tpl_roles;
+
+/* Everything both templates' traffic depends on: sizes, nonzeros and the
+ * few joint counts of A and B. Exact from the data, or from the
+ * statistics (then nnz_z and rows_z are estimates, the rest exact). */
+typedef struct tpl_counts {
+    uint64_t rows_a;          /* I */
+    uint64_t cols_a;          /* K (= rows of B) */
+    uint64_t cols_b;          /* J (1 for SpMV) */
+    uint64_t nnz_a, nnz_b;
+    uint64_t rows_a_nonempty; /* rows of A holding a nonzero */
+    uint64_t cols_a_nonempty; /* columns of A holding a nonzero */
+    uint64_t rows_b_nonempty;
+    uint64_t multiplies;      /* sum over A's nonzeros a_ik of nnz(B row k) */
+    uint64_t a_effectual;     /* nonzeros a_ik whose B row k is non-empty */
+    uint64_t nnz_z;
+    uint64_t rows_z_nonempty;
+} tpl_counts;
+
+/* Output / partial-product layouts (template_options). */
+typedef enum tpl_layout { TPL_COO = 0, TPL_CSR = 1 } tpl_layout;
+
+typedef struct tpl_options {
+    tpl_layout output;  /* output_format: Z as written to memory (default coo) */
+    tpl_layout partial; /* partial_format, outerspace: partial products (default csr) */
+} tpl_options;
+
+/* template_counts.c */
+int tpl_roles_of(const tessel_spec *spec, tpl_roles *r, tessel_diag *diag);
+int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
+                     const tessel_workload_data *data, const tessel_allocator *a,
+                     tpl_counts *c, tessel_diag *diag);
+int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
+                    const tessel_allocator *a, tpl_counts *c, tessel_diag *diag);
+
+/* template_traffic.c */
+void tpl_matraptor(const tessel_spec *spec, const tpl_roles *r, const tpl_counts *c,
+                   const tpl_options *o, tessel_result *out);
+void tpl_outerspace(const tessel_spec *spec, const tpl_roles *r, const tpl_counts *c,
+                    const tpl_options *o, tessel_result *out);
+
+#endif

@@ -1,0 +1,232 @@
+/* The templates' traffic in closed form from tpl_counts, into the same
+ * tessel_result fields the estimators fill (model.h): per storage boundary
+ * l (level l-1 -> level l) fills / updates / write-backs and the bytes
+ * moved, in the level-l widths (value_bits, coord_bits, offset_bits);
+ * level 0 reports the level-1 transfers from its side, the innermost level
+ * the MACs' operand reads, as src/model/exact.c does.
+ *
+ * MatRaptor (row-wise Gustavson, drt §5.2.2 and §6.2, gamma §2.2 and §7):
+ *   A  read once in CSR:           nnz(A) (value + coord) + rows(A) offset
+ *   B  a row per nonzero of A:     multiplies (value + coord) + nnz(A) offset
+ *      ("streams such fibers from DRAM and uses them once", gamma §7)
+ *   Z  written once, row by row:   coo nnz(Z) (value + 2 coord) (what the DRT
+ *      simulator writes), csr nnz(Z) (value + coord) + rows(Z) offset
+ * OuterSPACE (outer product, drt §5.2.2 and §6.2, gamma §2.2 and §2.3):
+ *   A  read once by columns (CSC): nnz(A) (value + coord) + cols(A) offset
+ *   B  read once by rows (CSR):    nnz(B) (value + coord) + rows(B) offset
+ *   multiply phase: every partial product written to memory; each nonzero
+ *      a_ik that meets a non-empty row k of B makes one partial row
+ *      a_ik B(k,:) (gamma §2.3: OuterSPACE splits the partial output
+ *      matrices into rows): csr multiplies (value + coord) + partial rows
+ *      offset (default), coo multiplies (value + 2 coord)
+ *   merge phase: the partials read back once, Z written once (as above).
+ *
+ * Deeper levels (l >= 2, a PE-side buffer below the LLB) — our choice, the
+ * papers idealize the on-chip side (drt §5.2.2):
+ *   MatRaptor: each A row and each fetched B row passes once into the PEs
+ *      (the same transfers as at level 1); the LLB holds the Z row being
+ *      built, so the PEs send it every scaled row of B (one partial row per
+ *      effectual nonzero of A: multiplies (value + coord) + an offset each)
+ *      and never read it back.
+ *   OuterSPACE: each nonzero of A goes to one PE (value + coord), the B row
+ *      it needs follows it (multiplies (value + coord) + an offset per
+ *      nonzero of A); the partial rows leave the PE and come back for the
+ *      merge as at level 1. */
+#include <string.h>
+
+#include "template_internal.h"
+
+typedef struct widths {
+    unsigned v, c, o; /* bits */
+} widths;
+
+static widths widths_at(const tessel_spec *spec, unsigned l)
+{
+    const tessel_spec_level *lv = &spec->level[l];
+    return (widths){ lv->value_bits, lv->coord_bits, lv->offset_bits };
+}
+
+static uint64_t sat_add(uint64_t x, uint64_t y)
+{
+    return x > UINT64_MAX - y ? UINT64_MAX : x + y;
+}
+
+/* Bytes of n items of `bits` each, rounded up; saturating. */
+static uint64_t bytes(uint64_t n, unsigned bits)
+{
+    if (bits && n > UINT64_MAX / bits)
+        return UINT64_MAX;
+    uint64_t b = n * bits;
+    return b / 8 + (b % 8 != 0);
+}
+
+/* One tensor's transfers across one boundary. */
+typedef struct xfer {
+    uint64_t fills, updates, writebacks;
+    uint64_t in_data, in_meta, out_data, out_meta;
+} xfer;
+
+static void put(tessel_result *r, unsigned l, unsigned t, const xfer *x)
+{
+    tessel_traffic *tr = &r->traffic[l][t];
+    tr->fills = x->fills;
+    tr->updates = x->updates;
+    tr->writebacks = x->writebacks;
+    tr->in_data = x->in_data;
+    tr->in_metadata = x->in_meta;
+    tr->out_data = x->out_data;
+    tr->out_metadata = x->out_meta;
+    tr->algorithmic = sat_add(x->fills, x->updates);
+}
+
+/* Z as written once: data and metadata bytes. */
+static void output_bytes(const tpl_counts *c, tpl_layout layout, widths w, uint64_t *data,
+                         uint64_t *meta)
+{
+    *data = bytes(c->nnz_z, w.v);
+    *meta = layout == TPL_COO ? bytes(c->nnz_z, 2 * w.c)
+                              : sat_add(bytes(c->nnz_z, w.c), bytes(c->rows_a, w.o));
+}
+
+/* A compressed matrix read once: nnz entries and `lines` offsets. */
+static uint64_t compressed_bytes(uint64_t nnz, uint64_t lines, widths w)
+{
+    return sat_add(bytes(nnz, w.v), sat_add(bytes(nnz, w.c), bytes(lines, w.o)));
+}
+
+static void begin(const tpl_counts *c, tessel_result *r)
+{
+    r->macs = c->multiplies;
+    /* each product passes the merger once (gamma §2.2: Gustavson merges
+     * scaled rows; outer product merges the partial rows) */
+    r->intersections = c->multiplies;
+    r->output_nnz = c->nnz_z;
+    for (unsigned l = 1; l < r->nlevels; l++)
+        r->effectual_tiles[l] = c->a_effectual;
+}
+
+/* The backing side of each boundary, the MACs' reads at the innermost
+ * level, per-level byte totals and dram_bytes (as src/model/exact.c). */
+static void finish(const tessel_spec *spec, tessel_result *r)
+{
+    unsigned L = r->nlevels - 1;
+    for (unsigned l = 0; l < L; l++)
+        for (unsigned t = 0; t < r->ntensors; t++) {
+            tessel_traffic *tr = &r->traffic[l][t], *child = &r->traffic[l + 1][t];
+            tr->reads = sat_add(child->fills, child->updates);
+            tr->child_read_data = child->in_data;
+            tr->child_read_metadata = child->in_metadata;
+            tr->child_write_data = child->out_data;
+            tr->child_write_metadata = child->out_metadata;
+        }
+    uint64_t mac_bytes = bytes(r->macs, spec->level[L].value_bits);
+    for (unsigned t = 0; t < r->ntensors; t++) {
+        tessel_traffic *tr = &r->traffic[L][t];
+        tr->reads = r->macs;
+        tr->child_read_data = mac_bytes;
+        if (t == 0)
+            tr->child_write_data = mac_bytes;
+    }
+    r->dram_bytes = 0;
+    for (unsigned l = 0; l <= L; l++)
+        for (unsigned t = 0; t < r->ntensors; t++) {
+            tessel_traffic *tr = &r->traffic[l][t];
+            if (l == 0) {
+                tr->data_bytes = sat_add(tr->child_read_data, tr->child_write_data);
+                tr->metadata_bytes = sat_add(tr->child_read_metadata, tr->child_write_metadata);
+                r->dram_bytes = sat_add(r->dram_bytes, sat_add(tr->data_bytes, tr->metadata_bytes));
+            } else {
+                tr->data_bytes = sat_add(tr->in_data, tr->out_data);
+                tr->metadata_bytes = sat_add(tr->in_metadata, tr->out_metadata);
+            }
+        }
+}
+
+void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c,
+                   const tpl_options *o, tessel_result *r)
+{
+    begin(c, r);
+    for (unsigned l = 1; l < r->nlevels; l++) {
+        widths w = widths_at(spec, l);
+        /* A read once, a CSR row pointer per row (drt §6.2: A perfect reuse) */
+        xfer a = { .fills = c->rows_a_nonempty,
+                   .in_data = bytes(c->nnz_a, w.v),
+                   .in_meta = sat_add(bytes(c->nnz_a, w.c), bytes(c->rows_a, w.o)) };
+        /* B: the row k for every a_ik (gamma §7: no reuse of B fibers) */
+        xfer b = { .fills = c->nnz_a,
+                   .in_data = bytes(c->multiplies, w.v),
+                   .in_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->nnz_a, w.o)) };
+        xfer z = { 0 };
+        if (l == 1) {
+            /* each row of Z written once, complete */
+            z.writebacks = c->rows_z_nonempty;
+            output_bytes(c, o->output, w, &z.out_data, &z.out_meta);
+        } else {
+            /* the scaled rows of B go up to the level holding the Z row */
+            z.writebacks = c->a_effectual;
+            z.out_data = bytes(c->multiplies, w.v);
+            z.out_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->a_effectual, w.o));
+        }
+        put(r, l, rl->ta, &a);
+        put(r, l, rl->tb, &b);
+        put(r, l, 0, &z);
+    }
+    widths w1 = widths_at(spec, 1);
+    uint64_t zd, zm;
+    output_bytes(c, o->output, w1, &zd, &zm);
+    r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->rows_a, w1),
+                                          compressed_bytes(c->nnz_b, c->cols_a, w1)),
+                                  sat_add(zd, zm));
+    finish(spec, r);
+}
+
+void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c,
+                    const tpl_options *o, tessel_result *r)
+{
+    begin(c, r);
+    for (unsigned l = 1; l < r->nlevels; l++) {
+        widths w = widths_at(spec, l);
+        xfer a, b;
+        if (l == 1) {
+            /* A by columns (CSC) and B by rows (CSR), each read once (drt §6.2:
+             * the untiled design hands out columns of A and rows of B) */
+            a = (xfer){ .fills = c->cols_a_nonempty,
+                        .in_data = bytes(c->nnz_a, w.v),
+                        .in_meta = sat_add(bytes(c->nnz_a, w.c), bytes(c->cols_a, w.o)) };
+            b = (xfer){ .fills = c->rows_b_nonempty,
+                        .in_data = bytes(c->nnz_b, w.v),
+                        .in_meta = sat_add(bytes(c->nnz_b, w.c), bytes(c->cols_a, w.o)) };
+        } else {
+            a = (xfer){ .fills = c->nnz_a,
+                        .in_data = bytes(c->nnz_a, w.v),
+                        .in_meta = bytes(c->nnz_a, w.c) };
+            b = (xfer){ .fills = c->nnz_a,
+                        .in_data = bytes(c->multiplies, w.v),
+                        .in_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->nnz_a, w.o)) };
+        }
+        /* partial rows: written in the multiply phase, read back in the
+         * merge phase (gamma §2.3, §6: "writes and reads to partial matrices") */
+        uint64_t pd = bytes(c->multiplies, w.v);
+        uint64_t pm = o->partial == TPL_COO
+                          ? bytes(c->multiplies, 2 * w.c)
+                          : sat_add(bytes(c->multiplies, w.c), bytes(c->a_effectual, w.o));
+        uint64_t zd, zm;
+        output_bytes(c, o->output, w, &zd, &zm);
+        xfer z = { .updates = c->a_effectual,
+                   .writebacks = sat_add(c->a_effectual, c->rows_z_nonempty),
+                   .in_data = pd,
+                   .in_meta = pm,
+                   .out_data = sat_add(pd, zd),
+                   .out_meta = sat_add(pm, zm) };
+        put(r, l, rl->ta, &a);
+        put(r, l, rl->tb, &b);
+        put(r, l, 0, &z);
+    }
+    widths w1 = widths_at(spec, 1);
+    uint64_t zd, zm;
+    output_bytes(c, o->output, w1, &zd, &zm);
+    r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->cols_a, w1),
+                                          compressed_bytes(c->nnz_b, c->cols_a, w1)),
+                                  sat_add(zd, zm));
+    finish(spec, r);
+}

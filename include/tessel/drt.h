@@ -55,6 +55,13 @@ int tessel_drt_stats_create(const tessel_spec *spec, const tessel_workload_data 
 void tessel_drt_stats_free(tessel_drt_stats **s);
 int tessel_drt_stat(const tessel_spec *spec, const tessel_drt_stats *s, tessel_result *out,
                     tessel_drt_summary *summary, tessel_diag *diag);
+/* tessel_drt_stat with another growth mode than the one the statistics
+ * were created with (the statistics do not depend on it). */
+int tessel_drt_stat_growth(const tessel_spec *spec, const tessel_drt_stats *s,
+                           tessel_drt_growth growth, tessel_result *out,
+                           tessel_drt_summary *summary, tessel_diag *diag);
+/* Wall time the collection took (also out->stats_seconds of every stat). */
+double tessel_drt_stats_seconds(const tessel_drt_stats *s);
 
 #ifdef __cplusplus
 }

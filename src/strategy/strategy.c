@@ -113,8 +113,9 @@ void strat_ctx_free(strat_ctx *c)
 
 /* The stat estimator's statistics, collected from the data when the caller
  * gave none (default options: the 128 x 128 base grid). */
-/* Whether every input's worst base tile fits its partition at every level
- * the strategy sizes (else no tile on the base grid fits). */
+/* Whether every input's worst base tile (a dense one when the strategy
+ * sizes for dense tiles) fits its partition at every level the strategy
+ * sizes (else no tile on the base grid fits). */
 static int base_fits(const strat_ctx *c)
 {
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
@@ -127,6 +128,8 @@ static int base_fits(const strat_ctx *c)
         for (uint64_t k = 0; k < in->base->nonempty; k++)
             if (in->base->count[k] > mx)
                 mx = in->base->count[k];
+        if (c->spec->strategy.dense_worst) /* sized as if dense: the base tile's area */
+            mx = in->base->tile[0] * (in->order > 1 ? in->base->tile[1] : 1);
         for (unsigned j = 0; j < n; j++) {
             uint64_t part = strat_partition(c, levels[j], in->tensor);
             if (part && strat_tile_bytes(c, levels[j], in, in->base->tile, mx) > part)

@@ -89,7 +89,7 @@ static int grid_from(drt_data *d, unsigned role, const tessel_spec_tensor *st,
     return TESSEL_OK;
 }
 
-static uint64_t lower(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key)
+uint64_t drt_lower_bound(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key)
 {
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
@@ -111,7 +111,7 @@ void drt_strip(const drt_grid *g, unsigned x, uint64_t c, uint64_t lo, uint64_t 
     uint64_t a = l->ptr[c], b = l->ptr[c + 1];
     if (a == b)
         return;
-    uint64_t p = lower(l->other, a, b, lo), q = lower(l->other, p, b, hi);
+    uint64_t p = drt_lower_bound(l->other, a, b, lo), q = drt_lower_bound(l->other, p, b, hi);
     *m = q - p;
     *n = l->cnz[q] - l->cnz[p];
 }

@@ -121,4 +121,7 @@ void drt_otable_free(const tessel_allocator *a, drt_otable *o);
 int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growth,
              tessel_result *out, tessel_drt_summary *summary, tessel_diag *diag);
 
+/* The first position p in [lo, hi) with v[p] >= key (v ascending there), or hi. */
+uint64_t drt_lower_bound(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key);
+
 #endif

@@ -366,18 +366,6 @@ static double elems(const drt_data *d, unsigned x, uint64_t c)
     return (double)(e - lo < d->mu[x] ? e - lo : d->mu[x]);
 }
 
-static uint64_t lower32(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key)
-{
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
 {
     const drt_otable *o = &w->d->out;
@@ -390,13 +378,13 @@ static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
         while (hi >= step && o->kq[s + hi - step] >= k)
             hi -= step, step *= 2;
         uint64_t lo = hi >= step ? hi - step + 1 : 0; /* kq[s + lo - 1] < k */
-        c = lower32(o->kq, s + lo, s + hi, k) - s;
+        c = drt_lower_bound(o->kq, s + lo, s + hi, k) - s;
     } else if (s + c < e && o->kq[s + c] < k) {
         uint64_t step = 1, lo = c + 1; /* kq[s + lo - 1] < k */
         while (s + lo + step - 1 < e && o->kq[s + lo + step - 1] < k)
             lo += step, step *= 2;
         uint64_t hi = s + lo + step - 1 < e ? s + lo + step - 1 : e;
-        c = lower32(o->kq, s + lo, hi, k) - s;
+        c = drt_lower_bound(o->kq, s + lo, hi, k) - s;
     }
     w->cursor[t] = (uint32_t)c;
     double v = c ? o->cum[s + c - 1] : 0;
@@ -424,7 +412,7 @@ static void query(walker *w, const uint64_t *lo, const uint64_t *hi, uint64_t k,
         uint64_t end = hi[0] < o->rows ? hi[0] : o->rows;
         for (uint64_t i = lo[0]; i < end; i++) {
             uint64_t b = o->row_ptr[i + 1];
-            for (uint64_t p = lower32(o->tile_j, o->row_ptr[i], b, lo[1]);
+            for (uint64_t p = drt_lower_bound(o->tile_j, o->row_ptr[i], b, lo[1]);
                  p < b && o->tile_j[p] < hi[1]; p++)
                 tile_at(w, p, k, q);
         }
@@ -627,7 +615,7 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
     const drt_lines *uy = &gu->by[gu->x[0] == y ? 0 : 1];
     for (uint64_t c = tu->lo[y]; c < tu->hi[y] && c < uy->nlines; c++) {
         uint64_t b = uy->ptr[c + 1];
-        for (uint64_t p = lower32(uy->other, uy->ptr[c], b, k0); p < b && uy->other[p] < k1;
+        for (uint64_t p = drt_lower_bound(uy->other, uy->ptr[c], b, k0); p < b && uy->other[p] < k1;
              p++)
             acc_add(ka, uy->other[p], uy->cnz[p + 1] - uy->cnz[p], 0);
     }
@@ -667,7 +655,7 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
          * ones join a run for free; the first tile of a run is taken even
          * when it alone overflows: overbooked). */
         const drt_lines *l = &gv->by[gv->x[0] == x2 ? 0 : 1];
-        uint64_t b = l->ptr[t + 1], p = lower32(l->other, l->ptr[t], b, k0);
+        uint64_t b = l->ptr[t + 1], p = drt_lower_bound(l->other, l->ptr[t], b, k0);
         lo[x2] = w0, hi[x2] = t + 1;
         for (uint64_t c0 = k0, c1; c0 < k1; c0 = c1) {
             while (p < b && l->other[p] < k1 && !ka->m[l->other[p]])

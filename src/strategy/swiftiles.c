@@ -29,6 +29,19 @@ typedef struct sample {
     uint64_t occ;      /* its tile's occupancy at the current shape */
 } sample;
 
+/* The first position in [lo, hi) of the ascending ix holding >= key. */
+static uint64_t first_at_least(const uint32_t *ix, uint64_t lo, uint64_t hi, uint64_t key)
+{
+    while (lo < hi) {
+        uint64_t m = lo + (hi - lo) / 2;
+        if (ix[m] < key)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
 /* Nonzeros of t (2-D) in the tile of `shape` that holds (row, col). */
 static uint64_t tile_count(const tessel_tensor *t, const uint64_t *shape, uint64_t row,
                            uint64_t col)
@@ -39,26 +52,8 @@ static uint64_t tile_count(const tessel_tensor *t, const uint64_t *shape, uint64
         r1 = t->dims[0];
     uint64_t n = 0;
     for (uint64_t r = r0; r < r1; r++) {
-        uint64_t lo = t->ptr[r], hi = t->ptr[r + 1];
-        const uint32_t *ix = t->idx[1];
-        uint64_t a = lo, b = hi;
-        while (a < b) { /* first >= c0 */
-            uint64_t m = a + (b - a) / 2;
-            if (ix[m] < c0)
-                a = m + 1;
-            else
-                b = m;
-        }
-        uint64_t e = a;
-        b = hi;
-        while (e < b) { /* first >= c1 */
-            uint64_t m = e + (b - e) / 2;
-            if (ix[m] < c1)
-                e = m + 1;
-            else
-                b = m;
-        }
-        n += e - a;
+        uint64_t a = first_at_least(t->idx[1], t->ptr[r], t->ptr[r + 1], c0);
+        n += first_at_least(t->idx[1], a, t->ptr[r + 1], c1) - a;
     }
     return n;
 }

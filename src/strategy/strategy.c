@@ -111,8 +111,6 @@ void strat_ctx_free(strat_ctx *c)
     tessel_stat_data_free(&c->own_stats);
 }
 
-/* The stat estimator's statistics, collected from the data when the caller
- * gave none (default options: the 128 x 128 base grid). */
 /* Whether every input's worst base tile (a dense one when the strategy
  * sizes for dense tiles) fits its partition at every level the strategy
  * sizes (else no tile on the base grid fits). */

@@ -271,7 +271,7 @@ int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out)
     const tessel_spec_strategy *st = &c->spec->strategy;
     out->overbooking_target = st->overbooking;
     for (unsigned i = 0; i < c->nin; i++)
-        if (c->in[i].order != 2 || (!c->in[i].data && c->in[i].nnz))
+        if (c->in[i].order > 2 || (!c->in[i].data && c->in[i].nnz))
             return tessel_diag_set(c->diag, TESSEL_EUNSUPPORTED, st->pos.file, st->pos.line,
                                    st->pos.column, "mapping.strategy",
                                    "swiftiles samples tiles of 2-D inputs from their data "
@@ -291,8 +291,8 @@ int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out)
         for (unsigned i = 0; i < c->nin && !rc; i++) {
             sizing z = { c, l, &c->in[i], ratio, gran, strat_partition(c, l, c->in[i].tensor) };
             double s = 0;
-            if (!z.part)
-                continue;
+            if (!z.part || c->in[i].order < 2)
+                continue; /* a vector's tile is a segment: nothing to overbook by sampling */
             rc = size_input(&z, rng, &s, &out->sampled_tiles);
             if (!best || s < best)
                 best = s;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -425,14 +426,20 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;
     }
-    int failed = 0;
+    int failed = 0, progress = !rc && !req.quiet && isatty(fileno(stderr));
     for (unsigned k = 0; !rc && k < req.nstrategies; k++)
         for (int e = 0; e < 2; e++) {
             if (!(e == 0 ? req.exact : req.stat))
                 continue;
             compare_row *row = &rows[n++];
+            if (progress) /* on a terminal: which strategy is being decided and priced */
+                fprintf(stderr, "\r%-60s\rtessel compare: %s (%s), %u of %u ...", "",
+                        req.strategies[k], e == 0 ? "exact" : "stat", n,
+                        req.nstrategies * (unsigned)(req.exact + req.stat));
             run_one(&st, req.strategies[k], e == 0 ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT,
                     row);
+            if (progress)
+                fprintf(stderr, "\r%-60s\r", "");
             if (row->error[0]) {
                 fprintf(stderr, "tessel compare: %s (%s): %s\n", row->strategy, row->estimator,
                         row->error);

@@ -10,6 +10,10 @@
  *   outerspace  outer product: a multiply phase that writes every partial
  *               product to memory, a merge phase that reads them back and
  *               writes Z (drt §5.2.2, gamma §2.2, §7)
+ *   gamma       Gustavson with a FiberCache: B rows through an LRU cache of
+ *               whole rows, partial rows merged with radix R and spilled
+ *               beyond it; optional affinity row reordering (gamma §3-5);
+ *               stat: Che's characteristic-time approximation of LRU
  *
  * Both have an exact path (from the data) and a statistical one (from the
  * stat estimator's statistics, without the data). Implemented in

@@ -66,11 +66,72 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
     return option_error(spec, v ? v : key, key->value, diag, what);
 }
 
+/* gamma's own options: cache_bytes (a size, > 0), radix (an integer >= 2),
+ * policy (lru), reorder (affinity | none). */
+static int is_gamma_key(const char *key)
+{
+    return strcmp(key, "cache_bytes") == 0 || strcmp(key, "radix") == 0 ||
+           strcmp(key, "policy") == 0 || strcmp(key, "reorder") == 0 ||
+           strcmp(key, "stat_model") == 0;
+}
+
+static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
+                      const tessel_yaml_node *v, tessel_diag *diag, tpl_options *o)
+{
+    const char *val = v && v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
+    char what[200];
+    if (strcmp(key->value, "cache_bytes") == 0) {
+        uint64_t b = 0;
+        if (val && tessel_parse_size(val, &b) == 0 && b > 0) {
+            o->cache_bytes = b;
+            return TESSEL_OK;
+        }
+        snprintf(what, sizeof(what), "cache_bytes must be a positive size (e.g. 3MiB), not '%s'",
+                 val ? val : "(not a scalar)");
+    } else if (strcmp(key->value, "radix") == 0) {
+        uint64_t r = 0;
+        if (val && tessel_yaml_u64(v, &r) == 0 && r >= 2 && r <= (1u << 20)) {
+            o->radix = r;
+            return TESSEL_OK;
+        }
+        snprintf(what, sizeof(what), "radix must be an integer from 2 to 2^20, not '%s'",
+                 val ? val : "(not a scalar)");
+    } else if (strcmp(key->value, "policy") == 0) {
+        if (val && strcmp(val, "lru") == 0)
+            return TESSEL_OK;
+        snprintf(what, sizeof(what), "policy must be lru (the only one modelled), not '%s'",
+                 val ? val : "(not a scalar)");
+    } else if (strcmp(key->value, "stat_model") == 0) {
+        if (val && (strcmp(val, "banded") == 0 || strcmp(val, "irm") == 0)) {
+            o->stat_irm = strcmp(val, "irm") == 0;
+            return TESSEL_OK;
+        }
+        snprintf(what, sizeof(what), "stat_model must be banded or irm, not '%s'",
+                 val ? val : "(not a scalar)");
+    } else {
+        if (val && (strcmp(val, "affinity") == 0 || strcmp(val, "none") == 0)) {
+            o->reorder = strcmp(val, "affinity") == 0;
+            return TESSEL_OK;
+        }
+        snprintf(what, sizeof(what), "reorder must be affinity or none, not '%s'",
+                 val ? val : "(not a scalar)");
+    }
+    return option_error(spec, v ? v : key, key->value, diag, what);
+}
+
 static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_options *o,
                         tessel_diag *diag)
 {
     o->output = TPL_COO;   /* as the DRT simulator writes Z */
     o->partial = TPL_CSR;  /* partial rows, as OuterSPACE makes them (gamma §2.3) */
+    if (kind == TESSEL_TEMPLATE_GAMMA) {
+        o->output = TPL_CSR;                  /* whole rows from the PEs (gamma §3) */
+        /* the LLB models the FiberCache; capacity 0 (unbounded): no misses but compulsory */
+        o->cache_bytes = spec->level[1].capacity ? spec->level[1].capacity : UINT64_MAX;
+        o->radix = 64;                        /* gamma §3.1 */
+        o->reorder = 0;
+        o->stat_irm = 1; /* Che under the independent reference model */
+    }
     const tessel_yaml_node *m = spec->template_.options;
     if (!m || tessel_yaml_is_null(m))
         return TESSEL_OK;
@@ -79,9 +140,14 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
                                "template_options", "template_options must be a mapping");
     static const char *const known_matraptor[] = { "output_format" };
     static const char *const known_outerspace[] = { "output_format", "partial_format" };
+    static const char *const known_gamma[] = { "output_format", "cache_bytes", "radix",
+                                               "policy", "reorder", "stat_model" };
     const char *const *known = kind == TESSEL_TEMPLATE_OUTERSPACE ? known_outerspace
+                               : kind == TESSEL_TEMPLATE_GAMMA    ? known_gamma
                                                                   : known_matraptor;
-    size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2 : 1;
+    size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2
+                    : kind == TESSEL_TEMPLATE_GAMMA    ? 6
+                                                       : 1;
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
         int rc;
@@ -89,12 +155,19 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             rc = read_layout(spec, k, v, diag, &o->output);
         else if (strcmp(k->value, "partial_format") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
             rc = read_layout(spec, k, v, diag, &o->partial);
+        else if (kind == TESSEL_TEMPLATE_GAMMA && is_gamma_key(k->value))
+            rc = read_gamma(spec, k, v, diag, o);
         else {
             const char *near = tessel_nearest_word(k->value, known, nknown);
             char what[200];
             if (near)
                 snprintf(what, sizeof(what), "unknown option '%s' (did you mean '%s'?)",
                          k->value, near);
+            else if (kind == TESSEL_TEMPLATE_GAMMA)
+                snprintf(what, sizeof(what),
+                         "unknown option '%s' (options: output_format, cache_bytes, radix, "
+                         "policy, reorder, stat_model)",
+                         k->value);
             else
                 snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,
                          known[0], nknown > 1 ? ", partial_format" : "");
@@ -149,15 +222,16 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
     switch (kind) {
     case TESSEL_TEMPLATE_MATRAPTOR:
     case TESSEL_TEMPLATE_OUTERSPACE:
+    case TESSEL_TEMPLATE_GAMMA:
         break;
     case TESSEL_TEMPLATE_NONE:
         return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
-                               "the spec names no template (modelled: matraptor, outerspace)");
+                               "the spec names no template (modelled: gamma, matraptor, outerspace)");
     default:
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                "template",
-                               "template '%s' is not modelled yet (modelled: matraptor, "
-                               "outerspace)",
+                               "template '%s' is not modelled yet (modelled: gamma, "
+                               "matraptor, outerspace)",
                                tessel_template_name(kind));
     }
     if (spec->nlevels < 2)
@@ -180,7 +254,12 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
               : tpl_counts_stat(spec, &roles, stats, a, &c, diag);
     if (rc)
         return rc;
-    if (kind == TESSEL_TEMPLATE_MATRAPTOR)
+    if (kind == TESSEL_TEMPLATE_GAMMA) {
+        tpl_gamma_counts g;
+        rc = tpl_gamma(spec, &roles, data, stats, &c, &opt, a, out, &g, diag);
+        if (rc)
+            return rc;
+    } else if (kind == TESSEL_TEMPLATE_MATRAPTOR)
         tpl_matraptor(spec, &roles, &c, &opt, out);
     else
         tpl_outerspace(spec, &roles, &c, &opt, out);

@@ -38,7 +38,20 @@ typedef enum tpl_layout { TPL_COO = 0, TPL_CSR = 1 } tpl_layout;
 typedef struct tpl_options {
     tpl_layout output;  /* output_format: Z as written to memory (default coo) */
     tpl_layout partial; /* partial_format, outerspace: partial products (default csr) */
+    /* gamma only (gamma.c): */
+    uint64_t cache_bytes; /* cache_bytes: FiberCache capacity (default level 1's) */
+    uint64_t radix;       /* radix: PE merger radix (default 64) */
+    int reorder;          /* reorder: affinity (1) or none (0, default) */
+    int stat_irm;         /* stat_model: irm (1, default) or banded (0) */
 } tpl_options;
+
+/* gamma.c: the FiberCache's and the PE mergers' counts. */
+typedef struct tpl_gamma_counts {
+    uint64_t hits, misses;   /* B-fiber references */
+    uint64_t miss_nnz;       /* nonzeros of the fibers fetched */
+    uint64_t spill_fibers;   /* intermediate partial fibers written and read back */
+    uint64_t spill_nnz;      /* their nonzeros */
+} tpl_gamma_counts;
 
 /* template_counts.c */
 int tpl_roles_of(const tessel_spec *spec, tpl_roles *r, tessel_diag *diag);
@@ -53,5 +66,11 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *r, const tpl_counts
                    const tpl_options *o, tessel_result *out);
 void tpl_outerspace(const tessel_spec *spec, const tpl_roles *r, const tpl_counts *c,
                     const tpl_options *o, tessel_result *out);
+
+/* gamma.c: exact (data) or Che-approximated (stats) FiberCache traffic. */
+int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload_data *data,
+              const tessel_stat_data *stats, const tpl_counts *c, const tpl_options *o,
+              const tessel_allocator *a, tessel_result *out, tpl_gamma_counts *g,
+              tessel_diag *diag);
 
 #endif

@@ -1,0 +1,465 @@
+/* The Gamma template (src/template/gamma.c): the FiberCache's LRU on
+ * hand-made traces worked out by hand, the merger's spills, the
+ * statistical (Che) path against the exact one on real matrices, bad
+ * options, and every allocation failing in turn.
+ *
+ * TESSEL_GAMMA_TABLE=1 in the environment prints, for the shared matrices
+ * (../shared/data/mtx), exact DRAM / compulsory with and without affinity
+ * reordering, the stat error and the times, at several cache sizes. */
+#include <check.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessel/template.h"
+#include "test_alloc.h"
+#include "test_specs.h"
+
+static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*rc)[2], size_t n)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 1, NULL, &b, NULL), 0);
+    for (size_t e = 0; e < n; e++)
+        ck_assert_int_eq(tessel_coo_builder_add(b, rc[e], 1.0), 0);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+static uint64_t bytes_of(const tessel_traffic *t)
+{
+    return t->data_bytes + t->metadata_bytes;
+}
+
+typedef struct hand {
+    tessel_spec spec;
+    tessel_workload_data data;
+    tessel_yaml_doc *doc;
+} hand;
+
+/* 8-byte values, 4-byte coordinates and offsets: a fiber of one nonzero is
+ * 8 + 4 + 4 = 16 bytes. options: YAML flow mapping or NULL. */
+static void hand_init(hand *h, uint64_t rows_a, uint64_t k, uint64_t cols_b,
+                      const uint32_t (*a)[2], size_t na, const uint32_t (*b)[2], size_t nb,
+                      uint64_t capacity, const char *options)
+{
+    test_spec_spmspm(&h->spec, "IKJ", 1, 1, 0, 1, 64, 32);
+    snprintf(h->spec.template_.name, sizeof(h->spec.template_.name), "gamma");
+    h->spec.level[1].capacity = capacity;
+    h->doc = NULL;
+    if (options) {
+        ck_assert_int_eq(tessel_yaml_parse("opts", options, strlen(options), NULL, &h->doc, NULL),
+                         0);
+        h->spec.template_.options = tessel_yaml_root(h->doc);
+    }
+    memset(&h->data, 0, sizeof(h->data));
+    h->data.ntensors = 3;
+    h->data.tensor[1] = matrix(rows_a, k, a, na);
+    h->data.tensor[2] = matrix(k, cols_b, b, nb);
+    h->data.extent[0] = rows_a, h->data.extent[1] = cols_b, h->data.extent[2] = k;
+}
+
+static void hand_free(hand *h)
+{
+    tessel_tensor_free(&h->data.tensor[1]);
+    tessel_tensor_free(&h->data.tensor[2]);
+    tessel_yaml_free(&h->doc);
+}
+
+/* B: 4 rows of one nonzero each (row k in column k % 3), 16 bytes a fiber.
+ * A: row 0 {k0, k1}, row 1 {k0, k2}, row 2 {k0, k1}: the trace
+ * 0 1 0 2 0 1. With room for exactly 2 fibers (32 bytes), LRU:
+ *   0 miss [0]; 1 miss [1 0]; 0 hit [0 1]; 2 miss, evicts 1 [2 0];
+ *   0 hit [0 2]; 1 miss, evicts 2 [1 0]  -> 4 misses, 2 hits.
+ * With room for 1 fiber: all 6 miss; with 3: the 3 compulsory. */
+static const uint32_t LA[6][2] = { { 0, 0 }, { 0, 1 }, { 1, 0 }, { 1, 2 }, { 2, 0 }, { 2, 1 } };
+static const uint32_t LB[4][2] = { { 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 0 } };
+
+static void lru_case(uint64_t capacity, const char *options, uint64_t misses)
+{
+    hand h;
+    hand_init(&h, 3, 4, 3, LA, 6, LB, 4, capacity, options);
+    tessel_result r;
+    tessel_diag d;
+    int rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_str_eq(r.estimator, "exact");
+    const tessel_traffic *b = &r.traffic[0][2], *b1 = &r.traffic[1][2];
+    ck_assert_uint_eq(b1->fills, misses);
+    ck_assert_uint_eq(bytes_of(b), misses * 16);
+    ck_assert_uint_eq(b->data_bytes, misses * 8);
+    /* A: 6 x 12 + 3 x 4 = 84; Z (csr): rows {j0,j1}, {j0,j2}, {j0,j1}: 6 x 12 + 3 x 4 */
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][1]), 84);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][0]), 84);
+    ck_assert_uint_eq(r.dram_bytes, 84 + 84 + misses * 16);
+    /* compulsory: A 84, B read once 4 x 12 + 4 x 4 = 64, Z 84 */
+    ck_assert_uint_eq(r.compulsory_bytes, 84 + 64 + 84);
+    ck_assert_uint_eq(r.macs, 6);
+    ck_assert_uint_eq(r.output_nnz, 6);
+    hand_free(&h);
+}
+
+START_TEST(test_lru_hand)
+{
+    lru_case(32, NULL, 4);
+    lru_case(16, NULL, 6);
+    lru_case(48, NULL, 3);
+    lru_case(0, NULL, 3);  /* unbounded */
+    lru_case(31, NULL, 6); /* one byte short of two fibers */
+    /* cache_bytes overrides the level's capacity */
+    lru_case(1 << 20, "{cache_bytes: 32}", 4);
+    lru_case(32, "{cache_bytes: 1MiB, policy: lru}", 3);
+    /* fibers larger than the cache are fetched every time, never kept */
+    lru_case(15, NULL, 6);
+}
+END_TEST
+
+/* The merger's spills with radix 2. A row 0 = {k0 .. k4}; B rows k0 {j0},
+ * k1 {j1}, k2 {j0}, k3 {j2}, k4 {j2}. n = 5 > 2: groups of 2 {k0,k1} ->
+ * {j0,j1} 2, {k2,k3} -> {j0,j2} 2, {k4} -> 1; n > 4: groups of 4
+ * {k0..k3} -> 3, {k4} -> 1: 5 intermediate fibers of 9 nonzeros,
+ * 9 x 12 + 5 x 4 = 128 bytes written and read back. Z row 0 = {j0,j1,j2}:
+ * 3 x 12 + 1 x 4 = 40. */
+START_TEST(test_spills)
+{
+    static const uint32_t a[5][2] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 0, 3 }, { 0, 4 } };
+    static const uint32_t b[5][2] = { { 0, 0 }, { 1, 1 }, { 2, 0 }, { 3, 2 }, { 4, 2 } };
+    hand h;
+    hand_init(&h, 1, 5, 3, a, 5, b, 5, 0, "{radix: 2}");
+    tessel_result r;
+    tessel_diag d;
+    int rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    const tessel_traffic *z = &r.traffic[1][0];
+    ck_assert_uint_eq(z->updates, 5);
+    ck_assert_uint_eq(z->writebacks, 1 + 5);
+    ck_assert_uint_eq(z->in_data + z->in_metadata, 128);
+    ck_assert_uint_eq(z->out_data + z->out_metadata, 128 + 40);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][0]), 256 + 40);
+    hand_free(&h);
+    /* radix 64 (default): no spill */
+    hand_init(&h, 1, 5, 3, a, 5, b, 5, 0, NULL);
+    ck_assert_int_eq(tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d), 0);
+    ck_assert_uint_eq(r.traffic[1][0].updates, 0);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][0]), 40);
+    hand_free(&h);
+    /* radix 5: n = 5 is not more than the radix */
+    hand_init(&h, 1, 5, 3, a, 5, b, 5, 0, "{radix: 5}");
+    ck_assert_int_eq(tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d), 0);
+    ck_assert_uint_eq(r.traffic[1][0].updates, 0);
+    hand_free(&h);
+}
+END_TEST
+
+/* Affinity reordering on a trace where it pays: rows alternate between
+ * two disjoint column sets {k0,k1} and {k2,k3}; with room for 2 fibers
+ * the original order misses every reference (8 rows x 2 = 16), grouping
+ * the rows of each set leaves 4 compulsory misses. */
+START_TEST(test_reorder)
+{
+    uint32_t a[16][2];
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t base = (i % 2) * 2;
+        a[2 * i][0] = i, a[2 * i][1] = base;
+        a[2 * i + 1][0] = i, a[2 * i + 1][1] = base + 1;
+    }
+    hand h;
+    tessel_result r0, r1;
+    tessel_diag d;
+    hand_init(&h, 8, 4, 3, (const uint32_t(*)[2])a, 16, LB, 4, 32, NULL);
+    ck_assert_int_eq(tessel_template_run(&h.spec, &h.data, NULL, NULL, &r0, &d), 0);
+    hand_free(&h);
+    hand_init(&h, 8, 4, 3, (const uint32_t(*)[2])a, 16, LB, 4, 32, "{reorder: affinity}");
+    int rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r1, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_uint_eq(r0.traffic[1][2].fills, 16);
+    ck_assert_uint_eq(r1.traffic[1][2].fills, 4);
+    ck_assert_uint_eq(r1.output_nnz, r0.output_nnz);
+    hand_free(&h);
+    /* reorder: none is the default */
+    hand_init(&h, 8, 4, 3, (const uint32_t(*)[2])a, 16, LB, 4, 32, "{reorder: none}");
+    ck_assert_int_eq(tessel_template_run(&h.spec, &h.data, NULL, NULL, &r1, &d), 0);
+    ck_assert_uint_eq(r1.traffic[1][2].fills, 16);
+    hand_free(&h);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Real matrices. */
+
+typedef struct loaded {
+    tessel_spec *spec;
+    tessel_workload_data *data;
+} loaded;
+
+static int load2(loaded *l, const char *matrix, const char *extra, const char *extra2)
+{
+    memset(l, 0, sizeof(*l));
+    char real[PATH_MAX];
+    if (access(matrix, R_OK) != 0 || !realpath(matrix, real))
+        return 0;
+    char bind[PATH_MAX + 32];
+    snprintf(bind, sizeof(bind), "workload.data.A='%s'", real);
+    const char *sets[4] = { bind, "template=gamma", extra, extra2 };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    int rc = tessel_spec_load("specs/gamma.yaml", sets, extra ? (extra2 ? 4 : 3) : 2, NULL,
+                              &l->spec, &errors);
+    ck_assert_msg(rc == 0, "%s", errors.count ? errors.items[0].message : "?");
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    rc = tessel_workload_load(l->spec, &opt, NULL, &l->data, &errors);
+    ck_assert_msg(rc == 0, "%s", errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return 1;
+}
+
+static int load(loaded *l, const char *matrix, const char *extra)
+{
+    return load2(l, matrix, extra, NULL);
+}
+
+static void unload(loaded *l)
+{
+    tessel_workload_free(&l->data);
+    tessel_spec_free(&l->spec);
+}
+
+/* exact and stat on one matrix; relative error of stat's B misses bytes,
+ * or -1 when the matrix is missing */
+static double stat_error2(const char *matrix, const char *extra, const char *extra2,
+                          tessel_result *ex, tessel_result *st)
+{
+    loaded l;
+    if (!load2(&l, matrix, extra, extra2))
+        return -1;
+    tessel_diag d;
+    int rc = tessel_template_run(l.spec, l.data, NULL, NULL, ex, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_stat_data *s = NULL;
+    rc = tessel_stat_data_create(l.spec, l.data, &opt, NULL, &s, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    rc = tessel_template_run(l.spec, NULL, s, NULL, st, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_str_eq(st->estimator, "stat");
+    ck_assert_uint_eq(st->macs, ex->macs);
+    ck_assert_uint_eq(bytes_of(&st->traffic[0][1]), bytes_of(&ex->traffic[0][1]));
+    tessel_stat_data_free(&s);
+    unload(&l);
+    double e = (double)bytes_of(&ex->traffic[0][2]);
+    return fabs((double)bytes_of(&st->traffic[0][2]) - e) / e;
+}
+
+static double stat_error(const char *matrix, const char *extra, tessel_result *ex,
+                         tessel_result *st)
+{
+    return stat_error2(matrix, extra, NULL, ex, st);
+}
+
+START_TEST(test_stat_vs_exact)
+{
+    tessel_result ex, st;
+    /* everything fits (3 MiB): compulsory misses only, exact on both paths */
+    double e = stat_error("examples/data/G51.mtx.gz", NULL, &ex, &st);
+    if (e < 0)
+        return;
+    ck_assert_msg(e == 0, "G51 3MiB: %.4f", e);
+    ck_assert_uint_eq(ex.traffic[1][2].fills, st.traffic[1][2].fills);
+    /* a small FiberCache: Che's approximation ignores the row order.
+     * G51 (1000 rows, 11818 references) at 16 KiB: 10780 misses exact,
+     * stat measured +5.3 % on B's bytes; 10 % bounds it with room */
+    e = stat_error("examples/data/G51.mtx.gz", "template_options.cache_bytes=16KiB", &ex, &st);
+    printf("gamma stat vs exact, G51 16KiB: |B bytes error| %.4f (fills %llu exact)\n", e,
+           (unsigned long long)ex.traffic[1][2].fills);
+    ck_assert_msg(e <= 0.10, "G51 16KiB: %.4f", e);
+    ck_assert_uint_gt(ex.traffic[1][2].fills, 1000);  /* more than compulsory */
+    ck_assert_uint_lt(ex.traffic[1][2].fills, 11818); /* fewer than no reuse */
+    /* a banded matrix: its row order has locality the independent
+     * reference model does not see, so stat overestimates (jagmesh7 at
+     * 32 KiB measured +341 % on B's bytes, +79 % on DRAM): stat is an
+     * upper side here, and stays within 5x */
+    e = stat_error("examples/data/jagmesh7.mtx.gz", "template_options.cache_bytes=32KiB", &ex,
+                   &st);
+    ck_assert_uint_ge(bytes_of(&st.traffic[0][2]), bytes_of(&ex.traffic[0][2]));
+    ck_assert_msg(e <= 4.0, "jagmesh7 32KiB: %.4f", e);
+    /* stat_model: banded (the row bands of A's base grid) sees that
+     * locality: measured +1.4 % on jagmesh7 and -1.8 % .. -4.9 % on the
+     * bcspwr and nnc1374 matrices at 32 KiB */
+    e = stat_error2("examples/data/jagmesh7.mtx.gz", "template_options.cache_bytes=32KiB",
+                    "template_options.stat_model=banded", &ex, &st);
+    printf("gamma stat (banded) vs exact, jagmesh7 32KiB: |B bytes error| %.4f\n", e);
+    ck_assert_msg(e <= 0.10, "jagmesh7 32KiB banded: %.4f", e);
+    /* spills on both paths (radix 4: G51 rows reach 156 nonzeros) */
+    e = stat_error("examples/data/G51.mtx.gz", "template_options.radix=4", &ex, &st);
+    ck_assert_uint_gt(ex.traffic[1][0].updates, 0);
+    double se = fabs((double)bytes_of(&st.traffic[0][0]) - (double)bytes_of(&ex.traffic[0][0])) /
+                (double)bytes_of(&ex.traffic[0][0]);
+    /* measured 2.7 % (the output estimate is exact on G51: the spill
+     * occupancy estimate is the error) */
+    printf("gamma stat vs exact, G51 radix 4: |Z bytes error| %.4f\n", se);
+    ck_assert_msg(se <= 0.10, "G51 radix 4: Z bytes %.4f", se);
+}
+END_TEST
+
+START_TEST(test_print_table)
+{
+    static const char *const mats[] = {
+        "G51",        "Pd",           "adder_dcop_05", "bcspwr06",       "bcspwr07",
+        "bcspwr08",   "bcspwr09",     "bcsstk11",      "bcsstk13",       "bcsstk16",
+        "ca-CondMat", "ca-GrQc",      "ca-HepTh",      "hangGlider_2",   "jagmesh7",
+        "nnc1374",    "olm1000",      "p2p-Gnutella04", "p2p-Gnutella05", "p2p-Gnutella08",
+        "p2p-Gnutella09", "p2p-Gnutella24", "rajat19", "soc-sign-bitcoin-otc", "wiki-Vote",
+        "zenios"
+    };
+    static const char *const caches[] = { "3MiB", "256KiB", "32KiB" };
+    printf("%-22s %-7s %10s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "matrix", "cache",
+           "compulsory", "exact/c", "affin/c", "stat/c", "staterr", "B err", "B band", "Z err",
+           "t_ex ms", "t_st ms");
+    for (size_t m = 0; m < sizeof(mats) / sizeof(mats[0]); m++)
+        for (size_t c = 0; c < 3; c++) {
+            char path[256], set[128], set2[160];
+            snprintf(path, sizeof(path), "../shared/data/mtx/%s.mtx.gz", mats[m]);
+            snprintf(set, sizeof(set), "template_options.cache_bytes=%s", caches[c]);
+            tessel_result ex, st, af;
+            double e = stat_error(path, set, &ex, &st);
+            if (e < 0)
+                continue;
+            tessel_result ex2, st2;
+            double eirm = stat_error2(path, set, "template_options.stat_model=banded", &ex2, &st2);
+            snprintf(set2, sizeof(set2), "template_options.reorder=affinity");
+            loaded l;
+            tessel_diag d;
+            double afr = -1;
+            if (load2(&l, path, set, set2)) {
+                if (tessel_template_run(l.spec, l.data, NULL, NULL, &af, &d) == 0)
+                    afr = (double)af.dram_bytes / (double)af.compulsory_bytes;
+                unload(&l);
+            }
+            double sd = ((double)st.dram_bytes - (double)ex.dram_bytes) / (double)ex.dram_bytes;
+            double zx = (double)bytes_of(&ex.traffic[0][0]);
+            double ze = ((double)bytes_of(&st.traffic[0][0]) - zx) / zx;
+            double sb = (double)bytes_of(&st.traffic[0][2]) - (double)bytes_of(&ex.traffic[0][2]);
+            double si = (double)bytes_of(&st2.traffic[0][2]) - (double)bytes_of(&ex.traffic[0][2]);
+            printf("%-22s %-7s %10llu %8.3f %8.3f %8.3f %+7.1f%% %+7.1f%% %+7.1f%% %+7.1f%% %8.2f "
+                   "%8.3f\n",
+                   mats[m], caches[c], (unsigned long long)ex.compulsory_bytes,
+                   (double)ex.dram_bytes / (double)ex.compulsory_bytes, afr,
+                   (double)st.dram_bytes / (double)ex.compulsory_bytes, 100 * sd,
+                   sb < 0 ? -100 * e : 100 * e, si < 0 ? -100 * eirm : 100 * eirm, 100 * ze,
+                   ex.seconds * 1e3, st.seconds * 1e3);
+            fflush(stdout);
+        }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static void bad_option(const char *set, const char *field)
+{
+    loaded l;
+    if (!load(&l, "examples/data/G51.mtx.gz", set))
+        return;
+    tessel_result r;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_template_run(l.spec, l.data, NULL, NULL, &r, &d), TESSEL_EINVAL);
+    ck_assert_msg(strcmp(d.field, field) == 0, "%s: field %s (%s)", set, d.field, d.message);
+    unload(&l);
+}
+
+START_TEST(test_bad_options)
+{
+    bad_option("template_options.cache_bytes=lots", "template_options.cache_bytes");
+    bad_option("template_options.cache_bytes=0", "template_options.cache_bytes");
+    bad_option("template_options.radix=1", "template_options.radix");
+    bad_option("template_options.radix=x", "template_options.radix");
+    bad_option("template_options.policy=fifo", "template_options.policy");
+    bad_option("template_options.reorder=random", "template_options.reorder");
+    bad_option("template_options.stat_model=lru", "template_options.stat_model");
+    bad_option("template_options.partial_format=coo", "template_options.partial_format");
+    bad_option("template_options.cache_byte=1MiB", "template_options.cache_byte");
+    bad_option("template_options.output_format=csc", "template_options.output_format");
+}
+END_TEST
+
+static void oom_run(const tessel_spec *spec, const tessel_workload_data *data,
+                    const tessel_stat_data *stats)
+{
+    tessel_result good, r;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_template_run(spec, data, stats, NULL, &good, &d), 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        int rc = tessel_template_run(spec, data, stats, &ta.allocator, &r, &d);
+        ck_assert_msg(ta.live == 0, "%ld blocks leaked failing allocation %ld", ta.live, n);
+        if (rc == 0) {
+            ck_assert_uint_eq(r.dram_bytes, good.dram_bytes);
+            ck_assert_uint_eq(r.output_nnz, good.output_nnz);
+            if (ta.calls < n)
+                break;
+            continue;
+        }
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %s", n, d.message);
+    }
+}
+
+START_TEST(test_oom)
+{
+    const char *opts[] = { NULL, "{reorder: affinity}", "{radix: 2}" };
+    /* the banded stat model allocates: run the stat OOM with it too */
+    for (int v = 0; v < 3; v++) {
+        hand h;
+        hand_init(&h, 3, 4, 3, LA, 6, LB, 4, 32, opts[v]);
+        oom_run(&h.spec, &h.data, NULL);
+        hand_free(&h);
+    }
+    loaded l;
+    if (!load(&l, "examples/data/jagmesh7.mtx.gz", "template_options.cache_bytes=8KiB"))
+        return;
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    opt.output_min_flops = 0;
+    tessel_stat_data *s = NULL;
+    ck_assert_int_eq(tessel_stat_data_create(l.spec, l.data, &opt, NULL, &s, NULL), 0);
+    oom_run(l.spec, NULL, s);
+    tessel_stat_data_free(&s);
+    unload(&l);
+    if (!load2(&l, "examples/data/jagmesh7.mtx.gz", "template_options.cache_bytes=8KiB",
+               "template_options.stat_model=banded"))
+        return;
+    ck_assert_int_eq(tessel_stat_data_create(l.spec, l.data, &opt, NULL, &s, NULL), 0);
+    oom_run(l.spec, NULL, s);
+    tessel_stat_data_free(&s);
+    unload(&l);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gamma");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 3000);
+    if (getenv("TESSEL_GAMMA_TABLE"))
+        tcase_add_test(tc, test_print_table);
+    else {
+    tcase_add_test(tc, test_lru_hand);
+    tcase_add_test(tc, test_spills);
+    tcase_add_test(tc, test_reorder);
+    tcase_add_test(tc, test_stat_vs_exact);
+    tcase_add_test(tc, test_bad_options);
+    tcase_add_test(tc, test_oom);
+    }
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

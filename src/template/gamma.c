@@ -635,43 +635,6 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
 /* ------------------------------------------------------------------ */
 /* Into tessel_result. */
 
-/* Level 0's view of level 1, per-level totals and dram_bytes: as
- * template_traffic.c's finish (recomputed after level 1 changes). */
-static void refinish(const tessel_spec *spec, tessel_result *r)
-{
-    unsigned L = r->nlevels - 1;
-    for (unsigned l = 0; l < L; l++)
-        for (unsigned t = 0; t < r->ntensors; t++) {
-            tessel_traffic *tr = &r->traffic[l][t], *child = &r->traffic[l + 1][t];
-            tr->reads = sat_add(child->fills, child->updates);
-            tr->child_read_data = child->in_data;
-            tr->child_read_metadata = child->in_metadata;
-            tr->child_write_data = child->out_data;
-            tr->child_write_metadata = child->out_metadata;
-        }
-    uint64_t mac_bytes = bytes(r->macs, spec->level[L].value_bits);
-    for (unsigned t = 0; t < r->ntensors; t++) {
-        tessel_traffic *tr = &r->traffic[L][t];
-        tr->reads = r->macs;
-        tr->child_read_data = mac_bytes;
-        if (t == 0)
-            tr->child_write_data = mac_bytes;
-    }
-    r->dram_bytes = 0;
-    for (unsigned l = 0; l <= L; l++)
-        for (unsigned t = 0; t < r->ntensors; t++) {
-            tessel_traffic *tr = &r->traffic[l][t];
-            if (l == 0) {
-                tr->data_bytes = sat_add(tr->child_read_data, tr->child_write_data);
-                tr->metadata_bytes = sat_add(tr->child_read_metadata, tr->child_write_metadata);
-                r->dram_bytes = sat_add(r->dram_bytes, sat_add(tr->data_bytes, tr->metadata_bytes));
-            } else {
-                tr->data_bytes = sat_add(tr->in_data, tr->out_data);
-                tr->metadata_bytes = sat_add(tr->in_metadata, tr->out_metadata);
-            }
-        }
-}
-
 int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload_data *data,
               const tessel_stat_data *stats, const tpl_counts *c, const tpl_options *o,
               const tessel_allocator *a, tessel_result *out, tpl_gamma_counts *g,
@@ -698,6 +661,6 @@ int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload
     tz->out_data = sat_add(tz->out_data, sd);
     tz->out_metadata = sat_add(tz->out_metadata, sm);
     tz->algorithmic = sat_add(tz->fills, tz->updates);
-    refinish(spec, out);
+    tpl_finish(spec, out);
     return TESSEL_OK;
 }

@@ -73,4 +73,9 @@ int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload
               const tessel_allocator *a, tessel_result *out, tpl_gamma_counts *g,
               tessel_diag *diag);
 
+/* template_traffic.c: level 0's view of level 1, the MACs' reads at the
+ * innermost level, per-level byte totals and dram_bytes (again after a
+ * level's transfers change). */
+void tpl_finish(const tessel_spec *spec, tessel_result *r);
+
 #endif

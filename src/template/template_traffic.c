@@ -107,7 +107,7 @@ static void begin(const tpl_counts *c, tessel_result *r)
 
 /* The backing side of each boundary, the MACs' reads at the innermost
  * level, per-level byte totals and dram_bytes (as src/model/exact.c). */
-static void finish(const tessel_spec *spec, tessel_result *r)
+void tpl_finish(const tessel_spec *spec, tessel_result *r)
 {
     unsigned L = r->nlevels - 1;
     for (unsigned l = 0; l < L; l++)
@@ -177,7 +177,7 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
     r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->rows_a, w1),
                                           compressed_bytes(c->nnz_b, c->cols_a, w1)),
                                   sat_add(zd, zm));
-    finish(spec, r);
+    tpl_finish(spec, r);
 }
 
 void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c,
@@ -228,5 +228,5 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
     r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->cols_a, w1),
                                           compressed_bytes(c->nnz_b, c->cols_a, w1)),
                                   sat_add(zd, zm));
-    finish(spec, r);
+    tpl_finish(spec, r);
 }

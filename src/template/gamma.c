@@ -90,54 +90,7 @@ static uint64_t round_count(double x)
 }
 
 /* ------------------------------------------------------------------ */
-/* CSR views (as template_counts.c's; private there). */
-
-typedef struct gview {
-    uint64_t rows, cols, nnz;
-    const uint64_t *ptr;
-    const uint32_t *idx; /* NULL: every entry in column 0 (SpMV's vector) */
-    uint64_t *own_ptr;
-    uint32_t *own_idx;
-} gview;
-
-static void gview_free(const tessel_allocator *a, gview *v)
-{
-    tessel_dealloc(a, v->own_ptr);
-    tessel_dealloc(a, v->own_idx);
-    memset(v, 0, sizeof(*v));
-}
-
-static int gview_of(const tessel_tensor *t, int by_rows, const tessel_allocator *a, gview *v)
-{
-    memset(v, 0, sizeof(*v));
-    if (t->order == 1) {
-        v->rows = t->dims[0], v->cols = 1, v->nnz = t->nnz, v->ptr = t->ptr;
-        return TESSEL_OK;
-    }
-    if (by_rows) {
-        v->rows = t->dims[0], v->cols = t->dims[1], v->nnz = t->nnz;
-        v->ptr = t->ptr, v->idx = t->idx[1];
-        return TESSEL_OK;
-    }
-    v->rows = t->dims[1], v->cols = t->dims[0], v->nnz = t->nnz;
-    v->own_ptr = tessel_alloc_array(a, v->rows + 1, sizeof(uint64_t));
-    v->own_idx = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
-    if (!v->own_ptr || !v->own_idx)
-        return TESSEL_ENOMEM;
-    memset(v->own_ptr, 0, (v->rows + 1) * sizeof(uint64_t));
-    for (uint64_t p = 0; p < t->nnz; p++)
-        v->own_ptr[t->idx[1][p] + 1]++;
-    for (uint64_t c = 0; c < v->rows; c++)
-        v->own_ptr[c + 1] += v->own_ptr[c];
-    for (uint64_t r = 0; r < t->dims[0]; r++)
-        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
-            v->own_idx[v->own_ptr[t->idx[1][p]]++] = (uint32_t)r;
-    for (uint64_t c = v->rows; c > 0; c--)
-        v->own_ptr[c] = v->own_ptr[c - 1];
-    v->own_ptr[0] = 0;
-    v->ptr = v->own_ptr, v->idx = v->own_idx;
-    return TESSEL_OK;
-}
+/* CSR views: template_counts.c's tpl_csr_of. */
 
 static int mode_of(const tessel_spec_tensor *st, unsigned x)
 {
@@ -197,8 +150,8 @@ static uint64_t fiber_bits(uint64_t nnz, const tessel_spec_level *lv)
  * to the next unvisited row in the original order. score[] counts, per
  * candidate row, the columns it shares with the window (updated as rows
  * enter and leave the window). */
-static int affinity_order(const gview *A, const gview *AT, uint64_t w, const tessel_allocator *a,
-                          uint32_t *order)
+static int affinity_order(const tpl_csr_view *A, const tpl_csr_view *AT, uint64_t w,
+                          const tessel_allocator *a, uint32_t *order)
 {
     const uint64_t scan = 64;
     uint64_t n = A->rows;
@@ -288,16 +241,16 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
 {
     const tessel_spec_level *lv = &spec->level[1];
     const tessel_tensor *ta = data->tensor[r->ta], *tb = data->tensor[r->tb];
-    gview A, B, AT;
+    tpl_csr_view A, B, AT;
     memset(&B, 0, sizeof(B));
     memset(&AT, 0, sizeof(AT));
     lru c;
     memset(&c, 0, sizeof(c));
     uint64_t *mark = NULL;
     uint32_t *order = NULL;
-    int rc = gview_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0, a, &A);
+    int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
     if (!rc)
-        rc = gview_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk) == 0, a, &B);
+        rc = tpl_csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk) == 0 ? 0 : 1, a, &B);
     if (rc)
         goto out;
     /* tpl_counts_exact has checked the shapes */
@@ -326,7 +279,7 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
         w = per_row ? w / per_row : w;
         if (w < 1)
             w = 1;
-        rc = gview_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) != 0, a, &AT);
+        rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) != 0 ? 0 : 1, a, &AT);
         if (!rc) {
             order = tessel_alloc_array(a, A.rows, sizeof(uint32_t));
             rc = order ? affinity_order(&A, &AT, w, a, order) : TESSEL_ENOMEM;
@@ -392,9 +345,9 @@ out:
     tessel_dealloc(a, c.in);
     tessel_dealloc(a, mark);
     tessel_dealloc(a, order);
-    gview_free(a, &A);
-    gview_free(a, &B);
-    gview_free(a, &AT);
+    tpl_csr_view_free(a, &A);
+    tpl_csr_view_free(a, &B);
+    tpl_csr_view_free(a, &AT);
     return rc;
 }
 

@@ -64,17 +64,7 @@ unsupported:
 /* ------------------------------------------------------------------ */
 /* Exact. */
 
-/* A matrix by rows: ptr[rows + 1], idx (column per entry; NULL when every
- * entry is in column 0, SpMV's vector). Borrowed from a tensor or owned. */
-typedef struct csr_view {
-    uint64_t rows, cols, nnz;
-    const uint64_t *ptr;
-    const uint32_t *idx;
-    uint64_t *own_ptr;
-    uint32_t *own_idx;
-} csr_view;
-
-static void csr_view_free(const tessel_allocator *a, csr_view *v)
+void tpl_csr_view_free(const tessel_allocator *a, tpl_csr_view *v)
 {
     tessel_dealloc(a, v->own_ptr);
     tessel_dealloc(a, v->own_idx);
@@ -83,7 +73,7 @@ static void csr_view_free(const tessel_allocator *a, csr_view *v)
 
 /* The transpose of matrix t's pattern (a counting sort: columns come out
  * ascending within each row). */
-static int csr_transpose(const tessel_tensor *t, const tessel_allocator *a, csr_view *v)
+static int csr_transpose(const tessel_tensor *t, const tessel_allocator *a, tpl_csr_view *v)
 {
     v->rows = t->dims[1];
     v->cols = t->dims[0];
@@ -109,8 +99,7 @@ static int csr_transpose(const tessel_tensor *t, const tessel_allocator *a, csr_
     return TESSEL_OK;
 }
 
-/* Tensor t by rows of its mode `row_mode` (a vector: a column). */
-static int csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, csr_view *v)
+int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, tpl_csr_view *v)
 {
     memset(v, 0, sizeof(*v));
     if (t->order == 1) {
@@ -154,12 +143,12 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                                "template '%s': the data of %s and %s do not match the einsum",
                                spec->template_.name, spec->workload.tensor[r->ta].name,
                                spec->workload.tensor[r->tb].name);
-    csr_view A, B;
+    tpl_csr_view A, B;
     memset(&B, 0, sizeof(B));
     uint64_t *mark = NULL;
-    int rc = csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi), a, &A);
+    int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi), a, &A);
     if (!rc)
-        rc = csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk), a, &B);
+        rc = tpl_csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk), a, &B);
     if (!rc && A.cols != B.rows)
         rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "workload.data",
                              "template '%s': %s has %llu columns along k, %s %llu rows",
@@ -214,8 +203,8 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
         }
     }
     tessel_dealloc(a, mark);
-    csr_view_free(a, &A);
-    csr_view_free(a, &B);
+    tpl_csr_view_free(a, &A);
+    tpl_csr_view_free(a, &B);
     return rc;
 }
 

@@ -78,4 +78,20 @@ int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload
  * level's transfers change). */
 void tpl_finish(const tessel_spec *spec, tessel_result *r);
 
+/* template_counts.c: a matrix by rows, ptr[rows + 1] and idx (the column
+ * of each entry; NULL when every entry is in column 0, SpMV's vector),
+ * borrowed from a tensor or owned (a transpose). */
+typedef struct tpl_csr_view {
+    uint64_t rows, cols, nnz;
+    const uint64_t *ptr;
+    const uint32_t *idx;
+    uint64_t *own_ptr;
+    uint32_t *own_idx;
+} tpl_csr_view;
+
+/* Tensor t by rows of its mode `row_mode` (0: as stored; 1: transposed;
+ * a vector: one column). */
+int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, tpl_csr_view *v);
+void tpl_csr_view_free(const tessel_allocator *a, tpl_csr_view *v);
+
 #endif

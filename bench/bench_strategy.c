@@ -15,7 +15,12 @@
  *               and vs the best of an exhaustive exact search over every
  *               tile (powers of two times 8 per index) whose worst tiles fit
  *
- * usage: bench_strategy [DATA_DIR] [swiftiles|tailors|drt|d2t2|all]
+ *   extensor3   the extensor template's variants N, P, OB and DRT
+ *               (specs/extensor-*.yaml) on the full three-level hierarchy,
+ *               at the spec's 30 MiB LLB and at 256 KiB: traffic ratio,
+ *               cycles and energy relative to N, stat error of DRAM bytes
+ *
+ * usage: bench_strategy [DATA_DIR] [swiftiles|tailors|drt|d2t2|extensor3|all]
  * Figures only; nothing passes or fails. */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +28,10 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "tessel/energy.h"
+#include "tessel/report.h"
 #include "tessel/strategy.h"
+#include "tessel/template.h"
 
 #define MAX_MATRICES 64
 
@@ -253,6 +261,122 @@ static void bench_drt(char paths[][512], char names[][64], unsigned n)
                exp(g / counted), "", exp(gp / counted));
 }
 
+/* ------------------------------------------------------------------ */
+/* extensor3: the extensor template's variants on the full hierarchy. */
+
+typedef struct ext_point {
+    int ok;
+    tessel_result r;
+    double cycles, energy_pj;
+    char shape[160];
+} ext_point;
+
+/* One variant: specs/extensor-VARIANT.yaml on the matrix (LLB capacity
+ * `llb`, NULL: the spec's 30 MiB), priced with the spec's energy tables. */
+static void ext_run(const char *variant, const char *matrix, const char *llb,
+                    tessel_strategy_estimator est, ext_point *p)
+{
+    memset(p, 0, sizeof(*p));
+    char spec[64];
+    snprintf(spec, sizeof(spec), "specs/extensor-%s.yaml", variant);
+    bench_case c;
+    const char *extra[1] = { llb };
+    if (case_load(&c, spec, matrix, extra, llb ? 1 : 0))
+        return;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_energy_db *db = NULL;
+    tessel_design_energy energy;
+    int rc = tessel_energy_db_load(c.spec, NULL, &db, &errors);
+    if (!rc)
+        rc = tessel_energy_design(db, c.spec, &energy, &errors);
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (rc && errors.count)
+        d = errors.items[0];
+    tessel_diag_list_free(&errors);
+    tessel_strategy_inputs in = { c.data, NULL, NULL };
+    tessel_strategy_choice ch;
+    if (!rc)
+        rc = tessel_template_extensor_run(c.spec, &in, est, NULL, &p->r, &ch, &d);
+    tessel_report_point *pt = NULL;
+    if (!rc && !(pt = malloc(sizeof(*pt))))
+        rc = TESSEL_ENOMEM;
+    if (!rc)
+        rc = tessel_report_point_build(c.spec, &p->r, &energy, "bench", variant, pt, &d);
+    if (rc) {
+        fprintf(stderr, "bench_strategy: extensor-%s: %s\n", variant, d.message);
+    } else {
+        p->ok = 1;
+        p->cycles = pt->roofline.cycles;
+        p->energy_pj = pt->energy_pj;
+        snprintf(p->shape, sizeof(p->shape), "%s", ch.shape);
+    }
+    free(pt);
+    tessel_energy_db_free(&db);
+    case_free(&c);
+}
+
+static double rel_err(uint64_t stat, uint64_t exact)
+{
+    return exact ? ((double)stat - (double)exact) / (double)exact : 0;
+}
+
+static void bench_extensor3(char paths[][512], char names[][64], unsigned n, const char *llb)
+{
+    static const char *const variant[4] = { "n", "p", "ob", "drt" };
+    printf("\n== extensor3: template extensor, variants N / P / OB / DRT on DRAM -> LLB -> PEB "
+           "(%s), A x A\n", llb ? llb : "LLB 30 MiB as specs/extensor.yaml");
+    printf("   exact: DRAM bytes of N; traffic ratio (DRAM / compulsory) per variant; cycles and "
+           "energy relative to N;\n   stat: relative error of the stat DRAM bytes against exact\n");
+    printf("%-21s %12s | %6s %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %7s %7s %7s %7s\n",
+           "matrix", "N dram", "N x", "P x", "OB x", "DRT x", "P cyc", "OB cyc", "DRT cy", "P en",
+           "OB en", "DRT en", "N err", "P err", "OB err", "DRT err");
+    double gcyc[4] = { 0 }, gen[4] = { 0 }, gx[4] = { 0 }, maxerr[4] = { 0 };
+    unsigned counted = 0;
+    for (unsigned m = 0; m < n; m++) {
+        ext_point ex[4], st[4];
+        int ok = 1;
+        for (int v = 0; v < 4; v++) {
+            ext_run(variant[v], paths[m], llb, TESSEL_STRATEGY_EXACT, &ex[v]);
+            ext_run(variant[v], paths[m], llb, TESSEL_STRATEGY_STAT, &st[v]);
+            ok &= ex[v].ok && st[v].ok;
+        }
+        if (!ok)
+            continue;
+        double x[4];
+        for (int v = 0; v < 4; v++)
+            x[v] = ex[v].r.compulsory_bytes
+                       ? (double)ex[v].r.dram_bytes / (double)ex[v].r.compulsory_bytes
+                       : 0;
+        printf("%-21s %12llu | %6.2f %6.2f %6.2f %6.2f | %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f |",
+               names[m], (unsigned long long)ex[0].r.dram_bytes, x[0], x[1], x[2], x[3],
+               ex[1].cycles / ex[0].cycles, ex[2].cycles / ex[0].cycles,
+               ex[3].cycles / ex[0].cycles, ex[1].energy_pj / ex[0].energy_pj,
+               ex[2].energy_pj / ex[0].energy_pj, ex[3].energy_pj / ex[0].energy_pj);
+        for (int v = 0; v < 4; v++) {
+            double e = rel_err(st[v].r.dram_bytes, ex[v].r.dram_bytes);
+            printf(" %+6.1f%%", 100 * e);
+            if (fabs(e) > maxerr[v])
+                maxerr[v] = fabs(e);
+            gx[v] += log(x[v] > 0 ? x[v] : 1);
+            gcyc[v] += log(ex[v].cycles / ex[0].cycles);
+            gen[v] += log(ex[v].energy_pj / ex[0].energy_pj);
+        }
+        printf("\n");
+        counted++;
+    }
+    if (!counted)
+        return;
+    printf("%-21s %12s | %6.2f %6.2f %6.2f %6.2f | %6.3f %6.3f %6.3f | %6.3f %6.3f %6.3f |",
+           "geomean", "", exp(gx[0] / counted), exp(gx[1] / counted), exp(gx[2] / counted),
+           exp(gx[3] / counted), exp(gcyc[1] / counted), exp(gcyc[2] / counted),
+           exp(gcyc[3] / counted), exp(gen[1] / counted), exp(gen[2] / counted),
+           exp(gen[3] / counted));
+    printf(" max |err| %.1f%% %.1f%% %.1f%% %.1f%%\n", 100 * maxerr[0], 100 * maxerr[1],
+           100 * maxerr[2], 100 * maxerr[3]);
+}
+
 /* Whether A's and B's worst tiles at (ti, tk, tj) fit their partitions. */
 static int fits(const bench_case *c, const uint64_t *t)
 {
@@ -371,5 +495,9 @@ int main(int argc, char **argv)
         bench_drt(paths, names, n);
     if (all || !strcmp(what, "d2t2"))
         bench_d2t2(paths, names, n);
+    if (all || !strcmp(what, "extensor3")) {
+        bench_extensor3(paths, names, n, NULL);
+        bench_extensor3(paths, names, n, "architecture.levels.LLB.capacity=256KiB");
+    }
     return 0;
 }

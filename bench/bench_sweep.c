@@ -6,11 +6,17 @@
  * Stages of one point on examples/sweep/spmspm-llb.yaml with the matrix bound to A
  * (B = A), each the best of 3 runs over many points: deriving the point's spec from
  * four --set-style overrides, its energy, the stat estimate (one tile shape, no memo),
- * the report record, the CSV rows. Then whole sweeps with 1 and 2 threads, with and
- * without the traffic memo (and the patched specs): bench/sweep/arch-only-*.yaml
- * (20,910 architectures of one mapping, on ca-CondMat and on G51), arch-condmat.yaml
- * (3,840 points: 6 mappings x 640 architectures) and ten-matrices.yaml (10,000 points
- * over 10 shared matrices). Run from the project root (the sweep files name
+ * the report record, the CSV rows. Then the stat estimate of a new mapping without and
+ * with the per-shape summaries (tessel_stat_cache), the two alternating point by point:
+ * (a) a new partition or capacity of a seen shape and order, (b) a new loop order of a
+ * seen shape, (c) a new shape. Then tessel map (--objective edp) for BENCH_MAP_SECONDS
+ * (default 10) with and without the summaries, and whole sweeps with 1 and 2 threads,
+ * with and without the traffic memo (and the patched specs and shape summaries):
+ * bench/sweep/arch-only-*.yaml (20,910 architectures of one mapping, on ca-CondMat and
+ * on G51), arch-condmat.yaml (3,840 points: 6 mappings x 640 architectures),
+ * shapes-ca-condmat.yaml (900 points: 6 shapes x 6 capacities x 25 partitions) and
+ * ten-matrices.yaml (10,000 points over 10 shared matrices); BENCH_SWEEPS=WORD runs only
+ * the files whose name holds WORD. Run from the project root (the sweep files name
  * ../shared/data). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +115,160 @@ static void print_stage(const char *name, double seconds, int n)
     printf("  %-28s %9.2f us/point\n", name, 1e6 * seconds / n);
 }
 
+/* ------------------------------------------------------------------ */
+/* The stat estimate of a new mapping, without and with the summaries */
+
+#define NEW_SHAPES 6
+#define NEW_ORDERS 6
+#define NEW_BUFFERS 8
+
+static const char *const new_shapes[NEW_SHAPES] = {
+    "i:128,k:128,j:128", "i:256,k:256,j:256", "i:128,k:1024,j:256",
+    "i:512,k:512,j:512", "i:2048,k:256,j:1024", "i:4096,k:4096,j:4096",
+};
+static const char *const new_orders[NEW_ORDERS] = { "i,k,j", "i,j,k", "k,i,j",
+                                                    "j,i,k", "j,k,i", "k,j,i" };
+static const char *const new_buffers[NEW_BUFFERS][3] = {
+    { "2MiB", "38%", "38%" }, { "1MiB", "30%", "38%" }, { "512KiB", "20%", "20%" },
+    { "4MiB", "10%", "30%" }, { "256KiB", "34%", "10%" }, { "8MiB", "38%", "20%" },
+    { "2MiB", "10%", "10%" }, { "1MiB", "34%", "34%" },
+};
+
+/* Shape s, order o, buffer b of the base spec. */
+static tessel_spec *mapping_spec(const tessel_spec *base, unsigned s, unsigned o, unsigned b)
+{
+    char set[5][128];
+    snprintf(set[0], sizeof(set[0]), "mapping.LLB.tile=%s", new_shapes[s]);
+    snprintf(set[1], sizeof(set[1]), "mapping.LLB.order=%s", new_orders[o]);
+    snprintf(set[2], sizeof(set[2]), "architecture.levels.LLB.capacity=%s", new_buffers[b][0]);
+    snprintf(set[3], sizeof(set[3]), "architecture.levels.LLB.tensors.A.partition=%s",
+             new_buffers[b][1]);
+    snprintf(set[4], sizeof(set[4]), "architecture.levels.LLB.tensors.B.partition=%s",
+             new_buffers[b][2]);
+    const char *sets[5] = { set[0], set[1], set[2], set[3], set[4] };
+    tessel_spec *spec = NULL;
+    if (tessel_spec_derive(base, sets, 5, NULL, &spec, NULL))
+        return NULL;
+    return spec;
+}
+
+/* Seconds of one estimate; the result into *r. */
+static double timed_estimate(const tessel_spec *spec, const tessel_stat_data *stats,
+                             tessel_stat_cache *cache, tessel_result *r, int *bad)
+{
+    tessel_diag d;
+    double t0 = bench_now();
+    *bad |= tessel_model_stat_eval_cached(spec, stats, cache, r, &d) != 0;
+    return bench_now() - t0;
+}
+
+typedef struct new_times {
+    double plain, cached;
+    unsigned points, differ;
+} new_times;
+
+/* Both estimates of spec, alternating, the best of 3 each: the cached
+ * one on `cache`, or (cache NULL) on a fresh cache each time, warmed by
+ * `warm` first (untimed) when given. */
+static void compare_point(const tessel_spec *spec, const tessel_spec *warm,
+                          const tessel_stat_data *stats, tessel_stat_cache *cache,
+                          new_times *t, int *bad)
+{
+    tessel_result plain, cached;
+    double best_plain = -1, best_cached = -1;
+    for (int run = 0; run < 3 && !*bad; run++) {
+        tessel_stat_cache *fresh = NULL;
+        if (!cache)
+            *bad |= tessel_stat_cache_create(stats, NULL, &fresh) != 0;
+        tessel_stat_cache *use = cache ? cache : fresh;
+        if (warm && !*bad)
+            timed_estimate(warm, stats, use, &cached, bad);
+        double p = timed_estimate(spec, stats, NULL, &plain, bad);
+        double c = timed_estimate(spec, stats, use, &cached, bad);
+        best_plain = best_plain < 0 || p < best_plain ? p : best_plain;
+        best_cached = best_cached < 0 || c < best_cached ? c : best_cached;
+        tessel_stat_cache_free(&fresh);
+    }
+    t->plain += best_plain;
+    t->cached += best_cached;
+    plain.seconds = cached.seconds = 0;
+    t->points++;
+    t->differ += memcmp(&plain, &cached, sizeof(plain)) != 0;
+}
+
+static void print_new(const char *name, const new_times *t)
+{
+    printf("  %-44s %9.1f us -> %8.2f us  (%6.0fx, %u points, %u differ)\n", name,
+           1e6 * t->plain / t->points, 1e6 * t->cached / t->points, t->plain / t->cached,
+           t->points, t->differ);
+}
+
+/* (a) buffers 1.. of each shape in IKJ after buffer 0; (b) the other
+ * five orders of each shape after IKJ, each on a fresh cache; (c) every
+ * shape in IKJ on a fresh cache. */
+static int run_new_mappings(const tessel_spec *base, const tessel_stat_data *stats)
+{
+    new_times a = { 0 }, b = { 0 }, c = { 0 };
+    int bad = 0;
+    for (unsigned s = 0; s < NEW_SHAPES && !bad; s++) {
+        tessel_spec *first = mapping_spec(base, s, 0, 0);
+        tessel_stat_cache *cache = NULL;
+        bad |= !first || tessel_stat_cache_create(stats, NULL, &cache);
+        if (!bad)
+            compare_point(first, NULL, stats, NULL, &c, &bad);
+        if (!bad) /* the shape seen, in IKJ at buffer 0 */
+            timed_estimate(first, stats, cache, &(tessel_result){ 0 }, &bad);
+        for (unsigned k = 1; k < NEW_BUFFERS && !bad; k++) {
+            tessel_spec *spec = mapping_spec(base, s, 0, k);
+            if (spec)
+                compare_point(spec, NULL, stats, cache, &a, &bad);
+            bad |= !spec;
+            tessel_spec_free(&spec);
+        }
+        tessel_stat_cache_free(&cache);
+        for (unsigned o = 1; o < NEW_ORDERS && !bad; o++) {
+            tessel_spec *spec = mapping_spec(base, s, o, 0);
+            bad |= !spec;
+            if (!bad)
+                compare_point(spec, first, stats, NULL, &b, &bad);
+            tessel_spec_free(&spec);
+        }
+        tessel_spec_free(&first);
+    }
+    if (bad) {
+        fprintf(stderr, "bench_sweep: a new-mapping point failed\n");
+        return 1;
+    }
+    printf("\nstat estimate of a new mapping, without -> with the per-shape summaries\n");
+    print_new("(a) new partition/capacity, seen shape+order", &a);
+    print_new("(b) new loop order, seen shape", &b);
+    print_new("(c) new tile shape (builds its summary)", &c);
+    return 0;
+}
+
+static int run_map(const tessel_spec *base, const tessel_stat_data *stats,
+                   const tessel_energy_db *db, const uint64_t *extent, double seconds,
+                   int no_memo)
+{
+    tessel_map_options o;
+    tessel_map_options_init(&o);
+    o.objective = TESSEL_MAP_EDP;
+    o.time_limit = seconds;
+    o.no_memo = no_memo;
+    tessel_map_result *r = malloc(sizeof(*r));
+    tessel_diag d;
+    if (!r || tessel_map_run(base, stats, db, extent, &o, r, &d)) {
+        fprintf(stderr, "bench_sweep: tessel map: %s\n", r ? d.message : "out of memory");
+        free(r);
+        return 1;
+    }
+    printf("  tessel map --objective edp, summaries %-3s: %8llu points in %5.2f s: %8.0f points/s"
+           "%s\n", no_memo ? "off" : "on", (unsigned long long)r->evaluated, r->seconds,
+           (double)r->evaluated / r->seconds, r->complete ? " (the whole space)" : "");
+    free(r);
+    return 0;
+}
+
 static int run_stages(const char *matrix)
 {
     char set[4096];
@@ -134,6 +294,8 @@ static int run_stages(const char *matrix)
         fprintf(stderr, "bench_sweep: cannot set up %s (run from the project root)\n", matrix);
         return 1;
     }
+    uint64_t extent[sizeof(data->extent) / sizeof(data->extent[0])];
+    memcpy(extent, data->extent, sizeof(extent));
     tessel_workload_free(&data);
     c.base = base;
     c.db = db;
@@ -168,12 +330,20 @@ static int run_stages(const char *matrix)
            1.0 / (per + (csv_sum + csv_tra) / c.n));
     printf("  a point with a new mapping: %.0f points/s per core\n",
            1.0 / (per + est / 20 + (csv_sum + csv_tra) / c.n));
+    int rc = run_new_mappings(base, stats);
+    const char *env = getenv("BENCH_MAP_SECONDS");
+    double map_seconds = env ? atof(env) : 10;
+    if (!rc && map_seconds > 0) {
+        printf("\nthe mapper on %s, %g s each\n", bench_basename(matrix), map_seconds);
+        rc = run_map(base, stats, db, extent, map_seconds, 1) ||
+             run_map(base, stats, db, extent, map_seconds, 0);
+    }
     fclose(c.sink);
     tessel_spec_free(&c.spec);
     tessel_stat_data_free(&stats);
     tessel_energy_db_free(&db);
     tessel_spec_free(&base);
-    return 0;
+    return rc;
 }
 
 static int run_sweep(const char *file, unsigned threads, int memo)
@@ -212,10 +382,12 @@ int main(int argc, char **argv)
         return 1;
     printf("\nwhole sweeps (output to bench-sweep-out/)\n");
     const char *files[] = { "bench/sweep/arch-only-ca-condmat.yaml",
-                            "bench/sweep/arch-only-g51.yaml",
-                            "bench/sweep/arch-condmat.yaml", "bench/sweep/ten-matrices.yaml" };
-    for (size_t f = 0; f < 4; f++)
-        for (unsigned threads = 1; threads <= 2; threads++)
+                            "bench/sweep/arch-only-g51.yaml", "bench/sweep/arch-condmat.yaml",
+                            "bench/sweep/shapes-ca-condmat.yaml",
+                            "bench/sweep/ten-matrices.yaml" };
+    const char *only = getenv("BENCH_SWEEPS"); /* e.g. "shapes": files naming it */
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++)
+        for (unsigned threads = 1; threads <= 2 && (!only || strstr(files[f], only)); threads++)
             for (int memo = 1; memo >= 0; memo--)
                 if (run_sweep(files[f], threads, memo))
                     return 1;

@@ -19,7 +19,7 @@ RULES = {
     "model": ["stats", "spec"],
     "drt": ["model"],
     "strategy": ["drt", "model"],
-    "template": ["model"],
+    "template": ["strategy", "model"],
     "report": ["model", "energy"],
     "plot": ["report"],
     "sweep": ["template", "strategy", "model", "energy", "report", "plot"],

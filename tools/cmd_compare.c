@@ -63,7 +63,9 @@ static void help(void)
         "      --no-timing         write seconds as 0 (reproducible files)\n"
         "  -q, --quiet             print nothing on standard output\n\n"
         "A strategy that cannot run on the spec (e.g. drt on a spec with two buffer\n"
-        "levels) gets a row with its error; the exit status is then 1.\n\n"
+        "levels) gets a row with its error; the exit status is then 1.\n"
+        "A spec with template: extensor gets one row per variant (n, p, ob, drt, named\n"
+        "after the strategy each runs), all with the spec's loop orders.\n\n"
         "example:\n"
         "  tessel compare bench/strategy/one-level.yaml \\\n"
         "      --tensor A=examples/data/jagmesh7.mtx.gz -o out\n");
@@ -84,6 +86,7 @@ typedef struct compare_request {
     char strategies[TESSEL_STRATEGY_COUNT][16];
     unsigned nstrategies;
     int exact, stat, csv, no_timing, quiet;
+    int strategies_given; /* --strategies on the command line */
 } compare_request;
 
 static double now_seconds(void)
@@ -128,6 +131,7 @@ static int parse_request(const cli_args *args, compare_request *r)
     r->spec_path = cli_positional(args, 0);
     r->out_dir = cli_value(args, OPT_OUTPUT);
     const char *list = cli_value(args, OPT_STRATEGIES);
+    r->strategies_given = list != NULL;
     int rc = parse_strategies(list ? list : DEFAULT_STRATEGIES, r);
     if (rc)
         return rc;
@@ -181,6 +185,7 @@ typedef struct compare_state {
     tessel_stat_data *stats;
     tessel_drt_stats *drt_stats;
     char label[TESSEL_REPORT_LABEL_MAX];
+    int extensor; /* template extensor: the rows are its variants */
 } compare_state;
 
 static void state_free(compare_state *st)
@@ -226,6 +231,23 @@ static int load(const compare_request *r, compare_state *st)
     if (rc)
         return cli_report_list("compare", &errors, rc);
     tessel_diag_list_free(&errors);
+    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_EXTENSOR) {
+        /* its variants are strategies: they are the rows */
+        if (r->strategies_given) {
+            const tessel_spec_template *t = &st->spec->template_;
+            fprintf(stderr,
+                    "%s:%llu:%u: error: template extensor: tessel compare compares its variants "
+                    "n, p, ob and drt (the strategies conservative with worst: dense, "
+                    "prescient, swiftiles and drt); --strategies does not apply (--set "
+                    "template=none to compare strategies on its mapping)\n",
+                    t->pos.file ? t->pos.file : r->spec_path, (unsigned long long)t->pos.line,
+                    t->pos.column);
+            return CLI_EXIT_USAGE;
+        }
+        st->extensor = 1;
+        tessel_workload_data_label(st->data, st->label, sizeof(st->label));
+        return CLI_EXIT_OK;
+    }
     if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE) {
         const tessel_spec_template *t = &st->spec->template_;
         fprintf(stderr,
@@ -250,6 +272,40 @@ static int load(const compare_request *r, compare_state *st)
     return CLI_EXIT_OK;
 }
 
+/* One variant of the extensor template (the row is named after the
+ * strategy it runs). */
+static void run_variant(compare_state *st, const char *variant, tessel_strategy_estimator est,
+                        compare_row *row)
+{
+    char set[64];
+    snprintf(set, sizeof(set), "template_options.variant=%s", variant);
+    const char *sets[1] = { set };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_spec *spec = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_spec_derive(st->spec, sets, 1, NULL, &spec, &errors);
+    if (rc && errors.count)
+        d = errors.items[0];
+    tessel_diag_list_free(&errors);
+    const char *strategy = rc ? NULL : tessel_template_extensor_strategy(spec);
+    snprintf(row->strategy, sizeof(row->strategy), "%s", strategy ? strategy : variant);
+    tessel_result result;
+    tessel_strategy_inputs in = { st->data, NULL, NULL };
+    double t0 = now_seconds();
+    if (!rc)
+        rc = tessel_template_extensor_run(spec, &in, est, NULL, &result, &row->choice, &d);
+    row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
+    if (!rc)
+        rc = tessel_report_point_build(spec, &result, &st->energy, st->label, row->strategy,
+                                       &row->point, &d);
+    if (rc)
+        snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
+                                                                      : tessel_strerror(rc));
+    tessel_spec_free(&spec);
+}
+
 static void run_one(compare_state *st, const char *strategy, tessel_strategy_estimator est,
                     compare_row *row)
 {
@@ -257,6 +313,10 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
     snprintf(row->strategy, sizeof(row->strategy), "%s", strategy);
     snprintf(row->estimator, sizeof(row->estimator), "%s",
              est == TESSEL_STRATEGY_EXACT ? "exact" : "stat");
+    if (st->extensor) {
+        run_variant(st, strategy, est, row);
+        return;
+    }
     char set[64];
     snprintf(set, sizeof(set), "mapping.strategy=%s", strategy);
     const char *sets[1] = { set };
@@ -422,6 +482,12 @@ int cmd_compare(int argc, char **argv)
     }
     if (!rc)
         rc = load(&req, &st);
+    if (!rc && st.extensor) {
+        static const char *const variants[] = { "n", "p", "ob", "drt" };
+        req.nstrategies = 4;
+        for (unsigned k = 0; k < 4; k++)
+            snprintf(req.strategies[k], sizeof(req.strategies[k]), "%s", variants[k]);
+    }
     if (!rc && !(rows = calloc(2u * req.nstrategies, sizeof(*rows)))) {
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;

@@ -36,6 +36,7 @@ enum {
     OPT_OUTPUT,
     OPT_VERIFY,
     OPT_QUIET,
+    OPT_NO_MEMO,
     OPT_COUNT
 };
 
@@ -57,6 +58,8 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_VERIFY] = { "--verify", NULL, 0 },
     [OPT_QUIET] = { "--quiet", "-q", 0 },
+    /* not in --help (its text is a golden test): README documents it */
+    [OPT_NO_MEMO] = { "--no-memo", NULL, 0 },
 };
 
 static void help(void)
@@ -229,6 +232,7 @@ static int parse_request(const cli_args *args, map_request *r)
         return CLI_EXIT_USAGE;
     r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
     r->map.fit = cli_has(args, OPT_FIT);
+    r->map.no_memo = cli_has(args, OPT_NO_MEMO);
     r->levels = cli_value(args, OPT_LEVELS);
     const char *strategies = cli_value(args, OPT_STRATEGIES);
     if (strategies && parse_strategies(strategies, &r->map.strategies))

@@ -353,6 +353,7 @@ typedef struct run_state {
     tessel_report_point point;
     tessel_stat_data *stats;
     tessel_strategy_choice choice;
+    tessel_sparsepipe_figures sparsepipe; /* template sparsepipe's own figures */
 } run_state;
 
 static int has_strategy(const tessel_spec *spec)
@@ -364,6 +365,17 @@ static int has_strategy(const tessel_spec *spec)
  * as written). */
 static int estimate(run_state *st, tessel_strategy_estimator est, tessel_diag *d)
 {
+    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_EXTENSOR) {
+        /* a strategy per variant: the data as well for stat (the strategies
+         * choose their tiles on their own base grid), and its choice */
+        tessel_strategy_inputs in = { st->data, st->stats, NULL };
+        return tessel_template_extensor_run(st->spec, &in, est, NULL, &st->result, &st->choice,
+                                            d);
+    }
+    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_SPARSEPIPE)
+        return tessel_template_sparsepipe(st->spec,
+                                          est == TESSEL_STRATEGY_EXACT ? st->data : NULL,
+                                          st->stats, NULL, &st->result, &st->sparsepipe, d);
     if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
         return tessel_template_run(st->spec, est == TESSEL_STRATEGY_EXACT ? st->data : NULL,
                                    st->stats, NULL, &st->result, d);
@@ -372,6 +384,35 @@ static int estimate(run_state *st, tessel_strategy_estimator est, tessel_diag *d
 }
 
 static int finish(const run_request *req, run_state *st);
+
+/* The Sparsepipe template's figures the CSV columns do not hold: the
+ * share of A kept on chip (sparsepipe Table I), bytes per iteration, the
+ * baseline without inter-operator reuse and the saving. */
+static void print_sparsepipe(FILE *f, const tessel_sparsepipe_figures *g)
+{
+    double nnz = g->nnz ? (double)g->nnz : 1;
+    fprintf(f, "\nsparsepipe: %s, %llu iterations, %llu fused pairs, frontier %.4g, "
+               "%llu steps of %llu rows, %.0f nonzero %llux%llu blocks\n",
+            g->app, (unsigned long long)g->iterations, (unsigned long long)g->pairs, g->frontier,
+            (unsigned long long)g->steps, (unsigned long long)g->subtensor, g->nonzero_blocks,
+            (unsigned long long)g->block, (unsigned long long)g->block);
+    fprintf(f, "  A held between OS and IS use: max %.0f (%.1f %%), mean %.0f (%.1f %%) of %llu "
+               "nonzeros; buffer room %.0f\n",
+            g->hold_max, 100 * g->hold_max / nnz, g->hold_avg, 100 * g->hold_avg / nnz,
+            (unsigned long long)g->nnz, g->hold_capacity);
+    fprintf(f, "  A on chip across a pair: %.1f %% (%.0f nonzeros re-fetched per pair)\n",
+            100 * g->onchip_fraction, g->refetched);
+    fprintf(f, "  DRAM bytes: A pass %llu, fused pair %llu, single iteration %llu, "
+               "per iteration %.0f, total %llu\n",
+            (unsigned long long)g->a_pass_bytes, (unsigned long long)g->pair_bytes,
+            (unsigned long long)g->single_bytes,
+            g->iterations ? (double)g->total_bytes / (double)g->iterations : 0,
+            (unsigned long long)g->total_bytes);
+    fprintf(f, "  baseline (no inter-operator reuse): %llu per iteration, total %llu; "
+               "saving %.1f %%\n",
+            (unsigned long long)g->baseline_iteration_bytes,
+            (unsigned long long)g->baseline_total_bytes, 100 * g->saving);
+}
 
 static int run(const run_request *req, run_state *st)
 {
@@ -486,8 +527,10 @@ static int finish(const run_request *req, run_state *st)
         snprintf(label, sizeof(label), "%s", tessel_stat_data_label(st->stats));
     else
         tessel_model_analytic_label(spec, label, sizeof(label));
-    rc = tessel_report_point_build(spec, &st->result, &st->energy, label, spec->strategy.name,
-                                   &st->point, &d);
+    /* extensor: the strategy its variant ran */
+    const char *strategy = tessel_template_extensor_strategy(spec);
+    rc = tessel_report_point_build(spec, &st->result, &st->energy, label,
+                                   strategy ? strategy : spec->strategy.name, &st->point, &d);
     if (rc)
         return cli_report(&d);
     rc = tessel_report_write_dir(req->out_dir, req->format, &st->point, 1, NULL, &d);
@@ -497,7 +540,10 @@ static int finish(const run_request *req, run_state *st)
     }
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
-        if (has_strategy(spec) && tessel_template_of(spec) == TESSEL_TEMPLATE_NONE)
+        if (tessel_template_of(spec) == TESSEL_TEMPLATE_SPARSEPIPE)
+            print_sparsepipe(stdout, &st->sparsepipe);
+        if ((has_strategy(spec) && tessel_template_of(spec) == TESSEL_TEMPLATE_NONE) ||
+            tessel_template_of(spec) == TESSEL_TEMPLATE_EXTENSOR)
             cli_print_choice(stdout, &st->choice, req->no_timing);
         const char *ext = req->format == TESSEL_REPORT_JSON ? "json" : "csv";
         size_t n = strlen(req->out_dir);

@@ -174,6 +174,29 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
 int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
                            tessel_result *out, tessel_diag *diag);
 
+/* Per-shape summaries of the stat estimator (src/model/stat_cache.c):
+ * points of SpMSpM and SpMV at one buffer level that share a tile shape
+ * (the grids' shape, and the side of the mirror the loop order takes)
+ * reuse its grids, pair walk, per-order tile uses grouped by tile size
+ * and output write-backs, so that another partition, capacity, format or
+ * loop order costs microseconds. Results equal tessel_model_stat_eval's
+ * byte for byte. A cache belongs to one tessel_stat_data (free it first)
+ * and to one thread; it keeps at most 64 shapes and 256 MiB. */
+typedef struct tessel_stat_cache tessel_stat_cache;
+
+int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *a,
+                             tessel_stat_cache **out);
+void tessel_stat_cache_free(tessel_stat_cache **c);
+/* Shapes found in the cache and shapes summarised so far. */
+void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64_t *misses);
+/* tessel_model_stat_eval through cache (NULL: without one). Points the
+ * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
+ * inputs) and a summary that cannot be built (out of memory) take the
+ * uncached path. */
+int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
+                                  tessel_stat_cache *cache, tessel_result *out,
+                                  tessel_diag *diag);
+
 /* Both in one: opt may be NULL (defaults). out->seconds is the estimate
  * from the statistics, out->stats_seconds their collection. */
 int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,

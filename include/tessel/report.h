@@ -67,6 +67,13 @@ typedef struct tessel_report_point {
     char tensor_name[TESSEL_SPEC_MAX_TENSORS][TESSEL_SPEC_NAME_MAX];
     tessel_traffic traffic[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
     tessel_report_access access[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    /* Values (elements, not bytes) read out of / written into level l by its
+     * child: level l+1's fills and read-backs / write-backs, counted in level
+     * l+1's value width; at the innermost level, by the MACs (one per operand
+     * per effectual multiply; the output's results). traffic.csv's
+     * reads_elements and writes_elements. */
+    uint64_t reads_elements[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    uint64_t writes_elements[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
     double level_energy_pj[TESSEL_SPEC_MAX_LEVELS]; /* storage energy per level (all tensors) */
     double level_bytes[TESSEL_SPEC_MAX_LEVELS];     /* roofline input, see above */
     double storage_energy_pj;

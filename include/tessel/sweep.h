@@ -182,6 +182,8 @@ typedef struct tessel_map_options {
                                   point stream what does not fit, and on a spec without
                                   inner levels untiled mappings reach compulsory traffic */
     unsigned level_mask;       /* bit l: search level l; 0: every level below level 0 */
+    int no_memo;               /* price every point from scratch, without the stat
+                                  estimator's per-shape summaries (tessel_stat_cache) */
     /* Tiling strategies searched too (bit k: tessel_strategy_kind k; bit 0,
      * fixed, is the tile-edge search above). 0: fixed only. A point with
      * another strategy has no tile coordinates: the strategy sizes its

@@ -1,7 +1,7 @@
 /* tessel — accelerator templates: accelerators whose own buffer policy
  * decides their traffic (DESIGN.md rule 5) instead of uniform tiles.
- * Module `template`: depends on `model` (and through it `stats`, `spec`,
- * `tensor`, `base`). The spec names one with `template: NAME` and passes
+ * Module `template`: depends on `strategy` and `model` (and through them
+ * `drt`, `stats`, `spec`, `tensor`, `base`). The spec names one with `template: NAME` and passes
  * its knobs in `template_options` (spec.h's tessel_spec_template).
  *
  *   matraptor   row-wise product (Gustavson) in C2SR: A read once, a row of
@@ -12,8 +12,30 @@
  *               writes Z (drt §5.2.2, gamma §2.2, §7)
  *   gamma       Gustavson with a FiberCache: B rows through an LRU cache of
  *               whole rows, partial rows merged with radix R and spilled
- *               beyond it; optional affinity row reordering (gamma §3-5);
+ *               beyond it; optional affinity row reordering and selective
+ *               tiling, LRU or 16-way set-associative banked (gamma §3-5);
  *               stat: Che's characteristic-time approximation of LRU
+ *   sparsepipe  iterative SpMV apps y = f(A x), N iterations, under the
+ *               OEI dataflow (sparsepipe §III-IV): pairs of iterations
+ *               share one pass over A; the nonzeros the IS core needs
+ *               later are held in the buffer (farthest-first eviction,
+ *               re-fetched when evicted); vectors stay on chip between
+ *               the OS, e-wise and IS stages. Options: app (pagerank |
+ *               bfs | sssp | label | cg), iterations, buffer_bytes,
+ *               block, subtensor, frontier, baseline; the model and its
+ *               choices: src/template/sparsepipe.c; figures (Table I
+ *               share of A on chip, per-iteration and baseline bytes):
+ *               tessel_template_sparsepipe below
+ *   extensor    ExTensor's uniform-tile hierarchy (DRAM -> LLB -> PE
+ *               buffers) with the tiles of one tiling strategy, chosen by
+ *               template_options.variant: n (ExTensor-N, conservative
+ *               tiles sized as if dense; the default), p (ExTensor-P,
+ *               prescient), ob (ExTensor-OB, Swiftiles + Tailors
+ *               overbooking), drt (DRT at the LLB, prescient tiles in the
+ *               buffers below; see src/template/extensor.c). The uniform
+ *               variants size every buffer level (or the spec's
+ *               strategy_options.levels); mapping.strategy must be unset.
+ *               Module `template` therefore also depends on `strategy`.
  *
  * Both have an exact path (from the data) and a statistical one (from the
  * stat estimator's statistics, without the data). Implemented in
@@ -36,6 +58,7 @@
 #define TESSEL_TEMPLATE_H
 
 #include "tessel/model.h"
+#include "tessel/strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +90,60 @@ tessel_template_kind tessel_template_of(const tessel_spec *spec);
 int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *data,
                         const tessel_stat_data *stats, const tessel_allocator *a,
                         tessel_result *out, tessel_diag *diag);
+
+/* Sparsepipe's own figures for one run (beside the tessel_result). Bytes
+ * are DRAM bytes in level 1's widths; nonzero counts are estimates on the
+ * stat path. */
+typedef struct tessel_sparsepipe_figures {
+    char app[16];
+    uint64_t iterations;
+    uint64_t pairs;          /* pairs of iterations fused by OEI (0: none) */
+    uint64_t rows, nnz;      /* of A (square) */
+    uint64_t subtensor;      /* rows of A per OEI step */
+    uint64_t steps;          /* OEI steps per pass over A */
+    uint64_t block;          /* block edge of A's format (1: unblocked) */
+    double nonzero_blocks;   /* of A at that block size */
+    double frontier;         /* active share of the vector per iteration */
+    double hold_max;         /* nonzeros of A pending between their OS and IS
+                                use, unbounded buffer: most over the steps */
+    double hold_avg;         /* and the mean (sparsepipe Table I) */
+    double hold_capacity;    /* nonzeros the buffer can hold (INFINITY:
+                                unbounded) */
+    double refetched;        /* per pair: nonzeros evicted, re-fetched */
+    double onchip_fraction;  /* share of A's second use served from the
+                                buffer (0 when no pair is fused) */
+    uint64_t a_pass_bytes;   /* A read once in its format */
+    uint64_t pair_bytes;     /* one fused pair of iterations */
+    uint64_t single_bytes;   /* one iteration not fused */
+    uint64_t total_bytes;    /* all iterations (= the result's dram_bytes) */
+    uint64_t baseline_iteration_bytes; /* one iteration without inter-
+                                          operator reuse */
+    uint64_t baseline_total_bytes;
+    double saving;           /* 1 - total / baseline total */
+} tessel_sparsepipe_figures;
+
+/* tessel_template_run for a sparsepipe spec, also filling *fig (may be
+ * NULL). TESSEL_EINVAL when the spec's template is not sparsepipe. */
+int tessel_template_sparsepipe(const tessel_spec *spec, const tessel_workload_data *data,
+                               const tessel_stat_data *stats, const tessel_allocator *a,
+                               tessel_result *out, tessel_sparsepipe_figures *fig,
+                               tessel_diag *diag);
+
+/* extensor: the strategy its variant runs ("conservative", "prescient",
+ * "swiftiles", "drt"); NULL when the spec's template is not extensor or
+ * its variant is bad (tessel_template_extensor_run then says why). */
+const char *tessel_template_extensor_strategy(const tessel_spec *spec);
+
+/* tessel_template_run for an extensor spec with the strategy module's
+ * inputs (the data and/or statistics; with the data, the strategies
+ * collect statistics on a base grid fine enough for their tiles), also
+ * filling *choice (may be NULL) with the tiles decided. TESSEL_EINVAL
+ * naming template_options.variant for a bad variant, mapping.strategy
+ * when the spec also names a strategy. */
+int tessel_template_extensor_run(const tessel_spec *spec, const tessel_strategy_inputs *in,
+                                 tessel_strategy_estimator est, const tessel_allocator *a,
+                                 tessel_result *out, tessel_strategy_choice *choice,
+                                 tessel_diag *diag);
 
 #ifdef __cplusplus
 }

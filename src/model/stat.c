@@ -3,7 +3,8 @@
  * column, then estimates one design point from those alone
  * (src/model/stat_spmspm.c). Supports SpMSpM and SpMV at a spec with one
  * buffer level below the backing store, default skipping, and the
- * single-name formats. */
+ * single-name formats. With a tessel_stat_cache, points of one tile shape
+ * share a summary (src/model/stat_cache.c) and give the same results. */
 #include <math.h>
 #include <string.h>
 
@@ -419,8 +420,8 @@ static int grids_ttm(engine *e, const stat_input *in[2], const boundary *bd,
     return TESSEL_OK;
 }
 
-static void store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
-                          unsigned t_a, unsigned t_b)
+void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,
+                        unsigned t_b)
 {
     tessel_result *r = e->res;
     store_input(&r->traffic[1][t_a], &o->a);
@@ -490,7 +491,7 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         rc = stat_spmspm_evaluate(p, &o);
     }
     if (!rc) {
-        store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
+        stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
         exact_algorithmic_counts(e, bd);
     }
     stat_grid_free(a, &p->a);
@@ -522,6 +523,96 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
     }
     return stat_solve(e, &bd, &g, &p, flops_of(in[0], in[1]),
                       multiplicity(in[0], in[1], p.tk), sample, diag);
+}
+
+/* ------------------------------------------------------------------ */
+/* The same point through a cache of per-shape summaries (stat_cache.c). */
+
+/* Input i's tile edges at the boundary, as derive() checks them. */
+static int derived_edges(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
+                         uint64_t *tile, tessel_diag *diag)
+{
+    for (unsigned m = 0; m < 2; m++) {
+        int rc = stat_derived_edge(e, bd, e->in[i].x[m], in->grid->tile[m], &tile[m], diag);
+        if (rc)
+            return rc;
+    }
+    return TESSEL_OK;
+}
+
+/* The point in canonical roles, as grids_spmspm and stat_solve set it up. */
+static int cache_point(engine *e, const stat_input *in[2], const boundary *bd,
+                       const stat_output_sample *sample, double flops, stat_cache_point *pt,
+                       tessel_diag *diag)
+{
+    uint64_t ea[2] = { 0, 0 }, eb[2] = { 0, 0 };
+    int rc = derived_edges(e, in[0], 0, bd, ea, diag);
+    if (!rc)
+        rc = derived_edges(e, in[1], 1, bd, eb, diag);
+    tile_cost cost[3];
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->in[0], &cost[0]);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->in[1], &cost[1]);
+    if (!rc)
+        rc = exact_tile_cost_init(e, bd, &e->out, &pt->cost_z);
+    if (rc)
+        return rc;
+    int pos_row = stat_loop_position(bd, 0), pos_col = stat_loop_position(bd, 1);
+    int mirror = pos_col < pos_row;
+    unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
+    pt->mirror = mirror;
+    pt->cost_a = cost[mirror ? 1 : 0];
+    pt->cost_b = cost[mirror ? 0 : 1];
+    pt->part_a = exact_partition_bytes(e, 1, mirror ? tb : ta);
+    pt->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
+    canonical_order(mirror ? pos_col : pos_row, mirror ? pos_row : pos_col,
+                    stat_loop_position(bd, 2), pt->order);
+    for (unsigned i = 0; i < 2; i++) {
+        const uint64_t *edge = i ? eb : ea;
+        pt->base[i] = in[i]->base;
+        pt->factor[i][0] = edge[0] / in[i]->grid->tile[0];
+        pt->factor[i][1] = edge[1] / in[i]->grid->tile[1];
+    }
+    pt->tk = ea[1];
+    pt->out_cells = bd->tile[0] * bd->tile[1];
+    pt->sample = sample;
+    if (sample) {
+        pt->f_i = ea[0] / sample->base[0];
+        pt->f_j = eb[1] / sample->base[1];
+        pt->f_k = ea[1] / sample->base[2];
+    }
+    pt->flops = flops;
+    pt->multiplicity = multiplicity(in[0], in[1], ea[1]);
+    return TESSEL_OK;
+}
+
+/* STAT_CACHE_DECLINED: the caller evaluates without the cache. */
+static int evaluate_cached(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                           double flops, tessel_stat_cache *cache, tessel_diag *diag)
+{
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = 1;
+    stat_cache_point pt;
+    memset(&pt, 0, sizeof(pt));
+    int rc = exact_geometry(e, &bd);
+    if (!rc)
+        rc = cache_point(e, in, &bd, sample, flops, &pt, diag);
+    stat_outcome o;
+    if (!rc)
+        rc = stat_cache_solve(cache, &pt, &o);
+    if (rc == TESSEL_ENOMEM)
+        return STAT_CACHE_DECLINED; /* the summaries are an optimisation */
+    if (rc)
+        return rc;
+    stat_problem p;
+    memset(&p, 0, sizeof(p));
+    p.flops = flops;
+    unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
+    stat_store_outcome(e, &p, &o, pt.mirror ? tb : ta, pt.mirror ? ta : tb);
+    exact_algorithmic_counts(e, &bd);
+    return TESSEL_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -711,6 +802,13 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
 int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
                            tessel_result *out, tessel_diag *diag)
 {
+    return tessel_model_stat_eval_cached(spec, s, NULL, out, diag);
+}
+
+int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
+                                  tessel_stat_cache *cache, tessel_result *out,
+                                  tessel_diag *diag)
+{
     double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "stat");
@@ -733,10 +831,16 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
         const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
                                                         : s->flops;
-        if (closed_sums_apply(&e))
-            rc = evaluate(&e, ins, sample, s->alloc, diag);
-        else
-            rc = stat_walk_evaluate(&e, ins, sample, flops, diag);
+        int closed = closed_sums_apply(&e);
+        rc = STAT_CACHE_DECLINED;
+        if (cache && !stat_cache_belongs(cache, s))
+            rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
+                                 "a stat cache serves the statistics it was created for");
+        else if (cache && closed && e.kind != TESSEL_WORKLOAD_TTM)
+            rc = evaluate_cached(&e, ins, sample, s->flops, cache, diag);
+        if (rc == STAT_CACHE_DECLINED)
+            rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
+                        : stat_walk_evaluate(&e, ins, sample, flops, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -183,4 +183,29 @@ int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel
 void stat_grid_free(const tessel_allocator *a, stat_grid *g);
 int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *out);
 
+/* stat_cache.c: one SpMSpM point of the closed sums from the summary of
+ * its tile shape (built on first use). Everything in canonical roles
+ * (after mirroring), as stat_solve hands it to stat_spmspm_evaluate. */
+typedef struct stat_cache_point {
+    const stat_grid *base[2];   /* base grids of A and B as collected */
+    uint64_t factor[2][2];      /* their coarsening at this shape: rows, columns */
+    int mirror;                 /* canonical A = B^T, B = A^T */
+    char order[4];              /* canonical: IJK, IKJ or KIJ */
+    uint64_t tk, f_i, f_j, f_k, out_cells;
+    const stat_output_sample *sample;
+    tile_cost cost_a, cost_b, cost_z;
+    uint64_t part_a, part_b;
+    double flops, multiplicity;
+} stat_cache_point;
+
+/* stat_cache_solve's answer when the point must take the uncached path
+ * (a sum that could leave the exact range of doubles). */
+#define STAT_CACHE_DECLINED 1
+
+int stat_cache_solve(tessel_stat_cache *c, const stat_cache_point *pt, stat_outcome *o);
+int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s);
+/* stat.c: a boundary's outcome into e->res (roles per the mirror). */
+void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,
+                        unsigned t_b);
+
 #endif

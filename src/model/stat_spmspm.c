@@ -19,23 +19,13 @@
  * multiplies of a tile pair (its share of the exact total) grouped by the
  * Corrs multiplicity fall independently into the tile's cells, and partial
  * tiles grow linearly with the reduction steps. */
-#include <math.h>
 #include <string.h>
 
-#include "stat_internal.h"
+#include "stat_closed.h"
 
 /* Walks that would cost more word operations than this use the
  * independence approximation of the tile-pair structure instead. */
 #define BITSET_BUDGET (UINT64_C(1) << 28)
-
-/* Set bits of a word without relying on a popcount instruction. */
-static inline uint64_t bits_set(uint64_t x)
-{
-    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (x * UINT64_C(0x0101010101010101)) >> 56;
-}
 
 static inline unsigned low_bit(uint64_t x)
 {
@@ -48,48 +38,9 @@ static inline unsigned high_bit(uint64_t x)
 }
 
 /* ------------------------------------------------------------------ */
-/* Working state of one evaluation. */
+/* Working state of one evaluation (types in stat_closed.h). */
 
-typedef struct price {
-    double data, meta;
-} price;
-
-/* Output tiles are priced as data = nnz * d1 and meta = m0 + nnz * m1,
- * fitted between an empty tile and a full one (exact for COO, CSR,
- * bitmap and UOP-CP footprints). */
-typedef struct affine {
-    double d1, m0, m1;
-} affine;
-
-/* A non-ranked format's footprint is fixed + nnz * per bits, rounded up
- * to bytes (tessel_format_footprint), of which ceil(nnz * value bits / 8)
- * are data: the same arithmetic as exact_tile_bytes, without its calls. */
-typedef struct pricer {
-    double fixed, per, value_bits;
-    int whole;                  /* all three whole numbers: integer arithmetic */
-    uint64_t ifixed, iper, ivalue;
-} pricer;
-
-typedef struct work {
-    const stat_problem *p;
-    pricer price_a, price_b;
-    uint64_t words;             /* 64-bit words per bitset over the reduction tiles */
-    price *a_price, *b_price;   /* per non-empty tile */
-    uint64_t *a_col;            /* non-empty A tiles per tile column k */
-    uint64_t *a_first, *a_last; /* smallest and largest tile row in column k */
-    double *a_col_nnz;          /* nonzeros of A's tile column k */
-    uint64_t *b_row;            /* non-empty B tiles per tile row k */
-    double *b_row_nnz;
-    uint64_t *arows;            /* per tile row i: bitset of A's non-empty k */
-    uint64_t *bcols;            /* per tile column j: bitset of B's non-empty k */
-    /* Output runs that merge (consecutive effectual iterations on one
-     * output tile): bit k of row i set when the run of output tile
-     * (i, merge_j[k]) at step k continues at its next visit. */
-    uint64_t *merge_bits, *merge_j;
-    double merges;
-} work;
-
-static void work_free(work *w)
+void stat_work_free(work *w)
 {
     const tessel_allocator *a = w->p->alloc;
     tessel_dealloc(a, w->a_price);
@@ -106,7 +57,7 @@ static void work_free(work *w)
     tessel_dealloc(a, w->merge_j);
 }
 
-static pricer pricer_of(const tile_cost *tc)
+pricer stat_pricer_of(const tile_cost *tc)
 {
     pricer pr;
     tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &pr.fixed,
@@ -118,21 +69,6 @@ static pricer pricer_of(const tile_cost *tc)
     pr.iper = pr.whole ? (uint64_t)pr.per : 0;
     pr.ivalue = (uint64_t)tc->widths.value_bits;
     return pr;
-}
-
-static price fast_price(const pricer *pr, uint64_t nnz)
-{
-    if (pr->whole && nnz < (UINT64_C(1) << 40)) {
-        uint64_t total = (pr->ifixed + nnz * pr->iper + 7) / 8, data = (nnz * pr->ivalue + 7) / 8;
-        if (data > total)
-            data = total;
-        return (price){ (double)data, (double)(total - data) };
-    }
-    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
-    double data = ceil((double)nnz * pr->value_bits / 8);
-    if (data > total)
-        data = total;
-    return (price){ data, total - data };
 }
 
 static price tile_price(const tile_cost *tc, uint64_t nnz)
@@ -159,17 +95,20 @@ static void *zeroed(const tessel_allocator *a, uint64_t n, size_t size)
     return p;
 }
 
-static int work_init(work *w, const stat_problem *p, int bitsets)
+int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
 {
     const tessel_allocator *a = p->alloc;
     uint64_t K = p->ext_k;
     memset(w, 0, sizeof(*w));
     w->p = p;
+    w->bitsets = bitsets;
     w->words = (K + 63) / 64;
-    w->price_a = pricer_of(&p->cost_a);
-    w->price_b = pricer_of(&p->cost_b);
-    w->a_price = zeroed(a, p->a.n, sizeof(price));
-    w->b_price = zeroed(a, p->b.n, sizeof(price));
+    if (prices) {
+        w->price_a = stat_pricer_of(&p->cost_a);
+        w->price_b = stat_pricer_of(&p->cost_b);
+        w->a_price = zeroed(a, p->a.n, sizeof(price));
+        w->b_price = zeroed(a, p->b.n, sizeof(price));
+    }
     w->a_col = zeroed(a, K, sizeof(uint64_t));
     w->a_first = zeroed(a, K, sizeof(uint64_t));
     w->a_last = zeroed(a, K, sizeof(uint64_t));
@@ -182,10 +121,10 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
         w->merge_bits = zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
         w->merge_j = zeroed(a, K, sizeof(uint64_t));
     }
-    if (!w->a_price || !w->b_price || !w->a_col || !w->a_first || !w->a_last ||
+    if ((prices && (!w->a_price || !w->b_price)) || !w->a_col || !w->a_first || !w->a_last ||
         !w->a_col_nnz || !w->b_row || !w->b_row_nnz ||
         (bitsets && (!w->arows || !w->bcols || !w->merge_bits || !w->merge_j))) {
-        work_free(w);
+        stat_work_free(w);
         return TESSEL_ENOMEM;
     }
     for (uint64_t k = 0; k < K; k++) {
@@ -194,7 +133,8 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
     }
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
-            w->b_price[n] = fast_price(&w->price_b, p->b.nnz[n]);
+            if (prices)
+                w->b_price[n] = stat_fast_price(&w->price_b, p->b.nnz[n]);
             w->b_row_nnz[k] += (double)p->b.nnz[n];
             if (bitsets)
                 w->bcols[p->b.col[n] * w->words + k / 64] |= UINT64_C(1) << (k % 64);
@@ -202,7 +142,8 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
     for (uint64_t i = 0; i < p->a.rows; i++)
         for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
             uint64_t k = p->a.col[n];
-            w->a_price[n] = fast_price(&w->price_a, p->a.nnz[n]);
+            if (prices)
+                w->a_price[n] = stat_fast_price(&w->price_a, p->a.nnz[n]);
             w->a_col[k]++;
             w->a_col_nnz[k] += (double)p->a.nnz[n];
             if (w->a_first[k] == UINT64_MAX)
@@ -215,18 +156,18 @@ static int work_init(work *w, const stat_problem *p, int bitsets)
 }
 
 /* B's first and last non-empty tile column in tile row k. */
-static uint64_t b_first_j(const stat_problem *p, uint64_t k)
+uint64_t stat_b_first_j(const stat_problem *p, uint64_t k)
 {
     return p->b.col[p->b.ptr[k]];
 }
 
-static uint64_t b_last_j(const stat_problem *p, uint64_t k)
+uint64_t stat_b_last_j(const stat_problem *p, uint64_t k)
 {
     return p->b.col[p->b.ptr[k + 1] - 1];
 }
 
 /* Index of B's tile (k, j), which must be non-empty. */
-static uint64_t b_tile(const stat_problem *p, uint64_t k, uint64_t j)
+uint64_t stat_b_tile(const stat_problem *p, uint64_t k, uint64_t j)
 {
     uint64_t lo = p->b.ptr[k], hi = p->b.ptr[k + 1];
     while (lo + 1 < hi) {
@@ -273,15 +214,13 @@ static void add_bumped(stat_counts *c, double times, price pr, uint64_t part)
 /* ------------------------------------------------------------------ */
 /* The output tile pairs: v = |K(i) & K(j)| effectual reduction steps. */
 
-typedef struct pair_sums {
-    double pairs, sum_v, sum_v2;
-} pair_sums;
-
 /* IJK also needs, in the same walk, the resident tiles that serve two
  * consecutive iterations: A's tile (i, k) when one pair ends and the next
  * pair of row i starts on k; B's tile when row i ends on the tile the next
- * row starts on. */
-static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
+ * row starts on. With o, they are taken off o's fills; with reuse_a and
+ * reuse_b, counted per tile instead (stat_cache.c prices them later). */
+void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a,
+                     uint64_t *reuse_b)
 {
     const stat_problem *p = w->p;
     uint64_t words = w->words;
@@ -301,7 +240,7 @@ static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
                 uint64_t m = ar[x] & bc[x];
                 if (!m)
                     continue;
-                v += bits_set(m);
+                v += stat_bits_set(m);
                 if (first == UINT64_MAX)
                     first = x * 64 + low_bit(m);
                 last = x * 64 + high_bit(m);
@@ -317,8 +256,12 @@ static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
                 uint64_t n = p->a.ptr[i];
                 while (p->a.col[n] != first)
                     n++;
-                remove_fill(&o->a, w->a_price[n], p->part_a);
-                add_bumped(&o->a, 1, w->a_price[n], p->part_a);
+                if (o) {
+                    remove_fill(&o->a, w->a_price[n], p->part_a);
+                    add_bumped(&o->a, 1, w->a_price[n], p->part_a);
+                }
+                if (reuse_a)
+                    reuse_a[n]++;
             }
             prev_last = last;
             if (first_j == UINT64_MAX)
@@ -327,9 +270,13 @@ static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
         }
         if (ijk && first_j != UINT64_MAX) {
             if (first_j == prev_row_j && first_k == prev_row_k) {
-                uint64_t n = b_tile(p, first_k, first_j);
-                remove_fill(&o->b, w->b_price[n], p->part_b);
-                add_bumped(&o->b, 1, w->b_price[n], p->part_b);
+                uint64_t n = stat_b_tile(p, first_k, first_j);
+                if (o) {
+                    remove_fill(&o->b, w->b_price[n], p->part_b);
+                    add_bumped(&o->b, 1, w->b_price[n], p->part_b);
+                }
+                if (reuse_b)
+                    reuse_b[n]++;
             }
             prev_row_j = last_j, prev_row_k = last_k;
         }
@@ -338,7 +285,7 @@ static void walk_pairs(const work *w, pair_sums *ps, stat_outcome *o)
 
 /* The same sums without the walk: the output tile columns of a row are
  * the union of the B tile rows it meets, taken as independent. */
-static void estimate_pairs(const work *w, double effectual, pair_sums *ps)
+void stat_estimate_pairs(const work *w, double effectual, pair_sums *ps)
 {
     const stat_problem *p = w->p;
     memset(ps, 0, sizeof(*ps));
@@ -423,13 +370,13 @@ static void input_b_outer(const work *w, stat_counts *c)
             }
         if (fk == UINT64_MAX)
             continue;
-        if (fk == prev_k && b_first_j(p, fk) == prev_j) {
+        if (fk == prev_k && stat_b_first_j(p, fk) == prev_j) {
             uint64_t n = p->b.ptr[fk];
             remove_fill(c, w->b_price[n], p->part_b);
             add_bumped(c, 1, w->b_price[n], p->part_b);
         }
         prev_k = lk;
-        prev_j = b_last_j(p, lk);
+        prev_j = stat_b_last_j(p, lk);
     }
 }
 
@@ -449,7 +396,7 @@ static void set_merge(work *w, uint64_t i, uint64_t k, uint64_t j)
  * visits. IKJ: inside row i, consecutive effectual k meet when B's tile
  * row k_a ends on the tile column B's row k_b starts on. KIJ:
  * consecutive effectual k whose last and first (i, j) coincide. */
-static void find_merges(work *w)
+void stat_find_merges(work *w)
 {
     const stat_problem *p = w->p;
     if (strcmp(p->order, "IKJ") == 0) {
@@ -459,8 +406,8 @@ static void find_merges(work *w)
                 uint64_t k = p->a.col[n];
                 if (!w->b_row[k])
                     continue;
-                if (prev_k != UINT64_MAX && b_first_j(p, k) == b_last_j(p, prev_k))
-                    set_merge(w, i, prev_k, b_last_j(p, prev_k));
+                if (prev_k != UINT64_MAX && stat_b_first_j(p, k) == stat_b_last_j(p, prev_k))
+                    set_merge(w, i, prev_k, stat_b_last_j(p, prev_k));
                 prev_k = k;
             }
         }
@@ -470,8 +417,8 @@ static void find_merges(work *w)
             if (!w->a_col[k] || !w->b_row[k])
                 continue;
             if (prev_k != UINT64_MAX && w->a_first[k] == w->a_last[prev_k] &&
-                b_first_j(p, k) == b_last_j(p, prev_k))
-                set_merge(w, w->a_last[prev_k], prev_k, b_last_j(p, prev_k));
+                stat_b_first_j(p, k) == stat_b_last_j(p, prev_k))
+                set_merge(w, w->a_last[prev_k], prev_k, stat_b_last_j(p, prev_k));
             prev_k = k;
         }
     }
@@ -542,14 +489,14 @@ static void pair_runs_set(const work *w, uint64_t i, uint64_t j, pair_runs *pr)
     uint64_t after = 0;
     for (uint64_t wd = w->words; wd-- > 0;) {
         pr->suffix[wd] = after;
-        after += bits_set(pr->ends[wd]);
+        after += stat_bits_set(pr->ends[wd]);
     }
 }
 
 static uint64_t pair_runs_from(const pair_runs *pr, uint64_t k)
 {
     uint64_t wd = k / 64;
-    return bits_set(pr->ends[wd] & (~UINT64_C(0) << (k % 64))) + pr->suffix[wd];
+    return stat_bits_set(pr->ends[wd] & (~UINT64_C(0) << (k % 64))) + pr->suffix[wd];
 }
 
 /* The sample's nonzeros, each written back by every run of visits to its
@@ -557,7 +504,7 @@ static uint64_t pair_runs_from(const pair_runs *pr, uint64_t k)
  * the weighted count of those write-backs' nonzeros. The cells are
  * sorted by (i, j, k) base cell, so each base pair sets up its tile
  * pair's runs once. */
-static int sample_written(const work *w, double *written)
+int stat_sample_written(const work *w, double *written)
 {
     const stat_problem *p = w->p;
     const stat_output_sample *s = p->sample;
@@ -611,7 +558,7 @@ static int sample_written(const work *w, double *written)
 
 /* Output tile pairs holding a sampled nonzero (a bitset over the pairs);
  * with every row in the sample, exactly the non-empty output tiles. */
-static int sample_pairs(const work *w, double *pairs)
+int stat_sample_pairs(const work *w, double *pairs)
 {
     const stat_problem *p = w->p;
     const stat_output_sample *s = p->sample;
@@ -640,15 +587,15 @@ static int sample_pairs(const work *w, double *pairs)
 }
 
 /* The output's nonzeros and the nonzeros its write-backs carry. */
-static int output_volume(const work *w, const pair_sums *ps, double E, double *nnz,
-                         double *written)
+static int output_volume(const work *w, const pair_sums *ps, const stat_known *known, double E,
+                         double *nnz, double *written)
 {
     const stat_problem *p = w->p;
-    if (p->sample && w->arows) {
+    if (p->sample && w->bitsets) {
         *nnz = p->sample->nnz;
         /* IJK writes each output tile once, complete */
         if (strcmp(p->order, "IJK") != 0)
-            return sample_written(w, written);
+            return known ? (*written = known->written, TESSEL_OK) : stat_sample_written(w, written);
         *written = *nnz;
         return TESSEL_OK;
     }
@@ -664,7 +611,8 @@ static int output_volume(const work *w, const pair_sums *ps, double E, double *n
     return TESSEL_OK;
 }
 
-static int output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
+int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *known,
+                        stat_outcome *o)
 {
     const stat_problem *p = w->p;
     affine z = affine_fit(&p->cost_z, p->out_cells);
@@ -672,14 +620,18 @@ static int output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
     if (pairs <= 0 || E <= 0)
         return TESSEL_OK;
     double nnz, written;
-    int rc = output_volume(w, ps, E, &nnz, &written);
+    int rc = output_volume(w, ps, known, E, &nnz, &written);
     if (rc)
         return rc;
     o->out_nnz = nnz;
     o->out_pairs = pairs;
     o->out_nonempty = pairs * -expm1(-nnz / pairs);
-    if (p->sample && p->sample->whole && w->arows && (rc = sample_pairs(w, &o->out_nonempty)))
-        return rc;
+    if (p->sample && p->sample->whole && w->bitsets) {
+        if (known)
+            o->out_nonempty = known->nonempty;
+        else if ((rc = stat_sample_pairs(w, &o->out_nonempty)))
+            return rc;
+    }
     o->compulsory_z = o->out_nonempty * z.m0 + nnz * (z.d1 + z.m1);
     if (strcmp(p->order, "IJK") == 0) {
         o->z_writebacks = pairs;
@@ -700,14 +652,19 @@ static int output_traffic(const work *w, const pair_sums *ps, stat_outcome *o)
     return TESSEL_OK;
 }
 
+int stat_bitsets_fit(const stat_problem *p)
+{
+    uint64_t words = (p->ext_k + 63) / 64;
+    long double cost = (long double)p->ext_i * (long double)p->ext_j * (long double)words;
+    return cost <= (long double)BITSET_BUDGET;
+}
+
 int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
 {
     memset(o, 0, sizeof(*o));
-    uint64_t words = (p->ext_k + 63) / 64;
-    long double cost = (long double)p->ext_i * (long double)p->ext_j * (long double)words;
-    int bitsets = cost <= (long double)BITSET_BUDGET;
+    int bitsets = stat_bitsets_fit(p);
     work w;
-    int rc = work_init(&w, p, bitsets);
+    int rc = stat_work_init(&w, p, bitsets, 1);
     if (rc)
         return rc;
     double E = 0;
@@ -731,11 +688,11 @@ int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
         input_b_outer(&w, &o->b);
     pair_sums ps;
     if (bitsets)
-        walk_pairs(&w, &ps, o);
+        stat_walk_pairs(&w, &ps, o, NULL, NULL);
     else
-        estimate_pairs(&w, E, &ps);
-    find_merges(&w);
-    rc = output_traffic(&w, &ps, o);
-    work_free(&w);
+        stat_estimate_pairs(&w, E, &ps);
+    stat_find_merges(&w);
+    rc = stat_output_traffic(&w, &ps, NULL, o);
+    stat_work_free(&w);
     return rc;
 }

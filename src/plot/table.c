@@ -116,6 +116,8 @@ static const struct {
     { "actual", "actual transfers (tiles)" },
     { "skipped", "skipped transfers (tiles)" },
     { "gated", "gated transfers (tiles)" },
+    { "reads_elements", "reads by the child level (elements)" },
+    { "writes_elements", "writes by the child level (elements)" },
 };
 
 const char *plot_column_title(const char *column)

@@ -63,6 +63,40 @@ static void account(const tessel_traffic *t, double word_bits, const tessel_comp
                      out->metadata_writes * e->pj[TESSEL_ACTION_METADATA_WRITE];
 }
 
+/* Bytes of values in a format whose values are `value_bits` wide, as a
+ * count of values (the estimators round a tile's bytes up, so a width that
+ * is not a multiple of 8 gives the nearest count). */
+static uint64_t elements_of(uint64_t bytes, unsigned value_bits)
+{
+    if (!value_bits)
+        return 0;
+    double n = (double)bytes * 8.0 / (double)value_bits;
+    return n >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)(n + 0.5);
+}
+
+/* The reads_elements / writes_elements columns: what level l's child
+ * moves, in values. Below the innermost level the child is level l+1 and
+ * its fills, read-backs and write-backs carry values in its own format;
+ * at the innermost level it is the MACs: one value of every tensor per
+ * effectual multiply, and one result of the output. */
+static void count_elements(const tessel_spec *spec, const tessel_result *result,
+                           tessel_report_point *out)
+{
+    unsigned L = out->nlevels - 1;
+    for (unsigned l = 0; l < out->nlevels; l++)
+        for (unsigned t = 0; t < out->ntensors; t++) {
+            const tessel_traffic *tr = &result->traffic[l][t];
+            if (l < L) {
+                unsigned vb = spec->level[l + 1].value_bits;
+                out->reads_elements[l][t] = elements_of(tr->child_read_data, vb);
+                out->writes_elements[l][t] = elements_of(tr->child_write_data, vb);
+            } else {
+                out->reads_elements[l][t] = result->macs;
+                out->writes_elements[l][t] = t == 0 ? result->macs : 0;
+            }
+        }
+}
+
 static double level_bytes_of(const tessel_traffic *t)
 {
     return (double)t->in_data + (double)t->in_metadata + (double)t->out_data +
@@ -123,6 +157,7 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         out->storage_energy_pj += out->level_energy_pj[l];
     }
 
+    count_elements(spec, result, out);
     out->macs = result->macs;
     out->intersections = result->intersections;
     out->output_nnz = result->output_nnz;

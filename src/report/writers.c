@@ -10,7 +10,8 @@
  * DESIGN.md's columns first, tessel's appended after them. */
 static const char traffic_header[] =
     "design,workload,data,strategy,estimator,level,tensor,fills,reads,updates,writebacks,"
-    "data_bytes,metadata_bytes,energy_pj,algorithmic,actual,skipped,gated,bumped_bytes\n";
+    "data_bytes,metadata_bytes,energy_pj,algorithmic,actual,skipped,gated,bumped_bytes,"
+    "reads_elements,writes_elements\n";
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,intersections,compute_cycles,"
@@ -432,6 +433,8 @@ static void traffic_record(emitter *e, const tessel_report_point *p, unsigned l,
     emit_u64(e, "skipped", tr->skipped);
     emit_u64(e, "gated", tr->gated);
     emit_u64(e, "bumped_bytes", tr->bumped_bytes);
+    emit_u64(e, "reads_elements", p->reads_elements[l][t]);
+    emit_u64(e, "writes_elements", p->writes_elements[l][t]);
     end(e);
 }
 

@@ -56,14 +56,18 @@ static int same_tables(const tessel_spec *a, const tessel_spec *b)
     return 1;
 }
 
-/* The `strategy` column (a spec built in code names none: fixed). */
+/* The `strategy` column (a spec built in code names none: fixed; the
+ * extensor template: the strategy its variant runs). */
 static const char *strategy_name(const tessel_spec *spec)
 {
+    const char *extensor = tessel_template_extensor_strategy(spec);
+    if (extensor)
+        return extensor;
     return tessel_strategy_is_fixed(spec) ? TESSEL_SPEC_STRATEGY_FIXED : spec->strategy.name;
 }
 
-static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_result *r,
-                    tessel_diag *diag)
+static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tessel_spec *spec,
+                    tessel_result *r, tessel_diag *diag)
 {
     if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE &&
         sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC)
@@ -78,7 +82,7 @@ static int estimate(const sweep_shared *sh, const tessel_spec *spec, tessel_resu
     }
     switch (sh->sweep->estimator) {
     case TESSEL_SWEEP_STAT:
-        return tessel_model_stat_eval(spec, sh->stats, r, diag);
+        return tessel_model_stat_eval_cached(spec, sh->stats, cache, r, diag);
     case TESSEL_SWEEP_EXACT:
         return tessel_model_exact(spec, sh->data, sh->sweep->alloc, r, diag);
     default:
@@ -180,6 +184,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     /* the estimate: the cache entry's (patched axes cannot change it),
      * else the memo's, else the estimator's */
     tessel_result result;
+    tessel_stat_cache *shapes = sweep_memo_stat_cache(memo);
     /* a template's options are a YAML tree the memo's key does not hold */
     if (spec->template_.options)
         memo = NULL;
@@ -189,7 +194,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     if (known) {
         result = *known;
     } else {
-        rc = estimate(sh, spec, &result, diag);
+        rc = estimate(sh, shapes, spec, &result, diag);
         if (!rc)
             sweep_memo_put(memo, spec, &result);
     }

@@ -35,6 +35,7 @@ typedef struct map_point {
 typedef struct map_ctx {
     const tessel_spec *spec;
     const tessel_stat_data *stats;
+    tessel_stat_cache *shapes; /* per-shape summaries (NULL: --no-memo) */
     const tessel_energy_db *db;
     const tessel_map_options *opt;
     tessel_map_result *out;
@@ -259,7 +260,7 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
     tessel_strategy_inputs in = { c->opt->data, c->stats, NULL };
     if (!tessel_spec_derive(c->spec, list, sets->nsets, c->spec->alloc, &spec, NULL) &&
         !tessel_energy_design(c->db, spec, &energy, NULL) &&
-        !(is_fixed(c, p) ? tessel_model_stat_eval(spec, c->stats, &result, &d)
+        !(is_fixed(c, p) ? tessel_model_stat_eval_cached(spec, c->stats, c->shapes, &result, &d)
                          : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
                                                &result, NULL, &d)) &&
         !(c->opt->fit && result.overflow_tiles > 0) &&
@@ -511,6 +512,8 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
     memset(out, 0, sizeof(*out));
     out->best_value = INFINITY;
     map_ctx *c = tessel_alloc(spec->alloc, sizeof(*c));
+    if (c)
+        c->shapes = NULL;
     tessel_map_result *tmp = tessel_alloc(spec->alloc, sizeof(*tmp));
     uint64_t *visited = tessel_alloc_array(spec->alloc, MAP_VISITED_MAX, sizeof(uint64_t));
     int rc = c && tmp && visited ? TESSEL_OK
@@ -526,6 +529,9 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
         c->out = out;
         c->visited = visited;
         c->rng = o->seed;
+        /* the summaries are an optimisation: without memory, none */
+        if (!o->no_memo && tessel_stat_cache_create(stats, spec->alloc, &c->shapes))
+            c->shapes = NULL;
         rc = setup(c, extent, diag);
     }
     if (!rc) {
@@ -555,6 +561,8 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
                                  "--fit, some tile overflowed in every point)",
                                  (unsigned long long)out->evaluated);
     }
+    if (c)
+        tessel_stat_cache_free(&c->shapes);
     tessel_dealloc(spec->alloc, visited);
     tessel_dealloc(spec->alloc, tmp);
     tessel_dealloc(spec->alloc, c);

@@ -3,7 +3,10 @@
  * whose traffic-deciding spec fields equal an earlier point's takes that
  * point's estimate. The key holds every field the estimators read (level
  * sizes, formats, partitions, sparse options, bit widths, tiles, orders,
- * extents); a test compares whole sweeps with and without the memo. */
+ * extents); a test compares whole sweeps with and without the memo. With
+ * the stat estimator the memo also keeps the thread's per-shape summaries
+ * (tessel_stat_cache): a point with a new partition, capacity, format or
+ * loop order of a seen tile shape then costs microseconds. */
 #include <string.h>
 
 #include "sweep_internal.h"
@@ -64,6 +67,7 @@ typedef struct memo_entry {
 
 struct sweep_memo {
     const tessel_allocator *alloc;
+    tessel_stat_cache *shapes; /* the stat estimator's shape summaries, or NULL */
     uint32_t slot[MEMO_SLOTS]; /* entry index + 1; 0 = empty */
     uint32_t count;
     memo_entry *entry;         /* MEMO_MAX_ENTRIES, allocated on first use */
@@ -149,20 +153,30 @@ static uint32_t key_hash(const memo_key *k)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-sweep_memo *sweep_memo_create(const tessel_allocator *a)
+sweep_memo *sweep_memo_create(const tessel_allocator *a, const tessel_stat_data *stats)
 {
     sweep_memo *m = tessel_alloc(a, sizeof(*m));
-    if (m) {
-        memset(m, 0, sizeof(*m));
-        m->alloc = a;
+    if (!m)
+        return NULL;
+    memset(m, 0, sizeof(*m));
+    m->alloc = a;
+    if (stats && tessel_stat_cache_create(stats, a, &m->shapes)) {
+        tessel_dealloc(a, m);
+        return NULL;
     }
     return m;
+}
+
+tessel_stat_cache *sweep_memo_stat_cache(sweep_memo *m)
+{
+    return m ? m->shapes : NULL;
 }
 
 void sweep_memo_free(sweep_memo **m)
 {
     if (!m || !*m)
         return;
+    tessel_stat_cache_free(&(*m)->shapes);
     tessel_dealloc((*m)->alloc, (*m)->entry);
     tessel_dealloc((*m)->alloc, *m);
     *m = NULL;

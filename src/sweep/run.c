@@ -231,8 +231,9 @@ static void workers_close(run_ctx *r)
 }
 
 /* Fresh memos and spec caches for a data entry (none with --no-memo:
- * every point is then derived and estimated in full). */
-static int workers_new_memos(run_ctx *r, tessel_diag *diag)
+ * every point is then derived and estimated in full); with statistics,
+ * the memos keep the stat estimator's shape summaries too. */
+static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_diag *diag)
 {
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
@@ -240,7 +241,7 @@ static int workers_new_memos(run_ctx *r, tessel_diag *diag)
         sweep_spec_cache_free(&w->specs);
         if (r->opt->no_memo)
             continue;
-        if (!(w->memo = sweep_memo_create(r->alloc)) ||
+        if (!(w->memo = sweep_memo_create(r->alloc, stats)) ||
             !(w->specs = sweep_spec_cache_create(r->alloc)))
             return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
     }
@@ -471,7 +472,7 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     sweep_patch patch;
     memset(&patch, 0, sizeof(patch));
     if (!rc)
-        rc = workers_new_memos(r, diag);
+        rc = workers_new_memos(r, e.stats, diag);
     if (!rc && !r->opt->no_memo)
         rc = sweep_patch_build(s, e.spec, r->alloc, &patch);
     if (!rc) {

@@ -150,7 +150,10 @@ int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *d
 
 /* memo.c: per-thread table from the traffic-deciding part of a spec to
  * its estimate. */
-sweep_memo *sweep_memo_create(const tessel_allocator *a);
+/* stats (may be NULL): the stat estimator's statistics of the data entry,
+ * whose per-shape summaries the memo keeps (tessel_stat_cache). */
+sweep_memo *sweep_memo_create(const tessel_allocator *a, const tessel_stat_data *stats);
+tessel_stat_cache *sweep_memo_stat_cache(sweep_memo *m);
 void sweep_memo_free(sweep_memo **m);
 const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec);
 void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r);

@@ -8,9 +8,11 @@
  *      in the FiberCache: capacity C bytes (template_options.cache_bytes,
  *      default the capacity of level 1), whole fibers of
  *      nnz(B row k) (value + coord) + offset bits each, fiber-granular LRU,
- *      fully associative (`policy: lru`, the only policy). A hit moves no
- *      DRAM bytes; a miss fetches the fiber from DRAM. A fiber larger than
- *      C is fetched and not kept (it would evict everything for nothing).
+ *      fully associative (`policy: lru`, default). A hit moves no DRAM
+ *      bytes; a miss fetches the fiber from DRAM. A fiber larger than C is
+ *      fetched and not kept (it would evict everything for nothing).
+ *      `policy: set-associative`: the paper's organisation instead, lines
+ *      of line_bytes in sets of `ways`, banked (see sa_cache below).
  *   Z  written once (output_format, default csr for gamma: its rows leave
  *      the PEs whole, gamma §3).
  *   spills: a PE merges at most R fibers at once (radix, default 64,
@@ -28,13 +30,16 @@
  * Deeper levels (l >= 2) as MatRaptor (template_traffic.c).
  *
  * template_options (all optional): output_format (coo | csr, default csr),
- * cache_bytes (a size > 0), radix (2 .. 2^20), policy (lru), reorder
- * (affinity | none, default none), stat_model (irm | banded, default irm;
- * see che_banded). Gamma's selective coordinate-space tiling (gamma §4.2)
- * is not modelled.
+ * cache_bytes (a size > 0), radix (2 .. 2^20), policy (lru |
+ * set-associative, default lru), ways (16), banks (48), line_bytes (64),
+ * reorder (affinity | none, default none), tiling (selective | none,
+ * default none), tile_fraction (0.25; see split), stat_model (irm |
+ * banded, default irm; see che_banded; the set-associative policy has its
+ * own stat model, che_set_assoc).
  *
- * Exact: one trace-driven pass over A's rows in order (or in the affinity
- * order, `reorder: affinity`). The LRU list is a doubly-linked list over B's
+ * Exact: one trace-driven pass over A's rows (or their subrows under
+ * `tiling: selective`) in order, or in the affinity order (`reorder:
+ * affinity`). The LRU list is a doubly-linked list over B's
  * row numbers (the row number is its own perfect hash: arrays of K entries),
  * O(1) per reference: O(nnz(A) + K) for the cache, O(multiplies x rounds)
  * for the spills.
@@ -53,7 +58,13 @@
  * compulsory misses remain. Expected misses of fiber k: its first reference
  * (compulsory) plus (n_k - 1) exp(-n_k T / M); a fiber larger than C
  * misses n_k times. All inputs are the per-line nonzero counts of the
- * statistics (nnz of A's rows and columns, of B's rows). */
+ * statistics (nnz of A's rows and columns, of B's rows).
+ *
+ * Selective tiling on the stat path: its subrows' spills (stat_split).
+ * Its effect on B is not estimated: the subrows of a row are consecutive
+ * slices of it, so without reordering the exact trace is unchanged, and
+ * with reordering the gain is a row-order effect that the independent
+ * reference model does not see (nor does it see affinity reordering). */
 #include <math.h>
 #include <string.h>
 
@@ -198,8 +209,8 @@ static int affinity_order(const tpl_csr_view *A, const tpl_csr_view *AT, uint64_
             uint32_t old = win[pos % w];
             for (uint64_t p = A->ptr[old]; p < A->ptr[old + 1]; p++) {
                 uint64_t k = A->idx[p];
-                uint64_t end = AT->ptr[k + 1] - AT->ptr[k] > scan ? AT->ptr[k] + scan
-                                                                  : AT->ptr[k + 1];
+                uint64_t end =
+                    AT->ptr[k + 1] - AT->ptr[k] > scan ? AT->ptr[k] + scan : AT->ptr[k + 1];
                 for (uint64_t q = AT->ptr[k]; q < end; q++)
                     if (score[AT->idx[q]])
                         score[AT->idx[q]]--;
@@ -212,8 +223,7 @@ static int affinity_order(const tpl_csr_view *A, const tpl_csr_view *AT, uint64_
         win[pos % w] = row;
         for (uint64_t p = A->ptr[row]; p < A->ptr[row + 1]; p++) {
             uint64_t k = A->idx[p];
-            uint64_t end = AT->ptr[k + 1] - AT->ptr[k] > scan ? AT->ptr[k] + scan
-                                                              : AT->ptr[k + 1];
+            uint64_t end = AT->ptr[k + 1] - AT->ptr[k] > scan ? AT->ptr[k] + scan : AT->ptr[k + 1];
             for (uint64_t q = AT->ptr[k]; q < end; q++) {
                 uint32_t r = AT->idx[q];
                 if (done[r])
@@ -235,18 +245,362 @@ out:
     return rc;
 }
 
+/* The set-associative FiberCache (`policy: set-associative`, gamma §3.2,
+ * Table 1: 16 ways, 48 banks). B sits in memory as one array of entries
+ * (value + coordinate, gamma Fig. 1), line-aligned at its start, so fiber
+ * k covers the bits [ptr[k] e, ptr[k+1] e) of it (e = value + coordinate
+ * bits) and the lines floor(ptr[k] e / 8L) .. floor((ptr[k+1] e - 1) / 8L)
+ * of L bytes (B's row offsets are not cached). Lines interleave over the banks
+ * (bank = line mod banks) and over the sets of a bank (set = (line / banks) mod
+ * sets per bank); the two together are set = line mod (banks x sets per bank),
+ * so the bank count decides which capacities are legal, not the traffic. Within
+ * a set the least recently used line goes first (our stand-in for the paper's
+ * fetch/read priority counters with 2-bit SRRIP tie-breaking, §3.2). A
+ * reference touches every line of its fiber in order; each missing line
+ * costs L bytes from DRAM, and a reference missing any line, or the first
+ * reference to a fiber (its lines may have come in with a neighbour),
+ * also reads the fiber's row offset. O(lines touched x ways). */
+typedef struct sa_cache {
+    uint64_t sets, ways;
+    uint64_t line_bits, entry_bits;
+    uint64_t *tag;   /* sets x ways: line number + 1, 0 empty */
+    uint64_t *stamp; /* sets x ways: last use, 0 never */
+    uint64_t clock;
+    unsigned char *seen; /* per fiber: referenced before */
+} sa_cache;
+
+/* Line `line` into its set; 1 on a miss. */
+static int sa_touch(sa_cache *c, uint64_t line)
+{
+    uint64_t base = (line % c->sets) * c->ways, victim = base;
+    c->clock++;
+    for (uint64_t w = base; w < base + c->ways; w++) {
+        if (c->tag[w] == line + 1) {
+            c->stamp[w] = c->clock;
+            return 0;
+        }
+        if (c->stamp[w] < c->stamp[victim])
+            victim = w;
+    }
+    c->tag[victim] = line + 1;
+    c->stamp[victim] = c->clock;
+    return 1;
+}
+
+/* The FiberCache of either policy. */
+typedef struct fiber_cache {
+    int set_assoc;
+    lru fa;
+    sa_cache sa;
+} fiber_cache;
+
+static int cache_init(fiber_cache *c, const tpl_options *o, const tessel_spec_level *lv, uint64_t K,
+                      const tessel_allocator *a)
+{
+    memset(c, 0, sizeof(*c));
+    c->set_assoc = o->set_assoc;
+    if (o->set_assoc) {
+        c->sa.ways = o->ways;
+        c->sa.sets = o->cache_bytes / (o->ways * o->line_bytes); /* tpl_gamma checked */
+        c->sa.line_bits = o->line_bytes * 8;
+        c->sa.entry_bits = (uint64_t)lv->value_bits + lv->coord_bits;
+        c->sa.tag = tessel_alloc_array(a, c->sa.sets * c->sa.ways, sizeof(uint64_t));
+        c->sa.stamp = tessel_alloc_array(a, c->sa.sets * c->sa.ways, sizeof(uint64_t));
+        c->sa.seen = tessel_alloc_array(a, K ? K : 1, 1);
+        if (!c->sa.tag || !c->sa.stamp || !c->sa.seen)
+            return TESSEL_ENOMEM;
+        memset(c->sa.seen, 0, K ? K : 1);
+        memset(c->sa.tag, 0, c->sa.sets * c->sa.ways * sizeof(uint64_t));
+        memset(c->sa.stamp, 0, c->sa.sets * c->sa.ways * sizeof(uint64_t));
+        return TESSEL_OK;
+    }
+    c->fa.prev = tessel_alloc_array(a, K ? K : 1, sizeof(uint32_t));
+    c->fa.next = tessel_alloc_array(a, K ? K : 1, sizeof(uint32_t));
+    c->fa.in = tessel_alloc_array(a, K ? K : 1, 1);
+    if (!c->fa.prev || !c->fa.next || !c->fa.in)
+        return TESSEL_ENOMEM;
+    memset(c->fa.in, 0, K ? K : 1);
+    c->fa.head = c->fa.tail = NIL;
+    c->fa.cap = sat_mul(o->cache_bytes, 8);
+    return TESSEL_OK;
+}
+
+static void cache_free(fiber_cache *c, const tessel_allocator *a)
+{
+    tessel_dealloc(a, c->sa.tag);
+    tessel_dealloc(a, c->sa.stamp);
+    tessel_dealloc(a, c->sa.seen);
+    tessel_dealloc(a, c->fa.prev);
+    tessel_dealloc(a, c->fa.next);
+    tessel_dealloc(a, c->fa.in);
+}
+
+/* Fully associative, fiber-granular LRU: one reference to fiber k. */
+static void lru_ref(lru *c, const tpl_csr_view *B, uint32_t k, const tessel_spec_level *lv,
+                    tpl_gamma_counts *g)
+{
+    uint64_t nk = B->ptr[k + 1] - B->ptr[k];
+    if (c->in[k]) {
+        lru_unlink(c, k);
+        lru_push(c, k);
+        g->hits++;
+        return;
+    }
+    g->misses++;
+    g->miss_nnz = sat_add(g->miss_nnz, nk);
+    uint64_t s = fiber_bits(nk, lv);
+    if (s > c->cap)
+        return; /* fetched and used, not kept */
+    while (c->used + s > c->cap && c->tail != NIL) {
+        uint32_t v = c->tail;
+        lru_unlink(c, v);
+        c->in[v] = 0;
+        c->used -= fiber_bits(B->ptr[v + 1] - B->ptr[v], lv);
+    }
+    lru_push(c, k);
+    c->in[k] = 1;
+    c->used += s;
+}
+
+/* Set-associative: one reference to fiber k, line by line. */
+static void sa_ref(sa_cache *c, const tpl_csr_view *B, uint32_t k, tpl_gamma_counts *g)
+{
+    uint64_t lo = B->ptr[k] * c->entry_bits, hi = B->ptr[k + 1] * c->entry_bits;
+    if (lo == hi) {
+        g->hits++; /* an empty fiber: its offset says so, no line */
+        return;
+    }
+    uint64_t missed = 0;
+    for (uint64_t l = lo / c->line_bits; l <= (hi - 1) / c->line_bits; l++)
+        missed += (uint64_t)sa_touch(c, l);
+    int first = !c->seen[k];
+    c->seen[k] = 1;
+    if (!missed && !first) {
+        g->hits++;
+        return;
+    }
+    g->misses++;
+    g->miss_nnz = sat_add(g->miss_nnz, B->ptr[k + 1] - B->ptr[k]);
+    g->line_misses = sat_add(g->line_misses, missed);
+}
+
+static void cache_ref(fiber_cache *c, const tpl_csr_view *B, uint32_t k,
+                      const tessel_spec_level *lv, tpl_gamma_counts *g)
+{
+    if (c->set_assoc)
+        sa_ref(&c->sa, B, k, g);
+    else
+        lru_ref(&c->fa, B, k, lv, g);
+}
+
+/* Columns in the union of the B fibers of A's entries [p0, p1): mark[j]
+ * == *stamp once j is counted. */
+static uint64_t union_size(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t p0, uint64_t p1,
+                           uint64_t *mark, uint64_t *stamp)
+{
+    uint64_t u = 0;
+    ++*stamp;
+    for (uint64_t p = p0; p < p1; p++) {
+        uint32_t k = A->idx[p];
+        for (uint64_t q = B->ptr[k]; q < B->ptr[k + 1]; q++) {
+            uint64_t j = B->idx ? B->idx[q] : 0;
+            if (mark[j] != *stamp) {
+                mark[j] = *stamp;
+                u++;
+            }
+        }
+    }
+    return u;
+}
+
+/* The merger's rounds over the fibers of A's entries [p0, p1): groups of
+ * R^L consecutive fibers while n > R^L, each an intermediate fiber
+ * spilled (see the top comment). */
+static void merge_rounds(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t p0, uint64_t p1,
+                         uint64_t R, uint64_t *mark, uint64_t *stamp, tpl_gamma_counts *g)
+{
+    uint64_t n = p1 - p0;
+    for (uint64_t gsz = R; gsz < n; gsz = sat_mul(gsz, R)) {
+        for (uint64_t g0 = 0; g0 < n; g0 += gsz) {
+            uint64_t g1 = g0 + gsz < n ? g0 + gsz : n;
+            g->spill_fibers++;
+            g->spill_nnz = sat_add(g->spill_nnz, union_size(A, B, p0 + g0, p0 + g1, mark, stamp));
+        }
+        if (gsz > UINT64_MAX / R)
+            break;
+    }
+}
+
+/* Selective coordinate-space tiling (gamma §4.2). A row of A whose B
+ * footprint, estimated as its length times the average B fiber, exceeds
+ * tile_fraction x the cache is split into R subrows by coordinate: subrow
+ * c holds the nonzeros with k in [k0 + c(k1 - k0)/R, k0 + (c + 1)(k1 -
+ * k0)/R); a subrow still over the limit is split again. A range whose
+ * nonzeros all fall in one part is narrowed without a new subrow. Every
+ * subrow's partial output fiber (the union of its B fibers' columns) is
+ * written to memory and read back once to be merged with its siblings
+ * (gamma §4.2: subrows are not processed close in time, so their partial
+ * fibers are likely spilled); R siblings merge in one round. The leaves
+ * are the tasks the trace processes, in order, A's rows as they are when
+ * a row is not split. A's own traffic is unchanged (the subrows are
+ * slices of its rows). */
+typedef struct tiler {
+    const tpl_csr_view *A, *B;
+    uint64_t R;
+    double limit; /* entries of A per subrow at most: tile_fraction x cache /
+                     average fiber */
+    uint64_t *mark, stamp;
+    uint64_t *ptr, n; /* task boundaries: ptr[0 .. n] */
+    tpl_gamma_counts *g;
+} tiler;
+
+static int over_limit(const tiler *t, uint64_t p0, uint64_t p1)
+{
+    return p1 - p0 > 1 && (double)(p1 - p0) > t->limit;
+}
+
+/* The part of [k0, k0 + w) that column k falls in: the largest c with
+ * floor(w c / R) <= k - k0; its range is [k0 + w c / R, k0 + w (c + 1) / R). */
+static uint64_t part_of(uint64_t k, uint64_t k0, uint64_t w, uint64_t R)
+{
+    return ((k - k0 + 1) * R - 1) / w;
+}
+
+static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, int spill)
+{
+    if (spill) {
+        t->g->spill_fibers++;
+        t->g->spill_nnz =
+            sat_add(t->g->spill_nnz, union_size(t->A, t->B, p0, p1, t->mark, &t->stamp));
+    }
+    const uint32_t *idx = t->A->idx;
+    uint64_t R = t->R;
+    /* narrow while the first and last entries fall in one part */
+    while (over_limit(t, p0, p1) && k1 - k0 > 1) {
+        uint64_t w = k1 - k0, c = part_of(idx[p0], k0, w, R);
+        if (c != part_of(idx[p1 - 1], k0, w, R))
+            break;
+        k1 = k0 + w * (c + 1) / R;
+        k0 = k0 + w * c / R;
+    }
+    if (!over_limit(t, p0, p1) || k1 - k0 <= 1) {
+        t->ptr[++t->n] = p1; /* a leaf: one task */
+        return;
+    }
+    /* the non-empty parts, in order */
+    uint64_t w = k1 - k0;
+    for (uint64_t q = p0; q < p1;) {
+        uint64_t c = part_of(idx[q], k0, w, R);
+        uint64_t c0 = k0 + w * c / R, c1 = k0 + w * (c + 1) / R, q1 = q;
+        while (q1 < p1 && idx[q1] < c1)
+            q1++;
+        split(t, q, q1, c0, c1, 1);
+        q = q1;
+    }
+}
+
+/* The tasks: A's rows, or their leaf subrows under selective tiling, as a
+ * CSR view over A's entries (ptr owned). */
+static int make_tasks(const tpl_csr_view *A, const tpl_csr_view *B, const tpl_options *o,
+                      const tessel_spec_level *lv, uint64_t *mark, const tessel_allocator *a,
+                      uint64_t *stamp, tpl_gamma_counts *g, tpl_csr_view *T)
+{
+    memset(T, 0, sizeof(*T));
+    T->cols = A->cols;
+    T->nnz = A->nnz;
+    T->idx = A->idx;
+    if (!o->tiling) {
+        T->rows = A->rows;
+        T->ptr = A->ptr;
+        return TESSEL_OK;
+    }
+    uint64_t bound = A->rows + A->nnz + 1; /* a leaf holds one entry at least, or is a row */
+    T->own_ptr = tessel_alloc_array(a, bound, sizeof(uint64_t));
+    if (!T->own_ptr)
+        return TESSEL_ENOMEM;
+    double avg = B->rows ? (double)fiber_bits(B->nnz / B->rows, lv) : 1;
+    tiler t = { A, B, o->radix, 0, mark, *stamp, T->own_ptr, 0, g };
+    t.limit = o->tile_fraction * (double)o->cache_bytes * 8 / (avg > 0 ? avg : 1);
+    t.ptr[0] = 0;
+    for (uint64_t i = 0; i < A->rows; i++) {
+        uint64_t before = t.n, p0 = A->ptr[i], p1 = A->ptr[i + 1];
+        split(&t, p0, p1, 0, A->cols, 0);
+        if (t.n - before > 1 || over_limit(&t, p0, p1)) {
+            g->tiled_rows++;
+            g->subrows += t.n - before;
+        }
+    }
+    T->rows = t.n;
+    T->ptr = T->own_ptr;
+    *stamp = t.stamp; /* mark[] holds stamps up to here */
+    return TESSEL_OK;
+}
+
+/* The tasks by column: for each k, the tasks holding it, ascending. */
+static int tasks_by_column(const tpl_csr_view *T, const tessel_allocator *a, tpl_csr_view *TT)
+{
+    memset(TT, 0, sizeof(*TT));
+    TT->rows = T->cols;
+    TT->cols = T->rows;
+    TT->nnz = T->nnz;
+    TT->own_ptr = tessel_alloc_array(a, T->cols + 1, sizeof(uint64_t));
+    TT->own_idx = tessel_alloc_array(a, T->nnz ? T->nnz : 1, sizeof(uint32_t));
+    if (!TT->own_ptr || !TT->own_idx)
+        return TESSEL_ENOMEM;
+    uint64_t *ptr = TT->own_ptr;
+    memset(ptr, 0, (T->cols + 1) * sizeof(uint64_t));
+    for (uint64_t p = 0; p < T->nnz; p++)
+        ptr[T->idx[p] + 1]++;
+    for (uint64_t k = 0; k < T->cols; k++)
+        ptr[k + 1] += ptr[k];
+    for (uint64_t t = 0; t < T->rows; t++)
+        for (uint64_t p = T->ptr[t]; p < T->ptr[t + 1]; p++)
+            TT->own_idx[ptr[T->idx[p]]++] = (uint32_t)t;
+    for (uint64_t k = T->cols; k > 0; k--)
+        ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+    TT->ptr = TT->own_ptr;
+    TT->idx = TT->own_idx;
+    return TESSEL_OK;
+}
+
+/* Affinity order of the tasks; the window: as many tasks as the cache
+ * holds fibers on average, divided by the average task length. */
+static int task_order(const tpl_csr_view *T, const tpl_csr_view *B, const tpl_options *o,
+                      const tessel_spec_level *lv, const tessel_allocator *a, uint32_t **order)
+{
+    uint64_t K = B->rows;
+    double avg = K ? (double)fiber_bits(B->nnz / K, lv) : 1;
+    double fit = avg > 0 ? (double)sat_mul(o->cache_bytes, 8) / avg : 0;
+    uint64_t w = fit >= 1024 ? 1024 : (uint64_t)fit;
+    if (w < 1)
+        w = 1;
+    uint64_t per_row = T->rows ? (T->nnz + T->rows - 1) / T->rows : 1;
+    w = per_row ? w / per_row : w;
+    if (w < 1)
+        w = 1;
+    tpl_csr_view TT;
+    int rc = tasks_by_column(T, a, &TT);
+    if (!rc) {
+        *order = tessel_alloc_array(a, T->rows, sizeof(uint32_t));
+        rc = *order ? affinity_order(T, &TT, w, a, *order) : TESSEL_ENOMEM;
+    }
+    tpl_csr_view_free(a, &TT);
+    return rc;
+}
+
 static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
                        const tessel_workload_data *data, const tpl_options *o,
                        const tessel_allocator *a, tpl_gamma_counts *g)
 {
     const tessel_spec_level *lv = &spec->level[1];
     const tessel_tensor *ta = data->tensor[r->ta], *tb = data->tensor[r->tb];
-    tpl_csr_view A, B, AT;
+    tpl_csr_view A, B, T;
     memset(&B, 0, sizeof(B));
-    memset(&AT, 0, sizeof(AT));
-    lru c;
+    memset(&T, 0, sizeof(T));
+    fiber_cache c;
     memset(&c, 0, sizeof(c));
-    uint64_t *mark = NULL;
+    uint64_t *mark = NULL, stamp = 0;
     uint32_t *order = NULL;
     int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
     if (!rc)
@@ -254,103 +608,32 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
     if (rc)
         goto out;
     /* tpl_counts_exact has checked the shapes */
-    uint64_t K = B.rows, J = B.cols;
-    c.prev = tessel_alloc_array(a, K ? K : 1, sizeof(uint32_t));
-    c.next = tessel_alloc_array(a, K ? K : 1, sizeof(uint32_t));
-    c.in = tessel_alloc_array(a, K ? K : 1, 1);
+    uint64_t J = B.cols;
     mark = tessel_alloc_array(a, J ? J : 1, sizeof(uint64_t));
-    if (!c.prev || !c.next || !c.in || !mark) {
-        rc = TESSEL_ENOMEM;
+    rc = mark ? cache_init(&c, o, lv, B.rows, a) : TESSEL_ENOMEM;
+    if (rc)
         goto out;
-    }
-    memset(c.in, 0, K ? K : 1);
     memset(mark, 0, (J ? J : 1) * sizeof(uint64_t));
-    c.head = c.tail = NIL;
-    c.cap = sat_mul(o->cache_bytes, 8);
-    if (o->reorder && A.rows) {
-        /* the window: as many rows as the cache holds fibers on average */
-        double avg = K ? (double)fiber_bits(B.nnz / (K ? K : 1), lv) : 1;
-        double fit = avg > 0 ? (double)c.cap / avg : 0;
-        uint64_t w = fit >= 1024 ? 1024 : (uint64_t)fit;
-        if (w < 1)
-            w = 1;
-        /* the window is counted in rows of A: fibers / average row length */
-        uint64_t per_row = A.rows ? (A.nnz + A.rows - 1) / A.rows : 1;
-        w = per_row ? w / per_row : w;
-        if (w < 1)
-            w = 1;
-        rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) != 0 ? 0 : 1, a, &AT);
-        if (!rc) {
-            order = tessel_alloc_array(a, A.rows, sizeof(uint32_t));
-            rc = order ? affinity_order(&A, &AT, w, a, order) : TESSEL_ENOMEM;
-        }
-        if (rc)
-            goto out;
-    }
-    uint64_t stamp = 0;
-    uint64_t R = o->radix;
-    for (uint64_t ii = 0; ii < A.rows; ii++) {
-        uint64_t i = order ? order[ii] : ii;
-        for (uint64_t p = A.ptr[i]; p < A.ptr[i + 1]; p++) {
-            uint32_t k = A.idx[p];
-            uint64_t nk = B.ptr[k + 1] - B.ptr[k];
-            if (c.in[k]) {
-                lru_unlink(&c, k);
-                lru_push(&c, k);
-                g->hits++;
-                continue;
-            }
-            g->misses++;
-            g->miss_nnz = sat_add(g->miss_nnz, nk);
-            uint64_t s = fiber_bits(nk, lv);
-            if (s > c.cap)
-                continue; /* fetched and used, not kept */
-            while (c.used + s > c.cap && c.tail != NIL) {
-                uint32_t v = c.tail;
-                lru_unlink(&c, v);
-                c.in[v] = 0;
-                c.used -= fiber_bits(B.ptr[v + 1] - B.ptr[v], lv);
-            }
-            lru_push(&c, k);
-            c.in[k] = 1;
-            c.used += s;
-        }
-        /* merge rounds: groups of R^L consecutive fibers while n > R^L */
-        uint64_t n = A.ptr[i + 1] - A.ptr[i];
-        for (uint64_t gsz = R; gsz < n; gsz = sat_mul(gsz, R)) {
-            for (uint64_t g0 = 0; g0 < n; g0 += gsz) {
-                uint64_t g1 = g0 + gsz < n ? g0 + gsz : n;
-                stamp++;
-                uint64_t u = 0;
-                for (uint64_t p = A.ptr[i] + g0; p < A.ptr[i] + g1; p++) {
-                    uint32_t k = A.idx[p];
-                    for (uint64_t q = B.ptr[k]; q < B.ptr[k + 1]; q++) {
-                        uint64_t j = B.idx ? B.idx[q] : 0;
-                        if (mark[j] != stamp) {
-                            mark[j] = stamp;
-                            u++;
-                        }
-                    }
-                }
-                g->spill_fibers++;
-                g->spill_nnz = sat_add(g->spill_nnz, u);
-            }
-            if (gsz > UINT64_MAX / R)
-                break;
-        }
+    rc = make_tasks(&A, &B, o, lv, mark, a, &stamp, g, &T);
+    if (!rc && o->reorder && T.rows)
+        rc = task_order(&T, &B, o, lv, a, &order);
+    if (rc)
+        goto out;
+    for (uint64_t tt = 0; tt < T.rows; tt++) {
+        uint64_t t = order ? order[tt] : tt;
+        for (uint64_t p = T.ptr[t]; p < T.ptr[t + 1]; p++)
+            cache_ref(&c, &B, T.idx[p], lv, g);
+        merge_rounds(&T, &B, T.ptr[t], T.ptr[t + 1], o->radix, mark, &stamp, g);
     }
 out:
-    tessel_dealloc(a, c.prev);
-    tessel_dealloc(a, c.next);
-    tessel_dealloc(a, c.in);
+    cache_free(&c, a);
     tessel_dealloc(a, mark);
     tessel_dealloc(a, order);
     tpl_csr_view_free(a, &A);
     tpl_csr_view_free(a, &B);
-    tpl_csr_view_free(a, &AT);
+    tpl_csr_view_free(a, &T);
     return rc;
 }
-
 /* ------------------------------------------------------------------ */
 /* Statistical: Che's approximation (see the top comment). */
 
@@ -421,8 +704,8 @@ static int che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g,
         if (foot > cap) {
             double lo = 0, hi = M;
             for (int it = 0; it < 60; it++) {
-                double mid = it < 30 && hi > 2 * lo ? sqrt((lo > 0 ? lo : 1e-9 * M) * hi)
-                                                    : 0.5 * (lo + hi);
+                double mid =
+                    it < 30 && hi > 2 * lo ? sqrt((lo > 0 ? lo : 1e-9 * M) * hi) : 0.5 * (lo + hi);
                 double f = 0;
                 for (uint64_t t = t0; t < t1; t++) {
                     double share = (double)g->count[t] / colsum[g->key[t]];
@@ -476,6 +759,162 @@ static int che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g,
     return TESSEL_OK;
 }
 
+/* Che per set for the set-associative FiberCache (`policy:
+ * set-associative`): B's layout follows from the statistics alone (the
+ * prefix sums of nnz(B row k) place fiber k's lines exactly, as in the
+ * exact trace), and line l is referenced at the rate r_l = sum of n_k over
+ * the fibers k it holds part of (n_k = nnz(A column k)). Each set is an
+ * LRU cache of `ways` equal lines under the independent reference model:
+ * T_s solves sum_{l in s} (1 - exp(-r_l T_s / M)) = ways (T_s infinite
+ * when the set's referenced lines fit), line l misses 1 + (r_l - 1)
+ * exp(-r_l T_s / M) times, and a reference to fiber k misses some line
+ * with probability 1 - prod_{l in k} (1 - exp(-r_l T_s(l) / M)) (sets
+ * taken as independent), its first reference always. O(lines of B x
+ * bisection steps). */
+typedef struct sa_layout {
+    uint64_t sets, ways, line_bits, entry_bits, nlines;
+    double M;
+} sa_layout;
+
+static double set_time(const sa_layout *L, const double *rate, uint64_t s)
+{
+    uint64_t used = 0;
+    for (uint64_t l = s; l < L->nlines; l += L->sets)
+        used += rate[l] > 0;
+    if (used <= L->ways)
+        return INFINITY;
+    double lo = 0, hi = L->M > 0 ? L->M : 1;
+    for (int it = 0; it < 200; it++) { /* grow until the set overflows */
+        double f = 0;
+        for (uint64_t l = s; l < L->nlines; l += L->sets)
+            f += -expm1(-rate[l] * hi / L->M);
+        if (f >= (double)L->ways)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    for (int it = 0; it < 100 && hi - lo > 1e-9 * hi; it++) {
+        double mid = 0.5 * (lo + hi), f = 0;
+        for (uint64_t l = s; l < L->nlines; l += L->sets)
+            f += -expm1(-rate[l] * mid / L->M);
+        if (f < (double)L->ways)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static int che_set_assoc(const tessel_spec_level *lv, const tpl_options *o, const uint64_t *a_cols,
+                         const uint64_t *b_rows, uint64_t K, double M, const tessel_allocator *a,
+                         tpl_gamma_counts *g, double *misses_out, double *miss_nnz_out)
+{
+    sa_layout L = { o->cache_bytes / (o->ways * o->line_bytes), o->ways, o->line_bytes * 8,
+                    (uint64_t)lv->value_bits + lv->coord_bits,  0,       M };
+    uint64_t total = 0;
+    for (uint64_t k = 0; k < K; k++)
+        total = sat_add(total, sat_mul(b_rows[k], L.entry_bits));
+    L.nlines = total / L.line_bits + (total % L.line_bits != 0);
+    double *rate = tessel_alloc_array(a, L.nlines ? L.nlines : 1, sizeof(double));
+    double *T = tessel_alloc_array(a, L.sets, sizeof(double));
+    if (!rate || !T) {
+        tessel_dealloc(a, rate);
+        tessel_dealloc(a, T);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t l = 0; l < L.nlines; l++)
+        rate[l] = 0;
+    uint64_t pos = 0;
+    for (uint64_t k = 0; k < K; pos += b_rows[k] * L.entry_bits, k++)
+        if (b_rows[k] && a_cols[k])
+            for (uint64_t l = pos / L.line_bits;
+                 l <= (pos + b_rows[k] * L.entry_bits - 1) / L.line_bits; l++)
+                rate[l] += (double)a_cols[k];
+    double line_misses = 0;
+    for (uint64_t s = 0; s < L.sets; s++) {
+        T[s] = set_time(&L, rate, s);
+        for (uint64_t l = s; l < L.nlines; l += L.sets)
+            if (rate[l] > 0)
+                line_misses += 1 + (isinf(T[s]) ? 0 : (rate[l] - 1) * exp(-rate[l] * T[s] / M));
+    }
+    double misses = 0, miss_nnz = 0;
+    pos = 0;
+    for (uint64_t k = 0; k < K; pos += b_rows[k] * L.entry_bits, k++) {
+        if (!b_rows[k] || !a_cols[k])
+            continue;
+        double all_in = 1;
+        for (uint64_t l = pos / L.line_bits;
+             l <= (pos + b_rows[k] * L.entry_bits - 1) / L.line_bits; l++) {
+            double t = T[l % L.sets];
+            all_in *= isinf(t) ? 1 : -expm1(-rate[l] * t / M);
+        }
+        double m = 1 + ((double)a_cols[k] - 1) * (1 - all_in);
+        misses += m;
+        miss_nnz += m * (double)b_rows[k];
+    }
+    tessel_dealloc(a, rate);
+    tessel_dealloc(a, T);
+    g->line_misses = round_count(line_misses);
+    *misses_out = misses;
+    *miss_nnz_out = miss_nnz;
+    return TESSEL_OK;
+}
+
+/* The stat path's spills: the merger's rounds over a row (or leaf
+ * subrow) of n fibers, and selective tiling's subrows (see split) split
+ * by the column mass of A: a range's share of a row's entries is its
+ * share of nnz(A) (pre: prefix sums of nnz(A column k)). A subrow of n
+ * expected entries is non-empty with probability 1 - exp(-n) and its
+ * partial fiber holds U (1 - exp(-n p / U)) columns. A split node costs
+ * min(R, its column range): O(tiled rows x min(R, K) x depth) in all,
+ * fine at radix 64, seconds when radix approaches K on large matrices. */
+typedef struct stat_spills {
+    double p, U, limit;
+    uint64_t R;
+    const double *pre;
+    double sf, snz, tiled;
+} stat_spills;
+
+static void stat_rounds(stat_spills *s, uint64_t n)
+{
+    double U = s->U, p = s->p;
+    for (uint64_t gsz = s->R; gsz < n; gsz = sat_mul(gsz, s->R)) {
+        uint64_t full = n / gsz, rest = n % gsz;
+        double u_full = U > 0 ? -U * expm1(-(double)gsz * p / U) : 0;
+        double u_rest = U > 0 ? -U * expm1(-(double)rest * p / U) : 0;
+        s->sf += (double)full + (rest > 0);
+        s->snz += (double)full * u_full + (rest ? u_rest : 0);
+        if (gsz > UINT64_MAX / s->R)
+            break;
+    }
+}
+
+static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int spill)
+{
+    if (spill) {
+        s->sf += -expm1(-n);
+        s->snz += s->U > 0 ? -s->U * expm1(-n * s->p / s->U) : 0;
+    }
+    double W = s->pre && k1 > k0 ? s->pre[k1] - s->pre[k0] : 0;
+    if (!(n > 1 && n > s->limit && k1 - k0 > 1 && W > 0)) {
+        stat_rounds(s, round_count(n));
+        return;
+    }
+    /* R parts, or the w single columns when R >= w (the other parts empty) */
+    uint64_t w = k1 - k0, parts = s->R < w ? s->R : w;
+    for (uint64_t c = 0; c < parts; c++) {
+        uint64_t c0 = k0 + w * c / parts, c1 = k0 + w * (c + 1) / parts;
+        double nc = n * (s->pre[c1] - s->pre[c0]) / W;
+        if (nc <= 0)
+            continue;
+        if (nc >= n * (1 - 1e-12)) { /* one part holds it all: narrow */
+            stat_split(s, n, c0, c1, spill);
+            return;
+        }
+        stat_split(s, nc, c0, c1, 1);
+    }
+}
+
 static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                       const tpl_counts *cnt, const tpl_options *o, const tessel_allocator *a,
                       tpl_gamma_counts *g)
@@ -497,7 +936,7 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
             all += s;
     }
     double T = INFINITY; /* characteristic time, in references */
-    if (all > cap) {
+    if (all > cap && !o->set_assoc) {
         double lo = 0, hi = 1;
         for (int it = 0; it < 200; it++) { /* grow until the cache overflows */
             double f = 0;
@@ -530,30 +969,36 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
     double misses = 0, miss_nnz = 0, refs = 0;
     int idx[2] = { -1, -1 };
     const tessel_tile_grid *grid = o->stat_irm ? NULL : tessel_stat_data_grid(stats, r->ta, idx);
-    if (grid && grid->order == 2 && idx[0] == (int)r->xi && idx[1] == (int)r->xk &&
-        grid->dims[1] == n_bk && all > cap) {
+    if (o->set_assoc) {
+        for (uint64_t k = 0; k < n_bk; k++)
+            refs += (double)a_cols[k];
+        int rc = che_set_assoc(lv, o, a_cols, b_rows, n_bk, M, a, g, &misses, &miss_nnz);
+        if (rc)
+            return rc;
+    } else if (grid && grid->order == 2 && idx[0] == (int)r->xi && idx[1] == (int)r->xk &&
+               grid->dims[1] == n_bk && all > cap) {
         for (uint64_t k = 0; k < n_bk; k++)
             refs += (double)a_cols[k];
         int rc = che_banded(lv, grid, a_cols, b_rows, n_bk, cap, a, &misses, &miss_nnz);
         if (rc)
             return rc;
     } else {
-    for (uint64_t k = 0; k < n_bk; k++) {
-        if (!a_cols[k])
-            continue;
-        double nk = (double)a_cols[k];
-        double s = (double)fiber_bits(b_rows[k], lv);
-        double m;
-        if (s > cap)
-            m = nk;
-        else if (isinf(T))
-            m = 1;
-        else
-            m = 1 + (nk - 1) * exp(-nk * T / M);
-        misses += m;
-        miss_nnz += m * (double)b_rows[k];
-        refs += nk;
-    }
+        for (uint64_t k = 0; k < n_bk; k++) {
+            if (!a_cols[k])
+                continue;
+            double nk = (double)a_cols[k];
+            double s = (double)fiber_bits(b_rows[k], lv);
+            double m;
+            if (s > cap)
+                m = nk;
+            else if (isinf(T))
+                m = 1;
+            else
+                m = 1 + (nk - 1) * exp(-nk * T / M);
+            misses += m;
+            miss_nnz += m * (double)b_rows[k];
+            refs += nk;
+        }
     }
     g->misses = round_count(misses);
     g->miss_nnz = round_count(miss_nnz);
@@ -562,24 +1007,38 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
      * occupancy of U columns, U the row's expected output nonzeros (its
      * share nnz(Z) n / nnz(A) of the output estimate, at most J): uniform
      * independent hits within the columns the row reaches */
-    double J = (double)cnt->cols_b, p = cnt->nnz_a ? (double)cnt->multiplies / (double)cnt->nnz_a : 0;
-    double sf = 0, snz = 0;
-    uint64_t R = o->radix;
+    double J = (double)cnt->cols_b;
+    stat_spills sp = { cnt->nnz_a ? (double)cnt->multiplies / (double)cnt->nnz_a : 0,
+                       0,
+                       INFINITY,
+                       o->radix,
+                       NULL,
+                       0,
+                       0,
+                       0 };
+    double *pre = NULL;
+    if (o->tiling) {
+        double avg = n_bk ? (double)fiber_bits(cnt->nnz_b / n_bk, lv) : 1;
+        sp.limit = o->tile_fraction * cap / (avg > 0 ? avg : 1);
+        pre = tessel_alloc_array(a, n_ak + 1, sizeof(double));
+        if (!pre)
+            return TESSEL_ENOMEM;
+        pre[0] = 0;
+        for (uint64_t k = 0; k < n_ak; k++)
+            pre[k + 1] = pre[k] + (double)a_cols[k];
+        sp.pre = pre;
+    }
     for (uint64_t i = 0; i < n_ai; i++) {
         uint64_t n = a_rows[i];
-        double U = cnt->nnz_a ? (double)cnt->nnz_z * (double)n / (double)cnt->nnz_a : 0;
-        if (U > J)
-            U = J;
-        for (uint64_t gsz = R; gsz < n; gsz = sat_mul(gsz, R)) {
-            uint64_t full = n / gsz, rest = n % gsz;
-            double u_full = U > 0 ? -U * expm1(-(double)gsz * p / U) : 0;
-            double u_rest = U > 0 ? -U * expm1(-(double)rest * p / U) : 0;
-            sf += (double)full + (rest > 0);
-            snz += (double)full * u_full + (rest ? u_rest : 0);
-            if (gsz > UINT64_MAX / R)
-                break;
-        }
+        sp.U = cnt->nnz_a ? (double)cnt->nnz_z * (double)n / (double)cnt->nnz_a : 0;
+        if (sp.U > J)
+            sp.U = J;
+        if (pre && n > 1 && (double)n > sp.limit)
+            g->tiled_rows++;
+        stat_split(&sp, (double)n, 0, n_ak, 0);
     }
+    tessel_dealloc(a, pre);
+    double sf = sp.sf, snz = sp.snz;
     g->spill_fibers = round_count(sf);
     g->spill_nnz = round_count(snz);
     return TESSEL_OK;
@@ -588,13 +1047,48 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
 /* ------------------------------------------------------------------ */
 /* Into tessel_result. */
 
+/* policy set-associative: a bounded cache_bytes made of whole banks of
+ * whole sets (banks x ways x line_bytes), and a tag array we can hold. */
+static int check_organisation(const tessel_spec *spec, const tpl_options *o, tessel_diag *diag)
+{
+    const tessel_yaml_node *n = spec->template_.options;
+    for (size_t i = 0; n && n->kind == TESSEL_YAML_MAPPING && i < n->count; i++)
+        if (strcmp(n->keys[i]->value, "cache_bytes") == 0) {
+            n = n->items[i]; /* point at the size given */
+            break;
+        }
+    const char *file = n ? n->file : spec->template_.pos.file;
+    uint64_t line = n ? n->line : spec->template_.pos.line;
+    uint32_t col = n ? n->column : spec->template_.pos.column;
+    uint64_t unit = sat_mul(sat_mul(o->banks, o->ways), o->line_bytes);
+    if (o->cache_bytes == UINT64_MAX)
+        return tessel_diag_set(diag, TESSEL_EINVAL, file, line, col, "template_options.cache_bytes",
+                               "template gamma: policy set-associative needs a bounded cache "
+                               "(cache_bytes or the capacity of level %s)",
+                               spec->level[1].name);
+    if (unit == UINT64_MAX || o->cache_bytes % unit != 0)
+        return tessel_diag_set(diag, TESSEL_EINVAL, file, line, col, "template_options.cache_bytes",
+                               "template gamma: cache_bytes %llu is not a multiple of banks x "
+                               "ways x line_bytes = %llu x %llu x %llu",
+                               (unsigned long long)o->cache_bytes, (unsigned long long)o->banks,
+                               (unsigned long long)o->ways, (unsigned long long)o->line_bytes);
+    if (o->cache_bytes / o->line_bytes > (1ull << 28))
+        return tessel_diag_set(diag, TESSEL_EINVAL, file, line, col, "template_options.cache_bytes",
+                               "template gamma: %llu lines is more than the 2^28 the "
+                               "set-associative trace holds",
+                               (unsigned long long)(o->cache_bytes / o->line_bytes));
+    return TESSEL_OK;
+}
+
 int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload_data *data,
               const tessel_stat_data *stats, const tpl_counts *c, const tpl_options *o,
-              const tessel_allocator *a, tessel_result *out, tpl_gamma_counts *g,
-              tessel_diag *diag)
+              const tessel_allocator *a, tessel_result *out, tpl_gamma_counts *g, tessel_diag *diag)
 {
     memset(g, 0, sizeof(*g));
-    int rc = data ? gamma_exact(spec, r, data, o, a, g) : gamma_stat(spec, r, stats, c, o, a, g);
+    int rc = o->set_assoc ? check_organisation(spec, o, diag) : TESSEL_OK;
+    if (rc)
+        return rc;
+    rc = data ? gamma_exact(spec, r, data, o, a, g) : gamma_stat(spec, r, stats, c, o, a, g);
     if (rc)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
     tpl_matraptor(spec, r, c, o, out);
@@ -604,6 +1098,15 @@ int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload
     tb->fills = g->misses;
     tb->in_data = bytes(g->miss_nnz, v);
     tb->in_metadata = sat_add(bytes(g->miss_nnz, cb), bytes(g->misses, ob));
+    if (o->set_assoc) {
+        /* whole lines: their bytes split between values and coordinates
+         * as B's entries are, plus one offset per fiber reference that
+         * missed a line */
+        uint64_t lb = sat_mul(g->line_misses, o->line_bytes);
+        tb->fills = g->line_misses;
+        tb->in_data = lb / (v + cb) * v + lb % (v + cb) * v / (v + cb);
+        tb->in_metadata = sat_add(lb - tb->in_data, bytes(g->misses, ob));
+    }
     tb->algorithmic = sat_add(tb->fills, tb->updates);
     uint64_t sd = bytes(g->spill_nnz, v);
     uint64_t sm = sat_add(bytes(g->spill_nnz, cb), bytes(g->spill_fibers, ob));

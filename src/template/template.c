@@ -1,6 +1,7 @@
 /* Accelerator templates (template.h): names, template_options, and the
  * dispatch to a template's exact or statistical counts
  * (template_counts.c) and traffic (template_traffic.c). */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,12 +68,52 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
 }
 
 /* gamma's own options: cache_bytes (a size, > 0), radix (an integer >= 2),
- * policy (lru), reorder (affinity | none). */
+ * policy (lru | set-associative), reorder (affinity | none), stat_model,
+ * ways, banks, line_bytes, tiling (selective | none), tile_fraction. */
 static int is_gamma_key(const char *key)
 {
     return strcmp(key, "cache_bytes") == 0 || strcmp(key, "radix") == 0 ||
            strcmp(key, "policy") == 0 || strcmp(key, "reorder") == 0 ||
-           strcmp(key, "stat_model") == 0;
+           strcmp(key, "stat_model") == 0 || strcmp(key, "ways") == 0 ||
+           strcmp(key, "banks") == 0 || strcmp(key, "line_bytes") == 0 ||
+           strcmp(key, "tiling") == 0 || strcmp(key, "tile_fraction") == 0;
+}
+
+/* gamma's FiberCache organisation and tiling options (gamma.c checks that
+ * cache_bytes is a whole number of banks x ways x lines). */
+static int read_gamma_extra(const tessel_yaml_node *v, const char *key, tpl_options *o,
+                            char *what, size_t n)
+{
+    const char *val = v && v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
+    uint64_t x = 0;
+    if (strcmp(key, "tiling") == 0) {
+        if (val && (strcmp(val, "selective") == 0 || strcmp(val, "none") == 0)) {
+            o->tiling = strcmp(val, "selective") == 0;
+            return TESSEL_OK;
+        }
+        snprintf(what, n, "tiling must be selective or none, not '%s'",
+                 val ? val : "(not a scalar)");
+    } else if (strcmp(key, "tile_fraction") == 0) {
+        char *end = NULL;
+        double f = val ? strtod(val, &end) : 0;
+        if (val && end != val && *end == '\0' && f > 0 && f <= 1) {
+            o->tile_fraction = f;
+            return TESSEL_OK;
+        }
+        snprintf(what, n, "tile_fraction must be a number in (0, 1], not '%s'",
+                 val ? val : "(not a scalar)");
+    } else {
+        uint64_t max = strcmp(key, "line_bytes") == 0 ? 1u << 20 : 1u << 16;
+        if (val && tessel_yaml_u64(v, &x) == 0 && x >= 1 && x <= max) {
+            *(strcmp(key, "ways") == 0    ? &o->ways
+              : strcmp(key, "banks") == 0 ? &o->banks
+                                          : &o->line_bytes) = x;
+            return TESSEL_OK;
+        }
+        snprintf(what, n, "%s must be an integer from 1 to %llu, not '%s'", key,
+                 (unsigned long long)max, val ? val : "(not a scalar)");
+    }
+    return TESSEL_EINVAL;
 }
 
 static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
@@ -97,10 +138,15 @@ static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
         snprintf(what, sizeof(what), "radix must be an integer from 2 to 2^20, not '%s'",
                  val ? val : "(not a scalar)");
     } else if (strcmp(key->value, "policy") == 0) {
-        if (val && strcmp(val, "lru") == 0)
+        if (val && (strcmp(val, "lru") == 0 || strcmp(val, "set-associative") == 0)) {
+            o->set_assoc = strcmp(val, "set-associative") == 0;
             return TESSEL_OK;
-        snprintf(what, sizeof(what), "policy must be lru (the only one modelled), not '%s'",
+        }
+        snprintf(what, sizeof(what), "policy must be lru or set-associative, not '%s'",
                  val ? val : "(not a scalar)");
+    } else if (strcmp(key->value, "reorder") != 0 && strcmp(key->value, "stat_model") != 0) {
+        if (read_gamma_extra(v, key->value, o, what, sizeof(what)) == TESSEL_OK)
+            return TESSEL_OK;
     } else if (strcmp(key->value, "stat_model") == 0) {
         if (val && (strcmp(val, "banded") == 0 || strcmp(val, "irm") == 0)) {
             o->stat_irm = strcmp(val, "irm") == 0;
@@ -131,6 +177,12 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
         o->radix = 64;                        /* gamma §3.1 */
         o->reorder = 0;
         o->stat_irm = 1; /* Che under the independent reference model */
+        o->set_assoc = 0;
+        o->ways = 16;    /* gamma §5 / Table 1 (16-way set-associative) */
+        o->banks = 48;   /* gamma §5 / Table 1 (48 banks) */
+        o->line_bytes = 64; /* assumption: gamma gives no line size */
+        o->tiling = 0;
+        o->tile_fraction = 0.25; /* gamma §4.2 (rows over 25 % of the FiberCache) */
     }
     const tessel_yaml_node *m = spec->template_.options;
     if (!m || tessel_yaml_is_null(m))
@@ -141,12 +193,14 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
     static const char *const known_matraptor[] = { "output_format" };
     static const char *const known_outerspace[] = { "output_format", "partial_format" };
     static const char *const known_gamma[] = { "output_format", "cache_bytes", "radix",
-                                               "policy", "reorder", "stat_model" };
+                                               "policy", "reorder", "stat_model",
+                                               "ways", "banks", "line_bytes", "tiling",
+                                               "tile_fraction" };
     const char *const *known = kind == TESSEL_TEMPLATE_OUTERSPACE ? known_outerspace
                                : kind == TESSEL_TEMPLATE_GAMMA    ? known_gamma
                                                                   : known_matraptor;
     size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2
-                    : kind == TESSEL_TEMPLATE_GAMMA    ? 6
+                    : kind == TESSEL_TEMPLATE_GAMMA    ? 11
                                                        : 1;
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
@@ -166,7 +220,8 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             else if (kind == TESSEL_TEMPLATE_GAMMA)
                 snprintf(what, sizeof(what),
                          "unknown option '%s' (options: output_format, cache_bytes, radix, "
-                         "policy, reorder, stat_model)",
+                         "policy, reorder, stat_model, ways, banks, line_bytes, tiling, "
+                         "tile_fraction)",
                          k->value);
             else
                 snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,
@@ -224,14 +279,23 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
     case TESSEL_TEMPLATE_OUTERSPACE:
     case TESSEL_TEMPLATE_GAMMA:
         break;
+    case TESSEL_TEMPLATE_SPARSEPIPE: /* its own options and figures: sparsepipe.c */
+        return tessel_template_sparsepipe(spec, data, stats, a, out, NULL, diag);
+    case TESSEL_TEMPLATE_EXTENSOR: { /* a tiling strategy per variant: extensor.c */
+        tessel_strategy_inputs in = { data, stats, NULL };
+        return tessel_template_extensor_run(spec, &in,
+                                            data ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT,
+                                            a, out, NULL, diag);
+    }
     case TESSEL_TEMPLATE_NONE:
         return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
-                               "the spec names no template (modelled: gamma, matraptor, outerspace)");
+                               "the spec names no template (modelled: extensor, gamma, "
+                               "matraptor, outerspace, sparsepipe)");
     default:
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                "template",
-                               "template '%s' is not modelled yet (modelled: gamma, "
-                               "matraptor, outerspace)",
+                               "template '%s' is not modelled yet (modelled: extensor, "
+                               "gamma, matraptor, outerspace, sparsepipe)",
                                tessel_template_name(kind));
     }
     if (spec->nlevels < 2)

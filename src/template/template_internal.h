@@ -43,6 +43,10 @@ typedef struct tpl_options {
     uint64_t radix;       /* radix: PE merger radix (default 64) */
     int reorder;          /* reorder: affinity (1) or none (0, default) */
     int stat_irm;         /* stat_model: irm (1, default) or banded (0) */
+    int set_assoc;        /* policy: set-associative (1) or lru (0, default) */
+    uint64_t ways, banks, line_bytes; /* set-associative organisation */
+    int tiling;           /* tiling: selective (1) or none (0, default) */
+    double tile_fraction; /* tile_fraction: footprint / cache over which a row is split */
 } tpl_options;
 
 /* gamma.c: the FiberCache's and the PE mergers' counts. */
@@ -51,6 +55,8 @@ typedef struct tpl_gamma_counts {
     uint64_t miss_nnz;       /* nonzeros of the fibers fetched */
     uint64_t spill_fibers;   /* intermediate partial fibers written and read back */
     uint64_t spill_nnz;      /* their nonzeros */
+    uint64_t line_misses;    /* policy set-associative: lines fetched */
+    uint64_t tiled_rows, subrows; /* tiling selective: rows split, leaf subrows */
 } tpl_gamma_counts;
 
 /* template_counts.c */

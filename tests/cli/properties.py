@@ -35,7 +35,8 @@ RUNS = [
 
 COUNT_COLUMNS = {"fills", "reads", "updates", "writebacks", "data_bytes", "metadata_bytes",
                  "algorithmic", "actual", "skipped", "gated", "bumped_bytes", "dram_bytes",
-                 "compulsory_bytes", "flops", "output_nnz", "intersections"}
+                 "compulsory_bytes", "flops", "output_nnz", "intersections",
+                 "reads_elements", "writes_elements"}
 REAL_COLUMNS = {"energy_pj", "cycles", "traffic_ratio", "seconds", "compute_cycles",
                 "compute_utilization", "area_um2", "model_seconds"}
 
@@ -76,10 +77,17 @@ def main():
                 if r.returncode != 0:
                     failures.append(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
                     continue
-                list(check_file(os.path.join(out, "traffic.csv"), failures, what))
+                traffic = list(check_file(os.path.join(out, "traffic.csv"), failures, what))
                 for row in check_file(os.path.join(out, "summary.csv"), failures, what):
                     if est == "exact" and int(row["dram_bytes"]) < int(row["compulsory_bytes"]):
                         failures.append(f"{what}: DRAM traffic below compulsory")
+                    # The MACs read one value of every tensor per effectual multiply
+                    # from the innermost level (README "Reports": reads_elements).
+                    innermost = [t for t in traffic if t["level"] == traffic[-1]["level"]]
+                    for t in innermost:
+                        if t["reads_elements"] != row["flops"]:
+                            failures.append(f"{what}: {t['level']} {t['tensor']} reads_elements "
+                                            f"{t['reads_elements']} != flops {row['flops']}")
                 checked += 1
     for f in failures:
         print("FAIL", f)

@@ -123,6 +123,47 @@ static void make_point(tessel_report_point *p)
 /* ------------------------------------------------------------------ */
 /* Energy accounting */
 
+/* reads_elements / writes_elements: the child's bytes over the child's
+ * value width below the innermost level; the MACs' one value per operand
+ * per multiply (and one result of the output) at the innermost level. */
+START_TEST(element_counts)
+{
+    tessel_spec s;
+    tessel_result r;
+    tessel_design_energy e;
+    tessel_report_point p;
+    make_spec(&s);
+    make_result(&r);
+    make_energy(&e);
+    s.level[0].value_bits = 64; /* the backing store's width is not the one that counts */
+    s.level[1].value_bits = 32;
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", &p, NULL), 0);
+    for (unsigned t = 0; t < 3; t++) {
+        ck_assert_uint_eq(p.reads_elements[0][t], 800 * (t + 1) / 4);
+        ck_assert_uint_eq(p.writes_elements[0][t], t == 0 ? 40 : 0);
+        ck_assert_uint_eq(p.reads_elements[1][t], 1000);
+        ck_assert_uint_eq(p.writes_elements[1][t], t == 0 ? 1000 : 0);
+    }
+    /* A width that is not a whole number of bytes: the nearest count. */
+    s.level[1].value_bits = 12;
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", &p, NULL), 0);
+    ck_assert_uint_eq(p.reads_elements[0][0], 533);  /* 800 B x 8 / 12 = 533.3 */
+    ck_assert_uint_eq(p.reads_elements[0][1], 1067); /* 1600 B x 8 / 12 = 1066.7 */
+    ck_assert_uint_eq(p.writes_elements[0][0], 107); /* 160 B x 8 / 12 = 106.7 */
+    /* They reach both writers. */
+    char *rows = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&rows, &n);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(tessel_report_traffic_csv_row(f, &p, 0, 1), 0);
+    ck_assert_int_eq(tessel_report_traffic_json(f, &p, 1), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_ptr_nonnull(strstr(rows, ",1067,0\n"));
+    ck_assert_ptr_nonnull(strstr(rows, "\"reads_elements\": 533, \"writes_elements\": 107"));
+    free(rows);
+}
+END_TEST
+
 START_TEST(energy_arithmetic)
 {
     tessel_spec s;
@@ -312,7 +353,8 @@ START_TEST(headers_match_design)
     ck_assert_int_eq(strncmp(s, DESIGN_SUMMARY_COLUMNS ",", strlen(DESIGN_SUMMARY_COLUMNS) + 1),
                      0);
     ck_assert_str_eq(t, DESIGN_TRAFFIC_COLUMNS
-                     ",algorithmic,actual,skipped,gated,bumped_bytes\n");
+                     ",algorithmic,actual,skipped,gated,bumped_bytes,"
+                     "reads_elements,writes_elements\n");
     ck_assert_str_eq(s, DESIGN_SUMMARY_COLUMNS
                      ",model_seconds,output_nnz,intersections,compute_cycles,"
                      "compute_utilization,area_um2\n");
@@ -340,7 +382,7 @@ START_TEST(traffic_rows)
     }
     /* LLB, Z row spelled out: energy 420 + 50 + 2 + 5.25 + 0.625 = 477.875. */
     ck_assert_ptr_nonnull(strstr(rows, "toy,spmspm,G51*G51^T,fixed,exact,LLB,Z,"
-                                       "10,100,2,3,800,80,477.875,40,12,20,8,0\n"));
+                                       "10,100,2,3,800,80,477.875,40,12,20,8,0,1000,1000\n"));
     ck_assert_int_eq(strncmp(rows, "toy,spmspm,G51*G51^T,fixed,exact,DRAM,Z,0,10,0,0,800,80,", 56),
                      0);
     free(rows);
@@ -791,6 +833,7 @@ int main(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("report");
     tcase_add_test(tc, energy_arithmetic);
+    tcase_add_test(tc, element_counts);
     tcase_add_test(tc, word_size_default_and_fractions);
     tcase_add_test(tc, build_rejects_mismatch);
     tcase_add_test(tc, workload_names);

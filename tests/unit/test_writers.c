@@ -137,6 +137,8 @@ static void ref_traffic_record(ref_emitter *e, const tessel_report_point *p, uns
     ref_emit_u64(e, "skipped", tr->skipped);
     ref_emit_u64(e, "gated", tr->gated);
     ref_emit_u64(e, "bumped_bytes", tr->bumped_bytes);
+    ref_emit_u64(e, "reads_elements", p->reads_elements[l][t]);
+    ref_emit_u64(e, "writes_elements", p->writes_elements[l][t]);
     ref_end(e);
 }
 
@@ -341,6 +343,8 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
             for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
                 *counts[i] = random_u64(rng);
             p->access[l][t].energy_pj = random_double(rng);
+            p->reads_elements[l][t] = random_u64(rng);
+            p->writes_elements[l][t] = random_u64(rng);
         }
     p->dram_bytes = random_u64(rng);
     p->compulsory_bytes = random_u64(rng);

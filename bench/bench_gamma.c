@@ -1,0 +1,358 @@
+/* Gamma against the paper (gamma §6, Fig. 12): DRAM traffic normalised to
+ * compulsory, without and with preprocessing, for both FiberCache
+ * policies, next to OuterSPACE and MatRaptor, on the shared matrices.
+ *
+ *   bench_gamma [MANIFEST.tsv] [cache ...]
+ *       default ../shared/data/MANIFEST.tsv, caches 3MiB 96KiB
+ *
+ * Run from the project root. For every `matrix` row of the manifest,
+ * Z = A*A (A*A^T when A is not square, gamma §5) under specs/gamma.yaml:
+ *   G    no preprocessing, fully associative LRU (policy lru)
+ *   GR   reorder: affinity only
+ *   GP   reorder: affinity + tiling: selective (gamma §4)
+ *   Gs   policy set-associative (16 ways, 48 banks, 64-byte lines)
+ *   GPs  both
+ * and specs/outerspace.yaml, specs/matraptor.yaml with output_format csr,
+ * so that the three share one compulsory traffic (A, B read once, Z
+ * written once as CSR; only A's layout differs for OuterSPACE, CSC, same
+ * size on square matrices). Columns: DRAM / compulsory of each; the stat
+ * path's error on B's miss bytes (DRAM bytes of B) against the exact
+ * trace, lru and set-associative, without preprocessing; the exact times
+ * of G and Gs (best of 3) and their ratio, measured in the same
+ * invocation. G' and GP': G and GP if the merger's intermediate fibers
+ * (radix rounds and tiled subrows) stayed in the FiberCache instead of
+ * being spilled. Rows marked * are in gamma's common set (gamma Table 3).
+ * Then the medians over all matrices and over the common-set ones. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "tessel/model.h"
+#include "tessel/template.h"
+
+/* gamma Table 3: the common set (matrices of OuterSPACE's and SpArch's
+ * evaluations); the shared data holds two of them */
+static const char *const common_set[] = {
+    "patents_main", "p2p-Gnutella31", "roadNet-CA", "webbase-1M", "m133-b3",
+    "cit-Patents",  "mario002",       "web-Google", "scircuit",   "amazon0312",
+    "ca-CondMat",   "email-Enron",    "wiki-Vote",  "cage12",     "2cubes_sphere",
+    "offshore",     "cop20k_A",       "filter3D",   "poisson3Da",
+};
+
+static int in_common_set(const char *name)
+{
+    for (size_t i = 0; i < sizeof(common_set) / sizeof(common_set[0]); i++)
+        if (strcmp(name, common_set[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static tessel_spec *spec_of(const char *tpl, const char *matrix, int transpose,
+                            const char *const *extra, int nextra)
+{
+    char real[PATH_MAX];
+    if (!realpath(matrix, real)) {
+        fprintf(stderr, "%s: not found\n", matrix);
+        return NULL;
+    }
+    char path[128], bind[PATH_MAX + 32], t[64];
+    snprintf(path, sizeof(path), "specs/%s.yaml", tpl);
+    snprintf(bind, sizeof(bind), "workload.data.A='%s'", real);
+    snprintf(t, sizeof(t), "template=%s", tpl);
+    const char *sets[12] = { bind, t, transpose ? "workload.data.B='A^T'" : "workload.data.B=A" };
+    int n = 3;
+    for (int i = 0; i < nextra && n < 12; i++)
+        sets[n++] = extra[i];
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_spec *spec = NULL;
+    if (tessel_spec_load(path, sets, (size_t)n, NULL, &spec, &errors))
+        fprintf(stderr, "%s: %s\n", matrix, errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return spec;
+}
+
+static tessel_workload_data *data_of(const tessel_spec *spec)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.cache_policy = TESSEL_CACHE_OFF;
+    tessel_workload_data *data = NULL;
+    if (tessel_workload_load(spec, &opt, NULL, &data, &errors))
+        fprintf(stderr, "%s\n", errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return data;
+}
+
+typedef struct run_ctx {
+    const tessel_spec *spec;
+    const tessel_workload_data *data;
+    const tessel_stat_data *stats;
+    tessel_result r;
+} run_ctx;
+
+static int run_one(void *p)
+{
+    run_ctx *c = p;
+    tessel_diag d;
+    int rc = tessel_template_run(c->spec, c->data, c->stats, NULL, &c->r, &d);
+    if (rc)
+        fprintf(stderr, "%s\n", d.message);
+    return rc;
+}
+
+static double ratio(const tessel_result *r)
+{
+    return r->compulsory_bytes ? (double)r->dram_bytes / (double)r->compulsory_bytes : NAN;
+}
+
+/* DRAM / compulsory if the merger's intermediate fibers stayed on chip
+ * (gamma §3.3 keeps them in the FiberCache when possible): without their
+ * write and read-back, DRAM's Z less twice level 1's Z fill bytes. */
+static double kept_ratio(const tessel_result *r)
+{
+    const tessel_traffic *z = &r->traffic[1][0];
+    double spill = (double)(z->in_data + z->in_metadata);
+    return r->compulsory_bytes ? ((double)r->dram_bytes - 2 * spill) / (double)r->compulsory_bytes
+                               : NAN;
+}
+
+static double b_bytes(const tessel_result *r)
+{
+    return (double)(r->traffic[0][2].data_bytes + r->traffic[0][2].metadata_bytes);
+}
+
+/* One template run (exact, or stat when stats is given); NAN ratio on error. */
+static int run_variant(const char *tpl, const char *file, int transpose, const char *const *extra,
+                       int nextra, const tessel_workload_data *data, const tessel_stat_data *stats,
+                       int times, tessel_result *out, double *seconds)
+{
+    tessel_spec *spec = spec_of(tpl, file, transpose, extra, nextra);
+    if (!spec)
+        return -1;
+    run_ctx c = { spec, stats ? NULL : data, stats, { 0 } };
+    double t = bench_best_of(times, run_one, &c);
+    tessel_spec_free(&spec);
+    if (t < 0)
+        return -1;
+    *out = c.r;
+    if (seconds)
+        *seconds = t;
+    return 0;
+}
+
+/* OuterSPACE or MatRaptor, exact, Z written as CSR, the data bound
+ * through its own spec. */
+static int baseline(const char *tpl, const char *file, int transpose, tessel_result *out)
+{
+    const char *csr[1] = { "template_options.output_format=csr" };
+    tessel_spec *spec = spec_of(tpl, file, transpose, csr, 1);
+    tessel_workload_data *data = spec ? data_of(spec) : NULL;
+    int rc = data ? run_variant(tpl, file, transpose, csr, 1, data, NULL, 1, out, NULL) : -1;
+    tessel_workload_free(&data);
+    tessel_spec_free(&spec);
+    return rc;
+}
+
+typedef struct row_figures {
+    double g, gr, gp, gs, gps, os, mr, err_lru, err_sa, t_g, t_gs, g_kept, gp_kept;
+} row_figures;
+
+static int figures(const char *file, int transpose, const char *cache, row_figures *f)
+{
+    char cb[64];
+    snprintf(cb, sizeof(cb), "template_options.cache_bytes=%s", cache);
+    const char *sa = "template_options.policy=set-associative";
+    const char *pre[2] = { "template_options.reorder=affinity",
+                           "template_options.tiling=selective" };
+    const char *g[1] = { cb }, *gs[2] = { cb, sa }, *gr[2] = { cb, pre[0] },
+               *gp[3] = { cb, pre[0], pre[1] }, *gps[4] = { cb, sa, pre[0], pre[1] };
+    tessel_spec *base = spec_of("gamma", file, transpose, g, 1);
+    tessel_workload_data *data = base ? data_of(base) : NULL;
+    tessel_stat_data *stats = NULL;
+    tessel_diag d;
+    int rc = data ? tessel_stat_data_create(base, data, NULL, NULL, &stats, &d) : -1;
+    if (data && rc)
+        fprintf(stderr, "%s: %s\n", file, d.message);
+    tessel_result rg, rgr, rgp, rgs, rgps, ros, rmr, sg, sgs;
+    if (!rc)
+        rc = run_variant("gamma", file, transpose, g, 1, data, NULL, 3, &rg, &f->t_g) ||
+             run_variant("gamma", file, transpose, gs, 2, data, NULL, 3, &rgs, &f->t_gs) ||
+             run_variant("gamma", file, transpose, gr, 2, data, NULL, 1, &rgr, NULL) ||
+             run_variant("gamma", file, transpose, gp, 3, data, NULL, 1, &rgp, NULL) ||
+             run_variant("gamma", file, transpose, gps, 4, data, NULL, 1, &rgps, NULL) ||
+             run_variant("gamma", file, transpose, g, 1, data, stats, 1, &sg, NULL) ||
+             run_variant("gamma", file, transpose, gs, 2, data, stats, 1, &sgs, NULL);
+    tessel_stat_data_free(&stats);
+    tessel_workload_free(&data);
+    tessel_spec_free(&base);
+    if (!rc)
+        rc = baseline("outerspace", file, transpose, &ros) ||
+             baseline("matraptor", file, transpose, &rmr);
+    if (rc)
+        return -1;
+    f->g_kept = kept_ratio(&rg), f->gp_kept = kept_ratio(&rgp);
+    f->g = ratio(&rg), f->gr = ratio(&rgr), f->gp = ratio(&rgp), f->gs = ratio(&rgs),
+    f->gps = ratio(&rgps);
+    f->os = ratio(&ros), f->mr = ratio(&rmr);
+    f->err_lru = (b_bytes(&sg) - b_bytes(&rg)) / b_bytes(&rg);
+    f->err_sa = (b_bytes(&sgs) - b_bytes(&rgs)) / b_bytes(&rgs);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define MAXM 256
+#define NCOL 12 /* G GR GP Gs GPs OS MR G' GP' |statB| |statBs| Gs/G time */
+
+typedef struct column_set {
+    double v[NCOL][MAXM];
+    size_t n;
+} column_set;
+
+static void columns(const row_figures *f, double x[NCOL])
+{
+    const double v[NCOL] = { f->g,
+                             f->gr,
+                             f->gp,
+                             f->gs,
+                             f->gps,
+                             f->os,
+                             f->mr,
+                             f->g_kept,
+                             f->gp_kept,
+                             fabs(f->err_lru),
+                             fabs(f->err_sa),
+                             f->t_gs / f->t_g };
+    memcpy(x, v, sizeof(v));
+}
+
+static void keep(column_set *c, const row_figures *f)
+{
+    if (c->n >= MAXM)
+        return;
+    double x[NCOL];
+    columns(f, x);
+    for (int i = 0; i < NCOL; i++)
+        c->v[i][c->n] = x[i];
+    c->n++;
+}
+
+/* The medians, then the means (gamma §6.2 averages over its matrices). */
+static void print_medians(const char *label, column_set *c)
+{
+    double m[NCOL], mean[NCOL];
+    for (int i = 0; i < NCOL; i++) {
+        mean[i] = 0;
+        for (size_t j = 0; j < c->n; j++)
+            mean[i] += c->v[i][j] / (double)c->n;
+        m[i] = median(c->v[i], c->n);
+    }
+    for (int k = 0; k < 2; k++) {
+        const double *x = k ? mean : m;
+        printf("%-24s", k ? "  mean" : label);
+        for (int i = 0; i < 9; i++)
+            printf(" %6.3f", x[i]);
+        printf("  |%5.1f%%|  |%5.1f%%|  time Gs/G %.2f (%zu matrices)\n", 100 * x[9], 100 * x[10],
+               x[11], c->n);
+    }
+}
+
+static void table(const char *manifest, const char *dir, const char *cache)
+{
+    FILE *f = fopen(manifest, "r");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open\n", manifest);
+        return;
+    }
+    printf("\nFiberCache %s\n%-24s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s\n", cache,
+           "matrix", "G", "GR", "GP", "Gs", "GPs", "OS", "MR", "G'", "GP'", "statB", "statBs",
+           "G ms", "Gs ms");
+    static column_set all, common;
+    memset(&all, 0, sizeof(all));
+    memset(&common, 0, sizeof(common));
+    char line[4096];
+    int first = 1;
+    while (fgets(line, sizeof(line), f)) {
+        if (first) {
+            first = 0; /* header */
+            continue;
+        }
+        char *field[6] = { 0 };
+        char *p = line;
+        for (int i = 0; i < 6 && p; i++) {
+            field[i] = p;
+            p = strchr(p, '\t');
+            if (p)
+                *p++ = '\0';
+        }
+        if (!field[5] || strcmp(field[2], "matrix") != 0)
+            continue;
+        char file[PATH_MAX];
+        snprintf(file, sizeof(file), "%s%s", dir, field[1]);
+        row_figures r;
+        if (figures(file, strcmp(field[3], field[4]) != 0, cache, &r))
+            continue;
+        int cs = in_common_set(field[0]);
+        char name[96];
+        snprintf(name, sizeof(name), "%.80s%s", field[0], cs ? " *" : "");
+        double x[NCOL];
+        columns(&r, x);
+        printf("%-24s", name);
+        for (int i = 0; i < 9; i++)
+            printf(" %6.3f", x[i]);
+        printf(" %+7.1f%% %+7.1f%% %8.2f %8.2f\n", 100 * r.err_lru, 100 * r.err_sa, 1e3 * r.t_g,
+               1e3 * r.t_gs);
+        fflush(stdout);
+        keep(&all, &r);
+        if (cs)
+            keep(&common, &r);
+    }
+    fclose(f);
+    print_medians("median, all", &all);
+    print_medians("median, common set *", &common);
+}
+
+int main(int argc, char **argv)
+{
+    const char *manifest = argc > 1 ? argv[1] : "../shared/data/MANIFEST.tsv";
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", manifest);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        dir[0] = '\0';
+    printf("DRAM / compulsory: G Gamma, GR with affinity reordering, GP with "
+           "preprocessing (affinity reorder + selective "
+           "tiling), s set-associative (16 ways, 48 banks, 64 B lines); OS "
+           "OuterSPACE, MR "
+           "MatRaptor.\nstatB(s): stat error on B's miss bytes against the exact "
+           "trace, lru "
+           "(set-associative).\n");
+    if (argc > 2)
+        for (int i = 2; i < argc; i++)
+            table(manifest, dir, argv[i]);
+    else {
+        table(manifest, dir, "3MiB");
+        table(manifest, dir, "96KiB");
+    }
+    return 0;
+}

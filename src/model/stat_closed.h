@@ -1,0 +1,111 @@
+/* Private to the stat estimator's closed sums (stat_spmspm.c) and their
+ * per-shape summaries (stat_cache.c): the working state of one SpMSpM
+ * boundary evaluation and the steps both files run on it. */
+#ifndef TESSEL_MODEL_STAT_CLOSED_H
+#define TESSEL_MODEL_STAT_CLOSED_H
+
+#include <math.h>
+
+#include "stat_internal.h"
+
+typedef struct price {
+    double data, meta;
+} price;
+
+/* Output tiles are priced as data = nnz * d1 and meta = m0 + nnz * m1,
+ * fitted between an empty tile and a full one (exact for COO, CSR,
+ * bitmap and UOP-CP footprints). */
+typedef struct affine {
+    double d1, m0, m1;
+} affine;
+
+/* A non-ranked format's footprint is fixed + nnz * per bits, rounded up
+ * to bytes (tessel_format_footprint), of which ceil(nnz * value bits / 8)
+ * are data: the same arithmetic as exact_tile_bytes, without its calls. */
+typedef struct pricer {
+    double fixed, per, value_bits;
+    int whole;                  /* all three whole numbers: integer arithmetic */
+    uint64_t ifixed, iper, ivalue;
+} pricer;
+
+typedef struct work {
+    const stat_problem *p;
+    pricer price_a, price_b;
+    int bitsets;                /* the pair walk's bitsets below (else estimates) */
+    uint64_t words;             /* 64-bit words per bitset over the reduction tiles */
+    price *a_price, *b_price;   /* per non-empty tile (NULL: built without prices) */
+    uint64_t *a_col;            /* non-empty A tiles per tile column k */
+    uint64_t *a_first, *a_last; /* smallest and largest tile row in column k */
+    double *a_col_nnz;          /* nonzeros of A's tile column k */
+    uint64_t *b_row;            /* non-empty B tiles per tile row k */
+    double *b_row_nnz;
+    uint64_t *arows;            /* per tile row i: bitset of A's non-empty k */
+    uint64_t *bcols;            /* per tile column j: bitset of B's non-empty k */
+    /* Output runs that merge (consecutive effectual iterations on one
+     * output tile): bit k of row i set when the run of output tile
+     * (i, merge_j[k]) at step k continues at its next visit. */
+    uint64_t *merge_bits, *merge_j;
+    double merges;
+} work;
+
+/* The output tile pairs: v = |K(i) & K(j)| effectual reduction steps. */
+typedef struct pair_sums {
+    double pairs, sum_v, sum_v2;
+} pair_sums;
+
+/* What stat_output_traffic takes as known instead of walking the output
+ * sample: the nonzeros the write-backs carry, and (a whole sample) the
+ * non-empty output tiles. */
+typedef struct stat_known {
+    double written, nonempty;
+} stat_known;
+
+/* Set bits of a word without relying on a popcount instruction. */
+static inline uint64_t stat_bits_set(uint64_t x)
+{
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (x * UINT64_C(0x0101010101010101)) >> 56;
+}
+
+/* A tile of nnz nonzeros at pricer pr: whole bytes of data and metadata. */
+static inline price stat_fast_price(const pricer *pr, uint64_t nnz)
+{
+    if (pr->whole && nnz < (UINT64_C(1) << 40)) {
+        uint64_t total = (pr->ifixed + nnz * pr->iper + 7) / 8, data = (nnz * pr->ivalue + 7) / 8;
+        if (data > total)
+            data = total;
+        return (price){ (double)data, (double)(total - data) };
+    }
+    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
+    double data = ceil((double)nnz * pr->value_bits / 8);
+    if (data > total)
+        data = total;
+    return (price){ data, total - data };
+}
+
+pricer stat_pricer_of(const tile_cost *tc);
+/* Whether the pair walk's bitsets fit the word budget (else estimates). */
+int stat_bitsets_fit(const stat_problem *p);
+/* The per-k counts and (bitsets) the pair bitsets of p's grids; with
+ * prices, every tile's price at p's costs. */
+int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices);
+void stat_work_free(work *w);
+uint64_t stat_b_first_j(const stat_problem *p, uint64_t k);
+uint64_t stat_b_last_j(const stat_problem *p, uint64_t k);
+/* Index of B's tile (k, j), which must be non-empty. */
+uint64_t stat_b_tile(const stat_problem *p, uint64_t k, uint64_t j);
+void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a,
+                     uint64_t *reuse_b);
+void stat_estimate_pairs(const work *w, double effectual, pair_sums *ps);
+/* w->merges (and with bitsets the merge bits, which must be zero) for
+ * p->order. */
+void stat_find_merges(work *w);
+int stat_sample_written(const work *w, double *written);
+int stat_sample_pairs(const work *w, double *pairs);
+/* The output's counts into o (o->effectual set); known may be NULL. */
+int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *known,
+                        stat_outcome *o);
+
+#endif

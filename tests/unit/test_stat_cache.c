@@ -1,0 +1,379 @@
+/* The stat estimator's per-shape summaries (src/model/stat_cache.c):
+ * through a cache, every result must equal the estimate without one byte
+ * for byte, over many random mappings (tile shapes, all six loop orders,
+ * formats, bit widths, capacities, partitions) on real matrices at their
+ * full size; a full cache starts again; running out of memory anywhere
+ * in the cache falls back to the uncached path and leaks nothing. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "test_alloc.h"
+#include "test_specs.h"
+
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+static uint64_t below(rng *r, uint64_t n)
+{
+    r->state = r->state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return (r->state >> 33) % n;
+}
+
+static tessel_tensor *load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "../shared/data/mtx/%s.mtx.gz", name);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
+    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
+    return t;
+}
+
+/* rows x cols with a band and random entries (tiles of many sizes). */
+static tessel_tensor *synthetic(uint64_t rows, uint64_t cols, double density, unsigned seed)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    rng r = { seed };
+    for (uint32_t i = 0; i < rows; i++)
+        for (uint32_t j = 0; j < cols; j++) {
+            int band = (i > j ? i - j : j - i) < 5;
+            if (band || (double)below(&r, 1000000) < density * 1e6) {
+                uint32_t e[2] = { i, j };
+                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
+            }
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
+{
+    memset(d, 0, sizeof(*d));
+    d->ntensors = 3;
+    d->tensor[1] = a;
+    d->tensor[2] = b;
+    d->extent[0] = a->dims[0];
+    d->extent[1] = b->dims[1];
+    d->extent[2] = a->dims[1];
+}
+
+static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+
+/* A tile edge along an index of extent n: base times a power of two, or
+ * the whole extent. */
+static uint64_t random_edge(rng *r, uint64_t base, uint64_t n)
+{
+    uint64_t e = base << below(r, 6);
+    return below(r, 5) == 0 || e >= n ? n : e;
+}
+
+/* A random design point: order, tile shape, format, bit widths,
+ * capacity, partitions (none, fractions or bytes). */
+static void random_point(rng *r, const tessel_workload_data *d, uint64_t base, tessel_spec *s)
+{
+    static const unsigned value_bits[3] = { 16, 32, 64 }, coord_bits[3] = { 8, 16, 32 };
+    test_spec_spmspm(s, orders[below(r, 6)], random_edge(r, base, d->extent[0]),
+                     random_edge(r, base, d->extent[2]), random_edge(r, base, d->extent[1]),
+                     (int)below(r, 5), value_bits[below(r, 3)], coord_bits[below(r, 3)]);
+    tessel_spec_level *llb = &s->level[1];
+    llb->capacity = (UINT64_C(16) << 10) << below(r, 10);
+    for (unsigned t = 0; t < 3; t++) {
+        switch (below(r, 3)) {
+        case 0:
+            break;
+        case 1:
+            llb->tensor[t].partition_fraction = 0.05 + 0.05 * (double)below(r, 6);
+            break;
+        default:
+            llb->tensor[t].partition_bytes = (UINT64_C(1) << 10) << below(r, 12);
+        }
+        /* a per-tensor format now and then */
+        if (below(r, 4) == 0)
+            llb->tensor[t].format = (int)below(r, 5);
+    }
+}
+
+static void assert_same_result(tessel_result *plain, tessel_result *cached, const char *what,
+                               int point)
+{
+    plain->seconds = cached->seconds = 0;
+    ck_assert_msg(memcmp(plain, cached, sizeof(*plain)) == 0,
+                  "%s, point %d: cached result differs (dram %llu vs %llu, total out %llu vs "
+                  "%llu)",
+                  what, point, (unsigned long long)plain->dram_bytes,
+                  (unsigned long long)cached->dram_bytes,
+                  (unsigned long long)plain->traffic[1][0].out_data,
+                  (unsigned long long)cached->traffic[1][0].out_data);
+}
+
+/* `points` random mappings through one cache and without it. */
+static void compare_many(const char *what, tessel_tensor *a, tessel_tensor *b,
+                         const tessel_stat_options *o, int points, uint64_t seed)
+{
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", o->base[0], o->base[0], o->base[0], 1, 64, 32);
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_msg(tessel_stat_data_create(&s, &d, o, NULL, &stats, &diag) == 0, "%s: %s", what,
+                  diag.message);
+    tessel_stat_cache *cache = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &cache), 0);
+    rng r = { seed };
+    int evaluated = 0;
+    for (int p = 0; p < points; p++) {
+        random_point(&r, &d, o->base[0], &s);
+        tessel_result plain, cached;
+        tessel_diag d1, d2;
+        int rc1 = tessel_model_stat_eval(&s, stats, &plain, &d1);
+        int rc2 = tessel_model_stat_eval_cached(&s, stats, cache, &cached, &d2);
+        ck_assert_msg(rc1 == rc2, "%s, point %d: %d (%s) vs %d (%s)", what, p, rc1, d1.message,
+                      rc2, d2.message);
+        if (rc1) {
+            ck_assert_str_eq(d1.message, d2.message);
+            continue;
+        }
+        assert_same_result(&plain, &cached, what, p);
+        evaluated++;
+    }
+    uint64_t hits, misses;
+    tessel_stat_cache_counts(cache, &hits, &misses);
+    ck_assert_msg(evaluated > points / 2, "%s: only %d points evaluated", what, evaluated);
+    ck_assert_msg(hits > 0 && misses > 0, "%s: %llu hits, %llu misses", what,
+                  (unsigned long long)hits, (unsigned long long)misses);
+    tessel_stat_cache_free(&cache);
+    tessel_stat_data_free(&stats);
+}
+
+START_TEST(cached_equals_uncached_sampled_output)
+{
+    /* the largest shared matrix, and a directed graph (A != A^T) */
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    tessel_tensor *m = load("ca-CondMat");
+    compare_many("ca-CondMat", m, m, &o, 240, 1);
+    tessel_tensor_free(&m);
+    m = load("wiki-Vote");
+    compare_many("wiki-Vote", m, m, &o, 240, 2);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
+START_TEST(cached_equals_uncached_whole_and_no_sample)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1; /* every output row: the non-empty output tiles counted */
+    tessel_tensor *m = load("bcsstk16");
+    compare_many("bcsstk16, whole sample", m, m, &o, 200, 3);
+    tessel_tensor_free(&m);
+    tessel_stat_options_init(&o);
+    o.output_min_flops = 0; /* no sample: eq. 20 */
+    m = load("p2p-Gnutella24");
+    compare_many("p2p-Gnutella24, no sample", m, m, &o, 200, 4);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
+START_TEST(cached_equals_uncached_rectangular_small_base)
+{
+    /* A 300 x 500 times B 500 x 200, base 8: many shapes and sizes */
+    tessel_tensor *a = synthetic(300, 500, 0.02, 5), *b = synthetic(500, 200, 0.03, 6);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 8;
+    o.output_min_flops = 4000; /* a sampled output */
+    compare_many("300x500 * 500x200", a, b, &o, 300, 7);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* More shapes than a cache keeps: it starts again and stays exact. */
+START_TEST(full_cache_starts_again)
+{
+    tessel_tensor *a = synthetic(200, 200, 0.02, 8);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 8;
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 8, 8, 8, 1, 64, 32);
+    s.level[1].capacity = 4096;
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &stats, &diag), 0);
+    tessel_stat_cache *cache = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &cache), 0);
+    int shapes = 0;
+    for (uint64_t i = 8; i <= 200 && shapes < 1100; i += 8)
+        for (uint64_t k = 8; k <= 200 && shapes < 1100; k += 8)
+            for (uint64_t j = 8; j <= 96 && shapes < 1100; j += 8, shapes++) {
+                s.level[1].tile[0] = i;
+                s.level[1].tile[2] = k;
+                s.level[1].tile[1] = j;
+                tessel_result plain, cached;
+                ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &plain, &diag), 0);
+                ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, cache, &cached, &diag),
+                                 0);
+                assert_same_result(&plain, &cached, "full cache", shapes);
+            }
+    uint64_t hits, misses;
+    tessel_stat_cache_counts(cache, &hits, &misses);
+    ck_assert_uint_eq(misses, 1100);
+    /* the first shape was dropped when the cache filled up: built again */
+    s.level[1].tile[0] = s.level[1].tile[1] = s.level[1].tile[2] = 8;
+    tessel_result r;
+    ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, cache, &r, &diag), 0);
+    tessel_stat_cache_counts(cache, &hits, &misses);
+    ck_assert_uint_eq(misses, 1101);
+    tessel_stat_cache_free(&cache);
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* Points the summaries do not cover take the uncached path; a cache
+ * serves only its own statistics. */
+START_TEST(other_paths_and_wrong_statistics)
+{
+    tessel_tensor *a = synthetic(200, 200, 0.02, 9);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 16;
+    tessel_spec s;
+    test_spec_spmspm(&s, "KIJ", 32, 64, 32, 1, 64, 32);
+    s.level[1].capacity = 1 << 16;
+    tessel_stat_data *stats = NULL, *other = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &stats, &diag), 0);
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &other, &diag), 0);
+    tessel_stat_cache *cache = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &cache), 0);
+    tessel_result plain, cached;
+    /* a second buffer level: the walk */
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 16;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &plain, &diag), 0);
+    ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, cache, &cached, &diag), 0);
+    assert_same_result(&plain, &cached, "nested levels", 0);
+    /* unskipped B: the walk too */
+    s.nlevels = 2;
+    s.level[1].tensor[2].sparse.skip_on = 0;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &plain, &diag), 0);
+    ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, cache, &cached, &diag), 0);
+    assert_same_result(&plain, &cached, "unskipped", 0);
+    uint64_t hits, misses;
+    tessel_stat_cache_counts(cache, &hits, &misses);
+    ck_assert_uint_eq(hits + misses, 0);
+    /* a tile edge off the base grid: the same error both ways */
+    s.level[1].tensor[2].sparse.skip_on = 2;
+    s.level[1].tile[0] = 40;
+    tessel_diag d1, d2;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &plain, &d1), TESSEL_EINVAL);
+    ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, cache, &cached, &d2),
+                     TESSEL_EINVAL);
+    ck_assert_str_eq(d1.message, d2.message);
+    /* another statistics object */
+    s.level[1].tile[0] = 32;
+    ck_assert_int_eq(tessel_model_stat_eval_cached(&s, other, cache, &cached, &diag),
+                     TESSEL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(diag.message, "stat cache"));
+    tessel_stat_cache_free(&cache);
+    tessel_stat_data_free(&stats);
+    tessel_stat_data_free(&other);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* Fails allocation n of the cache for every n: creating it reports
+ * ENOMEM; evaluating falls back to the uncached path with the same
+ * results; nothing leaks. */
+START_TEST(out_of_memory_every_allocation)
+{
+    tessel_tensor *a = synthetic(300, 300, 0.02, 10);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 16;
+    o.output_min_flops = 3000;
+    tessel_spec s[3];
+    test_spec_spmspm(&s[0], "IKJ", 32, 64, 32, 1, 64, 32);
+    s[0].level[1].capacity = 1 << 14;
+    s[1] = s[0];
+    s[1].level[1].capacity = 1 << 12; /* another capacity */
+    s[2] = s[0];
+    s[2].level[1].order[0] = 1, s[2].level[1].order[1] = 2, s[2].level[1].order[2] = 0; /* JKI */
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    tessel_result want[3];
+    for (unsigned p = 0; p < 3; p++)
+        ck_assert_int_eq(tessel_model_stat_eval(&s[p], stats, &want[p], &diag), 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_stat_cache *cache = NULL;
+        int rc = tessel_stat_cache_create(stats, &ta.allocator, &cache);
+        if (rc) {
+            ck_assert_int_eq(rc, TESSEL_ENOMEM);
+            ck_assert_ptr_null(cache);
+            ck_assert_int_eq(ta.live, 0);
+            continue;
+        }
+        for (unsigned p = 0; p < 3; p++) {
+            tessel_result r;
+            ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p], stats, cache, &r, &diag), 0);
+            assert_same_result(&want[p], &r, "out of memory", (int)p);
+        }
+        uint64_t hits, misses;
+        tessel_stat_cache_counts(cache, &hits, &misses);
+        tessel_stat_cache_free(&cache);
+        ck_assert_int_eq(ta.live, 0);
+        if (ta.calls < n) { /* no allocation failed: every one was tried */
+            ck_assert_uint_eq(misses, 1);
+            ck_assert_uint_eq(hits, 2);
+            break;
+        }
+        ck_assert_int_lt(n, 100000);
+    }
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stat_cache");
+    TCase *tc = tcase_create("stat_cache");
+    tcase_set_timeout(tc, 280);
+    tcase_add_test(tc, cached_equals_uncached_sampled_output);
+    tcase_add_test(tc, cached_equals_uncached_whole_and_no_sample);
+    tcase_add_test(tc, cached_equals_uncached_rectangular_small_base);
+    tcase_add_test(tc, full_cache_starts_again);
+    tcase_add_test(tc, other_paths_and_wrong_statistics);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -19,10 +19,16 @@
  * path's error on B's miss bytes (DRAM bytes of B) against the exact
  * trace, lru and set-associative, without preprocessing; the exact times
  * of G and Gs (best of 3) and their ratio, measured in the same
- * invocation. G' and GP': G and GP if the merger's intermediate fibers
- * (radix rounds and tiled subrows) stayed in the FiberCache instead of
- * being spilled. Rows marked * are in gamma's common set (gamma Table 3).
- * Then the medians over all matrices and over the common-set ones. */
+ * invocation. All of these keep the merger's partial output fibers (radix
+ * rounds and tiled subrows) in the FiberCache (`partials: cache`, gamma
+ * §3.3). Gm and GPm: G and GP with `partials: memory` (every partial fiber
+ * written to DRAM and read back). statS and statST: the stat path's error
+ * on the partial fibers' DRAM bytes (written + read back) against the
+ * exact trace, as a share of the exact DRAM traffic (those bytes are often
+ * 0), lru without preprocessing, and with tiling: selective (no
+ * reordering: the stat path does not model it). Rows marked * are in
+ * gamma's common set (gamma Table 3). Then the medians over all matrices
+ * and over the common-set ones. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -111,15 +117,18 @@ static double ratio(const tessel_result *r)
     return r->compulsory_bytes ? (double)r->dram_bytes / (double)r->compulsory_bytes : NAN;
 }
 
-/* DRAM / compulsory if the merger's intermediate fibers stayed on chip
- * (gamma §3.3 keeps them in the FiberCache when possible): without their
- * write and read-back, DRAM's Z less twice level 1's Z fill bytes. */
-static double kept_ratio(const tessel_result *r)
+/* The partial fibers' DRAM bytes: written and read back, twice level 1's
+ * Z fill bytes. */
+static double spill_bytes(const tessel_result *r)
 {
     const tessel_traffic *z = &r->traffic[1][0];
-    double spill = (double)(z->in_data + z->in_metadata);
-    return r->compulsory_bytes ? ((double)r->dram_bytes - 2 * spill) / (double)r->compulsory_bytes
-                               : NAN;
+    return 2 * (double)(z->in_data + z->in_metadata);
+}
+
+/* stat's error on them, as a share of the exact DRAM bytes */
+static double spill_error(const tessel_result *st, const tessel_result *ex)
+{
+    return (spill_bytes(st) - spill_bytes(ex)) / (double)ex->dram_bytes;
 }
 
 static double b_bytes(const tessel_result *r)
@@ -160,7 +169,7 @@ static int baseline(const char *tpl, const char *file, int transpose, tessel_res
 }
 
 typedef struct row_figures {
-    double g, gr, gp, gs, gps, os, mr, err_lru, err_sa, t_g, t_gs, g_kept, gp_kept;
+    double g, gr, gp, gs, gps, os, mr, err_lru, err_sa, t_g, t_gs, g_mem, gp_mem, err_s, err_st;
 } row_figures;
 
 static int figures(const char *file, int transpose, const char *cache, row_figures *f)
@@ -170,8 +179,11 @@ static int figures(const char *file, int transpose, const char *cache, row_figur
     const char *sa = "template_options.policy=set-associative";
     const char *pre[2] = { "template_options.reorder=affinity",
                            "template_options.tiling=selective" };
+    const char *mem = "template_options.partials=memory";
     const char *g[1] = { cb }, *gs[2] = { cb, sa }, *gr[2] = { cb, pre[0] },
-               *gp[3] = { cb, pre[0], pre[1] }, *gps[4] = { cb, sa, pre[0], pre[1] };
+               *gp[3] = { cb, pre[0], pre[1] }, *gps[4] = { cb, sa, pre[0], pre[1] },
+               *gm[2] = { cb, mem }, *gpm[4] = { cb, pre[0], pre[1], mem },
+               *gt[2] = { cb, pre[1] };
     tessel_spec *base = spec_of("gamma", file, transpose, g, 1);
     tessel_workload_data *data = base ? data_of(base) : NULL;
     tessel_stat_data *stats = NULL;
@@ -179,7 +191,7 @@ static int figures(const char *file, int transpose, const char *cache, row_figur
     int rc = data ? tessel_stat_data_create(base, data, NULL, NULL, &stats, &d) : -1;
     if (data && rc)
         fprintf(stderr, "%s: %s\n", file, d.message);
-    tessel_result rg, rgr, rgp, rgs, rgps, ros, rmr, sg, sgs;
+    tessel_result rg, rgr, rgp, rgs, rgps, ros, rmr, sg, sgs, rgm, rgpm, rgt, sgt;
     if (!rc)
         rc = run_variant("gamma", file, transpose, g, 1, data, NULL, 3, &rg, &f->t_g) ||
              run_variant("gamma", file, transpose, gs, 2, data, NULL, 3, &rgs, &f->t_gs) ||
@@ -187,7 +199,11 @@ static int figures(const char *file, int transpose, const char *cache, row_figur
              run_variant("gamma", file, transpose, gp, 3, data, NULL, 1, &rgp, NULL) ||
              run_variant("gamma", file, transpose, gps, 4, data, NULL, 1, &rgps, NULL) ||
              run_variant("gamma", file, transpose, g, 1, data, stats, 1, &sg, NULL) ||
-             run_variant("gamma", file, transpose, gs, 2, data, stats, 1, &sgs, NULL);
+             run_variant("gamma", file, transpose, gs, 2, data, stats, 1, &sgs, NULL) ||
+             run_variant("gamma", file, transpose, gm, 2, data, NULL, 1, &rgm, NULL) ||
+             run_variant("gamma", file, transpose, gpm, 4, data, NULL, 1, &rgpm, NULL) ||
+             run_variant("gamma", file, transpose, gt, 2, data, NULL, 1, &rgt, NULL) ||
+             run_variant("gamma", file, transpose, gt, 2, data, stats, 1, &sgt, NULL);
     tessel_stat_data_free(&stats);
     tessel_workload_free(&data);
     tessel_spec_free(&base);
@@ -196,7 +212,8 @@ static int figures(const char *file, int transpose, const char *cache, row_figur
              baseline("matraptor", file, transpose, &rmr);
     if (rc)
         return -1;
-    f->g_kept = kept_ratio(&rg), f->gp_kept = kept_ratio(&rgp);
+    f->g_mem = ratio(&rgm), f->gp_mem = ratio(&rgpm);
+    f->err_s = spill_error(&sg, &rg), f->err_st = spill_error(&sgt, &rgt);
     f->g = ratio(&rg), f->gr = ratio(&rgr), f->gp = ratio(&rgp), f->gs = ratio(&rgs),
     f->gps = ratio(&rgps);
     f->os = ratio(&ros), f->mr = ratio(&rmr);
@@ -220,7 +237,7 @@ static double median(double *v, size_t n)
 }
 
 #define MAXM 256
-#define NCOL 12 /* G GR GP Gs GPs OS MR G' GP' |statB| |statBs| Gs/G time */
+#define NCOL 14 /* G GR GP Gs GPs OS MR Gm GPm |statB| |statBs| Gs/G time |statS| |statST| */
 
 typedef struct column_set {
     double v[NCOL][MAXM];
@@ -236,11 +253,13 @@ static void columns(const row_figures *f, double x[NCOL])
                              f->gps,
                              f->os,
                              f->mr,
-                             f->g_kept,
-                             f->gp_kept,
+                             f->g_mem,
+                             f->gp_mem,
                              fabs(f->err_lru),
                              fabs(f->err_sa),
-                             f->t_gs / f->t_g };
+                             f->t_gs / f->t_g,
+                             fabs(f->err_s),
+                             fabs(f->err_st) };
     memcpy(x, v, sizeof(v));
 }
 
@@ -270,8 +289,8 @@ static void print_medians(const char *label, column_set *c)
         printf("%-24s", k ? "  mean" : label);
         for (int i = 0; i < 9; i++)
             printf(" %6.3f", x[i]);
-        printf("  |%5.1f%%|  |%5.1f%%|  time Gs/G %.2f (%zu matrices)\n", 100 * x[9], 100 * x[10],
-               x[11], c->n);
+        printf("  |%5.1f%%|  |%5.1f%%|  |%5.2f%%|  |%5.2f%%|  time Gs/G %.2f (%zu matrices)\n",
+               100 * x[9], 100 * x[10], 100 * x[12], 100 * x[13], x[11], c->n);
     }
 }
 
@@ -282,9 +301,10 @@ static void table(const char *manifest, const char *dir, const char *cache)
         fprintf(stderr, "%s: cannot open\n", manifest);
         return;
     }
-    printf("\nFiberCache %s\n%-24s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s\n", cache,
-           "matrix", "G", "GR", "GP", "Gs", "GPs", "OS", "MR", "G'", "GP'", "statB", "statBs",
-           "G ms", "Gs ms");
+    printf("\nFiberCache %s\n%-24s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s %8s "
+           "%8s\n",
+           cache, "matrix", "G", "GR", "GP", "Gs", "GPs", "OS", "MR", "Gm", "GPm", "statB",
+           "statBs", "statS", "statST", "G ms", "Gs ms");
     static column_set all, common;
     memset(&all, 0, sizeof(all));
     memset(&common, 0, sizeof(common));
@@ -318,8 +338,8 @@ static void table(const char *manifest, const char *dir, const char *cache)
         printf("%-24s", name);
         for (int i = 0; i < 9; i++)
             printf(" %6.3f", x[i]);
-        printf(" %+7.1f%% %+7.1f%% %8.2f %8.2f\n", 100 * r.err_lru, 100 * r.err_sa, 1e3 * r.t_g,
-               1e3 * r.t_gs);
+        printf(" %+7.1f%% %+7.1f%% %+7.2f%% %+7.2f%% %8.2f %8.2f\n", 100 * r.err_lru,
+               100 * r.err_sa, 100 * r.err_s, 100 * r.err_st, 1e3 * r.t_g, 1e3 * r.t_gs);
         fflush(stdout);
         keep(&all, &r);
         if (cs)
@@ -344,9 +364,11 @@ int main(int argc, char **argv)
            "preprocessing (affinity reorder + selective "
            "tiling), s set-associative (16 ways, 48 banks, 64 B lines); OS "
            "OuterSPACE, MR "
-           "MatRaptor.\nstatB(s): stat error on B's miss bytes against the exact "
+           "MatRaptor; partial fibers in the FiberCache (partials: cache), Gm GPm with "
+           "partials: memory.\nstatB(s): stat error on B's miss bytes against the exact "
            "trace, lru "
-           "(set-associative).\n");
+           "(set-associative); statS(T): stat error on the partial fibers' DRAM bytes, "
+           "share of exact DRAM (T: tiling selective).\n");
     if (argc > 2)
         for (int i = 2; i < argc; i++)
             table(manifest, dir, argv[i]);

@@ -125,6 +125,13 @@ def main():
     print("| geometric mean of DRAM / compulsory | " + " | ".join(
         "%.2f× (%d)" % (math.exp(sum(v) / len(v)), len(v)) if v else "-" for v in logs.values()) + " |")
 
+    print()
+    print("Each configuration runs its own spec's architecture and formats; compulsory bytes are")
+    print("each input read once and the output written once in that spec's level-1 formats.")
+    if any(c[0] == "Sparsepipe" for c in configs):
+        print("Sparsepipe runs its spec's app for all its iterations (specs/sparsepipe.yaml: PageRank,")
+        print("10 iterations), against the compulsory bytes of one SpMV; `tessel run` prints its")
+        print("baseline (A streamed every iteration) and the saving.")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)

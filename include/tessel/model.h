@@ -175,13 +175,14 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
                            tessel_result *out, tessel_diag *diag);
 
 /* Per-shape summaries of the stat estimator (src/model/stat_cache.c):
- * points of SpMSpM and SpMV at one buffer level that share a tile shape
+ * points of SpMSpM at one buffer level that share a tile shape
  * (the grids' shape, and the side of the mirror the loop order takes)
  * reuse its grids, pair walk, per-order tile uses grouped by tile size
  * and output write-backs, so that another partition, capacity, format or
  * loop order costs microseconds. Results equal tessel_model_stat_eval's
  * byte for byte. A cache belongs to one tessel_stat_data (free it first)
- * and to one thread; it keeps at most 64 shapes and 256 MiB. */
+ * and to one thread; it keeps up to 1,024 shapes (kilobytes each)
+ * and empties itself when full. */
 typedef struct tessel_stat_cache tessel_stat_cache;
 
 int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *a,
@@ -192,7 +193,7 @@ void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64
 /* tessel_model_stat_eval through cache (NULL: without one). Points the
  * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
  * inputs) and a summary that cannot be built (out of memory) take the
- * uncached path. */
+ * uncached path, as do SpMV's (not compared with the summaries yet). */
 int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
                                   tessel_stat_cache *cache, tessel_result *out,
                                   tessel_diag *diag);

@@ -81,6 +81,9 @@ typedef struct tessel_sweep_options {
                                  so that outputs are byte-identical across runs */
     int no_memo;              /* evaluate every point's traffic, even when a point with
                                  the same traffic-deciding spec was evaluated before */
+    int derive_buffers;       /* derive every point's spec when it varies a capacity or
+                                 partition, as before they were patched into cached
+                                 specs (bench_sweep's baseline; same outputs) */
     int skip_invalid;         /* a point whose spec is invalid or that the estimator refuses
                                  gets a summary row with its `error` and no numbers, and the
                                  sweep goes on (off: such a point stops the sweep) */

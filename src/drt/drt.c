@@ -116,7 +116,7 @@ static void result_init(const tessel_spec *spec, tessel_result *out, const char 
     out->ntensors = spec->workload.ntensors;
 }
 
-static int check_options(const tessel_drt_options *opt, tessel_diag *diag)
+int drt_check_options(const tessel_drt_options *opt, tessel_diag *diag)
 {
     if (!opt->micro[0] || !opt->micro[1] || opt->micro[0] > UINT32_MAX ||
         opt->micro[1] > UINT32_MAX)
@@ -145,7 +145,7 @@ int tessel_drt_exact(const tessel_spec *spec, const tessel_workload_data *data,
     result_init(spec, out, "exact");
     if (summary)
         memset(summary, 0, sizeof(*summary));
-    int rc = check_options(opt, diag);
+    int rc = drt_check_options(opt, diag);
     if (rc)
         return rc;
     drt_data d;
@@ -171,7 +171,7 @@ int tessel_drt_stats_create(const tessel_spec *spec, const tessel_workload_data 
         tessel_drt_options_init(&defaults);
         opt = &defaults;
     }
-    int rc = check_options(opt, diag);
+    int rc = drt_check_options(opt, diag);
     if (rc)
         return rc;
     tessel_drt_stats *s = tessel_alloc(a, sizeof(*s));
@@ -215,6 +215,18 @@ int tessel_drt_stat_growth(const tessel_spec *spec, const tessel_drt_stats *s,
     result_init(spec, out, "stat");
     if (summary)
         memset(summary, 0, sizeof(*summary));
+    int rc = drt_check_stats(spec, s, growth, diag);
+    if (!rc)
+        rc = drt_walk(spec, &s->d, growth, out, summary, diag);
+    snprintf(out->estimator, sizeof(out->estimator), "stat");
+    out->seconds = now_seconds() - t0;
+    out->stats_seconds = s->d.seconds;
+    return rc;
+}
+
+int drt_check_stats(const tessel_spec *spec, const tessel_drt_stats *s, tessel_drt_growth growth,
+                    tessel_diag *diag)
+{
     drt_roles r;
     int rc = drt_roles_of(spec, &r, diag);
     if (rc)
@@ -227,11 +239,7 @@ int tessel_drt_stat_growth(const tessel_spec *spec, const tessel_drt_stats *s,
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0,
                                "mapping.strategy_options.growth", "unknown DRT growth mode %d",
                                (int)growth);
-    rc = drt_walk(spec, &s->d, growth, out, summary, diag);
-    snprintf(out->estimator, sizeof(out->estimator), "stat");
-    out->seconds = now_seconds() - t0;
-    out->stats_seconds = s->d.seconds;
-    return rc;
+    return TESSEL_OK;
 }
 
 int tessel_drt_stat(const tessel_spec *spec, const tessel_drt_stats *s, tessel_result *out,

@@ -88,6 +88,16 @@ struct tessel_drt_stats {
 /* drt.c */
 int drt_oom(tessel_diag *diag);
 int drt_roles_of(const tessel_spec *spec, drt_roles *r, tessel_diag *diag);
+int drt_check_options(const tessel_drt_options *opt, tessel_diag *diag);
+/* s was collected for spec's einsum; growth is known. */
+int drt_check_stats(const tessel_spec *spec, const tessel_drt_stats *s, tessel_drt_growth growth,
+                    tessel_diag *diag);
+
+/* drt_levels.c */
+/* spec has exactly two buffer levels; cut = spec cut to DRAM + LLB. */
+int drt_check_levels(const tessel_spec *spec, tessel_spec *cut, tessel_diag *diag);
+int drt_levels_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growth,
+                    tessel_result *out, tessel_drt_summary summary[2], tessel_diag *diag);
 
 /* drt_grid.c */
 int drt_data_build(const tessel_spec *spec, const tessel_workload_data *w,
@@ -120,6 +130,41 @@ void drt_otable_free(const tessel_allocator *a, drt_otable *o);
 /* drt_walk.c */
 int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growth,
              tessel_result *out, tessel_drt_summary *summary, tessel_diag *diag);
+
+/* An effectual task's box in micro coordinates of the walked data: i
+ * from A's tile, j from B's, k the task's reduction range. */
+typedef struct drt_task_box {
+    uint64_t lo[DRT_NX], hi[DRT_NX];
+} drt_task_box;
+/* Called after each effectual task; a nonzero return (a negative TESSEL_E
+ * code with the diag filled) stops further calls and is returned by
+ * drt_walk_run once the walk ends. */
+typedef int (*drt_task_fn)(void *ctx, const drt_task_box *box);
+
+/* The walker's own sums before rounding into the result (a caller adding
+ * many walks rounds once). */
+typedef struct drt_walk_raw {
+    double updates, in_data, in_meta, out_data, out_meta;
+    uint64_t tasks;
+    double edge_sum[DRT_NX], util_sum;
+    uint64_t util_n;
+} drt_walk_raw;
+
+typedef struct drt_walk_args {
+    const tessel_spec *spec;
+    unsigned level;       /* the buffer level (1 or 2) whose partitions, formats, order apply */
+    const drt_data *d;    /* the grids walked */
+    const drt_data *od;   /* owner of the output table (NULL: d) */
+    uint64_t off[DRT_NX]; /* d's micro origin in od's coordinates */
+    uint32_t *cursor;     /* od->out.ntiles cursors, zeroed once (NULL: the walk's own) */
+    tessel_drt_growth growth;
+    drt_task_fn on_task;  /* NULL: none */
+    void *ctx;
+    drt_walk_raw raw;     /* out */
+} drt_walk_args;
+/* The result's levels 0 and 1 are the backing store and args->level. */
+int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *summary,
+                 tessel_diag *diag);
 
 /* The first position p in [lo, hi) with v[p] >= key (v ascending there), or hi. */
 uint64_t drt_lower_bound(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key);

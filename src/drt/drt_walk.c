@@ -127,7 +127,15 @@ typedef struct oq {
 
 typedef struct walker {
     const drt_data *d;
+    /* the output table's owner and d's micro origin in it: d is a task's
+     * sub-problem in drt_levels.c (local coordinates), else od == d */
+    const drt_data *od;
+    uint64_t off[DRT_NX];
     const tessel_spec *spec;
+    unsigned lv; /* the buffer level whose partitions, formats and order apply */
+    drt_task_fn on_task;
+    void *ctx;
+    int err; /* the first error of on_task (later tasks are not reported) */
     tessel_result *r;
     tessel_drt_growth growth;
     cost c[3];
@@ -368,7 +376,7 @@ static double elems(const drt_data *d, unsigned x, uint64_t c)
 
 static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
 {
-    const drt_otable *o = &w->d->out;
+    const drt_otable *o = &w->od->out;
     uint64_t s = o->start[t], e = o->start[t + 1], c = w->cursor[t];
     /* c = entries with kq < k, from the last one by galloping: O(1) for
      * the short moves of the stationary orders, O(log) for the long ones
@@ -398,16 +406,20 @@ static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
     }
     if (!c)
         return;
-    double area = elems(w->d, DRT_I, o->tile_i[t]) * elems(w->d, DRT_J, o->tile_j[t]);
+    double area = elems(w->od, DRT_I, o->tile_i[t]) * elems(w->od, DRT_J, o->tile_j[t]);
     q->n += area * -expm1(-v);
     q->m += -expm1(-area * v);
     q->logempty -= area * v;
 }
 
-static void query(walker *w, const uint64_t *lo, const uint64_t *hi, uint64_t k, oq *q)
+static void query(walker *w, const uint64_t *llo, const uint64_t *lhi, uint64_t k, oq *q)
 {
-    const drt_otable *o = &w->d->out;
+    const drt_otable *o = &w->od->out;
     memset(q, 0, sizeof(*q));
+    /* to the output table's coordinates */
+    uint64_t lo[2] = { llo[0] + w->off[DRT_I], llo[1] + w->off[DRT_J] };
+    uint64_t hi[2] = { lhi[0] + w->off[DRT_I], lhi[1] + w->off[DRT_J] };
+    k += w->off[DRT_K];
     if (hi[0] - lo[0] <= hi[1] - lo[1]) {
         uint64_t end = hi[0] < o->rows ? hi[0] : o->rows;
         for (uint64_t i = lo[0]; i < end; i++) {
@@ -436,7 +448,7 @@ static void query(walker *w, const uint64_t *lo, const uint64_t *hi, uint64_t k,
 static void out_bytes(const walker *w, const oq *q, double *data, double *meta)
 {
     const cost *c = &w->c[DRT_Z];
-    if (!w->d->out.stat) {
+    if (!w->od->out.stat) {
         uint64_t d, m;
         bytes_of(c, (uint64_t)q->m, (uint64_t)q->n, &d, &m);
         *data = (double)d;
@@ -471,7 +483,7 @@ static void read_back(walker *w, uint64_t k0)
     if (!(q.n > 0))
         return;
     out_bytes(w, &q, &d, &m);
-    w->updates += w->d->out.stat ? -expm1(q.logempty) : 1.0;
+    w->updates += w->od->out.stat ? -expm1(q.logempty) : 1.0;
     w->in_data += d;
     w->in_meta += m;
 }
@@ -538,7 +550,7 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
         /* the innermost level: the MACs' intersection reads coordinates */
         r->intersections += ts[role]->use;
         r->traffic[1][d->roles.tensor[role]].child_read_metadata +=
-            ts[role]->use * w->spec->level[1].coord_bits / 8;
+            ts[role]->use * w->spec->level[w->lv].coord_bits / 8;
     }
     uint64_t lo[2] = { ta->lo[DRT_I], tb->lo[DRT_J] }, hi[2] = { ta->hi[DRT_I], tb->hi[DRT_J] };
     if (!w->zres || memcmp(lo, w->zlo, sizeof(lo)) || memcmp(hi, w->zhi, sizeof(hi))) {
@@ -550,6 +562,13 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
         read_back(w, k0);
     }
     w->zk = k1;
+    if (w->on_task && !w->err) {
+        drt_task_box b;
+        b.lo[DRT_I] = ta->lo[DRT_I], b.hi[DRT_I] = ta->hi[DRT_I];
+        b.lo[DRT_J] = tb->lo[DRT_J], b.hi[DRT_J] = tb->hi[DRT_J];
+        b.lo[DRT_K] = k0, b.hi[DRT_K] = k1;
+        w->err = w->on_task(w->ctx, &b);
+    }
 }
 
 static void run_task(walker *w, unsigned u, const tile *tu, const tile *tv, uint64_t k0,
@@ -853,9 +872,9 @@ static void walk_output_stationary(walker *w)
 /* ------------------------------------------------------------------ */
 /* Setup and the result. */
 
-static uint64_t partition_bytes(const tessel_spec *s, unsigned t)
+static uint64_t partition_bytes(const tessel_spec *s, unsigned level, unsigned t)
 {
-    const tessel_spec_level *lv = &s->level[1];
+    const tessel_spec_level *lv = &s->level[level];
     const tessel_spec_tensor_level *tl = &lv->tensor[t];
     if (tl->partition_bytes)
         return tl->partition_bytes;
@@ -867,7 +886,7 @@ static uint64_t partition_bytes(const tessel_spec *s, unsigned t)
 static int setup_costs(walker *w, tessel_diag *diag)
 {
     const tessel_spec *s = w->spec;
-    const tessel_spec_level *lv = &s->level[1];
+    const tessel_spec_level *lv = &s->level[w->lv];
     const drt_data *d = w->d;
     const unsigned shape_x[3][2] = { { DRT_I, DRT_J }, { DRT_I, DRT_K }, { DRT_K, DRT_J } };
     tessel_format_widths wd;
@@ -894,7 +913,7 @@ static int setup_costs(walker *w, tessel_diag *diag)
         w->c[role].fixed_bits = (uint64_t)ceil(fixed);
         w->c[role].per_bits = (uint64_t)ceil(per);
         w->c[role].value_bits = lv->value_bits;
-        w->c[role].part = partition_bytes(s, t);
+        w->c[role].part = partition_bytes(s, w->lv, t);
     }
     return TESSEL_OK;
 }
@@ -912,7 +931,7 @@ static void setup_order(walker *w)
             continue;
         pos[x] = TESSEL_SPEC_MAX_INDICES + (unsigned)si;
         for (unsigned p = 0; p < s->workload.nindices; p++)
-            if ((int)s->level[1].order[p] == si) {
+            if ((int)s->level[w->lv].order[p] == si) {
                 pos[x] = p;
                 break;
             }
@@ -941,7 +960,7 @@ static void finish(walker *w, tessel_drt_summary *summary)
 {
     const drt_data *d = w->d;
     tessel_result *r = w->r;
-    const drt_otable *o = &d->out;
+    const drt_otable *o = &w->od->out;
     unsigned tz = d->roles.tensor[DRT_Z];
     tessel_traffic *z = &r->traffic[1][tz];
     z->updates = count_of(w->updates);
@@ -970,7 +989,7 @@ static void finish(walker *w, tessel_drt_summary *summary)
     }
     r->compulsory_bytes = comp;
     /* derived counts, as the exact estimator's (one buffer level) */
-    uint64_t value_bytes = w->spec->level[1].value_bits / 8;
+    uint64_t value_bytes = w->spec->level[w->lv].value_bits / 8;
     for (unsigned t = 0; t < r->ntensors; t++) {
         tessel_traffic *top = &r->traffic[0][t], *lv = &r->traffic[1][t];
         top->reads = lv->fills + lv->updates;
@@ -1005,20 +1024,43 @@ static void finish(walker *w, tessel_drt_summary *summary)
 int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growth,
              tessel_result *out, tessel_drt_summary *summary, tessel_diag *diag)
 {
+    drt_walk_args a;
+    memset(&a, 0, sizeof(a));
+    a.spec = spec;
+    a.level = 1;
+    a.d = a.od = d;
+    a.growth = growth;
+    return drt_walk_run(&a, out, summary, diag);
+}
+
+int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *summary,
+                 tessel_diag *diag)
+{
+    const tessel_spec *spec = args->spec;
+    const drt_data *d = args->d;
     walker w;
     memset(&w, 0, sizeof(w));
     w.d = d;
+    w.od = args->od ? args->od : d;
+    memcpy(w.off, args->off, sizeof(w.off));
+    w.lv = args->level;
+    w.on_task = args->on_task;
+    w.ctx = args->ctx;
     w.spec = spec;
     w.r = out;
-    w.growth = growth;
+    w.growth = args->growth;
     int rc = setup_costs(&w, diag);
     if (rc)
         return rc;
     setup_order(&w);
-    w.cursor = tessel_alloc_array(d->alloc, d->out.ntiles ? d->out.ntiles : 1, sizeof(uint32_t));
-    if (!w.cursor)
-        return drt_oom(diag);
-    memset(w.cursor, 0, (d->out.ntiles ? d->out.ntiles : 1) * sizeof(uint32_t));
+    uint64_t nzt = w.od->out.ntiles ? w.od->out.ntiles : 1;
+    w.cursor = args->cursor;
+    if (!w.cursor) {
+        w.cursor = tessel_alloc_array(d->alloc, nzt, sizeof(uint32_t));
+        if (!w.cursor)
+            return drt_oom(diag);
+        memset(w.cursor, 0, nzt * sizeof(uint32_t));
+    }
     /* the accumulators: one block (ka over k; wa over the longest index) */
     uint64_t nk = d->mext[DRT_K] ? d->mext[DRT_K] : 1, nw = nk;
     for (unsigned x = 0; x < DRT_NX; x++)
@@ -1036,7 +1078,8 @@ int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growt
         tessel_dealloc(d->alloc, w.bn);
         tessel_dealloc(d->alloc, w.boff);
         tessel_dealloc(d->alloc, w.scratch);
-        tessel_dealloc(d->alloc, w.cursor);
+        if (!args->cursor)
+            tessel_dealloc(d->alloc, w.cursor);
         return drt_oom(diag);
     }
     memset(w.scratch, 0, (5 * nk + 5 * nw) * sizeof(uint64_t));
@@ -1057,11 +1100,21 @@ int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growt
     if (w.zres)
         write_back(&w);
     finish(&w, summary);
+    drt_walk_raw *raw = &args->raw;
+    raw->updates = w.updates, raw->in_data = w.in_data, raw->in_meta = w.in_meta;
+    raw->out_data = w.out_data, raw->out_meta = w.out_meta;
+    raw->tasks = w.tasks;
+    memcpy(raw->edge_sum, w.edge_sum, sizeof(raw->edge_sum));
+    raw->util_sum = w.util_sum;
+    raw->util_n = w.util_n;
     tessel_dealloc(d->alloc, w.bk);
     tessel_dealloc(d->alloc, w.bn);
     tessel_dealloc(d->alloc, w.boff);
     tessel_dealloc(d->alloc, w.scratch);
-    tessel_dealloc(d->alloc, w.cursor);
+    if (!args->cursor)
+        tessel_dealloc(d->alloc, w.cursor);
+    if (w.err)
+        return w.err;
     for (unsigned l = 0; l < out->nlevels; l++)
         for (unsigned t = 0; t < out->ntensors; t++)
             if (out->traffic[l][t].data_bytes == UINT64_MAX ||

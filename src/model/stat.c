@@ -836,7 +836,7 @@ int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_dat
         if (cache && !stat_cache_belongs(cache, s))
             rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                  "a stat cache serves the statistics it was created for");
-        else if (cache && closed && e.kind != TESSEL_WORKLOAD_TTM)
+        else if (cache && closed && e.kind == TESSEL_WORKLOAD_SPMSPM)
             rc = evaluate_cached(&e, ins, sample, s->flops, cache, diag);
         if (rc == STAT_CACHE_DECLINED)
             rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)

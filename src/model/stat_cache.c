@@ -1,6 +1,6 @@
-/* Per-shape summaries of the stat estimator's closed sums (SpMSpM and
- * SpMV at one buffer level, stat_spmspm.c), so that design points that
- * share a tile shape cost microseconds.
+/* Per-shape summaries of the stat estimator's closed sums (SpMSpM at one
+ * buffer level, stat_spmspm.c), so that design points that share a tile
+ * shape cost microseconds.
  *
  * A summary belongs to one tile shape as the grids see it (the derived
  * edges of A and B). It is built the first time a point has that shape,

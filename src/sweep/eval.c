@@ -104,41 +104,87 @@ static size_t point_sets(const tessel_sweep *s, const uint32_t *idx, const sweep
     return n;
 }
 
+/* Derives point idx's spec with every axis's override (*owned, the caller
+ * frees it): a point without patching, or whose patched values fail the
+ * checks across values (the error then is the validator's own). */
+static int derive_full(const sweep_shared *sh, const uint32_t *idx, tessel_spec **owned,
+                       const tessel_spec **spec, size_t *axes, size_t *naxes,
+                       tessel_diag_list *errors)
+{
+    const tessel_sweep *s = sh->sweep;
+    const char *sets[TESSEL_SWEEP_MAX_AXES];
+    *naxes = point_sets(s, idx, NULL, sets, axes);
+    int rc = tessel_spec_derive(sh->data_spec, sets, *naxes, s->alloc, owned, errors);
+    *spec = *owned;
+    return rc;
+}
+
+/* The cache entry of point idx's unpatched axes, deriving its spec when
+ * missing; NULL when the cache is full (*owned is then the spec) or the
+ * derivation failed (*owned NULL). */
+static sweep_cached *structural_spec(const sweep_shared *sh, sweep_spec_cache *cache,
+                                     const uint32_t *idx, tessel_spec **owned)
+{
+    const tessel_sweep *s = sh->sweep;
+    uint32_t key[TESSEL_SWEEP_MAX_AXES] = { 0 };
+    for (size_t a = 0; a < s->naxes; a++)
+        key[a] = sh->patch->kind[a] ? 0 : idx[a];
+    sweep_cached *entry = sweep_spec_cache_find(cache, key);
+    if (entry)
+        return entry;
+    const char *sets[TESSEL_SWEEP_MAX_AXES];
+    size_t axes[TESSEL_SWEEP_MAX_AXES];
+    size_t n = point_sets(s, idx, sh->patch, sets, axes);
+    if (tessel_spec_derive(sh->data_spec, sets, n, s->alloc, owned, NULL))
+        return NULL;
+    return sweep_spec_cache_put(cache, key, owned);
+}
+
 /* The point's spec: a patched copy of a cached spec (*view, with *entry
- * its cache entry), or one derived for this point alone (*owned, the
- * caller frees it; *entry NULL). */
+ * its cache entry, or of *owned when the cache is full), or one derived
+ * for this point alone (*owned, the caller frees it; *entry NULL). */
 static int point_spec(const sweep_shared *sh, sweep_spec_cache *cache, const uint32_t *idx,
                       tessel_spec *view, tessel_spec **owned, const tessel_spec **spec,
                       sweep_cached **entry, size_t *axes, size_t *naxes,
                       tessel_diag_list *errors)
 {
-    const tessel_sweep *s = sh->sweep;
     const sweep_patch *patch = cache ? sh->patch : NULL;
-    const char *sets[TESSEL_SWEEP_MAX_AXES];
     *entry = NULL;
-    *naxes = point_sets(s, idx, patch, sets, axes);
-    uint32_t key[TESSEL_SWEEP_MAX_AXES] = { 0 };
-    for (size_t a = 0; patch && a < s->naxes; a++)
-        key[a] = patch->kind[a] ? 0 : idx[a];
-    *entry = patch ? sweep_spec_cache_find(cache, key) : NULL;
-    if (!*entry) {
-        int rc = tessel_spec_derive(sh->data_spec, sets, *naxes, s->alloc, owned, errors);
-        if (rc || !patch)
-            return *spec = *owned, rc;
-        *entry = sweep_spec_cache_put(cache, key, owned);
-    }
+    if (!patch)
+        return derive_full(sh, idx, owned, spec, axes, naxes, errors);
+    *entry = structural_spec(sh, cache, idx, owned);
+    if (!*entry && !*owned) /* the derivation failed: this point's own error */
+        return derive_full(sh, idx, owned, spec, axes, naxes, errors);
     *view = *entry ? *(*entry)->spec : **owned; /* shares strings and tree: never freed */
-    sweep_patch_apply(patch, idx, s->naxes, view);
+    sweep_patch_apply(patch, idx, sh->sweep->naxes, view);
+    if (patch->traffic && !sweep_patch_consistent(view)) {
+        *entry = NULL;
+        tessel_spec_free(owned);
+        return derive_full(sh, idx, owned, spec, axes, naxes, errors);
+    }
+    const char *sets[TESSEL_SWEEP_MAX_AXES];
+    *naxes = point_sets(sh->sweep, idx, patch, sets, axes);
     *spec = view;
     return TESSEL_OK;
 }
 
-/* The energy of spec, from the cache entry when PEs and MACs per PE match. */
+/* Whether the entry's energy was priced with spec's level capacities (a
+ * level's size, when its class has no size attribute). */
+static int same_capacities(const sweep_cached *entry, const tessel_spec *spec)
+{
+    for (unsigned l = 0; l < spec->nlevels && l < TESSEL_SPEC_MAX_LEVELS; l++)
+        if (entry->energy_capacity[l] != spec->level[l].capacity)
+            return 0;
+    return 1;
+}
+
+/* The energy of spec, from the cache entry when PEs, MACs per PE and the
+ * capacities match. */
 static int point_energy(const sweep_shared *sh, sweep_cached *entry, const tessel_spec *spec,
                         tessel_design_energy *energy, tessel_diag_list *errors)
 {
     if (entry && entry->has_energy && entry->energy_pes == spec->compute.pes &&
-        entry->energy_macs == spec->compute.macs_per_pe) {
+        entry->energy_macs == spec->compute.macs_per_pe && same_capacities(entry, spec)) {
         *energy = entry->energy;
         return TESSEL_OK;
     }
@@ -147,9 +193,22 @@ static int point_energy(const sweep_shared *sh, sweep_cached *entry, const tesse
         entry->energy = *energy;
         entry->energy_pes = spec->compute.pes;
         entry->energy_macs = spec->compute.macs_per_pe;
+        for (unsigned l = 0; l < spec->nlevels && l < TESSEL_SPEC_MAX_LEVELS; l++)
+            entry->energy_capacity[l] = spec->level[l].capacity;
         entry->has_energy = 1;
     }
     return rc;
+}
+
+/* The value indices of the point's patched capacities and partitions (0
+ * elsewhere): with the cache entry, what decides the point's estimate. */
+static void traffic_key(const sweep_patch *patch, const sweep_cached *entry, const uint32_t *idx,
+                        size_t naxes, uint32_t *key)
+{
+    memset(key, 0, TESSEL_SWEEP_MAX_AXES * sizeof(*key));
+    for (size_t a = 0; entry && patch->traffic && a < naxes; a++)
+        if (patch->kind[a] == SWEEP_PATCH_CAPACITY || patch->kind[a] == SWEEP_PATCH_PARTITION)
+            key[a] = idx[a];
 }
 
 int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
@@ -181,15 +240,20 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
     }
     tessel_diag_list_free(&errors);
 
-    /* the estimate: the cache entry's (patched axes cannot change it),
-     * else the memo's, else the estimator's */
+    /* the estimate: the cache entry's (the last one it estimated, when
+     * the point's capacities and partitions are that one's), else the
+     * memo's, else the estimator's */
     tessel_result result;
     tessel_stat_cache *shapes = sweep_memo_stat_cache(memo);
     /* a template's options are a YAML tree the memo's key does not hold */
     if (spec->template_.options)
         memo = NULL;
-    const tessel_result *known = entry && entry->has_result ? &entry->result
-                                                            : sweep_memo_find(memo, spec);
+    uint32_t tkey[TESSEL_SWEEP_MAX_AXES];
+    traffic_key(sh->patch, entry, idx, s->naxes, tkey);
+    const tessel_result *known = entry && entry->has_result &&
+                                         memcmp(entry->result_key, tkey, sizeof(tkey)) == 0
+                                     ? &entry->result
+                                     : sweep_memo_find(memo, spec);
     *memo_hit = known != NULL;
     if (known) {
         result = *known;
@@ -198,8 +262,9 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
         if (!rc)
             sweep_memo_put(memo, spec, &result);
     }
-    if (!rc && entry && !entry->has_result) {
+    if (!rc && entry && known != &entry->result) {
         entry->result = result;
+        memcpy(entry->result_key, tkey, sizeof(tkey));
         entry->has_result = 1;
     }
     if (!rc) {

@@ -69,8 +69,16 @@ struct sweep_memo {
     const tessel_allocator *alloc;
     tessel_stat_cache *shapes; /* the stat estimator's shape summaries, or NULL */
     uint32_t slot[MEMO_SLOTS]; /* entry index + 1; 0 = empty */
+    uint32_t hash[MEMO_SLOTS]; /* the key hash of each used slot */
     uint32_t count;
+    uint64_t hits;
     memo_entry *entry;         /* MEMO_MAX_ENTRIES, allocated on first use */
+    /* the key the last find built, for the put of the same spec after a
+     * miss (a key is thousands of bytes: built once per point). A put
+     * always follows its point's find once entries exist. */
+    const tessel_spec *pending_spec;
+    uint32_t pending_hash;
+    memo_key pending;
 };
 
 /* Every byte is set (padding included), so keys compare with memcmp. */
@@ -182,23 +190,33 @@ void sweep_memo_free(sweep_memo **m)
     *m = NULL;
 }
 
-/* The slot holding key k, or the empty slot where it would go. */
-static uint32_t *memo_slot(sweep_memo *m, const memo_key *k)
+/* The slot holding key k (of hash h), or the empty slot where it would
+ * go: keys are compared only when their hashes are equal. */
+static uint32_t memo_slot(sweep_memo *m, const memo_key *k, uint32_t h)
 {
-    uint32_t i = key_hash(k) & (MEMO_SLOTS - 1);
-    while (m->slot[i] && memcmp(&m->entry[m->slot[i] - 1].key, k, sizeof(*k)) != 0)
+    uint32_t i = h & (MEMO_SLOTS - 1);
+    while (m->slot[i] &&
+           (m->hash[i] != h || memcmp(&m->entry[m->slot[i] - 1].key, k, sizeof(*k)) != 0))
         i = (i + 1) & (MEMO_SLOTS - 1);
-    return &m->slot[i];
+    return i;
 }
 
+/* A memo filled without a single hit is not looked up any more: its
+ * sweep gives every point traffic of its own (a new capacity, partition
+ * or mapping), and building a key costs more than a stat estimate from
+ * the per-shape summaries. */
 const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec)
 {
-    if (!m || !m->entry)
+    if (!m || !m->entry || (m->count == MEMO_MAX_ENTRIES && !m->hits))
         return NULL;
-    memo_key k;
-    key_build(spec, &k);
-    uint32_t *slot = memo_slot(m, &k);
-    return *slot ? &m->entry[*slot - 1].result : NULL;
+    key_build(spec, &m->pending);
+    m->pending_hash = key_hash(&m->pending);
+    m->pending_spec = spec;
+    uint32_t i = memo_slot(m, &m->pending, m->pending_hash);
+    if (!m->slot[i])
+        return NULL;
+    m->hits++;
+    return &m->entry[m->slot[i] - 1].result;
 }
 
 /* Full: later points are evaluated without the memo (it never evicts, so
@@ -214,10 +232,17 @@ void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result 
             return; /* the memo is an optimisation: without memory, none */
     }
     memo_entry *e = &m->entry[m->count];
-    key_build(spec, &e->key);
-    uint32_t *slot = memo_slot(m, &e->key);
-    if (*slot)
+    if (m->pending_spec == spec) {
+        e->key = m->pending;
+    } else {
+        key_build(spec, &e->key);
+        m->pending_hash = key_hash(&e->key);
+    }
+    m->pending_spec = NULL;
+    uint32_t i = memo_slot(m, &e->key, m->pending_hash);
+    if (m->slot[i])
         return;
     e->result = *r;
-    *slot = ++m->count;
+    m->hash[i] = m->pending_hash;
+    m->slot[i] = ++m->count;
 }

@@ -1,14 +1,47 @@
-/* Pricing-only axes patched into cached specs (see sweep_internal.h): a
- * sweep over bandwidths, clocks and PE counts derives one spec per
- * combination of its other axes, not one per point. */
+/* Axes patched into cached specs (see sweep_internal.h): a sweep over
+ * bandwidths, clocks, PE counts, capacities and partitions derives one
+ * spec per combination of its other axes, not one per point. */
+#include <stdio.h>
 #include <string.h>
 
+#include "tessel/template.h"
 #include "sweep_internal.h"
 
 #define SPEC_CACHE_SLOTS 256u
 
-/* The kind of field `path` sets, and its level for a bandwidth. */
-static sweep_patch_kind classify(const char *path, const tessel_spec *spec, unsigned *level)
+/* The level whose name `name` starts with, followed by a dot: its index,
+ * *rest the text after the dot; -1 when none. */
+static int level_prefix(const tessel_spec *spec, const char *name, const char **rest)
+{
+    for (unsigned l = 0; l < spec->nlevels; l++) {
+        size_t n = strlen(spec->level[l].name);
+        if (strncmp(name, spec->level[l].name, n) == 0 && name[n] == '.') {
+            *rest = name + n + 1;
+            return (int)l;
+        }
+    }
+    return -1;
+}
+
+/* "tensors.NAME.partition": the tensor's index; -1 when not that. */
+static int partition_tensor(const tessel_spec *spec, const char *rest)
+{
+    if (strncmp(rest, "tensors.", 8) != 0)
+        return -1;
+    rest += 8;
+    for (unsigned t = 0; t < spec->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        size_t n = strlen(spec->workload.tensor[t].name);
+        if (strncmp(rest, spec->workload.tensor[t].name, n) == 0 &&
+            strcmp(rest + n, ".partition") == 0)
+            return (int)t;
+    }
+    return -1;
+}
+
+/* The kind of field `path` sets, and its level (and tensor). Capacities
+ * and partitions only without a template (whose expansion may read them). */
+static sweep_patch_kind classify(const char *path, const tessel_spec *spec, unsigned *level,
+                                 unsigned *tensor)
 {
     if (strcmp(path, "architecture.compute.clock") == 0)
         return SWEEP_PATCH_CLOCK;
@@ -16,29 +49,71 @@ static sweep_patch_kind classify(const char *path, const tessel_spec *spec, unsi
         return SWEEP_PATCH_PES;
     if (strcmp(path, "architecture.compute.macs_per_pe") == 0)
         return SWEEP_PATCH_MACS;
-    const char *name = path;
+    const char *name = path, *rest = NULL;
     if (strncmp(path, "architecture.levels.", 20) == 0)
         name = path + 20;
-    const char *dot = strchr(name, '.');
-    if (!dot || strcmp(dot, ".bandwidth") != 0)
+    int l = level_prefix(spec, name, &rest);
+    if (l < 0)
         return SWEEP_PATCH_NONE;
-    for (unsigned l = 0; l < spec->nlevels; l++)
-        if (strlen(spec->level[l].name) == (size_t)(dot - name) &&
-            strncmp(spec->level[l].name, name, (size_t)(dot - name)) == 0) {
-            *level = l;
-            return SWEEP_PATCH_BANDWIDTH;
-        }
-    return SWEEP_PATCH_NONE;
+    *level = (unsigned)l;
+    if (strcmp(rest, "bandwidth") == 0)
+        return SWEEP_PATCH_BANDWIDTH;
+    if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE)
+        return SWEEP_PATCH_NONE;
+    if (strcmp(rest, "capacity") == 0)
+        return SWEEP_PATCH_CAPACITY;
+    int t = partition_tensor(spec, rest);
+    if (t < 0)
+        return SWEEP_PATCH_NONE;
+    *tensor = (unsigned)t;
+    return SWEEP_PATCH_PARTITION;
 }
 
-static double field_of(sweep_patch_kind kind, unsigned level, const tessel_spec *s)
+static void field_of(const sweep_patch *p, size_t a, const tessel_spec *s, size_t v)
 {
-    switch (kind) {
-    case SWEEP_PATCH_BANDWIDTH: return s->level[level].bandwidth;
-    case SWEEP_PATCH_CLOCK: return s->compute.clock_ghz;
-    case SWEEP_PATCH_PES: return (double)s->compute.pes;
-    default: return (double)s->compute.macs_per_pe;
+    const tessel_spec_level *L = &s->level[p->level[a]];
+    switch (p->kind[a]) {
+    case SWEEP_PATCH_BANDWIDTH: p->value[a][v] = L->bandwidth; break;
+    case SWEEP_PATCH_CLOCK: p->value[a][v] = s->compute.clock_ghz; break;
+    case SWEEP_PATCH_PES: p->value[a][v] = (double)s->compute.pes; break;
+    case SWEEP_PATCH_MACS: p->value[a][v] = (double)s->compute.macs_per_pe; break;
+    case SWEEP_PATCH_CAPACITY: p->bytes[a][v] = L->capacity; break;
+    default:
+        p->value[a][v] = L->tensor[p->tensor[a]].partition_fraction;
+        p->bytes[a][v] = L->tensor[p->tensor[a]].partition_bytes;
+        break;
     }
+}
+
+/* A partition value checked alone: the level's other tensors given one
+ * byte each, so that the base spec's partitions cannot fail the sum. */
+static int derive_partition(size_t a, const char *set,
+                            const tessel_spec *data_spec, const tessel_allocator *alloc,
+                            const sweep_patch *p, tessel_spec **one)
+{
+    const char *sets[1 + TESSEL_SPEC_MAX_TENSORS];
+    char *owned[TESSEL_SPEC_MAX_TENSORS] = { NULL };
+    size_t n = 0, nowned = 0;
+    sets[n++] = set;
+    const char *level = data_spec->level[p->level[a]].name;
+    int rc = TESSEL_OK;
+    for (unsigned t = 0; t < data_spec->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        if (t == p->tensor[a])
+            continue;
+        char path[3 * TESSEL_SPEC_NAME_MAX + 64];
+        snprintf(path, sizeof(path), "architecture.levels.%s.tensors.%s.partition", level,
+                 data_spec->workload.tensor[t].name);
+        if (!(owned[nowned] = sweep_make_set(alloc, path, "1B", 0))) {
+            rc = TESSEL_ENOMEM;
+            break;
+        }
+        sets[n++] = owned[nowned++];
+    }
+    if (!rc)
+        rc = tessel_spec_derive(data_spec, sets, n, alloc, one, NULL);
+    for (size_t i = 0; i < nowned; i++)
+        tessel_dealloc(alloc, owned[i]);
+    return rc;
 }
 
 /* Every value of axis a read (and checked) by deriving the data entry's
@@ -48,39 +123,50 @@ static int read_values(const tessel_sweep *s, size_t a, const tessel_spec *data_
                        const tessel_allocator *alloc, sweep_patch *p)
 {
     const sweep_axis *ax = &s->axis[a];
-    p->value[a] = tessel_alloc_array(alloc, ax->nvalues, sizeof(double));
-    if (!p->value[a])
+    if (!(p->value[a] = tessel_alloc_array(alloc, ax->nvalues, sizeof(double))) ||
+        !(p->bytes[a] = tessel_alloc_array(alloc, ax->nvalues, sizeof(uint64_t))))
         return 0;
     for (size_t v = 0; v < ax->nvalues; v++) {
         tessel_spec *one = NULL;
         const char *set = ax->sets[v];
-        if (tessel_spec_derive(data_spec, &set, 1, alloc, &one, NULL))
+        int rc = tessel_spec_derive(data_spec, &set, 1, alloc, &one, NULL);
+        if (rc && rc != TESSEL_ENOMEM && p->kind[a] == SWEEP_PATCH_PARTITION)
+            rc = derive_partition(a, set, data_spec, alloc, p, &one);
+        if (rc)
             return 0;
-        p->value[a][v] = field_of(p->kind[a], p->level[a], one);
+        field_of(p, a, one, v);
         tessel_spec_free(&one);
     }
     return 1;
 }
 
-int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec,
+int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec, int buffers,
                       const tessel_allocator *a, sweep_patch *out)
 {
     memset(out, 0, sizeof(*out));
     for (size_t ax = 0; ax < s->naxes; ax++) {
-        out->kind[ax] = classify(s->axis[ax].path, data_spec, &out->level[ax]);
+        out->kind[ax] = classify(s->axis[ax].path, data_spec, &out->level[ax], &out->tensor[ax]);
+        if (!buffers && out->kind[ax] >= SWEEP_PATCH_CAPACITY)
+            out->kind[ax] = SWEEP_PATCH_NONE;
         if (out->kind[ax] && !read_values(s, ax, data_spec, a, out)) {
             tessel_dealloc(a, out->value[ax]);
+            tessel_dealloc(a, out->bytes[ax]);
             out->value[ax] = NULL;
+            out->bytes[ax] = NULL;
             out->kind[ax] = SWEEP_PATCH_NONE;
         }
+        if (out->kind[ax] == SWEEP_PATCH_CAPACITY || out->kind[ax] == SWEEP_PATCH_PARTITION)
+            out->traffic = 1;
     }
     return TESSEL_OK;
 }
 
 void sweep_patch_free(const tessel_allocator *a, sweep_patch *p)
 {
-    for (size_t ax = 0; ax < TESSEL_SWEEP_MAX_AXES; ax++)
+    for (size_t ax = 0; ax < TESSEL_SWEEP_MAX_AXES; ax++) {
         tessel_dealloc(a, p->value[ax]);
+        tessel_dealloc(a, p->bytes[ax]);
+    }
     memset(p, 0, sizeof(*p));
 }
 
@@ -157,11 +243,58 @@ void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
         if (!p->kind[a] || idx[a] == SWEEP_NO_VALUE)
             continue;
         double v = p->value[a][idx[a]];
+        tessel_spec_level *L = &spec->level[p->level[a]];
         switch (p->kind[a]) {
-        case SWEEP_PATCH_BANDWIDTH: spec->level[p->level[a]].bandwidth = v; break;
+        case SWEEP_PATCH_BANDWIDTH: L->bandwidth = v; break;
         case SWEEP_PATCH_CLOCK: spec->compute.clock_ghz = v; break;
         case SWEEP_PATCH_PES: spec->compute.pes = (unsigned)v; break;
-        default: spec->compute.macs_per_pe = (unsigned)v; break;
+        case SWEEP_PATCH_MACS: spec->compute.macs_per_pe = (unsigned)v; break;
+        case SWEEP_PATCH_CAPACITY: L->capacity = p->bytes[a][idx[a]]; break;
+        default:
+            L->tensor[p->tensor[a]].partition_fraction = v;
+            L->tensor[p->tensor[a]].partition_bytes = p->bytes[a][idx[a]];
+            break;
         }
     }
+}
+
+/* The bytes of each tensor's share of level l are at least one (as
+ * src/spec/validate.c's check_partition_sizes, same arithmetic). */
+static int shares_fit(const tessel_spec *s, unsigned l)
+{
+    const tessel_spec_level *L = &s->level[l];
+    if (!L->capacity || !s->workload.ntensors)
+        return 1;
+    for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        const tessel_spec_tensor_level *tl = &L->tensor[t];
+        double bytes;
+        if (tl->partition_bytes)
+            bytes = (double)tl->partition_bytes;
+        else if (tl->partition_fraction > 0)
+            bytes = tl->partition_fraction * (double)L->capacity;
+        else
+            bytes = (double)(L->capacity / s->workload.ntensors);
+        if (!(bytes >= 1.0))
+            return 0;
+    }
+    return 1;
+}
+
+/* As validate.c's check_partitions: the same sum in the same order. */
+int sweep_patch_consistent(const tessel_spec *s)
+{
+    for (unsigned l = 0; l < s->nlevels; l++) {
+        const tessel_spec_level *L = &s->level[l];
+        double sum = 0;
+        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+            sum += L->tensor[t].partition_fraction;
+            if (L->capacity && L->tensor[t].partition_bytes)
+                sum += (double)L->tensor[t].partition_bytes / (double)L->capacity;
+        }
+        if (sum > 1.0 + 1e-9)
+            return 0;
+        if (l > 0 && !shares_fit(s, l))
+            return 0;
+    }
+    return 1;
 }

@@ -474,7 +474,7 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     if (!rc)
         rc = workers_new_memos(r, e.stats, diag);
     if (!rc && !r->opt->no_memo)
-        rc = sweep_patch_build(s, e.spec, r->alloc, &patch);
+        rc = sweep_patch_build(s, e.spec, !r->opt->derive_buffers, r->alloc, &patch);
     if (!rc) {
         sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing,
                             r->opt->no_memo ? NULL : &patch };

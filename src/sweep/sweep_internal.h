@@ -76,37 +76,52 @@ int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t see
 /* eval.c: everything a point needs, shared read-only by the threads. */
 typedef struct sweep_memo sweep_memo;
 
-/* Axes on fields that only price a point (a level's bandwidth, the clock,
- * PEs, MACs per PE) and are checked on their own when a spec is read:
- * their values are validated once per value and patched into a copy of
- * the point's spec, instead of deriving a spec per point. */
+/* Axes patched into a copy of a cached spec instead of deriving a spec per
+ * point: fields that only price a point (a level's bandwidth, the clock,
+ * PEs, MACs per PE), checked on their own when a spec is read, and a
+ * level's capacity and its tensors' partitions, which decide traffic and
+ * are also checked across values (partitions at most 100 %, at least one
+ * byte each). Every value is validated once; a patched point whose values
+ * fail the checks across values is derived in full instead (its error as
+ * without patching). */
 typedef enum sweep_patch_kind {
     SWEEP_PATCH_NONE = 0,
     SWEEP_PATCH_BANDWIDTH,
     SWEEP_PATCH_CLOCK,
     SWEEP_PATCH_PES,
-    SWEEP_PATCH_MACS
+    SWEEP_PATCH_MACS,
+    SWEEP_PATCH_CAPACITY,
+    SWEEP_PATCH_PARTITION
 } sweep_patch_kind;
 
 typedef struct sweep_patch {
     sweep_patch_kind kind[TESSEL_SWEEP_MAX_AXES];
-    unsigned level[TESSEL_SWEEP_MAX_AXES]; /* bandwidth: the level */
-    double *value[TESSEL_SWEEP_MAX_AXES];  /* per axis value, as the spec reads it */
+    unsigned level[TESSEL_SWEEP_MAX_AXES];  /* bandwidth, capacity, partition: the level */
+    unsigned tensor[TESSEL_SWEEP_MAX_AXES]; /* partition: the tensor */
+    double *value[TESSEL_SWEEP_MAX_AXES];   /* per axis value, as the spec reads it
+                                             * (partition: the fraction, 0 = none) */
+    uint64_t *bytes[TESSEL_SWEEP_MAX_AXES]; /* capacity, partition: bytes (0 = none) */
+    int traffic;                            /* a capacity or partition is patched */
 } sweep_patch;
 
-int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec,
+/* buffers 0: capacities and partitions are not patched (derived per point). */
+int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec, int buffers,
                       const tessel_allocator *a, sweep_patch *out);
 void sweep_patch_free(const tessel_allocator *a, sweep_patch *p);
 
-/* Per worker: derived specs by their structural axis values, with what
- * the patched axes cannot change: the estimate, and the energy for given
- * PEs and MACs per PE (the MACs' area counts them). */
+/* Per worker: derived specs by their structural axis values, with the
+ * last estimate (for its patched capacities and partitions; the other
+ * patched axes cannot change it), and the energy for given PEs, MACs per
+ * PE (the MACs' area counts them) and capacities. */
 typedef struct sweep_cached {
     uint32_t key[TESSEL_SWEEP_MAX_AXES];
     tessel_spec *spec;
     int has_result, has_energy;
+    uint32_t result_key[TESSEL_SWEEP_MAX_AXES]; /* result's patched capacity and
+                                                 * partition value indices */
     tessel_result result;
     unsigned energy_pes, energy_macs;
+    uint64_t energy_capacity[TESSEL_SPEC_MAX_LEVELS]; /* the energy's level capacities */
     tessel_design_energy energy;
 } sweep_cached;
 
@@ -121,6 +136,9 @@ sweep_cached *sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key,
 /* Sets the patched fields of spec to point idx's values. */
 void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
                        tessel_spec *spec);
+/* 1 when spec's capacities and partitions pass the spec validator's checks
+ * across values (partitions add up to at most 100 %, none below a byte). */
+int sweep_patch_consistent(const tessel_spec *spec);
 
 typedef struct sweep_shared {
     const tessel_sweep *sweep;

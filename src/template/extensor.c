@@ -8,19 +8,24 @@
  *                real tile fits (tailors §5.2), at every buffer
  *   variant ob   ExTensor-OB: Swiftiles' overbooked tiles with Tailors
  *                streaming the overflow (tailors §4, §5.2), at every buffer
- *   variant drt  ExTensor-OP-DRT's dynamic tiles (drt §5.2.1) at the LLB;
- *                the inner buffers keep prescient uniform tiles (below)
+ *   variant drt  ExTensor-OP-DRT's dynamic tiles (drt §5.2.1)
  *
- * The uniform variants are the strategy module's strategies on the spec's
- * own hierarchy; this file only resolves the variant to one. DRT is
- * modelled at one buffer level (module drt), whereas drt §4 ("multiple
- * S-DOP levels apply DRT hierarchically") and §5.2.1 subdivide the LLB's
- * macro tiles again for the PE buffers. Here the DRAM -> LLB boundary is
- * DRT's own (the traffic the paper's DRAM studies measure), and the
- * boundaries below it are the estimator's on uniform tiles: prescient
- * tiles for the inner buffers, and for the LLB DRT's mean macro-tile edges
- * rounded to multiples of them. That keeps the on-chip traffic of a tile
- * the size DRT actually forms without modelling sub-task extraction. */
+ * The uniform variants are the strategies module's strategies on the spec's
+ * own hierarchy; this file only resolves the variant to one. For drt,
+ * template_options.drt_levels chooses between two models:
+ *
+ *   all (default)  drt §4.1 ("multiple S-DOP levels apply DRT
+ *                  hierarchically") and §5.2.1 ("DRT subdivides tiles
+ *                  twice"): module drt's two-level walk, DRT at the LLB
+ *                  and again inside each LLB task with the PE buffers'
+ *                  partitions (src/drt/drt_levels.c); for a spec with
+ *                  exactly two buffer levels (others fall back to llb).
+ *   llb            DRT at the LLB only: the DRAM -> LLB boundary is DRT's
+ *                  own, and the boundaries below it are the estimator's on
+ *                  uniform tiles: prescient tiles for the inner buffers,
+ *                  and for the LLB DRT's mean macro-tile edges rounded to
+ *                  multiples of them (a tile the size DRT forms, without
+ *                  sub-task extraction). Kept to compare the two. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -47,27 +52,49 @@ static int option_error(const tessel_spec *spec, const tessel_yaml_node *n, cons
                            n ? n->column : p->column, field, "template extensor: %s", what);
 }
 
-/* template_options: variant (n, the default; p; ob; drt). */
-static int read_variant(const tessel_spec *spec, ext_variant *out, tessel_diag *diag)
+/* How the drt variant tiles a DRAM -> LLB -> PE hierarchy. */
+typedef enum ext_drt_levels {
+    EXT_DRT_ALL = 0, /* DRT at the LLB and again inside each LLB task for the PE buffers */
+    EXT_DRT_LLB = 1  /* DRT at the LLB, prescient uniform tiles below (the earlier model) */
+} ext_drt_levels;
+
+/* template_options: variant (n, the default; p; ob; drt) and, for drt,
+ * drt_levels (all, the default; llb). */
+static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_levels *levels,
+                        tessel_diag *diag)
 {
     *out = EXT_N;
+    *levels = EXT_DRT_ALL;
     const tessel_yaml_node *m = spec->template_.options;
     if (!m || tessel_yaml_is_null(m))
         return TESSEL_OK;
     if (m->kind != TESSEL_YAML_MAPPING)
         return tessel_diag_set(diag, TESSEL_EINVAL, m->file, m->line, m->column,
                                "template_options", "template_options must be a mapping");
-    static const char *const known[] = { "variant" };
+    static const char *const known[] = { "variant", "drt_levels" };
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
         char what[200];
+        const char *val = v && v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
+        if (strcmp(k->value, "drt_levels") == 0) {
+            if (val && strcmp(val, "all") == 0)
+                *levels = EXT_DRT_ALL;
+            else if (val && strcmp(val, "llb") == 0)
+                *levels = EXT_DRT_LLB;
+            else {
+                snprintf(what, sizeof(what), "drt_levels must be all or llb, not '%s'",
+                         val ? val : "(not a scalar)");
+                return option_error(spec, v ? v : k, "template_options.drt_levels", what, diag);
+            }
+            continue;
+        }
         if (strcmp(k->value, "variant") != 0) {
-            const char *near = tessel_nearest_word(k->value, known, 1);
-            snprintf(what, sizeof(what), "unknown option '%s' (%s)", k->value,
-                     near ? "did you mean 'variant'?" : "the only option is variant");
+            const char *near = tessel_nearest_word(k->value, known, 2);
+            snprintf(what, sizeof(what), "unknown option '%s' (%s%s%s)", k->value,
+                     near ? "did you mean '" : "the options are variant and drt_levels",
+                     near ? near : "", near ? "'?" : "");
             return option_error(spec, k, "template_options", what, diag);
         }
-        const char *val = v && v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
         int found = -1;
         for (int x = 0; val && x < (int)EXT_COUNT; x++)
             if (strcmp(val, variant_names[x]) == 0)
@@ -79,6 +106,8 @@ static int read_variant(const tessel_spec *spec, ext_variant *out, tessel_diag *
         }
         *out = (ext_variant)found;
     }
+    /* drt_levels is read by variant drt only; the others ignore it, so
+     * a compare or sweep over the variant axis runs on one spec */
     return TESSEL_OK;
 }
 
@@ -317,12 +346,74 @@ static int run_drt_variant(const tessel_spec *spec, const tessel_strategy_inputs
     return TESSEL_OK;
 }
 
+/* ExTensor-OP-DRT with DRT at both buffer levels (drt §5.2.1: "DRT
+ * subdivides tiles twice"): module drt's two-level walk, exact or on the
+ * micro-tile statistics. The LLB's traffic with DRAM is the same as
+ * run_drt_variant's; the LLB -> PE traffic comes from DRT's sub-tasks
+ * instead of a uniform estimate. */
+static int run_drt_levels(const tessel_spec *spec, const tessel_strategy_inputs *in,
+                          tessel_strategy_estimator est, const tessel_allocator *a,
+                          tessel_result *out, tessel_strategy_choice *ch, tessel_diag *diag)
+{
+    tessel_spec cut;
+    strategy_spec(spec, "drt", 0, &cut);
+    cut.nlevels = 2;
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    if (spec->strategy.micro[0])
+        o.micro[0] = spec->strategy.micro[0];
+    if (spec->strategy.micro[1])
+        o.micro[1] = spec->strategy.micro[1];
+    o.growth = spec->strategy.growth ? TESSEL_DRT_GROW_ALTERNATING
+                                     : TESSEL_DRT_GROW_CONTRACTED_FIRST;
+    tessel_drt_summary sum[2];
+    memset(sum, 0, sizeof(sum));
+    double t0 = now_seconds();
+    int rc;
+    if (est == TESSEL_STRATEGY_EXACT) {
+        if (!in->data)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "estimator",
+                                   "the exact estimator needs the data");
+        rc = tessel_drt_levels_exact(spec, in->data, &o, a, out, sum, diag);
+    } else if (in->drt_stats) {
+        rc = tessel_drt_levels_stat(spec, in->drt_stats, o.growth, out, sum, diag);
+    } else {
+        if (!in->data)
+            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "template_options.variant",
+                                   "template extensor, variant drt: DRT needs the data or its "
+                                   "micro-tile statistics (saved statistics hold neither)");
+        tessel_drt_stats *s = NULL;
+        rc = tessel_drt_stats_create(&cut, in->data, &o, a, &s, diag);
+        if (!rc)
+            rc = tessel_drt_levels_stat(spec, s, o.growth, out, sum, diag);
+        tessel_drt_stats_free(&s);
+    }
+    if (rc)
+        return rc;
+    memset(ch, 0, sizeof(*ch));
+    ch->kind = TESSEL_STRATEGY_DRT;
+    ch->levels = (1u << 1) | (1u << 2);
+    ch->buffer_utilization = sum[0].buffer_utilization;
+    ch->seconds = now_seconds() - t0;
+    size_t n = sizeof(ch->shape), len = 0;
+    for (unsigned l = 1; l < 3 && len + 1 < n; l++) {
+        len += (size_t)snprintf(ch->shape + len, n - len, "%s%s dynamic %llux%llu mean",
+                                l > 1 ? " " : "", spec->level[l].name,
+                                (unsigned long long)o.micro[0], (unsigned long long)o.micro[1]);
+        for (unsigned x = 0; x < spec->workload.nindices && len + 1 < n; x++)
+            len += (size_t)snprintf(ch->shape + len, n - len, "%s%s:%.0f", x ? "," : " ",
+                                    spec->workload.index_name[x], sum[l - 1].mean_edge[x]);
+    }
+    return TESSEL_OK;
+}
+
 /* ------------------------------------------------------------------ */
 
 const char *tessel_template_extensor_strategy(const tessel_spec *spec)
 {
     ext_variant v;
-    if (tessel_template_of(spec) != TESSEL_TEMPLATE_EXTENSOR || read_variant(spec, &v, NULL))
+    ext_drt_levels lv;
+    if (tessel_template_of(spec) != TESSEL_TEMPLATE_EXTENSOR || read_options(spec, &v, &lv, NULL))
         return NULL;
     static const char *const strategy[EXT_COUNT] = { "conservative", "prescient", "swiftiles",
                                                      "drt" };
@@ -338,7 +429,8 @@ int tessel_template_extensor_run(const tessel_spec *spec, const tessel_strategy_
         return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
                                "the spec does not name template extensor");
     ext_variant v;
-    int rc = read_variant(spec, &v, diag);
+    ext_drt_levels levels;
+    int rc = read_options(spec, &v, &levels, diag);
     if (!rc)
         rc = check_spec(spec, diag);
     if (rc)
@@ -346,6 +438,8 @@ int tessel_template_extensor_run(const tessel_spec *spec, const tessel_strategy_
     tessel_strategy_choice local;
     tessel_strategy_choice *ch = choice ? choice : &local;
     tessel_strategy_inputs own = own_inputs(in);
+    if (v == EXT_DRT && levels == EXT_DRT_ALL && spec->nlevels == 3)
+        return run_drt_levels(spec, &own, est, a, out, ch, diag);
     if (v == EXT_DRT)
         return run_drt_variant(spec, &own, est, a, out, ch, diag);
     tessel_spec s;

@@ -18,18 +18,26 @@
  *   spills: a PE merges at most R fibers at once (radix, default 64,
  *      gamma §3.1). Row i with n = nnz(A row i) > R fibers is merged in
  *      rounds: round L (L = 1, 2, ... while n > R^L) merges each group of
- *      R^L consecutive fibers into one intermediate partial fiber. Each
- *      intermediate fiber is written to memory and read back once (our
- *      pessimistic choice: gamma keeps them in the FiberCache when they fit;
- *      they do not take cache space in this model). Its size is the union of
- *      the columns of the fibers it merges (exact path: counted with a
- *      marker array; stat path: J (1 - exp(-m p / J)) for m fibers of p
- *      products on average, the occupancy of J columns under uniform
- *      independent hits), plus one offset. Counted as Z's updates (reads)
- *      and extra write-backs.
+ *      R^L consecutive fibers into one intermediate partial fiber. Its size
+ *      is the union of the columns of the fibers it merges (exact path:
+ *      counted with a marker array; stat path: J (1 - exp(-m p / J)) for m
+ *      fibers of p products on average, the occupancy of J columns under
+ *      uniform independent hits), plus one offset.
+ *      `partials: cache` (default, gamma §3.3): a partial fiber is written
+ *      into the FiberCache when produced, competing with B's fibers for
+ *      capacity, and freed when its merge consumes it. Only a dirty partial
+ *      fiber evicted before then reaches DRAM: written back, and read back
+ *      by its merge (a fiber larger than the cache goes straight to DRAM).
+ *      The exact trace walks each row's merge tree in the scheduler's order
+ *      (walk, task_done); the stat path compares each fiber's reuse
+ *      distance with Che's characteristic time (see stat_spills).
+ *      `partials: memory`: every partial fiber is written to DRAM and read
+ *      back, taking no cache space (the model before partials: cache).
+ *      The DRAM ones count as Z's updates (reads) and extra write-backs.
  * Deeper levels (l >= 2) as MatRaptor (template_traffic.c).
  *
  * template_options (all optional): output_format (coo | csr, default csr),
+ * partials (cache | memory, default cache),
  * cache_bytes (a size > 0), radix (2 .. 2^20), policy (lru |
  * set-associative, default lru), ways (16), banks (48), line_bytes (64),
  * reorder (affinity | none, default none), tiling (selective | none,
@@ -60,12 +68,18 @@
  * misses n_k times. All inputs are the per-line nonzero counts of the
  * statistics (nnz of A's rows and columns, of B's rows).
  *
+ * With partials: cache, T also counts the partial fibers' occupancy (each
+ * resident for min(d, T) of the M references, d its reuse distance), and a
+ * partial fiber reaches DRAM when d exceeds its own T_s (load(T_s) = C - s).
+ * The set-associative and banded B estimates do not see that occupancy.
+ *
  * Selective tiling on the stat path: its subrows' spills (stat_split).
  * Its effect on B is not estimated: the subrows of a row are consecutive
  * slices of it, so without reordering the exact trace is unchanged, and
  * with reordering the gain is a row-order effect that the independent
  * reference model does not see (nor does it see affinity reordering). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "template_internal.h"
@@ -287,18 +301,65 @@ static int sa_touch(sa_cache *c, uint64_t line)
     return 1;
 }
 
+/* Line `line`, if resident, leaves its set (a partial fiber consumed);
+ * 1 if it was there. */
+static int sa_take(sa_cache *c, uint64_t line)
+{
+    uint64_t base = (line % c->sets) * c->ways;
+    for (uint64_t w = base; w < base + c->ways; w++)
+        if (c->tag[w] == line + 1) {
+            c->tag[w] = 0;
+            c->stamp[w] = 0;
+            return 1;
+        }
+    return 0;
+}
+
+/* `partials: cache`: the live partial output fibers, in slots (slot s is
+ * LRU item K + s, after B's K fibers). A slot holds a fiber from its
+ * production to its consumption. */
+typedef struct partial_pool {
+    uint64_t K, nslots;
+    uint64_t *nnz;   /* per slot: nonzeros */
+    uint64_t *bits;  /* lru: size in bits; set-associative: lines */
+    uint64_t *line;  /* set-associative: first line */
+    uint32_t *free;  /* free slots, a stack */
+    uint64_t nfree;
+    uint64_t next_line; /* set-associative: partial fibers are laid out past
+                           B's lines, each at the next free line (fresh
+                           addresses; gamma §3.3 allocates them dynamically) */
+} partial_pool;
+
 /* The FiberCache of either policy. */
 typedef struct fiber_cache {
     int set_assoc;
     lru fa;
     sa_cache sa;
+    partial_pool pp;
 } fiber_cache;
 
 static int cache_init(fiber_cache *c, const tpl_options *o, const tessel_spec_level *lv, uint64_t K,
-                      const tessel_allocator *a)
+                      uint64_t S, const tpl_csr_view *B, const tessel_allocator *a)
 {
     memset(c, 0, sizeof(*c));
     c->set_assoc = o->set_assoc;
+    c->pp.K = K;
+    if (S) { /* partials: cache, S slots */
+        c->pp.nslots = S;
+        c->pp.nnz = tessel_alloc_array(a, S, sizeof(uint64_t));
+        c->pp.bits = tessel_alloc_array(a, S, sizeof(uint64_t));
+        c->pp.line = tessel_alloc_array(a, S, sizeof(uint64_t));
+        c->pp.free = tessel_alloc_array(a, S, sizeof(uint32_t));
+        if (!c->pp.nnz || !c->pp.bits || !c->pp.line || !c->pp.free)
+            return TESSEL_ENOMEM;
+        for (uint64_t s = 0; s < S; s++)
+            c->pp.free[s] = (uint32_t)(S - 1 - s);
+        c->pp.nfree = S;
+        uint64_t eb = (uint64_t)lv->value_bits + lv->coord_bits, lb = o->line_bytes * 8;
+        uint64_t total = sat_mul(B->nnz, eb);
+        c->pp.next_line = total / lb + (total % lb != 0);
+    }
+    K += S;
     if (o->set_assoc) {
         c->sa.ways = o->ways;
         c->sa.sets = o->cache_bytes / (o->ways * o->line_bytes); /* tpl_gamma checked */
@@ -327,6 +388,10 @@ static int cache_init(fiber_cache *c, const tpl_options *o, const tessel_spec_le
 
 static void cache_free(fiber_cache *c, const tessel_allocator *a)
 {
+    tessel_dealloc(a, c->pp.nnz);
+    tessel_dealloc(a, c->pp.bits);
+    tessel_dealloc(a, c->pp.line);
+    tessel_dealloc(a, c->pp.free);
     tessel_dealloc(a, c->sa.tag);
     tessel_dealloc(a, c->sa.stamp);
     tessel_dealloc(a, c->sa.seen);
@@ -335,10 +400,39 @@ static void cache_free(fiber_cache *c, const tessel_allocator *a)
     tessel_dealloc(a, c->fa.in);
 }
 
-/* Fully associative, fiber-granular LRU: one reference to fiber k. */
-static void lru_ref(lru *c, const tpl_csr_view *B, uint32_t k, const tessel_spec_level *lv,
-                    tpl_gamma_counts *g)
+/* LRU item v's size: B's fiber v, or a partial fiber's slot v - K. */
+static uint64_t item_bits(const fiber_cache *fc, const tpl_csr_view *B, uint32_t v,
+                          const tessel_spec_level *lv)
 {
+    if (v < fc->pp.K)
+        return fiber_bits(B->ptr[v + 1] - B->ptr[v], lv);
+    return fc->pp.bits[v - fc->pp.K];
+}
+
+/* Evict from the LRU end until s more bits fit. B's fibers are clean
+ * (dropped); a partial fiber is dirty: written back to DRAM, and read back
+ * when consumed (both counted here, as spill_*). */
+static void lru_room(fiber_cache *fc, const tpl_csr_view *B, uint64_t s,
+                     const tessel_spec_level *lv, tpl_gamma_counts *g)
+{
+    lru *c = &fc->fa;
+    while (c->used + s > c->cap && c->tail != NIL) {
+        uint32_t v = c->tail;
+        lru_unlink(c, v);
+        c->in[v] = 0;
+        c->used -= item_bits(fc, B, v, lv);
+        if (v >= fc->pp.K) {
+            g->spill_fibers++;
+            g->spill_nnz = sat_add(g->spill_nnz, fc->pp.nnz[v - fc->pp.K]);
+        }
+    }
+}
+
+/* Fully associative, fiber-granular LRU: one reference to fiber k. */
+static void lru_ref(fiber_cache *fc, const tpl_csr_view *B, uint32_t k,
+                    const tessel_spec_level *lv, tpl_gamma_counts *g)
+{
+    lru *c = &fc->fa;
     uint64_t nk = B->ptr[k + 1] - B->ptr[k];
     if (c->in[k]) {
         lru_unlink(c, k);
@@ -351,12 +445,7 @@ static void lru_ref(lru *c, const tpl_csr_view *B, uint32_t k, const tessel_spec
     uint64_t s = fiber_bits(nk, lv);
     if (s > c->cap)
         return; /* fetched and used, not kept */
-    while (c->used + s > c->cap && c->tail != NIL) {
-        uint32_t v = c->tail;
-        lru_unlink(c, v);
-        c->in[v] = 0;
-        c->used -= fiber_bits(B->ptr[v + 1] - B->ptr[v], lv);
-    }
+    lru_room(fc, B, s, lv, g);
     lru_push(c, k);
     c->in[k] = 1;
     c->used += s;
@@ -390,7 +479,74 @@ static void cache_ref(fiber_cache *c, const tpl_csr_view *B, uint32_t k,
     if (c->set_assoc)
         sa_ref(&c->sa, B, k, g);
     else
-        lru_ref(&c->fa, B, k, lv, g);
+        lru_ref(c, B, k, lv, g);
+}
+
+/* A partial output fiber of nnz entries produced: into the FiberCache as
+ * the most recent item (lru), or line by line into its sets
+ * (set-associative), evicting as a B fetch would. A fiber larger than the
+ * cache goes straight to DRAM. Returns its slot (one is always free: the
+ * pool holds the most fibers live at once). */
+static uint32_t part_new(fiber_cache *c, const tpl_csr_view *B, uint64_t nnz,
+                         const tessel_spec_level *lv, tpl_gamma_counts *g)
+{
+    partial_pool *pp = &c->pp;
+    uint32_t s = pp->free[--pp->nfree];
+    pp->nnz[s] = nnz;
+    g->partial_fibers++;
+    g->partial_nnz = sat_add(g->partial_nnz, nnz);
+    if (c->set_assoc) {
+        uint64_t b = sat_mul(nnz, c->sa.entry_bits);
+        uint64_t n = b / c->sa.line_bits + (b % c->sa.line_bits != 0);
+        pp->line[s] = pp->next_line;
+        pp->bits[s] = n;
+        for (uint64_t l = 0; l < n; l++)
+            (void)sa_touch(&c->sa, pp->next_line + l); /* written on chip: no DRAM */
+        pp->next_line = sat_add(pp->next_line, n);
+        return s;
+    }
+    uint64_t b = fiber_bits(nnz, lv);
+    uint32_t id = (uint32_t)(pp->K + s);
+    pp->bits[s] = b;
+    c->fa.in[id] = 0;
+    if (b > c->fa.cap) {
+        g->spill_fibers++;
+        g->spill_nnz = sat_add(g->spill_nnz, nnz);
+        return s;
+    }
+    lru_room(c, B, b, lv, g);
+    lru_push(&c->fa, id);
+    c->fa.in[id] = 1;
+    c->fa.used += b;
+    return s;
+}
+
+/* Partial fiber `s` consumed by a merge: a hit frees its space; if it was
+ * evicted (lru: counted then) it is read back from DRAM. Set-associative:
+ * the lines evicted were written back and are read back, as the entries
+ * they hold (at most the fiber's); the fiber counts once if it lost any. */
+static void part_use(fiber_cache *c, uint32_t s, tpl_gamma_counts *g)
+{
+    partial_pool *pp = &c->pp;
+    if (c->set_assoc) {
+        uint64_t missed = 0;
+        for (uint64_t l = 0; l < pp->bits[s]; l++)
+            missed += (uint64_t)!sa_take(&c->sa, pp->line[s] + l);
+        if (missed) {
+            uint64_t e = c->sa.entry_bits ? sat_mul(missed, c->sa.line_bits) / c->sa.entry_bits
+                                          : UINT64_MAX;
+            g->spill_fibers++;
+            g->spill_nnz = sat_add(g->spill_nnz, e < pp->nnz[s] ? e : pp->nnz[s]);
+        }
+    } else {
+        uint32_t id = (uint32_t)(pp->K + s);
+        if (c->fa.in[id]) {
+            lru_unlink(&c->fa, id);
+            c->fa.in[id] = 0;
+            c->fa.used -= pp->bits[s];
+        }
+    }
+    pp->free[pp->nfree++] = s;
 }
 
 /* Columns in the union of the B fibers of A's entries [p0, p1): mark[j]
@@ -438,12 +594,23 @@ static void merge_rounds(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t 
  * k0)/R); a subrow still over the limit is split again. A range whose
  * nonzeros all fall in one part is narrowed without a new subrow. Every
  * subrow's partial output fiber (the union of its B fibers' columns) is
- * written to memory and read back once to be merged with its siblings
- * (gamma §4.2: subrows are not processed close in time, so their partial
- * fibers are likely spilled); R siblings merge in one round. The leaves
+ * merged with its siblings once they are all done, in one round (at most
+ * R). partials: memory writes each to memory and reads it back; partials:
+ * cache keeps it in the FiberCache until then (gamma §4.2: subrows are not
+ * processed close in time once reordered, so theirs are likely evicted). The leaves
  * are the tasks the trace processes, in order, A's rows as they are when
  * a row is not split. A's own traffic is unchanged (the subrows are
  * slices of its rows). */
+/* `partials: cache`: the split tree, one node per subrow (leaf or not)
+ * of a tiled row and its root; a node's partial fiber is produced when its
+ * subtree is done and consumed when its parent's children all are. */
+typedef struct tnode {
+    uint64_t nnz;                   /* its partial fiber's entries */
+    uint32_t parent, first, next;   /* NIL ends */
+    uint32_t left, slot;            /* children not done; its fiber's slot */
+    int spill;                      /* 0: a row's root (its output is Z's row) */
+} tnode;
+
 typedef struct tiler {
     const tpl_csr_view *A, *B;
     uint64_t R;
@@ -452,7 +619,42 @@ typedef struct tiler {
     uint64_t *mark, stamp;
     uint64_t *ptr, n; /* task boundaries: ptr[0 .. n] */
     tpl_gamma_counts *g;
+    /* partials: cache (rec): the nodes, and each task's leaf node */
+    int rec, rc;
+    const tessel_allocator *a;
+    tnode *node;
+    uint64_t nnode, cnode;
+    uint32_t *leaf;
 } tiler;
+
+static uint32_t new_node(tiler *t, uint32_t parent, int spill, uint64_t nnz)
+{
+    if (t->nnode == t->cnode) {
+        uint64_t c = t->cnode ? 2 * t->cnode : 64;
+        tnode *n = c < NIL ? tessel_realloc_array(t->a, t->node, c, sizeof(tnode)) : NULL;
+        if (!n) {
+            t->rc = TESSEL_ENOMEM;
+            return NIL;
+        }
+        t->node = n;
+        t->cnode = c;
+    }
+    uint32_t id = (uint32_t)t->nnode++;
+    tnode *x = &t->node[id];
+    x->nnz = nnz;
+    x->parent = parent;
+    x->first = NIL;
+    x->left = 0;
+    x->slot = NIL;
+    x->spill = spill;
+    x->next = NIL;
+    if (parent != NIL) {
+        x->next = t->node[parent].first;
+        t->node[parent].first = id;
+        t->node[parent].left++;
+    }
+    return id;
+}
 
 static int over_limit(const tiler *t, uint64_t p0, uint64_t p1)
 {
@@ -466,13 +668,19 @@ static uint64_t part_of(uint64_t k, uint64_t k0, uint64_t w, uint64_t R)
     return ((k - k0 + 1) * R - 1) / w;
 }
 
-static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, int spill)
+static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, int spill,
+                  uint32_t parent)
 {
-    if (spill) {
+    if (t->rc)
+        return;
+    uint64_t u = spill ? union_size(t->A, t->B, p0, p1, t->mark, &t->stamp) : 0;
+    if (spill && !t->rec) {
         t->g->spill_fibers++;
-        t->g->spill_nnz =
-            sat_add(t->g->spill_nnz, union_size(t->A, t->B, p0, p1, t->mark, &t->stamp));
+        t->g->spill_nnz = sat_add(t->g->spill_nnz, u);
     }
+    uint32_t id = t->rec ? new_node(t, parent, spill, u) : NIL;
+    if (t->rc)
+        return;
     const uint32_t *idx = t->A->idx;
     uint64_t R = t->R;
     /* narrow while the first and last entries fall in one part */
@@ -485,6 +693,8 @@ static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, 
     }
     if (!over_limit(t, p0, p1) || k1 - k0 <= 1) {
         t->ptr[++t->n] = p1; /* a leaf: one task */
+        if (t->rec)
+            t->leaf[t->n - 1] = id;
         return;
     }
     /* the non-empty parts, in order */
@@ -494,16 +704,24 @@ static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, 
         uint64_t c0 = k0 + w * c / R, c1 = k0 + w * (c + 1) / R, q1 = q;
         while (q1 < p1 && idx[q1] < c1)
             q1++;
-        split(t, q, q1, c0, c1, 1);
+        split(t, q, q1, c0, c1, 1, id);
         q = q1;
     }
 }
 
+/* The split tree of `partials: cache` (owned arrays; leaf[t] NIL for a
+ * task that is a whole row). */
+typedef struct split_tree {
+    tnode *node;
+    uint64_t nnode;
+    uint32_t *leaf;
+} split_tree;
+
 /* The tasks: A's rows, or their leaf subrows under selective tiling, as a
- * CSR view over A's entries (ptr owned). */
+ * CSR view over A's entries (ptr owned); the split tree in *st when st. */
 static int make_tasks(const tpl_csr_view *A, const tpl_csr_view *B, const tpl_options *o,
                       const tessel_spec_level *lv, uint64_t *mark, const tessel_allocator *a,
-                      uint64_t *stamp, tpl_gamma_counts *g, tpl_csr_view *T)
+                      uint64_t *stamp, tpl_gamma_counts *g, tpl_csr_view *T, split_tree *st)
 {
     memset(T, 0, sizeof(*T));
     T->cols = A->cols;
@@ -519,17 +737,34 @@ static int make_tasks(const tpl_csr_view *A, const tpl_csr_view *B, const tpl_op
     if (!T->own_ptr)
         return TESSEL_ENOMEM;
     double avg = B->rows ? (double)fiber_bits(B->nnz / B->rows, lv) : 1;
-    tiler t = { A, B, o->radix, 0, mark, *stamp, T->own_ptr, 0, g };
+    tiler t = { A, B, o->radix, 0, mark, *stamp, T->own_ptr, 0, g, st != NULL, 0, a, NULL,
+                0, 0, NULL };
     t.limit = o->tile_fraction * (double)o->cache_bytes * 8 / (avg > 0 ? avg : 1);
     t.ptr[0] = 0;
-    for (uint64_t i = 0; i < A->rows; i++) {
-        uint64_t before = t.n, p0 = A->ptr[i], p1 = A->ptr[i + 1];
-        split(&t, p0, p1, 0, A->cols, 0);
+    if (st) {
+        t.leaf = tessel_alloc_array(a, bound, sizeof(uint32_t));
+        if (!t.leaf)
+            return TESSEL_ENOMEM;
+    }
+    for (uint64_t i = 0; i < A->rows && !t.rc; i++) {
+        uint64_t before = t.n, nodes = t.nnode, p0 = A->ptr[i], p1 = A->ptr[i + 1];
+        split(&t, p0, p1, 0, A->cols, 0, NIL);
         if (t.n - before > 1 || over_limit(&t, p0, p1)) {
             g->tiled_rows++;
             g->subrows += t.n - before;
         }
+        if (st && !t.rc && t.n - before == 1) { /* not split: no tree */
+            t.nnode = nodes;
+            t.leaf[t.n - 1] = NIL;
+        }
     }
+    if (st) {
+        st->node = t.node;
+        st->nnode = t.nnode;
+        st->leaf = t.leaf;
+    }
+    if (t.rc)
+        return t.rc;
     T->rows = t.n;
     T->ptr = T->own_ptr;
     *stamp = t.stamp; /* mark[] holds stamps up to here */
@@ -589,6 +824,70 @@ static int task_order(const tpl_csr_view *T, const tpl_csr_view *B, const tpl_op
     return rc;
 }
 
+/* `partials: cache`: one task's merge tree in the scheduler's order (gamma
+ * §3.3: higher-level tasks first, so a partial fiber is consumed as soon as
+ * its siblings are done): a post-order walk of the balanced tree whose
+ * level-L nodes merge R^L consecutive fibers (the groups of merge_rounds).
+ * A node at level 1 <= L < D (D the root's level) produces a partial fiber
+ * after its children; the root's output leaves the PE. */
+typedef struct walker {
+    fiber_cache *c;
+    const tpl_csr_view *T, *B;
+    const tessel_spec_level *lv;
+    uint64_t gsz[66]; /* R^L, saturated */
+    uint64_t *mark, *stamp;
+    tpl_gamma_counts *g;
+    uint32_t *stack; /* children's slots of the nodes on the walk */
+    uint64_t top;
+    uint32_t last; /* the slot the last node produced */
+} walker;
+
+static void walk(walker *w, uint64_t p0, uint64_t g0, uint64_t g1, unsigned L, unsigned D)
+{
+    if (L == 0) {
+        cache_ref(w->c, w->B, w->T->idx[p0 + g0], w->lv, w->g);
+        return;
+    }
+    uint64_t base = w->top, step = w->gsz[L - 1];
+    for (uint64_t c0 = g0; c0 < g1; c0 = c0 + step < g1 ? c0 + step : g1) {
+        walk(w, p0, c0, c0 + step < g1 ? c0 + step : g1, L - 1, D);
+        if (L > 1)
+            w->stack[w->top++] = w->last;
+    }
+    for (uint64_t i = base; i < w->top; i++)
+        part_use(w->c, w->stack[i], w->g);
+    w->top = base;
+    if (L < D)
+        w->last = part_new(w->c, w->B,
+                           union_size(w->T, w->B, p0 + g0, p0 + g1, w->mark, w->stamp), w->lv,
+                           w->g);
+}
+
+/* The root's level for n fibers: the least D >= 1 with R^D >= n. */
+static unsigned levels(const walker *w, uint64_t n)
+{
+    unsigned D = 1;
+    while (D < 65 && w->gsz[D] < n)
+        D++;
+    return D;
+}
+
+/* Task done under tiling: its leaf's partial fiber, then each ancestor
+ * whose children are all done merges them (one round: at most R). */
+static void task_done(walker *w, split_tree *st, uint32_t x)
+{
+    while (x != NIL) {
+        tnode *n = &st->node[x];
+        if (n->spill)
+            n->slot = part_new(w->c, w->B, n->nnz, w->lv, w->g);
+        if (n->parent == NIL || --st->node[n->parent].left)
+            return;
+        x = n->parent;
+        for (uint32_t ch = st->node[x].first; ch != NIL; ch = st->node[ch].next)
+            part_use(w->c, st->node[ch].slot, w->g);
+    }
+}
+
 static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
                        const tessel_workload_data *data, const tpl_options *o,
                        const tessel_allocator *a, tpl_gamma_counts *g)
@@ -601,7 +900,10 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
     fiber_cache c;
     memset(&c, 0, sizeof(c));
     uint64_t *mark = NULL, stamp = 0;
-    uint32_t *order = NULL;
+    uint32_t *order = NULL, *stack = NULL;
+    split_tree st;
+    memset(&st, 0, sizeof(st));
+    int pc = !o->partials_mem; /* partials: cache */
     int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
     if (!rc)
         rc = tpl_csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk) == 0 ? 0 : 1, a, &B);
@@ -610,16 +912,51 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
     /* tpl_counts_exact has checked the shapes */
     uint64_t J = B.cols;
     mark = tessel_alloc_array(a, J ? J : 1, sizeof(uint64_t));
-    rc = mark ? cache_init(&c, o, lv, B.rows, a) : TESSEL_ENOMEM;
-    if (rc)
+    if (!mark) {
+        rc = TESSEL_ENOMEM;
         goto out;
+    }
     memset(mark, 0, (J ? J : 1) * sizeof(uint64_t));
-    rc = make_tasks(&A, &B, o, lv, mark, a, &stamp, g, &T);
+    rc = make_tasks(&A, &B, o, lv, mark, a, &stamp, g, &T, pc && o->tiling ? &st : NULL);
     if (!rc && o->reorder && T.rows)
         rc = task_order(&T, &B, o, lv, a, &order);
     if (rc)
         goto out;
-    for (uint64_t tt = 0; tt < T.rows; tt++) {
+    walker w = { &c, &T, &B, lv, { 1 }, mark, &stamp, g, NULL, 0, NIL };
+    uint64_t S = 0;
+    if (pc) {
+        /* live partial fibers at most: the split tree's, plus per task up
+         * to min(R, n) children on each level of its walk */
+        uint64_t nmax = 0;
+        for (uint64_t t = 0; t < T.rows; t++)
+            nmax = T.ptr[t + 1] - T.ptr[t] > nmax ? T.ptr[t + 1] - T.ptr[t] : nmax;
+        for (unsigned L = 1; L < 66; L++)
+            w.gsz[L] = sat_mul(w.gsz[L - 1], o->radix);
+        uint64_t fan = o->radix < nmax ? o->radix : nmax;
+        uint64_t deep = sat_mul(fan, levels(&w, nmax));
+        S = sat_add(sat_add(deep, st.nnode), 1);
+        if (S > (uint64_t)NIL - 1 - B.rows) {
+            rc = TESSEL_ENOMEM; /* more live fibers than 32-bit slots */
+            goto out;
+        }
+        stack = tessel_alloc_array(a, deep + 1, sizeof(uint32_t));
+        if (!stack) {
+            rc = TESSEL_ENOMEM;
+            goto out;
+        }
+        w.stack = stack;
+    }
+    rc = cache_init(&c, o, lv, B.rows, S, &B, a);
+    if (rc)
+        goto out;
+    for (uint64_t tt = 0; pc && tt < T.rows; tt++) {
+        uint64_t t = order ? order[tt] : tt, n = T.ptr[t + 1] - T.ptr[t];
+        unsigned D = levels(&w, n);
+        walk(&w, T.ptr[t], 0, n, D, D);
+        if (st.leaf && st.leaf[t] != NIL)
+            task_done(&w, &st, st.leaf[t]);
+    }
+    for (uint64_t tt = 0; !pc && tt < T.rows; tt++) {
         uint64_t t = order ? order[tt] : tt;
         for (uint64_t p = T.ptr[t]; p < T.ptr[t + 1]; p++)
             cache_ref(&c, &B, T.idx[p], lv, g);
@@ -629,6 +966,9 @@ out:
     cache_free(&c, a);
     tessel_dealloc(a, mark);
     tessel_dealloc(a, order);
+    tessel_dealloc(a, stack);
+    tessel_dealloc(a, st.node);
+    tessel_dealloc(a, st.leaf);
     tpl_csr_view_free(a, &A);
     tpl_csr_view_free(a, &B);
     tpl_csr_view_free(a, &T);
@@ -867,13 +1207,50 @@ static int che_set_assoc(const tessel_spec_level *lv, const tpl_options *o, cons
  * expected entries is non-empty with probability 1 - exp(-n) and its
  * partial fiber holds U (1 - exp(-n p / U)) columns. A split node costs
  * min(R, its column range): O(tiled rows x min(R, K) x depth) in all,
- * fine at radix 64, seconds when radix approaches K on large matrices. */
+ * fine at radix 64, seconds when radix approaches K on large matrices.
+ *
+ * `partials: cache` also records each partial fiber's reuse distance d:
+ * the B references between its production and its consumption in the
+ * walk's order (exact path), i.e. those of its later siblings: (R - 1 - j)
+ * R^L for the j-th level-L fiber of a full parent, the rest of the row
+ * for the last parent's, and the expected entries of the later parts for a
+ * tiled subrow. Rows of equal length have equal trees, so the rows are
+ * taken by distinct length, each record weighted by the rows' count
+ * (mult). */
+typedef struct stat_rec {
+    double d, nnz, w; /* reuse distance, expected entries, expected count */
+} stat_rec;
+
 typedef struct stat_spills {
     double p, U, limit;
     uint64_t R;
     const double *pre;
     double sf, snz, tiled;
+    double mult; /* rows of this length (1 for partials: memory) */
+    /* partials: cache (on) */
+    int on;
+    const tessel_allocator *a;
+    stat_rec *rec;
+    uint64_t nrec, crec;
+    int rc;
 } stat_spills;
+
+static void stat_record(stat_spills *s, double d, double nnz, double w)
+{
+    if (!s->on || s->rc || !(w > 0))
+        return;
+    if (s->nrec == s->crec) {
+        uint64_t c = s->crec ? 2 * s->crec : 256;
+        stat_rec *r = tessel_realloc_array(s->a, s->rec, c, sizeof(stat_rec));
+        if (!r) {
+            s->rc = TESSEL_ENOMEM;
+            return;
+        }
+        s->rec = r;
+        s->crec = c;
+    }
+    s->rec[s->nrec++] = (stat_rec){ d, nnz, w };
+}
 
 static void stat_rounds(stat_spills *s, uint64_t n)
 {
@@ -882,18 +1259,29 @@ static void stat_rounds(stat_spills *s, uint64_t n)
         uint64_t full = n / gsz, rest = n % gsz;
         double u_full = U > 0 ? -U * expm1(-(double)gsz * p / U) : 0;
         double u_rest = U > 0 ? -U * expm1(-(double)rest * p / U) : 0;
-        s->sf += (double)full + (rest > 0);
-        s->snz += (double)full * u_full + (rest ? u_rest : 0);
+        s->sf += s->mult * ((double)full + (rest > 0));
+        s->snz += s->mult * ((double)full * u_full + (rest ? u_rest : 0));
+        if (s->on) {
+            uint64_t P = sat_mul(gsz, s->R), nf = n / P;
+            for (uint64_t j = 0; nf && j < s->R; j++)
+                stat_record(s, (double)((s->R - 1 - j) * gsz), u_full, s->mult * (double)nf);
+            for (uint64_t g0 = nf * P; g0 < n; g0 += gsz) {
+                uint64_t g1 = n - g0 > gsz ? g0 + gsz : n;
+                stat_record(s, (double)(n - g1), g1 - g0 == gsz ? u_full : u_rest, s->mult);
+            }
+        }
         if (gsz > UINT64_MAX / s->R)
             break;
     }
 }
 
-static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int spill)
+static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int spill, double d)
 {
     if (spill) {
-        s->sf += -expm1(-n);
-        s->snz += s->U > 0 ? -s->U * expm1(-n * s->p / s->U) : 0;
+        double f = -expm1(-n), u = s->U > 0 ? -s->U * expm1(-n * s->p / s->U) : 0;
+        s->sf += s->mult * f;
+        s->snz += s->mult * u;
+        stat_record(s, d, f > 0 ? u / f : 0, s->mult * f);
     }
     double W = s->pre && k1 > k0 ? s->pre[k1] - s->pre[k0] : 0;
     if (!(n > 1 && n > s->limit && k1 - k0 > 1 && W > 0)) {
@@ -908,11 +1296,71 @@ static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int s
         if (nc <= 0)
             continue;
         if (nc >= n * (1 - 1e-12)) { /* one part holds it all: narrow */
-            stat_split(s, n, c0, c1, spill);
+            stat_split(s, n, c0, c1, spill, d);
             return;
         }
-        stat_split(s, nc, c0, c1, 1);
+        stat_split(s, nc, c0, c1, 1, n * (s->pre[k1] - s->pre[c1]) / W);
     }
+}
+
+/* Che's load at characteristic time T: B's fibers that fit, resident with
+ * probability 1 - exp(-n_k T / M), plus (partials: cache, sp) each partial
+ * fiber that fits, resident for min(d, T) of the M references (it leaves
+ * when consumed, or when T references pass without a use). */
+typedef struct che_in {
+    const tessel_spec_level *lv;
+    const uint64_t *a_cols, *b_rows;
+    uint64_t K;
+    double M, cap;
+    const stat_spills *sp;
+} che_in;
+
+static double che_load(const che_in *c, double T)
+{
+    double f = 0;
+    for (uint64_t k = 0; k < c->K; k++) {
+        double s = (double)fiber_bits(c->b_rows[k], c->lv);
+        if (c->a_cols[k] && s <= c->cap)
+            f += s * -expm1(-(double)c->a_cols[k] * T / c->M);
+    }
+    for (uint64_t i = 0; c->sp && i < c->sp->nrec; i++) {
+        const stat_rec *r = &c->sp->rec[i];
+        double s = r->nnz * ((double)c->lv->value_bits + c->lv->coord_bits) + c->lv->offset_bits;
+        if (s <= c->cap)
+            f += r->w * s * (r->d < T ? r->d : T) / c->M;
+    }
+    return f;
+}
+
+/* T solving che_load(T) = C by doubling then bisection (the load grows
+ * with T); INFINITY when everything fits (`all`: the load as T grows). */
+static double che_time(const che_in *c, double all)
+{
+    if (!(all > c->cap))
+        return INFINITY;
+    double lo = 0, hi = 1;
+    for (int it = 0; it < 200; it++) { /* grow until the cache overflows */
+        if (che_load(c, hi) >= c->cap)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    for (int it = 0; it < 100; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (che_load(c, mid) < c->cap)
+            lo = mid;
+        else
+            hi = mid;
+        if (hi - lo <= 1e-9 * hi)
+            break;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
 }
 
 static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
@@ -935,36 +1383,83 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
         if (s <= cap)
             all += s;
     }
-    double T = INFINITY; /* characteristic time, in references */
-    if (all > cap && !o->set_assoc) {
-        double lo = 0, hi = 1;
-        for (int it = 0; it < 200; it++) { /* grow until the cache overflows */
-            double f = 0;
-            for (uint64_t k = 0; k < n_bk; k++) {
-                double s = (double)fiber_bits(b_rows[k], lv);
-                if (a_cols[k] && s <= cap)
-                    f += s * -expm1(-(double)a_cols[k] * hi / M);
-            }
-            if (f >= cap)
-                break;
-            lo = hi;
-            hi *= 2;
+    /* spills: the union of m fibers of p products each on average, as the
+     * occupancy of U columns, U the row's expected output nonzeros (its
+     * share nnz(Z) n / nnz(A) of the output estimate, at most J): uniform
+     * independent hits within the columns the row reaches */
+    double J = (double)cnt->cols_b;
+    int pc = !o->partials_mem;
+    stat_spills sp = { cnt->nnz_a ? (double)cnt->multiplies / (double)cnt->nnz_a : 0,
+                       0,
+                       INFINITY,
+                       o->radix,
+                       NULL,
+                       0,
+                       0,
+                       0,
+                       1,
+                       pc,
+                       a,
+                       NULL,
+                       0,
+                       0,
+                       0 };
+    double *pre = NULL;
+    uint64_t *len = NULL;
+    int rc = TESSEL_OK;
+    if (o->tiling) {
+        double avg = n_bk ? (double)fiber_bits(cnt->nnz_b / n_bk, lv) : 1;
+        sp.limit = o->tile_fraction * cap / (avg > 0 ? avg : 1);
+        pre = tessel_alloc_array(a, n_ak + 1, sizeof(double));
+        if (!pre)
+            return TESSEL_ENOMEM;
+        pre[0] = 0;
+        for (uint64_t k = 0; k < n_ak; k++)
+            pre[k + 1] = pre[k] + (double)a_cols[k];
+        sp.pre = pre;
+    }
+    if (pc) { /* by distinct row length */
+        len = tessel_alloc_array(a, n_ai ? n_ai : 1, sizeof(uint64_t));
+        if (!len) {
+            rc = TESSEL_ENOMEM;
+            goto out;
         }
-        for (int it = 0; it < 100; it++) {
-            double mid = 0.5 * (lo + hi), f = 0;
-            for (uint64_t k = 0; k < n_bk; k++) {
-                double s = (double)fiber_bits(b_rows[k], lv);
-                if (a_cols[k] && s <= cap)
-                    f += s * -expm1(-(double)a_cols[k] * mid / M);
-            }
-            if (f < cap)
-                lo = mid;
-            else
-                hi = mid;
-            if (hi - lo <= 1e-9 * hi)
-                break;
+        memcpy(len, a_rows, n_ai * sizeof(uint64_t));
+        qsort(len, n_ai, sizeof(uint64_t), cmp_u64);
+    }
+    for (uint64_t i = 0; i < n_ai && !sp.rc;) {
+        uint64_t n = pc ? len[i] : a_rows[i], i1 = i + 1;
+        while (pc && i1 < n_ai && len[i1] == n)
+            i1++;
+        sp.mult = (double)(i1 - i);
+        sp.U = cnt->nnz_a ? (double)cnt->nnz_z * (double)n / (double)cnt->nnz_a : 0;
+        if (sp.U > J)
+            sp.U = J;
+        if (pre && n > 1 && (double)n > sp.limit)
+            g->tiled_rows += i1 - i;
+        stat_split(&sp, (double)n, 0, n_ak, 0, 0);
+        i = i1;
+    }
+    rc = sp.rc;
+    if (rc)
+        goto out;
+    /* characteristic times, in references: B's alone, and (partials:
+     * cache) with the partial fibers' occupancy, the one then used for B
+     * (lru under the independent reference model) and for the partials */
+    che_in ci = { lv, a_cols, b_rows, n_bk, M, cap, NULL };
+    double T = o->set_assoc ? INFINITY : che_time(&ci, all);
+    double Tp = INFINITY;
+    if (pc && M > 0) {
+        double pall = all;
+        for (uint64_t i = 0; i < sp.nrec; i++) {
+            double s = sp.rec[i].nnz * ((double)lv->value_bits + lv->coord_bits) + lv->offset_bits;
+            if (s <= cap)
+                pall += sp.rec[i].w * s * sp.rec[i].d / M;
         }
-        T = 0.5 * (lo + hi);
+        ci.sp = &sp;
+        Tp = che_time(&ci, pall);
+        if (!o->set_assoc)
+            T = Tp;
     }
     double misses = 0, miss_nnz = 0, refs = 0;
     int idx[2] = { -1, -1 };
@@ -972,16 +1467,16 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
     if (o->set_assoc) {
         for (uint64_t k = 0; k < n_bk; k++)
             refs += (double)a_cols[k];
-        int rc = che_set_assoc(lv, o, a_cols, b_rows, n_bk, M, a, g, &misses, &miss_nnz);
+        rc = che_set_assoc(lv, o, a_cols, b_rows, n_bk, M, a, g, &misses, &miss_nnz);
         if (rc)
-            return rc;
+            goto out;
     } else if (grid && grid->order == 2 && idx[0] == (int)r->xi && idx[1] == (int)r->xk &&
                grid->dims[1] == n_bk && all > cap) {
         for (uint64_t k = 0; k < n_bk; k++)
             refs += (double)a_cols[k];
-        int rc = che_banded(lv, grid, a_cols, b_rows, n_bk, cap, a, &misses, &miss_nnz);
+        rc = che_banded(lv, grid, a_cols, b_rows, n_bk, cap, a, &misses, &miss_nnz);
         if (rc)
-            return rc;
+            goto out;
     } else {
         for (uint64_t k = 0; k < n_bk; k++) {
             if (!a_cols[k])
@@ -1003,45 +1498,51 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
     g->misses = round_count(misses);
     g->miss_nnz = round_count(miss_nnz);
     g->hits = round_count(refs - misses);
-    /* spills: the union of m fibers of p products each on average, as the
-     * occupancy of U columns, U the row's expected output nonzeros (its
-     * share nnz(Z) n / nnz(A) of the output estimate, at most J): uniform
-     * independent hits within the columns the row reaches */
-    double J = (double)cnt->cols_b;
-    stat_spills sp = { cnt->nnz_a ? (double)cnt->multiplies / (double)cnt->nnz_a : 0,
-                       0,
-                       INFINITY,
-                       o->radix,
-                       NULL,
-                       0,
-                       0,
-                       0 };
-    double *pre = NULL;
-    if (o->tiling) {
-        double avg = n_bk ? (double)fiber_bits(cnt->nnz_b / n_bk, lv) : 1;
-        sp.limit = o->tile_fraction * cap / (avg > 0 ? avg : 1);
-        pre = tessel_alloc_array(a, n_ak + 1, sizeof(double));
-        if (!pre)
-            return TESSEL_ENOMEM;
-        pre[0] = 0;
-        for (uint64_t k = 0; k < n_ak; k++)
-            pre[k + 1] = pre[k] + (double)a_cols[k];
-        sp.pre = pre;
-    }
-    for (uint64_t i = 0; i < n_ai; i++) {
-        uint64_t n = a_rows[i];
-        sp.U = cnt->nnz_a ? (double)cnt->nnz_z * (double)n / (double)cnt->nnz_a : 0;
-        if (sp.U > J)
-            sp.U = J;
-        if (pre && n > 1 && (double)n > sp.limit)
-            g->tiled_rows++;
-        stat_split(&sp, (double)n, 0, n_ak, 0);
-    }
-    tessel_dealloc(a, pre);
     double sf = sp.sf, snz = sp.snz;
+    if (pc) {
+        /* a partial fiber of s bits reaches DRAM (written back, read back)
+         * when it outlives its own characteristic time T_s, the time for
+         * C - s bits of other items to arrive (load(T_s) = C - s; a large
+         * fiber has less room above it in the LRU stack than Che's T
+         * allows for small items), or does not fit at all. load() is
+         * tabulated on a geometric grid below Tp: T_s <= Tp. */
+        enum { NT = 121 };
+        double tt[NT], ff[NT];
+        for (int i = 0; !isinf(Tp) && i < NT; i++) {
+            tt[i] = Tp * exp2((double)(i - (NT - 21)) / 10); /* Tp 2^-10 .. Tp 2^2 */
+            ff[i] = che_load(&ci, tt[i]);
+        }
+        g->partial_fibers = round_count(sf);
+        g->partial_nnz = round_count(snz);
+        sf = snz = 0;
+        for (uint64_t i = 0; i < sp.nrec; i++) {
+            const stat_rec *q = &sp.rec[i];
+            double s = q->nnz * ((double)lv->value_bits + lv->coord_bits) + lv->offset_bits;
+            int out = s > cap;
+            if (!out && !isinf(Tp)) {
+                int lo = 0, hi = NT - 1; /* the first grid point whose load reaches C - s */
+                while (lo < hi) {
+                    int mid = (lo + hi) / 2;
+                    if (ff[mid] >= cap - s)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                out = q->d > tt[lo];
+            }
+            if (out) {
+                sf += q->w;
+                snz += q->w * q->nnz;
+            }
+        }
+    }
     g->spill_fibers = round_count(sf);
     g->spill_nnz = round_count(snz);
-    return TESSEL_OK;
+out:
+    tessel_dealloc(a, pre);
+    tessel_dealloc(a, len);
+    tessel_dealloc(a, sp.rec);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */

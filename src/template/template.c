@@ -69,14 +69,16 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
 
 /* gamma's own options: cache_bytes (a size, > 0), radix (an integer >= 2),
  * policy (lru | set-associative), reorder (affinity | none), stat_model,
- * ways, banks, line_bytes, tiling (selective | none), tile_fraction. */
+ * ways, banks, line_bytes, tiling (selective | none), tile_fraction,
+ * partials (cache | memory). */
 static int is_gamma_key(const char *key)
 {
     return strcmp(key, "cache_bytes") == 0 || strcmp(key, "radix") == 0 ||
            strcmp(key, "policy") == 0 || strcmp(key, "reorder") == 0 ||
            strcmp(key, "stat_model") == 0 || strcmp(key, "ways") == 0 ||
            strcmp(key, "banks") == 0 || strcmp(key, "line_bytes") == 0 ||
-           strcmp(key, "tiling") == 0 || strcmp(key, "tile_fraction") == 0;
+           strcmp(key, "tiling") == 0 || strcmp(key, "tile_fraction") == 0 ||
+           strcmp(key, "partials") == 0;
 }
 
 /* gamma's FiberCache organisation and tiling options (gamma.c checks that
@@ -92,6 +94,13 @@ static int read_gamma_extra(const tessel_yaml_node *v, const char *key, tpl_opti
             return TESSEL_OK;
         }
         snprintf(what, n, "tiling must be selective or none, not '%s'",
+                 val ? val : "(not a scalar)");
+    } else if (strcmp(key, "partials") == 0) {
+        if (val && (strcmp(val, "cache") == 0 || strcmp(val, "memory") == 0)) {
+            o->partials_mem = strcmp(val, "memory") == 0;
+            return TESSEL_OK;
+        }
+        snprintf(what, n, "partials must be cache or memory, not '%s'",
                  val ? val : "(not a scalar)");
     } else if (strcmp(key, "tile_fraction") == 0) {
         char *end = NULL;
@@ -183,6 +192,7 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
         o->line_bytes = 64; /* assumption: gamma gives no line size */
         o->tiling = 0;
         o->tile_fraction = 0.25; /* gamma §4.2 (rows over 25 % of the FiberCache) */
+        o->partials_mem = 0;     /* gamma §3.3: partial fibers live in the FiberCache */
     }
     const tessel_yaml_node *m = spec->template_.options;
     if (!m || tessel_yaml_is_null(m))
@@ -195,12 +205,12 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
     static const char *const known_gamma[] = { "output_format", "cache_bytes", "radix",
                                                "policy", "reorder", "stat_model",
                                                "ways", "banks", "line_bytes", "tiling",
-                                               "tile_fraction" };
+                                               "tile_fraction", "partials" };
     const char *const *known = kind == TESSEL_TEMPLATE_OUTERSPACE ? known_outerspace
                                : kind == TESSEL_TEMPLATE_GAMMA    ? known_gamma
                                                                   : known_matraptor;
     size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2
-                    : kind == TESSEL_TEMPLATE_GAMMA    ? 11
+                    : kind == TESSEL_TEMPLATE_GAMMA    ? 12
                                                        : 1;
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
@@ -221,7 +231,7 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
                 snprintf(what, sizeof(what),
                          "unknown option '%s' (options: output_format, cache_bytes, radix, "
                          "policy, reorder, stat_model, ways, banks, line_bytes, tiling, "
-                         "tile_fraction)",
+                         "tile_fraction, partials)",
                          k->value);
             else
                 snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,

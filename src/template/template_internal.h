@@ -47,6 +47,7 @@ typedef struct tpl_options {
     uint64_t ways, banks, line_bytes; /* set-associative organisation */
     int tiling;           /* tiling: selective (1) or none (0, default) */
     double tile_fraction; /* tile_fraction: footprint / cache over which a row is split */
+    int partials_mem;     /* partials: memory (1) or cache (0, default) */
 } tpl_options;
 
 /* gamma.c: the FiberCache's and the PE mergers' counts. */
@@ -57,6 +58,8 @@ typedef struct tpl_gamma_counts {
     uint64_t spill_nnz;      /* their nonzeros */
     uint64_t line_misses;    /* policy set-associative: lines fetched */
     uint64_t tiled_rows, subrows; /* tiling selective: rows split, leaf subrows */
+    uint64_t partial_fibers, partial_nnz; /* partials: cache: all produced (spill_*:
+                                             those that reached DRAM) */
 } tpl_gamma_counts;
 
 /* template_counts.c */

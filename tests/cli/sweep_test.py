@@ -12,6 +12,9 @@ On tests/sweep/small.yaml (bundled matrices only) it checks that
   * a run cut at many points (the .part files truncated the way a kill can
     leave them) and resumed equals the single run; so does a run killed
     with SIGKILL at random moments and resumed, possibly several times;
+  * on tests/sweep/mapping.yaml (capacities and partitions patched into
+    cached specs, invalid points skipped) -j 1, 2, 3, --no-memo and 3
+    shards merged write identical files;
   * a fresh run over an unfinished one is refused, --overwrite starts over,
     --resume of another sweep is refused, merge refuses a missing shard.
 """
@@ -31,6 +34,7 @@ FILES = ["summary.csv", "traffic.csv", "pareto.csv", "sweep.state"]
 SMALL = os.path.join(ROOT, "tests", "sweep", "small.yaml")
 SLOW = os.path.join(ROOT, "tests", "sweep", "slow.yaml")
 INVALID_FIRST = os.path.join(ROOT, "tests", "sweep", "invalid-first.yaml")
+MAPPING = os.path.join(ROOT, "tests", "sweep", "mapping.yaml")
 
 
 def read(d, name):
@@ -174,6 +178,34 @@ def test_invalid_resume(tessel, tmp):
         same(ref, d, f"--skip-invalid, cut after {keep} invalid rows, resumed")
 
 
+def test_patched(tessel, tmp):
+    """Capacities and partitions patched into cached specs around derived
+    orders and tiles, invalid points among them (--skip-invalid): the same
+    bytes for -j 2 and 3, --no-memo (every spec derived in full) and 3
+    shards merged."""
+    ref = os.path.join(tmp, "mapping-ref")
+    run(tessel, "sweep", MAPPING, "-o", ref, "-q", "--skip-invalid", "-j", "1")
+    summary = read(ref, "summary.csv") or b""
+    check(b"add up to" in summary and b"less than one byte" in summary,
+          "mapping sweep: invalid points of both checks across values")
+    check(summary.count(b"\n") > 100 and summary.count(b"\n") > summary.count(b"add up to") + 100,
+          "mapping sweep: valid points too")
+    for what, args in [("-j 2", ["-j", "2"]), ("-j 3", ["-j", "3"]),
+                       ("--no-memo", ["-j", "2", "--no-memo"]),
+                       ("--no-memo -j 1", ["-j", "1", "--no-memo"])]:
+        d = os.path.join(tmp, "mapping " + what)
+        run(tessel, "sweep", MAPPING, "-o", d, "-q", "--skip-invalid", *args)
+        same(ref, d, f"mapping sweep {what}")
+    dirs = []
+    for i in range(3):
+        d = os.path.join(tmp, f"mapping-shard{i}")
+        run(tessel, "sweep", MAPPING, "-o", d, "-q", "--skip-invalid", "--shard", f"{i}/3")
+        dirs.append(d)
+    m = os.path.join(tmp, "mapping-merged")
+    run(tessel, "merge", "-o", m, "-q", *reversed(dirs))
+    same(ref, m, "mapping sweep, 3 shards merged")
+
+
 def test_refusals(tessel, tmp, ref):
     d = os.path.join(tmp, "partial")
     shutil.copytree(ref, d)
@@ -202,6 +234,7 @@ def main():
         cuts = test_cut_and_resume(tessel, tmp, ref)
         kills = test_kill(tessel, tmp)
         test_invalid_resume(tessel, tmp)
+        test_patched(tessel, tmp)
         test_refusals(tessel, tmp, ref)
     print(f"sweep_test: threads, memo, shards, {cuts} cut-and-resume cases, {kills} kills: "
           f"{'FAILED' if failures else 'all identical'}")

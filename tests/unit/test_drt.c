@@ -3,7 +3,10 @@
  * fits, Tailors overbooking of a micro tile that alone overflows, DRT
  * against S-U-C at the micro tile on real matrices, stat against exact,
  * every loop order and growth mode, refusals, and out of memory at every
- * allocation. */
+ * allocation. Two buffer levels (drt_levels.c): PE sub-tasks listed by
+ * hand, the LLB level equal to the one-level DRT, unbounded PE buffers
+ * filling each LLB task's content once, bounded ones at least that, stat
+ * against exact, refusals and every allocation failing in turn. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -368,6 +371,21 @@ START_TEST(spmv_runs)
     ck_assert_uint_gt(r.traffic[1][1].fills, 0);
     ck_assert_uint_ge(r.traffic[1][2].fills, 1); /* x co-tiled to each A tile */
     ck_assert_uint_gt(sum.tasks, 0);
+    /* two buffer levels: the LLB as above, small PE buffers below it */
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PEB");
+    s.level[2].capacity = 2048;
+    tessel_drt_summary two[2];
+    tessel_diag diag;
+    tessel_result r2;
+    ck_assert_int_eq(tessel_drt_levels_exact(&s, &d, NULL, NULL, &r2, two, &diag), 0);
+    ck_assert_uint_eq(r2.dram_bytes, r.dram_bytes);
+    ck_assert_uint_eq(two[0].tasks, sum.tasks);
+    ck_assert_uint_ge(two[1].tasks, sum.tasks);
+    ck_assert_uint_eq(r2.traffic[2][1].reads, macs);
+    ck_assert_uint_gt(r2.traffic[2][2].fills, 0);
+    ck_assert_uint_gt(r2.traffic[2][0].writebacks, 0);
     tessel_tensor_free(&a);
     tessel_tensor_free(&x);
 }
@@ -587,6 +605,383 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Two buffer levels (drt §4.1, §5.2.1): DRAM -> LLB -> PE buffers. */
+
+/* Level 2 (PEB) below drt_spec's LLB, the same formats; partitions in
+ * bytes (Z, A, B). */
+static void add_pe_level(tessel_spec *s, const char *order, uint64_t pz, uint64_t pa, uint64_t pb)
+{
+    s->nlevels = 3;
+    s->level[2] = s->level[1];
+    snprintf(s->level[2].name, sizeof(s->level[2].name), "PEB");
+    s->level[2].instances = 4;
+    s->level[2].capacity = pz + pa + pb;
+    s->level[2].tensor[0].partition_bytes = pz;
+    s->level[2].tensor[1].partition_bytes = pa;
+    s->level[2].tensor[2].partition_bytes = pb;
+    for (unsigned t = 0; t < 3; t++)
+        s->level[2].tensor[t].partition_fraction = 0;
+    for (unsigned p = 0; p < 3; p++)
+        s->level[2].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+}
+
+static tessel_result levels_exact(const tessel_spec *s, const tessel_workload_data *d,
+                                  const tessel_drt_options *o, tessel_drt_summary *sum)
+{
+    tessel_result r;
+    tessel_diag diag;
+    int rc = tessel_drt_levels_exact(s, d, o, NULL, &r, sum, &diag);
+    ck_assert_msg(rc == 0, "drt levels exact failed: %s", diag.message);
+    ck_assert_str_eq(r.estimator, "exact");
+    ck_assert_uint_eq(r.nlevels, 3);
+    return r;
+}
+
+static uint64_t bytes_at(const tessel_result *r, unsigned l, unsigned t)
+{
+    return r->traffic[l][t].data_bytes + r->traffic[l][t].metadata_bytes;
+}
+
+/* The LLB level of the two-level walk is the one-level DRT of the spec
+ * cut to DRAM + LLB, field by field on the DRAM side. */
+static void same_llb_level(const tessel_result *two, const tessel_result *one)
+{
+    ck_assert_uint_eq(two->dram_bytes, one->dram_bytes);
+    ck_assert_uint_eq(two->compulsory_bytes, one->compulsory_bytes);
+    ck_assert_uint_eq(two->macs, one->macs);
+    ck_assert_uint_eq(two->output_nnz, one->output_nnz);
+    ck_assert_uint_eq(two->effectual_tiles[1], one->effectual_tiles[1]);
+    for (unsigned t = 0; t < 3; t++) {
+        const tessel_traffic *a = &two->traffic[1][t], *b = &one->traffic[1][t];
+        ck_assert_uint_eq(bytes_at(two, 0, t), bytes_at(one, 0, t));
+        ck_assert_uint_eq(a->fills, b->fills);
+        ck_assert_uint_eq(a->updates, b->updates);
+        ck_assert_uint_eq(a->writebacks, b->writebacks);
+        ck_assert_uint_eq(a->in_data, b->in_data);
+        ck_assert_uint_eq(a->in_metadata, b->in_metadata);
+        ck_assert_uint_eq(a->out_data, b->out_data);
+        ck_assert_uint_eq(a->out_metadata, b->out_metadata);
+        ck_assert_uint_eq(a->data_bytes, b->data_bytes);
+        ck_assert_uint_eq(a->metadata_bytes, b->metadata_bytes);
+    }
+}
+
+/* The data of hand_example_jki with an LLB that holds everything (one
+ * LLB task: B's partnered micro tiles B(0,0), B(1,1), B(3,1) over
+ * j[0,4) k[0,4), and A's four over i[0,4)) and PE buffers with
+ * hand_example_jki's partitions (A and B 2 values each, JKI): the PE
+ * level lists hand_example_jki's two tasks inside the one LLB task.
+ *   DRAM -> LLB: A 4 values (64 bytes), B 3 (48), Z written back once,
+ *     4 values (64).
+ *   LLB -> PE: sub-task 1 is B(0,0) with A(0,0), A(1,0); sub-task 2 is
+ *     B(1,1), B(3,1) with A(2,1), A(3,3): A 2 fills (64 bytes), B 2 fills
+ *     (16 + 32), Z 2 write-backs of 2 values (64), nothing read back. */
+START_TEST(levels_hand_example)
+{
+    const uint32_t ea[4][2] = { { 0, 0 }, { 1, 0 }, { 2, 1 }, { 3, 3 } };
+    const uint32_t eb[4][2] = { { 0, 0 }, { 1, 1 }, { 3, 1 }, { 2, 3 } };
+    tessel_tensor *a = matrix(4, 4, ea, 4), *b = matrix(4, 4, eb, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    drt_spec(&s, "JKI", 0, 3072, 1024, 1024, 1024);
+    add_pe_level(&s, "JKI", 1024, 32, 32);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 1;
+    tessel_drt_summary sum[2];
+    tessel_result r = levels_exact(&s, &d, &o, sum);
+    ck_assert_uint_eq(sum[0].tasks, 1);
+    ck_assert_uint_eq(sum[1].tasks, 2);
+    ck_assert_uint_eq(r.effectual_tiles[1], 1);
+    ck_assert_uint_eq(r.effectual_tiles[2], 2);
+    ck_assert_uint_eq(r.traffic[1][1].fills, 1);
+    ck_assert_uint_eq(r.traffic[1][2].fills, 1);
+    ck_assert_uint_eq(bytes_at(&r, 1, 1), 64);
+    ck_assert_uint_eq(bytes_at(&r, 1, 2), 48);
+    ck_assert_uint_eq(bytes_at(&r, 1, 0), 64);
+    ck_assert_uint_eq(r.traffic[1][0].writebacks, 1);
+    ck_assert_uint_eq(r.dram_bytes, 64 + 48 + 64);
+    ck_assert_uint_eq(r.traffic[2][1].fills, 2);
+    ck_assert_uint_eq(r.traffic[2][2].fills, 2);
+    ck_assert_uint_eq(bytes_at(&r, 2, 1), 64);
+    ck_assert_uint_eq(bytes_at(&r, 2, 2), 48);
+    ck_assert_uint_eq(r.traffic[2][0].writebacks, 2);
+    ck_assert_uint_eq(r.traffic[2][0].updates, 0);
+    ck_assert_uint_eq(bytes_at(&r, 2, 0), 64);
+    /* the LLB serves what the PE buffers take and takes what they give */
+    ck_assert_uint_eq(r.traffic[1][1].reads, 2);
+    ck_assert_uint_eq(r.traffic[1][1].child_read_data + r.traffic[1][1].child_read_metadata, 64);
+    ck_assert_uint_eq(r.traffic[1][0].child_write_data + r.traffic[1][0].child_write_metadata,
+                      64);
+    ck_assert_uint_eq(r.traffic[2][0].reads, 4);
+    ck_assert_uint_eq(r.macs, 4);
+    /* PE tiles: i 4, j (1 + 3) / 2, k 4, as hand_example_jki's */
+    ck_assert(fabs(sum[1].mean_edge[0] - 4) < 1e-12);
+    ck_assert(fabs(sum[1].mean_edge[1] - 2) < 1e-12);
+    ck_assert(fabs(sum[1].mean_edge[2] - 4) < 1e-12);
+    /* the stat path decides the same tiles */
+    tessel_spec cut = s;
+    cut.nlevels = 2;
+    tessel_drt_stats *st = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_drt_stats_create(&cut, &d, &o, NULL, &st, &diag), 0);
+    tessel_result x;
+    ck_assert_int_eq(tessel_drt_levels_stat(&s, st, o.growth, &x, NULL, &diag), 0);
+    ck_assert_str_eq(x.estimator, "stat");
+    ck_assert_uint_eq(bytes_at(&x, 2, 1), 64);
+    ck_assert_uint_eq(bytes_at(&x, 2, 2), 48);
+    ck_assert_uint_eq(x.traffic[2][0].writebacks, 2);
+    tessel_drt_stats_free(&st);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* The same data, LLB partitions of hand_example_jki (its two LLB tasks)
+ * and PE partitions of one value for A and B, order JKI at both levels.
+ * LLB task 1 (B(0,0); A(0,0), A(1,0); j[0,1) k[0,4) i[0,4)): the PE's
+ * B tile is B(0,0); A's two values need two sub-tasks along i, i[0,1)
+ * and i[1,4): B 1 fill, A 2 fills, Z 2 write-backs of one value.
+ * LLB task 2 (B(1,1), B(3,1); A(2,1), A(3,3); j[1,4) k[0,4) i[0,4)):
+ * B grows from (j 1, k 0) along k up to B(1,1) (B(3,1) would make two
+ * values): k[0,3), then along j to the end (B(2,3) has no partner). Its
+ * one sub-task holds A(2,1), over i[0,4). The next middle step along k
+ * takes B(3,1), k[3,4), with A(3,3) over i[0,4): the same output tile,
+ * which stays resident. B 2 fills, A 2 fills, Z 1 write-back of 2 values.
+ * PE in all: A 4 fills of one value (4 x 16 bytes), B 3 (3 x 16), Z 3
+ * write-backs (16 + 16 + 32), nothing read back. */
+START_TEST(levels_hand_example_split)
+{
+    const uint32_t ea[4][2] = { { 0, 0 }, { 1, 0 }, { 2, 1 }, { 3, 3 } };
+    const uint32_t eb[4][2] = { { 0, 0 }, { 1, 1 }, { 3, 1 }, { 2, 3 } };
+    tessel_tensor *a = matrix(4, 4, ea, 4), *b = matrix(4, 4, eb, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    drt_spec(&s, "JKI", 0, 2048, 1024, 32, 32);
+    add_pe_level(&s, "JKI", 1024, 16, 16);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 1;
+    tessel_drt_summary sum[2];
+    tessel_result r = levels_exact(&s, &d, &o, sum);
+    ck_assert_uint_eq(sum[0].tasks, 2);
+    ck_assert_uint_eq(sum[1].tasks, 4);
+    ck_assert_uint_eq(r.traffic[2][1].fills, 4);
+    ck_assert_uint_eq(bytes_at(&r, 2, 1), 64);
+    ck_assert_uint_eq(r.traffic[2][2].fills, 3);
+    ck_assert_uint_eq(bytes_at(&r, 2, 2), 48);
+    ck_assert_uint_eq(r.traffic[2][0].writebacks, 3);
+    ck_assert_uint_eq(r.traffic[2][0].updates, 0);
+    ck_assert_uint_eq(r.traffic[2][0].out_data + r.traffic[2][0].out_metadata, 64);
+    ck_assert_uint_eq(r.traffic[2][0].in_data + r.traffic[2][0].in_metadata, 0);
+    ck_assert_uint_eq(r.overflow_tiles, 0);
+    /* the LLB level is the one-level DRT's */
+    tessel_spec cut = s;
+    cut.nlevels = 2;
+    tessel_result one = drt_exact(&cut, &d, &o, NULL);
+    same_llb_level(&r, &one);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Invariants on random matrices, every order at both levels:
+ *   - the LLB level equals the one-level DRT of the cut spec;
+ *   - with unbounded PE partitions each LLB task is one PE task that
+ *     fills the task's content exactly once: PE fills = LLB tasks, and
+ *     when the LLB also holds everything, PE input bytes = LLB input
+ *     bytes and the PE writes the final output back once;
+ *   - with small PE partitions the bytes into the PE buffers are at least
+ *     that content (each LLB task's partnered micro tiles once), and the
+ *     MACs read operands from the PE buffers. */
+START_TEST(levels_invariants)
+{
+    tessel_tensor *a = random_matrix(150, 120, 0.03, 21), *b = random_matrix(120, 130, 0.04, 22);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 8;
+    const uint64_t big = UINT64_C(1) << 40;
+    for (unsigned ol = 0; ol < 6; ol++)
+        for (unsigned op = 0; op < 6; op += 1) {
+            tessel_spec s;
+            paper_spec(&s, orders[ol], 8 * 1024);
+            /* unbounded PE buffers */
+            add_pe_level(&s, orders[op], big, big, big);
+            tessel_drt_summary sum[2];
+            tessel_result u = levels_exact(&s, &d, &o, sum);
+            tessel_spec cut = s;
+            cut.nlevels = 2;
+            tessel_result one = drt_exact(&cut, &d, &o, NULL);
+            same_llb_level(&u, &one);
+            ck_assert_uint_eq(sum[1].tasks, sum[0].tasks);
+            ck_assert_uint_eq(u.effectual_tiles[2], u.effectual_tiles[1]);
+            ck_assert_uint_eq(u.traffic[2][1].fills, sum[0].tasks);
+            ck_assert_uint_eq(u.traffic[2][2].fills, sum[0].tasks);
+            ck_assert_uint_eq(u.traffic[2][0].writebacks, sum[0].tasks);
+            ck_assert_uint_eq(u.overflow_tiles, one.overflow_tiles);
+            /* small PE buffers */
+            add_pe_level(&s, orders[op], 1024, 96, 900);
+            tessel_result r = levels_exact(&s, &d, &o, sum);
+            same_llb_level(&r, &one);
+            for (unsigned t = 1; t < 3; t++) {
+                ck_assert_uint_ge(bytes_at(&r, 2, t), bytes_at(&u, 2, t));
+                ck_assert_uint_ge(r.traffic[2][t].fills, u.traffic[2][t].fills);
+                ck_assert_uint_eq(r.traffic[2][t].reads, r.macs);
+            }
+            ck_assert_uint_ge(sum[1].tasks, sum[0].tasks);
+            ck_assert_uint_eq(r.traffic[1][0].child_write_data, r.traffic[2][0].out_data);
+            ck_assert_uint_eq(r.traffic[1][1].child_read_data, r.traffic[2][1].in_data);
+        }
+    /* everything in the LLB and in the PE buffers: one task at each */
+    tessel_spec s;
+    paper_spec(&s, "IJK", UINT64_C(1) << 30);
+    add_pe_level(&s, "KIJ", big, big, big);
+    tessel_result r = levels_exact(&s, &d, &o, NULL);
+    ck_assert_uint_eq(r.effectual_tiles[1], 1);
+    ck_assert_uint_eq(r.effectual_tiles[2], 1);
+    for (unsigned t = 1; t < 3; t++)
+        ck_assert_uint_eq(bytes_at(&r, 2, t), bytes_at(&r, 1, t));
+    ck_assert_uint_eq(r.traffic[2][0].out_data + r.traffic[2][0].out_metadata,
+                      r.traffic[1][0].out_data + r.traffic[1][0].out_metadata);
+    ck_assert_uint_eq(r.traffic[2][0].updates, 0);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Both growth modes on a real matrix (G51 from the shared data
+ * when present): stat's input traffic equals exact's at both levels (the
+ * micro grids are exact counts); its output traffic is an estimate. */
+START_TEST(levels_stat_vs_exact)
+{
+    tessel_tensor *a = load("../shared/data/mtx/G51.mtx.gz");
+    if (!a)
+        a = random_matrix(300, 300, 0.01, 5);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    for (int g = 0; g < 2; g++) {
+        tessel_spec s;
+        paper_spec(&s, "JKI", 48 * 1024);
+        add_pe_level(&s, "KIJ", 4096, 410, 3686);
+        tessel_drt_options o;
+        tessel_drt_options_init(&o);
+        o.growth = g ? TESSEL_DRT_GROW_ALTERNATING : TESSEL_DRT_GROW_CONTRACTED_FIRST;
+        tessel_result x = levels_exact(&s, &d, &o, NULL);
+        tessel_spec cut = s;
+        cut.nlevels = 2;
+        tessel_drt_stats *st = NULL;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_drt_stats_create(&cut, &d, &o, NULL, &st, &diag), 0);
+        tessel_result e;
+        ck_assert_int_eq(tessel_drt_levels_stat(&s, st, o.growth, &e, NULL, &diag), 0);
+        for (unsigned t = 1; t < 3; t++) {
+            ck_assert_uint_eq(bytes_at(&e, 2, t), bytes_at(&x, 2, t));
+            ck_assert_uint_eq(e.traffic[2][t].fills, x.traffic[2][t].fills);
+        }
+        double zx = (double)bytes_at(&x, 2, 0), ze = (double)bytes_at(&e, 2, 0);
+        ck_assert_msg(fabs(ze - zx) <= 0.35 * zx, "PE output bytes: stat %.0f exact %.0f", ze,
+                      zx);
+        tessel_drt_stats_free(&st);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(levels_refusals)
+{
+    const uint32_t ea[2][2] = { { 0, 0 }, { 1, 1 } };
+    tessel_tensor *a = matrix(2, 2, ea, 2);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_spec s;
+    drt_spec(&s, "IJK", 0, 2048, 1024, 32, 32);
+    tessel_result r;
+    tessel_diag diag;
+    /* one buffer level */
+    ck_assert_int_eq(tessel_drt_levels_exact(&s, &d, NULL, NULL, &r, NULL, &diag),
+                     TESSEL_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(diag.message, "exactly two buffer levels"));
+    /* four storage levels */
+    add_pe_level(&s, "IJK", 64, 64, 64);
+    s.nlevels = 4;
+    s.level[3] = s.level[2];
+    ck_assert_int_eq(tessel_drt_levels_exact(&s, &d, NULL, NULL, &r, NULL, &diag),
+                     TESSEL_EUNSUPPORTED);
+    /* one-level DRT still refuses three levels */
+    s.nlevels = 3;
+    ck_assert_int_eq(tessel_drt_exact(&s, &d, NULL, NULL, &r, NULL, &diag), TESSEL_EUNSUPPORTED);
+    /* a per-rank format at the PE level */
+    s.level[2].format = TESSEL_SPEC_FORMAT_RANKS;
+    ck_assert_int_eq(tessel_drt_levels_exact(&s, &d, NULL, NULL, &r, NULL, &diag),
+                     TESSEL_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(diag.message, "PEB"));
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+START_TEST(levels_out_of_memory_every_allocation)
+{
+    tessel_tensor *a = random_matrix(120, 100, 0.03, 11), *b = random_matrix(100, 90, 0.04, 12);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    paper_spec(&s, "JKI", 6 * 1024);
+    add_pe_level(&s, "KIJ", 1024, 100, 900);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 8;
+    /* every allocation of a run in turn (some have a fallback when they
+     * fail: the run may then succeed), no leak either way */
+    test_alloc all;
+    test_alloc_init(&all, 0);
+    tessel_result r0;
+    tessel_diag diag0;
+    ck_assert_int_eq(tessel_drt_levels_exact(&s, &d, &o, &all.allocator, &r0, NULL, &diag0), 0);
+    ck_assert_int_gt(all.calls, 20);
+    long failed = 0;
+    for (long n = 1; n <= all.calls; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_drt_levels_exact(&s, &d, &o, &ta.allocator, &r, NULL, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "levels exact, allocation %ld: %d %s", n,
+                      rc, diag.message);
+        failed += rc == TESSEL_ENOMEM;
+    }
+    ck_assert_int_gt(failed, all.calls / 2);
+    tessel_spec cut = s;
+    cut.nlevels = 2;
+    tessel_drt_stats *st = NULL;
+    tessel_diag diag;
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    ck_assert_int_eq(tessel_drt_stats_create(&cut, &d, &o, &ta.allocator, &st, &diag), 0);
+    long before = ta.calls;
+    for (long n = 1;; n++) {
+        tessel_result r;
+        ta.fail_at = before + n;
+        ta.calls = before;
+        int rc = tessel_drt_levels_stat(&s, st, o.growth, &r, NULL, &diag);
+        if (rc == 0)
+            break;
+        ck_assert_msg(rc == TESSEL_ENOMEM, "levels stat, allocation %ld: %d %s", n, rc,
+                      diag.message);
+        ck_assert_int_lt(n, 100000);
+    }
+    tessel_drt_stats_free(&st);
+    ck_assert_int_eq(ta.live, 0);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("drt");
@@ -602,6 +997,12 @@ int main(void)
     tcase_add_test(tc, drt_inputs_vs_suc_micro);
     tcase_add_test(tc, stat_vs_exact_real);
     tcase_add_test(tc, out_of_memory_every_allocation);
+    tcase_add_test(tc, levels_hand_example);
+    tcase_add_test(tc, levels_hand_example_split);
+    tcase_add_test(tc, levels_invariants);
+    tcase_add_test(tc, levels_stat_vs_exact);
+    tcase_add_test(tc, levels_refusals);
+    tcase_add_test(tc, levels_out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

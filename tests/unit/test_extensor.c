@@ -1,7 +1,8 @@
 /* The extensor template (template.h, src/template/extensor.c): each
  * variant is exactly its strategy on the three-level hierarchy (n
  * conservative sized as if dense, p prescient, ob swiftiles) at both
- * buffers; drt is DRT's own DRAM traffic with the on-chip levels of a
+ * buffers; drt is DRT at both buffers (module drt's two-level walk), or
+ * with drt_levels llb DRT's own DRAM traffic with the on-chip levels of a
  * uniform estimate; bad variants, options and a spec that also names a
  * strategy are refused with the field; tessel_template_run dispatches to
  * it; every allocation failing in turn fails cleanly. */
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tessel/drt.h"
 #include "tessel/template.h"
 #include "test_alloc.h"
 
@@ -156,15 +158,16 @@ START_TEST(test_n_no_better_than_p)
 }
 END_TEST
 
-/* drt: DRAM and the LLB's DRAM side are DRT's on the LLB alone; the LLB's
- * reads and the PEB level are the uniform estimate's with prescient PEB
- * tiles; the LLB tile is a multiple of the PEB tile. */
+/* drt, drt_levels llb: DRAM and the LLB's DRAM side are DRT's on the LLB
+ * alone; the LLB's reads and the PEB level are the uniform estimate's
+ * with prescient PEB tiles; the LLB tile is a multiple of the PEB tile. */
 START_TEST(test_drt_variant)
 {
     for (int e = 0; e < 2; e++) {
         tessel_strategy_estimator est = e ? TESSEL_STRATEGY_STAT : TESSEL_STRATEGY_EXACT;
         fixture f;
-        fixture_load(&f, "drt", JAGMESH7, "LLB.capacity=256KiB", NULL);
+        fixture_load(&f, "drt", JAGMESH7, "LLB.capacity=256KiB",
+                     "template_options.drt_levels=llb");
         tessel_result r, outer;
         tessel_strategy_choice c;
         tessel_diag d;
@@ -215,6 +218,79 @@ START_TEST(test_drt_variant)
 }
 END_TEST
 
+/* drt, drt_levels all (the default): module drt's two-level walk, with
+ * the same DRAM side as DRT alone on the LLB, the PE side its sub-tasks;
+ * against llb on the same spec, the DRAM side is identical and the PE
+ * buffers take fewer input bytes (DRT's sub-tiles fill the partitions
+ * instead of the worst-case uniform tile). */
+START_TEST(test_drt_levels_variant)
+{
+    for (int e = 0; e < 2; e++) {
+        tessel_strategy_estimator est = e ? TESSEL_STRATEGY_STAT : TESSEL_STRATEGY_EXACT;
+        fixture f, g;
+        fixture_load(&f, "drt", JAGMESH7, "LLB.capacity=256KiB", NULL);
+        fixture_load(&g, "drt", JAGMESH7, "LLB.capacity=256KiB",
+                     "template_options.drt_levels=llb");
+        tessel_result r, m, direct;
+        tessel_strategy_choice c;
+        tessel_diag d;
+        int rc = run(&f, est, NULL, &r, &c, &d);
+        ck_assert_msg(rc == 0, "%s", d.message);
+        ck_assert_msg(run(&g, est, NULL, &m, NULL, &d) == 0, "%s", d.message);
+        ck_assert_int_eq(c.kind, TESSEL_STRATEGY_DRT);
+        ck_assert_uint_eq(c.levels, (1u << 1) | (1u << 2));
+        ck_assert_uint_eq(r.nlevels, 3);
+        ck_assert_ptr_nonnull(strstr(c.shape, "LLB dynamic 32x32 mean"));
+        ck_assert_ptr_nonnull(strstr(c.shape, "PEB dynamic 32x32 mean"));
+        ck_assert_str_eq(r.estimator, e ? "stat" : "exact");
+        /* the DRAM side is the merge's (DRT alone on the LLB) */
+        ck_assert_uint_eq(r.dram_bytes, m.dram_bytes);
+        ck_assert_uint_eq(r.compulsory_bytes, m.compulsory_bytes);
+        ck_assert_uint_eq(bytes_at(&r, 0), bytes_at(&m, 0));
+        ck_assert_uint_eq(bytes_at(&r, 1), bytes_at(&m, 1));
+        ck_assert_uint_eq(r.macs, m.macs);
+        for (unsigned t = 0; t < r.ntensors; t++) {
+            ck_assert_uint_eq(r.traffic[1][t].fills, m.traffic[1][t].fills);
+            /* the LLB serves exactly what the PE buffers take */
+            ck_assert_uint_eq(r.traffic[1][t].reads,
+                              r.traffic[2][t].fills + r.traffic[2][t].updates);
+            ck_assert_uint_eq(r.traffic[1][t].child_read_data, r.traffic[2][t].in_data);
+            ck_assert_uint_eq(r.traffic[2][t].reads, r.macs);
+        }
+        uint64_t in_r = 0, in_m = 0;
+        for (unsigned t = 1; t < r.ntensors; t++) {
+            in_r += r.traffic[2][t].data_bytes + r.traffic[2][t].metadata_bytes;
+            in_m += m.traffic[2][t].data_bytes + m.traffic[2][t].metadata_bytes;
+        }
+        ck_assert_uint_lt(in_r, in_m);
+        /* the template only hands over: module drt's result */
+        tessel_drt_options o;
+        tessel_drt_options_init(&o);
+        if (e) {
+            tessel_spec cut = *f.spec;
+            cut.nlevels = 2;
+            tessel_drt_stats *st = NULL;
+            ck_assert_int_eq(tessel_drt_stats_create(&cut, f.data, &o, NULL, &st, &d), 0);
+            ck_assert_int_eq(tessel_drt_levels_stat(f.spec, st, o.growth, &direct, NULL, &d), 0);
+            tessel_drt_stats_free(&st);
+        } else {
+            ck_assert_int_eq(tessel_drt_levels_exact(f.spec, f.data, &o, NULL, &direct, NULL, &d),
+                             0);
+        }
+        for (unsigned l = 0; l < 3; l++)
+            for (unsigned t = 0; t < r.ntensors; t++) {
+                ck_assert_uint_eq(r.traffic[l][t].data_bytes, direct.traffic[l][t].data_bytes);
+                ck_assert_uint_eq(r.traffic[l][t].metadata_bytes,
+                                  direct.traffic[l][t].metadata_bytes);
+                ck_assert_uint_eq(r.traffic[l][t].fills, direct.traffic[l][t].fills);
+            }
+        ck_assert_uint_eq(r.intersections, direct.intersections);
+        fixture_free(&f);
+        fixture_free(&g);
+    }
+}
+END_TEST
+
 /* tessel_template_run (exact) is the extensor run. */
 START_TEST(test_template_run_dispatch)
 {
@@ -261,6 +337,11 @@ START_TEST(test_refusals)
                  "did you mean 'variant'?");
     expect_error("p", "mapping.strategy=prescient", NULL, TESSEL_EINVAL, "mapping.strategy",
                  "must be left unset");
+    expect_error("drt", "template_options.drt_levels=pe", NULL, TESSEL_EINVAL,
+                 "template_options.drt_levels", "must be all or llb, not 'pe'");
+    expect_error("drt", "template_options.drt_level=llb", NULL, TESSEL_EINVAL,
+                 "template_options", "did you mean 'drt_levels'?");
+
     /* not the extensor template */
     fixture f;
     fixture_load(&f, "n", G51, "template=none", NULL);
@@ -285,10 +366,11 @@ END_TEST
 /* Every allocation failing in turn (past the first 400, every stride-th):
  * ENOMEM or the same result, nothing leaked. */
 
-static void oom_run(const char *variant, tessel_strategy_estimator est, long stride)
+static void oom_run(const char *variant, tessel_strategy_estimator est, long stride,
+                    const char *set)
 {
     fixture f;
-    fixture_load(&f, variant, G51, "LLB.capacity=256KiB", NULL);
+    fixture_load(&f, variant, G51, "LLB.capacity=256KiB", set);
     tessel_result good, r;
     tessel_diag d;
     ck_assert_int_eq(run(&f, est, NULL, &good, NULL, &d), 0);
@@ -311,13 +393,16 @@ static void oom_run(const char *variant, tessel_strategy_estimator est, long str
 
 /* n, p and ob allocate only inside the strategy they resolve to (whose
  * own suite fails every allocation of each); n checks the hand-over. drt
- * allocates in three steps of its own (DRT, the inner choice, the on-chip
- * estimate), so both estimators are covered. */
+ * with drt_levels llb allocates in three steps of its own (DRT, the inner
+ * choice, the on-chip estimate), drt_levels all in module drt's two-level
+ * walk (and the statistics it collects): both estimators of each. */
 START_TEST(test_oom)
 {
-    oom_run("n", TESSEL_STRATEGY_EXACT, 5);
-    oom_run("drt", TESSEL_STRATEGY_EXACT, 3);
-    oom_run("drt", TESSEL_STRATEGY_STAT, 5);
+    oom_run("n", TESSEL_STRATEGY_EXACT, 5, NULL);
+    oom_run("drt", TESSEL_STRATEGY_EXACT, 3, "template_options.drt_levels=llb");
+    oom_run("drt", TESSEL_STRATEGY_STAT, 5, "template_options.drt_levels=llb");
+    oom_run("drt", TESSEL_STRATEGY_EXACT, 3, NULL);
+    oom_run("drt", TESSEL_STRATEGY_STAT, 5, NULL);
 }
 END_TEST
 
@@ -334,6 +419,7 @@ int main(void)
     tcase_add_test(tc, test_uniform_variants_are_their_strategy);
     tcase_add_test(tc, test_n_no_better_than_p);
     tcase_add_test(tc, test_drt_variant);
+    tcase_add_test(tc, test_drt_levels_variant);
     tcase_add_test(tc, test_template_run_dispatch);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_oom);

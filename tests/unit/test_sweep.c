@@ -150,8 +150,8 @@ START_TEST(parse_survives_every_failed_allocation)
 }
 END_TEST
 
-/* A whole sweep (analytic estimator: no data files) with allocation n
- * failing: a clean TESSEL_ENOMEM with nothing leaked and no finished
+/* A whole sweep (analytic estimator: no data files; invalid points
+ * skipped) with allocation n failing: a clean TESSEL_ENOMEM with nothing leaked and no finished
  * output; the same run without failures gives the reference files. */
 static const char sweep_text[] =
     "spec: examples/specs/uniform-analytic.yaml\n"
@@ -162,21 +162,39 @@ static const char sweep_text[] =
     "  architecture.compute.pes: [64, 128]\n"
     "pareto: [dram_bytes, cycles]\n";
 
-static int run_once(const tessel_allocator *a, const char *dir, tessel_diag *d)
+/* Capacities and partitions patched into cached specs (one per loop
+ * order), a bandwidth too; A's 70 % partitions are invalid (over 100 %
+ * with B's and Z's), skipped. */
+static const char patched_text[] =
+    "spec: examples/specs/uniform-analytic.yaml\n"
+    "estimator: analytic\n"
+    "axes:\n"
+    "  mapping.LLB.order: [IKJ, KIJ]\n"
+    "  architecture.levels.LLB.capacity: [1MiB, 4MiB]\n"
+    "  architecture.levels.LLB.tensors.A.partition: [30%, 70%]\n"
+    "  architecture.levels.LLB.tensors.B.partition: [20%, 256KiB]\n"
+    "  architecture.levels.DRAM.bandwidth: [16, 32]\n"
+    "pareto: [dram_bytes, cycles]\n";
+
+static int run_text(const char *text, int no_memo, const tessel_allocator *a, const char *dir,
+                    tessel_diag *d)
 {
     tessel_sweep *s = NULL;
     /* parsed from memory: its spec path resolves from the project root */
-    ck_assert_int_eq(tessel_sweep_parse("s.yaml", sweep_text, sizeof(sweep_text) - 1,
-                                        NULL, &s, NULL), 0);
+    ck_assert_int_eq(tessel_sweep_parse("s.yaml", text, strlen(text), NULL, &s, NULL), 0);
     tessel_sweep_options o;
     tessel_sweep_options_init(&o);
     o.threads = 1;
     o.overwrite = 1;
+    o.skip_invalid = 1;
+    o.no_memo = no_memo;
     tessel_sweep_report r;
     int rc = tessel_sweep_run(s, dir, &o, a, &r, d);
     tessel_sweep_free(&s);
     return rc;
 }
+
+static const char *oom_sweeps[] = { sweep_text, patched_text };
 
 static int exists(const char *dir, const char *name)
 {
@@ -199,13 +217,14 @@ static void remove_outputs(const char *dir)
 
 START_TEST(run_survives_every_failed_allocation)
 {
+    const char *text = oom_sweeps[_i];
     char tmp[] = "/tmp/tessel-sweep-oom-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(tmp));
     char ref[600], out[600];
     snprintf(ref, sizeof(ref), "%s/ref", tmp);
     snprintf(out, sizeof(out), "%s/out", tmp);
     tessel_diag d;
-    ck_assert_msg(run_once(NULL, ref, &d) == 0, "reference run: %s", d.message);
+    ck_assert_msg(run_text(text, 0, NULL, ref, &d) == 0, "reference run: %s", d.message);
     char expected[1 << 16];
     snprintf(expected, sizeof(expected), "%s", slurp(strcat(strcpy(out, ref), "/summary.csv")));
     snprintf(out, sizeof(out), "%s/out", tmp);
@@ -213,7 +232,7 @@ START_TEST(run_survives_every_failed_allocation)
     for (n = 1;; n++) {
         test_alloc ta;
         test_alloc_init(&ta, n);
-        int rc = run_once(&ta.allocator, out, &d);
+        int rc = run_text(text, 0, &ta.allocator, out, &d);
         ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
         if (ta.calls < n) {
             ck_assert_int_eq(rc, 0);
@@ -246,6 +265,36 @@ START_TEST(run_survives_every_failed_allocation)
 }
 END_TEST
 
+/* The patched sweep equals the same sweep with every spec derived in
+ * full (--no-memo), invalid rows included. */
+START_TEST(patched_equals_derived)
+{
+    char tmp[] = "/tmp/tessel-sweep-patch-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    char a[600], b[600];
+    snprintf(a, sizeof(a), "%s/a", tmp);
+    snprintf(b, sizeof(b), "%s/b", tmp);
+    tessel_diag d;
+    ck_assert_msg(run_text(patched_text, 0, NULL, a, &d) == 0, "patched: %s", d.message);
+    ck_assert_msg(run_text(patched_text, 1, NULL, b, &d) == 0, "derived: %s", d.message);
+    const char *names[] = { "summary.csv", "traffic.csv", "pareto.csv" };
+    for (size_t i = 0; i < 3; i++) {
+        char pa[700], pb[700], first[1 << 16];
+        snprintf(pa, sizeof(pa), "%s/%s", a, names[i]);
+        snprintf(pb, sizeof(pb), "%s/%s", b, names[i]);
+        snprintf(first, sizeof(first), "%s", slurp(pa));
+        ck_assert_str_eq(first, slurp(pb));
+        if (i == 0)
+            ck_assert_ptr_nonnull(strstr(first, "add up to"));
+    }
+    remove_outputs(a);
+    remove_outputs(b);
+    rmdir(a);
+    rmdir(b);
+    rmdir(tmp);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -256,7 +305,9 @@ int main(void)
     tcase_add_test(tc, pareto_fronts_per_data_set);
     tcase_add_loop_test(tc, parse_survives_every_failed_allocation, 0,
                         (int)(sizeof(oom_texts) / sizeof(oom_texts[0])));
-    tcase_add_test(tc, run_survives_every_failed_allocation);
+    tcase_add_loop_test(tc, run_survives_every_failed_allocation, 0,
+                        (int)(sizeof(oom_sweeps) / sizeof(oom_sweeps[0])));
+    tcase_add_test(tc, patched_equals_derived);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

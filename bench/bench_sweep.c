@@ -19,8 +19,8 @@
  * mapping-ca-condmat.yaml (15,552 points: 6 orders x 4 tiles x 8 capacities x 81
  * partitions, 1,920 invalid: --skip-invalid; without the memo only with
  * BENCH_NO_MEMO=1) and ten-matrices.yaml (10,000 points over 10 shared matrices);
- * BENCH_SWEEPS=WORD runs only the files whose name holds WORD. Run from the project root (the sweep files name
- * ../shared/data). */
+ * BENCH_SWEEPS=WORD runs only the files whose name holds WORD. Run from the project
+ * root (the sweep files name ../shared/data). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -90,6 +90,15 @@ static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tess
     }
 }
 
+/* Whether estimate() of spec is a stat estimate from the per-shape
+ * summaries (microseconds, not milliseconds). */
+static int cheap_estimate(const sweep_shared *sh, const tessel_stat_cache *shapes,
+                          const tessel_spec *spec)
+{
+    return shapes && sh->sweep->estimator == TESSEL_SWEEP_STAT &&
+           tessel_template_of(spec) == TESSEL_TEMPLATE_NONE && tessel_strategy_is_fixed(spec);
+}
+
 /* The overrides of point idx: every axis with a value, or (patch given)
  * only those not patched. */
 static size_t point_sets(const tessel_sweep *s, const uint32_t *idx, const sweep_patch *patch,
@@ -250,10 +259,11 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
         memo = NULL;
     uint32_t tkey[TESSEL_SWEEP_MAX_AXES];
     traffic_key(sh->patch, entry, idx, s->naxes, tkey);
-    const tessel_result *known = entry && entry->has_result &&
-                                         memcmp(entry->result_key, tkey, sizeof(tkey)) == 0
-                                     ? &entry->result
-                                     : sweep_memo_find(memo, spec);
+    const tessel_result *known = NULL;
+    if (entry && entry->has_result && memcmp(entry->result_key, tkey, sizeof(tkey)) == 0)
+        known = &entry->result;
+    else
+        known = sweep_memo_find(memo, spec, cheap_estimate(sh, shapes, spec));
     *memo_hit = known != NULL;
     if (known) {
         result = *known;

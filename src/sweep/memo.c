@@ -201,13 +201,13 @@ static uint32_t memo_slot(sweep_memo *m, const memo_key *k, uint32_t h)
     return i;
 }
 
-/* A memo filled without a single hit is not looked up any more: its
- * sweep gives every point traffic of its own (a new capacity, partition
- * or mapping), and building a key costs more than a stat estimate from
- * the per-shape summaries. */
-const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec)
+/* When the estimate is cheap (a stat estimate from the per-shape
+ * summaries), a memo filled without a single hit is not looked up any
+ * more: its sweep gives every point traffic of its own (a new capacity,
+ * partition or mapping), and building a key costs about as much. */
+const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec, int cheap)
 {
-    if (!m || !m->entry || (m->count == MEMO_MAX_ENTRIES && !m->hits))
+    if (!m || !m->entry || (cheap && m->count == MEMO_MAX_ENTRIES && !m->hits))
         return NULL;
     key_build(spec, &m->pending);
     m->pending_hash = key_hash(&m->pending);

@@ -173,7 +173,9 @@ int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *d
 sweep_memo *sweep_memo_create(const tessel_allocator *a, const tessel_stat_data *stats);
 tessel_stat_cache *sweep_memo_stat_cache(sweep_memo *m);
 void sweep_memo_free(sweep_memo **m);
-const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec);
+/* cheap: spec's estimate costs microseconds (a full memo that never hit
+ * is then skipped). */
+const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec, int cheap);
 void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r);
 
 /* ------------------------------------------------------------------ */

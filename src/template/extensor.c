@@ -36,22 +36,6 @@ typedef enum ext_variant { EXT_N = 0, EXT_P, EXT_OB, EXT_DRT, EXT_COUNT } ext_va
 
 static const char *const variant_names[EXT_COUNT] = { "n", "p", "ob", "drt" };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* An error at node n (else at the template key) naming `field`. */
-static int option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *field,
-                        const char *what, tessel_diag *diag)
-{
-    const tessel_spec_pos *p = &spec->template_.pos;
-    return tessel_diag_set(diag, TESSEL_EINVAL, n ? n->file : p->file, n ? n->line : p->line,
-                           n ? n->column : p->column, field, "template extensor: %s", what);
-}
-
 /* How the drt variant tiles a DRAM -> LLB -> PE hierarchy. */
 typedef enum ext_drt_levels {
     EXT_DRT_ALL = 0, /* DRT at the LLB and again inside each LLB task for the PE buffers */
@@ -84,7 +68,7 @@ static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_level
             else {
                 snprintf(what, sizeof(what), "drt_levels must be all or llb, not '%s'",
                          val ? val : "(not a scalar)");
-                return option_error(spec, v ? v : k, "template_options.drt_levels", what, diag);
+                return tpl_option_error(spec, v ? v : k, "drt_levels", what, diag);
             }
             continue;
         }
@@ -93,7 +77,7 @@ static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_level
             snprintf(what, sizeof(what), "unknown option '%s' (%s%s%s)", k->value,
                      near ? "did you mean '" : "the options are variant and drt_levels",
                      near ? near : "", near ? "'?" : "");
-            return option_error(spec, k, "template_options", what, diag);
+            return tpl_option_error(spec, k, NULL, what, diag);
         }
         int found = -1;
         for (int x = 0; val && x < (int)EXT_COUNT; x++)
@@ -102,7 +86,7 @@ static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_level
         if (found < 0) {
             snprintf(what, sizeof(what), "variant must be n, p, ob or drt, not '%s'",
                      val ? val : "(not a scalar)");
-            return option_error(spec, v ? v : k, "template_options.variant", what, diag);
+            return tpl_option_error(spec, v ? v : k, "variant", what, diag);
         }
         *out = (ext_variant)found;
     }
@@ -185,7 +169,7 @@ static int drt_outer(const tessel_spec *spec, const tessel_strategy_inputs *in,
     o->growth = spec->strategy.growth ? TESSEL_DRT_GROW_ALTERNATING
                                       : TESSEL_DRT_GROW_CONTRACTED_FIRST;
     memset(&run->summary, 0, sizeof(run->summary));
-    double t0 = now_seconds();
+    double t0 = tpl_now();
     int rc;
     if (est == TESSEL_STRATEGY_EXACT) {
         if (!in->data)
@@ -205,7 +189,7 @@ static int drt_outer(const tessel_spec *spec, const tessel_strategy_inputs *in,
             rc = tessel_drt_stat(&outer, s, &run->outer, &run->summary, diag);
         tessel_drt_stats_free(&s);
     }
-    run->seconds = now_seconds() - t0;
+    run->seconds = tpl_now() - t0;
     return rc;
 }
 
@@ -368,7 +352,7 @@ static int run_drt_levels(const tessel_spec *spec, const tessel_strategy_inputs 
                                      : TESSEL_DRT_GROW_CONTRACTED_FIRST;
     tessel_drt_summary sum[2];
     memset(sum, 0, sizeof(sum));
-    double t0 = now_seconds();
+    double t0 = tpl_now();
     int rc;
     if (est == TESSEL_STRATEGY_EXACT) {
         if (!in->data)
@@ -394,7 +378,7 @@ static int run_drt_levels(const tessel_spec *spec, const tessel_strategy_inputs 
     ch->kind = TESSEL_STRATEGY_DRT;
     ch->levels = (1u << 1) | (1u << 2);
     ch->buffer_utilization = sum[0].buffer_utilization;
-    ch->seconds = now_seconds() - t0;
+    ch->seconds = tpl_now() - t0;
     size_t n = sizeof(ch->shape), len = 0;
     for (unsigned l = 1; l < 3 && len + 1 < n; l++) {
         len += (size_t)snprintf(ch->shape + len, n - len, "%s%s dynamic %llux%llu mean",

@@ -87,43 +87,8 @@
 /* ------------------------------------------------------------------ */
 /* Helpers (the same conventions as template_traffic.c). */
 
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    return x > UINT64_MAX - y ? UINT64_MAX : x + y;
-}
-
-static uint64_t sat_mul(uint64_t x, uint64_t y)
-{
-    return y && x > UINT64_MAX / y ? UINT64_MAX : x * y;
-}
-
-static uint64_t bytes(uint64_t n, unsigned bits)
-{
-    if (bits && n > UINT64_MAX / bits)
-        return UINT64_MAX;
-    uint64_t b = n * bits;
-    return b / 8 + (b % 8 != 0);
-}
-
-static uint64_t round_count(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 18446744073709549568.0)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
 /* ------------------------------------------------------------------ */
 /* CSR views: template_counts.c's tpl_csr_of. */
-
-static int mode_of(const tessel_spec_tensor *st, unsigned x)
-{
-    for (unsigned m = 0; m < st->rank; m++)
-        if (st->index[m] == x)
-            return (int)m;
-    return -1;
-}
 
 /* ------------------------------------------------------------------ */
 /* Exact: the LRU FiberCache over the trace. */
@@ -163,7 +128,7 @@ static void lru_push(lru *c, uint32_t k)
 /* Fiber k's size in bits at widths (v + c per entry, o per fiber). */
 static uint64_t fiber_bits(uint64_t nnz, const tessel_spec_level *lv)
 {
-    return sat_add(sat_mul(nnz, (uint64_t)lv->value_bits + lv->coord_bits), lv->offset_bits);
+    return tpl_sat_add(tpl_sat_mul(nnz, (uint64_t)lv->value_bits + lv->coord_bits), lv->offset_bits);
 }
 
 /* Affinity-based row reordering (gamma §4.1, simplified): a greedy order
@@ -356,7 +321,7 @@ static int cache_init(fiber_cache *c, const tpl_options *o, const tessel_spec_le
             c->pp.free[s] = (uint32_t)(S - 1 - s);
         c->pp.nfree = S;
         uint64_t eb = (uint64_t)lv->value_bits + lv->coord_bits, lb = o->line_bytes * 8;
-        uint64_t total = sat_mul(B->nnz, eb);
+        uint64_t total = tpl_sat_mul(B->nnz, eb);
         c->pp.next_line = total / lb + (total % lb != 0);
     }
     K += S;
@@ -382,7 +347,7 @@ static int cache_init(fiber_cache *c, const tpl_options *o, const tessel_spec_le
         return TESSEL_ENOMEM;
     memset(c->fa.in, 0, K ? K : 1);
     c->fa.head = c->fa.tail = NIL;
-    c->fa.cap = sat_mul(o->cache_bytes, 8);
+    c->fa.cap = tpl_sat_mul(o->cache_bytes, 8);
     return TESSEL_OK;
 }
 
@@ -423,7 +388,7 @@ static void lru_room(fiber_cache *fc, const tpl_csr_view *B, uint64_t s,
         c->used -= item_bits(fc, B, v, lv);
         if (v >= fc->pp.K) {
             g->spill_fibers++;
-            g->spill_nnz = sat_add(g->spill_nnz, fc->pp.nnz[v - fc->pp.K]);
+            g->spill_nnz = tpl_sat_add(g->spill_nnz, fc->pp.nnz[v - fc->pp.K]);
         }
     }
 }
@@ -441,7 +406,7 @@ static void lru_ref(fiber_cache *fc, const tpl_csr_view *B, uint32_t k,
         return;
     }
     g->misses++;
-    g->miss_nnz = sat_add(g->miss_nnz, nk);
+    g->miss_nnz = tpl_sat_add(g->miss_nnz, nk);
     uint64_t s = fiber_bits(nk, lv);
     if (s > c->cap)
         return; /* fetched and used, not kept */
@@ -469,8 +434,8 @@ static void sa_ref(sa_cache *c, const tpl_csr_view *B, uint32_t k, tpl_gamma_cou
         return;
     }
     g->misses++;
-    g->miss_nnz = sat_add(g->miss_nnz, B->ptr[k + 1] - B->ptr[k]);
-    g->line_misses = sat_add(g->line_misses, missed);
+    g->miss_nnz = tpl_sat_add(g->miss_nnz, B->ptr[k + 1] - B->ptr[k]);
+    g->line_misses = tpl_sat_add(g->line_misses, missed);
 }
 
 static void cache_ref(fiber_cache *c, const tpl_csr_view *B, uint32_t k,
@@ -494,15 +459,15 @@ static uint32_t part_new(fiber_cache *c, const tpl_csr_view *B, uint64_t nnz,
     uint32_t s = pp->free[--pp->nfree];
     pp->nnz[s] = nnz;
     g->partial_fibers++;
-    g->partial_nnz = sat_add(g->partial_nnz, nnz);
+    g->partial_nnz = tpl_sat_add(g->partial_nnz, nnz);
     if (c->set_assoc) {
-        uint64_t b = sat_mul(nnz, c->sa.entry_bits);
+        uint64_t b = tpl_sat_mul(nnz, c->sa.entry_bits);
         uint64_t n = b / c->sa.line_bits + (b % c->sa.line_bits != 0);
         pp->line[s] = pp->next_line;
         pp->bits[s] = n;
         for (uint64_t l = 0; l < n; l++)
             (void)sa_touch(&c->sa, pp->next_line + l); /* written on chip: no DRAM */
-        pp->next_line = sat_add(pp->next_line, n);
+        pp->next_line = tpl_sat_add(pp->next_line, n);
         return s;
     }
     uint64_t b = fiber_bits(nnz, lv);
@@ -511,7 +476,7 @@ static uint32_t part_new(fiber_cache *c, const tpl_csr_view *B, uint64_t nnz,
     c->fa.in[id] = 0;
     if (b > c->fa.cap) {
         g->spill_fibers++;
-        g->spill_nnz = sat_add(g->spill_nnz, nnz);
+        g->spill_nnz = tpl_sat_add(g->spill_nnz, nnz);
         return s;
     }
     lru_room(c, B, b, lv, g);
@@ -533,10 +498,10 @@ static void part_use(fiber_cache *c, uint32_t s, tpl_gamma_counts *g)
         for (uint64_t l = 0; l < pp->bits[s]; l++)
             missed += (uint64_t)!sa_take(&c->sa, pp->line[s] + l);
         if (missed) {
-            uint64_t e = c->sa.entry_bits ? sat_mul(missed, c->sa.line_bits) / c->sa.entry_bits
+            uint64_t e = c->sa.entry_bits ? tpl_sat_mul(missed, c->sa.line_bits) / c->sa.entry_bits
                                           : UINT64_MAX;
             g->spill_fibers++;
-            g->spill_nnz = sat_add(g->spill_nnz, e < pp->nnz[s] ? e : pp->nnz[s]);
+            g->spill_nnz = tpl_sat_add(g->spill_nnz, e < pp->nnz[s] ? e : pp->nnz[s]);
         }
     } else {
         uint32_t id = (uint32_t)(pp->K + s);
@@ -576,11 +541,11 @@ static void merge_rounds(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t 
                          uint64_t R, uint64_t *mark, uint64_t *stamp, tpl_gamma_counts *g)
 {
     uint64_t n = p1 - p0;
-    for (uint64_t gsz = R; gsz < n; gsz = sat_mul(gsz, R)) {
+    for (uint64_t gsz = R; gsz < n; gsz = tpl_sat_mul(gsz, R)) {
         for (uint64_t g0 = 0; g0 < n; g0 += gsz) {
             uint64_t g1 = g0 + gsz < n ? g0 + gsz : n;
             g->spill_fibers++;
-            g->spill_nnz = sat_add(g->spill_nnz, union_size(A, B, p0 + g0, p0 + g1, mark, stamp));
+            g->spill_nnz = tpl_sat_add(g->spill_nnz, union_size(A, B, p0 + g0, p0 + g1, mark, stamp));
         }
         if (gsz > UINT64_MAX / R)
             break;
@@ -676,7 +641,7 @@ static void split(tiler *t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1, 
     uint64_t u = spill ? union_size(t->A, t->B, p0, p1, t->mark, &t->stamp) : 0;
     if (spill && !t->rec) {
         t->g->spill_fibers++;
-        t->g->spill_nnz = sat_add(t->g->spill_nnz, u);
+        t->g->spill_nnz = tpl_sat_add(t->g->spill_nnz, u);
     }
     uint32_t id = t->rec ? new_node(t, parent, spill, u) : NIL;
     if (t->rc)
@@ -806,7 +771,7 @@ static int task_order(const tpl_csr_view *T, const tpl_csr_view *B, const tpl_op
 {
     uint64_t K = B->rows;
     double avg = K ? (double)fiber_bits(B->nnz / K, lv) : 1;
-    double fit = avg > 0 ? (double)sat_mul(o->cache_bytes, 8) / avg : 0;
+    double fit = avg > 0 ? (double)tpl_sat_mul(o->cache_bytes, 8) / avg : 0;
     uint64_t w = fit >= 1024 ? 1024 : (uint64_t)fit;
     if (w < 1)
         w = 1;
@@ -904,9 +869,9 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
     split_tree st;
     memset(&st, 0, sizeof(st));
     int pc = !o->partials_mem; /* partials: cache */
-    int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
+    int rc = tpl_csr_of(ta, tpl_mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
     if (!rc)
-        rc = tpl_csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk) == 0 ? 0 : 1, a, &B);
+        rc = tpl_csr_of(tb, tpl_mode_of(&spec->workload.tensor[r->tb], r->xk) == 0 ? 0 : 1, a, &B);
     if (rc)
         goto out;
     /* tpl_counts_exact has checked the shapes */
@@ -931,10 +896,10 @@ static int gamma_exact(const tessel_spec *spec, const tpl_roles *r,
         for (uint64_t t = 0; t < T.rows; t++)
             nmax = T.ptr[t + 1] - T.ptr[t] > nmax ? T.ptr[t + 1] - T.ptr[t] : nmax;
         for (unsigned L = 1; L < 66; L++)
-            w.gsz[L] = sat_mul(w.gsz[L - 1], o->radix);
+            w.gsz[L] = tpl_sat_mul(w.gsz[L - 1], o->radix);
         uint64_t fan = o->radix < nmax ? o->radix : nmax;
-        uint64_t deep = sat_mul(fan, levels(&w, nmax));
-        S = sat_add(sat_add(deep, st.nnode), 1);
+        uint64_t deep = tpl_sat_mul(fan, levels(&w, nmax));
+        S = tpl_sat_add(tpl_sat_add(deep, st.nnode), 1);
         if (S > (uint64_t)NIL - 1 - B.rows) {
             rc = TESSEL_ENOMEM; /* more live fibers than 32-bit slots */
             goto out;
@@ -1153,7 +1118,7 @@ static int che_set_assoc(const tessel_spec_level *lv, const tpl_options *o, cons
                     (uint64_t)lv->value_bits + lv->coord_bits,  0,       M };
     uint64_t total = 0;
     for (uint64_t k = 0; k < K; k++)
-        total = sat_add(total, sat_mul(b_rows[k], L.entry_bits));
+        total = tpl_sat_add(total, tpl_sat_mul(b_rows[k], L.entry_bits));
     L.nlines = total / L.line_bits + (total % L.line_bits != 0);
     double *rate = tessel_alloc_array(a, L.nlines ? L.nlines : 1, sizeof(double));
     double *T = tessel_alloc_array(a, L.sets, sizeof(double));
@@ -1194,7 +1159,7 @@ static int che_set_assoc(const tessel_spec_level *lv, const tpl_options *o, cons
     }
     tessel_dealloc(a, rate);
     tessel_dealloc(a, T);
-    g->line_misses = round_count(line_misses);
+    g->line_misses = tpl_round_count(line_misses);
     *misses_out = misses;
     *miss_nnz_out = miss_nnz;
     return TESSEL_OK;
@@ -1255,14 +1220,14 @@ static void stat_record(stat_spills *s, double d, double nnz, double w)
 static void stat_rounds(stat_spills *s, uint64_t n)
 {
     double U = s->U, p = s->p;
-    for (uint64_t gsz = s->R; gsz < n; gsz = sat_mul(gsz, s->R)) {
+    for (uint64_t gsz = s->R; gsz < n; gsz = tpl_sat_mul(gsz, s->R)) {
         uint64_t full = n / gsz, rest = n % gsz;
         double u_full = U > 0 ? -U * expm1(-(double)gsz * p / U) : 0;
         double u_rest = U > 0 ? -U * expm1(-(double)rest * p / U) : 0;
         s->sf += s->mult * ((double)full + (rest > 0));
         s->snz += s->mult * ((double)full * u_full + (rest ? u_rest : 0));
         if (s->on) {
-            uint64_t P = sat_mul(gsz, s->R), nf = n / P;
+            uint64_t P = tpl_sat_mul(gsz, s->R), nf = n / P;
             for (uint64_t j = 0; nf && j < s->R; j++)
                 stat_record(s, (double)((s->R - 1 - j) * gsz), u_full, s->mult * (double)nf);
             for (uint64_t g0 = nf * P; g0 < n; g0 += gsz) {
@@ -1285,7 +1250,7 @@ static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int s
     }
     double W = s->pre && k1 > k0 ? s->pre[k1] - s->pre[k0] : 0;
     if (!(n > 1 && n > s->limit && k1 - k0 > 1 && W > 0)) {
-        stat_rounds(s, round_count(n));
+        stat_rounds(s, tpl_round_count(n));
         return;
     }
     /* R parts, or the w single columns when R >= w (the other parts empty) */
@@ -1495,9 +1460,9 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
             refs += nk;
         }
     }
-    g->misses = round_count(misses);
-    g->miss_nnz = round_count(miss_nnz);
-    g->hits = round_count(refs - misses);
+    g->misses = tpl_round_count(misses);
+    g->miss_nnz = tpl_round_count(miss_nnz);
+    g->hits = tpl_round_count(refs - misses);
     double sf = sp.sf, snz = sp.snz;
     if (pc) {
         /* a partial fiber of s bits reaches DRAM (written back, read back)
@@ -1512,8 +1477,8 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
             tt[i] = Tp * exp2((double)(i - (NT - 21)) / 10); /* Tp 2^-10 .. Tp 2^2 */
             ff[i] = che_load(&ci, tt[i]);
         }
-        g->partial_fibers = round_count(sf);
-        g->partial_nnz = round_count(snz);
+        g->partial_fibers = tpl_round_count(sf);
+        g->partial_nnz = tpl_round_count(snz);
         sf = snz = 0;
         for (uint64_t i = 0; i < sp.nrec; i++) {
             const stat_rec *q = &sp.rec[i];
@@ -1536,8 +1501,8 @@ static int gamma_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_
             }
         }
     }
-    g->spill_fibers = round_count(sf);
-    g->spill_nnz = round_count(snz);
+    g->spill_fibers = tpl_round_count(sf);
+    g->spill_nnz = tpl_round_count(snz);
 out:
     tessel_dealloc(a, pre);
     tessel_dealloc(a, len);
@@ -1561,7 +1526,7 @@ static int check_organisation(const tessel_spec *spec, const tpl_options *o, tes
     const char *file = n ? n->file : spec->template_.pos.file;
     uint64_t line = n ? n->line : spec->template_.pos.line;
     uint32_t col = n ? n->column : spec->template_.pos.column;
-    uint64_t unit = sat_mul(sat_mul(o->banks, o->ways), o->line_bytes);
+    uint64_t unit = tpl_sat_mul(tpl_sat_mul(o->banks, o->ways), o->line_bytes);
     if (o->cache_bytes == UINT64_MAX)
         return tessel_diag_set(diag, TESSEL_EINVAL, file, line, col, "template_options.cache_bytes",
                                "template gamma: policy set-associative needs a bounded cache "
@@ -1597,27 +1562,27 @@ int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload
     unsigned v = lv->value_bits, cb = lv->coord_bits, ob = lv->offset_bits;
     tessel_traffic *tb = &out->traffic[1][r->tb], *tz = &out->traffic[1][0];
     tb->fills = g->misses;
-    tb->in_data = bytes(g->miss_nnz, v);
-    tb->in_metadata = sat_add(bytes(g->miss_nnz, cb), bytes(g->misses, ob));
+    tb->in_data = tpl_bytes(g->miss_nnz, v);
+    tb->in_metadata = tpl_sat_add(tpl_bytes(g->miss_nnz, cb), tpl_bytes(g->misses, ob));
     if (o->set_assoc) {
         /* whole lines: their bytes split between values and coordinates
          * as B's entries are, plus one offset per fiber reference that
          * missed a line */
-        uint64_t lb = sat_mul(g->line_misses, o->line_bytes);
+        uint64_t lb = tpl_sat_mul(g->line_misses, o->line_bytes);
         tb->fills = g->line_misses;
         tb->in_data = lb / (v + cb) * v + lb % (v + cb) * v / (v + cb);
-        tb->in_metadata = sat_add(lb - tb->in_data, bytes(g->misses, ob));
+        tb->in_metadata = tpl_sat_add(lb - tb->in_data, tpl_bytes(g->misses, ob));
     }
-    tb->algorithmic = sat_add(tb->fills, tb->updates);
-    uint64_t sd = bytes(g->spill_nnz, v);
-    uint64_t sm = sat_add(bytes(g->spill_nnz, cb), bytes(g->spill_fibers, ob));
+    tb->algorithmic = tpl_sat_add(tb->fills, tb->updates);
+    uint64_t sd = tpl_bytes(g->spill_nnz, v);
+    uint64_t sm = tpl_sat_add(tpl_bytes(g->spill_nnz, cb), tpl_bytes(g->spill_fibers, ob));
     tz->updates = g->spill_fibers;
-    tz->writebacks = sat_add(tz->writebacks, g->spill_fibers);
+    tz->writebacks = tpl_sat_add(tz->writebacks, g->spill_fibers);
     tz->in_data = sd;
     tz->in_metadata = sm;
-    tz->out_data = sat_add(tz->out_data, sd);
-    tz->out_metadata = sat_add(tz->out_metadata, sm);
-    tz->algorithmic = sat_add(tz->fills, tz->updates);
+    tz->out_data = tpl_sat_add(tz->out_data, sd);
+    tz->out_metadata = tpl_sat_add(tz->out_metadata, sm);
+    tz->algorithmic = tpl_sat_add(tz->fills, tz->updates);
     tpl_finish(spec, out);
     return TESSEL_OK;
 }

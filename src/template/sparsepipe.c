@@ -120,61 +120,8 @@ typedef struct sp_options {
 /* ------------------------------------------------------------------ */
 /* Helpers (the conventions of template_traffic.c). */
 
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    return x > UINT64_MAX - y ? UINT64_MAX : x + y;
-}
-
-static uint64_t sat_mul(uint64_t x, uint64_t y)
-{
-    return y && x > UINT64_MAX / y ? UINT64_MAX : x * y;
-}
-
-static uint64_t bytes(uint64_t n, unsigned bits)
-{
-    if (bits && n > UINT64_MAX / bits)
-        return UINT64_MAX;
-    uint64_t b = n * bits;
-    return b / 8 + (b % 8 != 0);
-}
-
-static uint64_t round_count(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 18446744073709549568.0)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
-static int mode_of(const tessel_spec_tensor *st, unsigned x)
-{
-    for (unsigned m = 0; m < st->rank; m++)
-        if (st->index[m] == x)
-            return (int)m;
-    return -1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ */
 /* template_options. */
-
-static int option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *key,
-                        tessel_diag *diag, const char *what)
-{
-    char field[96];
-    snprintf(field, sizeof(field), "template_options.%s", key);
-    return tessel_diag_set(diag, TESSEL_EINVAL, n ? n->file : spec->template_.pos.file,
-                           n ? n->line : spec->template_.pos.line,
-                           n ? n->column : spec->template_.pos.column, field,
-                           "template sparsepipe: %s", what);
-}
 
 static int read_u64_in(const tessel_yaml_node *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -256,9 +203,9 @@ static int read_option(const tessel_spec *spec, const tessel_yaml_node *k,
                      "unknown option '%s' (options: app, iterations, buffer_bytes, block, "
                      "subtensor, frontier, baseline)",
                      key);
-        return option_error(spec, k, key, diag, what);
+        return tpl_option_error(spec, k, key, what, diag);
     }
-    return option_error(spec, v ? v : k, key, diag, what);
+    return tpl_option_error(spec, v ? v : k, key, what, diag);
 }
 
 static int read_options(const tessel_spec *spec, sp_options *o, tessel_diag *diag)
@@ -444,12 +391,12 @@ static uint64_t hold_capacity(const tessel_spec *spec, const sp_options *o, cons
     const tessel_spec_level *lv = &spec->level[1];
     uint64_t elem = (uint64_t)lv->value_bits + coord_bits_in_block(lv, o->block);
     uint64_t vectors = 4 + o->app->reads + o->app->writes;
-    uint64_t reserve = sat_add(sat_mul(2 * m->max_step_nnz, elem),
-                               sat_mul(sat_mul(o->subtensor, lv->value_bits), vectors));
-    uint64_t have = sat_mul(o->buffer_bytes, 8);
+    uint64_t reserve = tpl_sat_add(tpl_sat_mul(2 * m->max_step_nnz, elem),
+                               tpl_sat_mul(tpl_sat_mul(o->subtensor, lv->value_bits), vectors));
+    uint64_t have = tpl_sat_mul(o->buffer_bytes, 8);
     uint64_t room = have > reserve ? (have - reserve) / (elem ? elem : 1) : 0;
     *nonzeros = (double)room;
-    return sat_mul(room, SP_ONE);
+    return tpl_sat_mul(room, SP_ONE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -466,7 +413,7 @@ static int analyse_exact(const tessel_spec *spec, const tpl_roles *r,
                                "workload.data", "template sparsepipe: %s must be a matrix",
                                spec->workload.tensor[r->ta].name);
     tpl_csr_view A;
-    int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
+    int rc = tpl_csr_of(ta, tpl_mode_of(&spec->workload.tensor[r->ta], r->xi) == 0 ? 0 : 1, a, &A);
     if (rc) {
         tpl_csr_view_free(a, &A);
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
@@ -659,7 +606,7 @@ static void stat_step(sp_sim *sim, const tessel_tile_grid *g, int swapped, uint6
                 if (p <= o)
                     continue;
                 double c = (double)g->count[t] * fr * step_share(c0, c1, T, pk) * SP_ONE;
-                uint64_t ci = round_count(c);
+                uint64_t ci = tpl_round_count(c);
                 if (ci)
                     sim_arrive(sim, p, ci);
             }
@@ -737,36 +684,36 @@ typedef struct sp_bytes {
 
 static sp_bytes add_bytes(sp_bytes x, sp_bytes y)
 {
-    return (sp_bytes){ sat_add(x.data, y.data), sat_add(x.meta, y.meta) };
+    return (sp_bytes){ tpl_sat_add(x.data, y.data), tpl_sat_add(x.meta, y.meta) };
 }
 
 static sp_bytes times(sp_bytes x, uint64_t k)
 {
-    return (sp_bytes){ sat_mul(x.data, k), sat_mul(x.meta, k) };
+    return (sp_bytes){ tpl_sat_mul(x.data, k), tpl_sat_mul(x.meta, k) };
 }
 
 static sp_bytes scale(sp_bytes x, double f)
 {
-    return (sp_bytes){ round_count((double)x.data * f), round_count((double)x.meta * f) };
+    return (sp_bytes){ tpl_round_count((double)x.data * f), tpl_round_count((double)x.meta * f) };
 }
 
 static uint64_t total_of(sp_bytes x)
 {
-    return sat_add(x.data, x.meta);
+    return tpl_sat_add(x.data, x.meta);
 }
 
 /* A read once in its format (see the top comment). */
 static sp_bytes a_pass(const tessel_spec_level *lv, const sp_matrix *m, uint64_t b)
 {
-    sp_bytes x = { bytes(m->nnz, lv->value_bits), 0 };
+    sp_bytes x = { tpl_bytes(m->nnz, lv->value_bits), 0 };
     if (b <= 1) {
-        x.meta = sat_add(bytes(m->nnz, lv->coord_bits), bytes(m->n + 1, lv->offset_bits));
+        x.meta = tpl_sat_add(tpl_bytes(m->nnz, lv->coord_bits), tpl_bytes(m->n + 1, lv->offset_bits));
         return x;
     }
     uint64_t block_rows = m->n ? (m->n - 1) / b + 1 : 0;
-    x.meta = sat_add(sat_add(bytes(m->nnz, coord_bits_in_block(lv, b)),
-                             bytes(round_count(m->blocks), lv->coord_bits + lv->offset_bits)),
-                     bytes(block_rows + 1, lv->offset_bits));
+    x.meta = tpl_sat_add(tpl_sat_add(tpl_bytes(m->nnz, coord_bits_in_block(lv, b)),
+                             tpl_bytes(tpl_round_count(m->blocks), lv->coord_bits + lv->offset_bits)),
+                     tpl_bytes(block_rows + 1, lv->offset_bits));
     return x;
 }
 
@@ -782,7 +729,7 @@ static void put(tessel_result *r, unsigned l, unsigned t, uint64_t fills, uint64
     tr->in_metadata = in.meta;
     tr->out_data = outb.data;
     tr->out_metadata = outb.meta;
-    tr->algorithmic = sat_add(fills, updates);
+    tr->algorithmic = tpl_sat_add(fills, updates);
 }
 
 static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_options *o,
@@ -793,12 +740,12 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     uint64_t N = o->iterations, n = m->n, S = m->steps;
     double share = o->frontier >= 0 ? o->frontier : app->sparse_frontier ? 1.0 / (double)N : 1;
     uint64_t pairs = app->oei ? N / 2 : 0, singles = N - 2 * pairs, passes = pairs + singles;
-    uint64_t active = share >= 1 ? n : round_count(share * (double)n);
+    uint64_t active = share >= 1 ? n : tpl_round_count(share * (double)n);
     /* the frontier vector: dense values, or value + coordinate per active entry */
-    sp_bytes vec = share >= 1 ? (sp_bytes){ bytes(n, lv->value_bits), 0 }
-                              : (sp_bytes){ bytes(active, lv->value_bits),
-                                            bytes(active, lv->coord_bits) };
-    sp_bytes dense = { bytes(n, lv->value_bits), 0 };
+    sp_bytes vec = share >= 1 ? (sp_bytes){ tpl_bytes(n, lv->value_bits), 0 }
+                              : (sp_bytes){ tpl_bytes(active, lv->value_bits),
+                                            tpl_bytes(active, lv->coord_bits) };
+    sp_bytes dense = { tpl_bytes(n, lv->value_bits), 0 };
     sp_bytes ew_r = times(dense, app->reads), ew_w = times(dense, app->writes);
     sp_bytes pass = a_pass(lv, m, o->block);
     double refetch_share = m->nnz ? m->refetched / (double)m->nnz : 0;
@@ -806,28 +753,28 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     /* DRAM bytes per tensor over the N iterations */
     sp_bytes a_in = add_bytes(times(pass, passes), times(refetch, pairs));
     sp_bytes x_in = times(vec, passes);
-    uint64_t ewise_iters = sat_add(sat_mul(2, pairs), singles); /* = N */
+    uint64_t ewise_iters = tpl_sat_add(tpl_sat_mul(2, pairs), singles); /* = N */
     sp_bytes y_in = times(ew_r, ewise_iters);
     sp_bytes y_out = add_bytes(times(vec, passes), times(ew_w, ewise_iters));
-    out->macs = sat_add(sat_mul(passes, m->nnz), sat_mul(pairs, round_count(share * (double)m->nnz)));
+    out->macs = tpl_sat_add(tpl_sat_mul(passes, m->nnz), tpl_sat_mul(pairs, tpl_round_count(share * (double)m->nnz)));
     out->output_nnz = active;
     for (unsigned l = 1; l < out->nlevels; l++) {
-        put(out, l, r->ta, sat_mul(passes, S), 0, 0, a_in, (sp_bytes){ 0, 0 });
-        put(out, l, r->tb, sat_mul(passes, S), 0, 0, x_in, (sp_bytes){ 0, 0 });
-        put(out, l, 0, 0, sat_mul(sat_mul(ewise_iters, app->reads), S),
-            sat_mul(sat_add(passes, sat_mul(ewise_iters, app->writes)), S), y_in, y_out);
-        out->effectual_tiles[l] = sat_mul(passes, S);
+        put(out, l, r->ta, tpl_sat_mul(passes, S), 0, 0, a_in, (sp_bytes){ 0, 0 });
+        put(out, l, r->tb, tpl_sat_mul(passes, S), 0, 0, x_in, (sp_bytes){ 0, 0 });
+        put(out, l, 0, 0, tpl_sat_mul(tpl_sat_mul(ewise_iters, app->reads), S),
+            tpl_sat_mul(tpl_sat_add(passes, tpl_sat_mul(ewise_iters, app->writes)), S), y_in, y_out);
+        out->effectual_tiles[l] = tpl_sat_mul(passes, S);
     }
-    out->compulsory_bytes = sat_add(total_of(pass), sat_mul(2, total_of(vec)));
+    out->compulsory_bytes = tpl_sat_add(total_of(pass), tpl_sat_mul(2, total_of(vec)));
     tpl_finish(spec, out);
 
     /* the baseline: every operator reads its inputs and writes its outputs */
     sp_bytes base_a = o->baseline_frontier ? scale(pass, share) : pass;
-    uint64_t base_iter = sat_add(sat_add(total_of(base_a), sat_mul(4, total_of(vec))),
-                                 sat_add(total_of(ew_r), total_of(ew_w)));
-    uint64_t vec_pair = sat_add(sat_mul(2, total_of(vec)),
-                                sat_mul(2, sat_add(total_of(ew_r), total_of(ew_w))));
-    uint64_t vec_single = sat_add(sat_mul(2, total_of(vec)), sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t base_iter = tpl_sat_add(tpl_sat_add(total_of(base_a), tpl_sat_mul(4, total_of(vec))),
+                                 tpl_sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t vec_pair = tpl_sat_add(tpl_sat_mul(2, total_of(vec)),
+                                tpl_sat_mul(2, tpl_sat_add(total_of(ew_r), total_of(ew_w))));
+    uint64_t vec_single = tpl_sat_add(tpl_sat_mul(2, total_of(vec)), tpl_sat_add(total_of(ew_r), total_of(ew_w)));
     memset(f, 0, sizeof(*f));
     snprintf(f->app, sizeof(f->app), "%s", app->name);
     f->iterations = N;
@@ -845,11 +792,11 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     f->refetched = m->refetched;
     f->onchip_fraction = app->oei && pairs && m->nnz ? 1 - refetch_share : 0;
     f->a_pass_bytes = total_of(pass);
-    f->pair_bytes = pairs ? sat_add(sat_add(total_of(pass), total_of(refetch)), vec_pair) : 0;
-    f->single_bytes = sat_add(total_of(pass), vec_single);
+    f->pair_bytes = pairs ? tpl_sat_add(tpl_sat_add(total_of(pass), total_of(refetch)), vec_pair) : 0;
+    f->single_bytes = tpl_sat_add(total_of(pass), vec_single);
     f->total_bytes = out->dram_bytes;
     f->baseline_iteration_bytes = base_iter;
-    f->baseline_total_bytes = sat_mul(base_iter, N);
+    f->baseline_total_bytes = tpl_sat_mul(base_iter, N);
     f->saving = f->baseline_total_bytes
                     ? 1 - (double)f->total_bytes / (double)f->baseline_total_bytes
                     : 0;
@@ -868,7 +815,7 @@ int tessel_template_sparsepipe(const tessel_spec *spec, const tessel_workload_da
                                tessel_result *out, tessel_sparsepipe_figures *fig,
                                tessel_diag *diag)
 {
-    double start = now();
+    double start = tpl_now();
     tessel_sparsepipe_figures own;
     if (!fig)
         fig = &own;
@@ -909,7 +856,7 @@ int tessel_template_sparsepipe(const tessel_spec *spec, const tessel_workload_da
         return rc;
     traffic(spec, &roles, &opt, &m, out, fig);
     rc = check_range(spec, out, diag);
-    out->seconds = now() - start;
+    out->seconds = tpl_now() - start;
     if (!data)
         out->stats_seconds = tessel_stat_data_seconds(stats);
     return rc;

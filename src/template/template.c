@@ -37,17 +37,6 @@ tessel_template_kind tessel_template_of(const tessel_spec *spec)
 /* ------------------------------------------------------------------ */
 /* template_options. */
 
-static int option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *key,
-                        tessel_diag *diag, const char *what)
-{
-    char field[96];
-    snprintf(field, sizeof(field), "template_options.%s", key);
-    return tessel_diag_set(diag, TESSEL_EINVAL, n ? n->file : spec->template_.pos.file,
-                           n ? n->line : spec->template_.pos.line,
-                           n ? n->column : spec->template_.pos.column, field,
-                           "template %s: %s", spec->template_.name, what);
-}
-
 static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
                        const tessel_yaml_node *v, tessel_diag *diag, tpl_layout *out)
 {
@@ -64,7 +53,7 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
     char what[160];
     snprintf(what, sizeof(what), "%s must be coo or csr, not '%s'", key->value,
              v && v->kind == TESSEL_YAML_SCALAR ? v->value : "(not a scalar)");
-    return option_error(spec, v ? v : key, key->value, diag, what);
+    return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
 /* gamma's own options: cache_bytes (a size, > 0), radix (an integer >= 2),
@@ -171,7 +160,7 @@ static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
         snprintf(what, sizeof(what), "reorder must be affinity or none, not '%s'",
                  val ? val : "(not a scalar)");
     }
-    return option_error(spec, v ? v : key, key->value, diag, what);
+    return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
 static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_options *o,
@@ -236,7 +225,7 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             else
                 snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,
                          known[0], nknown > 1 ? ", partial_format" : "");
-            rc = option_error(spec, k, k->value, diag, what);
+            rc = tpl_option_error(spec, k, k->value, what, diag);
         }
         if (rc)
             return rc;
@@ -245,13 +234,6 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
 }
 
 /* ------------------------------------------------------------------ */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int check_range(const tessel_spec *spec, const tessel_result *r, tessel_diag *diag)
 {
@@ -277,7 +259,7 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
                         const tessel_stat_data *stats, const tessel_allocator *a,
                         tessel_result *out, tessel_diag *diag)
 {
-    double start = now();
+    double start = tpl_now();
     memset(out, 0, sizeof(*out));
     out->nlevels = spec->nlevels;
     out->ntensors = spec->workload.ntensors;
@@ -338,7 +320,7 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
     else
         tpl_outerspace(spec, &roles, &c, &opt, out);
     rc = check_range(spec, out, diag);
-    out->seconds = now() - start;
+    out->seconds = tpl_now() - start;
     if (!data)
         out->stats_seconds = tessel_stat_data_seconds(stats);
     return rc;

@@ -19,14 +19,6 @@
 /* ------------------------------------------------------------------ */
 /* Roles. */
 
-static int mode_of(const tessel_spec_tensor *st, unsigned x)
-{
-    for (unsigned m = 0; m < st->rank; m++)
-        if (st->index[m] == x)
-            return (int)m;
-    return -1;
-}
-
 int tpl_roles_of(const tessel_spec *spec, tpl_roles *r, tessel_diag *diag)
 {
     memset(r, 0, sizeof(*r));
@@ -40,7 +32,7 @@ int tpl_roles_of(const tessel_spec *spec, tpl_roles *r, tessel_diag *diag)
     r->xj = spmv ? -1 : (int)z->index[1];
     int ta = -1;
     for (unsigned t = 1; t < 3 && ta < 0; t++)
-        if (w->tensor[t].rank == 2 && mode_of(&w->tensor[t], r->xi) >= 0)
+        if (w->tensor[t].rank == 2 && tpl_mode_of(&w->tensor[t], r->xi) >= 0)
             ta = (int)t;
     if (ta < 0)
         goto unsupported;
@@ -48,9 +40,9 @@ int tpl_roles_of(const tessel_spec *spec, tpl_roles *r, tessel_diag *diag)
     r->tb = ta == 1 ? 2 : 1;
     const tessel_spec_tensor *sa = &w->tensor[r->ta], *sb = &w->tensor[r->tb];
     r->xk = sa->index[0] == r->xi ? sa->index[1] : sa->index[0];
-    if (r->xk == r->xi || mode_of(sb, r->xk) < 0)
+    if (r->xk == r->xi || tpl_mode_of(sb, r->xk) < 0)
         goto unsupported;
-    if (spmv ? sb->rank != 1 : (sb->rank != 2 || mode_of(sb, (unsigned)r->xj) < 0))
+    if (spmv ? sb->rank != 1 : (sb->rank != 2 || tpl_mode_of(sb, (unsigned)r->xj) < 0))
         goto unsupported;
     return TESSEL_OK;
 unsupported:
@@ -120,16 +112,6 @@ int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, 
     return csr_transpose(t, a, v);
 }
 
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    return x > UINT64_MAX - y ? UINT64_MAX : x + y;
-}
-
-static uint64_t sat_mul(uint64_t x, uint64_t y)
-{
-    return y && x > UINT64_MAX / y ? UINT64_MAX : x * y;
-}
-
 int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                      const tessel_workload_data *data, const tessel_allocator *a,
                      tpl_counts *c, tessel_diag *diag)
@@ -146,9 +128,9 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
     tpl_csr_view A, B;
     memset(&B, 0, sizeof(B));
     uint64_t *mark = NULL;
-    int rc = tpl_csr_of(ta, mode_of(&spec->workload.tensor[r->ta], r->xi), a, &A);
+    int rc = tpl_csr_of(ta, tpl_mode_of(&spec->workload.tensor[r->ta], r->xi), a, &A);
     if (!rc)
-        rc = tpl_csr_of(tb, mode_of(&spec->workload.tensor[r->tb], r->xk), a, &B);
+        rc = tpl_csr_of(tb, tpl_mode_of(&spec->workload.tensor[r->tb], r->xk), a, &B);
     if (!rc && A.cols != B.rows)
         rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "workload.data",
                              "template '%s': %s has %llu columns along k, %s %llu rows",
@@ -180,7 +162,7 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                 c->cols_a_nonempty++;
             }
             uint64_t len = B.ptr[k + 1] - B.ptr[k];
-            c->multiplies = sat_add(c->multiplies, len);
+            c->multiplies = tpl_sat_add(c->multiplies, len);
             c->a_effectual += len > 0;
         }
         /* symbolic Gustavson: mark[j] = i + 1 once Z(i, j) is counted */
@@ -250,15 +232,6 @@ static int output_nnz_eval(const tessel_spec *spec, const tessel_stat_data *s,
     return rc;
 }
 
-static uint64_t round_count(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 18446744073709549568.0)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
 int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                     const tessel_allocator *a, tpl_counts *c, tessel_diag *diag)
 {
@@ -283,7 +256,7 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
         c->nnz_b += b_rows[k];
         c->rows_b_nonempty += b_rows[k] > 0;
         c->cols_a_nonempty += a_cols[k] > 0;
-        c->multiplies = sat_add(c->multiplies, sat_mul(a_cols[k], b_rows[k]));
+        c->multiplies = tpl_sat_add(c->multiplies, tpl_sat_mul(a_cols[k], b_rows[k]));
         if (b_rows[k])
             c->a_effectual += a_cols[k];
     }
@@ -293,7 +266,7 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
         if (rc)
             return rc;
     }
-    c->nnz_z = round_count(nnz);
+    c->nnz_z = tpl_round_count(nnz);
     if (c->nnz_z > c->multiplies)
         c->nnz_z = c->multiplies;
     /* Non-empty rows of Z: row i of A stays empty in Z only when all its
@@ -305,7 +278,7 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
     for (uint64_t i = 0; i < n_ai; i++)
         if (a_rows[i])
             rows += q > 0 ? 1 - pow(q, (double)a_rows[i]) : 1;
-    c->rows_z_nonempty = round_count(rows);
+    c->rows_z_nonempty = tpl_round_count(rows);
     if (c->rows_z_nonempty > c->nnz_z)
         c->rows_z_nonempty = c->nnz_z;
     if (c->nnz_z && !c->rows_z_nonempty)

@@ -103,4 +103,19 @@ typedef struct tpl_csr_view {
 int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, tpl_csr_view *v);
 void tpl_csr_view_free(const tessel_allocator *a, tpl_csr_view *v);
 
+/* template_util.c: saturating sum and product; bytes of n items of `bits`
+ * each, rounded up (saturating); an estimate rounded to a count (0 below
+ * or at 0, UINT64_MAX beyond); tensor st's mode of workload index x (-1:
+ * none); a monotonic clock in seconds; a TESSEL_EINVAL diagnostic at node n
+ * (else the template key) naming template_options.KEY (KEY NULL: the
+ * mapping itself), "template NAME: WHAT". */
+uint64_t tpl_sat_add(uint64_t x, uint64_t y);
+uint64_t tpl_sat_mul(uint64_t x, uint64_t y);
+uint64_t tpl_bytes(uint64_t n, unsigned bits);
+uint64_t tpl_round_count(double x);
+int tpl_mode_of(const tessel_spec_tensor *st, unsigned x);
+double tpl_now(void);
+int tpl_option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *key,
+                     const char *what, tessel_diag *diag);
+
 #endif

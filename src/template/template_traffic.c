@@ -46,20 +46,6 @@ static widths widths_at(const tessel_spec *spec, unsigned l)
     return (widths){ lv->value_bits, lv->coord_bits, lv->offset_bits };
 }
 
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    return x > UINT64_MAX - y ? UINT64_MAX : x + y;
-}
-
-/* Bytes of n items of `bits` each, rounded up; saturating. */
-static uint64_t bytes(uint64_t n, unsigned bits)
-{
-    if (bits && n > UINT64_MAX / bits)
-        return UINT64_MAX;
-    uint64_t b = n * bits;
-    return b / 8 + (b % 8 != 0);
-}
-
 /* One tensor's transfers across one boundary. */
 typedef struct xfer {
     uint64_t fills, updates, writebacks;
@@ -76,22 +62,22 @@ static void put(tessel_result *r, unsigned l, unsigned t, const xfer *x)
     tr->in_metadata = x->in_meta;
     tr->out_data = x->out_data;
     tr->out_metadata = x->out_meta;
-    tr->algorithmic = sat_add(x->fills, x->updates);
+    tr->algorithmic = tpl_sat_add(x->fills, x->updates);
 }
 
 /* Z as written once: data and metadata bytes. */
 static void output_bytes(const tpl_counts *c, tpl_layout layout, widths w, uint64_t *data,
                          uint64_t *meta)
 {
-    *data = bytes(c->nnz_z, w.v);
-    *meta = layout == TPL_COO ? bytes(c->nnz_z, 2 * w.c)
-                              : sat_add(bytes(c->nnz_z, w.c), bytes(c->rows_a, w.o));
+    *data = tpl_bytes(c->nnz_z, w.v);
+    *meta = layout == TPL_COO ? tpl_bytes(c->nnz_z, 2 * w.c)
+                              : tpl_sat_add(tpl_bytes(c->nnz_z, w.c), tpl_bytes(c->rows_a, w.o));
 }
 
 /* A compressed matrix read once: nnz entries and `lines` offsets. */
 static uint64_t compressed_bytes(uint64_t nnz, uint64_t lines, widths w)
 {
-    return sat_add(bytes(nnz, w.v), sat_add(bytes(nnz, w.c), bytes(lines, w.o)));
+    return tpl_sat_add(tpl_bytes(nnz, w.v), tpl_sat_add(tpl_bytes(nnz, w.c), tpl_bytes(lines, w.o)));
 }
 
 static void begin(const tpl_counts *c, tessel_result *r)
@@ -113,13 +99,13 @@ void tpl_finish(const tessel_spec *spec, tessel_result *r)
     for (unsigned l = 0; l < L; l++)
         for (unsigned t = 0; t < r->ntensors; t++) {
             tessel_traffic *tr = &r->traffic[l][t], *child = &r->traffic[l + 1][t];
-            tr->reads = sat_add(child->fills, child->updates);
+            tr->reads = tpl_sat_add(child->fills, child->updates);
             tr->child_read_data = child->in_data;
             tr->child_read_metadata = child->in_metadata;
             tr->child_write_data = child->out_data;
             tr->child_write_metadata = child->out_metadata;
         }
-    uint64_t mac_bytes = bytes(r->macs, spec->level[L].value_bits);
+    uint64_t mac_bytes = tpl_bytes(r->macs, spec->level[L].value_bits);
     for (unsigned t = 0; t < r->ntensors; t++) {
         tessel_traffic *tr = &r->traffic[L][t];
         tr->reads = r->macs;
@@ -132,12 +118,12 @@ void tpl_finish(const tessel_spec *spec, tessel_result *r)
         for (unsigned t = 0; t < r->ntensors; t++) {
             tessel_traffic *tr = &r->traffic[l][t];
             if (l == 0) {
-                tr->data_bytes = sat_add(tr->child_read_data, tr->child_write_data);
-                tr->metadata_bytes = sat_add(tr->child_read_metadata, tr->child_write_metadata);
-                r->dram_bytes = sat_add(r->dram_bytes, sat_add(tr->data_bytes, tr->metadata_bytes));
+                tr->data_bytes = tpl_sat_add(tr->child_read_data, tr->child_write_data);
+                tr->metadata_bytes = tpl_sat_add(tr->child_read_metadata, tr->child_write_metadata);
+                r->dram_bytes = tpl_sat_add(r->dram_bytes, tpl_sat_add(tr->data_bytes, tr->metadata_bytes));
             } else {
-                tr->data_bytes = sat_add(tr->in_data, tr->out_data);
-                tr->metadata_bytes = sat_add(tr->in_metadata, tr->out_metadata);
+                tr->data_bytes = tpl_sat_add(tr->in_data, tr->out_data);
+                tr->metadata_bytes = tpl_sat_add(tr->in_metadata, tr->out_metadata);
             }
         }
 }
@@ -150,12 +136,12 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
         widths w = widths_at(spec, l);
         /* A read once, a CSR row pointer per row (drt §6.2: A perfect reuse) */
         xfer a = { .fills = c->rows_a_nonempty,
-                   .in_data = bytes(c->nnz_a, w.v),
-                   .in_meta = sat_add(bytes(c->nnz_a, w.c), bytes(c->rows_a, w.o)) };
+                   .in_data = tpl_bytes(c->nnz_a, w.v),
+                   .in_meta = tpl_sat_add(tpl_bytes(c->nnz_a, w.c), tpl_bytes(c->rows_a, w.o)) };
         /* B: the row k for every a_ik (gamma §7: no reuse of B fibers) */
         xfer b = { .fills = c->nnz_a,
-                   .in_data = bytes(c->multiplies, w.v),
-                   .in_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->nnz_a, w.o)) };
+                   .in_data = tpl_bytes(c->multiplies, w.v),
+                   .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
         xfer z = { 0 };
         if (l == 1) {
             /* each row of Z written once, complete */
@@ -164,8 +150,8 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
         } else {
             /* the scaled rows of B go up to the level holding the Z row */
             z.writebacks = c->a_effectual;
-            z.out_data = bytes(c->multiplies, w.v);
-            z.out_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->a_effectual, w.o));
+            z.out_data = tpl_bytes(c->multiplies, w.v);
+            z.out_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->a_effectual, w.o));
         }
         put(r, l, rl->ta, &a);
         put(r, l, rl->tb, &b);
@@ -174,9 +160,9 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
     widths w1 = widths_at(spec, 1);
     uint64_t zd, zm;
     output_bytes(c, o->output, w1, &zd, &zm);
-    r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->rows_a, w1),
+    r->compulsory_bytes = tpl_sat_add(tpl_sat_add(compressed_bytes(c->nnz_a, c->rows_a, w1),
                                           compressed_bytes(c->nnz_b, c->cols_a, w1)),
-                                  sat_add(zd, zm));
+                                  tpl_sat_add(zd, zm));
     tpl_finish(spec, r);
 }
 
@@ -191,33 +177,33 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
             /* A by columns (CSC) and B by rows (CSR), each read once (drt §6.2:
              * the untiled design hands out columns of A and rows of B) */
             a = (xfer){ .fills = c->cols_a_nonempty,
-                        .in_data = bytes(c->nnz_a, w.v),
-                        .in_meta = sat_add(bytes(c->nnz_a, w.c), bytes(c->cols_a, w.o)) };
+                        .in_data = tpl_bytes(c->nnz_a, w.v),
+                        .in_meta = tpl_sat_add(tpl_bytes(c->nnz_a, w.c), tpl_bytes(c->cols_a, w.o)) };
             b = (xfer){ .fills = c->rows_b_nonempty,
-                        .in_data = bytes(c->nnz_b, w.v),
-                        .in_meta = sat_add(bytes(c->nnz_b, w.c), bytes(c->cols_a, w.o)) };
+                        .in_data = tpl_bytes(c->nnz_b, w.v),
+                        .in_meta = tpl_sat_add(tpl_bytes(c->nnz_b, w.c), tpl_bytes(c->cols_a, w.o)) };
         } else {
             a = (xfer){ .fills = c->nnz_a,
-                        .in_data = bytes(c->nnz_a, w.v),
-                        .in_meta = bytes(c->nnz_a, w.c) };
+                        .in_data = tpl_bytes(c->nnz_a, w.v),
+                        .in_meta = tpl_bytes(c->nnz_a, w.c) };
             b = (xfer){ .fills = c->nnz_a,
-                        .in_data = bytes(c->multiplies, w.v),
-                        .in_meta = sat_add(bytes(c->multiplies, w.c), bytes(c->nnz_a, w.o)) };
+                        .in_data = tpl_bytes(c->multiplies, w.v),
+                        .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
         }
         /* partial rows: written in the multiply phase, read back in the
          * merge phase (gamma §2.3, §6: "writes and reads to partial matrices") */
-        uint64_t pd = bytes(c->multiplies, w.v);
+        uint64_t pd = tpl_bytes(c->multiplies, w.v);
         uint64_t pm = o->partial == TPL_COO
-                          ? bytes(c->multiplies, 2 * w.c)
-                          : sat_add(bytes(c->multiplies, w.c), bytes(c->a_effectual, w.o));
+                          ? tpl_bytes(c->multiplies, 2 * w.c)
+                          : tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->a_effectual, w.o));
         uint64_t zd, zm;
         output_bytes(c, o->output, w, &zd, &zm);
         xfer z = { .updates = c->a_effectual,
-                   .writebacks = sat_add(c->a_effectual, c->rows_z_nonempty),
+                   .writebacks = tpl_sat_add(c->a_effectual, c->rows_z_nonempty),
                    .in_data = pd,
                    .in_meta = pm,
-                   .out_data = sat_add(pd, zd),
-                   .out_meta = sat_add(pm, zm) };
+                   .out_data = tpl_sat_add(pd, zd),
+                   .out_meta = tpl_sat_add(pm, zm) };
         put(r, l, rl->ta, &a);
         put(r, l, rl->tb, &b);
         put(r, l, 0, &z);
@@ -225,8 +211,8 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
     widths w1 = widths_at(spec, 1);
     uint64_t zd, zm;
     output_bytes(c, o->output, w1, &zd, &zm);
-    r->compulsory_bytes = sat_add(sat_add(compressed_bytes(c->nnz_a, c->cols_a, w1),
+    r->compulsory_bytes = tpl_sat_add(tpl_sat_add(compressed_bytes(c->nnz_a, c->cols_a, w1),
                                           compressed_bytes(c->nnz_b, c->cols_a, w1)),
-                                  sat_add(zd, zm));
+                                  tpl_sat_add(zd, zm));
     tpl_finish(spec, r);
 }

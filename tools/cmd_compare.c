@@ -272,6 +272,21 @@ static int load(const compare_request *r, compare_state *st)
     return CLI_EXIT_OK;
 }
 
+/* The spec with one override; on failure *d holds the first error. */
+static int derive_one(const compare_state *st, const char *set, tessel_spec **spec,
+                      tessel_diag *d)
+{
+    const char *sets[1] = { set };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_diag_clear(d);
+    int rc = tessel_spec_derive(st->spec, sets, 1, NULL, spec, &errors);
+    if (rc && errors.count)
+        *d = errors.items[0];
+    tessel_diag_list_free(&errors);
+    return rc;
+}
+
 /* One variant of the extensor template (the row is named after the
  * strategy it runs). */
 static void run_variant(compare_state *st, const char *variant, tessel_strategy_estimator est,
@@ -279,16 +294,9 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
 {
     char set[64];
     snprintf(set, sizeof(set), "template_options.variant=%s", variant);
-    const char *sets[1] = { set };
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
     tessel_spec *spec = NULL;
     tessel_diag d;
-    tessel_diag_clear(&d);
-    int rc = tessel_spec_derive(st->spec, sets, 1, NULL, &spec, &errors);
-    if (rc && errors.count)
-        d = errors.items[0];
-    tessel_diag_list_free(&errors);
+    int rc = derive_one(st, set, &spec, &d);
     const char *strategy = rc ? NULL : tessel_template_extensor_strategy(spec);
     snprintf(row->strategy, sizeof(row->strategy), "%s", strategy ? strategy : variant);
     tessel_result result;
@@ -319,19 +327,10 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
     }
     char set[64];
     snprintf(set, sizeof(set), "mapping.strategy=%s", strategy);
-    const char *sets[1] = { set };
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
     tessel_spec *spec = NULL;
     tessel_diag d;
-    tessel_diag_clear(&d);
-    int rc = tessel_spec_derive(st->spec, sets, 1, NULL, &spec, &errors);
-    if (rc) {
-        if (errors.count)
-            d = errors.items[0];
-        tessel_diag_list_free(&errors);
-    } else {
-        tessel_diag_list_free(&errors);
+    int rc = derive_one(st, set, &spec, &d);
+    if (!rc) {
         if (est == TESSEL_STRATEGY_STAT && !st->drt_stats && strcmp(strategy, "drt") == 0) {
             tessel_drt_options o;
             tessel_drt_options_init(&o);

@@ -283,6 +283,15 @@ int tessel_spec_tensor_index(const tessel_spec *s, const char *name);
 int tessel_spec_level_index(const tessel_spec *s, const char *name);
 /* Replaces tensor t's data binding (from --tensor NAME=FILE). */
 int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag);
+/* The share of level l's capacity its partitions add up to (1 = all of
+ * it; fractions plus bytes / capacity). Validation refuses over 1 + 1e-9. */
+double tessel_spec_partition_sum(const tessel_spec *s, unsigned l);
+/* The bytes of tensor t's share of level l as the estimators use them: the
+ * bytes given, else the fraction of the capacity, else an equal share for
+ * every tensor (capacity / tensors, rounded down); in a double, so that a
+ * fraction of a capacity near 2^64 stays in range. Validation refuses a
+ * share below one byte at a bounded level. */
+double tessel_spec_partition_share(const tessel_spec *s, unsigned l, unsigned t);
 
 #ifdef __cplusplus
 }

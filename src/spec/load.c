@@ -492,6 +492,29 @@ int tessel_spec_level_index(const tessel_spec *s, const char *name)
     return -1;
 }
 
+double tessel_spec_partition_sum(const tessel_spec *s, unsigned l)
+{
+    const tessel_spec_level *L = &s->level[l];
+    double sum = 0;
+    for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        sum += L->tensor[t].partition_fraction;
+        if (L->capacity && L->tensor[t].partition_bytes)
+            sum += (double)L->tensor[t].partition_bytes / (double)L->capacity;
+    }
+    return sum;
+}
+
+double tessel_spec_partition_share(const tessel_spec *s, unsigned l, unsigned t)
+{
+    const tessel_spec_level *L = &s->level[l];
+    const tessel_spec_tensor_level *tl = &L->tensor[t];
+    if (tl->partition_bytes)
+        return (double)tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return tl->partition_fraction * (double)L->capacity;
+    return s->workload.ntensors ? (double)(L->capacity / s->workload.ntensors) : 0;
+}
+
 int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag)
 {
     int t = tessel_spec_tensor_index(s, name);

@@ -1385,15 +1385,7 @@ static void check_partition_sizes(vctx *v, unsigned l)
         return;
     for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
         const tessel_spec_tensor_level *tl = &L->tensor[t];
-        /* In doubles: a fraction of a capacity near 2^64 must not be
-         * converted back to an integer out of range. */
-        double bytes;
-        if (tl->partition_bytes)
-            bytes = (double)tl->partition_bytes;
-        else if (tl->partition_fraction > 0)
-            bytes = tl->partition_fraction * (double)L->capacity;
-        else
-            bytes = (double)(L->capacity / s->workload.ntensors);
+        double bytes = tessel_spec_partition_share(s, l, t);
         if (bytes >= 1.0)
             continue;
         const char *name = s->workload.tensor[t].name;
@@ -1425,12 +1417,7 @@ static void check_partitions(vctx *v)
     tessel_spec *s = v->s;
     for (unsigned l = 0; l < s->nlevels; l++) {
         const tessel_spec_level *L = &s->level[l];
-        double sum = 0;
-        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
-            sum += L->tensor[t].partition_fraction;
-            if (L->capacity && L->tensor[t].partition_bytes)
-                sum += (double)L->tensor[t].partition_bytes / (double)L->capacity;
-        }
+        double sum = tessel_spec_partition_sum(s, l);
         if (sum > 1.0 + 1e-9) {
             char f[128];
             join(f, sizeof(f), "architecture.levels", L->name);

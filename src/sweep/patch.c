@@ -259,39 +259,23 @@ void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
 }
 
 /* The bytes of each tensor's share of level l are at least one (as
- * src/spec/validate.c's check_partition_sizes, same arithmetic). */
+ * src/spec/validate.c's check_partition_sizes). */
 static int shares_fit(const tessel_spec *s, unsigned l)
 {
     const tessel_spec_level *L = &s->level[l];
     if (!L->capacity || !s->workload.ntensors)
         return 1;
-    for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
-        const tessel_spec_tensor_level *tl = &L->tensor[t];
-        double bytes;
-        if (tl->partition_bytes)
-            bytes = (double)tl->partition_bytes;
-        else if (tl->partition_fraction > 0)
-            bytes = tl->partition_fraction * (double)L->capacity;
-        else
-            bytes = (double)(L->capacity / s->workload.ntensors);
-        if (!(bytes >= 1.0))
+    for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++)
+        if (!(tessel_spec_partition_share(s, l, t) >= 1.0))
             return 0;
-    }
     return 1;
 }
 
-/* As validate.c's check_partitions: the same sum in the same order. */
+/* As validate.c's check_partitions: the same sum and the same limit. */
 int sweep_patch_consistent(const tessel_spec *s)
 {
     for (unsigned l = 0; l < s->nlevels; l++) {
-        const tessel_spec_level *L = &s->level[l];
-        double sum = 0;
-        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
-            sum += L->tensor[t].partition_fraction;
-            if (L->capacity && L->tensor[t].partition_bytes)
-                sum += (double)L->tensor[t].partition_bytes / (double)L->capacity;
-        }
-        if (sum > 1.0 + 1e-9)
+        if (tessel_spec_partition_sum(s, l) > 1.0 + 1e-9)
             return 0;
         if (l > 0 && !shares_fit(s, l))
             return 0;

@@ -153,6 +153,18 @@ typedef struct ext_drt_run {
     double seconds;
 } ext_drt_run;
 
+/* DRT's options from the spec's strategy_options (micro_tile, growth). */
+static void drt_options_of(const tessel_spec *spec, tessel_drt_options *o)
+{
+    tessel_drt_options_init(o);
+    if (spec->strategy.micro[0])
+        o->micro[0] = spec->strategy.micro[0];
+    if (spec->strategy.micro[1])
+        o->micro[1] = spec->strategy.micro[1];
+    o->growth = spec->strategy.growth ? TESSEL_DRT_GROW_ALTERNATING
+                                      : TESSEL_DRT_GROW_CONTRACTED_FIRST;
+}
+
 static int drt_outer(const tessel_spec *spec, const tessel_strategy_inputs *in,
                      tessel_strategy_estimator est, const tessel_allocator *a, ext_drt_run *run,
                      tessel_diag *diag)
@@ -161,13 +173,7 @@ static int drt_outer(const tessel_spec *spec, const tessel_strategy_inputs *in,
     strategy_spec(spec, "drt", 0, &outer);
     outer.nlevels = 2;
     tessel_drt_options *o = &run->options;
-    tessel_drt_options_init(o);
-    if (spec->strategy.micro[0])
-        o->micro[0] = spec->strategy.micro[0];
-    if (spec->strategy.micro[1])
-        o->micro[1] = spec->strategy.micro[1];
-    o->growth = spec->strategy.growth ? TESSEL_DRT_GROW_ALTERNATING
-                                      : TESSEL_DRT_GROW_CONTRACTED_FIRST;
+    drt_options_of(spec, o);
     memset(&run->summary, 0, sizeof(run->summary));
     double t0 = tpl_now();
     int rc;
@@ -343,13 +349,7 @@ static int run_drt_levels(const tessel_spec *spec, const tessel_strategy_inputs 
     strategy_spec(spec, "drt", 0, &cut);
     cut.nlevels = 2;
     tessel_drt_options o;
-    tessel_drt_options_init(&o);
-    if (spec->strategy.micro[0])
-        o.micro[0] = spec->strategy.micro[0];
-    if (spec->strategy.micro[1])
-        o.micro[1] = spec->strategy.micro[1];
-    o.growth = spec->strategy.growth ? TESSEL_DRT_GROW_ALTERNATING
-                                     : TESSEL_DRT_GROW_CONTRACTED_FIRST;
+    drt_options_of(spec, &o);
     tessel_drt_summary sum[2];
     memset(sum, 0, sizeof(sum));
     double t0 = tpl_now();

@@ -69,6 +69,14 @@ static const char *strategy_name(const tessel_spec *spec)
 static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tessel_spec *spec,
                     tessel_result *r, tessel_diag *diag)
 {
+    if (tessel_template_of(spec) == TESSEL_TEMPLATE_EXTENSOR &&
+        sh->sweep->estimator == TESSEL_SWEEP_STAT) {
+        /* its strategies choose tiles from statistics of their own, on a
+         * base grid fine enough for the PE buffers: they need the data */
+        tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
+        return tessel_template_extensor_run(spec, &in, TESSEL_STRATEGY_STAT, sh->sweep->alloc, r,
+                                            NULL, diag);
+    }
     if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE &&
         sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC)
         return tessel_template_run(spec, sh->sweep->estimator == TESSEL_SWEEP_EXACT ? sh->data : NULL,

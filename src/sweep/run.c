@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tessel/strategy.h"
+#include "tessel/template.h"
 #include "sweep_internal.h"
 
 #define BATCH_TARGET_SECONDS 0.5
@@ -411,14 +412,15 @@ static void entry_free(entry *e)
     tessel_spec_free(&e->spec);
 }
 
-/* A point may choose tiles with a strategy: the spec names one or an axis
- * sets it. */
+/* A point may choose tiles with a strategy: the spec names one or the
+ * extensor template (whose variants are strategies), or an axis sets a
+ * strategy or a template option. */
 static int uses_strategies(const tessel_sweep *s, const tessel_spec *spec)
 {
-    if (!tessel_strategy_is_fixed(spec))
+    if (!tessel_strategy_is_fixed(spec) || tessel_template_of(spec) == TESSEL_TEMPLATE_EXTENSOR)
         return 1;
     for (size_t a = 0; a < s->naxes; a++)
-        if (strstr(s->axis[a].path, "strategy"))
+        if (strstr(s->axis[a].path, "strategy") || strstr(s->axis[a].path, "template"))
             return 1;
     return 0;
 }

@@ -79,13 +79,15 @@ static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tess
     }
     if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE &&
         sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC)
-        return tessel_template_run(spec, sh->sweep->estimator == TESSEL_SWEEP_EXACT ? sh->data : NULL,
+        return tessel_template_run(spec,
+                                   sh->sweep->estimator == TESSEL_SWEEP_EXACT ? sh->data : NULL,
                                    sh->stats, sh->sweep->alloc, r, diag);
     if (!tessel_strategy_is_fixed(spec) && sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC) {
         tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
         return tessel_strategy_run(spec, &in,
-                                   sh->sweep->estimator == TESSEL_SWEEP_STAT ? TESSEL_STRATEGY_STAT
-                                                                              : TESSEL_STRATEGY_EXACT,
+                                   sh->sweep->estimator == TESSEL_SWEEP_STAT
+                                       ? TESSEL_STRATEGY_STAT
+                                       : TESSEL_STRATEGY_EXACT,
                                    sh->sweep->alloc, r, NULL, diag);
     }
     switch (sh->sweep->estimator) {

@@ -128,7 +128,8 @@ static void lru_push(lru *c, uint32_t k)
 /* Fiber k's size in bits at widths (v + c per entry, o per fiber). */
 static uint64_t fiber_bits(uint64_t nnz, const tessel_spec_level *lv)
 {
-    return tpl_sat_add(tpl_sat_mul(nnz, (uint64_t)lv->value_bits + lv->coord_bits), lv->offset_bits);
+    return tpl_sat_add(tpl_sat_mul(nnz, (uint64_t)lv->value_bits + lv->coord_bits),
+                       lv->offset_bits);
 }
 
 /* Affinity-based row reordering (gamma §4.1, simplified): a greedy order
@@ -545,7 +546,8 @@ static void merge_rounds(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t 
         for (uint64_t g0 = 0; g0 < n; g0 += gsz) {
             uint64_t g1 = g0 + gsz < n ? g0 + gsz : n;
             g->spill_fibers++;
-            g->spill_nnz = tpl_sat_add(g->spill_nnz, union_size(A, B, p0 + g0, p0 + g1, mark, stamp));
+            g->spill_nnz =
+                tpl_sat_add(g->spill_nnz, union_size(A, B, p0 + g0, p0 + g1, mark, stamp));
         }
         if (gsz > UINT64_MAX / R)
             break;

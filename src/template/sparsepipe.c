@@ -707,13 +707,15 @@ static sp_bytes a_pass(const tessel_spec_level *lv, const sp_matrix *m, uint64_t
 {
     sp_bytes x = { tpl_bytes(m->nnz, lv->value_bits), 0 };
     if (b <= 1) {
-        x.meta = tpl_sat_add(tpl_bytes(m->nnz, lv->coord_bits), tpl_bytes(m->n + 1, lv->offset_bits));
+        x.meta =
+            tpl_sat_add(tpl_bytes(m->nnz, lv->coord_bits), tpl_bytes(m->n + 1, lv->offset_bits));
         return x;
     }
     uint64_t block_rows = m->n ? (m->n - 1) / b + 1 : 0;
-    x.meta = tpl_sat_add(tpl_sat_add(tpl_bytes(m->nnz, coord_bits_in_block(lv, b)),
-                             tpl_bytes(tpl_round_count(m->blocks), lv->coord_bits + lv->offset_bits)),
-                     tpl_bytes(block_rows + 1, lv->offset_bits));
+    x.meta = tpl_sat_add(
+        tpl_sat_add(tpl_bytes(m->nnz, coord_bits_in_block(lv, b)),
+                    tpl_bytes(tpl_round_count(m->blocks), lv->coord_bits + lv->offset_bits)),
+        tpl_bytes(block_rows + 1, lv->offset_bits));
     return x;
 }
 
@@ -756,13 +758,15 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     uint64_t ewise_iters = tpl_sat_add(tpl_sat_mul(2, pairs), singles); /* = N */
     sp_bytes y_in = times(ew_r, ewise_iters);
     sp_bytes y_out = add_bytes(times(vec, passes), times(ew_w, ewise_iters));
-    out->macs = tpl_sat_add(tpl_sat_mul(passes, m->nnz), tpl_sat_mul(pairs, tpl_round_count(share * (double)m->nnz)));
+    out->macs = tpl_sat_add(tpl_sat_mul(passes, m->nnz),
+                            tpl_sat_mul(pairs, tpl_round_count(share * (double)m->nnz)));
     out->output_nnz = active;
     for (unsigned l = 1; l < out->nlevels; l++) {
         put(out, l, r->ta, tpl_sat_mul(passes, S), 0, 0, a_in, (sp_bytes){ 0, 0 });
         put(out, l, r->tb, tpl_sat_mul(passes, S), 0, 0, x_in, (sp_bytes){ 0, 0 });
         put(out, l, 0, 0, tpl_sat_mul(tpl_sat_mul(ewise_iters, app->reads), S),
-            tpl_sat_mul(tpl_sat_add(passes, tpl_sat_mul(ewise_iters, app->writes)), S), y_in, y_out);
+            tpl_sat_mul(tpl_sat_add(passes, tpl_sat_mul(ewise_iters, app->writes)), S), y_in,
+            y_out);
         out->effectual_tiles[l] = tpl_sat_mul(passes, S);
     }
     out->compulsory_bytes = tpl_sat_add(total_of(pass), tpl_sat_mul(2, total_of(vec)));
@@ -774,7 +778,8 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
                                  tpl_sat_add(total_of(ew_r), total_of(ew_w)));
     uint64_t vec_pair = tpl_sat_add(tpl_sat_mul(2, total_of(vec)),
                                 tpl_sat_mul(2, tpl_sat_add(total_of(ew_r), total_of(ew_w))));
-    uint64_t vec_single = tpl_sat_add(tpl_sat_mul(2, total_of(vec)), tpl_sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t vec_single =
+        tpl_sat_add(tpl_sat_mul(2, total_of(vec)), tpl_sat_add(total_of(ew_r), total_of(ew_w)));
     memset(f, 0, sizeof(*f));
     snprintf(f->app, sizeof(f->app), "%s", app->name);
     f->iterations = N;
@@ -792,7 +797,8 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     f->refetched = m->refetched;
     f->onchip_fraction = app->oei && pairs && m->nnz ? 1 - refetch_share : 0;
     f->a_pass_bytes = total_of(pass);
-    f->pair_bytes = pairs ? tpl_sat_add(tpl_sat_add(total_of(pass), total_of(refetch)), vec_pair) : 0;
+    f->pair_bytes =
+        pairs ? tpl_sat_add(tpl_sat_add(total_of(pass), total_of(refetch)), vec_pair) : 0;
     f->single_bytes = tpl_sat_add(total_of(pass), vec_single);
     f->total_bytes = out->dram_bytes;
     f->baseline_iteration_bytes = base_iter;

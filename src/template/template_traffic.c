@@ -77,7 +77,8 @@ static void output_bytes(const tpl_counts *c, tpl_layout layout, widths w, uint6
 /* A compressed matrix read once: nnz entries and `lines` offsets. */
 static uint64_t compressed_bytes(uint64_t nnz, uint64_t lines, widths w)
 {
-    return tpl_sat_add(tpl_bytes(nnz, w.v), tpl_sat_add(tpl_bytes(nnz, w.c), tpl_bytes(lines, w.o)));
+    return tpl_sat_add(tpl_bytes(nnz, w.v),
+                       tpl_sat_add(tpl_bytes(nnz, w.c), tpl_bytes(lines, w.o)));
 }
 
 static void begin(const tpl_counts *c, tessel_result *r)
@@ -120,7 +121,8 @@ void tpl_finish(const tessel_spec *spec, tessel_result *r)
             if (l == 0) {
                 tr->data_bytes = tpl_sat_add(tr->child_read_data, tr->child_write_data);
                 tr->metadata_bytes = tpl_sat_add(tr->child_read_metadata, tr->child_write_metadata);
-                r->dram_bytes = tpl_sat_add(r->dram_bytes, tpl_sat_add(tr->data_bytes, tr->metadata_bytes));
+                r->dram_bytes =
+                    tpl_sat_add(r->dram_bytes, tpl_sat_add(tr->data_bytes, tr->metadata_bytes));
             } else {
                 tr->data_bytes = tpl_sat_add(tr->in_data, tr->out_data);
                 tr->metadata_bytes = tpl_sat_add(tr->in_metadata, tr->out_metadata);
@@ -141,7 +143,8 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
         /* B: the row k for every a_ik (gamma §7: no reuse of B fibers) */
         xfer b = { .fills = c->nnz_a,
                    .in_data = tpl_bytes(c->multiplies, w.v),
-                   .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
+                   .in_meta =
+                       tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
         xfer z = { 0 };
         if (l == 1) {
             /* each row of Z written once, complete */
@@ -178,24 +181,27 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
              * the untiled design hands out columns of A and rows of B) */
             a = (xfer){ .fills = c->cols_a_nonempty,
                         .in_data = tpl_bytes(c->nnz_a, w.v),
-                        .in_meta = tpl_sat_add(tpl_bytes(c->nnz_a, w.c), tpl_bytes(c->cols_a, w.o)) };
+                        .in_meta =
+                            tpl_sat_add(tpl_bytes(c->nnz_a, w.c), tpl_bytes(c->cols_a, w.o)) };
             b = (xfer){ .fills = c->rows_b_nonempty,
                         .in_data = tpl_bytes(c->nnz_b, w.v),
-                        .in_meta = tpl_sat_add(tpl_bytes(c->nnz_b, w.c), tpl_bytes(c->cols_a, w.o)) };
+                        .in_meta =
+                            tpl_sat_add(tpl_bytes(c->nnz_b, w.c), tpl_bytes(c->cols_a, w.o)) };
         } else {
             a = (xfer){ .fills = c->nnz_a,
                         .in_data = tpl_bytes(c->nnz_a, w.v),
                         .in_meta = tpl_bytes(c->nnz_a, w.c) };
             b = (xfer){ .fills = c->nnz_a,
                         .in_data = tpl_bytes(c->multiplies, w.v),
-                        .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
+                        .in_meta =
+                            tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
         }
         /* partial rows: written in the multiply phase, read back in the
          * merge phase (gamma §2.3, §6: "writes and reads to partial matrices") */
         uint64_t pd = tpl_bytes(c->multiplies, w.v);
-        uint64_t pm = o->partial == TPL_COO
-                          ? tpl_bytes(c->multiplies, 2 * w.c)
-                          : tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->a_effectual, w.o));
+        uint64_t pm = o->partial == TPL_COO ? tpl_bytes(c->multiplies, 2 * w.c)
+                                            : tpl_sat_add(tpl_bytes(c->multiplies, w.c),
+                                                          tpl_bytes(c->a_effectual, w.o));
         uint64_t zd, zm;
         output_bytes(c, o->output, w, &zd, &zm);
         xfer z = { .updates = c->a_effectual,

@@ -31,8 +31,10 @@
  *               template_options.variant: n (ExTensor-N, conservative
  *               tiles sized as if dense; the default), p (ExTensor-P,
  *               prescient), ob (ExTensor-OB, Swiftiles + Tailors
- *               overbooking), drt (DRT at the LLB, prescient tiles in the
- *               buffers below; see src/template/extensor.c). The uniform
+ *               overbooking), drt (DRT at the LLB and again inside each
+ *               LLB task for the PE buffers, template_options.drt_levels:
+ *               all, the default; llb: prescient tiles in the buffers
+ *               below; see src/template/extensor.c). The uniform
  *               variants size every buffer level (or the spec's
  *               strategy_options.levels); mapping.strategy must be unset.
  *               Module `template` therefore also depends on `strategy`.

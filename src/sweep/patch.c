@@ -242,14 +242,17 @@ void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
     for (size_t a = 0; a < naxes; a++) {
         if (!p->kind[a] || idx[a] == SWEEP_NO_VALUE)
             continue;
-        double v = p->value[a][idx[a]];
         tessel_spec_level *L = &spec->level[p->level[a]];
+        if (p->kind[a] == SWEEP_PATCH_CAPACITY) { /* bytes only: no value */
+            L->capacity = p->bytes[a][idx[a]];
+            continue;
+        }
+        double v = p->value[a][idx[a]];
         switch (p->kind[a]) {
         case SWEEP_PATCH_BANDWIDTH: L->bandwidth = v; break;
         case SWEEP_PATCH_CLOCK: spec->compute.clock_ghz = v; break;
         case SWEEP_PATCH_PES: spec->compute.pes = (unsigned)v; break;
         case SWEEP_PATCH_MACS: spec->compute.macs_per_pe = (unsigned)v; break;
-        case SWEEP_PATCH_CAPACITY: L->capacity = p->bytes[a][idx[a]]; break;
         default:
             L->tensor[p->tensor[a]].partition_fraction = v;
             L->tensor[p->tensor[a]].partition_bytes = p->bytes[a][idx[a]];

@@ -1262,8 +1262,9 @@ static void stat_split(stat_spills *s, double n, uint64_t k0, uint64_t k1, int s
         double nc = n * (s->pre[c1] - s->pre[c0]) / W;
         if (nc <= 0)
             continue;
-        if (nc >= n * (1 - 1e-12)) { /* one part holds it all: narrow */
-            stat_split(s, n, c0, c1, spill, d);
+        if (nc >= n * (1 - 1e-12)) { /* one part holds it all: narrow, the
+                                         * same subrow (its spill counted above) */
+            stat_split(s, n, c0, c1, 0, d);
             return;
         }
         stat_split(s, nc, c0, c1, 1, n * (s->pre[k1] - s->pre[c1]) / W);

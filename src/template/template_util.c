@@ -31,7 +31,9 @@ uint64_t tpl_round_count(double x)
         return 0;
     if (x >= 18446744073709549568.0) /* the largest double below 2^64 */
         return UINT64_MAX;
-    return (uint64_t)llround(x);
+    /* not llround: long long overflows from 2^63 on */
+    double r = floor(x + 0.5);
+    return r >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)r;
 }
 
 int tpl_mode_of(const tessel_spec_tensor *st, unsigned x)

@@ -153,6 +153,35 @@ typedef struct ext_drt_run {
     double seconds;
 } ext_drt_run;
 
+/* The exact path reads the data. */
+static int need_data(const tessel_strategy_inputs *in, tessel_diag *diag)
+{
+    if (in->data)
+        return TESSEL_OK;
+    return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "estimator",
+                           "the exact estimator needs the data");
+}
+
+/* The micro-tile statistics DRT's stat path runs on: the caller's, else
+ * collected from the data on `cut` (returned in *own, for the caller to
+ * free). */
+static int drt_stats_for(const tessel_spec *cut, const tessel_strategy_inputs *in,
+                         const tessel_drt_options *o, const tessel_allocator *a,
+                         const tessel_drt_stats **use, tessel_drt_stats **own, tessel_diag *diag)
+{
+    *own = NULL;
+    *use = in->drt_stats;
+    if (*use)
+        return TESSEL_OK;
+    if (!in->data)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "template_options.variant",
+                               "template extensor, variant drt: DRT needs the data or its "
+                               "micro-tile statistics (saved statistics hold neither)");
+    int rc = tessel_drt_stats_create(cut, in->data, o, a, own, diag);
+    *use = *own;
+    return rc;
+}
+
 /* DRT's options from the spec's strategy_options (micro_tile, growth). */
 static void drt_options_of(const tessel_spec *spec, tessel_drt_options *o)
 {
@@ -178,22 +207,16 @@ static int drt_outer(const tessel_spec *spec, const tessel_strategy_inputs *in,
     double t0 = tpl_now();
     int rc;
     if (est == TESSEL_STRATEGY_EXACT) {
-        if (!in->data)
-            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "estimator",
-                                   "the exact estimator needs the data");
-        rc = tessel_drt_exact(&outer, in->data, o, a, &run->outer, &run->summary, diag);
-    } else if (in->drt_stats) {
-        rc = tessel_drt_stat(&outer, in->drt_stats, &run->outer, &run->summary, diag);
-    } else {
-        if (!in->data)
-            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "template_options.variant",
-                                   "template extensor, variant drt: DRT needs the data or its "
-                                   "micro-tile statistics (saved statistics hold neither)");
-        tessel_drt_stats *s = NULL;
-        rc = tessel_drt_stats_create(&outer, in->data, o, a, &s, diag);
+        rc = need_data(in, diag);
         if (!rc)
-            rc = tessel_drt_stat(&outer, s, &run->outer, &run->summary, diag);
-        tessel_drt_stats_free(&s);
+            rc = tessel_drt_exact(&outer, in->data, o, a, &run->outer, &run->summary, diag);
+    } else {
+        const tessel_drt_stats *st = NULL;
+        tessel_drt_stats *own = NULL;
+        rc = drt_stats_for(&outer, in, o, a, &st, &own, diag);
+        if (!rc)
+            rc = tessel_drt_stat(&outer, st, &run->outer, &run->summary, diag);
+        tessel_drt_stats_free(&own);
     }
     run->seconds = tpl_now() - t0;
     return rc;
@@ -355,22 +378,16 @@ static int run_drt_levels(const tessel_spec *spec, const tessel_strategy_inputs 
     double t0 = tpl_now();
     int rc;
     if (est == TESSEL_STRATEGY_EXACT) {
-        if (!in->data)
-            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "estimator",
-                                   "the exact estimator needs the data");
-        rc = tessel_drt_levels_exact(spec, in->data, &o, a, out, sum, diag);
-    } else if (in->drt_stats) {
-        rc = tessel_drt_levels_stat(spec, in->drt_stats, o.growth, out, sum, diag);
-    } else {
-        if (!in->data)
-            return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "template_options.variant",
-                                   "template extensor, variant drt: DRT needs the data or its "
-                                   "micro-tile statistics (saved statistics hold neither)");
-        tessel_drt_stats *s = NULL;
-        rc = tessel_drt_stats_create(&cut, in->data, &o, a, &s, diag);
+        rc = need_data(in, diag);
         if (!rc)
-            rc = tessel_drt_levels_stat(spec, s, o.growth, out, sum, diag);
-        tessel_drt_stats_free(&s);
+            rc = tessel_drt_levels_exact(spec, in->data, &o, a, out, sum, diag);
+    } else {
+        const tessel_drt_stats *st = NULL;
+        tessel_drt_stats *own = NULL;
+        rc = drt_stats_for(&cut, in, &o, a, &st, &own, diag);
+        if (!rc)
+            rc = tessel_drt_levels_stat(spec, st, o.growth, out, sum, diag);
+        tessel_drt_stats_free(&own);
     }
     if (rc)
         return rc;

@@ -59,40 +59,16 @@ static int in_common_set(const char *name)
 static tessel_spec *spec_of(const char *tpl, const char *matrix, int transpose,
                             const char *const *extra, int nextra)
 {
-    char real[PATH_MAX];
-    if (!realpath(matrix, real)) {
-        fprintf(stderr, "%s: not found\n", matrix);
-        return NULL;
-    }
     char path[128], bind[PATH_MAX + 32], t[64];
+    if (bench_bind_matrix(bind, sizeof(bind), "A", matrix))
+        return NULL;
     snprintf(path, sizeof(path), "specs/%s.yaml", tpl);
-    snprintf(bind, sizeof(bind), "workload.data.A='%s'", real);
     snprintf(t, sizeof(t), "template=%s", tpl);
     const char *sets[12] = { bind, t, transpose ? "workload.data.B='A^T'" : "workload.data.B=A" };
     int n = 3;
     for (int i = 0; i < nextra && n < 12; i++)
         sets[n++] = extra[i];
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
-    tessel_spec *spec = NULL;
-    if (tessel_spec_load(path, sets, (size_t)n, NULL, &spec, &errors))
-        fprintf(stderr, "%s: %s\n", matrix, errors.count ? errors.items[0].message : "?");
-    tessel_diag_list_free(&errors);
-    return spec;
-}
-
-static tessel_workload_data *data_of(const tessel_spec *spec)
-{
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    opt.cache_policy = TESSEL_CACHE_OFF;
-    tessel_workload_data *data = NULL;
-    if (tessel_workload_load(spec, &opt, NULL, &data, &errors))
-        fprintf(stderr, "%s\n", errors.count ? errors.items[0].message : "?");
-    tessel_diag_list_free(&errors);
-    return data;
+    return bench_spec_load(path, sets, (size_t)n, matrix);
 }
 
 typedef struct run_ctx {
@@ -161,7 +137,7 @@ static int baseline(const char *tpl, const char *file, int transpose, tessel_res
 {
     const char *csr[1] = { "template_options.output_format=csr" };
     tessel_spec *spec = spec_of(tpl, file, transpose, csr, 1);
-    tessel_workload_data *data = spec ? data_of(spec) : NULL;
+    tessel_workload_data *data = spec ? bench_data_load(spec, file) : NULL;
     int rc = data ? run_variant(tpl, file, transpose, csr, 1, data, NULL, 1, out, NULL) : -1;
     tessel_workload_free(&data);
     tessel_spec_free(&spec);
@@ -185,7 +161,7 @@ static int figures(const char *file, int transpose, const char *cache, row_figur
                *gm[2] = { cb, mem }, *gpm[4] = { cb, pre[0], pre[1], mem },
                *gt[2] = { cb, pre[1] };
     tessel_spec *base = spec_of("gamma", file, transpose, g, 1);
-    tessel_workload_data *data = base ? data_of(base) : NULL;
+    tessel_workload_data *data = base ? bench_data_load(base, file) : NULL;
     tessel_stat_data *stats = NULL;
     tessel_diag d;
     int rc = data ? tessel_stat_data_create(base, data, NULL, NULL, &stats, &d) : -1;
@@ -294,13 +270,11 @@ static void print_medians(const char *label, column_set *c)
     }
 }
 
-static void table(const char *manifest, const char *dir, const char *cache)
+static void table(const char *manifest, const char *cache)
 {
-    FILE *f = fopen(manifest, "r");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", manifest);
+    bench_manifest m;
+    if (bench_manifest_open(&m, manifest))
         return;
-    }
     printf("\nFiberCache %s\n%-24s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %8s %8s %8s %8s "
            "%8s\n",
            cache, "matrix", "G", "GR", "GP", "Gs", "GPs", "OS", "MR", "Gm", "GPm", "statB",
@@ -308,31 +282,14 @@ static void table(const char *manifest, const char *dir, const char *cache)
     static column_set all, common;
     memset(&all, 0, sizeof(all));
     memset(&common, 0, sizeof(common));
-    char line[4096];
-    int first = 1;
-    while (fgets(line, sizeof(line), f)) {
-        if (first) {
-            first = 0; /* header */
-            continue;
-        }
-        char *field[6] = { 0 };
-        char *p = line;
-        for (int i = 0; i < 6 && p; i++) {
-            field[i] = p;
-            p = strchr(p, '\t');
-            if (p)
-                *p++ = '\0';
-        }
-        if (!field[5] || strcmp(field[2], "matrix") != 0)
-            continue;
-        char file[PATH_MAX];
-        snprintf(file, sizeof(file), "%s%s", dir, field[1]);
+    bench_manifest_row mx;
+    while (bench_manifest_next(&m, &mx)) {
         row_figures r;
-        if (figures(file, strcmp(field[3], field[4]) != 0, cache, &r))
+        if (figures(mx.file, !mx.square, cache, &r))
             continue;
-        int cs = in_common_set(field[0]);
+        int cs = in_common_set(mx.name);
         char name[96];
-        snprintf(name, sizeof(name), "%.80s%s", field[0], cs ? " *" : "");
+        snprintf(name, sizeof(name), "%.80s%s", mx.name, cs ? " *" : "");
         double x[NCOL];
         columns(&r, x);
         printf("%-24s", name);
@@ -345,7 +302,7 @@ static void table(const char *manifest, const char *dir, const char *cache)
         if (cs)
             keep(&common, &r);
     }
-    fclose(f);
+    bench_manifest_close(&m);
     print_medians("median, all", &all);
     print_medians("median, common set *", &common);
 }
@@ -353,13 +310,6 @@ static void table(const char *manifest, const char *dir, const char *cache)
 int main(int argc, char **argv)
 {
     const char *manifest = argc > 1 ? argv[1] : "../shared/data/MANIFEST.tsv";
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", manifest);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = '\0';
-    else
-        dir[0] = '\0';
     printf("DRAM / compulsory: G Gamma, GR with affinity reordering, GP with "
            "preprocessing (affinity reorder + selective "
            "tiling), s set-associative (16 ways, 48 banks, 64 B lines); OS "
@@ -371,10 +321,10 @@ int main(int argc, char **argv)
            "share of exact DRAM (T: tiling selective).\n");
     if (argc > 2)
         for (int i = 2; i < argc; i++)
-            table(manifest, dir, argv[i]);
+            table(manifest, argv[i]);
     else {
-        table(manifest, dir, "3MiB");
-        table(manifest, dir, "96KiB");
+        table(manifest, "3MiB");
+        table(manifest, "96KiB");
     }
     return 0;
 }

@@ -45,13 +45,9 @@ static int load(loaded *l, const setup *su, const char *matrix, const char *extr
                 const char *extra2)
 {
     memset(l, 0, sizeof(*l));
-    char real[PATH_MAX];
-    if (!realpath(matrix, real)) {
-        fprintf(stderr, "%s: not found\n", matrix);
-        return -1;
-    }
     char bind[PATH_MAX + 32];
-    snprintf(bind, sizeof(bind), "workload.data.A='%s'", real);
+    if (bench_bind_matrix(bind, sizeof(bind), "A", matrix))
+        return -1;
     const char *sets[MAX_SETS + 3];
     size_t n = 0;
     sets[n++] = bind;
@@ -61,19 +57,9 @@ static int load(loaded *l, const setup *su, const char *matrix, const char *extr
         sets[n++] = extra1;
     if (extra2)
         sets[n++] = extra2;
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
-    int rc = tessel_spec_load("specs/sparsepipe.yaml", sets, n, NULL, &l->spec, &errors);
-    if (!rc) {
-        tessel_load_options opt;
-        tessel_load_options_init(&opt);
-        opt.cache_policy = TESSEL_CACHE_OFF;
-        rc = tessel_workload_load(l->spec, &opt, NULL, &l->data, &errors);
-    }
-    if (rc)
-        fprintf(stderr, "%s: %s\n", matrix, errors.count ? errors.items[0].message : "?");
-    tessel_diag_list_free(&errors);
-    return rc;
+    l->spec = bench_spec_load("specs/sparsepipe.yaml", sets, n, matrix);
+    l->data = l->spec ? bench_data_load(l->spec, matrix) : NULL;
+    return l->data ? 0 : -1;
 }
 
 static void unload(loaded *l)
@@ -194,40 +180,14 @@ typedef void (*row_fn)(const char *name, const setup *su, const char *file);
 
 static int each_matrix(const char *manifest, const setup *su, row_fn fn)
 {
-    FILE *f = fopen(manifest, "r");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", manifest);
+    bench_manifest m;
+    if (bench_manifest_open(&m, manifest))
         return 1;
-    }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", manifest);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = '\0';
-    else
-        dir[0] = '\0';
-    char line[4096];
-    int first = 1;
-    while (fgets(line, sizeof(line), f)) {
-        if (first) {
-            first = 0; /* header */
-            continue;
-        }
-        char *field[6] = { 0 };
-        char *p = line;
-        for (int i = 0; i < 6 && p; i++) {
-            field[i] = p;
-            p = strchr(p, '\t');
-            if (p)
-                *p++ = '\0';
-        }
-        if (!field[5] || strcmp(field[2], "matrix") != 0 || strcmp(field[3], field[4]) != 0)
-            continue;
-        char file[PATH_MAX];
-        snprintf(file, sizeof(file), "%s%s", dir, field[1]);
-        fn(field[0], su, file);
-    }
-    fclose(f);
+    bench_manifest_row mx;
+    while (bench_manifest_next(&m, &mx))
+        if (mx.square) /* Sparsepipe's SpMV needs a square A */
+            fn(mx.name, su, mx.file);
+    bench_manifest_close(&m);
     return 0;
 }
 

@@ -30,29 +30,15 @@ typedef struct loaded {
 static int load(loaded *l, const char *tpl, const char *matrix, int transpose)
 {
     memset(l, 0, sizeof(*l));
-    char real[PATH_MAX];
-    if (!realpath(matrix, real)) {
-        fprintf(stderr, "%s: not found\n", matrix);
-        return -1;
-    }
     char path[128], bind[PATH_MAX + 32], t[64];
+    if (bench_bind_matrix(bind, sizeof(bind), "A", matrix))
+        return -1;
     snprintf(path, sizeof(path), "specs/%s.yaml", tpl);
-    snprintf(bind, sizeof(bind), "workload.data.A='%s'", real);
     snprintf(t, sizeof(t), "template=%s", tpl);
     const char *sets[3] = { bind, t, "workload.data.B='A^T'" };
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
-    int rc = tessel_spec_load(path, sets, transpose ? 3 : 2, NULL, &l->spec, &errors);
-    if (!rc) {
-        tessel_load_options opt;
-        tessel_load_options_init(&opt);
-        opt.cache_policy = TESSEL_CACHE_OFF;
-        rc = tessel_workload_load(l->spec, &opt, NULL, &l->data, &errors);
-    }
-    if (rc)
-        fprintf(stderr, "%s: %s\n", matrix, errors.count ? errors.items[0].message : "?");
-    tessel_diag_list_free(&errors);
-    return rc;
+    l->spec = bench_spec_load(path, sets, transpose ? 3 : 2, matrix);
+    l->data = l->spec ? bench_data_load(l->spec, matrix) : NULL;
+    return l->data ? 0 : -1;
 }
 
 static void unload(loaded *l)
@@ -143,45 +129,18 @@ static void simulator(void)
 int main(int argc, char **argv)
 {
     const char *manifest = argc > 1 ? argv[1] : "../shared/data/MANIFEST.tsv";
-    FILE *f = fopen(manifest, "r");
-    if (!f) {
-        fprintf(stderr, "%s: cannot open\n", manifest);
+    bench_manifest m;
+    if (bench_manifest_open(&m, manifest))
         return 1;
-    }
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", manifest);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        slash[1] = '\0';
-    else
-        dir[0] = '\0';
     printf("%-22s %-10s %12s %7s %10s %9s %9s %10s %9s %10s\n", "matrix", "template",
            "dram_bytes", "/compul", "multiplies", "stat_dram", "stat_nnzZ", "exact_ms",
            "stat_us", "collect_ms");
-    char line[4096];
-    int first = 1;
-    while (fgets(line, sizeof(line), f)) {
-        if (first) {
-            first = 0; /* header */
-            continue;
-        }
-        char *field[6] = { 0 };
-        char *p = line;
-        for (int i = 0; i < 6 && p; i++) {
-            field[i] = p;
-            p = strchr(p, '\t');
-            if (p)
-                *p++ = '\0';
-        }
-        if (!field[5] || strcmp(field[2], "matrix") != 0)
-            continue;
-        char file[PATH_MAX];
-        snprintf(file, sizeof(file), "%s%s", dir, field[1]);
-        int transpose = strcmp(field[3], field[4]) != 0;
-        row(field[0], "matraptor", file, transpose);
-        row(field[0], "outerspace", file, transpose);
+    bench_manifest_row mx;
+    while (bench_manifest_next(&m, &mx)) {
+        row(mx.name, "matraptor", mx.file, !mx.square);
+        row(mx.name, "outerspace", mx.file, !mx.square);
     }
-    fclose(f);
+    bench_manifest_close(&m);
     simulator();
     return 0;
 }

@@ -189,3 +189,88 @@ void bench_spmspm_spec(tessel_spec *s, const char *order, const uint64_t *tile)
     for (unsigned p = 0; p < 3; p++)
         s->level[1].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
 }
+
+int bench_manifest_open(bench_manifest *m, const char *path)
+{
+    m->f = fopen(path, "r");
+    if (!m->f) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        return -1;
+    }
+    snprintf(m->dir, sizeof(m->dir), "%s", path);
+    char *slash = strrchr(m->dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        m->dir[0] = '\0';
+    char header[4096];
+    if (!fgets(header, sizeof(header), m->f))
+        header[0] = '\0';
+    return 0;
+}
+
+int bench_manifest_next(bench_manifest *m, bench_manifest_row *out)
+{
+    char line[4096];
+    while (fgets(line, sizeof(line), m->f)) {
+        char *field[6] = { 0 };
+        char *p = line;
+        for (int i = 0; i < 6 && p; i++) {
+            field[i] = p;
+            p = strchr(p, '\t');
+            if (p)
+                *p++ = '\0';
+        }
+        if (!field[5] || strcmp(field[2], "matrix") != 0)
+            continue;
+        snprintf(out->name, sizeof(out->name), "%.127s", field[0]);
+        snprintf(out->file, sizeof(out->file), "%s%s", m->dir, field[1]);
+        out->square = strcmp(field[3], field[4]) == 0;
+        return 1;
+    }
+    return 0;
+}
+
+void bench_manifest_close(bench_manifest *m)
+{
+    if (m->f)
+        fclose(m->f);
+    m->f = NULL;
+}
+
+int bench_bind_matrix(char *buf, size_t size, const char *name, const char *matrix)
+{
+    char real[PATH_MAX];
+    if (!realpath(matrix, real)) {
+        fprintf(stderr, "%s: not found\n", matrix);
+        return -1;
+    }
+    snprintf(buf, size, "workload.data.%s='%s'", name, real);
+    return 0;
+}
+
+tessel_spec *bench_spec_load(const char *path, const char *const *sets, size_t nsets,
+                             const char *what)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_spec *spec = NULL;
+    if (tessel_spec_load(path, sets, nsets, NULL, &spec, &errors))
+        fprintf(stderr, "%s: %s\n", what, errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return spec;
+}
+
+tessel_workload_data *bench_data_load(const tessel_spec *spec, const char *what)
+{
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.cache_policy = TESSEL_CACHE_OFF;
+    tessel_workload_data *data = NULL;
+    if (tessel_workload_load(spec, &opt, NULL, &data, &errors))
+        fprintf(stderr, "%s: %s\n", what, errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    return data;
+}

@@ -1,13 +1,17 @@
 /* Shared by the benchmarks: a monotonic clock, best-of-N timing, a
- * counting allocator, a small PRNG and synthetic tensors. Benchmarks print
+ * counting allocator, a small PRNG, synthetic tensors, the shared data's
+ * MANIFEST.tsv and loading a seed spec on one of its matrices. Benchmarks print
  * figures and ratios against their targets; they never pass or fail. */
 #ifndef TESSEL_BENCH_UTIL_H
 #define TESSEL_BENCH_UTIL_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "tessel/spec.h"
+#include "tessel/model.h"
 #include "tessel/tensor.h"
 
 /* Seconds on the monotonic clock. */
@@ -57,5 +61,33 @@ void bench_spmspm_spec(tessel_spec *s, const char *order, const uint64_t *tile);
 
 /* Last path component (for table rows). */
 const char *bench_basename(const char *path);
+
+/* The matrices of a MANIFEST.tsv (columns name, file, kind, rows, cols,
+ * ...), one `matrix` row at a time; file is relative to the manifest. */
+typedef struct bench_manifest {
+    FILE *f;
+    char dir[PATH_MAX];
+} bench_manifest;
+
+typedef struct bench_manifest_row {
+    char name[128];
+    char file[PATH_MAX];
+    int square; /* rows == cols */
+} bench_manifest_row;
+
+/* 0, or -1 (printed) when the manifest cannot be opened. */
+int bench_manifest_open(bench_manifest *m, const char *path);
+/* 1 with the next matrix row in *out, 0 at the end. */
+int bench_manifest_next(bench_manifest *m, bench_manifest_row *out);
+void bench_manifest_close(bench_manifest *m);
+
+/* "workload.data.NAME='<absolute path of matrix>'" into buf; 0, or -1
+ * (printed) when the matrix does not exist. */
+int bench_bind_matrix(char *buf, size_t size, const char *name, const char *matrix);
+/* The spec at path with the overrides; NULL with "WHAT: message" printed. */
+tessel_spec *bench_spec_load(const char *path, const char *const *sets, size_t nsets,
+                             const char *what);
+/* The spec's data, without caches; NULL with the message printed. */
+tessel_workload_data *bench_data_load(const tessel_spec *spec, const char *what);
 
 #endif

@@ -54,7 +54,12 @@
  * or only the frontier's share of it (`baseline: frontier`, a push SpMSpV),
  * x read, y written, y read back and x' written by the e-wise, plus the
  * e-wise vectors. A at the same format in both, so the saving is the
- * dataflow's alone.
+ * dataflow's alone. Wherever x is read, only its entries at the non-empty
+ * columns of A are: the front-end data fetcher intersects the loaded
+ * coordinates and "retrieves the necessary vector data" (sparsepipe
+ * §IV-D.2); an entry no nonzero of A multiplies is not fetched. The
+ * vectors written (y, x') and the e-wise ones are whole: every element
+ * is produced or used ("e-wise PEs use all e-wise" data, §IV-D.2).
  *
  * Frontier (SpMSpV apps, bfs and sssp): vertex-centric apps touch only the
  * active vertices. Our documented model: every vertex is active in exactly
@@ -62,7 +67,12 @@
  * reachable graph), so each iteration's vector holds n / N entries, sent
  * as value + coordinate; `frontier: <share>` sets another share, `dense`
  * none. The OS pulls every column whatever the frontier (it is
- * output-stationary); the IS needs only the active rows.
+ * output-stationary); the IS needs only the active rows. So in an SpMSpV
+ * app the OS fetches the nonzeros of A in inactive rows, whose products
+ * are zero: that is what the hardware does, since the CSC loader fetches
+ * whole columns of the sub-tensor by index before the data fetcher sees
+ * which vector entries are active (sparsepipe §IV-D.2, §III-B Fig. 6(a):
+ * the OS dataflow requires "access to all input vector elements").
  *
  * Exact: one pass over A by rows (O(nnz log S)). Stat: the base tile grid
  * of A (per-tile nonzero counts), each tile's nonzeros spread evenly over
@@ -349,6 +359,7 @@ static void sim_evict(sp_sim *s, uint64_t o)
 /* What the analysis of A yields for one fused pair. */
 typedef struct sp_matrix {
     uint64_t n, nnz, steps, max_step_nnz;
+    uint64_t x_needed;           /* non-empty columns of A: the x entries a multiply uses */
     double blocks;               /* nonzero blocks (nnz when unblocked) */
     double hold_max, hold_avg;   /* unbounded hold, nonzeros */
     double refetched;            /* nonzeros the IS re-fetches */
@@ -402,6 +413,24 @@ static uint64_t hold_capacity(const tessel_spec *spec, const sp_options *o, cons
 /* ------------------------------------------------------------------ */
 /* Exact: A by rows. */
 
+/* The non-empty columns of A: the entries of x that some multiply uses,
+ * the only ones the front-end data fetcher reads (sparsepipe §IV-D.2). */
+static int count_columns(const tpl_csr_view *A, const tessel_allocator *a, uint64_t *out)
+{
+    *out = 0;
+    unsigned char *seen = tessel_alloc_array(a, A->cols ? A->cols : 1, 1);
+    if (!seen)
+        return TESSEL_ENOMEM;
+    memset(seen, 0, A->cols ? A->cols : 1);
+    for (uint64_t p = 0; p < A->nnz; p++)
+        if (!seen[A->idx[p]]) {
+            seen[A->idx[p]] = 1;
+            (*out)++;
+        }
+    tessel_dealloc(a, seen);
+    return TESSEL_OK;
+}
+
 static int analyse_exact(const tessel_spec *spec, const tpl_roles *r,
                          const tessel_workload_data *data, const sp_options *o,
                          const tessel_allocator *a, sp_matrix *m, tessel_diag *diag)
@@ -431,6 +460,11 @@ static int analyse_exact(const tessel_spec *spec, const tpl_roles *r,
     uint64_t n = A.rows, T = o->subtensor, b = o->block;
     m->n = n;
     m->nnz = A.nnz;
+    rc = count_columns(&A, a, &m->x_needed);
+    if (rc) {
+        tpl_csr_view_free(a, &A);
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    }
     m->steps = n ? (n - 1) / T + 1 : 0;
     for (uint64_t s = 0; s < m->steps; s++) {
         uint64_t hi = (s + 1) * T < n ? (s + 1) * T : n;
@@ -639,8 +673,10 @@ static int analyse_stat(const tessel_spec *spec, const tpl_roles *r, const tesse
     uint64_t n = n_rows, T = o->subtensor;
     m->n = n;
     m->nnz = 0;
-    for (uint64_t i = 0; i < n; i++)
+    for (uint64_t i = 0; i < n; i++) {
         m->nnz += rows[i];
+        m->x_needed += cols[i] > 0; /* exact from the line counts */
+    }
     m->steps = n ? (n - 1) / T + 1 : 0;
     for (uint64_t s = 0, i = 0; s < m->steps; s++) {
         uint64_t len = 0;
@@ -747,6 +783,14 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     sp_bytes vec = share >= 1 ? (sp_bytes){ tpl_bytes(n, lv->value_bits), 0 }
                               : (sp_bytes){ tpl_bytes(active, lv->value_bits),
                                             tpl_bytes(active, lv->coord_bits) };
+    /* the vxm's input as read: only the entries of the non-empty columns of
+     * A, which the front-end data fetcher finds by intersecting the loaded
+     * coordinates (sparsepipe §IV-D.2: "retrieves the necessary vector
+     * data"); the vectors written and the e-wise ones stay whole */
+    uint64_t used = share >= 1 ? m->x_needed : tpl_round_count(share * (double)m->x_needed);
+    sp_bytes vec_in = share >= 1 ? (sp_bytes){ tpl_bytes(used, lv->value_bits), 0 }
+                                 : (sp_bytes){ tpl_bytes(used, lv->value_bits),
+                                               tpl_bytes(used, lv->coord_bits) };
     sp_bytes dense = { tpl_bytes(n, lv->value_bits), 0 };
     sp_bytes ew_r = times(dense, app->reads), ew_w = times(dense, app->writes);
     sp_bytes pass = a_pass(lv, m, o->block);
@@ -754,7 +798,7 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     sp_bytes refetch = scale(pass, refetch_share * share);
     /* DRAM bytes per tensor over the N iterations */
     sp_bytes a_in = add_bytes(times(pass, passes), times(refetch, pairs));
-    sp_bytes x_in = times(vec, passes);
+    sp_bytes x_in = times(vec_in, passes);
     uint64_t ewise_iters = tpl_sat_add(tpl_sat_mul(2, pairs), singles); /* = N */
     sp_bytes y_in = times(ew_r, ewise_iters);
     sp_bytes y_out = add_bytes(times(vec, passes), times(ew_w, ewise_iters));
@@ -774,12 +818,13 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
 
     /* the baseline: every operator reads its inputs and writes its outputs */
     sp_bytes base_a = o->baseline_frontier ? scale(pass, share) : pass;
-    uint64_t base_iter = tpl_sat_add(tpl_sat_add(total_of(base_a), tpl_sat_mul(4, total_of(vec))),
-                                 tpl_sat_add(total_of(ew_r), total_of(ew_w)));
-    uint64_t vec_pair = tpl_sat_add(tpl_sat_mul(2, total_of(vec)),
-                                tpl_sat_mul(2, tpl_sat_add(total_of(ew_r), total_of(ew_w))));
-    uint64_t vec_single =
-        tpl_sat_add(tpl_sat_mul(2, total_of(vec)), tpl_sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t x_vec = tpl_sat_add(total_of(vec_in), total_of(vec)); /* x read, x' written */
+    uint64_t base_iter =
+        tpl_sat_add(tpl_sat_add(total_of(base_a), tpl_sat_add(x_vec, tpl_sat_mul(2, total_of(vec)))),
+                    tpl_sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t vec_pair =
+        tpl_sat_add(x_vec, tpl_sat_mul(2, tpl_sat_add(total_of(ew_r), total_of(ew_w))));
+    uint64_t vec_single = tpl_sat_add(x_vec, tpl_sat_add(total_of(ew_r), total_of(ew_w)));
     memset(f, 0, sizeof(*f));
     snprintf(f->app, sizeof(f->app), "%s", app->name);
     f->iterations = N;

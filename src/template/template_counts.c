@@ -157,11 +157,14 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
         memset(mark, 0, (nmark ? nmark : 1) * sizeof(uint64_t));
         for (uint64_t p = 0; p < A.nnz; p++) {
             uint64_t k = A.idx[p];
+            uint64_t len = B.ptr[k + 1] - B.ptr[k];
             if (!mark[k]) {
+                /* the first nonzero of column k: B row k meets A's column k */
                 mark[k] = 1;
                 c->cols_a_nonempty++;
+                c->b_effectual += len;
+                c->k_effectual += len > 0;
             }
-            uint64_t len = B.ptr[k + 1] - B.ptr[k];
             c->multiplies = tpl_sat_add(c->multiplies, len);
             c->a_effectual += len > 0;
         }
@@ -257,8 +260,13 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
         c->rows_b_nonempty += b_rows[k] > 0;
         c->cols_a_nonempty += a_cols[k] > 0;
         c->multiplies = tpl_sat_add(c->multiplies, tpl_sat_mul(a_cols[k], b_rows[k]));
-        if (b_rows[k])
+        if (b_rows[k] && a_cols[k]) {
+            /* exact from the line counts: the pairs (A column k, B row k)
+             * that hold a multiply */
             c->a_effectual += a_cols[k];
+            c->b_effectual += b_rows[k];
+            c->k_effectual++;
+        }
     }
     double nnz = tessel_stat_data_output_nnz(stats);
     if (nnz < 0) {

@@ -28,6 +28,8 @@ typedef struct tpl_counts {
     uint64_t rows_b_nonempty;
     uint64_t multiplies;      /* sum over A's nonzeros a_ik of nnz(B row k) */
     uint64_t a_effectual;     /* nonzeros a_ik whose B row k is non-empty */
+    uint64_t b_effectual;     /* nonzeros b_kj whose A column k is non-empty */
+    uint64_t k_effectual;     /* k with both A column k and B row k non-empty */
     uint64_t nnz_z;
     uint64_t rows_z_nonempty;
 } tpl_counts;

@@ -7,13 +7,26 @@
  *
  * MatRaptor (row-wise Gustavson, drt §5.2.2 and §6.2, gamma §2.2 and §7):
  *   A  read once in CSR:           nnz(A) (value + coord) + rows(A) offset
+ *      This includes the nonzeros a_ik whose row k of B is empty, which no
+ *      multiply uses: a row-wise design streams A's rows whole, value and
+ *      coordinate together, and learns that row k of B is empty only from
+ *      the coordinate k it has read (drt §6.2: A "perfect reuse", read
+ *      once; the DRT simulator's MatRaptor charges nnz(A) x 12 + rows x 4).
  *   B  a row per nonzero of A:     multiplies (value + coord) + nnz(A) offset
- *      ("streams such fibers from DRAM and uses them once", gamma §7)
+ *      ("streams such fibers from DRAM and uses them once", gamma §7); an
+ *      empty row costs its offset alone (the look-up), a row of B that no
+ *      a_ik selects is never fetched.
  *   Z  written once, row by row:   coo nnz(Z) (value + 2 coord) (what the DRT
  *      simulator writes), csr nnz(Z) (value + coord) + rows(Z) offset
  * OuterSPACE (outer product, drt §5.2.2 and §6.2, gamma §2.2 and §2.3):
- *   A  read once by columns (CSC): nnz(A) (value + coord) + cols(A) offset
- *   B  read once by rows (CSR):    nnz(B) (value + coord) + rows(B) offset
+ *   the multiply phase pairs column k of A with row k of B; only the pairs
+ *   where both are non-empty hold a multiply, and the offset arrays (read
+ *   whole) say which they are, so only their fibers are fetched (issue 20:
+ *   rows of B whose column of A is empty are not read):
+ *   A  by columns (CSC):  a_effectual (value + coord) + cols(A) offset
+ *   B  by rows (CSR):     b_effectual (value + coord) + rows(B) offset
+ *      (a_effectual: nonzeros of A whose row of B is non-empty;
+ *      b_effectual: nonzeros of B whose column of A is non-empty)
  *   multiply phase: every partial product written to memory; each nonzero
  *      a_ik that meets a non-empty row k of B makes one partial row
  *      a_ik B(k,:) (gamma §2.3: OuterSPACE splits the partial output
@@ -28,10 +41,10 @@
  *      built, so the PEs send it every scaled row of B (one partial row per
  *      effectual nonzero of A: multiplies (value + coord) + an offset each)
  *      and never read it back.
- *   OuterSPACE: each nonzero of A goes to one PE (value + coord), the B row
- *      it needs follows it (multiplies (value + coord) + an offset per
- *      nonzero of A); the partial rows leave the PE and come back for the
- *      merge as at level 1. */
+ *   OuterSPACE: each nonzero of A whose row of B is non-empty goes to one
+ *      PE (value + coord), the B row it needs follows it (multiplies (value
+ *      + coord) + an offset per such nonzero); the partial rows leave the
+ *      PE and come back for the merge as at level 1. */
 #include <string.h>
 
 #include "template_internal.h"
@@ -178,23 +191,29 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
         xfer a, b;
         if (l == 1) {
             /* A by columns (CSC) and B by rows (CSR), each read once (drt §6.2:
-             * the untiled design hands out columns of A and rows of B) */
-            a = (xfer){ .fills = c->cols_a_nonempty,
-                        .in_data = tpl_bytes(c->nnz_a, w.v),
-                        .in_meta =
-                            tpl_sat_add(tpl_bytes(c->nnz_a, w.c), tpl_bytes(c->cols_a, w.o)) };
-            b = (xfer){ .fills = c->rows_b_nonempty,
-                        .in_data = tpl_bytes(c->nnz_b, w.v),
-                        .in_meta =
-                            tpl_sat_add(tpl_bytes(c->nnz_b, w.c), tpl_bytes(c->cols_a, w.o)) };
+             * the untiled design hands out columns of A and rows of B), but
+             * only the pairs (column k of A, row k of B) that hold a
+             * multiply: both offset arrays are read whole (they say which
+             * pairs are empty), a column of A whose row of B is empty, or a
+             * row of B whose column of A is empty, is not fetched (the DRT
+             * simulator's OuterProduct charges row k of B per column k of A) */
+            a = (xfer){ .fills = c->k_effectual,
+                        .in_data = tpl_bytes(c->a_effectual, w.v),
+                        .in_meta = tpl_sat_add(tpl_bytes(c->a_effectual, w.c),
+                                               tpl_bytes(c->cols_a, w.o)) };
+            b = (xfer){ .fills = c->k_effectual,
+                        .in_data = tpl_bytes(c->b_effectual, w.v),
+                        .in_meta = tpl_sat_add(tpl_bytes(c->b_effectual, w.c),
+                                               tpl_bytes(c->cols_a, w.o)) };
         } else {
-            a = (xfer){ .fills = c->nnz_a,
-                        .in_data = tpl_bytes(c->nnz_a, w.v),
-                        .in_meta = tpl_bytes(c->nnz_a, w.c) };
-            b = (xfer){ .fills = c->nnz_a,
+            /* a nonzero of A goes to a PE only when its row of B is non-empty */
+            a = (xfer){ .fills = c->a_effectual,
+                        .in_data = tpl_bytes(c->a_effectual, w.v),
+                        .in_meta = tpl_bytes(c->a_effectual, w.c) };
+            b = (xfer){ .fills = c->a_effectual,
                         .in_data = tpl_bytes(c->multiplies, w.v),
-                        .in_meta =
-                            tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
+                        .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c),
+                                               tpl_bytes(c->a_effectual, w.o)) };
         }
         /* partial rows: written in the multiply phase, read back in the
          * merge phase (gamma §2.3, §6: "writes and reads to partial matrices") */

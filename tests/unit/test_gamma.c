@@ -312,6 +312,61 @@ START_TEST(test_set_associative_hand)
 }
 END_TEST
 
+/* No fetch without a multiply (issue 20), the smallest case: A 3 x 3 with
+ * a_01 and a_20, Z = A * A (B = A: rows 0 {b_01}, 1 {}, 2 {b_20}). a_01
+ * selects row 1 of B (empty), a_20 row 0: one multiply, Z = {z_21}. No
+ * nonzero of A selects row 2 of B: the FiberCache never asks for it.
+ *   A  streamed whole: 2 x 12 + 3 x 4 = 36 (a_01 included: the scheduler
+ *      fetches A's row fibers before it looks their B rows up, gamma §3)
+ *   B  lru: row 1 misses at its offset alone (4), row 0 misses 8 + 4 + 4:
+ *      20 bytes, data 8, 2 fills
+ *      set-associative, one 24-byte line: row 0 sits in line 0 with row 2's
+ *      entry, and the line comes whole (gamma §3.2's lines): 24 + row 0's
+ *      offset 4 = 28, data 16 (8 of them row 2's); row 1, empty, needs no
+ *      line (its offset says so)
+ *   Z  csr 1 x 12 + 3 x 4 = 24;  DRAM 36 + 20 + 24 = 80 (lru).
+ * The stat path (Che, every fiber fits) gives the same. */
+static const uint32_t TINY[2][2] = { { 0, 1 }, { 2, 0 } };
+
+START_TEST(test_unused_hand)
+{
+    hand h;
+    hand_init(&h, 3, 3, 3, TINY, 2, TINY, 2, 0, NULL);
+    tessel_result r, sr;
+    tessel_diag d;
+    int rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][1]), 36);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][2]), 20);
+    ck_assert_uint_eq(r.traffic[0][2].data_bytes, 8);
+    ck_assert_uint_eq(r.traffic[1][2].fills, 2);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][0]), 24);
+    ck_assert_uint_eq(r.dram_bytes, 80);
+    ck_assert_uint_eq(r.macs, 1);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_stat_data *st = NULL;
+    rc = tessel_stat_data_create(&h.spec, &h.data, &opt, NULL, &st, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    rc = tessel_template_run(&h.spec, NULL, st, NULL, &sr, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_str_eq(sr.estimator, "stat");
+    ck_assert_uint_eq(bytes_of(&sr.traffic[0][1]), 36);
+    ck_assert_uint_eq(bytes_of(&sr.traffic[0][2]), 20);
+    ck_assert_uint_eq(sr.dram_bytes, 80);
+    tessel_stat_data_free(&st);
+    hand_free(&h);
+    hand_init(&h, 3, 3, 3, TINY, 2, TINY, 2, 24,
+              "{policy: set-associative, ways: 1, banks: 1, line_bytes: 24}");
+    rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_uint_eq(r.traffic[1][2].fills, 1);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][2]), 28);
+    ck_assert_uint_eq(r.traffic[0][2].data_bytes, 16);
+    hand_free(&h);
+}
+END_TEST
+
 /* Selective tiling by hand: A row 0 = {k0 .. k3}, B fibers of one entry
  * (16 bytes with the offset). cache 64 bytes, tile_fraction 0.5: rows of
  * more than 0.5 x 64 / 16 = 2 entries are split, radix 4 gives 4 parts
@@ -782,6 +837,7 @@ int main(void)
         tcase_add_test(tc, test_print_table);
     else {
     tcase_add_test(tc, test_lru_hand);
+    tcase_add_test(tc, test_unused_hand);
     tcase_add_test(tc, test_spills);
     tcase_add_test(tc, test_partials_cache);
     tcase_add_test(tc, test_reorder);

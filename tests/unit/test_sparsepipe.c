@@ -117,17 +117,19 @@ START_TEST(test_hold_hand)
      * the re-fetch a third of it: 16 + 17 (rounded) */
     ck_assert_uint_eq(f.a_pass_bytes, 100);
     ck_assert_uint_eq(r.traffic[0][1].data_bytes + r.traffic[0][1].metadata_bytes, 133);
-    /* x_0 read once (48 B), x_2 written once (48 B), pagerank's e-wise:
-     * 2 vectors read and 1 written per iteration (2 x 144 B) */
-    ck_assert_uint_eq(r.traffic[0][2].data_bytes, 48);
+    /* x_0 read once at the non-empty columns of A, 0 3 4 5 (4 x 8 = 32 B;
+     * x_1 and x_2 meet no nonzero and are not fetched, sparsepipe §IV-D.2;
+     * the old model read all 6, 48 B), x_2 written once (48 B), pagerank's
+     * e-wise: 2 vectors read and 1 written per iteration (2 x 144 B) */
+    ck_assert_uint_eq(r.traffic[0][2].data_bytes, 32);
     ck_assert_uint_eq(r.traffic[0][0].data_bytes, 48 + 2 * 144);
-    ck_assert_uint_eq(r.dram_bytes, 133 + 48 + 48 + 288);
+    ck_assert_uint_eq(r.dram_bytes, 133 + 32 + 48 + 288);
     ck_assert_uint_eq(f.total_bytes, r.dram_bytes);
     ck_assert_uint_eq(f.pair_bytes, r.dram_bytes);
-    /* the baseline: A, x read, y written, y read, x' written, e-wise */
-    ck_assert_uint_eq(f.baseline_iteration_bytes, 100 + 4 * 48 + 144);
-    ck_assert_uint_eq(f.baseline_total_bytes, 2 * 436);
-    ck_assert_double_eq_tol(f.saving, 1 - 517.0 / 872, 1e-12);
+    /* the baseline: A, x read (32), y written, y read, x' written, e-wise */
+    ck_assert_uint_eq(f.baseline_iteration_bytes, 100 + 32 + 3 * 48 + 144);
+    ck_assert_uint_eq(f.baseline_total_bytes, 2 * 420);
+    ck_assert_double_eq_tol(f.saving, 1 - 501.0 / 840, 1e-12);
     ck_assert_uint_eq(r.compulsory_bytes, 100 + 2 * 48);
     ck_assert_str_eq(r.estimator, "exact");
     unload(&l);
@@ -143,13 +145,63 @@ START_TEST(test_hold_hand)
     ck_assert(isinf(f.hold_capacity));
     ck_assert_uint_eq(f.pairs, 1);
     ck_assert_uint_eq(r.dram_bytes, f.pair_bytes + f.single_bytes);
-    ck_assert_uint_eq(f.single_bytes, 100 + 48 + 48 + 144);
+    ck_assert_uint_eq(f.single_bytes, 100 + 32 + 48 + 144);
     /* tessel_template_run gives the same result */
     tessel_result r2;
     ck_assert_int_eq(tessel_template_run(l.spec, l.data, NULL, NULL, &r2, &d), 0);
     ck_assert_uint_eq(r2.dram_bytes, r.dram_bytes);
     unload(&l);
     remove_hand();
+}
+END_TEST
+
+/* No fetch without a multiply (issue 20), the smallest case: A 3 x 3 with
+ * a_01 and a_20 (columns 0 and 1 non-empty, column 2 empty), one PageRank
+ * iteration (no pair: A once, x read, x' written, the e-wise vectors),
+ * CSR, 8-byte values, 4-byte coordinates and offsets:
+ *   A  2 x 8 + 2 x 4 + 4 offsets x 4 = 40
+ *   x  x_0 and x_1 only, 2 x 8 = 16 (x_2 meets no nonzero; the old model
+ *      read all 3, 24)
+ *   y  x' written 3 x 8 = 24, e-wise 2 read + 1 written, 3 x 24 = 72
+ *   DRAM 40 + 16 + 96 = 152. The stat path reads the same columns from
+ *   the line counts. */
+START_TEST(test_unused_hand)
+{
+    char dir[] = "/tmp/tessel-sparsepipe-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/tiny.mtx", dir);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 1\n", fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    const char *const sets[] = { "template_options.block=1", "template_options.iterations=1",
+                                 NULL };
+    loaded l;
+    ck_assert(load(&l, path, sets));
+    tessel_result r, sr;
+    tessel_sparsepipe_figures f;
+    tessel_diag d;
+    int rc = tessel_template_sparsepipe(l.spec, l.data, NULL, NULL, &r, &f, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_uint_eq(f.a_pass_bytes, 40);
+    ck_assert_uint_eq(r.traffic[0][2].data_bytes + r.traffic[0][2].metadata_bytes, 16);
+    ck_assert_uint_eq(r.traffic[0][0].data_bytes + r.traffic[0][0].metadata_bytes, 96);
+    ck_assert_uint_eq(r.dram_bytes, 152);
+    ck_assert_uint_eq(f.single_bytes, 152);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_stat_data *st = NULL;
+    rc = tessel_stat_data_create(l.spec, l.data, &opt, NULL, &st, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    rc = tessel_template_sparsepipe(l.spec, NULL, st, NULL, &sr, &f, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_uint_eq(sr.traffic[0][2].data_bytes, 16);
+    ck_assert_uint_eq(sr.dram_bytes, 152);
+    tessel_stat_data_free(&st);
+    unload(&l);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -439,6 +491,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_hold_hand);
+    tcase_add_test(tc, test_unused_hand);
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_stat_vs_exact);
     tcase_add_test(tc, test_table_one);

@@ -141,11 +141,13 @@ START_TEST(test_matraptor_hand)
 }
 END_TEST
 
-/* OuterSPACE, same widths:
- *   A CSC 5 x 12 + 4 columns x 4 = 76; B CSR 5 x 12 + 4 rows x 4 = 76
+/* OuterSPACE, same widths. Column k of A meets row k of B for k = 0, 2, 3
+ * (row 1 of B is empty, so a_21 in column 1 is not fetched):
+ *   A CSC 4 x 12 + 4 column offsets x 4 = 64 (the old model: 5 x 12 + 16 = 76)
+ *   B CSR 5 x 12 + 4 rows x 4 = 76 (every column of A is non-empty)
  *   partial rows (csr) 6 x 12 + 4 partial rows x 4 = 88, written and read
  *   partials as coo 6 x 16 = 96; Z coo 80
- *   total 76 + 76 + 2 x 88 + 80 = 408; compulsory 76 + 76 + 80 = 232 */
+ *   total 64 + 76 + 2 x 88 + 80 = 396; compulsory 76 + 76 + 80 = 232 */
 START_TEST(test_outerspace_hand)
 {
     small s;
@@ -154,18 +156,134 @@ START_TEST(test_outerspace_hand)
     tessel_diag d;
     ck_assert_int_eq(tessel_template_run(&s.spec, &s.data, NULL, NULL, &r, &d), 0);
     const tessel_traffic *a = &r.traffic[1][1], *b = &r.traffic[1][2], *z = &r.traffic[1][0];
-    ck_assert_uint_eq(bytes_of(a), 76);
-    ck_assert_uint_eq(a->fills, 4);
+    ck_assert_uint_eq(bytes_of(a), 64);
+    ck_assert_uint_eq(a->data_bytes, 32);
+    ck_assert_uint_eq(a->fills, 3);
     ck_assert_uint_eq(bytes_of(b), 76);
     ck_assert_uint_eq(b->fills, 3);
     ck_assert_uint_eq(z->in_data + z->in_metadata, 88);
     ck_assert_uint_eq(z->out_data + z->out_metadata, 88 + 80);
     ck_assert_uint_eq(z->updates, 4);
     ck_assert_uint_eq(z->writebacks, 4 + 2);
-    ck_assert_uint_eq(r.dram_bytes, 408);
+    ck_assert_uint_eq(r.dram_bytes, 396);
     ck_assert_uint_eq(r.compulsory_bytes, 232);
     ck_assert_uint_eq(r.macs, 6);
     ck_assert_uint_eq(r.output_nnz, 5);
+    check_level0_mirrors(&r);
+    small_free(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* No fetch without a multiply (issue 20): the smallest case. A 3 x 3 with
+ * a_01 and a_20 (1-based (1,2) and (3,1)), Z = A * A (B = A):
+ *   A columns: 0 {a_20}, 1 {a_01}, 2 {}      B rows: 0 {b_01}, 1 {}, 2 {b_20}
+ *   a_01 selects row 1 of B, empty; a_20 selects row 0: one multiply,
+ *   Z = {z_21}. Row 2 of B (b_20) meets column 2 of A, empty: no multiply
+ *   uses it, nor a_01. 8-byte values, 4-byte coordinates and offsets. */
+static const uint32_t TINY[2][2] = { { 0, 1 }, { 2, 0 } };
+
+static void tiny_init(small *s, const char *tpl)
+{
+    test_spec_spmspm(&s->spec, "IKJ", 1, 1, 0, 1, 64, 32);
+    snprintf(s->spec.template_.name, sizeof(s->spec.template_.name), "%s", tpl);
+    memset(&s->data, 0, sizeof(s->data));
+    s->data.ntensors = 3;
+    s->data.tensor[1] = matrix(3, 3, TINY, 2);
+    s->data.tensor[2] = matrix(3, 3, TINY, 2);
+    s->data.extent[0] = 3, s->data.extent[1] = 3, s->data.extent[2] = 3;
+}
+
+/* The exact run, and the stat run on the same data, which must agree on
+ * A's and B's bytes (exact from the line counts). */
+static void tiny_run(small *s, tessel_result *r)
+{
+    tessel_diag d;
+    int rc = tessel_template_run(&s->spec, &s->data, NULL, NULL, r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_stat_data *st = NULL;
+    rc = tessel_stat_data_create(&s->spec, &s->data, &opt, NULL, &st, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    tessel_result sr;
+    rc = tessel_template_run(&s->spec, NULL, st, NULL, &sr, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert_str_eq(sr.estimator, "stat");
+    for (unsigned t = 0; t < 3; t++) {
+        ck_assert_uint_eq(sr.traffic[0][t].data_bytes, r->traffic[0][t].data_bytes);
+        ck_assert_uint_eq(bytes_of(&sr.traffic[0][t]), bytes_of(&r->traffic[0][t]));
+        ck_assert_uint_eq(sr.traffic[1][t].fills, r->traffic[1][t].fills);
+    }
+    ck_assert_uint_eq(sr.dram_bytes, r->dram_bytes);
+    tessel_stat_data_free(&st);
+}
+
+/* OuterSPACE pairs column k of A with row k of B; only k = 0 holds a
+ * multiply (k = 1: row 1 of B empty; k = 2: column 2 of A empty):
+ *   A  column 0 only: 1 x 12 + 3 column offsets x 4 = 24
+ *      (the old model read a_01 too: 2 x 12 + 12 = 36)
+ *   B  row 0 only:    1 x 12 + 3 row offsets x 4 = 24
+ *      (the old model read row 2 too, its 8 bytes of data and 4 of
+ *      coordinate: 36, data 16 instead of 8)
+ *   partial rows (csr): 1 x 12 + 1 partial row x 4 = 16, written and read
+ *   Z coo: 1 x 16 = 16
+ *   DRAM 24 + 24 + 2 x 16 + 16 = 96 (old 120); compulsory 36 + 36 + 16 = 88.
+ * With a PE level below: A's nonzeros with a non-empty row of B go to the
+ * PEs, 1 x 12 = 12 (old 24), each followed by its row of B, 1 x 12 + 1 x 4
+ * = 16 (old 12 + 2 x 4 = 20). */
+START_TEST(test_outerspace_unused)
+{
+    small s;
+    tiny_init(&s, "outerspace");
+    tessel_result r;
+    tiny_run(&s, &r);
+    const tessel_traffic *a = &r.traffic[0][1], *b = &r.traffic[0][2], *z = &r.traffic[0][0];
+    ck_assert_uint_eq(bytes_of(a), 24);
+    ck_assert_uint_eq(a->data_bytes, 8);
+    ck_assert_uint_eq(r.traffic[1][1].fills, 1);
+    ck_assert_uint_eq(bytes_of(b), 24);
+    ck_assert_uint_eq(b->data_bytes, 8);
+    ck_assert_uint_eq(r.traffic[1][2].fills, 1);
+    ck_assert_uint_eq(bytes_of(z), 2 * 16 + 16);
+    ck_assert_uint_eq(r.dram_bytes, 96);
+    ck_assert_uint_eq(r.compulsory_bytes, 88);
+    ck_assert_uint_eq(r.macs, 1);
+    ck_assert_uint_eq(r.output_nnz, 1);
+    check_level0_mirrors(&r);
+    s.spec.nlevels = 3;
+    s.spec.level[2] = s.spec.level[1];
+    snprintf(s.spec.level[2].name, sizeof(s.spec.level[2].name), "PE");
+    tessel_diag d;
+    ck_assert_int_eq(tessel_template_run(&s.spec, &s.data, NULL, NULL, &r, &d), 0);
+    ck_assert_uint_eq(r.dram_bytes, 96);
+    ck_assert_uint_eq(bytes_of(&r.traffic[2][1]), 12);
+    ck_assert_uint_eq(r.traffic[2][1].fills, 1);
+    ck_assert_uint_eq(bytes_of(&r.traffic[2][2]), 16);
+    small_free(&s);
+}
+END_TEST
+
+/* MatRaptor fetches row k of B per nonzero a_ik, so row 2 of B, which no
+ * nonzero of A selects, is never read; row 1 (empty) costs its offset:
+ *   A  streamed whole: 2 x 12 + 3 row offsets x 4 = 36 (a_01 included: the
+ *      row of A is read before its coordinate says that row 1 of B is
+ *      empty; kept, see template_traffic.c)
+ *   B  1 multiply x 12 + 2 nonzeros of A x 4 = 20 (data 8)
+ *   Z  coo 1 x 16 = 16;  DRAM 72; compulsory 36 + 36 + 16 = 88. */
+START_TEST(test_matraptor_unused)
+{
+    small s;
+    tiny_init(&s, "matraptor");
+    tessel_result r;
+    tiny_run(&s, &r);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][1]), 36);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][2]), 20);
+    ck_assert_uint_eq(r.traffic[0][2].data_bytes, 8);
+    ck_assert_uint_eq(r.traffic[1][2].fills, 2);
+    ck_assert_uint_eq(bytes_of(&r.traffic[0][0]), 16);
+    ck_assert_uint_eq(r.dram_bytes, 72);
+    ck_assert_uint_eq(r.compulsory_bytes, 88);
     check_level0_mirrors(&r);
     small_free(&s);
 }
@@ -507,6 +625,8 @@ int main(void)
     tcase_add_test(tc, test_matraptor_hand);
     tcase_add_test(tc, test_outerspace_hand);
     tcase_add_test(tc, test_deeper_levels);
+    tcase_add_test(tc, test_outerspace_unused);
+    tcase_add_test(tc, test_matraptor_unused);
     tcase_add_test(tc, test_spmv);
     tcase_add_test(tc, test_simulator_matraptor);
     tcase_add_test(tc, test_simulator_outerspace);

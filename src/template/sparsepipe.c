@@ -431,6 +431,8 @@ static int count_columns(const tpl_csr_view *A, const tessel_allocator *a, uint6
     return TESSEL_OK;
 }
 
+/* The exact path: sizes, nonzero blocks, x's needed entries and the OEI
+ * hold simulation from A by rows. */
 static int analyse_exact(const tessel_spec *spec, const tpl_roles *r,
                          const tessel_workload_data *data, const sp_options *o,
                          const tessel_allocator *a, sp_matrix *m, tessel_diag *diag)
@@ -647,6 +649,7 @@ static void stat_step(sp_sim *sim, const tessel_tile_grid *g, int swapped, uint6
         }
 }
 
+/* The stat path: the same figures from the line counts and A's base tile grid. */
 static int analyse_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                         const sp_options *o, const tessel_allocator *a, sp_matrix *m,
                         tessel_diag *diag)
@@ -770,6 +773,7 @@ static void put(tessel_result *r, unsigned l, unsigned t, uint64_t fills, uint64
     tr->algorithmic = tpl_sat_add(fills, updates);
 }
 
+/* DRAM traffic per tensor over the N iterations, and the baseline's, into *out and *f. */
 static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_options *o,
                     const sp_matrix *m, tessel_result *out, tessel_sparsepipe_figures *f)
 {
@@ -819,9 +823,9 @@ static void traffic(const tessel_spec *spec, const tpl_roles *r, const sp_option
     /* the baseline: every operator reads its inputs and writes its outputs */
     sp_bytes base_a = o->baseline_frontier ? scale(pass, share) : pass;
     uint64_t x_vec = tpl_sat_add(total_of(vec_in), total_of(vec)); /* x read, x' written */
-    uint64_t base_iter =
-        tpl_sat_add(tpl_sat_add(total_of(base_a), tpl_sat_add(x_vec, tpl_sat_mul(2, total_of(vec)))),
-                    tpl_sat_add(total_of(ew_r), total_of(ew_w)));
+    uint64_t y_vec = tpl_sat_mul(2, total_of(vec)); /* y written and read back */
+    uint64_t base_iter = tpl_sat_add(tpl_sat_add(total_of(base_a), tpl_sat_add(x_vec, y_vec)),
+                                     tpl_sat_add(total_of(ew_r), total_of(ew_w)));
     uint64_t vec_pair =
         tpl_sat_add(x_vec, tpl_sat_mul(2, tpl_sat_add(total_of(ew_r), total_of(ew_w))));
     uint64_t vec_single = tpl_sat_add(x_vec, tpl_sat_add(total_of(ew_r), total_of(ew_w)));

@@ -112,6 +112,7 @@ int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, 
     return csr_transpose(t, a, v);
 }
 
+/* The counts from the data: line counts, multiplies, effectual pairs and nnz(Z). */
 int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                      const tessel_workload_data *data, const tessel_allocator *a,
                      tpl_counts *c, tessel_diag *diag)

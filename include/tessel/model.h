@@ -131,7 +131,9 @@ typedef struct tessel_stat_options {
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
      * once per input pair, drawn with probability proportional to their
-     * multiplies so that they cost max(output_fraction x all multiplies,
+     * predicted nonzeros over the square root of their multiplies (README,
+     * "The output estimate when the sample covers little") so that they
+     * cost max(output_fraction x all multiplies,
      * output_min_flops) (default 0 and 2^19: a fixed budget, so that a
      * design point's cost does not grow with the data; smaller products
      * are multiplied out whole). Both 0: no sample, the output's nonzeros
@@ -139,10 +141,9 @@ typedef struct tessel_stat_options {
     double output_fraction;
     uint64_t output_min_flops;
     /* 1: the output sample as before issue 18 (rows drawn in proportion to
-     * their multiplies, weights calibrated to the multiplies; biased low
-     * on clustered graphs when the sample covers little of the output, no
-     * standard error). For comparisons only; default 0 (README, "The
-     * statistical estimator"). */
+     * their multiplies, weights calibrated to the multiplies; large, skewed
+     * errors on clustered graphs when the sample covers little of the
+     * output, no standard error). For comparisons only; default 0. */
     int output_legacy;
 } tessel_stat_options;
 

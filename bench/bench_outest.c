@@ -90,6 +90,7 @@ static int estimate(const loaded *l, uint64_t seed, double fraction, int legacy,
     return 0;
 }
 
+/* One matrix: exact, then new and old estimates over the seeds; prints its row. */
 static void row(const char *name, const char *file, int transpose, unsigned seeds,
                 double fraction, pool *pl)
 {

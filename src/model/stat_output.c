@@ -397,6 +397,7 @@ static void ratio_finish(const ratio_sums *r, int legacy, double flops, stat_out
     s->nnz_stderr = *g_drawn * sqrt(v > 0 ? v : 0);
 }
 
+/* The sample: the draw, the sampled rows' nonzeros per cell, their weights. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, int legacy, const tessel_allocator *al,

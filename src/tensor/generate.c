@@ -219,6 +219,7 @@ static int check_clustered(const tessel_gen_params *p, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+/* Every parameter of the kind, and the expected entries (at most 2^32). */
 static int validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_diag *diag)
 {
     if ((unsigned)p->kind >= KIND_COUNT)

@@ -335,7 +335,9 @@ static double *row_predictions(const tessel_tensor *a, const tessel_tensor *b, u
  *
  * Rows with p_i = 1 are taken whole and keep weight 1. The others get the
  * weight g / p_i, g = X / sum_s x_i / p_i, X the exact sum of x_i over the
- * not-taken rows: the ratio estimator Y_take + (Y_s / X_s) X of their
+ * not-taken rows (or the same with the multiplies f_i as the covariate,
+ * when the sample estimates a smaller variance for it: rows that all
+ * compress alike): the ratio estimator Y_take + (Y_s / X_s) X of their
  * nonzeros, approximately unbiased whatever the sketch's own bias (its
  * bias is O(1/n) in the drawn rows), calibrated to a covariate that
  * follows the nonzeros rather than the multiplies. Every sampled nonzero
@@ -349,10 +351,19 @@ static double *row_predictions(const tessel_tensor *a, const tessel_tensor *b, u
 /* Sums over the drawn rows that are not taken whole. */
 typedef struct ratio_sums {
     double y_take, f_take;    /* taken whole: nonzeros, multiplies */
-    double x_rest;            /* covariate over every row not taken whole */
+    double x_rest, f_rest;    /* covariates over every row not taken whole */
     double hy, hx, hf;        /* HT sums of y, x, f over the drawn ones */
     double vyy, vxy, vxx;     /* (1 - p) / p^2 times y^2, x y, x^2 */
+    double vfy, vff;          /* ... f y, f^2 */
 } ratio_sums;
+
+/* The ratio estimator on covariate z (total Z over the rows not taken
+ * whole): its factor g and its linearised variance. */
+static double ratio_variance(const ratio_sums *r, double hz, double vzy, double vzz, double *g)
+{
+    double ratio = r->hy / hz, v = r->vyy - 2 * ratio * vzy + ratio * ratio * vzz;
+    return *g * *g * (v > 0 ? v : 0);
+}
 
 /* Scales the drawn rows' weights by g_drawn (and the whole rows' by
  * g_take) and merges them into take. */
@@ -390,11 +401,17 @@ static void ratio_finish(const ratio_sums *r, int legacy, double flops, stat_out
         s->nnz_stderr = r->x_rest > 0 ? -1 : 0;
         return;
     }
-    double ratio = r->hy / r->hx;
-    *g_drawn = r->x_rest / r->hx;
-    s->nnz = r->y_take + ratio * r->x_rest;
-    double v = r->vyy - 2 * ratio * r->vxy + ratio * ratio * r->vxx;
-    s->nnz_stderr = *g_drawn * sqrt(v > 0 ? v : 0);
+    /* The sketch predicts the nonzeros of rows whose products collapse
+     * unevenly (clustered graphs); where every row compresses alike
+     * (meshes), the multiplies predict them without the sketch's noise.
+     * The covariate with the smaller estimated variance serves. */
+    double gx = r->x_rest / r->hx, gf = r->hf > 0 ? r->f_rest / r->hf : 0;
+    double vx = ratio_variance(r, r->hx, r->vxy, r->vxx, &gx);
+    double vf = r->hf > 0 ? ratio_variance(r, r->hf, r->vfy, r->vff, &gf) : HUGE_VAL;
+    int use_f = vf < vx;
+    *g_drawn = use_f ? gf : gx;
+    s->nnz = r->y_take + r->hy / (use_f ? r->hf : r->hx) * (use_f ? r->f_rest : r->x_rest);
+    s->nnz_stderr = sqrt(use_f ? vf : vx);
 }
 
 /* The sample: the draw, the sampled rows' nonzeros per cell, their weights. */
@@ -442,8 +459,10 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         if (!f[i])
             continue;
         double p = c * (m ? m[i] : (double)f[i]), xi = x ? x[i] : (double)f[i];
-        if (p < 1)
+        if (p < 1) {
             r.x_rest += xi;
+            r.f_rest += (double)f[i];
+        }
         if (!systematic_draw(&sy, p))
             continue;
         double w = p < 1 ? 1 / p : 1;
@@ -466,6 +485,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         r.vyy += v * y * y;
         r.vxy += v * xi * y;
         r.vxx += v * xi * xi;
+        r.vfy += v * (double)f[i] * y;
+        r.vff += v * (double)f[i] * (double)f[i];
     }
     s->whole = whole;
     double g_take = 1, g_drawn = 1;

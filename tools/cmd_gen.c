@@ -9,7 +9,7 @@
 enum {
     OPT_HELP, OPT_OUTPUT, OPT_ROWS, OPT_COLS, OPT_SIZE, OPT_NNZ, OPT_DENSITY, OPT_BANDWIDTH,
     OPT_BLOCK, OPT_A, OPT_B, OPT_C, OPT_D, OPT_N, OPT_M, OPT_SEED, OPT_PATTERN, OPT_VERBOSE,
-    OPT_COUNT
+    OPT_CLIQUES, OPT_CLIQUE_MAX, OPT_ALPHA, OPT_SKEW, OPT_TAIL, OPT_COUNT
 };
 
 static const cli_option options[OPT_COUNT] = {
@@ -22,6 +22,9 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_D] = { "--d", NULL, 1 },             [OPT_N] = { "--n", NULL, 1 },
     [OPT_M] = { "--m", NULL, 1 },             [OPT_SEED] = { "--seed", NULL, 1 },
     [OPT_PATTERN] = { "--pattern", NULL, 0 }, [OPT_VERBOSE] = { "--verbose", "-v", 0 },
+    [OPT_CLIQUES] = { "--cliques", NULL, 1 }, [OPT_CLIQUE_MAX] = { "--clique-max", NULL, 1 },
+    [OPT_ALPHA] = { "--alpha", NULL, 1 },     [OPT_SKEW] = { "--skew", NULL, 1 },
+    [OPT_TAIL] = { "--tail", NULL, 1 },
 };
 
 static void help(void)
@@ -40,7 +43,15 @@ static void help(void)
         "  blockdiag  --block B [--density D] diagonal B x B blocks, each position kept\n"
         "                                     with probability D (default 1)\n"
         "  nm         --n N --m M             every aligned group of M columns in a row\n"
-        "                                     holds exactly N nonzeros (default 2:4)\n\n"
+        "                                     holds exactly N nonzeros (default 2:4)\n"
+        "  clustered  --cliques Q [--clique-max S --alpha A --skew Z --tail T]\n"
+        "                                     co-authorship-like, square, symmetric, no\n"
+        "                                     diagonal: Q cliques of sizes 2..S drawn with\n"
+        "                                     P(s) ~ s^-A (defaults S 32, A 2.5), members\n"
+        "                                     drawn by Zipf popularity (rank+1)^-Z over a\n"
+        "                                     seeded vertex permutation (default Z 0.8, 0:\n"
+        "                                     uniform), plus T edges between two popular\n"
+        "                                     vertices (default 0); repeats merged\n\n"
         "common options:\n"
         "      --rows R, --cols C  extents (--size N sets both)\n"
         "      --seed S            random seed (default 1)\n"
@@ -52,7 +63,8 @@ static void help(void)
         "  tessel gen banded --size 50000 --bandwidth 8 --density 0.5 -o b.mtx\n"
         "  tessel gen rmat --size 1048576 --nnz 10000000 --seed 7 -o r.tsl\n"
         "  tessel gen blockdiag --size 4096 --block 64 --density 0.2 -o d.mtx\n"
-        "  tessel gen nm --rows 1024 --cols 4096 --n 2 --m 4 --pattern -o s.mtx\n");
+        "  tessel gen nm --rows 1024 --cols 4096 --n 2 --m 4 --pattern -o s.mtx\n"
+        "  tessel gen clustered --size 100000 --cliques 60000 --tail 100000 -o c.mtx\n");
 }
 
 static int u64_option(const cli_args *args, int opt, uint64_t *out)
@@ -93,6 +105,11 @@ static int option_applies(tessel_gen_kind kind, int opt)
     case OPT_D: return kind == TESSEL_GEN_RMAT;
     case OPT_N:
     case OPT_M: return kind == TESSEL_GEN_NM;
+    case OPT_CLIQUES:
+    case OPT_CLIQUE_MAX:
+    case OPT_ALPHA:
+    case OPT_SKEW:
+    case OPT_TAIL: return kind == TESSEL_GEN_CLUSTERED;
     default: return 1;
     }
 }
@@ -109,7 +126,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
     int k = tessel_gen_kind_from_name(kind);
     if (k < 0)
         return cli_usage_error("gen",
-                               "unknown kind '%s' (uniform, banded, rmat, blockdiag or nm)", kind);
+                               "unknown kind '%s' (uniform, banded, rmat, blockdiag, nm or clustered)",
+                               kind);
     tessel_gen_params_init(p, (tessel_gen_kind)k);
     for (int i = 0; i < args->count; i++)
         if (args->option[i] >= 0 && !option_applies(p->kind, args->option[i]))
@@ -125,7 +143,10 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
         double_option(args, OPT_DENSITY, &p->density) || double_option(args, OPT_A, &p->a) ||
         double_option(args, OPT_B, &p->b) || double_option(args, OPT_C, &p->c) ||
         double_option(args, OPT_D, &p->d) || unsigned_option(args, OPT_N, &p->n) ||
-        unsigned_option(args, OPT_M, &p->m))
+        unsigned_option(args, OPT_M, &p->m) || u64_option(args, OPT_CLIQUES, &p->cliques) ||
+        u64_option(args, OPT_CLIQUE_MAX, &p->clique_max) ||
+        u64_option(args, OPT_TAIL, &p->tail) || double_option(args, OPT_ALPHA, &p->alpha) ||
+        double_option(args, OPT_SKEW, &p->skew))
         return CLI_EXIT_USAGE;
     /* A given 0 reaches tessel_generate, which names the bad extent. */
     if ((!cli_has(args, OPT_ROWS) || !cli_has(args, OPT_COLS)) && !cli_has(args, OPT_SIZE))
@@ -137,6 +158,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
         return cli_usage_error("gen", "banded needs --bandwidth");
     if (p->kind == TESSEL_GEN_BLOCKDIAG && !cli_has(args, OPT_BLOCK))
         return cli_usage_error("gen", "blockdiag needs --block");
+    if (p->kind == TESSEL_GEN_CLUSTERED && !cli_has(args, OPT_CLIQUES))
+        return cli_usage_error("gen", "clustered needs --cliques");
     p->values = !cli_has(args, OPT_PATTERN);
     return CLI_EXIT_OK;
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "tessel/model.h"
 #include "tessel/stats.h"
 #include "tessel/tensor.h"
 
@@ -93,7 +94,9 @@ static void help(void)
         "      --seed N          seed of that sample (default 1)\n"
         "      --label TEXT      source identity to store (default: the input's path,\n"
         "                        size and modification time)\n"
-        "A FILE ending in .tstat is read back and its statistics printed.\n\n"
+        "A FILE ending in .tstat is read back and its statistics printed. A FILE ending\n"
+        "in .tsd (tessel run --save-stats) prints its output sample's estimate of the\n"
+        "output's nonzeros and that estimate's standard error.\n\n"
         "Quantiles are nearest-rank over non-empty tiles: the smallest v such that at\n"
         "least ceil(q*n) of the n non-empty tiles hold <= v nonzeros. Edge tiles cut by\n"
         "the tensor's border count as tiles. Output columns are documented in README.md.\n");
@@ -573,6 +576,43 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* A saved stat-estimator file (.tsd): the output sample's estimate of the
+ * output's nonzeros and its standard error (README, "The output estimate
+ * when the sample covers little"). */
+static int print_tsd(const char *path, int json, FILE *f)
+{
+    tessel_stat_data *s = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_stat_data_load(path, NULL, &s, &d))
+        return cli_report(&d);
+    double nnz = tessel_stat_data_output_nnz(s), se = tessel_stat_data_output_nnz_stderr(s);
+    if (json) {
+        fprintf(f, "{\"file\": ");
+        json_string(f, path);
+        fprintf(f, ", \"data\": ");
+        json_string(f, tessel_stat_data_label(s));
+        if (nnz >= 0)
+            fprintf(f, ", \"output_nnz\": %.17g", nnz);
+        else
+            fprintf(f, ", \"output_nnz\": null");
+        if (se >= 0)
+            fprintf(f, ", \"output_nnz_stderr\": %.17g}", se);
+        else
+            fprintf(f, ", \"output_nnz_stderr\": null}");
+    } else if (nnz < 0) {
+        fprintf(f, "%s: %s, no output sample\n", path, tessel_stat_data_label(s));
+    } else if (se < 0) {
+        fprintf(f, "%s: %s, output nonzeros %.0f (standard error not estimated)\n", path,
+                tessel_stat_data_label(s), nnz);
+    } else {
+        fprintf(f, "%s: %s, output nonzeros %.0f +- %.4g (%.2f %%)\n", path,
+                tessel_stat_data_label(s), nnz, se, nnz > 0 ? 100 * se / nnz : 0.0);
+    }
+    tessel_stat_data_free(&s);
+    return CLI_EXIT_OK;
+}
+
 /* Shifts printed in text: 0, 1, 2, 4, 8, ... below n. */
 static void print_curve_text(FILE *f, const char *name, const double *v, uint64_t n)
 {
@@ -733,9 +773,23 @@ int cmd_stats(int argc, char **argv)
     stats_request req;
     if (parse_request(&args, &req))
         return CLI_EXIT_USAGE;
-    int nsaved = 0;
-    for (int i = 0; i < nfiles; i++)
+    int nsaved = 0, ntsd = 0;
+    for (int i = 0; i < nfiles; i++) {
         nsaved += has_suffix(cli_positional(&args, i), STATFILE_EXT);
+        ntsd += has_suffix(cli_positional(&args, i), ".tsd");
+    }
+    if (ntsd && (ntsd != nfiles || nfiles != 1 || req.save || req.format == OUT_CSV))
+        return cli_usage_error("stats", "a .tsd input goes alone, as text or json");
+    if (ntsd) {
+        cli_output out;
+        if (cli_output_open(&out, cli_value(&args, OPT_OUTPUT)))
+            return CLI_EXIT_USAGE;
+        int rc = print_tsd(cli_positional(&args, 0), req.format == OUT_JSON, out.stream);
+        if (!rc && req.format == OUT_JSON)
+            fprintf(out.stream, "\n");
+        int close_status = cli_output_close(&out, rc == CLI_EXIT_OK);
+        return rc ? rc : close_status;
+    }
     if (req.save && (nfiles != 1 || nsaved))
         return cli_usage_error("stats", "--save takes exactly one matrix file (not a .tstat)");
     if (nsaved && (nsaved != nfiles || req.format == OUT_CSV))

@@ -83,6 +83,11 @@ typedef struct tessel_result {
                                    iteration, the nonzeros of the operand tiles merged */
     uint64_t effectual_tiles[TESSEL_SPEC_MAX_LEVELS]; /* effectual tile iterations per level */
     uint64_t output_nnz;        /* nonzeros of the final output */
+    /* stat: the output sample's standard error of output_nnz (0 when the
+     * sample holds every row); has_stderr 0 for the other estimators and
+     * when output_nnz is not the sample's estimate */
+    double output_nnz_stderr;
+    int output_nnz_has_stderr;
     uint64_t compulsory_bytes;  /* inputs read once + output written once, level-1 formats */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
@@ -126,13 +131,20 @@ typedef struct tessel_stat_options {
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
      * once per input pair, drawn with probability proportional to their
-     * multiplies so that they cost max(output_fraction x all multiplies,
+     * predicted nonzeros over the square root of their multiplies (README,
+     * "The output estimate when the sample covers little") so that they
+     * cost max(output_fraction x all multiplies,
      * output_min_flops) (default 0 and 2^19: a fixed budget, so that a
      * design point's cost does not grow with the data; smaller products
      * are multiplied out whole). Both 0: no sample, the output's nonzeros
      * follow D2T2's eq. 20 from Corrs alone. */
     double output_fraction;
     uint64_t output_min_flops;
+    /* 1: the output sample as before issue 18 (rows drawn in proportion to
+     * their multiplies, weights calibrated to the multiplies; large, skewed
+     * errors on clustered graphs when the sample covers little of the
+     * output, no standard error). For comparisons only; default 0. */
+    int output_legacy;
 } tessel_stat_options;
 
 void tessel_stat_options_init(tessel_stat_options *o);
@@ -238,6 +250,10 @@ const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned te
  * tessel_stat_options), independent of any design; -1 when the statistics
  * were collected without an output sample. */
 double tessel_stat_data_output_nnz(const tessel_stat_data *s);
+/* Its standard error: 0 when the sample holds every row, -1 when not
+ * estimated (no sample, MTTKRP, output_legacy, statistics saved before the
+ * estimate had one). */
+double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s);
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,7 @@ typedef struct tessel_report_point {
     char bound[TESSEL_SPEC_NAME_MAX]; /* "compute" or the bounding level's name */
     double clock_ghz;
     uint64_t macs, intersections, output_nnz;
+    double output_nnz_stderr; /* NaN (an empty column) without one */
     uint64_t dram_bytes, compulsory_bytes;
     double traffic_ratio;   /* dram_bytes / compulsory_bytes; 0 when compulsory_bytes is 0 */
     double model_seconds;   /* the estimator's wall time (tessel_result.seconds) */

@@ -181,7 +181,8 @@ typedef enum tessel_gen_kind {
     TESSEL_GEN_BANDED,      /* positions with |i - j| <= bandwidth, each kept with `density` */
     TESSEL_GEN_RMAT,        /* R-MAT / power law: nnz edge draws with (a, b, c, d), duplicates merged */
     TESSEL_GEN_BLOCKDIAG,   /* diagonal blocks of block x block, each position kept with `density` */
-    TESSEL_GEN_NM           /* N:M structured: every aligned group of m in a row holds exactly n */
+    TESSEL_GEN_NM,          /* N:M structured: every aligned group of m in a row holds exactly n */
+    TESSEL_GEN_CLUSTERED    /* overlapping cliques with power-law sizes + a skewed tail, symmetric */
 } tessel_gen_kind;
 
 typedef struct tessel_gen_params {
@@ -195,11 +196,19 @@ typedef struct tessel_gen_params {
     unsigned n, m;      /* nm: n of every m */
     uint64_t seed;
     int values;         /* 1: random values in (0, 1]; 0: pattern */
+    /* clustered (square, symmetric, no diagonal; co-authorship-like):
+     * `cliques` cliques whose sizes s in [2, clique_max] follow
+     * P(s) ~ s^-alpha, members drawn by popularity (rank + 1)^-skew over a
+     * seeded permutation of the vertices (hubs spread over the ids), plus
+     * `tail` extra edges with both ends drawn by popularity. */
+    uint64_t cliques, clique_max, tail; /* defaults 0, 32, 0 */
+    double alpha, skew;                 /* defaults 2.5, 0.8 */
 } tessel_gen_params;
 
 /* Defaults for kind (sizes left 0). */
 void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind);
-/* "uniform", "banded", "rmat" (also "powerlaw"), "blockdiag", "nm"; -1 if unknown. */
+/* "uniform", "banded", "rmat" (also "powerlaw"), "blockdiag", "nm", "clustered"; -1 if
+ * unknown. */
 int tessel_gen_kind_from_name(const char *name);
 const char *tessel_gen_kind_name(tessel_gen_kind kind);
 int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tessel_tensor **out,

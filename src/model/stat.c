@@ -741,7 +741,8 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, t
                                                opt->seed, s->alloc, &s->sample);
     else
         rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
-                                        opt->output_min_flops, opt->seed, s->alloc, &s->sample);
+                                        opt->output_min_flops, opt->seed, opt->output_legacy,
+                                        s->alloc, &s->sample);
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "
@@ -805,6 +806,20 @@ int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
     return tessel_model_stat_eval_cached(spec, s, NULL, out, diag);
 }
 
+/* The output sample's standard error goes with output_nnz where that is
+ * the sample's estimate (not eq. 20's, which a point without bitsets
+ * uses); the walk sums the same weights tile by tile, hence the slack. */
+static void output_stderr(const tessel_stat_data *s, tessel_result *out)
+{
+    if (!s->has_sample || s->sample.nnz_stderr < 0)
+        return;
+    double nnz = s->sample.nnz;
+    if (fabs((double)out->output_nnz - nnz) <= 1e-6 * nnz + 1) {
+        out->output_nnz_stderr = s->sample.nnz_stderr;
+        out->output_nnz_has_stderr = 1;
+    }
+}
+
 int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
                                   tessel_stat_cache *cache, tessel_result *out,
                                   tessel_diag *diag)
@@ -844,6 +859,8 @@ int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_dat
     }
     if (!rc)
         exact_finish_counts(&e);
+    if (!rc)
+        output_stderr(s, out);
     if (!rc)
         rc = model_result_check(out, spec, diag);
     out->seconds = model_now() - start;
@@ -898,4 +915,9 @@ const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned te
 double tessel_stat_data_output_nnz(const tessel_stat_data *s)
 {
     return s && s->has_sample ? s->sample.nnz : -1.0;
+}
+
+double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s)
+{
+    return s && s->has_sample ? s->sample.nnz_stderr : -1.0;
 }

@@ -32,7 +32,7 @@
 #endif
 
 #define TSD_MAGIC "TESSELD\n"
-#define TSD_VERSION 1u
+#define TSD_VERSION 2u /* 2: the output sample's nnz_stderr after nnz; 1 still read */
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -155,6 +155,7 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_f64(w, s->flops);
     put_f64(w, s->sampled_flops);
     put_f64(w, s->nnz);
+    put_f64(w, s->nnz_stderr);
     put_u64(w, s->sampled_nnz);
     for (unsigned m = 0; m < 4; m++)
         put_u64(w, s->base[m]);
@@ -246,6 +247,7 @@ typedef struct reader {
     tessel_diag *diag;
     int bad;
     char field[64];
+    uint32_t version;
 } reader;
 
 static int corrupt(reader *r, const char *field)
@@ -519,6 +521,9 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     s->flops = get_f64(r, "sample.flops");
     s->sampled_flops = get_f64(r, "sample.sampled_flops");
     s->nnz = get_f64(r, "sample.nnz");
+    s->nnz_stderr = r->version >= 2 ? get_f64(r, "sample.nnz_stderr") : -1;
+    if (!r->bad && !(s->nnz_stderr >= 0 || s->nnz_stderr == -1))
+        return corrupt(r, "sample.nnz_stderr");
     s->sampled_nnz = get_u64(r, "sample.sampled_nnz");
     for (unsigned m = 0; m < 4; m++) {
         s->base[m] = get_u64(r, "sample.base");
@@ -657,7 +662,8 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if (h.version != TSD_VERSION || h.header_bytes != TSD_HEADER || h.bom != TSD_BOM ||
+    if ((h.version != TSD_VERSION && h.version != 1) || h.header_bytes != TSD_HEADER ||
+        h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "header",
                                "unsupported version or a damaged header");
@@ -671,7 +677,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (!s)
         return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
     stat_data_view v = stat_data_view_of(s);
-    reader r = { payload, h.payload_bytes, 0, name, a, diag, 0, "" };
+    reader r = { payload, h.payload_bytes, 0, name, a, diag, 0, "", h.version };
     if (!load_payload(&r, &v)) {
         tessel_stat_data_free(&s);
         if (strcmp(r.field, "out of memory") == 0)

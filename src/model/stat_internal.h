@@ -22,9 +22,12 @@ typedef struct stat_input {
  * per input pair: every nonzero (i, j) of a sampled row of Z = A B (TTM:
  * (i, x, j) of a sampled slice of Y = T x_k M, x being T's second mode) with
  * the smallest k that produces it. Rows are drawn with probability
- * proportional to their multiplies (rows above the threshold always), so
- * the sample costs a set fraction of the multiplies; each nonzero carries
- * the weight 1 / P(its row). The nonzeros are kept per base cell (i /
+ * proportional to their predicted nonzeros over the square root of their
+ * multiplies (rows above the threshold always, weight 1), so the sample
+ * costs a set fraction of the multiplies; each other nonzero carries its
+ * row's ratio-estimator weight (stat_output.c), so that the weights sum to
+ * the estimated nonzeros of Z and any sum of them over a set of cells
+ * estimates that set's nonzeros. The nonzeros are kept per base cell (i /
  * base[0], j / base[1], k / base[2]): tile edges are multiples of the base
  * edges, so any tile shape reads off from the cells alone which output
  * tile holds each nonzero and at which reduction step it first appears. */
@@ -33,6 +36,7 @@ typedef struct stat_output_sample {
     int whole;            /* every row with a nonzero is in, with weight 1 */
     double flops, sampled_flops;
     double nnz;           /* estimated nonzeros of Z (sum of the weights) */
+    double nnz_stderr;    /* its standard error: 0 when whole, -1 when not estimated */
     uint64_t sampled_nnz;
     uint64_t base[4];     /* cell edges along i, j, k and x (TTM: the output's second mode) */
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
@@ -51,9 +55,11 @@ typedef struct stat_output_sample {
     uint64_t *eptr;
 } stat_output_sample;
 
+/* legacy: the draw in proportion to multiplies with weights calibrated to
+ * them (before issue 18), kept for comparisons (tessel_stat_options). */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, const tessel_allocator *al,
+                               uint64_t seed, int legacy, const tessel_allocator *al,
                                stat_output_sample *out);
 /* MTTKRP: t is T[i,j,k], b B[j,r], c C[k,r] (operand mode orders);
  * base: i, r, k, j cell edges as in the other sample. */

@@ -1,11 +1,14 @@
 /* The stat estimator's output sample: rows of Z = A B drawn with
- * probability proportional to their multiplies (systematic sampling in
- * storage order with a take-all threshold), multiplied out symbolically (Gustavson), each
- * nonzero recorded with the smallest reduction index that produces it and
- * the Horvitz-Thompson weight of its row, aggregated into base cells.
- * Cost: the sampled rows' multiplies (the requested fraction of all) plus
- * a hash and a radix sort of their nonzeros, once per input pair; a design
- * point afterwards reads only the cells. */
+ * probability proportional to their predicted nonzeros over the square
+ * root of their multiplies (a HyperLogLog union of B's rows predicts
+ * them; systematic sampling in storage order with a take-all threshold),
+ * multiplied out symbolically (Gustavson), each nonzero recorded with the
+ * smallest reduction index that produces it and its row's weight (a ratio
+ * estimator calibrated to the predictions, with a standard error),
+ * aggregated into base cells. Cost: the sampled rows' multiplies (the
+ * requested fraction of all), a sketch pass over A and B, and a hash and a
+ * radix sort of the sampled nonzeros, once per input pair; a design point
+ * afterwards reads only the cells. */
 #include <math.h>
 #include <string.h>
 
@@ -39,15 +42,16 @@ static uint64_t mix(uint64_t x)
 }
 
 
-/* The scale c with sum over rows of min(1, c f_i) f_i = budget: rows then
- * enter with probability min(1, c f_i). Bisection in log space. */
-static double pps_scale(const uint64_t *f, uint64_t rows, double budget)
+/* The scale c with sum over rows of min(1, c m_i) f_i = budget: row i
+ * (size measure m_i, cost f_i multiplies) then enters with probability
+ * min(1, c m_i). Bisection in log space; m = NULL means m_i = f_i. */
+static double pps_scale(const double *m, const uint64_t *f, uint64_t rows, double budget)
 {
-    double lo = 1e-300, hi = 1;
-    for (int it = 0; it < 200; it++) {
+    double lo = 1e-300, hi = 1e300;
+    for (int it = 0; it < 400; it++) {
         double c = sqrt(lo * hi), cost = 0;
         for (uint64_t i = 0; i < rows; i++) {
-            double p = c * (double)f[i];
+            double p = c * (m ? m[i] : (double)f[i]);
             cost += (p < 1 ? p : 1) * (double)f[i];
         }
         if (cost < budget)
@@ -163,7 +167,6 @@ static int record(const cell_space *cs, stat_output_sample *s, model_map *cells,
     if (model_map_add(cells, key, weight))
         return TESSEL_ENOMEM;
     s->sampled_nnz++;
-    s->nnz += weight;
     return TESSEL_OK;
 }
 
@@ -231,9 +234,190 @@ static uint64_t *row_flops(const tessel_tensor *a, const tessel_tensor *b,
     return f;
 }
 
+/* ------------------------------------------------------------------ */
+/* A per-row prediction of the output's nonzeros: the covariate of the
+ * ratio estimator and the size measure of the draw (below). */
+
+/* HyperLogLog (Flajolet, Fusy, Gandouet, Meunier 2007) with SK registers:
+ * the distinct columns of a union of B's rows from the rows' sketches by
+ * a register-wise max. Its relative error, about 1.04 / sqrt(SK) = 18 %,
+ * only adds variance: the estimator's bias does not depend on it. */
+#define SK 32u
+
+static void sketch_add(uint8_t *reg, uint64_t col, uint64_t salt)
+{
+    uint64_t h = mix(col ^ salt);
+    uint64_t w = h >> 5; /* log2(SK) bits pick the register */
+    uint8_t rank = 1;
+    while (rank < 59 && !(w & 1u)) {
+        w >>= 1;
+        rank++;
+    }
+    if (reg[h & (SK - 1)] < rank)
+        reg[h & (SK - 1)] = rank;
+}
+
+/* The sketch's count (linear counting while small), kept between the
+ * union's exact bounds: its largest row and the sum of its rows (at most
+ * the columns). */
+static double sketch_count(const uint8_t *reg, double lower, double upper, uint64_t cols)
+{
+    if (upper <= 0)
+        return 0;
+    double z = 0;
+    unsigned zeros = 0;
+    for (unsigned r = 0; r < SK; r++) {
+        z += ldexp(1.0, -(int)reg[r]);
+        zeros += reg[r] == 0;
+    }
+    double e = 0.697 * SK * SK / z; /* alpha_32 */
+    if (e <= 2.5 * SK && zeros)
+        e = SK * log((double)SK / zeros);
+    if (upper > (double)cols)
+        upper = (double)cols;
+    return e < lower ? lower : e > upper ? upper : e;
+}
+
+/* Predicted nonzeros of each row of A B (or slice of T x_k M, summed over
+ * its fibers): one pass over B for its rows' sketches, one over A merging
+ * them, SK bytes per entry of A. */
+static double *row_predictions(const tessel_tensor *a, const tessel_tensor *b, uint64_t salt,
+                               const tessel_allocator *al)
+{
+    uint64_t nb = b->dims[0], cols = b->dims[1];
+    uint8_t *sk = tessel_alloc_array(al, nb + 1, SK);
+    double *pred = tessel_alloc_array(al, a->dims[0] + 1, sizeof(double));
+    if (!sk || !pred) {
+        tessel_dealloc(al, sk);
+        tessel_dealloc(al, pred);
+        return NULL;
+    }
+    memset(sk, 0, (nb + 1) * SK);
+    for (uint64_t k = 0; k < nb; k++)
+        for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++)
+            sketch_add(sk + k * SK, b->idx[1][q], salt);
+    unsigned km = a->order - 1;
+    uint8_t reg[SK];
+    for (uint64_t i = 0; i < a->dims[0]; i++) {
+        double sum = 0, lower = 0, upper = 0;
+        memset(reg, 0, SK);
+        for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
+            if (km == 2 && p > a->ptr[i] && a->idx[1][p] != a->idx[1][p - 1]) {
+                sum += sketch_count(reg, lower, upper, cols); /* a new fiber */
+                memset(reg, 0, SK);
+                lower = upper = 0;
+            }
+            uint64_t k = a->idx[km][p], n = b->ptr[k + 1] - b->ptr[k];
+            const uint8_t *src = sk + k * SK;
+            for (unsigned r = 0; r < SK; r++)
+                reg[r] = src[r] > reg[r] ? src[r] : reg[r];
+            lower = (double)n > lower ? (double)n : lower;
+            upper += (double)n;
+        }
+        pred[i] = sum + sketch_count(reg, lower, upper, cols);
+    }
+    tessel_dealloc(al, sk);
+    return pred;
+}
+
+/* ------------------------------------------------------------------ */
+/* The estimator (issue 18, point 3).
+ *
+ * Rows are drawn with probability p_i = min(1, c x_i / sqrt(f_i)), x_i the
+ * predicted nonzeros of row i and f_i its multiplies (the cost): for a
+ * ratio estimator whose residuals scale with x_i, this minimises the
+ * variance at a fixed budget of multiplies (Neyman allocation with unit
+ * costs f_i; Sarndal, Swensson, Wretman, Model Assisted Survey Sampling,
+ * 3.6 and 7.3). Drawing in proportion to f_i instead puts nearly all draws
+ * on hub rows, whose products collapse the most; the few light rows drawn
+ * then decide the estimate, which is skewed (mostly low) when the sample
+ * covers little of the multiplies.
+ *
+ * Rows with p_i = 1 are taken whole and keep weight 1. The others get the
+ * weight g / p_i, g = X / sum_s x_i / p_i, X the exact sum of x_i over the
+ * not-taken rows (or the same with the multiplies f_i as the covariate,
+ * when the sample estimates a smaller variance for it: rows that all
+ * compress alike): the ratio estimator Y_take + (Y_s / X_s) X of their
+ * nonzeros, approximately unbiased whatever the sketch's own bias (its
+ * bias is O(1/n) in the drawn rows), calibrated to a covariate that
+ * follows the nonzeros rather than the multiplies. Every sampled nonzero
+ * carries its row's weight, so the cell weights still sum to the
+ * estimate and the per-tile readers (write-backs, output tables) see
+ * consistent partial counts. Its standard error is the linearised one,
+ * g sqrt(sum_s (1 - p_i) (y_i - R x_i)^2 / p_i^2), with draws treated as
+ * independent (systematic order makes it slightly conservative when
+ * neighbouring rows are alike). */
+
+/* Sums over the drawn rows that are not taken whole. */
+typedef struct ratio_sums {
+    double y_take, f_take;    /* taken whole: nonzeros, multiplies */
+    double x_rest, f_rest;    /* covariates over every row not taken whole */
+    double hy, hx, hf;        /* HT sums of y, x, f over the drawn ones */
+    double vyy, vxy, vxx;     /* (1 - p) / p^2 times y^2, x y, x^2 */
+    double vfy, vff;          /* ... f y, f^2 */
+} ratio_sums;
+
+/* The ratio estimator on covariate z (total Z over the rows not taken
+ * whole): its factor g and its linearised variance. */
+static double ratio_variance(const ratio_sums *r, double hz, double vzy, double vzz, double *g)
+{
+    double ratio = r->hy / hz, v = r->vyy - 2 * ratio * vzy + ratio * ratio * vzz;
+    return *g * *g * (v > 0 ? v : 0);
+}
+
+/* Scales the drawn rows' weights by g_drawn (and the whole rows' by
+ * g_take) and merges them into take. */
+static int merge_weights(model_map *take, const model_map *drawn, double g_take, double g_drawn)
+{
+    if (g_take != 1)
+        for (uint64_t slot = 0; slot < take->cap; slot++)
+            if (take->keys[slot] != UINT64_MAX)
+                take->vals[slot] = model_double_bits(model_bits_double(take->vals[slot]) * g_take);
+    for (uint64_t slot = 0; slot < drawn->cap; slot++)
+        if (drawn->keys[slot] != UINT64_MAX &&
+            model_map_add(take, drawn->keys[slot],
+                          model_bits_double(drawn->vals[slot]) * g_drawn))
+            return TESSEL_ENOMEM;
+    return TESSEL_OK;
+}
+
+/* The estimate, its standard error and the weights' factors. The legacy
+ * draw calibrates every weight to the multiplies (its standard error is
+ * not known: -1). */
+static void ratio_finish(const ratio_sums *r, int legacy, double flops, stat_output_sample *s,
+                         double *g_take, double *g_drawn)
+{
+    if (legacy) {
+        double weighted = r->f_take + r->hf;
+        *g_take = *g_drawn = weighted > 0 ? flops / weighted : 1;
+        s->nnz = *g_take * (r->y_take + r->hy);
+        s->nnz_stderr = s->whole ? 0 : -1;
+        return;
+    }
+    *g_take = 1;
+    if (r->hx <= 0) { /* nothing drawn outside the whole rows */
+        *g_drawn = 0;
+        s->nnz = r->y_take + r->x_rest;
+        s->nnz_stderr = r->x_rest > 0 ? -1 : 0;
+        return;
+    }
+    /* The sketch predicts the nonzeros of rows whose products collapse
+     * unevenly (clustered graphs); where every row compresses alike
+     * (meshes), the multiplies predict them without the sketch's noise.
+     * The covariate with the smaller estimated variance serves. */
+    double gx = r->x_rest / r->hx, gf = r->hf > 0 ? r->f_rest / r->hf : 0;
+    double vx = ratio_variance(r, r->hx, r->vxy, r->vxx, &gx);
+    double vf = r->hf > 0 ? ratio_variance(r, r->hf, r->vfy, r->vff, &gf) : HUGE_VAL;
+    int use_f = vf < vx;
+    *g_drawn = use_f ? gf : gx;
+    s->nnz = r->y_take + r->hy / (use_f ? r->hf : r->hx) * (use_f ? r->f_rest : r->x_rest);
+    s->nnz_stderr = sqrt(use_f ? vf : vx);
+}
+
+/* The sample: the draw, the sampled rows' nonzeros per cell, their weights. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, const tessel_allocator *al,
+                               uint64_t seed, int legacy, const tessel_allocator *al,
                                stat_output_sample *s)
 {
     memset(s, 0, sizeof(*s));
@@ -248,48 +432,75 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         return TESSEL_ERANGE;
     uint64_t *f = row_flops(a, b, al, &s->flops);
     uint64_t *stamp = tessel_alloc_array(al, cols + 1, sizeof(uint64_t));
-    if (!f || !stamp) {
-        tessel_dealloc(al, f);
-        tessel_dealloc(al, stamp);
-        return TESSEL_ENOMEM;
-    }
-    memset(stamp, 0, (cols + 1) * sizeof(uint64_t));
     double budget = fraction * s->flops;
     if (budget < (double)min_flops)
         budget = (double)min_flops;
-    double c = budget >= s->flops ? HUGE_VAL : pps_scale(f, rows, budget);
+    int whole = budget >= s->flops;
+    double *x = whole || legacy ? NULL : row_predictions(a, b, mix(seed), al);
+    double *m = x ? tessel_alloc_array(al, rows + 1, sizeof(double)) : NULL;
+    if (!f || !stamp || (!whole && !legacy && (!x || !m))) {
+        tessel_dealloc(al, f);
+        tessel_dealloc(al, stamp);
+        tessel_dealloc(al, x);
+        tessel_dealloc(al, m);
+        return TESSEL_ENOMEM;
+    }
+    memset(stamp, 0, (cols + 1) * sizeof(uint64_t));
+    for (uint64_t i = 0; m && i < rows; i++)
+        m[i] = f[i] ? x[i] / sqrt((double)f[i]) : 0;
+    double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);
     systematic sy;
     systematic_init(&sy, seed);
-    model_map cells = { .alloc = al };
+    model_map take = { .alloc = al }, drawn = { .alloc = al };
+    ratio_sums r = { 0 };
     int rc = TESSEL_OK;
-    double weighted_flops = 0;
     uint64_t fiber = 0;
     for (uint64_t i = 0; i < rows && !rc; i++) {
         if (!f[i])
             continue;
-        double p = c * (double)f[i];
+        double p = c * (m ? m[i] : (double)f[i]), xi = x ? x[i] : (double)f[i];
+        if (p < 1) {
+            r.x_rest += xi;
+            r.f_rest += (double)f[i];
+        }
         if (!systematic_draw(&sy, p))
             continue;
         double w = p < 1 ? 1 / p : 1;
+        model_map *into = p < 1 ? &drawn : &take;
+        uint64_t before = s->sampled_nnz;
         s->sampled_rows++;
         s->sampled_flops += (double)f[i];
-        weighted_flops += w * (double)f[i];
-        rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, &cells, s)
-                 : sample_row(a, b, i, w, &cs, stamp, &cells, s);
+        rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, into, s)
+                 : sample_row(a, b, i, w, &cs, stamp, into, s);
+        double y = (double)(s->sampled_nnz - before);
+        if (p >= 1) {
+            r.y_take += y;
+            r.f_take += (double)f[i];
+            continue;
+        }
+        double v = (1 - p) * w * w;
+        r.hy += w * y;
+        r.hx += w * xi;
+        r.hf += w * (double)f[i];
+        r.vyy += v * y * y;
+        r.vxy += v * xi * y;
+        r.vxx += v * xi * xi;
+        r.vfy += v * (double)f[i] * y;
+        r.vff += v * (double)f[i] * (double)f[i];
     }
-    s->whole = c == HUGE_VAL;
-    /* Calibration: the weights reproduce the known total of multiplies,
-     * which takes out the chance make-up of the drawn rows. */
-    double calibrate = weighted_flops > 0 ? s->flops / weighted_flops : 1;
-    for (uint64_t slot = 0; !rc && slot < cells.cap; slot++)
-        if (cells.keys[slot] != UINT64_MAX)
-            cells.vals[slot] = model_double_bits(model_bits_double(cells.vals[slot]) * calibrate);
-    s->nnz *= calibrate;
+    s->whole = whole;
+    double g_take = 1, g_drawn = 1;
+    ratio_finish(&r, legacy, s->flops, s, &g_take, &g_drawn);
+    if (!rc)
+        rc = merge_weights(&take, &drawn, g_take, g_drawn);
     tessel_dealloc(al, f);
     tessel_dealloc(al, stamp);
+    tessel_dealloc(al, x);
+    tessel_dealloc(al, m);
     if (!rc)
-        rc = cells_out(al, &cells, &cs, s);
-    model_map_free(&cells);
+        rc = cells_out(al, &take, &cs, s);
+    model_map_free(&take);
+    model_map_free(&drawn);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;
@@ -452,7 +663,7 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     double budget = fraction * measure;
     if (budget < (double)min_flops)
         budget = (double)min_flops;
-    double scale = budget >= measure ? HUGE_VAL : pps_scale(f, s->rows, budget);
+    double scale = budget >= measure ? HUGE_VAL : pps_scale(NULL, f, s->rows, budget);
     systematic sy;
     systematic_init(&sy, seed);
     elem_lists l = { { .alloc = al }, { .alloc = al }, { .alloc = al }, { .alloc = al } };
@@ -476,6 +687,7 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     double calibrate = weighted_measure > 0 ? measure / weighted_measure : 1;
     s->flops = flops * calibrate;
     s->sampled_nnz = l.head.n;
+    s->nnz_stderr = scale == HUGE_VAL ? 0 : -1; /* not estimated for MTTKRP */
     for (uint64_t e = 0; e < l.head.n; e++)
         s->nnz += model_bits_double(l.wbits.v[e]) * calibrate;
     if (!rc)

@@ -71,9 +71,13 @@ int tessel_report_print(FILE *f, const tessel_report_point *p, unsigned flags)
     human_bytes(b2, sizeof(b2), (double)p->compulsory_bytes);
     fprintf(f, "\n%s traffic %s, compulsory %s, ratio %.3f\n",
             p->nlevels ? p->level_name[0] : "backing store", b1, b2, p->traffic_ratio);
-    fprintf(f, "MACs %llu, intersections %llu, output nonzeros %llu\n",
+    fprintf(f, "MACs %llu, intersections %llu, output nonzeros %llu",
             (unsigned long long)p->macs, (unsigned long long)p->intersections,
             (unsigned long long)p->output_nnz);
+    if (isfinite(p->output_nnz_stderr)) /* stat: the output sample's standard error */
+        fprintf(f, " +- %.4g (%.2f %%)", p->output_nnz_stderr,
+                p->output_nnz ? 100.0 * p->output_nnz_stderr / (double)p->output_nnz : 0.0);
+    fputc('\n', f);
 
     fprintf(f, "\nenergy %.4g uJ:\n", p->energy_pj * 1e-6);
     for (unsigned l = 0; l < p->nlevels; l++)

@@ -1,5 +1,6 @@
 /* The design-point record: energy accounting and roofline from an estimate
  * (the rules are in include/tessel/report.h). */
+#include <math.h>
 #include <string.h>
 
 #include "tessel/report.h"
@@ -161,6 +162,7 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->macs = result->macs;
     out->intersections = result->intersections;
     out->output_nnz = result->output_nnz;
+    out->output_nnz_stderr = result->output_nnz_has_stderr ? result->output_nnz_stderr : NAN;
     out->dram_bytes = result->dram_bytes;
     out->compulsory_bytes = result->compulsory_bytes;
     out->traffic_ratio =

@@ -14,8 +14,8 @@ static const char traffic_header[] =
     "reads_elements,writes_elements\n";
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
-    "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,intersections,compute_cycles,"
-    "compute_utilization,area_um2\n";
+    "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
+    "compute_cycles,compute_utilization,area_um2\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -452,6 +452,7 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "seconds", p->roofline.seconds);
     emit_double(e, "model_seconds", p->model_seconds);
     emit_u64(e, "output_nnz", p->output_nnz);
+    emit_double(e, "output_nnz_stderr", p->output_nnz_stderr);
     emit_u64(e, "intersections", p->intersections);
     emit_double(e, "compute_cycles", p->roofline.compute_cycles);
     emit_double(e, "compute_utilization", p->roofline.compute_utilization);

@@ -10,6 +10,9 @@
  *              square covering the matrix, conditioned on landing inside;
  *              repeated draws become one entry, so nnz is an upper bound
  *   nm         every aligned group of m columns of a row holds exactly n
+ *   clustered  overlapping cliques with power-law sizes whose members are
+ *              drawn by Zipf popularity, plus a tail of popular-popular
+ *              edges; symmetric, repeats merged (co-authorship-like)
  *
  * Bernoulli selections jump over geometric gaps, so their cost follows the
  * kept entries (plus one step per row), not the positions considered.
@@ -31,10 +34,13 @@
 #define GEN_MAX_ENTRIES (1ull << 32)
 /* R-MAT levels: one per bit of the largest coordinate. */
 #define RMAT_MAX_LEVELS 32u
+/* Clustered: the largest clique (its members are checked for repeats
+ * pairwise). */
+#define CLIQUE_MAX_SIZE 4096u
 /* N:M groups at most this wide are sampled with a 64-bit mask. */
 #define NM_MASK_WIDTH 64u
 
-static const char *const kind_names[] = { "uniform", "banded", "rmat", "blockdiag", "nm" };
+static const char *const kind_names[] = { "uniform", "banded", "rmat", "blockdiag", "nm", "clustered" };
 #define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
 
 void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind)
@@ -50,6 +56,9 @@ void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind)
     p->m = 4;
     p->seed = 1;
     p->values = 1;
+    p->clique_max = 32;
+    p->alpha = 2.5;
+    p->skew = 0.8;
 }
 
 int tessel_gen_kind_from_name(const char *name)
@@ -135,6 +144,19 @@ static uint64_t nm_entries(const tessel_gen_params *p)
     return p->rows * per_row;
 }
 
+/* Mean entries of one clique of size s in [2, smax], P(s) ~ s^-alpha:
+ * E[s (s - 1)]. */
+static double clique_mean_entries(uint64_t smax, double alpha)
+{
+    double z = 0, m = 0;
+    for (uint64_t s = 2; s <= smax; s++) {
+        double w = pow((double)s, -alpha);
+        z += w;
+        m += w * (double)s * (double)(s - 1);
+    }
+    return z > 0 ? m / z : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Validation: every parameter the kind uses, before anything is drawn. */
 
@@ -175,6 +197,29 @@ static int check_rmat(const tessel_gen_params *p, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+static int check_clustered(const tessel_gen_params *p, tessel_diag *diag)
+{
+    if (p->rows != p->cols)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "cols",
+                               "clustered graphs are square: rows %llu != cols %llu",
+                               (unsigned long long)p->rows, (unsigned long long)p->cols);
+    if (p->rows < 2)
+        return invalid(diag, "rows", "clustered graphs need at least 2 vertices, not %g",
+                       (double)p->rows);
+    if (p->clique_max < 2 || p->clique_max > p->rows || p->clique_max > CLIQUE_MAX_SIZE)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "clique_max",
+                               "clique_max must be in 2..min(rows, %u), not %llu",
+                               CLIQUE_MAX_SIZE, (unsigned long long)p->clique_max);
+    if (!(p->alpha >= 0 && p->alpha <= 10)) /* also refuses NaN */
+        return invalid(diag, "alpha", "alpha (clique size exponent) must be in [0, 10], not %g",
+                       p->alpha);
+    if (!(p->skew >= 0 && p->skew <= 4))
+        return invalid(diag, "skew", "skew (popularity exponent) must be in [0, 4], not %g",
+                       p->skew);
+    return TESSEL_OK;
+}
+
+/* Every parameter of the kind, and the expected entries (at most 2^32). */
 static int validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_diag *diag)
 {
     if ((unsigned)p->kind >= KIND_COUNT)
@@ -224,6 +269,12 @@ static int validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_d
             return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "n",
                                    "N:M needs 1 <= n <= m, not %u:%u", p->n, p->m);
         expected = (double)nm_entries(p);
+        break;
+    case TESSEL_GEN_CLUSTERED:
+        if ((rc = check_clustered(p, diag)))
+            return rc;
+        expected = (double)p->cliques * clique_mean_entries(p->clique_max, p->alpha) +
+                   2 * (double)p->tail;
         break;
     }
     if (expected > (double)GEN_MAX_ENTRIES)
@@ -681,6 +732,140 @@ static int gen_nm(generator *g, uint64_t expected)
     return rc;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Clustered. Co-authorship graphs are unions of cliques (one per paper)
+ * whose sizes are heavy-tailed and whose members are drawn from authors of
+ * very unequal productivity, so a few hubs sit in many cliques; social
+ * graphs add edges between popular vertices. In A A such a graph has many
+ * products landing on one output element, concentrated in the hubs' rows
+ * (the case the stat estimator's output sample must survive, issue 18). */
+
+/* Cumulative weights (x + 1)^-e over x = 0..n-1 (Zipf), for inversion. */
+static double *zipf_table(const tessel_allocator *a, uint64_t n, double e, uint64_t first)
+{
+    double *cum = tessel_alloc_array(a, n, sizeof(double));
+    if (!cum)
+        return NULL;
+    double s = 0;
+    for (uint64_t x = 0; x < n; x++) {
+        s += pow((double)(x + first), -e);
+        cum[x] = s;
+    }
+    return cum;
+}
+
+static uint64_t table_draw(const gsl_rng *r, const double *cum, uint64_t n)
+{
+    double u = gsl_rng_uniform_pos(r) * cum[n - 1];
+    uint64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct clustered_state {
+    double *size_cum, *pop_cum;
+    uint32_t *vertex; /* popularity rank -> vertex id */
+    uint64_t *members;
+} clustered_state;
+
+static void clustered_free(generator *g, clustered_state *c)
+{
+    tessel_dealloc(g->alloc, c->size_cum);
+    tessel_dealloc(g->alloc, c->pop_cum);
+    tessel_dealloc(g->alloc, c->vertex);
+    tessel_dealloc(g->alloc, c->members);
+}
+
+/* A vertex by popularity that is none of the first `have` members; after
+ * a few repeats a uniform one, so large cliques on small graphs end. */
+static uint64_t draw_member(generator *g, const clustered_state *c, uint64_t have)
+{
+    uint64_t n = g->p->rows;
+    for (unsigned tries = 0;; tries++) {
+        uint64_t v = tries < 16 ? c->vertex[table_draw(g->rng, c->pop_cum, n)]
+                                : draw_below(g->rng, n);
+        uint64_t m = 0;
+        while (m < have && c->members[m] != v)
+            m++;
+        if (m == have)
+            return v;
+    }
+}
+
+/* Draws everything into positions (sizes first, so the total is known),
+ * then sorts and merges repeats like R-MAT. */
+static int gen_clustered(generator *g, tessel_diag *diag)
+{
+    const tessel_gen_params *p = g->p;
+    uint64_t n = p->rows, smax = p->clique_max;
+    clustered_state c = { 0 };
+    c.size_cum = zipf_table(g->alloc, smax - 1, p->alpha, 2);
+    c.pop_cum = zipf_table(g->alloc, n, p->skew, 1);
+    c.vertex = tessel_alloc_array(g->alloc, n, sizeof(uint32_t));
+    c.members = tessel_alloc_array(g->alloc, smax, sizeof(uint64_t));
+    uint16_t *sizes = tessel_alloc_array(g->alloc, p->cliques + 1, sizeof(uint16_t));
+    if (!c.size_cum || !c.pop_cum || !c.vertex || !c.members || !sizes) {
+        clustered_free(g, &c);
+        tessel_dealloc(g->alloc, sizes);
+        return TESSEL_ENOMEM;
+    }
+    /* Fisher-Yates: the popular vertices land anywhere in the id order */
+    for (uint64_t v = 0; v < n; v++)
+        c.vertex[v] = (uint32_t)v;
+    for (uint64_t v = n - 1; v > 0; v--) {
+        uint64_t w = draw_below(g->rng, v + 1);
+        uint32_t t = c.vertex[v];
+        c.vertex[v] = c.vertex[w];
+        c.vertex[w] = t;
+    }
+    double total = 2 * (double)p->tail;
+    for (uint64_t q = 0; q < p->cliques; q++) {
+        sizes[q] = (uint16_t)(2 + table_draw(g->rng, c.size_cum, smax - 1));
+        total += (double)sizes[q] * (double)(sizes[q] - 1);
+    }
+    if (total > (double)GEN_MAX_ENTRIES) {
+        clustered_free(g, &c);
+        tessel_dealloc(g->alloc, sizes);
+        return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, "cliques",
+                               "the cliques drawn give %.4g entries; generated tensors are "
+                               "limited to 2^32 entries",
+                               total);
+    }
+    uint64_t count = (uint64_t)total, k = 0;
+    uint64_t *pos = NULL, *scratch = NULL;
+    int rc = count ? alloc_pair(g, count, &pos, &scratch) : TESSEL_OK;
+    for (uint64_t q = 0; q < p->cliques && !rc; q++) {
+        for (uint64_t m = 0; m < sizes[q]; m++)
+            c.members[m] = draw_member(g, &c, m);
+        for (uint64_t x = 0; x < sizes[q]; x++)
+            for (uint64_t y = 0; y < sizes[q]; y++)
+                if (x != y)
+                    pos[k++] = c.members[x] * n + c.members[y];
+    }
+    for (uint64_t e = 0; e < p->tail && !rc; e++) {
+        c.members[0] = draw_member(g, &c, 0);
+        c.members[1] = draw_member(g, &c, 1);
+        pos[k++] = c.members[0] * n + c.members[1];
+        pos[k++] = c.members[1] * n + c.members[0];
+    }
+    clustered_free(g, &c);
+    tessel_dealloc(g->alloc, sizes);
+    if (!rc && count) {
+        tessel_sort_u64(pos, scratch, count, n * n - 1);
+        rc = emit_linear(g, pos, drop_repeats(pos, count));
+    }
+    tessel_dealloc(g->alloc, pos);
+    tessel_dealloc(g->alloc, scratch);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 
 static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
@@ -692,6 +877,7 @@ static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
     case TESSEL_GEN_BLOCKDIAG: rc = gen_bernoulli(g, expected, block_positions(g->p)); break;
     case TESSEL_GEN_RMAT: rc = gen_rmat(g, diag); break;
     case TESSEL_GEN_NM: rc = gen_nm(g, expected); break;
+    case TESSEL_GEN_CLUSTERED: rc = gen_clustered(g, diag); break;
     }
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");

@@ -546,6 +546,100 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+
+/* ------------------------------------------------------------------ */
+/* Clustered graphs. */
+
+static tessel_gen_params clustered_params(uint64_t n, uint64_t cliques, double skew)
+{
+    tessel_gen_params p;
+    tessel_gen_params_init(&p, TESSEL_GEN_CLUSTERED);
+    p.rows = p.cols = n;
+    p.cliques = cliques;
+    p.skew = skew;
+    return p;
+}
+
+static int has_entry(const tessel_tensor *t, uint64_t i, uint64_t j)
+{
+    uint64_t lo = t->ptr[i], hi = t->ptr[i + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->idx[1][mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->ptr[i + 1] && t->idx[1][lo] == j;
+}
+
+/* Closed wedges over all wedges (the global clustering coefficient). */
+static double clustering(const tessel_tensor *t)
+{
+    double closed = 0, wedges = 0;
+    for (uint64_t v = 0; v < t->dims[0]; v++)
+        for (uint64_t x = t->ptr[v]; x < t->ptr[v + 1]; x++)
+            for (uint64_t y = x + 1; y < t->ptr[v + 1]; y++) {
+                wedges++;
+                closed += has_entry(t, t->idx[1][x], t->idx[1][y]);
+            }
+    return wedges > 0 ? closed / wedges : 0;
+}
+
+START_TEST(clustered_structure)
+{
+    tessel_gen_params p = clustered_params(5000, 3000, 0.8);
+    p.tail = 2000;
+    tessel_tensor *t = generate(&p);
+    check_layout(t, &p);
+    /* symmetric, no diagonal */
+    for (uint64_t i = 0; i < t->dims[0]; i++)
+        for (uint64_t k = t->ptr[i]; k < t->ptr[i + 1]; k++) {
+            REQUIRE(t->idx[1][k] != i);
+            REQUIRE(has_entry(t, t->idx[1][k], i));
+        }
+    /* entries: at most the pairs drawn, and repeats (the skew's overlap)
+     * take less than half of them */
+    double a_pairs = 0, z = 0;
+    for (uint64_t s = 2; s <= p.clique_max; s++) {
+        z += pow((double)s, -p.alpha);
+        a_pairs += pow((double)s, -p.alpha) * (double)s * (double)(s - 1);
+    }
+    double drawn = (double)p.cliques * a_pairs / z + 2.0 * (double)p.tail;
+    ck_assert_msg(t->nnz <= 1.2 * drawn && t->nnz >= 0.5 * drawn, "%llu entries, %g drawn",
+                  (unsigned long long)t->nnz, drawn);
+    /* clique-rich: far more closed wedges than a uniform graph of the same
+     * density (about nnz / n^2) */
+    double c = clustering(t), density = (double)t->nnz / 25e6;
+    ck_assert_msg(c > 0.05 && c > 20 * density, "clustering %g, density %g", c, density);
+    /* skewed: the top degree is many times the mean */
+    uint64_t top = 0;
+    for (uint64_t i = 0; i < t->dims[0]; i++)
+        top = t->ptr[i + 1] - t->ptr[i] > top ? t->ptr[i + 1] - t->ptr[i] : top;
+    double mean = (double)t->nnz / 5000;
+    ck_assert_msg((double)top > 10 * mean, "top degree %llu, mean %g", (unsigned long long)top,
+                  mean);
+    tessel_tensor_free(&t);
+    /* skew 0 spreads the members: no vertex is a hub */
+    p = clustered_params(5000, 3000, 0);
+    t = generate(&p);
+    top = 0;
+    for (uint64_t i = 0; i < t->dims[0]; i++)
+        top = t->ptr[i + 1] - t->ptr[i] > top ? t->ptr[i + 1] - t->ptr[i] : top;
+    mean = (double)t->nnz / 5000;
+    ck_assert_msg((double)top < 10 * mean, "skew 0: top degree %llu, mean %g",
+                  (unsigned long long)top, mean);
+    tessel_tensor_free(&t);
+    /* small graphs with cliques as large as the graph still end */
+    p = clustered_params(6, 10, 2);
+    p.clique_max = 6;
+    p.alpha = 0;
+    t = generate(&p);
+    ck_assert_uint_le(t->nnz, 30);
+    tessel_tensor_free(&t);
+}
+END_TEST
+
 START_TEST(determinism_every_kind)
 {
     tessel_gen_params p;
@@ -580,6 +674,11 @@ START_TEST(determinism_every_kind)
     p.m = 100;
     p.n = 10;
     p.cols = 1000;
+    check_determinism(p);
+    p = clustered_params(2000, 500, 0.8);
+    p.tail = 300;
+    check_determinism(p);
+    p.values = 0;
     check_determinism(p);
 
     /* A known first draw pins the generator (MT19937) and its seeding, so
@@ -634,6 +733,12 @@ static void huge_rmat(tessel_gen_params *p) { p->nnz = (1ull << 32) + 1; }
 static void huge_band(tessel_gen_params *p) { p->rows = p->cols = 4000000000u; p->bandwidth = 1; }
 static void huge_block(tessel_gen_params *p) { p->rows = p->cols = 4000000000u; p->block = 2; }
 static void huge_nm(tessel_gen_params *p) { p->rows = p->cols = 4000000000u; }
+static void not_square(tessel_gen_params *p) { p->cols = 11; }
+static void clique1(tessel_gen_params *p) { p->clique_max = 1; }
+static void clique_big(tessel_gen_params *p) { p->clique_max = 11; }
+static void alpha_nan(tessel_gen_params *p) { p->clique_max = 5; p->alpha = NAN; }
+static void skew_neg(tessel_gen_params *p) { p->clique_max = 5; p->skew = -1; }
+static void huge_cliques(tessel_gen_params *p) { p->clique_max = 10; p->cliques = 1ull << 40; }
 
 START_TEST(invalid_parameters)
 {
@@ -666,6 +771,12 @@ START_TEST(invalid_parameters)
         { TESSEL_GEN_BANDED, NULL, TESSEL_ERANGE, huge_band },
         { TESSEL_GEN_BLOCKDIAG, NULL, TESSEL_ERANGE, huge_block },
         { TESSEL_GEN_NM, NULL, TESSEL_ERANGE, huge_nm },
+        { TESSEL_GEN_CLUSTERED, "cols", TESSEL_EINVAL, not_square },
+        { TESSEL_GEN_CLUSTERED, "clique_max", TESSEL_EINVAL, clique1 },
+        { TESSEL_GEN_CLUSTERED, "clique_max", TESSEL_EINVAL, clique_big },
+        { TESSEL_GEN_CLUSTERED, "alpha", TESSEL_EINVAL, alpha_nan },
+        { TESSEL_GEN_CLUSTERED, "skew", TESSEL_EINVAL, skew_neg },
+        { TESSEL_GEN_CLUSTERED, NULL, TESSEL_ERANGE, huge_cliques },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tessel_gen_params p;
@@ -724,11 +835,12 @@ END_TEST
 
 START_TEST(kind_names)
 {
-    for (int k = 0; k <= TESSEL_GEN_NM; k++)
+    for (int k = 0; k <= TESSEL_GEN_CLUSTERED; k++)
         ck_assert_int_eq(tessel_gen_kind_from_name(tessel_gen_kind_name((tessel_gen_kind)k)), k);
     ck_assert_int_eq(tessel_gen_kind_from_name("powerlaw"), TESSEL_GEN_RMAT);
     ck_assert_int_eq(tessel_gen_kind_from_name("uniform"), TESSEL_GEN_UNIFORM);
     ck_assert_int_eq(tessel_gen_kind_from_name("blockdiag"), TESSEL_GEN_BLOCKDIAG);
+    ck_assert_int_eq(tessel_gen_kind_from_name("clustered"), TESSEL_GEN_CLUSTERED);
     ck_assert_int_eq(tessel_gen_kind_from_name("dense"), -1);
     ck_assert_int_eq(tessel_gen_kind_from_name(""), -1);
     ck_assert_int_eq(tessel_gen_kind_from_name(NULL), -1);
@@ -775,7 +887,7 @@ static void oom_sweep(const tessel_gen_params *p)
 
 START_TEST(out_of_memory_every_allocation)
 {
-    for (int kind = 0; kind <= TESSEL_GEN_NM; kind++) {
+    for (int kind = 0; kind <= TESSEL_GEN_CLUSTERED; kind++) {
         for (int values = 0; values <= 1; values++) {
             tessel_gen_params p;
             tessel_gen_params_init(&p, (tessel_gen_kind)kind);
@@ -784,6 +896,8 @@ START_TEST(out_of_memory_every_allocation)
             p.bandwidth = 2;
             p.block = 8;
             p.density = 0.7;
+            p.cliques = 20;
+            p.tail = 10;
             p.values = values;
             oom_sweep(&p);
         }
@@ -829,6 +943,7 @@ int main(void)
     add(s, "rmat_skew", rmat_skew);
     add(s, "rmat_shapes", rmat_shapes);
     add(s, "rmat_matches_redraw", rmat_matches_redraw);
+    add(s, "clustered_structure", clustered_structure);
     add(s, "determinism_every_kind", determinism_every_kind);
     add(s, "invalid_parameters", invalid_parameters);
     add(s, "kind_names", kind_names);

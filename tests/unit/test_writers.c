@@ -156,6 +156,7 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_double(e, "seconds", p->roofline.seconds);
     ref_emit_double(e, "model_seconds", p->model_seconds);
     ref_emit_u64(e, "output_nnz", p->output_nnz);
+    ref_emit_double(e, "output_nnz_stderr", p->output_nnz_stderr);
     ref_emit_u64(e, "intersections", p->intersections);
     ref_emit_double(e, "compute_cycles", p->roofline.compute_cycles);
     ref_emit_double(e, "compute_utilization", p->roofline.compute_utilization);
@@ -353,7 +354,7 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
     p->intersections = random_u64(rng);
     double *values[] = { &p->traffic_ratio, &p->energy_pj, &p->roofline.cycles,
                          &p->roofline.seconds, &p->model_seconds, &p->roofline.compute_cycles,
-                         &p->roofline.compute_utilization, &p->area_um2 };
+                         &p->roofline.compute_utilization, &p->area_um2, &p->output_nnz_stderr };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         *values[i] = random_double(rng);
 }
@@ -455,7 +456,7 @@ START_TEST(random_doubles_match_reference)
         double *values[] = { &p->traffic_ratio, &p->energy_pj, &p->roofline.cycles,
                              &p->roofline.seconds, &p->model_seconds,
                              &p->roofline.compute_cycles, &p->roofline.compute_utilization,
-                             &p->area_um2 };
+                             &p->area_um2, &p->output_nnz_stderr };
         for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++)
             *values[k] = random_double(&rng);
         capture got, want;

@@ -166,10 +166,9 @@ int strat_need_stats(strat_ctx *c)
     if (!c->data)
         return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
                                "this strategy needs the data or its statistics");
-    tessel_stat_options opt;
-    tessel_stat_options_init(&opt);
-    int rc = strat_collect_stats(c, opt.base[0]);
-    for (uint64_t edge = opt.base[0] / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
+    uint64_t first = 128; /* the strategies' own grid, halved while nothing fits */
+    int rc = strat_collect_stats(c, first);
+    for (uint64_t edge = first / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
         rc = strat_collect_stats(c, edge);
     return rc;
 }

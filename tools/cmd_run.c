@@ -538,6 +538,13 @@ static int finish(const run_request *req, run_state *st)
         cli_report(&d);
         return rc == TESSEL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     }
+    if (st->result.offgrid_edges)
+        fprintf(stderr, "tessel run: note: %u tile edge%s off the statistics' base grid, priced "
+                "between the on-grid shapes around them (README: tile edges off the grid)\n",
+                st->result.offgrid_edges, st->result.offgrid_edges > 1 ? "s" : "");
+    if (st->result.stat_design_may_differ)
+        fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
+                "base grid without the data; -e exact may decide others\n");
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
         if (tessel_template_of(spec) == TESSEL_TEMPLATE_SPARSEPIPE)

@@ -88,6 +88,9 @@ typedef struct tessel_result {
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
     unsigned offgrid_edges;     /* stat: indices whose tile edges fall off the statistics' base
                                    grid, priced between the on-grid shapes around them */
+    unsigned stat_design_may_differ; /* stat: a strategy decided the tiles on the statistics'
+                                        base grid without the data, where exact may decide
+                                        others (with the data both decide alike) */
     double seconds;             /* wall time of the estimate (stat: from statistics) */
     double stats_seconds;       /* stat: time spent collecting the statistics */
     char estimator[16];         /* "exact" or "stat" */

@@ -569,11 +569,14 @@ static int on_base_grid(const strat_ctx *c, const tessel_spec *tiled)
 /* The decided design under stat. Tiles off the statistics' grid (decided
  * from the data as exact decides them) get statistics of their own when
  * the data is at hand, on the grid the estimator picks for them, so that
- * their inputs are priced as exactly as on-grid tiles; without the data
- * the estimator prices them between the on-grid shapes. */
-static int stat_eval_decided(strat_ctx *c, const tessel_spec *tiled, tessel_result *out)
+ * their inputs are priced as exactly as on-grid tiles; without the data,
+ * and for a fixed mapping (whose statistics the caller collected for it:
+ * its --base or saved file), the estimator prices them between the
+ * on-grid shapes. */
+static int stat_eval_decided(strat_ctx *c, tessel_strategy_kind kind, const tessel_spec *tiled,
+                             tessel_result *out)
 {
-    if (!c->data || on_base_grid(c, tiled))
+    if (!c->data || kind == TESSEL_STRATEGY_FIXED || on_base_grid(c, tiled))
         return tessel_model_stat_eval(tiled, c->stats, out, c->diag);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
@@ -613,7 +616,10 @@ int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *i
         else if (est == TESSEL_STRATEGY_EXACT)
             rc = tessel_model_exact(&tiled, in->data, a, out, diag);
         else if (!(rc = strat_need_stats(&c)))
-            rc = stat_eval_decided(&c, &tiled, out);
+            rc = stat_eval_decided(&c, ch->kind, &tiled, out);
+        /* without the data, the tiles were stepped on the base grid */
+        if (!rc && est == TESSEL_STRATEGY_STAT && !in->data && ch->kind != TESSEL_STRATEGY_FIXED)
+            out->stat_design_may_differ = 1;
     }
     strat_ctx_free(&c);
     return rc;

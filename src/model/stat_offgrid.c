@@ -4,9 +4,11 @@
  * around it. Per index whose innermost finite edge t falls between the
  * grid's multiples lo < t < hi, the point is evaluated at lo and at hi
  * (outer levels' edges scaled with it, so the tiles still nest), and the
- * results are blended multilinearly with weights linear in 1/t: traffic
- * from re-fetches goes as (extent / edge) x per-tile bytes, so 1/t is the
- * variable in which it is closest to linear. Every count of the blend lies
+ * results are blended multilinearly with weights linear in the number of
+ * tiles along the index, ceil(extent / edge): re-fetches (rule 1) happen
+ * once per tile of the other operand's loop, so traffic follows the tile
+ * count, steps and all (an edge with as many tiles as lo prices as lo);
+ * where lo and hi have as many tiles, linear in 1/t. Every count of the blend lies
  * between the neighbours' counts; the error bound (README, "Tile edges off
  * the grid") is stated and tested against the exact estimator in
  * tests/unit/test_stat_offgrid.c. */
@@ -77,13 +79,19 @@ static unsigned plan(const engine *e, const stat_input *const *ins, axis *ax)
         a->t = inner;
         a->lo = inner / g * g;
         a->hi = a->lo + g;
-        if (!a->lo) { /* below the grid: one cell is the finest shape there is */
+        if (!a->lo) {
+            /* below the grid: priced at one cell, the finest shape the
+             * statistics hold (extrapolating from one and two cells went
+             * negative on ExTensor's PE tiles); no bound is claimed */
             a->lo = a->hi;
             a->w_hi = 1;
-        } else {
-            double il = 1.0 / (double)a->lo, ih = 1.0 / (double)a->hi, it = 1.0 / (double)inner;
-            a->w_hi = (il - it) / (il - ih);
+            continue;
         }
+        double ext = (double)e->extent[x];
+        double nl = ceil(ext / (double)a->lo), nh = ceil(ext / (double)a->hi);
+        double nt = ceil(ext / (double)inner);
+        double il = 1.0 / (double)a->lo, ih = 1.0 / (double)a->hi, it = 1.0 / (double)inner;
+        a->w_hi = nl > nh ? (nl - nt) / (nl - nh) : (il - it) / (il - ih);
     }
     return n;
 }
@@ -177,7 +185,7 @@ int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_
         double w = 1;
         for (unsigned i = 0; i < n; i++)
             w *= c >> i & 1u ? ax[i].w_hi : 1 - ax[i].w_hi;
-        if (w <= 0)
+        if (w == 0)
             continue;
         corner_spec(e, ax, n, c, cs);
         rc = fn(ud, cs, r, diag);

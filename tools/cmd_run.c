@@ -497,6 +497,18 @@ static int run(const run_request *req, run_state *st)
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
+        for (unsigned t = 1; !rc && req->verbose && t < spec->workload.ntensors; t++) {
+            int index[TESSEL_MAX_ORDER];
+            const tessel_tile_grid *g = tessel_stat_data_grid(st->stats, t, index);
+            char shape[96] = "";
+            size_t len = 0;
+            for (unsigned m = 0; g && m < g->order && len < sizeof(shape); m++)
+                len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%llu", m ? "x" : "",
+                                        (unsigned long long)g->tile[m]);
+            if (g)
+                fprintf(stderr, "tessel run:   base grid of %s: %s\n",
+                        spec->workload.tensor[t].name, shape);
+        }
     } else if (has_strategy(spec) || tessel_template_of(spec) != TESSEL_TEMPLATE_NONE) {
         rc = estimate(st, TESSEL_STRATEGY_EXACT, &d);
     } else {

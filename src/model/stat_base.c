@@ -79,9 +79,22 @@ static int over_cap(const engine *e, const uint64_t *base, unsigned *worst)
     return 0;
 }
 
+/* A template with its own buffer policy (gamma, outerspace, matraptor,
+ * sparsepipe) reads the base grid as its own statistics (row bands,
+ * steps), not as the tile model's cells: its tiles say nothing about the
+ * grid it wants. */
+static int own_policy_template(const tessel_spec *s)
+{
+    const char *t = s->template_.name;
+    return t[0] && strcmp(t, "none") != 0 && strcmp(t, "extensor") != 0;
+}
+
 void stat_auto_base(const engine *e, const tessel_stat_options *opt, uint64_t *base)
 {
-    for (unsigned x = 0; x < e->nx; x++) {
+    int templ = own_policy_template(e->spec);
+    for (unsigned x = 0; x < e->nx && templ; x++)
+        base[x] = STAT_DEFAULT_BASE;
+    for (unsigned x = 0; x < e->nx && !templ; x++) {
         int sx = e->spec_index[x];
         uint64_t g = sx >= 0 && (unsigned)sx < TESSEL_SPEC_MAX_INDICES ? opt->edge_gcd[sx] : 0;
         for (unsigned l = 1; sx >= 0 && l < e->spec->nlevels; l++) {

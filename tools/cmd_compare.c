@@ -197,22 +197,6 @@ static void state_free(compare_state *st)
     tessel_spec_free(&st->spec);
 }
 
-/* The largest edge dividing `base` and every tile edge of the mapping. */
-static uint64_t fixed_base(const tessel_spec *spec, uint64_t base)
-{
-    for (unsigned l = 1; l < spec->nlevels; l++)
-        for (unsigned x = 0; x < spec->workload.nindices; x++) {
-            uint64_t a = base, b = spec->level[l].tile[x];
-            while (b) {
-                uint64_t t = a % b;
-                a = b;
-                b = t;
-            }
-            base = a;
-        }
-    return base;
-}
-
 static int load(const compare_request *r, compare_state *st)
 {
     tessel_diag_list errors;
@@ -259,13 +243,12 @@ static int load(const compare_request *r, compare_state *st)
         return CLI_EXIT_USAGE;
     }
     tessel_workload_data_label(st->data, st->label, sizeof(st->label));
-    /* the statistics are collected once for the fixed mapping, on a base
-     * grid that divides its tiles */
+    /* the statistics are collected once for the fixed mapping, on the
+     * base grid the estimator chooses from its tiles */
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
-    opt.base[0] = opt.base[1] = fixed_base(st->spec, opt.base[0]);
     rc = tessel_stat_data_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
     if (rc && rc != TESSEL_EUNSUPPORTED && rc != TESSEL_EINVAL)
         return cli_report(&d);

@@ -82,8 +82,9 @@ static void help(void)
         "      --time-limit SEC     stop after SEC seconds (default 60; 0: no limit)\n"
         "      --max-points N       stop after N points\n"
         "      --seed N             random starts (default 1): same seed, same result\n"
-        "      --base RxC           the statistics' base grid (default 128x128); tile\n"
-        "                           edges are R times a power of two, or a whole extent\n"
+        "      --base RxC           the statistics' base grid (default: chosen from the\n"
+        "                           spec's tiles and 128); tile edges are R (default\n"
+        "                           128) times a power of two, or a whole extent\n"
         "      --partition-step F   partition fractions in steps of F (default 0.1); 0\n"
         "                           keeps the spec's partitions\n"
         "      --keep-order         keep the spec's loop orders\n"
@@ -208,6 +209,11 @@ static int parse_numbers(const cli_args *args, map_request *r)
         r->stat.base[0] = shape[0];
         r->stat.base[1] = n == 2 ? shape[1] : shape[0];
         r->map.tile_base = shape[0] < r->stat.base[1] ? shape[0] : r->stat.base[1];
+    } else {
+        /* the statistics' grid is chosen from the spec's tiles and the
+         * points' edges, tile_base times powers of two */
+        for (unsigned x = 0; x < TESSEL_SPEC_MAX_INDICES; x++)
+            r->stat.edge_gcd[x] = r->map.tile_base;
     }
     return CLI_EXIT_OK;
 }

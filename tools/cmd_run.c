@@ -95,8 +95,9 @@ static void help(void)
         "  -e, --estimator NAME    exact (default; walks the real tile grid), stat\n"
         "                          (D2T2: from per-tensor statistics, see README) or\n"
         "                          analytic (closed form from density models, no data)\n"
-        "      --base RxC          stat: base tile grid of the statistics (default\n"
-        "                          128x128); tile edges must be multiples of it\n"
+        "      --base RxC          stat: base tile grid of the statistics (default:\n"
+        "                          the gcd of the spec's tile edges per index, at most\n"
+        "                          128); edges off it are priced between grid shapes\n"
         "      --sample F          stat: fraction of base tiles sampled for Corrs\n"
         "                          (default 0.01)\n"
         "      --seed N            stat: seed of the samples (default 1)\n"
@@ -496,6 +497,18 @@ static int run(const run_request *req, run_state *st)
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
+        for (unsigned t = 1; !rc && req->verbose && t < spec->workload.ntensors; t++) {
+            int index[TESSEL_MAX_ORDER];
+            const tessel_tile_grid *g = tessel_stat_data_grid(st->stats, t, index);
+            char shape[96] = "";
+            size_t len = 0;
+            for (unsigned m = 0; g && m < g->order && len < sizeof(shape); m++)
+                len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%llu", m ? "x" : "",
+                                        (unsigned long long)g->tile[m]);
+            if (g)
+                fprintf(stderr, "tessel run:   base grid of %s: %s\n",
+                        spec->workload.tensor[t].name, shape);
+        }
     } else if (has_strategy(spec) || tessel_template_of(spec) != TESSEL_TEMPLATE_NONE) {
         rc = estimate(st, TESSEL_STRATEGY_EXACT, &d);
     } else {
@@ -538,6 +551,13 @@ static int finish(const run_request *req, run_state *st)
         cli_report(&d);
         return rc == TESSEL_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     }
+    if (st->result.offgrid_edges)
+        fprintf(stderr, "tessel run: note: %u tile edge%s off the statistics' base grid, priced "
+                "between the on-grid shapes around them (README: tile edges off the grid)\n",
+                st->result.offgrid_edges, st->result.offgrid_edges > 1 ? "s" : "");
+    if (st->result.stat_design_may_differ)
+        fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
+                "base grid without the data; -e exact may decide others\n");
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
         if (tessel_template_of(spec) == TESSEL_TEMPLATE_SPARSEPIPE)

@@ -91,6 +91,11 @@ typedef struct tessel_result {
     uint64_t compulsory_bytes;  /* inputs read once + output written once, level-1 formats */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
+    unsigned offgrid_edges;     /* stat: indices whose tile edges fall off the statistics' base
+                                   grid, priced between the on-grid shapes around them */
+    unsigned stat_design_may_differ; /* stat: a strategy decided the tiles on the statistics'
+                                        base grid without the data, where exact may decide
+                                        others (with the data both decide alike) */
     double seconds;             /* wall time of the estimate (stat: from statistics) */
     double stats_seconds;       /* stat: time spent collecting the statistics */
     char estimator[16];         /* "exact" or "stat" */
@@ -126,7 +131,14 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
  * skipping, single-name formats; anything else is TESSEL_EUNSUPPORTED or
  * TESSEL_EINVAL with the spec position. */
 typedef struct tessel_stat_options {
-    uint64_t base[2];       /* base tile grid, rows x columns (default 128 x 128) */
+    /* base tile grid, rows x columns of every operand (a 3-tensor's first
+     * two modes on rows). Default 0 x 0: chosen per workload index from
+     * the spec's tiles and edge_gcd (README, "The statistical estimator"). */
+    uint64_t base[2];
+    /* automatic base only: tile edges per workload index that other design
+     * points served by these statistics use (gcd so far; 0: none), see
+     * tessel_stat_options_add_tiles */
+    uint64_t edge_gcd[TESSEL_SPEC_MAX_INDICES];
     double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
@@ -148,6 +160,10 @@ typedef struct tessel_stat_options {
 } tessel_stat_options;
 
 void tessel_stat_options_init(tessel_stat_options *o);
+/* Folds spec's tile edges (whole modes aside) into o->edge_gcd, so that
+ * automatic statistics serve that design point on their grid too (a
+ * sweep's or map's points). */
+void tessel_stat_options_add_tiles(tessel_stat_options *o, const tessel_spec *spec);
 
 /* The statistics of a workload's inputs, collected once (one pass over
  * each input and the output sample's multiplies) and then shared

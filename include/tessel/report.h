@@ -90,6 +90,8 @@ typedef struct tessel_report_point {
     double traffic_ratio;   /* dram_bytes / compulsory_bytes; 0 when compulsory_bytes is 0 */
     double model_seconds;   /* the estimator's wall time (tessel_result.seconds) */
     double area_um2;        /* tessel_design_energy.area_um2 */
+    unsigned stat_offgrid_edges;     /* tessel_result.offgrid_edges */
+    unsigned stat_design_may_differ; /* tessel_result.stat_design_may_differ */
 } tessel_report_point;
 
 /* "spmspm", "ttm", "mttkrp", "spmv" or "other". Never NULL. */

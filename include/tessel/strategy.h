@@ -88,8 +88,8 @@ typedef struct tessel_strategy_inputs {
     const tessel_drt_stats *drt_stats; /* drt with the stat estimator (else built from data) */
 } tessel_strategy_inputs;
 
-/* Decides the tiles of `spec`'s strategy for estimator `est` (stat: tiles
- * on the statistics' base grid). *out is filled on success; drt decides
+/* Decides the tiles of `spec`'s strategy for estimator `est` (stat with
+ * the data: as exact; without it, tiles on the statistics' base grid). *out is filled on success; drt decides
  * at run time, so its choice only names it (see tessel_strategy_run). */
 int tessel_strategy_choose(const tessel_spec *spec, const tessel_strategy_inputs *in,
                            tessel_strategy_estimator est, const tessel_allocator *a,

@@ -12,8 +12,7 @@
 
 void tessel_stat_options_init(tessel_stat_options *o)
 {
-    memset(o, 0, sizeof(*o));
-    o->base[0] = o->base[1] = 128;
+    memset(o, 0, sizeof(*o)); /* base 0 x 0: chosen from the spec (stat_auto_base) */
     o->sample_fraction = 0.01;
     o->seed = 1;
     o->output_fraction = 0;
@@ -92,22 +91,21 @@ static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_
     return TESSEL_OK;
 }
 
+/* mode_base: the base edge of each of t's modes (a matrix's rows and
+ * columns; a 3-tensor's three modes). */
 static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
-                         const tessel_allocator *a, stat_input *in, tessel_diag *diag)
+                         const uint64_t *mode_base, const tessel_allocator *a, stat_input *in,
+                         tessel_diag *diag)
 {
     memset(in, 0, sizeof(*in));
-    uint64_t base[3];
-    for (unsigned m = 0; m < 2; m++)
-        base[m] = opt->base[m] ? opt->base[m] : 128;
     int rc;
     if (t->order == 2) {
-        rc = tessel_d2t2_collect(t, base, opt->sample_fraction, opt->seed, a, &in->d2t2, diag);
+        rc = tessel_d2t2_collect(t, mode_base, opt->sample_fraction, opt->seed, a, &in->d2t2,
+                                 diag);
         if (!rc)
             rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
     } else {
-        /* T[i,x,k]: kept modes on the row base, the contracted one on the column base */
-        uint64_t b3[3] = { base[0], base[0], base[1] };
-        rc = tessel_tile_grid_build(t, b3, a, &in->grid, diag);
+        rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }
     if (!rc && base_rows(in->grid, a, &in->base))
         rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -753,6 +751,27 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, t
     return TESSEL_OK;
 }
 
+/* Each input's base edges per mode: the caller's RxC (rows of every
+ * operand on R, its last mode on C), or chosen from the spec's tiles
+ * (stat_base.c); and which inputs share one tensor's statistics. */
+static void collection_bases(const engine *e, const tessel_stat_options *opt, int *same_as,
+                             uint64_t mode_base[][3])
+{
+    for (unsigned i = 0; i < e->nin; i++)
+        for (unsigned j = 0; j < i; j++)
+            if (e->in[j].t == e->in[i].t && same_as[j] < 0)
+                same_as[i] = (int)j;
+    if (opt->base[0] && opt->base[1]) {
+        for (unsigned i = 0; i < e->nin; i++)
+            for (unsigned m = 0; m < 3; m++)
+                mode_base[i][m] = opt->base[m + 1 == e->in[i].order ? 1 : 0];
+        return;
+    }
+    uint64_t index_base[NX];
+    stat_auto_base(e, opt, index_base);
+    stat_operand_bases(e, index_base, same_as, mode_base);
+}
+
 int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data *data,
                             const tessel_stat_options *opt, const tessel_allocator *a,
                             tessel_stat_data **out, tessel_diag *diag)
@@ -778,13 +797,12 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     s->e.diag = diag;
     s->e.nlev = spec->nlevels;
     rc = exact_setup_roles(&s->e, data);
-    for (unsigned i = 0; !rc && i < s->e.nin; i++) {
-        for (unsigned j = 0; j < i; j++)
-            if (s->e.in[j].t == s->e.in[i].t && s->same_as[j] < 0)
-                s->same_as[i] = (int)j;
+    uint64_t mode_base[NIN][3];
+    if (!rc)
+        collection_bases(&s->e, opt, s->same_as, mode_base);
+    for (unsigned i = 0; !rc && i < s->e.nin; i++)
         if (s->same_as[i] < 0)
-            rc = input_collect(s->e.in[i].t, opt, a, &s->in[i], diag);
-    }
+            rc = input_collect(s->e.in[i].t, opt, mode_base[i], a, &s->in[i], diag);
     if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
         rc = collect_sample(s, opt, diag);
     if (!rc)
@@ -820,9 +838,9 @@ static void output_stderr(const tessel_stat_data *s, tessel_result *out)
     }
 }
 
-int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
-                                  tessel_stat_cache *cache, tessel_result *out,
-                                  tessel_diag *diag)
+/* One point whose tiles are on the statistics' grids. */
+static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
+                      tessel_stat_cache *cache, tessel_result *out, tessel_diag *diag)
 {
     double start = model_now();
     memset(out, 0, sizeof(*out));
@@ -866,6 +884,30 @@ int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_dat
     out->seconds = model_now() - start;
     out->stats_seconds = s->seconds;
     return rc;
+}
+
+typedef struct point_ctx {
+    const tessel_stat_data *s;
+    tessel_stat_cache *cache;
+} point_ctx;
+
+static int on_grid_point(void *ud, const tessel_spec *spec, tessel_result *out, tessel_diag *diag)
+{
+    const point_ctx *p = ud;
+    return eval_point(spec, p->s, p->cache, out, diag);
+}
+
+int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
+                                  tessel_stat_cache *cache, tessel_result *out,
+                                  tessel_diag *diag)
+{
+    point_ctx p = { s, cache };
+    if (strcmp(s->einsum, spec->workload.einsum ? spec->workload.einsum : "") != 0)
+        return eval_point(spec, s, cache, out, diag); /* which says so */
+    engine e = s->e;
+    e.spec = spec;
+    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
+    return stat_offgrid_eval(&e, ins, on_grid_point, &p, out, diag);
 }
 
 int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,

@@ -139,6 +139,19 @@ typedef struct boundary_grids {
  * its alloc, out_cells, tk and sample mapping set. */
 int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p, double flops,
                double multiplicity, const stat_output_sample *sample, tessel_diag *diag);
+/* stat_base.c: the base edge per engine index chosen from e->spec's tiles
+ * and opt->edge_gcd, within the memory cap; then per input mode, the
+ * inputs that share a tensor (same_as) on the gcd of their roles. */
+void stat_auto_base(const engine *e, const tessel_stat_options *opt, uint64_t *base);
+void stat_operand_bases(const engine *e, const uint64_t *index_base, const int *same_as,
+                        uint64_t mode_base[][3]);
+/* stat_offgrid.c: e->spec's point through fn (one on-grid evaluation),
+ * or, when tile edges fall off the grids of ins, the blend of fn at the
+ * on-grid shapes around it (out->offgrid_edges set). */
+typedef int (*stat_point_fn)(void *ud, const tessel_spec *spec, tessel_result *out,
+                             tessel_diag *diag);
+int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_fn fn,
+                      void *ud, tessel_result *out, tessel_diag *diag);
 /* Position of engine index x in the level's loop digits; -1 for a whole
  * mode (no loop). */
 int stat_loop_position(const boundary *bd, unsigned x);

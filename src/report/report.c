@@ -169,6 +169,8 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         result->compulsory_bytes ? (double)result->dram_bytes / (double)result->compulsory_bytes
                                  : 0.0;
     out->model_seconds = result->seconds;
+    out->stat_offgrid_edges = result->offgrid_edges;
+    out->stat_design_may_differ = result->stat_design_may_differ;
     out->area_um2 = energy->area_um2;
     out->clock_ghz = spec->compute.clock_ghz;
 

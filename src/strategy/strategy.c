@@ -166,10 +166,9 @@ int strat_need_stats(strat_ctx *c)
     if (!c->data)
         return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
                                "this strategy needs the data or its statistics");
-    tessel_stat_options opt;
-    tessel_stat_options_init(&opt);
-    int rc = strat_collect_stats(c, opt.base[0]);
-    for (uint64_t edge = opt.base[0] / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
+    uint64_t first = 128; /* the strategies' own grid, halved while nothing fits */
+    int rc = strat_collect_stats(c, first);
+    for (uint64_t edge = first / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
         rc = strat_collect_stats(c, edge);
     return rc;
 }
@@ -305,8 +304,11 @@ uint64_t strat_lcm(uint64_t a, uint64_t b)
 
 uint64_t strat_granule(const strat_ctx *c, unsigned x)
 {
-    if (c->est != TESSEL_STRATEGY_STAT)
-        return 1;
+    return c->est == TESSEL_STRATEGY_STAT && !c->data ? strat_base_granule(c, x) : 1;
+}
+
+uint64_t strat_base_granule(const strat_ctx *c, unsigned x)
+{
     /* every base edge along x must divide the tile edge */
     uint64_t g = 1;
     for (unsigned i = 0; i < c->nin; i++) {
@@ -553,6 +555,41 @@ static int run_drt(strat_ctx *c, const tessel_strategy_inputs *in, tessel_result
     return TESSEL_OK;
 }
 
+static int on_base_grid(const strat_ctx *c, const tessel_spec *tiled)
+{
+    for (unsigned l = 1; l < tiled->nlevels; l++)
+        for (unsigned x = 0; x < c->nidx; x++) {
+            uint64_t t = tiled->level[l].tile[x];
+            if (t && t < c->extent[x] && t % strat_base_granule(c, x))
+                return 0;
+        }
+    return 1;
+}
+
+/* The decided design under stat. Tiles off the statistics' grid (decided
+ * from the data as exact decides them) get statistics of their own when
+ * the data is at hand, on the grid the estimator picks for them, so that
+ * their inputs are priced as exactly as on-grid tiles; without the data,
+ * and for a fixed mapping (whose statistics the caller collected for it:
+ * its --base or saved file), the estimator prices them between the
+ * on-grid shapes. */
+static int stat_eval_decided(strat_ctx *c, tessel_strategy_kind kind, const tessel_spec *tiled,
+                             tessel_result *out)
+{
+    if (!c->data || kind == TESSEL_STRATEGY_FIXED || on_base_grid(c, tiled))
+        return tessel_model_stat_eval(tiled, c->stats, out, c->diag);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_stat_data *own = NULL;
+    int rc = tessel_stat_data_create(tiled, c->data, &opt, c->alloc, &own, c->diag);
+    if (!rc)
+        rc = tessel_model_stat_eval(tiled, own, out, c->diag);
+    if (!rc)
+        out->stats_seconds += tessel_stat_data_seconds(own);
+    tessel_stat_data_free(&own);
+    return rc;
+}
+
 int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *in,
                         tessel_strategy_estimator est, const tessel_allocator *a,
                         tessel_result *out, tessel_strategy_choice *choice, tessel_diag *diag)
@@ -579,7 +616,10 @@ int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *i
         else if (est == TESSEL_STRATEGY_EXACT)
             rc = tessel_model_exact(&tiled, in->data, a, out, diag);
         else if (!(rc = strat_need_stats(&c)))
-            rc = tessel_model_stat_eval(&tiled, c.stats, out, diag);
+            rc = stat_eval_decided(&c, ch->kind, &tiled, out);
+        /* without the data, the tiles were stepped on the base grid */
+        if (!rc && est == TESSEL_STRATEGY_STAT && !in->data && ch->kind != TESSEL_STRATEGY_FIXED)
+            out->stat_design_may_differ = 1;
     }
     strat_ctx_free(&c);
     return rc;

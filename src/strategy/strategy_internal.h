@@ -61,8 +61,13 @@ int strat_grid(const strat_ctx *c, const strat_input *in, const uint64_t *shape,
                tessel_tile_grid **out);
 /* Levels the strategy sizes, innermost first. */
 unsigned strat_levels(const strat_ctx *c, unsigned *levels);
-/* The smallest edge step of index x for the estimator (stat: the base grid). */
+/* The smallest edge step of index x for the estimator: 1, or the
+ * statistics' base grid under stat without the data (a tile off the grid
+ * has no worst tile there; with the data, grids come from it and stat
+ * decides as exact does). */
 uint64_t strat_granule(const strat_ctx *c, unsigned x);
+/* The base grid's step along index x (1 without statistics). */
+uint64_t strat_base_granule(const strat_ctx *c, unsigned x);
 /* The aspect ratio of level l (the mapping's tiles, or square). */
 void strat_ratio(const strat_ctx *c, unsigned l, double *ratio);
 /* Tiles at scale s: ratio[x] * s rounded down to a multiple of gran[x],

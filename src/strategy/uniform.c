@@ -141,12 +141,8 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
                            const tessel_strategy_choice *ch, uint64_t *gran)
 {
-    tessel_strategy_estimator est = c->est;
-    if (base_grid)
-        c->est = TESSEL_STRATEGY_STAT;
     for (unsigned x = 0; x < c->nidx; x++)
-        gran[x] = strat_granule(c, x);
-    c->est = est;
+        gran[x] = base_grid ? strat_base_granule(c, x) : strat_granule(c, x);
     for (unsigned in = l + 1; in < c->spec->nlevels; in++) {
         if (!c->spec->level[in].capacity)
             continue;

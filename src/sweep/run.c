@@ -425,6 +425,31 @@ static int uses_strategies(const tessel_sweep *s, const tessel_spec *spec)
     return 0;
 }
 
+/* The statistics' options for data entry e: a base grid given in the
+ * sweep file as it is; otherwise the estimator chooses it from the tiles
+ * of every point (each tile axis's values, derived one at a time: a
+ * point's edge is the spec's or one axis value's), so that every point is
+ * on the grid. */
+static void entry_stat_options(const run_ctx *r, const tessel_spec *spec,
+                               tessel_stat_options *opt)
+{
+    const tessel_sweep *s = r->sweep;
+    *opt = s->stat;
+    if (opt->base[0] && opt->base[1])
+        return;
+    for (size_t a = 0; a < s->naxes; a++) {
+        if (!strstr(s->axis[a].path, "tile"))
+            continue;
+        for (size_t v = 0; v < s->axis[a].nvalues; v++) {
+            tessel_spec *p = NULL;
+            const char *set = s->axis[a].sets[v];
+            if (!tessel_spec_derive(spec, &set, 1, r->alloc, &p, NULL))
+                tessel_stat_options_add_tiles(opt, p);
+            tessel_spec_free(&p);
+        }
+    }
+}
+
 static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
 {
     const tessel_sweep *s = r->sweep;
@@ -448,7 +473,9 @@ static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
     if (s->estimator == TESSEL_SWEEP_STAT) {
         if (r->opt->stage)
             r->opt->stage(r->opt->progress_ud, e->label);
-        rc = tessel_stat_data_create(e->spec, e->data, &s->stat, r->alloc, &e->stats, diag);
+        tessel_stat_options opt;
+        entry_stat_options(r, e->spec, &opt);
+        rc = tessel_stat_data_create(e->spec, e->data, &opt, r->alloc, &e->stats, diag);
         /* the statistics are all a fixed mapping needs; strategies that
          * sample or scan tiles (prescient, swiftiles, drt) read the data */
         if (!uses_strategies(s, e->spec))

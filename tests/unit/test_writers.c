@@ -161,6 +161,8 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_double(e, "compute_cycles", p->roofline.compute_cycles);
     ref_emit_double(e, "compute_utilization", p->roofline.compute_utilization);
     ref_emit_double(e, "area_um2", p->area_um2);
+    ref_emit_u64(e, "stat_offgrid_edges", p->stat_offgrid_edges);
+    ref_emit_u64(e, "stat_design_may_differ", p->stat_design_may_differ);
     ref_end(e);
 }
 

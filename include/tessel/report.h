@@ -89,6 +89,7 @@ typedef struct tessel_report_point {
     double traffic_ratio;   /* dram_bytes / compulsory_bytes; 0 when compulsory_bytes is 0 */
     double model_seconds;   /* the estimator's wall time (tessel_result.seconds) */
     double area_um2;        /* tessel_design_energy.area_um2 */
+    char stat_path[8];      /* stat: "closed" or "walk" (tessel_result.stat_walked); else "" */
 } tessel_report_point;
 
 /* "spmspm", "ttm", "mttkrp", "spmv" or "other". Never NULL. */

@@ -50,6 +50,7 @@ typedef struct nested {
     uint64_t *n_a, *n_ac;    /* per K: A tiles in column K, distinct i blocks among them */
     uint64_t *n_b, *n_bc;    /* per K: B tiles in row K, distinct j blocks among them */
     double *a_nnz, *b_nnz;   /* per K: nonzeros of A's column, B's row */
+    unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
     uint64_t words;
     uint64_t *arows, *bcols; /* bitsets over K per tile row of A, tile column of B */
 } nested;
@@ -173,30 +174,250 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
     c->bumped_meta += (uses - runs) * meta;
 }
 
-static void inputs(nested *n, stat_outcome *o)
+/* First K >= from where A's row and B's column (bitsets x, y) are both
+ * non-empty, or UINT64_MAX. */
+static uint64_t next_common(const uint64_t *x, const uint64_t *y, uint64_t words, uint64_t from)
+{
+    uint64_t w = from / 64;
+    if (w >= words)
+        return UINT64_MAX;
+    uint64_t m = x[w] & y[w] & (~UINT64_C(0) << (from % 64));
+    while (!m) {
+        if (++w >= words)
+            return UINT64_MAX;
+        m = x[w] & y[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(m);
+}
+
+/* Last K < upto where both bitsets are set (one exists at or above the
+ * caller's k). */
+static uint64_t prev_common(const uint64_t *x, const uint64_t *y, uint64_t upto)
+{
+    uint64_t w = (upto - 1) / 64;
+    unsigned top = (unsigned)((upto - 1) % 64);
+    uint64_t m = x[w] & y[w] & (top == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (top + 1)) - 1);
+    while (!m) {
+        w--;
+        m = x[w] & y[w];
+    }
+    return w * 64 + 63u - (uint64_t)__builtin_clzll(m);
+}
+
+/* One input seen as X[o, k] against its partner P[k, f]: A with B
+ * (o = i, f = j), or B^T with A^T (o = j, f = i). */
+typedef struct side {
+    const stat_grid *x, *p;
+    unsigned xo, xf;           /* engine indices of o and f */
+    unsigned op;               /* operand: 0 A, 1 B */
+    uint64_t cf;               /* coarse f block splitting X's runs (stat_nested_block) */
+} side;
+
+/* Level b's own loop order: position of engine index x among level b's
+ * digits, -1 when level b has no loop over x. */
+static int level_pos(const nested *n, unsigned x)
+{
+    int p = 0;
+    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++, p++)
+        if (n->bd.d[d].x == x)
+            return p;
+    return -1;
+}
+
+/* The block of level b-1's tile along x, in level-b tiles; UINT64_MAX
+ * when level b-1 has no loop over x (one block). */
+static uint64_t outer_block(const nested *n, unsigned x)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].x == x)
+            return n->bd.d[d].div;
+    return UINT64_MAX;
+}
+
+static uint64_t block_of(uint64_t v, uint64_t cf)
+{
+    return cf == UINT64_MAX ? 0 : v / cf;
+}
+
+/* Distinct blocks of cf among the columns of row r of g (sorted). */
+static uint64_t row_blocks(const stat_grid *g, uint64_t r, uint64_t cf)
+{
+    uint64_t cnt = 0, prev = UINT64_MAX;
+    for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+        uint64_t b = block_of(g->col[t], cf);
+        if (b != prev) {
+            prev = b;
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+/* Level-b order (k, f, o): inside one level b-1 tile, all uses of X(o, k)
+ * at one k follow each other when it is the only tile of column k in its
+ * o block: one run per outer f block instead of one per use. Marks those
+ * tiles' runs in runs[]. */
+static int merge_column_alone(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t cb_o = outer_block(n, sd->xo), cb_f = outer_block(n, sd->xf);
+    uint64_t *blk = zeroed(a, x->cols, sizeof(uint64_t)), *cnt = zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *first = zeroed(a, x->cols, sizeof(uint64_t));
+    if (!blk || !cnt || !first) {
+        tessel_dealloc(a, blk);
+        tessel_dealloc(a, cnt);
+        tessel_dealloc(a, first);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < x->cols; k++)
+        blk[k] = UINT64_MAX;
+    /* a column's tiles per o block, in row order: how many, the first */
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t], b = block_of(o, cb_o);
+            if (blk[k] != b) {
+                if (cnt[k] == 1 && k < p->rows)
+                    runs[first[k]] = (double)row_blocks(p, k, cb_f);
+                blk[k] = b;
+                cnt[k] = 0;
+                first[k] = t;
+            }
+            cnt[k]++;
+        }
+    for (uint64_t k = 0; k < x->cols; k++)
+        if (cnt[k] == 1 && k < p->rows)
+            runs[first[k]] = (double)row_blocks(p, k, cb_f);
+    tessel_dealloc(a, blk);
+    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, first);
+    return TESSEL_OK;
+}
+
+/* Level-b order (o, f, k): inside one level b-1 tile, row o of X meets
+ * the effectual f in turn, each over its effectual k in the outer k
+ * block; when the last k of one f is the first k of the next, X(o, k)
+ * stays resident (one-level IJK's reuse, stat_walk_pairs). Takes those
+ * merges off runs[]. Cost: rows x columns of f x words. */
+static int merge_row_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, words = (K + 63) / 64;
+    uint64_t cb_f = outer_block(n, sd->xf), cb_k = outer_block(n, XK);
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    long double cost = (long double)x->rows * (long double)F * (long double)words;
+    if (cost > (long double)NESTED_BITSET_BUDGET)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t *xr = zeroed(a, x->rows * words, sizeof(uint64_t));
+    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nkb, sizeof(uint64_t));
+    if (!xr || !pc || !last) {
+        tessel_dealloc(a, xr);
+        tessel_dealloc(a, pc);
+        tessel_dealloc(a, last);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
+    for (uint64_t k = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    for (uint64_t o = 0; o < x->rows; o++) {
+        if (x->ptr[o] == x->ptr[o + 1])
+            continue;
+        const uint64_t *r = &xr[o * words];
+        uint64_t fb = UINT64_MAX;
+        for (uint64_t f = 0; f < F; f++) {
+            if (block_of(f, cb_f) != fb) {
+                fb = block_of(f, cb_f);
+                for (uint64_t b = 0; b < nkb; b++)
+                    last[b] = UINT64_MAX;
+            }
+            const uint64_t *c = &pc[f * words];
+            uint64_t k = next_common(r, c, words, 0);
+            while (k != UINT64_MAX) {
+                uint64_t b = block_of(k, cb_k);
+                uint64_t end = cb_k == UINT64_MAX || (b + 1) * cb_k > K ? K : (b + 1) * cb_k;
+                uint64_t lastk = prev_common(r, c, end);
+                if (last[b] == k) {
+                    uint64_t t = x->ptr[o];
+                    while (x->col[t] != k)
+                        t++;
+                    runs[t] -= 1;
+                }
+                last[b] = lastk;
+                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+            }
+        }
+    }
+    tessel_dealloc(a, xr);
+    tessel_dealloc(a, pc);
+    tessel_dealloc(a, last);
+    return TESSEL_OK;
+}
+
+/* Fills and rule-4 streaming of one input at level b. */
+static int input_side(nested *n, const side *sd, stat_counts *c)
 {
     engine *e = n->e;
-    tile_cost ca, cb;
-    exact_tile_cost_init(e, &n->bd, &e->in[0], &ca);
-    exact_tile_cost_init(e, &n->bd, &e->in[1], &cb);
-    pricer pa = stat_pricer_of(&ca), pb = stat_pricer_of(&cb);
-    uint64_t part_a = exact_partition_bytes(e, n->bd.b, e->in[0].spec_tensor);
-    uint64_t part_b = exact_partition_bytes(e, n->bd.b, e->in[1].spec_tensor);
-    for (uint64_t i = 0; i < n->a.rows; i++)
-        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t];
-            input_uses(&o->a, stat_fast_price(&pa, n->a.nnz[t]), part_a, (double)n->n_bc[k],
-                       (double)n->n_b[k]);
+    const operand *op = &e->in[sd->op];
+    const stat_grid *x = sd->x, *p = sd->p;
+    tile_cost cost;
+    exact_tile_cost_init(e, &n->bd, op, &cost);
+    pricer pr = stat_pricer_of(&cost);
+    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
+    double *runs = zeroed(e->alloc, x->n, sizeof(double));
+    if (!runs)
+        return TESSEL_ENOMEM;
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t];
+            runs[t] = k < p->rows ? (double)row_blocks(p, k, sd->cf) : 0;
         }
-    for (uint64_t k = 0; k < n->b.rows && k < n->ext_k; k++)
-        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
-            input_uses(&o->b, stat_fast_price(&pb, n->b.nnz[t]), part_b, (double)n->n_ac[k],
-                       (double)n->n_a[k]);
+    /* runs merged inside one level b-1 tile, where level b's own loop
+     * over f splits them (cf == 1) */
+    int po = level_pos(n, sd->xo), pf = level_pos(n, sd->xf), pk = level_pos(n, XK);
+    int rc = TESSEL_OK;
+    if (sd->cf == 1 && pk >= 0 && pk < pf && pf < po)
+        rc = merge_column_alone(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < pk && (po < 0 || po < pf))
+        rc = merge_row_walk(n, sd, runs);
+    for (uint64_t o = 0; !rc && o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t];
+            double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
+            input_uses(c, stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
+        }
+    tessel_dealloc(e->alloc, runs);
+    return rc;
+}
+
+static int inputs(nested *n, stat_outcome *o)
+{
+    const tessel_allocator *a = n->e->alloc;
+    stat_grid bt, at;
+    memset(&bt, 0, sizeof(bt));
+    memset(&at, 0, sizeof(at));
+    side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+    int rc = input_side(n, &sa, &o->a);
+    if (!rc)
+        rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        rc = stat_grid_transpose(&n->a, a, &at);
+    if (!rc) {
+        side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
+        rc = input_side(n, &sb, &o->b);
+    }
+    stat_grid_free(a, &bt);
+    stat_grid_free(a, &at);
     for (uint64_t k = 0; k < n->ext_k; k++) {
         o->effectual += (double)n->n_a[k] * (double)n->n_b[k];
         o->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
         o->operand_nnz[1] += n->b_nnz[k] * (double)n->n_a[k];
     }
+    return rc;
 }
 
 static int bitsets_init(nested *n)
@@ -218,22 +439,6 @@ static int bitsets_init(nested *n)
             n->bcols[j * n->words + k / 64] |= UINT64_C(1) << (k % 64);
         }
     return TESSEL_OK;
-}
-
-/* First K >= from where A's row and B's column (bitsets x, y) are both
- * non-empty, or UINT64_MAX. */
-static uint64_t next_common(const uint64_t *x, const uint64_t *y, uint64_t words, uint64_t from)
-{
-    uint64_t w = from / 64;
-    if (w >= words)
-        return UINT64_MAX;
-    uint64_t m = x[w] & y[w] & (~UINT64_C(0) << (from % 64));
-    while (!m) {
-        if (++w >= words)
-            return UINT64_MAX;
-        m = x[w] & y[w];
-    }
-    return w * 64 + (uint64_t)__builtin_ctzll(m);
 }
 
 /* Effectual coarse k blocks of output pair (i, j), ascending, into blk;
@@ -424,7 +629,13 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     memset(&n, 0, sizeof(n));
     n.e = e;
     n.bd.b = b;
-    int rc = exact_geometry(e, &n.bd);
+    boundary outer;
+    memset(&outer, 0, sizeof(outer));
+    outer.b = b - 1;
+    int rc = exact_geometry(e, &outer);
+    if (!rc)
+        rc = exact_geometry(e, &n.bd);
+    n.first_digit = outer.ndigits;
     if (!rc)
         rc = derive_grid(&n, in[0], 0, &n.a, n.ea, diag);
     if (!rc)
@@ -442,10 +653,10 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     stat_outcome o;
     memset(&o, 0, sizeof(o));
     rc = counts_init(&n);
-    if (!rc) {
-        inputs(&n, &o);
+    if (!rc)
+        rc = inputs(&n, &o);
+    if (!rc)
         rc = output(&n, s, &o);
-    }
     if (!rc) {
         store(&n, &o);
         exact_algorithmic_counts(e, &n.bd);

@@ -15,7 +15,7 @@ static const char traffic_header[] =
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,intersections,compute_cycles,"
-    "compute_utilization,area_um2\n";
+    "compute_utilization,area_um2,stat_path\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -456,6 +456,7 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "compute_cycles", p->roofline.compute_cycles);
     emit_double(e, "compute_utilization", p->roofline.compute_utilization);
     emit_double(e, "area_um2", p->area_um2);
+    emit_str(e, "stat_path", p->stat_path);
     end(e);
 }
 

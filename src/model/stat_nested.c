@@ -100,13 +100,15 @@ static int derive_grid(nested *n, const stat_input *in, unsigned i, stat_grid *o
  * UINT64_MAX when none does (all uses of a tile are one run). */
 uint64_t stat_nested_block(const boundary *bd, unsigned x0, unsigned x1, unsigned f)
 {
+    /* a digit of one value (a level whose tile equals its parent's)
+     * never changes: it neither ends a tensor's loops nor splits runs */
     int last = -1;
     for (unsigned d = 0; d < bd->ndigits; d++)
-        if (bd->d[d].x == x0 || bd->d[d].x == x1)
+        if ((bd->d[d].x == x0 || bd->d[d].x == x1) && bd->d[d].radix > 1)
             last = (int)d;
     uint64_t block = UINT64_MAX;
     for (int d = 0; d < last; d++)
-        if (bd->d[d].x == f && bd->d[d].div < block)
+        if (bd->d[d].x == f && bd->d[d].radix > 1 && bd->d[d].div < block)
             block = bd->d[d].div;
     return block;
 }
@@ -218,9 +220,13 @@ typedef struct side {
 static int level_pos(const nested *n, unsigned x)
 {
     int p = 0;
-    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++, p++)
+    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++) {
+        if (n->bd.d[d].radix <= 1)
+            continue; /* one value: no loop */
         if (n->bd.d[d].x == x)
             return p;
+        p++;
+    }
     return -1;
 }
 
@@ -237,6 +243,18 @@ static uint64_t outer_block(const nested *n, unsigned x)
 static uint64_t block_of(uint64_t v, uint64_t cf)
 {
     return cf == UINT64_MAX ? 0 : v / cf;
+}
+
+/* The outer blocks of f inside which X's runs can merge: level b-1's f
+ * tile, or none when level b-1's innermost loop (of the composite order
+ * of levels 1 .. b-1) is f's, so that consecutive outer tiles along f
+ * share X's tiles and continue its runs. */
+static uint64_t merge_block_f(const nested *n, unsigned xf)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].radix > 1)
+            return n->bd.d[d].x == xf ? UINT64_MAX : outer_block(n, xf);
+    return outer_block(n, xf);
 }
 
 /* Distinct blocks of cf among the columns of row r of g (sorted). */
@@ -358,6 +376,175 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
     return TESSEL_OK;
 }
 
+/* Level-b order (f, o, k): inside one level b-1 tile, each f walks the
+ * effectual (o, k) of X in order; when one f ends on the X tile the next
+ * f starts on, it stays resident (one-level IJK's reuse of B between
+ * rows, stat_walk_pairs). Takes those merges off runs[]. Cost: columns of
+ * f x rows x words. */
+static int merge_outer_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, O = x->rows;
+    uint64_t words = (K + 63) / 64;
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    long double cost = (long double)O * (long double)F * (long double)words;
+    if (cost > (long double)NESTED_BITSET_BUDGET || (long double)nob * nkb > 1e8L)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t nb = nob * nkb;
+    uint64_t *xr = zeroed(a, O * words, sizeof(uint64_t));
+    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
+    /* per (o block, k block): the last X tile (o * K + k) of the previous
+     * f, this f's first and last, and the f that set them */
+    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
+    int rc = TESSEL_OK;
+    if (!xr || !pc || !prev || !first || !last || !stamp || !touched) {
+        rc = TESSEL_ENOMEM;
+        goto done;
+    }
+    for (uint64_t o = 0; o < O; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
+    for (uint64_t k = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    uint64_t fb = UINT64_MAX;
+    for (uint64_t f = 0; f < F; f++) {
+        if (block_of(f, cb_f) != fb) {
+            fb = block_of(f, cb_f);
+            for (uint64_t b = 0; b < nb; b++)
+                prev[b] = UINT64_MAX;
+        }
+        const uint64_t *c = &pc[f * words];
+        uint64_t ntouched = 0;
+        for (uint64_t o = 0; o < O; o++) {
+            const uint64_t *r = &xr[o * words];
+            uint64_t k = next_common(r, c, words, 0);
+            while (k != UINT64_MAX) {
+                uint64_t kb = block_of(k, cb_k);
+                uint64_t end = cb_k == UINT64_MAX || (kb + 1) * cb_k > K ? K : (kb + 1) * cb_k;
+                uint64_t b = block_of(o, cb_o) * nkb + kb;
+                if (stamp[b] != f + 1) {
+                    stamp[b] = f + 1;
+                    first[b] = o * K + k;
+                    touched[ntouched++] = b;
+                }
+                last[b] = o * K + prev_common(r, c, end);
+                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+            }
+        }
+        for (uint64_t q = 0; q < ntouched; q++) {
+            uint64_t b = touched[q];
+            if (prev[b] == first[b]) {
+                uint64_t o = first[b] / K, k = first[b] % K, t = x->ptr[o];
+                while (x->col[t] != k)
+                    t++;
+                runs[t] -= 1;
+            }
+            prev[b] = last[b];
+        }
+    }
+done:
+    tessel_dealloc(a, xr);
+    tessel_dealloc(a, pc);
+    tessel_dealloc(a, prev);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, last);
+    tessel_dealloc(a, stamp);
+    tessel_dealloc(a, touched);
+    return rc;
+}
+
+/* Index of tile (r, c) of g, which must be non-empty. */
+static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
+{
+    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Level-b order (f, k, o): inside one level b-1 tile, each f walks its
+ * effectual k, each over the X tiles of column k; when one f ends on the
+ * X tile the next f starts on (the same k, whose column holds one tile in
+ * the o block), it stays resident (one-level IKJ's reuse of B between
+ * rows, input_b_outer). Takes those merges off runs[]. Cost: the
+ * partner's tiles times X's o blocks per column. */
+static int merge_column_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    if ((long double)nob * nkb > 1e8L)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t nb = nob * nkb;
+    stat_grid xt, pt;
+    memset(&xt, 0, sizeof(xt));
+    memset(&pt, 0, sizeof(pt));
+    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
+    int rc = stat_grid_transpose(x, a, &xt);
+    if (!rc)
+        rc = stat_grid_transpose(p, a, &pt);
+    if (!rc && (!prev || !first || !last || !stamp || !touched))
+        rc = TESSEL_ENOMEM;
+    uint64_t fb = UINT64_MAX;
+    for (uint64_t f = 0; !rc && f < pt.rows; f++) {
+        if (block_of(f, cb_f) != fb) {
+            fb = block_of(f, cb_f);
+            for (uint64_t b = 0; b < nb; b++)
+                prev[b] = UINT64_MAX;
+        }
+        uint64_t ntouched = 0;
+        for (uint64_t u = pt.ptr[f]; u < pt.ptr[f + 1]; u++) {
+            uint64_t k = pt.col[u];
+            if (k >= xt.rows)
+                continue;
+            /* column k of X in runs of one o block */
+            for (uint64_t t = xt.ptr[k]; t < xt.ptr[k + 1];) {
+                uint64_t ob = block_of(xt.col[t], cb_o), e = t;
+                while (e + 1 < xt.ptr[k + 1] && block_of(xt.col[e + 1], cb_o) == ob)
+                    e++;
+                uint64_t b = ob * nkb + block_of(k, cb_k);
+                if (stamp[b] != f + 1) {
+                    stamp[b] = f + 1;
+                    first[b] = k * O + xt.col[t];
+                    touched[ntouched++] = b;
+                }
+                last[b] = k * O + xt.col[e];
+                t = e + 1;
+            }
+        }
+        for (uint64_t q = 0; q < ntouched; q++) {
+            uint64_t b = touched[q];
+            if (prev[b] == first[b])
+                runs[tile_at(x, first[b] % O, first[b] / O)] -= 1;
+            prev[b] = last[b];
+        }
+    }
+    stat_grid_free(a, &xt);
+    stat_grid_free(a, &pt);
+    tessel_dealloc(a, prev);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, last);
+    tessel_dealloc(a, stamp);
+    tessel_dealloc(a, touched);
+    return rc;
+}
+
 /* Fills and rule-4 streaming of one input at level b. */
 static int input_side(nested *n, const side *sd, stat_counts *c)
 {
@@ -384,6 +571,10 @@ static int input_side(nested *n, const side *sd, stat_counts *c)
         rc = merge_column_alone(n, sd, runs);
     else if (sd->cf == 1 && pf >= 0 && pf < pk && (po < 0 || po < pf))
         rc = merge_row_walk(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < po && po < pk)
+        rc = merge_outer_walk(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < pk && pk < po)
+        rc = merge_column_walk(n, sd, runs);
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];

@@ -1,9 +1,9 @@
 /* The statistical estimator (d2t2 section 5): collects, per input matrix,
  * the base tile grid, the D2T2 statistics and the nonzeros per row and
  * column, then estimates one design point from those alone
- * (src/model/stat_spmspm.c). Supports SpMSpM and SpMV at a spec with one
- * buffer level below the backing store, default skipping, and the
- * single-name formats. With a tessel_stat_cache, points of one tile shape
+ * (src/model/stat_spmspm.c; nested buffer levels: stat_nested.c).
+ * Supports SpMSpM and SpMV at any number of buffer levels, default
+ * skipping, and the single-name formats. With a tessel_stat_cache, points of one tile shape
  * share a summary (src/model/stat_cache.c) and give the same results. */
 #include <math.h>
 #include <string.h>

@@ -271,6 +271,14 @@ static uint64_t row_blocks(const stat_grid *g, uint64_t r, uint64_t cf)
     return cnt;
 }
 
+/* row_blocks once per row: memo[k] is 1 + the count, 0 not yet known. */
+static double blocks_of(const stat_grid *p, uint64_t k, uint64_t cf, uint64_t *memo)
+{
+    if (!memo[k])
+        memo[k] = 1 + row_blocks(p, k, cf);
+    return (double)(memo[k] - 1);
+}
+
 /* Level-b order (k, f, o): inside one level b-1 tile, all uses of X(o, k)
  * at one k follow each other when it is the only tile of column k in its
  * o block: one run per outer f block instead of one per use. Marks those
@@ -281,11 +289,12 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t cb_o = outer_block(n, sd->xo), cb_f = outer_block(n, sd->xf);
     uint64_t *blk = zeroed(a, x->cols, sizeof(uint64_t)), *cnt = zeroed(a, x->cols, sizeof(uint64_t));
-    uint64_t *first = zeroed(a, x->cols, sizeof(uint64_t));
-    if (!blk || !cnt || !first) {
+    uint64_t *first = zeroed(a, x->cols, sizeof(uint64_t)), *memo = zeroed(a, p->rows, sizeof(uint64_t));
+    if (!blk || !cnt || !first || !memo) {
         tessel_dealloc(a, blk);
         tessel_dealloc(a, cnt);
         tessel_dealloc(a, first);
+        tessel_dealloc(a, memo);
         return TESSEL_ENOMEM;
     }
     for (uint64_t k = 0; k < x->cols; k++)
@@ -296,7 +305,7 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
             uint64_t k = x->col[t], b = block_of(o, cb_o);
             if (blk[k] != b) {
                 if (cnt[k] == 1 && k < p->rows)
-                    runs[first[k]] = (double)row_blocks(p, k, cb_f);
+                    runs[first[k]] = blocks_of(p, k, cb_f, memo);
                 blk[k] = b;
                 cnt[k] = 0;
                 first[k] = t;
@@ -305,10 +314,11 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
         }
     for (uint64_t k = 0; k < x->cols; k++)
         if (cnt[k] == 1 && k < p->rows)
-            runs[first[k]] = (double)row_blocks(p, k, cb_f);
+            runs[first[k]] = blocks_of(p, k, cb_f, memo);
     tessel_dealloc(a, blk);
     tessel_dealloc(a, cnt);
     tessel_dealloc(a, first);
+    tessel_dealloc(a, memo);
     return TESSEL_OK;
 }
 
@@ -558,11 +568,20 @@ static int input_side(nested *n, const side *sd, stat_counts *c)
     double *runs = zeroed(e->alloc, x->n, sizeof(double));
     if (!runs)
         return TESSEL_ENOMEM;
+    /* per k once: a pass per X tile would cost the effectual iterations */
+    double *per_k = zeroed(e->alloc, p->rows, sizeof(double));
+    if (!per_k) {
+        tessel_dealloc(e->alloc, runs);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < p->rows; k++)
+        per_k[k] = (double)row_blocks(p, k, sd->cf);
     for (uint64_t o = 0; o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
-            runs[t] = k < p->rows ? (double)row_blocks(p, k, sd->cf) : 0;
+            runs[t] = k < p->rows ? per_k[k] : 0;
         }
+    tessel_dealloc(e->alloc, per_k);
     /* runs merged inside one level b-1 tile, where level b's own loop
      * over f splits them (cf == 1) */
     int po = level_pos(n, sd->xo), pf = level_pos(n, sd->xf), pk = level_pos(n, XK);

@@ -428,7 +428,7 @@ static void nested_pair(tessel_tensor *a, tessel_tensor *b, const tessel_stat_op
     printf("nested: inputs median %.4f worst %.4f, output worst %.4f, dram worst %.4f\n",
            ins[nins / 2], worst_in, worst_out, worst_dram);
     ck_assert_msg(ins[nins / 2] <= max_median_in, "median input error %.4f", ins[nins / 2]);
-    ck_assert(worst_dram < 0.03);
+    ck_assert(worst_dram < 0.05);
 }
 
 START_TEST(nested_close_to_exact)

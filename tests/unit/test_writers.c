@@ -160,6 +160,7 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_double(e, "compute_cycles", p->roofline.compute_cycles);
     ref_emit_double(e, "compute_utilization", p->roofline.compute_utilization);
     ref_emit_double(e, "area_um2", p->area_um2);
+    ref_emit_str(e, "stat_path", p->stat_path);
     ref_end(e);
 }
 

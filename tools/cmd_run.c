@@ -560,6 +560,9 @@ static int finish(const run_request *req, run_state *st)
                 "base grid without the data; -e exact may decide others\n");
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
+        if (st->result.stat_walked)
+            printf("\nstat: no closed form for this spec; it walked the effectual tile "
+                   "iterations (as slow as --estimator exact)\n");
         if (tessel_template_of(spec) == TESSEL_TEMPLATE_SPARSEPIPE)
             print_sparsepipe(stdout, &st->sparsepipe);
         if ((has_strategy(spec) && tessel_template_of(spec) == TESSEL_TEMPLATE_NONE) ||

@@ -99,6 +99,8 @@ typedef struct tessel_result {
     double seconds;             /* wall time of the estimate (stat: from statistics) */
     double stats_seconds;       /* stat: time spent collecting the statistics */
     char estimator[16];         /* "exact" or "stat" */
+    int stat_walked;            /* stat: some boundary took the walk over effectual
+                                   iterations (stat_walk.c) instead of the closed form */
 } tessel_result;
 
 /* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all

@@ -92,6 +92,7 @@ typedef struct tessel_report_point {
     double area_um2;        /* tessel_design_energy.area_um2 */
     unsigned stat_offgrid_edges;     /* tessel_result.offgrid_edges */
     unsigned stat_design_may_differ; /* tessel_result.stat_design_may_differ */
+    char stat_path[8];      /* stat: "closed" or "walk" (tessel_result.stat_walked); else "" */
 } tessel_report_point;
 
 /* "spmspm", "ttm", "mttkrp", "spmv" or "other". Never NULL. */

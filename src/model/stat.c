@@ -1,14 +1,15 @@
 /* The statistical estimator (d2t2 section 5): collects, per input matrix,
  * the base tile grid, the D2T2 statistics and the nonzeros per row and
  * column, then estimates one design point from those alone
- * (src/model/stat_spmspm.c). Supports SpMSpM and SpMV at a spec with one
- * buffer level below the backing store, default skipping, and the
- * single-name formats. With a tessel_stat_cache, points of one tile shape
+ * (src/model/stat_spmspm.c; nested buffer levels: stat_nested.c).
+ * Supports SpMSpM and SpMV at any number of buffer levels, default
+ * skipping, and the single-name formats. With a tessel_stat_cache, points of one tile shape
  * share a summary (src/model/stat_cache.c) and give the same results. */
 #include <math.h>
 #include <string.h>
 
 #include "stat_internal.h"
+#include "stat_nested.h"
 
 void tessel_stat_options_init(tessel_stat_options *o)
 {
@@ -153,18 +154,24 @@ static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
 
 /* The closed sums of stat_spmspm.c cover one buffer level with default
  * skipping and no gating, and TTM with its output's two modes as adjacent
- * loops; everything else takes the walk (stat_walk.c). */
+ * loops; stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
+ * same skipping at every level). Everything else takes the walk
+ * (stat_walk.c). */
 static int closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
-    if (s->nlevels != 2 || e->kind == TESSEL_WORKLOAD_MTTKRP)
+    if (s->nlevels < 2 || e->kind == TESSEL_WORKLOAD_MTTKRP)
         return 0;
-    const tessel_spec_level *lv = &s->level[1];
-    for (unsigned i = 0; i < e->nin; i++) {
-        unsigned t = e->in[i].spec_tensor, other = e->in[1 - i].spec_tensor;
-        const tessel_spec_tensor_level *tl = &lv->tensor[t];
-        if (!(tl->sparse.skip_on >> other & 1u) || tl->sparse.gate_on)
-            return 0;
+    if (s->nlevels > 2 && e->kind == TESSEL_WORKLOAD_TTM)
+        return 0;
+    for (unsigned l = 1; l < s->nlevels; l++) {
+        const tessel_spec_level *lv = &s->level[l];
+        for (unsigned i = 0; i < e->nin; i++) {
+            unsigned t = e->in[i].spec_tensor, other = e->in[1 - i].spec_tensor;
+            const tessel_spec_tensor_level *tl = &lv->tensor[t];
+            if (!(tl->sparse.skip_on >> other & 1u) || tl->sparse.gate_on)
+                return 0;
+        }
     }
     if (e->kind != TESSEL_WORKLOAD_TTM)
         return 1;
@@ -874,6 +881,10 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (rc == STAT_CACHE_DECLINED)
             rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
                         : stat_walk_evaluate(&e, ins, sample, flops, diag);
+        /* boundary 1 above; the nested ones in closed form (stat_nested.c) */
+        for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++)
+            rc = stat_nested_evaluate(&e, b, ins, sample, diag);
+        out->stat_walked = !closed;
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -15,7 +15,8 @@ static const char traffic_header[] =
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
-    "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ\n";
+    "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
+    "stat_path\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -459,6 +460,7 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "area_um2", p->area_um2);
     emit_u64(e, "stat_offgrid_edges", p->stat_offgrid_edges);
     emit_u64(e, "stat_design_may_differ", p->stat_design_may_differ);
+    emit_str(e, "stat_path", p->stat_path);
     end(e);
 }
 

@@ -319,6 +319,149 @@ START_TEST(walk_equals_exact)
 }
 END_TEST
 
+/* Appends a buffer level below the last one: tiles i, k, j and its own
+ * loop order ("KIJ"), the same formats and an unbounded capacity. */
+static void add_level(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj)
+{
+    unsigned l = s->nlevels++;
+    s->level[l] = s->level[l - 1];
+    snprintf(s->level[l].name, sizeof(s->level[l].name), "L%u", l);
+    s->level[l].tile[0] = ti;
+    s->level[l].tile[1] = tj;
+    s->level[l].tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        s->level[l].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+}
+
+static double rel_err(double exact, double est)
+{
+    if (exact == est)
+        return 0;
+    return fabs(est - exact) / (exact > 0 ? exact : 1);
+}
+
+/* The worst relative error of the nested levels' counts (levels >= 2):
+ * inputs' fills and bytes, the output's write-backs, updates and bytes;
+ * the input ones separately (in), the output's (out). */
+static void nested_errors(const tessel_result *x, const tessel_result *r, double *in, double *out)
+{
+    for (unsigned l = 2; l < x->nlevels; l++)
+        for (unsigned t = 0; t < x->ntensors; t++) {
+            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
+            double *w = t == 0 ? out : in;
+            double e[4] = { rel_err((double)a->fills, (double)b->fills),
+                            rel_err((double)a->writebacks, (double)b->writebacks),
+                            rel_err((double)a->updates, (double)b->updates),
+                            rel_err((double)(a->data_bytes + a->metadata_bytes),
+                                    (double)(b->data_bytes + b->metadata_bytes)) };
+            for (unsigned i = 0; i < 4; i++)
+                *w = e[i] > *w ? e[i] : *w;
+        }
+}
+
+/* Nested buffer levels take the closed form of stat_nested.c: at 2 and 3
+ * buffer levels, every loop order at the outer level against three at
+ * the inner ones, two shape sets, and an output sample capped at 5 % of
+ * the multiplies. The effectual iterations equal the exact walk's; input
+ * fills are exact where every tile is non-empty and never below exact
+ * elsewhere; the output's bytes stay within the sample's error; the run
+ * says it did not walk. */
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* max_in, max_out: the worst relative error allowed for the inputs and
+ * the output at the nested levels; max_median_in: for the median of the
+ * inputs' worst errors over all points. */
+static void nested_pair(tessel_tensor *a, tessel_tensor *b, const tessel_stat_options *o,
+                        double max_in, double max_out, double max_median_in)
+{
+    double ins[72];
+    unsigned nins = 0;
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    static const char *const inner[3] = { "IJK", "IKJ", "KIJ" };
+    static const uint64_t sets[2][3][3] = {
+        { { 128, 256, 192 }, { 32, 64, 32 }, { 16, 32, 32 } },
+        { { 256, 128, 128 }, { 64, 64, 64 }, { 32, 32, 32 } },
+    };
+    double worst_in = 0, worst_out = 0, worst_dram = 0;
+    for (unsigned set = 0; set < 2; set++)
+        for (unsigned q = 0; q < 6; q++)
+            for (unsigned v = 0; v < 3; v++)
+                for (unsigned depth = 3; depth <= 4; depth++) {
+                    const uint64_t(*t)[3] = sets[set];
+                    tessel_spec s;
+                    spec_spmspm(&s, orders[q], t[0][0], t[0][1], t[0][2], 1, 0);
+                    add_level(&s, inner[v], t[1][0], t[1][1], t[1][2]);
+                    if (depth == 4)
+                        add_level(&s, inner[(v + 1) % 3], t[2][0], t[2][1], t[2][2]);
+                    tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, o);
+                    ck_assert_int_eq(r.stat_walked, 0);
+                    double in = 0, out = 0;
+                    nested_errors(&x, &r, &in, &out);
+                    char what[64];
+                    snprintf(what, sizeof(what), "set %u %s/%s depth %u", set, orders[q],
+                             inner[v], depth);
+                    /* the runs left uncounted (merges across outer tiles other
+                     * than along f) only add fills: never below the exact walk */
+                    for (unsigned l = 2; l < s.nlevels; l++)
+                        for (unsigned tt = 1; tt < 3; tt++)
+                            ck_assert_msg(r.traffic[l][tt].fills >= x.traffic[l][tt].fills,
+                                          "%s level %u tensor %u: fills %llu below exact %llu",
+                                          what, l, tt, (unsigned long long)r.traffic[l][tt].fills,
+                                          (unsigned long long)x.traffic[l][tt].fills);
+                    ck_assert_msg(out <= max_out, "%s: output %.4f", what, out);
+                    ck_assert_msg(in <= max_in, "%s: inputs %.4f", what, in);
+                    ins[nins++] = in;
+                    /* the same effectual iterations as the exact walk */
+                    for (unsigned l = 1; l < s.nlevels; l++)
+                        ck_assert_uint_eq(x.effectual_tiles[l], r.effectual_tiles[l]);
+                    ck_assert_uint_eq(x.intersections, r.intersections);
+                    double dram = rel_err((double)x.dram_bytes, (double)r.dram_bytes);
+                    worst_in = in > worst_in ? in : worst_in;
+                    worst_out = out > worst_out ? out : worst_out;
+                    worst_dram = dram > worst_dram ? dram : worst_dram;
+                }
+    qsort(ins, nins, sizeof(double), cmp_double);
+    printf("nested: inputs median %.4f worst %.4f, output worst %.4f, dram worst %.4f\n",
+           ins[nins / 2], worst_in, worst_out, worst_dram);
+    ck_assert_msg(ins[nins / 2] <= max_median_in, "median input error %.4f", ins[nins / 2]);
+    ck_assert(worst_dram < 0.05);
+}
+
+START_TEST(nested_close_to_exact)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = 16;
+    o.base[1] = 32;
+    o.output_fraction = 0.05;
+    o.output_min_flops = 0;
+    /* dense enough that every tile is non-empty, and sparse enough that
+     * runs merge across empty iterations; a shared matrix when present */
+    tessel_tensor *m[6] = { test_matrix(700, 600, 0.02, 1), test_matrix(600, 500, 0.03, 2),
+                            test_matrix(700, 600, 0.0005, 3), test_matrix(600, 500, 0.0005, 4),
+                            NULL, NULL };
+    unsigned pairs = 2;
+    if (access("../shared/data/mtx/bcsstk11.mtx.gz", R_OK) == 0) {
+        m[4] = m[5] = load("../shared/data/mtx/bcsstk11.mtx.gz");
+        pairs = 3;
+    }
+    /* all tiles non-empty: every input run counted exactly */
+    nested_pair(m[0], m[1], &o, 1e-9, 0.05, 1e-9);
+    /* a band and a few random entries: merges across outer tiles are left
+     * out, so a few points are far off (see README "Nested levels") */
+    nested_pair(m[2], m[3], &o, 0.40, 0.45, 0.05);
+    if (pairs > 2)
+        nested_pair(m[4], m[5], &o, 0.20, 0.35, 0.05);
+    for (unsigned i = 0; i < 5; i++)
+        tessel_tensor_free(&m[i]);
+}
+END_TEST
+
 START_TEST(refuses_what_it_does_not_model)
 {
     tessel_tensor *a = load("examples/data/G51.mtx.gz");
@@ -637,6 +780,7 @@ int main(void)
     tcase_add_test(tc, eq20_without_sample);
     tcase_add_test(tc, statistics_reused_across_points);
     tcase_add_test(tc, walk_equals_exact);
+    tcase_add_test(tc, nested_close_to_exact);
     tcase_add_test(tc, mttkrp_full_sample_equals_exact);
     tcase_add_test(tc, saved_statistics_roundtrip);
     tcase_add_test(tc, refuses_what_it_does_not_model);

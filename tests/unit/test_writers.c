@@ -163,6 +163,7 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_double(e, "area_um2", p->area_um2);
     ref_emit_u64(e, "stat_offgrid_edges", p->stat_offgrid_edges);
     ref_emit_u64(e, "stat_design_may_differ", p->stat_design_may_differ);
+    ref_emit_str(e, "stat_path", p->stat_path);
     ref_end(e);
 }
 

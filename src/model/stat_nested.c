@@ -1,0 +1,878 @@
+/* The stat estimator's closed form for a nested boundary b >= 2 of SpMSpM
+ * (and SpMV, whose j is a unit index): level b's tiles walked in the
+ * composite loop order of levels 1 .. b (exact_geometry's digits).
+ *
+ * The effectual iterations at boundary b are those of a one-level problem
+ * at level b's tile shape; only their order differs. A tile's uses come in
+ * runs split by the loop digits that precede its own innermost digit
+ * (d2t2 section 5, eqs. 16-17, with the tiling domain of the outer tile
+ * that holds each inner tile, generalised to nesting):
+ *
+ *  - input A(I, K) is used once per non-empty B(K, J); its uses that share
+ *    the j digits placed before A's innermost digit (i.e. one j tile at the
+ *    deepest level whose j loop is outside A's innermost loop) follow each
+ *    other, so A(I, K) is filled once per such coarse j block holding a
+ *    non-empty B tile of row K. B likewise per coarse i block of column K
+ *    of A.
+ *  - output Z(I, J) is visited in one run per coarse k block (k digits
+ *    before Z's innermost digit) holding an effectual K; runs are written
+ *    back, all but the first read back (rule 2), and a sampled output
+ *    nonzero is carried by every run of its tile from the block of its
+ *    first multiply on.
+ *
+ * Not counted: runs that merge because the iterations between two coarse
+ * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
+ * these at boundary 1; here they are left out, so fills and write-backs
+ * are upper bounds, see README "Nested levels"). Cost per boundary: the
+ * non-empty level-b tiles, plus the output pairs' bitsets
+ * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
+ * the output sample's cells: never the effectual iterations. */
+#include <math.h>
+#include <string.h>
+
+#include "stat_closed.h"
+#include "stat_nested.h"
+
+/* Output pair walks costing more word operations than this estimate the
+ * runs by independence instead. */
+#define NESTED_BITSET_BUDGET (UINT64_C(1) << 26)
+
+/* Engine indices of SpMSpM (exact_roles.c). */
+enum { XI = 0, XJ = 1, XK = 2 };
+
+typedef struct nested {
+    engine *e;
+    boundary bd;
+    stat_grid a, b;          /* A: rows I, columns K; B: rows K, columns J (level b) */
+    uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
+    uint64_t ext_i, ext_k, ext_j;
+    uint64_t cf_j, cf_i, cf_k; /* coarse blocks (in level-b tiles) separating runs of A, B, Z */
+    uint64_t *n_a, *n_ac;    /* per K: A tiles in column K, distinct i blocks among them */
+    uint64_t *n_b, *n_bc;    /* per K: B tiles in row K, distinct j blocks among them */
+    double *a_nnz, *b_nnz;   /* per K: nonzeros of A's column, B's row */
+    unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
+    uint64_t words;
+    uint64_t *arows, *bcols; /* bitsets over K per tile row of A, tile column of B */
+} nested;
+
+static void nested_free(nested *n)
+{
+    const tessel_allocator *a = n->e->alloc;
+    stat_grid_free(a, &n->a);
+    stat_grid_free(a, &n->b);
+    tessel_dealloc(a, n->n_a);
+    tessel_dealloc(a, n->n_ac);
+    tessel_dealloc(a, n->n_b);
+    tessel_dealloc(a, n->n_bc);
+    tessel_dealloc(a, n->a_nnz);
+    tessel_dealloc(a, n->b_nnz);
+    tessel_dealloc(a, n->arows);
+    tessel_dealloc(a, n->bcols);
+}
+
+static void *zeroed(const tessel_allocator *a, uint64_t n, size_t size)
+{
+    void *p = tessel_alloc_array(a, n ? n : 1, size);
+    if (p)
+        memset(p, 0, (n ? n : 1) * size);
+    return p;
+}
+
+/* Input i's grid at level b's shape, from the base grid. */
+static int derive_grid(nested *n, const stat_input *in, unsigned i, stat_grid *out,
+                       uint64_t *edge, tessel_diag *diag)
+{
+    engine *e = n->e;
+    for (unsigned m = 0; m < 2; m++) {
+        int rc = stat_derived_edge(e, &n->bd, e->in[i].x[m], in->grid->tile[m], &edge[m], diag);
+        if (rc)
+            return rc;
+    }
+    if (stat_grid_coarsen(in->base, edge[0] / in->grid->tile[0], edge[1] / in->grid->tile[1],
+                          e->alloc, out))
+        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return TESSEL_OK;
+}
+
+/* The coarse block, in level-b tiles of index f, whose change splits the
+ * runs of a tensor over engine indices x0 and x1: the finest tile of f
+ * among f's loop digits that precede the tensor's innermost digit.
+ * UINT64_MAX when none does (all uses of a tile are one run). */
+uint64_t stat_nested_block(const boundary *bd, unsigned x0, unsigned x1, unsigned f)
+{
+    /* a digit of one value (a level whose tile equals its parent's)
+     * never changes: it neither ends a tensor's loops nor splits runs */
+    int last = -1;
+    for (unsigned d = 0; d < bd->ndigits; d++)
+        if ((bd->d[d].x == x0 || bd->d[d].x == x1) && bd->d[d].radix > 1)
+            last = (int)d;
+    uint64_t block = UINT64_MAX;
+    for (int d = 0; d < last; d++)
+        if (bd->d[d].x == f && bd->d[d].radix > 1 && bd->d[d].div < block)
+            block = bd->d[d].div;
+    return block;
+}
+
+static int counts_init(nested *n)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t K = n->ext_k;
+    n->n_a = zeroed(a, K, sizeof(uint64_t));
+    n->n_ac = zeroed(a, K, sizeof(uint64_t));
+    n->n_b = zeroed(a, K, sizeof(uint64_t));
+    n->n_bc = zeroed(a, K, sizeof(uint64_t));
+    n->a_nnz = zeroed(a, K, sizeof(double));
+    n->b_nnz = zeroed(a, K, sizeof(double));
+    uint64_t *last = zeroed(a, K, sizeof(uint64_t));
+    if (!n->n_a || !n->n_ac || !n->n_b || !n->n_bc || !n->a_nnz || !n->b_nnz || !last) {
+        tessel_dealloc(a, last);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < K; k++)
+        last[k] = UINT64_MAX;
+    for (uint64_t i = 0; i < n->a.rows; i++) {
+        uint64_t blk = n->cf_i == UINT64_MAX ? 0 : i / n->cf_i;
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+            uint64_t k = n->a.col[t];
+            n->n_a[k]++;
+            n->a_nnz[k] += (double)n->a.nnz[t];
+            if (last[k] != blk) {
+                last[k] = blk;
+                n->n_ac[k]++;
+            }
+        }
+    }
+    for (uint64_t k = 0; k < K && k < n->b.rows; k++) {
+        uint64_t prev = UINT64_MAX;
+        n->n_b[k] = n->b.ptr[k + 1] - n->b.ptr[k];
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++) {
+            uint64_t blk = n->cf_j == UINT64_MAX ? 0 : n->b.col[t] / n->cf_j;
+            n->b_nnz[k] += (double)n->b.nnz[t];
+            if (blk != prev) {
+                prev = blk;
+                n->n_bc[k]++;
+            }
+        }
+    }
+    tessel_dealloc(a, last);
+    return TESSEL_OK;
+}
+
+/* `uses` uses of a tile of price pr in `runs` runs: a fill per run, and
+ * rule 4's overflow streamed again on every other use (as exact_walk). */
+static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, double uses)
+{
+    if (runs <= 0)
+        return;
+    c->fills += runs;
+    c->fill_data += runs * pr.data;
+    c->fill_meta += runs * pr.meta;
+    double total = pr.data + pr.meta;
+    if (!part || total <= (double)part)
+        return;
+    c->overflow_fills += runs;
+    double extra = total - (double)part, meta = floor(extra * pr.meta / total);
+    c->bumped_data += (uses - runs) * (extra - meta);
+    c->bumped_meta += (uses - runs) * meta;
+}
+
+/* First K >= from where A's row and B's column (bitsets x, y) are both
+ * non-empty, or UINT64_MAX. */
+static uint64_t next_common(const uint64_t *x, const uint64_t *y, uint64_t words, uint64_t from)
+{
+    uint64_t w = from / 64;
+    if (w >= words)
+        return UINT64_MAX;
+    uint64_t m = x[w] & y[w] & (~UINT64_C(0) << (from % 64));
+    while (!m) {
+        if (++w >= words)
+            return UINT64_MAX;
+        m = x[w] & y[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(m);
+}
+
+/* Last K < upto where both bitsets are set (one exists at or above the
+ * caller's k). */
+static uint64_t prev_common(const uint64_t *x, const uint64_t *y, uint64_t upto)
+{
+    uint64_t w = (upto - 1) / 64;
+    unsigned top = (unsigned)((upto - 1) % 64);
+    uint64_t m = x[w] & y[w] & (top == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (top + 1)) - 1);
+    while (!m) {
+        w--;
+        m = x[w] & y[w];
+    }
+    return w * 64 + 63u - (uint64_t)__builtin_clzll(m);
+}
+
+/* One input seen as X[o, k] against its partner P[k, f]: A with B
+ * (o = i, f = j), or B^T with A^T (o = j, f = i). */
+typedef struct side {
+    const stat_grid *x, *p;
+    unsigned xo, xf;           /* engine indices of o and f */
+    unsigned op;               /* operand: 0 A, 1 B */
+    uint64_t cf;               /* coarse f block splitting X's runs (stat_nested_block) */
+} side;
+
+/* Level b's own loop order: position of engine index x among level b's
+ * digits, -1 when level b has no loop over x. */
+static int level_pos(const nested *n, unsigned x)
+{
+    int p = 0;
+    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++) {
+        if (n->bd.d[d].radix <= 1)
+            continue; /* one value: no loop */
+        if (n->bd.d[d].x == x)
+            return p;
+        p++;
+    }
+    return -1;
+}
+
+/* The block of level b-1's tile along x, in level-b tiles; UINT64_MAX
+ * when level b-1 has no loop over x (one block). */
+static uint64_t outer_block(const nested *n, unsigned x)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].x == x)
+            return n->bd.d[d].div;
+    return UINT64_MAX;
+}
+
+static uint64_t block_of(uint64_t v, uint64_t cf)
+{
+    return cf == UINT64_MAX ? 0 : v / cf;
+}
+
+/* The outer blocks of f inside which X's runs can merge: level b-1's f
+ * tile, or none when level b-1's innermost loop (of the composite order
+ * of levels 1 .. b-1) is f's, so that consecutive outer tiles along f
+ * share X's tiles and continue its runs. */
+static uint64_t merge_block_f(const nested *n, unsigned xf)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].radix > 1)
+            return n->bd.d[d].x == xf ? UINT64_MAX : outer_block(n, xf);
+    return outer_block(n, xf);
+}
+
+/* Distinct blocks of cf among the columns of row r of g (sorted). */
+static uint64_t row_blocks(const stat_grid *g, uint64_t r, uint64_t cf)
+{
+    uint64_t cnt = 0, prev = UINT64_MAX;
+    for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+        uint64_t b = block_of(g->col[t], cf);
+        if (b != prev) {
+            prev = b;
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+/* row_blocks once per row: memo[k] is 1 + the count, 0 not yet known. */
+static double blocks_of(const stat_grid *p, uint64_t k, uint64_t cf, uint64_t *memo)
+{
+    if (!memo[k])
+        memo[k] = 1 + row_blocks(p, k, cf);
+    return (double)(memo[k] - 1);
+}
+
+/* Level-b order (k, f, o): inside one level b-1 tile, all uses of X(o, k)
+ * at one k follow each other when it is the only tile of column k in its
+ * o block: one run per outer f block instead of one per use. Marks those
+ * tiles' runs in runs[]. */
+static int merge_column_alone(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t cb_o = outer_block(n, sd->xo), cb_f = outer_block(n, sd->xf);
+    uint64_t *blk = zeroed(a, x->cols, sizeof(uint64_t)), *cnt = zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *first = zeroed(a, x->cols, sizeof(uint64_t)), *memo = zeroed(a, p->rows, sizeof(uint64_t));
+    if (!blk || !cnt || !first || !memo) {
+        tessel_dealloc(a, blk);
+        tessel_dealloc(a, cnt);
+        tessel_dealloc(a, first);
+        tessel_dealloc(a, memo);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < x->cols; k++)
+        blk[k] = UINT64_MAX;
+    /* a column's tiles per o block, in row order: how many, the first */
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t], b = block_of(o, cb_o);
+            if (blk[k] != b) {
+                if (cnt[k] == 1 && k < p->rows)
+                    runs[first[k]] = blocks_of(p, k, cb_f, memo);
+                blk[k] = b;
+                cnt[k] = 0;
+                first[k] = t;
+            }
+            cnt[k]++;
+        }
+    for (uint64_t k = 0; k < x->cols; k++)
+        if (cnt[k] == 1 && k < p->rows)
+            runs[first[k]] = blocks_of(p, k, cb_f, memo);
+    tessel_dealloc(a, blk);
+    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, memo);
+    return TESSEL_OK;
+}
+
+/* Level-b order (o, f, k): inside one level b-1 tile, row o of X meets
+ * the effectual f in turn, each over its effectual k in the outer k
+ * block; when the last k of one f is the first k of the next, X(o, k)
+ * stays resident (one-level IJK's reuse, stat_walk_pairs). Takes those
+ * merges off runs[]. Cost: rows x columns of f x words. */
+static int merge_row_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, words = (K + 63) / 64;
+    uint64_t cb_f = outer_block(n, sd->xf), cb_k = outer_block(n, XK);
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    long double cost = (long double)x->rows * (long double)F * (long double)words;
+    if (cost > (long double)NESTED_BITSET_BUDGET)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t *xr = zeroed(a, x->rows * words, sizeof(uint64_t));
+    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nkb, sizeof(uint64_t));
+    if (!xr || !pc || !last) {
+        tessel_dealloc(a, xr);
+        tessel_dealloc(a, pc);
+        tessel_dealloc(a, last);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
+    for (uint64_t k = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    for (uint64_t o = 0; o < x->rows; o++) {
+        if (x->ptr[o] == x->ptr[o + 1])
+            continue;
+        const uint64_t *r = &xr[o * words];
+        uint64_t fb = UINT64_MAX;
+        for (uint64_t f = 0; f < F; f++) {
+            if (block_of(f, cb_f) != fb) {
+                fb = block_of(f, cb_f);
+                for (uint64_t b = 0; b < nkb; b++)
+                    last[b] = UINT64_MAX;
+            }
+            const uint64_t *c = &pc[f * words];
+            uint64_t k = next_common(r, c, words, 0);
+            while (k != UINT64_MAX) {
+                uint64_t b = block_of(k, cb_k);
+                uint64_t end = cb_k == UINT64_MAX || (b + 1) * cb_k > K ? K : (b + 1) * cb_k;
+                uint64_t lastk = prev_common(r, c, end);
+                if (last[b] == k) {
+                    uint64_t t = x->ptr[o];
+                    while (x->col[t] != k)
+                        t++;
+                    runs[t] -= 1;
+                }
+                last[b] = lastk;
+                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+            }
+        }
+    }
+    tessel_dealloc(a, xr);
+    tessel_dealloc(a, pc);
+    tessel_dealloc(a, last);
+    return TESSEL_OK;
+}
+
+/* Level-b order (f, o, k): inside one level b-1 tile, each f walks the
+ * effectual (o, k) of X in order; when one f ends on the X tile the next
+ * f starts on, it stays resident (one-level IJK's reuse of B between
+ * rows, stat_walk_pairs). Takes those merges off runs[]. Cost: columns of
+ * f x rows x words. */
+static int merge_outer_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, O = x->rows;
+    uint64_t words = (K + 63) / 64;
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    long double cost = (long double)O * (long double)F * (long double)words;
+    if (cost > (long double)NESTED_BITSET_BUDGET || (long double)nob * nkb > 1e8L)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t nb = nob * nkb;
+    uint64_t *xr = zeroed(a, O * words, sizeof(uint64_t));
+    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
+    /* per (o block, k block): the last X tile (o * K + k) of the previous
+     * f, this f's first and last, and the f that set them */
+    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
+    int rc = TESSEL_OK;
+    if (!xr || !pc || !prev || !first || !last || !stamp || !touched) {
+        rc = TESSEL_ENOMEM;
+        goto done;
+    }
+    for (uint64_t o = 0; o < O; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
+    for (uint64_t k = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    uint64_t fb = UINT64_MAX;
+    for (uint64_t f = 0; f < F; f++) {
+        if (block_of(f, cb_f) != fb) {
+            fb = block_of(f, cb_f);
+            for (uint64_t b = 0; b < nb; b++)
+                prev[b] = UINT64_MAX;
+        }
+        const uint64_t *c = &pc[f * words];
+        uint64_t ntouched = 0;
+        for (uint64_t o = 0; o < O; o++) {
+            const uint64_t *r = &xr[o * words];
+            uint64_t k = next_common(r, c, words, 0);
+            while (k != UINT64_MAX) {
+                uint64_t kb = block_of(k, cb_k);
+                uint64_t end = cb_k == UINT64_MAX || (kb + 1) * cb_k > K ? K : (kb + 1) * cb_k;
+                uint64_t b = block_of(o, cb_o) * nkb + kb;
+                if (stamp[b] != f + 1) {
+                    stamp[b] = f + 1;
+                    first[b] = o * K + k;
+                    touched[ntouched++] = b;
+                }
+                last[b] = o * K + prev_common(r, c, end);
+                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+            }
+        }
+        for (uint64_t q = 0; q < ntouched; q++) {
+            uint64_t b = touched[q];
+            if (prev[b] == first[b]) {
+                uint64_t o = first[b] / K, k = first[b] % K, t = x->ptr[o];
+                while (x->col[t] != k)
+                    t++;
+                runs[t] -= 1;
+            }
+            prev[b] = last[b];
+        }
+    }
+done:
+    tessel_dealloc(a, xr);
+    tessel_dealloc(a, pc);
+    tessel_dealloc(a, prev);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, last);
+    tessel_dealloc(a, stamp);
+    tessel_dealloc(a, touched);
+    return rc;
+}
+
+/* Index of tile (r, c) of g, which must be non-empty. */
+static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
+{
+    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Level-b order (f, k, o): inside one level b-1 tile, each f walks its
+ * effectual k, each over the X tiles of column k; when one f ends on the
+ * X tile the next f starts on (the same k, whose column holds one tile in
+ * the o block), it stays resident (one-level IKJ's reuse of B between
+ * rows, input_b_outer). Takes those merges off runs[]. Cost: the
+ * partner's tiles times X's o blocks per column. */
+static int merge_column_walk(const nested *n, const side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    if ((long double)nob * nkb > 1e8L)
+        return TESSEL_OK; /* left as upper bounds */
+    uint64_t nb = nob * nkb;
+    stat_grid xt, pt;
+    memset(&xt, 0, sizeof(xt));
+    memset(&pt, 0, sizeof(pt));
+    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
+    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
+    int rc = stat_grid_transpose(x, a, &xt);
+    if (!rc)
+        rc = stat_grid_transpose(p, a, &pt);
+    if (!rc && (!prev || !first || !last || !stamp || !touched))
+        rc = TESSEL_ENOMEM;
+    uint64_t fb = UINT64_MAX;
+    for (uint64_t f = 0; !rc && f < pt.rows; f++) {
+        if (block_of(f, cb_f) != fb) {
+            fb = block_of(f, cb_f);
+            for (uint64_t b = 0; b < nb; b++)
+                prev[b] = UINT64_MAX;
+        }
+        uint64_t ntouched = 0;
+        for (uint64_t u = pt.ptr[f]; u < pt.ptr[f + 1]; u++) {
+            uint64_t k = pt.col[u];
+            if (k >= xt.rows)
+                continue;
+            /* column k of X in runs of one o block */
+            for (uint64_t t = xt.ptr[k]; t < xt.ptr[k + 1];) {
+                uint64_t ob = block_of(xt.col[t], cb_o), e = t;
+                while (e + 1 < xt.ptr[k + 1] && block_of(xt.col[e + 1], cb_o) == ob)
+                    e++;
+                uint64_t b = ob * nkb + block_of(k, cb_k);
+                if (stamp[b] != f + 1) {
+                    stamp[b] = f + 1;
+                    first[b] = k * O + xt.col[t];
+                    touched[ntouched++] = b;
+                }
+                last[b] = k * O + xt.col[e];
+                t = e + 1;
+            }
+        }
+        for (uint64_t q = 0; q < ntouched; q++) {
+            uint64_t b = touched[q];
+            if (prev[b] == first[b])
+                runs[tile_at(x, first[b] % O, first[b] / O)] -= 1;
+            prev[b] = last[b];
+        }
+    }
+    stat_grid_free(a, &xt);
+    stat_grid_free(a, &pt);
+    tessel_dealloc(a, prev);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, last);
+    tessel_dealloc(a, stamp);
+    tessel_dealloc(a, touched);
+    return rc;
+}
+
+/* Fills and rule-4 streaming of one input at level b. */
+static int input_side(nested *n, const side *sd, stat_counts *c)
+{
+    engine *e = n->e;
+    const operand *op = &e->in[sd->op];
+    const stat_grid *x = sd->x, *p = sd->p;
+    tile_cost cost;
+    exact_tile_cost_init(e, &n->bd, op, &cost);
+    pricer pr = stat_pricer_of(&cost);
+    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
+    double *runs = zeroed(e->alloc, x->n, sizeof(double));
+    if (!runs)
+        return TESSEL_ENOMEM;
+    /* per k once: a pass per X tile would cost the effectual iterations */
+    double *per_k = zeroed(e->alloc, p->rows, sizeof(double));
+    if (!per_k) {
+        tessel_dealloc(e->alloc, runs);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < p->rows; k++)
+        per_k[k] = (double)row_blocks(p, k, sd->cf);
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t];
+            runs[t] = k < p->rows ? per_k[k] : 0;
+        }
+    tessel_dealloc(e->alloc, per_k);
+    /* runs merged inside one level b-1 tile, where level b's own loop
+     * over f splits them (cf == 1) */
+    int po = level_pos(n, sd->xo), pf = level_pos(n, sd->xf), pk = level_pos(n, XK);
+    int rc = TESSEL_OK;
+    if (sd->cf == 1 && pk >= 0 && pk < pf && pf < po)
+        rc = merge_column_alone(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < pk && (po < 0 || po < pf))
+        rc = merge_row_walk(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < po && po < pk)
+        rc = merge_outer_walk(n, sd, runs);
+    else if (sd->cf == 1 && pf >= 0 && pf < pk && pk < po)
+        rc = merge_column_walk(n, sd, runs);
+    for (uint64_t o = 0; !rc && o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t];
+            double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
+            input_uses(c, stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
+        }
+    tessel_dealloc(e->alloc, runs);
+    return rc;
+}
+
+static int inputs(nested *n, stat_outcome *o)
+{
+    const tessel_allocator *a = n->e->alloc;
+    stat_grid bt, at;
+    memset(&bt, 0, sizeof(bt));
+    memset(&at, 0, sizeof(at));
+    side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+    int rc = input_side(n, &sa, &o->a);
+    if (!rc)
+        rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        rc = stat_grid_transpose(&n->a, a, &at);
+    if (!rc) {
+        side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
+        rc = input_side(n, &sb, &o->b);
+    }
+    stat_grid_free(a, &bt);
+    stat_grid_free(a, &at);
+    for (uint64_t k = 0; k < n->ext_k; k++) {
+        o->effectual += (double)n->n_a[k] * (double)n->n_b[k];
+        o->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
+        o->operand_nnz[1] += n->b_nnz[k] * (double)n->n_a[k];
+    }
+    return rc;
+}
+
+static int bitsets_init(nested *n)
+{
+    const tessel_allocator *a = n->e->alloc;
+    n->words = (n->ext_k + 63) / 64;
+    n->arows = zeroed(a, n->ext_i * n->words, sizeof(uint64_t));
+    n->bcols = zeroed(a, n->ext_j * n->words, sizeof(uint64_t));
+    if (!n->arows || !n->bcols)
+        return TESSEL_ENOMEM;
+    for (uint64_t i = 0; i < n->a.rows; i++)
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+            uint64_t k = n->a.col[t];
+            n->arows[i * n->words + k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    for (uint64_t k = 0; k < n->b.rows && k < n->ext_k; k++)
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++) {
+            uint64_t j = n->b.col[t];
+            n->bcols[j * n->words + k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    return TESSEL_OK;
+}
+
+/* Effectual coarse k blocks of output pair (i, j), ascending, into blk;
+ * returns how many. One step per block, not per effectual K. */
+static uint64_t pair_blocks(const nested *n, uint64_t i, uint64_t j, uint64_t *blk)
+{
+    const uint64_t *x = &n->arows[i * n->words], *y = &n->bcols[j * n->words];
+    uint64_t cnt = 0, k = next_common(x, y, n->words, 0);
+    while (k != UINT64_MAX) {
+        uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+        blk[cnt++] = b;
+        if (n->cf_k == UINT64_MAX || (b + 1) * n->cf_k >= n->ext_k)
+            break;
+        k = next_common(x, y, n->words, (b + 1) * n->cf_k);
+    }
+    return cnt;
+}
+
+/* Output pairs visited and their runs, without the bitsets: per A tile
+ * row and coarse k block, the output columns are the union of the B tile
+ * rows met, taken as independent (as stat_estimate_pairs). */
+static void estimate_runs(const nested *n, double *pairs, double *runs)
+{
+    double J = (double)n->ext_j;
+    *pairs = *runs = 0;
+    for (uint64_t i = 0; i < n->a.rows; i++) {
+        double empty = 1, sum = 0, bempty = 1, bsum = 0;
+        uint64_t blk = UINT64_MAX;
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+            uint64_t k = n->a.col[t], b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+            double r = (double)n->n_b[k];
+            if (b != blk) {
+                double u = J * (1 - bempty);
+                *runs += u < bsum ? u : bsum;
+                bempty = 1, bsum = 0, blk = b;
+            }
+            empty *= 1 - r / J;
+            sum += r;
+            bempty *= 1 - r / J;
+            bsum += r;
+        }
+        double u = J * (1 - bempty);
+        *runs += u < bsum ? u : bsum;
+        u = J * (1 - empty);
+        *pairs += u < sum ? u : sum;
+    }
+}
+
+static void walk_runs(const nested *n, uint64_t *blk, double *pairs, double *runs)
+{
+    *pairs = *runs = 0;
+    for (uint64_t i = 0; i < n->a.rows; i++) {
+        if (n->a.ptr[i] == n->a.ptr[i + 1])
+            continue;
+        for (uint64_t j = 0; j < n->ext_j; j++) {
+            uint64_t c = pair_blocks(n, i, j, blk);
+            *pairs += c ? 1 : 0;
+            *runs += (double)c;
+        }
+    }
+}
+
+/* Runs of its tile from the block of its first multiply on, summed over
+ * the sample's nonzeros (weighted): the nonzeros the write-backs carry. */
+static double sample_written(const nested *n, const stat_output_sample *s, uint64_t *blk)
+{
+    uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1], fk = n->ea[1] / s->base[2];
+    uint64_t last_i = UINT64_MAX, last_j = UINT64_MAX, cnt = 0;
+    double sum = 0;
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g];
+        uint64_t i = s->ci[c] / fi, j = s->cj[c] / fj;
+        if (i >= n->ext_i || j >= n->ext_j)
+            continue;
+        if (i != last_i || j != last_j)
+            cnt = pair_blocks(n, i, j, blk);
+        last_i = i, last_j = j;
+        for (; c < s->gstart[g + 1]; c++) {
+            uint64_t k = s->ck[c] / fk;
+            uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+            uint64_t lo = 0, hi = cnt; /* first block >= b */
+            while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (blk[mid] < b)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            sum += (double)(cnt - lo) * s->weight[c];
+        }
+    }
+    return sum;
+}
+
+/* Output tiles are priced affinely between an empty and a full tile, as
+ * stat_spmspm.c's output (exact for the single-name formats). */
+static void output_traffic(nested *n, const stat_output_sample *s, stat_outcome *o)
+{
+    engine *e = n->e;
+    tile_cost cz;
+    exact_tile_cost_init(e, &n->bd, &e->out, &cz);
+    uint64_t cells = n->bd.tile[XI] * n->bd.tile[XJ], d0, m0, d1, m1;
+    exact_tile_bytes(&cz, 0, NULL, &d0, &m0);
+    exact_tile_bytes(&cz, cells ? cells : 1, NULL, &d1, &m1);
+    double per_d = ((double)d1 - (double)d0) / (double)(cells ? cells : 1);
+    double per_m = ((double)m1 - (double)m0) / (double)(cells ? cells : 1);
+    double pairs = o->out_pairs, runs = o->z_writebacks, nnz = s->nnz, written = o->out_nnz;
+    if (written < nnz)
+        written = nnz;
+    double read = written - nnz;
+    o->z_updates = runs - pairs;
+    o->z_out_data = written * per_d;
+    o->z_out_meta = runs * (double)m0 + written * per_m;
+    o->z_in_data = read * per_d;
+    o->z_in_meta = o->z_updates * (double)m0 + read * per_m;
+    o->out_nnz = nnz;
+}
+
+static int output(nested *n, const stat_output_sample *s, stat_outcome *o)
+{
+    long double cost = (long double)n->ext_i * (long double)n->ext_j *
+                       (long double)((n->ext_k + 63) / 64);
+    double pairs, runs, written;
+    if (cost <= (long double)NESTED_BITSET_BUDGET) {
+        uint64_t *blk = tessel_alloc_array(n->e->alloc, n->ext_k + 1, sizeof(uint64_t));
+        if (!blk || bitsets_init(n)) {
+            tessel_dealloc(n->e->alloc, blk);
+            return TESSEL_ENOMEM;
+        }
+        walk_runs(n, blk, &pairs, &runs);
+        written = sample_written(n, s, blk);
+        tessel_dealloc(n->e->alloc, blk);
+    } else {
+        /* linear growth of a pair's partial tile over its runs (eq. 19) */
+        estimate_runs(n, &pairs, &runs);
+        written = pairs > 0 ? s->nnz * (runs / pairs + 1) / 2 : s->nnz;
+    }
+    o->out_pairs = pairs;
+    o->z_writebacks = runs;
+    o->out_nnz = written; /* output_traffic sets the nonzeros */
+    output_traffic(n, s, o);
+    return TESSEL_OK;
+}
+
+static void store_counts(tessel_traffic *tr, const stat_counts *c)
+{
+    tr->fills = model_count(c->fills);
+    tr->in_data = model_count(c->fill_data + c->bumped_data);
+    tr->in_metadata = model_count(c->fill_meta + c->bumped_meta);
+    tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
+}
+
+static void store(nested *n, const stat_outcome *o)
+{
+    engine *e = n->e;
+    tessel_result *r = e->res;
+    unsigned b = n->bd.b;
+    store_counts(&r->traffic[b][e->in[0].spec_tensor], &o->a);
+    store_counts(&r->traffic[b][e->in[1].spec_tensor], &o->b);
+    tessel_traffic *tz = &r->traffic[b][0];
+    tz->writebacks = model_count(o->z_writebacks);
+    tz->updates = model_count(o->z_updates);
+    tz->out_data = model_count(o->z_out_data);
+    tz->out_metadata = model_count(o->z_out_meta);
+    tz->in_data = model_count(o->z_in_data);
+    tz->in_metadata = model_count(o->z_in_meta);
+    r->overflow_tiles += model_count(o->a.overflow_fills + o->b.overflow_fills);
+    r->effectual_tiles[b] = model_count(o->effectual);
+    if (b + 1 == e->nlev) {
+        /* the MACs read each innermost effectual iteration's operand nonzeros */
+        uint64_t coord = e->spec->level[b].coord_bits / 8;
+        r->intersections = model_count(o->operand_nnz[0] + o->operand_nnz[1]);
+        r->traffic[b][e->in[0].spec_tensor].child_read_metadata =
+            model_count(o->operand_nnz[0] * (double)coord);
+        r->traffic[b][e->in[1].spec_tensor].child_read_metadata =
+            model_count(o->operand_nnz[1] * (double)coord);
+    }
+}
+
+int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
+                         const stat_output_sample *s, tessel_diag *diag)
+{
+    if (!s)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, NULL,
+                               "nested levels price the output from the output sample; "
+                               "--output-sample 0 leaves none");
+    nested n;
+    memset(&n, 0, sizeof(n));
+    n.e = e;
+    n.bd.b = b;
+    boundary outer;
+    memset(&outer, 0, sizeof(outer));
+    outer.b = b - 1;
+    int rc = exact_geometry(e, &outer);
+    if (!rc)
+        rc = exact_geometry(e, &n.bd);
+    n.first_digit = outer.ndigits;
+    if (!rc)
+        rc = derive_grid(&n, in[0], 0, &n.a, n.ea, diag);
+    if (!rc)
+        rc = derive_grid(&n, in[1], 1, &n.b, n.eb, diag);
+    if (rc) {
+        nested_free(&n);
+        return rc;
+    }
+    n.ext_i = n.a.rows;
+    n.ext_k = n.a.cols > n.b.rows ? n.a.cols : n.b.rows;
+    n.ext_j = n.b.cols;
+    n.cf_j = stat_nested_block(&n.bd, XI, XK, XJ);
+    n.cf_i = stat_nested_block(&n.bd, XK, XJ, XI);
+    n.cf_k = stat_nested_block(&n.bd, XI, XJ, XK);
+    stat_outcome o;
+    memset(&o, 0, sizeof(o));
+    rc = counts_init(&n);
+    if (!rc)
+        rc = inputs(&n, &o);
+    if (!rc)
+        rc = output(&n, s, &o);
+    if (!rc) {
+        store(&n, &o);
+        exact_algorithmic_counts(e, &n.bd);
+    }
+    nested_free(&n);
+    if (rc == TESSEL_ENOMEM)
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return rc;
+}

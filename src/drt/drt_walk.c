@@ -976,18 +976,20 @@ static void finish(walker *w, tessel_drt_summary *summary)
     }
     r->macs = d->macs;
     /* the final output, and compulsory traffic (rule 3) */
-    double nnz = o->total_n, tiles = o->total_m;
+    double nnz = o->total_n;
     r->output_nnz = count_of(nnz);
-    oq fq = { .n = nnz, .m = tiles };
-    double od, om;
-    out_bytes(w, &fq, &od, &om);
-    uint64_t comp = count_of(od + om);
-    for (unsigned role = DRT_A; role <= DRT_B; role++) {
-        uint64_t a, b;
-        bytes_of(&w->c[role], d->grid[role].ntiles_all, d->grid[role].nnz_all, &a, &b);
-        comp += a + b;
+    /* rule 3 as in every estimator: each tensor once, untiled, in the
+     * backing store's format (per-rank formats there: rows not counted) */
+    double comp = 0;
+    for (unsigned role = DRT_Z; role <= DRT_B; role++) {
+        unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
+        uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
+        double b = 0, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
+        if (tessel_model_untiled_bytes(w->spec, d->roles.tensor[role], 2, dims, NULL, n, &b, NULL))
+            b = 1.8e19;
+        comp += b;
     }
-    r->compulsory_bytes = comp;
+    r->compulsory_bytes = count_of(comp);
     /* derived counts, as the exact estimator's (one buffer level) */
     uint64_t value_bytes = w->spec->level[w->lv].value_bits / 8;
     for (unsigned t = 0; t < r->ntensors; t++) {

@@ -60,6 +60,7 @@ static int run_boundary(engine *e, unsigned b)
         e->res->macs = macs;
         if (b == 1) {
             exact_compulsory(e, &bd);
+            rc = exact_untiled_compulsory(e, &bd);
             const out_table *t = &bd.table[bd.ntables - 1];
             e->res->output_nnz = 0;
             for (uint64_t o = 0; o < t->nout; o++)

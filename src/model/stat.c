@@ -841,6 +841,8 @@ int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_dat
         if (rc == STAT_CACHE_DECLINED)
             rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
                         : stat_walk_evaluate(&e, ins, sample, flops, diag);
+        if (!rc)
+            rc = stat_compulsory(&e, ins, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -145,6 +145,13 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,
                        double flops, tessel_diag *diag);
 
+/* compulsory.c: rule 3 from the line counts and e->res->output_nnz. */
+int stat_compulsory(engine *e, const stat_input *const *in, tessel_diag *diag);
+/* compulsory.c: rule 3 from expected nonzeros per input (analytic
+ * density models) and e->res->output_nnz; non-empty rows as distinct
+ * values of uniformly spread nonzeros. */
+int model_compulsory_expected(engine *e, const double *nnz, tessel_diag *diag);
+
 /* stat.c: the parts of a tessel_stat_data the file code reads and fills. */
 typedef struct stat_data_view {
     const tessel_allocator *alloc;

@@ -89,6 +89,10 @@ typedef struct tessel_result {
                                      untiled tensors in that format: what tiling adds */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
+    /* The tiles priced (summary.csv `tiles`): level l's edge per workload
+     * index, whole modes as their extent; all 0 for a level the estimator
+     * did not tile uniformly (templates, DRT's dynamic tiles). */
+    uint64_t tile[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_INDICES];
     double seconds;             /* wall time of the estimate (stat: from statistics) */
     double stats_seconds;       /* stat: time spent collecting the statistics */
     char estimator[16];         /* "exact" or "stat" */

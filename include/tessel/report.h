@@ -89,6 +89,13 @@ typedef struct tessel_report_point {
     double traffic_ratio;   /* dram_bytes / compulsory_bytes; 0 when compulsory_bytes is 0 */
     double model_seconds;   /* the estimator's wall time (tessel_result.seconds) */
     double area_um2;        /* tessel_design_energy.area_um2 */
+    /* Decisions and energy terms (issue 20; README.md "Reports"): */
+    int64_t tiled_metadata_bytes; /* tessel_result.tiled_metadata_bytes */
+    char tiles[512];        /* "LLB=i:64,j:1024,k:1024;PEB=i:8,j:64,k:16": the tiles priced */
+    /* level l's storage energy by action (all tensors) and its leakage:
+     * read, write, update, metadata_read, metadata_write, leak */
+    double level_action_pj[TESSEL_SPEC_MAX_LEVELS][6];
+    tessel_design_energy energy; /* the components' pJ and provenance that priced the point */
 } tessel_report_point;
 
 /* "spmspm", "ttm", "mttkrp", "spmv" or "other". Never NULL. */

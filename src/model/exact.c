@@ -110,6 +110,15 @@ void exact_finish_counts(engine *e)
     r->dram_bytes = 0;
     for (unsigned t = 0; t < r->ntensors; t++)
         r->dram_bytes += r->traffic[0][t].data_bytes + r->traffic[0][t].metadata_bytes;
+    /* the tiles as priced: a whole mode (0) or an edge past it is the extent */
+    for (unsigned l = 1; l <= L; l++)
+        for (unsigned x = 0; x < e->nx; x++) {
+            int w = e->spec_index[x];
+            if (w < 0 || (unsigned)w >= TESSEL_SPEC_MAX_INDICES)
+                continue;
+            uint64_t edge = e->spec->level[l].tile[w];
+            r->tile[l][w] = edge && edge < e->extent[x] ? edge : e->extent[x];
+        }
 }
 
 void exact_engine_free(engine *e)

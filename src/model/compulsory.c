@@ -172,44 +172,54 @@ static double distinct(double n, double of)
  * the first input is productive unless all its a_i nonzeros meet empty
  * rows of the second (independence: probability q^{a_i}, q the share of
  * empty contracted slices); 3-tensors' fibres spread uniformly. */
-int stat_compulsory(engine *e, const stat_input *const *in, tessel_diag *diag)
+void stat_census_collect(const engine *e, const stat_input *const *in, stat_census *c)
 {
-    double at0 = 0, at1 = 0, occ[2] = { 0, 0 }, nnz;
+    memset(c, 0, sizeof(*c));
     uint64_t shape[3];
-    for (unsigned i = 0; i < e->nin; i++) {
+    for (unsigned i = 0; i < e->nin && i < NIN; i++) {
         const operand *o = &e->in[i];
         const stat_input *s = in[i];
         operand_shape(e, o, shape);
-        occ[0] = nonempty_lines(s->line_nnz[0], s->dims[0], &nnz);
-        occ[1] = 0;
+        c->rows[i] = nonempty_lines(s->line_nnz[0], s->dims[0], &c->nnz[i]);
         for (uint64_t r = 0; o->order == 3 && r < s->dims[0]; r++)
-            occ[1] += distinct((double)s->line_nnz[0][r], (double)shape[1]);
-        int rc = both_levels(e, o, shape, occ, nnz, &at0, &at1, diag);
+            c->fibers[i] += distinct((double)s->line_nnz[0][r], (double)shape[1]);
+    }
+    if (e->nin < 2)
+        return;
+    const stat_input *a = in[0], *b = in[1];
+    double k_nonempty = nonempty_lines(b->line_nnz[0], b->dims[0], NULL);
+    double logq = b->dims[0] && k_nonempty < (double)b->dims[0]
+                      ? log1p(-k_nonempty / (double)b->dims[0])
+                      : -700.0;
+    double xs = e->out.order == 3 ? (double)e->extent[e->out.x[1]] : 1;
+    for (uint64_t r = 0; r < a->dims[0]; r++) {
+        double ai = (double)a->line_nnz[0][r];
+        if (ai <= 0)
+            continue;
+        c->out_rows += -expm1(ai * logq);
+        if (e->out.order == 3) {
+            double fibers = distinct(ai, xs);
+            c->out_fibers += fibers * -expm1(ai / fibers * logq);
+        }
+    }
+}
+
+int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag)
+{
+    double at0 = 0, at1 = 0, occ[2];
+    uint64_t shape[3];
+    for (unsigned i = 0; i < e->nin; i++) {
+        const operand *o = &e->in[i];
+        operand_shape(e, o, shape);
+        occ[0] = c->rows[i];
+        occ[1] = c->fibers[i];
+        int rc = both_levels(e, o, shape, occ, c->nnz[i], &at0, &at1, diag);
         if (rc)
             return rc;
     }
     double out_nnz = (double)e->res->output_nnz;
-    occ[0] = occ[1] = 0;
-    if (exact_output_needs_prefixes(e) && e->nin >= 2) {
-        const stat_input *a = in[0], *b = in[1];
-        double k_nonempty = nonempty_lines(b->line_nnz[0], b->dims[0], NULL);
-        double logq = b->dims[0] && k_nonempty < (double)b->dims[0]
-                          ? log1p(-k_nonempty / (double)b->dims[0])
-                          : -700.0;
-        double xs = e->out.order == 3 ? (double)e->extent[e->out.x[1]] : 1;
-        for (uint64_t r = 0; r < a->dims[0]; r++) {
-            double ai = (double)a->line_nnz[0][r];
-            if (ai <= 0)
-                continue;
-            occ[0] += -expm1(ai * logq);
-            if (e->out.order == 3) {
-                double fibers = distinct(ai, xs);
-                occ[1] += fibers * -expm1(ai / fibers * logq);
-            }
-        }
-        occ[0] = occ[0] < out_nnz ? occ[0] : out_nnz;
-        occ[1] = occ[1] < out_nnz ? occ[1] : out_nnz;
-    }
+    occ[0] = c->out_rows < out_nnz ? c->out_rows : out_nnz;
+    occ[1] = c->out_fibers < out_nnz ? c->out_fibers : out_nnz;
     operand_shape(e, &e->out, shape);
     int rc = both_levels(e, &e->out, shape, occ, out_nnz, &at0, &at1, diag);
     if (!rc)

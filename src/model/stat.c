@@ -629,6 +629,7 @@ struct tessel_stat_data {
     stat_output_sample sample;
     double seconds;
     double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
+    stat_census census;   /* rule 3's counts (compulsory.c) */
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -707,6 +708,8 @@ void stat_data_finish(tessel_stat_data *s)
 {
     if (s->e.kind != TESSEL_WORKLOAD_MTTKRP)
         s->flops = flops_of(input_of(s, 0), input_of(s, 1));
+    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
+    stat_census_collect(&s->e, ins, &s->census);
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -842,7 +845,7 @@ int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_dat
             rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
                         : stat_walk_evaluate(&e, ins, sample, flops, diag);
         if (!rc)
-            rc = stat_compulsory(&e, ins, diag);
+            rc = stat_compulsory(&e, &s->census, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

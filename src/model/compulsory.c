@@ -81,7 +81,7 @@ static int both_levels(const engine *e, const operand *o, const uint64_t *shape,
                        const double *occ, double nnz, double *at0, double *at1,
                        tessel_diag *diag)
 {
-    double b0, b1 = 0;
+    double b0 = 0, b1 = 0;
     int rc = untiled_bytes(e->spec, 0, o->spec_tensor, o->order, o->ranks, shape, occ, nnz, &b0,
                            diag);
     if (!rc && e->spec->nlevels > 1)

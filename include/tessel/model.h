@@ -223,12 +223,14 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
 void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n);
 
 /* Rule 3 (DESIGN.md): bytes of one whole tensor, workload tensor `tensor`
- * (0 = the output), untiled, in the backing store's (level 0) format, in
+ * (0 = the output), untiled, in level `level`'s format (compulsory
+ * traffic: level 0, the backing store; tiled metadata: level 1), in
  * canonical mode order with extents dims[0 .. order); occupied[d] (may be
  * NULL with single-name formats) the distinct non-empty coordinate
  * prefixes of length d + 1, nnz its nonzeros. For modules that compute
  * compulsory traffic outside the estimators (templates, DRT). */
-int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned tensor, unsigned order,
+int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned level, unsigned tensor,
+                               unsigned order,
                                const uint64_t *dims, const double *occupied, double nnz,
                                double *bytes, tessel_diag *diag);
 

@@ -245,14 +245,16 @@ int model_compulsory_expected(engine *e, const double *nnz, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned tensor, unsigned order,
+int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned level, unsigned tensor,
+                               unsigned order,
                                const uint64_t *dims, const double *occupied, double nnz,
                                double *bytes, tessel_diag *diag)
 {
     double none[2] = { 0, 0 };
-    if (order < 1 || order > 3 || tensor >= spec->workload.ntensors)
+    if (order < 1 || order > 3 || tensor >= spec->workload.ntensors || level >= spec->nlevels)
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
-                               "untiled bytes: tensor %u of order %u", tensor, order);
-    return untiled_bytes(spec, 0, tensor, order, order, dims, occupied ? occupied : none, nnz,
+                               "untiled bytes: tensor %u of order %u at level %u", tensor, order,
+                               level);
+    return untiled_bytes(spec, level, tensor, order, order, dims, occupied ? occupied : none, nnz,
                          bytes, diag);
 }

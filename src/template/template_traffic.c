@@ -89,7 +89,7 @@ static uint64_t compulsory(const tessel_spec *spec, const tpl_roles *rl, const t
     double total = 0;
     for (unsigned m = 0; m < 3; m++) {
         double b;
-        if (tessel_model_untiled_bytes(spec, t[m], 2, dims[m], &rows[m], nnz[m], &b, NULL))
+        if (tessel_model_untiled_bytes(spec, 0, t[m], 2, dims[m], &rows[m], nnz[m], &b, NULL))
             return UINT64_MAX; /* a per-rank format the matrix cannot take */
         total += b;
     }

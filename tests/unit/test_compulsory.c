@@ -181,10 +181,10 @@ START_TEST(test_public_untiled)
     spec_of(&s, "IJK", 0, 0, 0, 1);
     uint64_t dims[2] = { 600, 500 };
     double b = 0;
-    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 1, 2, dims, NULL, 3000, &b, NULL), 0);
+    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 0, 1, 2, dims, NULL, 3000, &b, NULL), 0);
     ck_assert_uint_eq((uint64_t)b, csr(600, 3000));
     tessel_diag diag;
-    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 7, 2, dims, NULL, 1, &b, &diag),
+    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 0, 7, 2, dims, NULL, 1, &b, &diag),
                      TESSEL_EINVAL);
 }
 END_TEST

@@ -62,8 +62,11 @@ static void help(void)
         "  -o, --output DIR        also write DIR/compare.csv (columns in README.md)\n"
         "      --no-timing         write seconds as 0 (reproducible files)\n"
         "  -q, --quiet             print nothing on standard output\n\n"
-        "A strategy that cannot run on the spec (e.g. drt on a spec with two buffer\n"
-        "levels) gets a row with its error; the exit status is then 1.\n"
+        "A strategy that does not apply to the spec (e.g. drt on a spec with two buffer\n"
+        "levels or on TTM) is skipped with a one-line note on standard error and\n"
+        "no row; one that applies but fails gets a row with its error and the exit\n"
+        "status is then 1. Exit 0 when every applicable strategy ran; 2 when none\n"
+        "applies.\n"
         "A spec with template: extensor gets one row per variant (n, p, ob, drt, named\n"
         "after the strategy each runs), all with the spec's loop orders.\n\n"
         "example:\n"
@@ -76,6 +79,7 @@ typedef struct compare_row {
     tessel_strategy_choice choice;
     tessel_report_point point;
     double estimate_seconds;
+    int skipped; /* the strategy does not apply (TESSEL_EUNSUPPORTED): no row */
     char error[640];
 } compare_row;
 
@@ -294,6 +298,7 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
                                                                       : tessel_strerror(rc));
+    row->skipped = rc == TESSEL_EUNSUPPORTED;
     tessel_spec_free(&spec);
 }
 
@@ -338,6 +343,7 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
                                                                       : tessel_strerror(rc));
+    row->skipped = rc == TESSEL_EUNSUPPORTED;
     tessel_spec_free(&spec);
 }
 
@@ -364,6 +370,8 @@ static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timin
     for (unsigned i = 0; i < n; i++) {
         const compare_row *r = &rows[i];
         int ok = !r->error[0];
+        if (r->skipped)
+            continue;
         fprintf(f, "%s,", r->strategy);
         tessel_csv_field(f, ok ? r->choice.shape : "");
         if (ok) {
@@ -411,6 +419,8 @@ static void write_table(FILE *f, const compare_state *st, const compare_row *row
             "tiles");
     for (unsigned i = 0; i < n; i++) {
         const compare_row *r = &rows[i];
+        if (r->skipped)
+            continue;
         if (r->error[0]) {
             fprintf(f, "%-13s %-6s error: %s\n", r->strategy, r->estimator, r->error);
             continue;
@@ -474,7 +484,7 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;
     }
-    int failed = 0, progress = !rc && !req.quiet && isatty(fileno(stderr));
+    int failed = 0, ran = 0, progress = !rc && !req.quiet && isatty(fileno(stderr));
     for (unsigned k = 0; !rc && k < req.nstrategies; k++)
         for (int e = 0; e < 2; e++) {
             if (!(e == 0 ? req.exact : req.stat))
@@ -488,12 +498,21 @@ int cmd_compare(int argc, char **argv)
                     row);
             if (progress)
                 fprintf(stderr, "\r%-60s\r", "");
-            if (row->error[0]) {
+            if (row->skipped) {
+                fprintf(stderr, "tessel compare: note: %s (%s) does not apply, skipped: %s\n",
+                        row->strategy, row->estimator, row->error);
+            } else if (row->error[0]) {
                 fprintf(stderr, "tessel compare: %s (%s): %s\n", row->strategy, row->estimator,
                         row->error);
                 failed = 1;
+            } else {
+                ran = 1;
             }
         }
+    if (!rc && !failed && !ran) {
+        fprintf(stderr, "tessel compare: error: no strategy applies to %s\n", req.spec_path);
+        rc = CLI_EXIT_USAGE;
+    }
     if (!rc && req.out_dir)
         rc = write_file(req.out_dir, rows, n, req.no_timing);
     if (!rc && !req.quiet) {

@@ -88,7 +88,10 @@ typedef struct tessel_result {
      * when output_nnz is not the sample's estimate */
     double output_nnz_stderr;
     int output_nnz_has_stderr;
-    uint64_t compulsory_bytes;  /* inputs read once + output written once, level-1 formats */
+    uint64_t compulsory_bytes;  /* rule 3: inputs read once + output written once, each
+                                   untiled in the backing store's (level 0) format */
+    int64_t tiled_metadata_bytes; /* every level-1 tile once in level 1's format, less the
+                                     untiled tensors in that format: what tiling adds */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
     uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
     unsigned offgrid_edges;     /* stat: indices whose tile edges fall off the statistics' base
@@ -96,6 +99,10 @@ typedef struct tessel_result {
     unsigned stat_design_may_differ; /* stat: a strategy decided the tiles on the statistics'
                                         base grid without the data, where exact may decide
                                         others (with the data both decide alike) */
+    /* The tiles priced (summary.csv `tiles`): level l's edge per workload
+     * index, whole modes as their extent; all 0 for a level the estimator
+     * did not tile uniformly (templates, DRT's dynamic tiles). */
+    uint64_t tile[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_INDICES];
     double seconds;             /* wall time of the estimate (stat: from statistics) */
     double stats_seconds;       /* stat: time spent collecting the statistics */
     char estimator[16];         /* "exact" or "stat" */
@@ -244,6 +251,18 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
                           tessel_diag *diag);
 /* The `data` report column of an analytic run. */
 void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n);
+
+/* Rule 3 (DESIGN.md): bytes of one whole tensor, workload tensor `tensor`
+ * (0 = the output), untiled, in level `level`'s format (compulsory
+ * traffic: level 0, the backing store; tiled metadata: level 1), in
+ * canonical mode order with extents dims[0 .. order); occupied[d] (may be
+ * NULL with single-name formats) the distinct non-empty coordinate
+ * prefixes of length d + 1, nnz its nonzeros. For modules that compute
+ * compulsory traffic outside the estimators (templates, DRT). */
+int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned level, unsigned tensor,
+                               unsigned order,
+                               const uint64_t *dims, const double *occupied, double nnz,
+                               double *bytes, tessel_diag *diag);
 
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);

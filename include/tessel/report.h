@@ -93,6 +93,13 @@ typedef struct tessel_report_point {
     unsigned stat_offgrid_edges;     /* tessel_result.offgrid_edges */
     unsigned stat_design_may_differ; /* tessel_result.stat_design_may_differ */
     char stat_path[8];      /* stat: "closed" or "walk" (tessel_result.stat_walked); else "" */
+    /* Decisions and energy terms (issue 20; README.md "Reports"): */
+    int64_t tiled_metadata_bytes; /* tessel_result.tiled_metadata_bytes */
+    char tiles[512];        /* "LLB=i:64,j:1024,k:1024;PEB=i:8,j:64,k:16": the tiles priced */
+    /* level l's storage energy by action (all tensors) and its leakage:
+     * read, write, update, metadata_read, metadata_write, leak */
+    double level_action_pj[TESSEL_SPEC_MAX_LEVELS][6];
+    tessel_design_energy energy; /* the components' pJ and provenance that priced the point */
 } tessel_report_point;
 
 /* "spmspm", "ttm", "mttkrp", "spmv" or "other". Never NULL. */

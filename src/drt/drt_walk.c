@@ -976,18 +976,37 @@ static void finish(walker *w, tessel_drt_summary *summary)
     }
     r->macs = d->macs;
     /* the final output, and compulsory traffic (rule 3) */
-    double nnz = o->total_n, tiles = o->total_m;
+    double nnz = o->total_n;
     r->output_nnz = count_of(nnz);
-    oq fq = { .n = nnz, .m = tiles };
+    /* every micro tile once, in the level's format: the tiled floor */
+    oq fq = { .n = nnz, .m = o->total_m };
     double od, om;
     out_bytes(w, &fq, &od, &om);
-    uint64_t comp = count_of(od + om);
+    double tiled = od + om;
     for (unsigned role = DRT_A; role <= DRT_B; role++) {
         uint64_t a, b;
         bytes_of(&w->c[role], d->grid[role].ntiles_all, d->grid[role].nnz_all, &a, &b);
-        comp += a + b;
+        tiled += (double)a + (double)b;
     }
-    r->compulsory_bytes = comp;
+    /* rule 3 as in every estimator: each tensor once, untiled, in the
+     * backing store's format (per-rank formats there: rows not counted);
+     * what the micro tiles add over the untiled tensors in the level's
+     * format is the tiled metadata */
+    double comp = 0, flat = 0;
+    for (unsigned role = DRT_Z; role <= DRT_B; role++) {
+        unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
+        uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
+        double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
+        unsigned t = d->roles.tensor[role];
+        if (tessel_model_untiled_bytes(w->spec, 0, t, 2, dims, NULL, n, &b0, NULL))
+            b0 = 1.8e19;
+        if (tessel_model_untiled_bytes(w->spec, w->lv, t, 2, dims, NULL, n, &b1, NULL))
+            b1 = 1.8e19;
+        comp += b0;
+        flat += b1;
+    }
+    r->compulsory_bytes = count_of(comp);
+    r->tiled_metadata_bytes = fabs(tiled - flat) < 9e18 ? (int64_t)llround(tiled - flat) : 0;
     /* derived counts, as the exact estimator's (one buffer level) */
     uint64_t value_bytes = w->spec->level[w->lv].value_bits / 8;
     for (unsigned t = 0; t < r->ntensors; t++) {

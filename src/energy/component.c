@@ -770,6 +770,8 @@ int tessel_energy_component_sized(const tessel_energy_db *db, const tessel_spec_
                 return rc;
             if (e) {
                 fill_ert(t, e, width, out);
+                tessel_energy_fmt(out->table, sizeof(out->table), "%s", t->base);
+                tessel_energy_fmt(out->entry, sizeof(out->entry), "%s", e->full);
                 found = 1;
             }
             continue;
@@ -782,6 +784,8 @@ int tessel_energy_component_sized(const tessel_energy_db *db, const tessel_spec_
                     memset(out, 0, sizeof(*out));
                     return rc;
                 }
+                tessel_energy_fmt(out->table, sizeof(out->table), "%s", t->base);
+                tessel_energy_fmt(out->entry, sizeof(out->entry), "%s", t->classes[j].name);
                 found = 1;
                 break;
             }

@@ -599,6 +599,10 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
         if (!rc)
             exact_algorithmic_counts(&e, &bd);
     }
+    if (!rc) {
+        double nnz[2] = { oa.nnz, ob.nnz };
+        rc = model_compulsory_expected(&e, nnz, diag);
+    }
     if (!rc)
         exact_finish_counts(&e);
     if (!rc)

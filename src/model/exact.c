@@ -60,6 +60,7 @@ static int run_boundary(engine *e, unsigned b)
         e->res->macs = macs;
         if (b == 1) {
             exact_compulsory(e, &bd);
+            rc = exact_untiled_compulsory(e, &bd);
             const out_table *t = &bd.table[bd.ntables - 1];
             e->res->output_nnz = 0;
             for (uint64_t o = 0; o < t->nout; o++)
@@ -109,6 +110,21 @@ void exact_finish_counts(engine *e)
     r->dram_bytes = 0;
     for (unsigned t = 0; t < r->ntensors; t++)
         r->dram_bytes += r->traffic[0][t].data_bytes + r->traffic[0][t].metadata_bytes;
+    exact_record_tiles(e, r);
+}
+
+/* The tiles as priced into r->tile: a whole mode (0) or an edge past it
+ * is the extent. */
+void exact_record_tiles(const engine *e, tessel_result *r)
+{
+    for (unsigned l = 1; l < e->spec->nlevels; l++)
+        for (unsigned x = 0; x < e->nx; x++) {
+            int w = e->spec_index[x];
+            if (w < 0 || (unsigned)w >= TESSEL_SPEC_MAX_INDICES)
+                continue;
+            uint64_t edge = e->spec->level[l].tile[w];
+            r->tile[l][w] = edge && edge < e->extent[x] ? edge : e->extent[x];
+        }
 }
 
 void exact_engine_free(engine *e)

@@ -60,6 +60,8 @@ typedef struct boundary {
     unsigned ntables;
     out_table table[3];
     uint64_t out_tiles;  /* all output tiles, empty or not */
+    uint64_t out_prefixes[2]; /* level 1 with a per-rank output format at level 0 or 1: distinct
+                                 non-empty rows (and fibres) of the whole output (rule 3) */
 } boundary;
 
 /* Output grids up to this many tiles get direct-indexed state. */
@@ -90,6 +92,7 @@ typedef struct engine {
 
 /* exact.c */
 void exact_finish_counts(engine *e);
+void exact_record_tiles(const engine *e, tessel_result *r);
 void exact_engine_free(engine *e);
 void exact_boundary_free(engine *e, boundary *bd);
 /* exact_roles.c */
@@ -125,5 +128,9 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
 uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);
 void exact_algorithmic_counts(engine *e, const boundary *bd);
 void exact_compulsory(engine *e, const boundary *bd);
+/* compulsory.c: rule 3, untiled in level 0's format (replaces the tiled
+ * floor exact_compulsory left in compulsory_bytes; see there) */
+int exact_output_needs_prefixes(const engine *e);
+int exact_untiled_compulsory(engine *e, const boundary *bd);
 
 #endif

@@ -39,6 +39,8 @@ typedef struct out_emitter {
     uint64_t space;       /* per_slab * red_space */
     out_agg agg[3];       /* per depth; agg[depths - 1] counts elements */
     prefix_buf pre[2];    /* depths 0 .. depths - 2 */
+    unsigned whole;       /* rule 3: prefix depths counted over the whole output */
+    uint64_t last[2], prefixes[2];
 } out_emitter;
 
 #define DENSE_COUNTERS (UINT64_C(1) << 21)
@@ -212,6 +214,12 @@ static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *
 {
     if (agg_add(&em->agg[em->depths - 1], rest * bd->red_space + red))
         return exact_oom(e);
+    /* the passes emit each row (fibre) contiguously: count the changes */
+    for (unsigned d = 0; d < em->whole; d++) {
+        uint64_t id = prefix_id(e, c_elem, d) + 1;
+        em->prefixes[d] += id != em->last[d];
+        em->last[d] = id;
+    }
     for (unsigned d = 0; d + 1 < em->depths; d++) {
         prefix_buf *p = &em->pre[d];
         uint64_t id = prefix_id(e, c_elem, d) + 1;
@@ -435,6 +443,8 @@ int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
         bd->out_tiles *= bd->ntiles[e->out.x[m]];
     out_emitter em;
     int rc = emitter_init(e, bd, &em, ranked);
+    if (bd->b == 1 && exact_output_needs_prefixes(e))
+        em.whole = e->out.ranks > 1 ? (e->out.ranks > 3 ? 2 : e->out.ranks - 1) : 0;
     if (!rc) {
         if (e->kind == TESSEL_WORKLOAD_TTM)
             rc = pass_ttm(e, bd, &em, macs);
@@ -446,6 +456,8 @@ int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
             rc = exact_oom(e);
     }
     bd->ntables = em.depths;
+    bd->out_prefixes[0] = em.prefixes[0];
+    bd->out_prefixes[1] = em.prefixes[1];
     for (unsigned d = 0; !rc && d < em.depths; d++)
         rc = table_build(e, bd, &em.agg[d], &bd->table[d]);
     emitter_free(&em);

@@ -406,8 +406,9 @@ void exact_algorithmic_counts(engine *e, const boundary *bd)
     tz->skipped = tz->algorithmic > tz->updates ? tz->algorithmic - tz->updates : 0;
 }
 
-/* Compulsory bytes at level 1: every input tile once, every final output
- * tile once. */
+/* Every input tile once, every final output tile once, at level 1: the
+ * floor of this tiling, from which compulsory.c derives the tiled
+ * metadata (compulsory traffic itself is untiled, rule 3). */
 void exact_compulsory(engine *e, const boundary *bd)
 {
     uint64_t total = 0, data, meta;

@@ -634,6 +634,7 @@ struct tessel_stat_data {
     stat_output_sample sample;
     double seconds;
     double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
+    stat_census census;   /* rule 3's counts (compulsory.c) */
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -712,6 +713,8 @@ void stat_data_finish(tessel_stat_data *s)
 {
     if (s->e.kind != TESSEL_WORKLOAD_MTTKRP)
         s->flops = flops_of(input_of(s, 0), input_of(s, 1));
+    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
+    stat_census_collect(&s->e, ins, &s->census);
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -885,6 +888,8 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++)
             rc = stat_nested_evaluate(&e, b, ins, sample, diag);
         out->stat_walked = !closed;
+        if (!rc)
+            rc = stat_compulsory(&e, &s->census, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -164,6 +164,23 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,
                        double flops, tessel_diag *diag);
 
+/* compulsory.c: what rule 3 needs from the statistics, gathered once per
+ * tessel_stat_data (a design point then costs O(1)): per input its
+ * nonzeros and non-empty rows (exact, the line counts) and a 3-tensor's
+ * (i, x) fibres (estimated); the output's non-empty rows (and fibres),
+ * estimated by independence. */
+typedef struct stat_census {
+    double rows[NIN], nnz[NIN], fibers[NIN];
+    double out_rows, out_fibers;
+} stat_census;
+void stat_census_collect(const engine *e, const stat_input *const *in, stat_census *c);
+/* rule 3 from the census and e->res->output_nnz */
+int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag);
+/* compulsory.c: rule 3 from expected nonzeros per input (analytic
+ * density models) and e->res->output_nnz; non-empty rows as distinct
+ * values of uniformly spread nonzeros. */
+int model_compulsory_expected(engine *e, const double *nnz, tessel_diag *diag);
+
 /* stat.c: the parts of a tessel_stat_data the file code reads and fills. */
 typedef struct stat_data_view {
     const tessel_allocator *alloc;

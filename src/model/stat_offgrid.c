@@ -136,6 +136,7 @@ static void accumulate(double *acc, const tessel_result *r, double w)
                            r->dram_bytes, r->overflow_tiles };
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         acc[k++] += w * (double)v[i];
+    acc[k++] += w * (double)r->tiled_metadata_bytes;
 }
 
 static uint64_t rounded(double v)
@@ -159,10 +160,11 @@ static void store(const double *acc, tessel_result *out)
                       &out->dram_bytes, &out->overflow_tiles };
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         *v[i] = rounded(acc[k++]);
+    out->tiled_metadata_bytes = (int64_t)llround(acc[k++]);
 }
 
 #define BLEND_SLOTS (TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * 18 + \
-                     TESSEL_SPEC_MAX_LEVELS + 6)
+                     TESSEL_SPEC_MAX_LEVELS + 7)
 
 int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_fn fn,
                       void *ud, tessel_result *out, tessel_diag *diag)
@@ -202,6 +204,7 @@ int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_
         store(acc, out);
         out->seconds = seconds;
         out->offgrid_edges = n;
+        exact_record_tiles(e, out); /* the tiles asked for, not a corner's */
     }
     tessel_dealloc(a, acc);
     tessel_dealloc(a, cs);

@@ -1,6 +1,7 @@
 /* The design-point record: energy accounting and roofline from an estimate
  * (the rules are in include/tessel/report.h). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tessel/report.h"
@@ -62,6 +63,33 @@ static void account(const tessel_traffic *t, double word_bits, const tessel_comp
                      out->updates * e->pj[TESSEL_ACTION_UPDATE] +
                      out->metadata_reads * e->pj[TESSEL_ACTION_METADATA_READ] +
                      out->metadata_writes * e->pj[TESSEL_ACTION_METADATA_WRITE];
+}
+
+/* The `tiles` column: per level below the backing store that the
+ * estimator tiled uniformly, "NAME=i:E,j:E,..." in workload index order,
+ * levels joined by ';' (README.md "Reports"). */
+static void tiles_text(const tessel_spec *spec, const tessel_result *r, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (unsigned l = 1; l < spec->nlevels; l++) {
+        int any = 0;
+        for (unsigned x = 0; x < spec->workload.nindices; x++)
+            any |= r->tile[l][x] != 0;
+        if (!any)
+            continue;
+        int k = snprintf(buf + len, n - len, "%s%s=", len ? ";" : "", spec->level[l].name);
+        for (unsigned x = 0; k >= 0 && (size_t)k < n - len && x < spec->workload.nindices; x++) {
+            len += (size_t)k;
+            k = snprintf(buf + len, n - len, "%s%s:%llu", x ? "," : "",
+                         spec->workload.index_name[x], (unsigned long long)r->tile[l][x]);
+        }
+        if (k < 0 || (size_t)k >= n - len) {
+            buf[0] = '\0'; /* never a truncated list */
+            return;
+        }
+        len += (size_t)k;
+    }
 }
 
 /* Bytes of values in a format whose values are `value_bits` wide, as a
@@ -154,8 +182,15 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         const tessel_component_energy *e = &energy->level[l];
         double w = word_bits_of(&spec->level[l], e);
         for (unsigned t = 0; t < out->ntensors; t++) {
+            const tessel_report_access *ac = &out->access[l][t];
             account(&result->traffic[l][t], w, e, &out->access[l][t]);
-            out->level_energy_pj[l] += out->access[l][t].energy_pj;
+            out->level_energy_pj[l] += ac->energy_pj;
+            double *by = out->level_action_pj[l];
+            by[0] += ac->reads * e->pj[TESSEL_ACTION_READ];
+            by[1] += ac->writes * e->pj[TESSEL_ACTION_WRITE];
+            by[2] += ac->updates * e->pj[TESSEL_ACTION_UPDATE];
+            by[3] += ac->metadata_reads * e->pj[TESSEL_ACTION_METADATA_READ];
+            by[4] += ac->metadata_writes * e->pj[TESSEL_ACTION_METADATA_WRITE];
             out->level_bytes[l] += level_bytes_of(&result->traffic[l][t]);
         }
         out->storage_energy_pj += out->level_energy_pj[l];
@@ -175,6 +210,9 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->stat_offgrid_edges = result->offgrid_edges;
     out->stat_design_may_differ = result->stat_design_may_differ;
     out->area_um2 = energy->area_um2;
+    out->tiled_metadata_bytes = result->tiled_metadata_bytes;
+    tiles_text(spec, result, out->tiles, sizeof(out->tiles));
+    out->energy = *energy;
     out->clock_ghz = spec->compute.clock_ghz;
 
     tessel_roofline_evaluate(spec, (double)result->macs, out->level_bytes, &out->roofline);
@@ -193,7 +231,9 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     double leak_per_cycle = 0;
     for (unsigned l = 0; l < out->nlevels; l++) {
         unsigned inst = spec->level[l].instances ? spec->level[l].instances : 1;
-        leak_per_cycle += energy->level[l].pj[TESSEL_ACTION_LEAK] * (double)inst;
+        double level_leak = energy->level[l].pj[TESSEL_ACTION_LEAK] * (double)inst;
+        out->level_action_pj[l][5] = out->roofline.cycles * level_leak;
+        leak_per_cycle += level_leak;
     }
     double pes = spec->compute.pes ? (double)spec->compute.pes : 1.0;
     leak_per_cycle += (energy->mac.pj[TESSEL_ACTION_LEAK] +

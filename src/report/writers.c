@@ -16,7 +16,8 @@ static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
     "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
-    "stat_path\n";
+    "stat_path,tiled_metadata_bytes,tiles,storage_energy_pj,mac_energy_pj,"
+    "intersect_energy_pj,leak_energy_pj,level_energy\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -398,6 +399,92 @@ static void emit_double(emitter *e, const char *name, double value)
     e->len += format_double(reserve(e, 32), value);
 }
 
+static void emit_i64(emitter *e, const char *name, int64_t value)
+{
+    key(e, name);
+    char *out = reserve(e, 24);
+    size_t n = 0;
+    if (value < 0)
+        out[n++] = '-';
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    e->len += n + format_u64(out + n, magnitude);
+}
+
+/* Level l's storage energy by action and its leakage, as the `level_energy`
+ * column names them. */
+static const char *const level_actions[6] = { "read", "write", "update", "metadata_read",
+                                              "metadata_write", "leak" };
+
+/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (README.md "Reports"). */
+static void level_energy_text(const tessel_report_point *p, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (unsigned l = 0; l < p->nlevels && len + 1 < n; l++) {
+        int k = snprintf(buf + len, n - len, "%s%s=", l ? ";" : "", p->level_name[l]);
+        for (unsigned a = 0; a < 6 && k >= 0 && (size_t)k < n - len; a++) {
+            len += (size_t)k;
+            char num[32];
+            double v = p->level_action_pj[l][a];
+            if (isfinite(v))
+                tessel_report_format_double(num, v);
+            else
+                num[0] = '\0';
+            k = snprintf(buf + len, n - len, "%s%s:%s", a ? "," : "", level_actions[a], num);
+        }
+        if (k < 0 || (size_t)k >= n - len) {
+            buf[0] = '\0';
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* JSON only: which table, entry and per-action pJ priced each component. */
+static void json_component(emitter *e, const char *name, const tessel_component_energy *c)
+{
+    static const char *const actions[TESSEL_ACTION_COUNT] = {
+        "read", "write", "update", "metadata_read", "metadata_write", "compute", "leak"
+    };
+    put_str(e, "{\"component\": ");
+    json_string(e, name);
+    put_str(e, ", \"table\": ");
+    json_string(e, c->table);
+    put_str(e, ", \"entry\": ");
+    json_string(e, c->entry);
+    put_str(e, ", \"source\": ");
+    json_string(e, c->source);
+    put_str(e, ", \"pj\": {");
+    for (int a = 0; a < TESSEL_ACTION_COUNT; a++) {
+        if (a)
+            put(e, ", ", 2);
+        put_char(e, '"');
+        put_str(e, actions[a]);
+        put(e, "\": ", 3);
+        if (isfinite(c->pj[a]))
+            e->len += format_double(reserve(e, 32), c->pj[a]);
+        else
+            put(e, "null", 4);
+    }
+    put_str(e, "}}");
+}
+
+static void json_energy_sources(emitter *e, const tessel_report_point *p)
+{
+    key(e, "energy_sources");
+    put_char(e, '[');
+    for (unsigned l = 0; l < p->nlevels; l++) {
+        if (l)
+            put(e, ", ", 2);
+        json_component(e, p->level_name[l], &p->energy.level[l]);
+    }
+    put(e, ", ", 2);
+    json_component(e, "MAC", &p->energy.mac);
+    put(e, ", ", 2);
+    json_component(e, "intersect", &p->energy.intersect);
+    put_char(e, ']');
+}
+
 static int stream_status(FILE *f)
 {
     return ferror(f) ? TESSEL_EIO : TESSEL_OK;
@@ -461,6 +548,17 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_u64(e, "stat_offgrid_edges", p->stat_offgrid_edges);
     emit_u64(e, "stat_design_may_differ", p->stat_design_may_differ);
     emit_str(e, "stat_path", p->stat_path);
+    emit_i64(e, "tiled_metadata_bytes", p->tiled_metadata_bytes);
+    emit_str(e, "tiles", p->tiles);
+    emit_double(e, "storage_energy_pj", p->storage_energy_pj);
+    emit_double(e, "mac_energy_pj", p->mac_energy_pj);
+    emit_double(e, "intersect_energy_pj", p->intersect_energy_pj);
+    emit_double(e, "leak_energy_pj", p->leak_energy_pj);
+    char levels[TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48)];
+    level_energy_text(p, levels, sizeof(levels));
+    emit_str(e, "level_energy", levels);
+    if (e->json)
+        json_energy_sources(e, p);
     end(e);
 }
 

@@ -282,6 +282,10 @@ static void merge_drt(const tessel_result *outer, const tessel_result *inner, te
     }
     out->effectual_tiles[1] = outer->effectual_tiles[1];
     out->compulsory_bytes = outer->compulsory_bytes;
+    /* DRT's LLB tiles are dynamic: no uniform tiles; its micro tiles'
+     * metadata is the tiled metadata */
+    out->tiled_metadata_bytes = outer->tiled_metadata_bytes;
+    memset(out->tile[1], 0, sizeof(out->tile[1]));
     out->dram_bytes = outer->dram_bytes;
     out->output_nnz = outer->output_nnz;
     out->overflow_tiles = outer->overflow_tiles + inner->overflow_tiles;

@@ -87,11 +87,26 @@ static void output_bytes(const tpl_counts *c, tpl_layout layout, widths w, uint6
                               : tpl_sat_add(tpl_bytes(c->nnz_z, w.c), tpl_bytes(c->rows_a, w.o));
 }
 
-/* A compressed matrix read once: nnz entries and `lines` offsets. */
-static uint64_t compressed_bytes(uint64_t nnz, uint64_t lines, widths w)
+/* Rule 3 (DESIGN.md), as every estimator: A, B and Z each once, untiled,
+ * in the backing store's (level 0) format; not the layouts the template
+ * moves them in (those are traffic, not the floor mappings compare with). */
+static uint64_t compulsory(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c)
 {
-    return tpl_sat_add(tpl_bytes(nnz, w.v),
-                       tpl_sat_add(tpl_bytes(nnz, w.c), tpl_bytes(lines, w.o)));
+    const unsigned t[3] = { rl->ta, rl->tb, 0 };
+    const uint64_t dims[3][2] = { { c->rows_a, c->cols_a },
+                                  { c->cols_a, c->cols_b },
+                                  { c->rows_a, c->cols_b } };
+    const double rows[3] = { (double)c->rows_a_nonempty, (double)c->rows_b_nonempty,
+                             (double)c->rows_z_nonempty };
+    const double nnz[3] = { (double)c->nnz_a, (double)c->nnz_b, (double)c->nnz_z };
+    double total = 0;
+    for (unsigned m = 0; m < 3; m++) {
+        double b;
+        if (tessel_model_untiled_bytes(spec, 0, t[m], 2, dims[m], &rows[m], nnz[m], &b, NULL))
+            return UINT64_MAX; /* a per-rank format the matrix cannot take */
+        total += b;
+    }
+    return total < 1.8e19 ? (uint64_t)total : UINT64_MAX;
 }
 
 static void begin(const tpl_counts *c, tessel_result *r)
@@ -173,12 +188,7 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
         put(r, l, rl->tb, &b);
         put(r, l, 0, &z);
     }
-    widths w1 = widths_at(spec, 1);
-    uint64_t zd, zm;
-    output_bytes(c, o->output, w1, &zd, &zm);
-    r->compulsory_bytes = tpl_sat_add(tpl_sat_add(compressed_bytes(c->nnz_a, c->rows_a, w1),
-                                          compressed_bytes(c->nnz_b, c->cols_a, w1)),
-                                  tpl_sat_add(zd, zm));
+    r->compulsory_bytes = compulsory(spec, rl, c);
     tpl_finish(spec, r);
 }
 
@@ -233,11 +243,6 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
         put(r, l, rl->tb, &b);
         put(r, l, 0, &z);
     }
-    widths w1 = widths_at(spec, 1);
-    uint64_t zd, zm;
-    output_bytes(c, o->output, w1, &zd, &zm);
-    r->compulsory_bytes = tpl_sat_add(tpl_sat_add(compressed_bytes(c->nnz_a, c->cols_a, w1),
-                                          compressed_bytes(c->nnz_b, c->cols_a, w1)),
-                                  tpl_sat_add(zd, zm));
+    r->compulsory_bytes = compulsory(spec, rl, c);
     tpl_finish(spec, r);
 }

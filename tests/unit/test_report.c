@@ -64,6 +64,8 @@ static void make_energy(tessel_design_energy *e)
     e->mac.pj[TESSEL_ACTION_LEAK] = 0.125;
     e->intersect.pj[TESSEL_ACTION_COMPUTE] = 0.75;
     e->area_um2 = 12345.5;
+    snprintf(e->level[0].table, sizeof(e->level[0].table), "toy.yaml");
+    snprintf(e->level[0].entry, sizeof(e->level[0].entry), "DDR");
 }
 
 static void make_result(tessel_result *r)
@@ -239,6 +241,25 @@ START_TEST(energy_arithmetic)
     ck_assert(p.leak_energy_pj == p.roofline.cycles * (0.5 + 0.5 + 0.5));
     ck_assert(p.energy_pj == storage + 1500 + 300 + p.leak_energy_pj);
 
+    /* by action: DRAM's reads are Z 100 + A 200 + B 300 words x 64 pJ; its
+     * leak 0.5 per cycle; LLB's metadata writes Z 5 + A 10 + B 15 x 0.125 */
+    ck_assert(p.level_action_pj[0][0] == 600 * 64);
+    ck_assert(p.level_action_pj[0][5] == p.roofline.cycles * 0.5);
+    ck_assert(p.level_action_pj[1][4] == 30 * 0.125);
+    ck_assert(p.level_action_pj[1][5] == p.roofline.cycles * 0.5);
+    double terms = 0, level_leak = 0;
+    for (unsigned l = 0; l < 2; l++) {
+        double storage_l = 0;
+        for (unsigned ac = 0; ac < 6; ac++)
+            terms += p.level_action_pj[l][ac];
+        for (unsigned ac = 0; ac < 5; ac++)
+            storage_l += p.level_action_pj[l][ac];
+        ck_assert(fabs(storage_l - p.level_energy_pj[l]) <= 1e-9 * p.level_energy_pj[l]);
+        level_leak += p.level_action_pj[l][5];
+    }
+    ck_assert(fabs(terms + 1500 + 300 + (p.leak_energy_pj - level_leak) - p.energy_pj) <=
+              1e-9 * p.energy_pj);
+
     ck_assert(p.traffic_ratio == 1.25);
     ck_assert_uint_eq(p.macs, 1000);
     ck_assert_uint_eq(p.output_nnz, 77);
@@ -344,6 +365,18 @@ static unsigned count_char(const char *s, char c)
     return n;
 }
 
+/* Fields of a CSV line (commas outside quotes, plus one). */
+static unsigned csv_fields(const char *s)
+{
+    unsigned n = 1;
+    int quoted = 0;
+    for (; *s && *s != '\n'; s++) {
+        quoted ^= *s == '"';
+        n += !quoted && *s == ',';
+    }
+    return n;
+}
+
 START_TEST(headers_match_design)
 {
     const char *t = tessel_report_traffic_header();
@@ -358,7 +391,9 @@ START_TEST(headers_match_design)
     ck_assert_str_eq(s, DESIGN_SUMMARY_COLUMNS
                      ",model_seconds,output_nnz,output_nnz_stderr,intersections,compute_cycles,"
                      "compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
-                     "stat_path\n");
+                     "stat_path,tiled_metadata_bytes,tiles,"
+                     "storage_energy_pj,mac_energy_pj,intersect_energy_pj,leak_energy_pj,"
+                     "level_energy\n");
 }
 END_TEST
 
@@ -393,8 +428,11 @@ START_TEST(traffic_rows)
     snprintf(expect, sizeof(expect), "toy,spmspm,G51*G51^T,fixed,exact,5000,4000,1.25,1000,");
     ck_assert_int_eq(strncmp(sum, expect, strlen(expect)), 0);
     ck_assert_ptr_nonnull(strstr(sum, ",0.25,77,,400,")); /* exact: no standard error */
-    ck_assert_ptr_nonnull(strstr(sum, ",12345.5,0,0,\n"));
-    ck_assert_uint_eq(count_char(sum, ','), count_char(tessel_report_summary_header(), ','));
+    /* area, stat columns, then tiled_metadata_bytes, tiles (none priced), the energy terms */
+    ck_assert_ptr_nonnull(strstr(sum, ",12345.5,0,0,,0,,"));
+    ck_assert_ptr_nonnull(strstr(sum, ",1500,300,"));
+    ck_assert_ptr_nonnull(strstr(sum, "\"DRAM=read:38400,"));
+    ck_assert_uint_eq(csv_fields(sum), count_char(tessel_report_summary_header(), ',') + 1);
     free(sum);
 }
 END_TEST
@@ -414,7 +452,7 @@ START_TEST(csv_quoting_and_numbers)
     ck_assert_ptr_nonnull(strstr(sum, ",0.1,1000,0.3333333333333333,"));
     ck_assert(strtod("0.3333333333333333", NULL) == 1.0 / 3.0);
     ck_assert_ptr_nonnull(strstr(sum, ",,77,")); /* NaN model_seconds: empty field */
-    ck_assert_ptr_nonnull(strstr(sum, ",1e+300,0,0,\n"));
+    ck_assert_ptr_nonnull(strstr(sum, ",1e+300,0,0,"));
     free(sum);
 }
 END_TEST
@@ -595,14 +633,24 @@ START_TEST(json_output)
 
     char *s = capture_json(tessel_report_summary_json, p, 2);
     json_check(s, NULL, &objects);
-    ck_assert_int_eq(objects, 2);
+    /* per point: itself, and energy_sources' 4 components with their pj */
+    ck_assert_int_eq(objects, 2 * (1 + 4 * 2));
+    ck_assert_ptr_nonnull(strstr(s, "\"energy_sources\": [{\"component\": \"DRAM\", "
+                                    "\"table\": \"toy.yaml\", \"entry\": \"DDR\", "
+                                    "\"source\": \"\", \"pj\": {\"read\": 64, "));
     ck_assert_str_eq(json_check(s, "model_seconds", NULL), "null");
     ck_assert_str_eq(json_check(s, "traffic_ratio", NULL), "1.25");
     char bound[64];
     snprintf(bound, sizeof(bound), "\"%s\"", p[1].bound);
     ck_assert_str_eq(json_check(s, "bound", NULL), bound);
     json_keys(s, keys, sizeof(keys));
-    ck_assert_str_eq(keys, tessel_report_summary_header());
+    /* the CSV's columns, then the JSON-only energy_sources (up to the
+     * first component's pJ) */
+    char want[1024];
+    snprintf(want, sizeof(want), "%.*s,energy_sources,component,table,entry,source,pj,read,write,"
+             "update,metadata_read,metadata_write,compute,leak\n",
+             (int)strlen(tessel_report_summary_header()) - 1, tessel_report_summary_header());
+    ck_assert_str_eq(keys, want);
     free(s);
 
     char *empty = capture_json(tessel_report_summary_json, p, 0);

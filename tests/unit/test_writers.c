@@ -142,6 +142,63 @@ static void ref_traffic_record(ref_emitter *e, const tessel_report_point *p, uns
     ref_end(e);
 }
 
+static void ref_emit_i64(ref_emitter *e, const char *name, int64_t value)
+{
+    ref_key(e, name);
+    fprintf(e->f, "%lld", (long long)value);
+}
+
+/* level_energy: "NAME=read:X,write:X,update:X,metadata_read:X,metadata_write:X,leak:X;..."
+ * (an empty number for a value that is not finite; nothing when too long) */
+static void ref_level_energy(const tessel_report_point *p, char *buf, size_t n)
+{
+    static const char *const actions[6] = { "read", "write", "update", "metadata_read",
+                                            "metadata_write", "leak" };
+    char tmp[8192] = "";
+    for (unsigned l = 0; l < p->nlevels; l++) {
+        snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "%s%s=", l ? ";" : "",
+                 p->level_name[l]);
+        for (unsigned a = 0; a < 6; a++) {
+            char num[40] = "";
+            if (isfinite(p->level_action_pj[l][a]))
+                ref_format_double(num, sizeof(num), p->level_action_pj[l][a]);
+            snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "%s%s:%s", a ? "," : "",
+                     actions[a], num);
+        }
+    }
+    if (strlen(tmp) < n)
+        snprintf(buf, n, "%s", tmp);
+    else
+        buf[0] = '\0';
+}
+
+static void ref_component(FILE *f, const char *name, const tessel_component_energy *c)
+{
+    static const char *const actions[TESSEL_ACTION_COUNT] = {
+        "read", "write", "update", "metadata_read", "metadata_write", "compute", "leak"
+    };
+    fputs("{\"component\": ", f);
+    ref_json_string(f, name);
+    fputs(", \"table\": ", f);
+    ref_json_string(f, c->table);
+    fputs(", \"entry\": ", f);
+    ref_json_string(f, c->entry);
+    fputs(", \"source\": ", f);
+    ref_json_string(f, c->source);
+    fputs(", \"pj\": {", f);
+    for (int a = 0; a < TESSEL_ACTION_COUNT; a++) {
+        fprintf(f, "%s\"%s\": ", a ? ", " : "", actions[a]);
+        char num[40];
+        if (isfinite(c->pj[a])) {
+            ref_format_double(num, sizeof(num), c->pj[a]);
+            fputs(num, f);
+        } else {
+            fputs("null", f);
+        }
+    }
+    fputs("}}", f);
+}
+
 static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
 {
     ref_begin(e);
@@ -164,6 +221,28 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_u64(e, "stat_offgrid_edges", p->stat_offgrid_edges);
     ref_emit_u64(e, "stat_design_may_differ", p->stat_design_may_differ);
     ref_emit_str(e, "stat_path", p->stat_path);
+    ref_emit_i64(e, "tiled_metadata_bytes", p->tiled_metadata_bytes);
+    ref_emit_str(e, "tiles", p->tiles);
+    ref_emit_double(e, "storage_energy_pj", p->storage_energy_pj);
+    ref_emit_double(e, "mac_energy_pj", p->mac_energy_pj);
+    ref_emit_double(e, "intersect_energy_pj", p->intersect_energy_pj);
+    ref_emit_double(e, "leak_energy_pj", p->leak_energy_pj);
+    char levels[TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48)];
+    ref_level_energy(p, levels, sizeof(levels));
+    ref_emit_str(e, "level_energy", levels);
+    if (e->json) {
+        ref_key(e, "energy_sources");
+        fputc('[', e->f);
+        for (unsigned l = 0; l < p->nlevels; l++) {
+            fputs(l ? ", " : "", e->f);
+            ref_component(e->f, p->level_name[l], &p->energy.level[l]);
+        }
+        fputs(", ", e->f);
+        ref_component(e->f, "MAC", &p->energy.mac);
+        fputs(", ", e->f);
+        ref_component(e->f, "intersect", &p->energy.intersect);
+        fputc(']', e->f);
+    }
     ref_end(e);
 }
 
@@ -360,6 +439,24 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
                          &p->roofline.compute_utilization, &p->area_um2, &p->output_nnz_stderr };
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
         *values[i] = random_double(rng);
+    /* issue 20's columns */
+    p->tiled_metadata_bytes = (int64_t)random_u64(rng);
+    random_string(rng, p->tiles, sizeof(p->tiles));
+    double *energies[] = { &p->storage_energy_pj, &p->mac_energy_pj, &p->intersect_energy_pj,
+                           &p->leak_energy_pj };
+    for (size_t i = 0; i < sizeof(energies) / sizeof(energies[0]); i++)
+        *energies[i] = random_double(rng);
+    for (unsigned l = 0; l < p->nlevels; l++) {
+        for (unsigned a = 0; a < 6; a++)
+            p->level_action_pj[l][a] = random_double(rng);
+        random_string(rng, p->energy.level[l].table, sizeof(p->energy.level[l].table));
+        random_string(rng, p->energy.level[l].entry, sizeof(p->energy.level[l].entry));
+        random_string(rng, p->energy.level[l].source, sizeof(p->energy.level[l].source));
+        for (unsigned a = 0; a < TESSEL_ACTION_COUNT; a++)
+            p->energy.level[l].pj[a] = random_double(rng);
+    }
+    random_string(rng, p->energy.mac.entry, sizeof(p->energy.mac.entry));
+    p->energy.intersect.pj[TESSEL_ACTION_COMPUTE] = random_double(rng);
 }
 
 /* ------------------------------------------------------------------ */

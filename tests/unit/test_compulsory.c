@@ -1,0 +1,207 @@
+/* Compulsory traffic (DESIGN.md rule 3): each input once and the output
+ * once, untiled, in the backing store's format: the same for every
+ * mapping and for the exact, stat and analytic estimators of one spec
+ * and data; what tiling adds is tiled_metadata_bytes. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "test_specs.h"
+
+static void uniform(tessel_spec_tensor *t, uint64_t rows, uint64_t cols, uint64_t nnz,
+                    uint64_t seed)
+{
+    t->model.present = 1;
+    t->model.kind = TESSEL_DENSITY_UNIFORM;
+    t->model.rows = rows;
+    t->model.cols = cols;
+    t->model.nnz = nnz;
+    t->model.seed = seed;
+}
+
+/* A 600 x 500 times 500 x 400 product (few enough multiplies that the
+ * stat estimator's output sample holds every row, so its output count is
+ * exact); DRAM in csr, the buffer in `format1`. */
+static void spec_of(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
+                    int format1)
+{
+    test_spec_spmspm(s, order, ti, tk, tj, 1, 64, 32);
+    s->level[1].format = format1;
+    uniform(&s->workload.tensor[1], 600, 500, 3000, 1);
+    uniform(&s->workload.tensor[2], 500, 400, 2500, 2);
+}
+
+static tessel_workload_data *load(const tessel_spec *s)
+{
+    tessel_workload_data *d = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    ck_assert_int_eq(tessel_workload_load(s, NULL, NULL, &d, &errors), 0);
+    tessel_diag_list_free(&errors);
+    return d;
+}
+
+/* csr of a whole rows x cols matrix: (rows + 1) offsets, a coordinate
+ * and a value per nonzero (32-bit metadata, 64-bit values). */
+static uint64_t csr(uint64_t rows, uint64_t nnz)
+{
+    return (rows + 1) * 4 + nnz * 12;
+}
+
+START_TEST(test_exact_by_hand)
+{
+    /* the buffer in coo: compulsory_bytes still prices DRAM's csr */
+    tessel_spec s;
+    spec_of(&s, "IKJ", 64, 64, 64, 0);
+    tessel_workload_data *d = load(&s);
+    tessel_result r;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &r, &diag), 0);
+    uint64_t want = csr(600, d->tensor[1]->nnz) + csr(500, d->tensor[2]->nnz) +
+                    csr(600, r.output_nnz);
+    ck_assert_uint_eq(r.compulsory_bytes, want);
+    /* coo tiles carry no per-tile metadata beyond the untiled coo: 0 */
+    ck_assert_int_eq(r.tiled_metadata_bytes, 0);
+    /* csr tiles add (tile rows + 1) offsets per non-empty tile */
+    spec_of(&s, "IKJ", 64, 64, 64, 1);
+    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &r, &diag), 0);
+    ck_assert_uint_eq(r.compulsory_bytes, want);
+    ck_assert_int_gt(r.tiled_metadata_bytes, 0);
+    tessel_workload_free(&d);
+}
+END_TEST
+
+static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+static const uint64_t shapes[3][3] = { { 128, 128, 128 }, { 256, 128, 384 }, { 0, 0, 0 } };
+
+/* Every loop order and tile shape: exact, stat and analytic. */
+START_TEST(test_every_mapping_and_estimator)
+{
+    tessel_spec s;
+    spec_of(&s, "IJK", 128, 128, 128, 1);
+    tessel_workload_data *d = load(&s);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    uint64_t first = 0, first_analytic = 0;
+    int64_t tiled_min = INT64_MAX, tiled_max = INT64_MIN;
+    for (unsigned n = 0; n < 3; n++)
+        for (unsigned q = 0; q < 6; q++) {
+            spec_of(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2], 1);
+            tessel_result x, st, an;
+            tessel_diag diag;
+            ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+            int rc = tessel_model_stat(&s, d, &o, NULL, &st, &diag);
+            ck_assert_msg(rc == 0, "stat: %s", diag.message);
+            rc = tessel_model_analytic(&s, NULL, &an, &diag);
+            ck_assert_msg(rc == 0, "analytic: %s", diag.message);
+            if (!first) {
+                first = x.compulsory_bytes;
+                first_analytic = an.compulsory_bytes;
+            }
+            ck_assert_uint_eq(x.compulsory_bytes, first);
+            /* the sample holds every output row: stat's count is exact */
+            ck_assert_uint_eq(st.output_nnz, x.output_nnz);
+            ck_assert_uint_eq(st.compulsory_bytes, first);
+            ck_assert_uint_eq(an.compulsory_bytes, first_analytic);
+            tiled_min = x.tiled_metadata_bytes < tiled_min ? x.tiled_metadata_bytes : tiled_min;
+            tiled_max = x.tiled_metadata_bytes > tiled_max ? x.tiled_metadata_bytes : tiled_max;
+        }
+    /* analytic: expectations of the same models (output count within 2 %) */
+    ck_assert_msg(fabs((double)first_analytic / (double)first - 1) < 0.02,
+                  "analytic %llu, exact %llu", (unsigned long long)first_analytic,
+                  (unsigned long long)first);
+    /* untiled mappings add nothing; 128-wide csr tiles add offsets */
+    ck_assert_int_eq(tiled_min, 0);
+    ck_assert_int_gt(tiled_max, 0);
+    tessel_workload_free(&d);
+}
+END_TEST
+
+/* A per-rank DRAM format (doubly compressed rows, [CP, CP]): the output's
+ * non-empty rows are counted (exact) or estimated (stat) over the whole
+ * output, not per tile. */
+START_TEST(test_rank_format)
+{
+    tessel_spec s;
+    uint64_t first = 0;
+    tessel_workload_data *d = NULL;
+    for (unsigned q = 0; q < 6; q += 2) {
+        spec_of(&s, orders[q], q ? 128 : 0, 128, 256, 1);
+        /* sparse rows: many empty rows in A, so CP rows differ from UOP */
+        uniform(&s.workload.tensor[1], 600, 500, 300, 3);
+        s.level[0].format = TESSEL_SPEC_FORMAT_RANKS;
+        s.level[0].nranks = 2;
+        s.level[0].ranks[0] = 1; /* CP */
+        s.level[0].ranks[1] = 1;
+        if (!d)
+            d = load(&s);
+        tessel_result x, st;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+        if (!first)
+            first = x.compulsory_bytes;
+        ck_assert_uint_eq(x.compulsory_bytes, first);
+        int rc = tessel_model_stat(&s, d, NULL, NULL, &st, &diag);
+        ck_assert_msg(rc == 0, "stat: %s", diag.message);
+        ck_assert_msg(fabs((double)st.compulsory_bytes / (double)first - 1) < 0.01,
+                      "stat %llu, exact %llu", (unsigned long long)st.compulsory_bytes,
+                      (unsigned long long)first);
+    }
+    /* by hand: [CP, CP] keeps a coordinate per non-empty row, (rows + 1)
+     * offsets to their fibres, a coordinate and a value per nonzero */
+    const tessel_tensor *a = d->tensor[1], *b = d->tensor[2];
+    uint64_t rows_a = 0, rows_b = 0, rows_z = 0;
+    for (uint64_t k = 0; k < b->dims[0]; k++)
+        rows_b += b->ptr[k + 1] > b->ptr[k];
+    for (uint64_t i = 0; i < a->dims[0]; i++) {
+        rows_a += a->ptr[i + 1] > a->ptr[i];
+        int z = 0;
+        for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++)
+            z |= b->ptr[a->idx[1][p] + 1] > b->ptr[a->idx[1][p]];
+        rows_z += z;
+    }
+    tessel_result c;
+    tessel_diag diag;
+    spec_of(&s, "IJK", 0, 128, 256, 1);
+    uniform(&s.workload.tensor[1], 600, 500, 300, 3);
+    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &c, &diag), 0);
+    uint64_t want = (2 * rows_a + 1) * 4 + a->nnz * 12 + (2 * rows_b + 1) * 4 + b->nnz * 12 +
+                    (2 * rows_z + 1) * 4 + c.output_nnz * 12;
+    ck_assert_uint_eq(first, want);
+    ck_assert_uint_lt(rows_a, 600); /* the case does test empty rows */
+    tessel_workload_free(&d);
+}
+END_TEST
+
+START_TEST(test_public_untiled)
+{
+    tessel_spec s;
+    spec_of(&s, "IJK", 0, 0, 0, 1);
+    uint64_t dims[2] = { 600, 500 };
+    double b = 0;
+    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 0, 1, 2, dims, NULL, 3000, &b, NULL), 0);
+    ck_assert_uint_eq((uint64_t)b, csr(600, 3000));
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_untiled_bytes(&s, 0, 7, 2, dims, NULL, 1, &b, &diag),
+                     TESSEL_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("compulsory");
+    TCase *tc = tcase_create("rule3");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_exact_by_hand);
+    tcase_add_test(tc, test_every_mapping_and_estimator);
+    tcase_add_test(tc, test_rank_format);
+    tcase_add_test(tc, test_public_untiled);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

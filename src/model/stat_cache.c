@@ -698,6 +698,8 @@ static int price_input(const size_groups *g, unsigned order, const pricer *pr, u
         c->fills += times;
         c->fill_data += times * pc.data;
         c->fill_meta += times * pc.meta;
+        if (times > 0 && total > c->worst)
+            c->worst = total;
         if (!part || total <= (double)part)
             continue;
         c->overflow_fills += times;
@@ -737,9 +739,12 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
     p->cost_z = pt->cost_z;
     p->part_a = pt->part_a;
     p->part_b = pt->part_b;
+    p->part_z = pt->part_z;
     p->flops = pt->flops;
     p->multiplicity = pt->multiplicity;
     p->out_cells = pt->out_cells;
+    if (stat_output_may_spill(p))
+        return STAT_CACHE_DECLINED; /* rule 4's output spill needs the walk's bitsets */
     work w = sd->w; /* the flag and counts stat_output_traffic reads */
     w.p = p;
     w.merges = sd->merges[order];

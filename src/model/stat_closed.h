@@ -104,6 +104,10 @@ void stat_estimate_pairs(const work *w, double effectual, pair_sums *ps);
 void stat_find_merges(work *w);
 int stat_sample_written(const work *w, double *written);
 int stat_sample_pairs(const work *w, double *pairs);
+/* Whether an output tile of p's shape could outgrow the output's
+ * partition (rule 4): then stat_output_traffic needs the pair bitsets
+ * and the sample, which a cached summary does not keep. */
+int stat_output_may_spill(const stat_problem *p);
 /* The output's counts into o (o->effectual set); known may be NULL. */
 int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *known,
                         stat_outcome *o);

@@ -773,6 +773,33 @@ static void mean_spills(const work *w, const pair_sums *ps, double nnz, affine z
         o->z_overflow_writebacks = o->z_writebacks;
 }
 
+int stat_sample_max_pair(const work *w, double *max)
+{
+    const stat_problem *p = w->p;
+    const stat_output_sample *s = p->sample;
+    cell_place cp;
+    model_map final = { .alloc = p->alloc };
+    *max = 0;
+    int rc = cell_place_init(p, &cp);
+    if (rc)
+        return rc;
+    for (uint64_t c = 0; !rc && c < s->ncells; c++)
+        rc = model_map_add(&final, cell_pair(p, &cp, c), s->weight[c]);
+    double m = 0;
+    for (uint64_t n = 0; !rc && n < final.cap; n++)
+        if (final.keys[n] != UINT64_MAX && model_bits_double(final.vals[n]) > m)
+            m = model_bits_double(final.vals[n]);
+    model_map_free(&final);
+    cell_place_free(&cp, p->alloc);
+    *max = m;
+    return rc;
+}
+
+double stat_output_tile_bytes(const stat_problem *p, double nnz)
+{
+    return tile_bytes_of(affine_fit(&p->cost_z, p->out_cells), nnz);
+}
+
 /* Whether an output tile could outgrow the output's partition at all. */
 int stat_output_may_spill(const stat_problem *p)
 {
@@ -844,6 +871,8 @@ int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *kn
     }
     o->compulsory_z = o->out_nonempty * z.m0 + nnz * (z.d1 + z.m1);
     int spills = stat_output_may_spill(p);
+    if (spills && known && known->max_pair_nnz >= 0) /* a summary: its fullest tile decides */
+        spills = tile_bytes_of(z, known->max_pair_nnz) > (double)p->part_z;
     if (strcmp(p->order, "IJK") == 0) {
         o->z_writebacks = pairs;
         o->z_out_data = nnz * z.d1;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "overflow_cli.h"
 #include "strategy_cli.h"
 #include "tessel/energy.h"
 #include "tessel/report.h"
@@ -26,6 +27,7 @@ enum {
     OPT_OUTPUT,
     OPT_NO_TIMING,
     OPT_QUIET,
+    OPT_STRICT,
     OPT_COUNT
 };
 
@@ -39,6 +41,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
     [OPT_QUIET] = { "--quiet", "-q", 0 },
+    [OPT_STRICT] = { "--strict", NULL, 0 },
 };
 
 #define DEFAULT_STRATEGIES "conservative,prescient,swiftiles,drt,d2t2"
@@ -61,7 +64,9 @@ static void help(void)
         "  -f, --format FMT        table (default) or csv, on standard output\n"
         "  -o, --output DIR        also write DIR/compare.csv (columns in README.md)\n"
         "      --no-timing         write seconds as 0 (reproducible files)\n"
-        "  -q, --quiet             print nothing on standard output\n\n"
+        "  -q, --quiet             print nothing on standard output\n"
+        "      --strict            a strategy other than swiftiles whose tiles overflow\n"
+        "                          their partitions (rule 4) is an error: exit 2, no table\n\n"
         "A strategy that does not apply to the spec (e.g. drt on a spec with two buffer\n"
         "levels or on TTM) is skipped with a one-line note on standard error and\n"
         "no row; one that applies but fails gets a row with its error and the exit\n"
@@ -90,6 +95,7 @@ typedef struct compare_request {
     char strategies[TESSEL_STRATEGY_COUNT][16];
     unsigned nstrategies;
     int exact, stat, csv, no_timing, quiet;
+    int strict; /* --strict: overflow under a strategy that does not overbook is exit 2 */
     int strategies_given; /* --strategies on the command line */
 } compare_request;
 
@@ -151,6 +157,7 @@ static int parse_request(const cli_args *args, compare_request *r)
     r->csv = fmt && strcmp(fmt, "csv") == 0;
     r->no_timing = cli_has(args, OPT_NO_TIMING);
     r->quiet = cli_has(args, OPT_QUIET);
+    r->strict = cli_has(args, OPT_STRICT);
     r->sets = calloc((size_t)args->count + 1, sizeof(*r->sets));
     if (!r->sets) {
         fprintf(stderr, "tessel compare: error: out of memory\n");
@@ -300,6 +307,23 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
                                                                       : tessel_strerror(rc));
     row->skipped = rc == TESSEL_EUNSUPPORTED;
     tessel_spec_free(&spec);
+}
+
+/* --strict: a row whose tiles overflow their partitions, under a
+ * strategy that does not overbook, is an error (rule 4). */
+static int strict_fails(const compare_state *st, const compare_row *row)
+{
+    tessel_result *r = calloc(1, sizeof(*r));
+    if (!r)
+        return 1;
+    r->nlevels = row->point.nlevels;
+    r->ntensors = row->point.ntensors;
+    memcpy(r->traffic, row->point.traffic, sizeof(r->traffic));
+    char what[64];
+    snprintf(what, sizeof(what), "compare: %s (%s)", row->strategy, row->estimator);
+    int fail = cli_overflow_check(what, st->spec, row->strategy, r, 1, 0);
+    free(r);
+    return fail;
 }
 
 static void run_one(compare_state *st, const char *strategy, tessel_strategy_estimator est,
@@ -484,7 +508,8 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;
     }
-    int failed = 0, ran = 0, progress = !rc && !req.quiet && isatty(fileno(stderr));
+    int failed = 0, ran = 0, strict_failed = 0;
+    int progress = !rc && !req.quiet && isatty(fileno(stderr));
     for (unsigned k = 0; !rc && k < req.nstrategies; k++)
         for (int e = 0; e < 2; e++) {
             if (!(e == 0 ? req.exact : req.stat))
@@ -507,12 +532,16 @@ int cmd_compare(int argc, char **argv)
                 failed = 1;
             } else {
                 ran = 1;
+                if (req.strict && strict_fails(&st, row))
+                    strict_failed = 1;
             }
         }
     if (!rc && !failed && !ran) {
         fprintf(stderr, "tessel compare: error: no strategy applies to %s\n", req.spec_path);
         rc = CLI_EXIT_USAGE;
     }
+    if (!rc && strict_failed)
+        rc = CLI_EXIT_USAGE; /* --strict: no table, no file */
     if (!rc && req.out_dir)
         rc = write_file(req.out_dir, rows, n, req.no_timing);
     if (!rc && !req.quiet) {

@@ -31,6 +31,7 @@ enum {
     OPT_PARTITION_STEP,
     OPT_KEEP_ORDER,
     OPT_FIT,
+    OPT_STRICT,
     OPT_LEVELS,
     OPT_STRATEGIES,
     OPT_OUTPUT,
@@ -53,6 +54,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_PARTITION_STEP] = { "--partition-step", NULL, 1 },
     [OPT_KEEP_ORDER] = { "--keep-order", NULL, 0 },
     [OPT_FIT] = { "--fit", NULL, 0 },
+    [OPT_STRICT] = { "--strict", NULL, 0 },
     [OPT_LEVELS] = { "--levels", NULL, 1 },
     [OPT_STRATEGIES] = { "--strategies", NULL, 1 },
     [OPT_OUTPUT] = { "--output", "-o", 1 },
@@ -88,8 +90,9 @@ static void help(void)
         "      --partition-step F   partition fractions in steps of F (default 0.1); 0\n"
         "                           keeps the spec's partitions\n"
         "      --keep-order         keep the spec's loop orders\n"
-        "      --fit                only mappings whose input tiles all fit their partitions\n"
-        "                           (no overbooking; see README)\n"
+        "      --fit                only mappings whose input and output tiles all fit\n"
+        "                           their partitions (no overbooking; see README)\n"
+        "      --strict             --fit, and no such mapping is an error (exit 2)\n"
         "      --levels A,B         search only these levels (default: all below level 0)\n"
         "      --strategies LIST    tiling strategies searched too, e.g.\n"
         "                           fixed,conservative,swiftiles,d2t2 (default fixed: tile\n"
@@ -119,6 +122,7 @@ typedef struct map_request {
     tessel_stat_options stat;
     const char *levels;
     int verify, quiet;
+    int strict; /* --strict: --fit, and no fitting point is exit 2 */
 } map_request;
 
 static int parse_objective(const char *text, tessel_map_objective *o)
@@ -237,7 +241,8 @@ static int parse_request(const cli_args *args, map_request *r)
     if (parse_numbers(args, r))
         return CLI_EXIT_USAGE;
     r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
-    r->map.fit = cli_has(args, OPT_FIT);
+    r->strict = cli_has(args, OPT_STRICT);
+    r->map.fit = cli_has(args, OPT_FIT) || r->strict;
     r->map.no_memo = cli_has(args, OPT_NO_MEMO);
     r->levels = cli_value(args, OPT_LEVELS);
     const char *strategies = cli_value(args, OPT_STRATEGIES);
@@ -511,6 +516,20 @@ static void print_point(const char *what, const tessel_report_point *p)
     printf("  %-6s dram_bytes %llu (%.3fx compulsory), energy %.6g pJ, cycles %.6g (%s bound)\n",
            what, (unsigned long long)p->dram_bytes, p->traffic_ratio, p->energy_pj,
            p->roofline.cycles, p->bound);
+    /* rule 4: what the point's overflowing tiles cost (priced above) */
+    for (unsigned l = 1; l < p->nlevels; l++)
+        for (unsigned t = 0; t < p->ntensors; t++) {
+            const tessel_traffic *tr = &p->traffic[l][t];
+            if (tr->overflow_tiles)
+                printf("         overflow at %s, %s: %llu of %llu %s larger than the %llu-byte "
+                       "partition (largest %llu bytes), %llu bytes of traffic\n",
+                       p->level_name[l], p->tensor_name[t],
+                       (unsigned long long)tr->overflow_tiles,
+                       (unsigned long long)(t == 0 ? tr->writebacks : tr->fills),
+                       t == 0 ? "write-backs" : "fills", (unsigned long long)tr->partition_bytes,
+                       (unsigned long long)tr->worst_tile_bytes,
+                       (unsigned long long)tr->overflow_bytes);
+        }
 }
 
 static double rel(double a, double b)
@@ -623,6 +642,10 @@ static int run(const map_request *r, map_state *st)
         rc = tessel_map_run(st->spec, st->stats, st->db, st->data->extent, &o, st->result, &d);
     if (prog.shown)
         fprintf(stderr, "\r%100s\r", "");
+    if (rc && r->strict) {
+        cli_report(&d);
+        return CLI_EXIT_USAGE;
+    }
     if (rc)
         return cli_report(&d);
     const tessel_map_result *m = st->result;

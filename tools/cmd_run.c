@@ -11,6 +11,7 @@
 #include "tessel/model.h"
 #include "tessel/report.h"
 #include "tessel/spec.h"
+#include "overflow_cli.h"
 #include "strategy_cli.h"
 #include "tessel/strategy.h"
 #include "tessel/template.h"
@@ -41,6 +42,7 @@ enum {
     OPT_STATS,
     OPT_SAVE_STATS,
     OPT_STRATEGY,
+    OPT_STRICT,
     OPT_COUNT
 };
 
@@ -68,6 +70,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_STATS] = { "--stats", NULL, 1 },
     [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
     [OPT_STRATEGY] = { "--strategy", "-S", 1 },
+    [OPT_STRICT] = { "--strict", NULL, 0 },
 };
 
 static void help(void)
@@ -108,6 +111,10 @@ static void help(void)
         "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
         "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
         "                          data (the spec's einsum must match; implies -e stat)\n"
+        "      --strict            a tile larger than its partition (DESIGN.md rule 4) is\n"
+        "                          an error (exit 2, no files written) unless the strategy\n"
+        "                          overbooks (swiftiles); without it, a fixed mapping\n"
+        "                          that overflows gets a warning\n"
         "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"
         "  -v, --verbose           each step and its time on standard error\n"
@@ -135,6 +142,7 @@ typedef struct run_request {
     const char *out_dir;
     tessel_report_format format;
     int quiet, verbose, dry_run, no_timing;
+    int strict; /* --strict: overflow the spec does not allow is an error */
     int stat;     /* --estimator stat */
     const char *stats_in, *stats_out; /* --stats, --save-stats */
     int analytic; /* --estimator analytic: no data loaded */
@@ -244,6 +252,7 @@ static int parse_request(const cli_args *args, run_request *req)
     req->verbose = cli_has(args, OPT_VERBOSE);
     req->dry_run = cli_has(args, OPT_DRY_RUN);
     req->no_timing = cli_has(args, OPT_NO_TIMING);
+    req->strict = cli_has(args, OPT_STRICT);
     req->load.drop_zeros = cli_has(args, OPT_DROP_ZEROS);
     const char *cx = cli_value(args, OPT_COMPLEX);
     if (cx && strcmp(cx, "reject") == 0)
@@ -542,6 +551,10 @@ static int finish(const run_request *req, run_state *st)
         tessel_model_analytic_label(spec, label, sizeof(label));
     /* extensor: the strategy its variant ran */
     const char *strategy = tessel_template_extensor_strategy(spec);
+    /* rule 4: before any file is written */
+    if (cli_overflow_check("run", spec, strategy ? strategy : spec->strategy.name, &st->result,
+                           req->strict, tessel_strategy_is_fixed(spec) && !strategy))
+        return CLI_EXIT_USAGE;
     rc = tessel_report_point_build(spec, &st->result, &st->energy, label,
                                    strategy ? strategy : spec->strategy.name, &st->point, &d);
     if (rc)

@@ -73,6 +73,14 @@ typedef struct tessel_traffic {
     uint64_t skipped;     /* avoided: the tile (or a skip_on partner) was empty */
     uint64_t gated;       /* slot spent but no data moved (gate_on partner empty) */
     uint64_t bumped_bytes; /* Tailors rule 4: bytes streamed because a tile overflowed its partition */
+    /* Rule 4 feasibility at level l (0 at level 0): the tile transfers
+     * larger than this tensor's partition (inputs: fills; outputs:
+     * write-backs), the bytes that overflow costs across the boundary with
+     * l-1 (inputs: the re-streamed part, = bumped_bytes; outputs: the
+     * spilled part written out and read again, both directions), the
+     * partition and the largest tile seen (bytes). */
+    uint64_t overflow_tiles, overflow_bytes;
+    uint64_t partition_bytes, worst_tile_bytes;
 } tessel_traffic;
 
 typedef struct tessel_result {
@@ -93,7 +101,8 @@ typedef struct tessel_result {
     int64_t tiled_metadata_bytes; /* every level-1 tile once in level 1's format, less the
                                      untiled tensors in that format: what tiling adds */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
-    uint64_t overflow_tiles;    /* tile transfers larger than their partition (rule 4 applied) */
+    uint64_t overflow_tiles;    /* input tile fills larger than their partition (rule 4 applied);
+                                   per level and tensor, outputs too: tessel_traffic */
     unsigned offgrid_edges;     /* stat: indices whose tile edges fall off the statistics' base
                                    grid, priced between the on-grid shapes around them */
     unsigned stat_design_may_differ; /* stat: a strategy decided the tiles on the statistics'
@@ -263,6 +272,9 @@ int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned level, unsigned
                                unsigned order,
                                const uint64_t *dims, const double *occupied, double nnz,
                                double *bytes, tessel_diag *diag);
+/* Rule 4 over all levels and tensors of r: tile transfers that overflow
+ * their partition and the bytes that overflow costs (either may be NULL). */
+void tessel_result_overflow(const tessel_result *r, uint64_t *tiles, uint64_t *bytes);
 
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);

@@ -180,10 +180,11 @@ typedef struct tessel_map_options {
     double partition_step;     /* partition fractions in these steps (default 0.1); 0: keep
                                   the spec's partitions */
     int keep_order;            /* do not search loop orders */
-    int fit;                   /* only points where no input tile overflows its partition
-                                  (result.overflow_tiles == 0): without it, rule 4 lets a
-                                  point stream what does not fit, and on a spec without
-                                  inner levels untiled mappings reach compulsory traffic */
+    int fit;                   /* only points where no input or output tile overflows its
+                                  partition (tessel_result_overflow): without it, rule 4
+                                  prices what does not fit (streamed inputs, spilled
+                                  outputs), and on a spec without inner levels untiled
+                                  mappings reach compulsory traffic */
     unsigned level_mask;       /* bit l: search level l; 0: every level below level 0 */
     int no_memo;               /* price every point from scratch, without the stat
                                   estimator's per-shape summaries (tessel_stat_cache) */

@@ -176,6 +176,12 @@ static void add_traffic(tessel_traffic *to, const tessel_traffic *t)
     to->algorithmic += t->algorithmic;
     to->skipped += t->skipped;
     to->bumped_bytes += t->bumped_bytes;
+    to->overflow_tiles += t->overflow_tiles;
+    to->overflow_bytes += t->overflow_bytes;
+    if (t->partition_bytes)
+        to->partition_bytes = t->partition_bytes;
+    if (t->worst_tile_bytes > to->worst_tile_bytes)
+        to->worst_tile_bytes = t->worst_tile_bytes;
 }
 
 /* The PE-level DRT of one LLB task (drt_task_fn). */

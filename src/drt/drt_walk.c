@@ -157,6 +157,9 @@ typedef struct walker {
     uint64_t *boff, *bn;
     uint32_t *bk;
     double updates, in_data, in_meta, out_data, out_meta;
+    /* rule 4 for the output: spilled bytes (out and back in), write-backs
+     * of tiles larger than Z's partition, the largest output tile */
+    double spill, overflow_wb, z_worst;
     /* summary */
     uint64_t tasks;
     double edge_sum[DRT_NX], util_sum;
@@ -461,6 +464,8 @@ static void out_bytes(const walker *w, const oq *q, double *data, double *meta)
     *meta = total - *data;
 }
 
+static double span(const drt_data *d, unsigned x, uint64_t lo, uint64_t hi);
+
 /* Rule 2: the resident output tile goes back with its partial count. */
 static void write_back(walker *w)
 {
@@ -471,6 +476,50 @@ static void write_back(walker *w)
     w->r->traffic[1][w->d->roles.tensor[DRT_Z]].writebacks++;
     w->out_data += d;
     w->out_meta += m;
+    if (d + m > w->z_worst)
+        w->z_worst = d + m;
+    if (w->c[DRT_Z].part && d + m > (double)w->c[DRT_Z].part)
+        w->overflow_wb += 1;
+}
+
+/* Whether the resident output tile could outgrow Z's partition at all:
+ * its bytes when every element of the rectangle is a nonzero. */
+static int output_may_spill(const walker *w)
+{
+    const cost *c = &w->c[DRT_Z];
+    if (!c->part)
+        return 0;
+    double cells = 1, micro = 1;
+    for (unsigned x = 0; x < 2; x++) {
+        unsigned ix = x ? DRT_J : DRT_I;
+        micro *= (double)(w->zhi[x] - w->zlo[x]);
+        cells *= span(w->d, ix, w->zlo[x], w->zhi[x]);
+    }
+    double bytes = (micro * (double)c->fixed_bits + cells * (double)c->per_bits) / 8;
+    return bytes > (double)c->part;
+}
+
+/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2), as the exact
+ * walk prices it: the resident tile is used again by the next task, so
+ * the part of its partial results beyond Z's partition was spilled to
+ * the parent after this task and is read back by the next one. */
+static void spill(walker *w)
+{
+    if (!output_may_spill(w))
+        return;
+    oq q;
+    double d, m;
+    query(w, w->zlo, w->zhi, w->zk, &q);
+    out_bytes(w, &q, &d, &m);
+    double total = d + m, part = (double)w->c[DRT_Z].part;
+    if (total <= part)
+        return;
+    double extra = total - part, em = floor(extra * m / total);
+    w->out_data += extra - em;
+    w->out_meta += em;
+    w->in_data += extra - em;
+    w->in_meta += em;
+    w->spill += extra;
 }
 
 /* Rule 2: a tile that holds partial results written back before is read
@@ -503,9 +552,14 @@ static void use_input(walker *w, unsigned role, const tile *t)
         tr->fills++;
         tr->in_data += t->data;
         tr->in_metadata += t->meta;
+        tr->partition_bytes = part;
+        if (total > tr->worst_tile_bytes)
+            tr->worst_tile_bytes = total;
         if (part) {
-            if (total > part)
+            if (total > part) {
                 r->overflow_tiles++;
+                tr->overflow_tiles++;
+            }
             w->util_sum += (double)total / (double)part;
             w->util_n++;
         }
@@ -517,6 +571,7 @@ static void use_input(walker *w, unsigned role, const tile *t)
         tr->in_data += extra - meta;
         tr->in_metadata += meta;
         tr->bumped_bytes += extra;
+        tr->overflow_bytes += extra;
     }
 }
 
@@ -560,6 +615,8 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
         memcpy(w->zhi, hi, sizeof(hi));
         w->zres = 1;
         read_back(w, k0);
+    } else {
+        spill(w);
     }
     w->zk = k1;
     if (w->on_task && !w->err) {
@@ -968,6 +1025,11 @@ static void finish(walker *w, tessel_drt_summary *summary)
     z->in_metadata = count_of(w->in_meta);
     z->out_data = count_of(w->out_data);
     z->out_metadata = count_of(w->out_meta);
+    z->bumped_bytes = count_of(w->spill);
+    z->overflow_bytes = 2 * z->bumped_bytes;
+    z->overflow_tiles = count_of(w->overflow_wb);
+    z->partition_bytes = w->c[DRT_Z].part;
+    z->worst_tile_bytes = count_of(w->z_worst);
     z->algorithmic = z->updates;
     for (unsigned role = DRT_A; role <= DRT_B; role++) {
         tessel_traffic *tr = &r->traffic[1][d->roles.tensor[role]];

@@ -181,6 +181,8 @@ static void set_input(tessel_traffic *tr, double fills, double data, double meta
     tr->in_data = model_count(d + (bumped > 0 ? bumped - bm : 0));
     tr->in_metadata = model_count(m + bm);
     tr->bumped_bytes = model_count(bumped);
+    tr->overflow_bytes = tr->bumped_bytes;
+    tr->worst_tile_bytes = model_count(data + meta);
 }
 
 /* Rule 4 on the expected tile: the overflow streams on each reuse. */
@@ -188,6 +190,43 @@ static double overflow(double data, double meta, uint64_t part)
 {
     double total = data + meta;
     return part && total > (double)part ? total - (double)part : 0;
+}
+
+/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2), as the exact
+ * walk prices it: after a visit whose run continues at the next visit,
+ * the part of the tile's partial results beyond Z's partition spills to
+ * the parent and is read back by that next visit. Homogeneous model: the
+ * tile holds cells (1 - rho^(t+1)) nonzeros after reduction tile t; a
+ * visit at t continues its run when a later visit exists (IJK: the pair's
+ * next effectual k; nJ = 1 under IKJ likewise) or, under IKJ and KIJ with
+ * several tiles along the free indices, when the next effectual k's tile
+ * rows start on the tile the previous one ended on (merge). Returns the
+ * expected spilled bytes (each moves out once and back in once). */
+static double output_spill(const closed *c, const char *canon, double cells, double rho,
+                           double d1, double m0, double m1, uint64_t part)
+{
+    if (!part || m0 + cells * (d1 + m1) <= (double)part)
+        return 0;
+    double ab = c->pA * c->pB, qA = 1 - pow(1 - c->pA, c->nI), qB = 1 - pow(1 - c->pB, c->nJ);
+    /* P(a row of B's tiles ends on the tile the next row starts on),
+     * given both rows non-empty; the same for A's tile columns */
+    double mB = qB > 0 ? c->nJ * c->pB * c->pB * pow(1 - c->pB, c->nJ - 1) / (qB * qB) : 0;
+    double mA = qA > 0 ? c->nI * c->pA * c->pA * pow(1 - c->pA, c->nI - 1) / (qA * qA) : 0;
+    double spill = 0, w = rho;
+    for (double t = 0; t < c->nK && t < 65536; t++, w *= rho) {
+        double over = m0 + cells * (1 - w) * (d1 + m1) - (double)part;
+        if (over <= 0)
+            continue;
+        double later;
+        if (strcmp(canon, "IJK") == 0) /* every pair, a visit at t and one after */
+            later = c->nI * c->nJ * ab * -expm1((c->nK - 1 - t) * log1p(-ab));
+        else if (strcmp(canon, "IKJ") == 0) /* per row i, an effectual k and a next one */
+            later = c->nI * c->pA * qB * -expm1((c->nK - 1 - t) * log1p(-c->pA * qB)) * mB;
+        else
+            later = qA * qB * -expm1((c->nK - 1 - t) * log1p(-qA * qB)) * mA * mB;
+        spill += later * over;
+    }
+    return spill;
 }
 
 static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
@@ -253,6 +292,13 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     }
     set_input(&r->traffic[1][A->spec_tensor], fillsA, dA, mA, bumpA);
     set_input(&r->traffic[1][B->spec_tensor], fillsB, dB, mB, bumpB);
+    /* the expected tile against the partition: all fills or none */
+    r->traffic[1][A->spec_tensor].partition_bytes = partA;
+    r->traffic[1][B->spec_tensor].partition_bytes = partB;
+    if (overflow(dA, mA, partA) > 0)
+        r->traffic[1][A->spec_tensor].overflow_tiles = r->traffic[1][A->spec_tensor].fills;
+    if (overflow(dB, mB, partB) > 0)
+        r->traffic[1][B->spec_tensor].overflow_tiles = r->traffic[1][B->spec_tensor].fills;
 
     /* Output: independent multiplies, q per (i, k, j). A product of a
      * matrix with its own transpose (B: A^T) is a Gram matrix instead:
@@ -305,6 +351,26 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     tz->out_metadata = model_count(wb * m0 + written * m1);
     tz->in_data = model_count(read * d1);
     tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
+    uint64_t partZ = exact_partition_bytes(e, 1, 0);
+    double spill = output_spill(&c, canon, cells, exp(tk * log1p(-q)), d1, m0, m1, partZ);
+    if (spill > 0) {
+        double sm = written > 0 ? spill * (wb * m0 + written * m1) /
+                                      (wb * m0 + written * (d1 + m1))
+                                : 0;
+        tz->out_data += model_count(spill - sm);
+        tz->in_data += model_count(spill - sm);
+        tz->out_metadata += model_count(sm);
+        tz->in_metadata += model_count(sm);
+        tz->bumped_bytes = model_count(spill);
+        tz->overflow_bytes = 2 * tz->bumped_bytes;
+    }
+    /* the mean write-back against the partition */
+    double mean_wb = wb > 0 ? m0 + written / wb * (d1 + m1) : 0;
+    tz->partition_bytes = partZ;
+    tz->worst_tile_bytes = model_count(m0 + cells * pz * (d1 + m1) > mean_wb
+                                           ? m0 + cells * pz * (d1 + m1) : mean_wb);
+    if (partZ && mean_wb > (double)partZ)
+        tz->overflow_tiles = tz->writebacks;
 
     r->effectual_tiles[1] = model_count(c.E);
     r->macs = model_count(macs);

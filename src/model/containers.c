@@ -145,7 +145,8 @@ int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_d
                                    tr->in_metadata, tr->out_data, tr->out_metadata,
                                    tr->child_read_data, tr->child_read_metadata,
                                    tr->child_write_data, tr->child_write_metadata,
-                                   tr->algorithmic, tr->skipped, tr->gated, tr->bumped_bytes };
+                                   tr->algorithmic, tr->skipped, tr->gated, tr->bumped_bytes,
+                                   tr->overflow_tiles, tr->overflow_bytes };
             for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
                 if (v[i] == UINT64_MAX)
                     return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, "mapping",
@@ -160,4 +161,18 @@ int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_d
             return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
                                    "a total reaches 2^64 and would overflow");
     return TESSEL_OK;
+}
+
+void tessel_result_overflow(const tessel_result *r, uint64_t *tiles, uint64_t *bytes)
+{
+    uint64_t n = 0, by = 0;
+    for (unsigned l = 1; l < r->nlevels; l++)
+        for (unsigned t = 0; t < r->ntensors; t++) {
+            n += r->traffic[l][t].overflow_tiles;
+            by += r->traffic[l][t].overflow_bytes;
+        }
+    if (tiles)
+        *tiles = n;
+    if (bytes)
+        *bytes = by;
 }

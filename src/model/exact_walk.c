@@ -196,6 +196,14 @@ static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i
     return bd->occ[i] ? &bd->occ[i][idx * (e->in[i].order - 1)] : NULL;
 }
 
+/* Rule 4 bookkeeping: the partition and the largest tile moved. */
+static void note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
+{
+    tr->partition_bytes = part;
+    if (bytes > tr->worst_tile_bytes)
+        tr->worst_tile_bytes = bytes;
+}
+
 static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
                         resident *res, uint64_t *nnz_now)
 {
@@ -244,8 +252,11 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
                              &res[i].meta);
             tr->fills++;
             add_in(tr, res[i].data, res[i].meta);
-            if (part && res[i].data + res[i].meta > part)
+            note_tile(tr, part, res[i].data + res[i].meta);
+            if (part && res[i].data + res[i].meta > part) {
                 r->overflow_tiles++;
+                tr->overflow_tiles++;
+            }
             continue;
         }
         if (res[i].gated)
@@ -258,6 +269,7 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
             uint64_t meta = (uint64_t)((double)extra * (double)res[i].meta / (double)total);
             add_in(tr, extra - meta, meta);
             tr->bumped_bytes += extra;
+            tr->overflow_bytes += extra;
         }
     }
 }
@@ -272,6 +284,11 @@ typedef struct out_state {
     uint64_t key;     /* resident output tile, UINT64_MAX none */
     uint64_t red;     /* reduction key of its last visit */
     model_vec events; /* tile * red_space + red at each write-back */
+    /* Rule 4 for the output: with a partition some output tile can
+     * outgrow, the visits that do not end their run (tile * red_space +
+     * red), whose overflow spills to the parent until the next visit. */
+    int spills;
+    model_vec mid;
 } out_state;
 
 /* Bytes of output tile `key` as it stands after reduction prefix red. */
@@ -299,6 +316,8 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_sta
         if (end_run(e, bd, os))
             return TESSEL_ENOMEM;
         os->key = key;
+    } else if (os->spills && model_vec_push(&os->mid, key * bd->red_space + os->red)) {
+        return exact_oom(e);
     }
     os->red = exact_reduction_key(e, bd, c);
     return TESSEL_OK;
@@ -309,6 +328,7 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_sta
 static int price_output(engine *e, const boundary *bd, model_vec *events)
 {
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
     uint64_t n = events->n;
     sort_in_place(events);
     uint64_t cursors[3] = { 0 }, data = 0, meta = 0;
@@ -326,8 +346,61 @@ static int price_output(engine *e, const boundary *bd, model_vec *events)
         tr->writebacks++;
         tr->out_data += data;
         tr->out_metadata += meta;
+        note_tile(tr, part, data + meta);
+        if (part && data + meta > part)
+            tr->overflow_tiles++;
     }
     return TESSEL_OK;
+}
+
+/* Rule 4 for outputs (DESIGN.md; Tailors §3.3, §6.2): an output tile whose
+ * partial results outgrow its partition keeps the partition's worth
+ * resident and spills the rest to the parent. Like an input's bumped part
+ * (re-streamed on every use), the spilled part gets no reuse: after each
+ * visit that does not end its run it is written out, and the next visit
+ * (the next update) reads it back to accumulate into it. The run's last
+ * visit is the rule 2 write-back, which already carries the whole tile. */
+static void price_spills(engine *e, const boundary *bd, model_vec *mid)
+{
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    sort_in_place(mid);
+    uint64_t cursors[3] = { 0 }, data = 0, meta = 0;
+    for (uint64_t i = 0; i < mid->n; i++) {
+        uint64_t key = mid->v[i] / bd->red_space, red = mid->v[i] % bd->red_space;
+        if (i == 0 || key != mid->v[i - 1] / bd->red_space)
+            memset(cursors, 0, sizeof(cursors));
+        output_bytes(bd, key, red, cursors, &data, &meta);
+        uint64_t total = data + meta;
+        if (total <= part)
+            continue;
+        uint64_t extra = total - part;
+        uint64_t m = (uint64_t)((double)extra * (double)meta / (double)total);
+        tr->out_data += extra - m;
+        tr->out_metadata += m;
+        tr->in_data += extra - m;
+        tr->in_metadata += m;
+        tr->bumped_bytes += extra;
+        tr->overflow_bytes += 2 * extra;
+    }
+}
+
+/* Whether some final output tile is larger than the output's partition:
+ * partial tiles are never larger than their final state, so otherwise no
+ * visit can spill and the walk records none. */
+static int output_can_spill(const engine *e, const boundary *bd)
+{
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    if (!part)
+        return 0;
+    const out_table *elements = &bd->table[bd->ntables - 1];
+    for (uint64_t o = 0; o < elements->nout; o++) {
+        uint64_t data, meta;
+        output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
+        if (data + meta > part)
+            return 1;
+    }
+    return 0;
 }
 
 int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual)
@@ -339,7 +412,8 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         res[i].key = UINT64_MAX;
         res[i].gated = 0;
     }
-    out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc } };
+    out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc },
+                     .spills = output_can_spill(e, bd), .mid = { .alloc = e->alloc } };
     int rc = TESSEL_OK;
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
@@ -367,6 +441,9 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
     if (!rc)
         rc = price_output(e, bd, &os.events);
     model_vec_free(&os.events);
+    if (!rc && os.spills)
+        price_spills(e, bd, &os.mid);
+    model_vec_free(&os.mid);
     return rc;
 }
 

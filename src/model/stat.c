@@ -310,6 +310,9 @@ static void store_input(tessel_traffic *tr, const stat_counts *c)
     tr->in_data = model_count(c->fill_data + c->bumped_data);
     tr->in_metadata = model_count(c->fill_meta + c->bumped_meta);
     tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
+    tr->overflow_tiles = model_count(c->overflow_fills);
+    tr->overflow_bytes = tr->bumped_bytes;
+    tr->worst_tile_bytes = model_count(c->worst);
 }
 
 /* The canonical loop order of level 1 after mirroring (i before j):
@@ -439,6 +442,14 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
     tz->in_data = model_count(o->z_in_data);
     tz->in_metadata = model_count(o->z_in_meta);
     r->overflow_tiles = model_count(o->a.overflow_fills + o->b.overflow_fills);
+    /* rule 4 for the output: the spill moves out and back in */
+    tz->bumped_bytes = model_count(o->z_spill_data + o->z_spill_meta);
+    tz->overflow_bytes = 2 * tz->bumped_bytes;
+    tz->overflow_tiles = model_count(o->z_overflow_writebacks);
+    tz->worst_tile_bytes = model_count(o->z_worst);
+    r->traffic[1][t_a].partition_bytes = exact_partition_bytes(e, 1, t_a);
+    r->traffic[1][t_b].partition_bytes = exact_partition_bytes(e, 1, t_b);
+    tz->partition_bytes = exact_partition_bytes(e, 1, 0);
     r->effectual_tiles[1] = model_count(o->effectual);
     r->macs = model_count(p->flops);
     r->output_nnz = model_count(o->out_nnz);
@@ -466,6 +477,7 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     if (!rc) {
         p->part_a = exact_partition_bytes(e, 1, mirror ? tb : ta);
         p->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
+        p->part_z = exact_partition_bytes(e, 1, 0);
         if (mirror) {
             rc = stat_grid_transpose(&g->gb, a, &p->a);
             if (!rc)
@@ -571,6 +583,7 @@ static int cache_point(engine *e, const stat_input *in[2], const boundary *bd,
     pt->cost_b = cost[mirror ? 0 : 1];
     pt->part_a = exact_partition_bytes(e, 1, mirror ? tb : ta);
     pt->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
+    pt->part_z = exact_partition_bytes(e, 1, 0);
     canonical_order(mirror ? pos_col : pos_row, mirror ? pos_row : pos_col,
                     stat_loop_position(bd, 2), pt->order);
     for (unsigned i = 0; i < 2; i++) {

@@ -67,6 +67,7 @@ typedef struct side {
     double merges[NORDERS];
     double written[NORDERS];
     double nonempty;
+    double max_pair_nnz; /* the sample's fullest output tile; -1: no sample or pair walk */
     /* While building, per order: the merge bits (bit k of row i: the run
      * of tile (i, j) at step k continues, j = merge_j[k]), and per column
      * j the steps whose merge_j is j. */
@@ -484,6 +485,9 @@ static int side_build(side *sd, const stat_cache_point *pt, int mirror, const te
         rc = summarise_merges(sd, a);
     if (!rc && p->sample && p->sample->whole && sd->w.bitsets)
         rc = stat_sample_pairs(&sd->w, &sd->nonempty);
+    sd->max_pair_nnz = -1;
+    if (!rc && p->sample && sd->w.bitsets)
+        rc = stat_sample_max_pair(&sd->w, &sd->max_pair_nnz);
     return rc;
 }
 
@@ -698,6 +702,8 @@ static int price_input(const size_groups *g, unsigned order, const pricer *pr, u
         c->fills += times;
         c->fill_data += times * pc.data;
         c->fill_meta += times * pc.meta;
+        if (times > 0 && total > c->worst)
+            c->worst = total;
         if (!part || total <= (double)part)
             continue;
         c->overflow_fills += times;
@@ -737,13 +743,19 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
     p->cost_z = pt->cost_z;
     p->part_a = pt->part_a;
     p->part_b = pt->part_b;
+    p->part_z = pt->part_z;
     p->flops = pt->flops;
     p->multiplicity = pt->multiplicity;
     p->out_cells = pt->out_cells;
+    /* rule 4's output spill needs the pair walk the summary dropped: only
+     * when the sample's fullest tile fits is the point priced here */
+    if (stat_output_may_spill(p) &&
+        (sd->max_pair_nnz < 0 || stat_output_tile_bytes(p, sd->max_pair_nnz) > (double)p->part_z))
+        return STAT_CACHE_DECLINED;
     work w = sd->w; /* the flag and counts stat_output_traffic reads */
     w.p = p;
     w.merges = sd->merges[order];
-    stat_known known = { sd->written[order], sd->nonempty };
+    stat_known known = { sd->written[order], sd->nonempty, sd->max_pair_nnz };
     return stat_output_traffic(&w, &sd->ps, &known, o);
 }
 

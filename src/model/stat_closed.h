@@ -58,6 +58,7 @@ typedef struct pair_sums {
  * non-empty output tiles. */
 typedef struct stat_known {
     double written, nonempty;
+    double max_pair_nnz; /* the sample's fullest output tile (-1: not known) */
 } stat_known;
 
 /* Set bits of a word without relying on a popcount instruction. */
@@ -104,6 +105,16 @@ void stat_estimate_pairs(const work *w, double effectual, pair_sums *ps);
 void stat_find_merges(work *w);
 int stat_sample_written(const work *w, double *written);
 int stat_sample_pairs(const work *w, double *pairs);
+/* Whether an output tile of p's shape could outgrow the output's
+ * partition (rule 4): then stat_output_traffic needs the pair bitsets
+ * and the sample, which a cached summary does not keep. */
+int stat_output_may_spill(const stat_problem *p);
+/* The sample's fullest output tile pair (weighted nonzeros), for a
+ * summary that keeps no pair walk: with it, a point whose tiles all fit
+ * needs no spill pricing (rule 4). */
+int stat_sample_max_pair(const work *w, double *max);
+/* Bytes of an output tile of p's shape holding nnz nonzeros. */
+double stat_output_tile_bytes(const stat_problem *p, double nnz);
 /* The output's counts into o (o->effectual set); known may be NULL. */
 int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *known,
                         stat_outcome *o);

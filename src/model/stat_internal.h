@@ -94,6 +94,7 @@ typedef struct stat_problem {
     char order[4];              /* "IJK", "IKJ" or "KIJ" */
     tile_cost cost_a, cost_b, cost_z;
     uint64_t part_a, part_b;    /* partition bytes (0: no overbooking) */
+    uint64_t part_z;            /* the output's partition bytes (0: unbounded) */
     double flops;               /* element-level multiplies, exact */
     double multiplicity;        /* mean products per output nonzero inside one reduction tile */
     uint64_t out_cells;         /* Ti x Tj */
@@ -111,12 +112,17 @@ typedef struct stat_counts {
     double fills, fill_data, fill_meta;      /* inputs */
     double bumped_data, bumped_meta;         /* rule 4 */
     double overflow_fills;
+    double worst;                            /* bytes of the largest tile filled */
 } stat_counts;
 
 typedef struct stat_outcome {
     stat_counts a, b;
     double z_writebacks, z_updates;
     double z_out_data, z_out_meta, z_in_data, z_in_meta;
+    /* rule 4 for the output: the spilled bytes (each written out once and
+     * read back once, already in z_out_* and z_in_*), the write-backs of
+     * tiles larger than the partition, and the largest tile's bytes */
+    double z_spill_data, z_spill_meta, z_overflow_writebacks, z_worst;
     double effectual;        /* effectual tile iterations */
     double out_pairs;        /* output tiles visited at least once */
     double out_nnz;          /* estimated nonzeros of Z */
@@ -230,7 +236,7 @@ typedef struct stat_cache_point {
     uint64_t tk, f_i, f_j, f_k, out_cells;
     const stat_output_sample *sample;
     tile_cost cost_a, cost_b, cost_z;
-    uint64_t part_a, part_b;
+    uint64_t part_a, part_b, part_z;
     double flops, multiplicity;
 } stat_cache_point;
 

@@ -116,7 +116,7 @@ static void corner_spec(const engine *e, const axis *ax, unsigned n, unsigned co
     X(fills) X(updates) X(writebacks) X(reads) X(data_bytes) X(metadata_bytes) X(in_data)      \
     X(in_metadata) X(out_data) X(out_metadata) X(child_read_data) X(child_read_metadata)       \
     X(child_write_data) X(child_write_metadata) X(algorithmic) X(skipped) X(gated)             \
-    X(bumped_bytes)
+    X(bumped_bytes) X(overflow_tiles) X(overflow_bytes)
 
 /* acc += w * r over the counts; the named fields only, so that a field
  * added later keeps the nearest corner's value (copied first). */
@@ -163,7 +163,7 @@ static void store(const double *acc, tessel_result *out)
     out->tiled_metadata_bytes = (int64_t)llround(acc[k++]);
 }
 
-#define BLEND_SLOTS (TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * 18 + \
+#define BLEND_SLOTS (TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * 20 + \
                      TESSEL_SPEC_MAX_LEVELS + 7)
 
 int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_fn fn,

@@ -190,6 +190,8 @@ static void add_fill(stat_counts *c, double times, price pr, uint64_t part)
     c->fill_meta += times * pr.meta;
     if (part && pr.data + pr.meta > (double)part)
         c->overflow_fills += times;
+    if (times > 0 && pr.data + pr.meta > c->worst)
+        c->worst = pr.data + pr.meta;
 }
 
 static void remove_fill(stat_counts *c, price pr, uint64_t part)
@@ -586,6 +588,241 @@ int stat_sample_pairs(const work *w, double *pairs)
     return TESSEL_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2): an output tile
+ * whose partial results outgrow its partition spills the excess to the
+ * parent after every visit that does not end its run (IJK: all of a
+ * pair's visits but its last; IKJ and KIJ: the visits whose run merges
+ * into the next), and the next visit reads it back; the run's last visit
+ * is the rule 2 write-back, which already moves the whole tile. The same
+ * accounting as the exact walk (price_spills in exact_walk.c). */
+
+/* An output tile of n nonzeros: bytes, the metadata part, rule 4's
+ * spill into o (times: how many visits leave it so). */
+static void spill_add(affine z, uint64_t part, double n, double times, stat_outcome *o)
+{
+    double meta = z.m0 + n * z.m1, total = n * z.d1 + meta;
+    if (total <= (double)part || times <= 0)
+        return;
+    /* the same truncation as the exact walk */
+    double extra = total - (double)part, m = floor(extra * meta / total);
+    o->z_spill_data += times * (extra - m);
+    o->z_spill_meta += times * m;
+}
+
+static double tile_bytes_of(affine z, double n)
+{
+    return z.m0 + n * (z.d1 + z.m1);
+}
+
+/* The sample's cells as (tile pair, reduction step): pair r * ext_j + q
+ * into *pair, step into *step. */
+typedef struct cell_place {
+    cell_tiles ti, tx, tj, tk;
+} cell_place;
+
+static void cell_place_free(cell_place *cp, const tessel_allocator *a)
+{
+    cell_tiles_free(&cp->ti, a);
+    cell_tiles_free(&cp->tx, a);
+    cell_tiles_free(&cp->tj, a);
+    cell_tiles_free(&cp->tk, a);
+}
+
+static int cell_place_init(const stat_problem *p, cell_place *cp)
+{
+    memset(cp, 0, sizeof(*cp));
+    uint64_t n1 = p->unfolded ? p->i_tiles : (p->sample_mirrored ? p->ext_j : p->ext_i);
+    uint64_t n2 = p->sample_mirrored ? p->ext_i : p->ext_j;
+    int rc = cell_tiles_init(&cp->ti, n1, p->f_i, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tx, p->unfolded ? p->x_tiles : 1, p->unfolded ? p->f_x : 1,
+                             p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tj, n2, p->f_j, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tk, p->ext_k, p->f_k, p->alloc);
+    if (rc)
+        cell_place_free(cp, p->alloc);
+    return rc;
+}
+
+static uint64_t cell_pair(const stat_problem *p, const cell_place *cp, uint64_t c)
+{
+    const stat_output_sample *s = p->sample;
+    uint64_t s1 = cell_tile(&cp->ti, s->ci[c]), s2 = cell_tile(&cp->tj, s->cj[c]);
+    if (p->unfolded)
+        s1 = p->x_major ? cell_tile(&cp->tx, s->cx[c]) * p->i_tiles + s1
+                        : s1 * p->x_tiles + cell_tile(&cp->tx, s->cx[c]);
+    uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
+    return r * p->ext_j + q;
+}
+
+/* One output tile pair that may overflow: its visits in step order with
+ * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
+static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
+                        uint64_t n, pair_runs *pr, affine z, stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    uint64_t r = pair / p->ext_j, q = pair % p->ext_j;
+    int ijk = strcmp(p->order, "IJK") == 0;
+    const uint64_t *x = &w->arows[r * w->words], *y = &w->bcols[q * w->words];
+    if (!ijk)
+        pair_runs_set(w, r, q, pr);
+    uint64_t last = UINT64_MAX;
+    for (uint64_t wd = w->words; wd-- > 0 && last == UINT64_MAX;)
+        if (x[wd] & y[wd])
+            last = wd * 64 + high_bit(x[wd] & y[wd]);
+    double cum = 0;
+    uint64_t c = 0;
+    for (uint64_t wd = 0; wd < w->words; wd++)
+        for (uint64_t m = x[wd] & y[wd]; m; m &= m - 1) {
+            uint64_t k = wd * 64 + low_bit(m);
+            while (c < n && steps[c] <= k)
+                cum += wts[c++];
+            int ends = ijk ? k == last : (pr->ends[wd] >> (k % 64) & 1u);
+            double bytes = tile_bytes_of(z, cum);
+            if (bytes > o->z_worst)
+                o->z_worst = bytes;
+            if (ends) {
+                if (bytes > (double)p->part_z)
+                    o->z_overflow_writebacks += 1;
+            } else {
+                spill_add(z, p->part_z, cum, 1, o);
+            }
+        }
+}
+
+/* Groups the sample's weights by (pair, step) for the pairs whose final
+ * tile overflows and prices each such pair. */
+static int sample_spills(const work *w, affine z, stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    const stat_output_sample *s = p->sample;
+    cell_place cp;
+    model_map final = { .alloc = p->alloc }, steps = { .alloc = p->alloc };
+    model_vec keys = { .alloc = p->alloc };
+    pair_runs pr = { w->words, NULL, NULL };
+    int rc = cell_place_init(p, &cp);
+    if (rc)
+        return rc;
+    for (uint64_t c = 0; !rc && c < s->ncells; c++)
+        rc = model_map_add(&final, cell_pair(p, &cp, c), s->weight[c]);
+    /* a pair's partial tiles are never larger than its final one */
+    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
+        uint64_t pair = cell_pair(p, &cp, c);
+        if (tile_bytes_of(z, model_map_weight(&final, pair)) <= (double)p->part_z)
+            continue;
+        uint64_t key = pair * p->ext_k + cell_tile(&cp.tk, s->ck[c]);
+        if (model_map_find(&steps, key) == UINT64_MAX && model_vec_push(&keys, key))
+            rc = TESSEL_ENOMEM;
+        if (!rc)
+            rc = model_map_add(&steps, key, s->weight[c]);
+    }
+    uint64_t *st = NULL;
+    double *wt = NULL;
+    if (!rc && keys.n) {
+        tessel_sort_u64_inplace(keys.v, keys.n, UINT64_MAX);
+        st = tessel_alloc_array(p->alloc, keys.n, sizeof(uint64_t));
+        wt = tessel_alloc_array(p->alloc, keys.n, sizeof(double));
+        pr.ends = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
+        pr.suffix = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
+        if (!st || !wt || !pr.ends || !pr.suffix)
+            rc = TESSEL_ENOMEM;
+    }
+    for (uint64_t b = 0; !rc && b < keys.n;) {
+        uint64_t pair = keys.v[b] / p->ext_k, e = b;
+        for (; e < keys.n && keys.v[e] / p->ext_k == pair; e++) {
+            st[e - b] = keys.v[e] % p->ext_k;
+            wt[e - b] = model_map_weight(&steps, keys.v[e]);
+        }
+        pair_spills(w, pair, st, wt, e - b, &pr, z, o);
+        b = e;
+    }
+    tessel_dealloc(p->alloc, st);
+    tessel_dealloc(p->alloc, wt);
+    tessel_dealloc(p->alloc, pr.ends);
+    tessel_dealloc(p->alloc, pr.suffix);
+    model_vec_free(&keys);
+    model_map_free(&final);
+    model_map_free(&steps);
+    cell_place_free(&cp, p->alloc);
+    return rc;
+}
+
+/* Without a sample (or without the pair walk): every tile pair taken as
+ * the mean one, nnz_pair nonzeros growing linearly over its vbar visits;
+ * IKJ and KIJ spill at their merges, at half the tile. */
+static void mean_spills(const work *w, const pair_sums *ps, double nnz, affine z,
+                        stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    double pairs = ps->pairs, vbar = ps->sum_v / pairs, tile = nnz / pairs;
+    o->z_worst = tile_bytes_of(z, tile);
+    if (strcmp(p->order, "IJK") == 0) {
+        uint64_t v = (uint64_t)llround(vbar);
+        for (uint64_t m = 1; m < v && m < 4096; m++)
+            spill_add(z, p->part_z, tile * (double)m / (double)v, pairs, o);
+        if (o->z_worst > (double)p->part_z)
+            o->z_overflow_writebacks = pairs;
+        return;
+    }
+    spill_add(z, p->part_z, tile / 2, w->merges, o);
+    double per = o->z_writebacks > 0 ? o->z_out_data / (z.d1 > 0 ? z.d1 : 1) / o->z_writebacks : 0;
+    if (tile_bytes_of(z, per) > (double)p->part_z)
+        o->z_overflow_writebacks = o->z_writebacks;
+}
+
+int stat_sample_max_pair(const work *w, double *max)
+{
+    const stat_problem *p = w->p;
+    const stat_output_sample *s = p->sample;
+    cell_place cp;
+    model_map final = { .alloc = p->alloc };
+    *max = 0;
+    int rc = cell_place_init(p, &cp);
+    if (rc)
+        return rc;
+    for (uint64_t c = 0; !rc && c < s->ncells; c++)
+        rc = model_map_add(&final, cell_pair(p, &cp, c), s->weight[c]);
+    double m = 0;
+    for (uint64_t n = 0; !rc && n < final.cap; n++)
+        if (final.keys[n] != UINT64_MAX && model_bits_double(final.vals[n]) > m)
+            m = model_bits_double(final.vals[n]);
+    model_map_free(&final);
+    cell_place_free(&cp, p->alloc);
+    *max = m;
+    return rc;
+}
+
+double stat_output_tile_bytes(const stat_problem *p, double nnz)
+{
+    return tile_bytes_of(affine_fit(&p->cost_z, p->out_cells), nnz);
+}
+
+/* Whether an output tile could outgrow the output's partition at all. */
+int stat_output_may_spill(const stat_problem *p)
+{
+    affine z = affine_fit(&p->cost_z, p->out_cells);
+    return p->part_z && tile_bytes_of(z, (double)p->out_cells) > (double)p->part_z;
+}
+
+static int output_spills(const work *w, const pair_sums *ps, double nnz, affine z,
+                         stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    int rc = TESSEL_OK;
+    if (p->sample && w->bitsets && w->arows)
+        rc = sample_spills(w, z, o);
+    else
+        mean_spills(w, ps, nnz, z, o);
+    o->z_out_data += o->z_spill_data;
+    o->z_out_meta += o->z_spill_meta;
+    o->z_in_data += o->z_spill_data;
+    o->z_in_meta += o->z_spill_meta;
+    return rc;
+}
+
 /* The output's nonzeros and the nonzeros its write-backs carry. */
 static int output_volume(const work *w, const pair_sums *ps, const stat_known *known, double E,
                          double *nnz, double *written)
@@ -633,11 +870,14 @@ int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *kn
             return rc;
     }
     o->compulsory_z = o->out_nonempty * z.m0 + nnz * (z.d1 + z.m1);
+    int spills = stat_output_may_spill(p);
+    if (spills && known && known->max_pair_nnz >= 0) /* a summary: its fullest tile decides */
+        spills = tile_bytes_of(z, known->max_pair_nnz) > (double)p->part_z;
     if (strcmp(p->order, "IJK") == 0) {
         o->z_writebacks = pairs;
         o->z_out_data = nnz * z.d1;
         o->z_out_meta = pairs * z.m0 + nnz * z.m1;
-        return TESSEL_OK;
+        return spills ? output_spills(w, ps, nnz, z, o) : TESSEL_OK;
     }
     /* Every write-back but a pair's last is read back later. */
     if (written < nnz)
@@ -649,7 +889,7 @@ int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *kn
     o->z_out_meta = o->z_writebacks * z.m0 + written * z.m1;
     o->z_in_data = read * z.d1;
     o->z_in_meta = o->z_updates * z.m0 + read * z.m1;
-    return TESSEL_OK;
+    return spills ? output_spills(w, ps, nnz, z, o) : TESSEL_OK;
 }
 
 int stat_bitsets_fit(const stat_problem *p)

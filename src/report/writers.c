@@ -11,7 +11,8 @@
 static const char traffic_header[] =
     "design,workload,data,strategy,estimator,level,tensor,fills,reads,updates,writebacks,"
     "data_bytes,metadata_bytes,energy_pj,algorithmic,actual,skipped,gated,bumped_bytes,"
-    "reads_elements,writes_elements\n";
+    "reads_elements,writes_elements,overflow_tiles_share,overflow_bytes,partition_bytes,"
+    "worst_tile_bytes\n";
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
@@ -523,6 +524,14 @@ static void traffic_record(emitter *e, const tessel_report_point *p, unsigned l,
     emit_u64(e, "bumped_bytes", tr->bumped_bytes);
     emit_u64(e, "reads_elements", p->reads_elements[l][t]);
     emit_u64(e, "writes_elements", p->writes_elements[l][t]);
+    /* rule 4: of the tiles moved in (inputs: fills; the output: its
+     * write-backs), the share larger than the partition */
+    uint64_t moved = t == 0 ? tr->writebacks : tr->fills;
+    emit_double(e, "overflow_tiles_share",
+                moved ? (double)tr->overflow_tiles / (double)moved : 0.0);
+    emit_u64(e, "overflow_bytes", tr->overflow_bytes);
+    emit_u64(e, "partition_bytes", tr->partition_bytes);
+    emit_u64(e, "worst_tile_bytes", tr->worst_tile_bytes);
     end(e);
 }
 

@@ -245,6 +245,15 @@ static double objective_value(tessel_map_objective o, const tessel_report_point 
     }
 }
 
+/* Rule 4: some input or output tile of any level larger than its
+ * partition (the estimators price it; --fit refuses it). */
+static int overflows(const tessel_result *r)
+{
+    uint64_t tiles = 0;
+    tessel_result_overflow(r, &tiles, NULL);
+    return tiles > 0 || r->overflow_tiles > 0;
+}
+
 /* Prices point p into c->scratch; INFINITY when the estimator refuses it. */
 static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
 {
@@ -263,7 +272,7 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
         !(is_fixed(c, p) ? tessel_model_stat_eval_cached(spec, c->stats, c->shapes, &result, &d)
                          : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
                                                &result, NULL, &d)) &&
-        !(c->opt->fit && result.overflow_tiles > 0) &&
+        !(c->opt->fit && overflows(&result)) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),
                                    tessel_strategy_name(c->strategy[p->strategy]), &c->scratch,
                                    &d))

@@ -74,10 +74,16 @@ def test_climb(tessel, tmp):
     p = run(tessel, "map", SPEC, "-t", "A=" + JAG, "--objective", "cycles", "--verify",
             "--max-points", "800", "-o", os.path.join(tmp, "v.yaml"))
     check("stat - exact:" in p.stdout, "--verify prints stat against exact")
-    # --fit refuses overflowing points: in a 256 KiB LLB, A's 38 % (99.6 KB)
-    # cannot hold the whole of G51 (11,818 nonzeros, 142 KB in csr)
+    # --fit refuses overflowing points: in a 512 KiB LLB, A's 20 % (105 KB)
+    # cannot hold the whole of G51 (11,818 nonzeros, 142 KB in csr); Z's 60 %
+    # (315 KB) holds a dense 128x128 output tile (197 KB), so some points fit
+    # (output tiles obey rule 4 too: at 24 % of 256 KiB none did)
     p = run(tessel, "map", SPEC, "-t", "A=" + G51, "--fit", "--partition-step", "0",
-            "-s", "architecture.levels.LLB.capacity=256KiB", "-o", os.path.join(tmp, "fit.yaml"))
+            "-s", "architecture.levels.LLB.capacity=512KiB",
+            "-s", "architecture.levels.LLB.tensors.Z.partition=0.6",
+            "-s", "architecture.levels.LLB.tensors.A.partition=0.2",
+            "-s", "architecture.levels.LLB.tensors.B.partition=0.2",
+            "-o", os.path.join(tmp, "fit.yaml"))
     first = p.stdout.splitlines()[0]
     check(" 0 refused" not in first and "or overflowing" in first,
           "--fit refuses the overflowing points: " + first)

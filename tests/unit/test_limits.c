@@ -119,9 +119,13 @@ static void assert_same_result(const tessel_result *a, const tessel_result *b)
 {
     ck_assert_uint_eq(a->nlevels, b->nlevels);
     for (unsigned l = 0; l < a->nlevels; l++)
-        for (unsigned t = 0; t < a->ntensors; t++)
-            ck_assert_msg(memcmp(&a->traffic[l][t], &b->traffic[l][t], sizeof(tessel_traffic)) == 0,
+        for (unsigned t = 0; t < a->ntensors; t++) {
+            /* the partition itself is reported (rule 4) and differs */
+            tessel_traffic x = a->traffic[l][t], y = b->traffic[l][t];
+            x.partition_bytes = y.partition_bytes = 0;
+            ck_assert_msg(memcmp(&x, &y, sizeof(tessel_traffic)) == 0,
                           "traffic of level %u tensor %u differs", l, t);
+        }
     ck_assert_uint_eq(a->macs, b->macs);
     ck_assert_uint_eq(a->output_nnz, b->output_nnz);
     ck_assert_uint_eq(a->compulsory_bytes, b->compulsory_bytes);

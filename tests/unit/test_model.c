@@ -507,6 +507,62 @@ START_TEST(overbooked_tiles_stream)
 }
 END_TEST
 
+/* Rule 4 for outputs, worked by hand (README "Traffic semantics"): the
+ * 4x4 example, IJK with tiles i:4, k:2, j:4: one output tile, two
+ * reduction steps, one run. A's tiles (k 0-1, 2-3) hold (0,0) (2,1) and
+ * (1,2) (3,3); B's hold (0,1) (1,3) and (2,0) (3,2): 6 bytes each. After
+ * K=0 Z holds (0,1) and (2,3): 2 nonzeros, 6 bytes; after K=1 all 4, 12
+ * bytes. With a 4-byte partition for Z the first visit leaves 2 bytes
+ * beyond it: spilled (2 bytes written) and read back by the second visit
+ * (2 bytes). The run's write-back moves the whole tile (12 bytes), which
+ * is larger than the partition: 1 overflowing write-back of 1. Z: 16 bytes
+ * instead of 12; overflow_bytes 4, bumped_bytes 2 (streamed from DRAM). */
+START_TEST(output_tiles_spill)
+{
+    tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 4, 2, 4, 0);
+    s.level[1].capacity = 1000; /* A and B: 333 bytes each, they fit */
+    s.level[1].tensor[0].partition_bytes = 100;
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 12); /* fits: rule 2 alone */
+    ck_assert_uint_eq(r.traffic[1][Z].overflow_tiles, 0);
+    ck_assert_uint_eq(r.traffic[1][Z].worst_tile_bytes, 12);
+    s.level[1].tensor[0].partition_bytes = 4;
+    r = run(&s, &d);
+    const tessel_traffic *z = &r.traffic[1][Z];
+    ck_assert_uint_eq(z->writebacks, 1);
+    ck_assert_uint_eq(z->updates, 0);
+    ck_assert_uint_eq(z->out_data + z->out_metadata, 14);
+    ck_assert_uint_eq(z->in_data + z->in_metadata, 2);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 16);
+    ck_assert_uint_eq(z->bumped_bytes, 2);
+    ck_assert_uint_eq(z->overflow_bytes, 4);
+    ck_assert_uint_eq(z->overflow_tiles, 1);
+    ck_assert_uint_eq(z->partition_bytes, 4);
+    ck_assert_uint_eq(z->worst_tile_bytes, 12);
+    ck_assert_uint_eq(r.dram_bytes, 12 + 12 + 16);
+    uint64_t tiles, over;
+    tessel_result_overflow(&r, &tiles, &over);
+    ck_assert_uint_eq(tiles, 1);
+    ck_assert_uint_eq(over, 4);
+    /* hand_outer_product (KIJ, 2x2x2 tiles): every visit is its own run,
+     * which rule 2 moves whole, so nothing spills; of the 8 write-backs
+     * the two of 2 nonzeros (6 bytes) overflow the 4-byte partition */
+    spec_spmspm(&s, "KIJ", 2, 2, 2, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[0].partition_bytes = 4;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].overflow_bytes, 0);
+    ck_assert_uint_eq(r.traffic[1][Z].writebacks, 8);
+    ck_assert_uint_eq(r.traffic[1][Z].overflow_tiles, 2);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 18 + 6);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
 
 /* ------------------------------------------------------------------ */
 /* TTM and MTTKRP against a generic brute force over dense arrays. */
@@ -890,6 +946,7 @@ int main(void)
     tcase_add_test(tc, nested_levels);
     tcase_add_test(tc, skipping_and_gating);
     tcase_add_test(tc, overbooked_tiles_stream);
+    tcase_add_test(tc, output_tiles_spill);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
     tcase_add_test(tc, padding_changes_nothing);

@@ -102,6 +102,12 @@ static void make_result(tessel_result *r)
         b->skipped = 20 * k;
         b->gated = 10 * k - (t == 0 ? 2 : 0);
         b->bumped_bytes = 7 * t;
+        /* rule 4: Z overflows in 1 of its 3 write-backs, each input in
+         * half of its fills */
+        b->overflow_tiles = t == 0 ? 1 : 5 * k;
+        b->overflow_bytes = t == 0 ? 6 : 7 * t;
+        b->partition_bytes = 500;
+        b->worst_tile_bytes = 900 * k;
     }
     r->macs = 1000;
     r->intersections = 400;
@@ -160,7 +166,7 @@ START_TEST(element_counts)
     ck_assert_int_eq(tessel_report_traffic_csv_row(f, &p, 0, 1), 0);
     ck_assert_int_eq(tessel_report_traffic_json(f, &p, 1), 0);
     ck_assert_int_eq(fclose(f), 0);
-    ck_assert_ptr_nonnull(strstr(rows, ",1067,0\n"));
+    ck_assert_ptr_nonnull(strstr(rows, ",1067,0,0,0,0,0\n"));
     ck_assert_ptr_nonnull(strstr(rows, "\"reads_elements\": 533, \"writes_elements\": 107"));
     free(rows);
 }
@@ -387,7 +393,8 @@ START_TEST(headers_match_design)
                      0);
     ck_assert_str_eq(t, DESIGN_TRAFFIC_COLUMNS
                      ",algorithmic,actual,skipped,gated,bumped_bytes,"
-                     "reads_elements,writes_elements\n");
+                     "reads_elements,writes_elements,overflow_tiles_share,overflow_bytes,"
+                     "partition_bytes,worst_tile_bytes\n");
     ck_assert_str_eq(s, DESIGN_SUMMARY_COLUMNS
                      ",model_seconds,output_nnz,output_nnz_stderr,intersections,compute_cycles,"
                      "compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
@@ -418,7 +425,10 @@ START_TEST(traffic_rows)
     }
     /* LLB, Z row spelled out: energy 420 + 50 + 2 + 5.25 + 0.625 = 477.875. */
     ck_assert_ptr_nonnull(strstr(rows, "toy,spmspm,G51*G51^T,fixed,exact,LLB,Z,"
-                                       "10,100,2,3,800,80,477.875,40,12,20,8,0,1000,1000\n"));
+                                       "10,100,2,3,800,80,477.875,40,12,20,8,0,1000,1000,"
+                                       "0.3333333333333333,6,500,900\n"));
+    /* an input's share counts its fills: 5 of 10 */
+    ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800\n"));
     ck_assert_int_eq(strncmp(rows, "toy,spmspm,G51*G51^T,fixed,exact,DRAM,Z,0,10,0,0,800,80,", 56),
                      0);
     free(rows);

@@ -109,6 +109,9 @@ static void assert_same(const tessel_result *x, const tessel_result *s, const ch
             SAME(data_bytes);
             SAME(metadata_bytes);
             SAME(bumped_bytes);
+            SAME(overflow_tiles);
+            SAME(overflow_bytes);
+            SAME(partition_bytes);
             SAME(algorithmic);
             SAME(skipped);
             SAME(child_read_metadata);
@@ -199,6 +202,63 @@ START_TEST(other_base_grid)
     ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), 0);
     ck_assert_uint_eq(r.offgrid_edges, 1);
     tessel_tensor_free(&a);
+}
+END_TEST
+
+/* Rule 4 for outputs, the hand-worked example of test_model.c
+ * (output_tiles_spill): 4x4 A and B, IJK, tiles i:4 k:2 j:4, COO with
+ * 8-bit values and coordinates, a 4-byte partition for Z: after K=0 Z
+ * holds 6 bytes, 2 of them spill and are read back at K=1; the one
+ * write-back (12 bytes) overflows. The closed sums price the same. */
+START_TEST(output_spill_hand_example)
+{
+    static const uint32_t ea[4][2] = { { 0, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
+    static const uint32_t eb[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
+    tessel_tensor *a = NULL, *b = NULL;
+    for (int m = 0; m < 2; m++) {
+        uint64_t dims[2] = { 4, 4 };
+        tessel_coo_builder *bl = NULL;
+        ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
+        for (int n = 0; n < 4; n++)
+            ck_assert_int_eq(tessel_coo_builder_add(bl, m ? eb[n] : ea[n], 1.0), 0);
+        ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, m ? &b : &a, NULL), 0);
+        tessel_coo_builder_free(&bl);
+    }
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 2;
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 4, 2, 4, 0, 8, 8);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[0].partition_bytes = 4;
+    tessel_result r = stat_run(&s, &d, &o), x = exact_run(&s, &d);
+    const tessel_traffic *z = &r.traffic[1][0];
+    ck_assert_uint_eq(z->data_bytes + z->metadata_bytes, 16);
+    ck_assert_uint_eq(z->bumped_bytes, 2);
+    ck_assert_uint_eq(z->overflow_bytes, 4);
+    ck_assert_uint_eq(z->overflow_tiles, 1);
+    ck_assert_uint_eq(z->worst_tile_bytes, 12);
+    assert_same(&x, &r, "hand IJK");
+    /* every order and a few partitions: the closed sums equal the walk */
+    static const uint64_t parts[] = { 1, 4, 7, 100 };
+    for (unsigned q = 0; q < 6; q++)
+        for (unsigned n = 0; n < 4; n++) {
+            test_spec_spmspm(&s, orders[q], 4, 2, 4, 0, 8, 8);
+            s.level[1].capacity = 1000;
+            s.level[1].tensor[0].partition_bytes = parts[n];
+            x = exact_run(&s, &d);
+            r = stat_run(&s, &d, &o);
+            assert_same(&x, &r, orders[q]);
+            test_spec_spmspm(&s, orders[q], 2, 2, 2, 0, 8, 8);
+            s.level[1].capacity = 1000;
+            s.level[1].tensor[0].partition_bytes = parts[n];
+            x = exact_run(&s, &d);
+            r = stat_run(&s, &d, &o);
+            assert_same(&x, &r, orders[q]);
+        }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
 }
 END_TEST
 
@@ -775,6 +835,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, full_sample_equals_exact_real_matrices);
     tcase_add_test(tc, full_sample_equals_exact_rectangular_overbooked);
+    tcase_add_test(tc, output_spill_hand_example);
     tcase_add_test(tc, other_base_grid);
     tcase_add_test(tc, sampled_output_close_and_deterministic);
     tcase_add_test(tc, eq20_without_sample);

@@ -139,6 +139,12 @@ static void ref_traffic_record(ref_emitter *e, const tessel_report_point *p, uns
     ref_emit_u64(e, "bumped_bytes", tr->bumped_bytes);
     ref_emit_u64(e, "reads_elements", p->reads_elements[l][t]);
     ref_emit_u64(e, "writes_elements", p->writes_elements[l][t]);
+    uint64_t moved = t == 0 ? tr->writebacks : tr->fills;
+    ref_emit_double(e, "overflow_tiles_share",
+                    moved ? (double)tr->overflow_tiles / (double)moved : 0.0);
+    ref_emit_u64(e, "overflow_bytes", tr->overflow_bytes);
+    ref_emit_u64(e, "partition_bytes", tr->partition_bytes);
+    ref_emit_u64(e, "worst_tile_bytes", tr->worst_tile_bytes);
     ref_end(e);
 }
 
@@ -422,7 +428,9 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
             tessel_traffic *tr = &p->traffic[l][t];
             uint64_t *counts[] = { &tr->fills, &tr->reads, &tr->updates, &tr->writebacks,
                                    &tr->data_bytes, &tr->metadata_bytes, &tr->algorithmic,
-                                   &tr->skipped, &tr->gated, &tr->bumped_bytes };
+                                   &tr->skipped, &tr->gated, &tr->bumped_bytes,
+                                   &tr->overflow_tiles, &tr->overflow_bytes,
+                                   &tr->partition_bytes, &tr->worst_tile_bytes };
             for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
                 *counts[i] = random_u64(rng);
             p->access[l][t].energy_pj = random_double(rng);

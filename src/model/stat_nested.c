@@ -322,6 +322,18 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
     return TESSEL_OK;
 }
 
+/* The bitsets over k of X's rows (xr) and of P's columns (pc). */
+static void fill_bitsets(const stat_grid *x, const stat_grid *p, uint64_t words, uint64_t *xr,
+                         uint64_t *pc)
+{
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
+    for (uint64_t k = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+}
+
 /* Level-b order (o, f, k): inside one level b-1 tile, row o of X meets
  * the effectual f in turn, each over its effectual k in the outer k
  * block; when the last k of one f is the first k of the next, X(o, k)
@@ -346,12 +358,7 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
         tessel_dealloc(a, last);
         return TESSEL_ENOMEM;
     }
-    for (uint64_t o = 0; o < x->rows; o++)
-        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
-            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
-    for (uint64_t k = 0; k < p->rows; k++)
-        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
-            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    fill_bitsets(x, p, words, xr, pc);
     for (uint64_t o = 0; o < x->rows; o++) {
         if (x->ptr[o] == x->ptr[o + 1])
             continue;
@@ -416,12 +423,7 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
         rc = TESSEL_ENOMEM;
         goto done;
     }
-    for (uint64_t o = 0; o < O; o++)
-        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
-            xr[o * words + x->col[t] / 64] |= UINT64_C(1) << (x->col[t] % 64);
-    for (uint64_t k = 0; k < p->rows; k++)
-        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
-            pc[p->col[t] * words + k / 64] |= UINT64_C(1) << (k % 64);
+    fill_bitsets(x, p, words, xr, pc);
     uint64_t fb = UINT64_MAX;
     for (uint64_t f = 0; f < F; f++) {
         if (block_of(f, cb_f) != fb) {

@@ -251,8 +251,8 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
                            (unsigned long long)rows, (unsigned long long)cols);
 }
 
-static int derive(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
-                  const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag)
+int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
+                     const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag)
 {
     for (unsigned m = 0; m < 2; m++) {
         unsigned x = e->in[i].x[m];
@@ -376,9 +376,9 @@ static int grids_spmspm(engine *e, const stat_input *in[2], const boundary *bd,
     /* tile edges as the grids see them: whole modes rounded up to base
      * multiples (A: i, k; B: k, j) */
     uint64_t ea[2] = { 0, 0 }, eb[2] = { 0, 0 };
-    int rc = derive(e, in[0], 0, bd, a, &g->ga, ea, diag);
+    int rc = stat_derive_grid(e, in[0], 0, bd, a, &g->ga, ea, diag);
     if (!rc)
-        rc = derive(e, in[1], 1, bd, a, &g->gb, eb, diag);
+        rc = stat_derive_grid(e, in[1], 1, bd, a, &g->gb, eb, diag);
     if (rc)
         return rc;
     g->pos_row = stat_loop_position(bd, 0);
@@ -406,7 +406,7 @@ static int grids_ttm(engine *e, const stat_input *in[2], const boundary *bd,
     if (!rc)
         rc = derive_unfolded(e, in[0], bd, x_major, a, &g->ga, et, diag);
     if (!rc)
-        rc = derive(e, in[1], 1, bd, a, &g->gb, em, diag);
+        rc = stat_derive_grid(e, in[1], 1, bd, a, &g->gb, em, diag);
     if (rc)
         return rc;
     g->pos_col = stat_loop_position(bd, 2);
@@ -545,7 +545,7 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
 /* ------------------------------------------------------------------ */
 /* The same point through a cache of per-shape summaries (stat_cache.c). */
 
-/* Input i's tile edges at the boundary, as derive() checks them. */
+/* Input i's tile edges at the boundary, as stat_derive_grid() checks them. */
 static int derived_edges(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
                          uint64_t *tile, tessel_diag *diag)
 {

@@ -681,7 +681,7 @@ static int shape_build(const stat_cache_point *pt, const tessel_allocator *a,
 /* A point from a summary */
 
 /* One input's counts at pricer pr and partition part: the rules of
- * add_fill and add_bumped in stat_spmspm.c, per tile size. 0 when a sum
+ * stat_add_fill and stat_add_bumped in stat_spmspm.c, per tile size. 0 when a sum
  * could leave the range where doubles add whole numbers exactly. */
 static int price_input(const size_groups *g, unsigned order, const pricer *pr, uint64_t part,
                        stat_counts *c, double *compulsory)

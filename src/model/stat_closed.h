@@ -87,6 +87,14 @@ static inline price stat_fast_price(const pricer *pr, uint64_t nnz)
 }
 
 pricer stat_pricer_of(const tile_cost *tc);
+/* n elements of size bytes from a, zero-filled (room for one when n is 0). */
+void *stat_zeroed(const tessel_allocator *a, uint64_t n, size_t size);
+/* Rule 1: `times` fills of a tile of price pr into partition part (0:
+ * unbounded), counting those that overflow it. */
+void stat_add_fill(stat_counts *c, double times, price pr, uint64_t part);
+/* Rule 4: `times` uses of a resident overbooked tile without a fill, each
+ * streaming the part beyond the partition again. */
+void stat_add_bumped(stat_counts *c, double times, price pr, uint64_t part);
 /* Whether the pair walk's bitsets fit the word budget (else estimates). */
 int stat_bitsets_fit(const stat_problem *p);
 /* The per-k counts and (bitsets) the pair bitsets of p's grids; with

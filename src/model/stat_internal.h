@@ -165,6 +165,10 @@ int stat_loop_position(const boundary *bd, unsigned x);
  * (edge `base`) can merge it; TESSEL_EINVAL naming a --base that works. */
 int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t base,
                       uint64_t *edge, tessel_diag *diag);
+/* stat.c: input i's grid at bd's tile shape, merged from its base grid
+ * (tile: the derived edges), with stat_derived_edge's checks. */
+int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
+                     const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag);
 /* stat_walk.c: every boundary by the exact walk on derived grids, the
  * output from the sample. */
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,

@@ -70,30 +70,6 @@ static void nested_free(nested *n)
     tessel_dealloc(a, n->bcols);
 }
 
-static void *zeroed(const tessel_allocator *a, uint64_t n, size_t size)
-{
-    void *p = tessel_alloc_array(a, n ? n : 1, size);
-    if (p)
-        memset(p, 0, (n ? n : 1) * size);
-    return p;
-}
-
-/* Input i's grid at level b's shape, from the base grid. */
-static int derive_grid(nested *n, const stat_input *in, unsigned i, stat_grid *out,
-                       uint64_t *edge, tessel_diag *diag)
-{
-    engine *e = n->e;
-    for (unsigned m = 0; m < 2; m++) {
-        int rc = stat_derived_edge(e, &n->bd, e->in[i].x[m], in->grid->tile[m], &edge[m], diag);
-        if (rc)
-            return rc;
-    }
-    if (stat_grid_coarsen(in->base, edge[0] / in->grid->tile[0], edge[1] / in->grid->tile[1],
-                          e->alloc, out))
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    return TESSEL_OK;
-}
-
 /* The coarse block, in level-b tiles of index f, whose change splits the
  * runs of a tensor over engine indices x0 and x1: the finest tile of f
  * among f's loop digits that precede the tensor's innermost digit.
@@ -117,13 +93,13 @@ static int counts_init(nested *n)
 {
     const tessel_allocator *a = n->e->alloc;
     uint64_t K = n->ext_k;
-    n->n_a = zeroed(a, K, sizeof(uint64_t));
-    n->n_ac = zeroed(a, K, sizeof(uint64_t));
-    n->n_b = zeroed(a, K, sizeof(uint64_t));
-    n->n_bc = zeroed(a, K, sizeof(uint64_t));
-    n->a_nnz = zeroed(a, K, sizeof(double));
-    n->b_nnz = zeroed(a, K, sizeof(double));
-    uint64_t *last = zeroed(a, K, sizeof(uint64_t));
+    n->n_a = stat_zeroed(a, K, sizeof(uint64_t));
+    n->n_ac = stat_zeroed(a, K, sizeof(uint64_t));
+    n->n_b = stat_zeroed(a, K, sizeof(uint64_t));
+    n->n_bc = stat_zeroed(a, K, sizeof(uint64_t));
+    n->a_nnz = stat_zeroed(a, K, sizeof(double));
+    n->b_nnz = stat_zeroed(a, K, sizeof(double));
+    uint64_t *last = stat_zeroed(a, K, sizeof(uint64_t));
     if (!n->n_a || !n->n_ac || !n->n_b || !n->n_bc || !n->a_nnz || !n->b_nnz || !last) {
         tessel_dealloc(a, last);
         return TESSEL_ENOMEM;
@@ -164,16 +140,8 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
 {
     if (runs <= 0)
         return;
-    c->fills += runs;
-    c->fill_data += runs * pr.data;
-    c->fill_meta += runs * pr.meta;
-    double total = pr.data + pr.meta;
-    if (!part || total <= (double)part)
-        return;
-    c->overflow_fills += runs;
-    double extra = total - (double)part, meta = floor(extra * pr.meta / total);
-    c->bumped_data += (uses - runs) * (extra - meta);
-    c->bumped_meta += (uses - runs) * meta;
+    stat_add_fill(c, runs, pr, part);
+    stat_add_bumped(c, uses - runs, pr, part);
 }
 
 /* First K >= from where A's row and B's column (bitsets x, y) are both
@@ -288,8 +256,10 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t cb_o = outer_block(n, sd->xo), cb_f = outer_block(n, sd->xf);
-    uint64_t *blk = zeroed(a, x->cols, sizeof(uint64_t)), *cnt = zeroed(a, x->cols, sizeof(uint64_t));
-    uint64_t *first = zeroed(a, x->cols, sizeof(uint64_t)), *memo = zeroed(a, p->rows, sizeof(uint64_t));
+    uint64_t *blk = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *cnt = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *first = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *memo = stat_zeroed(a, p->rows, sizeof(uint64_t));
     if (!blk || !cnt || !first || !memo) {
         tessel_dealloc(a, blk);
         tessel_dealloc(a, cnt);
@@ -349,9 +319,9 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
     long double cost = (long double)x->rows * (long double)F * (long double)words;
     if (cost > (long double)NESTED_BITSET_BUDGET)
         return TESSEL_OK; /* left as upper bounds */
-    uint64_t *xr = zeroed(a, x->rows * words, sizeof(uint64_t));
-    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
-    uint64_t *last = zeroed(a, nkb, sizeof(uint64_t));
+    uint64_t *xr = stat_zeroed(a, x->rows * words, sizeof(uint64_t));
+    uint64_t *pc = stat_zeroed(a, F * words, sizeof(uint64_t));
+    uint64_t *last = stat_zeroed(a, nkb, sizeof(uint64_t));
     if (!xr || !pc || !last) {
         tessel_dealloc(a, xr);
         tessel_dealloc(a, pc);
@@ -393,6 +363,72 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
     return TESSEL_OK;
 }
 
+/* Runs that continue from one f to the next, per (o block, k block) b:
+ * the last X tile key of the previous f, this f's first and last key,
+ * the f (+ 1) that set them, and the blocks this f touched. */
+typedef struct run_tracker {
+    uint64_t nb, ntouched;
+    uint64_t *prev, *first, *last, *stamp, *touched;
+} run_tracker;
+
+static void tracker_free(const tessel_allocator *a, run_tracker *t)
+{
+    tessel_dealloc(a, t->prev);
+    tessel_dealloc(a, t->first);
+    tessel_dealloc(a, t->last);
+    tessel_dealloc(a, t->stamp);
+    tessel_dealloc(a, t->touched);
+}
+
+static int tracker_init(const tessel_allocator *a, uint64_t nb, run_tracker *t)
+{
+    t->nb = nb;
+    t->ntouched = 0;
+    t->prev = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->first = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->last = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->stamp = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->touched = stat_zeroed(a, nb, sizeof(uint64_t));
+    if (t->prev && t->first && t->last && t->stamp && t->touched)
+        return TESSEL_OK;
+    tracker_free(a, t);
+    return TESSEL_ENOMEM;
+}
+
+/* A new outer f block: no run continues into it. */
+static void tracker_reset(run_tracker *t)
+{
+    for (uint64_t b = 0; b < t->nb; b++)
+        t->prev[b] = UINT64_MAX;
+}
+
+/* f visits X tiles first_key .. last_key in block b. */
+static void tracker_visit(run_tracker *t, uint64_t b, uint64_t f, uint64_t first_key,
+                          uint64_t last_key)
+{
+    if (t->stamp[b] != f + 1) {
+        t->stamp[b] = f + 1;
+        t->first[b] = first_key;
+        t->touched[t->ntouched++] = b;
+    }
+    t->last[b] = last_key;
+}
+
+/* The end of an f: the keys of the X tiles on which a run of the previous
+ * f continues into this one, in touched[0 .. returned count). */
+static uint64_t tracker_end_f(run_tracker *t)
+{
+    uint64_t merged = 0;
+    for (uint64_t q = 0; q < t->ntouched; q++) {
+        uint64_t b = t->touched[q];
+        if (t->prev[b] == t->first[b])
+            t->touched[merged++] = t->first[b];
+        t->prev[b] = t->last[b];
+    }
+    t->ntouched = 0;
+    return merged;
+}
+
 /* Level-b order (f, o, k): inside one level b-1 tile, each f walks the
  * effectual (o, k) of X in order; when one f ends on the X tile the next
  * f starts on, it stays resident (one-level IJK's reuse of B between
@@ -404,71 +440,57 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, O = x->rows;
     uint64_t words = (K + 63) / 64;
-    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo);
+    uint64_t cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
     long double cost = (long double)O * (long double)F * (long double)words;
     if (cost > (long double)NESTED_BITSET_BUDGET || (long double)nob * nkb > 1e8L)
         return TESSEL_OK; /* left as upper bounds */
-    uint64_t nb = nob * nkb;
-    uint64_t *xr = zeroed(a, O * words, sizeof(uint64_t));
-    uint64_t *pc = zeroed(a, F * words, sizeof(uint64_t));
-    /* per (o block, k block): the last X tile (o * K + k) of the previous
-     * f, this f's first and last, and the f that set them */
-    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
-    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
-    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
-    int rc = TESSEL_OK;
-    if (!xr || !pc || !prev || !first || !last || !stamp || !touched) {
+    uint64_t *xr = stat_zeroed(a, O * words, sizeof(uint64_t));
+    uint64_t *pc = stat_zeroed(a, F * words, sizeof(uint64_t));
+    run_tracker tr;
+    int rc = tracker_init(a, nob * nkb, &tr);
+    if (!rc && (!xr || !pc)) {
+        tracker_free(a, &tr);
         rc = TESSEL_ENOMEM;
-        goto done;
+    }
+    if (rc) {
+        tessel_dealloc(a, xr);
+        tessel_dealloc(a, pc);
+        return rc;
     }
     fill_bitsets(x, p, words, xr, pc);
     uint64_t fb = UINT64_MAX;
     for (uint64_t f = 0; f < F; f++) {
         if (block_of(f, cb_f) != fb) {
             fb = block_of(f, cb_f);
-            for (uint64_t b = 0; b < nb; b++)
-                prev[b] = UINT64_MAX;
+            tracker_reset(&tr);
         }
         const uint64_t *c = &pc[f * words];
-        uint64_t ntouched = 0;
         for (uint64_t o = 0; o < O; o++) {
             const uint64_t *r = &xr[o * words];
             uint64_t k = next_common(r, c, words, 0);
             while (k != UINT64_MAX) {
                 uint64_t kb = block_of(k, cb_k);
                 uint64_t end = cb_k == UINT64_MAX || (kb + 1) * cb_k > K ? K : (kb + 1) * cb_k;
-                uint64_t b = block_of(o, cb_o) * nkb + kb;
-                if (stamp[b] != f + 1) {
-                    stamp[b] = f + 1;
-                    first[b] = o * K + k;
-                    touched[ntouched++] = b;
-                }
-                last[b] = o * K + prev_common(r, c, end);
+                tracker_visit(&tr, block_of(o, cb_o) * nkb + kb, f, o * K + k,
+                              o * K + prev_common(r, c, end));
                 k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
             }
         }
-        for (uint64_t q = 0; q < ntouched; q++) {
-            uint64_t b = touched[q];
-            if (prev[b] == first[b]) {
-                uint64_t o = first[b] / K, k = first[b] % K, t = x->ptr[o];
-                while (x->col[t] != k)
-                    t++;
-                runs[t] -= 1;
-            }
-            prev[b] = last[b];
+        uint64_t merged = tracker_end_f(&tr);
+        for (uint64_t q = 0; q < merged; q++) {
+            uint64_t o = tr.touched[q] / K, k = tr.touched[q] % K, t = x->ptr[o];
+            while (x->col[t] != k)
+                t++;
+            runs[t] -= 1;
         }
     }
-done:
     tessel_dealloc(a, xr);
     tessel_dealloc(a, pc);
-    tessel_dealloc(a, prev);
-    tessel_dealloc(a, first);
-    tessel_dealloc(a, last);
-    tessel_dealloc(a, stamp);
-    tessel_dealloc(a, touched);
-    return rc;
+    tracker_free(a, &tr);
+    return TESSEL_OK;
 }
 
 /* Index of tile (r, c) of g, which must be non-empty. */
@@ -496,31 +518,28 @@ static int merge_column_walk(const nested *n, const side *sd, double *runs)
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
-    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo);
+    uint64_t cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
     if ((long double)nob * nkb > 1e8L)
         return TESSEL_OK; /* left as upper bounds */
-    uint64_t nb = nob * nkb;
     stat_grid xt, pt;
     memset(&xt, 0, sizeof(xt));
     memset(&pt, 0, sizeof(pt));
-    uint64_t *prev = zeroed(a, nb, sizeof(uint64_t)), *first = zeroed(a, nb, sizeof(uint64_t));
-    uint64_t *last = zeroed(a, nb, sizeof(uint64_t)), *stamp = zeroed(a, nb, sizeof(uint64_t));
-    uint64_t *touched = zeroed(a, nb, sizeof(uint64_t));
-    int rc = stat_grid_transpose(x, a, &xt);
+    run_tracker tr;
+    int rc = tracker_init(a, nob * nkb, &tr);
+    if (rc)
+        return rc;
+    rc = stat_grid_transpose(x, a, &xt);
     if (!rc)
         rc = stat_grid_transpose(p, a, &pt);
-    if (!rc && (!prev || !first || !last || !stamp || !touched))
-        rc = TESSEL_ENOMEM;
     uint64_t fb = UINT64_MAX;
     for (uint64_t f = 0; !rc && f < pt.rows; f++) {
         if (block_of(f, cb_f) != fb) {
             fb = block_of(f, cb_f);
-            for (uint64_t b = 0; b < nb; b++)
-                prev[b] = UINT64_MAX;
+            tracker_reset(&tr);
         }
-        uint64_t ntouched = 0;
         for (uint64_t u = pt.ptr[f]; u < pt.ptr[f + 1]; u++) {
             uint64_t k = pt.col[u];
             if (k >= xt.rows)
@@ -530,30 +549,18 @@ static int merge_column_walk(const nested *n, const side *sd, double *runs)
                 uint64_t ob = block_of(xt.col[t], cb_o), e = t;
                 while (e + 1 < xt.ptr[k + 1] && block_of(xt.col[e + 1], cb_o) == ob)
                     e++;
-                uint64_t b = ob * nkb + block_of(k, cb_k);
-                if (stamp[b] != f + 1) {
-                    stamp[b] = f + 1;
-                    first[b] = k * O + xt.col[t];
-                    touched[ntouched++] = b;
-                }
-                last[b] = k * O + xt.col[e];
+                tracker_visit(&tr, ob * nkb + block_of(k, cb_k), f, k * O + xt.col[t],
+                              k * O + xt.col[e]);
                 t = e + 1;
             }
         }
-        for (uint64_t q = 0; q < ntouched; q++) {
-            uint64_t b = touched[q];
-            if (prev[b] == first[b])
-                runs[tile_at(x, first[b] % O, first[b] / O)] -= 1;
-            prev[b] = last[b];
-        }
+        uint64_t merged = tracker_end_f(&tr);
+        for (uint64_t q = 0; q < merged; q++)
+            runs[tile_at(x, tr.touched[q] % O, tr.touched[q] / O)] -= 1;
     }
     stat_grid_free(a, &xt);
     stat_grid_free(a, &pt);
-    tessel_dealloc(a, prev);
-    tessel_dealloc(a, first);
-    tessel_dealloc(a, last);
-    tessel_dealloc(a, stamp);
-    tessel_dealloc(a, touched);
+    tracker_free(a, &tr);
     return rc;
 }
 
@@ -567,11 +574,11 @@ static int input_side(nested *n, const side *sd, stat_counts *c)
     exact_tile_cost_init(e, &n->bd, op, &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
-    double *runs = zeroed(e->alloc, x->n, sizeof(double));
+    double *runs = stat_zeroed(e->alloc, x->n, sizeof(double));
     if (!runs)
         return TESSEL_ENOMEM;
     /* per k once: a pass per X tile would cost the effectual iterations */
-    double *per_k = zeroed(e->alloc, p->rows, sizeof(double));
+    double *per_k = stat_zeroed(e->alloc, p->rows, sizeof(double));
     if (!per_k) {
         tessel_dealloc(e->alloc, runs);
         return TESSEL_ENOMEM;
@@ -636,8 +643,8 @@ static int bitsets_init(nested *n)
 {
     const tessel_allocator *a = n->e->alloc;
     n->words = (n->ext_k + 63) / 64;
-    n->arows = zeroed(a, n->ext_i * n->words, sizeof(uint64_t));
-    n->bcols = zeroed(a, n->ext_j * n->words, sizeof(uint64_t));
+    n->arows = stat_zeroed(a, n->ext_i * n->words, sizeof(uint64_t));
+    n->bcols = stat_zeroed(a, n->ext_j * n->words, sizeof(uint64_t));
     if (!n->arows || !n->bcols)
         return TESSEL_ENOMEM;
     for (uint64_t i = 0; i < n->a.rows; i++)
@@ -849,9 +856,9 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
         rc = exact_geometry(e, &n.bd);
     n.first_digit = outer.ndigits;
     if (!rc)
-        rc = derive_grid(&n, in[0], 0, &n.a, n.ea, diag);
+        rc = stat_derive_grid(n.e, in[0], 0, &n.bd, n.e->alloc, &n.a, n.ea, diag);
     if (!rc)
-        rc = derive_grid(&n, in[1], 1, &n.b, n.eb, diag);
+        rc = stat_derive_grid(n.e, in[1], 1, &n.bd, n.e->alloc, &n.b, n.eb, diag);
     if (rc) {
         nested_free(&n);
         return rc;

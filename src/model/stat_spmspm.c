@@ -87,7 +87,7 @@ static affine affine_fit(const tile_cost *tc, uint64_t cells)
     return f;
 }
 
-static void *zeroed(const tessel_allocator *a, uint64_t n, size_t size)
+void *stat_zeroed(const tessel_allocator *a, uint64_t n, size_t size)
 {
     void *p = tessel_alloc_array(a, n ? n : 1, size);
     if (p)
@@ -106,20 +106,20 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
     if (prices) {
         w->price_a = stat_pricer_of(&p->cost_a);
         w->price_b = stat_pricer_of(&p->cost_b);
-        w->a_price = zeroed(a, p->a.n, sizeof(price));
-        w->b_price = zeroed(a, p->b.n, sizeof(price));
+        w->a_price = stat_zeroed(a, p->a.n, sizeof(price));
+        w->b_price = stat_zeroed(a, p->b.n, sizeof(price));
     }
-    w->a_col = zeroed(a, K, sizeof(uint64_t));
-    w->a_first = zeroed(a, K, sizeof(uint64_t));
-    w->a_last = zeroed(a, K, sizeof(uint64_t));
-    w->a_col_nnz = zeroed(a, K, sizeof(double));
-    w->b_row = zeroed(a, K, sizeof(uint64_t));
-    w->b_row_nnz = zeroed(a, K, sizeof(double));
+    w->a_col = stat_zeroed(a, K, sizeof(uint64_t));
+    w->a_first = stat_zeroed(a, K, sizeof(uint64_t));
+    w->a_last = stat_zeroed(a, K, sizeof(uint64_t));
+    w->a_col_nnz = stat_zeroed(a, K, sizeof(double));
+    w->b_row = stat_zeroed(a, K, sizeof(uint64_t));
+    w->b_row_nnz = stat_zeroed(a, K, sizeof(double));
     if (bitsets) {
-        w->arows = zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
-        w->bcols = zeroed(a, p->ext_j * w->words, sizeof(uint64_t));
-        w->merge_bits = zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
-        w->merge_j = zeroed(a, K, sizeof(uint64_t));
+        w->arows = stat_zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
+        w->bcols = stat_zeroed(a, p->ext_j * w->words, sizeof(uint64_t));
+        w->merge_bits = stat_zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
+        w->merge_j = stat_zeroed(a, K, sizeof(uint64_t));
     }
     if ((prices && (!w->a_price || !w->b_price)) || !w->a_col || !w->a_first || !w->a_last ||
         !w->a_col_nnz || !w->b_row || !w->b_row_nnz ||
@@ -183,7 +183,7 @@ uint64_t stat_b_tile(const stat_problem *p, uint64_t k, uint64_t j)
 /* ------------------------------------------------------------------ */
 /* Rule 1 and rule 4 bookkeeping. */
 
-static void add_fill(stat_counts *c, double times, price pr, uint64_t part)
+void stat_add_fill(stat_counts *c, double times, price pr, uint64_t part)
 {
     c->fills += times;
     c->fill_data += times * pr.data;
@@ -196,13 +196,13 @@ static void add_fill(stat_counts *c, double times, price pr, uint64_t part)
 
 static void remove_fill(stat_counts *c, price pr, uint64_t part)
 {
-    add_fill(c, -1, pr, part);
+    stat_add_fill(c, -1, pr, part);
 }
 
 /* `times` uses of a resident overbooked tile without a fill: the part
  * beyond the partition streams again each time (rule 4), split like the
  * tile's own bytes. */
-static void add_bumped(stat_counts *c, double times, price pr, uint64_t part)
+void stat_add_bumped(stat_counts *c, double times, price pr, uint64_t part)
 {
     double total = pr.data + pr.meta;
     if (!part || total <= (double)part || times <= 0)
@@ -260,7 +260,7 @@ void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *re
                     n++;
                 if (o) {
                     remove_fill(&o->a, w->a_price[n], p->part_a);
-                    add_bumped(&o->a, 1, w->a_price[n], p->part_a);
+                    stat_add_bumped(&o->a, 1, w->a_price[n], p->part_a);
                 }
                 if (reuse_a)
                     reuse_a[n]++;
@@ -275,7 +275,7 @@ void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *re
                 uint64_t n = stat_b_tile(p, first_k, first_j);
                 if (o) {
                     remove_fill(&o->b, w->b_price[n], p->part_b);
-                    add_bumped(&o->b, 1, w->b_price[n], p->part_b);
+                    stat_add_bumped(&o->b, 1, w->b_price[n], p->part_b);
                 }
                 if (reuse_b)
                     reuse_b[n]++;
@@ -318,8 +318,8 @@ static void input_a_outer(const work *w, stat_counts *c)
         uint64_t uses = w->b_row[p->a.col[n]];
         if (!uses)
             continue;
-        add_fill(c, 1, w->a_price[n], p->part_a);
-        add_bumped(c, (double)uses - 1, w->a_price[n], p->part_a);
+        stat_add_fill(c, 1, w->a_price[n], p->part_a);
+        stat_add_bumped(c, (double)uses - 1, w->a_price[n], p->part_a);
     }
 }
 
@@ -329,7 +329,7 @@ static void input_a_middle(const work *w, stat_counts *c)
 {
     const stat_problem *p = w->p;
     for (uint64_t n = 0; n < p->a.n; n++)
-        add_fill(c, (double)w->b_row[p->a.col[n]], w->a_price[n], p->part_a);
+        stat_add_fill(c, (double)w->b_row[p->a.col[n]], w->a_price[n], p->part_a);
 }
 
 /* B when i is the middle loop (KIJ): inside reduction step k every row of
@@ -341,10 +341,10 @@ static void input_b_middle(const work *w, stat_counts *c)
         uint64_t users = w->a_col[k];
         for (uint64_t n = p->b.ptr[k]; users && n < p->b.ptr[k + 1]; n++) {
             if (w->b_row[k] == 1) {
-                add_fill(c, 1, w->b_price[n], p->part_b);
-                add_bumped(c, (double)users - 1, w->b_price[n], p->part_b);
+                stat_add_fill(c, 1, w->b_price[n], p->part_b);
+                stat_add_bumped(c, (double)users - 1, w->b_price[n], p->part_b);
             } else {
-                add_fill(c, (double)users, w->b_price[n], p->part_b);
+                stat_add_fill(c, (double)users, w->b_price[n], p->part_b);
             }
         }
     }
@@ -358,7 +358,7 @@ static void input_b_outer(const work *w, stat_counts *c)
     const stat_problem *p = w->p;
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; w->a_col[k] && n < p->b.ptr[k + 1]; n++)
-            add_fill(c, (double)w->a_col[k], w->b_price[n], p->part_b);
+            stat_add_fill(c, (double)w->a_col[k], w->b_price[n], p->part_b);
     if (strcmp(p->order, "IKJ") != 0)
         return;
     uint64_t prev_k = UINT64_MAX, prev_j = UINT64_MAX;
@@ -375,7 +375,7 @@ static void input_b_outer(const work *w, stat_counts *c)
         if (fk == prev_k && stat_b_first_j(p, fk) == prev_j) {
             uint64_t n = p->b.ptr[fk];
             remove_fill(c, w->b_price[n], p->part_b);
-            add_bumped(c, 1, w->b_price[n], p->part_b);
+            stat_add_bumped(c, 1, w->b_price[n], p->part_b);
         }
         prev_k = lk;
         prev_j = stat_b_last_j(p, lk);

@@ -466,6 +466,58 @@ static inline uint64_t cell_tile(const cell_tiles *t, uint64_t c)
     return c < t->n ? t->tile[c] : c / t->f;
 }
 
+/* Where the sample's cells land: the tile of each base cell along i, x,
+ * j and the reduction step along k, without a division per cell. */
+typedef struct cell_place {
+    cell_tiles ti, tx, tj, tk;
+} cell_place;
+
+static void cell_place_free(cell_place *cp, const tessel_allocator *a)
+{
+    cell_tiles_free(&cp->ti, a);
+    cell_tiles_free(&cp->tx, a);
+    cell_tiles_free(&cp->tj, a);
+    cell_tiles_free(&cp->tk, a);
+}
+
+static int cell_place_init(const stat_problem *p, cell_place *cp)
+{
+    memset(cp, 0, sizeof(*cp));
+    uint64_t n1 = p->unfolded ? p->i_tiles : (p->sample_mirrored ? p->ext_j : p->ext_i);
+    uint64_t n2 = p->sample_mirrored ? p->ext_i : p->ext_j;
+    int rc = cell_tiles_init(&cp->ti, n1, p->f_i, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tx, p->unfolded ? p->x_tiles : 1, p->unfolded ? p->f_x : 1,
+                             p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tj, n2, p->f_j, p->alloc);
+    if (!rc)
+        rc = cell_tiles_init(&cp->tk, p->ext_k, p->f_k, p->alloc);
+    if (rc)
+        cell_place_free(cp, p->alloc);
+    return rc;
+}
+
+static uint64_t cell_pair(const stat_problem *p, const cell_place *cp, uint64_t c)
+{
+    const stat_output_sample *s = p->sample;
+    uint64_t s1 = cell_tile(&cp->ti, s->ci[c]), s2 = cell_tile(&cp->tj, s->cj[c]);
+    if (p->unfolded)
+        s1 = p->x_major ? cell_tile(&cp->tx, s->cx[c]) * p->i_tiles + s1
+                        : s1 * p->x_tiles + cell_tile(&cp->tx, s->cx[c]);
+    uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
+    return r * p->ext_j + q;
+}
+
+/* Weighted sampled nonzeros per output tile pair (cell_pair's keys). */
+static int pair_totals(const stat_problem *p, const cell_place *cp, model_map *final)
+{
+    int rc = TESSEL_OK;
+    for (uint64_t c = 0; !rc && c < p->sample->ncells; c++)
+        rc = model_map_add(final, cell_pair(p, cp, c), p->sample->weight[c]);
+    return rc;
+}
+
 /* Runs of one output tile pair that end at or after reduction step k:
  * its visits from k on, less the visits whose run continues. `suffix`
  * holds, per word, the runs counted in the words after it. */
@@ -518,40 +570,23 @@ int stat_sample_written(const work *w, double *written)
         tessel_dealloc(p->alloc, pr.suffix);
         return TESSEL_ENOMEM;
     }
-    /* tile of each base cell along i, x, j and reduction step along k,
-     * without a division per group or cell */
-    uint64_t n1 = p->unfolded ? p->i_tiles : (p->sample_mirrored ? p->ext_j : p->ext_i);
-    uint64_t n2 = p->sample_mirrored ? p->ext_i : p->ext_j;
-    cell_tiles ti = { 0 }, tx = { 0 }, tj = { 0 }, tk = { 0 };
-    int rc = cell_tiles_init(&ti, n1, p->f_i, p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&tx, p->unfolded ? p->x_tiles : 1, p->unfolded ? p->f_x : 1,
-                             p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&tj, n2, p->f_j, p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&tk, p->ext_k, p->f_k, p->alloc);
+    cell_place cp;
+    int rc = cell_place_init(p, &cp);
     double sum = 0;
-    uint64_t last_r = UINT64_MAX, last_q = UINT64_MAX;
+    uint64_t last_pair = UINT64_MAX;
     for (uint64_t g = 0; !rc && g < s->ngroups; g++) {
         uint64_t c = s->gstart[g], end = s->gstart[g + 1];
-        uint64_t s1 = cell_tile(&ti, s->ci[c]), s2 = cell_tile(&tj, s->cj[c]);
-        if (p->unfolded)
-            s1 = p->x_major ? cell_tile(&tx, s->cx[c]) * p->i_tiles + s1
-                            : s1 * p->x_tiles + cell_tile(&tx, s->cx[c]);
-        uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
-        if (r != last_r || q != last_q) /* groups of one tile pair often follow each other */
-            pair_runs_set(w, r, q, &pr);
-        last_r = r, last_q = q;
+        uint64_t pair = cell_pair(p, &cp, c);
+        if (pair != last_pair) /* groups of one tile pair often follow each other */
+            pair_runs_set(w, pair / p->ext_j, pair % p->ext_j, &pr);
+        last_pair = pair;
         const uint32_t *ck = s->ck;
         const double *weight = s->weight;
         for (; c < end; c++)
-            sum += (double)pair_runs_from(&pr, cell_tile(&tk, ck[c])) * weight[c];
+            sum += (double)pair_runs_from(&pr, cell_tile(&cp.tk, ck[c])) * weight[c];
     }
-    cell_tiles_free(&ti, p->alloc);
-    cell_tiles_free(&tx, p->alloc);
-    cell_tiles_free(&tj, p->alloc);
-    cell_tiles_free(&tk, p->alloc);
+    if (!rc)
+        cell_place_free(&cp, p->alloc);
     tessel_dealloc(p->alloc, pr.ends);
     tessel_dealloc(p->alloc, pr.suffix);
     *written = sum;
@@ -615,49 +650,6 @@ static double tile_bytes_of(affine z, double n)
     return z.m0 + n * (z.d1 + z.m1);
 }
 
-/* The sample's cells as (tile pair, reduction step): pair r * ext_j + q
- * into *pair, step into *step. */
-typedef struct cell_place {
-    cell_tiles ti, tx, tj, tk;
-} cell_place;
-
-static void cell_place_free(cell_place *cp, const tessel_allocator *a)
-{
-    cell_tiles_free(&cp->ti, a);
-    cell_tiles_free(&cp->tx, a);
-    cell_tiles_free(&cp->tj, a);
-    cell_tiles_free(&cp->tk, a);
-}
-
-static int cell_place_init(const stat_problem *p, cell_place *cp)
-{
-    memset(cp, 0, sizeof(*cp));
-    uint64_t n1 = p->unfolded ? p->i_tiles : (p->sample_mirrored ? p->ext_j : p->ext_i);
-    uint64_t n2 = p->sample_mirrored ? p->ext_i : p->ext_j;
-    int rc = cell_tiles_init(&cp->ti, n1, p->f_i, p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&cp->tx, p->unfolded ? p->x_tiles : 1, p->unfolded ? p->f_x : 1,
-                             p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&cp->tj, n2, p->f_j, p->alloc);
-    if (!rc)
-        rc = cell_tiles_init(&cp->tk, p->ext_k, p->f_k, p->alloc);
-    if (rc)
-        cell_place_free(cp, p->alloc);
-    return rc;
-}
-
-static uint64_t cell_pair(const stat_problem *p, const cell_place *cp, uint64_t c)
-{
-    const stat_output_sample *s = p->sample;
-    uint64_t s1 = cell_tile(&cp->ti, s->ci[c]), s2 = cell_tile(&cp->tj, s->cj[c]);
-    if (p->unfolded)
-        s1 = p->x_major ? cell_tile(&cp->tx, s->cx[c]) * p->i_tiles + s1
-                        : s1 * p->x_tiles + cell_tile(&cp->tx, s->cx[c]);
-    uint64_t r = p->sample_mirrored ? s2 : s1, q = p->sample_mirrored ? s1 : s2;
-    return r * p->ext_j + q;
-}
-
 /* One output tile pair that may overflow: its visits in step order with
  * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
 static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
@@ -706,8 +698,7 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
     int rc = cell_place_init(p, &cp);
     if (rc)
         return rc;
-    for (uint64_t c = 0; !rc && c < s->ncells; c++)
-        rc = model_map_add(&final, cell_pair(p, &cp, c), s->weight[c]);
+    rc = pair_totals(p, &cp, &final);
     /* a pair's partial tiles are never larger than its final one */
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair = cell_pair(p, &cp, c);
@@ -776,15 +767,13 @@ static void mean_spills(const work *w, const pair_sums *ps, double nnz, affine z
 int stat_sample_max_pair(const work *w, double *max)
 {
     const stat_problem *p = w->p;
-    const stat_output_sample *s = p->sample;
     cell_place cp;
     model_map final = { .alloc = p->alloc };
     *max = 0;
     int rc = cell_place_init(p, &cp);
     if (rc)
         return rc;
-    for (uint64_t c = 0; !rc && c < s->ncells; c++)
-        rc = model_map_add(&final, cell_pair(p, &cp, c), s->weight[c]);
+    rc = pair_totals(p, &cp, &final);
     double m = 0;
     for (uint64_t n = 0; !rc && n < final.cap; n++)
         if (final.keys[n] != UINT64_MAX && model_bits_double(final.vals[n]) > m)

@@ -33,27 +33,21 @@
 #include "stat_closed.h"
 #include "stat_nested.h"
 
-/* Output pair walks costing more word operations than this estimate the
- * runs by independence instead. */
-#define NESTED_BITSET_BUDGET (UINT64_C(1) << 26)
-
-/* Engine indices of SpMSpM (exact_roles.c). */
-enum { XI = 0, XJ = 1, XK = 2 };
-
-typedef struct nested {
-    engine *e;
-    boundary bd;
-    stat_grid a, b;          /* A: rows I, columns K; B: rows K, columns J (level b) */
-    uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
-    uint64_t ext_i, ext_k, ext_j;
-    uint64_t cf_j, cf_i, cf_k; /* coarse blocks (in level-b tiles) separating runs of A, B, Z */
-    uint64_t *n_a, *n_ac;    /* per K: A tiles in column K, distinct i blocks among them */
-    uint64_t *n_b, *n_bc;    /* per K: B tiles in row K, distinct j blocks among them */
-    double *a_nnz, *b_nnz;   /* per K: nonzeros of A's column, B's row */
-    unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
-    uint64_t words;
-    uint64_t *arows, *bcols; /* bitsets over K per tile row of A, tile column of B */
-} nested;
+/* First K >= from where A's row and B's column (bitsets x, y) are both
+ * non-empty, or UINT64_MAX. */
+uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t words, uint64_t from)
+{
+    uint64_t w = from / 64;
+    if (w >= words)
+        return UINT64_MAX;
+    uint64_t m = x[w] & y[w] & (~UINT64_C(0) << (from % 64));
+    while (!m) {
+        if (++w >= words)
+            return UINT64_MAX;
+        m = x[w] & y[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(m);
+}
 
 static void nested_free(nested *n)
 {
@@ -142,22 +136,6 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
         return;
     stat_add_fill(c, runs, pr, part);
     stat_add_bumped(c, uses - runs, pr, part);
-}
-
-/* First K >= from where A's row and B's column (bitsets x, y) are both
- * non-empty, or UINT64_MAX. */
-static uint64_t next_common(const uint64_t *x, const uint64_t *y, uint64_t words, uint64_t from)
-{
-    uint64_t w = from / 64;
-    if (w >= words)
-        return UINT64_MAX;
-    uint64_t m = x[w] & y[w] & (~UINT64_C(0) << (from % 64));
-    while (!m) {
-        if (++w >= words)
-            return UINT64_MAX;
-        m = x[w] & y[w];
-    }
-    return w * 64 + (uint64_t)__builtin_ctzll(m);
 }
 
 /* Last K < upto where both bitsets are set (one exists at or above the
@@ -341,7 +319,7 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
                     last[b] = UINT64_MAX;
             }
             const uint64_t *c = &pc[f * words];
-            uint64_t k = next_common(r, c, words, 0);
+            uint64_t k = stat_nested_next_common(r, c, words, 0);
             while (k != UINT64_MAX) {
                 uint64_t b = block_of(k, cb_k);
                 uint64_t end = cb_k == UINT64_MAX || (b + 1) * cb_k > K ? K : (b + 1) * cb_k;
@@ -353,7 +331,7 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
                     runs[t] -= 1;
                 }
                 last[b] = lastk;
-                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+                k = end >= K ? UINT64_MAX : stat_nested_next_common(r, c, words, end);
             }
         }
     }
@@ -470,13 +448,13 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
         const uint64_t *c = &pc[f * words];
         for (uint64_t o = 0; o < O; o++) {
             const uint64_t *r = &xr[o * words];
-            uint64_t k = next_common(r, c, words, 0);
+            uint64_t k = stat_nested_next_common(r, c, words, 0);
             while (k != UINT64_MAX) {
                 uint64_t kb = block_of(k, cb_k);
                 uint64_t end = cb_k == UINT64_MAX || (kb + 1) * cb_k > K ? K : (kb + 1) * cb_k;
                 tracker_visit(&tr, block_of(o, cb_o) * nkb + kb, f, o * K + k,
                               o * K + prev_common(r, c, end));
-                k = end >= K ? UINT64_MAX : next_common(r, c, words, end);
+                k = end >= K ? UINT64_MAX : stat_nested_next_common(r, c, words, end);
             }
         }
         uint64_t merged = tracker_end_f(&tr);
@@ -639,169 +617,6 @@ static int inputs(nested *n, stat_outcome *o)
     return rc;
 }
 
-static int bitsets_init(nested *n)
-{
-    const tessel_allocator *a = n->e->alloc;
-    n->words = (n->ext_k + 63) / 64;
-    n->arows = stat_zeroed(a, n->ext_i * n->words, sizeof(uint64_t));
-    n->bcols = stat_zeroed(a, n->ext_j * n->words, sizeof(uint64_t));
-    if (!n->arows || !n->bcols)
-        return TESSEL_ENOMEM;
-    for (uint64_t i = 0; i < n->a.rows; i++)
-        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t];
-            n->arows[i * n->words + k / 64] |= UINT64_C(1) << (k % 64);
-        }
-    for (uint64_t k = 0; k < n->b.rows && k < n->ext_k; k++)
-        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++) {
-            uint64_t j = n->b.col[t];
-            n->bcols[j * n->words + k / 64] |= UINT64_C(1) << (k % 64);
-        }
-    return TESSEL_OK;
-}
-
-/* Effectual coarse k blocks of output pair (i, j), ascending, into blk;
- * returns how many. One step per block, not per effectual K. */
-static uint64_t pair_blocks(const nested *n, uint64_t i, uint64_t j, uint64_t *blk)
-{
-    const uint64_t *x = &n->arows[i * n->words], *y = &n->bcols[j * n->words];
-    uint64_t cnt = 0, k = next_common(x, y, n->words, 0);
-    while (k != UINT64_MAX) {
-        uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
-        blk[cnt++] = b;
-        if (n->cf_k == UINT64_MAX || (b + 1) * n->cf_k >= n->ext_k)
-            break;
-        k = next_common(x, y, n->words, (b + 1) * n->cf_k);
-    }
-    return cnt;
-}
-
-/* Output pairs visited and their runs, without the bitsets: per A tile
- * row and coarse k block, the output columns are the union of the B tile
- * rows met, taken as independent (as stat_estimate_pairs). */
-static void estimate_runs(const nested *n, double *pairs, double *runs)
-{
-    double J = (double)n->ext_j;
-    *pairs = *runs = 0;
-    for (uint64_t i = 0; i < n->a.rows; i++) {
-        double empty = 1, sum = 0, bempty = 1, bsum = 0;
-        uint64_t blk = UINT64_MAX;
-        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t], b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
-            double r = (double)n->n_b[k];
-            if (b != blk) {
-                double u = J * (1 - bempty);
-                *runs += u < bsum ? u : bsum;
-                bempty = 1, bsum = 0, blk = b;
-            }
-            empty *= 1 - r / J;
-            sum += r;
-            bempty *= 1 - r / J;
-            bsum += r;
-        }
-        double u = J * (1 - bempty);
-        *runs += u < bsum ? u : bsum;
-        u = J * (1 - empty);
-        *pairs += u < sum ? u : sum;
-    }
-}
-
-static void walk_runs(const nested *n, uint64_t *blk, double *pairs, double *runs)
-{
-    *pairs = *runs = 0;
-    for (uint64_t i = 0; i < n->a.rows; i++) {
-        if (n->a.ptr[i] == n->a.ptr[i + 1])
-            continue;
-        for (uint64_t j = 0; j < n->ext_j; j++) {
-            uint64_t c = pair_blocks(n, i, j, blk);
-            *pairs += c ? 1 : 0;
-            *runs += (double)c;
-        }
-    }
-}
-
-/* Runs of its tile from the block of its first multiply on, summed over
- * the sample's nonzeros (weighted): the nonzeros the write-backs carry. */
-static double sample_written(const nested *n, const stat_output_sample *s, uint64_t *blk)
-{
-    uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1], fk = n->ea[1] / s->base[2];
-    uint64_t last_i = UINT64_MAX, last_j = UINT64_MAX, cnt = 0;
-    double sum = 0;
-    for (uint64_t g = 0; g < s->ngroups; g++) {
-        uint64_t c = s->gstart[g];
-        uint64_t i = s->ci[c] / fi, j = s->cj[c] / fj;
-        if (i >= n->ext_i || j >= n->ext_j)
-            continue;
-        if (i != last_i || j != last_j)
-            cnt = pair_blocks(n, i, j, blk);
-        last_i = i, last_j = j;
-        for (; c < s->gstart[g + 1]; c++) {
-            uint64_t k = s->ck[c] / fk;
-            uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
-            uint64_t lo = 0, hi = cnt; /* first block >= b */
-            while (lo < hi) {
-                uint64_t mid = lo + (hi - lo) / 2;
-                if (blk[mid] < b)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            sum += (double)(cnt - lo) * s->weight[c];
-        }
-    }
-    return sum;
-}
-
-/* Output tiles are priced affinely between an empty and a full tile, as
- * stat_spmspm.c's output (exact for the single-name formats). */
-static void output_traffic(nested *n, const stat_output_sample *s, stat_outcome *o)
-{
-    engine *e = n->e;
-    tile_cost cz;
-    exact_tile_cost_init(e, &n->bd, &e->out, &cz);
-    uint64_t cells = n->bd.tile[XI] * n->bd.tile[XJ], d0, m0, d1, m1;
-    exact_tile_bytes(&cz, 0, NULL, &d0, &m0);
-    exact_tile_bytes(&cz, cells ? cells : 1, NULL, &d1, &m1);
-    double per_d = ((double)d1 - (double)d0) / (double)(cells ? cells : 1);
-    double per_m = ((double)m1 - (double)m0) / (double)(cells ? cells : 1);
-    double pairs = o->out_pairs, runs = o->z_writebacks, nnz = s->nnz, written = o->out_nnz;
-    if (written < nnz)
-        written = nnz;
-    double read = written - nnz;
-    o->z_updates = runs - pairs;
-    o->z_out_data = written * per_d;
-    o->z_out_meta = runs * (double)m0 + written * per_m;
-    o->z_in_data = read * per_d;
-    o->z_in_meta = o->z_updates * (double)m0 + read * per_m;
-    o->out_nnz = nnz;
-}
-
-static int output(nested *n, const stat_output_sample *s, stat_outcome *o)
-{
-    long double cost = (long double)n->ext_i * (long double)n->ext_j *
-                       (long double)((n->ext_k + 63) / 64);
-    double pairs, runs, written;
-    if (cost <= (long double)NESTED_BITSET_BUDGET) {
-        uint64_t *blk = tessel_alloc_array(n->e->alloc, n->ext_k + 1, sizeof(uint64_t));
-        if (!blk || bitsets_init(n)) {
-            tessel_dealloc(n->e->alloc, blk);
-            return TESSEL_ENOMEM;
-        }
-        walk_runs(n, blk, &pairs, &runs);
-        written = sample_written(n, s, blk);
-        tessel_dealloc(n->e->alloc, blk);
-    } else {
-        /* linear growth of a pair's partial tile over its runs (eq. 19) */
-        estimate_runs(n, &pairs, &runs);
-        written = pairs > 0 ? s->nnz * (runs / pairs + 1) / 2 : s->nnz;
-    }
-    o->out_pairs = pairs;
-    o->z_writebacks = runs;
-    o->out_nnz = written; /* output_traffic sets the nonzeros */
-    output_traffic(n, s, o);
-    return TESSEL_OK;
-}
-
 static void store_counts(tessel_traffic *tr, const stat_counts *c)
 {
     tr->fills = model_count(c->fills);
@@ -875,7 +690,7 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     if (!rc)
         rc = inputs(&n, &o);
     if (!rc)
-        rc = output(&n, s, &o);
+        rc = stat_nested_output(&n, s, &o);
     if (!rc) {
         store(&n, &o);
         exact_algorithmic_counts(e, &n.bd);

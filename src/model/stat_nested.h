@@ -3,7 +3,31 @@
 #ifndef TESSEL_MODEL_STAT_NESTED_H
 #define TESSEL_MODEL_STAT_NESTED_H
 
+#include "stat_closed.h"
 #include "stat_internal.h"
+
+/* Output pair walks costing more word operations than this estimate the
+ * runs by independence instead. */
+#define NESTED_BITSET_BUDGET (UINT64_C(1) << 26)
+
+/* Engine indices of SpMSpM (exact_roles.c). */
+enum { XI = 0, XJ = 1, XK = 2 };
+
+typedef struct nested {
+    engine *e;
+    boundary bd;
+    stat_grid a, b;          /* A: rows I, columns K; B: rows K, columns J (level b) */
+    uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
+    uint64_t ext_i, ext_k, ext_j;
+    uint64_t cf_j, cf_i, cf_k; /* coarse blocks (in level-b tiles) separating runs of A, B, Z */
+    uint64_t *n_a, *n_ac;    /* per K: A tiles in column K, distinct i blocks among them */
+    uint64_t *n_b, *n_bc;    /* per K: B tiles in row K, distinct j blocks among them */
+    double *a_nnz, *b_nnz;   /* per K: nonzeros of A's column, B's row */
+    unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
+    uint64_t words;
+    uint64_t *arows, *bcols; /* bitsets over K per tile row of A, tile column of B */
+} nested;
+
 
 /* Boundary b >= 2 of SpMSpM / SpMV from the statistics into e->res:
  * fills, write-backs and updates per tensor at level b, without walking
@@ -15,5 +39,15 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
  * splits the runs of uses of a tensor over engine indices x0, x1 at
  * boundary bd; UINT64_MAX when nothing splits them. */
 uint64_t stat_nested_block(const boundary *bd, unsigned x0, unsigned x1, unsigned f);
+
+/* Shared by stat_nested.c (inputs) and stat_nested_out.c (output). */
+
+/* First K >= from where both bitsets x and y are set, or UINT64_MAX. */
+uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t words,
+                                 uint64_t from);
+
+/* Output Z at boundary n->bd.b into o: pairs, runs (write-backs), updates
+ * and the bytes they move. */
+int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o);
 
 #endif

@@ -714,7 +714,9 @@ static int save_statfile(const char *path, const stats_request *req, FILE *out)
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_tensor *t = NULL;
-    int rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
+    int rc = tessel_output_prepare(req->save, NULL, &d);
+    if (!rc)
+        rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
     if (rc)
         return cli_report(&d);
     uint64_t base[2];

@@ -160,12 +160,13 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
                             const tessel_report_point *points, size_t n,
                             const tessel_allocator *a, tessel_diag *diag);
 
-/* Whether tessel_report_write_dir could use `dir`: 0 when it is a
- * directory, or missing with an existing parent; else TESSEL_EINVAL with
- * the reason. Lets a caller fail before a long estimate, not after. */
-/* Creates dir if missing (one level): EINVAL naming it when the parent is
- * missing or a non-directory is in the way, EIO otherwise. */
+/* Creates dir and its missing parents (mkdir -p): EINVAL naming it when a
+ * non-directory is in the way, TESSEL_EWRITE otherwise. */
 int tessel_report_ensure_dir(const char *dir, tessel_diag *diag);
+/* Whether tessel_report_ensure_dir + tessel_report_write_dir could use
+ * `dir`: 0 when it is a directory, or missing with no file in the way of
+ * its missing parents; else TESSEL_EINVAL with the reason. Lets a caller
+ * fail before a long estimate, not after. */
 int tessel_report_check_dir(const char *dir, tessel_diag *diag);
 
 /* Flags of tessel_report_print. */

@@ -8,8 +8,8 @@
 3. every column the report writers emit (src/report/writers.c) has a row in
    docs/outputs.md, and every row of its traffic/summary tables is emitted;
 4. every repository path named in docs/architecture.md exists;
-5. no file under src/, tools/, include/ or tests/ cites ../shared/DESIGN.md
-   (docs/semantics.md replaced it).
+5. no file under src/, tools/, include/ or tests/ cites the design document
+   that lived outside the repository (docs/semantics.md replaced it).
 
 Exit 0 when all hold, 1 naming each failure.
 """
@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+# Spelled in two parts so that this file does not cite it itself.
+OLD_DESIGN = "shared/" + "DESIGN"
 LINK = re.compile(r"(?<!\!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -107,14 +109,12 @@ def check_citations(root, bad):
         for d, _, names in os.walk(os.path.join(root, top)):
             for name in names:
                 path = os.path.join(d, name)
-                if name == os.path.basename(__file__):
-                    continue
                 try:
                     text = open(path, encoding="utf-8").read()
                 except (UnicodeDecodeError, OSError):
                     continue
-                if "shared/DESIGN" in text:
-                    bad.append(f"{os.path.relpath(path, root)}: cites ../shared/DESIGN.md; cite docs/semantics.md")
+                if OLD_DESIGN in text:
+                    bad.append(f"{os.path.relpath(path, root)}: cites ../{OLD_DESIGN}.md; cite docs/semantics.md")
 
 
 def main():

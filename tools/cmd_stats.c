@@ -577,7 +577,7 @@ static int has_suffix(const char *s, const char *suffix)
 }
 
 /* A saved stat-estimator file (.tsd): the output sample's estimate of the
- * output's nonzeros and its standard error (README, "The output estimate
+ * output's nonzeros and its standard error (docs/models/stat.md, "The output estimate
  * when the sample covers little"). */
 static int print_tsd(const char *path, int json, FILE *f)
 {

@@ -15,7 +15,7 @@
 #include "tessel/report.h"
 #include "test_alloc.h"
 
-/* DESIGN.md "Outputs", verbatim: the columns every report starts with. */
+/* docs/outputs.md, the core columns: the columns every report starts with. */
 #define DESIGN_TRAFFIC_COLUMNS                                                                    \
     "design,workload,data,strategy,estimator,level,tensor,fills,reads,updates,writebacks,"       \
     "data_bytes,metadata_bytes,energy_pj"

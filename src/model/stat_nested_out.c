@@ -14,25 +14,44 @@
  * adjacent among the non-empty groups and belong to the same tile (only
  * non-effectual iterations lie between them). The groups come from a
  * symbolic product of the level-b tile grids (cost: the tile-level
- * multiplies, never the nonzero-level ones), sorted by composite key. */
+ * multiplies, never the nonzero-level ones) and are not stored: two
+ * groups are neighbours exactly when one is the last group under a key
+ * prefix and the other the first under the next non-empty sibling
+ * prefix, so the first and last group per prefix of each splitting k
+ * digit (outer tiles: few) find every merge (join_splits). */
 #include <math.h>
 #include <string.h>
 
 #include "stat_closed.h"
 #include "stat_nested.h"
 
-/* Tile-level multiplies above which the groups are not enumerated: the
- * runs then come from the pair walk (no merges) or the independence
- * estimate, both upper bounds. */
-#define NESTED_GROUP_BUDGET (UINT64_C(1) << 27)
+/* Tile-level multiplies above which the groups are not enumerated, and
+ * bitset words above which the pairs' blocks are not walked: the runs
+ * then come from the pair walk (no merges) or the independence estimate,
+ * both upper bounds. */
+#define NESTED_GROUP_BUDGET (UINT64_C(1) << 28)
+#define NESTED_WORDS_BUDGET (UINT64_C(1) << 25)
+/* Outer prefixes tracked per splitting k digit (dense arrays). */
+#define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
 
-/* The groups in pair-major order: ((pair * nblk + blk) << 1) | 1 when the
- * group ends its run (the next non-empty group in the composite order
- * belongs to another tile, or there is none). */
+/* One k digit placed before Z's innermost digit: the prefix of the
+ * composite key through it is key / below; prefix / radix is its parent.
+ * lo / hi: the smallest and largest group key per prefix. */
+typedef struct split {
+    uint64_t below, radix, space;
+    uint64_t *lo, *hi;
+} split;
+
+/* The runs of Z at boundary b: groups (a pair's iterations in one coarse
+ * k block), the groups whose run continues into the next group (keys in
+ * `merged`), and the composite key of a group as key_i[I] + key_j[J] +
+ * key_k[block]. */
 typedef struct out_runs {
-    uint64_t n, nblk;
-    uint64_t *pk;
-    double pairs, merges;
+    double groups, pairs, merges;
+    model_map merged;
+    uint64_t *key_i, *key_j, *key_k, nblk;
+    unsigned nsplit;
+    split sp[NX * NLEV];
 } out_runs;
 
 /* Rule 4 for the output: what the spill adds and reports. */
@@ -150,27 +169,123 @@ static void walk_runs(const nested *n, uint64_t *blk, double *pairs, double *run
     }
 }
 
+/* The composite key's part from engine index x at level-b tile v: x's
+ * digits weighted by the radices after them. exact_loop_key is the sum
+ * of the parts of i, j and k. */
+static uint64_t key_part(const boundary *bd, unsigned x, uint64_t v)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < bd->ndigits; i++) {
+        const digit *d = &bd->d[i];
+        uint64_t w = 0;
+        if (d->x == x) {
+            w = v / d->div;
+            if (!d->first)
+                w %= d->radix;
+        }
+        k = k * d->radix + w;
+    }
+    return k;
+}
+
+static void runs_free(const tessel_allocator *a, out_runs *r)
+{
+    tessel_dealloc(a, r->key_i);
+    tessel_dealloc(a, r->key_j);
+    tessel_dealloc(a, r->key_k);
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        tessel_dealloc(a, r->sp[q].lo);
+        tessel_dealloc(a, r->sp[q].hi);
+    }
+    model_map_free(&r->merged);
+}
+
+/* The key tables and one split per k digit placed before Z's innermost
+ * digit (the digits whose change can end a run of Z); *ok = 0 when a
+ * split's prefixes are too many to track. */
+static int runs_init(const nested *n, out_runs *r, int *ok)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const boundary *bd = &n->bd;
+    r->merged.alloc = a;
+    *ok = 0;
+    int last = -1;
+    for (unsigned d = 0; d < bd->ndigits; d++)
+        if ((bd->d[d].x == XI || bd->d[d].x == XJ) && bd->d[d].radix > 1)
+            last = (int)d;
+    for (int d = 0; d < last; d++) {
+        if (bd->d[d].x != XK || bd->d[d].radix <= 1)
+            continue;
+        long double space = 1;
+        uint64_t below = 1;
+        for (int e = 0; e <= d; e++)
+            space *= (long double)bd->d[e].radix;
+        for (unsigned e = (unsigned)d + 1; e < bd->ndigits; e++)
+            below *= bd->d[e].radix;
+        if (space > (long double)NESTED_PREFIX_BUDGET)
+            return TESSEL_OK;
+        split *sp = &r->sp[r->nsplit++];
+        sp->below = below;
+        sp->radix = bd->d[d].radix;
+        sp->space = (uint64_t)space;
+        sp->lo = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
+        sp->hi = stat_zeroed(a, sp->space, sizeof(uint64_t));
+        if (!sp->lo || !sp->hi)
+            return TESSEL_ENOMEM;
+        memset(sp->lo, 0xff, sp->space * sizeof(uint64_t));
+    }
+    r->key_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
+    r->key_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
+    r->key_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
+    if (!r->key_i || !r->key_j || !r->key_k)
+        return TESSEL_ENOMEM;
+    for (uint64_t i = 0; i < n->ext_i; i++)
+        r->key_i[i] = key_part(bd, XI, i);
+    for (uint64_t j = 0; j < n->ext_j; j++)
+        r->key_j[j] = key_part(bd, XJ, j);
+    for (uint64_t b = 0; b < r->nblk; b++)
+        r->key_k[b] = key_part(bd, XK, n->cf_k == UINT64_MAX ? 0 : b * n->cf_k);
+    *ok = 1;
+    return TESSEL_OK;
+}
+
+/* One group, by the composite key of its block's start: the first and
+ * last group under each prefix of every split. */
+static void visit_group(out_runs *r, uint64_t key)
+{
+    r->groups += 1;
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        uint64_t p = key / sp->below;
+        if (key < sp->lo[p])
+            sp->lo[p] = key;
+        if (key > sp->hi[p])
+            sp->hi[p] = key;
+    }
+}
+
 /* The groups (output pair, coarse k block holding an effectual K) by a
  * symbolic product of A's tile rows with B's: per tile row I, the k
  * ascend, so a pair's blocks arrive in order and one stamp per column J
- * finds a new group. Each group as the composite loop key of its block's
- * start, which orders the groups as the walk meets them. */
-static int collect_groups(const nested *n, model_vec *keys, double *pairs)
+ * finds a new group. */
+static int collect_groups(const nested *n, out_runs *r)
 {
     const tessel_allocator *a = n->e->alloc;
     uint64_t *stamp = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
     uint64_t *last = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
-    int rc = stamp && last ? TESSEL_OK : TESSEL_ENOMEM;
+    if (!stamp || !last) {
+        tessel_dealloc(a, stamp);
+        tessel_dealloc(a, last);
+        return TESSEL_ENOMEM;
+    }
     uint64_t np = 0;
-    for (uint64_t i = 0; !rc && i < n->a.rows; i++)
-        for (uint64_t t = n->a.ptr[i]; !rc && t < n->a.ptr[i + 1]; t++) {
+    for (uint64_t i = 0; i < n->a.rows; i++)
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
             uint64_t k = n->a.col[t];
             if (k >= n->b.rows)
                 continue;
-            uint64_t b = blk_of(n, k), c[NX] = { 0 };
-            c[XI] = i;
-            c[XK] = n->cf_k == UINT64_MAX ? 0 : b * n->cf_k;
-            for (uint64_t u = n->b.ptr[k]; !rc && u < n->b.ptr[k + 1]; u++) {
+            uint64_t b = blk_of(n, k), base = r->key_i[i] + r->key_k[b];
+            for (uint64_t u = n->b.ptr[k]; u < n->b.ptr[k + 1]; u++) {
                 uint64_t j = n->b.col[u];
                 if (stamp[j] != i + 1) {
                     stamp[j] = i + 1;
@@ -179,99 +294,84 @@ static int collect_groups(const nested *n, model_vec *keys, double *pairs)
                     continue;
                 }
                 last[j] = b;
-                c[XJ] = j;
-                rc = model_vec_push(keys, exact_loop_key(&n->bd, c));
+                visit_group(r, base + r->key_j[j]);
             }
         }
     tessel_dealloc(a, stamp);
     tessel_dealloc(a, last);
-    *pairs = (double)np;
-    return rc;
-}
-
-/* Sorts the groups into the composite order, marks the ones whose run
- * continues into the next group (the same tile, nothing effectual in
- * between) and lays them out pair-major in r->pk. */
-static int order_runs(const nested *n, model_vec *keys, out_runs *r)
-{
-    uint64_t max = 0;
-    for (uint64_t g = 0; g < keys->n; g++)
-        max = keys->v[g] > max ? keys->v[g] : max;
-    tessel_sort_u64_inplace(keys->v, keys->n, max);
-    r->n = keys->n;
-    r->pk = tessel_alloc_array(n->e->alloc, keys->n + 1, sizeof(uint64_t));
-    if (!r->pk)
-        return TESSEL_ENOMEM;
-    uint64_t c[NX], pair = 0, blk = 0;
-    if (keys->n) {
-        exact_loop_decode(&n->bd, keys->v[0], c);
-        pair = c[XI] * n->ext_j + c[XJ];
-        blk = blk_of(n, c[XK]);
-    }
-    uint64_t maxpk = 0;
-    for (uint64_t g = 0; g < keys->n; g++) {
-        uint64_t next = UINT64_MAX, nblk = 0;
-        if (g + 1 < keys->n) {
-            exact_loop_decode(&n->bd, keys->v[g + 1], c);
-            next = c[XI] * n->ext_j + c[XJ];
-            nblk = blk_of(n, c[XK]);
-        }
-        int ends = next != pair;
-        r->merges += ends ? 0 : 1;
-        r->pk[g] = ((pair * r->nblk + blk) << 1) | (uint64_t)ends;
-        maxpk = r->pk[g] > maxpk ? r->pk[g] : maxpk;
-        pair = next, blk = nblk;
-    }
-    tessel_sort_u64_inplace(r->pk, r->n, maxpk);
+    r->pairs = (double)np;
     return TESSEL_OK;
 }
 
-/* The runs, merges included; 1 when they were found, 0 when over budget
- * (r untouched). */
-static int find_runs(const nested *n, out_runs *r, int *found)
+static int same_tile(const nested *n, uint64_t k1, uint64_t k2)
+{
+    uint64_t c1[NX], c2[NX];
+    exact_loop_decode(&n->bd, k1, c1);
+    exact_loop_decode(&n->bd, k2, c2);
+    return c1[XI] == c2[XI] && c1[XJ] == c2[XJ];
+}
+
+/* Two groups are neighbours among the non-empty groups exactly when they
+ * are the last group under one prefix of a split and the first under the
+ * next non-empty prefix of the same parent (the digit they first differ
+ * in). Neighbours of one tile are one run: the first is marked merged. */
+static int join_splits(const nested *n, out_runs *r)
+{
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        const split *sp = &r->sp[q];
+        uint64_t prev = UINT64_MAX;
+        for (uint64_t p = 0; p < sp->space; p++) {
+            if (sp->lo[p] == UINT64_MAX)
+                continue;
+            if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
+                same_tile(n, sp->hi[prev], sp->lo[p])) {
+                if (!model_map_slot(&r->merged, sp->hi[prev], 1))
+                    return TESSEL_ENOMEM;
+                r->merges += 1;
+            }
+            prev = p;
+        }
+    }
+    return TESSEL_OK;
+}
+
+/* The runs, merges included; *found = 0 when over budget. */
+static int find_runs(nested *n, out_runs *r, int *found)
 {
     double E = 0;
     for (uint64_t k = 0; k < n->ext_k; k++)
         E += (double)n->n_a[k] * (double)n->n_b[k];
     r->nblk = n->cf_k == UINT64_MAX ? 1 : (n->ext_k + n->cf_k - 1) / n->cf_k;
-    /* pk's packing needs pairs x blocks x 2 below 2^64 */
-    long double space = (long double)n->ext_i * (long double)n->ext_j * (long double)r->nblk;
+    long double words = (long double)(n->ext_i + n->ext_j) * (long double)((n->ext_k + 63) / 64);
     *found = 0;
-    if (E > (double)NESTED_GROUP_BUDGET || space >= 9.2e18L)
+    if (E > (double)NESTED_GROUP_BUDGET || words > (long double)NESTED_WORDS_BUDGET)
         return TESSEL_OK;
-    model_vec keys = { .alloc = n->e->alloc };
-    int rc = collect_groups(n, &keys, &r->pairs);
+    int ok = 0, rc = runs_init(n, r, &ok);
+    if (rc || !ok)
+        return rc;
+    rc = bitsets_init(n);
     if (!rc)
-        rc = order_runs(n, &keys, r);
-    model_vec_free(&keys);
+        rc = collect_groups(n, r);
+    if (!rc)
+        rc = join_splits(n, r);
     *found = !rc;
     return rc;
 }
 
-/* First index in pk[0 .. n) with pk >= v. */
-static uint64_t lower(const uint64_t *pk, uint64_t n, uint64_t v)
+/* Pair (i, j)'s effectual blocks into blk and, per block, the runs that
+ * end at or after it into suf (nblk + 1 entries each); returns how many
+ * blocks. A block ends its run unless its group is marked merged. */
+static uint64_t pair_runs(const nested *n, const out_runs *r, uint64_t i, uint64_t j,
+                          uint64_t *blk, uint64_t *suf)
 {
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (pk[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* A pair's groups: their blocks and, per group, the runs that end at or
- * after it (blk and suf hold nblk + 1 entries). Returns how many. */
-static uint64_t pair_groups(const out_runs *r, uint64_t pair, uint64_t *blk, uint64_t *suf)
-{
-    uint64_t from = lower(r->pk, r->n, (pair * r->nblk) << 1);
-    uint64_t to = lower(r->pk, r->n, ((pair + 1) * r->nblk) << 1), cnt = to - from;
+    uint64_t cnt = pair_blocks(n, i, j, blk);
     suf[cnt] = 0;
     for (uint64_t g = cnt; g-- > 0;) {
-        blk[g] = (r->pk[from + g] >> 1) % r->nblk;
-        suf[g] = suf[g + 1] + (r->pk[from + g] & 1u);
+        int ends = 1;
+        if (r && r->merged.n)
+            ends = model_map_find(&r->merged, r->key_i[i] + r->key_j[j] + r->key_k[blk[g]]) ==
+                   UINT64_MAX;
+        suf[g] = suf[g + 1] + (uint64_t)ends;
     }
     return cnt;
 }
@@ -316,15 +416,8 @@ static double sample_written(const nested *n, const stat_output_sample *s, const
         uint64_t c = s->gstart[g], pair, k;
         if (!cell_at(n, s, c, &pair, &k))
             continue;
-        if (pair != last) {
-            if (r) {
-                cnt = pair_groups(r, pair, blk, suf);
-            } else {
-                cnt = pair_blocks(n, pair / n->ext_j, pair % n->ext_j, blk);
-                for (uint64_t q = 0; q <= cnt; q++)
-                    suf[q] = cnt - q;
-            }
-        }
+        if (pair != last)
+            cnt = pair_runs(n, r, pair / n->ext_j, pair % n->ext_j, blk, suf);
         last = pair;
         for (; c < s->gstart[g + 1]; c++)
             if (cell_at(n, s, c, &pair, &k))
@@ -355,7 +448,7 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
                         const uint64_t *st, const double *wt, uint64_t ns, uint64_t *blk,
                         uint64_t *suf, const zprice *z, out_spill *sp)
 {
-    uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_groups(r, pair, blk, suf);
+    uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
     const uint64_t *x = &n->a.col[n->a.ptr[i]], *y = &bt->col[bt->ptr[j]];
     uint64_t nx = n->a.ptr[i + 1] - n->a.ptr[i], ny = bt->ptr[j + 1] - bt->ptr[j];
     uint64_t p = 0, q = 0, c = 0, g = 0;
@@ -565,11 +658,12 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
     uint64_t *suf = tessel_alloc_array(a, n->ext_k + 2, sizeof(uint64_t));
     out_runs r;
     memset(&r, 0, sizeof(r));
+    r.merged.alloc = a;
     int found = 0, rc = blk && suf ? find_runs(n, &r, &found) : TESSEL_ENOMEM;
     double pairs = 0, runs = 0, written = 0;
     if (!rc && found) {
         pairs = r.pairs;
-        runs = (double)r.n - r.merges;
+        runs = r.groups - r.merges;
         written = sample_written(n, s, &r, blk, suf);
     } else if (!rc) {
         rc = runs_without_groups(n, s, blk, suf, &pairs, &runs, &written);
@@ -589,7 +683,7 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
         output_traffic(&z, s, &sp, o);
         store_spill(n, &z, o);
     }
-    tessel_dealloc(a, r.pk);
+    runs_free(a, &r);
     tessel_dealloc(a, blk);
     tessel_dealloc(a, suf);
     return rc;

@@ -40,6 +40,7 @@
 typedef struct split {
     uint64_t below, radix, space;
     uint64_t *lo, *hi;
+    uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
 } split;
 
 /* The runs of Z at boundary b: groups (a pair's iterations in one coarse
@@ -196,6 +197,9 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     for (unsigned q = 0; q < r->nsplit; q++) {
         tessel_dealloc(a, r->sp[q].lo);
         tessel_dealloc(a, r->sp[q].hi);
+        tessel_dealloc(a, r->sp[q].pre_i);
+        tessel_dealloc(a, r->sp[q].pre_j);
+        tessel_dealloc(a, r->sp[q].pre_k);
     }
     model_map_free(&r->merged);
 }
@@ -245,18 +249,36 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
         r->key_j[j] = key_part(bd, XJ, j);
     for (uint64_t b = 0; b < r->nblk; b++)
         r->key_k[b] = key_part(bd, XK, n->cf_k == UINT64_MAX ? 0 : b * n->cf_k);
+    /* a prefix is the key's leading digits: each part's own leading
+     * digits, summed, so no division per group */
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        sp->pre_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
+        sp->pre_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
+        sp->pre_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
+        if (!sp->pre_i || !sp->pre_j || !sp->pre_k)
+            return TESSEL_ENOMEM;
+        for (uint64_t i = 0; i < n->ext_i; i++)
+            sp->pre_i[i] = r->key_i[i] / sp->below;
+        for (uint64_t j = 0; j < n->ext_j; j++)
+            sp->pre_j[j] = r->key_j[j] / sp->below;
+        for (uint64_t b = 0; b < r->nblk; b++)
+            sp->pre_k[b] = r->key_k[b] / sp->below;
+    }
     *ok = 1;
     return TESSEL_OK;
 }
 
-/* One group, by the composite key of its block's start: the first and
- * last group under each prefix of every split. */
-static void visit_group(out_runs *r, uint64_t key)
+/* One group (tile row i, column j, block b): the first and last group
+ * under each prefix of every split, by the composite key of its block's
+ * start. */
+static void visit_group(out_runs *r, uint64_t i, uint64_t j, uint64_t b)
 {
+    uint64_t key = r->key_i[i] + r->key_j[j] + r->key_k[b];
     r->groups += 1;
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
-        uint64_t p = key / sp->below;
+        uint64_t p = sp->pre_i[i] + sp->pre_j[j] + sp->pre_k[b];
         if (key < sp->lo[p])
             sp->lo[p] = key;
         if (key > sp->hi[p])
@@ -284,7 +306,7 @@ static int collect_groups(const nested *n, out_runs *r)
             uint64_t k = n->a.col[t];
             if (k >= n->b.rows)
                 continue;
-            uint64_t b = blk_of(n, k), base = r->key_i[i] + r->key_k[b];
+            uint64_t b = blk_of(n, k);
             for (uint64_t u = n->b.ptr[k]; u < n->b.ptr[k + 1]; u++) {
                 uint64_t j = n->b.col[u];
                 if (stamp[j] != i + 1) {
@@ -294,7 +316,7 @@ static int collect_groups(const nested *n, out_runs *r)
                     continue;
                 }
                 last[j] = b;
-                visit_group(r, base + r->key_j[j]);
+                visit_group(r, i, j, b);
             }
         }
     tessel_dealloc(a, stamp);

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Reproductions of the seed papers' headline claims (issue 21), one function per claim.
+
+Usage: python3 bench/papers/tailors_overbooking.py [--tessel PATH] [--data DIR] [--quick]
+                                                   [--llb SIZE] [--matrices a,b,...]
+
+Each claim function returns a Claim (paper number, tessel's number, verdict, a per-matrix
+table); print_claim prints it. Add a claim by writing one more function and listing it in
+CLAIMS. Standard library only; runs tessel (exact estimator) as a subprocess.
+
+Claim 1, Tailors §6.2 Fig. 9(a): "On average, overbooking of 10% of tiles leads to 26%
+overhead for streaming data because of the lost data reuse for bumped data", measured
+against "the same tiling and an infinitely large buffer that never overbooks".
+Setup: specs/extensor-ob.yaml (ExTensor-OB: Swiftiles with a 10 % overbooking target at the
+LLB and the PE buffers, tailors §5.2), A x A. The paper's 30 MB global buffer holds nearly
+every shared matrix whole (tiling, hence overbooking, then does nothing: tailors §5.3 picks
+tensors "that cannot fully fit inside the global buffer"), so the LLB is scaled down (64 KiB
+by default) until the shared matrices (3,000 to 190,000 nonzeros) need many LLB tiles, as
+the paper's matrices (up to millions of nonzeros) do in 30 MB. The baseline reruns the very
+tiles Swiftiles chose (strategy fixed) with the LLB's capacity set to 1 TiB, so that no LLB
+tile overbooks; the PE buffers are unchanged. Overhead = DRAM bytes / baseline DRAM bytes - 1.
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The shared matrices (../shared/data/MANIFEST.tsv) with at least 10,000 nonzeros: smaller
+# ones fit a 64 KiB LLB in a few tiles. --quick takes the first three.
+MATRICES = ["ca-CondMat", "wiki-Vote", "ca-HepTh", "p2p-Gnutella24", "bcsstk13",
+            "p2p-Gnutella04", "soc-sign-bitcoin-otc", "p2p-Gnutella05", "ca-GrQc",
+            "p2p-Gnutella09", "p2p-Gnutella08", "bcsstk11", "zenios", "Pd", "adder_dcop_05"]
+
+
+class Claim:
+    def __init__(self, name, section, paper, unit):
+        self.name, self.section, self.paper, self.unit = name, section, paper, unit
+        self.header, self.rows, self.tessel, self.verdict, self.notes = [], [], None, "", []
+
+
+def run_tessel(args, spec, matrix, sets, outdir):
+    cmd = [args.tessel, "run", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-o", outdir,
+           "--no-timing"]
+    for s in sets:
+        cmd += ["--set", s]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip()))
+    with open(os.path.join(outdir, "summary.csv")) as f:
+        summary = next(csv.DictReader(f))
+    with open(os.path.join(outdir, "traffic.csv")) as f:
+        traffic = list(csv.DictReader(f))
+    return p.stdout, summary, traffic
+
+
+def chosen_tiles(stdout):
+    """The tiles the strategy printed: {'LLB': 'i:..,j:..,k:..', 'PEB': ...}."""
+    m = re.search(r"strategy \w+: (.*)", stdout)
+    if not m:
+        raise RuntimeError("no strategy line in tessel's output")
+    return dict(re.findall(r"(\w+) ([a-z]:\d+(?:,[a-z]:\d+)*)", m.group(1)))
+
+
+def verdict(paper, ours):
+    """Direction (both above zero) and magnitude within 2x."""
+    if ours is None:
+        return "not measured"
+    if (paper > 0) != (ours > 0):
+        return "FAILS (direction)"
+    ratio = ours / paper if paper else float("inf")
+    return "holds (within 2x)" if 0.5 <= ratio <= 2 else "direction only (%.2fx the paper)" % ratio
+
+
+def claim_tailors_fig9a(args):
+    c = Claim("Overbooking 10 % of tiles: DRAM overhead against the same tiles, unbounded LLB",
+              "tailors §6.2, Fig. 9(a)", 26.0, "%")
+    c.header = ["matrix", "LLB tiles", "LLB overbooked %", "bumped % of tile fills",
+                "DRAM OB", "DRAM unbounded", "overhead %"]
+    overheads = []
+    for name in args.matrices:
+        path = os.path.join(args.data, "mtx", name + ".mtx.gz")
+        if not os.path.exists(path):
+            c.notes.append("%s: not in %s, skipped" % (name, args.data))
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            llb = "architecture.levels.LLB.capacity=" + args.llb
+            out, s_ob, t_ob = run_tessel(args, "specs/extensor-ob.yaml", path, [llb], d)
+            tiles = chosen_tiles(out)
+            sets = ["architecture.levels.LLB.capacity=1TiB",
+                    "mapping.LLB.tile=" + tiles["LLB"], "mapping.PEB.tile=" + tiles["PEB"]]
+            _, s_un, _ = run_tessel(args, "specs/extensor.yaml", path, sets, d)
+        fills = over = fill_bytes = bumped = 0.0
+        for r in t_ob:
+            if r["level"] == "LLB" and r["tensor"] in ("A", "B"):
+                n = float(r["fills"])
+                fills += n
+                over += n * float(r["overflow_tiles_share"])
+                bumped += float(r["bumped_bytes"])
+                fill_bytes += float(r["data_bytes"]) + float(r["metadata_bytes"]) - float(r["bumped_bytes"])
+        ob, un = float(s_ob["dram_bytes"]), float(s_un["dram_bytes"])
+        ovh = 100.0 * (ob / un - 1)
+        overheads.append(ovh)
+        c.rows.append([name, tiles["LLB"], "%.1f" % (100 * over / fills if fills else 0),
+                       "%.1f" % (100 * bumped / fill_bytes if fill_bytes else 0),
+                       "%d" % ob, "%d" % un, "%+.1f" % ovh])
+    if overheads:
+        c.tessel = sum(overheads) / len(overheads)
+        c.rows.append(["mean", "", "", "", "", "", "%+.1f" % c.tessel])
+    c.verdict = verdict(c.paper, c.tessel)
+    c.notes.append("spec specs/extensor-ob.yaml, LLB %s (paper: 30 MB, see the header), exact "
+                   "estimator, A x A" % args.llb)
+    return c
+
+
+CLAIMS = [claim_tailors_fig9a]
+
+
+def print_claim(c):
+    print("\n## %s (%s)" % (c.name, c.section))
+    widths = [max(len(str(x)) for x in col) for col in zip(c.header, *c.rows)] if c.rows else []
+    if c.rows:
+        print("| " + " | ".join(h.ljust(w) for h, w in zip(c.header, widths)) + " |")
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for r in c.rows:
+            print("| " + " | ".join(str(x).ljust(w) for x, w in zip(r, widths)) + " |")
+    ours = "n/a" if c.tessel is None else "%+.1f %s" % (c.tessel, c.unit)
+    print("\npaper: %+.1f %s   tessel: %s   verdict: %s" % (c.paper, c.unit, ours, c.verdict))
+    for n in c.notes:
+        print("note: " + n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "tools", "tessel"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--llb", default="64KiB", help="LLB capacity (default 64KiB)")
+    ap.add_argument("--matrices", help="comma-separated names from the shared data")
+    ap.add_argument("--quick", action="store_true", help="three matrices")
+    args = ap.parse_args()
+    if not os.path.exists(args.tessel):
+        sys.exit("tessel not found at %s (build it, or pass --tessel)" % args.tessel)
+    args.matrices = args.matrices.split(",") if args.matrices else MATRICES
+    if args.quick:
+        args.matrices = args.matrices[:3]
+    for claim in CLAIMS:
+        print_claim(claim(args))
+
+
+if __name__ == "__main__":
+    main()

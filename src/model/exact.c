@@ -135,6 +135,7 @@ void exact_engine_free(engine *e)
     tessel_dealloc(e->alloc, e->mark);
     tessel_dealloc(e->alloc, e->minkey);
     tessel_dealloc(e->alloc, e->touched);
+    exact_ob_free(e);
 }
 
 int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data,
@@ -180,6 +181,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
         if (e.progress)
             e.progress(e.progress_ud, b, 0.0);
         rc = run_boundary(&e, b);
+        if (!rc && b >= 2)
+            exact_ob_settle(&e, b - 1);
         if (!rc && e.progress)
             e.progress(e.progress_ud, b, 1.0);
         if (!rc && b + 1 < spec->nlevels)

@@ -67,6 +67,20 @@ typedef struct boundary {
 /* Output grids up to this many tiles get direct-indexed state. */
 #define DIRECT_TILES (UINT64_C(1) << 21)
 
+/* Rule 4 at an inner level (exact_bumped.c): the overbooked tiles of one
+ * input at level b, to be priced by the reads of level b+1. */
+typedef struct ob_tile {
+    uint64_t nnz, bytes, meta, part; /* the tile at level b and its partition */
+    uint64_t fills, uses;            /* level-b fills and non-gated uses */
+    uint64_t child_nnz;              /* nonzeros level b+1 filled from it */
+} ob_tile;
+
+typedef struct ob_table {
+    model_map index; /* packed level-b tile coordinates -> slot */
+    ob_tile *t;
+    uint64_t n, cap;
+} ob_table;
+
 typedef struct engine {
     const tessel_spec *spec;
     const tessel_allocator *alloc;
@@ -87,6 +101,7 @@ typedef struct engine {
     uint64_t *mark;   /* per value of the output's last index */
     uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
     uint64_t *touched;
+    ob_table ob[2][NIN]; /* [b % 2]: overbooked tiles recorded at level b */
 } engine;
 
 
@@ -128,6 +143,12 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
 uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);
 void exact_algorithmic_counts(engine *e, const boundary *bd);
 void exact_compulsory(engine *e, const boundary *bd);
+/* exact_bumped.c: rule 4 per read of the child level (inner levels) */
+int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
+                  uint64_t data, uint64_t meta, uint64_t part, int fill);
+int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz);
+void exact_ob_settle(engine *e, unsigned b);
+void exact_ob_free(engine *e);
 /* compulsory.c: rule 3, untiled in level 0's format (replaces the tiled
  * floor exact_compulsory left in compulsory_bytes; see there) */
 int exact_output_needs_prefixes(const engine *e);

@@ -204,9 +204,10 @@ static void note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
         tr->worst_tile_bytes = bytes;
 }
 
-static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
-                        resident *res, uint64_t *nnz_now)
+static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
+                       resident *res, uint64_t *nnz_now)
 {
+    int rc = TESSEL_OK;
     tessel_result *r = e->res;
     unsigned b = bd->b;
     uint64_t key[NIN], idx[NIN];
@@ -257,12 +258,17 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
                 r->overflow_tiles++;
                 tr->overflow_tiles++;
             }
+            if (!rc)
+                rc = exact_ob_child(e, bd, i, c, nnz_now[i]);
+            if (!rc)
+                rc = exact_ob_note(e, bd, i, c, nnz_now[i], res[i].data, res[i].meta, part, 1);
             continue;
         }
         if (res[i].gated)
             continue;
         /* Rule 4: the part of an overbooked tile beyond its partition is
-         * streamed again on every use. */
+         * streamed again on every use; at an inner level exact_bumped.c
+         * re-prices it by the child level's reads once they are known. */
         uint64_t total = res[i].data + res[i].meta;
         if (!gate && part && total > part) {
             uint64_t extra = total - part;
@@ -270,8 +276,11 @@ static void walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int ef
             add_in(tr, extra - meta, meta);
             tr->bumped_bytes += extra;
             tr->overflow_bytes += extra;
+            if (!rc)
+                rc = exact_ob_note(e, bd, i, c, res[i].nnz, res[i].data, res[i].meta, part, 0);
         }
     }
+    return rc;
 }
 
 /* Output tiles: the walk only records when each run of visits to a tile
@@ -424,8 +433,8 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         if (!all_effectual)
             for (unsigned i = 0; i < e->nin; i++)
                 effectual &= exact_tile_nnz(e, bd, i, c) != 0;
-        walk_inputs(e, bd, c, effectual, res, nnz_now);
-        if (!effectual)
+        rc = walk_inputs(e, bd, c, effectual, res, nnz_now);
+        if (rc || !effectual)
             continue;
         e->res->effectual_tiles[b]++;
         if (innermost)

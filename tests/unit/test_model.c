@@ -507,6 +507,57 @@ START_TEST(overbooked_tiles_stream)
 }
 END_TEST
 
+/* Rule 4 at an inner level, worked by hand (docs/semantics.md rule 4):
+ * the bumped part of an overbooked LLB tile is re-fetched at every read of
+ * it by the PE level. hand_a and hand_b (COO, 3 bytes per nonzero: a 1-byte
+ * value and two 1-byte coordinates), LLB tiles i:4,k:4,j:4 (one tile per
+ * tensor, A: 4 nonzeros, S = 12 bytes, 8 of them metadata), A's LLB
+ * partition P = 9 bytes: 3 bytes bumped. PE tiles 2x2x2: every A and B
+ * sub-tile holds one nonzero, so all 8 PE iterations are effectual.
+ *   PE order IJK: A(I,K) changes at every iteration, so each of A's four
+ *   sub-tiles is filled twice (once per J): the PEs read 8 nonzeros from
+ *   the LLB tile, R = 8 / 4 = 2 whole reads in its one residency (F = 1
+ *   fill, U = 1 use). Bumped traffic (R - F) (S - P) = 3 bytes (metadata
+ *   floor(3 * 8 / 12) = 2, data 1): the LLB takes 12 + 3 = 15 bytes of A
+ *   from DRAM. The per-use rule charged 12 (one use, nothing again).
+ *   PE order IKJ: A(I,K) stays while J runs, each sub-tile filled once,
+ *   R = 1: nothing bumped, 12 bytes. */
+START_TEST(overbooked_inner_level_per_child_read)
+{
+    tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[1].partition_bytes = 9;
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    s.level[2].tensor[1].partition_bytes = 0;
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 2;
+    tessel_result r = run(&s, &d);
+    const tessel_traffic *t = &r.traffic[1][A];
+    ck_assert_uint_eq(r.traffic[2][A].fills, 8);
+    ck_assert_uint_eq(t->fills, 1);
+    ck_assert_uint_eq(t->bumped_bytes, 3);
+    ck_assert_uint_eq(t->overflow_bytes, 3);
+    ck_assert_uint_eq(t->in_data, 4 + 1);
+    ck_assert_uint_eq(t->in_metadata, 8 + 2);
+    ck_assert_uint_eq(bytes(&r, 1, A), 15);
+    ck_assert_uint_eq(bytes(&r, 0, A), 15);
+    ck_assert_uint_eq(bytes(&r, 2, A), 8 * 3); /* what the PEs read is unchanged */
+    s.level[2].order[1] = 2; /* IKJ */
+    s.level[2].order[2] = 1;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].fills, 4);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 0);
+    ck_assert_uint_eq(bytes(&r, 1, A), 12);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
  * 4x4 example, IJK with tiles i:4, k:2, j:4: one output tile, two
  * reduction steps, one run. A's tiles (k 0-1, 2-3) hold (0,0) (2,1) and
@@ -947,6 +998,7 @@ int main(void)
     tcase_add_test(tc, skipping_and_gating);
     tcase_add_test(tc, overbooked_tiles_stream);
     tcase_add_test(tc, output_tiles_spill);
+    tcase_add_test(tc, overbooked_inner_level_per_child_read);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
     tcase_add_test(tc, padding_changes_nothing);

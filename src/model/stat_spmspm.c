@@ -632,17 +632,18 @@ int stat_sample_pairs(const work *w, double *pairs)
  * is the rule 2 write-back, which already moves the whole tile. The same
  * accounting as the exact walk (price_spills in exact_walk.c). */
 
-/* An output tile of n nonzeros: bytes, the metadata part, rule 4's
- * spill into o (times: how many visits leave it so). */
+/* An output tile of n nonzeros: rule 4's spill into o (times: how many
+ * visits leave it so). The excess beyond the partition and its split into
+ * data and metadata are an input's bumped part's (stat_add_bumped, the
+ * exact walk's truncation): one computation for both directions. */
 static void spill_add(affine z, uint64_t part, double n, double times, stat_outcome *o)
 {
-    double meta = z.m0 + n * z.m1, total = n * z.d1 + meta;
-    if (total <= (double)part || times <= 0)
-        return;
-    /* the same truncation as the exact walk */
-    double extra = total - (double)part, m = floor(extra * meta / total);
-    o->z_spill_data += times * (extra - m);
-    o->z_spill_meta += times * m;
+    price pr = { n * z.d1, z.m0 + n * z.m1 };
+    stat_counts c;
+    memset(&c, 0, sizeof(c));
+    stat_add_bumped(&c, times, pr, part);
+    o->z_spill_data += c.bumped_data;
+    o->z_spill_meta += c.bumped_meta;
 }
 
 static double tile_bytes_of(affine z, double n)

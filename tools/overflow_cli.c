@@ -82,10 +82,10 @@ int cli_overflow_precheck(const char *cmd, const tessel_spec *spec, const char *
             fprintf(stderr,
                     "tessel %s: error: level %s, tensor %s: %llu of %llu non-empty tiles "
                     "overflow the %llu-byte partition; the worst, %s, holds %llu bytes; the "
-                    "spec does not allow overbooking (checked before the estimate, %.3f s)\n",
+                    "spec does not allow overbooking (checked before the estimate)\n",
                     cmd, spec->level[c->level].name, spec->workload.tensor[c->tensor].name,
                     ull(c->overflow_tiles), ull(c->tiles), ull(c->partition_bytes), tile,
-                    ull(c->worst_tile_bytes), f->seconds);
+                    ull(c->worst_tile_bytes));
         } else {
             fprintf(stderr,
                     "tessel %s: note: level %s, tensor %s may overflow the %llu-byte "

@@ -209,6 +209,9 @@ typedef struct tessel_map_result {
     uint64_t evaluated;    /* points estimated */
     uint64_t infeasible;   /* of those, points the estimator refused (or, with fit, points
                               whose tiles overflow) */
+    uint64_t unpriced;     /* of the infeasible, points whose output tiles could overflow a
+                              level where the estimator does not price output spill (the
+                              stat estimator's nested levels today): never returned */
     uint64_t restarts;     /* climb: random starts */
     int complete;          /* the whole space was seen: the best point is the optimum */
     double seconds;

@@ -268,7 +268,7 @@ static uint64_t partition_of(const tessel_spec *spec, unsigned l, unsigned t)
     return spec->workload.ntensors ? lv->capacity / spec->workload.ntensors : 0;
 }
 
-/* Rule 4 (issue 20): 1 when r moved some tensor at a level without
+/* Rule 4 (issue 20): 1 when r moved the output at a level without
  * checking its tiles against the partition (partition_bytes and
  * worst_tile_bytes left 0: the stat estimator's nested closed form does
  * not price output spill yet)
@@ -277,8 +277,10 @@ static uint64_t partition_of(const tessel_spec *spec, unsigned l, unsigned t)
  * cannot trust such a point: an overflow it holds would be unpriced. */
 static int unpriced_overflow(const tessel_spec *spec, const tessel_result *r)
 {
+    /* Inputs: every estimator prices rule 4 (the nested closed form too,
+     * without reporting it); outputs: not all of them do. */
     for (unsigned l = 1; l < r->nlevels && l < spec->nlevels; l++)
-        for (unsigned t = 0; t < r->ntensors; t++) {
+        for (unsigned t = 0; t < 1 && t < r->ntensors; t++) {
             const tessel_traffic *tr = &r->traffic[l][t];
             uint64_t part = partition_of(spec, l, t);
             /* checked: the estimator recorded the partition or the largest tile */
@@ -326,7 +328,8 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
         !(is_fixed(c, p) ? tessel_model_stat_eval_cached(spec, c->stats, c->shapes, &result, &d)
                          : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
                                                &result, NULL, &d)) &&
-        !(c->opt->fit && overflows(&result)) && !unpriced_overflow(spec, &result) &&
+        !(c->opt->fit && overflows(&result)) &&
+        !(unpriced_overflow(spec, &result) && ++c->out->unpriced) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),
                                    tessel_strategy_name(c->strategy[p->strategy]), &c->scratch,
                                    &d))
@@ -621,8 +624,11 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
             rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, "", 0, 0, "",
                                  "none of the %llu points evaluated could be estimated (tile "
                                  "edges must be multiples of the statistics' base grid; with "
-                                 "--fit, some tile overflowed in every point)",
-                                 (unsigned long long)out->evaluated);
+                                 "--fit, some tile overflowed in every point; %llu could "
+                                 "overflow an output partition the estimator does not price "
+                                 "at that level)",
+                                 (unsigned long long)out->evaluated,
+                                 (unsigned long long)out->unpriced);
     }
     if (c)
         tessel_stat_cache_free(&c->shapes);

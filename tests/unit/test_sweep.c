@@ -129,24 +129,16 @@ START_TEST(pareto_leaves_out_infeasible)
     snprintf(in, sizeof(in), "%s/summary.csv", dir);
     snprintf(out, sizeof(out), "%s/pareto.csv", dir);
     FILE *f = fopen(in, "w");
-    fputs("point,feasible,data,energy_pj,cycles
-"
-          "1,1,A,10,50
-2,1,A,20,30
-7,0,A,5,5
-8,,A,,
-", f);
+    fputs("point,feasible,data,energy_pj,cycles\n"
+          "1,1,A,10,50\n2,1,A,20,30\n7,0,A,5,5\n8,,A,,\n", f);
     fclose(f);
     const char *two[2] = { "energy_pj", "cycles" };
     uint64_t rows = 0;
     tessel_diag d;
     ck_assert_int_eq(tessel_sweep_pareto(in, out, two, 2, NULL, &rows, &d), 0);
     ck_assert_uint_eq(rows, 2);
-    ck_assert_str_eq(slurp(out), "point,feasible,data,energy_pj,cycles
-1,1,A,10,50
-"
-                                 "2,1,A,20,30
-");
+    ck_assert_str_eq(slurp(out), "point,feasible,data,energy_pj,cycles\n1,1,A,10,50\n"
+                                 "2,1,A,20,30\n");
     remove(in);
     remove(out);
     rmdir(dir);

@@ -654,7 +654,7 @@ static double tile_bytes_of(affine z, double n)
 /* One output tile pair that may overflow: its visits in step order with
  * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
 static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
-                        uint64_t n, double times, pair_runs *pr, affine z, stat_outcome *o)
+                        uint64_t n, pair_runs *pr, affine z, stat_outcome *o)
 {
     const stat_problem *p = w->p;
     uint64_t r = pair / p->ext_j, q = pair % p->ext_j;
@@ -679,9 +679,9 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
                 o->z_worst = bytes;
             if (ends) {
                 if (bytes > (double)p->part_z)
-                    o->z_overflow_writebacks += times;
+                    o->z_overflow_writebacks += 1;
             } else {
-                spill_add(z, p->part_z, cum, times, o);
+                spill_add(z, p->part_z, cum, 1, o);
             }
         }
 }
@@ -694,12 +694,15 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
  * above), so the noise alone raises it (Jensen's inequality): +39 % and
  * +86 % on ca-GrQc at a 5 % sample, exact with the whole sample. So each
  * tile's occupancy is estimated, not taken as the weights pushed into it:
- * the pairs' estimates are shrunk toward the mean of their row of tiles
- * (band) so that their spread within bands is the true one (constrained
- * empirical Bayes, Louis 1984):
- *   X~ = mean_band + c (X^ - mean_band),  c^2 = max(0, 1 - noise / spread)
- * with `spread` the pooled within-band variance of X^ and `noise` the mean
- * sampling variance of one pair's X^. The noise comes from two half
+ * the pairs' estimates are shrunk toward the mean sampled pair of their
+ * row of tiles (band), so that their spread within bands is the true one
+ * (constrained empirical Bayes, Louis 1984):
+ *   X~ = m + c (X^ - m),  c^2 = t2 / (t2 + k X^)
+ * with m the band's mean, t2 the pooled within-band variance of X^ less
+ * the sampling noise (0 when the noise explains it all: every pair at its
+ * band's mean) and k X^ a pair's sampling variance, noise growing with
+ * its nonzeros like a Poisson count's (k = total noise / total X^). The
+ * noise comes from two half
  * samples: the sampled row groups (base cells along i, in storage order;
  * the cells are sorted by (i, x, j, k)) taken in turn, each a systematic
  * sample at half the rate like the draw (stat_output.c), so their
@@ -707,9 +710,9 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
  * second term about Var(X^) / (w - 1) for w the mean weight: noise =
  * mean D^2 (1 - 1/w). A whole sample has w = 1: c = 1, no change. */
 typedef struct shrink {
-    /* per band (pair / ext_j): the sampled pairs' estimates summed, the
-     * sampled pairs, the non-empty pairs (effectual, from the bitsets) */
-    model_map band_sum, band_n, band_pairs;
+    /* per band (pair / ext_j): the sampled pairs' estimates summed and
+     * the sampled pairs */
+    model_map band_sum, band_n;
     double tau2, kappa; /* true within-band variance; noise per unit of X^ */
 } shrink;
 
@@ -717,7 +720,6 @@ static void shrink_free(shrink *sh)
 {
     model_map_free(&sh->band_sum);
     model_map_free(&sh->band_n);
-    model_map_free(&sh->band_pairs);
 }
 
 /* The mean sampled pair of pair's band. */
@@ -727,40 +729,12 @@ static double band_mean(const stat_problem *p, const shrink *sh, uint64_t pair)
     return model_map_weight(&sh->band_sum, band) / model_map_weight(&sh->band_n, band);
 }
 
-/* How many of its band's non-empty pairs a sampled pair stands for. */
-static double band_times(const stat_problem *p, const shrink *sh, uint64_t pair)
+static int shrink_init(const stat_problem *p, const cell_place *cp, const model_map *final,
+                       shrink *sh)
 {
-    if (!sh->band_pairs.keys)
-        return 1;
-    uint64_t band = pair / p->ext_j;
-    double all = model_map_weight(&sh->band_pairs, band), n = model_map_weight(&sh->band_n, band);
-    return all > n ? all / n : 1;
-}
-
-/* Non-empty tile pairs of band r: columns q sharing a reduction tile. */
-static double band_nonempty(const work *w, uint64_t r)
-{
-    const stat_problem *p = w->p;
-    const uint64_t *x = &w->arows[r * w->words];
-    double n = 0;
-    for (uint64_t q = 0; q < p->ext_j; q++) {
-        const uint64_t *y = &w->bcols[q * w->words];
-        for (uint64_t wd = 0; wd < w->words; wd++)
-            if (x[wd] & y[wd]) {
-                n += 1;
-                break;
-            }
-    }
-    return n;
-}
-
-static int shrink_init(const work *w, const cell_place *cp, const model_map *final, shrink *sh)
-{
-    const stat_problem *p = w->p;
     const stat_output_sample *s = p->sample;
     sh->band_sum = (model_map){ .alloc = p->alloc };
     sh->band_n = (model_map){ .alloc = p->alloc };
-    sh->band_pairs = (model_map){ .alloc = p->alloc };
     sh->tau2 = -1; /* no shrinking */
     double wbar = s->sampled_nnz > 0 ? s->nnz / (double)s->sampled_nnz : 1;
     if (s->whole || wbar <= 1)
@@ -777,8 +751,6 @@ static int shrink_init(const work *w, const cell_place *cp, const model_map *fin
         if (final->keys[e] != UINT64_MAX) {
             uint64_t band = final->keys[e] / p->ext_j;
             rc = model_map_add(&sh->band_sum, band, model_bits_double(final->vals[e]));
-            if (!rc && model_map_find(&sh->band_n, band) == UINT64_MAX)
-                rc = model_map_add(&sh->band_pairs, band, band_nonempty(w, band));
             if (!rc)
                 rc = model_map_add(&sh->band_n, band, 1);
         }
@@ -809,7 +781,7 @@ static double shrink_scale(const stat_problem *p, const shrink *sh, uint64_t pai
     if (sh->tau2 < 0 || x <= 0)
         return 1;
     double c = sh->tau2 > 0 ? sqrt(sh->tau2 / (sh->tau2 + sh->kappa * x)) : 0;
-    double t = band_mean(p, sh, pair) / band_times(p, sh, pair) + c * (x - band_mean(p, sh, pair));
+    double m = band_mean(p, sh, pair), t = m + c * (x - m);
     return t > 0 ? t / x : 0;
 }
 
@@ -830,7 +802,7 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
     rc = pair_totals(p, &cp, &final);
     shrink sh = { .tau2 = -1 };
     if (!rc)
-        rc = shrink_init(w, &cp, &final, &sh);
+        rc = shrink_init(p, &cp, &final, &sh);
     /* a pair's partial tiles are never larger than its final one */
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair = cell_pair(p, &cp, c);
@@ -861,7 +833,7 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
             st[e - b] = keys.v[e] % p->ext_k;
             wt[e - b] = scale * model_map_weight(&steps, keys.v[e]);
         }
-        pair_spills(w, pair, st, wt, e - b, band_times(p, &sh, pair), &pr, z, o);
+        pair_spills(w, pair, st, wt, e - b, &pr, z, o);
         b = e;
     }
     tessel_dealloc(p->alloc, st);

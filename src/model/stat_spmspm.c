@@ -729,6 +729,11 @@ static double band_mean(const stat_problem *p, const shrink *sh, uint64_t pair)
     return model_map_weight(&sh->band_sum, band) / model_map_weight(&sh->band_n, band);
 }
 
+static int in_subset(uint64_t pair)
+{
+    return (pair * UINT64_C(0x9e3779b97f4a7c15)) >> 61 == 0;
+}
+
 static int shrink_init(const stat_problem *p, const cell_place *cp, const model_map *final,
                        shrink *sh)
 {
@@ -739,24 +744,31 @@ static int shrink_init(const stat_problem *p, const cell_place *cp, const model_
     double wbar = s->sampled_nnz > 0 ? s->nnz / (double)s->sampled_nnz : 1;
     if (s->whole || wbar <= 1)
         return TESSEL_OK;
-    model_map diff = { .alloc = p->alloc };
     int rc = TESSEL_OK;
-    uint64_t group = 0;
-    for (uint64_t i = 0; !rc && i < s->ncells; i++) {
-        if (i && (s->ci[i] != s->ci[i - 1] || (s->cx && s->cx[i] != s->cx[i - 1])))
-            group++;
-        rc = model_map_add(&diff, cell_pair(p, cp, i), group & 1 ? -s->weight[i] : s->weight[i]);
-    }
+    double pairs = 0;
     for (uint64_t e = 0; !rc && e < final->cap; e++)
         if (final->keys[e] != UINT64_MAX) {
             uint64_t band = final->keys[e] / p->ext_j;
             rc = model_map_add(&sh->band_sum, band, model_bits_double(final->vals[e]));
             if (!rc)
                 rc = model_map_add(&sh->band_n, band, 1);
+            pairs += 1;
         }
+    /* the variances are pooled: with many pairs, a fixed eighth of them
+     * (by a hash of the pair) estimates them at an eighth of the cost */
+    int some = pairs >= 1024;
+    model_map diff = { .alloc = p->alloc };
+    uint64_t group = 0;
+    for (uint64_t i = 0; !rc && i < s->ncells; i++) {
+        if (i && (s->ci[i] != s->ci[i - 1] || (s->cx && s->cx[i] != s->cx[i - 1])))
+            group++;
+        uint64_t pair = cell_pair(p, cp, i);
+        if (!some || in_subset(pair))
+            rc = model_map_add(&diff, pair, group & 1 ? -s->weight[i] : s->weight[i]);
+    }
     double n = 0, spread = 0, noise = 0, total = 0;
     for (uint64_t e = 0; !rc && e < final->cap; e++) {
-        if (final->keys[e] == UINT64_MAX)
+        if (final->keys[e] == UINT64_MAX || (some && !in_subset(final->keys[e])))
             continue;
         double x = model_bits_double(final->vals[e]);
         double dx = x - band_mean(p, sh, final->keys[e]);
@@ -804,10 +816,16 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
     if (!rc)
         rc = shrink_init(p, &cp, &final, &sh);
     /* a pair's partial tiles are never larger than its final one */
+    uint64_t last = UINT64_MAX;
+    int over = 0;
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair = cell_pair(p, &cp, c);
-        double x = model_map_weight(&final, pair);
-        if (tile_bytes_of(z, x * shrink_scale(p, &sh, pair, x)) <= (double)p->part_z)
+        if (pair != last) { /* a pair's cells come in runs: decide once per run */
+            double x = model_map_weight(&final, pair);
+            over = tile_bytes_of(z, x * shrink_scale(p, &sh, pair, x)) > (double)p->part_z;
+            last = pair;
+        }
+        if (!over)
             continue;
         uint64_t key = pair * p->ext_k + cell_tile(&cp.tk, s->ck[c]);
         if (model_map_find(&steps, key) == UINT64_MAX && model_vec_push(&keys, key))

@@ -326,6 +326,24 @@ static int strict_fails(const compare_state *st, const compare_row *row)
     return fail;
 }
 
+/* --strict with the `fixed` row: its tiles are known before any estimate,
+ * so rule 4 is checked from one pass over the data first (as tessel run
+ * --strict does); 1 when the comparison must fail. */
+static int strict_precheck(const compare_request *req, const compare_state *st)
+{
+    int fixed = 0;
+    for (unsigned k = 0; k < req->nstrategies; k++)
+        fixed |= strcmp(req->strategies[k], "fixed") == 0;
+    if (!fixed || st->extensor || !st->data || tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
+        return 0;
+    tessel_feasibility f;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_model_feasibility(st->spec, st->data, NULL, &f, &d))
+        return 0; /* the estimate will report it */
+    return cli_overflow_precheck("compare: fixed", st->spec, "fixed", &f);
+}
+
 static void run_one(compare_state *st, const char *strategy, tessel_strategy_estimator est,
                     compare_row *row)
 {
@@ -508,6 +526,8 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;
     }
+    if (!rc && req.strict && strict_precheck(&req, &st))
+        rc = CLI_EXIT_USAGE; /* no estimate, no table, no file */
     int failed = 0, ran = 0, strict_failed = 0;
     int progress = !rc && !req.quiet && isatty(fileno(stderr));
     for (unsigned k = 0; !rc && k < req.nstrategies; k++)

@@ -424,6 +424,23 @@ static void print_sparsepipe(FILE *f, const tessel_sparsepipe_figures *g)
             (unsigned long long)g->baseline_total_bytes, 100 * g->saving);
 }
 
+/* --strict: rule 4 from one pass over the data, before the estimate (a
+ * fixed mapping's tiles are known now; a strategy's are not). 1 when the
+ * run must fail; an error of the check itself is left to the estimate. */
+static int precheck(const run_request *req, run_state *st)
+{
+    if (!tessel_strategy_is_fixed(st->spec) || tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
+        return 0;
+    tessel_feasibility f;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_model_feasibility(st->spec, st->data, NULL, &f, &d))
+        return 0;
+    if (req->verbose)
+        fprintf(stderr, "tessel run:   rule 4 checked before the estimate in %.3f s\n", f.seconds);
+    return cli_overflow_precheck("run", st->spec, st->spec->strategy.name, &f);
+}
+
 static int run(const run_request *req, run_state *st)
 {
     tessel_diag_list errors;
@@ -495,6 +512,8 @@ static int run(const run_request *req, run_state *st)
         return cli_report_list("run", &errors, rc);
     tessel_diag_list_free(&errors);
     step_end(req, t0, "data");
+    if (req->strict && precheck(req, st))
+        return CLI_EXIT_USAGE;
 
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {

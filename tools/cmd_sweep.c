@@ -25,6 +25,8 @@ enum {
     OPT_PLOT,
     OPT_NO_TIMING,
     OPT_SKIP_INVALID,
+    OPT_STRICT,
+    OPT_PARETO_INFEASIBLE,
     OPT_COUNT
 };
 
@@ -43,6 +45,8 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_PLOT] = { "--plot", NULL, 0 },
     [OPT_NO_TIMING] = { "--no-timing", NULL, 0 },
     [OPT_SKIP_INVALID] = { "--skip-invalid", NULL, 0 },
+    [OPT_STRICT] = { "--strict", NULL, 0 },
+    [OPT_PARETO_INFEASIBLE] = { "--pareto-infeasible", NULL, 0 },
 };
 
 static void help(void)
@@ -76,13 +80,20 @@ static void help(void)
         "      --skip-invalid    a point whose spec is invalid (partitions over 100 %%, say)\n"
         "                        or that the estimator refuses gets a summary row with its\n"
         "                        error and no numbers; by default it stops the sweep\n"
+        "      --strict          every point still runs and is written, but a point whose\n"
+        "                        tiles overflow a partition the spec does not let them\n"
+        "                        overbook (summary.csv feasible = 0) is listed as an error\n"
+        "                        and the sweep exits 2 at the end\n"
+        "      --pareto-infeasible  the Pareto front may hold infeasible points (by\n"
+        "                        default they are left out of pareto.csv)\n"
         "      --no-memo         estimate every point's traffic, even when an earlier\n"
         "                        point had the same traffic-deciding spec\n"
         "      --no-timing       leave times and rates out of the printed summary\n"
         "  -n, --dry-run         check the sweep file and print the number of points\n"
         "  -q, --quiet           no progress and no summary\n\n"
         "Progress (points done, rate, time left) goes to standard error when it is a\n"
-        "terminal. Exit status: 0 done, 1 internal failure, 2 bad usage or bad input.\n\n"
+        "terminal. Exit status: 0 done, 1 internal failure, 2 bad usage or bad input, or\n"
+        "with --strict some point infeasible.\n\n"
         "examples:\n"
         "  tessel sweep examples/sweep/llb-sweep.yaml -o out -j 2\n"
         "  tessel sweep examples/sweep/llb-sweep.yaml -o out --resume\n"
@@ -151,6 +162,7 @@ static int parse_options(const cli_args *args, tessel_sweep_options *o, sweep_cl
     o->timing = cli_has(args, OPT_TIMING);
     o->no_memo = cli_has(args, OPT_NO_MEMO);
     o->skip_invalid = cli_has(args, OPT_SKIP_INVALID);
+    o->pareto_infeasible = cli_has(args, OPT_PARETO_INFEASIBLE);
     if (sweep_cli_objectives("sweep", cli_value(args, OPT_PARETO), names))
         return CLI_EXIT_USAGE;
     if (names->n) {
@@ -196,6 +208,43 @@ static void print_report(const tessel_sweep_report *r, const char *dir, int timi
     printf("\n");
 }
 
+#define MAX_LISTED 10
+
+/* Rule 4 (issue 20): the points of DIR/summary.csv whose `feasible` is 0,
+ * all of them (resumed ones too). Each of the first few is named on
+ * stderr, as an error under strict, else as a warning; returns the exit
+ * status: 2 under strict when some point is infeasible. */
+static int check_feasible(const char *dir, int strict, int quiet)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/summary.csv", dir);
+    tessel_report_csv *t = NULL;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_report_csv_load(path, NULL, &t, &d))
+        return cli_report(&d);
+    long fc = tessel_report_csv_find(t, "feasible"), pc = tessel_report_csv_find(t, "point");
+    long lc = tessel_report_csv_find(t, "overflow_level");
+    long tc = tessel_report_csv_find(t, "overflow_tensor");
+    size_t rows = tessel_report_csv_rows(t), bad = 0;
+    for (size_t r = 0; fc >= 0 && pc >= 0 && lc >= 0 && tc >= 0 && r < rows; r++) {
+        if (strcmp(tessel_report_csv_cell(t, r, (size_t)fc), "0") != 0)
+            continue;
+        if (bad++ < MAX_LISTED && (strict || !quiet))
+            fprintf(stderr, "tessel sweep: %s: point %s: level %s, tensor %s: tiles overflow "
+                    "the partition and the spec does not allow overbooking\n",
+                    strict ? "error" : "warning", tessel_report_csv_cell(t, r, (size_t)pc),
+                    tessel_report_csv_cell(t, r, (size_t)lc),
+                    tessel_report_csv_cell(t, r, (size_t)tc));
+    }
+    if (bad && (strict || !quiet))
+        fprintf(stderr, "tessel sweep: %zu of %zu points infeasible (summary.csv feasible = 0; "
+                "pareto.csv leaves them out unless --pareto-infeasible)%s\n", bad, rows,
+                strict ? "; --strict: exit 2" : "");
+    tessel_report_csv_free(&t);
+    return strict && bad ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
 static int run(const cli_args *args)
 {
     if (cli_positionals(args) != 1)
@@ -236,6 +285,8 @@ static int run(const cli_args *args)
             rc = sweep_cli_plots(dir, quiet);
         if (!rc && !quiet)
             print_report(&report, dir, !cli_has(args, OPT_NO_TIMING));
+        if (!rc)
+            rc = check_feasible(dir, cli_has(args, OPT_STRICT), quiet);
     }
     tessel_sweep_free(&s);
     sweep_cli_names_free(&names);

@@ -48,3 +48,52 @@ int cli_overflow_check(const char *cmd, const tessel_spec *spec, const char *str
         }
     return fail && found;
 }
+
+/* "i 0..8191 x k 8192..16383" */
+static void tile_text(const tessel_spec *spec, const tessel_overflow_check *c, char *buf,
+                      size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (unsigned m = 0; m < c->order && len < n; m++) {
+        if (c->index[m] < 0)
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu..%llu", len ? " x " : "",
+                                spec->workload.index_name[c->index[m]], ull(c->first[m]),
+                                ull(c->last[m]));
+    }
+}
+
+int cli_overflow_precheck(const char *cmd, const tessel_spec *spec, const char *strategy,
+                          const tessel_feasibility *f)
+{
+    if (cli_overflow_allowed(spec, strategy))
+        return 0;
+    int fail = 0;
+    for (unsigned i = 0; i < f->n; i++)
+        fail |= f->item[i].certain;
+    for (unsigned i = 0; i < f->n; i++) {
+        const tessel_overflow_check *c = &f->item[i];
+        if (fail && !c->certain)
+            continue; /* the run fails anyway: a bound adds nothing */
+        char tile[256];
+        tile_text(spec, c, tile, sizeof(tile));
+        if (c->certain) {
+            fprintf(stderr,
+                    "tessel %s: error: level %s, tensor %s: %llu of %llu non-empty tiles "
+                    "overflow the %llu-byte partition; the worst, %s, holds %llu bytes; the "
+                    "spec does not allow overbooking (checked before the estimate)\n",
+                    cmd, spec->level[c->level].name, spec->workload.tensor[c->tensor].name,
+                    ull(c->overflow_tiles), ull(c->tiles), ull(c->partition_bytes), tile,
+                    ull(c->worst_tile_bytes));
+        } else {
+            fprintf(stderr,
+                    "tessel %s: note: level %s, tensor %s may overflow the %llu-byte "
+                    "partition: a tile such as %s can reach %llu bytes (a bound from row and "
+                    "column products); the estimate decides\n",
+                    cmd, spec->level[c->level].name, spec->workload.tensor[c->tensor].name,
+                    ull(c->partition_bytes), tile, ull(c->worst_tile_bytes));
+        }
+    }
+    return fail;
+}

@@ -21,4 +21,12 @@ int cli_overflow_allowed(const tessel_spec *spec, const char *strategy);
 int cli_overflow_check(const char *cmd, const tessel_spec *spec, const char *strategy,
                        const tessel_result *r, int strict, int warn);
 
+/* --strict before the estimate: prints each check of f (tessel_model_feasibility)
+ * the spec does not allow: an input that overflows as "tessel CMD: error:"
+ * naming level, tensor, its worst tile and the partition; an output whose
+ * bound overflows as a note ("may overflow": the estimate decides).
+ * Returns 1 when some certain overflow fails the run. */
+int cli_overflow_precheck(const char *cmd, const tessel_spec *spec, const char *strategy,
+                          const tessel_feasibility *f);
+
 #endif

@@ -276,6 +276,36 @@ int tessel_model_untiled_bytes(const tessel_spec *spec, unsigned level, unsigned
  * their partition and the bytes that overflow costs (either may be NULL). */
 void tessel_result_overflow(const tessel_result *r, uint64_t *tiles, uint64_t *bytes);
 
+/* Rule 4 before any estimate (src/model/feasible.c, issue 20): the tiles
+ * of spec's mapping (its fixed tiles) that overflow their partitions, from
+ * one pass over each input per level (O(nnz) per level), for --strict to
+ * fail fast. One check per (level, tensor) that overflows: inputs are
+ * exact ("overflows": certain 1); a SpMSpM/SpMV output is bounded from
+ * row and column products ("may overflow": certain 0, worst_tile_bytes
+ * the bound); TTM/MTTKRP outputs are not checked (output_unchecked). */
+typedef struct tessel_overflow_check {
+    unsigned level, tensor;    /* storage level (>= 1) and workload tensor (0 = output) */
+    int certain;               /* 1: a tile overflows; 0: an upper bound of one does */
+    uint64_t partition_bytes;
+    uint64_t worst_tile_bytes; /* the largest tile (certain 0: its bound) */
+    uint64_t overflow_tiles;   /* inputs: non-empty tiles larger than the partition */
+    uint64_t tiles;            /* inputs: non-empty tiles */
+    unsigned order;            /* the worst tile: per mode of the tensor, the workload index */
+    int index[3];              /* (-1: SpMV's unit index) and its coordinates first..last */
+    uint64_t first[3], last[3];
+} tessel_overflow_check;
+
+typedef struct tessel_feasibility {
+    unsigned n;
+    tessel_overflow_check item[TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS];
+    int output_unchecked;
+    double seconds;
+} tessel_feasibility;
+
+int tessel_model_feasibility(const tessel_spec *spec, const tessel_workload_data *data,
+                             const tessel_allocator *a, tessel_feasibility *out,
+                             tessel_diag *diag);
+
 /* Map a spec format number (spec.h) to the stats footprint format. */
 tessel_format tessel_model_format(int spec_format);
 

@@ -87,6 +87,9 @@ typedef struct tessel_sweep_options {
     int skip_invalid;         /* a point whose spec is invalid or that the estimator refuses
                                  gets a summary row with its `error` and no numbers, and the
                                  sweep goes on (off: such a point stops the sweep) */
+    int pareto_infeasible;    /* the Pareto front may hold infeasible points (summary.csv
+                                 `feasible` 0: a tile overflows a partition the spec does
+                                 not let it overbook); off: they are left out */
     const char *const *objectives; /* Pareto objectives (override the file's); NULL: the file's */
     size_t nobjectives;
     tessel_sweep_progress_fn progress;
@@ -134,7 +137,8 @@ int tessel_sweep_dir_objectives(const char *dir, char names[][64], size_t max, s
 
 /* Writes `out_path` (atomically): the rows of the summary table that no
  * other row with the same `data` dominates on the objectives (all
- * minimised; a name written "max:COL" is maximised), in table order. */
+ * minimised; a name written "max:COL" is maximised), in table order.
+ * Rows whose `feasible` column is 0 take no part (rule 4, issue 20). */
 int tessel_sweep_pareto(const char *summary_path, const char *out_path,
                         const char *const *objectives, size_t nobjectives,
                         const tessel_allocator *a, uint64_t *rows, tessel_diag *diag);
@@ -205,6 +209,9 @@ typedef struct tessel_map_result {
     uint64_t evaluated;    /* points estimated */
     uint64_t infeasible;   /* of those, points the estimator refused (or, with fit, points
                               whose tiles overflow) */
+    uint64_t unpriced;     /* of the infeasible, points whose output tiles could overflow a
+                              level where the estimator does not price output spill (the
+                              stat estimator's nested levels today): never returned */
     uint64_t restarts;     /* climb: random starts */
     int complete;          /* the whole space was seen: the best point is the optimum */
     double seconds;

@@ -312,7 +312,8 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
 
 /* Rows: `point`, one column per axis (named by its path), then in
  * summary.csv `error` (empty unless the point was skipped as invalid),
- * then the columns of tessel run's files. */
+ * `feasible`, `overflow_level`, `overflow_tensor` (feasible.c), then the
+ * columns of tessel run's files. */
 void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
 {
     fputs("point", f);
@@ -320,7 +321,7 @@ void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic)
         fputc(',', f);
         tessel_csv_field(f, s->axis[a].path);
     }
-    fputs(traffic ? "," : ",error,", f);
+    fputs(traffic ? "," : ",error,feasible,overflow_level,overflow_tensor,", f);
     fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
 }
 
@@ -414,6 +415,7 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
         return rc;
     prefix_write(&rp, summary);
     fputc(',', summary); /* no error */
+    sweep_write_feasible(summary, pt);
     rc = tessel_report_summary_csv_row(summary, pt);
     for (unsigned l = 0; !rc && l < pt->nlevels; l++)
         for (unsigned t = 0; !rc && t < pt->ntensors; t++) {
@@ -441,6 +443,7 @@ int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *d
     char msg[1400];
     tessel_diag_format(diag, msg, sizeof(msg));
     tessel_csv_field(summary, msg);
+    fputs(",,,", summary); /* no numbers: no feasibility either */
     const char *identity[5] = { sh->data_spec->name,
                                 tessel_report_workload_name(sh->data_spec->workload.kind),
                                 sh->label, strategy_name(sh->data_spec),

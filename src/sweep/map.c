@@ -254,7 +254,63 @@ static int overflows(const tessel_result *r)
     return tiles > 0 || r->overflow_tiles > 0;
 }
 
-/* Prices point p into c->scratch; INFINITY when the estimator refuses it. */
+/* Tensor t's partition of level l in bytes (0 = unbounded), as the
+ * estimators read it (exact_partition_bytes): bytes, else the fraction of
+ * the capacity, else an equal share among the workload's tensors. */
+static uint64_t partition_of(const tessel_spec *spec, unsigned l, unsigned t)
+{
+    const tessel_spec_level *lv = &spec->level[l];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return spec->workload.ntensors ? lv->capacity / spec->workload.ntensors : 0;
+}
+
+/* Rule 4 (issue 20): 1 when r moved the output at a level without
+ * checking its tiles against the partition (partition_bytes and
+ * worst_tile_bytes left 0: the stat estimator's nested closed form does
+ * not price output spill yet)
+ * while a tile of that level's shape could outgrow the partition (its
+ * bytes with every cell a nonzero, in the level's format). The mapper
+ * cannot trust such a point: an overflow it holds would be unpriced. */
+static int unpriced_overflow(const tessel_spec *spec, const tessel_result *r)
+{
+    /* Inputs: every estimator prices rule 4 (the nested closed form too,
+     * without reporting it); outputs: not all of them do. */
+    for (unsigned l = 1; l < r->nlevels && l < spec->nlevels; l++)
+        for (unsigned t = 0; t < 1 && t < r->ntensors; t++) {
+            const tessel_traffic *tr = &r->traffic[l][t];
+            uint64_t part = partition_of(spec, l, t);
+            /* checked: the estimator recorded the partition or the largest tile */
+            if (tr->partition_bytes || tr->worst_tile_bytes || !part ||
+                !(tr->fills || tr->writebacks))
+                continue;
+            const tessel_spec_tensor *st = &spec->workload.tensor[t];
+            const tessel_spec_level *lv = &spec->level[l];
+            const tessel_spec_tensor_level *tl = &lv->tensor[t];
+            uint64_t shape[TESSEL_MAX_ORDER], cells = 1;
+            int known = st->rank <= TESSEL_MAX_ORDER;
+            for (unsigned m = 0; known && m < st->rank; m++) {
+                shape[m] = r->tile[l][st->index[m]];
+                known = shape[m] > 0;
+                cells *= known ? shape[m] : 1;
+            }
+            int f = tl->format >= 0 ? tl->format : lv->format;
+            if (!known || f == TESSEL_SPEC_FORMAT_RANKS)
+                return 1; /* no tiles to bound: unpriced as far as the mapper knows */
+            tessel_format_widths w = { lv->value_bits, lv->coord_bits, lv->offset_bits,
+                                       lv->run_bits };
+            if (tessel_format_footprint(tessel_model_format(f), st->rank, shape, cells, &w) >
+                part)
+                return 1;
+        }
+    return 0;
+}
+
+/* Prices point p into c->scratch; INFINITY when the estimator refuses it
+ * or leaves an overflow it could hold unpriced (unpriced_overflow). */
 static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
 {
     point_sets(c, p, sets);
@@ -273,6 +329,7 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
                          : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
                                                &result, NULL, &d)) &&
         !(c->opt->fit && overflows(&result)) &&
+        !(unpriced_overflow(spec, &result) && ++c->out->unpriced) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),
                                    tessel_strategy_name(c->strategy[p->strategy]), &c->scratch,
                                    &d))
@@ -567,8 +624,11 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
             rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, "", 0, 0, "",
                                  "none of the %llu points evaluated could be estimated (tile "
                                  "edges must be multiples of the statistics' base grid; with "
-                                 "--fit, some tile overflowed in every point)",
-                                 (unsigned long long)out->evaluated);
+                                 "--fit, some tile overflowed in every point; %llu could "
+                                 "overflow an output partition the estimator does not price "
+                                 "at that level)",
+                                 (unsigned long long)out->evaluated,
+                                 (unsigned long long)out->unpriced);
     }
     if (c)
         tessel_stat_cache_free(&c->shapes);

@@ -55,13 +55,18 @@ static int find_columns(const tessel_report_csv *t, const char *path, const char
 
 /* The rows of t with numbers in every objective column, sorted by data
  * then objectives (so that a dominating row comes before those it
- * dominates); marks the front in keep[]. */
+ * dominates); marks the front in keep[]. Rows whose `feasible` column
+ * (feasible_col >= 0) is 0 are left out: their tiles overflow partitions
+ * the spec promises they fit (rule 4), so they must not win. */
 static size_t mark_front(const tessel_report_csv *t, const long *col, const int *maximise,
-                         size_t nobj, long data_col, pareto_row *rows, size_t *front,
-                         char *keep)
+                         size_t nobj, long data_col, long feasible_col, pareto_row *rows,
+                         size_t *front, char *keep)
 {
     size_t n = 0, nrows = tessel_report_csv_rows(t);
     for (size_t r = 0; r < nrows; r++) {
+        if (feasible_col >= 0 && strcmp(tessel_report_csv_cell(t, r, (size_t)feasible_col),
+                                        "0") == 0)
+            continue;
         pareto_row pr = { r, data_col >= 0 ? tessel_report_csv_cell(t, r, (size_t)data_col) : "",
                           { 0 } };
         int ok = 1;
@@ -106,6 +111,13 @@ int tessel_sweep_pareto(const char *summary_path, const char *out_path,
                         const char *const *objectives, size_t nobjectives,
                         const tessel_allocator *a, uint64_t *rows_out, tessel_diag *diag)
 {
+    return sweep_pareto(summary_path, out_path, objectives, nobjectives, 0, a, rows_out, diag);
+}
+
+int sweep_pareto(const char *summary_path, const char *out_path, const char *const *objectives,
+                 size_t nobjectives, int include_infeasible, const tessel_allocator *a,
+                 uint64_t *rows_out, tessel_diag *diag)
+{
     if (nobjectives < 1 || nobjectives > TESSEL_SWEEP_MAX_OBJECTIVES)
         return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "pareto",
                                "one to three objectives, not %zu", nobjectives);
@@ -125,8 +137,10 @@ int tessel_sweep_pareto(const char *summary_path, const char *out_path,
     tessel_outfile *out = NULL;
     if (!rc) {
         memset(keep, 0, n ? n : 1);
+        long feasible = include_infeasible ? -1 : tessel_report_csv_find(t, "feasible");
         uint64_t kept = mark_front(t, col, maximise, nobjectives,
-                                   tessel_report_csv_find(t, "data"), rows, front, keep);
+                                   tessel_report_csv_find(t, "data"), feasible, rows, front,
+                                   keep);
         if (rows_out)
             *rows_out = kept;
         rc = tessel_outfile_open(out_path, a, &out, diag);

@@ -687,8 +687,8 @@ static int write_pareto(run_ctx *r, tessel_diag *diag)
         remove(path); /* a stale front would describe other points */
         return TESSEL_OK;
     }
-    return tessel_sweep_pareto(r->summary_part, path, names, n, r->alloc,
-                               &r->report->pareto_points, diag);
+    return sweep_pareto(r->summary_part, path, names, n, r->opt->pareto_infeasible, r->alloc,
+                        &r->report->pareto_points, diag);
 }
 
 static unsigned online_cores(void)

@@ -166,6 +166,19 @@ void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
 int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
                         FILE *summary);
 
+/* feasible.c: 1 when point pt keeps every tile within its partition or
+ * its strategy overbooks on purpose (swiftiles); else 0 with the first
+ * overflowing (level, tensor), outermost level first, in *level, *tensor
+ * (either may be NULL). */
+int sweep_point_feasible(const tessel_report_point *pt, unsigned *level, unsigned *tensor);
+/* summary.csv's "feasible,overflow_level,overflow_tensor," of pt. */
+void sweep_write_feasible(FILE *f, const tessel_report_point *pt);
+/* pareto.c: tessel_sweep_pareto; include_infeasible 0 leaves rows whose
+ * `feasible` column is 0 out of the front. */
+int sweep_pareto(const char *summary_path, const char *out_path, const char *const *objectives,
+                 size_t nobjectives, int include_infeasible, const tessel_allocator *a,
+                 uint64_t *rows, tessel_diag *diag);
+
 /* memo.c: per-thread table from the traffic-deciding part of a spec to
  * its estimate. */
 /* stats (may be NULL): the stat estimator's statistics of the data entry,

@@ -615,6 +615,79 @@ START_TEST(output_tiles_spill)
 }
 END_TEST
 
+/* Rule 4 before the estimate (tessel_model_feasibility), by hand on the
+ * 4x4 example (COO, 3 bytes per nonzero). One tile i:4,k:4,j:4: A's tile
+ * holds 4 nonzeros, 12 bytes, over a 10-byte partition: 1 of 1 tiles
+ * overflows, certainly, its worst tile i 0..3 x k 0..3. Z's bound: every
+ * row of A meets one nonzero of B (U_i = 1) and every column of B one of
+ * A (V_j = 1), so a 4x4 tile holds at most min(4, 4, 16) = 4 nonzeros,
+ * 12 bytes, exactly Z's final tile: it fits 12 bytes and "may overflow"
+ * 11. Tiles 2x2x2: every A tile holds 3 bytes, all 4 overflow a 2-byte
+ * partition; Z's 2x2 tiles are bounded by 2 nonzeros (6 bytes), which is
+ * what Z(0,0) holds. */
+START_TEST(feasibility_before_estimate)
+{
+    tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[A].partition_bytes = 10;
+    s.level[1].tensor[B].partition_bytes = 100;
+    s.level[1].tensor[Z].partition_bytes = 12;
+    tessel_feasibility f;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_feasibility(&s, &d, NULL, &f, &diag), 0);
+    ck_assert_uint_eq(f.n, 1);
+    ck_assert_int_eq(f.output_unchecked, 0);
+    const tessel_overflow_check *c = &f.item[0];
+    ck_assert_uint_eq(c->level, 1);
+    ck_assert_uint_eq(c->tensor, A);
+    ck_assert_int_eq(c->certain, 1);
+    ck_assert_uint_eq(c->partition_bytes, 10);
+    ck_assert_uint_eq(c->worst_tile_bytes, 12);
+    ck_assert_uint_eq(c->overflow_tiles, 1);
+    ck_assert_uint_eq(c->tiles, 1);
+    ck_assert_uint_eq(c->order, 2);
+    ck_assert_int_eq(c->index[0], 0); /* i */
+    ck_assert_int_eq(c->index[1], 2); /* k */
+    ck_assert_uint_eq(c->first[0], 0);
+    ck_assert_uint_eq(c->last[0], 3);
+    ck_assert_uint_eq(c->last[1], 3);
+    s.level[1].tensor[Z].partition_bytes = 11;
+    ck_assert_int_eq(tessel_model_feasibility(&s, &d, NULL, &f, &diag), 0);
+    ck_assert_uint_eq(f.n, 2);
+    ck_assert_uint_eq(f.item[1].tensor, Z);
+    ck_assert_int_eq(f.item[1].certain, 0);
+    ck_assert_uint_eq(f.item[1].worst_tile_bytes, 12);
+    /* the estimate agrees: Z's one tile holds 12 bytes */
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].worst_tile_bytes, 12);
+
+    spec_spmspm(&s, "IJK", 2, 2, 2, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[A].partition_bytes = 2;
+    s.level[1].tensor[B].partition_bytes = 3;
+    s.level[1].tensor[Z].partition_bytes = 5;
+    ck_assert_int_eq(tessel_model_feasibility(&s, &d, NULL, &f, &diag), 0);
+    ck_assert_uint_eq(f.n, 2);
+    ck_assert_uint_eq(f.item[0].tensor, A);
+    ck_assert_uint_eq(f.item[0].overflow_tiles, 4);
+    ck_assert_uint_eq(f.item[0].tiles, 4);
+    ck_assert_uint_eq(f.item[0].worst_tile_bytes, 3);
+    ck_assert_uint_eq(f.item[0].last[0], 1);
+    ck_assert_uint_eq(f.item[1].tensor, Z);
+    ck_assert_int_eq(f.item[1].certain, 0);
+    ck_assert_uint_eq(f.item[1].worst_tile_bytes, 6);
+    s.level[1].tensor[Z].partition_bytes = 6; /* the bound fits: nothing on Z */
+    ck_assert_int_eq(tessel_model_feasibility(&s, &d, NULL, &f, &diag), 0);
+    ck_assert_uint_eq(f.n, 1);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* TTM and MTTKRP against a generic brute force over dense arrays. */
 
@@ -999,6 +1072,7 @@ int main(void)
     tcase_add_test(tc, overbooked_tiles_stream);
     tcase_add_test(tc, output_tiles_spill);
     tcase_add_test(tc, overbooked_inner_level_per_child_read);
+    tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
     tcase_add_test(tc, padding_changes_nothing);

@@ -429,11 +429,7 @@ static int merge_row_walk(const nested *n, const side *sd, double *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
-    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, words = (K + 63) / 64;
     uint64_t cb_k = outer_block(n, XK);
-    long double cost = (long double)x->rows * (long double)F * (long double)words;
-    if (cost > (long double)NESTED_BITSET_BUDGET)
-        return TESSEL_OK; /* left as upper bounds */
     uint64_t maxrow = 0;
     for (uint64_t o = 0; o < x->rows; o++)
         if (x->ptr[o + 1] - x->ptr[o] > maxrow)
@@ -494,14 +490,10 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
-    uint64_t K = x->cols > p->rows ? x->cols : p->rows, F = p->cols, O = x->rows;
-    uint64_t words = (K + 63) / 64;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
     uint64_t cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
-    long double cost = (long double)O * (long double)F * (long double)words;
-    if (cost > (long double)NESTED_BITSET_BUDGET || (long double)nob * nkb > 1e8L)
-        return TESSEL_OK; /* left as upper bounds */
     fbits fb;
     group g;
     memset(&g, 0, sizeof(g));
@@ -652,8 +644,6 @@ static int merge_column_lists(const nested *n, const side *sd, double *runs)
     uint64_t cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
-    if ((long double)nob * nkb > 1e8L)
-        return TESSEL_OK; /* left as upper bounds */
     stat_grid xt, pt;
     memset(&xt, 0, sizeof(xt));
     memset(&pt, 0, sizeof(pt));
@@ -779,12 +769,6 @@ static int merge_column_walk(const nested *n, const side *sd, double *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
-    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
-    uint64_t cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
-    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
-    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
-    if ((long double)nob * nkb > 1e8L)
-        return TESSEL_OK; /* left as upper bounds */
     if ((long double)p->rows * (long double)((p->cols + 63) / 64) > (long double)NESTED_FBITS_BUDGET)
         return merge_column_lists(n, sd, runs);
     stat_grid xt;
@@ -796,8 +780,58 @@ static int merge_column_walk(const nested *n, const side *sd, double *runs)
     return rc;
 }
 
-/* Fills and rule-4 streaming of one input at level b. */
-static int input_side(nested *n, const side *sd, stat_counts *c)
+enum { WALK_NONE, WALK_ALONE, WALK_ROW, WALK_OUTER, WALK_COLUMN };
+
+/* The merge walk for X[o, k] (orows rows) against P[k, f] (fcols
+ * columns), K the extent of k: where level b's own loop over f splits
+ * X's runs (cf == 1), by level b's order; WALK_NONE also where the walk
+ * would cost more than its budget and the runs stay upper bounds. */
+static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint64_t orows,
+                   uint64_t fcols, uint64_t K)
+{
+    int po = level_pos(n, xo), pf = level_pos(n, xf), pk = level_pos(n, XK);
+    uint64_t cb_o = outer_block(n, xo), cb_k = outer_block(n, XK);
+    long double nob = cb_o == UINT64_MAX ? 1 : (long double)((orows + cb_o - 1) / cb_o);
+    long double nkb = cb_k == UINT64_MAX ? 1 : (long double)((K + cb_k - 1) / cb_k);
+    long double words = (long double)((K + 63) / 64);
+    int bits_fit = (long double)orows * (long double)fcols * words <=
+                   (long double)NESTED_BITSET_BUDGET;
+    if (cf != 1)
+        return WALK_NONE;
+    if (pk >= 0 && pk < pf && pf < po)
+        return WALK_ALONE;
+    if (pf >= 0 && pf < pk && (po < 0 || po < pf))
+        return bits_fit ? WALK_ROW : WALK_NONE;
+    if (pf >= 0 && pf < po && po < pk)
+        return bits_fit && nob * nkb <= 1e8L ? WALK_OUTER : WALK_NONE;
+    if (pf >= 0 && pf < pk && pk < po)
+        return nob * nkb <= 1e8L ? WALK_COLUMN : WALK_NONE;
+    return WALK_NONE;
+}
+
+/* Fills and rule-4 streaming of input op's tiles g without merges: a
+ * tile on k (g's column when k_col, else its row) is filled runs[k]
+ * times and used uses[k] times. Any tile order: the sums are of whole
+ * numbers. */
+static void plain_side(nested *n, unsigned op, const stat_grid *g, int k_col,
+                       const uint64_t *runs, const uint64_t *uses, stat_counts *c)
+{
+    engine *e = n->e;
+    tile_cost cost;
+    exact_tile_cost_init(e, &n->bd, &e->in[op], &cost);
+    pricer pr = stat_pricer_of(&cost);
+    uint64_t part = exact_partition_bytes(e, n->bd.b, e->in[op].spec_tensor);
+    for (uint64_t r = 0; r < g->rows; r++)
+        for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+            uint64_t k = k_col ? g->col[t] : r;
+            input_uses(c, stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
+                       (double)uses[k]);
+        }
+}
+
+/* Fills and rule-4 streaming of one input at level b, with walk w's
+ * merges. */
+static int input_side(nested *n, const side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
     const operand *op = &e->in[sd->op];
@@ -823,17 +857,15 @@ static int input_side(nested *n, const side *sd, stat_counts *c)
             runs[t] = k < p->rows ? per_k[k] : 0;
         }
     tessel_dealloc(e->alloc, per_k);
-    /* runs merged inside one level b-1 tile, where level b's own loop
-     * over f splits them (cf == 1) */
-    int po = level_pos(n, sd->xo), pf = level_pos(n, sd->xf), pk = level_pos(n, XK);
+    /* runs merged inside one level b-1 tile */
     int rc = TESSEL_OK;
-    if (sd->cf == 1 && pk >= 0 && pk < pf && pf < po)
+    if (w == WALK_ALONE)
         rc = merge_column_alone(n, sd, runs);
-    else if (sd->cf == 1 && pf >= 0 && pf < pk && (po < 0 || po < pf))
+    else if (w == WALK_ROW)
         rc = merge_row_walk(n, sd, runs);
-    else if (sd->cf == 1 && pf >= 0 && pf < po && po < pk)
+    else if (w == WALK_OUTER)
         rc = merge_outer_walk(n, sd, runs);
-    else if (sd->cf == 1 && pf >= 0 && pf < pk && pk < po)
+    else if (w == WALK_COLUMN)
         rc = merge_column_walk(n, sd, runs);
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
@@ -845,24 +877,42 @@ static int input_side(nested *n, const side *sd, stat_counts *c)
     return rc;
 }
 
-static int inputs(nested *n, stat_outcome *o)
+/* B as X = B^T against P = A^T, transposed only when a walk needs them. */
+static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
+    int w = walk_of(n, XJ, XI, n->cf_i, n->b.cols, n->a.rows, n->ext_k);
+    if (w == WALK_NONE) {
+        plain_side(n, 1, &n->b, 0, n->n_ac, n->n_a, c);
+        return TESSEL_OK;
+    }
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
-    side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-    int rc = input_side(n, &sa, &o->a);
-    if (!rc)
-        rc = stat_grid_transpose(&n->b, a, &bt);
+    int rc = stat_grid_transpose(&n->b, a, &bt);
     if (!rc)
         rc = stat_grid_transpose(&n->a, a, &at);
     if (!rc) {
         side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
-        rc = input_side(n, &sb, &o->b);
+        rc = input_side(n, &sb, w, c);
     }
     stat_grid_free(a, &bt);
     stat_grid_free(a, &at);
+    return rc;
+}
+
+static int inputs(nested *n, stat_outcome *o)
+{
+    int rc = TESSEL_OK;
+    int w = walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
+    if (w == WALK_NONE) {
+        plain_side(n, 0, &n->a, 1, n->n_bc, n->n_b, &o->a);
+    } else {
+        side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+        rc = input_side(n, &sa, w, &o->a);
+    }
+    if (!rc)
+        rc = input_b(n, &o->b);
     for (uint64_t k = 0; k < n->ext_k; k++) {
         o->effectual += (double)n->n_a[k] * (double)n->n_b[k];
         o->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
@@ -906,6 +956,37 @@ static void store(nested *n, const stat_outcome *o)
     }
 }
 
+/* Forgets the statistics' grids that n shares, so that nested_free
+ * leaves them. */
+static void nested_unshare(nested *n, int shared_a, int shared_b)
+{
+    if (shared_a)
+        memset(&n->a, 0, sizeof(n->a));
+    if (shared_b)
+        memset(&n->b, 0, sizeof(n->b));
+}
+
+/* Input i's grid at level b's tiles into g (edges into edge): the
+ * statistics' base grid itself, shared (*shared = 1, not to be freed),
+ * when level b's tiles are the base tiles, else a coarsened copy. */
+static int level_grid(nested *n, const stat_input *in, unsigned i, stat_grid *g, uint64_t *edge,
+                      int *shared, tessel_diag *diag)
+{
+    *shared = 0;
+    for (unsigned m = 0; m < 2; m++) {
+        int rc = stat_derived_edge(n->e, &n->bd, n->e->in[i].x[m], in->grid->tile[m], &edge[m],
+                                   diag);
+        if (rc)
+            return rc;
+    }
+    if (edge[0] == in->grid->tile[0] && edge[1] == in->grid->tile[1]) {
+        *g = *in->base;
+        *shared = 1;
+        return TESSEL_OK;
+    }
+    return stat_derive_grid(n->e, in, i, &n->bd, n->e->alloc, g, edge, diag);
+}
+
 int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
                          const stat_output_sample *s, tessel_diag *diag)
 {
@@ -924,11 +1005,13 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     if (!rc)
         rc = exact_geometry(e, &n.bd);
     n.first_digit = outer.ndigits;
+    int shared_a = 0, shared_b = 0;
     if (!rc)
-        rc = stat_derive_grid(n.e, in[0], 0, &n.bd, n.e->alloc, &n.a, n.ea, diag);
+        rc = level_grid(&n, in[0], 0, &n.a, n.ea, &shared_a, diag);
     if (!rc)
-        rc = stat_derive_grid(n.e, in[1], 1, &n.bd, n.e->alloc, &n.b, n.eb, diag);
+        rc = level_grid(&n, in[1], 1, &n.b, n.eb, &shared_b, diag);
     if (rc) {
+        nested_unshare(&n, shared_a, shared_b);
         nested_free(&n);
         return rc;
     }
@@ -949,6 +1032,7 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
         store(&n, &o);
         exact_algorithmic_counts(e, &n.bd);
     }
+    nested_unshare(&n, shared_a, shared_b);
     nested_free(&n);
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");

@@ -24,9 +24,11 @@
  * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
  * these at boundary 1; here they are left out, so fills and write-backs
  * are upper bounds, see README "Nested levels"). Cost per boundary: the
- * non-empty level-b tiles, plus the output pairs' bitsets
- * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
- * the output sample's cells: never the effectual iterations. */
+ * non-empty level-b tiles, plus the input merges (each tile times the
+ * words of its partner row over f, see "merge groups" below), plus the
+ * output pairs' bitsets (ext_i x ext_j x ext_k / 64 words, else an
+ * independence estimate), plus the output sample's cells: never the
+ * effectual iterations. */
 #include <math.h>
 #include <string.h>
 
@@ -634,7 +636,8 @@ static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
  * X tile the next f starts on (the same k, whose column holds one tile in
  * the o block), it stays resident (one-level IKJ's reuse of B between
  * rows, input_b_outer). Takes those merges off runs[]. Cost: the
- * partner's tiles times X's o blocks per column. */
+ * partner's tiles times X's tiles per column, so only where P's bitsets
+ * over f would not fit (merge_column_walk); same result as the groups. */
 static int merge_column_lists(const nested *n, const side *sd, double *runs)
 {
     const tessel_allocator *a = n->e->alloc;

@@ -24,11 +24,9 @@
  * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
  * these at boundary 1; here they are left out, so fills and write-backs
  * are upper bounds, see README "Nested levels"). Cost per boundary: the
- * non-empty level-b tiles, plus the input merges (each tile times the
- * words of its partner row over f, see "merge groups" below), plus the
- * output pairs' bitsets (ext_i x ext_j x ext_k / 64 words, else an
- * independence estimate), plus the output sample's cells: never the
- * effectual iterations. */
+ * non-empty level-b tiles, plus the output pairs' bitsets
+ * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
+ * the output sample's cells: never the effectual iterations. */
 #include <math.h>
 #include <string.h>
 
@@ -258,7 +256,9 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
     return TESSEL_OK;
 }
 
-/* The merges of X's runs inside one level b-1 tile, by merge groups.
+/* The merges of X's runs inside one level b-1 tile, by merge groups
+ * (their cost adds to the boundary's: each tile times the words of its
+ * partner row over f).
  *
  * Every walk below (level-b orders (o, f, k), (f, o, k) and (f, k, o))
  * visits, per f, the X tiles of one group (an o block x a k block of the

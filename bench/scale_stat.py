@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Scale of the stat estimator in the number of nonzeros (issue 18 targets).
+
+    python3 bench/scale_stat.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M,64M]
+                                [--kinds rmat,uniform] [--cache DIR] [--spec specs/extensor.yaml]
+
+Generates, once (cached in --cache, default a directory in the system's temp dir that is
+kept between runs), `tessel gen` R-MAT and uniform square matrices of average degree 16
+(rows = nnz / 16) with each requested number of nonzeros (binary .tsl, pattern only; R-MAT
+merges repeated draws, so it holds a little fewer), then runs each once through
+
+    tessel run SPEC -T A=FILE -e stat --set LLB.capacity=1MiB -v
+
+(SpMSpM Z = A*A on the 3-level ExTensor, statistics collected from the data) and prints per
+matrix: the nonzeros actually stored, the wall time of the run, its stages as `-v` reports
+them (loading the data, collecting the statistics, the estimate from them = model_seconds),
+the peak resident memory of the process (os.wait4's ru_maxrss), and that memory over the
+matrix's CSR bytes, counted as 12 B per nonzero (a 4-byte column index + an 8-byte value)
+plus 8 B per row pointer. (tessel's own tensor holds the pattern the run reads: a 4-byte
+column index per nonzero and an 8-byte row pointer per row, no values.)
+Then, per kind, the growth exponent of each time in nnz: the least-squares slope of
+log(time) against log(nnz). Targets (issue 18): exponent <= 1.2, peak memory <= 3x CSR.
+Figures only, no pass/fail. Standard library only.
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(s):
+    s = s.strip().upper()
+    if s and s[-1] in SUFFIX:
+        return int(float(s[:-1]) * SUFFIX[s[-1]])
+    return int(s)
+
+
+def label(n):
+    for suf in ("G", "M", "K"):
+        if n % SUFFIX[suf] == 0:
+            return "%d%s" % (n // SUFFIX[suf], suf)
+    return str(n)
+
+
+def generate(tessel, kind, nnz, cache):
+    """The cached matrix of this kind and size, generated when missing; its stored nnz."""
+    rows = max(1, nnz // 16)
+    path = os.path.join(cache, "%s-%s.tsl" % (kind, label(nnz)))
+    meta = path + ".nnz"
+    if not (os.path.exists(path) and os.path.exists(meta)):
+        cmd = [tessel, "gen", kind, "--size", str(rows), "--nnz", str(nnz), "--pattern",
+               "--seed", "1", "-v", "-o", path]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(" ".join(cmd) + "\n" + r.stderr)
+        m = re.search(r"(\d+) entries", r.stderr)
+        with open(meta, "w") as f:
+            f.write(m.group(1) if m else str(nnz))
+    with open(meta) as f:
+        return path, rows, int(f.read().strip())
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (wall seconds, peak RSS bytes, stderr text)."""
+    err = tempfile.TemporaryFile(mode="w+")
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err.seek(0)
+    text = err.read()
+    if p.returncode:
+        raise RuntimeError(" ".join(cmd) + "\n" + text)
+    # ru_maxrss is in KiB on Linux
+    return wall, usage.ru_maxrss * 1024, text
+
+
+def stages(text):
+    """Seconds of the stages `tessel run -v` reports."""
+    out = {}
+    m = re.search(r"data done in ([0-9.]+) s", text)
+    if m:
+        out["load"] = float(m.group(1))
+    m = re.search(r"statistics ([0-9.]+) s, estimate from them ([0-9.]+) s", text)
+    if m:
+        out["stats"] = float(m.group(1))
+        out["estimate"] = float(m.group(2))
+    return out
+
+
+def slope(xs, ys):
+    """Least-squares slope of log y against log x (None with fewer than 2 points)."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    if sxx == 0:
+        return None
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
+
+
+def fmt_exp(v):
+    return "   -" if v is None else "%.2f" % v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tessel", default="build/tools/tessel")
+    ap.add_argument("--spec", default="specs/extensor.yaml")
+    ap.add_argument("--sizes", default="1M,4M,16M,64M",
+                    help="nonzeros per matrix, comma-separated (K, M, G suffixes: powers of 2)")
+    ap.add_argument("--kinds", default="rmat,uniform")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tessel-scale"),
+                    help="where the generated matrices are kept between runs")
+    ap.add_argument("--llb", default="1MiB", help="LLB capacity (--set LLB.capacity=)")
+    args = ap.parse_args()
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    os.makedirs(args.cache, exist_ok=True)
+    print("tessel run %s -e stat --set LLB.capacity=%s, average degree 16, cache %s"
+          % (args.spec, args.llb, args.cache))
+    print("CSR bytes = 12 B per nonzero + 8 B per row")
+    print("%-8s %6s %11s %9s %8s %8s %9s %10s %8s" % (
+        "kind", "size", "nnz", "wall s", "load s", "stats s", "model s", "peak MiB", "mem/CSR"))
+    with tempfile.TemporaryDirectory() as out:
+        for kind in args.kinds.split(","):
+            rows_seen = []
+            for n in sizes:
+                path, rows, nnz = generate(args.tessel, kind, n, args.cache)
+                cmd = [args.tessel, "run", args.spec, "-T", "A=" + path, "-e", "stat",
+                       "--set", "LLB.capacity=" + args.llb, "-v", "-o", out]
+                wall, rss, text = run_measured(cmd)
+                st = stages(text)
+                csr = 12 * nnz + 8 * (rows + 1)
+                rows_seen.append((nnz, wall, st))
+                print("%-8s %6s %11d %9.2f %8.2f %8.2f %9.3f %10.1f %8.2f" % (
+                    kind, label(n), nnz, wall, st.get("load", float("nan")),
+                    st.get("stats", float("nan")), st.get("estimate", float("nan")),
+                    rss / 2.0 ** 20, rss / csr))
+                sys.stdout.flush()
+            xs = [r[0] for r in rows_seen]
+            print("%-8s growth exponent in nnz: wall %s, load %s, stats %s, model %s" % (
+                kind, fmt_exp(slope(xs, [r[1] for r in rows_seen])),
+                fmt_exp(slope(xs, [r[2].get("load", 0) for r in rows_seen])),
+                fmt_exp(slope(xs, [r[2].get("stats", 0) for r in rows_seen])),
+                fmt_exp(slope(xs, [r[2].get("estimate", 0) for r in rows_seen]))))
+    print("targets (issue 18): exponent <= 1.2, peak memory <= 3x CSR")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

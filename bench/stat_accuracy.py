@@ -234,8 +234,11 @@ def summarize(label, errs):
 
 
 def terms(e, s, lt):
-    """exact -> stat of the counts behind one (level, tensor)'s bytes."""
-    parts = []
+    """exact -> stat of the counts behind one (level, tensor)'s bytes (for DRAM those of
+    the first buffer level: its fills, updates and write-backs cross the DRAM boundary)."""
+    parts = ["bytes %.0f -> %.0f" % (e[1][lt]["bytes"], s[1][lt]["bytes"])]
+    if lt[0] == "DRAM":
+        lt = (LEVELS[0], lt[1])
     for f in ("fills", "reads", "updates", "writebacks", "overflow_bytes", "bumped_bytes"):
         x, y = e[1][lt][f], s[1][lt][f]
         if x or y:

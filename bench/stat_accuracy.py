@@ -109,10 +109,11 @@ def point_sets(depth, order, si):
     return p
 
 
-def write_sweep(path, spec, estimator, data, points, output_sample):
+def write_sweep(path, spec, estimator, data, points, output_sample, seed=None):
     lines = ["spec: %s" % os.path.abspath(spec), "estimator: %s" % estimator]
     if estimator == "stat":
-        lines.append("stat: {output_sample: %s}" % output_sample)
+        lines.append("stat: {output_sample: %s%s}" % (
+            output_sample, "" if seed is None else ", seed: %d" % seed))
     lines.append("data:")
     lines += ["  - %s" % os.path.abspath(d) for d in data]
     lines.append("points:")
@@ -286,19 +287,20 @@ def report_depth(depth, names, ex, st, keys, shapes):
             for t in "ABZ":
                 lt = ("DRAM", t)
                 cats.setdefault("DRAM bytes " + t, []).append(
-                    (rel(e[1][lt]["bytes"], s[1][lt]["bytes"]), where, (e, s, [lt])))
+                    (rel(e[1][lt]["bytes"], s[1][lt]["bytes"]), where, (e, s, [lt]), name, k))
             enz, snz = float(e[0]["output_nnz"]), float(s[0]["output_nnz"])
             se = float(s[0]["output_nnz_stderr"] or 0)
             cats.setdefault("output nonzeros", []).append(
-                (rel(enz, snz), where, "exact %.0f, stat %.0f +- %.0f" % (enz, snz, se)))
+                (rel(enz, snz), where, "exact %.0f, stat %.0f +- %.0f" % (enz, snz, se), name, k))
             cats.setdefault("DRAM bytes total", []).append(
                 (rel(float(e[0]["dram_bytes"]), float(s[0]["dram_bytes"])), where,
-                 (e, s, [("DRAM", t) for t in "ABZ"])))
+                 (e, s, [("DRAM", t) for t in "ABZ"]), name, k))
             for lv in LEVELS[1:depth]:
                 for t in "ABZ":
                     lt = (lv, t)
                     cats.setdefault("%s bytes %s" % (lv, t), []).append(
-                        (rel(e[1][lt]["bytes"], s[1][lt]["bytes"]), where, (e, s, [lt])))
+                        (rel(e[1][lt]["bytes"], s[1][lt]["bytes"]), where, (e, s, [lt]), name,
+                         k))
             partial += se > 0
             cover[0] += abs(snz - enz) <= 2 * se
             cover[1] += 1
@@ -318,12 +320,50 @@ def report_depth(depth, names, ex, st, keys, shapes):
               100.0 * cover[0] / max(1, cover[1])))
     if worst:
         print("  worst cases above 1 %, exact -> stat:")
-    for label, (err, where, detail) in worst:
+    for label, (err, where, detail, _, _) in worst:
         if isinstance(detail, str):
             print("    %s (%s): %s" % (label, where, detail))
             continue
         e, s, lts = detail
         print("    %s (%s): %s" % (label, where, "; ".join(terms(e, s, lt) for lt in lts)))
+    return worst
+
+
+def value_of(label, r):
+    """The quantity a table row measures, from one result."""
+    if label == "output nonzeros":
+        return float(r[0]["output_nnz"])
+    if label == "DRAM bytes total":
+        return float(r[0]["dram_bytes"])
+    lv, _, t = label.split()
+    return r[1][(lv, t)]["bytes"]
+
+
+def worst_seeds(args, depth, mats, worst, ex):
+    """Bias or noise: the worst cases again with other seeds of the output sample."""
+    if not worst or args.worst_seeds < 2:
+        return
+    paths = dict(mats)
+    by_name = {}
+    for label, w in worst:
+        by_name.setdefault(w[3], set()).add(w[4])
+    got = {}
+    for name, ks in by_name.items():
+        ks = sorted(ks)
+        for seed in range(2, args.worst_seeds + 1):
+            sw = os.path.join(args.out, "sweeps", "seed-%s-%d-%d.yaml" % (name, depth, seed))
+            write_sweep(sw, SPECS[depth], "stat", [paths[name]],
+                        [point_sets(depth, o, si) for o, si in ks], args.output_sample, seed)
+            for (_, k), v in sweep(args, sw, sw[:-5], depth, ks).items():
+                got.setdefault((name, k), []).append(v)
+    print("  the same worst cases over seeds 1..%d of the output sample (mean, sd, range of "
+          "the error): bias or noise" % args.worst_seeds)
+    for label, (err, where, detail, name, k) in worst:
+        x = value_of(label, ex[(name, k)])
+        errs = [err] + [rel(x, value_of(label, v)) for v in got[(name, k)]]
+        print("    %-22s (%s): mean %+.3f %%, sd %.3f %%, %+.3f .. %+.3f %%" % (
+            label, where, 100 * statistics.mean(errs), 100 * statistics.stdev(errs),
+            100 * min(errs), 100 * max(errs)))
 
 
 def report_spearman(results_by_depth, shapes):
@@ -366,12 +406,12 @@ def main():
     ap.add_argument("--matrices", default="", help="comma-separated names (default: all)")
     ap.add_argument("--no-gen", action="store_true", help="leave out the generated graphs")
     ap.add_argument("--output-sample", default="0.05")
-    ap.add_argument("--max-exact-flops", type=float, default=None)
+    ap.add_argument("--max-exact-flops", type=float, default=1e6)
+    ap.add_argument("--worst-seeds", type=int, default=8,
+                    help="rerun each worst case with output-sample seeds 1..N (0: no)")
     args = ap.parse_args()
     args.tessel = os.path.abspath(args.tessel)
     os.makedirs(os.path.join(args.out, "sweeps"), exist_ok=True)
-    if args.max_exact_flops is None:
-        args.max_exact_flops = 1e6
     shapes = QUICK_SHAPES if args.quick else list(range(len(SHAPES)))
     keys = [(o, si) for o in ORDERS for si in shapes]
     mats = matrices(args)
@@ -390,7 +430,8 @@ def main():
             for k, v in exact_side(args, name, path, depth, keys).items():
                 ex[(name, k)] = v
             names.append(name)
-        report_depth(depth, names, ex, st, keys, shapes)
+        worst = report_depth(depth, names, ex, st, keys, shapes)
+        worst_seeds(args, depth, mats, worst, ex)
         if left:
             print("  left out (more than %.0f multiplies, exact too slow at nested levels): %s"
                   % (args.max_exact_flops, ", ".join(left)))

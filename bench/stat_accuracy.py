@@ -305,6 +305,9 @@ def report_depth(depth, names, ex, st, keys, shapes):
             cover[0] += abs(snz - enz) <= 2 * se
             cover[1] += 1
     npts = len(names) * len(keys)
+    if not npts:
+        print("%d buffer level%s: no matrix" % (depth, "" if depth == 1 else "s"))
+        return []
     print("%d buffer level%s (%s): %d matrices x %d orders x %d shapes = %d points" % (
         depth, "" if depth == 1 else "s", SPECS[depth], len(names), len(ORDERS), len(shapes),
         npts))

@@ -410,6 +410,7 @@ def main():
     ap.add_argument("--no-gen", action="store_true", help="leave out the generated graphs")
     ap.add_argument("--output-sample", default="0.05")
     ap.add_argument("--max-exact-flops", type=float, default=1e6)
+    ap.add_argument("--levels", default="1,2,3", help="buffer level counts to run")
     ap.add_argument("--worst-seeds", type=int, default=8,
                     help="rerun each worst case with output-sample seeds 1..N (0: no)")
     args = ap.parse_args()
@@ -421,7 +422,7 @@ def main():
     print("Stat against exact, Z = A*A, output sample %s of the multiplies, %d matrices" % (
         args.output_sample, len(mats)))
     results, flops = {}, {}
-    for depth in (1, 2, 3):
+    for depth in sorted(set(int(d) for d in args.levels.split(","))):
         st = stat_side(args, mats, depth, keys)
         ex, names, left = {}, [], []
         for name, path in mats:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the module dependency rules of README.md ("Module dependencies").
+"""Checks the module dependency rules of docs/architecture.md ("Dependency rules").
 
 A module may include the public headers of the modules it is allowed to
 use (and its own internal headers); tools/ may include only public headers.

@@ -130,8 +130,8 @@ int cli_exit_status(int code)
 {
     if (code == TESSEL_OK)
         return CLI_EXIT_OK;
-    if (code == TESSEL_ENOMEM)
-        return CLI_EXIT_FAILURE;
+    if (code == TESSEL_ENOMEM || code == TESSEL_EWRITE)
+        return CLI_EXIT_FAILURE; /* internal failures: memory, writing outputs */
     return CLI_EXIT_USAGE;
 }
 
@@ -201,7 +201,7 @@ int cli_output_open(cli_output *o, const char *path)
         return CLI_EXIT_OK;
     tessel_diag d;
     tessel_diag_clear(&d);
-    if (tessel_outfile_open(path, NULL, &o->file, &d))
+    if (tessel_output_prepare(path, NULL, &d) || tessel_outfile_open(path, NULL, &o->file, &d))
         return cli_report(&d);
     o->stream = tessel_outfile_stream(o->file);
     return CLI_EXIT_OK;
@@ -247,6 +247,9 @@ enum cli_tensor_kind cli_tensor_kind_of(const char *path)
 int cli_write_tensor(const tessel_tensor *t, enum cli_tensor_kind kind,
                      const tessel_cache_source *src, const char *path, tessel_diag *d)
 {
+    int rc = tessel_output_prepare(path, NULL, d);
+    if (rc)
+        return rc;
     if (kind == CLI_TENSOR_CACHE)
         return tessel_cache_write(t, src, path, d);
     if (kind == CLI_TENSOR_MTX)

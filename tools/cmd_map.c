@@ -60,7 +60,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_VERIFY] = { "--verify", NULL, 0 },
     [OPT_QUIET] = { "--quiet", "-q", 0 },
-    /* not in --help (its text is a golden test): README documents it */
+    /* not in --help (its text is a golden test): docs/map.md documents it */
     [OPT_NO_MEMO] = { "--no-memo", NULL, 0 },
 };
 

@@ -447,7 +447,8 @@ static int run(const run_request *req, run_state *st)
     tessel_diag d;
     tessel_diag_clear(&d);
     /* A bad output directory is found now, not after a long estimate. */
-    if (tessel_report_check_dir(req->out_dir, &d)) {
+    if (tessel_report_check_dir(req->out_dir, &d) ||
+        (req->stats_out && tessel_output_prepare(req->stats_out, NULL, &d))) {
         tessel_diag_list_free(&errors);
         return cli_report(&d);
     }

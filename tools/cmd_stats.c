@@ -577,7 +577,7 @@ static int has_suffix(const char *s, const char *suffix)
 }
 
 /* A saved stat-estimator file (.tsd): the output sample's estimate of the
- * output's nonzeros and its standard error (README, "The output estimate
+ * output's nonzeros and its standard error (docs/models/stat.md, "The output estimate
  * when the sample covers little"). */
 static int print_tsd(const char *path, int json, FILE *f)
 {
@@ -714,7 +714,9 @@ static int save_statfile(const char *path, const stats_request *req, FILE *out)
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_tensor *t = NULL;
-    int rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
+    int rc = tessel_output_prepare(req->save, NULL, &d);
+    if (!rc)
+        rc = tessel_tensor_load(path, &req->load, NULL, &t, NULL, &d);
     if (rc)
         return cli_report(&d);
     uint64_t base[2];

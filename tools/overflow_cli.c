@@ -1,4 +1,4 @@
-/* Rule 4 feasibility on the command line (README "Reports", DESIGN.md
+/* Rule 4 feasibility on the command line (docs/outputs.md, docs/semantics.md
  * rule 4): a run reports per level and tensor the tiles that overflow
  * their partition; here they become warnings or, under --strict, errors. */
 #include <stdio.h>

@@ -6,8 +6,11 @@
 #include "cli.h"
 #include "commands.h"
 
-
-#define TESSEL_VERSION_STRING "0.1.0"
+/* The version comes from meson.build (project version) alone: tools/meson.build
+ * defines TESSEL_VERSION_STRING. */
+#ifndef TESSEL_VERSION_STRING
+#error "TESSEL_VERSION_STRING must come from meson (tools/meson.build)"
+#endif
 
 typedef struct command {
     const char *name;

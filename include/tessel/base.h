@@ -22,7 +22,8 @@ enum tessel_error {
     TESSEL_ERANGE = -5,      /* a value outside what tessel supports, or an overflow */
     TESSEL_ECORRUPT = -6,    /* checksum or structure mismatch in a binary file */
     TESSEL_ESTALE = -7,      /* a cache that no longer matches its source */
-    TESSEL_EUNSUPPORTED = -8 /* valid input that tessel does not handle */
+    TESSEL_EUNSUPPORTED = -8, /* valid input that tessel does not handle */
+    TESSEL_EWRITE = -9        /* an output could not be written (disk full, permissions) */
 };
 
 /* Name of an error code ("out of memory", ...). Never NULL. */
@@ -123,11 +124,23 @@ const char *tessel_nearest_word(const char *word, const char *const *candidates,
 /* ------------------------------------------------------------------ */
 /* Atomic output: data go to a temporary file next to `path`, which is
  * renamed over `path` only by tessel_outfile_commit. A failed or abandoned
- * write leaves the old file (or no file) in place. */
+ * write leaves the old file (or no file) in place. A `path` that exists
+ * and is not a regular file
+ * (a symlink, FIFO, device or directory) is refused with TESSEL_EINVAL:
+ * replacing it would destroy it. Failures to create, write, sync or
+ * rename are TESSEL_EWRITE with the system's reason. */
 typedef struct tessel_outfile tessel_outfile;
 
 int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outfile **out,
                         tessel_diag *diag);
+/* Before long work whose result goes to path: refuses what
+ * tessel_outfile_open would refuse, creates missing parent directories
+ * and checks that the directory is writable, so that a run fails at once
+ * instead of at its end. */
+int tessel_output_prepare(const char *path, const tessel_allocator *a, tessel_diag *diag);
+/* mkdir -p: dir and its missing parents. TESSEL_EINVAL when a file that is
+ * not a directory is in the way, TESSEL_EWRITE on other failures. */
+int tessel_dirs_make(const char *dir, const tessel_allocator *a, tessel_diag *diag);
 /* The stream to write into (valid until commit/abort). */
 FILE *tessel_outfile_stream(tessel_outfile *f);
 /* Flushes, fsyncs and closes the temporary file, ready for commit: files
@@ -139,6 +152,15 @@ int tessel_outfile_sync(tessel_outfile *f, tessel_diag *diag);
 int tessel_outfile_commit(tessel_outfile **f, tessel_diag *diag);
 /* Removes the temporary file and frees *f. Safe on NULL / *f == NULL. */
 void tessel_outfile_abort(tessel_outfile **f);
+/* After a failed write into the stream: aborts *f and reports
+ * TESSEL_EWRITE with errno's reason ("No space left on device"). */
+int tessel_outfile_abort_failed(tessel_outfile **f, tessel_diag *diag);
+
+/* Opens an input file for reading: a file descriptor, or a negative
+ * TESSEL_E* code with diag filled. Only regular files (symlinks to them
+ * included) are read: a FIFO or device would block or never end, so it is
+ * refused at once instead (TESSEL_EINVAL). */
+int tessel_input_open(const char *path, tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
 /* Reads exactly n bytes from fd into dst (retrying short reads and EINTR).

@@ -7,7 +7,7 @@
  * uncontracted ones; or alternating between them), co-tiles the other
  * operand along the shared index, and stops when a tile would overflow its
  * static buffer partition (e.g. A 5 %, B 45 %, Z 50 %). Its traffic follows
- * DESIGN.md's rules with these dynamic tiles in place of uniform ones. */
+ * docs/semantics.md's rules with these dynamic tiles in place of uniform ones. */
 #ifndef TESSEL_DRT_H
 #define TESSEL_DRT_H
 

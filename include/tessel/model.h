@@ -2,7 +2,7 @@
  * (and through them `tensor`, `base`).
  *
  * The exact estimator walks the real tile grid of the data in the mapping's
- * loop order and applies the traffic rules of DESIGN.md literally:
+ * loop order and applies the traffic rules of docs/semantics.md literally:
  * fills on a change of resident tile, output write-backs with exact partial
  * nonzero counts (symbolic multiplication), read-backs of outputs written
  * before, compulsory traffic, effectual multiplies. */
@@ -151,7 +151,7 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
 typedef struct tessel_stat_options {
     /* base tile grid, rows x columns of every operand (a 3-tensor's first
      * two modes on rows). Default 0 x 0: chosen per workload index from
-     * the spec's tiles and edge_gcd (README, "The statistical estimator"). */
+     * the spec's tiles and edge_gcd (docs/models/stat.md). */
     uint64_t base[2];
     /* automatic base only: tile edges per workload index that other design
      * points served by these statistics use (gcd so far; 0: none), see
@@ -161,7 +161,7 @@ typedef struct tessel_stat_options {
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
      * once per input pair, drawn with probability proportional to their
-     * predicted nonzeros over the square root of their multiplies (README,
+     * predicted nonzeros over the square root of their multiplies (docs/models/stat.md,
      * "The output estimate when the sample covers little") so that they
      * cost max(output_fraction x all multiplies,
      * output_min_flops) (default 0 and 2^19: a fixed budget, so that a
@@ -261,7 +261,7 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
 /* The `data` report column of an analytic run. */
 void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n);
 
-/* Rule 3 (DESIGN.md): bytes of one whole tensor, workload tensor `tensor`
+/* Rule 3 (docs/semantics.md): bytes of one whole tensor, workload tensor `tensor`
  * (0 = the output), untiled, in level `level`'s format (compulsory
  * traffic: level 0, the backing store; tiled metadata: level 1), in
  * canonical mode order with extents dims[0 .. order); occupied[d] (may be

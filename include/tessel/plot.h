@@ -1,6 +1,6 @@
 /* tessel — figures: self-contained SVG 1.1 plots of tessel's CSV reports,
  * ready for a paper draft.  Module `plot`: depends on `report` (and what
- * it uses).  README.md "tessel plot: figures" describes every figure.
+ * it uses).  docs/plot.md describes every figure.
  *
  * Four figures, each drawn from tables read with tessel_report_csv_load:
  *   traffic   stacked bars per storage level, one segment per tensor, bars

@@ -4,7 +4,7 @@
  * and `energy` (and what they use).  The library never chooses a stream
  * itself: writers take a FILE * or a directory from the caller.
  *
- * Energy accounting (README.md "Reports: traffic.csv and summary.csv").
+ * Energy accounting (docs/outputs.md, docs/models/energy.md).
  * At level l for tensor t, with W = the level's word size in bits
  * (tessel_component_energy.width_bits when non-zero, else the spec level's
  * word_bits, else 64) and E(action) = pj[action] of level l's component:
@@ -93,7 +93,7 @@ typedef struct tessel_report_point {
     unsigned stat_offgrid_edges;     /* tessel_result.offgrid_edges */
     unsigned stat_design_may_differ; /* tessel_result.stat_design_may_differ */
     char stat_path[8];      /* stat: "closed" or "walk" (tessel_result.stat_walked); else "" */
-    /* Decisions and energy terms (issue 20; README.md "Reports"): */
+    /* Decisions and energy terms (issue 20; docs/outputs.md): */
     int64_t tiled_metadata_bytes; /* tessel_result.tiled_metadata_bytes */
     char tiles[512];        /* "LLB=i:64,j:1024,k:1024;PEB=i:8,j:64,k:16": the tiles priced */
     /* level l's storage energy by action (all tensors) and its leakage:
@@ -126,8 +126,8 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
  * returns its length. */
 size_t tessel_report_format_double(char *out, double v);
 
-/* The header lines (with their newline), exactly as README.md lists the
- * columns: DESIGN.md's columns first, then tessel's appended ones. */
+/* The header lines (with their newline), exactly as docs/outputs.md lists the
+ * columns: the core columns first, then tessel's appended ones. */
 const char *tessel_report_traffic_header(void);
 const char *tessel_report_summary_header(void);
 
@@ -160,12 +160,13 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
                             const tessel_report_point *points, size_t n,
                             const tessel_allocator *a, tessel_diag *diag);
 
-/* Whether tessel_report_write_dir could use `dir`: 0 when it is a
- * directory, or missing with an existing parent; else TESSEL_EINVAL with
- * the reason. Lets a caller fail before a long estimate, not after. */
-/* Creates dir if missing (one level): EINVAL naming it when the parent is
- * missing or a non-directory is in the way, EIO otherwise. */
+/* Creates dir and its missing parents (mkdir -p): EINVAL naming it when a
+ * non-directory is in the way, TESSEL_EWRITE otherwise. */
 int tessel_report_ensure_dir(const char *dir, tessel_diag *diag);
+/* Whether tessel_report_ensure_dir + tessel_report_write_dir could use
+ * `dir`: 0 when it is a directory, or missing with no file in the way of
+ * its missing parents; else TESSEL_EINVAL with the reason. Lets a caller
+ * fail before a long estimate, not after. */
 int tessel_report_check_dir(const char *dir, tessel_diag *diag);
 
 /* Flags of tessel_report_print. */
@@ -183,7 +184,7 @@ int tessel_report_print(FILE *f, const tessel_report_point *p, unsigned flags);
 /* validate: compare a predicted CSV table (a tessel summary.csv or
  * traffic.csv) with a reference one (a tessel exact run, a cycle
  * simulator's own CSV), row by row and metric by metric.  Uses only base
- * and GSL; README.md "tessel validate" describes the behaviour. */
+ * and GSL; docs/validate.md describes the behaviour. */
 
 /* A CSV table read whole into memory (RFC 4180): a header row, then rows
  * of exactly as many fields. Quoted fields may hold commas, doubled quotes
@@ -344,7 +345,7 @@ int tessel_validate_print(FILE *f, const tessel_validate_result *r);
 /* ================================================================== */
 /* Simulator references: the output files of a cycle simulator read into a
  * table with tessel's column names, ready for tessel_validate_compare.
- * README.md "Reference formats" lists, per simulator, every field read,
+ * docs/validate.md lists, per simulator, every field read,
  * the column it becomes, its unit, and what is ignored. Counts keep their
  * unit: a simulator's element counts go to *_elements columns, its bytes
  * to *_bytes columns, so bytes are never compared with elements.
@@ -379,7 +380,7 @@ typedef struct tessel_simref_input {
 } tessel_simref_input;
 
 /* Reads the n files of one reference (each file's kind is told from its
- * content, README.md says how) into *out, named after the first file.
+ * content, docs/validate.md says how) into *out, named after the first file.
  * Malformed input is TESSEL_EPARSE (TESSEL_ERANGE for a number past
  * 2^64 - 1) with file:line:col; a required field that is missing is an
  * error naming the field and the file, placed at the end of a text file or

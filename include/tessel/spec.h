@@ -1,7 +1,7 @@
 /* tessel — specs: a YAML document tree with source positions, and the
  * validated run specification (workload, architecture, mapping) built from
  * it.  Module `spec`: depends only on `base`.  The schema is documented in
- * specs/README.md. */
+ * docs/spec.md. */
 #ifndef TESSEL_SPEC_H
 #define TESSEL_SPEC_H
 
@@ -223,7 +223,7 @@ typedef struct tessel_spec_strategy {
 
 /* An accelerator template (`template: NAME`, `template_options: {...}`):
  * an accelerator whose own buffer policy decides its traffic instead of
- * DESIGN.md's uniform tiles. Names: "none" (the default), "extensor",
+ * docs/semantics.md's uniform tiles. Names: "none" (the default), "extensor",
  * "gamma", "outerspace", "matraptor", "sparsepipe". The options are kept
  * as written and checked by the template (module `template`). */
 typedef struct tessel_spec_template {

@@ -83,7 +83,7 @@ typedef enum tessel_format {
     TESSEL_FORMAT_COO = 0, /* n * (order * coord + value) */
     TESSEL_FORMAT_CSR,     /* (tile_0 + 1) * offset + n * ((order-1) * coord + value); CSR/CP */
     TESSEL_FORMAT_BITMAP,  /* prod(tile) bits + n * value */
-    TESSEL_FORMAT_UOP_CP,  /* Sparseloop UOP-CP with tile-local metadata widths (see README) */
+    TESSEL_FORMAT_UOP_CP,  /* Sparseloop UOP-CP with tile-local metadata widths (docs/outputs.md) */
     TESSEL_FORMAT_RLE,     /* n * (run + value) */
     TESSEL_FORMAT_COUNT
 } tessel_format;

@@ -2,7 +2,7 @@
  * axes over spec paths), its points in a fixed order, their evaluation on
  * threads with statistics shared read-only, resumable output, shards and
  * their merge, Pareto fronts.  Module `sweep`: depends on `model`,
- * `energy`, `report` and `plot`.  README.md "tessel sweep" describes the
+ * `energy`, `report` and `plot`.  docs/sweep.md describes the
  * file format and the outputs. */
 #ifndef TESSEL_SWEEP_H
 #define TESSEL_SWEEP_H

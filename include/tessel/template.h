@@ -1,5 +1,5 @@
 /* tessel — accelerator templates: accelerators whose own buffer policy
- * decides their traffic (DESIGN.md rule 5) instead of uniform tiles.
+ * decides their traffic (docs/semantics.md rule 5) instead of uniform tiles.
  * Module `template`: depends on `strategy` and `model` (and through them
  * `drt`, `stats`, `spec`, `tensor`, `base`). The spec names one with `template: NAME` and passes
  * its knobs in `template_options` (spec.h's tessel_spec_template).

@@ -16,6 +16,7 @@ const char *tessel_strerror(int code)
     case TESSEL_ECORRUPT: return "corrupt file";
     case TESSEL_ESTALE: return "stale cache";
     case TESSEL_EUNSUPPORTED: return "unsupported input";
+    case TESSEL_EWRITE: return "output not written";
     default: return "unknown error";
     }
 }

@@ -1,5 +1,7 @@
-/* Atomic output files: write to PATH.tmp.XXXXXX, fsync, rename over PATH. */
+/* Atomic output files: write to PATH.tmp.XXXXXX, fsync, rename over PATH.
+ * Only a regular file (or nothing) at PATH is ever replaced. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,10 +26,111 @@ static void outfile_release(tessel_outfile *f)
     tessel_dealloc(f->alloc, f);
 }
 
+/* What lies at path: 0 nothing or a regular file, else a TESSEL_EINVAL
+ * naming the kind, for a rename would replace (and destroy) it. lstat, so
+ * a symlink is seen as one and never followed. */
+static int target_check(const char *path, tessel_diag *diag)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return TESSEL_OK;
+    const char *kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, NULL,
+                           "refusing to write: the output path is %s, which writing would "
+                           "replace (give a regular file's path, or - for standard output "
+                           "where the command allows it)",
+                           kind);
+}
+
+/* mkdir -p of dir (no trailing slash; modified in place and restored);
+ * 0 or an errno. */
+static int dirs_make(char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    char *slash = strrchr(dir, '/');
+    int err = 0;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        err = dirs_make(dir);
+        *slash = '/';
+    }
+    if (!err && mkdir(dir, 0777) != 0 && errno != EEXIST)
+        err = errno;
+    return err;
+}
+
+/* Creates the missing directories above path (mkdir -p of its dirname);
+ * 0 or an errno. */
+static int parents_make(char *path)
+{
+    char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    *slash = '\0';
+    int err = dirs_make(path);
+    *slash = '/';
+    return err;
+}
+
+int tessel_dirs_make(const char *dir, const tessel_allocator *a, tessel_diag *diag)
+{
+    char *copy = tessel_strdup(a, dir);
+    if (!copy)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, dir, 0, 0, NULL, "out of memory");
+    size_t n = strlen(copy);
+    while (n > 1 && copy[n - 1] == '/')
+        copy[--n] = '\0';
+    int err = dirs_make(copy);
+    tessel_dealloc(a, copy);
+    if (err == ENOTDIR)
+        return tessel_diag_set(diag, TESSEL_EINVAL, dir, 0, 0, NULL,
+                               "cannot create output directory: it or a parent is not a "
+                               "directory");
+    if (err)
+        return tessel_diag_set(diag, TESSEL_EWRITE, dir, 0, 0, NULL,
+                               "cannot create output directory: %s", strerror(err));
+    return TESSEL_OK;
+}
+
+int tessel_output_prepare(const char *path, const tessel_allocator *a, tessel_diag *diag)
+{
+    int rc = target_check(path, diag);
+    if (rc)
+        return rc;
+    char *dir = tessel_strdup(a, path);
+    if (!dir)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+    int err = parents_make(dir);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir ? 1 : 0] = '\0';
+    if (!err && access(slash ? dir : ".", W_OK) != 0)
+        err = errno;
+    tessel_dealloc(a, dir);
+    if (err == ENOTDIR) /* a file where a directory should be: the caller's mistake */
+        return tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, NULL,
+                               "cannot write output file here: a file is in the way of its "
+                               "directory");
+    if (err)
+        return tessel_diag_set(diag, TESSEL_EWRITE, path, 0, 0, NULL,
+                               "cannot write output file here: %s", strerror(err));
+    return TESSEL_OK;
+}
+
 int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outfile **out,
                         tessel_diag *diag)
 {
     *out = NULL;
+    int rc = target_check(path, diag);
+    if (rc)
+        return rc;
     tessel_outfile *f = tessel_alloc(a, sizeof(*f));
     if (!f)
         return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
@@ -43,22 +146,23 @@ int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outf
     memcpy(f->tmp_path, path, n);
     memcpy(f->tmp_path + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
     int fd = mkstemp(f->tmp_path);
+    int err = 0;
     if (fd < 0) {
-        int err = errno;
+        err = errno;
         outfile_release(f);
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot create output file: %s",
-                               strerror(err));
+        return tessel_diag_set(diag, TESSEL_EWRITE, path, 0, 0, NULL,
+                               "cannot create output file: %s", strerror(err));
     }
     /* mkstemp creates 0600; results are ordinary files others may read. */
     (void)fchmod(fd, 0644);
     f->stream = fdopen(fd, "wb");
     if (!f->stream) {
-        int err = errno;
+        err = errno;
         close(fd);
         unlink(f->tmp_path);
         outfile_release(f);
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open output file: %s",
-                               strerror(err));
+        return tessel_diag_set(diag, TESSEL_EWRITE, path, 0, 0, NULL,
+                               "cannot open output file: %s", strerror(err));
     }
     *out = f;
     return TESSEL_OK;
@@ -91,8 +195,8 @@ static int outfile_finish(tessel_outfile *f)
 static int outfile_fail(tessel_outfile *f, int err, tessel_diag *diag)
 {
     unlink(f->tmp_path);
-    return tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file: %s",
-                           strerror(err));
+    return tessel_diag_set(diag, TESSEL_EWRITE, f->path, 0, 0, NULL,
+                           "cannot write output file: %s", strerror(err));
 }
 
 int tessel_outfile_sync(tessel_outfile *f, tessel_diag *diag)
@@ -111,9 +215,16 @@ int tessel_outfile_commit(tessel_outfile **fp, tessel_diag *diag)
     *fp = NULL;
     int rc = TESSEL_OK;
     if (f->failed) {
-        rc = tessel_diag_set(diag, TESSEL_EIO, f->path, 0, 0, NULL, "cannot write output file");
+        rc = tessel_diag_set(diag, TESSEL_EWRITE, f->path, 0, 0, NULL, "cannot write output file");
     } else {
         int err = outfile_finish(f);
+        /* checked again: something may have appeared at path meanwhile */
+        rc = err ? TESSEL_OK : target_check(f->path, diag);
+        if (rc) {
+            unlink(f->tmp_path);
+            outfile_release(f);
+            return rc;
+        }
         if (!err && rename(f->tmp_path, f->path) != 0)
             err = errno;
         if (err)
@@ -137,6 +248,16 @@ void tessel_outfile_abort(tessel_outfile **fp)
     outfile_release(f);
 }
 
+int tessel_outfile_abort_failed(tessel_outfile **fp, tessel_diag *diag)
+{
+    int err = errno ? errno : EIO;
+    const char *path = *fp ? (*fp)->path : NULL;
+    tessel_diag_set(diag, TESSEL_EWRITE, path, 0, 0, NULL, "cannot write output file: %s",
+                    strerror(err));
+    tessel_outfile_abort(fp);
+    return TESSEL_EWRITE;
+}
+
 void tessel_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {
@@ -150,6 +271,28 @@ void tessel_csv_field(FILE *f, const char *s)
         fputc(*s, f);
     }
     fputc('"', f);
+}
+
+int tessel_input_open(const char *path, tessel_diag *diag)
+{
+    /* O_NONBLOCK: opening a FIFO without a writer must not wait */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
+                               strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int dir = S_ISDIR(st.st_mode);
+        close(fd);
+        return tessel_diag_set(diag, dir ? TESSEL_EIO : TESSEL_EINVAL, path, 0, 0, NULL,
+                               dir ? "cannot read: is a directory"
+                                   : "cannot read: not a regular file (a FIFO, device or "
+                                     "socket); tessel reads inputs from files");
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
 }
 
 int tessel_read_full(int fd, void *dst, uint64_t n)

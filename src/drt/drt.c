@@ -4,7 +4,7 @@
  * Layout: drt_grid.c builds the micro-tile grids (drt §3.2.1, §4.1),
  * drt_output.c the output tables (exact symbolic multiplication, or the
  * statistical estimate), drt_walk.c forms the tasks (Algorithms 1 and 2)
- * and applies DESIGN.md's traffic rules to them. */
+ * and applies docs/semantics.md's traffic rules to them. */
 #include <string.h>
 #include <time.h>
 

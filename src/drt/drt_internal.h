@@ -39,7 +39,7 @@ typedef struct drt_lines {
  * partner: those on a k micro line where the other input has a non-empty
  * micro tile (the others never take part in an effectual intersection,
  * drt §4.1, and are never loaded); ntiles and nnz count those, ntiles_all
- * and nnz_all the whole input (compulsory traffic, DESIGN.md rule 3). */
+ * and nnz_all the whole input (compulsory traffic, docs/semantics.md rule 3). */
 typedef struct drt_grid {
     unsigned x[2];   /* engine index of its rows and its columns */
     uint64_t ntiles, nnz;

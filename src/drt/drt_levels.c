@@ -22,9 +22,9 @@
  *   - Coordinates are local to the box; the output table stays the whole
  *     run's, queried at the box's origin, so a PE output tile's partial
  *     count is the exact union of the products of every reduction step
- *     before it, including the LLB tasks before this one (DESIGN.md rule
+ *     before it, including the LLB tasks before this one (docs/semantics.md rule
  *     2 with the LLB as backing store: the LLB's copy holds them).
- *   - DESIGN.md's rules 1-4 then apply at the LLB -> PE boundary exactly
+ *   - docs/semantics.md's rules 1-4 then apply at the LLB -> PE boundary exactly
  *     as drt_walk.c applies them at DRAM -> LLB: fills of A and B
  *     sub-tiles, Z read-backs when a PE output tile was written back
  *     before (any partial products before the sub-task's k start), Z

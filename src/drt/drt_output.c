@@ -1,7 +1,7 @@
 /* DRT output tables: per output micro tile, how many of its nonzeros exist
  * after each prefix of the reduction (micro k index). DRT tasks cut k only
  * at micro-tile boundaries (drt §3.2.1), so this is all the walker needs
- * to price a partial output tile (DESIGN.md rule 2).
+ * to price a partial output tile (docs/semantics.md rule 2).
  *
  * Exact: row-wise symbolic multiplication (Gustavson); k ascends along a
  * row of A, so the first product reaching Z[i,j] has the smallest k.

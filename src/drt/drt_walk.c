@@ -1,6 +1,6 @@
 /* The DRT walker: forms the Einsum tasks of drt §3 (Algorithm 1, with
  * Algorithm 2's growDims growing one micro tile at a time, n = 1) on the
- * micro-tile grid, and applies DESIGN.md's traffic rules 1-4 to the
+ * micro-tile grid, and applies docs/semantics.md's traffic rules 1-4 to the
  * dynamic tiles.
  *
  * Roles. The loop order at the buffer level is (x0, x1, x2), outermost
@@ -50,7 +50,7 @@
  * output tile too); for x2 = k the task's k range shrinks to that run (and
  * U's tile with it). A single micro tile that alone overflows its partition
  * is not subdivided below the micro tile: it is overbooked like Tailors
- * (DESIGN.md rule 4): the partition's worth stays resident and the rest is
+ * (docs/semantics.md rule 4): the partition's worth stays resident and the rest is
  * streamed again on every reuse; overflow_tiles counts such fills.
  *
  * Loading rule (partner-aware, drt §3.2.1 and §4.1: macro tiles are
@@ -91,7 +91,7 @@
  * tiles' footprints in the level's format at the micro shape: m * fixed +
  * n * per bits for m micro tiles and n nonzeros, rounded up to bytes once
  * per macro tile. The output tile likewise, from its partial nonzeros and
- * non-empty micro tiles (output rules unchanged: DESIGN.md rule 2). */
+ * non-empty micro tiles (output rules unchanged: docs/semantics.md rule 2). */
 #include <math.h>
 #include <string.h>
 
@@ -499,7 +499,7 @@ static int output_may_spill(const walker *w)
     return bytes > (double)c->part;
 }
 
-/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2), as the exact
+/* Rule 4 for the output (docs/semantics.md rule 4; Tailors §3.3, §6.2), as the exact
  * walk prices it: the resident tile is used again by the next task, so
  * the part of its partial results beyond Z's partition was spilled to
  * the parent after this task and is read back by the next one. */

@@ -192,7 +192,7 @@ static double overflow(double data, double meta, uint64_t part)
     return part && total > (double)part ? total - (double)part : 0;
 }
 
-/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2), as the exact
+/* Rule 4 for the output (docs/semantics.md rule 4; Tailors §3.3, §6.2), as the exact
  * walk prices it: after a visit whose run continues at the next visit,
  * the part of the tile's partial results beyond Z's partition spills to
  * the parent and is read back by that next visit. Homogeneous model: the

@@ -1,4 +1,4 @@
-/* Compulsory traffic (DESIGN.md rule 3): every input read once and the
+/* Compulsory traffic (docs/semantics.md rule 3): every input read once and the
  * final output written once, each as ONE untiled tensor (a single tile
  * covering every mode) in the backing store's (level 0) format. It
  * depends on the data and the backing store's format only, never on the

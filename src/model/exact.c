@@ -1,5 +1,5 @@
 /* The exact estimator: walks the real tile grid of the data in the
- * mapping's loop order and applies the traffic rules of DESIGN.md
+ * mapping's loop order and applies the traffic rules of docs/semantics.md
  * literally, one storage boundary (level b-1 -> level b) at a time.
  *
  * Per boundary b:

@@ -353,7 +353,7 @@ static int price_output(engine *e, const boundary *bd, model_vec *events)
     return TESSEL_OK;
 }
 
-/* Rule 4 for outputs (DESIGN.md; Tailors §3.3, §6.2): an output tile whose
+/* Rule 4 for outputs (docs/semantics.md rule 4; Tailors §3.3, §6.2): an output tile whose
  * partial results outgrow its partition keeps the partition's worth
  * resident and spills the rest to the parent. Like an input's bumped part
  * (re-streamed on every use), the spilled part gets no reuse: after each

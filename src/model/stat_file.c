@@ -694,10 +694,9 @@ int tessel_stat_data_load(const char *path, const tessel_allocator *a, tessel_st
                           tessel_diag *diag)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tessel_input_open(path, diag);
     if (fd < 0)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
-                               strerror(errno));
+        return fd;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TSD_MAX_BYTES) {
         close(fd);

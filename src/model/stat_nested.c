@@ -23,7 +23,7 @@
  * Not counted: runs that merge because the iterations between two coarse
  * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
  * these at boundary 1; here they are left out, so fills and write-backs
- * are upper bounds, see README "Nested levels"). Cost per boundary: the
+ * are upper bounds, see docs/models/stat.md). Cost per boundary: the
  * non-empty level-b tiles, plus the output pairs' bitsets
  * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
  * the output sample's cells: never the effectual iterations. */

@@ -1,12 +1,91 @@
 /* The output side of the stat estimator's closed form at nested
  * boundaries (stat_nested.c has the inputs and the entry point): output
- * pairs visited, their runs per coarse k block, the write-backs and the
- * nonzeros they carry, from A's and B's tile grids and the output sample. */
+ * pairs visited, their runs, the write-backs and the nonzeros they carry,
+ * and rule 4's spill of output tiles that outgrow Z's partition, from A's
+ * and B's tile grids and the output sample.
+ *
+ * Runs (DESIGN.md rule 2, as exact_walk.c defines them): a run is a
+ * maximal sequence of consecutive effectual iterations, in the composite
+ * loop order of levels 1 .. b, on one output tile. Every iteration of
+ * Z(I, J) inside one coarse k block (the k digits placed before Z's
+ * innermost digit, stat_nested_block) shares the key prefix up to that
+ * digit, and only k digits follow it: such a "group" is contiguous in
+ * the composite order. Two groups merge into one run when they are
+ * adjacent among the non-empty groups and belong to the same tile (only
+ * non-effectual iterations lie between them). The groups come from a
+ * symbolic product of the level-b tile grids (cost: the tile-level
+ * multiplies, never the nonzero-level ones) and are not stored: two
+ * groups are neighbours exactly when one is the last group under a key
+ * prefix and the other the first under the next non-empty sibling
+ * prefix, so the first and last group per prefix of each splitting k
+ * digit (outer tiles: few) find every merge (join_splits). */
 #include <math.h>
 #include <string.h>
 
 #include "stat_closed.h"
 #include "stat_nested.h"
+
+/* Tile-level multiplies above which the groups are not enumerated, and
+ * bitset words above which the pairs' blocks are not walked: the runs
+ * then come from the pair walk (no merges) or the independence estimate,
+ * both upper bounds. */
+#define NESTED_GROUP_BUDGET (UINT64_C(1) << 28)
+#define NESTED_WORDS_BUDGET (UINT64_C(1) << 25)
+/* Outer prefixes tracked per splitting k digit (dense arrays). */
+#define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
+
+/* One k digit placed before Z's innermost digit: the prefix of the
+ * composite key through it is key / below; prefix / radix is its parent.
+ * lo / hi: the smallest and largest group key per prefix. */
+typedef struct split {
+    uint64_t below, radix, space;
+    uint64_t *lo, *hi;
+    uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
+} split;
+
+/* The runs of Z at boundary b: groups (a pair's iterations in one coarse
+ * k block), the groups whose run continues into the next group (keys in
+ * `merged`), and the composite key of a group as key_i[I] + key_j[J] +
+ * key_k[block]. */
+typedef struct out_runs {
+    double groups, pairs, merges;
+    model_map merged;
+    uint64_t *key_i, *key_j, *key_k, nblk;
+    unsigned nsplit;
+    split sp[NX * NLEV];
+} out_runs;
+
+/* Rule 4 for the output: what the spill adds and reports. */
+typedef struct out_spill {
+    double data, meta;       /* spilled bytes, written out and read back each */
+    double overflow_wb;      /* write-backs of a tile larger than the partition */
+    double worst;            /* the largest tile written back (bytes) */
+} out_spill;
+
+/* Output tiles are priced affinely between an empty and a full tile, as
+ * stat_spmspm.c's output (exact for the single-name formats). */
+typedef struct zprice {
+    double d0, m0, per_d, per_m;
+    double cells; /* a tile holds at most this many nonzeros */
+    uint64_t part;
+} zprice;
+
+/* A sampled pair's weighted nonzeros can exceed its tile's cells when the
+ * sample is partial (weights above 1): the tile is full then. */
+static double znnz(const zprice *z, double nnz)
+{
+    return nnz < z->cells ? nnz : z->cells;
+}
+
+static double zbytes(const zprice *z, double nnz)
+{
+    return z->d0 + z->m0 + znnz(z, nnz) * (z->per_d + z->per_m);
+}
+
+static uint64_t blk_of(const nested *n, uint64_t k)
+{
+    return n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+}
 
 static int bitsets_init(nested *n)
 {
@@ -36,7 +115,7 @@ static uint64_t pair_blocks(const nested *n, uint64_t i, uint64_t j, uint64_t *b
     const uint64_t *x = &n->arows[i * n->words], *y = &n->bcols[j * n->words];
     uint64_t cnt = 0, k = stat_nested_next_common(x, y, n->words, 0);
     while (k != UINT64_MAX) {
-        uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+        uint64_t b = blk_of(n, k);
         blk[cnt++] = b;
         if (n->cf_k == UINT64_MAX || (b + 1) * n->cf_k >= n->ext_k)
             break;
@@ -56,7 +135,7 @@ static void estimate_runs(const nested *n, double *pairs, double *runs)
         double empty = 1, sum = 0, bempty = 1, bsum = 0;
         uint64_t blk = UINT64_MAX;
         for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t], b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
+            uint64_t k = n->a.col[t], b = blk_of(n, k);
             double r = (double)n->n_b[k];
             if (b != blk) {
                 double u = J * (1 - bempty);
@@ -75,6 +154,8 @@ static void estimate_runs(const nested *n, double *pairs, double *runs)
     }
 }
 
+/* The runs of every pair walked over all i x j pairs (no merges): the
+ * fallback when the symbolic product is over budget. */
 static void walk_runs(const nested *n, uint64_t *blk, double *pairs, double *runs)
 {
     *pairs = *runs = 0;
@@ -89,41 +170,441 @@ static void walk_runs(const nested *n, uint64_t *blk, double *pairs, double *run
     }
 }
 
-/* Runs of its tile from the block of its first multiply on, summed over
- * the sample's nonzeros (weighted): the nonzeros the write-backs carry. */
-static double sample_written(const nested *n, const stat_output_sample *s, uint64_t *blk)
+/* The composite key's part from engine index x at level-b tile v: x's
+ * digits weighted by the radices after them. exact_loop_key is the sum
+ * of the parts of i, j and k. */
+static uint64_t key_part(const boundary *bd, unsigned x, uint64_t v)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < bd->ndigits; i++) {
+        const digit *d = &bd->d[i];
+        uint64_t w = 0;
+        if (d->x == x) {
+            w = v / d->div;
+            if (!d->first)
+                w %= d->radix;
+        }
+        k = k * d->radix + w;
+    }
+    return k;
+}
+
+static void runs_free(const tessel_allocator *a, out_runs *r)
+{
+    tessel_dealloc(a, r->key_i);
+    tessel_dealloc(a, r->key_j);
+    tessel_dealloc(a, r->key_k);
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        tessel_dealloc(a, r->sp[q].lo);
+        tessel_dealloc(a, r->sp[q].hi);
+        tessel_dealloc(a, r->sp[q].pre_i);
+        tessel_dealloc(a, r->sp[q].pre_j);
+        tessel_dealloc(a, r->sp[q].pre_k);
+    }
+    model_map_free(&r->merged);
+}
+
+/* The key tables and one split per k digit placed before Z's innermost
+ * digit (the digits whose change can end a run of Z); *ok = 0 when a
+ * split's prefixes are too many to track. */
+static int runs_init(const nested *n, out_runs *r, int *ok)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const boundary *bd = &n->bd;
+    r->merged.alloc = a;
+    *ok = 0;
+    int last = -1;
+    for (unsigned d = 0; d < bd->ndigits; d++)
+        if ((bd->d[d].x == XI || bd->d[d].x == XJ) && bd->d[d].radix > 1)
+            last = (int)d;
+    for (int d = 0; d < last; d++) {
+        if (bd->d[d].x != XK || bd->d[d].radix <= 1)
+            continue;
+        long double space = 1;
+        uint64_t below = 1;
+        for (int e = 0; e <= d; e++)
+            space *= (long double)bd->d[e].radix;
+        for (unsigned e = (unsigned)d + 1; e < bd->ndigits; e++)
+            below *= bd->d[e].radix;
+        if (space > (long double)NESTED_PREFIX_BUDGET)
+            return TESSEL_OK;
+        split *sp = &r->sp[r->nsplit++];
+        sp->below = below;
+        sp->radix = bd->d[d].radix;
+        sp->space = (uint64_t)space;
+        sp->lo = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
+        sp->hi = stat_zeroed(a, sp->space, sizeof(uint64_t));
+        if (!sp->lo || !sp->hi)
+            return TESSEL_ENOMEM;
+        memset(sp->lo, 0xff, sp->space * sizeof(uint64_t));
+    }
+    r->key_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
+    r->key_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
+    r->key_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
+    if (!r->key_i || !r->key_j || !r->key_k)
+        return TESSEL_ENOMEM;
+    for (uint64_t i = 0; i < n->ext_i; i++)
+        r->key_i[i] = key_part(bd, XI, i);
+    for (uint64_t j = 0; j < n->ext_j; j++)
+        r->key_j[j] = key_part(bd, XJ, j);
+    for (uint64_t b = 0; b < r->nblk; b++)
+        r->key_k[b] = key_part(bd, XK, n->cf_k == UINT64_MAX ? 0 : b * n->cf_k);
+    /* a prefix is the key's leading digits: each part's own leading
+     * digits, summed, so no division per group */
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        sp->pre_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
+        sp->pre_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
+        sp->pre_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
+        if (!sp->pre_i || !sp->pre_j || !sp->pre_k)
+            return TESSEL_ENOMEM;
+        for (uint64_t i = 0; i < n->ext_i; i++)
+            sp->pre_i[i] = r->key_i[i] / sp->below;
+        for (uint64_t j = 0; j < n->ext_j; j++)
+            sp->pre_j[j] = r->key_j[j] / sp->below;
+        for (uint64_t b = 0; b < r->nblk; b++)
+            sp->pre_k[b] = r->key_k[b] / sp->below;
+    }
+    *ok = 1;
+    return TESSEL_OK;
+}
+
+/* One group (tile row i, column j, block b): the first and last group
+ * under each prefix of every split, by the composite key of its block's
+ * start. */
+static void visit_group(out_runs *r, uint64_t i, uint64_t j, uint64_t b)
+{
+    uint64_t key = r->key_i[i] + r->key_j[j] + r->key_k[b];
+    r->groups += 1;
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        uint64_t p = sp->pre_i[i] + sp->pre_j[j] + sp->pre_k[b];
+        if (key < sp->lo[p])
+            sp->lo[p] = key;
+        if (key > sp->hi[p])
+            sp->hi[p] = key;
+    }
+}
+
+/* The groups (output pair, coarse k block holding an effectual K) by a
+ * symbolic product of A's tile rows with B's: per tile row I, the k
+ * ascend, so a pair's blocks arrive in order and one stamp per column J
+ * finds a new group. */
+static int collect_groups(const nested *n, out_runs *r)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t *stamp = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
+    uint64_t *last = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
+    if (!stamp || !last) {
+        tessel_dealloc(a, stamp);
+        tessel_dealloc(a, last);
+        return TESSEL_ENOMEM;
+    }
+    uint64_t np = 0;
+    for (uint64_t i = 0; i < n->a.rows; i++)
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+            uint64_t k = n->a.col[t];
+            if (k >= n->b.rows)
+                continue;
+            uint64_t b = blk_of(n, k);
+            for (uint64_t u = n->b.ptr[k]; u < n->b.ptr[k + 1]; u++) {
+                uint64_t j = n->b.col[u];
+                if (stamp[j] != i + 1) {
+                    stamp[j] = i + 1;
+                    np++;
+                } else if (last[j] == b) {
+                    continue;
+                }
+                last[j] = b;
+                visit_group(r, i, j, b);
+            }
+        }
+    tessel_dealloc(a, stamp);
+    tessel_dealloc(a, last);
+    r->pairs = (double)np;
+    return TESSEL_OK;
+}
+
+static int same_tile(const nested *n, uint64_t k1, uint64_t k2)
+{
+    uint64_t c1[NX], c2[NX];
+    exact_loop_decode(&n->bd, k1, c1);
+    exact_loop_decode(&n->bd, k2, c2);
+    return c1[XI] == c2[XI] && c1[XJ] == c2[XJ];
+}
+
+/* Two groups are neighbours among the non-empty groups exactly when they
+ * are the last group under one prefix of a split and the first under the
+ * next non-empty prefix of the same parent (the digit they first differ
+ * in). Neighbours of one tile are one run: the first is marked merged. */
+static int join_splits(const nested *n, out_runs *r)
+{
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        const split *sp = &r->sp[q];
+        uint64_t prev = UINT64_MAX;
+        for (uint64_t p = 0; p < sp->space; p++) {
+            if (sp->lo[p] == UINT64_MAX)
+                continue;
+            if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
+                same_tile(n, sp->hi[prev], sp->lo[p])) {
+                if (!model_map_slot(&r->merged, sp->hi[prev], 1))
+                    return TESSEL_ENOMEM;
+                r->merges += 1;
+            }
+            prev = p;
+        }
+    }
+    return TESSEL_OK;
+}
+
+/* The runs, merges included; *found = 0 when over budget. */
+static int find_runs(nested *n, out_runs *r, int *found)
+{
+    double E = 0;
+    for (uint64_t k = 0; k < n->ext_k; k++)
+        E += (double)n->n_a[k] * (double)n->n_b[k];
+    r->nblk = n->cf_k == UINT64_MAX ? 1 : (n->ext_k + n->cf_k - 1) / n->cf_k;
+    long double words = (long double)(n->ext_i + n->ext_j) * (long double)((n->ext_k + 63) / 64);
+    *found = 0;
+    if (E > (double)NESTED_GROUP_BUDGET || words > (long double)NESTED_WORDS_BUDGET)
+        return TESSEL_OK;
+    int ok = 0, rc = runs_init(n, r, &ok);
+    if (rc || !ok)
+        return rc;
+    rc = bitsets_init(n);
+    if (!rc)
+        rc = collect_groups(n, r);
+    if (!rc)
+        rc = join_splits(n, r);
+    *found = !rc;
+    return rc;
+}
+
+/* Pair (i, j)'s effectual blocks into blk and, per block, the runs that
+ * end at or after it into suf (nblk + 1 entries each); returns how many
+ * blocks. A block ends its run unless its group is marked merged. */
+static uint64_t pair_runs(const nested *n, const out_runs *r, uint64_t i, uint64_t j,
+                          uint64_t *blk, uint64_t *suf)
+{
+    uint64_t cnt = pair_blocks(n, i, j, blk);
+    suf[cnt] = 0;
+    for (uint64_t g = cnt; g-- > 0;) {
+        int ends = 1;
+        if (r && r->merged.n)
+            ends = model_map_find(&r->merged, r->key_i[i] + r->key_j[j] + r->key_k[blk[g]]) ==
+                   UINT64_MAX;
+        suf[g] = suf[g + 1] + (uint64_t)ends;
+    }
+    return cnt;
+}
+
+/* First of blk[0 .. cnt) >= b. */
+static uint64_t first_at(const uint64_t *blk, uint64_t cnt, uint64_t b)
+{
+    uint64_t lo = 0, hi = cnt;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (blk[mid] < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The sample's cell c as a level-b output pair and reduction tile K;
+ * 0 when it falls outside the level-b grids. */
+static int cell_at(const nested *n, const stat_output_sample *s, uint64_t c, uint64_t *pair,
+                   uint64_t *k)
 {
     uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1], fk = n->ea[1] / s->base[2];
-    uint64_t last_i = UINT64_MAX, last_j = UINT64_MAX, cnt = 0;
+    uint64_t i = s->ci[c] / fi, j = s->cj[c] / fj;
+    if (i >= n->ext_i || j >= n->ext_j)
+        return 0;
+    *pair = i * n->ext_j + j;
+    *k = s->ck[c] / fk;
+    return 1;
+}
+
+/* Runs of its tile from the block of its first multiply on, summed over
+ * the sample's nonzeros (weighted): the nonzeros the write-backs carry.
+ * With r, the runs (merges included); else the pair walk's blocks. */
+static double sample_written(const nested *n, const stat_output_sample *s, const out_runs *r,
+                             uint64_t *blk, uint64_t *suf)
+{
+    uint64_t last = UINT64_MAX, cnt = 0;
     double sum = 0;
     for (uint64_t g = 0; g < s->ngroups; g++) {
-        uint64_t c = s->gstart[g];
-        uint64_t i = s->ci[c] / fi, j = s->cj[c] / fj;
-        if (i >= n->ext_i || j >= n->ext_j)
+        uint64_t c = s->gstart[g], pair, k;
+        if (!cell_at(n, s, c, &pair, &k))
             continue;
-        if (i != last_i || j != last_j)
-            cnt = pair_blocks(n, i, j, blk);
-        last_i = i, last_j = j;
-        for (; c < s->gstart[g + 1]; c++) {
-            uint64_t k = s->ck[c] / fk;
-            uint64_t b = n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
-            uint64_t lo = 0, hi = cnt; /* first block >= b */
-            while (lo < hi) {
-                uint64_t mid = lo + (hi - lo) / 2;
-                if (blk[mid] < b)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            sum += (double)(cnt - lo) * s->weight[c];
-        }
+        if (pair != last)
+            cnt = pair_runs(n, r, pair / n->ext_j, pair % n->ext_j, blk, suf);
+        last = pair;
+        for (; c < s->gstart[g + 1]; c++)
+            if (cell_at(n, s, c, &pair, &k))
+                sum += (double)suf[first_at(blk, cnt, blk_of(n, k))] * s->weight[c];
     }
     return sum;
 }
 
-/* Output tiles are priced affinely between an empty and a full tile, as
- * stat_spmspm.c's output (exact for the single-name formats). */
-static void output_traffic(nested *n, const stat_output_sample *s, stat_outcome *o)
+/* A visit that leaves its run open with a tile of `bytes` (meta of them
+ * metadata) over the partition: the excess spills out and comes back at
+ * the next visit, with exact_walk.c's truncation (price_spills). */
+static void spill_visit(const zprice *z, double nnz, out_spill *sp)
+{
+    nnz = znnz(z, nnz);
+    double meta = z->m0 + nnz * z->per_m, total = z->d0 + nnz * z->per_d + meta;
+    if (total <= (double)z->part)
+        return;
+    double extra = total - (double)z->part, m = floor(extra * meta / total);
+    sp->data += extra - m;
+    sp->meta += m;
+}
+
+/* One pair whose final tile overflows: its effectual K in order (A's
+ * tile row I against B's tile column J), the partial nonzeros after each
+ * from the sample's steps st / wt (sorted, ns entries). A visit ends its
+ * run when it is its block's last and the group's run ends there. */
+static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r, uint64_t pair,
+                        const uint64_t *st, const double *wt, uint64_t ns, uint64_t *blk,
+                        uint64_t *suf, const zprice *z, out_spill *sp)
+{
+    uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
+    const uint64_t *x = &n->a.col[n->a.ptr[i]], *y = &bt->col[bt->ptr[j]];
+    uint64_t nx = n->a.ptr[i + 1] - n->a.ptr[i], ny = bt->ptr[j + 1] - bt->ptr[j];
+    uint64_t p = 0, q = 0, c = 0, g = 0;
+    double cum = 0;
+    while (p < nx && q < ny) {
+        if (x[p] < y[q]) {
+            p++;
+            continue;
+        }
+        if (y[q] < x[p]) {
+            q++;
+            continue;
+        }
+        uint64_t k = x[p++];
+        q++;
+        while (c < ns && st[c] <= k)
+            cum += wt[c++];
+        /* the next effectual K, to see whether this one closes its block */
+        uint64_t p2 = p, q2 = q, next = UINT64_MAX;
+        while (p2 < nx && q2 < ny && next == UINT64_MAX) {
+            if (x[p2] < y[q2])
+                p2++;
+            else if (y[q2] < x[p2])
+                q2++;
+            else
+                next = x[p2];
+        }
+        uint64_t b = blk_of(n, k);
+        while (g < cnt && blk[g] < b)
+            g++;
+        int closes = next == UINT64_MAX || blk_of(n, next) != b;
+        int ends = closes && g < cnt && suf[g] != suf[g + 1];
+        if (ends) {
+            if (zbytes(z, cum) > (double)z->part)
+                sp->overflow_wb += 1;
+        } else {
+            spill_visit(z, cum, sp);
+        }
+    }
+}
+
+/* The sample's weight per output pair; the largest final tile, and the
+ * pairs whose final tile outgrows the partition (partial tiles are never
+ * larger than their final one, so only those can spill). */
+static int pair_totals(const nested *n, const stat_output_sample *s, model_map *final)
+{
+    int rc = TESSEL_OK;
+    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
+        uint64_t pair, k;
+        if (cell_at(n, s, c, &pair, &k))
+            rc = model_map_add(final, pair, s->weight[c]);
+    }
+    return rc;
+}
+
+/* Groups the overflowing pairs' sampled weights by (pair, K), sorted,
+ * into keys / steps. */
+static int overflow_steps(const nested *n, const stat_output_sample *s, const model_map *final,
+                          const zprice *z, model_vec *keys, model_map *steps)
+{
+    int rc = TESSEL_OK;
+    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
+        uint64_t pair, k;
+        if (!cell_at(n, s, c, &pair, &k) ||
+            zbytes(z, model_map_weight(final, pair)) <= (double)z->part)
+            continue;
+        uint64_t key = pair * n->ext_k + k;
+        if (model_map_find(steps, key) == UINT64_MAX && model_vec_push(keys, key))
+            rc = TESSEL_ENOMEM;
+        if (!rc)
+            rc = model_map_add(steps, key, s->weight[c]);
+    }
+    if (!rc && keys->n)
+        tessel_sort_u64_inplace(keys->v, keys->n, UINT64_MAX);
+    return rc;
+}
+
+/* Rule 4 for output tiles at boundary b (DESIGN.md rule 4; Tailors §3.3,
+ * §6.2), from the output sample as stat_spmspm.c does at boundary 1: the
+ * largest tile, the write-backs of tiles over the partition and, with the
+ * runs known, the spill after every visit that does not end its run.
+ * Without the runs (over budget) only the final write-backs are counted
+ * and no spill is priced: a lower bound. */
+static int output_spills(nested *n, const stat_output_sample *s, const out_runs *r,
+                         const zprice *z, uint64_t *blk, uint64_t *suf, out_spill *sp)
+{
+    const tessel_allocator *a = n->e->alloc;
+    model_map final = { .alloc = a }, steps = { .alloc = a };
+    model_vec keys = { .alloc = a };
+    int rc = pair_totals(n, s, &final);
+    double most = 0, over = 0;
+    for (uint64_t q = 0; !rc && q < final.cap; q++) {
+        if (final.keys[q] == UINT64_MAX)
+            continue;
+        double w = model_bits_double(final.vals[q]);
+        most = w > most ? w : most;
+        over += zbytes(z, w) > (double)z->part ? 1 : 0;
+    }
+    if (!rc && final.n)
+        sp->worst = zbytes(z, most);
+    if (!rc && over > 0 && !r)
+        sp->overflow_wb = over;
+    if (!rc && over > 0 && r)
+        rc = overflow_steps(n, s, &final, z, &keys, &steps);
+    stat_grid bt;
+    memset(&bt, 0, sizeof(bt));
+    uint64_t *st = NULL;
+    double *wt = NULL;
+    if (!rc && keys.n) {
+        rc = stat_grid_transpose(&n->b, a, &bt);
+        st = tessel_alloc_array(a, keys.n, sizeof(uint64_t));
+        wt = tessel_alloc_array(a, keys.n, sizeof(double));
+        if (!rc && (!st || !wt))
+            rc = TESSEL_ENOMEM;
+    }
+    for (uint64_t b = 0; !rc && b < keys.n;) {
+        uint64_t pair = keys.v[b] / n->ext_k, e = b;
+        for (; e < keys.n && keys.v[e] / n->ext_k == pair; e++) {
+            st[e - b] = keys.v[e] % n->ext_k;
+            wt[e - b] = model_map_weight(&steps, keys.v[e]);
+        }
+        pair_spills(n, &bt, r, pair, st, wt, e - b, blk, suf, z, sp);
+        b = e;
+    }
+    tessel_dealloc(a, st);
+    tessel_dealloc(a, wt);
+    stat_grid_free(a, &bt);
+    model_vec_free(&keys);
+    model_map_free(&final);
+    model_map_free(&steps);
+    return rc;
+}
+
+static void zprice_init(nested *n, zprice *z)
 {
     engine *e = n->e;
     tile_cost cz;
@@ -131,43 +612,101 @@ static void output_traffic(nested *n, const stat_output_sample *s, stat_outcome 
     uint64_t cells = n->bd.tile[XI] * n->bd.tile[XJ], d0, m0, d1, m1;
     exact_tile_bytes(&cz, 0, NULL, &d0, &m0);
     exact_tile_bytes(&cz, cells ? cells : 1, NULL, &d1, &m1);
-    double per_d = ((double)d1 - (double)d0) / (double)(cells ? cells : 1);
-    double per_m = ((double)m1 - (double)m0) / (double)(cells ? cells : 1);
+    z->d0 = (double)d0;
+    z->m0 = (double)m0;
+    z->per_d = ((double)d1 - (double)d0) / (double)(cells ? cells : 1);
+    z->per_m = ((double)m1 - (double)m0) / (double)(cells ? cells : 1);
+    z->cells = (double)(cells ? cells : 1);
+    z->part = exact_partition_bytes(e, n->bd.b, e->out.spec_tensor);
+}
+
+/* The write-backs, read-backs and the bytes they move, the spill added
+ * to both directions (as stat_spmspm.c's output_spills). */
+static void output_traffic(const zprice *z, const stat_output_sample *s, const out_spill *sp,
+                           stat_outcome *o)
+{
     double pairs = o->out_pairs, runs = o->z_writebacks, nnz = s->nnz, written = o->out_nnz;
     if (written < nnz)
         written = nnz;
     double read = written - nnz;
     o->z_updates = runs - pairs;
-    o->z_out_data = written * per_d;
-    o->z_out_meta = runs * (double)m0 + written * per_m;
-    o->z_in_data = read * per_d;
-    o->z_in_meta = o->z_updates * (double)m0 + read * per_m;
+    o->z_out_data = written * z->per_d + sp->data;
+    o->z_out_meta = runs * z->m0 + written * z->per_m + sp->meta;
+    o->z_in_data = read * z->per_d + sp->data;
+    o->z_in_meta = o->z_updates * z->m0 + read * z->per_m + sp->meta;
+    o->z_spill_data = sp->data;
+    o->z_spill_meta = sp->meta;
+    o->z_overflow_writebacks = sp->overflow_wb;
+    o->z_worst = sp->worst;
     o->out_nnz = nnz;
+}
+
+/* Rule 4's report for Z at boundary b (stat_nested.c's store leaves
+ * these fields to this file): as exact_walk.c fills them. */
+static void store_spill(nested *n, const zprice *z, const stat_outcome *o)
+{
+    tessel_traffic *tz = &n->e->res->traffic[n->bd.b][0];
+    tz->bumped_bytes = model_count(o->z_spill_data + o->z_spill_meta);
+    tz->overflow_bytes = 2 * tz->bumped_bytes;
+    tz->overflow_tiles = model_count(o->z_overflow_writebacks);
+    tz->worst_tile_bytes = model_count(o->z_worst);
+    tz->partition_bytes = z->part;
+}
+
+/* Pairs, runs and written nonzeros the old way (no merges): the pair
+ * walk within its budget, else the independence estimate. */
+static int runs_without_groups(nested *n, const stat_output_sample *s, uint64_t *blk,
+                               uint64_t *suf, double *pairs, double *runs, double *written)
+{
+    long double cost = (long double)n->ext_i * (long double)n->ext_j *
+                       (long double)((n->ext_k + 63) / 64);
+    if (cost <= (long double)NESTED_BITSET_BUDGET) {
+        if (bitsets_init(n))
+            return TESSEL_ENOMEM;
+        walk_runs(n, blk, pairs, runs);
+        *written = sample_written(n, s, NULL, blk, suf);
+        return TESSEL_OK;
+    }
+    /* linear growth of a pair's partial tile over its runs (eq. 19) */
+    estimate_runs(n, pairs, runs);
+    *written = *pairs > 0 ? s->nnz * (*runs / *pairs + 1) / 2 : s->nnz;
+    return TESSEL_OK;
 }
 
 int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
 {
-    long double cost = (long double)n->ext_i * (long double)n->ext_j *
-                       (long double)((n->ext_k + 63) / 64);
-    double pairs, runs, written;
-    if (cost <= (long double)NESTED_BITSET_BUDGET) {
-        uint64_t *blk = tessel_alloc_array(n->e->alloc, n->ext_k + 1, sizeof(uint64_t));
-        if (!blk || bitsets_init(n)) {
-            tessel_dealloc(n->e->alloc, blk);
-            return TESSEL_ENOMEM;
-        }
-        walk_runs(n, blk, &pairs, &runs);
-        written = sample_written(n, s, blk);
-        tessel_dealloc(n->e->alloc, blk);
-    } else {
-        /* linear growth of a pair's partial tile over its runs (eq. 19) */
-        estimate_runs(n, &pairs, &runs);
-        written = pairs > 0 ? s->nnz * (runs / pairs + 1) / 2 : s->nnz;
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t *blk = tessel_alloc_array(a, n->ext_k + 2, sizeof(uint64_t));
+    uint64_t *suf = tessel_alloc_array(a, n->ext_k + 2, sizeof(uint64_t));
+    out_runs r;
+    memset(&r, 0, sizeof(r));
+    r.merged.alloc = a;
+    int found = 0, rc = blk && suf ? find_runs(n, &r, &found) : TESSEL_ENOMEM;
+    double pairs = 0, runs = 0, written = 0;
+    if (!rc && found) {
+        pairs = r.pairs;
+        runs = r.groups - r.merges;
+        written = sample_written(n, s, &r, blk, suf);
+    } else if (!rc) {
+        rc = runs_without_groups(n, s, blk, suf, &pairs, &runs, &written);
     }
-    o->out_pairs = pairs;
-    o->z_writebacks = runs;
-    o->out_nnz = written; /* output_traffic sets the nonzeros */
-    output_traffic(n, s, o);
-    return TESSEL_OK;
+    zprice z;
+    zprice_init(n, &z);
+    out_spill sp;
+    memset(&sp, 0, sizeof(sp));
+    /* partial tiles never outgrow the full tile: nothing can spill */
+    int may_spill = z.part && zbytes(&z, z.cells) > (double)z.part;
+    if (!rc && may_spill)
+        rc = output_spills(n, s, found ? &r : NULL, &z, blk, suf, &sp);
+    if (!rc) {
+        o->out_pairs = pairs;
+        o->z_writebacks = runs;
+        o->out_nnz = written; /* output_traffic sets the nonzeros */
+        output_traffic(&z, s, &sp, o);
+        store_spill(n, &z, o);
+    }
+    runs_free(a, &r);
+    tessel_dealloc(a, blk);
+    tessel_dealloc(a, suf);
+    return rc;
 }
-

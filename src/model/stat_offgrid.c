@@ -9,7 +9,7 @@
  * once per tile of the other operand's loop, so traffic follows the tile
  * count, steps and all (an edge with as many tiles as lo prices as lo);
  * where lo and hi have as many tiles, linear in 1/t. Every count of the blend lies
- * between the neighbours' counts; the error bound (README, "Tile edges off
+ * between the neighbours' counts; the error bound (docs/models/stat.md, "Tile edges off
  * the grid") is stated and tested against the exact estimator in
  * tests/unit/test_stat_offgrid.c. */
 #include <math.h>

@@ -624,7 +624,7 @@ int stat_sample_pairs(const work *w, double *pairs)
 }
 
 /* ------------------------------------------------------------------ */
-/* Rule 4 for the output (DESIGN.md; Tailors §3.3, §6.2): an output tile
+/* Rule 4 for the output (docs/semantics.md rule 4; Tailors §3.3, §6.2): an output tile
  * whose partial results outgrow its partition spills the excess to the
  * parent after every visit that does not end its run (IJK: all of a
  * pair's visits but its last; IKJ and KIJ: the visits whose run merges

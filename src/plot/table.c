@@ -87,7 +87,7 @@ size_t plot_identity_columns(const tessel_report_csv *t, size_t *cols)
 }
 
 /* Axis titles with units for the columns of traffic.csv and summary.csv
- * (README.md "Reports"). */
+ * (docs/outputs.md). */
 static const struct {
     const char *column, *title;
 } column_titles[] = {

@@ -6,27 +6,11 @@
 
 #include "tessel/report.h"
 
-/* Creates dir if missing (one level). A missing parent or a non-directory
- * in the way is the caller's mistake (EINVAL); other failures are EIO. */
+/* Creates dir and its missing parents (a sweep or run may name a fresh
+ * tree). A file in the way is the caller's mistake (EINVAL). */
 int tessel_report_ensure_dir(const char *dir, tessel_diag *diag)
 {
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return TESSEL_OK;
-        return tessel_diag_set(diag, TESSEL_EINVAL, dir, 0, 0, NULL,
-                               "output directory exists but is not a directory");
-    }
-    if (mkdir(dir, 0777) == 0)
-        return TESSEL_OK;
-    int err = errno;
-    if (err == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return TESSEL_OK; /* made by someone else meanwhile */
-    if (err == ENOENT || err == ENOTDIR)
-        return tessel_diag_set(diag, TESSEL_EINVAL, dir, 0, 0, NULL,
-                               "cannot create output directory: its parent does not exist");
-    return tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, NULL,
-                           "cannot create output directory: %s", strerror(err));
+    return tessel_dirs_make(dir, NULL, diag);
 }
 
 int tessel_report_check_dir(const char *dir, tessel_diag *diag)
@@ -52,9 +36,19 @@ int tessel_report_check_dir(const char *dir, tessel_diag *diag)
         slash[1] = '\0'; /* "/x": the root */
     else
         *slash = '\0';
-    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+    /* the nearest existing ancestor: ensure_dir creates the rest */
+    while (stat(parent, &st) != 0 && (slash = strrchr(parent, '/')) != NULL) {
+        if (slash == parent)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        if (slash == parent)
+            break;
+    }
+    if (stat(parent, &st) == 0 && !S_ISDIR(st.st_mode))
         return tessel_diag_set(diag, TESSEL_EINVAL, dir, 0, 0, NULL,
-                               "cannot create output directory: its parent does not exist");
+                               "cannot create output directory: %s is not a directory",
+                               parent);
     return TESSEL_OK;
 }
 

@@ -67,7 +67,7 @@ static void account(const tessel_traffic *t, double word_bits, const tessel_comp
 
 /* The `tiles` column: per level below the backing store that the
  * estimator tiled uniformly, "NAME=i:E,j:E,..." in workload index order,
- * levels joined by ';' (README.md "Reports"). */
+ * levels joined by ';' (docs/outputs.md). */
 static void tiles_text(const tessel_spec *spec, const tessel_result *r, char *buf, size_t n)
 {
     size_t len = 0;

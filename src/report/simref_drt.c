@@ -60,7 +60,7 @@ static const drt_name drt_names[] = {
     { "Total MACCs", DRT_MACCS, "" },
     { "Top bandwidth logger", DRT_TOP_LOGGER, "bytes" },
     { "Middle bandwidth logger", DRT_MID_LOGGER, "bytes" },
-    /* Known and not used (README.md says why). */
+    /* Known and not used (docs/validate.md says why). */
     { "runtime", DRT_IGNORED, NULL },
     { "busy_cycles", DRT_IGNORED, NULL },
     { "I_top", DRT_IGNORED, NULL },

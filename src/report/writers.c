@@ -6,8 +6,8 @@
 
 #include "tessel/report.h"
 
-/* Column names are a public interface (DESIGN.md "Outputs", README.md):
- * DESIGN.md's columns first, tessel's appended after them. */
+/* Column names are a public interface (docs/outputs.md):
+ * the core columns first, tessel's appended after them. */
 static const char traffic_header[] =
     "design,workload,data,strategy,estimator,level,tensor,fills,reads,updates,writebacks,"
     "data_bytes,metadata_bytes,energy_pj,algorithmic,actual,skipped,gated,bumped_bytes,"
@@ -416,7 +416,7 @@ static void emit_i64(emitter *e, const char *name, int64_t value)
 static const char *const level_actions[6] = { "read", "write", "update", "metadata_read",
                                               "metadata_write", "leak" };
 
-/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (README.md "Reports"). */
+/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (docs/outputs.md). */
 static void level_energy_text(const tessel_report_point *p, char *buf, size_t n)
 {
     size_t len = 0;

@@ -779,7 +779,7 @@ static void level_defaults(tessel_spec *s, tessel_spec_level *L)
         inputs |= 1u << t;
     for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
         L->tensor[t].format = -1;
-        /* DESIGN.md traffic rules: nothing moves for an ineffectual
+        /* docs/semantics.md traffic rules: nothing moves for an ineffectual
          * iteration, i.e. every input skips on the others, the output on
          * all inputs. */
         L->tensor[t].sparse.skip_on = t == 0 ? inputs : inputs & ~(1u << t);

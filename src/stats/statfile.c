@@ -494,10 +494,9 @@ int tessel_statfile_read(const char *path, const tessel_allocator *a, tessel_d2t
                          tessel_diag *diag)
 {
     clear_outputs(s, grid, source, source_size);
-    statfile_input in = { path, open(path, O_RDONLY | O_CLOEXEC), NULL, 0, 0 };
+    statfile_input in = { path, tessel_input_open(path, diag), NULL, 0, 0 };
     if (in.fd < 0)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
-                               strerror(errno));
+        return in.fd;
     struct stat st;
     int rc;
     if (fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -619,8 +618,7 @@ int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
     for (unsigned i = 0; i < 8 && !failed; i++)
         failed = parts[i].bytes && fwrite(parts[i].data, 1, parts[i].bytes, out) != parts[i].bytes;
     if (failed) {
-        tessel_outfile_abort(&f);
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "write failed");
+        return tessel_outfile_abort_failed(&f, diag);
     }
     return tessel_outfile_commit(&f, diag);
 }

@@ -1,6 +1,6 @@
 /* Swiftiles (tailors §4.2): size uniform tiles so that a target fraction y
  * of the non-empty tiles overflow their partition (overbooking; the
- * overflow is streamed, DESIGN.md rule 4, Tailors §3).
+ * overflow is streamed, docs/semantics.md rule 4, Tailors §3).
  *   1. initial tile from the average density (eq. 2): area = the number of
  *      nonzeros the partition holds / density;
  *   2. sample k / y tiles at that size (§4.2.2; k = tail_samples);

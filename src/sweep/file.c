@@ -1,4 +1,4 @@
-/* The sweep file (README.md "tessel sweep"): every error is collected with
+/* The sweep file (docs/sweep.md): every error is collected with
  * its position before giving up. */
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Gamma (Zhang et al., ASPLOS 2021): row-wise Gustavson SpMSpM with a
- * FiberCache holding rows (fibers) of B (gamma §3, §4; DESIGN.md rule 5).
+ * FiberCache holding rows (fibers) of B (gamma §3, §4; docs/semantics.md rule 5).
  *
  * The model, at the DRAM / FiberCache boundary (level 1):
  *   A  streamed once in CSR (bypasses the FiberCache, gamma §3):

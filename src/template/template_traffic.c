@@ -87,7 +87,7 @@ static void output_bytes(const tpl_counts *c, tpl_layout layout, widths w, uint6
                               : tpl_sat_add(tpl_bytes(c->nnz_z, w.c), tpl_bytes(c->rows_a, w.o));
 }
 
-/* Rule 3 (DESIGN.md), as every estimator: A, B and Z each once, untiled,
+/* Rule 3 (docs/semantics.md), as every estimator: A, B and Z each once, untiled,
  * in the backing store's (level 0) format; not the layouts the template
  * moves them in (those are traffic, not the floor mappings compare with). */
 static uint64_t compulsory(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c)

@@ -286,10 +286,9 @@ int tessel_cache_read(const char *path, const tessel_cache_source *expect,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
-    cache_input in = { path, open(path, O_RDONLY | O_CLOEXEC), NULL, 0, 0 };
+    cache_input in = { path, tessel_input_open(path, diag), NULL, 0, 0 };
     if (in.fd < 0)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
-                               strerror(errno));
+        return in.fd;
     struct stat st;
     int rc;
     if (fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -374,8 +373,7 @@ int tessel_cache_write(const tessel_tensor *t, const tessel_cache_source *src, c
     for (unsigned i = 0; i < narr && !bad; i++)
         bad = arr[i].bytes && fwrite(arr[i].data, 1, arr[i].bytes, s) != arr[i].bytes;
     if (bad) {
-        tessel_outfile_abort(&f);
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "write failed");
+        return tessel_outfile_abort_failed(&f, diag);
     }
     return tessel_outfile_commit(&f, diag);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessel/tensor.h"
 
@@ -21,9 +22,13 @@ static int ends_with(const char *s, const char *suffix)
 
 static int sniff_kind(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = tessel_input_open(path, NULL);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return TESSEL_FILE_UNKNOWN;
+    }
     char head[16] = { 0 };
     size_t n = fread(head, 1, sizeof(head) - 1, f);
     fclose(f);
@@ -98,11 +103,10 @@ static int read_source(const char *path, int kind, const tessel_load_options *op
         return tessel_tensor_read_tns(path, opt, a, out, diag);
     if (kind == TESSEL_FILE_CACHE)
         return tessel_cache_read(path, NULL, a, out, diag);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
-                               strerror(errno));
-    fclose(f);
+    int fd = tessel_input_open(path, diag);
+    if (fd < 0)
+        return fd;
+    close(fd);
     return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, path, 0, 0, NULL,
                            "unknown tensor file type: expected .mtx, .mtx.gz, .tns, .tns.gz or "
                            ".tsl");

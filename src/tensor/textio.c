@@ -10,8 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-
+#include "gzsource.h"
 #include "textio.h"
 
 #define READ_CHUNK (1u << 20)
@@ -31,30 +30,25 @@ int text_reader_open_file(text_reader *r, const char *path, const tessel_allocat
     memset(r, 0, sizeof(*r));
     r->alloc = a;
     r->name = path;
-    r->fd = open(path, O_RDONLY);
-    if (r->fd < 0)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
-                               strerror(errno));
+    r->fd = tessel_input_open(path, diag);
+    if (r->fd < 0) {
+        int rc = r->fd;
+        r->fd = -1;
+        return rc;
+    }
     struct stat st;
     if (fstat(r->fd, &st) == 0)
         r->source_bytes = (uint64_t)st.st_size;
-    if (S_ISDIR(st.st_mode)) {
-        close(r->fd);
-        r->fd = -1;
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL,
-                               "cannot read: is a directory");
-    }
     if (!is_gzip(r->fd))
         return TESSEL_OK;
-    gzFile gz = gzdopen(r->fd, "rb");
-    if (!gz) {
+    gz_source *gz = NULL;
+    if (gz_source_open(r->fd, a, &gz) != TESSEL_OK) {
         close(r->fd);
         r->fd = -1;
         return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
     }
     r->fd = -1; /* owned by gz now */
     r->compressed = 1;
-    gzbuffer(gz, 1u << 17);
     r->gz = gz;
     return TESSEL_OK;
 }
@@ -73,8 +67,7 @@ void text_reader_open_memory(text_reader *r, const char *name, const void *data,
 
 void text_reader_close(text_reader *r)
 {
-    if (r->gz)
-        gzclose((gzFile)r->gz);
+    gz_source_close(r->gz);
     r->gz = NULL;
     if (r->fd >= 0)
         close(r->fd);
@@ -106,19 +99,8 @@ static long source_read(text_reader *r, size_t want, tessel_diag *diag)
         r->mem_pos += n;
         return (long)n;
     }
-    int n = gzread((gzFile)r->gz, r->buf + r->len, (unsigned)want);
-    int errnum = Z_OK;
-    gzerror((gzFile)r->gz, &errnum);
-    if (errnum == Z_BUF_ERROR) {
-        r->truncated = 1;
-        return n > 0 ? n : 0;
-    }
-    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END))
-        return tessel_diag_set(diag, TESSEL_EIO, r->name, r->line + 1, 0, NULL,
-                               "read failed: %s",
-                               errnum == Z_ERRNO ? strerror(errno) : "corrupt compressed data");
-    return n;
-}
+    gz_context c = { r->name, r->line + 1, &r->truncated };
+    return gz_source_read(r->gz, r->buf + r->len, want, &c, diag);}
 
 static int refill(text_reader *r, tessel_diag *diag)
 {

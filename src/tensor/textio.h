@@ -15,7 +15,7 @@ typedef struct text_reader {
     const tessel_allocator *alloc;
     const char *name;
     int fd;                /* plain file, or -1 */
-    void *gz;              /* gzFile, or NULL */
+    struct gz_source *gz;  /* gzip input (gzsource.h), or NULL */
     const unsigned char *mem;
     size_t mem_size, mem_pos;
     char *buf;

@@ -3,12 +3,10 @@
 
 #include "tessel/tensor.h"
 
-static int finish(tessel_outfile **f, int write_failed, const char *path, tessel_diag *diag)
+static int finish(tessel_outfile **f, int write_failed, tessel_diag *diag)
 {
-    if (write_failed) {
-        tessel_outfile_abort(f);
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "write failed");
-    }
+    if (write_failed)
+        return tessel_outfile_abort_failed(f, diag);
     return tessel_outfile_commit(f, diag);
 }
 
@@ -38,7 +36,7 @@ int tessel_tensor_write_mtx(const tessel_tensor *t, const char *path, tessel_dia
         }
         bad |= ferror(s);
     }
-    return finish(&f, bad, path, diag);
+    return finish(&f, bad, diag);
 }
 
 int tessel_tensor_write_tns(const tessel_tensor *t, const char *path, tessel_diag *diag)
@@ -58,5 +56,5 @@ int tessel_tensor_write_tns(const tessel_tensor *t, const char *path, tessel_dia
         }
         bad |= ferror(s);
     }
-    return finish(&f, bad, path, diag);
+    return finish(&f, bad, diag);
 }

@@ -83,13 +83,13 @@ def main():
                     # specs keep one format at DRAM and the buffers, so no mapping goes
                     # below it, but for one offset per tensor: the templates price a
                     # compressed matrix with `rows` offsets, the csr footprint with
-                    # rows + 1 (README "Reports": compulsory_bytes).
+                    # rows + 1 (docs/outputs.md: compulsory_bytes).
                     slack = 3 * 4
                     if est == "exact" and \
                             int(row["dram_bytes"]) + slack < int(row["compulsory_bytes"]):
                         failures.append(f"{what}: DRAM traffic below compulsory")
                     # The MACs read one value of every tensor per effectual multiply
-                    # from the innermost level (README "Reports": reads_elements).
+                    # from the innermost level (docs/outputs.md: reads_elements).
                     innermost = [t for t in traffic if t["level"] == traffic[-1]["level"]]
                     for t in innermost:
                         if t["reads_elements"] != row["flops"]:

@@ -107,8 +107,17 @@ START_TEST(outfile_atomic)
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1", dir);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(tessel_outfile_open("/nonexistent-dir/x.csv", NULL, &f, &d), TESSEL_EIO);
+    char missing[96];
+    snprintf(missing, sizeof(missing), "%s/no-such-dir/x.csv", dir);
+    ck_assert_int_eq(tessel_outfile_open(missing, NULL, &f, &d), TESSEL_EWRITE);
     ck_assert_ptr_nonnull(strstr(d.message, "cannot create"));
+    /* a symlink at the final path is refused, never followed or replaced */
+    char link[96];
+    snprintf(link, sizeof(link), "%s/link.csv", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_int_eq(tessel_outfile_open(link, NULL, &f, &d), TESSEL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.message, "symbolic link"));
+    unlink(link);
     unlink(path);
     rmdir(dir);
 }

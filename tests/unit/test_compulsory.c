@@ -1,4 +1,4 @@
-/* Compulsory traffic (DESIGN.md rule 3): each input once and the output
+/* Compulsory traffic (docs/semantics.md rule 3): each input once and the output
  * once, untiled, in the backing store's format: the same for every
  * mapping and for the exact, stat and analytic estimators of one spec
  * and data; what tiling adds is tiled_metadata_bytes. */

@@ -467,7 +467,7 @@ static void mirrored_spec(tessel_spec *s, const char *order, uint64_t capacity)
  * on a banded matrix the first i micro row is empty past the band, so the
  * growth crosses to the end of k, and every later i step's base line over
  * that whole k range overflows the 13 KB partition. Those tiles are
- * overbooked (DESIGN.md rule 4: 146 of 153 A fills, 2.6 MB streamed again
+ * overbooked (docs/semantics.md rule 4: 146 of 153 A fills, 2.6 MB streamed again
  * per reuse). IKJ with the paper's partitions (JKI with the mirrored ones)
  * ties S-U-C on bcsstk16; on G51 and p2p-Gnutella04 the property holds in
  * all 12 cases. That is the

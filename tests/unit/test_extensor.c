@@ -93,7 +93,7 @@ static void assert_same(const tessel_result *a, const tessel_result *b)
  *   them b_20's, which no multiply uses: what the hardware fetches), Z one
  *   nonzero 16 + 12 = 28: DRAM 108.
  *   400-byte buffers (drt: 1 x 1 micro tiles): 1 x 1 x 1 tiles, and an
- *   iteration moves its tiles only when both are non-empty (DESIGN.md
+ *   iteration moves its tiles only when both are non-empty (docs/semantics.md
  *   rule 1): A(2,0) and B(0,1) alone, 2 x 4 + 12 = 20 each; a_01 and b_20
  *   stay in DRAM. Z 20: DRAM 60 (exact; the stat path's tiles are
  *   multiples of its base grid). */

@@ -1,5 +1,5 @@
 /* The exact estimator: hand-computed traffic, invariants, and a literal
- * brute-force simulation of DESIGN.md's rules over the dense loop nest. */
+ * brute-force simulation of docs/semantics.md's rules over the dense loop nest. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +164,7 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 /* Brute force: the dense tile loop nest, element-level partial products
- * in a dense boolean matrix, DESIGN.md rules 1-3 applied literally. */
+ * in a dense boolean matrix, docs/semantics.md rules 1-3 applied literally. */
 
 typedef struct brute {
     uint64_t fills[3], updates, writebacks, bytes[3];
@@ -507,7 +507,7 @@ START_TEST(overbooked_tiles_stream)
 }
 END_TEST
 
-/* Rule 4 for outputs, worked by hand (README "Traffic semantics"): the
+/* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
  * 4x4 example, IJK with tiles i:4, k:2, j:4: one output tile, two
  * reduction steps, one run. A's tiles (k 0-1, 2-3) hold (0,0) (2,1) and
  * (1,2) (3,3); B's hold (0,1) (1,3) and (2,0) (3,2): 6 bytes each. After

@@ -513,7 +513,7 @@ START_TEST(nested_close_to_exact)
     /* all tiles non-empty: every input run counted exactly */
     nested_pair(m[0], m[1], &o, 1e-9, 0.05, 1e-9);
     /* a band and a few random entries: merges across outer tiles are left
-     * out, so a few points are far off (see README "Nested levels") */
+     * out, so a few points are far off (see docs/models/stat.md) */
     nested_pair(m[2], m[3], &o, 0.40, 0.45, 0.05);
     if (pairs > 2)
         nested_pair(m[4], m[5], &o, 0.20, 0.35, 0.05);

@@ -4,7 +4,7 @@
  *   traffic equals the exact estimator's byte for byte;
  * - tile edges off a given grid (a user's base, saved statistics) are
  *   priced between the on-grid shapes around them, within the bound that
- *   README states ("Tile edges off the grid"): (a) the estimate lies
+ *   docs/models/stat.md states ("Tile edges off the grid"): (a) the estimate lies
  *   between its corner shapes' estimates; (b) where exact(t) lies between
  *   the corners' exact values, |stat(t) - exact(t)| <= (max - min of exact
  *   over the corners) + (the largest |stat - exact| at a corner); (c) on
@@ -129,7 +129,7 @@ static void neighbours(uint64_t t, uint64_t g, uint64_t *lo, uint64_t *hi)
     *hi = *lo + g;
 }
 
-/* The bound of README on one matrix over off-grid shapes and three
+/* The bound of docs/models/stat.md on one matrix over off-grid shapes and three
  * orders; prints the worst relative error and the bound's slack. */
 static void check_bound(const char *what, tessel_tensor *a, uint64_t base)
 {
@@ -200,7 +200,7 @@ static void check_bound(const char *what, tessel_tensor *a, uint64_t base)
             } else {
                 outside++;
             }
-            /* (c) the measured ceiling README states for these matrices */
+            /* (c) the measured ceiling docs/models/stat.md states for these matrices */
             ck_assert_msg(err <= 0.25 * dram(&re), "%s %s shape %zu: %.1f %% off exact", what,
                           orders[p], k, 100 * err / dram(&re));
             worst = fmax(worst, err / dram(&re));

@@ -488,14 +488,14 @@ START_TEST(test_stat_matches_exact)
     /* a sample of a fixed budget well below the product (2^12 multiplies
      * of 99,508 and of 306,840): measured nnz(Z) errors +0.28 % and
      * -1.38 % (DRAM +0.10 %, -0.64 %); on the shared matrices at the
-     * default budget at most 2.4 % (README-templates.md). 5 % bounds them
+     * default budget at most 2.4 % (docs/reproductions.md). 5 % bounds them
      * with room and still catches a wrong estimate. */
     opt.output_min_flops = 1u << 12;
     stat_vs_exact("outerspace", RAND1K, NULL, &opt, 0.05);
     stat_vs_exact("matraptor", "examples/data/G51.mtx.gz", NULL, &opt, 0.05);
     /* no sample at all: d2t2 eq. 20 on one whole-matrix tile; uniform
      * random data is its best case (measured -0.46 %; on structured
-     * matrices it overestimates by 20 % to 140 %, see README-templates.md) */
+     * matrices it overestimates by 20 % to 140 %, see docs/reproductions.md) */
     opt.output_min_flops = 0;
     opt.output_fraction = 0;
     stat_vs_exact("matraptor", RAND1K, "template_options.output_format=csr", &opt, 0.05);

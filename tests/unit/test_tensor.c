@@ -320,6 +320,59 @@ static void make_temp_dir(char *buf, size_t n)
     ck_assert_ptr_nonnull(mkdtemp(buf));
 }
 
+/* Writes `text` as one more gzip member at the end of path. */
+static void gz_append(const char *path, const char *text)
+{
+    gzFile gz = gzopen(path, "ab");
+    ck_assert_ptr_nonnull(gz);
+    ck_assert_int_eq(gzputs(gz, text), (int)strlen(text));
+    gzclose(gz);
+}
+
+static void raw_append(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* A matrix split over three gzip members loads whole; zero padding after
+ * the last member is accepted (as gzip(1) does); bytes after a member that
+ * do not start another member are an error naming the member, never a
+ * silently shorter tensor (zlib's gzread would drop them). */
+START_TEST(gzip_members_whole_or_error)
+{
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/m.mtx.gz", dir);
+    const char *part[3] = { "%%MatrixMarket matrix coordinate real general\n3 3 3\n",
+                            "1 1 1.5\n2 2 2.5\n", "3 3 3.5\n" };
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    for (int i = 0; i < 3; i++)
+        gz_append(path, part[i]);
+    ck_assert_int_eq(tessel_tensor_load(path, NULL, NULL, &t, NULL, &d), TESSEL_OK);
+    ck_assert_uint_eq(t->nnz, 3);
+    tessel_tensor_free(&t);
+    static const unsigned char zeros[64];
+    raw_append(path, zeros, sizeof(zeros));
+    ck_assert_int_eq(tessel_tensor_load(path, NULL, NULL, &t, NULL, &d), TESSEL_OK);
+    ck_assert_uint_eq(t->nnz, 3);
+    tessel_tensor_free(&t);
+
+    unlink(path);
+    gz_append(path, part[0]);
+    gz_append(path, part[1]);
+    raw_append(path, "3 3 3.5\n", 8); /* a third member without its gzip header */
+    ck_assert_int_eq(tessel_tensor_load(path, NULL, NULL, &t, NULL, &d), TESSEL_EIO);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(d.message, "after gzip member 2"));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(gzip_and_writers_round_trip)
 {
     char dir[64], gz_path[128], mtx_path[128], tns_path[128];
@@ -692,6 +745,7 @@ static Suite *tensor_suite(void)
     tcase_add_loop_test(tc, bad_matrix_market, 0, (int)(sizeof(bad_mtx) / sizeof(bad_mtx[0])));
     tcase_add_test(tc, tns_reader);
     tcase_add_test(tc, gzip_and_writers_round_trip);
+    tcase_add_test(tc, gzip_members_whole_or_error);
     tcase_add_test(tc, hypersparse_is_refused_cleanly);
     tcase_add_test(tc, cache_round_trip);
     tcase_add_test(tc, cache_corruption_detected);

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""The stat estimator against the exact one at 2 and 3 buffer levels, output sample
+capped at 5 % of the multiplies (issue 18).
+
+Where the output sample holds every multiply, stat equals exact by construction, so
+this test caps it (`stat: {output_sample: 0.05}`) and checks that it really is partial
+(output_nnz_stderr > 0 at every point). Z = A*A on a generated clustered graph (always)
+and on two shared matrices (skipped when ../shared/data is absent), on
+specs/extensor.yaml (DRAM -> LLB -> PEB) and bench/specs/extensor-3buf.yaml (a REG
+level below), the orders IJK, IKJ and KIJ at every level and a mixed one, two tile
+shapes per level count, plus one point whose LLB is small enough that output tiles
+spill (rule 4 for outputs) at the DRAM boundary.
+
+Per (level, tensor) the relative error of the bytes into that level must lie in
+BOUNDS (lower, upper). A and B at the DRAM boundary are exact in the closed form, so
+their bounds are tight. The output side carries the sample's error. The nested input
+side counts runs of tile uses split by outer loop digits and, by design, leaves some
+merges out (README: counts at a third level are upper bounds), hence bounds that are
+wide above and tight below: a formula that dropped the split by outer digits would
+undercount fills, and one that priced a spill as zero would undercount Z. The output
+nonzeros must lie within 4 standard errors of exact.
+
+    python3 tests/cli/stat_nested_capped.py --tessel build-t/tools/tessel
+        [--data ../shared/data] [--show]
+
+Exit 0 when every bound holds, 1 otherwise; the shared matrices are skipped (named on
+stdout) when --data has no MANIFEST.tsv, the generated graph always runs.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SPECS = {2: "specs/extensor.yaml", 3: "bench/specs/extensor-3buf.yaml"}
+LEVELS = ["LLB", "PEB", "REG"]
+# (orders per level, (i, k, j) per level): the points of each level count
+POINTS = [
+    ("IJK", [(128, 512, 512), (16, 32, 32), (8, 16, 16)]),
+    ("IKJ", [(128, 512, 512), (16, 32, 32), (8, 16, 16)]),
+    ("KIJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
+    ("IKJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
+    ("KIJ,IJK,IKJ", [(128, 512, 512), (16, 32, 32), (8, 16, 16)]),
+]
+# rule 4 for outputs at the DRAM boundary: a 32 KiB LLB (Z's 50 %: 16 KiB, about 1,300
+# nonzeros in csr) under 512x1024 output tiles that stay resident across k (IJK), so
+# their partial results outgrow the partition; A and B overflow too (rule 4 for inputs)
+SPILL = ("IJK", [(512, 256, 1024), (32, 32, 32), (16, 16, 16)], "32KiB")
+GRAPH = ["clustered", "--size", "1200", "--cliques", "700", "--tail", "500",
+         "--skew", "1.0", "--clique-max", "12", "--seed", "5"]
+SHARED = ["jagmesh7", "p2p-Gnutella08"]
+# (level, tensor) -> (lowest, highest) relative error of stat against exact
+BOUNDS = {
+    ("DRAM", "A"): (-1e-9, 1e-9), ("DRAM", "B"): (-1e-9, 1e-9), ("DRAM", "Z"): (-0.10, 0.10),
+    ("LLB", "A"): (-1e-9, 1e-9), ("LLB", "B"): (-1e-9, 1e-9), ("LLB", "Z"): (-0.10, 0.10),
+    ("PEB", "A"): (-0.01, 0.05), ("PEB", "B"): (-0.01, 0.05), ("PEB", "Z"): (-0.15, 0.20),
+    ("REG", "A"): (-0.01, 2.00), ("REG", "B"): (-0.01, 0.15), ("REG", "Z"): (-0.15, 0.40),
+    ("total", "DRAM"): (-0.08, 0.08),
+}
+# the spill point: with a partial sample stat's output spill is biased high (README's
+# limits; being fixed on branch strict), so Z's upper bound is wider there. Priced as
+# zero, the spill would take Z 40-60 % below exact.
+SPILL_BOUNDS = {("DRAM", "Z"): (-0.10, 0.25), ("LLB", "Z"): (-0.10, 0.25)}
+
+
+def sets(depth, orders, shape, capacity=None):
+    orders = orders.split(",")
+    p = {}
+    for lv in range(depth):
+        i, k, j = shape[lv]
+        p["mapping.%s.order" % LEVELS[lv]] = orders[min(lv, len(orders) - 1)]
+        p["mapping.%s.tile" % LEVELS[lv]] = "i:%d,k:%d,j:%d" % (i, k, j)
+    if capacity:
+        p["architecture.levels.LLB.capacity"] = capacity
+    return p
+
+
+def sweep(tessel, tmp, tag, depth, estimator, data, points):
+    path = os.path.join(tmp, tag + ".yaml")
+    with open(path, "w") as f:
+        f.write("spec: %s\nestimator: %s\n" % (os.path.join(ROOT, SPECS[depth]), estimator))
+        if estimator == "stat":
+            f.write("stat: {output_sample: 0.05}\n")
+        f.write("data:\n  - %s\npoints:\n" % os.path.abspath(data))
+        for p in points:
+            f.write("  - {%s}\n" % ", ".join('%s: "%s"' % kv for kv in sorted(p.items())))
+    out = os.path.join(tmp, tag)
+    r = subprocess.run([tessel, "sweep", path, "-o", out, "-j", "2", "-q"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit("tessel sweep %s (%s) failed: %s" % (tag, estimator, r.stderr))
+    rows = {}
+    with open(os.path.join(out, "summary.csv")) as f:
+        for row in csv.DictReader(f):
+            rows[row["point"]] = (row, {})
+    with open(os.path.join(out, "traffic.csv")) as f:
+        for row in csv.DictReader(f):
+            rows[row["point"]][1][(row["level"], row["tensor"])] = (
+                float(row["data_bytes"]) + float(row["metadata_bytes"]))
+            if row["level"] == "LLB" and row["tensor"] == "Z":
+                rows[row["point"]][1]["spill"] = float(row["overflow_bytes"] or 0)
+    return [rows[k] for k in sorted(rows, key=int)]
+
+
+def rel(exact, est):
+    if exact == est:
+        return 0.0
+    return (est - exact) / exact if exact else float("inf")
+
+
+def check_matrix(tessel, tmp, name, path, show):
+    """Compares stat with exact on one matrix; returns the failures."""
+    fails = []
+    for depth in (2, 3):
+        pts = [sets(depth, o, s) for o, s in POINTS] + [sets(depth, SPILL[0], SPILL[1], SPILL[2])]
+        labels = ["%s %s" % (o, "x".join(map(str, s[0]))) for o, s in POINTS] + [
+            "%s %s, LLB %s" % (SPILL[0], "x".join(map(str, SPILL[1][0])), SPILL[2])]
+        tag = "%s-%d" % (name, depth)
+        ex = sweep(tessel, tmp, tag + "-exact", depth, "exact", path, pts)
+        st = sweep(tessel, tmp, tag + "-stat", depth, "stat", path, pts)
+        for n, ((es, et), (ss, stt)) in enumerate(zip(ex, st)):
+            where = "%s, %d levels, %s" % (name, depth, labels[n])
+            if ss["stat_path"] != "closed":
+                fails.append("%s: stat_path %s, not closed" % (where, ss["stat_path"]))
+            se = float(ss["output_nnz_stderr"] or 0)
+            enz, snz = float(es["output_nnz"]), float(ss["output_nnz"])
+            if se <= 0:
+                fails.append("%s: the output sample covers the whole output (stderr 0): "
+                             "nothing is tested" % where)
+            elif abs(snz - enz) > 4 * se:
+                fails.append("%s: output nonzeros %.0f, exact %.0f, more than 4 stderr (%.0f)"
+                             % (where, snz, enz, se))
+            errs = {lt: rel(et[lt], stt[lt]) for lt in et if lt in BOUNDS}
+            errs[("total", "DRAM")] = rel(float(es["dram_bytes"]), float(ss["dram_bytes"]))
+            if n == len(POINTS) and not (et["spill"] > 0 and stt["spill"] > 0):
+                fails.append("%s: Z does not spill at the LLB (exact %.0f, stat %.0f overflow "
+                             "bytes): the spill is not tested" % (where, et["spill"], stt["spill"]))
+            for lt, e in sorted(errs.items()):
+                lo, hi = SPILL_BOUNDS.get(lt, BOUNDS[lt]) if n == len(POINTS) else BOUNDS[lt]
+                if not lo <= e <= hi:
+                    fails.append("%s: %s %s bytes %+.3f %% outside [%+.1f %%, %+.1f %%] "
+                                 "(exact %.0f, stat %.0f)" % (
+                                     where, lt[0], lt[1], 100 * e, 100 * lo, 100 * hi,
+                                     et.get(lt, float(es["dram_bytes"])),
+                                     stt.get(lt, float(ss["dram_bytes"]))))
+            if show:
+                print("  %-40s nnz %+6.2f %% (%4.1f SE)  %s" % (
+                    where, 100 * rel(enz, snz), abs(snz - enz) / se if se else 0,
+                    " ".join("%s.%s %+.2f" % (lt[0], lt[1], 100 * e)
+                             for lt, e in sorted(errs.items()) if e)))
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessel", required=True)
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--show", action="store_true", help="print every point's errors")
+    args = ap.parse_args()
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        graph = os.path.join(tmp, "clustered.mtx")
+        r = subprocess.run([args.tessel, "gen"] + GRAPH + ["--pattern", "-o", graph],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise SystemExit("tessel gen failed: " + r.stderr)
+        mats = [("gen-clustered", graph)]
+        man = os.path.join(args.data, "MANIFEST.tsv")
+        if os.path.exists(man):
+            with open(man) as f:
+                files = {row["name"]: row["file"] for row in csv.DictReader(f, delimiter="\t")}
+            mats += [(m, os.path.join(args.data, files[m])) for m in SHARED]
+        else:
+            print("skipped (no %s): %s" % (man, ", ".join(SHARED)))
+        for name, path in mats:
+            fails += check_matrix(args.tessel, tmp, name, path, args.show)
+    for f in fails:
+        print("FAIL", f)
+    print("%d matrices, 2 and 3 buffer levels, %d points each: %d failures" % (
+        len(mats), 2 * (len(POINTS) + 1), len(fails)))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

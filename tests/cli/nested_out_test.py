@@ -87,7 +87,7 @@ def spill(tessel, tmp):
         if label == "capped":
             # a partial sample overstates the spill (a sampled row stands for
             # many, and the spill is convex in a tile's nonzeros): only the
-            # detection is checked, the bias is reported (docs/changes/nestout.md)
+            # detection is checked, the bias is reported (docs/models/stat.md "Output spill with a partial sample")
             continue
         check(rel(int(tx["overflow_bytes"]), int(ts["overflow_bytes"])) <= SPILL_TOL,
               "stat (whole sample): REG Z overflow_bytes within %g of exact" % SPILL_TOL)

@@ -62,7 +62,7 @@ static void help(void)
         "                          fixed is the mapping as written\n"
         "  -e, --estimator NAME    exact (default), stat, or both (a row per estimator)\n"
         "  -f, --format FMT        table (default) or csv, on standard output\n"
-        "  -o, --output DIR        also write DIR/compare.csv (columns in README.md)\n"
+        "  -o, --output DIR        also write DIR/compare.csv (columns in docs/outputs.md)\n"
         "      --no-timing         write seconds as 0 (reproducible files)\n"
         "  -q, --quiet             print nothing on standard output\n"
         "      --strict            a strategy other than swiftiles whose tiles overflow\n"

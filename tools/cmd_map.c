@@ -91,7 +91,7 @@ static void help(void)
         "                           keeps the spec's partitions\n"
         "      --keep-order         keep the spec's loop orders\n"
         "      --fit                only mappings whose input and output tiles all fit\n"
-        "                           their partitions (no overbooking; see README)\n"
+        "                           their partitions (no overbooking; docs/map.md)\n"
         "      --strict             --fit, and no such mapping is an error (exit 2)\n"
         "      --levels A,B         search only these levels (default: all below level 0)\n"
         "      --strategies LIST    tiling strategies searched too, e.g.\n"

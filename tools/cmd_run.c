@@ -78,7 +78,7 @@ static void help(void)
     printf(
         "usage: tessel run SPEC [options]\n\n"
         "Models one design point: reads SPEC (workload, architecture, mapping; see\n"
-        "specs/README.md), the workload's tensors and the energy tables, estimates the\n"
+        "docs/spec.md), the workload's tensors and the energy tables, estimates the\n"
         "traffic per memory level and tensor, the energy and the roofline cycles, writes\n"
         "traffic.csv and summary.csv into the output directory and prints a summary.\n\n"
         "options:\n"
@@ -96,7 +96,7 @@ static void help(void)
         "                          mapping's tiles), conservative, prescient, swiftiles,\n"
         "                          drt or d2t2; options under mapping.strategy_options\n"
         "  -e, --estimator NAME    exact (default; walks the real tile grid), stat\n"
-        "                          (D2T2: from per-tensor statistics, see README) or\n"
+        "                          (D2T2: from per-tensor statistics, docs/data.md) or\n"
         "                          analytic (closed form from density models, no data)\n"
         "      --base RxC          stat: base tile grid of the statistics (default:\n"
         "                          the gcd of the spec's tile edges per index, at most\n"
@@ -111,7 +111,7 @@ static void help(void)
         "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
         "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
         "                          data (the spec's einsum must match; implies -e stat)\n"
-        "      --strict            a tile larger than its partition (DESIGN.md rule 4) is\n"
+        "      --strict            a tile larger than its partition (docs/semantics.md rule 4) is\n"
         "                          an error (exit 2, no files written) unless the strategy\n"
         "                          overbooks (swiftiles); without it, a fixed mapping\n"
         "                          that overflows gets a warning\n"
@@ -133,8 +133,7 @@ static void help(void)
         "example:\n"
         "  tessel run specs/extensor.yaml --tensor A=examples/data/jagmesh7.mtx.gz \\\n"
         "      --set mapping.LLB.order=KIJ -o out\n\n"
-        "The columns of traffic.csv and summary.csv are described in README.md\n"
-        "(\"Reports: traffic.csv and summary.csv\").\n");
+        "The columns of traffic.csv and summary.csv are described in docs/outputs.md.\n");
 }
 
 typedef struct run_request {
@@ -586,7 +585,7 @@ static int finish(const run_request *req, run_state *st)
     }
     if (st->result.offgrid_edges)
         fprintf(stderr, "tessel run: note: %u tile edge%s off the statistics' base grid, priced "
-                "between the on-grid shapes around them (README: tile edges off the grid)\n",
+                "between the on-grid shapes around them (docs/models/stat.md: tile edges off the grid)\n",
                 st->result.offgrid_edges, st->result.offgrid_edges > 1 ? "s" : "");
     if (st->result.stat_design_may_differ)
         fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "

@@ -99,7 +99,7 @@ static void help(void)
         "output's nonzeros and that estimate's standard error.\n\n"
         "Quantiles are nearest-rank over non-empty tiles: the smallest v such that at\n"
         "least ceil(q*n) of the n non-empty tiles hold <= v nonzeros. Edge tiles cut by\n"
-        "the tensor's border count as tiles. Output columns are documented in README.md.\n");
+        "the tensor's border count as tiles. Output columns are documented in docs/outputs.md.\n");
 }
 
 typedef struct stats_request {

@@ -57,7 +57,7 @@ static void help(void)
         "over spec paths (lists or ranges; their cross product, a random sample or an\n"
         "explicit list of points). Statistics are collected once per data file and shared\n"
         "by all threads; each point costs microseconds to milliseconds with the stat\n"
-        "estimator. README.md \"tessel sweep\" describes the file.\n\n"
+        "estimator. docs/sweep.md describes the file.\n\n"
         "options:\n"
         "  -o, --output DIR      output directory (default sweep-out): summary.csv and\n"
         "                        traffic.csv (columns: point, one per axis, then those of\n"

@@ -31,22 +31,28 @@ void exact_boundary_free(engine *e, boundary *bd)
     memset(bd, 0, sizeof(*bd));
 }
 
+int exact_boundary_prepare(engine *e, unsigned b, boundary *bd)
+{
+    memset(bd, 0, sizeof(*bd));
+    bd->b = b;
+    int rc = exact_geometry(e, bd);
+    if (!rc)
+        rc = exact_build_grids(e, bd);
+    for (unsigned i = 0; !rc && i < e->nin; i++) {
+        rc = exact_tile_cost_init(e, bd, &e->in[i], &bd->cost[i]);
+        if (!rc && bd->cost[i].ranked && e->in[i].order > 1)
+            rc = exact_input_occupancy(e, bd, i);
+    }
+    return rc;
+}
+
 static int run_boundary(engine *e, unsigned b)
 {
     boundary bd;
-    memset(&bd, 0, sizeof(bd));
-    bd.b = b;
     uint64_t macs = 0;
     model_vec keys = { .alloc = e->alloc };
     int all_effectual = 1;
-    int rc = exact_geometry(e, &bd);
-    if (!rc)
-        rc = exact_build_grids(e, &bd);
-    for (unsigned i = 0; !rc && i < e->nin; i++) {
-        rc = exact_tile_cost_init(e, &bd, &e->in[i], &bd.cost[i]);
-        if (!rc && bd.cost[i].ranked && e->in[i].order > 1)
-            rc = exact_input_occupancy(e, &bd, i);
-    }
+    int rc = exact_boundary_prepare(e, b, &bd);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)

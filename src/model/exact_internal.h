@@ -120,6 +120,10 @@ void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c);
 uint64_t exact_reduction_key(const engine *e, const boundary *bd, const uint64_t *c);
 uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c);
 int exact_build_grids(engine *e, boundary *bd);
+/* Boundary b's geometry, tile grids and input tile costs (with ranked
+ * inputs' occupancy): what the walk and the feasibility check start from.
+ * Release with exact_boundary_free, also after a failure. */
+int exact_boundary_prepare(engine *e, unsigned b, boundary *bd);
 int exact_index_grid(engine *e, boundary *bd, unsigned i);
 uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key);
 uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const uint64_t *c);

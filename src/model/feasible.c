@@ -167,18 +167,9 @@ static int check_boundary(engine *e, unsigned b, const uint64_t *rows, const uin
                           tessel_feasibility *f)
 {
     boundary bd;
-    memset(&bd, 0, sizeof(bd));
-    bd.b = b;
-    int rc = exact_geometry(e, &bd);
-    if (!rc)
-        rc = exact_build_grids(e, &bd);
-    for (unsigned i = 0; !rc && i < e->nin; i++) {
-        rc = exact_tile_cost_init(e, &bd, &e->in[i], &bd.cost[i]);
-        if (!rc && bd.cost[i].ranked && e->in[i].order > 1)
-            rc = exact_input_occupancy(e, &bd, i);
-        if (!rc)
-            check_input(e, &bd, i, f);
-    }
+    int rc = exact_boundary_prepare(e, b, &bd);
+    for (unsigned i = 0; !rc && i < e->nin; i++)
+        check_input(e, &bd, i, f);
     if (!rc && rows) {
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
         if (!rc)

@@ -162,6 +162,9 @@ int tessel_outfile_abort_failed(tessel_outfile **f, tessel_diag *diag);
  * refused at once instead (TESSEL_EINVAL). */
 int tessel_input_open(const char *path, tessel_diag *diag);
 
+/* Greatest common divisor; tessel_gcd(0, b) = b (a fold starts from 0). */
+uint64_t tessel_gcd(uint64_t a, uint64_t b);
+
 /* ------------------------------------------------------------------ */
 /* Reads exactly n bytes from fd into dst (retrying short reads and EINTR).
  * TESSEL_ECORRUPT when the file ends first, TESSEL_EIO on a read error. */

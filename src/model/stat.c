@@ -193,16 +193,6 @@ static int closed_sums_apply(const engine *e)
 /* ------------------------------------------------------------------ */
 /* The boundary's tile grids, derived from the base grids. */
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Level l's tile edge of engine index x, a whole mode counting as 0. */
 static uint64_t level_edge(const engine *e, unsigned l, unsigned x)
 {
@@ -237,7 +227,7 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
         for (unsigned i = 0; i < e->nin; i++)
             for (unsigned m = 0; m < e->in[i].order; m++) {
                 unsigned which = m + 1 == e->in[i].order ? 1 : 0;
-                edges[which] = gcd(edges[which], level_edge(e, l, e->in[i].x[m]));
+                edges[which] = tessel_gcd(edges[which], level_edge(e, l, e->in[i].x[m]));
             }
     uint64_t rows = edges[0], cols = edges[1];
     const tessel_spec_level *lv = &e->spec->level[bd->b];
@@ -304,12 +294,17 @@ static double flops_of(const stat_input *a, const stat_input *b)
     return f;
 }
 
-static void store_input(tessel_traffic *tr, const stat_counts *c)
+void stat_store_fills(tessel_traffic *tr, const stat_counts *c)
 {
     tr->fills = model_count(c->fills);
     tr->in_data = model_count(c->fill_data + c->bumped_data);
     tr->in_metadata = model_count(c->fill_meta + c->bumped_meta);
     tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
+}
+
+static void store_input(tessel_traffic *tr, const stat_counts *c)
+{
+    stat_store_fills(tr, c);
     tr->overflow_tiles = model_count(c->overflow_fills);
     tr->overflow_bytes = tr->bumped_bytes;
     tr->worst_tile_bytes = model_count(c->worst);
@@ -738,14 +733,14 @@ void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *ba
         const tessel_tile_grid *gc = in[2]->grid;
         base[0] = ga->tile[0];
         base[1] = gb->tile[1];
-        base[2] = gcd(ga->tile[2], gc->tile[0]);
-        base[3] = gcd(ga->tile[1], gb->tile[0]);
+        base[2] = tessel_gcd(ga->tile[2], gc->tile[0]);
+        base[3] = tessel_gcd(ga->tile[1], gb->tile[0]);
         return;
     }
     unsigned km = ga->order - 1; /* A's contracted mode */
     base[0] = ga->tile[0];
     base[1] = gb->tile[1];
-    base[2] = gcd(ga->tile[km], gb->tile[0]);
+    base[2] = tessel_gcd(ga->tile[km], gb->tile[0]);
     base[3] = ga->order == 3 ? ga->tile[1] : 1;
 }
 

@@ -18,23 +18,13 @@
  * would hold more pointers than nonzeros. */
 #define STAT_MIN_ROW_CAP (1u << 16)
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 void tessel_stat_options_add_tiles(tessel_stat_options *o, const tessel_spec *spec)
 {
     for (unsigned l = 1; l < spec->nlevels; l++)
         for (unsigned x = 0; x < spec->workload.nindices && x < TESSEL_SPEC_MAX_INDICES; x++) {
             uint64_t t = spec->level[l].tile[x], ext = spec->workload.extent[x];
             if (t && !(ext && t >= ext))
-                o->edge_gcd[x] = gcd_u64(o->edge_gcd[x], t);
+                o->edge_gcd[x] = tessel_gcd(o->edge_gcd[x], t);
         }
 }
 
@@ -100,7 +90,7 @@ void stat_auto_base(const engine *e, const tessel_stat_options *opt, uint64_t *b
         for (unsigned l = 1; sx >= 0 && l < e->spec->nlevels; l++) {
             uint64_t t = e->spec->level[l].tile[sx];
             if (t && t < e->extent[x])
-                g = gcd_u64(g, t);
+                g = tessel_gcd(g, t);
         }
         base[x] = g == 0 || g % STAT_DEFAULT_BASE == 0 ? STAT_DEFAULT_BASE : g;
     }
@@ -123,7 +113,7 @@ void stat_operand_bases(const engine *e, const uint64_t *index_base, const int *
             continue;
         unsigned j = (unsigned)same_as[i];
         for (unsigned m = 0; m < e->in[i].order && m < e->in[j].order; m++) {
-            uint64_t g = gcd_u64(mode_base[i][m], mode_base[j][m]);
+            uint64_t g = tessel_gcd(mode_base[i][m], mode_base[j][m]);
             mode_base[i][m] = mode_base[j][m] = g;
         }
     }

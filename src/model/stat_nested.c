@@ -924,21 +924,13 @@ static int inputs(nested *n, stat_outcome *o)
     return rc;
 }
 
-static void store_counts(tessel_traffic *tr, const stat_counts *c)
-{
-    tr->fills = model_count(c->fills);
-    tr->in_data = model_count(c->fill_data + c->bumped_data);
-    tr->in_metadata = model_count(c->fill_meta + c->bumped_meta);
-    tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
-}
-
 static void store(nested *n, const stat_outcome *o)
 {
     engine *e = n->e;
     tessel_result *r = e->res;
     unsigned b = n->bd.b;
-    store_counts(&r->traffic[b][e->in[0].spec_tensor], &o->a);
-    store_counts(&r->traffic[b][e->in[1].spec_tensor], &o->b);
+    stat_store_fills(&r->traffic[b][e->in[0].spec_tensor], &o->a);
+    stat_store_fills(&r->traffic[b][e->in[1].spec_tensor], &o->b);
     tessel_traffic *tz = &r->traffic[b][0];
     tz->writebacks = model_count(o->z_writebacks);
     tz->updates = model_count(o->z_updates);

@@ -110,16 +110,6 @@ static const size_unit size_units[] = {
     { "EiB", (uint64_t)1 << 60 },
 };
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Exact integer arithmetic, no floating point: "1.5MiB" is 1572864 bytes
  * and "0.3KiB" (307.2 bytes) is refused rather than rounded. */
 int tessel_parse_size(const char *text, uint64_t *bytes)
@@ -175,7 +165,7 @@ int tessel_parse_size(const char *text, uint64_t *bytes)
     if (frac) {
         /* frac * mult / scale must be whole: cancel the common factor
          * first, so nothing overflows (the result is below mult). */
-        uint64_t g = gcd_u64(mult, scale);
+        uint64_t g = tessel_gcd(mult, scale);
         uint64_t den = scale / g;
         if (frac % den)
             return TESSEL_EPARSE;

@@ -76,16 +76,6 @@ static uint64_t min_u64(uint64_t x, uint64_t y)
     return x < y ? x : y;
 }
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* ------------------------------------------------------------------ */
 /* A pmf on lo .. lo + len - 1, in a buffer that grows through the hook. */
 
@@ -561,7 +551,7 @@ static int banded_classes(const tessel_density_model *d, const grid_shape *g, cl
     ib = min_u64(ib, last);
     if (ib < ia)
         ib = ia;
-    uint64_t period = tc / gcd_u64(tr, tc);
+    uint64_t period = tc / tessel_gcd(tr, tc);
     int rc = TESSEL_OK;
     for (uint64_t I = 0; I < ia && I < last && !rc; I++)
         rc = band_row(g, w, I, 1, l);
@@ -628,7 +618,7 @@ static int nm_classes(const tessel_density_model *d, const grid_shape *g, class_
     uint64_t tc = g->t[1], m = d->m;
     uint64_t whole = g->dims[1] / m * m;
     uint64_t jint = min_u64(whole / tc, g->full[1]);
-    uint64_t period = m / gcd_u64(tc, m);
+    uint64_t period = m / tessel_gcd(tc, m);
     int rc = TESSEL_OK;
     for (uint64_t r = 0; r < period && r < jint && !rc; r++)
         rc = nm_column(d, g, r, (jint - r + period - 1) / period, l);

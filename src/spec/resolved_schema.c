@@ -207,7 +207,8 @@ static cyaml_config_t config_for(const tessel_allocator *a)
         .mem_fn = a->fn,
         .mem_ctx = a->ud,
         .log_level = CYAML_LOG_ERROR,
-        .flags = CYAML_CFG_STYLE_BLOCK | CYAML_CFG_DOCUMENT_DELIM,
+        /* No aliases: a small document must not expand into a large tree. */
+        .flags = CYAML_CFG_STYLE_BLOCK | CYAML_CFG_DOCUMENT_DELIM | CYAML_CFG_NO_ALIAS,
     };
 }
 

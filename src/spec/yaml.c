@@ -328,6 +328,11 @@ static uint64_t weight_of(const tessel_yaml_node *n)
     return ((const node_ext *)n)->weight;
 }
 
+uint64_t tessel_yaml_weight(const tessel_yaml_node *n)
+{
+    return n ? weight_of(n) : 0;
+}
+
 static int fail(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))

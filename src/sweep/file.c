@@ -401,9 +401,13 @@ static int parse_points(sweep_ctx *c, const tessel_yaml_node *n, const tessel_ya
                     seed->kind == TESSEL_YAML_SCALAR ? seed->value : "?", NULL);
     if (count >= cross)
         return TESSEL_OK; /* all of them */
-    if (count > (UINT64_C(1) << 30))
-        return fail(c, TESSEL_ERANGE, k, "points.random", "at most 2^30 sampled points%s%s",
-                    NULL, NULL);
+    /* Checked before sampling: the sample is held in memory (about 24
+     * bytes a point while it is drawn), so a count is bounded by what a
+     * sweep can evaluate, not by the cross product (issue 25 item 7). */
+    if (count > SWEEP_MAX_RANDOM)
+        return fail(c, TESSEL_ERANGE, k, "points.random", "at most 4194304 (2^22) sampled "
+                    "points per data entry%s%s; for more, sweep the cross product "
+                    "(points: all) or split the axes", NULL, NULL);
     s->mode = SWEEP_RANDOM;
     s->per_data = count;
     if (sweep_sample(s->alloc, cross, count, seed_value, &s->sample))

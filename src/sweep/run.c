@@ -202,7 +202,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
 {
     r->workers = tessel_alloc_array(r->alloc, r->nthreads, sizeof(*r->workers));
     if (!r->workers)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+        return tessel_diag_oom(diag, "", "starting the sweep's worker threads",
+                               r->nthreads * sizeof(*r->workers));
     memset(r->workers, 0, r->nthreads * sizeof(*r->workers));
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
@@ -210,7 +211,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
         w->traffic = open_memstream(&w->traffic_buf, &w->traffic_size);
         w->point = tessel_alloc(r->alloc, sizeof(*w->point));
         if (!w->summary || !w->traffic || !w->point)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "starting a worker's row buffers and point record",
+                                   w->point ? 0 : sizeof(*w->point));
     }
     return TESSEL_OK;
 }
@@ -246,7 +248,8 @@ static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_d
             continue;
         if (!(w->memo = sweep_memo_create(r->alloc, stats)) ||
             !(w->specs = sweep_spec_cache_create(r->alloc)))
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "creating a worker's traffic memo and spec cache",
+                                   0);
     }
     return TESSEL_OK;
 }
@@ -303,7 +306,8 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         size_t nchunks = (size_t)((count + per_chunk - 1) / per_chunk);
         chunk *chunks = tessel_alloc_array(r->alloc, nchunks, sizeof(*chunks));
         if (!chunks)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "dividing a batch of points into chunks",
+                                   nchunks * sizeof(*chunks));
         for (size_t c = 0; c < nchunks; c++) {
             memset(&chunks[c], 0, sizeof(chunks[c]));
             chunks[c].first = from + c * per_chunk;

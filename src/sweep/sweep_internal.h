@@ -69,9 +69,10 @@ char *sweep_make_set(const tessel_allocator *a, const char *path, const char *va
 /* points.c: the value index of every axis at design point q (0 <=
  * q < per_data) into idx[0..naxes). */
 void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx);
-/* Floyd's sampling of k distinct numbers below n, sorted (random mode). */
+/* Floyd's sampling of k distinct numbers below n, sorted (random mode);
+ * TESSEL_ENOMEM with the size that failed in *asked. */
 int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
-                 uint64_t **out);
+                 uint64_t **out, size_t *asked);
 
 /* ------------------------------------------------------------------ */
 /* eval.c: everything a point needs, shared read-only by the threads. */

@@ -168,6 +168,13 @@ START_TEST(parse_survives_every_failed_allocation)
         tessel_sweep_free(&s);
         ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
         ck_assert(rc == 0 || errors.count + errors.dropped > 0);
+        /* Issue 25 item 9: the error names the step and the size asked for. */
+        for (size_t i = 0; i < errors.count; i++)
+            if (errors.items[i].code == TESSEL_ENOMEM)
+                ck_assert_msg(strstr(errors.items[i].message, "out of memory while ") &&
+                                  strstr(errors.items[i].message, " bytes)"),
+                              "allocation %ld: '%s' names no step or size", n,
+                              errors.items[i].message);
         tessel_diag_list_free(&errors);
         if (ta.calls < n)
             break;
@@ -235,7 +242,7 @@ static int exists(const char *dir, const char *name)
 static void remove_outputs(const char *dir)
 {
     const char *names[] = { "summary.csv", "traffic.csv", "pareto.csv", "sweep.state",
-                            "summary.csv.part", "traffic.csv.part" };
+                            "summary.csv.part", "traffic.csv.part", "sweep.lock" };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);

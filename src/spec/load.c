@@ -279,8 +279,8 @@ static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned d
     if (inc->kind == TESSEL_YAML_SEQUENCE) {
         for (size_t i = 0; i < inc->count; i++) {
             rc = include_one(c, inc->items[i], src->path, up, depth, &merged);
-            if (rc == TESSEL_ENOMEM)
-                return rc;
+            if (rc == TESSEL_ENOMEM || c->nodes > TESSEL_YAML_MAX_NODES)
+                return rc; /* out of memory, or too large: reading more only costs */
             if (rc && !first)
                 first = rc;
         }

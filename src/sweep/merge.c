@@ -300,12 +300,13 @@ int tessel_sweep_merge(const char *const *shard_dirs, size_t n, const char *dir,
                                "shards (asked for %zu bytes)", n, n * sizeof(*sh));
     for (size_t i = 0; i < n; i++)
         sh[i].dir = shard_dirs[i];
+    /* The lock first: a merge into a directory in use fails at once. */
     int lock = -1;
-    int rc = check_shards(sh, n, diag);
-    if (!rc)
-        rc = sweep_ensure_dir(dir, diag);
+    int rc = sweep_ensure_dir(dir, diag);
     if (!rc)
         rc = sweep_lock_take(dir, "merge", &lock, diag);
+    if (!rc)
+        rc = check_shards(sh, n, diag);
     if (!rc)
         rc = merge_locked(sh, n, dir, objectives, nobjectives, a, diag);
     sweep_lock_release(lock);

@@ -46,7 +46,7 @@ def test_includes(tessel, tmp):
     big = os.path.join(tmp, "big.yaml")
     with open(big, "w") as f:
         f.write("extra:\n" + "".join(f"  k{i:06d}: {i}\n" for i in range(21000)))
-    for n, limit in [(10, 10), (250, 10)]:
+    for n, limit in [(10, 15), (250, 30)]:
         spec = os.path.join(tmp, f"spec{n}.yaml")
         with open(spec, "w") as f:
             f.write("include: [" + ", ".join(["big.yaml"] * n) + "]\n" + spec_text())

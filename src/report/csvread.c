@@ -68,7 +68,8 @@ static int push_cell(parser *p, size_t off, uint64_t line, uint32_t col)
         size_t cap = p->cap ? 2 * p->cap : 64;
         csv_cell *c = tessel_realloc_array(p->t->alloc, p->t->cells, cap, sizeof(*c));
         if (!c)
-            return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+            return tessel_diag_oom(p->diag, p->name, "reading a CSV table's fields",
+                                   cap * sizeof(*c));
         p->t->cells = c;
         p->cap = cap;
     }
@@ -171,7 +172,8 @@ static int check_header(parser *p)
      * of a million columns. */
     size_t *idx = tessel_alloc_array(t->alloc, t->ncols, sizeof(*idx));
     if (!idx)
-        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(p->diag, p->name, "indexing a CSV header",
+                               t->ncols * sizeof(*idx));
     for (size_t i = 0; i < t->ncols; i++)
         idx[i] = i;
     /* Insertion into a sorted prefix would be quadratic; a merge sort with
@@ -179,7 +181,8 @@ static int check_header(parser *p)
     size_t *tmp = tessel_alloc_array(t->alloc, t->ncols, sizeof(*tmp));
     if (!tmp) {
         tessel_dealloc(t->alloc, idx);
-        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(p->diag, p->name, "indexing a CSV header",
+                               t->ncols * sizeof(*tmp));
     }
     for (size_t width = 1; width < t->ncols; width *= 2) {
         for (size_t lo = 0; lo < t->ncols; lo += 2 * width) {
@@ -303,7 +306,7 @@ int tessel_report_csv_parse(const char *name, const void *data, size_t size,
     /* One spare byte: the NUL of a last field that ends with the data. */
     tessel_report_csv *t = size < SIZE_MAX ? table_new(name, size + 1, 0, a) : NULL;
     if (!t)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, name, "copying a CSV table", size + 1);
     if (size)
         memcpy(t->buf, data, size);
     t->buf[size] = '\0';
@@ -328,11 +331,12 @@ int report_read_file(const char *path, const tessel_allocator *a, char **data, s
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
                                strerror(errno));
     /* Read to the end in growing chunks: works for pipes too. */
-    size_t cap = 1 << 16, n = 0;
+    size_t cap = 1 << 16, n = 0, asked = cap;
     char *buf = tessel_alloc(a, cap);
     int rc = 0;
     while (buf) {
         if (n == cap) {
+            asked = cap <= SIZE_MAX / 2 ? 2 * cap : SIZE_MAX;
             char *grown = cap <= SIZE_MAX / 2 ? tessel_realloc_array(a, buf, 2, cap) : NULL;
             if (!grown) {
                 tessel_dealloc(a, buf);
@@ -348,7 +352,7 @@ int report_read_file(const char *path, const tessel_allocator *a, char **data, s
             break;
     }
     if (!buf)
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, path, "reading a CSV file", asked);
     else if (ferror(f))
         rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "read error");
     fclose(f);

@@ -102,8 +102,7 @@ int sweep_inputs_collect(const tessel_sweep *s, const tessel_spec *base,
     if (b.oom || !b.p) {
         tessel_dealloc(a, b.p);
         *text = NULL;
-        return tessel_diag_set(diag, TESSEL_ENOMEM, s->path, 0, 0, "", "out of memory while "
-                               "listing the sweep's input files (asked for %zu bytes)", b.want);
+        return tessel_diag_oom(diag, s->path, "listing the sweep's input files", b.want);
     }
     *text = b.p;
     return TESSEL_OK;
@@ -129,8 +128,7 @@ int sweep_inputs_read(const char *dir, const tessel_allocator *a, char **text,
     fclose(f);
     if (b.oom) {
         tessel_dealloc(a, b.p);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, "", "out of memory while "
-                               "reading the saved input list (asked for %zu bytes)", b.want);
+        return tessel_diag_oom(diag, path, "reading the saved input list", b.want);
     }
     *text = b.p;
     return TESSEL_OK;

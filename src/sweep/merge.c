@@ -255,8 +255,7 @@ static int merge_locked(shard *sh, size_t n, const char *dir, const char *const 
 {
     merge_paths *mp = tessel_alloc(a, sizeof(*mp));
     if (!mp)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, dir, 0, 0, "", "out of memory for the "
-                               "merge's file names (asked for %zu bytes)", sizeof(*mp));
+        return tessel_diag_oom(diag, dir, "naming the merged files", sizeof(*mp));
     int rc = TESSEL_OK;
     for (int f = 0; f < M_FILES && !rc; f++) {
         char name[64];
@@ -296,8 +295,7 @@ int tessel_sweep_merge(const char *const *shard_dirs, size_t n, const char *dir,
         return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "", "no shard directories");
     shard *sh = tessel_alloc_array(a, n, sizeof(*sh));
     if (!sh)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory for %zu "
-                               "shards (asked for %zu bytes)", n, n * sizeof(*sh));
+        return tessel_diag_oom(diag, "", "reading the shards' states", n * sizeof(*sh));
     for (size_t i = 0; i < n; i++)
         sh[i].dir = shard_dirs[i];
     /* The lock first: a merge into a directory in use fails at once. */

@@ -82,6 +82,10 @@ int tessel_diag_set(tessel_diag *d, int code, const char *file, uint64_t line, u
     ;
 int tessel_diag_vset(tessel_diag *d, int code, const char *file, uint64_t line, uint32_t column,
                      const char *field, const char *fmt, va_list ap);
+/* An allocation failed: TESSEL_ENOMEM with "out of memory while STEP
+ * (asked for N bytes)", so that the user learns which step ran out and
+ * how much it wanted (bytes 0: not known at the site). */
+int tessel_diag_oom(tessel_diag *d, const char *file, const char *step, size_t bytes);
 
 /* Writes "file:line:col: error: message" (parts that are unset are left
  * out) into buf of size n; returns the length it needed, like snprintf. */

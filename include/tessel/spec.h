@@ -266,6 +266,9 @@ int tessel_spec_parse(const char *name, const void *data, size_t size, const cha
                       size_t nsets, const tessel_allocator *a, tessel_spec **out,
                       tessel_diag_list *errors);
 void tessel_spec_free(tessel_spec **s);
+/* The i-th file the spec was read from (the spec file and its includes, as
+ * named in messages), NULL past the last: what a saved result depends on. */
+const char *tessel_spec_source(const tessel_spec *s, size_t i);
 
 /* A new spec: `base` with `sets` applied ("path.to.key=value", as for
  * tessel_spec_load) and validated again, without reading or parsing any

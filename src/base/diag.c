@@ -64,6 +64,14 @@ int tessel_diag_set(tessel_diag *d, int code, const char *file, uint64_t line, u
     return code;
 }
 
+int tessel_diag_oom(tessel_diag *d, const char *file, const char *step, size_t bytes)
+{
+    if (bytes)
+        return tessel_diag_set(d, TESSEL_ENOMEM, file, 0, 0, "", "out of memory while %s "
+                               "(asked for %zu bytes)", step, bytes);
+    return tessel_diag_set(d, TESSEL_ENOMEM, file, 0, 0, "", "out of memory while %s", step);
+}
+
 /* Appends text to buf[0..*len) within cap bytes (the rest is cut). */
 static void append_cut(char *buf, size_t *len, size_t cap, const char *text)
 {

@@ -83,7 +83,7 @@ int tessel_dirs_make(const char *dir, const tessel_allocator *a, tessel_diag *di
 {
     char *copy = tessel_strdup(a, dir);
     if (!copy)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, dir, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, dir, "creating an output directory", strlen(dir) + 1);
     size_t n = strlen(copy);
     while (n > 1 && copy[n - 1] == '/')
         copy[--n] = '\0';
@@ -106,7 +106,7 @@ int tessel_output_prepare(const char *path, const tessel_allocator *a, tessel_di
         return rc;
     char *dir = tessel_strdup(a, path);
     if (!dir)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "checking an output path", strlen(path) + 1);
     int err = parents_make(dir);
     char *slash = strrchr(dir, '/');
     if (slash)
@@ -133,15 +133,16 @@ int tessel_outfile_open(const char *path, const tessel_allocator *a, tessel_outf
         return rc;
     tessel_outfile *f = tessel_alloc(a, sizeof(*f));
     if (!f)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "opening an output file", sizeof(*f));
     memset(f, 0, sizeof(*f));
     f->alloc = a;
     size_t n = strlen(path);
     f->path = tessel_strdup(a, path);
     f->tmp_path = tessel_alloc(a, n + sizeof(".tmp.XXXXXX"));
     if (!f->path || !f->tmp_path) {
+        size_t asked = f->path ? n + sizeof(".tmp.XXXXXX") : n + 1;
         outfile_release(f);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "opening an output file", asked);
     }
     memcpy(f->tmp_path, path, n);
     memcpy(f->tmp_path + n, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));

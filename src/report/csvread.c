@@ -26,6 +26,11 @@ struct tessel_report_csv {
     size_t buf_used, buf_cap; /* bytes of buf in use and allocated (edits append) */
     csv_cell *cells; /* header first, then rows; ncols per record */
     size_t ncols, nrows;
+    /* Column numbers in the order of their names (check_header's sort):
+     * finding a column by name is a binary search, so that validating a
+     * table of n columns is not quadratic in n (issue 25 item 7). NULL
+     * until the header is checked (a linear search then). */
+    size_t *by_name;
 };
 
 void tessel_report_csv_free(tessel_report_csv **t)
@@ -36,6 +41,7 @@ void tessel_report_csv_free(tessel_report_csv **t)
     tessel_dealloc(c->alloc, c->name);
     tessel_dealloc(c->alloc, c->buf);
     tessel_dealloc(c->alloc, c->cells);
+    tessel_dealloc(c->alloc, c->by_name);
     tessel_dealloc(c->alloc, c);
     *t = NULL;
 }
@@ -62,7 +68,8 @@ static int push_cell(parser *p, size_t off, uint64_t line, uint32_t col)
         size_t cap = p->cap ? 2 * p->cap : 64;
         csv_cell *c = tessel_realloc_array(p->t->alloc, p->t->cells, cap, sizeof(*c));
         if (!c)
-            return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+            return tessel_diag_oom(p->diag, p->name, "reading a CSV table's fields",
+                                   cap * sizeof(*c));
         p->t->cells = c;
         p->cap = cap;
     }
@@ -165,7 +172,8 @@ static int check_header(parser *p)
      * of a million columns. */
     size_t *idx = tessel_alloc_array(t->alloc, t->ncols, sizeof(*idx));
     if (!idx)
-        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(p->diag, p->name, "indexing a CSV header",
+                               t->ncols * sizeof(*idx));
     for (size_t i = 0; i < t->ncols; i++)
         idx[i] = i;
     /* Insertion into a sorted prefix would be quadratic; a merge sort with
@@ -173,7 +181,8 @@ static int check_header(parser *p)
     size_t *tmp = tessel_alloc_array(t->alloc, t->ncols, sizeof(*tmp));
     if (!tmp) {
         tessel_dealloc(t->alloc, idx);
-        return tessel_diag_set(p->diag, TESSEL_ENOMEM, p->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(p->diag, p->name, "indexing a CSV header",
+                               t->ncols * sizeof(*tmp));
     }
     for (size_t width = 1; width < t->ncols; width *= 2) {
         for (size_t lo = 0; lo < t->ncols; lo += 2 * width) {
@@ -203,9 +212,14 @@ static int check_header(parser *p)
                                  "column '%s' appears twice (columns %zu and %zu)",
                                  t->buf + c->off, idx[i - 1] + 1, idx[i] + 1);
     }
-    tessel_dealloc(t->alloc, idx);
     tessel_dealloc(t->alloc, tmp);
-    return rc;
+    if (rc) {
+        tessel_dealloc(t->alloc, idx);
+        return rc;
+    }
+    tessel_dealloc(t->alloc, t->by_name);
+    t->by_name = idx; /* the sorted order is the name index */
+    return 0;
 }
 
 static int parse(parser *p)
@@ -292,7 +306,7 @@ int tessel_report_csv_parse(const char *name, const void *data, size_t size,
     /* One spare byte: the NUL of a last field that ends with the data. */
     tessel_report_csv *t = size < SIZE_MAX ? table_new(name, size + 1, 0, a) : NULL;
     if (!t)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, name, "copying a CSV table", size + 1);
     if (size)
         memcpy(t->buf, data, size);
     t->buf[size] = '\0';
@@ -317,11 +331,12 @@ int report_read_file(const char *path, const tessel_allocator *a, char **data, s
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
                                strerror(errno));
     /* Read to the end in growing chunks: works for pipes too. */
-    size_t cap = 1 << 16, n = 0;
+    size_t cap = 1 << 16, n = 0, asked = cap;
     char *buf = tessel_alloc(a, cap);
     int rc = 0;
     while (buf) {
         if (n == cap) {
+            asked = cap <= SIZE_MAX / 2 ? 2 * cap : SIZE_MAX;
             char *grown = cap <= SIZE_MAX / 2 ? tessel_realloc_array(a, buf, 2, cap) : NULL;
             if (!grown) {
                 tessel_dealloc(a, buf);
@@ -337,7 +352,7 @@ int report_read_file(const char *path, const tessel_allocator *a, char **data, s
             break;
     }
     if (!buf)
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, path, "reading a CSV file", asked);
     else if (ferror(f))
         rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "read error");
     fclose(f);
@@ -400,6 +415,20 @@ const char *tessel_report_csv_column_name(const tessel_report_csv *t, size_t col
 
 long tessel_report_csv_find(const tessel_report_csv *t, const char *name)
 {
+    if (t->by_name) {
+        size_t lo = 0, hi = t->ncols;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(t->buf + t->cells[t->by_name[mid]].off, name);
+            if (c == 0)
+                return (long)t->by_name[mid];
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return -1;
+    }
     for (size_t i = 0; i < t->ncols; i++)
         if (strcmp(t->buf + t->cells[i].off, name) == 0)
             return (long)i;
@@ -528,8 +557,24 @@ int tessel_report_csv_add_column(tessel_report_csv *t, const char *name,
     if (rc)
         return rc;
     csv_cell *cells = tessel_alloc_array(t->alloc, (t->nrows + 1) * width, sizeof(*cells));
-    if (!cells)
+    size_t *by_name = t->by_name ? tessel_realloc_array(t->alloc, t->by_name, width,
+                                                        sizeof(*by_name))
+                                 : NULL;
+    if (by_name)
+        t->by_name = by_name;
+    if (!cells || (t->by_name && !by_name)) {
+        tessel_dealloc(t->alloc, cells);
         return out_of_memory(t, diag);
+    }
+    if (by_name) {
+        /* the new column's place in name order */
+        size_t at = t->ncols;
+        while (at > 0 && strcmp(t->buf + t->cells[by_name[at - 1]].off, name) > 0) {
+            by_name[at] = by_name[at - 1];
+            at--;
+        }
+        by_name[at] = t->ncols;
+    }
     for (size_t r = 0; r <= t->nrows; r++) {
         memcpy(cells + r * width, t->cells + r * t->ncols, t->ncols * sizeof(*cells));
         const csv_cell *first = &t->cells[r * t->ncols];

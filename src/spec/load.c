@@ -88,6 +88,14 @@ const char *spec_dir_of(const spec_ctx *c, const char *file)
     return "";
 }
 
+const char *tessel_spec_source(const tessel_spec *s, size_t i)
+{
+    for (const spec_dir *d = s->dirs; d; d = d->next)
+        if (i-- == 0)
+            return d->file;
+    return NULL;
+}
+
 int spec_dir_add(spec_ctx *c, const char *file, const char *dir)
 {
     spec_dir *d = tessel_yaml_arena_alloc(c->doc, sizeof(*d));
@@ -243,6 +251,19 @@ static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned d
         return rc;
     }
     tessel_yaml_node *root = (tessel_yaml_node *)tessel_yaml_root(doc);
+    /* The node limit bounds the work of a whole spec, not of each file: a
+     * small file including a large one 250 times is as large as its sum
+     * (issue 25 item 7). */
+    c->nodes += tessel_yaml_weight(root);
+    if (c->nodes > TESSEL_YAML_MAX_NODES) {
+        tessel_yaml_free(&doc);
+        if (src->site)
+            return spec_error(c, TESSEL_ERANGE, src->site, "include", "the spec and its "
+                              "includes hold more than %u YAML nodes together (at '%s')",
+                              TESSEL_YAML_MAX_NODES, src->path);
+        return spec_error_at(c, TESSEL_ERANGE, src->path, 0, 0, "", "more than %u YAML "
+                             "nodes", TESSEL_YAML_MAX_NODES);
+    }
     spec_adopt(c, &doc);
     const char *dir = src->data ? "" : dir_part(c, src->path);
     if (!dir || spec_dir_add(c, src->path, dir))
@@ -258,8 +279,8 @@ static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned d
     if (inc->kind == TESSEL_YAML_SEQUENCE) {
         for (size_t i = 0; i < inc->count; i++) {
             rc = include_one(c, inc->items[i], src->path, up, depth, &merged);
-            if (rc == TESSEL_ENOMEM)
-                return rc;
+            if (rc == TESSEL_ENOMEM || c->nodes > TESSEL_YAML_MAX_NODES)
+                return rc; /* out of memory, or too large: reading more only costs */
             if (rc && !first)
                 first = rc;
         }

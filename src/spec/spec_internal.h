@@ -32,6 +32,7 @@ typedef struct spec_ctx {
     tessel_yaml_doc *doc; /* the merged document; owns every node */
     spec_dir *dirs;       /* in doc's arena */
     unsigned nincludes;
+    uint64_t nodes; /* YAML nodes of every file read so far (the limit is on the sum) */
 } spec_ctx;
 
 /* Records an error at node n (or at file:line:col); returns code. After

@@ -43,6 +43,7 @@ struct tessel_yaml_doc {
     size_t next_block;
     interned_name *names;
     tessel_yaml_node *root;
+    size_t failed; /* bytes of the arena block that could not be allocated */
 };
 
 #define ARENA_FIRST_BLOCK 4096u
@@ -116,8 +117,10 @@ void *tessel_yaml_arena_alloc(tessel_yaml_doc *doc, size_t size)
         if (want < size)
             want = size;
         arena_block *nb = tessel_alloc(doc->alloc, sizeof(arena_block) + want);
-        if (!nb)
+        if (!nb) {
+            doc->failed = sizeof(arena_block) + want;
             return NULL;
+        }
         nb->size = want;
         nb->used = 0;
         nb->next = doc->blocks;
@@ -321,11 +324,17 @@ typedef struct builder {
     size_t nanchors, cap_anchors; /* cap is 0 or a power of two */
     uint64_t weight;              /* nodes so far, aliases expanded */
     unsigned documents;
+    size_t want;                  /* bytes of a failed allocation outside the arena */
 } builder;
 
 static uint64_t weight_of(const tessel_yaml_node *n)
 {
     return ((const node_ext *)n)->weight;
+}
+
+uint64_t tessel_yaml_weight(const tessel_yaml_node *n)
+{
+    return n ? weight_of(n) : 0;
 }
 
 static int fail(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
@@ -344,9 +353,12 @@ static int fail(builder *b, int code, yaml_mark_t mark, const char *fmt, ...)
     return code;
 }
 
+/* The size asked for is b->want when a site set it, else the arena's
+ * failed block (0 for libyaml's own buffers, whose size it keeps). */
 static int fail_oom(builder *b)
 {
-    return tessel_diag_set(b->diag, TESSEL_ENOMEM, b->name, 0, 0, NULL, "out of memory");
+    size_t bytes = b->want ? b->want : b->doc ? b->doc->failed : sizeof(tessel_yaml_doc);
+    return tessel_diag_oom(b->diag, b->name, "reading YAML", bytes);
 }
 
 static size_t hash_name(const char *s)
@@ -375,8 +387,10 @@ static int anchor_put(builder *b, const char *name, tessel_yaml_node *node)
     if (2 * (b->nanchors + 1) > b->cap_anchors) {
         size_t cap = b->cap_anchors ? 2 * b->cap_anchors : 16;
         anchor_slot *slots = tessel_alloc_array(b->doc->alloc, cap, sizeof(*slots));
-        if (!slots)
+        if (!slots) {
+            b->want = cap * sizeof(*slots);
             return TESSEL_ENOMEM;
+        }
         memset(slots, 0, cap * sizeof(*slots));
         for (size_t i = 0; i < b->cap_anchors; i++) {
             if (!b->anchors[i].name)
@@ -441,8 +455,10 @@ static int attach(builder *b, tessel_yaml_node *n)
     if (b->npending == b->cap_pending) {
         size_t cap = b->cap_pending ? 2 * b->cap_pending : 64;
         tessel_yaml_node **p = tessel_realloc_array(b->doc->alloc, b->pending, cap, sizeof(*p));
-        if (!p)
+        if (!p) {
+            b->want = cap * sizeof(*p);
             return fail_oom(b);
+        }
         b->pending = p;
         b->cap_pending = cap;
     }
@@ -493,8 +509,10 @@ static int check_duplicates(builder *b, tessel_yaml_node *const *kv, size_t n)
         return TESSEL_OK;
     }
     key_ref *refs = tessel_alloc_array(b->doc->alloc, n, sizeof(*refs));
-    if (!refs)
+    if (!refs) {
+        b->want = n * sizeof(*refs);
         return fail_oom(b);
+    }
     for (size_t i = 0; i < n; i++) {
         refs[i].key = kv[2 * i];
         refs[i].ord = i;
@@ -711,8 +729,9 @@ int tessel_yaml_parse(const char *name, const void *data, size_t size,
     if (!b.doc)
         return fail_oom(&b);
     if (!(b.name = tessel_yaml_intern(b.doc, b.name))) {
+        size_t bytes = b.doc->failed;
         tessel_yaml_free(&b.doc);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, name, "reading YAML", bytes);
     }
     yaml_parser_t parser;
     int rc = TESSEL_OK;
@@ -756,7 +775,7 @@ int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_do
     unsigned char *buf = tessel_alloc(a, cap);
     int rc = TESSEL_OK;
     if (!buf)
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, path, "reading a YAML file", cap);
     while (!rc) {
         if (len == cap) {
             /* Specs are small; anything past 64 MiB is not one. */
@@ -767,7 +786,7 @@ int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_do
             }
             unsigned char *grown = tessel_realloc_array(a, buf, 2, cap);
             if (!grown) {
-                rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+                rc = tessel_diag_oom(diag, path, "reading a YAML file", 2 * cap);
                 break;
             }
             buf = grown;

@@ -27,6 +27,9 @@ int tessel_yaml_set_children(tessel_yaml_doc *doc, tessel_yaml_node *n,
  * the same allocator). Nodes keep their addresses, so trees parsed apart
  * can be merged without copying. */
 void tessel_yaml_adopt(tessel_yaml_doc *dst, tessel_yaml_doc **src);
+/* Nodes under n, n included, aliases counted at their expanded size (a
+ * parsed document's root: its whole size). */
+uint64_t tessel_yaml_weight(const tessel_yaml_node *n);
 /* The allocator doc was created with. */
 const tessel_allocator *tessel_yaml_allocator(const tessel_yaml_doc *doc);
 /* Nonzero when the scalar n equals the NUL-terminated s exactly. */

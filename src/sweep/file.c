@@ -29,16 +29,19 @@ static int fail(sweep_ctx *c, int code, const tessel_yaml_node *n, const char *f
     return code;
 }
 
-static int oom(sweep_ctx *c)
+/* Names the step and the size asked for (issue 25 item 9). */
+static int oom(sweep_ctx *c, const char *step, size_t bytes)
 {
-    return fail(c, TESSEL_ENOMEM, NULL, "", "out of memory%s%s", NULL, NULL);
+    char size[64];
+    snprintf(size, sizeof(size), " (asked for %zu bytes)", bytes);
+    return fail(c, TESSEL_ENOMEM, NULL, "", "out of memory while %s%s", step, size);
 }
 
 static char *dup_text(sweep_ctx *c, const char *text)
 {
     char *d = tessel_strdup(c->s->alloc, text);
     if (!d)
-        oom(c);
+        oom(c, "copying a value of the sweep file", strlen(text) + 1);
     return d;
 }
 
@@ -68,7 +71,7 @@ static char *make_set(sweep_ctx *c, const char *path, const char *value, int quo
 {
     char *out = sweep_make_set(c->s->alloc, path, value, quoted);
     if (!out)
-        oom(c);
+        oom(c, "building a spec override", strlen(path) + 2 * strlen(value) + 4);
     return out;
 }
 
@@ -80,7 +83,7 @@ static char *join_dir(sweep_ctx *c, const char *path)
     size_t n = strlen(dir) + strlen(path) + 2;
     char *out = tessel_alloc(c->s->alloc, n);
     if (!out) {
-        oom(c);
+        oom(c, "resolving a data path", n);
         return NULL;
     }
     snprintf(out, n, "%s/%s", dir, path);
@@ -98,11 +101,11 @@ static int add_value(sweep_ctx *c, sweep_axis *ax, const char *text, int quoted)
         size_t cap = ax->cap ? 2 * ax->cap : 8;
         char **v = tessel_realloc_array(c->s->alloc, ax->values, cap, sizeof(*v));
         if (!v)
-            return oom(c);
+            return oom(c, "storing an axis's values", cap * sizeof(*v));
         ax->values = v;
         char **sets = tessel_realloc_array(c->s->alloc, ax->sets, cap, sizeof(*sets));
         if (!sets)
-            return oom(c);
+            return oom(c, "storing an axis's values", cap * sizeof(*sets));
         ax->sets = sets;
         ax->cap = cap;
     }
@@ -300,7 +303,7 @@ static int parse_data(sweep_ctx *c, const tessel_yaml_node *n)
                     NULL);
     s->data = tessel_alloc_array(s->alloc, count, sizeof(*s->data));
     if (!s->data)
-        return oom(c);
+        return oom(c, "storing the data entries", count * sizeof(*s->data));
     memset(s->data, 0, count * sizeof(*s->data));
     s->ndata = count;
     for (size_t i = 0; i < count && !c->oom; i++)
@@ -335,7 +338,8 @@ static int parse_point_list(sweep_ctx *c, const tessel_yaml_node *n)
     s->list = tessel_alloc_array(s->alloc, n->count * (s->naxes ? s->naxes : 1),
                                  sizeof(*s->list));
     if (!s->list)
-        return oom(c);
+        return oom(c, "storing the listed points",
+                   n->count * (s->naxes ? s->naxes : 1) * sizeof(*s->list));
     for (size_t p = 0; p < n->count; p++) {
         const tessel_yaml_node *m = n->items[p];
         for (size_t a = 0; a < s->naxes; a++) {
@@ -401,13 +405,18 @@ static int parse_points(sweep_ctx *c, const tessel_yaml_node *n, const tessel_ya
                     seed->kind == TESSEL_YAML_SCALAR ? seed->value : "?", NULL);
     if (count >= cross)
         return TESSEL_OK; /* all of them */
-    if (count > (UINT64_C(1) << 30))
-        return fail(c, TESSEL_ERANGE, k, "points.random", "at most 2^30 sampled points%s%s",
-                    NULL, NULL);
+    /* Checked before sampling: the sample is held in memory (about 24
+     * bytes a point while it is drawn), so a count is bounded by what a
+     * sweep can evaluate, not by the cross product (issue 25 item 7). */
+    if (count > SWEEP_MAX_RANDOM)
+        return fail(c, TESSEL_ERANGE, k, "points.random", "at most 4194304 (2^22) sampled "
+                    "points per data entry%s%s; for more, sweep the cross product "
+                    "(points: all) or split the axes", NULL, NULL);
     s->mode = SWEEP_RANDOM;
     s->per_data = count;
-    if (sweep_sample(s->alloc, cross, count, seed_value, &s->sample))
-        return oom(c);
+    size_t asked = 0;
+    if (sweep_sample(s->alloc, cross, count, seed_value, &s->sample, &asked))
+        return oom(c, "drawing the random sample of points", asked);
     return TESSEL_OK;
 }
 
@@ -493,7 +502,7 @@ static int parse_sets(sweep_ctx *c, const tessel_yaml_node *m)
                     NULL);
     s->sets = tessel_alloc_array(s->alloc, m->count ? m->count : 1, sizeof(*s->sets));
     if (!s->sets)
-        return oom(c);
+        return oom(c, "storing the fixed overrides", (m->count ? m->count : 1) * sizeof(*s->sets));
     for (size_t i = 0; i < m->count; i++) {
         if (m->items[i]->kind != TESSEL_YAML_SCALAR)
             return fail(c, TESSEL_EINVAL, m->items[i], m->keys[i]->value,
@@ -640,10 +649,11 @@ static char *dir_of(const tessel_allocator *a, const char *path)
 }
 
 /* Out of memory before there is a context to record it in. */
-static int out_of_memory(tessel_diag_list *errors, const char *name)
+static int out_of_memory(tessel_diag_list *errors, const char *name, size_t bytes)
 {
     if (errors)
-        tessel_diag_list_add(errors, TESSEL_ENOMEM, name, 0, 0, "", "out of memory");
+        tessel_diag_list_add(errors, TESSEL_ENOMEM, name, 0, 0, "", "out of memory while "
+                             "reading the sweep file (asked for %zu bytes)", bytes);
     return TESSEL_ENOMEM;
 }
 
@@ -653,7 +663,7 @@ static int sweep_build(const char *name, const void *data, size_t size, int from
     *out = NULL;
     tessel_sweep *s = tessel_alloc(a, sizeof(*s));
     if (!s)
-        return out_of_memory(errors, name);
+        return out_of_memory(errors, name, sizeof(*s));
     memset(s, 0, sizeof(*s));
     s->alloc = a;
     tessel_stat_options_init(&s->stat);
@@ -662,7 +672,7 @@ static int sweep_build(const char *name, const void *data, size_t size, int from
     s->dir = from_file ? dir_of(a, name) : tessel_strdup(a, "");
     if (!s->path || !s->dir) {
         tessel_sweep_free(&s);
-        return out_of_memory(errors, name);
+        return out_of_memory(errors, name, strlen(name) + 1);
     }
     tessel_yaml_doc *doc = NULL;
     tessel_diag d;
@@ -729,7 +739,11 @@ int tessel_sweep_load(const char *path, const tessel_allocator *a, tessel_sweep 
     if (!rc && ferror(f))
         rc = TESSEL_EIO;
     fclose(f);
-    if (rc) {
+    if (rc == TESSEL_ENOMEM) {
+        if (errors)
+            tessel_diag_list_add(errors, rc, path, 0, 0, "", "out of memory while reading the "
+                                 "sweep file (asked for %zu bytes)", cap ? 2 * cap : 65536);
+    } else if (rc) {
         if (errors)
             tessel_diag_list_add(errors, rc, path, 0, 0, "", "%s",
                                  rc == TESSEL_ERANGE ? "a sweep file over 64 MiB"

@@ -33,6 +33,12 @@ int sweep_state_write(const char *dir, const sweep_state *st, const tessel_alloc
     char path[4096];
     if (sweep_join(path, sizeof(path), dir, "sweep.state"))
         return tessel_diag_set(diag, TESSEL_ERANGE, dir, 0, 0, "", "directory name too long");
+    return sweep_state_write_to(path, st, a, diag);
+}
+
+int sweep_state_write_to(const char *path, const sweep_state *st, const tessel_allocator *a,
+                         tessel_diag *diag)
+{
     tessel_outfile *f = NULL;
     int rc = tessel_outfile_open(path, a, &f, diag);
     if (rc)
@@ -45,6 +51,8 @@ int sweep_state_write(const char *dir, const sweep_state *st, const tessel_alloc
     for (size_t i = 0; i < st->nobjectives; i++)
         fprintf(out, " %s", st->objectives[i]);
     fputc('\n', out);
+    if (st->inputs)
+        fputs(st->inputs, out);
     return tessel_outfile_commit(&f, diag);
 }
 

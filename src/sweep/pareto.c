@@ -133,7 +133,9 @@ int sweep_pareto(const char *summary_path, const char *out_path, const char *con
     size_t *front = rows ? tessel_alloc_array(a, n ? n : 1, sizeof(*front)) : NULL;
     char *keep = front ? tessel_alloc(a, n ? n : 1) : NULL;
     if (!rc && !keep)
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+        rc = tessel_diag_oom(diag, summary_path, "finding the Pareto front",
+                             !rows ? (n ? n : 1) * sizeof(*rows)
+                             : !front ? (n ? n : 1) * sizeof(*front) : (n ? n : 1));
     tessel_outfile *out = NULL;
     if (!rc) {
         memset(keep, 0, n ? n : 1);

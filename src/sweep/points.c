@@ -81,15 +81,17 @@ static int compare_u64(const void *a, const void *b)
 }
 
 int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
-                 uint64_t **out)
+                 uint64_t **out, size_t *asked)
 {
     *out = NULL;
+    *asked = 0;
     uint64_t cap = 2;
     while (cap < 2 * k)
         cap *= 2;
     sample_set h = { tessel_alloc_array(a, cap, sizeof(uint64_t)), cap - 1 };
     uint64_t *v = tessel_alloc_array(a, k, sizeof(uint64_t));
     if (!h.slot || !v) {
+        *asked = (size_t)(h.slot ? k : cap) * sizeof(uint64_t);
         tessel_dealloc(a, h.slot);
         tessel_dealloc(a, v);
         return TESSEL_ENOMEM;

@@ -184,6 +184,8 @@ typedef struct run_ctx {
     worker *workers;
     uint64_t first, end, next; /* this run's points and the first one not yet written */
     uint64_t batch_points;
+    char *inputs;      /* the input files' fingerprint lines (inputs.c) */
+    int lock;          /* the directory's lock (lock.c), -1 when not held */
 } run_ctx;
 
 static int first_error(tessel_diag_list *errors, int rc, tessel_diag *diag)
@@ -200,7 +202,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
 {
     r->workers = tessel_alloc_array(r->alloc, r->nthreads, sizeof(*r->workers));
     if (!r->workers)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+        return tessel_diag_oom(diag, "", "starting the sweep's worker threads",
+                               r->nthreads * sizeof(*r->workers));
     memset(r->workers, 0, r->nthreads * sizeof(*r->workers));
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
@@ -208,7 +211,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
         w->traffic = open_memstream(&w->traffic_buf, &w->traffic_size);
         w->point = tessel_alloc(r->alloc, sizeof(*w->point));
         if (!w->summary || !w->traffic || !w->point)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "starting a worker's row buffers and point record",
+                                   w->point ? 0 : sizeof(*w->point));
     }
     return TESSEL_OK;
 }
@@ -244,7 +248,8 @@ static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_d
             continue;
         if (!(w->memo = sweep_memo_create(r->alloc, stats)) ||
             !(w->specs = sweep_spec_cache_create(r->alloc)))
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "creating a worker's traffic memo and spec cache",
+                                   0);
     }
     return TESSEL_OK;
 }
@@ -301,7 +306,8 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         size_t nchunks = (size_t)((count + per_chunk - 1) / per_chunk);
         chunk *chunks = tessel_alloc_array(r->alloc, nchunks, sizeof(*chunks));
         if (!chunks)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+            return tessel_diag_oom(diag, "", "dividing a batch of points into chunks",
+                                   nchunks * sizeof(*chunks));
         for (size_t c = 0; c < nchunks; c++) {
             memset(&chunks[c], 0, sizeof(chunks[c]));
             chunks[c].first = from + c * per_chunk;
@@ -547,6 +553,7 @@ static void state_of(const run_ctx *r, sweep_state *st)
     st->shard_count = r->opt->shard_count > 1 ? r->opt->shard_count : 1;
     st->first = r->first;
     st->end = r->end;
+    st->inputs = r->inputs;
     const char *const *names = r->opt->objectives;
     size_t n = r->opt->nobjectives;
     if (!names)
@@ -614,6 +621,13 @@ static int start_resume(run_ctx *r, tessel_diag *diag)
         return tessel_diag_set(diag, TESSEL_EINVAL, r->dir, 0, 0, "",
                                "holds the outputs of another sweep (a different sweep file, "
                                "base spec or shard): --overwrite starts this one over");
+    char *saved = NULL;
+    if ((rc = sweep_inputs_read(r->dir, r->alloc, &saved, diag)))
+        return rc;
+    rc = sweep_inputs_check(r->dir, saved, r->inputs, diag);
+    tessel_dealloc(r->alloc, saved);
+    if (rc)
+        return rc;
     if ((rc = reopen_final(r->summary_path, r->summary_part, diag)) ||
         (rc = reopen_final(r->traffic_path, r->traffic_part, diag)))
         return rc;
@@ -709,18 +723,21 @@ static void shard_range(uint64_t total, uint64_t index, uint64_t count, uint64_t
 static int run_all(run_ctx *r, tessel_diag *diag)
 {
     const tessel_sweep *s = r->sweep;
-    int rc = r->opt->resume ? start_resume(r, diag) : start_fresh(r, diag);
-    if (rc)
-        return rc;
+    /* The spec first: the state lists the files it was read from. */
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, r->alloc);
-    rc = tessel_spec_load(s->spec_path, (const char *const *)s->sets, s->nsets, r->alloc,
-                          &r->base, &errors);
+    int rc = tessel_spec_load(s->spec_path, (const char *const *)s->sets, s->nsets, r->alloc,
+                              &r->base, &errors);
     if (!rc)
         rc = tessel_energy_db_load(r->base, r->alloc, &r->db, &errors);
     if (rc)
         return first_error(&errors, rc, diag);
     tessel_diag_list_free(&errors);
+    if ((rc = sweep_inputs_collect(s, r->base, r->alloc, &r->inputs, diag)))
+        return rc;
+    rc = r->opt->resume ? start_resume(r, diag) : start_fresh(r, diag);
+    if (rc)
+        return rc;
     if ((rc = workers_open(r, diag)))
         return rc;
     for (size_t d = 0; d < tessel_sweep_data_count(s) && !rc; d++)
@@ -751,6 +768,7 @@ int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_
     r.alloc = a;
     r.report = report;
     r.dir = dir;
+    r.lock = -1;
     r.nthreads = o->threads ? (o->threads > 256 ? 256 : o->threads) : online_cores();
     r.batch_points = 16u * r.nthreads;
     shard_range(tessel_sweep_point_count(s), o->shard_index, count, &r.first, &r.end);
@@ -760,6 +778,8 @@ int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_
     if (!rc)
         rc = sweep_ensure_dir(dir, diag);
     if (!rc)
+        rc = sweep_lock_take(dir, "sweep", &r.lock, diag);
+    if (!rc)
         rc = run_all(&r, diag);
     if (r.summary)
         fclose(r.summary);
@@ -768,5 +788,7 @@ int tessel_sweep_run(const tessel_sweep *s, const char *dir, const tessel_sweep_
     workers_close(&r);
     tessel_energy_db_free(&r.db);
     tessel_spec_free(&r.base);
+    tessel_dealloc(a, r.inputs);
+    sweep_lock_release(r.lock); /* last: the directory is consistent now */
     return rc;
 }

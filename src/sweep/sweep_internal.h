@@ -12,6 +12,7 @@
 #define SWEEP_MAX_VALUES 100000u
 #define SWEEP_MAX_POINTS (UINT64_C(1) << 40)
 #define SWEEP_MAX_DATA 100000u
+#define SWEEP_MAX_RANDOM (UINT64_C(1) << 22) /* points: {random: N}: N at most */
 #define SWEEP_NO_VALUE UINT32_MAX /* an explicit point that leaves an axis as the spec has it */
 
 typedef struct sweep_axis {
@@ -68,9 +69,10 @@ char *sweep_make_set(const tessel_allocator *a, const char *path, const char *va
 /* points.c: the value index of every axis at design point q (0 <=
  * q < per_data) into idx[0..naxes). */
 void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx);
-/* Floyd's sampling of k distinct numbers below n, sorted (random mode). */
+/* Floyd's sampling of k distinct numbers below n, sorted (random mode);
+ * TESSEL_ENOMEM with the size that failed in *asked. */
 int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
-                 uint64_t **out);
+                 uint64_t **out, size_t *asked);
 
 /* ------------------------------------------------------------------ */
 /* eval.c: everything a point needs, shared read-only by the threads. */
@@ -200,17 +202,38 @@ typedef struct sweep_state {
     uint64_t first, end;    /* this run's points [first, end) */
     size_t nobjectives;
     char objectives[TESSEL_SWEEP_MAX_OBJECTIVES][64];
+    const char *inputs;     /* "input ..." lines (inputs.c), or NULL; not owned */
 } sweep_state;
 
 int sweep_state_write(const char *dir, const sweep_state *st, const tessel_allocator *a,
                       tessel_diag *diag);
 int sweep_state_read(const char *dir, sweep_state *st, tessel_diag *diag);
+/* The same into the file at `path` (a merge writes it aside first). */
+int sweep_state_write_to(const char *path, const sweep_state *st, const tessel_allocator *a,
+                         tessel_diag *diag);
 
 /* resume.c: cuts the .part file at `path` after its last whole row whose
  * point is <= limit (*last, *found); *has_header = 0 when even the header
  * line is incomplete (the file is then emptied). */
 int sweep_part_recover(const char *path, uint64_t limit, uint64_t *last, int *found,
                        int *has_header, tessel_diag *diag);
+
+/* inputs.c: the "input SIZE TIME CHECKSUM PATH" lines of every file a
+ * result depends on (spec and includes, energy tables, data files) into
+ * *text (allocated); those saved in DIR/sweep.state (*text "" when none);
+ * and the check that refuses a resume whose inputs changed, naming the
+ * file (saved "" = an older state: not checked). */
+int sweep_inputs_collect(const tessel_sweep *s, const tessel_spec *base,
+                         const tessel_allocator *a, char **text, tessel_diag *diag);
+int sweep_inputs_read(const char *dir, const tessel_allocator *a, char **text,
+                      tessel_diag *diag);
+int sweep_inputs_check(const char *dir, const char *saved, const char *now, tessel_diag *diag);
+
+/* lock.c: takes the lock on DIR/sweep.lock for `command` ("sweep",
+ * "merge"), held until sweep_lock_release(*fd); another process holding
+ * it makes this fail at once (TESSEL_EINVAL) naming it. */
+int sweep_lock_take(const char *dir, const char *command, int *fd, tessel_diag *diag);
+void sweep_lock_release(int fd);
 
 /* Seconds on the monotonic clock (run.c). */
 double sweep_now(void);

@@ -168,6 +168,13 @@ START_TEST(parse_survives_every_failed_allocation)
         tessel_sweep_free(&s);
         ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
         ck_assert(rc == 0 || errors.count + errors.dropped > 0);
+        /* Issue 25 item 9: the error names the step and the size asked for. */
+        for (size_t i = 0; i < errors.count; i++)
+            if (errors.items[i].code == TESSEL_ENOMEM)
+                ck_assert_msg(strstr(errors.items[i].message, "out of memory while ") &&
+                                  strstr(errors.items[i].message, " bytes)"),
+                              "allocation %ld: '%s' names no step or size", n,
+                              errors.items[i].message);
         tessel_diag_list_free(&errors);
         if (ta.calls < n)
             break;
@@ -235,7 +242,7 @@ static int exists(const char *dir, const char *name)
 static void remove_outputs(const char *dir)
 {
     const char *names[] = { "summary.csv", "traffic.csv", "pareto.csv", "sweep.state",
-                            "summary.csv.part", "traffic.csv.part" };
+                            "summary.csv.part", "traffic.csv.part", "sweep.lock" };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -293,6 +300,93 @@ START_TEST(run_survives_every_failed_allocation)
 }
 END_TEST
 
+static int run_shard(const char *text, unsigned index, unsigned count, const char *dir,
+                     tessel_diag *d)
+{
+    tessel_sweep *s = NULL;
+    ck_assert_int_eq(tessel_sweep_parse("s.yaml", text, strlen(text), NULL, &s, NULL), 0);
+    tessel_sweep_options o;
+    tessel_sweep_options_init(&o);
+    o.threads = 1;
+    o.overwrite = 1;
+    o.shard_index = index;
+    o.shard_count = count;
+    tessel_sweep_report r;
+    int rc = tessel_sweep_run(s, dir, &o, NULL, &r, d);
+    tessel_sweep_free(&s);
+    return rc;
+}
+
+/* Issue 25 items 3 and 9: a merge whose allocation n fails reports
+ * TESSEL_ENOMEM naming the step and the bytes asked for, leaks nothing
+ * and leaves the files of an earlier merge into the same directory
+ * exactly as they were, with nothing left aside. */
+START_TEST(merge_survives_every_failed_allocation)
+{
+    char tmp[] = "/tmp/tessel-sweep-merge-oom-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    char shard[2][600], out[600];
+    tessel_diag d;
+    for (unsigned i = 0; i < 2; i++) {
+        snprintf(shard[i], sizeof(shard[i]), "%s/shard-%u", tmp, i);
+        ck_assert_msg(run_shard(sweep_text, i, 2, shard[i], &d) == 0, "shard %u: %s", i,
+                      d.message);
+    }
+    snprintf(out, sizeof(out), "%s/merged", tmp);
+    const char *dirs[2] = { shard[1], shard[0] };
+    ck_assert_msg(tessel_sweep_merge(dirs, 2, out, NULL, 0, NULL, NULL, &d) == 0, "%s",
+                  d.message);
+    const char *names[] = { "summary.csv", "traffic.csv", "pareto.csv", "sweep.state" };
+    enum { NFILES = 4 };
+    char *before[NFILES];
+    for (size_t f = 0; f < NFILES; f++) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/%s", out, names[f]);
+        before[f] = strdup(slurp(path));
+    }
+    /* a merge with other objectives: its pareto.csv differs, so a partial
+     * merge would show */
+    const char *objectives[] = { "cycles", "energy_pj" };
+    long n, failures = 0;
+    for (n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_diag_clear(&d);
+        int rc = tessel_sweep_merge(dirs, 2, out, objectives, 2, &ta.allocator, NULL, &d);
+        ck_assert_msg(ta.live == 0, "allocation %ld failed: %ld blocks leaked", n, ta.live);
+        if (ta.calls < n) {
+            ck_assert_msg(rc == 0, "%s", d.message);
+            break;
+        }
+        if (rc == 0)
+            continue; /* absorbed */
+        failures++;
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: rc %d: %s", n, rc, d.message);
+        ck_assert_msg(strstr(d.message, "out of memory while ") && strstr(d.message, " bytes)"),
+                      "allocation %ld: '%s' names no step or size", n, d.message);
+        for (size_t f = 0; f < NFILES; f++) {
+            char path[700], aside[720];
+            snprintf(path, sizeof(path), "%s/%s", out, names[f]);
+            ck_assert_msg(strcmp(slurp(path), before[f]) == 0,
+                          "allocation %ld failed but %s changed", n, names[f]);
+            snprintf(aside, sizeof(aside), "%s.merge", path);
+            ck_assert_msg(access(aside, F_OK) != 0, "allocation %ld: %s left behind", n, aside);
+        }
+        ck_assert_msg(n < 100000, "no end in sight");
+    }
+    ck_assert_int_gt(failures, 5);
+    for (size_t f = 0; f < NFILES; f++)
+        free(before[f]);
+    remove_outputs(out);
+    remove_outputs(shard[0]);
+    remove_outputs(shard[1]);
+    rmdir(out);
+    rmdir(shard[0]);
+    rmdir(shard[1]);
+    rmdir(tmp);
+}
+END_TEST
+
 /* The patched sweep equals the same sweep with every spec derived in
  * full (--no-memo), invalid rows included. */
 START_TEST(patched_equals_derived)
@@ -337,6 +431,7 @@ int main(void)
     tcase_add_loop_test(tc, run_survives_every_failed_allocation, 0,
                         (int)(sizeof(oom_sweeps) / sizeof(oom_sweeps[0])));
     tcase_add_test(tc, patched_equals_derived);
+    tcase_add_test(tc, merge_survives_every_failed_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -103,12 +103,30 @@ static int is_comment_or_blank(const char *p, const char *end)
     return *p == '%';
 }
 
-/* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one. */
-static int read_index(const char **p, const char *end, uint64_t limit, uint32_t *out)
+/* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
+ * The common form (spaces or tabs, then up to 18 digits ending the token)
+ * is read inline, saving scan_u64's call and overflow checks on every
+ * index; anything else goes to scan_u64, which decides as it always has. */
+static int read_index(const char **pp, const char *end, uint64_t limit, uint32_t *out)
 {
-    uint64_t v;
-    if (scan_u64(p, end, &v) != SCAN_OK || v == 0 || v > limit)
+    const char *p = *pp;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *digits = p;
+    uint64_t v = 0;
+    while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    int ends = p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f';
+    if (p == digits || !ends) {
+        uint64_t general; /* its own variable: v stays in a register */
+        p = *pp;
+        if (scan_u64(&p, end, &general) != SCAN_OK)
+            return 0;
+        v = general;
+    }
+    if (v == 0 || v > limit)
         return 0;
+    *pp = p;
     *out = (uint32_t)(v - 1);
     return 1;
 }
@@ -129,12 +147,14 @@ static int read_value(const char **p, const char *end, enum mtx_field field, dou
     return scan_double(p, end, out) == SCAN_OK;
 }
 
-/* Pass 1: counts the entry of the line at the rows it lands in. */
+/* Pass 1: counts the entry of the line at the rows it lands in. A general
+ * matrix needs only the row here; pass 2 checks the rest of the line. */
 static int count_line(chunk *c, const char *p, const char *end)
 {
     const mtx_chunk_job *job = c->job;
-    uint32_t i, j;
-    if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j))
+    uint32_t i, j = 0;
+    if (!read_index(&p, end, job->rows, &i) ||
+        (job->symmetry != SYM_GENERAL && !read_index(&p, end, job->cols, &j)))
         return MTX_CHUNKED_FALLBACK;
     if (job->symmetry == SYM_SKEW && i == j)
         return MTX_CHUNKED_FALLBACK;

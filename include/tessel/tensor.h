@@ -90,6 +90,11 @@ typedef struct tessel_load_options {
      * holds NAME-HASH.tsl, HASH from the source's absolute path (for
      * read-only data directories). */
     const char *cache_dir;
+    /* Uncompressed Matrix Market files that are not complex: 0 parses on
+     * every online core, N > 0 on N threads, -1 with the single-pass reader
+     * that gzip, complex and .tns input use. The tensor is the same bit for
+     * bit (docs/data.md "Parsing"). */
+    int parse_threads;
 } tessel_load_options;
 
 /* Zero-initialised options are the defaults. */

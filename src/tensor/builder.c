@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "builder_internal.h"
 #include "tessel/tensor.h"
 
 struct tessel_coo_builder {
@@ -283,19 +284,25 @@ static void merge_duplicates(tessel_tensor *t, int drop_zeros)
     t->nnz = out;
 }
 
-static int check_ptr_size(const tessel_coo_builder *b, tessel_diag *diag)
+int tensor_check_ptr_size(unsigned order, uint64_t rows, uint64_t count, int has_values,
+                          tessel_diag *diag)
 {
-    uint64_t entry_bytes = b->count * (4ull * b->order + (b->has_values ? 8u : 0u));
+    uint64_t entry_bytes = count * (4ull * order + (has_values ? 8u : 0u));
     uint64_t limit = entry_bytes * PTR_BYTES_PER_ENTRY_FACTOR;
     if (limit < PTR_BYTES_FLOOR)
         limit = PTR_BYTES_FLOOR;
-    if ((b->dims[0] + 1) * sizeof(uint64_t) > limit)
+    if ((rows + 1) * sizeof(uint64_t) > limit)
         return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
                                "%llu rows for only %llu entries: tessel stores one pointer per "
                                "row (%.1f GiB here), which it refuses for such hypersparse input",
-                               (unsigned long long)b->dims[0], (unsigned long long)b->count,
-                               (double)(b->dims[0] + 1) * 8.0 / (1u << 30));
+                               (unsigned long long)rows, (unsigned long long)count,
+                               (double)(rows + 1) * 8.0 / (1u << 30));
     return TESSEL_OK;
+}
+
+static int check_ptr_size(const tessel_coo_builder *b, tessel_diag *diag)
+{
+    return tensor_check_ptr_size(b->order, b->dims[0], b->count, b->has_values, diag);
 }
 
 /* Stable counting sort of the builder's entries by mode 0 into t. */
@@ -404,13 +411,21 @@ int tessel_coo_builder_finish(tessel_coo_builder *b, unsigned flags, tessel_tens
         tessel_tensor_free(&t);
         return oom(diag);
     }
-    rc = sort_slices(t, diag);
+    rc = tensor_finish_slices(t, flags, diag);
     if (rc) {
         tessel_tensor_free(&t);
         return rc;
     }
+    *out = t;
+    return TESSEL_OK;
+}
+
+int tensor_finish_slices(tessel_tensor *t, unsigned flags, tessel_diag *diag)
+{
+    int rc = sort_slices(t, diag);
+    if (rc)
+        return rc;
     merge_duplicates(t, (flags & TESSEL_BUILD_DROP_ZEROS) != 0);
     shrink_to_nnz(t);
-    *out = t;
     return TESSEL_OK;
 }

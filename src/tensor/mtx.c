@@ -11,11 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mtx_chunked.h"
 #include "textio.h"
 #include "tessel/tensor.h"
 
-enum mtx_field { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN, FIELD_COMPLEX };
-enum mtx_symmetry { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW, SYM_HERMITIAN };
 
 typedef struct mtx_header {
     enum mtx_field field;
@@ -333,6 +332,42 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
     return TESSEL_OK;
 }
 
+/* The entries through mtx_chunked.c when the input allows (uncompressed,
+ * not complex, parse_threads >= 0); MTX_CHUNKED_FALLBACK leaves r just after
+ * the size line for the single-pass reader (mtx_chunked.c reads with
+ * pread, never moving r). */
+static int mtx_read_chunked(text_reader *r, const tessel_load_options *opt, const mtx_header *h,
+                            const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    if (opt->parse_threads < 0 || r->gz || (r->fd < 0 && !r->mem) ||
+        h->field == FIELD_COMPLEX)
+        return MTX_CHUNKED_FALLBACK;
+    mtx_chunk_job job;
+    memset(&job, 0, sizeof(job));
+    job.name = r->name;
+    job.fd = r->fd;
+    job.mem = r->mem;
+    job.begin = r->bytes_read - (r->len - r->pos);
+    job.end = r->source_bytes;
+    if (job.begin > job.end)
+        return MTX_CHUNKED_FALLBACK;
+    job.rows = h->rows;
+    job.cols = h->cols;
+    job.entries = h->entries;
+    job.field = h->field;
+    job.symmetry = h->symmetry;
+    job.threads = opt->parse_threads;
+    job.flags = opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0;
+    int rc = mtx_chunked_read(&job, a, out, diag);
+    if (rc == TESSEL_OK) {
+        strcpy((*out)->field, h->field_name);
+        strcpy((*out)->symmetry, h->symmetry_name);
+    } else if (rc < 0 && diag && !diag->file[0]) {
+        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+    }
+    return rc;
+}
+
 static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel_allocator *a,
                     tessel_tensor **out, tessel_diag *diag)
 {
@@ -347,6 +382,9 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
     if (!rc)
         rc = parse_size_line(r, &h, diag);
     if (rc)
+        return rc;
+    rc = mtx_read_chunked(r, opt, &h, a, out, diag);
+    if (rc != MTX_CHUNKED_FALLBACK)
         return rc;
     uint64_t dims[2] = { h.rows, h.cols };
     tessel_coo_builder *b = NULL;

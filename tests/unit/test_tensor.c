@@ -177,6 +177,43 @@ START_TEST(number_parsing_matches_strtod)
                           samples[i], t->values[0], want);
         tessel_tensor_free(&t);
     }
+    /* Edge cases: signs, leading zeros, 17+ digit mantissas, exact
+     * midpoints between doubles, denormals and the normal range's ends. */
+    static const char *const edges[] = {
+        "000123.4500", "-0.0", "+.5e-3", "-00.000e+00", "0.1000000000000000055511151231257827",
+        "1.00000000000000011102230246251565404236316680908203125",
+        "1.0000000000000002220446049250313080847263336181640625",
+        "1.00000000000000033306690738754696212708950042724609375", "9007199254740995",
+        "18014398509481986", "0.30000000000000004", "0.29999999999999999", "2.2250738585072011e-308",
+        "2.2250738585072014e-308", "4.9406564584124654e-324", "1e-400", "123456789012345678",
+        "1234567890123456789", "12345678901234567890", "0.12345678901234567e-5", "99999999999999999e10",
+        "1.7976931348623157e308", "1.7976931348623158e308", "1e27", "1e28", "1e-27", "1e-28"
+    };
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        snprintf(text, sizeof(text), "%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 %s\n",
+                 edges[i]);
+        tessel_tensor *t = parse_mtx_ok(text, 0);
+        double want = strtod(edges[i], NULL);
+        ck_assert_msg(memcmp(&want, &t->values[0], sizeof(double)) == 0, "%s: %.17g vs %.17g",
+                      edges[i], t->values[0], want);
+        tessel_tensor_free(&t);
+    }
+    /* Random doubles printed with 15 to 18 significant digits (%.17g is what
+     * tessel gen and tessel convert write) over a wide exponent range. */
+    unsigned long long g = 987654321;
+    for (int i = 0; i < 30000; i++) {
+        g = g * 6364136223846793005ull + 1442695040888963407ull;
+        double x = ldexp((double)(g >> 11) / 9007199254740992.0, (int)((g >> 3) % 200) - 100);
+        char num[64];
+        snprintf(num, sizeof(num), "%.*g", 15 + (int)(g % 4), (g & 16) ? -x : x);
+        snprintf(text, sizeof(text), "%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 %s\n",
+                 num);
+        tessel_tensor *t = parse_mtx_ok(text, 0);
+        double want = strtod(num, NULL);
+        ck_assert_msg(memcmp(&want, &t->values[0], sizeof(double)) == 0, "%s: %.17g vs %.17g",
+                      num, t->values[0], want);
+        tessel_tensor_free(&t);
+    }
     /* Random decimals in the fast path's range and beyond it. */
     unsigned long long s = 12345;
     for (int i = 0; i < 20000; i++) {
@@ -697,6 +734,194 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+static tessel_tensor *parse_with_threads(const char *text, size_t len, int threads,
+                                         int drop_zeros, int *rc, tessel_diag *d)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.parse_threads = threads;
+    opt.drop_zeros = drop_zeros;
+    tessel_tensor *t = NULL;
+    tessel_diag_clear(d);
+    *rc = tessel_tensor_parse_mtx("chunk.mtx", text, len, &opt, NULL, &t, d);
+    return t;
+}
+
+/* Two tensors equal bit for bit: extents, pointers, indices, values, field
+ * and symmetry. */
+static void assert_same_tensor(const tessel_tensor *a, const tessel_tensor *b, const char *what)
+{
+    ck_assert_msg(a->order == b->order && a->nnz == b->nnz, "%s: nnz %llu vs %llu", what,
+                  (unsigned long long)a->nnz, (unsigned long long)b->nnz);
+    for (unsigned m = 0; m < a->order; m++)
+        ck_assert_uint_eq(a->dims[m], b->dims[m]);
+    ck_assert_msg(memcmp(a->ptr, b->ptr, (a->dims[0] + 1) * sizeof(uint64_t)) == 0, "%s: ptr",
+                  what);
+    if (a->nnz) {
+        ck_assert_msg(memcmp(a->idx[1], b->idx[1], a->nnz * sizeof(uint32_t)) == 0, "%s: idx",
+                      what);
+        ck_assert((a->values == NULL) == (b->values == NULL));
+        if (a->values)
+            ck_assert_msg(memcmp(a->values, b->values, a->nnz * sizeof(double)) == 0,
+                          "%s: values", what);
+    }
+    ck_assert_str_eq(a->field, b->field);
+    ck_assert_str_eq(a->symmetry, b->symmetry);
+}
+
+/* The chunked reader (any number of threads) against the single-pass one
+ * (parse_threads -1), on one text: the same tensor, or the same error. */
+static void check_both_ways(const char *text, size_t len, const char *what)
+{
+    for (int drop = 0; drop <= 1; drop++) {
+        int rc_ref;
+        tessel_diag d_ref;
+        tessel_tensor *ref = parse_with_threads(text, len, -1, drop, &rc_ref, &d_ref);
+        static const int threads[] = { 0, 1, 2, 3, 7, 64 };
+        for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+            int rc;
+            tessel_diag d;
+            tessel_tensor *t = parse_with_threads(text, len, threads[k], drop, &rc, &d);
+            ck_assert_msg(rc == rc_ref, "%s, %d threads: rc %d vs %d (%s)", what, threads[k], rc,
+                          rc_ref, d.message);
+            if (rc == TESSEL_OK) {
+                check_invariants(t);
+                assert_same_tensor(ref, t, what);
+            } else {
+                ck_assert_uint_eq(d.line, d_ref.line);
+                ck_assert_str_eq(d.message, d_ref.message);
+            }
+            tessel_tensor_free(&t);
+        }
+        tessel_tensor_free(&ref);
+    }
+}
+
+START_TEST(chunked_reader_matches_single_pass)
+{
+    static const char *const texts[] = {
+        "%%MatrixMarket matrix coordinate real general\n% c\n4 5 7\n1 1 1.5\n4 5 -2e3\n"
+        "2 3 0.1\n\n  % inner comment\n2 3 0.2\n2 3 0.30000000000000004\n1 1 -1.5\n3 2 0\n",
+        "%%MatrixMarket matrix coordinate real general\r\n3 3 3\r\n1 1 1\r\n2 2 2\r\n3 3 3",
+        "%%MatrixMarket matrix coordinate integer symmetric\n4 4 5\n1 1 7\n2 1 -3\n4 1 9\n"
+        "4 3 1\n2 1 4\n",
+        "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 0.5\n3 1 -2.25\n",
+        "%%MatrixMarket matrix coordinate pattern symmetric\n5 5 4\n1 1\n3 1\n5 2\n5 2\n",
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n",
+        "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 2 3 4\n",
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        check_both_ways(texts[i], strlen(texts[i]), texts[i]);
+    for (size_t i = 0; i < sizeof(bad_mtx) / sizeof(bad_mtx[0]); i++)
+        check_both_ways(bad_mtx[i].text, strlen(bad_mtx[i].text), bad_mtx[i].text);
+    /* A larger column-major file with duplicates, comments and every value
+     * form, so that rows span chunks and duplicates sit in different ones. */
+    size_t cap = 1u << 20, len = 0;
+    char *big = malloc(cap);
+    ck_assert_ptr_nonnull(big);
+    len += (size_t)snprintf(big, cap, "%%%%MatrixMarket matrix coordinate real general\n"
+                                      "97 89 6000\n");
+    unsigned long long s = 42;
+    for (int e = 0; e < 6000; e++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned i = 1 + (unsigned)((s >> 40) % 97), j = 1 + (unsigned)(e * 89 / 6000);
+        double v = ldexp((double)(s >> 20) / 4294967296.0, (int)((s >> 8) % 40) - 20);
+        if (e % 97 == 0)
+            len += (size_t)snprintf(big + len, cap - len, "%% comment %d\n\n", e);
+        if (e % 5 == 0)
+            len += (size_t)snprintf(big + len, cap - len, "%u %u %d\n", i, j, (int)(s % 7) - 3);
+        else
+            len += (size_t)snprintf(big + len, cap - len, "%u %u %.*g\n", i, j,
+                                    1 + (int)(s % 19), (s & 1) ? -v : v);
+    }
+    check_both_ways(big, len, "column-major 97x89");
+    free(big);
+}
+END_TEST
+
+/* Every shared matrix, decompressed into memory, parses to the same tensor
+ * through the chunked reader (2 and 5 threads) and the single-pass one. */
+START_TEST(shared_matrices_chunked_match)
+{
+    DIR *dir = opendir(DATA_DIR "/mtx");
+    if (!dir)
+        return; /* data not present: the wrapper reports the skip */
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(dir))) {
+        if (!strstr(e->d_name, ".mtx"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), DATA_DIR "/mtx/%s", e->d_name);
+        gzFile gz = gzopen(path, "rb");
+        ck_assert_ptr_nonnull(gz);
+        size_t cap = 1u << 20, len = 0;
+        char *text = malloc(cap);
+        int n;
+        while (text && (n = gzread(gz, text + len, (unsigned)(cap - len))) > 0) {
+            len += (size_t)n;
+            if (len == cap)
+                text = realloc(text, cap *= 2);
+        }
+        gzclose(gz);
+        ck_assert_ptr_nonnull(text);
+        tessel_tensor *ref = NULL;
+        tessel_diag d;
+        tessel_diag_clear(&d);
+        ck_assert_int_eq(tessel_tensor_read_mtx(path, NULL, NULL, &ref, &d), TESSEL_OK);
+        for (int threads = 2; threads <= 5; threads += 3) {
+            int rc;
+            tessel_tensor *t = parse_with_threads(text, len, threads, 0, &rc, &d);
+            ck_assert_msg(rc == TESSEL_OK, "%s: %s", path, d.message);
+            assert_same_tensor(ref, t, path);
+            tessel_tensor_free(&t);
+        }
+        tessel_tensor_free(&ref);
+        free(text);
+        files++;
+    }
+    closedir(dir);
+    ck_assert_int_ge(files, 20);
+}
+END_TEST
+
+/* A plain file on disk takes the chunked reader (pread by chunks) and gives
+ * the single-pass reader's tensor. */
+START_TEST(plain_file_chunked_match)
+{
+    char path[] = "/tmp/tessel-chunk-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n2000 2000 30000\n");
+    unsigned long long s = 7;
+    for (int k = 0; k < 30000; k++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned i = 1 + (unsigned)((s >> 33) % 2000), j = 1 + (unsigned)((s >> 13) % 2000);
+        fprintf(f, "%u %u %.17g\n", i > j ? i : j, i > j ? j : i, (double)(s >> 11) / 9e15);
+    }
+    fclose(f);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    tessel_tensor *ref = NULL, *t = NULL;
+    tessel_diag d;
+    opt.parse_threads = -1;
+    ck_assert_int_eq(tessel_tensor_read_mtx(path, &opt, NULL, &ref, &d), TESSEL_OK);
+    for (int threads = 0; threads <= 3; threads++) {
+        test_alloc ta;
+        test_alloc_init(&ta, 0);
+        opt.parse_threads = threads;
+        ck_assert_int_eq(tessel_tensor_read_mtx(path, &opt, &ta.allocator, &t, &d), TESSEL_OK);
+        assert_same_tensor(ref, t, path);
+        ck_assert_uint_eq(ta.bytes - sizeof(*t), tessel_tensor_bytes(t));
+        tessel_tensor_free(&t);
+        ck_assert_int_eq(ta.live, 0);
+    }
+    tessel_tensor_free(&ref);
+    unlink(path);
+}
+END_TEST
+
 /* Every shared real matrix loads, satisfies the layout invariants and has
  * as many entries as its stored triangle(s) allow. */
 START_TEST(shared_matrices_load)
@@ -754,6 +979,9 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, builder_sorts_and_merges);
     tcase_add_test(tc, out_of_memory_every_allocation);
     tcase_add_test(tc, shared_matrices_load);
+    tcase_add_test(tc, chunked_reader_matches_single_pass);
+    tcase_add_test(tc, shared_matrices_chunked_match);
+    tcase_add_test(tc, plain_file_chunked_match);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Matrix Market parse speed and memory against `wc -l` (issue 27 item 1 targets).
+
+    python3 bench/parse_speed.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M]
+                                 [--kinds uniform:real,rmat:pattern] [--cache DIR] [--runs 3]
+
+Generates, once (cached in --cache, default a directory in the system's temp dir kept between
+runs), `tessel gen` square .mtx files of average degree 16 (rows = nnz / 16, seed 1) for each
+KIND:FIELD (FIELD real: values written with 17 significant digits; pattern: no values), then
+per file, in the same run and with the file in the page cache (one untimed warm-up read):
+
+- `tessel convert FILE OUT.tsl -v`: the wall seconds of the read alone (`-v`'s "read" figure),
+  the process's CPU seconds (user + system, from os.wait4; this includes writing the .tsl,
+  which is at memory speed) and its peak resident memory (ru_maxrss);
+- `wc -l FILE`: wall and CPU seconds.
+
+Best of --runs for every time. It prints MB/s of the read, the read's wall time over `wc -l`'s
+(`read/wc`: 4 means tessel takes 4x as long as wc), CPU over wc's CPU, and the peak memory over
+the tensor tessel builds (`mem/T`: 4 B column index per nonzero, 8 B value per nonzero when
+the field is real, 8 B per row pointer). Targets (issue 27): >= 4x the throughput measured
+before the change, >= 25 % of `wc -l` (read/wc <= 4), mem/T <= 1.3. Figures only, no
+pass/fail. Standard library only.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(s):
+    s = s.strip().upper()
+    if s and s[-1] in SUFFIX:
+        return int(float(s[:-1]) * SUFFIX[s[-1]])
+    return int(s)
+
+
+def label(n):
+    for suf in ("G", "M", "K"):
+        if n % SUFFIX[suf] == 0:
+            return "%d%s" % (n // SUFFIX[suf], suf)
+    return str(n)
+
+
+def generate(tessel, kind, field, nnz, cache):
+    """The cached .mtx of this kind, field and size, generated when missing; its stored nnz."""
+    rows = max(1, nnz // 16)
+    path = os.path.join(cache, "%s-%s-%s.mtx" % (kind, field, label(nnz)))
+    meta = path + ".nnz"
+    if not (os.path.exists(path) and os.path.exists(meta)):
+        cmd = [tessel, "gen", kind, "--size", str(rows), "--nnz", str(nnz), "--seed", "1",
+               "-v", "-o", path]
+        if field == "pattern":
+            cmd.append("--pattern")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(" ".join(cmd) + "\n" + r.stderr)
+        m = re.search(r"(\d+) entries", r.stderr)
+        with open(meta, "w") as f:
+            f.write(m.group(1) if m else str(nnz))
+    with open(meta) as f:
+        return path, rows, int(f.read().strip())
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (wall s, cpu s, peak RSS bytes, stderr text)."""
+    err = tempfile.TemporaryFile(mode="w+")
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status):
+        err.seek(0)
+        raise RuntimeError(" ".join(cmd) + "\n" + err.read())
+    err.seek(0)
+    # ru_maxrss is in KiB on Linux
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, err.read()
+
+
+def best(runs, fn):
+    """Element-wise minimum of runs calls of fn (each a tuple of numbers)."""
+    out = None
+    for _ in range(runs):
+        r = fn()
+        out = r if out is None else tuple(min(a, b) for a, b in zip(out, r))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tessel", default="build/tools/tessel")
+    ap.add_argument("--sizes", default="1M,4M,16M",
+                    help="nonzeros per matrix, comma-separated (K, M, G suffixes: powers of 2)")
+    ap.add_argument("--kinds", default="uniform:real,rmat:pattern",
+                    help="KIND:FIELD pairs, FIELD real or pattern")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tessel-parse"),
+                    help="where the generated matrices are kept between runs")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    os.makedirs(args.cache, exist_ok=True)
+    print("tessel convert FILE OUT.tsl -v vs wc -l FILE; best of %d; %d online CPUs; cache %s"
+          % (args.runs, os.cpu_count() or 0, args.cache))
+    print("%-15s %5s %10s %8s %8s %8s %8s %8s %7s %7s %9s %6s" % (
+        "kind:field", "size", "nnz", "MB", "read s", "cpu s", "MB/s", "wc s", "read/wc",
+        "cpu/wc", "peak MiB", "mem/T"))
+    with tempfile.TemporaryDirectory() as out:
+        tsl = os.path.join(out, "t.tsl")
+        for spec in args.kinds.split(","):
+            kind, field = spec.split(":")
+            for n in sizes:
+                path, rows, nnz = generate(args.tessel, kind, field, n, args.cache)
+                mb = os.path.getsize(path) / 1e6
+                conv = [args.tessel, "convert", path, tsl, "-v"]
+                wc = ["wc", "-l", path]
+                run_measured(wc)  # page cache warm-up
+
+                def tessel_once():
+                    _, cpu, rss, text = run_measured(conv)
+                    m = re.search(r"read ([0-9.]+) s", text)
+                    return (float(m.group(1)) if m else float("nan"), cpu, rss)
+
+                def wc_once():
+                    wall, cpu, _, _ = run_measured(wc)
+                    return (wall, cpu)
+
+                read_s, cpu_s, rss = best(args.runs, tessel_once)
+                wc_s, wc_cpu = best(args.runs, wc_once)
+                tensor = nnz * (4 + (8 if field == "real" else 0)) + 8 * (rows + 1)
+                print("%-15s %5s %10d %8.1f %8.3f %8.3f %8.1f %8.3f %7.2f %7.2f %9.1f %6.2f" % (
+                    spec, label(n), nnz, mb, read_s, cpu_s, mb / read_s, wc_s, read_s / wc_s,
+                    cpu_s / max(wc_cpu, 1e-3), rss / 2.0 ** 20, rss / tensor))
+                sys.stdout.flush()
+    print("targets (issue 27): >= 4x the throughput before the change, read/wc <= 4, "
+          "mem/T <= 1.3")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

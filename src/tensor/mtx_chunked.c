@@ -1,0 +1,489 @@
+/* Matrix Market entry lines parsed in chunks on several threads, the
+ * compressed rows built in place (issue 27 item 1).
+ *
+ * The entry lines are cut at line boundaries into one contiguous byte range
+ * per thread. Pass 1 parses the indices only and counts, per thread, the
+ * entries of every row; the row pointers and, per thread, where its entries
+ * of each row start follow from those counts (thread 0's entries of a row
+ * first), so pass 2 parses again and writes every entry straight to its
+ * final place: rows hold their entries in file order, exactly as the
+ * coordinate builder's stable counting sort leaves them, and the builder's
+ * own slice sort and duplicate merge (builder_internal.h) finish the tensor.
+ * There is no coordinate staging copy: beyond the tensor, memory is one
+ * 32-bit counter per row and thread and a read buffer per thread.
+ *
+ * Anything unexpected in the entries (a malformed line, a count that does
+ * not match the size line, a file that changed between the passes) returns
+ * MTX_CHUNKED_FALLBACK: the single-pass reader then reads the file again
+ * and reports the error exactly as it always has. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builder_internal.h"
+#include "mtx_chunked.h"
+#include "textio.h"
+
+/* Bytes read per block; a line longer than this sends the file to the
+ * single-pass reader (which refuses lines over TEXT_READER_MAX_LINE). */
+#define CHUNK_BLOCK (4u << 20)
+/* Automatic thread counts give every thread at least this much text. */
+#define CHUNK_MIN_BYTES (1u << 20)
+#define CHUNK_MAX_THREADS 64
+/* Bytes searched per read for the line break that ends a chunk. */
+#define BOUNDARY_WINDOW 65536u
+
+typedef struct chunk {
+    const mtx_chunk_job *job;
+    uint64_t lo, hi;     /* byte range, whole lines */
+    char *buf;           /* cap + 1 bytes */
+    size_t cap;          /* CHUNK_BLOCK, or less for a shorter range */
+    uint32_t *row_count; /* pass 1: entries per row; pass 2: next slot per row */
+    tessel_tensor *t;    /* pass 2: the arrays being filled */
+    int pass;
+    uint64_t lines;      /* entry lines seen */
+    uint64_t stored;     /* entries placed (mirrors included) */
+    int status;          /* TESSEL_OK, MTX_CHUNKED_FALLBACK or < 0 */
+    int read_errno;
+} chunk;
+
+/* ------------------------------------------------------------------ */
+/* Reading */
+
+/* n bytes at offset off into dst; 0, or -1 with errno (short read: EIO). */
+static int read_at(const mtx_chunk_job *job, char *dst, size_t n, uint64_t off)
+{
+    if (job->mem) {
+        memcpy(dst, job->mem + off, n);
+        return 0;
+    }
+    while (n > 0) {
+        ssize_t got = pread(job->fd, dst, n, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got == 0)
+                errno = EIO;
+            return -1;
+        }
+        dst += got;
+        n -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+/* The first byte after the line break at or after `from` (job->end if
+ * none): chunks start there. < 0 on a read error. */
+static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *window)
+{
+    while (from < job->end) {
+        uint64_t n = job->end - from < BOUNDARY_WINDOW ? job->end - from : BOUNDARY_WINDOW;
+        if (read_at(job, window, (size_t)n, from))
+            return -1;
+        const char *nl = memchr(window, '\n', (size_t)n);
+        if (nl)
+            return (int64_t)(from + (uint64_t)(nl - window) + 1);
+        from += n;
+    }
+    return (int64_t)job->end;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines */
+
+static int is_comment_or_blank(const char *p, const char *end)
+{
+    if (scan_at_end(p, end))
+        return 1;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return *p == '%';
+}
+
+/* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
+ * The common form (spaces or tabs, then up to 18 digits ending the token)
+ * is read inline, saving scan_u64's call and overflow checks on every
+ * index; anything else goes to scan_u64, which decides as it always has. */
+static int read_index(const char **pp, const char *end, uint64_t limit, uint32_t *out)
+{
+    const char *p = *pp;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *digits = p;
+    uint64_t v = 0;
+    while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    int ends = p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f';
+    if (p == digits || !ends) {
+        uint64_t general; /* its own variable: v stays in a register */
+        p = *pp;
+        if (scan_u64(&p, end, &general) != SCAN_OK)
+            return 0;
+        v = general;
+    }
+    if (v == 0 || v > limit)
+        return 0;
+    *pp = p;
+    *out = (uint32_t)(v - 1);
+    return 1;
+}
+
+static int read_value(const char **p, const char *end, enum mtx_field field, double *out)
+{
+    if (field == FIELD_PATTERN) {
+        *out = 1.0;
+        return 1;
+    }
+    if (field == FIELD_INTEGER) {
+        int64_t iv;
+        if (scan_i64(p, end, &iv) != SCAN_OK)
+            return 0;
+        *out = (double)iv;
+        return 1;
+    }
+    return scan_double(p, end, out) == SCAN_OK;
+}
+
+/* Pass 1: counts the entry of the line at the rows it lands in. A general
+ * matrix needs only the row here; pass 2 checks the rest of the line. */
+static int count_line(chunk *c, const char *p, const char *end)
+{
+    const mtx_chunk_job *job = c->job;
+    uint32_t i, j = 0;
+    if (!read_index(&p, end, job->rows, &i) ||
+        (job->symmetry != SYM_GENERAL && !read_index(&p, end, job->cols, &j)))
+        return MTX_CHUNKED_FALLBACK;
+    if (job->symmetry == SYM_SKEW && i == j)
+        return MTX_CHUNKED_FALLBACK;
+    if (c->row_count[i] == UINT32_MAX)
+        return MTX_CHUNKED_FALLBACK;
+    c->row_count[i]++;
+    c->stored++;
+    if (job->symmetry != SYM_GENERAL && i != j) {
+        if (c->row_count[j] == UINT32_MAX)
+            return MTX_CHUNKED_FALLBACK;
+        c->row_count[j]++;
+        c->stored++;
+    }
+    return TESSEL_OK;
+}
+
+/* Pass 2: the entry (and its mirror) written to its slot in its row. */
+static int place_line(chunk *c, const char *p, const char *end)
+{
+    const mtx_chunk_job *job = c->job;
+    tessel_tensor *t = c->t;
+    uint32_t i, j;
+    double v;
+    if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
+        !read_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        return MTX_CHUNKED_FALLBACK;
+    uint64_t dst = t->ptr[i] + c->row_count[i]++;
+    if (dst >= t->ptr[i + 1])
+        return MTX_CHUNKED_FALLBACK; /* the file changed since pass 1 */
+    t->idx[1][dst] = j;
+    if (t->values)
+        t->values[dst] = v;
+    c->stored++;
+    if (job->symmetry != SYM_GENERAL && i != j) {
+        dst = t->ptr[j] + c->row_count[j]++;
+        if (dst >= t->ptr[j + 1])
+            return MTX_CHUNKED_FALLBACK;
+        t->idx[1][dst] = i;
+        if (t->values)
+            t->values[dst] = job->symmetry == SYM_SKEW ? -v : v;
+        c->stored++;
+    }
+    return TESSEL_OK;
+}
+
+/* One line [p, end), *end writable: blank and comment lines are skipped as
+ * the single-pass reader skips them. */
+static int chunk_line(chunk *c, char *p, char *end)
+{
+    if (end > p && end[-1] == '\r')
+        end--;
+    *end = '\0'; /* strtod, in scan_double's fallback, stops here */
+    if (is_comment_or_blank(p, end))
+        return TESSEL_OK;
+    if (++c->lines > c->job->entries)
+        return MTX_CHUNKED_FALLBACK;
+    return c->pass == 1 ? count_line(c, p, end) : place_line(c, p, end);
+}
+
+/* Every line of the chunk's range, read block by block. */
+static int chunk_run(chunk *c)
+{
+    uint64_t pos = c->lo;
+    size_t carry = 0;
+    for (;;) {
+        size_t room = c->cap - carry;
+        size_t n = c->hi - pos < room ? (size_t)(c->hi - pos) : room;
+        if (n && read_at(c->job, c->buf + carry, n, pos)) {
+            c->read_errno = errno;
+            return TESSEL_EIO;
+        }
+        pos += n;
+        size_t len = carry + n;
+        int last = pos == c->hi;
+        char *p = c->buf, *stop = c->buf + len;
+        char *nl;
+        while ((nl = memchr(p, '\n', (size_t)(stop - p)))) {
+            int rc = chunk_line(c, p, nl);
+            if (rc)
+                return rc;
+            p = nl + 1;
+        }
+        carry = (size_t)(stop - p);
+        if (last)
+            return carry ? chunk_line(c, p, stop) : TESSEL_OK;
+        if (carry == c->cap)
+            return MTX_CHUNKED_FALLBACK; /* a line longer than a block */
+        memmove(c->buf, p, carry);
+    }
+}
+
+static void *chunk_main(void *arg)
+{
+    chunk *c = arg;
+    c->lines = c->stored = 0;
+    c->status = chunk_run(c);
+    return NULL;
+}
+
+/* Runs every chunk's current pass, chunk 0 on the calling thread. */
+static void run_pass(chunk *ch, int n, int pass)
+{
+    pthread_t tid[CHUNK_MAX_THREADS];
+    int started[CHUNK_MAX_THREADS] = { 0 };
+    for (int k = 0; k < n; k++)
+        ch[k].pass = pass;
+    for (int k = 1; k < n; k++)
+        started[k] = pthread_create(&tid[k], NULL, chunk_main, &ch[k]) == 0;
+    chunk_main(&ch[0]);
+    for (int k = 1; k < n; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            chunk_main(&ch[k]); /* no thread to spare: run it here */
+    }
+}
+
+/* The first failure in file order, TESSEL_OK if none. */
+static int pass_status(const chunk *ch, int n, tessel_diag *diag)
+{
+    for (int k = 0; k < n; k++) {
+        if (ch[k].status == TESSEL_EIO)
+            return tessel_diag_set(diag, TESSEL_EIO, ch[k].job->name, 0, 0, NULL,
+                                   "read failed: %s", strerror(ch[k].read_errno));
+        if (ch[k].status)
+            return ch[k].status;
+    }
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup */
+
+static int thread_count(const mtx_chunk_job *job)
+{
+    long n = job->threads;
+    if (n <= 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t by_size = (job->end - job->begin) / CHUNK_MIN_BYTES;
+        if (n < 1)
+            n = 1;
+        if ((uint64_t)n > by_size)
+            n = by_size ? (long)by_size : 1;
+    }
+    return n > CHUNK_MAX_THREADS ? CHUNK_MAX_THREADS : (int)n;
+}
+
+static void free_chunks(const tessel_allocator *a, chunk *ch, int n)
+{
+    for (int k = 0; k < n; k++) {
+        tessel_dealloc(a, ch[k].buf);
+        tessel_dealloc(a, ch[k].row_count);
+    }
+    tessel_dealloc(a, ch);
+}
+
+static int oom(const mtx_chunk_job *job, tessel_diag *diag)
+{
+    return tessel_diag_set(diag, TESSEL_ENOMEM, job->name, 0, 0, NULL, "out of memory");
+}
+
+/* n chunks over whole lines of the entry range, each with its buffer and
+ * zeroed row counters. */
+static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n,
+                       chunk **out, tessel_diag *diag)
+{
+    chunk *ch = tessel_alloc_array(a, (uint64_t)n, sizeof(*ch));
+    if (!ch)
+        return oom(job, diag);
+    memset(ch, 0, (size_t)n * sizeof(*ch));
+    int rc = TESSEL_OK;
+    uint64_t span = job->end - job->begin, prev = job->begin;
+    char *window = n > 1 ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
+    if (n > 1 && !window)
+        rc = oom(job, diag);
+    for (int k = 0; k < n && !rc; k++) {
+        ch[k].job = job;
+        ch[k].lo = prev;
+        uint64_t hi = job->end;
+        if (k + 1 < n) {
+            int64_t at = line_start_after(job, job->begin + span / (uint64_t)n * (uint64_t)(k + 1),
+                                          window);
+            if (at < 0)
+                rc = tessel_diag_set(diag, TESSEL_EIO, job->name, 0, 0, NULL, "read failed: %s",
+                                     strerror(errno));
+            hi = at < (int64_t)prev ? prev : (uint64_t)at;
+        }
+        ch[k].hi = hi;
+        prev = hi;
+    }
+    tessel_dealloc(a, window);
+    for (int k = 0; k < n && !rc; k++) {
+        /* Small inputs (tests, fuzzers) get small buffers. */
+        ch[k].cap = ch[k].hi - ch[k].lo < CHUNK_BLOCK ? (size_t)(ch[k].hi - ch[k].lo) : CHUNK_BLOCK;
+        ch[k].buf = tessel_alloc(a, ch[k].cap + 1);
+        ch[k].row_count = tessel_alloc_array(a, job->rows ? job->rows : 1, sizeof(uint32_t));
+        if (!ch[k].buf || !ch[k].row_count)
+            rc = oom(job, diag);
+        else
+            memset(ch[k].row_count, 0, (job->rows ? job->rows : 1) * sizeof(uint32_t));
+    }
+    if (rc) {
+        free_chunks(a, ch, n);
+        return rc;
+    }
+    *out = ch;
+    return TESSEL_OK;
+}
+
+/* Row pointers from the per-chunk counts, which become each chunk's first
+ * slot (relative to the row's start) in every row. MTX_CHUNKED_FALLBACK if
+ * a row holds 2^32 entries or more. */
+static int row_pointers(chunk *ch, int n, tessel_tensor *t)
+{
+    uint64_t total = 0;
+    for (uint64_t r = 0; r < t->dims[0]; r++) {
+        uint64_t in_row = 0;
+        for (int k = 0; k < n; k++) {
+            uint64_t c = ch[k].row_count[r];
+            ch[k].row_count[r] = (uint32_t)in_row;
+            in_row += c;
+        }
+        if (in_row > UINT32_MAX)
+            return MTX_CHUNKED_FALLBACK;
+        t->ptr[r] = total;
+        total += in_row;
+    }
+    t->ptr[t->dims[0]] = total;
+    return TESSEL_OK;
+}
+
+static int alloc_tensor(const mtx_chunk_job *job, const tessel_allocator *a, uint64_t nnz,
+                        tessel_tensor **out)
+{
+    tessel_tensor *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return TESSEL_ENOMEM;
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->order = 2;
+    t->dims[0] = job->rows;
+    t->dims[1] = job->cols;
+    t->nnz = nnz;
+    int has_values = job->field != FIELD_PATTERN;
+    strcpy(t->field, has_values ? "real" : "pattern");
+    strcpy(t->symmetry, "general");
+    *out = t;
+    t->ptr = tessel_alloc_array(a, job->rows + 1, sizeof(uint64_t));
+    if (!t->ptr)
+        return TESSEL_ENOMEM;
+    if (nnz == 0)
+        return TESSEL_OK;
+    t->idx[1] = tessel_alloc_array(a, nnz, sizeof(uint32_t));
+    if (!t->idx[1])
+        return TESSEL_ENOMEM;
+    if (has_values && !(t->values = tessel_alloc_array(a, nnz, sizeof(double))))
+        return TESSEL_ENOMEM;
+    return TESSEL_OK;
+}
+
+static int same_file_state(const mtx_chunk_job *job, const struct stat *before)
+{
+    struct stat now;
+    if (job->mem)
+        return 1;
+    return fstat(job->fd, &now) == 0 && now.st_size == before->st_size &&
+           now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+           now.st_mtim.tv_nsec == before->st_mtim.tv_nsec;
+}
+
+/* Both passes over the chunks and the finishing sort and merge: the tensor,
+ * or why not (see mtx_chunked.h). */
+int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
+                     tessel_diag *diag)
+{
+    *out = NULL;
+    int has_values = job->field != FIELD_PATTERN;
+    /* The size line's count, bounded by what the text can hold (a false
+     * claim must not size the row counters). */
+    uint64_t most = (job->end - job->begin) / 4 + 1;
+    if (job->entries < most)
+        most = job->entries;
+    if (job->symmetry != SYM_GENERAL)
+        most *= 2;
+    /* Refusals and their messages stay the single-pass reader's. */
+    if (job->field == FIELD_COMPLEX || job->symmetry == SYM_HERMITIAN ||
+        tensor_check_ptr_size(2, job->rows, most, has_values, NULL) != TESSEL_OK)
+        return MTX_CHUNKED_FALLBACK;
+    struct stat before;
+    memset(&before, 0, sizeof(before));
+    if (!job->mem && fstat(job->fd, &before) != 0)
+        return MTX_CHUNKED_FALLBACK;
+    int n = thread_count(job);
+    chunk *ch = NULL;
+    int rc = make_chunks(job, a, n, &ch, diag);
+    if (rc)
+        return rc;
+    run_pass(ch, n, 1);
+    rc = pass_status(ch, n, diag);
+    uint64_t lines = 0, nnz = 0;
+    for (int k = 0; k < n; k++) {
+        lines += ch[k].lines;
+        nnz += ch[k].stored;
+    }
+    if (!rc && lines != job->entries)
+        rc = MTX_CHUNKED_FALLBACK;
+    tessel_tensor *t = NULL;
+    if (!rc && alloc_tensor(job, a, nnz, &t) != TESSEL_OK)
+        rc = oom(job, diag);
+    if (!rc)
+        rc = row_pointers(ch, n, t);
+    if (!rc) {
+        for (int k = 0; k < n; k++)
+            ch[k].t = t;
+        run_pass(ch, n, 2);
+        rc = pass_status(ch, n, diag);
+    }
+    uint64_t placed = 0;
+    for (int k = 0; k < n; k++)
+        placed += ch[k].stored;
+    free_chunks(a, ch, n);
+    if (!rc && (placed != nnz || !same_file_state(job, &before)))
+        rc = MTX_CHUNKED_FALLBACK;
+    if (!rc)
+        rc = tensor_finish_slices(t, job->flags, diag);
+    if (rc) {
+        tessel_tensor_free(&t);
+        return rc;
+    }
+    *out = t;
+    return TESSEL_OK;
+}

@@ -1,0 +1,36 @@
+/* Internal to src/tensor: the Matrix Market entry reader that parses an
+ * uncompressed file's entry lines in chunks on several threads and builds
+ * the compressed rows in place (mtx_chunked.c), behind mtx.c's header
+ * parsing. */
+#ifndef TESSEL_TENSOR_MTX_CHUNKED_H
+#define TESSEL_TENSOR_MTX_CHUNKED_H
+
+#include <stdint.h>
+
+#include "tessel/tensor.h"
+
+enum mtx_field { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN, FIELD_COMPLEX };
+enum mtx_symmetry { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW, SYM_HERMITIAN };
+
+/* Returned (positive) when the entries need the single-pass reader: any
+ * malformed or unexpected line, whose message that reader produces. */
+#define MTX_CHUNKED_FALLBACK 1
+
+typedef struct mtx_chunk_job {
+    const char *name;
+    int fd;                   /* the plain file, or -1 with mem */
+    const unsigned char *mem; /* the whole input in memory, or NULL */
+    uint64_t begin, end;      /* byte range of the entry lines */
+    uint64_t rows, cols, entries;
+    enum mtx_field field;     /* real, integer or pattern */
+    enum mtx_symmetry symmetry; /* general, symmetric or skew */
+    int threads;              /* > 0: exactly this many chunks; 0: online cores */
+    unsigned flags;           /* TESSEL_BUILD_* */
+} mtx_chunk_job;
+
+/* TESSEL_OK and *out, MTX_CHUNKED_FALLBACK, or a negative TESSEL_E* code
+ * (out of memory, read error) with diag filled. */
+int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
+                     tessel_diag *diag);
+
+#endif

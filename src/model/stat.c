@@ -474,6 +474,7 @@ static int keep_tile_fills(stat_problem *p)
     return TESSEL_OK;
 }
 
+/* Boundary 1 from its grids: canonical roles, the closed sums, the results into e->res. */
 int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p, double flops,
                double multiplicity, const stat_output_sample *sample, tessel_diag *diag)
 {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "stat_bumped.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
 
@@ -302,7 +303,7 @@ void stat_store_fills(tessel_traffic *tr, const stat_counts *c)
     tr->bumped_bytes = model_count(c->bumped_data + c->bumped_meta);
 }
 
-static void store_input(tessel_traffic *tr, const stat_counts *c)
+void stat_store_input(tessel_traffic *tr, const stat_counts *c)
 {
     stat_store_fills(tr, c);
     tr->overflow_tiles = model_count(c->overflow_fills);
@@ -427,8 +428,8 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
                         unsigned t_b)
 {
     tessel_result *r = e->res;
-    store_input(&r->traffic[1][t_a], &o->a);
-    store_input(&r->traffic[1][t_b], &o->b);
+    stat_store_input(&r->traffic[1][t_a], &o->a);
+    stat_store_input(&r->traffic[1][t_b], &o->b);
     tessel_traffic *tz = &r->traffic[1][0];
     tz->writebacks = model_count(o->z_writebacks);
     tz->updates = model_count(o->z_updates);
@@ -456,6 +457,24 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
     r->traffic[1][t_b].child_read_metadata = model_count(o->operand_nnz[1] * (double)coord);
 }
 
+/* Per-tile fills of the inputs that can overbook, when a buffer level
+ * below reads them (rule 4 per child read, stat_bumped.c). */
+static int keep_tile_fills(stat_problem *p)
+{
+    const stat_grid *g[2] = { &p->a, &p->b };
+    uint64_t part[2] = { p->part_a, p->part_b };
+    for (unsigned q = 0; q < 2; q++) {
+        p->tile_fills[q] = NULL;
+        if (!p->per_read || !part[q])
+            continue;
+        p->tile_fills[q] = stat_zeroed(p->alloc, g[q]->n, sizeof(double));
+        if (!p->tile_fills[q])
+            return TESSEL_ENOMEM;
+    }
+    return TESSEL_OK;
+}
+
+/* Boundary 1 from its grids: canonical roles, the closed sums, the results into e->res. */
 int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p, double flops,
                double multiplicity, const stat_output_sample *sample, tessel_diag *diag)
 {
@@ -500,11 +519,19 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         p->multiplicity = multiplicity;
         p->sample = sample;
         p->sample_mirrored = mirror;
-        rc = stat_spmspm_evaluate(p, &o);
+        rc = keep_tile_fills(p);
     }
+    if (!rc)
+        rc = stat_spmspm_evaluate(p, &o);
+    if (!rc && (p->tile_fills[0] || p->tile_fills[1]))
+        rc = stat_ob_level1(e, p, mirror, p->tile_fills);
     if (!rc) {
         stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
         exact_algorithmic_counts(e, bd);
+    }
+    for (unsigned q = 0; q < 2; q++) {
+        tessel_dealloc(a, p->tile_fills[q]);
+        p->tile_fills[q] = NULL;
     }
     stat_grid_free(a, &p->a);
     stat_grid_free(a, &p->b);
@@ -522,6 +549,7 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.alloc = a;
+    p.per_read = e->nlev > 2; /* level 1's child is a buffer level */
     boundary_grids g;
     memset(&g, 0, sizeof(g));
     int rc = exact_geometry(e, &bd);
@@ -619,6 +647,8 @@ static int evaluate_cached(engine *e, const stat_input *in[2], const stat_output
         return STAT_CACHE_DECLINED; /* the summaries are an optimisation */
     if (rc)
         return rc;
+    if (e->nlev > 2 && (o.a.overflow_fills > 0 || o.b.overflow_fills > 0))
+        return STAT_CACHE_DECLINED; /* rule 4 per child read needs the tiles (stat_bumped.c) */
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.flops = flops;
@@ -893,8 +923,12 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
             rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
                         : stat_walk_evaluate(&e, ins, sample, flops, diag);
         /* boundary 1 above; the nested ones in closed form (stat_nested.c) */
-        for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++)
+        for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++) {
             rc = stat_nested_evaluate(&e, b, ins, sample, diag);
+            if (!rc)
+                exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
+        }
+        exact_ob_free(&e);
         out->stat_walked = !closed;
         if (!rc)
             rc = stat_compulsory(&e, &s->census, diag);

@@ -92,6 +92,9 @@ void *stat_zeroed(const tessel_allocator *a, uint64_t n, size_t size);
 /* An input's fills and the bytes they and rule 4's streaming move, into
  * its traffic row (the overflow columns are the caller's). */
 void stat_store_fills(tessel_traffic *tr, const stat_counts *c);
+/* stat_store_fills and the overflow columns: tiles filled over their
+ * partition, bytes streamed beyond it, the largest tile filled. */
+void stat_store_input(tessel_traffic *tr, const stat_counts *c);
 /* Rule 1: `times` fills of a tile of price pr into partition part (0:
  * unbounded), counting those that overflow it. */
 void stat_add_fill(stat_counts *c, double times, price pr, uint64_t part);

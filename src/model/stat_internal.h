@@ -105,6 +105,10 @@ typedef struct stat_problem {
      * is (s1, s2), or (s2, s1) when mirrored; the step ck / f_k. */
     int sample_mirrored, unfolded, x_major;
     uint64_t f_i, f_x, f_j, f_k, i_tiles, x_tiles;
+    /* Per non-empty tile of a and b, its fills, for rule 4 per child read
+     * at an inner level (stat_bumped.c) when per_read is set; NULL: not kept. */
+    int per_read;
+    double *tile_fills[2];
 } stat_problem;
 
 /* Per-tensor results of one evaluation. */

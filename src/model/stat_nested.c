@@ -30,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "stat_bumped.h"
 #include "stat_closed.h"
 #include "stat_nested.h"
 
@@ -816,20 +817,26 @@ static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint6
  * tile on k (g's column when k_col, else its row) is filled runs[k]
  * times and used uses[k] times. Any tile order: the sums are of whole
  * numbers. */
-static void plain_side(nested *n, unsigned op, const stat_grid *g, int k_col,
-                       const uint64_t *runs, const uint64_t *uses, stat_counts *c)
+static int plain_side(nested *n, unsigned op, const stat_grid *g, int k_col,
+                      const uint64_t *runs, const uint64_t *uses, stat_counts *c)
 {
     engine *e = n->e;
     tile_cost cost;
     exact_tile_cost_init(e, &n->bd, &e->in[op], &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, e->in[op].spec_tensor);
+    int rc = TESSEL_OK;
     for (uint64_t r = 0; r < g->rows; r++)
         for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
             uint64_t k = k_col ? g->col[t] : r;
             input_uses(c, stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
                        (double)uses[k]);
+            if (!rc) /* rule 4 per child read */
+                rc = stat_ob_tile(e, n->bd.b, op, r, g->col[t], g->nnz[t],
+                                  stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
+                                  (double)uses[k]);
         }
+    return rc;
 }
 
 /* Fills and rule-4 streaming of one input at level b, with walk w's
@@ -875,6 +882,9 @@ static int input_side(nested *n, const side *sd, int w, stat_counts *c)
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
             input_uses(c, stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
+            if (!rc) /* rule 4 per child read; X is B^T for B */
+                rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
+                                  stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
         }
     tessel_dealloc(e->alloc, runs);
     return rc;
@@ -885,10 +895,8 @@ static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
     int w = walk_of(n, XJ, XI, n->cf_i, n->b.cols, n->a.rows, n->ext_k);
-    if (w == WALK_NONE) {
-        plain_side(n, 1, &n->b, 0, n->n_ac, n->n_a, c);
-        return TESSEL_OK;
-    }
+    if (w == WALK_NONE)
+        return plain_side(n, 1, &n->b, 0, n->n_ac, n->n_a, c);
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
@@ -909,7 +917,7 @@ static int inputs(nested *n, stat_outcome *o)
     int rc = TESSEL_OK;
     int w = walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
     if (w == WALK_NONE) {
-        plain_side(n, 0, &n->a, 1, n->n_bc, n->n_b, &o->a);
+        rc = plain_side(n, 0, &n->a, 1, n->n_bc, n->n_b, &o->a);
     } else {
         side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
         rc = input_side(n, &sa, w, &o->a);
@@ -929,8 +937,11 @@ static void store(nested *n, const stat_outcome *o)
     engine *e = n->e;
     tessel_result *r = e->res;
     unsigned b = n->bd.b;
-    stat_store_fills(&r->traffic[b][e->in[0].spec_tensor], &o->a);
-    stat_store_fills(&r->traffic[b][e->in[1].spec_tensor], &o->b);
+    for (unsigned i = 0; i < 2; i++) { /* with the overflow columns, as at boundary 1 */
+        stat_store_input(&r->traffic[b][e->in[i].spec_tensor], i ? &o->b : &o->a);
+        r->traffic[b][e->in[i].spec_tensor].partition_bytes =
+            exact_partition_bytes(e, b, e->in[i].spec_tensor);
+    }
     tessel_traffic *tz = &r->traffic[b][0];
     tz->writebacks = model_count(o->z_writebacks);
     tz->updates = model_count(o->z_updates);

@@ -199,6 +199,14 @@ static void remove_fill(stat_counts *c, price pr, uint64_t part)
     stat_add_fill(c, -1, pr, part);
 }
 
+/* Tile n of canonical input q (0: a, 1: b) filled `times` more times, kept
+ * per tile when stat_bumped.c needs it. */
+static void keep_fills(const stat_problem *p, unsigned q, uint64_t n, double times)
+{
+    if (p->tile_fills[q])
+        p->tile_fills[q][n] += times;
+}
+
 /* `times` uses of a resident overbooked tile without a fill: the part
  * beyond the partition streams again each time (rule 4), split like the
  * tile's own bytes. */
@@ -260,6 +268,7 @@ void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *re
                     n++;
                 if (o) {
                     remove_fill(&o->a, w->a_price[n], p->part_a);
+                    keep_fills(p, 0, n, -1);
                     stat_add_bumped(&o->a, 1, w->a_price[n], p->part_a);
                 }
                 if (reuse_a)
@@ -275,6 +284,7 @@ void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *re
                 uint64_t n = stat_b_tile(p, first_k, first_j);
                 if (o) {
                     remove_fill(&o->b, w->b_price[n], p->part_b);
+                    keep_fills(p, 1, n, -1);
                     stat_add_bumped(&o->b, 1, w->b_price[n], p->part_b);
                 }
                 if (reuse_b)
@@ -320,6 +330,7 @@ static void input_a_outer(const work *w, stat_counts *c)
             continue;
         stat_add_fill(c, 1, w->a_price[n], p->part_a);
         stat_add_bumped(c, (double)uses - 1, w->a_price[n], p->part_a);
+        keep_fills(p, 0, n, 1);
     }
 }
 
@@ -328,8 +339,10 @@ static void input_a_outer(const work *w, stat_counts *c)
 static void input_a_middle(const work *w, stat_counts *c)
 {
     const stat_problem *p = w->p;
-    for (uint64_t n = 0; n < p->a.n; n++)
+    for (uint64_t n = 0; n < p->a.n; n++) {
         stat_add_fill(c, (double)w->b_row[p->a.col[n]], w->a_price[n], p->part_a);
+        keep_fills(p, 0, n, (double)w->b_row[p->a.col[n]]);
+    }
 }
 
 /* B when i is the middle loop (KIJ): inside reduction step k every row of
@@ -343,8 +356,10 @@ static void input_b_middle(const work *w, stat_counts *c)
             if (w->b_row[k] == 1) {
                 stat_add_fill(c, 1, w->b_price[n], p->part_b);
                 stat_add_bumped(c, (double)users - 1, w->b_price[n], p->part_b);
+                keep_fills(p, 1, n, 1);
             } else {
                 stat_add_fill(c, (double)users, w->b_price[n], p->part_b);
+                keep_fills(p, 1, n, (double)users);
             }
         }
     }
@@ -357,8 +372,10 @@ static void input_b_outer(const work *w, stat_counts *c)
 {
     const stat_problem *p = w->p;
     for (uint64_t k = 0; k < p->b.rows; k++)
-        for (uint64_t n = p->b.ptr[k]; w->a_col[k] && n < p->b.ptr[k + 1]; n++)
+        for (uint64_t n = p->b.ptr[k]; w->a_col[k] && n < p->b.ptr[k + 1]; n++) {
             stat_add_fill(c, (double)w->a_col[k], w->b_price[n], p->part_b);
+            keep_fills(p, 1, n, (double)w->a_col[k]);
+        }
     if (strcmp(p->order, "IKJ") != 0)
         return;
     uint64_t prev_k = UINT64_MAX, prev_j = UINT64_MAX;
@@ -376,6 +393,7 @@ static void input_b_outer(const work *w, stat_counts *c)
             uint64_t n = p->b.ptr[fk];
             remove_fill(c, w->b_price[n], p->part_b);
             stat_add_bumped(c, 1, w->b_price[n], p->part_b);
+            keep_fills(p, 1, n, -1);
         }
         prev_k = lk;
         prev_j = stat_b_last_j(p, lk);

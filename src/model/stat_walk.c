@@ -187,8 +187,11 @@ int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output
                                "this spec needs the stat estimator's walk, which prices the "
                                "output from the output sample; --output-sample 0 leaves none");
     int rc = TESSEL_OK;
-    for (unsigned b = 1; !rc && b < e->spec->nlevels; b++)
+    for (unsigned b = 1; !rc && b < e->spec->nlevels; b++) {
         rc = walk_boundary(e, b, in, s, diag);
+        if (!rc && b >= 2)
+            exact_ob_settle(e, b - 1); /* rule 4 per child read, as exact.c */
+    }
     if (!rc)
         e->res->macs = model_count(flops);
     return rc;

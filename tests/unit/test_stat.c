@@ -210,6 +210,64 @@ END_TEST
  * 8-bit values and coordinates, a 4-byte partition for Z: after K=0 Z
  * holds 6 bytes, 2 of them spill and are read back at K=1; the one
  * write-back (12 bytes) overflows. The closed sums price the same. */
+/* Rule 4 for inputs per child read, the hand-worked example of
+ * docs/semantics.md (test_model.c overbooked_inner_level_per_child_read):
+ * DRAM -> LLB -> PE, one 4x4x4 LLB tile, A's (12 bytes) in a 9-byte
+ * partition, PE tiles 2x2x2. Under PE order IJK the PEs fill A's four
+ * sub-tiles 8 times, R = 2 reads of the LLB tile against its 1 fill: 3
+ * bumped bytes, 15 from DRAM. Under IKJ R = 1: nothing more. The closed
+ * sums count the same fills, so stat equals exact. */
+START_TEST(overbooked_inner_level_hand_example)
+{
+    static const uint32_t ea[4][2] = { { 0, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
+    static const uint32_t eb[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
+    tessel_tensor *a = NULL, *b = NULL;
+    for (int m = 0; m < 2; m++) {
+        uint64_t dims[2] = { 4, 4 };
+        tessel_coo_builder *bl = NULL;
+        ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
+        for (int n = 0; n < 4; n++)
+            ck_assert_int_eq(tessel_coo_builder_add(bl, m ? eb[n] : ea[n], 1.0), 0);
+        ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, m ? &b : &a, NULL), 0);
+        tessel_coo_builder_free(&bl);
+    }
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 2;
+    static const uint64_t expect[2][2] = { { 3, 15 }, { 0, 12 } }; /* bumped, DRAM bytes */
+    for (unsigned q = 0; q < 2; q++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, "IJK", 4, 4, 4, 0, 8, 8);
+        s.level[1].capacity = 1000;
+        s.level[1].tensor[1].partition_bytes = 9;
+        s.nlevels = 3;
+        s.level[2] = s.level[1];
+        snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+        s.level[2].tensor[1].partition_bytes = 0;
+        s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 2;
+        if (q) { /* PE order IKJ */
+            s.level[2].order[1] = 2;
+            s.level[2].order[2] = 1;
+        }
+        tessel_result r = stat_run(&s, &d, &o), x = exact_run(&s, &d);
+        const tessel_traffic *t = &r.traffic[1][1], *u = &r.traffic[0][1];
+        ck_assert_uint_eq(t->bumped_bytes, expect[q][0]);
+        ck_assert_uint_eq(t->overflow_bytes, expect[q][0]);
+        ck_assert_uint_eq(u->data_bytes + u->metadata_bytes, expect[q][1]);
+        ck_assert_uint_eq(t->bumped_bytes, x.traffic[1][1].bumped_bytes);
+        ck_assert_uint_eq(u->data_bytes + u->metadata_bytes,
+                          x.traffic[0][1].data_bytes + x.traffic[0][1].metadata_bytes);
+        /* the nested level's overflow columns are filled as exact fills them */
+        ck_assert_uint_eq(r.traffic[2][1].partition_bytes, x.traffic[2][1].partition_bytes);
+        ck_assert_uint_eq(r.traffic[2][1].worst_tile_bytes, x.traffic[2][1].worst_tile_bytes);
+        ck_assert_uint_eq(r.traffic[1][1].worst_tile_bytes, 12);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 START_TEST(output_spill_hand_example)
 {
     static const uint32_t ea[4][2] = { { 0, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
@@ -836,6 +894,7 @@ int main(void)
     tcase_add_test(tc, full_sample_equals_exact_real_matrices);
     tcase_add_test(tc, full_sample_equals_exact_rectangular_overbooked);
     tcase_add_test(tc, output_spill_hand_example);
+    tcase_add_test(tc, overbooked_inner_level_hand_example);
     tcase_add_test(tc, other_base_grid);
     tcase_add_test(tc, sampled_output_close_and_deterministic);
     tcase_add_test(tc, eq20_without_sample);

@@ -222,6 +222,8 @@ typedef struct en_attrs {
     const tessel_yaml_node *technology_n;
     unsigned exponent, mantissa, radix;
     const tessel_yaml_node *exponent_n, *mantissa_n, *radix_n;
+    unsigned banks; /* 0 = not given */
+    const tessel_yaml_node *banks_n;
 } en_attrs;
 
 /* What a resolution needs to word its errors. */
@@ -271,8 +273,8 @@ static int attr_uint(const en_where *w, const tessel_yaml_node *n, const char *k
 
 static int parse_attrs(const en_where *w, en_attrs *at)
 {
-    static const char *const keys[] = {"width",    "datawidth", "depth", "size",
-                                       "technology", "exponent", "mantissa", "radix"};
+    static const char *const keys[] = {"width",    "datawidth", "depth",    "size",  "technology",
+                                       "exponent", "mantissa",  "radix",    "banks"};
     memset(at, 0, sizeof(*at));
     const tessel_yaml_node *m = w->c->attributes;
     if (!m || tessel_yaml_is_null(m))
@@ -315,6 +317,9 @@ static int parse_attrs(const en_where *w, en_attrs *at)
         } else if (strcmp(k, "radix") == 0) {
             rc = attr_uint(w, v, k, &at->radix);
             at->radix_n = v;
+        } else if (strcmp(k, "banks") == 0) {
+            rc = attr_uint(w, v, k, &at->banks);
+            at->banks_n = v;
         } else {
             const char *near = tessel_nearest_word(k, keys, sizeof(keys) / sizeof(keys[0]));
             char field[160];
@@ -323,7 +328,7 @@ static int parse_attrs(const en_where *w, en_attrs *at)
                                     "unknown attribute '%s' (did you mean '%s'?)", k, near)
                       : where_error(w, TESSEL_EPARSE, m->keys[i], field,
                                     "unknown attribute '%s' (known: width, datawidth, depth, "
-                                    "size, technology, exponent, mantissa, radix)",
+                                    "size, technology, exponent, mantissa, radix, banks)",
                                     k);
         }
         if (rc)
@@ -341,7 +346,7 @@ static int parse_attrs(const en_where *w, en_attrs *at)
 /* 1 when an ERT name answers to `instance`: the last dotted component
  * ("system.chip.LLB[0..0]" answers "LLB"), or the whole name with ranges
  * stripped when the instance itself is dotted. */
-static int ert_matches(const en_ert *e, const char *instance, int nocase)
+int tessel_energy_ert_matches(const en_ert *e, const char *instance, int nocase)
 {
     const char *target = strchr(instance, '.') ? e->stripped : e->name;
     return nocase ? strcasecmp(target, instance) == 0 : strcmp(target, instance) == 0;
@@ -356,7 +361,8 @@ static int ert_find(const en_table *t, const char *instance, int want_energy, co
     for (int nocase = 0; nocase < 2 && !*out; nocase++) {
         for (size_t i = 0; i < t->nert; i++) {
             const en_ert *e = &t->ert[i];
-            if ((want_energy ? !e->has_energy : !e->has_area) || !ert_matches(e, instance, nocase))
+            if ((want_energy ? !e->has_energy : !e->has_area) ||
+                !tessel_energy_ert_matches(e, instance, nocase))
                 continue;
             if (*out)
                 return where_error(w, TESSEL_EINVAL, NULL, "instance",
@@ -432,6 +438,39 @@ static double storage_depth(const en_attrs *at, unsigned width, uint64_t default
     return bytes ? (double)bytes * 8.0 / width : 0;
 }
 
+/* Prices a storage component with the fitted SRAM law of class k (sram_fit.c);
+ * `why` says why the table points did not answer, for the source string. */
+static int resolve_fit(const en_where *w, const en_table *t, const en_class *k,
+                       const en_attrs *at, unsigned width, double depth, const char *why,
+                       tessel_component_energy *out)
+{
+    en_fit_price p;
+    char reason[200];
+    int rc = tessel_energy_sram_fit(&k->fit, width, depth, at->banks, &p, reason, sizeof(reason));
+    if (rc)
+        return where_error(w, rc, at->banks_n ? at->banks_n : depth_node(at), "attributes.depth",
+                           "%s %ux%g cannot be priced: %s in %s (%s)", k->name, width, depth,
+                           reason, t->base, why);
+    out->pj[TESSEL_ACTION_READ] = p.read;
+    out->pj[TESSEL_ACTION_WRITE] = p.write;
+    out->pj[TESSEL_ACTION_UPDATE] = p.write; /* as the points: update costs a write */
+    out->pj[TESSEL_ACTION_METADATA_READ] = p.read;
+    out->pj[TESSEL_ACTION_METADATA_WRITE] = p.write;
+    out->pj[TESSEL_ACTION_LEAK] = 0; /* the fitted points give no leak */
+    out->area_um2 = p.area;
+    out->depth_words = depth;
+    out->banks = p.banks;
+    tessel_energy_fmt(out->method, sizeof(out->method), "fit");
+    if (p.banks > 1)
+        tessel_energy_fmt(out->source, sizeof(out->source),
+                          "%s: %s fit %ux%g (%s), %u banks of %g + H-tree %.3g pJ", t->base,
+                          k->name, width, depth, why, p.banks, p.bank_depth, p.wire_pj);
+    else
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s fit %ux%g (%s)", t->base,
+                          k->name, width, depth, why);
+    return 0;
+}
+
 static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
                         const en_attrs *at, unsigned width, uint64_t default_bytes,
                         tessel_component_energy *out)
@@ -462,6 +501,14 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
         return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
                            k->name);
     double dmin = s[0]->depth, dmax = s[n - 1]->depth;
+    if (at->banks_n && k->fit.present)
+        return resolve_fit(w, t, k, at, width, depth, "banks given", out);
+    if (at->banks_n)
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s in %s has no fitted model, so it cannot price 'banks'", k->name,
+                           t->base);
+    if ((depth < dmin || depth > dmax) && k->fit.present)
+        return resolve_fit(w, t, k, at, width, depth, "outside the points", out);
     if (depth < dmin || depth > dmax) {
         char range[64];
         if (n == 1)
@@ -502,9 +549,13 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     out->pj[TESSEL_ACTION_METADATA_WRITE] = write * f;
     out->pj[TESSEL_ACTION_LEAK] = leak * f;
     out->area_um2 = area * f;
+    out->depth_words = depth;
+    out->banks = 1;
     size_t exact = 0;
     while (exact < n && s[exact]->depth != depth)
         exact++;
+    tessel_energy_fmt(out->method, sizeof(out->method), "%s",
+                      f != 1 ? "width-scaled" : exact < n ? "point" : "interpolated");
     int len;
     if (exact < n)
         len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)", t->base,
@@ -533,6 +584,17 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
     double depth = storage_depth(at, width, default_bytes);
     if (!(depth > 0))
         depth = 1; /* Accelergy's regfile default depth */
+    const en_class *large = NULL; /* the table's fitted SRAM, for register files past max_depth */
+    for (size_t i = 0; i < t->nclasses && !large; i++)
+        if (t->classes[i].model == EN_MODEL_SRAM && t->classes[i].fit.present)
+            large = &t->classes[i];
+    if (large && (depth > k->max_depth || width > k->max_width || at->banks_n))
+        return resolve_fit(w, t, large, at, width, depth,
+                           at->banks_n ? "regfile with banks" : "regfile past its registers",
+                           out);
+    if (at->banks_n)
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s takes no 'banks' (no fitted SRAM in %s)", k->name, t->base);
     if (depth != floor(depth) || depth > k->max_depth)
         return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
                            "%s depth %g must be a whole number from 1 to %u (%s)", k->name, depth,
@@ -550,6 +612,8 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
         out->pj[a] = access;
     out->pj[TESSEL_ACTION_LEAK] = width * depth * k->reg.idle + depth * b * k->cmp.idle;
     out->area_um2 = width * depth * k->reg.area + depth * b * k->cmp.area;
+    out->depth_words = depth;
+    tessel_energy_fmt(out->method, sizeof(out->method), "regfile");
     tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %ux%g (Aladdin registers + comparators)",
              t->base, k->name, width, depth);
     return 0;
@@ -614,6 +678,7 @@ static int resolve_arith(const en_where *w, const en_table *t, const en_class *k
     }
     out->pj[TESSEL_ACTION_COMPUTE] = e;
     out->pj[TESSEL_ACTION_LEAK] = idle;
+    tessel_energy_fmt(out->method, sizeof(out->method), "arith");
     out->area_um2 = area;
     out->width_bits = width;
     if (k->per_radix)
@@ -659,6 +724,9 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
         return where_error(w, TESSEL_EUNSUPPORTED, NULL, "class",
                            "%s has no energy numbers in %s: %s", k->name, t->base, k->source);
     unsigned width = at->width ? at->width : default_width ? default_width : k->default_width;
+    if (at->banks_n && k->model != EN_MODEL_SRAM && k->model != EN_MODEL_REGFILE)
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s is not an SRAM or register file: it takes no 'banks'", k->name);
     if (k->model != EN_MODEL_ARITH && (at->exponent_n || at->mantissa_n || at->radix_n))
         return where_error(w, TESSEL_EINVAL,
                            at->exponent_n ? at->exponent_n
@@ -673,6 +741,7 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
             out->pj[a] = k->pj_per_bit * width;
         tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %g pJ/bit x %u bits", t->base, k->name,
                  k->pj_per_bit, width);
+        tessel_energy_fmt(out->method, sizeof(out->method), "dram");
         /* Off-chip: the logic node of the accelerator does not change the
          * DRAM's energy, so no technology factor applies. */
         return 0;
@@ -700,6 +769,7 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
     for (int a = 0; a < TESSEL_ACTION_COUNT; a++)
         out->pj[a] *= fe;
     out->area_um2 *= fa;
+    tessel_energy_fmt(out->technology, sizeof(out->technology), "%s", node);
     size_t len = strlen(out->source);
     if (len + 1 < sizeof(out->source))
         tessel_energy_fmt(out->source + len, sizeof(out->source) - len, " @%s", node);
@@ -712,6 +782,7 @@ static void fill_ert(const en_table *t, const en_ert *e, unsigned width,
     memcpy(out->pj, e->pj, sizeof(out->pj));
     out->area_um2 = e->has_area ? e->area : 0;
     out->width_bits = width;
+    tessel_energy_fmt(out->method, sizeof(out->method), "ert");
     tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s", t->base, e->full);
 }
 

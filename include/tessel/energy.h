@@ -38,7 +38,7 @@ typedef struct tessel_component_energy {
     double pj[TESSEL_ACTION_COUNT];
     double area_um2;
     unsigned width_bits; /* bits moved per storage access (from the attributes) */
-    char source[160];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */
+    char source[256];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */
     char table[96];      /* provenance: the table file that priced it (file name part) */
     char entry[96];      /* its class (tessel table) or ERT entry (Accelergy) */
     /* How it was priced: "point" (a table point), "interpolated" (between

@@ -4,6 +4,7 @@
  * width tessel has to assume, and `attributes.width` values that override
  * a different `word_bits`. Warnings are diagnostics with code 0; the
  * library never prints them (the CLI does). */
+#include <ctype.h>
 #include <string.h>
 
 #include "energy_internal.h"
@@ -22,6 +23,38 @@ static size_t component_names(const tessel_spec *spec, const char **names, size_
     return n;
 }
 
+/* 1 when `abbr` is an abbreviation of `word`: same first letter and its
+ * letters in order in word, ignoring case ("GLB" of "GlobalBuffer"). */
+static int abbreviates(const char *abbr, const char *word)
+{
+    if (!abbr[0] || !word[0] || tolower((unsigned char)abbr[0]) != tolower((unsigned char)word[0]))
+        return 0;
+    for (; *abbr; abbr++) {
+        while (*word && tolower((unsigned char)*word) != tolower((unsigned char)*abbr))
+            word++;
+        if (!*word)
+            return 0;
+        word++;
+    }
+    return 1;
+}
+
+/* The component an unmatched entry most likely meant: the nearest name by
+ * edit distance, else the only name that abbreviates the entry's. */
+static const char *meant(const char *entry, const char *const *names, size_t n)
+{
+    const char *near = tessel_nearest_word(entry, names, n);
+    if (near)
+        return near;
+    for (size_t j = 0; j < n; j++)
+        if (abbreviates(names[j], entry)) {
+            if (near)
+                return NULL;
+            near = names[j];
+        }
+    return near;
+}
+
 static void warn_unmatched(const en_table *t, const tessel_spec *spec, tessel_diag_list *w)
 {
     const char *names[TESSEL_SPEC_MAX_LEVELS + 2];
@@ -33,7 +66,7 @@ static void warn_unmatched(const en_table *t, const tessel_spec *spec, tessel_di
             hit = tessel_energy_ert_matches(e, names[j], 1);
         if (hit)
             continue;
-        const char *near = tessel_nearest_word(e->name, names, n);
+        const char *near = meant(e->name, names, n);
         char list[256];
         int len = 0;
         list[0] = '\0';

@@ -438,52 +438,17 @@ static double storage_depth(const en_attrs *at, unsigned width, uint64_t default
     return bytes ? (double)bytes * 8.0 / width : 0;
 }
 
-/* Prices a storage component with the fitted SRAM law of class k (sram_fit.c);
- * `why` says why the table points did not answer, for the source string. */
-static int resolve_fit(const en_where *w, const en_table *t, const en_class *k,
-                       const en_attrs *at, unsigned width, double depth, const char *why,
-                       tessel_component_energy *out)
+/* One bank of `depth` words from the table points of class k (the series
+ * of this width, else the next wider one scaled linearly in width, the
+ * Accelergy library plug-in's rule). 1 when the depth is outside the
+ * series (range[cap] says what it has), 0 when priced, < 0 on error. */
+static int sram_points(const en_where *w, const en_table *t, const en_class *k, unsigned width,
+                       double depth, tessel_component_energy *out, char *range, size_t cap)
 {
-    en_fit_price p;
-    char reason[200];
-    int rc = tessel_energy_sram_fit(&k->fit, width, depth, at->banks, &p, reason, sizeof(reason));
-    if (rc)
-        return where_error(w, rc, at->banks_n ? at->banks_n : depth_node(at), "attributes.depth",
-                           "%s %ux%g cannot be priced: %s in %s (%s)", k->name, width, depth,
-                           reason, t->base, why);
-    out->pj[TESSEL_ACTION_READ] = p.read;
-    out->pj[TESSEL_ACTION_WRITE] = p.write;
-    out->pj[TESSEL_ACTION_UPDATE] = p.write; /* as the points: update costs a write */
-    out->pj[TESSEL_ACTION_METADATA_READ] = p.read;
-    out->pj[TESSEL_ACTION_METADATA_WRITE] = p.write;
-    out->pj[TESSEL_ACTION_LEAK] = 0; /* the fitted points give no leak */
-    out->area_um2 = p.area;
-    out->depth_words = depth;
-    out->banks = p.banks;
-    tessel_energy_fmt(out->method, sizeof(out->method), "fit");
-    if (p.banks > 1)
-        tessel_energy_fmt(out->source, sizeof(out->source),
-                          "%s: %s fit %ux%g (%s), %u banks of %g + H-tree %.3g pJ", t->base,
-                          k->name, width, depth, why, p.banks, p.bank_depth, p.wire_pj);
-    else
-        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s fit %ux%g (%s)", t->base,
-                          k->name, width, depth, why);
-    return 0;
-}
-
-static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
-                        const en_attrs *at, unsigned width, uint64_t default_bytes,
-                        tessel_component_energy *out)
-{
-    double depth = storage_depth(at, width, default_bytes);
-    if (!(depth > 0))
-        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
-                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
-                           k->name);
-    /* The series: this width, else the next wider one, else the widest. */
-    if (k->npoints == 0)
-        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
-                           k->name);
+    if (k->npoints == 0) {
+        tessel_energy_fmt(range, cap, "no points");
+        return 1;
+    }
     double ws = -1;
     for (size_t i = 0; i < k->npoints; i++)
         if (k->points[i].width >= width) {
@@ -497,29 +462,13 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     for (size_t i = 0; i < k->npoints && n < EN_SERIES_MAX; i++)
         if (k->points[i].width == ws)
             s[n++] = &k->points[i];
-    if (n == 0)
-        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
-                           k->name);
     double dmin = s[0]->depth, dmax = s[n - 1]->depth;
-    if (at->banks_n && k->fit.present)
-        return resolve_fit(w, t, k, at, width, depth, "banks given", out);
-    if (at->banks_n)
-        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
-                           "%s in %s has no fitted model, so it cannot price 'banks'", k->name,
-                           t->base);
-    if ((depth < dmin || depth > dmax) && k->fit.present)
-        return resolve_fit(w, t, k, at, width, depth, "outside the points", out);
     if (depth < dmin || depth > dmax) {
-        char range[64];
         if (n == 1)
-            tessel_energy_fmt(range, sizeof(range), "only depth %g", dmin);
+            tessel_energy_fmt(range, cap, "only depth %g at width %g", dmin, ws);
         else
-            tessel_energy_fmt(range, sizeof(range), "depths %g to %g", dmin, dmax);
-        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
-                           "%s depth %g (width %u) is outside %s: it has %s at width %g; tessel "
-                           "does not extrapolate: add a table point or name an Accelergy ERT "
-                           "for this component",
-                           k->name, depth, width, t->base, range, ws);
+            tessel_energy_fmt(range, cap, "depths %g to %g at width %g", dmin, dmax, ws);
+        return 1;
     }
     double xq = log(depth);
     double read = 0, write = 0, update = 0, area = 0, leak = 0;
@@ -539,8 +488,6 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     if (rc)
         return where_error(w, rc, NULL, "attributes.depth", "interpolation failed in %s",
                            t->base);
-    /* Width scaling when no series of this width exists: energy and area
-     * linear in width (Accelergy library plug-in, scaling.py). */
     double f = width / ws;
     out->pj[TESSEL_ACTION_READ] = read * f;
     out->pj[TESSEL_ACTION_WRITE] = write * f;
@@ -549,8 +496,6 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     out->pj[TESSEL_ACTION_METADATA_WRITE] = write * f;
     out->pj[TESSEL_ACTION_LEAK] = leak * f;
     out->area_um2 = area * f;
-    out->depth_words = depth;
-    out->banks = 1;
     size_t exact = 0;
     while (exact < n && s[exact]->depth != depth)
         exact++;
@@ -558,15 +503,93 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
                       f != 1 ? "width-scaled" : exact < n ? "point" : "interpolated");
     int len;
     if (exact < n)
-        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)", t->base,
-                       k->name, ws, depth, s[exact]->source);
+        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)",
+                                t->base, k->name, ws, depth, s[exact]->source);
     else
-        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g, log-log in depth",
-                       t->base, k->name, ws, depth);
+        len = tessel_energy_fmt(out->source, sizeof(out->source),
+                                "%s: %s %gx%g, log-log in depth", t->base, k->name, ws, depth);
     if (f != 1 && len > 0 && (size_t)len < sizeof(out->source))
         tessel_energy_fmt(out->source + len, sizeof(out->source) - (size_t)len,
-                 ", width-scaled to %u", width);
+                          ", width-scaled to %u", width);
     return 0;
+}
+
+/* An SRAM (or a register file past its registers, with `k` the table's
+ * fitted SRAM class): the bank count (given, or automatic above the fit's
+ * bank size), each bank from the table points when they cover it, else
+ * from the fitted law, then the H-tree between banks. `why` names the
+ * path for the source string (NULL for a plain SRAM). */
+static int price_sram(const en_where *w, const en_table *t, const en_class *k,
+                      const en_attrs *at, unsigned width, double depth, const char *why,
+                      tessel_component_energy *out)
+{
+    unsigned banks = 1;
+    char reason[200];
+    if (k->fit.present) {
+        int rc = tessel_energy_sram_banks(&k->fit, width, depth, at->banks, &banks, reason,
+                                          sizeof(reason));
+        if (rc)
+            return where_error(w, rc, at->banks_n ? at->banks_n : depth_node(at),
+                               "attributes.depth", "%s %ux%.0f cannot be priced: %s in %s",
+                               k->name, width, depth, reason, t->base);
+    } else if (at->banks_n) {
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s in %s has no fitted model, so it cannot price 'banks'", k->name,
+                           t->base);
+    }
+    double bank_depth = depth / banks;
+    char range[96];
+    int rc = why ? 1 : sram_points(w, t, k, width, bank_depth, out, range, sizeof(range));
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && !k->fit.present)
+        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
+                           "%s depth %g (width %u) is outside %s: it has %s; tessel does not "
+                           "extrapolate: add a table point or name an Accelergy ERT for this "
+                           "component",
+                           k->name, depth, width, t->base, range);
+    if (rc == 1) {
+        double read, write, area;
+        tessel_energy_sram_fit(&k->fit, width, bank_depth, &read, &write, &area);
+        out->pj[TESSEL_ACTION_READ] = out->pj[TESSEL_ACTION_METADATA_READ] = read;
+        /* as the points: update costs a write; the fitted points give no leak */
+        out->pj[TESSEL_ACTION_WRITE] = out->pj[TESSEL_ACTION_UPDATE] = write;
+        out->pj[TESSEL_ACTION_METADATA_WRITE] = write;
+        out->pj[TESSEL_ACTION_LEAK] = 0;
+        out->area_um2 = area;
+        tessel_energy_fmt(out->method, sizeof(out->method), "fit");
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s fit %ux%g (%s)", t->base,
+                          k->name, width, bank_depth, why ? why : "outside the points");
+    }
+    if (banks > 1) {
+        double wire = tessel_energy_sram_wire(&k->fit, width, banks, out->area_um2);
+        for (int a = TESSEL_ACTION_READ; a <= TESSEL_ACTION_METADATA_WRITE; a++)
+            out->pj[a] += wire;
+        out->pj[TESSEL_ACTION_LEAK] *= banks;
+        out->area_um2 *= banks;
+        size_t len = strlen(out->source);
+        if (len + 1 < sizeof(out->source))
+            tessel_energy_fmt(out->source + len, sizeof(out->source) - len,
+                              "; %u banks + H-tree %.4g pJ", banks, wire);
+    }
+    out->depth_words = depth;
+    out->banks = banks;
+    return 0;
+}
+
+static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
+                        const en_attrs *at, unsigned width, uint64_t default_bytes,
+                        tessel_component_energy *out)
+{
+    double depth = storage_depth(at, width, default_bytes);
+    if (!(depth > 0))
+        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
+                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
+                           k->name);
+    if (k->npoints == 0 && !k->fit.present)
+        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
+                           k->name);
+    return price_sram(w, t, k, at, width, depth, NULL, out);
 }
 
 static unsigned ceil_log2(unsigned v)
@@ -589,9 +612,9 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
         if (t->classes[i].model == EN_MODEL_SRAM && t->classes[i].fit.present)
             large = &t->classes[i];
     if (large && (depth > k->max_depth || width > k->max_width || at->banks_n))
-        return resolve_fit(w, t, large, at, width, depth,
-                           at->banks_n ? "regfile with banks" : "regfile past its registers",
-                           out);
+        return price_sram(w, t, large, at, width, depth,
+                          at->banks_n ? "regfile with banks" : "regfile past its registers",
+                          out);
     if (at->banks_n)
         return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
                            "%s takes no 'banks' (no fitted SRAM in %s)", k->name, t->base);

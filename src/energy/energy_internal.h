@@ -149,20 +149,18 @@ int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
  * part, or its whole stripped name when the instance is dotted. */
 int tessel_energy_ert_matches(const en_ert *e, const char *instance, int nocase);
 
-/* A buffer priced by the fitted SRAM law (sram_fit.c). */
-typedef struct en_fit_price {
-    double read, write, area; /* per access of the whole port width; area of all banks */
-    unsigned banks;
-    double bank_depth;        /* words per bank */
-    double wire_pj;           /* the H-tree share of read and write (0 with one bank) */
-} en_fit_price;
-
-/* Prices a buffer of `depth` words of `width` bits with the fitted law of
- * f, in `banks` banks (0 = as many banks of at most f->bank_bytes as it
- * needs). A size or width outside the fit's range is TESSEL_ERANGE with
- * the reason in why[cap]. */
-int tessel_energy_sram_fit(const en_fit *f, unsigned width, double depth, unsigned banks,
-                           en_fit_price *out, char *why, size_t cap);
+/* The fitted SRAM model (sram_fit.c). tessel_energy_sram_banks checks
+ * that `depth` words of `width` bits lie in the fit's range and gives the
+ * bank count: `banks` when given (> 0), else as many banks of at most
+ * f->bank_bytes as needed; TESSEL_ERANGE with the reason in why[cap]. */
+int tessel_energy_sram_banks(const en_fit *f, unsigned width, double depth, unsigned banks,
+                             unsigned *out, char *why, size_t cap);
+/* Read and write energy per access and area of one bank of bank_depth words. */
+void tessel_energy_sram_fit(const en_fit *f, unsigned width, double bank_depth, double *read,
+                            double *write, double *area);
+/* The H-tree wire energy per access between `banks` banks of bank_area
+ * um^2 each (0 for one bank). */
+double tessel_energy_sram_wire(const en_fit *f, unsigned width, unsigned banks, double bank_area);
 
 /* Parses "45nm", "45 nm" or a plain number of nanometres; 0 or -1. */
 int tessel_energy_parse_node(const char *text, double *nm);

@@ -25,8 +25,8 @@ static double law(const en_law *l, double width, double depth)
     return exp(l->c0 + l->c1 * log(width) + l->c2 * log(depth));
 }
 
-int tessel_energy_sram_fit(const en_fit *f, unsigned width, double depth, unsigned banks,
-                           en_fit_price *out, char *why, size_t cap)
+int tessel_energy_sram_banks(const en_fit *f, unsigned width, double depth, unsigned banks,
+                             unsigned *out, char *why, size_t cap)
 {
     double bytes = depth * width / 8.0;
     if (width < f->min_width || width > f->max_width) {
@@ -43,24 +43,28 @@ int tessel_energy_sram_fit(const en_fit *f, unsigned width, double depth, unsign
         double b = ceil(bytes / f->bank_bytes);
         banks = b < 1 ? 1 : (unsigned)b;
     }
-    double bank_depth = depth / banks;
-    if (!(bank_depth >= 1)) {
+    if (!(depth / banks >= 1)) {
         tessel_energy_fmt(why, cap, "%u banks of %g words leave less than one %u-bit word per bank",
                           banks, depth, width);
         return TESSEL_ERANGE;
     }
-    double area_bank = law(&f->area, width, bank_depth);
-    double wire = 0;
-    if (banks > 1) {
-        /* um^2 -> mm: the side of the square holding every bank. */
-        double side_mm = sqrt(area_bank * banks) / 1000.0;
-        wire = f->wire_pj_per_bit_mm * width * side_mm;
-    }
-    out->read = law(&f->read, width, bank_depth) + wire;
-    out->write = law(&f->write, width, bank_depth) + wire;
-    out->area = area_bank * banks;
-    out->banks = banks;
-    out->bank_depth = bank_depth;
-    out->wire_pj = wire;
+    *out = banks;
     return 0;
+}
+
+void tessel_energy_sram_fit(const en_fit *f, unsigned width, double bank_depth, double *read,
+                            double *write, double *area)
+{
+    *read = law(&f->read, width, bank_depth);
+    *write = law(&f->write, width, bank_depth);
+    *area = law(&f->area, width, bank_depth);
+}
+
+double tessel_energy_sram_wire(const en_fit *f, unsigned width, unsigned banks, double bank_area)
+{
+    if (banks <= 1)
+        return 0;
+    /* um^2 -> mm: the side of the square holding every bank. */
+    double side_mm = sqrt(bank_area * banks) / 1000.0;
+    return f->wire_pj_per_bit_mm * width * side_mm;
 }

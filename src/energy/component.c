@@ -271,6 +271,7 @@ static int attr_uint(const en_where *w, const tessel_yaml_node *n, const char *k
     return 0;
 }
 
+/* The component's attributes into *at; unknown keys are errors with a suggestion. */
 static int parse_attrs(const en_where *w, en_attrs *at)
 {
     static const char *const keys[] = {"width",    "datawidth", "depth",    "size",  "technology",
@@ -642,6 +643,7 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
     return 0;
 }
 
+/* An arithmetic unit: the sum of its parts scaled in width (Aladdin), per radix for mergers. */
 static int resolve_arith(const en_where *w, const en_table *t, const en_class *k,
                          const en_attrs *at, tessel_component_energy *out)
 {

@@ -440,6 +440,7 @@ static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
     return bad;
 }
 
+/* One class of a tessel table, by its model's keys; every problem is reported. */
 static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_table *t,
                       en_class *k)
 {

@@ -143,6 +143,23 @@ int cli_report(const tessel_diag *d)
     return cli_exit_status(d->code ? d->code : TESSEL_EINVAL);
 }
 
+void cli_print_warnings(const tessel_diag_list *w)
+{
+    for (size_t i = 0; w && i < w->count; i++) {
+        const tessel_diag *d = &w->items[i];
+        if (d->file[0] && d->line && d->column)
+            fprintf(stderr, "%s:%llu:%u: warning: %s\n", d->file, (unsigned long long)d->line,
+                    (unsigned)d->column, d->message);
+        else if (d->file[0] && d->line)
+            fprintf(stderr, "%s:%llu: warning: %s\n", d->file, (unsigned long long)d->line,
+                    d->message);
+        else if (d->file[0])
+            fprintf(stderr, "%s: warning: %s\n", d->file, d->message);
+        else
+            fprintf(stderr, "warning: %s\n", d->message);
+    }
+}
+
 int cli_parse_u64(const char *cmd, const char *what, const char *text, unsigned long long *out)
 {
     char *end = NULL;

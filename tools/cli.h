@@ -45,6 +45,9 @@ int cli_report(const tessel_diag *d);
  * the list and returns the exit status for rc. */
 int cli_report_list(const char *cmd, tessel_diag_list *errors, int rc);
 int cli_exit_status(int code);
+/* Prints every diagnostic of the list as "file:line:col: warning: message"
+ * on stderr (spec plausibility, energy resolution); the list is kept. */
+void cli_print_warnings(const tessel_diag_list *warnings);
 /* "tessel CMD: error: ..." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "energy_cli.h"
 #include "tessel/energy.h"
 #include "tessel/model.h"
 #include "tessel/report.h"
@@ -115,7 +116,8 @@ static void help(void)
         "                          an error (exit 2, no files written) unless the strategy\n"
         "                          overbooks (swiftiles); without it, a fixed mapping\n"
         "                          that overflows gets a warning\n"
-        "  -n, --dry-run           check the spec, print \"spec OK\" and stop\n"
+        "  -n, --dry-run           check the spec and price every component's energy\n"
+        "                          (see tessel energy), print \"spec OK\" and stop\n"
         "  -q, --quiet             no summary on standard output\n"
         "  -v, --verbose           each step and its time on standard error\n"
         "      --no-timing         write model_seconds as 0 and leave times out of the\n"
@@ -454,7 +456,11 @@ static int run(const run_request *req, run_state *st)
         return cli_report_list("run", &errors, rc);
     step_end(req, t0, "spec");
     if (req->dry_run) {
+        /* Every component priced now, not at the end of a long run. */
         tessel_diag_list_free(&errors);
+        rc = cli_energy_resolve("run", st->spec, &st->db, &st->energy);
+        if (rc)
+            return rc;
         if (!req->quiet)
             printf("spec OK\n");
         return CLI_EXIT_OK;
@@ -472,11 +478,11 @@ static int run(const run_request *req, run_state *st)
     const tessel_spec *spec = st->spec;
     /* Cheap steps first: the energy tables fail fast, the data may take long. */
     step_begin(req, &t0, "loading energy tables", NULL);
-    rc = tessel_energy_db_load(spec, NULL, &st->db, &errors);
-    if (!rc)
-        rc = tessel_energy_design(st->db, spec, &st->energy, &errors);
-    if (rc)
-        return cli_report_list("run", &errors, rc);
+    rc = cli_energy_resolve("run", spec, &st->db, &st->energy);
+    if (rc) {
+        tessel_diag_list_free(&errors);
+        return rc;
+    }
     step_end(req, t0, "energy tables");
 
     if (req->analytic) {

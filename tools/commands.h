@@ -13,5 +13,6 @@ int cmd_map(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_spec(int argc, char **argv);
+int cmd_energy(int argc, char **argv);
 
 #endif

@@ -28,6 +28,7 @@ static const command commands[] = {
     { "merge", cmd_merge, "combine the outputs of sweep shards into one sweep's files" },
     { "compare", cmd_compare, "run every tiling strategy on one spec and data: one table" },
     { "map", cmd_map, "search mappings for the best design point under an objective" },
+    { "energy", cmd_energy, "price every component of a spec per action, with its source" },
     { "plot", cmd_plot, "SVG figures: traffic breakdown, roofline, Pareto front, stat vs exact" },
     { "spec", cmd_spec, "print the resolved spec (defaults filled in) or each value's origin" },
 };

@@ -38,9 +38,16 @@ typedef struct tessel_component_energy {
     double pj[TESSEL_ACTION_COUNT];
     double area_um2;
     unsigned width_bits; /* bits moved per storage access (from the attributes) */
-    char source[160];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */
+    char source[256];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */
     char table[96];      /* provenance: the table file that priced it (file name part) */
     char entry[96];      /* its class (tessel table) or ERT entry (Accelergy) */
+    /* How it was priced: "point" (a table point), "interpolated" (between
+     * points), "width-scaled", "fit" (the fitted SRAM law), "dram",
+     * "regfile", "arith" or "ert" (docs/models/energy.md). */
+    char method[16];
+    double depth_words;  /* storage: words of width_bits (0 when none applies) */
+    unsigned banks;      /* SRAM banks (1 unless banked), 0 when none applies */
+    char technology[16]; /* the node it was scaled to ("" for ERT/DRAM) */
 } tessel_component_energy;
 
 /* All tables a spec names, loaded once (read-only afterwards, shareable
@@ -98,6 +105,15 @@ typedef struct tessel_design_energy {
 
 int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,
                          tessel_design_energy *out, tessel_diag_list *errors);
+
+/* Appends warnings (diagnostics with code 0) about the energy of a spec:
+ * ERT/ART entries that answer to no component (with a did-you-mean),
+ * components priced by an ERT without attributes.width (the access width
+ * is assumed), attributes.width that overrides a different word_bits.
+ * `design` (may be NULL) is the result of tessel_energy_design. Returns
+ * the number of warnings added, or TESSEL_EINVAL. */
+int tessel_energy_warnings(const tessel_energy_db *db, const tessel_spec *spec,
+                           const tessel_design_energy *design, tessel_diag_list *warnings);
 
 /* ------------------------------------------------------------------ */
 /* Roofline: the run takes as long as its slowest resource. */

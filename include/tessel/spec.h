@@ -278,6 +278,12 @@ const char *tessel_spec_source(const tessel_spec *s, size_t i);
 int tessel_spec_derive(const tessel_spec *base, const char *const *sets, size_t nsets,
                        const tessel_allocator *a, tessel_spec **out, tessel_diag_list *errors);
 
+/* Appends plausibility warnings (diagnostics with code 0) for values a
+ * valid spec may hold but that are likely slips: a clock above 10 GHz or
+ * below 1 MHz (a bare number is GHz), a level whose tensor partitions sum
+ * below half its capacity. Returns the number added, or TESSEL_EINVAL. */
+int tessel_spec_plausibility(const tessel_spec *s, tessel_diag_list *warnings);
+
 /* Index number of a workload index name, or -1. */
 int tessel_spec_index(const tessel_spec *s, const char *name);
 /* Tensor number of a workload tensor name, or -1. */

@@ -222,6 +222,8 @@ typedef struct en_attrs {
     const tessel_yaml_node *technology_n;
     unsigned exponent, mantissa, radix;
     const tessel_yaml_node *exponent_n, *mantissa_n, *radix_n;
+    unsigned banks; /* 0 = not given */
+    const tessel_yaml_node *banks_n;
 } en_attrs;
 
 /* What a resolution needs to word its errors. */
@@ -269,10 +271,11 @@ static int attr_uint(const en_where *w, const tessel_yaml_node *n, const char *k
     return 0;
 }
 
+/* The component's attributes into *at; unknown keys are errors with a suggestion. */
 static int parse_attrs(const en_where *w, en_attrs *at)
 {
-    static const char *const keys[] = {"width",    "datawidth", "depth", "size",
-                                       "technology", "exponent", "mantissa", "radix"};
+    static const char *const keys[] = {"width",    "datawidth", "depth",    "size",  "technology",
+                                       "exponent", "mantissa",  "radix",    "banks"};
     memset(at, 0, sizeof(*at));
     const tessel_yaml_node *m = w->c->attributes;
     if (!m || tessel_yaml_is_null(m))
@@ -315,6 +318,9 @@ static int parse_attrs(const en_where *w, en_attrs *at)
         } else if (strcmp(k, "radix") == 0) {
             rc = attr_uint(w, v, k, &at->radix);
             at->radix_n = v;
+        } else if (strcmp(k, "banks") == 0) {
+            rc = attr_uint(w, v, k, &at->banks);
+            at->banks_n = v;
         } else {
             const char *near = tessel_nearest_word(k, keys, sizeof(keys) / sizeof(keys[0]));
             char field[160];
@@ -323,7 +329,7 @@ static int parse_attrs(const en_where *w, en_attrs *at)
                                     "unknown attribute '%s' (did you mean '%s'?)", k, near)
                       : where_error(w, TESSEL_EPARSE, m->keys[i], field,
                                     "unknown attribute '%s' (known: width, datawidth, depth, "
-                                    "size, technology, exponent, mantissa, radix)",
+                                    "size, technology, exponent, mantissa, radix, banks)",
                                     k);
         }
         if (rc)
@@ -341,7 +347,7 @@ static int parse_attrs(const en_where *w, en_attrs *at)
 /* 1 when an ERT name answers to `instance`: the last dotted component
  * ("system.chip.LLB[0..0]" answers "LLB"), or the whole name with ranges
  * stripped when the instance itself is dotted. */
-static int ert_matches(const en_ert *e, const char *instance, int nocase)
+int tessel_energy_ert_matches(const en_ert *e, const char *instance, int nocase)
 {
     const char *target = strchr(instance, '.') ? e->stripped : e->name;
     return nocase ? strcasecmp(target, instance) == 0 : strcmp(target, instance) == 0;
@@ -356,7 +362,8 @@ static int ert_find(const en_table *t, const char *instance, int want_energy, co
     for (int nocase = 0; nocase < 2 && !*out; nocase++) {
         for (size_t i = 0; i < t->nert; i++) {
             const en_ert *e = &t->ert[i];
-            if ((want_energy ? !e->has_energy : !e->has_area) || !ert_matches(e, instance, nocase))
+            if ((want_energy ? !e->has_energy : !e->has_area) ||
+                !tessel_energy_ert_matches(e, instance, nocase))
                 continue;
             if (*out)
                 return where_error(w, TESSEL_EINVAL, NULL, "instance",
@@ -432,19 +439,17 @@ static double storage_depth(const en_attrs *at, unsigned width, uint64_t default
     return bytes ? (double)bytes * 8.0 / width : 0;
 }
 
-static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
-                        const en_attrs *at, unsigned width, uint64_t default_bytes,
-                        tessel_component_energy *out)
+/* One bank of `depth` words from the table points of class k (the series
+ * of this width, else the next wider one scaled linearly in width, the
+ * Accelergy library plug-in's rule). 1 when the depth is outside the
+ * series (range[cap] says what it has), 0 when priced, < 0 on error. */
+static int sram_points(const en_where *w, const en_table *t, const en_class *k, unsigned width,
+                       double depth, tessel_component_energy *out, char *range, size_t cap)
 {
-    double depth = storage_depth(at, width, default_bytes);
-    if (!(depth > 0))
-        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
-                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
-                           k->name);
-    /* The series: this width, else the next wider one, else the widest. */
-    if (k->npoints == 0)
-        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
-                           k->name);
+    if (k->npoints == 0) {
+        tessel_energy_fmt(range, cap, "no points");
+        return 1;
+    }
     double ws = -1;
     for (size_t i = 0; i < k->npoints; i++)
         if (k->points[i].width >= width) {
@@ -458,21 +463,13 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     for (size_t i = 0; i < k->npoints && n < EN_SERIES_MAX; i++)
         if (k->points[i].width == ws)
             s[n++] = &k->points[i];
-    if (n == 0)
-        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
-                           k->name);
     double dmin = s[0]->depth, dmax = s[n - 1]->depth;
     if (depth < dmin || depth > dmax) {
-        char range[64];
         if (n == 1)
-            tessel_energy_fmt(range, sizeof(range), "only depth %g", dmin);
+            tessel_energy_fmt(range, cap, "only depth %g at width %g", dmin, ws);
         else
-            tessel_energy_fmt(range, sizeof(range), "depths %g to %g", dmin, dmax);
-        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
-                           "%s depth %g (width %u) is outside %s: it has %s at width %g; tessel "
-                           "does not extrapolate: add a table point or name an Accelergy ERT "
-                           "for this component",
-                           k->name, depth, width, t->base, range, ws);
+            tessel_energy_fmt(range, cap, "depths %g to %g at width %g", dmin, dmax, ws);
+        return 1;
     }
     double xq = log(depth);
     double read = 0, write = 0, update = 0, area = 0, leak = 0;
@@ -492,8 +489,6 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     if (rc)
         return where_error(w, rc, NULL, "attributes.depth", "interpolation failed in %s",
                            t->base);
-    /* Width scaling when no series of this width exists: energy and area
-     * linear in width (Accelergy library plug-in, scaling.py). */
     double f = width / ws;
     out->pj[TESSEL_ACTION_READ] = read * f;
     out->pj[TESSEL_ACTION_WRITE] = write * f;
@@ -505,17 +500,97 @@ static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
     size_t exact = 0;
     while (exact < n && s[exact]->depth != depth)
         exact++;
+    tessel_energy_fmt(out->method, sizeof(out->method), "%s",
+                      f != 1 ? "width-scaled" : exact < n ? "point" : "interpolated");
     int len;
     if (exact < n)
-        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)", t->base,
-                       k->name, ws, depth, s[exact]->source);
+        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)",
+                                t->base, k->name, ws, depth, s[exact]->source);
     else
-        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g, log-log in depth",
-                       t->base, k->name, ws, depth);
+        len = tessel_energy_fmt(out->source, sizeof(out->source),
+                                "%s: %s %gx%g, log-log in depth", t->base, k->name, ws, depth);
     if (f != 1 && len > 0 && (size_t)len < sizeof(out->source))
         tessel_energy_fmt(out->source + len, sizeof(out->source) - (size_t)len,
-                 ", width-scaled to %u", width);
+                          ", width-scaled to %u", width);
     return 0;
+}
+
+/* An SRAM (or a register file past its registers, with `k` the table's
+ * fitted SRAM class): the bank count (given, or automatic above the fit's
+ * bank size), each bank from the table points when they cover it, else
+ * from the fitted law, then the H-tree between banks. `why` names the
+ * path for the source string (NULL for a plain SRAM). */
+static int price_sram(const en_where *w, const en_table *t, const en_class *k,
+                      const en_attrs *at, unsigned width, double depth, const char *why,
+                      tessel_component_energy *out)
+{
+    unsigned banks = 1;
+    char reason[200];
+    if (k->fit.present) {
+        int rc = tessel_energy_sram_banks(&k->fit, width, depth, at->banks, &banks, reason,
+                                          sizeof(reason));
+        if (rc)
+            return where_error(w, rc, at->banks_n ? at->banks_n : depth_node(at),
+                               "attributes.depth", "%s %ux%.0f cannot be priced: %s in %s",
+                               k->name, width, depth, reason, t->base);
+    } else if (at->banks_n) {
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s in %s has no fitted model, so it cannot price 'banks'", k->name,
+                           t->base);
+    }
+    double bank_depth = depth / banks;
+    char range[96];
+    int rc = why ? 1 : sram_points(w, t, k, width, bank_depth, out, range, sizeof(range));
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && !k->fit.present)
+        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
+                           "%s depth %g (width %u) is outside %s: it has %s; tessel does not "
+                           "extrapolate: add a table point or name an Accelergy ERT for this "
+                           "component",
+                           k->name, depth, width, t->base, range);
+    if (rc == 1) {
+        double read, write, area;
+        tessel_energy_sram_fit(&k->fit, width, bank_depth, &read, &write, &area);
+        out->pj[TESSEL_ACTION_READ] = out->pj[TESSEL_ACTION_METADATA_READ] = read;
+        /* as the points: update costs a write; the fitted points give no leak */
+        out->pj[TESSEL_ACTION_WRITE] = out->pj[TESSEL_ACTION_UPDATE] = write;
+        out->pj[TESSEL_ACTION_METADATA_WRITE] = write;
+        out->pj[TESSEL_ACTION_LEAK] = 0;
+        out->area_um2 = area;
+        tessel_energy_fmt(out->method, sizeof(out->method), "fit");
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s fit %ux%g (%s)", t->base,
+                          k->name, width, bank_depth, why ? why : "outside the points");
+    }
+    if (banks > 1) {
+        double wire = tessel_energy_sram_wire(&k->fit, width, banks, out->area_um2);
+        for (int a = TESSEL_ACTION_READ; a <= TESSEL_ACTION_METADATA_WRITE; a++)
+            out->pj[a] += wire;
+        out->pj[TESSEL_ACTION_LEAK] *= banks;
+        out->area_um2 *= banks;
+        size_t len = strlen(out->source);
+        if (len + 1 < sizeof(out->source))
+            tessel_energy_fmt(out->source + len, sizeof(out->source) - len,
+                              "; %u banks + H-tree %.4g pJ", banks, wire);
+    }
+    out->depth_words = depth;
+    out->banks = banks;
+    return 0;
+}
+
+static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
+                        const en_attrs *at, unsigned width, uint64_t default_bytes,
+                        tessel_component_energy *out)
+{
+    double depth = storage_depth(at, width, default_bytes);
+    if (!(depth > 0))
+        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
+                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
+                           k->name);
+    if (k->npoints == 0 && !k->fit.present)
+        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
+                           k->name);
+    return price_sram(w, t, k, at, width, depth, NULL, out);
 }
 
 static unsigned ceil_log2(unsigned v)
@@ -533,6 +608,17 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
     double depth = storage_depth(at, width, default_bytes);
     if (!(depth > 0))
         depth = 1; /* Accelergy's regfile default depth */
+    const en_class *large = NULL; /* the table's fitted SRAM, for register files past max_depth */
+    for (size_t i = 0; i < t->nclasses && !large; i++)
+        if (t->classes[i].model == EN_MODEL_SRAM && t->classes[i].fit.present)
+            large = &t->classes[i];
+    if (large && (depth > k->max_depth || width > k->max_width || at->banks_n))
+        return price_sram(w, t, large, at, width, depth,
+                          at->banks_n ? "regfile with banks" : "regfile past its registers",
+                          out);
+    if (at->banks_n)
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s takes no 'banks' (no fitted SRAM in %s)", k->name, t->base);
     if (depth != floor(depth) || depth > k->max_depth)
         return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
                            "%s depth %g must be a whole number from 1 to %u (%s)", k->name, depth,
@@ -550,11 +636,14 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
         out->pj[a] = access;
     out->pj[TESSEL_ACTION_LEAK] = width * depth * k->reg.idle + depth * b * k->cmp.idle;
     out->area_um2 = width * depth * k->reg.area + depth * b * k->cmp.area;
+    out->depth_words = depth;
+    tessel_energy_fmt(out->method, sizeof(out->method), "regfile");
     tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %ux%g (Aladdin registers + comparators)",
              t->base, k->name, width, depth);
     return 0;
 }
 
+/* An arithmetic unit: the sum of its parts scaled in width (Aladdin), per radix for mergers. */
 static int resolve_arith(const en_where *w, const en_table *t, const en_class *k,
                          const en_attrs *at, tessel_component_energy *out)
 {
@@ -614,6 +703,7 @@ static int resolve_arith(const en_where *w, const en_table *t, const en_class *k
     }
     out->pj[TESSEL_ACTION_COMPUTE] = e;
     out->pj[TESSEL_ACTION_LEAK] = idle;
+    tessel_energy_fmt(out->method, sizeof(out->method), "arith");
     out->area_um2 = area;
     out->width_bits = width;
     if (k->per_radix)
@@ -659,6 +749,9 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
         return where_error(w, TESSEL_EUNSUPPORTED, NULL, "class",
                            "%s has no energy numbers in %s: %s", k->name, t->base, k->source);
     unsigned width = at->width ? at->width : default_width ? default_width : k->default_width;
+    if (at->banks_n && k->model != EN_MODEL_SRAM && k->model != EN_MODEL_REGFILE)
+        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+                           "%s is not an SRAM or register file: it takes no 'banks'", k->name);
     if (k->model != EN_MODEL_ARITH && (at->exponent_n || at->mantissa_n || at->radix_n))
         return where_error(w, TESSEL_EINVAL,
                            at->exponent_n ? at->exponent_n
@@ -673,6 +766,7 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
             out->pj[a] = k->pj_per_bit * width;
         tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %g pJ/bit x %u bits", t->base, k->name,
                  k->pj_per_bit, width);
+        tessel_energy_fmt(out->method, sizeof(out->method), "dram");
         /* Off-chip: the logic node of the accelerator does not change the
          * DRAM's energy, so no technology factor applies. */
         return 0;
@@ -700,6 +794,7 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
     for (int a = 0; a < TESSEL_ACTION_COUNT; a++)
         out->pj[a] *= fe;
     out->area_um2 *= fa;
+    tessel_energy_fmt(out->technology, sizeof(out->technology), "%s", node);
     size_t len = strlen(out->source);
     if (len + 1 < sizeof(out->source))
         tessel_energy_fmt(out->source + len, sizeof(out->source) - len, " @%s", node);
@@ -712,6 +807,7 @@ static void fill_ert(const en_table *t, const en_ert *e, unsigned width,
     memcpy(out->pj, e->pj, sizeof(out->pj));
     out->area_um2 = e->has_area ? e->area : 0;
     out->width_bits = width;
+    tessel_energy_fmt(out->method, sizeof(out->method), "ert");
     tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s", t->base, e->full);
 }
 

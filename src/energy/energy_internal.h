@@ -47,6 +47,27 @@ typedef struct en_part {
     en_ref ref[EN_REFS_MAX];
 } en_part;
 
+/* One quantity of the fitted SRAM law: ln q = c0 + c1 ln(width) + c2 ln(depth). */
+typedef struct en_law {
+    double c0, c1, c2;
+} en_law;
+
+/* The fitted SRAM model of an sram class (`fit:`), used where the points
+ * do not reach: per-access read/write energy and area of one bank as a
+ * power law in width and depth (docs/models/energy.md), banks of at most
+ * bank_bytes, plus an H-tree wire term between banks. */
+typedef struct en_fit {
+    int present;
+    en_law read, write, area;
+    double min_bytes, max_bytes;       /* capacity range the fit answers for */
+    unsigned min_width, max_width;     /* port widths it answers for */
+    double bank_bytes;                 /* larger buffers are split into banks of this size */
+    double wire_pj_per_bit_mm;         /* H-tree wire energy between banks */
+    char points[EN_NAME_MAX];          /* the points file it was fitted to */
+    char source[EN_SOURCE_MAX];
+    char wire_source[EN_SOURCE_MAX];
+} en_fit;
+
 typedef struct en_class {
     char name[EN_NAME_MAX];
     en_model model;
@@ -57,6 +78,7 @@ typedef struct en_class {
     /* sram: sorted by (width, depth) */
     en_point *points;
     size_t npoints;
+    en_fit fit; /* optional: sizes and widths the points do not cover */
     /* regfile */
     en_ref reg; /* per bit */
     en_ref cmp; /* one comparator at cmp.width bits */
@@ -122,6 +144,23 @@ int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* 1 when ERT entry e answers to `instance` (component.c): its last dotted
+ * part, or its whole stripped name when the instance is dotted. */
+int tessel_energy_ert_matches(const en_ert *e, const char *instance, int nocase);
+
+/* The fitted SRAM model (sram_fit.c). tessel_energy_sram_banks checks
+ * that `depth` words of `width` bits lie in the fit's range and gives the
+ * bank count: `banks` when given (> 0), else as many banks of at most
+ * f->bank_bytes as needed; TESSEL_ERANGE with the reason in why[cap]. */
+int tessel_energy_sram_banks(const en_fit *f, unsigned width, double depth, unsigned banks,
+                             unsigned *out, char *why, size_t cap);
+/* Read and write energy per access and area of one bank of bank_depth words. */
+void tessel_energy_sram_fit(const en_fit *f, unsigned width, double bank_depth, double *read,
+                            double *write, double *area);
+/* The H-tree wire energy per access between `banks` banks of bank_area
+ * um^2 each (0 for one bank). */
+double tessel_energy_sram_wire(const en_fit *f, unsigned width, unsigned banks, double bank_area);
 
 /* Parses "45nm", "45 nm" or a plain number of nanometres; 0 or -1. */
 int tessel_energy_parse_node(const char *text, double *nm);

@@ -289,6 +289,84 @@ static int read_sram(en_ctx *c, const tessel_yaml_node *m, const char *prefix, e
     return bad;
 }
 
+/* One law {c0, c1, c2}; coefficients may be negative (c0 is a log). */
+static int read_law(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
+                    en_law *out)
+{
+    static const char *const keys[] = {"c0", "c1", "c2"};
+    char field[128];
+    join_field(field, sizeof(field), prefix, key);
+    const tessel_yaml_node *n = tessel_yaml_get(m, key);
+    if (!n || n->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, n ? n : m, field,
+                        "missing '%s': a mapping {c0, c1, c2}", key);
+    check_keys(c, n, keys, 3, field);
+    double v[3] = {0, 0, 0};
+    int bad = 0;
+    for (int i = 0; i < 3; i++) {
+        char f[160];
+        join_field(f, sizeof(f), field, keys[i]);
+        const tessel_yaml_node *x = tessel_yaml_get(n, keys[i]);
+        if (!x || tessel_yaml_double(x, &v[i]) != 0 || !isfinite(v[i]))
+            bad = en_error(c, TESSEL_EPARSE, x ? x : n, f, "'%s' must be a number", keys[i]);
+    }
+    out->c0 = v[0];
+    out->c1 = v[1];
+    out->c2 = v[2];
+    return bad;
+}
+
+/* The optional `fit:` of an sram class: the fitted law, its range, banking
+ * and wire term, with sources (format: energy_tables/README.md). */
+static int read_fit(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_fit *f)
+{
+    memset(f, 0, sizeof(*f));
+    const tessel_yaml_node *n = tessel_yaml_get(m, "fit");
+    if (!n)
+        return 0;
+    char field[128];
+    join_field(field, sizeof(field), prefix, "fit");
+    if (n->kind != TESSEL_YAML_MAPPING)
+        return en_error(c, TESSEL_EPARSE, n, field, "'fit' must be a mapping");
+    static const char *const keys[] = {"source",    "method",     "points",    "read",
+                                       "write",     "area",       "min_bytes", "max_bytes",
+                                       "min_width", "max_width",  "bank_bytes", "wire"};
+    check_keys(c, n, keys, sizeof(keys) / sizeof(keys[0]), field);
+    int bad = 0;
+    char method[EN_SOURCE_MAX];
+    bad |= get_string(c, n, field, "source", 1, f->source, sizeof(f->source)) < 0;
+    bad |= get_string(c, n, field, "method", 1, method, sizeof(method)) < 0;
+    bad |= get_string(c, n, field, "points", 1, f->points, sizeof(f->points)) < 0;
+    bad |= read_law(c, n, field, "read", &f->read) != 0;
+    bad |= read_law(c, n, field, "write", &f->write) != 0;
+    bad |= read_law(c, n, field, "area", &f->area) != 0;
+    unsigned flags = NUM_REQUIRED | NUM_POSITIVE;
+    bad |= get_number(c, n, n, field, "min_bytes", flags, &f->min_bytes) < 0;
+    bad |= get_number(c, n, n, field, "max_bytes", flags, &f->max_bytes) < 0;
+    bad |= get_uint(c, n, field, "min_width", flags, &f->min_width) < 0;
+    bad |= get_uint(c, n, field, "max_width", flags, &f->max_width) < 0;
+    bad |= get_number(c, n, n, field, "bank_bytes", flags, &f->bank_bytes) < 0;
+    const tessel_yaml_node *w = tessel_yaml_get(n, "wire");
+    char wf[160];
+    join_field(wf, sizeof(wf), field, "wire");
+    if (!w || w->kind != TESSEL_YAML_MAPPING) {
+        bad = en_error(c, TESSEL_EPARSE, w ? w : n, wf,
+                       "missing 'wire': {pj_per_bit_mm, source}");
+    } else {
+        static const char *const wkeys[] = {"pj_per_bit_mm", "source"};
+        check_keys(c, w, wkeys, 2, wf);
+        bad |= get_number(c, w, w, wf, "pj_per_bit_mm", NUM_REQUIRED, &f->wire_pj_per_bit_mm) < 0;
+        bad |= get_string(c, w, wf, "source", 1, f->wire_source, sizeof(f->wire_source)) < 0;
+    }
+    if (!bad && (f->min_bytes > f->max_bytes || f->min_width > f->max_width ||
+                 f->bank_bytes > f->max_bytes))
+        bad = en_error(c, TESSEL_EPARSE, n, field,
+                       "need min_bytes <= max_bytes, min_width <= max_width and "
+                       "bank_bytes <= max_bytes");
+    f->present = !bad;
+    return bad ? TESSEL_EPARSE : 0;
+}
+
 static int cmp_ref(const void *pa, const void *pb)
 {
     const en_ref *a = pa, *b = pb;
@@ -362,6 +440,7 @@ static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
     return bad;
 }
 
+/* One class of a tessel table, by its model's keys; every problem is reported. */
 static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_table *t,
                       en_class *k)
 {
@@ -414,9 +493,11 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
         break;
     }
     case EN_MODEL_SRAM: {
-        static const char *const keys[] = {"name", "model", "source", "default_width", "points"};
+        static const char *const keys[] = {"name",   "model", "source",
+                                           "default_width", "points", "fit"};
         check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
         bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= read_fit(c, m, prefix, &k->fit) != 0;
         int r = read_sram(c, m, prefix, k);
         if (r == TESSEL_ENOMEM)
             return r;

@@ -455,6 +455,14 @@ static void json_component(emitter *e, const char *name, const tessel_component_
     json_string(e, c->entry);
     put_str(e, ", \"source\": ");
     json_string(e, c->source);
+    /* how it was priced and the area of one instance (issue 23) */
+    put_str(e, ", \"method\": ");
+    json_string(e, c->method);
+    put_str(e, ", \"area_um2\": ");
+    if (isfinite(c->area_um2))
+        e->len += format_double(reserve(e, 32), c->area_um2);
+    else
+        put(e, "null", 4);
     put_str(e, ", \"pj\": {");
     for (int a = 0; a < TESSEL_ACTION_COUNT; a++) {
         if (a)

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
 
 #include "tessel/energy.h"
+#include "tessel/spec.h"
 #include "test_alloc.h"
 
 #define TABLE "energy_tables/tessel-45nm.yaml"
@@ -194,10 +196,15 @@ START_TEST(test_regfile)
     e = must_resolve(db, "regfile", "{width: 32, size: 64B}", NULL); /* depth 16 */
     ck_assert_close(e.pj[TESSEL_ACTION_READ], 32 * 0.009 + 16 * 0.029015 * 4 / 32);
     tessel_diag d;
-    ck_assert_int_eq(resolve(db, "regfile", "{width: 32, depth: 200}", "PEbuf", NULL, &e, &d),
-                     TESSEL_ERANGE);
-    ck_assert_ptr_nonnull(strstr(d.message, "PEbuf: regfile depth 200"));
-    ck_assert_uint_eq(d.line, 1);
+    /* Past its 128 registers a register file is priced by the table's fitted
+     * SRAM law (docs/models/energy.md). */
+    ck_assert_int_eq(resolve(db, "regfile", "{width: 32, depth: 200}", "PEbuf", NULL, &e, &d), 0);
+    ck_assert_str_eq(e.method, "fit");
+    ck_assert_ptr_nonnull(strstr(e.source, "regfile past its registers"));
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], exp(-6.076047 + 1.156241 * log(32.0) +
+                                                  0.497863 * log(200.0)));
+    ck_assert_int_eq(resolve(db, "regfile", "{width: 32, depth: 2.5}", "PEbuf", NULL, &e, &d),
+                     TESSEL_EPARSE);
     tessel_energy_db_free(&db);
 }
 END_TEST
@@ -233,21 +240,7 @@ START_TEST(test_sram)
     ck_assert_uint_eq(s.width_bits, 128);
     ck_assert_ptr_nonnull(strstr(s.source, "width-scaled"));
 
-    /* Outside the table: errors, on both sides, never extrapolated. */
     tessel_diag d;
-    ck_assert_int_eq(resolve(db, "SRAM", "{width: 256, depth: 32768}", "LLB", NULL, &e, &d),
-                     TESSEL_ERANGE);
-    ck_assert_ptr_nonnull(strstr(d.message, "LLB: SRAM depth 32768"));
-    ck_assert_ptr_nonnull(strstr(d.message, "does not extrapolate"));
-    ck_assert_str_eq(d.field, "attributes.depth");
-    ck_assert_uint_eq(d.line, 1);
-    ck_assert_close(e.pj[TESSEL_ACTION_READ], 0.0);
-    ck_assert_int_eq(resolve(db, "SRAM", "{width: 256, depth: 1024}", NULL, NULL, &e, &d),
-                     TESSEL_ERANGE);
-    /* The 30 MiB LLB of the DRT configuration is far beyond the table. */
-    ck_assert_int_eq(resolve(db, "SRAM", "{width: 512, depth: 491520}", NULL, NULL, &e, &d),
-                     TESSEL_ERANGE);
-    ck_assert_ptr_nonnull(strstr(d.message, "only depth 4096"));
     ck_assert_int_eq(resolve(db, "SRAM", "{width: 64}", NULL, NULL, &e, &d), TESSEL_EINVAL);
     ck_assert_int_eq(resolve(db, "SRAM", "{width: 64, depth: 16, size: 1KiB}", NULL, NULL, &e, &d),
                      TESSEL_EPARSE);
@@ -279,8 +272,11 @@ START_TEST(test_technology)
     ck_assert_ptr_nonnull(strstr(d.message, "supported: 45nm, 7nm, 14nm"));
     ck_assert_ptr_nonnull(strstr(d.message, "130nm"));
     ck_assert_uint_eq(d.line, 1);
-    ck_assert_int_eq(resolve(db, "intmac", "{width: 8}", NULL, "28nm", &e, &d),
+    ck_assert_int_eq(resolve(db, "intmac", "{width: 8}", NULL, "22nm", &e, &d),
                      TESSEL_EUNSUPPORTED);
+    /* 28 nm: log-linear between the 32 and 20 nm grid nodes (docs/models/energy.md). */
+    e = must_resolve(db, "intmac", "{width: 8}", "28nm");
+    ck_assert_close(e.pj[TESSEL_ACTION_COMPUTE], (8.63 * 0.0625 + 0.0857 * 0.25) * 0.4834);
     ck_assert_str_eq(d.file, "spec.yaml"); /* no attribute: the component's position */
     ck_assert_uint_eq(d.line, 7);
     ck_assert_int_eq(resolve(db, "intmac", "{width: 8}", NULL, "fast", &e, &d), TESSEL_EPARSE);
@@ -616,7 +612,7 @@ START_TEST(test_design)
     /* Every broken component is reported, not just the first. */
     snprintf(s.level[1].energy.cls, sizeof(s.level[1].energy.cls), "SRMA");
     s.level[2].energy.attributes = NULL;
-    s.level[2].capacity = 1 << 20; /* 262144 words: beyond the regfile */
+    s.level[2].capacity = 1ull << 30; /* 1 GiB: beyond the fitted SRAM the regfile falls back on */
     snprintf(s.compute.intersect.cls, sizeof(s.compute.intersect.cls), "intersekt");
     tessel_diag_list_free(&errors);
     tessel_diag_list_init(&errors, NULL);
@@ -624,7 +620,7 @@ START_TEST(test_design)
     ck_assert_int_eq(rc, TESSEL_EINVAL);
     ck_assert_uint_eq(errors.count, 3);
     ck_assert_ptr_nonnull(strstr(errors.items[0].message, "LLB: unknown energy class 'SRMA'"));
-    ck_assert_ptr_nonnull(strstr(errors.items[1].message, "PEbuf: regfile depth 262144"));
+    ck_assert_ptr_nonnull(strstr(errors.items[1].message, "PEbuf: SRAM 32x268435456 cannot be priced"));
     ck_assert_ptr_nonnull(strstr(errors.items[2].message, "did you mean 'intersect'"));
     tessel_energy_db_free(&db);
     tessel_diag_list_free(&errors);
@@ -632,6 +628,181 @@ START_TEST(test_design)
     tessel_yaml_free(&d1);
     tessel_yaml_free(&d2);
     tessel_yaml_free(&d3);
+}
+END_TEST
+
+/* The fitted SRAM law of tessel-45nm.yaml (docs/models/energy.md). */
+static const double law_read[3] = {-6.076047, 1.156241, 0.497863};
+static const double law_write[3] = {-5.531908, 1.187922, 0.418450};
+static const double law_area[3] = {0.811503, 0.892323, 0.915851};
+
+static double law(const double *c, double width, double depth)
+{
+    return exp(c[0] + c[1] * log(width) + c[2] * log(depth));
+}
+
+START_TEST(test_sram_fit)
+{
+    tessel_energy_db *db = load_table();
+    /* 8 KiB at 64 bits: the only 64-bit point is 16384 deep, so the law. */
+    tessel_component_energy e = must_resolve(db, "SRAM", "{width: 64, size: 8KiB}", NULL);
+    ck_assert_str_eq(e.method, "fit");
+    ck_assert_uint_eq(e.banks, 1);
+    ck_assert_close(e.depth_words, 1024.0);
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], law(law_read, 64, 1024));
+    ck_assert_close(e.pj[TESSEL_ACTION_WRITE], law(law_write, 64, 1024));
+    ck_assert_close(e.pj[TESSEL_ACTION_UPDATE], law(law_write, 64, 1024));
+    ck_assert_close(e.pj[TESSEL_ACTION_LEAK], 0.0);
+    ck_assert_close(e.area_um2, law(law_area, 64, 1024));
+    /* Below a width's points: the law too (the points stay exact where they reach). */
+    e = must_resolve(db, "SRAM", "{width: 256, depth: 1024}", NULL);
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], law(law_read, 256, 1024));
+    e = must_resolve(db, "SRAM", "{width: 256, depth: 16384}", NULL);
+    ck_assert_str_eq(e.method, "point");
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], 140.096);
+    /* 1 MiB at 256 bits: two banks of the 16384x256 point, plus the H-tree
+     * across both (0.325 pJ/bit/mm over the side of their square). */
+    e = must_resolve(db, "SRAM", "{width: 256, size: 1MiB}", NULL);
+    double wire = 0.325 * 256 * sqrt(2 * 2079246.0) / 1000;
+    ck_assert_uint_eq(e.banks, 2);
+    ck_assert_str_eq(e.method, "point");
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], 140.096 + wire);
+    ck_assert_close(e.pj[TESSEL_ACTION_WRITE], 134.505 + wire);
+    ck_assert_close(e.area_um2, 2 * 2079246.0);
+    ck_assert_ptr_nonnull(strstr(e.source, "2 banks + H-tree"));
+    /* Banks given: 4 banks of 4096, each interpolated between the points. */
+    e = must_resolve(db, "SRAM", "{width: 256, depth: 16384, banks: 4}", NULL);
+    double bank = sqrt(199065.0 * 1069102.0);
+    ck_assert_uint_eq(e.banks, 4);
+    ck_assert_close(e.pj[TESSEL_ACTION_READ],
+                    sqrt(51.870888 * 124.695) + 0.325 * 256 * sqrt(4 * bank) / 1000);
+    /* 30 MiB at 512 bits: 60 banks of 8192 words, past the 512-bit points: the law. */
+    e = must_resolve(db, "SRAM", "{width: 512, size: 30MiB}", NULL);
+    ck_assert_uint_eq(e.banks, 60);
+    ck_assert_str_eq(e.method, "fit");
+    double a = law(law_area, 512, 8192);
+    ck_assert_close(e.pj[TESSEL_ACTION_READ],
+                    law(law_read, 512, 8192) + 0.325 * 512 * sqrt(60 * a) / 1000);
+    ck_assert_close(e.area_um2, 60 * a);
+    /* Technology scales the law like the points. */
+    e = must_resolve(db, "SRAM", "{width: 64, size: 8KiB}", "65nm");
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], law(law_read, 64, 1024) * 1.2407);
+    /* Outside the fitted range: errors that say so. */
+    tessel_diag d;
+    ck_assert_int_eq(resolve(db, "SRAM", "{width: 256, size: 128MiB}", "LLB", NULL, &e, &d),
+                     TESSEL_ERANGE);
+    ck_assert_ptr_nonnull(strstr(d.message, "LLB: SRAM 256x4194304 cannot be priced"));
+    ck_assert_ptr_nonnull(strstr(d.message, "outside the fitted model's 64 to 67108864 bytes"));
+    ck_assert_close(e.pj[TESSEL_ACTION_READ], 0.0);
+    ck_assert_int_eq(resolve(db, "SRAM", "{width: 2048, size: 1MiB}", NULL, NULL, &e, &d),
+                     TESSEL_ERANGE);
+    ck_assert_ptr_nonnull(strstr(d.message, "width 2048"));
+    ck_assert_int_eq(resolve(db, "SRAM", "{width: 64, size: 32B}", NULL, NULL, &e, &d),
+                     TESSEL_ERANGE);
+    ck_assert_int_eq(resolve(db, "SRAM", "{width: 64, depth: 16, banks: 32}", NULL, NULL, &e, &d),
+                     TESSEL_ERANGE);
+    ck_assert_ptr_nonnull(strstr(d.message, "less than one 64-bit word per bank"));
+    ck_assert_int_eq(resolve(db, "LPDDR4", "{banks: 2}", NULL, NULL, &e, &d), TESSEL_EINVAL);
+    ck_assert_int_eq(resolve(db, "intmac", "{banks: 2}", NULL, NULL, &e, &d), TESSEL_EINVAL);
+    tessel_energy_db_free(&db);
+}
+END_TEST
+
+/* The coefficients in the table are the least-squares fit on ln q of the
+ * `fit` rows of energy_tables/sram-points.tsv (bench/energy_fit.py), here
+ * refitted independently with GSL. */
+START_TEST(test_fit_matches_points)
+{
+    FILE *f = fopen("energy_tables/sram-points.tsv", "r");
+    ck_assert_ptr_nonnull(f);
+    double w[64], dp[64], q[3][64];
+    size_t n = 0;
+    int header = 0;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!header) {
+            header = 1;
+            ck_assert_int_eq(strncmp(line, "use\twidth\tdepth\tbanks\tread\twrite\tarea\tsource", 44), 0);
+            continue;
+        }
+        if (strncmp(line, "fit\t", 4) != 0)
+            continue;
+        double banks;
+        ck_assert_int_lt(n, 64);
+        ck_assert_int_eq(sscanf(line + 4, "%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &w[n], &dp[n], &banks,
+                                &q[0][n], &q[1][n], &q[2][n]), 6);
+        n++;
+    }
+    fclose(f);
+    ck_assert_uint_eq(n, 10);
+    const double *want[3] = {law_read, law_write, law_area};
+    for (int k = 0; k < 3; k++) {
+        gsl_matrix *X = gsl_matrix_alloc(n, 3), *cov = gsl_matrix_alloc(3, 3);
+        gsl_vector *y = gsl_vector_alloc(n), *c = gsl_vector_alloc(3);
+        gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, 3);
+        for (size_t i = 0; i < n; i++) {
+            gsl_matrix_set(X, i, 0, 1.0);
+            gsl_matrix_set(X, i, 1, log(w[i]));
+            gsl_matrix_set(X, i, 2, log(dp[i]));
+            gsl_vector_set(y, i, log(q[k][i]));
+        }
+        double chisq;
+        ck_assert_int_eq(gsl_multifit_linear(X, y, c, cov, &chisq, ws), 0);
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(fabs(gsl_vector_get(c, (size_t)j) - want[k][j]) < 5e-6,
+                          "quantity %d c%d: refit %.7f, table %.7f", k, j,
+                          gsl_vector_get(c, (size_t)j), want[k][j]);
+        gsl_multifit_linear_free(ws);
+        gsl_matrix_free(X);
+        gsl_matrix_free(cov);
+        gsl_vector_free(y);
+        gsl_vector_free(c);
+    }
+}
+END_TEST
+
+/* Plausibility and energy warnings on issue 23's design: code 0, never errors. */
+START_TEST(test_warnings)
+{
+    const char *sets[] = {
+        "architecture.energy_tables=[tests/cli/cases/inputs/energy/glb.ERT.yaml,"
+        "energy_tables/tessel-45nm.yaml]",
+        "architecture.compute.clock=1000", "GLB.tensors.A.partition=5%",
+        "GLB.tensors.B.partition=10%", "GLB.tensors.Z.partition=10%"};
+    const char *spec_path = "examples/specs/glb256k-pe8k.yaml";
+    for (int with = 0; with < 2; with++) {
+        tessel_diag_list errors, warn;
+        tessel_diag_list_init(&errors, NULL);
+        tessel_diag_list_init(&warn, NULL);
+        tessel_spec *spec = NULL;
+        int rc = tessel_spec_load(spec_path, sets, with ? 5 : 0, NULL, &spec, &errors);
+        if (rc)
+            dump(&errors);
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(tessel_spec_plausibility(spec, &warn), with ? 2 : 0);
+        tessel_energy_db *db = NULL;
+        ck_assert_int_eq(tessel_energy_db_load(spec, NULL, &db, &errors), 0);
+        tessel_design_energy de;
+        ck_assert_int_eq(tessel_energy_design(db, spec, &de, &errors), 0);
+        ck_assert_int_eq(tessel_energy_warnings(db, spec, &de, &warn), with ? 2 : 0);
+        for (size_t i = 0; i < warn.count; i++)
+            ck_assert_int_eq(warn.items[i].code, 0);
+        if (with) {
+            ck_assert_ptr_nonnull(strstr(warn.items[0].message, "1000 GHz is above 10 GHz"));
+            ck_assert_ptr_nonnull(strstr(warn.items[1].message, "GLB: the partitions"));
+            ck_assert_ptr_nonnull(strstr(warn.items[1].message, "25.0 %"));
+            ck_assert_ptr_nonnull(strstr(warn.items[2].message, "'system.GlobalBuffer[1..1]'"));
+            ck_assert_ptr_nonnull(strstr(warn.items[2].message, "did you mean 'GLB'"));
+            ck_assert_ptr_nonnull(strstr(warn.items[3].message, "PEB: priced per access by"));
+            ck_assert_str_eq(de.level[2].method, "ert");
+        }
+        tessel_energy_db_free(&db);
+        tessel_spec_free(&spec);
+        tessel_diag_list_free(&errors);
+        tessel_diag_list_free(&warn);
+    }
 }
 END_TEST
 
@@ -761,6 +932,8 @@ static Suite *energy_suite(void)
     tcase_add_test(t, test_mac);
     tcase_add_test(t, test_regfile);
     tcase_add_test(t, test_sram);
+    tcase_add_test(t, test_sram_fit);
+    tcase_add_test(t, test_fit_matches_points);
     tcase_add_test(t, test_technology);
     tcase_add_test(t, test_unknown_class);
     suite_add_tcase(s, t);
@@ -774,6 +947,7 @@ static Suite *energy_suite(void)
     TCase *d = tcase_create("design");
     tcase_set_timeout(d, 300);
     tcase_add_test(d, test_design);
+    tcase_add_test(d, test_warnings);
     tcase_add_test(d, test_roofline);
     tcase_add_test(d, test_oom);
     suite_add_tcase(s, d);

@@ -647,7 +647,8 @@ START_TEST(json_output)
     ck_assert_int_eq(objects, 2 * (1 + 4 * 2));
     ck_assert_ptr_nonnull(strstr(s, "\"energy_sources\": [{\"component\": \"DRAM\", "
                                     "\"table\": \"toy.yaml\", \"entry\": \"DDR\", "
-                                    "\"source\": \"\", \"pj\": {\"read\": 64, "));
+                                    "\"source\": \"\", \"method\": \"\", \"area_um2\": 0, "
+                                    "\"pj\": {\"read\": 64, "));
     ck_assert_str_eq(json_check(s, "model_seconds", NULL), "null");
     ck_assert_str_eq(json_check(s, "traffic_ratio", NULL), "1.25");
     char bound[64];
@@ -657,7 +658,7 @@ START_TEST(json_output)
     /* the CSV's columns, then the JSON-only energy_sources (up to the
      * first component's pJ) */
     char want[1024];
-    snprintf(want, sizeof(want), "%.*s,energy_sources,component,table,entry,source,pj,read,write,"
+    snprintf(want, sizeof(want), "%.*s,energy_sources,component,table,entry,source,method,area_um2,pj,read,write,"
              "update,metadata_read,metadata_write,compute,leak\n",
              (int)strlen(tessel_report_summary_header()) - 1, tessel_report_summary_header());
     ck_assert_str_eq(keys, want);

@@ -191,6 +191,16 @@ static void ref_component(FILE *f, const char *name, const tessel_component_ener
     ref_json_string(f, c->entry);
     fputs(", \"source\": ", f);
     ref_json_string(f, c->source);
+    fputs(", \"method\": ", f);
+    ref_json_string(f, c->method);
+    fputs(", \"area_um2\": ", f);
+    char area[40];
+    if (isfinite(c->area_um2)) {
+        ref_format_double(area, sizeof(area), c->area_um2);
+        fputs(area, f);
+    } else {
+        fputs("null", f);
+    }
     fputs(", \"pj\": {", f);
     for (int a = 0; a < TESSEL_ACTION_COUNT; a++) {
         fprintf(f, "%s\"%s\": ", a ? ", " : "", actions[a]);

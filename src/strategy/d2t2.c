@@ -15,6 +15,16 @@
 
 #include "strategy_internal.h"
 
+/* The shapes priced so far in one decision, per level. */
+#define D2T2_MEMO 4096u
+struct d2t2_memo {
+    unsigned n;
+    unsigned level[D2T2_MEMO];
+    strat_tiles tiles[D2T2_MEMO];
+    double bytes[D2T2_MEMO], dram[D2T2_MEMO];
+};
+typedef struct d2t2_memo d2t2_memo;
+
 static int contracted(const strat_ctx *c, unsigned x)
 {
     const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
@@ -100,10 +110,39 @@ static int grow(strat_ctx *c, unsigned l, const uint64_t *gran, strat_tiles *t, 
     return TESSEL_OK;
 }
 
-/* Bytes across level l's boundary (with level l - 1) under tiles t. */
+/* Level l's boundary alone: the spec cut to the backing store and level l
+ * (levels between them hold whole modes while the search runs innermost
+ * first, and the levels inside l do not change l's fills), so that every
+ * candidate is priced by the one-level closed sums (stat_spmspm.c) and
+ * not by the nested form, which costs a hundred times more per point. */
+static int cut_to(const strat_ctx *c, const tessel_strategy_choice *ch, unsigned l,
+                  tessel_spec *spec)
+{
+    tessel_strategy_apply(c->spec, ch, spec);
+    for (unsigned o = 1; o < l; o++)
+        if (spec->level[o].capacity && (ch->levels >> o & 1u))
+            for (unsigned x = 0; x < c->nidx; x++)
+                if (spec->level[o].tile[x] && spec->level[o].tile[x] < c->extent[x])
+                    return 0; /* an outer level decided first: price the nest */
+    if (l > 1)
+        spec->level[1] = spec->level[l];
+    spec->nlevels = 2;
+    return 1;
+}
+
+/* Bytes across level l's boundary (with level l - 1) under tiles t;
+ * every shape is priced once (the RF family, the corners and the line
+ * searches revisit shapes). */
 static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const strat_tiles *t,
                  double *bytes, double *dram)
 {
+    d2t2_memo *m = c->memo;
+    for (unsigned k = 0; m && k < m->n; k++)
+        if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, sizeof(t->t))) {
+            *bytes = m->bytes[k];
+            *dram = m->dram[k];
+            return TESSEL_OK;
+        }
     tessel_strategy_choice trial = *ch;
     memcpy(trial.tile[l], t->t, sizeof(trial.tile[l]));
     trial.levels |= 1u << l;
@@ -115,16 +154,26 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
             trial.levels |= 1u << levels[i];
         }
     tessel_spec spec;
-    tessel_strategy_apply(c->spec, &trial, &spec);
+    unsigned at = l;
+    if (cut_to(c, &trial, l, &spec))
+        at = 1;
+    else
+        tessel_strategy_apply(c->spec, &trial, &spec);
     tessel_result r;
-    int rc = tessel_model_stat_eval(&spec, c->stats, &r, c->diag);
+    int rc = tessel_model_stat_eval_cached(&spec, c->stats, NULL, &r, c->diag);
     if (rc)
         return rc;
     double b = 0;
     for (unsigned k = 0; k < r.ntensors; k++)
-        b += (double)r.traffic[l][k].data_bytes + (double)r.traffic[l][k].metadata_bytes;
+        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
     *bytes = b;
     *dram = (double)r.dram_bytes;
+    if (m && m->n < D2T2_MEMO) {
+        m->level[m->n] = l;
+        m->tiles[m->n] = *t;
+        m->bytes[m->n] = b;
+        m->dram[m->n++] = *dram;
+    }
     return TESSEL_OK;
 }
 
@@ -303,7 +352,12 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
         return rc;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     unsigned n = strat_levels(c, levels);
+    c->memo = tessel_alloc(c->alloc, sizeof(*c->memo)); /* NULL: every shape priced */
+    if (c->memo)
+        c->memo->n = 0;
     for (unsigned i = 0; i < n && !rc; i++)
         rc = search_level(c, levels[i], out);
+    tessel_dealloc(c->alloc, c->memo);
+    c->memo = NULL;
     return rc;
 }

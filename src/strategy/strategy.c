@@ -109,6 +109,13 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
 void strat_ctx_free(strat_ctx *c)
 {
     tessel_stat_data_free(&c->own_stats);
+    tessel_dealloc(c->alloc, c->worst);
+    c->worst = NULL;
+}
+
+void strat_worst_forget(strat_ctx *c)
+{
+    c->nworst = 0;
 }
 
 /* Whether every input's worst base tile (a dense one when the strategy
@@ -139,6 +146,7 @@ static int base_fits(const strat_ctx *c)
 
 int strat_collect_stats(strat_ctx *c, uint64_t edge)
 {
+    strat_worst_forget(c); /* the worst tiles were read off the old base grid */
     tessel_stat_data_free(&c->own_stats);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);

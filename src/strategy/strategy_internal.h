@@ -18,6 +18,19 @@ typedef struct strat_input {
     const tessel_tile_grid *base; /* the statistics' base grid, or NULL */
 } strat_input;
 
+/* What the candidates of one decision share (strategy.c): the worst tile
+ * of an input at a shape, read off a grid derived from the base grid,
+ * is found once per (input, shape, rule) however many candidates and
+ * levels ask for it. */
+#define STRAT_WORST_MEMO 4096u
+typedef struct strat_worst_entry {
+    unsigned input, worst;
+    uint64_t shape[3];
+    uint64_t max;
+} strat_worst_entry;
+
+struct d2t2_memo; /* d2t2.c: the candidates priced so far */
+
 typedef struct strat_ctx {
     const tessel_spec *spec;
     const tessel_allocator *alloc;
@@ -30,6 +43,9 @@ typedef struct strat_ctx {
     uint64_t extent[STRAT_NX];
     unsigned nin;
     strat_input in[STRAT_MAX_INPUTS];
+    strat_worst_entry *worst; /* STRAT_WORST_MEMO entries, or NULL (no memo) */
+    unsigned nworst;
+    struct d2t2_memo *memo;
 } strat_ctx;
 
 /* Per-index tile edges of one level (0 = whole mode). */
@@ -41,6 +57,8 @@ typedef struct strat_tiles {
 int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_inputs *in,
                    tessel_strategy_estimator est, const tessel_allocator *a, tessel_diag *diag);
 void strat_ctx_free(strat_ctx *c);
+/* Empties the worst-tile memo (the base grid changed). */
+void strat_worst_forget(strat_ctx *c);
 int strat_need_stats(strat_ctx *c);
 /* (Re)collects the strategy's own statistics on an edge x edge base grid. */
 int strat_collect_stats(strat_ctx *c, uint64_t edge);

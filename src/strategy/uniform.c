@@ -54,6 +54,15 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
             return TESSEL_OK;
         }
     }
+    unsigned who = (unsigned)(in - c->in);
+    for (unsigned k = 0; k < c->nworst; k++) {
+        const strat_worst_entry *e = &c->worst[k];
+        if (e->input == who && e->worst == (unsigned)worst &&
+            !memcmp(e->shape, shape, in->order * sizeof(*shape))) {
+            *out = e->max < *out ? e->max : *out;
+            return TESSEL_OK;
+        }
+    }
     tessel_tile_grid *g = NULL;
     int rc = strat_grid(c, in, shape, worst == WORST_EXACT, &g);
     if (rc || !g)
@@ -63,6 +72,16 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
         if (g->count[k] > mx)
             mx = g->count[k];
     tessel_tile_grid_free(&g);
+    if (!c->worst)
+        c->worst = tessel_alloc_array(c->alloc, STRAT_WORST_MEMO, sizeof(*c->worst));
+    if (c->worst && c->nworst < STRAT_WORST_MEMO) { /* full: look up only */
+        strat_worst_entry *e = &c->worst[c->nworst++];
+        memset(e, 0, sizeof(*e));
+        e->input = who;
+        e->worst = (unsigned)worst;
+        memcpy(e->shape, shape, in->order * sizeof(*shape));
+        e->max = mx;
+    }
     *out = mx < *out ? mx : *out;
     return TESSEL_OK;
 }

@@ -182,7 +182,7 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
  * are collected again on T / 16 (at least 4) when coarser. */
 static int finer_base(strat_ctx *c)
 {
-    if (!c->own_stats || !c->in[0].base)
+    if (!c->collected || !c->in[0].base)
         return TESSEL_OK;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     if (!strat_levels(c, levels))

@@ -39,6 +39,7 @@ typedef struct strat_ctx {
     const tessel_workload_data *data; /* NULL with saved statistics */
     const tessel_stat_data *stats; /* given, or own_stats */
     tessel_stat_data *own_stats;
+    int collected; /* the statistics are the strategy's own (own_stats or kept in shared) */
     unsigned nidx;
     uint64_t extent[STRAT_NX];
     unsigned nin;
@@ -46,7 +47,19 @@ typedef struct strat_ctx {
     strat_worst_entry *worst; /* STRAT_WORST_MEMO entries, or NULL (no memo) */
     unsigned nworst;
     struct d2t2_memo *memo;
+    tessel_strategy_shared *shared; /* NULL: nothing kept past the decision */
 } strat_ctx;
+
+/* strategy.c: the statistics kept across decisions. */
+#define STRAT_SHARED_MAX 8u
+struct tessel_strategy_shared {
+    const tessel_allocator *alloc;
+    const tessel_workload_data *data; /* what they were collected from */
+    unsigned n;
+    uint64_t edge[STRAT_SHARED_MAX];
+    tessel_stat_data *stats[STRAT_SHARED_MAX];
+    tessel_drt_stats *drt;
+};
 
 /* Per-index tile edges of one level (0 = whole mode). */
 typedef struct strat_tiles {

@@ -9,7 +9,10 @@
  * traffic across the level's boundary wins. tessel adds two things the
  * paper leaves open: the extreme shapes (corners()) and a geometric
  * descent from the best (refine()). Levels are searched from the
- * innermost out. */
+ * innermost out by default (the paper sizes one buffer, the PE buffer,
+ * d2t2 §6.1), each candidate priced on its own boundary; outermost
+ * first (mapping.strategy_options.order) the inner levels' candidates
+ * nest in the outer tiles and are priced on the whole nest. */
 #include <math.h>
 #include <string.h>
 
@@ -212,9 +215,12 @@ static int finer_base(strat_ctx *c)
 }
 
 /* Prices t when its worst tiles fit; keeps it when it beats *best. */
-static int consider(strat_ctx *c, unsigned l, const strat_tiles *t, tessel_strategy_choice *ch,
-                    strat_tiles *winner, double *best, double *best_dram)
+static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
+                    tessel_strategy_choice *ch, strat_tiles *winner, double *best,
+                    double *best_dram)
 {
+    strat_tiles nested = *shape, *t = &nested;
+    strat_nest(c, t); /* outer first: inside the enclosing level's tiles */
     int fits = 0, rc = strat_worst_fits(c, l, t, WORST_STATS, &fits);
     if (rc || !fits)
         return rc;

@@ -94,6 +94,7 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
             return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, NULL, 0, 0, "mapping.strategy",
                                    "tiling strategies handle tensors of at most 3 modes");
     }
+    c->outer_first = strat_outer_first_of(spec);
     for (unsigned x = 0; x < c->nidx; x++)
         c->extent[x] = w ? w->extent[x] : 0;
     for (unsigned i = 0; i < c->nin; i++)
@@ -347,7 +348,61 @@ unsigned strat_levels(const strat_ctx *c, unsigned *levels)
     for (unsigned l = c->spec->nlevels; l-- > 1;)
         if ((!mask || (mask >> l & 1u)) && c->spec->level[l].capacity)
             levels[n++] = l;
+    for (unsigned i = 0; c->outer_first && i < n / 2; i++) {
+        unsigned t = levels[i];
+        levels[i] = levels[n - 1 - i];
+        levels[n - 1 - i] = t;
+    }
     return n;
+}
+
+/* Which level a strategy sizes first by default, after its paper: Tailors
+ * §5.2 sizes ExTensor-P's and ExTensor-OB's global-buffer tiles first and
+ * partitions them into PE sub-tiles, while ExTensor-N fixes the PE tiles
+ * and sizes the global buffer around them; DRT splits each task's tiles
+ * again for the level below (drt §4.1); D2T2 sizes the PE buffer (d2t2
+ * §6.1: its target buffer), the outer levels following from it. */
+int strat_outer_first_of(const tessel_spec *spec)
+{
+    if (spec->strategy.order)
+        return spec->strategy.order == TESSEL_SPEC_ORDER_OUTER_FIRST;
+    int k = tessel_strategy_from_name(spec->strategy.name);
+    return k == TESSEL_STRATEGY_PRESCIENT || k == TESSEL_STRATEGY_SWIFTILES ||
+           k == TESSEL_STRATEGY_DRT;
+}
+
+uint64_t strat_nest_edge(const strat_ctx *c, unsigned x, uint64_t e, uint64_t g)
+{
+    uint64_t o = c->outer[x];
+    if (!o)
+        return e;
+    if (!e || e >= o)
+        return o;
+    uint64_t best = 1, best_g = 0;
+    for (uint64_t d = 1; d * d <= o; d++) {
+        if (o % d)
+            continue;
+        uint64_t pair[2] = { d, o / d };
+        for (unsigned k = 0; k < 2; k++) {
+            if (pair[k] > e)
+                continue;
+            if (pair[k] > best)
+                best = pair[k];
+            if (g && pair[k] % g == 0 && pair[k] > best_g)
+                best_g = pair[k];
+        }
+    }
+    return best_g ? best_g : best;
+}
+
+void strat_nest(const strat_ctx *c, strat_tiles *t)
+{
+    for (unsigned x = 0; x < c->nidx; x++) {
+        if (!c->outer[x])
+            continue;
+        uint64_t e = strat_nest_edge(c, x, t->t[x] ? t->t[x] : c->extent[x], 0);
+        t->t[x] = e >= c->extent[x] ? 0 : e;
+    }
 }
 
 uint64_t strat_lcm(uint64_t a, uint64_t b)
@@ -409,6 +464,7 @@ void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gra
         uint64_t e = want >= (double)c->extent[x] ? c->extent[x] : (uint64_t)(want / (double)g) * g;
         if (e < g)
             e = g;
+        e = strat_nest_edge(c, x, e, g);
         out->t[x] = e >= c->extent[x] ? 0 : e;
     }
 }
@@ -514,6 +570,11 @@ static int choose_in(strat_ctx *c, tessel_strategy_choice *out)
     out->kind = (tessel_strategy_kind)k;
     double t0 = now_seconds();
     if (k == TESSEL_STRATEGY_DRT) {
+        if (st->order == TESSEL_SPEC_ORDER_INNER_FIRST)
+            return tessel_diag_set(c->diag, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                   st->pos.column, "mapping.strategy_options.order",
+                                   "drt forms each level's tiles inside the tasks of the level "
+                                   "above (drt §4.1): it sizes outer levels first only");
         out->overbooking_rate = out->buffer_utilization = NAN;
         snprintf(out->shape, sizeof(out->shape), "dynamic");
         return TESSEL_OK;

@@ -48,6 +48,9 @@ typedef struct strat_ctx {
     unsigned nworst;
     struct d2t2_memo *memo;
     tessel_strategy_shared *shared; /* NULL: nothing kept past the decision */
+    int outer_first;   /* levels sized outermost first (strat_levels) */
+    uint64_t outer[STRAT_NX]; /* outer first: the enclosing level's edges the
+                                 level being sized must divide (0: none) */
 } strat_ctx;
 
 /* strategy.c: the statistics kept across decisions. */
@@ -90,7 +93,9 @@ uint64_t strat_capacity_nnz(const strat_ctx *c, unsigned l, const strat_input *i
  * neither is possible. */
 int strat_grid(const strat_ctx *c, const strat_input *in, const uint64_t *shape, int exact,
                tessel_tile_grid **out);
-/* Levels the strategy sizes, innermost first. */
+/* Levels the strategy sizes, in the order it sizes them: innermost first,
+ * or outermost first (c->outer_first: mapping.strategy_options.order, by
+ * default the order of the strategy's paper). */
 unsigned strat_levels(const strat_ctx *c, unsigned *levels);
 /* The smallest edge step of index x for the estimator: 1, or the
  * statistics' base grid under stat without the data (a tile off the grid
@@ -106,6 +111,15 @@ void strat_ratio(const strat_ctx *c, unsigned l, double *ratio);
 void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gran, double s,
                     strat_tiles *out);
 double strat_scale_max(const strat_ctx *c, const double *ratio);
+
+/* Whether spec's strategy sizes its outermost level first. */
+int strat_outer_first_of(const tessel_spec *spec);
+/* Edge e of index x made to nest in the enclosing level sized before it
+ * (outer first): the largest divisor of the enclosing edge <= e, a
+ * multiple of g where one is; e itself when nothing encloses x. */
+uint64_t strat_nest_edge(const strat_ctx *c, unsigned x, uint64_t e, uint64_t g);
+/* The same for every index of t (0 = whole mode). */
+void strat_nest(const strat_ctx *c, strat_tiles *t);
 
 /* Least common multiple (edge steps that several constraints share). */
 uint64_t strat_lcm(uint64_t a, uint64_t b);
@@ -123,7 +137,8 @@ int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, 
 int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
                           uint64_t *out);
 /* Level l's edge steps (estimator granule, base grid when base_grid, and
- * multiples of the inner levels' tiles). */
+ * multiples of the inner levels' tiles when those are sized first); with
+ * outer levels sized first, also sets c->outer to the enclosing tiles. */
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
                           const tessel_strategy_choice *ch, uint64_t *gran);
 

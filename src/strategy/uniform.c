@@ -160,11 +160,23 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
                            const tessel_strategy_choice *ch, uint64_t *gran)
 {
-    for (unsigned x = 0; x < c->nidx; x++)
+    uint32_t mask = c->spec->strategy.levels;
+    for (unsigned x = 0; x < c->nidx; x++) {
         gran[x] = base_grid ? strat_base_granule(c, x) : strat_granule(c, x);
+        c->outer[x] = 0;
+    }
+    /* outer first: the nearest enclosing sized level's tiles bound these */
+    for (unsigned o = l; c->outer_first && o-- > 1;)
+        if (c->spec->level[o].capacity && (ch->levels >> o & 1u)) {
+            for (unsigned x = 0; x < c->nidx; x++)
+                c->outer[x] = ch->tile[o][x] && ch->tile[o][x] < c->extent[x] ? ch->tile[o][x] : 0;
+            break;
+        }
     for (unsigned in = l + 1; in < c->spec->nlevels; in++) {
         if (!c->spec->level[in].capacity)
             continue;
+        if (c->outer_first && (!mask || (mask >> in & 1u)))
+            continue; /* sized after this level, inside its tiles */
         for (unsigned x = 0; x < c->nidx; x++) {
             uint64_t t = ch->levels >> in & 1u ? ch->tile[in][x] : c->spec->level[in].tile[x];
             if (!t || t >= c->extent[x])

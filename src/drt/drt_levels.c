@@ -1,7 +1,9 @@
-/* DRT on two buffer levels (drt §4.1: "multiple S-DOP levels apply DRT
+/* DRT on two or more buffer levels (drt §4.1: "multiple S-DOP levels apply DRT
  * hierarchically"; §5.2.1: ExTensor-OP-DRT "subdivides tiles twice", the
  * global buffer's macro tiles being "broken down into macro sub-tiles to
- * be distributed to the PE buffers").
+ * be distributed to the PE buffers"). Below the PE level the same step
+ * repeats: each task of level l is cut again by DRT with level l + 1's
+ * partitions, formats and loop order.
  *
  * Level 1 (the LLB) is the one-level walk of drt_walk.c on the whole
  * micro-tile grid, unchanged: its traffic with DRAM is exactly

@@ -67,9 +67,8 @@ static void help(void)
         "  -q, --quiet             print nothing on standard output\n"
         "      --strict            a strategy other than swiftiles whose tiles overflow\n"
         "                          their partitions (rule 4) is an error: exit 2, no table\n\n"
-        "A strategy that does not apply to the spec (e.g. drt on a spec with two buffer\n"
-        "levels or on TTM) is skipped with a one-line note on standard error and\n"
-        "no row; one that applies but fails gets a row with its error and the exit\n"
+        "A strategy that does not apply to the spec (e.g. drt on TTM) is skipped with a\n"
+        "one-line note on standard error and no row; one that applies but fails gets a row with its error and the exit\n"
         "status is then 1. Exit 0 when every applicable strategy ran; 2 when none\n"
         "applies.\n"
         "A spec with template: extensor gets one row per variant (n, p, ob, drt, named\n"
@@ -194,14 +193,14 @@ typedef struct compare_state {
     tessel_design_energy energy;
     tessel_workload_data *data;
     tessel_stat_data *stats;
-    tessel_drt_stats *drt_stats;
+    tessel_strategy_shared *shared;
     char label[TESSEL_REPORT_LABEL_MAX];
     int extensor; /* template extensor: the rows are its variants */
 } compare_state;
 
 static void state_free(compare_state *st)
 {
-    tessel_drt_stats_free(&st->drt_stats);
+    tessel_strategy_shared_free(&st->shared);
     tessel_stat_data_free(&st->stats);
     tessel_workload_free(&st->data);
     tessel_energy_db_free(&st->db);
@@ -361,22 +360,18 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
     tessel_diag d;
     int rc = derive_one(st, set, &spec, &d);
     if (!rc) {
-        if (est == TESSEL_STRATEGY_STAT && !st->drt_stats && strcmp(strategy, "drt") == 0) {
-            tessel_drt_options o;
-            tessel_drt_options_init(&o);
-            o.micro[0] = spec->strategy.micro[0];
-            o.micro[1] = spec->strategy.micro[1];
-            rc = tessel_drt_stats_create(spec, st->data, &o, NULL, &st->drt_stats, &d);
-        }
         tessel_result result;
-        /* the fixed mapping is priced from the shared statistics; every
-         * other strategy collects its own on a base grid fine enough for
-         * the tiles it may choose */
+        /* the fixed mapping is priced from the statistics loaded with it;
+         * the other strategies collect theirs on a base grid fine enough
+         * for the tiles they may choose, once for every row (st->shared) */
         int fixed = tessel_strategy_is_fixed(spec);
-        tessel_strategy_inputs in = { st->data, fixed ? st->stats : NULL, st->drt_stats };
+        tessel_strategy_inputs in = { st->data, fixed ? st->stats : NULL, NULL };
+        if (!st->shared && tessel_strategy_shared_create(NULL, &st->shared))
+            rc = tessel_diag_set(&d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         double t0 = now_seconds();
         if (!rc)
-            rc = tessel_strategy_run(spec, &in, est, NULL, &result, &row->choice, &d);
+            rc = tessel_strategy_run_shared(spec, &in, st->shared, est, NULL, &result,
+                                            &row->choice, &d);
         row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
         if (!rc)
             rc = tessel_report_point_build(spec, &result, &st->energy, st->label, strategy,

@@ -63,14 +63,15 @@ int tessel_drt_stat_growth(const tessel_spec *spec, const tessel_drt_stats *s,
 /* Wall time the collection took (also out->stats_seconds of every stat). */
 double tessel_drt_stats_seconds(const tessel_drt_stats *s);
 
-/* DRT on two buffer levels (drt §4.1, §5.2.1): the spec has a backing
- * store and exactly two buffers (e.g. DRAM -> LLB -> PE buffers). The LLB
- * level is the one-level DRT of the spec cut to its first two levels
- * (identical traffic); inside each LLB task DRT runs again with the PE
- * buffer's partitions, formats and loop order, giving the LLB -> PE
- * traffic (src/drt/drt_levels.c states the rules). summary (optional):
- * [0] the LLB level, [1] the PE level. Statistics for the stat path are
- * collected with the spec cut to two levels (tessel_drt_stats_create). */
+/* DRT on two or more buffer levels (drt §4.1, §5.2.1): the spec has a
+ * backing store and at least two buffers (e.g. DRAM -> LLB -> PE
+ * buffers). The LLB level is the one-level DRT of the spec cut to its
+ * first two levels (identical traffic); inside each LLB task DRT runs
+ * again with the next buffer's partitions, formats and loop order, and so
+ * on down to the innermost level (src/drt/drt_levels.c states the rules).
+ * summary (optional): [0] the LLB level, [1] the innermost level.
+ * Statistics for the stat path are collected with the spec cut to two
+ * levels (tessel_drt_stats_create). */
 int tessel_drt_levels_exact(const tessel_spec *spec, const tessel_workload_data *data,
                             const tessel_drt_options *opt, const tessel_allocator *a,
                             tessel_result *out, tessel_drt_summary summary[2],

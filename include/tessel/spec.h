@@ -218,8 +218,13 @@ typedef struct tessel_spec_strategy {
     uint64_t micro[2];     /* drt: micro tile rows x columns (32 x 32) */
     int growth;            /* drt: 0 contracted index first, 1 alternating */
     uint32_t levels;       /* bit l: the strategy sizes level l; 0 = every level below level 0 */
+    int order;             /* which level is sized first: TESSEL_SPEC_ORDER_* (0: the strategy's paper) */
     tessel_spec_pos pos;
 } tessel_spec_strategy;
+
+/* mapping.strategy_options.order */
+enum { TESSEL_SPEC_ORDER_DEFAULT = 0, TESSEL_SPEC_ORDER_OUTER_FIRST = 1,
+       TESSEL_SPEC_ORDER_INNER_FIRST = 2 };
 
 /* An accelerator template (`template: NAME`, `template_options: {...}`):
  * an accelerator whose own buffer policy decides its traffic instead of

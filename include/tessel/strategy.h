@@ -16,7 +16,8 @@
  *                 (eq. 2), k / y sampled tiles, their (1 - y) occupancy
  *                 quantile scaled to the partition (eq. 3); overflowing
  *                 tiles are costed with Tailors streaming (rule 4)
- *   drt           dynamic reflexive tiling (module drt, drt §3-4)
+ *   drt           dynamic reflexive tiling (module drt, drt §3-4), at every
+ *                 buffer level (drt §4.1: hierarchically, outer first)
  *   d2t2          d2t2 §5.2: shapes {i: T RF, k: T / RF, j: T RF} around the
  *                 conservative T (eq. 21), inner edges grown by TileFactor
  *                 = partition / MaxTile (eq. 22), the best by the stat
@@ -105,6 +106,21 @@ void tessel_strategy_apply(const tessel_spec *spec, const tessel_strategy_choice
 int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *in,
                         tessel_strategy_estimator est, const tessel_allocator *a,
                         tessel_result *out, tessel_strategy_choice *choice, tessel_diag *diag);
+
+/* Statistics one decision collects and the next one reuses: the
+ * strategies' own base-grid statistics (one set per base edge) and DRT's
+ * micro-tile statistics, for several strategies run on the same spec's
+ * einsum and the same data (tessel compare's rows). One thread at a time. */
+typedef struct tessel_strategy_shared tessel_strategy_shared;
+int tessel_strategy_shared_create(const tessel_allocator *a, tessel_strategy_shared **out);
+void tessel_strategy_shared_free(tessel_strategy_shared **s);
+
+/* tessel_strategy_run sharing what it collects through `shared` (NULL:
+ * tessel_strategy_run). Results equal tessel_strategy_run's. */
+int tessel_strategy_run_shared(const tessel_spec *spec, const tessel_strategy_inputs *in,
+                               tessel_strategy_shared *shared, tessel_strategy_estimator est,
+                               const tessel_allocator *a, tessel_result *out,
+                               tessel_strategy_choice *choice, tessel_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
-/* DRT on two buffer levels (drt §4.1: "multiple S-DOP levels apply DRT
+/* DRT on two or more buffer levels (drt §4.1: "multiple S-DOP levels apply DRT
  * hierarchically"; §5.2.1: ExTensor-OP-DRT "subdivides tiles twice", the
  * global buffer's macro tiles being "broken down into macro sub-tiles to
- * be distributed to the PE buffers").
+ * be distributed to the PE buffers"). Below the PE level the same step
+ * repeats: each task of level l is cut again by DRT with level l + 1's
+ * partitions, formats and loop order.
  *
  * Level 1 (the LLB) is the one-level walk of drt_walk.c on the whole
  * micro-tile grid, unchanged: its traffic with DRAM is exactly
@@ -60,16 +62,26 @@ typedef struct ent {
     uint64_t n;
 } ent;
 
+/* The walks at one buffer level below the first (2, 3, ...): the data
+ * the level above walks (whose tasks call on_task) and the sums of this
+ * level's sub-walks. */
+typedef struct lv_level {
+    struct lv_ctx *root;
+    unsigned level;        /* the level of the sub-walks summed here */
+    const drt_data *d;     /* the data walked one level up (its tasks' boxes are in it) */
+    uint64_t off[DRT_NX];  /* d's micro origin in the whole run's coordinates */
+    uint32_t *cursor;      /* this level's sub-walks' cursors over the output tiles */
+    tessel_traffic pe[TESSEL_SPEC_MAX_TENSORS];
+    drt_walk_raw raw;
+    uint64_t intersections, effectual, overflow;
+} lv_level;
+
 typedef struct lv_ctx {
     const tessel_spec *spec;
     const drt_data *d; /* the whole run's grids and output table */
     tessel_drt_growth growth;
-    uint32_t *cursor;  /* sub-walks' cursors over d's output tiles */
     tessel_diag *diag;
-    /* level 2 (PE buffers), summed over the sub-walks */
-    tessel_traffic pe[TESSEL_SPEC_MAX_TENSORS];
-    drt_walk_raw raw;
-    uint64_t intersections, effectual, overflow;
+    lv_level lv[TESSEL_SPEC_MAX_LEVELS]; /* lv[l]: the sub-walks at level l >= 2 */
 } lv_ctx;
 
 /* Frees the line arrays of a sub-problem's grids. */
@@ -184,11 +196,13 @@ static void add_traffic(tessel_traffic *to, const tessel_traffic *t)
         to->worst_tile_bytes = t->worst_tile_bytes;
 }
 
-/* The PE-level DRT of one LLB task (drt_task_fn). */
+/* The DRT of one task of the level above at level lv->level (drt_task_fn):
+ * the PE level of one LLB task, and so on down the hierarchy. */
 static int on_llb_task(void *vctx, const drt_task_box *b)
 {
-    lv_ctx *cx = vctx;
-    const drt_data *d = cx->d;
+    lv_level *lv = vctx;
+    lv_ctx *cx = lv->root;
+    const drt_data *d = lv->d;
     const tessel_allocator *al = d->alloc;
     drt_data s;
     memset(&s, 0, sizeof(s));
@@ -246,12 +260,20 @@ static int on_llb_task(void *vctx, const drt_task_box *b)
     drt_walk_args a;
     memset(&a, 0, sizeof(a));
     a.spec = cx->spec;
-    a.level = 2;
+    a.level = lv->level;
     a.d = &s;
-    a.od = d;
-    memcpy(a.off, b->lo, sizeof(a.off));
-    a.cursor = cx->cursor;
+    a.od = cx->d;
+    for (unsigned x = 0; x < DRT_NX; x++)
+        a.off[x] = lv->off[x] + b->lo[x];
+    a.cursor = lv->cursor;
     a.growth = cx->growth;
+    if (lv->level + 1 < cx->spec->nlevels) { /* DRT again inside each of these tasks */
+        lv_level *inner = &cx->lv[lv->level + 1];
+        inner->d = &s;
+        memcpy(inner->off, a.off, sizeof(inner->off));
+        a.on_task = on_llb_task;
+        a.ctx = inner;
+    }
     tessel_result r;
     memset(&r, 0, sizeof(r));
     r.nlevels = 2;
@@ -261,8 +283,8 @@ static int on_llb_task(void *vctx, const drt_task_box *b)
     if (rc)
         return rc;
     for (unsigned t = 0; t < r.ntensors; t++)
-        add_traffic(&cx->pe[t], &r.traffic[1][t]);
-    drt_walk_raw *w = &cx->raw;
+        add_traffic(&lv->pe[t], &r.traffic[1][t]);
+    drt_walk_raw *w = &lv->raw;
     w->updates += a.raw.updates;
     w->in_data += a.raw.in_data;
     w->in_meta += a.raw.in_meta;
@@ -273,9 +295,9 @@ static int on_llb_task(void *vctx, const drt_task_box *b)
         w->edge_sum[x] += a.raw.edge_sum[x];
     w->util_sum += a.raw.util_sum;
     w->util_n += a.raw.util_n;
-    cx->intersections += r.intersections;
-    cx->effectual += r.effectual_tiles[1];
-    cx->overflow += r.overflow_tiles;
+    lv->intersections += r.intersections;
+    lv->effectual += r.effectual_tiles[1];
+    lv->overflow += r.overflow_tiles;
     return TESSEL_OK;
 }
 
@@ -288,60 +310,81 @@ static uint64_t rounded(double x)
     return (uint64_t)(x + 0.5);
 }
 
-/* The three-level result: DRAM and the LLB's DRAM side from the LLB walk
- * (`llb`, two levels), the LLB's PE side and the PE buffers from the
- * sub-walks. */
+/* Level l's traffic from its sub-walks' sums: the output's counts are
+ * expected values on the stat path, summed unrounded over the sub-walks
+ * and rounded once. */
+static void level_sums(const lv_ctx *cx, unsigned l, tessel_traffic *pe)
+{
+    const lv_level *lv = &cx->lv[l];
+    unsigned tz = cx->d->roles.tensor[DRT_Z];
+    memcpy(pe, lv->pe, sizeof(lv->pe));
+    pe[tz].updates = rounded(lv->raw.updates);
+    pe[tz].in_data = rounded(lv->raw.in_data);
+    pe[tz].in_metadata = rounded(lv->raw.in_meta);
+    pe[tz].out_data = rounded(lv->raw.out_data);
+    pe[tz].out_metadata = rounded(lv->raw.out_meta);
+    pe[tz].algorithmic = pe[tz].updates;
+}
+
+/* The whole result: DRAM and the LLB's DRAM side from the LLB walk
+ * (`llb`, two levels), every boundary below from the sub-walks; a level's
+ * reads are its child's fills and updates, the innermost's the MACs. */
 static void compose(const lv_ctx *cx, const tessel_result *llb, tessel_result *out)
 {
     const tessel_spec *spec = cx->spec;
-    const drt_data *d = cx->d;
-    unsigned tz = d->roles.tensor[DRT_Z];
-    tessel_traffic pe[TESSEL_SPEC_MAX_TENSORS];
-    memcpy(pe, cx->pe, sizeof(pe));
-    /* the output's counts are expected values on the stat path: summed
-     * unrounded over the sub-walks, rounded once */
-    pe[tz].updates = rounded(cx->raw.updates);
-    pe[tz].in_data = rounded(cx->raw.in_data);
-    pe[tz].in_metadata = rounded(cx->raw.in_meta);
-    pe[tz].out_data = rounded(cx->raw.out_data);
-    pe[tz].out_metadata = rounded(cx->raw.out_meta);
-    pe[tz].algorithmic = pe[tz].updates;
-    uint64_t vb = spec->level[2].value_bits / 8;
-    out->nlevels = 3;
+    unsigned tz = cx->d->roles.tensor[DRT_Z], nl = spec->nlevels;
+    tessel_traffic pe[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    for (unsigned l = 2; l < nl; l++)
+        level_sums(cx, l, pe[l]);
+    out->nlevels = nl;
     out->ntensors = llb->ntensors;
+    out->overflow_tiles = llb->overflow_tiles;
     for (unsigned t = 0; t < out->ntensors; t++) {
         out->traffic[0][t] = llb->traffic[0][t];
-        tessel_traffic *l1 = &out->traffic[1][t], *l2 = &out->traffic[2][t];
-        *l1 = llb->traffic[1][t];
-        l1->reads = pe[t].fills + pe[t].updates;
-        l1->child_read_data = pe[t].in_data;
-        l1->child_read_metadata = pe[t].in_metadata;
-        l1->child_write_data = pe[t].out_data;
-        l1->child_write_metadata = pe[t].out_metadata;
-        *l2 = pe[t];
-        l2->reads = llb->macs;
-        l2->child_read_data = llb->macs * vb;
-        l2->child_write_data = t == tz ? llb->macs * vb : 0;
-        l2->data_bytes = l2->in_data + l2->out_data;
-        l2->metadata_bytes = l2->in_metadata + l2->out_metadata;
+        out->traffic[1][t] = llb->traffic[1][t];
+    }
+    for (unsigned l = 1; l < nl; l++) {
+        uint64_t vb = spec->level[l].value_bits / 8;
+        for (unsigned t = 0; t < out->ntensors; t++) {
+            tessel_traffic *x = &out->traffic[l][t];
+            if (l >= 2) {
+                *x = pe[l][t];
+                x->data_bytes = x->in_data + x->out_data;
+                x->metadata_bytes = x->in_metadata + x->out_metadata;
+            }
+            if (l + 1 < nl) {
+                const tessel_traffic *c = &pe[l + 1][t];
+                x->reads = c->fills + c->updates;
+                x->child_read_data = c->in_data;
+                x->child_read_metadata = c->in_metadata;
+                x->child_write_data = c->out_data;
+                x->child_write_metadata = c->out_metadata;
+            } else {
+                x->reads = llb->macs;
+                x->child_read_data = llb->macs * vb;
+                x->child_write_data = t == tz ? llb->macs * vb : 0;
+            }
+        }
+        if (l >= 2) {
+            out->effectual_tiles[l] = cx->lv[l].effectual;
+            out->overflow_tiles += cx->lv[l].overflow;
+        }
     }
     out->macs = llb->macs;
-    out->intersections = cx->intersections;
+    out->intersections = nl > 2 ? cx->lv[nl - 1].intersections : llb->intersections;
     out->effectual_tiles[1] = llb->effectual_tiles[1];
-    out->effectual_tiles[2] = cx->effectual;
     out->output_nnz = llb->output_nnz;
     out->compulsory_bytes = llb->compulsory_bytes;
     out->dram_bytes = llb->dram_bytes;
-    out->overflow_tiles = llb->overflow_tiles + cx->overflow;
 }
 
-static void pe_summary(const lv_ctx *cx, tessel_drt_summary *s)
+static void pe_summary(const lv_level *lv, const drt_data *d, tessel_drt_summary *s)
 {
     memset(s, 0, sizeof(*s));
-    const drt_walk_raw *w = &cx->raw;
+    const drt_walk_raw *w = &lv->raw;
     s->tasks = w->tasks;
     for (unsigned x = 0; x < DRT_NX; x++) {
-        int si = cx->d->roles.spec_index[x];
+        int si = d->roles.spec_index[x];
         if (si >= 0 && w->tasks)
             s->mean_edge[si] = w->edge_sum[x] / (double)w->tasks;
     }
@@ -350,9 +393,9 @@ static void pe_summary(const lv_ctx *cx, tessel_drt_summary *s)
 
 int drt_check_levels(const tessel_spec *spec, tessel_spec *cut, tessel_diag *diag)
 {
-    if (spec->nlevels != 3)
+    if (spec->nlevels < 3)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, spec->path, 0, 0, "architecture.levels",
-                               "two-level DRT needs a backing store and exactly two buffer "
+                               "hierarchical DRT needs a backing store and at least two buffer "
                                "levels (LLB and PE buffers); this architecture has %u storage "
                                "levels",
                                spec->nlevels);
@@ -361,21 +404,30 @@ int drt_check_levels(const tessel_spec *spec, tessel_spec *cut, tessel_diag *dia
     return TESSEL_OK;
 }
 
-/* Both levels on built data d (exact or stat output table). */
+/* Every level on built data d (exact or stat output table). */
 int drt_levels_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growth,
                     tessel_result *out, tessel_drt_summary summary[2], tessel_diag *diag)
 {
-    lv_ctx cx;
-    memset(&cx, 0, sizeof(cx));
-    cx.spec = spec;
-    cx.d = d;
-    cx.growth = growth;
-    cx.diag = diag;
-    uint64_t nzt = d->out.ntiles ? d->out.ntiles : 1;
-    cx.cursor = tessel_alloc_array(d->alloc, nzt, sizeof(uint32_t));
-    if (!cx.cursor)
+    lv_ctx *cx = tessel_alloc(d->alloc, sizeof(*cx));
+    if (!cx)
         return drt_oom(diag);
-    memset(cx.cursor, 0, nzt * sizeof(uint32_t));
+    memset(cx, 0, sizeof(*cx));
+    cx->spec = spec;
+    cx->d = d;
+    cx->growth = growth;
+    cx->diag = diag;
+    uint64_t nzt = d->out.ntiles ? d->out.ntiles : 1;
+    int rc = TESSEL_OK;
+    for (unsigned l = 2; l < spec->nlevels && !rc; l++) {
+        cx->lv[l].root = cx;
+        cx->lv[l].level = l;
+        cx->lv[l].cursor = tessel_alloc_array(d->alloc, nzt, sizeof(uint32_t));
+        if (!cx->lv[l].cursor)
+            rc = drt_oom(diag);
+        else
+            memset(cx->lv[l].cursor, 0, nzt * sizeof(uint32_t));
+    }
+    cx->lv[2].d = d;
     drt_walk_args a;
     memset(&a, 0, sizeof(a));
     a.spec = spec;
@@ -383,26 +435,32 @@ int drt_levels_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growt
     a.d = a.od = d;
     a.growth = growth;
     a.on_task = on_llb_task;
-    a.ctx = &cx;
+    a.ctx = &cx->lv[2];
     tessel_result llb;
     memset(&llb, 0, sizeof(llb));
     llb.nlevels = 2;
     llb.ntensors = spec->workload.ntensors;
     tessel_drt_summary s1;
-    int rc = drt_walk_run(&a, &llb, &s1, diag);
-    tessel_dealloc(d->alloc, cx.cursor);
+    if (!rc)
+        rc = drt_walk_run(&a, &llb, &s1, diag);
+    if (!rc) {
+        compose(cx, &llb, out);
+        if (summary) {
+            summary[0] = s1;
+            pe_summary(&cx->lv[spec->nlevels - 1], d, &summary[1]);
+        }
+    }
+    for (unsigned l = 2; l < spec->nlevels; l++)
+        tessel_dealloc(d->alloc, cx->lv[l].cursor);
+    tessel_dealloc(d->alloc, cx);
     if (rc)
         return rc;
-    compose(&cx, &llb, out);
-    if (summary) {
-        summary[0] = s1;
-        pe_summary(&cx, &summary[1]);
-    }
-    for (unsigned t = 0; t < out->ntensors; t++)
-        if (out->traffic[2][t].data_bytes == UINT64_MAX ||
-            out->traffic[2][t].metadata_bytes == UINT64_MAX)
-            return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
-                                   "a DRT count reaches 2^64 and would overflow");
+    for (unsigned l = 2; l < out->nlevels; l++)
+        for (unsigned t = 0; t < out->ntensors; t++)
+            if (out->traffic[l][t].data_bytes == UINT64_MAX ||
+                out->traffic[l][t].metadata_bytes == UINT64_MAX)
+                return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, NULL,
+                                       "a DRT count reaches 2^64 and would overflow");
     return TESSEL_OK;
 }
 

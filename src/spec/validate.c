@@ -1175,7 +1175,8 @@ static const char *const strategy_names[] = { "fixed", "conservative", "prescien
                                               "swiftiles", "drt", "d2t2" };
 static const char *const strategy_option_keys[] = { "overbooking", "tail_samples", "rounds", "seed",
                                                     "worst", "micro_tile", "growth",
-                                                    "levels" };
+                                                    "levels", "order" };
+static const char *const strategy_order_names[] = { "outer-first", "inner-first" };
 static const char *const strategy_worst_names[] = { "stats", "dense" };
 static const char *const drt_growth_names[] = { "contracted-first", "alternating" };
 
@@ -1298,6 +1299,12 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     }
     if ((n = tessel_yaml_get(opts, "levels")))
         read_strategy_levels(v, n, "mapping.strategy_options.levels");
+    if ((n = tessel_yaml_get(opts, "order"))) {
+        int k = read_choice(v, n, "mapping.strategy_options.order", "order",
+                            strategy_order_names, N_OF(strategy_order_names));
+        if (k >= 0)
+            st->order = k + 1;
+    }
 }
 
 static const char *const template_names[] = { "none", "extensor", "gamma", "outerspace",

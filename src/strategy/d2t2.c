@@ -9,11 +9,24 @@
  * traffic across the level's boundary wins. tessel adds two things the
  * paper leaves open: the extreme shapes (corners()) and a geometric
  * descent from the best (refine()). Levels are searched from the
- * innermost out. */
+ * innermost out by default (the paper sizes one buffer, the PE buffer,
+ * d2t2 §6.1), each candidate priced on its own boundary; outermost
+ * first (mapping.strategy_options.order) the inner levels' candidates
+ * nest in the outer tiles and are priced on the whole nest. */
 #include <math.h>
 #include <string.h>
 
 #include "strategy_internal.h"
+
+/* The shapes priced so far in one decision, per level. */
+#define D2T2_MEMO 4096u
+struct d2t2_memo {
+    unsigned n;
+    unsigned level[D2T2_MEMO];
+    strat_tiles tiles[D2T2_MEMO];
+    double bytes[D2T2_MEMO], dram[D2T2_MEMO];
+};
+typedef struct d2t2_memo d2t2_memo;
 
 static int contracted(const strat_ctx *c, unsigned x)
 {
@@ -100,10 +113,39 @@ static int grow(strat_ctx *c, unsigned l, const uint64_t *gran, strat_tiles *t, 
     return TESSEL_OK;
 }
 
-/* Bytes across level l's boundary (with level l - 1) under tiles t. */
+/* Level l's boundary alone: the spec cut to the backing store and level l
+ * (levels between them hold whole modes while the search runs innermost
+ * first, and the levels inside l do not change l's fills), so that every
+ * candidate is priced by the one-level closed sums (stat_spmspm.c) and
+ * not by the nested form, which costs a hundred times more per point. */
+static int cut_to(const strat_ctx *c, const tessel_strategy_choice *ch, unsigned l,
+                  tessel_spec *spec)
+{
+    tessel_strategy_apply(c->spec, ch, spec);
+    for (unsigned o = 1; o < l; o++)
+        if (spec->level[o].capacity && (ch->levels >> o & 1u))
+            for (unsigned x = 0; x < c->nidx; x++)
+                if (spec->level[o].tile[x] && spec->level[o].tile[x] < c->extent[x])
+                    return 0; /* an outer level decided first: price the nest */
+    if (l > 1)
+        spec->level[1] = spec->level[l];
+    spec->nlevels = 2;
+    return 1;
+}
+
+/* Bytes across level l's boundary (with level l - 1) under tiles t;
+ * every shape is priced once (the RF family, the corners and the line
+ * searches revisit shapes). */
 static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const strat_tiles *t,
                  double *bytes, double *dram)
 {
+    d2t2_memo *m = c->memo;
+    for (unsigned k = 0; m && k < m->n; k++)
+        if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, sizeof(t->t))) {
+            *bytes = m->bytes[k];
+            *dram = m->dram[k];
+            return TESSEL_OK;
+        }
     tessel_strategy_choice trial = *ch;
     memcpy(trial.tile[l], t->t, sizeof(trial.tile[l]));
     trial.levels |= 1u << l;
@@ -115,16 +157,26 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
             trial.levels |= 1u << levels[i];
         }
     tessel_spec spec;
-    tessel_strategy_apply(c->spec, &trial, &spec);
+    unsigned at = l;
+    if (cut_to(c, &trial, l, &spec))
+        at = 1;
+    else
+        tessel_strategy_apply(c->spec, &trial, &spec);
     tessel_result r;
-    int rc = tessel_model_stat_eval(&spec, c->stats, &r, c->diag);
+    int rc = tessel_model_stat_eval_cached(&spec, c->stats, NULL, &r, c->diag);
     if (rc)
         return rc;
     double b = 0;
     for (unsigned k = 0; k < r.ntensors; k++)
-        b += (double)r.traffic[l][k].data_bytes + (double)r.traffic[l][k].metadata_bytes;
+        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
     *bytes = b;
     *dram = (double)r.dram_bytes;
+    if (m && m->n < D2T2_MEMO) {
+        m->level[m->n] = l;
+        m->tiles[m->n] = *t;
+        m->bytes[m->n] = b;
+        m->dram[m->n++] = *dram;
+    }
     return TESSEL_OK;
 }
 
@@ -133,7 +185,7 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
  * are collected again on T / 16 (at least 4) when coarser. */
 static int finer_base(strat_ctx *c)
 {
-    if (!c->own_stats || !c->in[0].base)
+    if (!c->collected || !c->in[0].base)
         return TESSEL_OK;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     if (!strat_levels(c, levels))
@@ -163,9 +215,12 @@ static int finer_base(strat_ctx *c)
 }
 
 /* Prices t when its worst tiles fit; keeps it when it beats *best. */
-static int consider(strat_ctx *c, unsigned l, const strat_tiles *t, tessel_strategy_choice *ch,
-                    strat_tiles *winner, double *best, double *best_dram)
+static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
+                    tessel_strategy_choice *ch, strat_tiles *winner, double *best,
+                    double *best_dram)
 {
+    strat_tiles nested = *shape, *t = &nested;
+    strat_nest(c, t); /* outer first: inside the enclosing level's tiles */
     int fits = 0, rc = strat_worst_fits(c, l, t, WORST_STATS, &fits);
     if (rc || !fits)
         return rc;
@@ -303,7 +358,12 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
         return rc;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     unsigned n = strat_levels(c, levels);
+    c->memo = tessel_alloc(c->alloc, sizeof(*c->memo)); /* NULL: every shape priced */
+    if (c->memo)
+        c->memo->n = 0;
     for (unsigned i = 0; i < n && !rc; i++)
         rc = search_level(c, levels[i], out);
+    tessel_dealloc(c->alloc, c->memo);
+    c->memo = NULL;
     return rc;
 }

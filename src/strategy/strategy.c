@@ -94,6 +94,7 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
             return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, NULL, 0, 0, "mapping.strategy",
                                    "tiling strategies handle tensors of at most 3 modes");
     }
+    c->outer_first = strat_outer_first_of(spec);
     for (unsigned x = 0; x < c->nidx; x++)
         c->extent[x] = w ? w->extent[x] : 0;
     for (unsigned i = 0; i < c->nin; i++)
@@ -109,6 +110,13 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
 void strat_ctx_free(strat_ctx *c)
 {
     tessel_stat_data_free(&c->own_stats);
+    tessel_dealloc(c->alloc, c->worst);
+    c->worst = NULL;
+}
+
+void strat_worst_forget(strat_ctx *c)
+{
+    c->nworst = 0;
 }
 
 /* Whether every input's worst base tile (a dense one when the strategy
@@ -137,9 +145,52 @@ static int base_fits(const strat_ctx *c)
     return 1;
 }
 
+int tessel_strategy_shared_create(const tessel_allocator *a, tessel_strategy_shared **out)
+{
+    *out = tessel_alloc(a, sizeof(**out));
+    if (!*out)
+        return TESSEL_ENOMEM;
+    memset(*out, 0, sizeof(**out));
+    (*out)->alloc = a;
+    return TESSEL_OK;
+}
+
+void tessel_strategy_shared_free(tessel_strategy_shared **s)
+{
+    if (!s || !*s)
+        return;
+    for (unsigned k = 0; k < (*s)->n; k++)
+        tessel_stat_data_free(&(*s)->stats[k]);
+    tessel_drt_stats_free(&(*s)->drt);
+    tessel_dealloc((*s)->alloc, *s);
+    *s = NULL;
+}
+
+/* The shared statistics on an edge x edge base grid, if collected. */
+static const tessel_stat_data *shared_stats(const strat_ctx *c, uint64_t edge)
+{
+    const tessel_strategy_shared *sh = c->shared;
+    if (!sh || sh->data != c->data)
+        return NULL;
+    for (unsigned k = 0; k < sh->n; k++)
+        if (sh->edge[k] == edge)
+            return sh->stats[k];
+    return NULL;
+}
+
 int strat_collect_stats(strat_ctx *c, uint64_t edge)
 {
+    strat_worst_forget(c); /* the worst tiles were read off the old base grid */
     tessel_stat_data_free(&c->own_stats);
+    const tessel_stat_data *kept = shared_stats(c, edge);
+    if (kept) {
+        c->stats = kept;
+        for (unsigned i = 0; i < c->nin; i++) {
+            int index[TESSEL_MAX_ORDER];
+            c->in[i].base = tessel_stat_data_grid(c->stats, c->in[i].tensor, index);
+        }
+        return TESSEL_OK;
+    }
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
     opt.base[0] = opt.base[1] = edge;
@@ -147,6 +198,14 @@ int strat_collect_stats(strat_ctx *c, uint64_t edge)
     if (rc)
         return rc;
     c->stats = c->own_stats;
+    tessel_strategy_shared *sh = c->shared;
+    if (sh && (sh->data == c->data || !sh->n) && sh->n < STRAT_SHARED_MAX) {
+        /* kept for the next decision: the context borrows them */
+        sh->data = c->data;
+        sh->edge[sh->n] = edge;
+        sh->stats[sh->n++] = c->own_stats;
+        c->own_stats = NULL;
+    }
     for (unsigned i = 0; i < c->nin; i++) {
         int index[TESSEL_MAX_ORDER];
         c->in[i].base = tessel_stat_data_grid(c->stats, c->in[i].tensor, index);
@@ -163,6 +222,7 @@ int strat_need_stats(strat_ctx *c)
 {
     if (c->stats)
         return TESSEL_OK;
+    c->collected = 1;
     if (!c->data)
         return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
                                "this strategy needs the data or its statistics");
@@ -288,7 +348,61 @@ unsigned strat_levels(const strat_ctx *c, unsigned *levels)
     for (unsigned l = c->spec->nlevels; l-- > 1;)
         if ((!mask || (mask >> l & 1u)) && c->spec->level[l].capacity)
             levels[n++] = l;
+    for (unsigned i = 0; c->outer_first && i < n / 2; i++) {
+        unsigned t = levels[i];
+        levels[i] = levels[n - 1 - i];
+        levels[n - 1 - i] = t;
+    }
     return n;
+}
+
+/* Which level a strategy sizes first by default, after its paper: Tailors
+ * §5.2 sizes ExTensor-P's and ExTensor-OB's global-buffer tiles first and
+ * partitions them into PE sub-tiles, while ExTensor-N fixes the PE tiles
+ * and sizes the global buffer around them; DRT splits each task's tiles
+ * again for the level below (drt §4.1); D2T2 sizes the PE buffer (d2t2
+ * §6.1: its target buffer), the outer levels following from it. */
+int strat_outer_first_of(const tessel_spec *spec)
+{
+    if (spec->strategy.order)
+        return spec->strategy.order == TESSEL_SPEC_ORDER_OUTER_FIRST;
+    int k = tessel_strategy_from_name(spec->strategy.name);
+    return k == TESSEL_STRATEGY_PRESCIENT || k == TESSEL_STRATEGY_SWIFTILES ||
+           k == TESSEL_STRATEGY_DRT;
+}
+
+uint64_t strat_nest_edge(const strat_ctx *c, unsigned x, uint64_t e, uint64_t g)
+{
+    uint64_t o = c->outer[x];
+    if (!o)
+        return e;
+    if (!e || e >= o)
+        return o;
+    uint64_t best = 1, best_g = 0;
+    for (uint64_t d = 1; d * d <= o; d++) {
+        if (o % d)
+            continue;
+        uint64_t pair[2] = { d, o / d };
+        for (unsigned k = 0; k < 2; k++) {
+            if (pair[k] > e)
+                continue;
+            if (pair[k] > best)
+                best = pair[k];
+            if (g && pair[k] % g == 0 && pair[k] > best_g)
+                best_g = pair[k];
+        }
+    }
+    return best_g ? best_g : best;
+}
+
+void strat_nest(const strat_ctx *c, strat_tiles *t)
+{
+    for (unsigned x = 0; x < c->nidx; x++) {
+        if (!c->outer[x])
+            continue;
+        uint64_t e = strat_nest_edge(c, x, t->t[x] ? t->t[x] : c->extent[x], 0);
+        t->t[x] = e >= c->extent[x] ? 0 : e;
+    }
 }
 
 uint64_t strat_lcm(uint64_t a, uint64_t b)
@@ -350,6 +464,7 @@ void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gra
         uint64_t e = want >= (double)c->extent[x] ? c->extent[x] : (uint64_t)(want / (double)g) * g;
         if (e < g)
             e = g;
+        e = strat_nest_edge(c, x, e, g);
         out->t[x] = e >= c->extent[x] ? 0 : e;
     }
 }
@@ -455,6 +570,11 @@ static int choose_in(strat_ctx *c, tessel_strategy_choice *out)
     out->kind = (tessel_strategy_kind)k;
     double t0 = now_seconds();
     if (k == TESSEL_STRATEGY_DRT) {
+        if (st->order == TESSEL_SPEC_ORDER_INNER_FIRST)
+            return tessel_diag_set(c->diag, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                   st->pos.column, "mapping.strategy_options.order",
+                                   "drt forms each level's tiles inside the tasks of the level "
+                                   "above (drt §4.1): it sizes outer levels first only");
         out->overbooking_rate = out->buffer_utilization = NAN;
         snprintf(out->shape, sizeof(out->shape), "dynamic");
         return TESSEL_OK;
@@ -513,45 +633,88 @@ static void drt_options_of(const tessel_spec *spec, tessel_drt_options *o)
                                       : TESSEL_DRT_GROW_CONTRACTED_FIRST;
 }
 
+/* DRT's micro-tile statistics for the stat estimator: the caller's, the
+ * shared ones, or collected now (kept in shared when there is one). They
+ * are collected on the spec cut to its first buffer level, as every DRT
+ * walk reads the same micro grids whatever the levels below. */
+static int drt_stats_of(strat_ctx *c, const tessel_strategy_inputs *in,
+                        const tessel_drt_options *o, const tessel_drt_stats **use,
+                        tessel_drt_stats **own)
+{
+    *own = NULL;
+    *use = in->drt_stats;
+    if (*use)
+        return TESSEL_OK;
+    tessel_strategy_shared *sh = c->shared;
+    if (sh && sh->drt && sh->data == in->data) {
+        *use = sh->drt;
+        return TESSEL_OK;
+    }
+    if (!in->data)
+        return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
+                               "drt needs the data or its micro-tile statistics");
+    tessel_spec cut = *c->spec;
+    cut.nlevels = 2;
+    int rc = tessel_drt_stats_create(&cut, in->data, o, c->alloc, own, c->diag);
+    if (!rc && sh && !sh->drt && (sh->data == in->data || !sh->n)) {
+        sh->data = in->data;
+        sh->drt = *own;
+        *own = NULL;
+        *use = sh->drt;
+    } else if (!rc) {
+        *use = *own;
+    }
+    return rc;
+}
+
+/* DRT on the spec's levels: one buffer level is drt_walk's, more are
+ * drt_levels.c's hierarchy (drt §4.1: each task's tiles are split again
+ * by DRT for the level below, so DRT sizes outer levels first). */
 static int run_drt(strat_ctx *c, const tessel_strategy_inputs *in, tessel_result *out,
                    tessel_strategy_choice *ch)
 {
     tessel_drt_options o;
     drt_options_of(c->spec, &o);
-    tessel_drt_summary sum;
-    memset(&sum, 0, sizeof(sum));
+    tessel_drt_summary sum[2];
+    memset(sum, 0, sizeof(sum));
     double t0 = now_seconds();
-    int rc;
+    int rc, levels = c->spec->nlevels > 2;
     if (c->est == TESSEL_STRATEGY_EXACT) {
         if (!in->data)
             return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "estimator",
                                    "the exact estimator needs the data");
-        rc = tessel_drt_exact(c->spec, in->data, &o, c->alloc, out, &sum, c->diag);
-    } else if (in->drt_stats) {
-        rc = tessel_drt_stat(c->spec, in->drt_stats, out, &sum, c->diag);
+        rc = levels ? tessel_drt_levels_exact(c->spec, in->data, &o, c->alloc, out, sum, c->diag)
+                    : tessel_drt_exact(c->spec, in->data, &o, c->alloc, out, &sum[0], c->diag);
     } else {
-        tessel_drt_stats *s = NULL;
-        if (!in->data)
-            return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
-                                   "drt needs the data or its micro-tile statistics");
-        rc = tessel_drt_stats_create(c->spec, in->data, &o, c->alloc, &s, c->diag);
+        const tessel_drt_stats *s = NULL;
+        tessel_drt_stats *own = NULL;
+        rc = drt_stats_of(c, in, &o, &s, &own);
         if (!rc)
-            rc = tessel_drt_stat(c->spec, s, out, &sum, c->diag);
-        tessel_drt_stats_free(&s);
+            rc = levels ? tessel_drt_levels_stat(c->spec, s, o.growth, out, sum, c->diag)
+                        : tessel_drt_stat(c->spec, s, out, &sum[0], c->diag);
+        tessel_drt_stats_free(&own);
     }
     if (rc)
         return rc;
     ch->seconds = now_seconds() - t0;
-    ch->buffer_utilization = sum.buffer_utilization;
-    ch->overbooking_rate = out->overflow_tiles && sum.tasks
-                               ? (double)out->overflow_tiles / (double)sum.tasks
+    ch->buffer_utilization = sum[0].buffer_utilization;
+    /* over the tasks of the first and the innermost level (with two
+     * buffer levels: all of them) */
+    uint64_t tasks = sum[0].tasks + (levels ? sum[1].tasks : 0);
+    ch->overbooking_rate = out->overflow_tiles && tasks
+                               ? (double)out->overflow_tiles / (double)tasks
                                : 0;
     size_t len = (size_t)snprintf(ch->shape, sizeof(ch->shape), "dynamic %llux%llu mean",
                                   (unsigned long long)o.micro[0], (unsigned long long)o.micro[1]);
     for (unsigned x = 0; x < c->nidx && len + 1 < sizeof(ch->shape); x++)
         len += (size_t)snprintf(ch->shape + len, sizeof(ch->shape) - len, "%s%s:%.0f",
-                                x ? "," : " ", c->spec->workload.index_name[x], sum.mean_edge[x]);
-    ch->levels = 1u << 1;
+                                x ? "," : " ", c->spec->workload.index_name[x], sum[0].mean_edge[x]);
+    if (levels) /* the innermost level's mean edges too */
+        for (unsigned x = 0; x < c->nidx && len + 1 < sizeof(ch->shape); x++)
+            len += (size_t)snprintf(ch->shape + len, sizeof(ch->shape) - len, "%s%s:%.0f",
+                                    x ? "," : " inner ", c->spec->workload.index_name[x],
+                                    sum[1].mean_edge[x]);
+    ch->levels = levels ? (1u << c->spec->nlevels) - 2u : 1u << 1;
     return TESSEL_OK;
 }
 
@@ -594,6 +757,14 @@ int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *i
                         tessel_strategy_estimator est, const tessel_allocator *a,
                         tessel_result *out, tessel_strategy_choice *choice, tessel_diag *diag)
 {
+    return tessel_strategy_run_shared(spec, in, NULL, est, a, out, choice, diag);
+}
+
+int tessel_strategy_run_shared(const tessel_spec *spec, const tessel_strategy_inputs *in,
+                               tessel_strategy_shared *shared, tessel_strategy_estimator est,
+                               const tessel_allocator *a, tessel_result *out,
+                               tessel_strategy_choice *choice, tessel_diag *diag)
+{
     tessel_strategy_inputs none = { NULL, NULL, NULL };
     if (!in)
         in = &none;
@@ -601,6 +772,7 @@ int tessel_strategy_run(const tessel_spec *spec, const tessel_strategy_inputs *i
     tessel_strategy_choice local;
     tessel_strategy_choice *ch = choice ? choice : &local;
     int rc = strat_ctx_init(&c, spec, in, est, a, diag);
+    c.shared = shared;
     if (!rc)
         rc = stat_grid_first(&c);
     if (!rc)

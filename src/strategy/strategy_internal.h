@@ -18,6 +18,19 @@ typedef struct strat_input {
     const tessel_tile_grid *base; /* the statistics' base grid, or NULL */
 } strat_input;
 
+/* What the candidates of one decision share (strategy.c): the worst tile
+ * of an input at a shape, read off a grid derived from the base grid,
+ * is found once per (input, shape, rule) however many candidates and
+ * levels ask for it. */
+#define STRAT_WORST_MEMO 4096u
+typedef struct strat_worst_entry {
+    unsigned input, worst;
+    uint64_t shape[3];
+    uint64_t max;
+} strat_worst_entry;
+
+struct d2t2_memo; /* d2t2.c: the candidates priced so far */
+
 typedef struct strat_ctx {
     const tessel_spec *spec;
     const tessel_allocator *alloc;
@@ -26,11 +39,30 @@ typedef struct strat_ctx {
     const tessel_workload_data *data; /* NULL with saved statistics */
     const tessel_stat_data *stats; /* given, or own_stats */
     tessel_stat_data *own_stats;
+    int collected; /* the statistics are the strategy's own (own_stats or kept in shared) */
     unsigned nidx;
     uint64_t extent[STRAT_NX];
     unsigned nin;
     strat_input in[STRAT_MAX_INPUTS];
+    strat_worst_entry *worst; /* STRAT_WORST_MEMO entries, or NULL (no memo) */
+    unsigned nworst;
+    struct d2t2_memo *memo;
+    tessel_strategy_shared *shared; /* NULL: nothing kept past the decision */
+    int outer_first;   /* levels sized outermost first (strat_levels) */
+    uint64_t outer[STRAT_NX]; /* outer first: the enclosing level's edges the
+                                 level being sized must divide (0: none) */
 } strat_ctx;
+
+/* strategy.c: the statistics kept across decisions. */
+#define STRAT_SHARED_MAX 8u
+struct tessel_strategy_shared {
+    const tessel_allocator *alloc;
+    const tessel_workload_data *data; /* what they were collected from */
+    unsigned n;
+    uint64_t edge[STRAT_SHARED_MAX];
+    tessel_stat_data *stats[STRAT_SHARED_MAX];
+    tessel_drt_stats *drt;
+};
 
 /* Per-index tile edges of one level (0 = whole mode). */
 typedef struct strat_tiles {
@@ -41,6 +73,8 @@ typedef struct strat_tiles {
 int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_inputs *in,
                    tessel_strategy_estimator est, const tessel_allocator *a, tessel_diag *diag);
 void strat_ctx_free(strat_ctx *c);
+/* Empties the worst-tile memo (the base grid changed). */
+void strat_worst_forget(strat_ctx *c);
 int strat_need_stats(strat_ctx *c);
 /* (Re)collects the strategy's own statistics on an edge x edge base grid. */
 int strat_collect_stats(strat_ctx *c, uint64_t edge);
@@ -59,7 +93,9 @@ uint64_t strat_capacity_nnz(const strat_ctx *c, unsigned l, const strat_input *i
  * neither is possible. */
 int strat_grid(const strat_ctx *c, const strat_input *in, const uint64_t *shape, int exact,
                tessel_tile_grid **out);
-/* Levels the strategy sizes, innermost first. */
+/* Levels the strategy sizes, in the order it sizes them: innermost first,
+ * or outermost first (c->outer_first: mapping.strategy_options.order, by
+ * default the order of the strategy's paper). */
 unsigned strat_levels(const strat_ctx *c, unsigned *levels);
 /* The smallest edge step of index x for the estimator: 1, or the
  * statistics' base grid under stat without the data (a tile off the grid
@@ -75,6 +111,15 @@ void strat_ratio(const strat_ctx *c, unsigned l, double *ratio);
 void strat_tiles_at(const strat_ctx *c, const double *ratio, const uint64_t *gran, double s,
                     strat_tiles *out);
 double strat_scale_max(const strat_ctx *c, const double *ratio);
+
+/* Whether spec's strategy sizes its outermost level first. */
+int strat_outer_first_of(const tessel_spec *spec);
+/* Edge e of index x made to nest in the enclosing level sized before it
+ * (outer first): the largest divisor of the enclosing edge <= e, a
+ * multiple of g where one is; e itself when nothing encloses x. */
+uint64_t strat_nest_edge(const strat_ctx *c, unsigned x, uint64_t e, uint64_t g);
+/* The same for every index of t (0 = whole mode). */
+void strat_nest(const strat_ctx *c, strat_tiles *t);
 
 /* Least common multiple (edge steps that several constraints share). */
 uint64_t strat_lcm(uint64_t a, uint64_t b);
@@ -92,7 +137,8 @@ int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, 
 int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
                           uint64_t *out);
 /* Level l's edge steps (estimator granule, base grid when base_grid, and
- * multiples of the inner levels' tiles). */
+ * multiples of the inner levels' tiles when those are sized first); with
+ * outer levels sized first, also sets c->outer to the enclosing tiles. */
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
                           const tessel_strategy_choice *ch, uint64_t *gran);
 

@@ -54,6 +54,15 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
             return TESSEL_OK;
         }
     }
+    unsigned who = (unsigned)(in - c->in);
+    for (unsigned k = 0; k < c->nworst; k++) {
+        const strat_worst_entry *e = &c->worst[k];
+        if (e->input == who && e->worst == (unsigned)worst &&
+            !memcmp(e->shape, shape, in->order * sizeof(*shape))) {
+            *out = e->max < *out ? e->max : *out;
+            return TESSEL_OK;
+        }
+    }
     tessel_tile_grid *g = NULL;
     int rc = strat_grid(c, in, shape, worst == WORST_EXACT, &g);
     if (rc || !g)
@@ -63,6 +72,16 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
         if (g->count[k] > mx)
             mx = g->count[k];
     tessel_tile_grid_free(&g);
+    if (!c->worst)
+        c->worst = tessel_alloc_array(c->alloc, STRAT_WORST_MEMO, sizeof(*c->worst));
+    if (c->worst && c->nworst < STRAT_WORST_MEMO) { /* full: look up only */
+        strat_worst_entry *e = &c->worst[c->nworst++];
+        memset(e, 0, sizeof(*e));
+        e->input = who;
+        e->worst = (unsigned)worst;
+        memcpy(e->shape, shape, in->order * sizeof(*shape));
+        e->max = mx;
+    }
     *out = mx < *out ? mx : *out;
     return TESSEL_OK;
 }
@@ -141,11 +160,23 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
 void strat_level_granules(strat_ctx *c, unsigned l, int base_grid,
                            const tessel_strategy_choice *ch, uint64_t *gran)
 {
-    for (unsigned x = 0; x < c->nidx; x++)
+    uint32_t mask = c->spec->strategy.levels;
+    for (unsigned x = 0; x < c->nidx; x++) {
         gran[x] = base_grid ? strat_base_granule(c, x) : strat_granule(c, x);
+        c->outer[x] = 0;
+    }
+    /* outer first: the nearest enclosing sized level's tiles bound these */
+    for (unsigned o = l; c->outer_first && o-- > 1;)
+        if (c->spec->level[o].capacity && (ch->levels >> o & 1u)) {
+            for (unsigned x = 0; x < c->nidx; x++)
+                c->outer[x] = ch->tile[o][x] && ch->tile[o][x] < c->extent[x] ? ch->tile[o][x] : 0;
+            break;
+        }
     for (unsigned in = l + 1; in < c->spec->nlevels; in++) {
         if (!c->spec->level[in].capacity)
             continue;
+        if (c->outer_first && (!mask || (mask >> in & 1u)))
+            continue; /* sized after this level, inside its tiles */
         for (unsigned x = 0; x < c->nidx; x++) {
             uint64_t t = ch->levels >> in & 1u ? ch->tile[in][x] : c->spec->level[in].tile[x];
             if (!t || t >= c->extent[x])

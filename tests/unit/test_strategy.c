@@ -90,6 +90,67 @@ static uint64_t a_partition(const fixture *f)
                       (double)f->spec->level[1].capacity);
 }
 
+/* The level sizing order on the 3-level ExTensor spec with a 256 KiB LLB
+ * (G51): outer first (prescient's default, tailors §5.2) the PE tiles
+ * divide the LLB tiles; inner first the LLB tiles are multiples of the PE
+ * tiles; drt refuses inner first. */
+static tessel_strategy_choice choose_on(const char *strategy, const char *order, int *rc)
+{
+    char strat[64], ord[64];
+    snprintf(strat, sizeof(strat), "mapping.strategy=%s", strategy);
+    snprintf(ord, sizeof(ord), "mapping.strategy_options.order=%s", order);
+    const char *sets[3] = { "LLB.capacity=256KiB", strat, ord };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_spec *spec = NULL;
+    tessel_workload_data *data = NULL;
+    int r = tessel_spec_load("specs/extensor.yaml", sets, 3, NULL, &spec, &errors);
+    ck_assert_msg(r == 0, "%s", errors.count ? errors.items[0].message : "?");
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    r = tessel_workload_load(spec, &opt, NULL, &data, &errors);
+    ck_assert_msg(r == 0, "%s", errors.count ? errors.items[0].message : "?");
+    tessel_diag_list_free(&errors);
+    tessel_strategy_inputs in = { data, NULL, NULL };
+    tessel_strategy_choice c;
+    tessel_diag d;
+    *rc = tessel_strategy_choose(spec, &in, TESSEL_STRATEGY_EXACT, NULL, &c, &d);
+    tessel_workload_free(&data);
+    tessel_spec_free(&spec);
+    return c;
+}
+
+START_TEST(test_level_order)
+{
+    static const char *const strategies[] = { "conservative", "prescient", "d2t2" };
+    for (unsigned s = 0; s < 3; s++)
+        for (int outer = 0; outer < 2; outer++) {
+            int rc;
+            tessel_strategy_choice c =
+                choose_on(strategies[s], outer ? "outer-first" : "inner-first", &rc);
+            ck_assert_int_eq(rc, 0);
+            ck_assert_uint_eq(c.levels, 6u);
+            int smaller = 0;
+            for (unsigned x = 0; x < 3; x++) {
+                uint64_t llb = c.tile[1][x] ? c.tile[1][x] : 1000;
+                uint64_t peb = c.tile[2][x] ? c.tile[2][x] : 1000;
+                ck_assert_msg(llb % peb == 0, "%s %s: LLB %llu, PEB %llu", strategies[s],
+                              outer ? "outer-first" : "inner-first", (unsigned long long)llb,
+                              (unsigned long long)peb);
+                smaller |= llb < 1000;
+            }
+            ck_assert(smaller); /* 256 KiB cannot hold G51's B whole */
+        }
+    /* the orders differ for prescient: the LLB sized alone is larger */
+    int rc;
+    tessel_strategy_choice o = choose_on("prescient", "outer-first", &rc);
+    tessel_strategy_choice i = choose_on("prescient", "inner-first", &rc);
+    ck_assert(memcmp(o.tile, i.tile, sizeof(o.tile)) != 0);
+    (void)choose_on("drt", "inner-first", &rc);
+    ck_assert_int_eq(rc, TESSEL_EINVAL);
+}
+END_TEST
+
 START_TEST(test_names)
 {
     for (unsigned k = 0; k < TESSEL_STRATEGY_COUNT; k++)
@@ -313,6 +374,7 @@ int main(void)
     tcase_add_test(tc, test_conservative_dense);
     tcase_add_test(tc, test_swiftiles_target);
     tcase_add_test(tc, test_d2t2);
+    tcase_add_test(tc, test_level_order);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_oom);
     suite_add_tcase(s, tc);

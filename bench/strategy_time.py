@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Time per strategy on every shared matrix with specs/extensor.yaml and
+specs/extensor-llb.yaml (issue 19 items 2 and 4): one `tessel compare` per
+matrix and spec, its decide_seconds and seconds per strategy, and the
+tiles it chose. Figures only: nothing passes or fails.
+
+    python3 bench/strategy_time.py [--tessel build/tools/tessel] [--data ../shared/data]
+        [--specs specs/extensor.yaml,specs/extensor-llb.yaml] [--estimator exact]
+        [--strategies LIST] [--matrices G51,bcsstk11] [--set PATH=VALUE]...
+
+Each strategy runs in its own `tessel compare --strategies X` process, so
+that cpu_seconds (user + system time of that process: loading, statistics,
+deciding and estimating) is its own; decide_seconds and seconds are the wall
+times compare.csv reports, which a loaded machine stretches. Prints one CSV
+row per (spec, matrix, strategy), then the slowest decision per strategy.
+The release build (`meson setup build --buildtype=release`) is the one to
+time.
+"""
+import argparse
+import csv
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+
+def matrices(data, only):
+    names = []
+    with open(os.path.join(data, "MANIFEST.tsv")) as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if row["kind"] == "matrix" and (not only or row["name"] in only):
+                names.append((row["name"], os.path.join(data, row["file"])))
+    return names
+
+
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_one(a, spec, name, path, strategy, out, worst):
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [a.tessel, "compare", spec, "--tensor", "A=" + path, "-e", a.estimator, "-q",
+               "-o", tmp, "--strategies", strategy]
+        for s in a.set:
+            cmd += ["--set", s]
+        before = cpu_children()
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        cpu = cpu_children() - before
+        f = os.path.join(tmp, "compare.csv")
+        if not os.path.exists(f):
+            out.writerow([spec, name, strategy, a.estimator, "%.3f" % cpu, "", "", "", "",
+                          r.stderr.strip().replace("\n", " ")])
+            return
+        with open(f) as fh:
+            for row in csv.DictReader(fh):
+                d = float(row["decide_seconds"] or 0)
+                out.writerow([spec, name, row["strategy"], row["estimator"], "%.3f" % cpu,
+                              "%.3f" % d, row["seconds"], row["dram_bytes"], row["tile_shape"],
+                              row["error"]])
+                k = (os.path.basename(spec), row["strategy"])
+                if cpu >= worst.get(k, (0, 0, ""))[0]:
+                    worst[k] = (cpu, d, name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tessel", default="build/tools/tessel")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--specs", default="specs/extensor.yaml,specs/extensor-llb.yaml")
+    ap.add_argument("--estimator", default="exact")
+    ap.add_argument("--strategies", default="conservative,prescient,swiftiles,drt,d2t2")
+    ap.add_argument("--matrices", default="")
+    ap.add_argument("--set", action="append", default=[])
+    a = ap.parse_args()
+    if not os.path.exists(os.path.join(a.data, "MANIFEST.tsv")):
+        print("no data in %s" % a.data, file=sys.stderr)
+        return 77
+    only = set(x for x in a.matrices.split(",") if x)
+    out = csv.writer(sys.stdout)
+    out.writerow(["spec", "matrix", "strategy", "estimator", "cpu_seconds", "decide_seconds",
+                  "seconds", "dram_bytes", "tile_shape", "error"])
+    worst = {}
+    for spec in a.specs.split(","):
+        for name, path in matrices(a.data, only):
+            for strategy in a.strategies.split(","):
+                run_one(a, spec, name, path, strategy, out, worst)
+            sys.stdout.flush()
+    print("\nslowest per spec and strategy (cpu_seconds of the whole process, "
+          "decide_seconds wall):")
+    for (spec, strategy), (cpu, d, name) in sorted(worst.items()):
+        print("  %-20s %-13s cpu %8.3f s  decide %8.3f s  (%s)" % (spec, strategy, cpu, d, name))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,9 +55,7 @@ static void nested_free(nested *n)
     stat_grid_free(a, &n->a);
     stat_grid_free(a, &n->b);
     tessel_dealloc(a, n->n_a);
-    tessel_dealloc(a, n->n_ac);
     tessel_dealloc(a, n->n_b);
-    tessel_dealloc(a, n->n_bc);
     tessel_dealloc(a, n->a_nnz);
     tessel_dealloc(a, n->b_nnz);
     tessel_dealloc(a, n->arows);
@@ -88,43 +86,21 @@ static int counts_init(nested *n)
     const tessel_allocator *a = n->e->alloc;
     uint64_t K = n->ext_k;
     n->n_a = stat_zeroed(a, K, sizeof(uint64_t));
-    n->n_ac = stat_zeroed(a, K, sizeof(uint64_t));
     n->n_b = stat_zeroed(a, K, sizeof(uint64_t));
-    n->n_bc = stat_zeroed(a, K, sizeof(uint64_t));
     n->a_nnz = stat_zeroed(a, K, sizeof(double));
     n->b_nnz = stat_zeroed(a, K, sizeof(double));
-    uint64_t *last = stat_zeroed(a, K, sizeof(uint64_t));
-    if (!n->n_a || !n->n_ac || !n->n_b || !n->n_bc || !n->a_nnz || !n->b_nnz || !last) {
-        tessel_dealloc(a, last);
+    if (!n->n_a || !n->n_b || !n->a_nnz || !n->b_nnz)
         return TESSEL_ENOMEM;
-    }
-    for (uint64_t k = 0; k < K; k++)
-        last[k] = UINT64_MAX;
-    for (uint64_t i = 0; i < n->a.rows; i++) {
-        uint64_t blk = n->cf_i == UINT64_MAX ? 0 : i / n->cf_i;
+    for (uint64_t i = 0; i < n->a.rows; i++)
         for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t];
-            n->n_a[k]++;
-            n->a_nnz[k] += (double)n->a.nnz[t];
-            if (last[k] != blk) {
-                last[k] = blk;
-                n->n_ac[k]++;
-            }
+            n->n_a[n->a.col[t]]++;
+            n->a_nnz[n->a.col[t]] += (double)n->a.nnz[t];
         }
-    }
     for (uint64_t k = 0; k < K && k < n->b.rows; k++) {
-        uint64_t prev = UINT64_MAX;
         n->n_b[k] = n->b.ptr[k + 1] - n->b.ptr[k];
-        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++) {
-            uint64_t blk = n->cf_j == UINT64_MAX ? 0 : n->b.col[t] / n->cf_j;
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
             n->b_nnz[k] += (double)n->b.nnz[t];
-            if (blk != prev) {
-                prev = blk;
-                n->n_bc[k]++;
-            }
-        }
     }
-    tessel_dealloc(a, last);
     return TESSEL_OK;
 }
 
@@ -175,18 +151,6 @@ static uint64_t outer_block(const nested *n, unsigned x)
 static uint64_t block_of(uint64_t v, uint64_t cf)
 {
     return cf == UINT64_MAX ? 0 : v / cf;
-}
-
-/* The outer blocks of f inside which X's runs can merge: level b-1's f
- * tile, or none when level b-1's innermost loop (of the composite order
- * of levels 1 .. b-1) is f's, so that consecutive outer tiles along f
- * share X's tiles and continue its runs. */
-static uint64_t merge_block_f(const nested *n, unsigned xf)
-{
-    for (unsigned d = n->first_digit; d-- > 0;)
-        if (n->bd.d[d].radix > 1)
-            return n->bd.d[d].x == xf ? UINT64_MAX : outer_block(n, xf);
-    return outer_block(n, xf);
 }
 
 /* Distinct blocks of cf among the columns of row r of g (sorted). */
@@ -499,7 +463,7 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
     fbits fb;
     group g;
     memset(&g, 0, sizeof(g));
-    int rc = fbits_init(a, p, merge_block_f(n, sd->xf), x->n, &fb);
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), x->n, &fb);
     if (rc)
         return rc;
     uint64_t *next = stat_zeroed(a, x->n + 1, sizeof(uint64_t));
@@ -643,7 +607,7 @@ static int merge_column_lists(const nested *n, const side *sd, double *runs)
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
-    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo);
+    uint64_t cb_f = outer_block(n, sd->xf), cb_o = outer_block(n, sd->xo);
     uint64_t cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
@@ -701,7 +665,7 @@ static int merge_column_groups(const nested *n, const side *sd, const stat_grid 
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
     fbits fb;
-    int rc = fbits_init(a, p, merge_block_f(n, sd->xf), 2 * x->n, &fb);
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), 2 * x->n, &fb);
     if (rc)
         return rc;
     group g, q; /* q: the pool; q.t holds each entry's o, then its list link */
@@ -812,28 +776,8 @@ static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint6
     return WALK_NONE;
 }
 
-/* Fills and rule-4 streaming of input op's tiles g without merges: a
- * tile on k (g's column when k_col, else its row) is filled runs[k]
- * times and used uses[k] times. Any tile order: the sums are of whole
- * numbers. */
-static void plain_side(nested *n, unsigned op, const stat_grid *g, int k_col,
-                       const uint64_t *runs, const uint64_t *uses, stat_counts *c)
-{
-    engine *e = n->e;
-    tile_cost cost;
-    exact_tile_cost_init(e, &n->bd, &e->in[op], &cost);
-    pricer pr = stat_pricer_of(&cost);
-    uint64_t part = exact_partition_bytes(e, n->bd.b, e->in[op].spec_tensor);
-    for (uint64_t r = 0; r < g->rows; r++)
-        for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
-            uint64_t k = k_col ? g->col[t] : r;
-            input_uses(c, stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
-                       (double)uses[k]);
-        }
-}
-
 /* Fills and rule-4 streaming of one input at level b, with walk w's
- * merges. */
+ * merges inside each level b-1 tile and the merges across them. */
 static int input_side(nested *n, const side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
@@ -870,6 +814,9 @@ static int input_side(nested *n, const side *sd, int w, stat_counts *c)
         rc = merge_outer_walk(n, sd, runs);
     else if (w == WALK_COLUMN)
         rc = merge_column_walk(n, sd, runs);
+    /* runs that continue into the next level b-1 tile */
+    if (!rc)
+        rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -880,15 +827,11 @@ static int input_side(nested *n, const side *sd, int w, stat_counts *c)
     return rc;
 }
 
-/* B as X = B^T against P = A^T, transposed only when a walk needs them. */
+/* B as X = B^T against P = A^T. */
 static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
     int w = walk_of(n, XJ, XI, n->cf_i, n->b.cols, n->a.rows, n->ext_k);
-    if (w == WALK_NONE) {
-        plain_side(n, 1, &n->b, 0, n->n_ac, n->n_a, c);
-        return TESSEL_OK;
-    }
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
@@ -908,12 +851,8 @@ static int inputs(nested *n, stat_outcome *o)
 {
     int rc = TESSEL_OK;
     int w = walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
-    if (w == WALK_NONE) {
-        plain_side(n, 0, &n->a, 1, n->n_bc, n->n_b, &o->a);
-    } else {
-        side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-        rc = input_side(n, &sa, w, &o->a);
-    }
+    side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+    rc = input_side(n, &sa, w, &o->a);
     if (!rc)
         rc = input_b(n, &o->b);
     for (uint64_t k = 0; k < n->ext_k; k++) {

@@ -1,0 +1,312 @@
+/* The stat estimator's closed form at a nested boundary b >= 2: the runs
+ * of an input tile that continue from one level b-1 tile into the next
+ * (docs/semantics.md rule 1: a tile is filled only when it differs from
+ * the resident one, so a run merges across any stretch of non-effectual
+ * iterations, outer tiles included).
+ *
+ * The composite key of levels 1 .. b is level b-1's key (the outer tile E)
+ * followed by level b's digits inside E, so the level-b iterations sorted
+ * by key are the outer tiles in key order, each holding its iterations in
+ * level b's own order. Two consecutive effectual iterations in different
+ * outer tiles are therefore the last one of an outer tile and the first
+ * one of the next outer tile that holds any: the input's run continues
+ * there exactly when both use the same input tile. stat_nested.c counts
+ * the runs inside each outer tile; this file takes off, per input tile,
+ * the runs that continue across outer tiles.
+ *
+ * Cost: the outer tiles effectual at level b-1 (a symbolic product of the
+ * level-b grids coarsened to level b-1, sorted by key), each scanned over
+ * the input's non-empty level-b tiles inside it with a binary search in
+ * the partner's row: the input's tiles times the outer tiles of the
+ * partner's row they meet, never the level-b effectual iterations. Past
+ * NESTED_ACROSS_BUDGET outer tiles nothing is taken off (the runs stay
+ * upper bounds, as before this file). */
+#include <string.h>
+
+#include "stat_closed.h"
+#include "stat_nested.h"
+
+/* Outer tiles (8 bytes of key each) beyond which the merges are left out. */
+#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 23)
+
+enum { RO = 0, RK = 1, RF = 2 }; /* roles: X[o, k] against P[k, f] */
+
+typedef struct across {
+    const nested *n;
+    const stat_grid *x, *p;
+    unsigned ex[3];       /* engine index of each role */
+    uint64_t ext[3];      /* extents in level-b tiles */
+    uint64_t blk[3];      /* level b-1 tile edge in level-b tiles, per role */
+    unsigned ord[3];      /* roles in level b's loop order, outermost first */
+    stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
+} across;
+
+/* Level b-1's tile edge along engine index x in level-b tiles: the div of
+ * x's last digit before level b's, or the extent (no loop over x). */
+static uint64_t outer_edge(const nested *n, unsigned x, uint64_t ext)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].x == x)
+            return n->bd.d[d].div < ext ? n->bd.d[d].div : ext;
+    return ext ? ext : 1;
+}
+
+/* The role of engine index x, or 3 for an index of none. */
+static unsigned role_of(const across *ac, unsigned x)
+{
+    for (unsigned r = 0; r < 3; r++)
+        if (ac->ex[r] == x)
+            return r;
+    return 3;
+}
+
+/* Roles in level b's order: an index without a loop at level b keeps one
+ * value inside an outer tile, so where it goes does not matter. */
+static void level_order(across *ac)
+{
+    unsigned m = 0, seen[3] = { 0, 0, 0 };
+    for (unsigned d = ac->n->first_digit; d < ac->n->bd.ndigits; d++) {
+        unsigned r = role_of(ac, ac->n->bd.d[d].x);
+        if (r < 3 && !seen[r]) {
+            seen[r] = 1;
+            ac->ord[m++] = r;
+        }
+    }
+    for (unsigned r = 0; r < 3; r++)
+        if (!seen[r])
+            ac->ord[m++] = r;
+}
+
+/* g at tiles rb x cb times as large, column blocks only (nnz left NULL):
+ * per row block, its distinct column blocks, ascending. */
+static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t rb, uint64_t cb,
+                       stat_grid *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->rows = (g->rows + rb - 1) / rb;
+    out->cols = (g->cols + cb - 1) / cb;
+    out->ptr = stat_zeroed(a, out->rows + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, out->cols + 1, sizeof(uint64_t));
+    if (!out->ptr || !stamp) {
+        tessel_dealloc(a, stamp);
+        return TESSEL_ENOMEM;
+    }
+    /* two passes: count, then fill (stamp: 1 + the row block last seen) */
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t cnt = 0;
+        memset(stamp, 0, (out->cols + 1) * sizeof(uint64_t));
+        for (uint64_t R = 0; R < out->rows; R++) {
+            uint64_t r1 = (R + 1) * rb < g->rows ? (R + 1) * rb : g->rows, start = cnt;
+            for (uint64_t r = R * rb; r < r1; r++)
+                for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+                    uint64_t c = g->col[t] / cb;
+                    if (stamp[c] == R + 1)
+                        continue;
+                    stamp[c] = R + 1;
+                    if (pass)
+                        out->col[cnt] = c;
+                    cnt++;
+                }
+            if (pass)
+                tessel_sort_u64_inplace(&out->col[start], cnt - start, out->cols);
+            else
+                out->ptr[R + 1] = cnt;
+        }
+        if (!pass) {
+            out->n = cnt;
+            out->col = stat_zeroed(a, cnt + 1, sizeof(uint64_t));
+            if (!out->col) {
+                tessel_dealloc(a, stamp);
+                return TESSEL_ENOMEM;
+            }
+        }
+    }
+    tessel_dealloc(a, stamp);
+    return TESSEL_OK;
+}
+
+/* First position in g's row r whose column is >= v (g->ptr[r + 1] when
+ * none). */
+static uint64_t lower(const stat_grid *g, uint64_t r, uint64_t v)
+{
+    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Level b-1's key of the outer tile whose first level-b tile is c (per
+ * role), over the digits of levels 1 .. b-1 (as exact_loop_key). */
+static uint64_t outer_key(const across *ac, const uint64_t *c)
+{
+    const boundary *bd = &ac->n->bd;
+    uint64_t k = 0;
+    for (unsigned i = 0; i < ac->n->first_digit; i++) {
+        const digit *d = &bd->d[i];
+        unsigned r = role_of(ac, d->x);
+        uint64_t v = r < 3 ? c[r] / d->div : 0;
+        if (!d->first)
+            v %= d->radix;
+        k = k * d->radix + v;
+    }
+    return k;
+}
+
+/* The inverse: the first level-b tile of the outer tile of key k. */
+static void outer_decode(const across *ac, uint64_t k, uint64_t *c)
+{
+    const boundary *bd = &ac->n->bd;
+    c[RO] = c[RK] = c[RF] = 0;
+    for (unsigned i = ac->n->first_digit; i-- > 0;) {
+        const digit *d = &bd->d[i];
+        unsigned r = role_of(ac, d->x);
+        if (r < 3)
+            c[r] += (k % d->radix) * d->div;
+        k /= d->radix;
+    }
+}
+
+/* v before w in level b's order (coordinates per role). */
+static int before(const across *ac, const uint64_t *v, const uint64_t *w)
+{
+    for (unsigned m = 0; m < 3; m++) {
+        unsigned r = ac->ord[m];
+        if (v[r] != w[r])
+            return v[r] < w[r];
+    }
+    return 0;
+}
+
+/* The ends of one outer tile: its first and last effectual iteration at
+ * level b (coordinates per role) and the X tile each uses. */
+typedef struct ends {
+    int any;
+    uint64_t first[3], last[3];
+    uint64_t first_t, last_t;
+} ends;
+
+/* Scans the X tiles inside the outer tile starting at c: the first use of
+ * X(o, k) there is at the partner's first f in the tile, its last at the
+ * last f, and the tile's first (last) iteration is the least (greatest)
+ * of these in level b's order. */
+static void outer_ends(const across *ac, const uint64_t *c, ends *e)
+{
+    const stat_grid *x = ac->x, *p = ac->p;
+    uint64_t o1 = c[RO] + ac->blk[RO], k1 = c[RK] + ac->blk[RK], f1 = c[RF] + ac->blk[RF];
+    e->any = 0;
+    for (uint64_t o = c[RO]; o < o1 && o < x->rows; o++)
+        for (uint64_t t = lower(x, o, c[RK]); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
+            uint64_t k = x->col[t];
+            if (k >= p->rows)
+                break;
+            uint64_t u = lower(p, k, c[RF]);
+            if (u == p->ptr[k + 1] || p->col[u] >= f1)
+                continue;
+            uint64_t w = lower(p, k, f1) - 1;
+            uint64_t v[3] = { o, k, p->col[u] }, z[3] = { o, k, p->col[w] };
+            if (!e->any || before(ac, v, e->first)) {
+                memcpy(e->first, v, sizeof(v));
+                e->first_t = t;
+            }
+            if (!e->any || before(ac, e->last, z)) {
+                memcpy(e->last, z, sizeof(z));
+                e->last_t = t;
+            }
+            e->any = 1;
+        }
+}
+
+/* The outer tiles effectual at level b-1 (X's and P's coarse grids meet),
+ * as sorted keys into *keys; *nk their count, 0 with *keys NULL past the
+ * budget. */
+static int outer_keys(const tessel_allocator *a, const across *ac, uint64_t **keys, uint64_t *nk)
+{
+    const stat_grid *xc = &ac->xc, *pc = &ac->pc;
+    uint64_t total = 0;
+    *keys = NULL;
+    *nk = 0;
+    for (uint64_t t = 0; t < xc->n; t++) {
+        uint64_t kb = xc->col[t];
+        if (kb < pc->rows)
+            total += pc->ptr[kb + 1] - pc->ptr[kb];
+    }
+    if (!total || total > NESTED_ACROSS_BUDGET)
+        return TESSEL_OK;
+    uint64_t *k = stat_zeroed(a, total, sizeof(uint64_t));
+    uint64_t *scratch = stat_zeroed(a, total, sizeof(uint64_t));
+    if (!k || !scratch) {
+        tessel_dealloc(a, k);
+        tessel_dealloc(a, scratch);
+        return TESSEL_ENOMEM;
+    }
+    uint64_t m = 0, max = 0;
+    for (uint64_t ob = 0; ob < xc->rows; ob++)
+        for (uint64_t t = xc->ptr[ob]; t < xc->ptr[ob + 1]; t++) {
+            uint64_t kb = xc->col[t];
+            if (kb >= pc->rows)
+                continue;
+            for (uint64_t u = pc->ptr[kb]; u < pc->ptr[kb + 1]; u++) {
+                uint64_t c[3] = { ob * ac->blk[RO], kb * ac->blk[RK], pc->col[u] * ac->blk[RF] };
+                k[m] = outer_key(ac, c);
+                max = k[m] > max ? k[m] : max;
+                m++;
+            }
+        }
+    tessel_sort_u64(k, scratch, m, max);
+    tessel_dealloc(a, scratch);
+    *keys = k;
+    *nk = m;
+    return TESSEL_OK;
+}
+
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
+                             unsigned xo, unsigned xf, uint64_t cf, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    if (!n->first_digit || !x->n || !p->n)
+        return TESSEL_OK;
+    across ac;
+    memset(&ac, 0, sizeof(ac));
+    ac.n = n;
+    ac.x = x;
+    ac.p = p;
+    ac.ex[RO] = xo;
+    ac.ex[RK] = XK;
+    ac.ex[RF] = xf;
+    ac.ext[RO] = x->rows;
+    ac.ext[RK] = x->cols > p->rows ? x->cols : p->rows;
+    ac.ext[RF] = p->cols;
+    for (unsigned r = 0; r < 3; r++)
+        ac.blk[r] = outer_edge(n, ac.ex[r], ac.ext[r]);
+    level_order(&ac);
+    int rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
+    if (!rc)
+        rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
+    uint64_t *keys = NULL, nk = 0;
+    if (!rc)
+        rc = outer_keys(a, &ac, &keys, &nk);
+    ends prev, cur;
+    prev.any = 0;
+    for (uint64_t q = 0; !rc && q < nk; q++) {
+        uint64_t c[3];
+        outer_decode(&ac, keys[q], c);
+        outer_ends(&ac, c, &cur);
+        if (!cur.any)
+            continue; /* no effectual iteration inside: nothing between */
+        /* the same tile across a coarse f block that the runs counted
+         * apart (stat_nested_block): one run, one fill fewer */
+        if (prev.any && prev.last_t == cur.first_t &&
+            (cf == UINT64_MAX ? 0 : prev.last[RF] / cf) != (cf == UINT64_MAX ? 0 : cur.first[RF] / cf))
+            runs[cur.first_t] -= 1;
+        prev = cur;
+    }
+    tessel_dealloc(a, keys);
+    stat_grid_free(a, &ac.xc);
+    stat_grid_free(a, &ac.pc);
+    return rc;
+}

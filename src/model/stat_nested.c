@@ -765,7 +765,7 @@ static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint6
                    (long double)NESTED_BITSET_BUDGET;
     if (cf != 1)
         return WALK_NONE;
-    if (pk >= 0 && pk < pf && pf < po)
+    if (pk < pf && pf < po) /* k without a loop at level b (pk -1) is one k: outermost */
         return WALK_ALONE;
     if (pf >= 0 && pf < pk && (po < 0 || po < pf))
         return bits_fit ? WALK_ROW : WALK_NONE;

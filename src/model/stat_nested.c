@@ -20,13 +20,16 @@
  *    nonzero is carried by every run of its tile from the block of its
  *    first multiply on.
  *
- * Not counted: runs that merge because the iterations between two coarse
- * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
- * these at boundary 1; here they are left out, so fills and write-backs
- * are upper bounds, see docs/models/stat.md). Cost per boundary: the
- * non-empty level-b tiles, plus the output pairs' bitsets
- * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
- * the output sample's cells: never the effectual iterations. */
+ * Input runs that continue across coarse blocks because the iterations
+ * between them are all non-effectual are taken off in two parts: inside
+ * one level b-1 tile by the merge walks below, and from one level b-1 tile
+ * into the next by stat_nested_across.c; with both, an input's fills equal
+ * the exact walk's (the walks give up past fixed budgets, leaving upper
+ * bounds, see docs/models/stat.md). Cost per boundary: the non-empty
+ * level-b tiles times the words or outer tiles of their partner rows,
+ * plus the output pairs' bitsets (ext_i x ext_j x ext_k / 64 words, else
+ * an independence estimate), plus the output sample's cells: never the
+ * effectual iterations. */
 #include <math.h>
 #include <string.h>
 
@@ -227,8 +230,9 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
  * Every walk below (level-b orders (o, f, k), (f, o, k) and (f, k, o))
  * visits, per f, the X tiles of one group (an o block x a k block of the
  * outer tile) in a fixed order, and X(o, k) stays resident from one
- * effectual f to the next in the same merge block of f when the previous
- * f's last tile in the group is this f's first. With the group's tiles as
+ * effectual f to the next in the same merge block of f (level b-1's f
+ * tile: runs into the next outer tile are stat_nested_across.c's) when
+ * the previous f's last tile in the group is this f's first. With the group's tiles as
  * entries m = 0 .. n-1 in visiting order and R_m the set of f that meet
  * entry m (P's row k_m), f's first tile is the least m whose R_m holds f,
  * its last the greatest. So the merges on entry m are the f in

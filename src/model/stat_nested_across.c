@@ -38,6 +38,7 @@ typedef struct across {
     uint64_t ext[3];      /* extents in level-b tiles */
     uint64_t blk[3];      /* level b-1 tile edge in level-b tiles, per role */
     unsigned ord[3];      /* roles in level b's loop order, outermost first */
+    stat_grid xt;         /* X transposed: its columns k */
     stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
 } across;
 
@@ -182,43 +183,89 @@ static int before(const across *ac, const uint64_t *v, const uint64_t *w)
     return 0;
 }
 
-/* The ends of one outer tile: its first and last effectual iteration at
- * level b (coordinates per role) and the X tile each uses. */
-typedef struct ends {
-    int any;
-    uint64_t first[3], last[3];
-    uint64_t first_t, last_t;
-} ends;
-
-/* Scans the X tiles inside the outer tile starting at c: the first use of
- * X(o, k) there is at the partner's first f in the tile, its last at the
- * last f, and the tile's first (last) iteration is the least (greatest)
- * of these in level b's order. */
-static void outer_ends(const across *ac, const uint64_t *c, ends *e)
+/* Row r of g inside [lo, hi): its first and last column, 0 when none. */
+static int span(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi, uint64_t *first,
+                uint64_t *last)
 {
+    if (r >= g->rows)
+        return 0;
+    uint64_t u = lower(g, r, lo);
+    if (u == g->ptr[r + 1] || g->col[u] >= hi)
+        return 0;
+    *first = g->col[u];
+    *last = g->col[lower(g, r, hi) - 1];
+    return 1;
+}
+
+/* Whether the outer tile starting at c holds an effectual iteration: a k
+ * whose column of X and row of P both reach into it. */
+static int outer_any(const across *ac, const uint64_t *c)
+{
+    uint64_t k1 = c[RK] + ac->blk[RK], a, z;
+    for (uint64_t k = c[RK]; k < k1 && k < ac->xt.rows; k++)
+        if (span(&ac->xt, k, c[RO], c[RO] + ac->blk[RO], &a, &z) &&
+            span(ac->p, k, c[RF], c[RF] + ac->blk[RF], &a, &z))
+            return 1;
+    return 0;
+}
+
+/* v improves on the best so far (*found): the least in level b's order
+ * for the first iteration, the greatest for the last. */
+static int better(const across *ac, int last, int found, const uint64_t *v, const uint64_t *best)
+{
+    return !found || (last ? before(ac, best, v) : before(ac, v, best));
+}
+
+/* The first (last: the last) effectual iteration inside the outer tile
+ * starting at c, in level b's order, into v; 0 when it holds none. For a
+ * fixed k the uses of X's column k meet P's row k independently, so the
+ * least iteration on k is (its least o, k, its least f), the greatest
+ * (greatest o, k, greatest f): a pass over k, which stops at the first k
+ * found when k leads level b's order. With o leading, a pass over X's
+ * rows stops at the first row found instead. */
+static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
+{
+    uint64_t o0 = c[RO], o1 = c[RO] + ac->blk[RO], k0 = c[RK], k1 = c[RK] + ac->blk[RK];
+    uint64_t f0 = c[RF], f1 = c[RF] + ac->blk[RF];
     const stat_grid *x = ac->x, *p = ac->p;
-    uint64_t o1 = c[RO] + ac->blk[RO], k1 = c[RK] + ac->blk[RK], f1 = c[RF] + ac->blk[RF];
-    e->any = 0;
-    for (uint64_t o = c[RO]; o < o1 && o < x->rows; o++)
-        for (uint64_t t = lower(x, o, c[RK]); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
-            uint64_t k = x->col[t];
-            if (k >= p->rows)
-                break;
-            uint64_t u = lower(p, k, c[RF]);
-            if (u == p->ptr[k + 1] || p->col[u] >= f1)
-                continue;
-            uint64_t w = lower(p, k, f1) - 1;
-            uint64_t v[3] = { o, k, p->col[u] }, z[3] = { o, k, p->col[w] };
-            if (!e->any || before(ac, v, e->first)) {
-                memcpy(e->first, v, sizeof(v));
-                e->first_t = t;
+    int found = 0;
+    if (ac->ord[0] == RO) {
+        o1 = o1 < x->rows ? o1 : x->rows;
+        for (uint64_t m = o0; m < o1 && !found; m++) {
+            uint64_t o = last ? o0 + o1 - 1 - m : m;
+            for (uint64_t t = lower(x, o, k0); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
+                uint64_t fa, fz;
+                if (!span(p, x->col[t], f0, f1, &fa, &fz))
+                    continue;
+                uint64_t w[3] = { o, x->col[t], last ? fz : fa };
+                if (better(ac, last, found, w, v)) {
+                    memcpy(v, w, sizeof(w));
+                    found = 1;
+                }
             }
-            if (!e->any || before(ac, e->last, z)) {
-                memcpy(e->last, z, sizeof(z));
-                e->last_t = t;
-            }
-            e->any = 1;
         }
+        return found;
+    }
+    k1 = k1 < ac->xt.rows ? k1 : ac->xt.rows;
+    for (uint64_t m = k0; m < k1; m++) {
+        uint64_t k = last ? k0 + k1 - 1 - m : m, oa, oz, fa, fz;
+        if (!span(&ac->xt, k, o0, o1, &oa, &oz) || !span(p, k, f0, f1, &fa, &fz))
+            continue;
+        uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
+        if (better(ac, last, found, w, v)) {
+            memcpy(v, w, sizeof(w));
+            found = 1;
+        }
+        if (ac->ord[0] == RK)
+            break;
+    }
+    return found;
+}
+
+/* Index of tile (r, c) of g, which must be non-empty. */
+static uint64_t tile_index(const stat_grid *g, uint64_t r, uint64_t c)
+{
+    return lower(g, r, c);
 }
 
 /* The outer tiles effectual at level b-1 (X's and P's coarse grids meet),
@@ -284,28 +331,41 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     for (unsigned r = 0; r < 3; r++)
         ac.blk[r] = outer_edge(n, ac.ex[r], ac.ext[r]);
     level_order(&ac);
-    int rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
+    int rc = stat_grid_transpose(x, a, &ac.xt);
+    if (!rc)
+        rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
     if (!rc)
         rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
     uint64_t *keys = NULL, nk = 0;
     if (!rc)
         rc = outer_keys(a, &ac, &keys, &nk);
-    ends prev, cur;
-    prev.any = 0;
+    /* lazily: an outer tile's ends only where it follows an effectual
+     * outer tile on the same X tiles (the same o and k blocks), the only
+     * place a run can continue */
+    uint64_t pc[3] = { 0, 0, 0 }, v[3], z[3];
+    int have_prev = 0;
     for (uint64_t q = 0; !rc && q < nk; q++) {
         uint64_t c[3];
         outer_decode(&ac, keys[q], c);
-        outer_ends(&ac, c, &cur);
-        if (!cur.any)
+        if (!have_prev || c[RO] != pc[RO] || c[RK] != pc[RK]) {
+            if (outer_any(&ac, c)) {
+                memcpy(pc, c, sizeof(pc));
+                have_prev = 1;
+            }
+            continue;
+        }
+        if (!outer_end(&ac, c, 0, v))
             continue; /* no effectual iteration inside: nothing between */
+        outer_end(&ac, pc, 1, z);
+        memcpy(pc, c, sizeof(pc));
         /* the same tile across a coarse f block that the runs counted
          * apart (stat_nested_block): one run, one fill fewer */
-        if (prev.any && prev.last_t == cur.first_t &&
-            (cf == UINT64_MAX ? 0 : prev.last[RF] / cf) != (cf == UINT64_MAX ? 0 : cur.first[RF] / cf))
-            runs[cur.first_t] -= 1;
-        prev = cur;
+        if (z[RO] == v[RO] && z[RK] == v[RK] &&
+            (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+            runs[tile_index(x, v[RO], v[RK])] -= 1;
     }
     tessel_dealloc(a, keys);
+    stat_grid_free(a, &ac.xt);
     stat_grid_free(a, &ac.xc);
     stat_grid_free(a, &ac.pc);
     return rc;

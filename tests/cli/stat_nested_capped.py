@@ -43,6 +43,10 @@ POINTS = [
     ("KIJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
     ("IKJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
     ("KIJ,IJK,IKJ", [(128, 512, 512), (16, 32, 32), (8, 16, 16)]),
+    # issue 18's point (p2p-Gnutella24 there: PEB A +56 % before the input runs merged
+    # across outer tiles): A's PEB tile is used in one run per LLB tile, and its runs
+    # continue into the next LLB tile along j when nothing effectual lies between
+    ("KIJ", [(64, 256, 512), (8, 32, 64), (8, 16, 32)]),
 ]
 # rule 4 for outputs at the DRAM boundary: a 64 KiB LLB with Z's partition at 10 %
 # (6.4 KiB) under 512x1024 output tiles that stay resident across k (IJK), so their

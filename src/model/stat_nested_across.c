@@ -28,6 +28,8 @@
 
 /* Outer tiles (8 bytes of key each) beyond which the merges are left out. */
 #define NESTED_ACROSS_BUDGET (UINT64_C(1) << 23)
+/* Words of the per-k block bitsets beyond which outer_any searches instead. */
+#define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
 
 enum { RO = 0, RK = 1, RF = 2 }; /* roles: X[o, k] against P[k, f] */
 
@@ -39,6 +41,10 @@ typedef struct across {
     uint64_t blk[3];      /* level b-1 tile edge in level-b tiles, per role */
     unsigned ord[3];      /* roles in level b's loop order, outermost first */
     stat_grid xt;         /* X transposed: its columns k */
+    uint64_t *live, nlive; /* the k where X's column and P's row both hold tiles */
+    /* per k, bitsets of the outer o blocks its X column and the outer f
+     * blocks its P row reach (NULL past NESTED_ACROSS_BITS: binary searches) */
+    uint64_t *obits, *fbits, wo, wf;
     stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
 } across;
 
@@ -197,15 +203,35 @@ static int span(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi, uint64
     return 1;
 }
 
+/* Whether row r of g has a column in [lo, hi). */
+static int meets(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi)
+{
+    uint64_t u = lower(g, r, lo);
+    return u < g->ptr[r + 1] && g->col[u] < hi;
+}
+
 /* Whether the outer tile starting at c holds an effectual iteration: a k
- * whose column of X and row of P both reach into it. */
+ * (among those where both X's column and P's row hold tiles) whose column
+ * of X and row of P both reach into it. */
 static int outer_any(const across *ac, const uint64_t *c)
 {
-    uint64_t k1 = c[RK] + ac->blk[RK], a, z;
-    for (uint64_t k = c[RK]; k < k1 && k < ac->xt.rows; k++)
-        if (span(&ac->xt, k, c[RO], c[RO] + ac->blk[RO], &a, &z) &&
-            span(ac->p, k, c[RF], c[RF] + ac->blk[RF], &a, &z))
+    uint64_t k1 = c[RK] + ac->blk[RK], lo = 0, hi = ac->nlive;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ac->live[mid] < c[RK])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
+    for (uint64_t m = lo; m < ac->nlive && ac->live[m] < k1; m++) {
+        uint64_t k = ac->live[m];
+        if (ac->obits ? (ac->obits[k * ac->wo + ob / 64] >> (ob % 64) & 1) &&
+                            (ac->fbits[k * ac->wf + fb / 64] >> (fb % 64) & 1)
+                      : meets(&ac->xt, k, c[RO], c[RO] + ac->blk[RO]) &&
+                            meets(ac->p, k, c[RF], c[RF] + ac->blk[RF]))
             return 1;
+    }
     return 0;
 }
 
@@ -311,6 +337,7 @@ static int outer_keys(const tessel_allocator *a, const across *ac, uint64_t **ke
     return TESSEL_OK;
 }
 
+/* Takes off runs[] the runs of X that continue across outer tiles. */
 int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
                              unsigned xo, unsigned xf, uint64_t cf, double *runs)
 {
@@ -332,6 +359,30 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         ac.blk[r] = outer_edge(n, ac.ex[r], ac.ext[r]);
     level_order(&ac);
     int rc = stat_grid_transpose(x, a, &ac.xt);
+    if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
+        rc = TESSEL_ENOMEM;
+    for (uint64_t k = 0; !rc && k < ac.xt.rows && k < p->rows; k++)
+        if (ac.xt.ptr[k] < ac.xt.ptr[k + 1] && p->ptr[k] < p->ptr[k + 1])
+            ac.live[ac.nlive++] = k;
+    ac.wo = ((x->rows + ac.blk[RO] - 1) / ac.blk[RO] + 63) / 64;
+    ac.wf = ((p->cols + ac.blk[RF] - 1) / ac.blk[RF] + 63) / 64;
+    if (!rc && (long double)ac.xt.rows * (long double)(ac.wo + ac.wf) <=
+                   (long double)NESTED_ACROSS_BITS) {
+        ac.obits = stat_zeroed(a, ac.xt.rows * ac.wo + 1, sizeof(uint64_t));
+        ac.fbits = stat_zeroed(a, ac.xt.rows * ac.wf + 1, sizeof(uint64_t));
+        if (!ac.obits || !ac.fbits)
+            rc = TESSEL_ENOMEM;
+        for (uint64_t k = 0; !rc && k < ac.xt.rows; k++) {
+            for (uint64_t t = ac.xt.ptr[k]; t < ac.xt.ptr[k + 1]; t++) {
+                uint64_t b = ac.xt.col[t] / ac.blk[RO];
+                ac.obits[k * ac.wo + b / 64] |= UINT64_C(1) << (b % 64);
+            }
+            for (uint64_t t = k < p->rows ? p->ptr[k] : 0; k < p->rows && t < p->ptr[k + 1]; t++) {
+                uint64_t b = p->col[t] / ac.blk[RF];
+                ac.fbits[k * ac.wf + b / 64] |= UINT64_C(1) << (b % 64);
+            }
+        }
+    }
     if (!rc)
         rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
     if (!rc)
@@ -342,7 +393,7 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     /* lazily: an outer tile's ends only where it follows an effectual
      * outer tile on the same X tiles (the same o and k blocks), the only
      * place a run can continue */
-    uint64_t pc[3] = { 0, 0, 0 }, v[3], z[3];
+    uint64_t pc[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
     int have_prev = 0;
     for (uint64_t q = 0; !rc && q < nk; q++) {
         uint64_t c[3];
@@ -366,6 +417,9 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     }
     tessel_dealloc(a, keys);
     stat_grid_free(a, &ac.xt);
+    tessel_dealloc(a, ac.live);
+    tessel_dealloc(a, ac.obits);
+    tessel_dealloc(a, ac.fbits);
     stat_grid_free(a, &ac.xc);
     stat_grid_free(a, &ac.pc);
     return rc;

@@ -27,7 +27,7 @@
 #include "stat_nested.h"
 
 /* Outer tiles (8 bytes of key each) beyond which the merges are left out. */
-#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 23)
+#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 20)
 /* Words of the per-k block bitsets beyond which outer_any searches instead. */
 #define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
 

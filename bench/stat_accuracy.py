@@ -20,8 +20,8 @@ tiles. It prints, per level count:
   boundaries, which DRAM bytes do not see);
 - the coverage of output_nnz_stderr: the share of points where |stat - exact| <= 2 SE;
 
-then the Spearman correlation of the 8 shapes' ranking (DRAM bytes, and bytes into the
-innermost level) per matrix and level count, the worst over the orders.
+then the Spearman correlation of the 8 shapes' ranking (DRAM bytes, and the bytes into
+each buffer level) per matrix and level count, the worst over the orders.
 
 Both estimators run as `tessel sweep` (one per matrix and level count for exact, one per
 level count over every matrix for stat): the data is read once per sweep, the
@@ -371,31 +371,36 @@ def worst_seeds(args, depth, mats, worst, ex):
 
 def report_spearman(results_by_depth, shapes):
     print("Spearman of the %d shapes' ranking per matrix (worst over the orders): "
-          "DRAM bytes / bytes into the innermost level" % len(shapes))
+          "DRAM bytes, then the bytes into each buffer level (LLB, PEB, REG)" % len(shapes))
     names = []
     for depth, (nm, _, _) in results_by_depth.items():
         names += [n for n in nm if n not in names]
-    print("  %-22s %s" % ("matrix", "  ".join("%d level%s    " % (d, " " if d == 1 else "s")
-                                                for d in results_by_depth)))
-    worst = 1.0
+    print("  %-22s %s" % ("matrix", "  ".join(
+        "%d level%s: %s" % (d, " " if d == 1 else "s", " ".join(
+            "%-5s" % x for x in ["DRAM"] + LEVELS[:d])) for d in results_by_depth)))
+    worst = {}
     for name in names:
         cols = []
         for depth, (nm, ex, st) in results_by_depth.items():
             if name not in nm:
-                cols.append("  -     -  ")
+                cols.append(" " * (10 + 6 * (depth + 1)))
                 continue
-            wd, wi = 1.0, 1.0
+            ws = [1.0] * (depth + 1)
             for order in ORDERS:
                 ks = [(order, si) for si in shapes]
-                wd = min(wd, spearman([float(ex[(name, k)][0]["dram_bytes"]) for k in ks],
-                                      [float(st[(name, k)][0]["dram_bytes"]) for k in ks]))
-                lv = LEVELS[depth - 1]
-                wi = min(wi, spearman([sum(ex[(name, k)][1][(lv, t)]["bytes"] for t in "ABZ") for k in ks],
-                                      [sum(st[(name, k)][1][(lv, t)]["bytes"] for t in "ABZ") for k in ks]))
-            worst = min(worst, wd, wi)
-            cols.append("%.3f %.3f" % (wd, wi))
+                ws[0] = min(ws[0], spearman([float(ex[(name, k)][0]["dram_bytes"]) for k in ks],
+                                            [float(st[(name, k)][0]["dram_bytes"]) for k in ks]))
+                for li, lv in enumerate(LEVELS[:depth]):
+                    ws[li + 1] = min(ws[li + 1], spearman(
+                        [sum(ex[(name, k)][1][(lv, t)]["bytes"] for t in "ABZ") for k in ks],
+                        [sum(st[(name, k)][1][(lv, t)]["bytes"] for t in "ABZ") for k in ks]))
+            for li, w in enumerate(ws):
+                key = (depth, (["DRAM"] + LEVELS)[li])
+                worst[key] = min(worst.get(key, 1.0), w)
+            cols.append("          " + " ".join("%.3f" % w for w in ws))
         print("  %-22s %s" % (name, "  ".join(cols)))
-    print("  worst: %.3f" % worst)
+    print("  worst: " + ", ".join("%d levels %s %.3f" % (d, lv, w)
+                                  for (d, lv), w in sorted(worst.items())))
 
 
 def main():

@@ -20,13 +20,16 @@
  *    nonzero is carried by every run of its tile from the block of its
  *    first multiply on.
  *
- * Not counted: runs that merge because the iterations between two coarse
- * blocks are all non-effectual (the one-level sums of stat_spmspm.c count
- * these at boundary 1; here they are left out, so fills and write-backs
- * are upper bounds, see docs/models/stat.md). Cost per boundary: the
- * non-empty level-b tiles, plus the output pairs' bitsets
- * (ext_i x ext_j x ext_k / 64 words, else an independence estimate), plus
- * the output sample's cells: never the effectual iterations. */
+ * Input runs that continue across coarse blocks because the iterations
+ * between them are all non-effectual are taken off in two parts: inside
+ * one level b-1 tile by the merge walks below, and from one level b-1 tile
+ * into the next by stat_nested_across.c; with both, an input's fills equal
+ * the exact walk's (the walks give up past fixed budgets, leaving upper
+ * bounds, see docs/models/stat.md). Cost per boundary: the non-empty
+ * level-b tiles times the words or outer tiles of their partner rows,
+ * plus the output pairs' bitsets (ext_i x ext_j x ext_k / 64 words, else
+ * an independence estimate), plus the output sample's cells: never the
+ * effectual iterations. */
 #include <math.h>
 #include <string.h>
 
@@ -56,9 +59,7 @@ static void nested_free(nested *n)
     stat_grid_free(a, &n->a);
     stat_grid_free(a, &n->b);
     tessel_dealloc(a, n->n_a);
-    tessel_dealloc(a, n->n_ac);
     tessel_dealloc(a, n->n_b);
-    tessel_dealloc(a, n->n_bc);
     tessel_dealloc(a, n->a_nnz);
     tessel_dealloc(a, n->b_nnz);
     tessel_dealloc(a, n->arows);
@@ -89,43 +90,21 @@ static int counts_init(nested *n)
     const tessel_allocator *a = n->e->alloc;
     uint64_t K = n->ext_k;
     n->n_a = stat_zeroed(a, K, sizeof(uint64_t));
-    n->n_ac = stat_zeroed(a, K, sizeof(uint64_t));
     n->n_b = stat_zeroed(a, K, sizeof(uint64_t));
-    n->n_bc = stat_zeroed(a, K, sizeof(uint64_t));
     n->a_nnz = stat_zeroed(a, K, sizeof(double));
     n->b_nnz = stat_zeroed(a, K, sizeof(double));
-    uint64_t *last = stat_zeroed(a, K, sizeof(uint64_t));
-    if (!n->n_a || !n->n_ac || !n->n_b || !n->n_bc || !n->a_nnz || !n->b_nnz || !last) {
-        tessel_dealloc(a, last);
+    if (!n->n_a || !n->n_b || !n->a_nnz || !n->b_nnz)
         return TESSEL_ENOMEM;
-    }
-    for (uint64_t k = 0; k < K; k++)
-        last[k] = UINT64_MAX;
-    for (uint64_t i = 0; i < n->a.rows; i++) {
-        uint64_t blk = n->cf_i == UINT64_MAX ? 0 : i / n->cf_i;
+    for (uint64_t i = 0; i < n->a.rows; i++)
         for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
-            uint64_t k = n->a.col[t];
-            n->n_a[k]++;
-            n->a_nnz[k] += (double)n->a.nnz[t];
-            if (last[k] != blk) {
-                last[k] = blk;
-                n->n_ac[k]++;
-            }
+            n->n_a[n->a.col[t]]++;
+            n->a_nnz[n->a.col[t]] += (double)n->a.nnz[t];
         }
-    }
     for (uint64_t k = 0; k < K && k < n->b.rows; k++) {
-        uint64_t prev = UINT64_MAX;
         n->n_b[k] = n->b.ptr[k + 1] - n->b.ptr[k];
-        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++) {
-            uint64_t blk = n->cf_j == UINT64_MAX ? 0 : n->b.col[t] / n->cf_j;
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
             n->b_nnz[k] += (double)n->b.nnz[t];
-            if (blk != prev) {
-                prev = blk;
-                n->n_bc[k]++;
-            }
-        }
     }
-    tessel_dealloc(a, last);
     return TESSEL_OK;
 }
 
@@ -176,18 +155,6 @@ static uint64_t outer_block(const nested *n, unsigned x)
 static uint64_t block_of(uint64_t v, uint64_t cf)
 {
     return cf == UINT64_MAX ? 0 : v / cf;
-}
-
-/* The outer blocks of f inside which X's runs can merge: level b-1's f
- * tile, or none when level b-1's innermost loop (of the composite order
- * of levels 1 .. b-1) is f's, so that consecutive outer tiles along f
- * share X's tiles and continue its runs. */
-static uint64_t merge_block_f(const nested *n, unsigned xf)
-{
-    for (unsigned d = n->first_digit; d-- > 0;)
-        if (n->bd.d[d].radix > 1)
-            return n->bd.d[d].x == xf ? UINT64_MAX : outer_block(n, xf);
-    return outer_block(n, xf);
 }
 
 /* Distinct blocks of cf among the columns of row r of g (sorted). */
@@ -264,8 +231,9 @@ static int merge_column_alone(const nested *n, const side *sd, double *runs)
  * Every walk below (level-b orders (o, f, k), (f, o, k) and (f, k, o))
  * visits, per f, the X tiles of one group (an o block x a k block of the
  * outer tile) in a fixed order, and X(o, k) stays resident from one
- * effectual f to the next in the same merge block of f when the previous
- * f's last tile in the group is this f's first. With the group's tiles as
+ * effectual f to the next in the same merge block of f (level b-1's f
+ * tile: runs into the next outer tile are stat_nested_across.c's) when
+ * the previous f's last tile in the group is this f's first. With the group's tiles as
  * entries m = 0 .. n-1 in visiting order and R_m the set of f that meet
  * entry m (P's row k_m), f's first tile is the least m whose R_m holds f,
  * its last the greatest. So the merges on entry m are the f in
@@ -500,7 +468,7 @@ static int merge_outer_walk(const nested *n, const side *sd, double *runs)
     fbits fb;
     group g;
     memset(&g, 0, sizeof(g));
-    int rc = fbits_init(a, p, merge_block_f(n, sd->xf), x->n, &fb);
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), x->n, &fb);
     if (rc)
         return rc;
     uint64_t *next = stat_zeroed(a, x->n + 1, sizeof(uint64_t));
@@ -644,7 +612,7 @@ static int merge_column_lists(const nested *n, const side *sd, double *runs)
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
     uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
-    uint64_t cb_f = merge_block_f(n, sd->xf), cb_o = outer_block(n, sd->xo);
+    uint64_t cb_f = outer_block(n, sd->xf), cb_o = outer_block(n, sd->xo);
     uint64_t cb_k = outer_block(n, XK);
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
@@ -702,7 +670,7 @@ static int merge_column_groups(const nested *n, const side *sd, const stat_grid 
     uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
     uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
     fbits fb;
-    int rc = fbits_init(a, p, merge_block_f(n, sd->xf), 2 * x->n, &fb);
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), 2 * x->n, &fb);
     if (rc)
         return rc;
     group g, q; /* q: the pool; q.t holds each entry's o, then its list link */
@@ -802,7 +770,7 @@ static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint6
                    (long double)NESTED_BITSET_BUDGET;
     if (cf != 1)
         return WALK_NONE;
-    if (pk >= 0 && pk < pf && pf < po)
+    if (pk < pf && pf < po) /* k without a loop at level b (pk -1) is one k: outermost */
         return WALK_ALONE;
     if (pf >= 0 && pf < pk && (po < 0 || po < pf))
         return bits_fit ? WALK_ROW : WALK_NONE;
@@ -813,34 +781,8 @@ static int walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint6
     return WALK_NONE;
 }
 
-/* Fills and rule-4 streaming of input op's tiles g without merges: a
- * tile on k (g's column when k_col, else its row) is filled runs[k]
- * times and used uses[k] times. Any tile order: the sums are of whole
- * numbers. */
-static int plain_side(nested *n, unsigned op, const stat_grid *g, int k_col,
-                      const uint64_t *runs, const uint64_t *uses, stat_counts *c)
-{
-    engine *e = n->e;
-    tile_cost cost;
-    exact_tile_cost_init(e, &n->bd, &e->in[op], &cost);
-    pricer pr = stat_pricer_of(&cost);
-    uint64_t part = exact_partition_bytes(e, n->bd.b, e->in[op].spec_tensor);
-    int rc = TESSEL_OK;
-    for (uint64_t r = 0; r < g->rows; r++)
-        for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
-            uint64_t k = k_col ? g->col[t] : r;
-            input_uses(c, stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
-                       (double)uses[k]);
-            if (!rc) /* rule 4 per child read */
-                rc = stat_ob_tile(e, n->bd.b, op, r, g->col[t], g->nnz[t],
-                                  stat_fast_price(&pr, g->nnz[t]), part, (double)runs[k],
-                                  (double)uses[k]);
-        }
-    return rc;
-}
-
 /* Fills and rule-4 streaming of one input at level b, with walk w's
- * merges. */
+ * merges inside each level b-1 tile and the merges across them. */
 static int input_side(nested *n, const side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
@@ -877,6 +819,9 @@ static int input_side(nested *n, const side *sd, int w, stat_counts *c)
         rc = merge_outer_walk(n, sd, runs);
     else if (w == WALK_COLUMN)
         rc = merge_column_walk(n, sd, runs);
+    /* runs that continue into the next level b-1 tile */
+    if (!rc)
+        rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -890,13 +835,11 @@ static int input_side(nested *n, const side *sd, int w, stat_counts *c)
     return rc;
 }
 
-/* B as X = B^T against P = A^T, transposed only when a walk needs them. */
+/* B as X = B^T against P = A^T. */
 static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
     int w = walk_of(n, XJ, XI, n->cf_i, n->b.cols, n->a.rows, n->ext_k);
-    if (w == WALK_NONE)
-        return plain_side(n, 1, &n->b, 0, n->n_ac, n->n_a, c);
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
@@ -916,12 +859,8 @@ static int inputs(nested *n, stat_outcome *o)
 {
     int rc = TESSEL_OK;
     int w = walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
-    if (w == WALK_NONE) {
-        rc = plain_side(n, 0, &n->a, 1, n->n_bc, n->n_b, &o->a);
-    } else {
-        side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-        rc = input_side(n, &sa, w, &o->a);
-    }
+    side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+    rc = input_side(n, &sa, w, &o->a);
     if (!rc)
         rc = input_b(n, &o->b);
     for (uint64_t k = 0; k < n->ext_k; k++) {

@@ -20,8 +20,7 @@ typedef struct nested {
     uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
     uint64_t ext_i, ext_k, ext_j;
     uint64_t cf_j, cf_i, cf_k; /* coarse blocks (in level-b tiles) separating runs of A, B, Z */
-    uint64_t *n_a, *n_ac;    /* per K: A tiles in column K, distinct i blocks among them */
-    uint64_t *n_b, *n_bc;    /* per K: B tiles in row K, distinct j blocks among them */
+    uint64_t *n_a, *n_b;     /* per K: A tiles in column K, B tiles in row K */
     double *a_nnz, *b_nnz;   /* per K: nonzeros of A's column, B's row */
     unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
     uint64_t words;
@@ -45,6 +44,12 @@ uint64_t stat_nested_block(const boundary *bd, unsigned x0, unsigned x1, unsigne
 /* First K >= from where both bitsets x and y are set, or UINT64_MAX. */
 uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t words,
                                  uint64_t from);
+
+/* stat_nested_across.c: runs of input X[o, k] (partner P[k, f]; engine
+ * indices xo, xf; cf the coarse f block splitting its runs) that continue
+ * from one level b-1 tile into the next, taken off runs[] (per X tile). */
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
+                             unsigned xo, unsigned xf, uint64_t cf, double *runs);
 
 /* Output Z at boundary n->bd.b into o: pairs, runs (write-backs), updates
  * and the bytes they move. */

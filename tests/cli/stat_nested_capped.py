@@ -15,10 +15,11 @@ spill (rule 4 for outputs) at the DRAM boundary and one whose LLB overbooks A an
 Per (level, tensor) the relative error of the bytes into that level must lie in
 BOUNDS (lower, upper). A and B at the DRAM boundary are exact in the closed form, so
 their bounds are tight. The output side carries the sample's error. The nested input
-side counts runs of tile uses split by outer loop digits and, by design, leaves some
-merges out (README: counts at a third level are upper bounds), hence bounds that are
-wide above and tight below: a formula that dropped the split by outer digits would
-undercount fills, and one that priced a spill as zero would undercount Z. The output
+side counts runs of tile uses split by outer loop digits and merged across
+non-effectual iterations, inside and across outer tiles, so the inputs into the
+innermost level are exact; at a middle level (PEB of 3) rule 4 is charged per use, not
+per child read, hence a wider bound there. One that priced a spill as zero would
+undercount Z. The output
 nonzeros must lie within 4 standard errors of exact.
 
     python3 tests/cli/stat_nested_capped.py --tessel build-t/tools/tessel
@@ -44,6 +45,10 @@ POINTS = [
     ("KIJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
     ("IKJ", [(256, 256, 256), (32, 32, 32), (16, 16, 16)]),
     ("KIJ,IJK,IKJ", [(128, 512, 512), (16, 32, 32), (8, 16, 16)]),
+    # issue 18's point (p2p-Gnutella24 there: PEB A +56 % before the input runs merged
+    # across outer tiles): A's PEB tile is used in one run per LLB tile, and its runs
+    # continue into the next LLB tile along j when nothing effectual lies between
+    ("KIJ", [(64, 256, 512), (8, 32, 64), (8, 16, 32)]),
 ]
 # rule 4 for outputs at the DRAM boundary: a 64 KiB LLB with Z's partition at 10 %
 # (6.4 KiB) under 512x1024 output tiles that stay resident across k (IJK), so their
@@ -62,7 +67,7 @@ BOUNDS = {
     ("DRAM", "A"): (-1e-9, 1e-9), ("DRAM", "B"): (-1e-9, 1e-9), ("DRAM", "Z"): (-0.10, 0.10),
     ("LLB", "A"): (-1e-9, 1e-9), ("LLB", "B"): (-1e-9, 1e-9), ("LLB", "Z"): (-0.10, 0.10),
     ("PEB", "A"): (-0.01, 0.05), ("PEB", "B"): (-0.01, 0.05), ("PEB", "Z"): (-0.15, 0.20),
-    ("REG", "A"): (-0.01, 2.00), ("REG", "B"): (-0.01, 0.15), ("REG", "Z"): (-0.15, 0.40),
+    ("REG", "A"): (-1e-9, 1e-9), ("REG", "B"): (-1e-9, 1e-9), ("REG", "Z"): (-0.15, 0.40),
     ("total", "DRAM"): (-0.08, 0.08),
 }
 # rule 4 for inputs at an inner level: the spill point's tiles with a 32 KiB LLB at the
@@ -80,8 +85,18 @@ OVERBOOK_BOUNDS = {("DRAM", "A"): (-0.01, 0.01), ("DRAM", "B"): (-0.01, 0.01),
 # limits; being fixed on branch strict), so Z's upper bound is wider there. Priced as
 # zero, the spill would take Z 40-60 % below exact.
 # At 3 levels its PEB input tiles (32x32) are overbooked at the PEB and re-read by the
-# REG level, charged per child read by both estimators; stat's REG fills are upper bounds
-# (merges left out), so its PEB A and B may read a few % off.
+# REG level, charged per child read by both estimators (stat_bumped.c).
+# The inputs' bytes into the innermost buffer level (PEB at 2 levels, REG at 3) equal
+# exact's: every run, merges inside and across outer tiles included, is counted
+# (stat_nested.c, stat_nested_across.c). Before the merges across outer tiles, REG A was up
+# to +174 % off here (p2p-Gnutella08, issue 18's point) and PEB A +2.3 %. At 3 levels the
+# PEB inputs keep BOUNDS.
+INNERMOST_INPUTS = (-1e-9, 1e-9)
+# Issue 18's point: with a 5 % output sample Z's bytes into the inner levels read 16.7 %
+# low on the clustered graph (output sample noise or bias, the output side's; a finding
+# reported, not a gap of the input runs this point is here for).
+ISSUE_POINT = len(POINTS) - 1
+ISSUE_BOUNDS = {("PEB", "Z"): (-0.20, 0.20), ("REG", "Z"): (-0.20, 0.40)}
 SPILL_BOUNDS = {("DRAM", "Z"): (-0.10, 0.25), ("LLB", "Z"): (-0.10, 0.25),
                 ("PEB", "A"): (-0.05, 0.05), ("PEB", "B"): (-0.05, 0.05)}
 
@@ -167,6 +182,10 @@ def check_matrix(tessel, tmp, name, path, show):
             for lt, e in sorted(errs.items()):
                 special = {len(POINTS): SPILL_BOUNDS, len(POINTS) + 1: OVERBOOK_BOUNDS}
                 lo, hi = special.get(n, {}).get(lt, BOUNDS[lt])
+                if n == ISSUE_POINT:
+                    lo, hi = ISSUE_BOUNDS.get(lt, (lo, hi))
+                if lt[0] == LEVELS[depth - 1] and lt[1] in "AB":
+                    lo, hi = INNERMOST_INPUTS
                 if not lo <= e <= hi:
                     fails.append("%s: %s %s bytes %+.3f %% outside [%+.1f %%, %+.1f %%] "
                                  "(exact %.0f, stat %.0f)" % (

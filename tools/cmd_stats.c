@@ -361,6 +361,8 @@ static double footprint_mean_bytes(tessel_format f, const file_stats *fs,
     return fs->occ->nonempty ? (fixed + fs->occ->mean * per) / 8 : 0;
 }
 
+/* The human-readable statistics of one file: shape, tiles, occupancy quantiles and
+ * the footprints per format. */
 static void print_text(FILE *f, const file_stats *fs, const stats_request *req)
 {
     const tessel_occupancy *o = fs->occ;
@@ -450,6 +452,7 @@ static void json_quantiles(FILE *f, const tessel_occupancy *o, const stats_reque
     fprintf(f, "}");
 }
 
+/* The same statistics as print_text, as one JSON object. */
 static void print_json(FILE *f, const file_stats *fs, const stats_request *req, const char *indent)
 {
     const tessel_occupancy *o = fs->occ;
@@ -760,6 +763,7 @@ static int save_statfile(const char *path, const stats_request *req, FILE *out)
     return CLI_EXIT_OK;
 }
 
+/* tessel stats: parse options, summarise each file, print text/JSON or save .tstat. */
 int cmd_stats(int argc, char **argv)
 {
     cli_args args;

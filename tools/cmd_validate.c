@@ -248,6 +248,8 @@ static int load_reference(const cli_args *args, tessel_simref_format format,
     return rc;
 }
 
+/* tessel validate: read the predicted and reference tables (or a simulator's files),
+ * match rows, compute errors, print or write them, and apply --max-error. */
 static int run(const cli_args *args, validate_state *st)
 {
     tessel_simref_format format = TESSEL_SIMREF_CSV;

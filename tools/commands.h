@@ -12,5 +12,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_map(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_spec(int argc, char **argv);
 
 #endif

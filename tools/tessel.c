@@ -29,6 +29,7 @@ static const command commands[] = {
     { "compare", cmd_compare, "run every tiling strategy on one spec and data: one table" },
     { "map", cmd_map, "search mappings for the best design point under an objective" },
     { "plot", cmd_plot, "SVG figures: traffic breakdown, roofline, Pareto front, stat vs exact" },
+    { "spec", cmd_spec, "print the resolved spec (defaults filled in) or each value's origin" },
 };
 
 static void usage(FILE *f)

@@ -293,6 +293,36 @@ double tessel_spec_partition_sum(const tessel_spec *s, unsigned l);
  * share below one byte at a bounded level. */
 double tessel_spec_partition_share(const tessel_spec *s, unsigned l, unsigned t);
 
+/* ------------------------------------------------------------------ */
+/* The resolved spec: what tessel uses for a design, includes merged,
+ * overrides applied and every default filled in (`tessel spec`). */
+
+/* The resolved spec of s as YAML, written through libcyaml's schema of it
+ * (src/spec/resolved_schema.c). *yaml is allocated through a (free with
+ * tessel_dealloc); *len excludes no terminator (the text is not
+ * NUL-terminated). */
+int tessel_spec_resolved_yaml(const tessel_spec *s, const tessel_allocator *a, char **yaml,
+                              size_t *len, tessel_diag *diag);
+/* Reads resolved-spec YAML back through the same schema and writes it
+ * again: 0 when the two texts are byte-identical (the round trip), else
+ * TESSEL_EPARSE (not a resolved spec) or TESSEL_ECORRUPT (they differ). */
+int tessel_spec_resolved_check(const char *yaml, size_t len, const tessel_allocator *a,
+                               tessel_diag *diag);
+
+/* Where one resolved value came from: `path` in the spec's own vocabulary
+ * (e.g. "architecture.levels.PEB.capacity"), the value tessel uses, and
+ * "file:line:col" of the YAML node that set it (an included file's, or
+ * "--set:N:col" for the Nth override) or "default". */
+typedef struct tessel_spec_origin {
+    char *path;
+    char *value;
+    char *origin;
+} tessel_spec_origin;
+int tessel_spec_origins(const tessel_spec *s, const tessel_allocator *a,
+                        tessel_spec_origin **out, size_t *count, tessel_diag *diag);
+void tessel_spec_origins_free(tessel_spec_origin *items, size_t count,
+                              const tessel_allocator *a);
+
 #ifdef __cplusplus
 }
 #endif

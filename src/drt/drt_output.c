@@ -297,6 +297,8 @@ static double model_sum(const drt_data *d, const double *area, const double *lam
     return s;
 }
 
+/* Scales the statistical output-tile table so that its multiply count matches the
+ * exact count on a sample of output tiles. */
 static int calibrate(drt_data *d, const tessel_workload_data *w)
 {
     const tessel_allocator *a = d->alloc;
@@ -379,6 +381,8 @@ done:
     return rc;
 }
 
+/* The DRT output-tile table from line statistics: for each pair of A and B micro-tile
+ * lines, the output micro tiles touched and their estimated nonzeros. */
 int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
 {
     const tessel_allocator *a = d->alloc;

@@ -229,6 +229,8 @@ static double output_spill(const closed *c, const char *canon, double cells, dou
     return spill;
 }
 
+/* Traffic of one loop order and tile shape (ti, tk, tj) at the buffer level from the
+ * density models: fills, reads and spills of A, B and Z into e->res. */
 static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
                     const char *order, double ti, double tk, double tj, const boundary *bd,
                     tessel_diag *diag)
@@ -564,6 +566,8 @@ static void order_letters(const boundary *bd, char *order)
     order[3] = '\0';
 }
 
+/* The analytic estimator: SpMSpM on two levels from density models alone (no tiles
+ * walked): checks the workload, binds the models, prices the mapping. */
 int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, tessel_result *out,
                           tessel_diag *diag)
 {

@@ -29,6 +29,8 @@ static unsigned order_pos(const engine *e, unsigned l, unsigned x)
     return (unsigned)e->spec_index[x];
 }
 
+/* Tile edges, tile counts and the loop nest (digits, outermost first, over every level
+ * down to boundary b) of the exact walk at one boundary. */
 int exact_geometry(engine *e, boundary *bd)
 {
     unsigned b = bd->b;

@@ -94,6 +94,8 @@ static int not_in(const tessel_spec_tensor *st, unsigned x)
     return mode_of(st, x) < 0;
 }
 
+/* Maps the workload's tensors and indices onto the engine's fixed roles (inputs A, B,
+ * optional C; output; i, j, k, ...) for each supported einsum kind. */
 int exact_setup_roles(engine *e, const tessel_workload_data *w)
 {
     const tessel_spec *s = e->spec;

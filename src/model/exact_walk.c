@@ -204,6 +204,8 @@ static void note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
         tr->worst_tile_bytes = bytes;
 }
 
+/* One tile iteration of the exact walk for the inputs: which tiles it touches, fills
+ * and re-fills at every level (rules 1-4), and the nonzeros resident now. */
 static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
                        resident *res, uint64_t *nnz_now)
 {

@@ -361,6 +361,8 @@ static int grid_ok(const tessel_tile_grid *g)
     return sum == g->nnz;
 }
 
+/* Reads one input's saved statistics (grid shape, per-tile counts, line counts) from
+ * a stat file, checking each field as it goes. */
 static int get_input(reader *r, stat_input *in)
 {
     memset(in, 0, sizeof(*in));

@@ -134,6 +134,8 @@ static double level_bytes_of(const tessel_traffic *t)
            (double)t->child_write_metadata;
 }
 
+/* One design point's report record (the summary.csv row and traffic rows) from a
+ * spec, an estimate and its energy. */
 int tessel_report_point_build(const tessel_spec *spec, const tessel_result *result,
                               const tessel_design_energy *energy, const char *data,
                               const char *strategy, tessel_report_point *out, tessel_diag *diag)

@@ -562,6 +562,8 @@ static double cell_value(const tessel_report_csv *t, size_t row, long col)
     return NAN;
 }
 
+/* Copies the matched rows, keys and per-metric errors (relative, with summary
+ * statistics) of a validation into the caller's result. */
 static int fill_result(work *w, const char **names, const tessel_validate_options *opt,
                        tessel_validate_result *r)
 {
@@ -779,6 +781,8 @@ static void print_unmatched(FILE *f, const char *side, size_t count, size_t show
         fprintf(f, "  ... and %zu more\n", count - shown);
 }
 
+/* Prints a validation result as an aligned table (keys, metric, predicted,
+ * reference, rel_err) and the per-metric summary. */
 int tessel_validate_print(FILE *f, const tessel_validate_result *r)
 {
     char buf[3][48];

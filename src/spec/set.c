@@ -209,6 +209,8 @@ static int parse_value(set_job *j, const char *text, size_t offset)
     return TESSEL_OK;
 }
 
+/* Applies one --set PATH=VALUE to the merged tree: parses the value as YAML, walks or
+ * creates the path (level names as shorthand) and reports errors at --set:N:COL. */
 int spec_apply_set(spec_ctx *c, tessel_yaml_node **root, const char *arg, unsigned argno)
 {
     set_job j;

@@ -460,6 +460,8 @@ static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
     }
 }
 
+/* workload.data: binds each input to a file, another tensor (optionally ^T), dense, or
+ * a density model; every error collected. */
 static void read_data(vctx *v, const tessel_yaml_node *w)
 {
     tessel_spec *s = v->s;

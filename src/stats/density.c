@@ -721,6 +721,8 @@ static int fail(int rc, const grid_shape *g, tessel_diag *diag)
                            (unsigned long long)DENSITY_MAX_PMF);
 }
 
+/* The per-tile occupancy distribution (pmf of nonzeros per tile) that a density model
+ * implies for a tile shape. */
 int tessel_density_occupancy_create(const tessel_density_model *d, const uint64_t *tile,
                                     const tessel_allocator *a, tessel_density_occupancy **out,
                                     tessel_diag *diag)

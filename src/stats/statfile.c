@@ -399,6 +399,8 @@ static void fill_outputs(const statfile_header *h, tessel_d2t2_stats *s, tessel_
     s->sampled_tiles = h->sampled_tiles;
 }
 
+/* Reads and checks a .tstat file: header, checksum, then the D2T2 statistics and the
+ * tile grid it holds. */
 static int load(statfile_input *in, const tessel_allocator *a, tessel_d2t2_stats **sp,
                 tessel_tile_grid **gp, char *source, size_t source_size, tessel_diag *diag)
 {

@@ -183,6 +183,8 @@ static double nearest_step(const sizing *z, sample *smp, uint64_t n, double s)
     return best;
 }
 
+/* Swiftiles' scale of one input's tile (tailors §4.2, eq. 2-3): the initial estimate from
+ * the average density, then sample-and-measure rounds towards the overbooking target. */
 static int size_input(const sizing *z, gsl_rng *rng, double *scale, uint64_t *sampled)
 {
     const strat_input *in = z->in;

@@ -979,6 +979,122 @@ START_TEST(oom_yaml_parse)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* The resolved spec (tessel spec): libcyaml round trip and origins */
+
+static const char *const resolved_specs[] = {
+    GOOD "spmspm.yaml",       GOOD "ranks.yaml",      GOOD "include.yaml",
+    "specs/extensor.yaml",    "specs/gamma.yaml",     "specs/sparsepipe.yaml",
+    "specs/outerspace.yaml",  "specs/matraptor.yaml", "specs/extensor-drt.yaml",
+};
+
+/* Every spec's resolved YAML reads back through the schema and writes the
+ * same bytes; the text holds the values the loader resolved. */
+START_TEST(resolved_round_trip)
+{
+    tessel_spec *s = load_ok(resolved_specs[_i], NULL, 0);
+    char *yaml = NULL;
+    size_t len = 0;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_spec_resolved_yaml(s, NULL, &yaml, &len, &d), 0);
+    ck_assert_int_eq(tessel_spec_resolved_check(yaml, len, NULL, &d), 0);
+    char *text = malloc(len + 1);
+    ck_assert_ptr_nonnull(text);
+    memcpy(text, yaml, len);
+    text[len] = '\0';
+    char want[128];
+    for (unsigned l = 0; l < s->nlevels; l++) {
+        snprintf(want, sizeof(want), "- name: %s\n  capacity: %llu\n", s->level[l].name,
+                 (unsigned long long)s->level[l].capacity);
+        ck_assert_msg(strstr(text, want), "%s: no '%s'", resolved_specs[_i], want);
+    }
+    snprintf(want, sizeof(want), "  pes: %u\n", s->compute.pes);
+    ck_assert_ptr_nonnull(strstr(text, want));
+    free(text);
+    /* A key the schema does not know, or a changed document, fails the check. */
+    char *bad = malloc(len + 16);
+    ck_assert_ptr_nonnull(bad);
+    memcpy(bad, yaml, 4);
+    memcpy(bad + 4, "bogus: 1\n", 9);
+    memcpy(bad + 13, yaml + 4, len - 4);
+    ck_assert_int_eq(tessel_spec_resolved_check(bad, len + 9, NULL, &d), TESSEL_EPARSE);
+    free(bad);
+    tessel_dealloc(NULL, yaml);
+    tessel_spec_free(&s);
+}
+END_TEST
+
+static const tessel_spec_origin *origin_of(const tessel_spec_origin *o, size_t n,
+                                           const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(o[i].path, path) == 0)
+            return &o[i];
+    return NULL;
+}
+
+/* Origins name the included file, the --set argument or "default". */
+START_TEST(resolved_origins)
+{
+    const char *sets[] = { "GLB.bandwidth=99" };
+    tessel_spec *s = load_ok(GOOD "include.yaml", sets, 1);
+    tessel_spec_origin *o = NULL;
+    size_t n = 0;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_spec_origins(s, NULL, &o, &n, &d), 0);
+    const tessel_spec_origin *bw = origin_of(o, n, "architecture.levels.GLB.bandwidth");
+    ck_assert_ptr_nonnull(bw);
+    ck_assert_str_eq(bw->value, "99");
+    ck_assert_int_eq(strncmp(bw->origin, "--set:1:", 8), 0);
+    const tessel_spec_origin *cap = origin_of(o, n, "architecture.levels.GLB.capacity");
+    ck_assert_ptr_nonnull(cap);
+    ck_assert_str_eq(cap->value, "2097152");
+    ck_assert_ptr_nonnull(strstr(cap->origin, ".yaml:"));
+    const tessel_spec_origin *rb = origin_of(o, n, "architecture.levels.GLB.run_bits");
+    ck_assert_ptr_nonnull(rb);
+    ck_assert_str_eq(rb->origin, "default");
+    tessel_spec_origins_free(o, n, NULL);
+    tessel_spec_free(&s);
+}
+END_TEST
+
+/* Out of memory at every allocation of the resolved YAML and the origins:
+ * an error, nothing leaked. */
+START_TEST(oom_resolved)
+{
+    tessel_spec *s = load_ok("specs/extensor.yaml", NULL, 0);
+    for (int which = 0; which < 2; which++) {
+        long n;
+        for (n = 1;; n++) {
+            test_alloc ta;
+            test_alloc_init(&ta, n);
+            tessel_diag d;
+            int rc;
+            if (which == 0) {
+                char *yaml = NULL;
+                size_t len = 0;
+                rc = tessel_spec_resolved_yaml(s, &ta.allocator, &yaml, &len, &d);
+                if (rc == 0)
+                    rc = tessel_spec_resolved_check(yaml, len, &ta.allocator, &d);
+                tessel_dealloc(&ta.allocator, yaml);
+            } else {
+                tessel_spec_origin *o = NULL;
+                size_t count = 0;
+                rc = tessel_spec_origins(s, &ta.allocator, &o, &count, &d);
+                tessel_spec_origins_free(o, count, &ta.allocator);
+            }
+            ck_assert_msg(ta.live == 0, "allocation %ld: %ld blocks leaked", n, ta.live);
+            if (rc == 0)
+                break;
+            ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: rc %d", n, rc);
+        }
+        ck_assert_int_gt(n, 20);
+    }
+    tessel_spec_free(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static Suite *spec_suite(void)
@@ -1010,6 +1126,12 @@ static Suite *spec_suite(void)
     tcase_add_test(g, parse_in_memory_and_bind);
     suite_add_tcase(s, g);
 
+    TCase *r = tcase_create("resolved");
+    tcase_add_loop_test(r, resolved_round_trip, 0,
+                        (int)(sizeof(resolved_specs) / sizeof(resolved_specs[0])));
+    tcase_add_test(r, resolved_origins);
+    suite_add_tcase(s, r);
+
     TCase *b = tcase_create("diagnostics");
     tcase_add_test(b, bad_specs_match_expected_diagnostics);
     tcase_add_test(b, all_errors_are_collected);
@@ -1022,6 +1144,7 @@ static Suite *spec_suite(void)
     tcase_add_test(o, oom_good_spec);
     tcase_add_test(o, oom_include_and_set);
     tcase_add_test(o, oom_yaml_parse);
+    tcase_add_test(o, oom_resolved);
     tcase_set_timeout(o, 240);
     suite_add_tcase(s, o);
     return s;

@@ -1,0 +1,135 @@
+/* The resolved spec: a plain tree of what tessel uses for a design (includes
+ * merged, overrides applied, every default filled in), shaped for libcyaml's
+ * schema writer and loader (resolved_schema.c). Private to the spec module;
+ * the public calls are tessel_spec_resolved_yaml / _check / tessel_spec_origins. */
+#ifndef TESSEL_SPEC_RESOLVED_H
+#define TESSEL_SPEC_RESOLVED_H
+
+#include <stdint.h>
+
+#include "tessel/spec.h"
+
+/* Energy attributes: the keys src/energy/component.c accepts, as written. */
+typedef struct rs_attrs {
+    char *width, *datawidth, *depth, *size, *technology, *exponent, *mantissa, *radix;
+} rs_attrs;
+
+typedef struct rs_component {
+    char *cls;
+    rs_attrs *attributes; /* NULL when none were given */
+} rs_component;
+
+typedef struct rs_tile {
+    char *index;
+    uint64_t size; /* 0 = the whole extent */
+} rs_tile;
+
+typedef struct rs_mapping {
+    char *order; /* index names, outermost first */
+    rs_tile *tile;
+    unsigned tile_count;
+} rs_mapping;
+
+typedef struct rs_part {
+    char *tensor;
+    char *format;
+    double partition_bytes; /* the share the estimators use */
+    char **skip_on;
+    unsigned skip_on_count;
+    char **gate_on;
+    unsigned gate_on_count;
+} rs_part;
+
+typedef struct rs_level {
+    char *name;
+    uint64_t capacity; /* 0 = unbounded */
+    double bandwidth;  /* GB/s; 0 = unbounded */
+    unsigned instances, word_bits, value_bits, coord_bits, offset_bits, run_bits;
+    char *format;
+    rs_component energy;
+    rs_part *tensors;
+    unsigned tensors_count;
+    rs_mapping *mapping; /* NULL at the backing store */
+} rs_level;
+
+typedef struct rs_model {
+    char *kind;
+    uint64_t rows, cols, nnz, bandwidth, seed;
+    double density;
+    unsigned n, m;
+} rs_model;
+
+typedef struct rs_tensor {
+    char *name, *role, *indices;
+    char *data;      /* NULL for the output or a model */
+    rs_model *model; /* NULL unless a density model stands for data */
+} rs_tensor;
+
+typedef struct rs_index {
+    char *name;
+    uint64_t extent; /* 0 = from the data */
+} rs_index;
+
+typedef struct rs_workload {
+    char *einsum, *kind;
+    rs_index *indices;
+    unsigned indices_count;
+    rs_tensor *tensors;
+    unsigned tensors_count;
+} rs_workload;
+
+typedef struct rs_compute {
+    unsigned pes, macs_per_pe;
+    double clock_ghz;
+    rs_component mac;
+    rs_component *intersect; /* NULL when not priced */
+} rs_compute;
+
+typedef struct rs_strategy {
+    char *name;
+    double overbooking;
+    unsigned tail_samples, rounds;
+    uint64_t seed, micro_rows, micro_cols;
+    char *worst, *growth;
+    char **levels; /* the levels the strategy sizes */
+    unsigned levels_count;
+} rs_strategy;
+
+typedef struct rs_kv {
+    char *key, *value;
+} rs_kv;
+
+typedef struct rs_template {
+    char *name;
+    rs_kv *options; /* as written; the template checks them */
+    unsigned options_count;
+} rs_template;
+
+typedef struct rs_spec {
+    char *name, *file, *technology;
+    char **energy_tables;
+    unsigned energy_tables_count;
+    rs_workload workload;
+    rs_level *levels;
+    unsigned levels_count;
+    rs_compute compute;
+    rs_strategy strategy;
+    rs_template template_;
+} rs_spec;
+
+/* Where each value came from while the tree is built (NULL: not wanted). */
+typedef struct rs_origins {
+    const tessel_allocator *alloc;
+    tessel_spec_origin *items;
+    size_t count, capacity;
+    int failed; /* an allocation failed */
+} rs_origins;
+
+/* Builds the tree of s (every string through a); origins may be NULL. */
+int rs_build(const tessel_spec *s, const tessel_allocator *a, rs_spec **out, rs_origins *origins);
+/* Frees a tree built by rs_build. */
+void rs_free(rs_spec *r, const tessel_allocator *a);
+/* The schema of rs_spec (resolved_schema.c). */
+const void *rs_schema(void);
+
+#endif

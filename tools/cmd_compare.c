@@ -298,16 +298,17 @@ static void extensor_rows(compare_request *r)
     }
 }
 
-/* A row's design point through the one entry point (point.h) and its
- * report record. */
-static int evaluate(const tessel_point_request *req, const compare_state *st, compare_row *row,
-                    tessel_diag *d)
+/* A row's design point through the one entry point (point.h), timed from
+ * t0 less the strategy's decision, and its report record. */
+static int evaluate(const tessel_point_request *req, const compare_state *st, double t0,
+                    compare_row *row, tessel_diag *d)
 {
     tessel_point_result *out = malloc(sizeof(*out));
     if (!out)
         return tessel_diag_set(d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     int rc = tessel_point_evaluate(req, out, d);
     row->choice = out->choice;
+    row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
     if (!rc)
         rc = tessel_report_point_build(req->spec, &out->result, &st->energy, st->label,
                                        row->strategy, &row->point, d);
@@ -333,10 +334,8 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
         .estimator = est == TESSEL_STRATEGY_STAT ? TESSEL_POINT_STAT : TESSEL_POINT_EXACT,
         .data = st->data,
     };
-    double t0 = now_seconds();
     if (!rc)
-        rc = evaluate(&req, st, row, &d);
-    row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
+        rc = evaluate(&req, st, now_seconds(), row, &d);
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
                                                                       : tessel_strerror(rc));
@@ -414,10 +413,8 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
             rc = tessel_drt_stats_create(spec, st->data, &o, NULL, &st->drt_stats, &d);
         }
         req.drt_stats = st->drt_stats;
-        double t0 = now_seconds();
         if (!rc)
-            rc = evaluate(&req, st, row, &d);
-        row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
+            rc = evaluate(&req, st, now_seconds(), row, &d);
     }
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message

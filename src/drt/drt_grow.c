@@ -9,29 +9,6 @@
 /* ------------------------------------------------------------------ */
 /* Footprints. */
 
-void drt_w_bytes_of(const cost *c, uint64_t m, uint64_t n, uint64_t *data, uint64_t *meta)
-{
-    uint64_t total = (m * c->fixed_bits + n * c->per_bits + 7) / 8;
-    uint64_t d = (n * c->value_bits + 7) / 8;
-    *data = d < total ? d : total;
-    *meta = total - *data;
-}
-
-int drt_w_fits(const walker *w, unsigned role, uint64_t m, uint64_t n)
-{
-    const cost *c = &w->c[role];
-    if (!c->part)
-        return 1;
-    return (m * c->fixed_bits + n * c->per_bits + 7) / 8 <= c->part;
-}
-
-/* Index of role's grid other than x. */
-unsigned drt_w_other_index(const walker *w, unsigned role, unsigned x)
-{
-    const drt_grid *g = &w->d->grid[role];
-    return g->x[0] == x ? g->x[1] : g->x[0];
-}
-
 /* Micro tiles and nonzeros of role's grid inside the box. */
 void drt_w_rect_sum(const walker *w, unsigned role, const uint64_t *lo, const uint64_t *hi,
                     uint64_t *m, uint64_t *n)
@@ -135,35 +112,6 @@ void drt_w_make_tile(const walker *w, unsigned role, const uint64_t *lo, const u
     t->n = t->use = n;
     t->h = h;
     drt_w_bytes_of(&w->c[role], m, n, &t->data, &t->meta);
-}
-
-/* The same macro tile: the same box holding the same loaded micro tiles
- * (under partner-aware loading one box may load different subsets). */
-int drt_w_same_tile(const tile *a, const tile *b)
-{
-    return !memcmp(a->lo, b->lo, sizeof(a->lo)) && !memcmp(a->hi, b->hi, sizeof(a->hi)) &&
-           a->m == b->m && a->n == b->n && a->h == b->h;
-}
-
-/* Signature term of the micro tile at k micro line kx and other micro
- * coordinate c (a splitmix64 finaliser); a loaded set's signature is the
- * sum of its tiles' terms, so it can be summed per line. Only compared
- * between tiles of one input with the same box. */
-uint64_t drt_w_tile_id(uint64_t kx, uint64_t c)
-{
-    uint64_t z = (kx << 32 | c) + UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-void drt_w_acc_add(acc *a, uint64_t line, uint64_t n, uint64_t h)
-{
-    if (!a->m[line])
-        a->list[a->len++] = line;
-    a->m[line]++;
-    a->n[line] += n;
-    a->h[line] += h;
 }
 
 /* Sorts the touched lines (all < bound): by insertion when few, else

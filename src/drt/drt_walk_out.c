@@ -173,9 +173,3 @@ void drt_w_read_back(walker *w, uint64_t k0)
     w->in_data += d;
     w->in_meta += m;
 }
-
-double drt_w_span(const drt_data *d, unsigned x, uint64_t lo, uint64_t hi)
-{
-    uint64_t e = d->roles.extent[x], a = lo * d->mu[x], b = hi * d->mu[x];
-    return (double)((b < e ? b : e) - (a < e ? a : e));
-}

@@ -20,9 +20,10 @@ RULES = {
     "drt": ["model"],
     "strategy": ["drt", "model"],
     "template": ["strategy", "model"],
+    "point": ["template"],
     "report": ["model", "energy"],
     "plot": ["report"],
-    "sweep": ["template", "strategy", "model", "energy", "report", "plot"],
+    "sweep": ["point", "template", "strategy", "model", "energy", "report", "plot"],
 }
 
 

@@ -15,7 +15,7 @@
 #include "tessel/energy.h"
 #include "tessel/report.h"
 #include "tessel/strategy.h"
-#include "tessel/template.h"
+#include "tessel/point.h"
 
 enum {
     OPT_HELP,
@@ -225,7 +225,8 @@ static int load(const compare_request *r, compare_state *st)
     if (rc)
         return cli_report_list("compare", &errors, rc);
     tessel_diag_list_free(&errors);
-    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_EXTENSOR) {
+    const tessel_template_desc *tpl = tessel_template_describe(tessel_template_of(st->spec));
+    if (tpl && tpl->strategies) {
         /* its variants are strategies: they are the rows */
         if (r->strategies_given) {
             const tessel_spec_template *t = &st->spec->template_;
@@ -242,7 +243,7 @@ static int load(const compare_request *r, compare_state *st)
         tessel_workload_data_label(st->data, st->label, sizeof(st->label));
         return CLI_EXIT_OK;
     }
-    if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE) {
+    if (tpl) {
         const tessel_spec_template *t = &st->spec->template_;
         fprintf(stderr,
                 "%s:%llu:%u: error: the spec models the %s template, whose own buffer policy "
@@ -280,6 +281,41 @@ static int derive_one(const compare_state *st, const char *set, tessel_spec **sp
     return rc;
 }
 
+/* The rows of an extensor spec: the values of the template's `variant`
+ * option (its descriptor, template.h). */
+static void extensor_rows(compare_request *r)
+{
+    const tessel_template_desc *x = tessel_template_describe(TESSEL_TEMPLATE_EXTENSOR);
+    r->nstrategies = 0;
+    for (unsigned i = 0; x && i < x->noptions; i++) {
+        const tessel_template_option *o = &x->options[i];
+        if (strcmp(o->key, "variant") != 0)
+            continue;
+        for (unsigned k = 0; k < o->nvalues && r->nstrategies < TESSEL_STRATEGY_COUNT; k++)
+            snprintf(r->strategies[r->nstrategies++], sizeof(r->strategies[0]), "%s",
+                     o->values[k]);
+    }
+}
+
+/* A row's design point through the one entry point (point.h), timed from
+ * t0 less the strategy's decision, and its report record. */
+static int evaluate(const tessel_point_request *req, const compare_state *st, double t0,
+                    compare_row *row, tessel_diag *d)
+{
+    tessel_point_result *out = malloc(sizeof(*out));
+    if (!out)
+        return tessel_diag_set(d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    int rc = tessel_point_evaluate(req, out, d);
+    row->choice = out->choice;
+    row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
+    if (!rc)
+        rc = tessel_report_point_build(req->spec, &out->result, &st->energy, st->label,
+                                       row->strategy, &row->point, d);
+    tessel_point_result_free(out);
+    free(out);
+    return rc;
+}
+
 /* One variant of the extensor template (the row is named after the
  * strategy it runs). */
 static void run_variant(compare_state *st, const char *variant, tessel_strategy_estimator est,
@@ -292,15 +328,13 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
     int rc = derive_one(st, set, &spec, &d);
     const char *strategy = rc ? NULL : tessel_template_extensor_strategy(spec);
     snprintf(row->strategy, sizeof(row->strategy), "%s", strategy ? strategy : variant);
-    tessel_result result;
-    tessel_strategy_inputs in = { st->data, NULL, NULL };
-    double t0 = now_seconds();
+    tessel_point_request req = {
+        .spec = spec,
+        .estimator = est == TESSEL_STRATEGY_STAT ? TESSEL_POINT_STAT : TESSEL_POINT_EXACT,
+        .data = st->data,
+    };
     if (!rc)
-        rc = tessel_template_extensor_run(spec, &in, est, NULL, &result, &row->choice, &d);
-    row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
-    if (!rc)
-        rc = tessel_report_point_build(spec, &result, &st->energy, st->label, row->strategy,
-                                       &row->point, &d);
+        rc = evaluate(&req, st, now_seconds(), row, &d);
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
                                                                       : tessel_strerror(rc));
@@ -360,22 +394,21 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
     tessel_diag d;
     int rc = derive_one(st, set, &spec, &d);
     if (!rc) {
-        tessel_result result;
         /* the fixed mapping is priced from the statistics loaded with it;
          * the other strategies collect theirs on a base grid fine enough
          * for the tiles they may choose, once for every row (st->shared) */
-        int fixed = tessel_strategy_is_fixed(spec);
-        tessel_strategy_inputs in = { st->data, fixed ? st->stats : NULL, NULL };
+        tessel_point_request req = {
+            .spec = spec,
+            .estimator = est == TESSEL_STRATEGY_STAT ? TESSEL_POINT_STAT : TESSEL_POINT_EXACT,
+            .data = st->data,
+            .stats = tessel_strategy_is_fixed(spec) ? st->stats : NULL,
+            .decisions = 1,
+        };
         if (!st->shared && tessel_strategy_shared_create(NULL, &st->shared))
             rc = tessel_diag_set(&d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        double t0 = now_seconds();
+        req.shared = st->shared;
         if (!rc)
-            rc = tessel_strategy_run_shared(spec, &in, st->shared, est, NULL, &result,
-                                            &row->choice, &d);
-        row->estimate_seconds = now_seconds() - t0 - row->choice.seconds;
-        if (!rc)
-            rc = tessel_report_point_build(spec, &result, &st->energy, st->label, strategy,
-                                           &row->point, &d);
+            rc = evaluate(&req, st, now_seconds(), row, &d);
     }
     if (rc)
         snprintf(row->error, sizeof(row->error), "%s", d.message[0] ? d.message
@@ -511,12 +544,8 @@ int cmd_compare(int argc, char **argv)
     }
     if (!rc)
         rc = load(&req, &st);
-    if (!rc && st.extensor) {
-        static const char *const variants[] = { "n", "p", "ob", "drt" };
-        req.nstrategies = 4;
-        for (unsigned k = 0; k < 4; k++)
-            snprintf(req.strategies[k], sizeof(req.strategies[k]), "%s", variants[k]);
-    }
+    if (!rc && st.extensor)
+        extensor_rows(&req);
     if (!rc && !(rows = calloc(2u * req.nstrategies, sizeof(*rows)))) {
         fprintf(stderr, "tessel compare: error: out of memory\n");
         rc = CLI_EXIT_FAILURE;

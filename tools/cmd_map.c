@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "strategy_cli.h"
+#include "tessel/point.h"
 #include "tessel/strategy.h"
 #include "tessel/sweep.h"
 
@@ -539,22 +540,27 @@ static double rel(double a, double b)
 
 /* The winner's exact traffic on the tiles it was priced with: a strategy
  * decides them once, for the stat estimator's grid, and both estimators
- * use them (drt decides at run time: its exact walk). */
+ * use them (point.h's decide_as_stat; drt decides at run time: its exact
+ * walk). */
 static int exact_of(const tessel_spec *winner, const tessel_workload_data *data,
                     const tessel_stat_data *stats, tessel_result *result, tessel_diag *d)
 {
-    if (tessel_strategy_is_fixed(winner))
-        return tessel_model_exact(winner, data, NULL, result, d);
-    tessel_strategy_inputs in = { data, stats, NULL };
-    if (strcmp(winner->strategy.name, "drt") == 0)
-        return tessel_strategy_run(winner, &in, TESSEL_STRATEGY_EXACT, NULL, result, NULL, d);
-    tessel_strategy_choice c;
-    int rc = tessel_strategy_choose(winner, &in, TESSEL_STRATEGY_STAT, NULL, &c, d);
-    if (rc)
-        return rc;
-    tessel_spec tiled;
-    tessel_strategy_apply(winner, &c, &tiled);
-    return tessel_model_exact(&tiled, data, NULL, result, d);
+    tessel_point_request req = {
+        .spec = winner,
+        .estimator = TESSEL_POINT_EXACT,
+        .data = data,
+        .stats = stats,
+        .decide_as_stat = 1,
+    };
+    tessel_point_result *out = malloc(sizeof(*out));
+    if (!out)
+        return tessel_diag_set(d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    int rc = tessel_point_evaluate(&req, out, d);
+    if (!rc)
+        *result = out->result;
+    tessel_point_result_free(out);
+    free(out);
+    return rc;
 }
 
 static int verify(const map_request *r, const tessel_spec *spec, const tessel_workload_data *data,

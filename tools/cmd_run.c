@@ -15,7 +15,7 @@
 #include "overflow_cli.h"
 #include "strategy_cli.h"
 #include "tessel/strategy.h"
-#include "tessel/template.h"
+#include "tessel/point.h"
 
 #define DEFAULT_OUTPUT_DIR "tessel-out"
 
@@ -365,33 +365,37 @@ typedef struct run_state {
     tessel_stat_data *stats;
     tessel_strategy_choice choice;
     tessel_sparsepipe_figures sparsepipe; /* template sparsepipe's own figures */
+    int has_choice, has_sparsepipe;       /* which of the two the estimate filled */
 } run_state;
 
-static int has_strategy(const tessel_spec *spec)
+/* The design point through the one entry point (point.h), which decides
+ * the model: analytic, the template, the strategy or the fixed mapping
+ * (whose exact walk reports its progress). */
+static int estimate(run_state *st, tessel_point_estimator est, progress_state *progress,
+                    tessel_diag *d)
 {
-    return !tessel_strategy_is_fixed(spec);
-}
-
-/* The design under its template, else its strategy (fixed: the mapping
- * as written). */
-static int estimate(run_state *st, tessel_strategy_estimator est, tessel_diag *d)
-{
-    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_EXTENSOR) {
-        /* a strategy per variant: the data as well for stat (the strategies
-         * choose their tiles on their own base grid), and its choice */
-        tessel_strategy_inputs in = { st->data, st->stats, NULL };
-        return tessel_template_extensor_run(st->spec, &in, est, NULL, &st->result, &st->choice,
-                                            d);
+    tessel_point_request req = {
+        .spec = st->spec,
+        .estimator = est,
+        .data = st->data,
+        .stats = st->stats,
+        .progress = progress ? progress_line : NULL,
+        .progress_ud = progress,
+    };
+    tessel_point_result *out = malloc(sizeof(*out));
+    if (!out)
+        return tessel_diag_set(d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    int rc = tessel_point_evaluate(&req, out, d);
+    if (!rc) {
+        st->result = out->result;
+        st->choice = out->choice;
+        st->has_choice = out->has_choice;
+        st->sparsepipe = out->sparsepipe;
+        st->has_sparsepipe = out->has_sparsepipe;
     }
-    if (tessel_template_of(st->spec) == TESSEL_TEMPLATE_SPARSEPIPE)
-        return tessel_template_sparsepipe(st->spec,
-                                          est == TESSEL_STRATEGY_EXACT ? st->data : NULL,
-                                          st->stats, NULL, &st->result, &st->sparsepipe, d);
-    if (tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
-        return tessel_template_run(st->spec, est == TESSEL_STRATEGY_EXACT ? st->data : NULL,
-                                   st->stats, NULL, &st->result, d);
-    tessel_strategy_inputs in = { st->data, st->stats, NULL };
-    return tessel_strategy_run(st->spec, &in, est, NULL, &st->result, &st->choice, d);
+    tessel_point_result_free(out);
+    free(out);
+    return rc;
 }
 
 static int finish(const run_request *req, run_state *st);
@@ -430,7 +434,8 @@ static void print_sparsepipe(FILE *f, const tessel_sparsepipe_figures *g)
  * run must fail; an error of the check itself is left to the estimate. */
 static int precheck(const run_request *req, run_state *st)
 {
-    if (!tessel_strategy_is_fixed(st->spec) || tessel_template_of(st->spec) != TESSEL_TEMPLATE_NONE)
+    tessel_point_request pr = { .spec = st->spec, .estimator = TESSEL_POINT_EXACT };
+    if (tessel_point_route_of(&pr) != TESSEL_POINT_ROUTE_FIXED)
         return 0;
     tessel_feasibility f;
     tessel_diag d;
@@ -489,7 +494,7 @@ static int run(const run_request *req, run_state *st)
         /* closed form from the density models: no data to load */
         tessel_diag_list_free(&errors);
         step_begin(req, &t0, "estimating traffic", "(analytic)");
-        rc = tessel_model_analytic(spec, NULL, &st->result, &d);
+        rc = estimate(st, TESSEL_POINT_ANALYTIC, NULL, &d);
         if (rc)
             return cli_report(&d);
         step_end(req, t0, "estimate");
@@ -501,7 +506,7 @@ static int run(const run_request *req, run_state *st)
         step_begin(req, &t0, "loading statistics", req->stats_in);
         rc = tessel_stat_data_load(req->stats_in, NULL, &st->stats, &d);
         if (!rc)
-            rc = estimate(st, TESSEL_STRATEGY_STAT, &d);
+            rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         if (rc)
             return cli_report(&d);
         step_end(req, t0, "estimate");
@@ -524,7 +529,7 @@ static int run(const run_request *req, run_state *st)
     if (req->stat) {
         rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
         if (!rc)
-            rc = estimate(st, TESSEL_STRATEGY_STAT, &d);
+            rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         /* saved only for a spec they evaluate */
         if (!rc && req->stats_out)
             rc = tessel_stat_data_save(st->stats, req->stats_out, &d);
@@ -543,12 +548,9 @@ static int run(const run_request *req, run_state *st)
                 fprintf(stderr, "tessel run:   base grid of %s: %s\n",
                         spec->workload.tensor[t].name, shape);
         }
-    } else if (has_strategy(spec) || tessel_template_of(spec) != TESSEL_TEMPLATE_NONE) {
-        rc = estimate(st, TESSEL_STRATEGY_EXACT, &d);
     } else {
         progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
-        rc = tessel_model_exact_progress(spec, st->data, NULL, progress_line, &progress,
-                                         &st->result, &d);
+        rc = estimate(st, TESSEL_POINT_EXACT, &progress, &d);
         progress_done(&progress);
     }
     if (rc)
@@ -601,10 +603,9 @@ static int finish(const run_request *req, run_state *st)
         if (st->result.stat_walked)
             printf("\nstat: no closed form for this spec; it walked the effectual tile "
                    "iterations (as slow as --estimator exact)\n");
-        if (tessel_template_of(spec) == TESSEL_TEMPLATE_SPARSEPIPE)
+        if (st->has_sparsepipe)
             print_sparsepipe(stdout, &st->sparsepipe);
-        if ((has_strategy(spec) && tessel_template_of(spec) == TESSEL_TEMPLATE_NONE) ||
-            tessel_template_of(spec) == TESSEL_TEMPLATE_EXTENSOR)
+        if (st->has_choice)
             cli_print_choice(stdout, &st->choice, req->no_timing);
         const char *ext = req->format == TESSEL_REPORT_JSON ? "json" : "csv";
         size_t n = strlen(req->out_dir);

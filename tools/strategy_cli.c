@@ -16,8 +16,14 @@ int cli_strategy_set(const char *cmd, const char *name, char **out)
         const char *near = tessel_nearest_word(name, names, TESSEL_STRATEGY_COUNT);
         if (near)
             return cli_usage_error(cmd, "unknown strategy '%s' (did you mean '%s'?)", name, near);
-        return cli_usage_error(cmd, "unknown strategy '%s' (fixed, conservative, prescient, "
-                                    "swiftiles, drt or d2t2)", name);
+        char list[160]; /* "fixed, conservative, ... or d2t2", from strategy.h */
+        size_t len = 0;
+        list[0] = '\0';
+        for (unsigned k = 0; k < TESSEL_STRATEGY_COUNT && len < sizeof(list); k++)
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+                                    k == 0 ? "" : k + 1 == TESSEL_STRATEGY_COUNT ? " or " : ", ",
+                                    names[k]);
+        return cli_usage_error(cmd, "unknown strategy '%s' (%s)", name, list);
     }
     *out = cli_quoted_set("mapping.strategy=", name);
     if (!*out) {

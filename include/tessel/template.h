@@ -66,6 +66,8 @@
 extern "C" {
 #endif
 
+typedef struct tessel_sparsepipe_figures tessel_sparsepipe_figures;
+
 typedef enum tessel_template_kind {
     TESSEL_TEMPLATE_NONE = 0,
     TESSEL_TEMPLATE_EXTENSOR,
@@ -75,6 +77,61 @@ typedef enum tessel_template_kind {
     TESSEL_TEMPLATE_SPARSEPIPE,
     TESSEL_TEMPLATE_COUNT
 } tessel_template_kind;
+
+/* What a template's evaluate function gets: the spec, the data and/or
+ * statistics, and which estimator prices it. */
+typedef struct tessel_template_call {
+    const tessel_spec *spec;
+    const tessel_workload_data *data;
+    const tessel_stat_data *stats;
+    tessel_strategy_estimator est;
+    const tessel_allocator *alloc;
+} tessel_template_call;
+
+/* Fills *out; *choice (extensor: the tiles its strategy decided) and *fig
+ * (sparsepipe's own figures) may be NULL and are left alone by templates
+ * that have none. */
+typedef int (*tessel_template_eval_fn)(const tessel_template_call *call, tessel_result *out,
+                                      tessel_strategy_choice *choice,
+                                      tessel_sparsepipe_figures *fig, tessel_diag *diag);
+
+typedef enum tessel_template_option_type {
+    TESSEL_TEMPLATE_OPT_CHOICE = 0, /* one of values[] */
+    TESSEL_TEMPLATE_OPT_SIZE,       /* bytes, with a unit ("3MiB") */
+    TESSEL_TEMPLATE_OPT_INT,
+    TESSEL_TEMPLATE_OPT_REAL
+} tessel_template_option_type;
+
+/* One key of template_options. */
+typedef struct tessel_template_option {
+    const char *key;
+    tessel_template_option_type type;
+    const char *const *values; /* CHOICE: the accepted words (nvalues of them) */
+    unsigned nvalues;
+    const char *fallback;      /* the default, as text */
+    const char *help;
+} tessel_template_option;
+
+/* One template: the single list of templates, their options, what they
+ * support and how they are evaluated (template_desc.c). The option
+ * readers check template_options against `options`; tessel_point_evaluate
+ * calls `evaluate`; the CLI takes names and option lists from here. */
+typedef struct tessel_template_desc {
+    tessel_template_kind kind;
+    const char *name;
+    const char *summary;
+    const tessel_template_option *options;
+    unsigned noptions;
+    unsigned estimators; /* bit e: tessel_strategy_estimator e is modelled */
+    /* bit k: tessel_strategy_kind k runs under it (extensor: its variants'
+     * strategies); 0: its own buffer policy decides, no strategy applies */
+    unsigned strategies;
+    tessel_template_eval_fn evaluate;
+} tessel_template_desc;
+
+/* The descriptor of template k; NULL for TESSEL_TEMPLATE_NONE and out of
+ * range. */
+const tessel_template_desc *tessel_template_describe(tessel_template_kind k);
 
 /* "none", "extensor", ...; -1 if unknown. */
 int tessel_template_from_name(const char *name);
@@ -96,7 +153,7 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
 /* Sparsepipe's own figures for one run (beside the tessel_result). Bytes
  * are DRAM bytes in level 1's widths; nonzero counts are estimates on the
  * stat path. */
-typedef struct tessel_sparsepipe_figures {
+struct tessel_sparsepipe_figures {
     char app[16];
     uint64_t iterations;
     uint64_t pairs;          /* pairs of iterations fused by OEI (0: none) */
@@ -122,7 +179,7 @@ typedef struct tessel_sparsepipe_figures {
                                           operator reuse */
     uint64_t baseline_total_bytes;
     double saving;           /* 1 - total / baseline total */
-} tessel_sparsepipe_figures;
+};
 
 /* tessel_template_run for a sparsepipe spec, also filling *fig (may be
  * NULL). TESSEL_EINVAL when the spec's template is not sparsepipe. */

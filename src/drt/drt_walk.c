@@ -95,447 +95,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "drt_internal.h"
-
-typedef struct cost {
-    uint64_t fixed_bits, per_bits; /* per micro tile, per nonzero */
-    uint64_t value_bits;
-    uint64_t part;                 /* partition bytes; 0 = unbounded */
-} cost;
-
-/* A macro tile of one input: micro ranges per engine index (only its two
- * indices are meaningful), micro tiles, nonzeros, and the nonzeros the
- * task uses (less than n for a subdivided task's resident U). */
-typedef struct tile {
-    uint64_t lo[DRT_NX], hi[DRT_NX];
-    uint64_t m, n, use;
-    uint64_t h; /* signature of the loaded micro tiles (0: fixed by the box) */
-    uint64_t data, meta;
-} tile;
-
-/* Micro tiles, nonzeros and signature summed per micro line, and the
- * lines touched (sorted by acc_sort); all zero again after acc_clear. */
-typedef struct acc {
-    uint64_t *m, *n, *h;
-    uint64_t *list, *scratch;
-    uint64_t len;
-} acc;
-
-typedef struct oq {
-    double n, m, logempty;
-} oq;
-
-typedef struct walker {
-    const drt_data *d;
-    /* the output table's owner and d's micro origin in it: d is a task's
-     * sub-problem in drt_levels.c (local coordinates), else od == d */
-    const drt_data *od;
-    uint64_t off[DRT_NX];
-    const tessel_spec *spec;
-    unsigned lv; /* the buffer level whose partitions, formats and order apply */
-    drt_task_fn on_task;
-    void *ctx;
-    int err; /* the first error of on_task (later tasks are not reported) */
-    tessel_result *r;
-    tessel_drt_growth growth;
-    cost c[3];
-    unsigned order[DRT_NX];
-    int has_res[3], has_prev[3];
-    tile res[3], prev[3];
-    uint64_t alg[3];
-    /* output: resident tile (i and j micro ranges) and the end of the
-     * reduction prefix it holds */
-    int zres;
-    uint64_t zlo[2], zhi[2], zk;
-    uint32_t *cursor;
-    /* per-line accumulators: ka over k (the resident U tile's micro
-     * tiles), wa over x2 (stationary sweeps) or k (output stationary) */
-    acc ka, wa;
-    uint64_t *scratch;
-    /* output stationary: V's partnered micro tiles by x1 line (bucket c
-     * is [boff[c], boff[c + 1]) of bk, bn) */
-    uint64_t *boff, *bn;
-    uint32_t *bk;
-    double updates, in_data, in_meta, out_data, out_meta;
-    /* rule 4 for the output: spilled bytes (out and back in), write-backs
-     * of tiles larger than Z's partition, the largest output tile */
-    double spill, overflow_wb, z_worst;
-    /* summary */
-    uint64_t tasks;
-    double edge_sum[DRT_NX], util_sum;
-    uint64_t util_n;
-} walker;
-
-/* ------------------------------------------------------------------ */
-/* Footprints. */
-
-static void bytes_of(const cost *c, uint64_t m, uint64_t n, uint64_t *data, uint64_t *meta)
-{
-    uint64_t total = (m * c->fixed_bits + n * c->per_bits + 7) / 8;
-    uint64_t d = (n * c->value_bits + 7) / 8;
-    *data = d < total ? d : total;
-    *meta = total - *data;
-}
-
-static int fits(const walker *w, unsigned role, uint64_t m, uint64_t n)
-{
-    const cost *c = &w->c[role];
-    if (!c->part)
-        return 1;
-    return (m * c->fixed_bits + n * c->per_bits + 7) / 8 <= c->part;
-}
-
-/* Index of role's grid other than x. */
-static unsigned other_index(const walker *w, unsigned role, unsigned x)
-{
-    const drt_grid *g = &w->d->grid[role];
-    return g->x[0] == x ? g->x[1] : g->x[0];
-}
-
-/* Micro tiles and nonzeros of role's grid inside the box. */
-static void rect_sum(const walker *w, unsigned role, const uint64_t *lo, const uint64_t *hi,
-                     uint64_t *m, uint64_t *n)
-{
-    const drt_grid *g = &w->d->grid[role];
-    unsigned a = g->x[0], b = g->x[1];
-    if (hi[a] - lo[a] > hi[b] - lo[b]) {
-        unsigned t = a;
-        a = b;
-        b = t;
-    }
-    *m = *n = 0;
-    for (uint64_t c = lo[a]; c < hi[a]; c++) {
-        uint64_t sm, sn;
-        drt_strip(g, a, c, lo[b], hi[b], &sm, &sn);
-        *m += sm;
-        *n += sn;
-    }
-}
-
-/* The first line c >= from along x where role's strip over the other
- * index's range [lo, hi) is non-empty (mext[x] if none), when that range
- * spans few lines; otherwise just `from` (the caller steps one line). Lets
- * growth cross empty space in one step: empty strips always fit. */
-static uint64_t next_line(const walker *w, unsigned role, unsigned x, uint64_t from, uint64_t lo,
-                          uint64_t hi)
-{
-    const drt_grid *g = &w->d->grid[role];
-    unsigned y = other_index(w, role, x);
-    const drt_lines *l = &g->by[g->x[0] == y ? 0 : 1]; /* lines along y, entries over x */
-    if (hi - lo > 16)
-        return from;
-    uint64_t best = w->d->mext[x], end = hi < l->nlines ? hi : l->nlines;
-    for (uint64_t c = lo; c < end; c++) {
-        uint64_t a = l->ptr[c], b = l->ptr[c + 1];
-        while (a < b) {
-            uint64_t mid = a + (b - a) / 2;
-            if (l->other[mid] < from)
-                a = mid + 1;
-            else
-                b = mid;
-        }
-        if (a < l->ptr[c + 1] && l->other[a] < best)
-            best = l->other[a];
-    }
-    return best;
-}
-
-/* One growth step along x (Alg. 2 line 13 with n = 1); with `jump`, a
- * run of empty lines counts as one step. */
-static int try_grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t *hi, unsigned x,
-                    int jump, uint64_t *m, uint64_t *n)
-{
-    if (hi[x] >= w->d->mext[x])
-        return 0;
-    unsigned y = other_index(w, role, x);
-    uint64_t sm, sn;
-    drt_strip(&w->d->grid[role], x, hi[x], lo[y], hi[y], &sm, &sn);
-    if (sm && !fits(w, role, *m + sm, *n + sn))
-        return 0; /* TooLarge: constraint[x] = tile_sizes[x] (Alg. 2 line 15) */
-    if (!sm && jump) {
-        uint64_t nx = next_line(w, role, x, hi[x], lo[y], hi[y]);
-        hi[x] = nx > hi[x] + 1 ? nx : hi[x] + 1;
-        return 1;
-    }
-    hi[x]++;
-    *m += sm;
-    *n += sn;
-    return 1;
-}
-
-/* growDims (Alg. 2) over dims[0 .. nd), dims[0] the contracted index
- * when it may grow. */
-static void grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t *hi,
-                 const unsigned *dims, unsigned nd, uint64_t *m, uint64_t *n)
-{
-    if (w->growth == TESSEL_DRT_GROW_CONTRACTED_FIRST || nd == 1) {
-        for (unsigned i = 0; i < nd; i++)
-            while (try_grow(w, role, lo, hi, dims[i], 1, m, n))
-                ;
-        return;
-    }
-    /* alternating: one micro line per step, empty or not */
-    int active[2] = { 1, 1 };
-    while (active[0] || active[1])
-        for (unsigned i = 0; i < 2; i++)
-            if (active[i] && !try_grow(w, role, lo, hi, dims[i], 0, m, n))
-                active[i] = 0;
-}
-
-static void make_tile(const walker *w, unsigned role, const uint64_t *lo, const uint64_t *hi,
-                      uint64_t m, uint64_t n, uint64_t h, tile *t)
-{
-    memset(t, 0, sizeof(*t));
-    const drt_grid *g = &w->d->grid[role];
-    for (unsigned i = 0; i < 2; i++) {
-        t->lo[g->x[i]] = lo[g->x[i]];
-        t->hi[g->x[i]] = hi[g->x[i]];
-    }
-    t->m = m;
-    t->n = t->use = n;
-    t->h = h;
-    bytes_of(&w->c[role], m, n, &t->data, &t->meta);
-}
-
-/* The same macro tile: the same box holding the same loaded micro tiles
- * (under partner-aware loading one box may load different subsets). */
-static int same_tile(const tile *a, const tile *b)
-{
-    return !memcmp(a->lo, b->lo, sizeof(a->lo)) && !memcmp(a->hi, b->hi, sizeof(a->hi)) &&
-           a->m == b->m && a->n == b->n && a->h == b->h;
-}
-
-/* Signature term of the micro tile at k micro line kx and other micro
- * coordinate c (a splitmix64 finaliser); a loaded set's signature is the
- * sum of its tiles' terms, so it can be summed per line. Only compared
- * between tiles of one input with the same box. */
-static uint64_t tile_id(uint64_t kx, uint64_t c)
-{
-    uint64_t z = (kx << 32 | c) + UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void acc_add(acc *a, uint64_t line, uint64_t n, uint64_t h)
-{
-    if (!a->m[line])
-        a->list[a->len++] = line;
-    a->m[line]++;
-    a->n[line] += n;
-    a->h[line] += h;
-}
-
-/* Sorts the touched lines (all < bound): by insertion when few, else
- * radix. */
-static void acc_sort(acc *a, uint64_t bound)
-{
-    if (a->len > 16) {
-        tessel_sort_u64(a->list, a->scratch, a->len, bound ? bound - 1 : 0);
-        return;
-    }
-    for (uint64_t i = 1; i < a->len; i++) {
-        uint64_t x = a->list[i], j = i;
-        for (; j > 0 && a->list[j - 1] > x; j--)
-            a->list[j] = a->list[j - 1];
-        a->list[j] = x;
-    }
-}
-
-/* The same when the touched lines are a subset of sup's sorted lines and
- * picking them from there is cheaper. */
-static void acc_sort_within(acc *a, const acc *sup, uint64_t bound)
-{
-    if (a->len <= 16 || sup->len > 16 * a->len) {
-        acc_sort(a, bound);
-        return;
-    }
-    uint64_t n = 0;
-    for (uint64_t t = 0; t < sup->len; t++) { /* branch-free: most lines are kept or not at random */
-        uint64_t x = sup->list[t];
-        a->list[n] = x;
-        n += a->m[x] != 0;
-    }
-    a->len = n;
-}
-
-static void acc_clear(acc *a)
-{
-    for (uint64_t t = 0; t < a->len; t++) {
-        uint64_t l = a->list[t];
-        a->m[l] = a->n[l] = a->h[l] = 0;
-    }
-    a->len = 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* The output: partial nonzeros of a rectangle after a reduction prefix. */
-
-static double elems(const drt_data *d, unsigned x, uint64_t c)
-{
-    uint64_t lo = c * d->mu[x], e = d->roles.extent[x];
-    return (double)(e - lo < d->mu[x] ? e - lo : d->mu[x]);
-}
-
-static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
-{
-    const drt_otable *o = &w->od->out;
-    uint64_t s = o->start[t], e = o->start[t + 1], c = w->cursor[t];
-    /* c = entries with kq < k, from the last one by galloping: O(1) for
-     * the short moves of the stationary orders, O(log) for the long ones
-     * of the output-stationary orders */
-    if (c > 0 && o->kq[s + c - 1] >= k) {
-        uint64_t step = 1, hi = c - 1; /* kq[s + hi] >= k */
-        while (hi >= step && o->kq[s + hi - step] >= k)
-            hi -= step, step *= 2;
-        uint64_t lo = hi >= step ? hi - step + 1 : 0; /* kq[s + lo - 1] < k */
-        c = drt_lower_bound(o->kq, s + lo, s + hi, k) - s;
-    } else if (s + c < e && o->kq[s + c] < k) {
-        uint64_t step = 1, lo = c + 1; /* kq[s + lo - 1] < k */
-        while (s + lo + step - 1 < e && o->kq[s + lo + step - 1] < k)
-            lo += step, step *= 2;
-        uint64_t hi = s + lo + step - 1 < e ? s + lo + step - 1 : e;
-        c = drt_lower_bound(o->kq, s + lo, hi, k) - s;
-    }
-    w->cursor[t] = (uint32_t)c;
-    double v = c ? o->cum[s + c - 1] : 0;
-    if (!o->stat) {
-        q->n += v;
-        if (c) {
-            q->m += 1;
-            q->logempty = -INFINITY;
-        }
-        return;
-    }
-    if (!c)
-        return;
-    double area = elems(w->od, DRT_I, o->tile_i[t]) * elems(w->od, DRT_J, o->tile_j[t]);
-    q->n += area * -expm1(-v);
-    q->m += -expm1(-area * v);
-    q->logempty -= area * v;
-}
-
-static void query(walker *w, const uint64_t *llo, const uint64_t *lhi, uint64_t k, oq *q)
-{
-    const drt_otable *o = &w->od->out;
-    memset(q, 0, sizeof(*q));
-    /* to the output table's coordinates */
-    uint64_t lo[2] = { llo[0] + w->off[DRT_I], llo[1] + w->off[DRT_J] };
-    uint64_t hi[2] = { lhi[0] + w->off[DRT_I], lhi[1] + w->off[DRT_J] };
-    k += w->off[DRT_K];
-    if (hi[0] - lo[0] <= hi[1] - lo[1]) {
-        uint64_t end = hi[0] < o->rows ? hi[0] : o->rows;
-        for (uint64_t i = lo[0]; i < end; i++) {
-            uint64_t b = o->row_ptr[i + 1];
-            for (uint64_t p = drt_lower_bound(o->tile_j, o->row_ptr[i], b, lo[1]);
-                 p < b && o->tile_j[p] < hi[1]; p++)
-                tile_at(w, p, k, q);
-        }
-        return;
-    }
-    uint64_t end = hi[1] < o->cols ? hi[1] : o->cols;
-    for (uint64_t j = lo[1]; j < end; j++) {
-        uint64_t a = o->col_ptr[j], b = o->col_ptr[j + 1];
-        while (a < b) { /* first tile of column j with I >= lo[0] */
-            uint64_t mid = a + (b - a) / 2;
-            if (o->tile_i[o->col_tile[mid]] < lo[0])
-                a = mid + 1;
-            else
-                b = mid;
-        }
-        for (uint64_t p = a; p < o->col_ptr[j + 1] && o->tile_i[o->col_tile[p]] < hi[0]; p++)
-            tile_at(w, o->col_tile[p], k, q);
-    }
-}
-
-static void out_bytes(const walker *w, const oq *q, double *data, double *meta)
-{
-    const cost *c = &w->c[DRT_Z];
-    if (!w->od->out.stat) {
-        uint64_t d, m;
-        bytes_of(c, (uint64_t)q->m, (uint64_t)q->n, &d, &m);
-        *data = (double)d;
-        *meta = (double)m;
-        return;
-    }
-    double total = (q->m * (double)c->fixed_bits + q->n * (double)c->per_bits) / 8;
-    double d = q->n * (double)c->value_bits / 8;
-    *data = d < total ? d : total;
-    *meta = total - *data;
-}
-
-static double span(const drt_data *d, unsigned x, uint64_t lo, uint64_t hi);
-
-/* Rule 2: the resident output tile goes back with its partial count. */
-static void write_back(walker *w)
-{
-    oq q;
-    double d, m;
-    query(w, w->zlo, w->zhi, w->zk, &q);
-    out_bytes(w, &q, &d, &m);
-    w->r->traffic[1][w->d->roles.tensor[DRT_Z]].writebacks++;
-    w->out_data += d;
-    w->out_meta += m;
-    if (d + m > w->z_worst)
-        w->z_worst = d + m;
-    if (w->c[DRT_Z].part && d + m > (double)w->c[DRT_Z].part)
-        w->overflow_wb += 1;
-}
-
-/* Whether the resident output tile could outgrow Z's partition at all:
- * its bytes when every element of the rectangle is a nonzero. */
-static int output_may_spill(const walker *w)
-{
-    const cost *c = &w->c[DRT_Z];
-    if (!c->part)
-        return 0;
-    double cells = 1, micro = 1;
-    for (unsigned x = 0; x < 2; x++) {
-        unsigned ix = x ? DRT_J : DRT_I;
-        micro *= (double)(w->zhi[x] - w->zlo[x]);
-        cells *= span(w->d, ix, w->zlo[x], w->zhi[x]);
-    }
-    double bytes = (micro * (double)c->fixed_bits + cells * (double)c->per_bits) / 8;
-    return bytes > (double)c->part;
-}
-
-/* Rule 4 for the output (docs/semantics.md rule 4; Tailors §3.3, §6.2), as the exact
- * walk prices it: the resident tile is used again by the next task, so
- * the part of its partial results beyond Z's partition was spilled to
- * the parent after this task and is read back by the next one. */
-static void spill(walker *w)
-{
-    if (!output_may_spill(w))
-        return;
-    oq q;
-    double d, m;
-    query(w, w->zlo, w->zhi, w->zk, &q);
-    out_bytes(w, &q, &d, &m);
-    double total = d + m, part = (double)w->c[DRT_Z].part;
-    if (total <= part)
-        return;
-    double extra = total - part, em = floor(extra * m / total);
-    w->out_data += extra - em;
-    w->out_meta += em;
-    w->in_data += extra - em;
-    w->in_meta += em;
-    w->spill += extra;
-}
-
-/* Rule 2: a tile that holds partial results written back before is read
- * back (stat: with the probability that it holds any). */
-static void read_back(walker *w, uint64_t k0)
-{
-    oq q;
-    double d, m;
-    query(w, w->zlo, w->zhi, k0, &q);
-    if (!(q.n > 0))
-        return;
-    out_bytes(w, &q, &d, &m);
-    w->updates += w->od->out.stat ? -expm1(q.logempty) : 1.0;
-    w->in_data += d;
-    w->in_meta += m;
-}
+#include "drt_walk_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Tasks. */
@@ -546,7 +106,7 @@ static void use_input(walker *w, unsigned role, const tile *t)
     tessel_result *r = w->r;
     tessel_traffic *tr = &r->traffic[1][w->d->roles.tensor[role]];
     uint64_t part = w->c[role].part, total = t->data + t->meta;
-    if (!w->has_res[role] || !same_tile(&w->res[role], t)) {
+    if (!w->has_res[role] || !drt_w_same_tile(&w->res[role], t)) {
         w->res[role] = *t;
         w->has_res[role] = 1;
         tr->fills++;
@@ -575,18 +135,12 @@ static void use_input(walker *w, unsigned role, const tile *t)
     }
 }
 
-static double span(const drt_data *d, unsigned x, uint64_t lo, uint64_t hi)
-{
-    uint64_t e = d->roles.extent[x], a = lo * d->mu[x], b = hi * d->mu[x];
-    return (double)((b < e ? b : e) - (a < e ? a : e));
-}
-
 /* One Einsum task (drt §3, Eq. 2): A's tile, B's tile, the k range. */
 static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_t k1)
 {
     const tile *ts[3] = { NULL, ta, tb };
     for (unsigned role = DRT_A; role <= DRT_B; role++) {
-        if (!w->has_prev[role] || !same_tile(&w->prev[role], ts[role]))
+        if (!w->has_prev[role] || !drt_w_same_tile(&w->prev[role], ts[role]))
             w->alg[role]++;
         w->prev[role] = *ts[role];
         w->has_prev[role] = 1;
@@ -597,9 +151,9 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
     tessel_result *r = w->r;
     w->tasks++;
     r->effectual_tiles[1]++;
-    w->edge_sum[DRT_I] += span(d, DRT_I, ta->lo[DRT_I], ta->hi[DRT_I]);
-    w->edge_sum[DRT_J] += span(d, DRT_J, tb->lo[DRT_J], tb->hi[DRT_J]);
-    w->edge_sum[DRT_K] += span(d, DRT_K, k0, k1);
+    w->edge_sum[DRT_I] += drt_w_span(d, DRT_I, ta->lo[DRT_I], ta->hi[DRT_I]);
+    w->edge_sum[DRT_J] += drt_w_span(d, DRT_J, tb->lo[DRT_J], tb->hi[DRT_J]);
+    w->edge_sum[DRT_K] += drt_w_span(d, DRT_K, k0, k1);
     for (unsigned role = DRT_A; role <= DRT_B; role++) {
         use_input(w, role, ts[role]);
         /* the innermost level: the MACs' intersection reads coordinates */
@@ -610,13 +164,13 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
     uint64_t lo[2] = { ta->lo[DRT_I], tb->lo[DRT_J] }, hi[2] = { ta->hi[DRT_I], tb->hi[DRT_J] };
     if (!w->zres || memcmp(lo, w->zlo, sizeof(lo)) || memcmp(hi, w->zhi, sizeof(hi))) {
         if (w->zres)
-            write_back(w);
+            drt_w_write_back(w);
         memcpy(w->zlo, lo, sizeof(lo));
         memcpy(w->zhi, hi, sizeof(hi));
         w->zres = 1;
-        read_back(w, k0);
+        drt_w_read_back(w, k0);
     } else {
-        spill(w);
+        drt_w_spill(w);
     }
     w->zk = k1;
     if (w->on_task && !w->err) {
@@ -683,7 +237,7 @@ static void bucket_strip(const walker *w, uint64_t c, uint64_t k1, uint64_t *m, 
 static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
 {
     const drt_data *d = w->d;
-    unsigned x2 = w->order[2], y = other_index(w, u, DRT_K);
+    unsigned x2 = w->order[2], y = drt_w_other_index(w, u, DRT_K);
     const drt_grid *gu = &d->grid[u], *gv = &d->grid[v];
     uint64_t k0 = tu->lo[DRT_K], k1 = tu->hi[DRT_K];
     acc *ka = &w->ka, *wa = &w->wa;
@@ -693,7 +247,7 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
         uint64_t b = uy->ptr[c + 1];
         for (uint64_t p = drt_lower_bound(uy->other, uy->ptr[c], b, k0); p < b && uy->other[p] < k1;
              p++)
-            acc_add(ka, uy->other[p], uy->cnz[p + 1] - uy->cnz[p], 0);
+            drt_w_acc_add(ka, uy->other[p], uy->cnz[p + 1] - uy->cnz[p], 0);
     }
     /* V's micro tiles on those k lines, per x2 line (V's lines along k) */
     const drt_lines *vk = &gv->by[gv->x[0] == DRT_K ? 0 : 1];
@@ -702,26 +256,27 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
         if (kx >= vk->nlines)
             continue;
         for (uint64_t p = vk->ptr[kx]; p < vk->ptr[kx + 1]; p++)
-            acc_add(wa, vk->other[p], vk->cnz[p + 1] - vk->cnz[p], tile_id(kx, vk->other[p]));
+            drt_w_acc_add(wa, vk->other[p], vk->cnz[p + 1] - vk->cnz[p],
+                          drt_w_tile_id(kx, vk->other[p]));
     }
-    acc_sort(wa, d->mext[x2]);
+    drt_w_acc_sort(wa, d->mext[x2]);
     uint64_t lo[DRT_NX] = { 0 }, hi[DRT_NX] = { 0 };
     lo[DRT_K] = k0, hi[DRT_K] = k1;
     uint64_t w0 = 0;
     for (uint64_t i = 0; i < wa->len;) {
         uint64_t t = wa->list[i], m = wa->m[t], n = wa->n[t], h = wa->h[t];
         tile tv;
-        if (fits(w, v, m, n)) {
+        if (drt_w_fits(w, v, m, n)) {
             /* grow along x2 (Alg. 2); lines without a partnered micro
              * tile load nothing and are crossed for free */
             for (i++; i < wa->len; i++) {
                 uint64_t c = wa->list[i];
-                if (!fits(w, v, m + wa->m[c], n + wa->n[c]))
+                if (!drt_w_fits(w, v, m + wa->m[c], n + wa->n[c]))
                     break; /* TooLarge: constraint[x2] (Alg. 2 line 15) */
                 m += wa->m[c], n += wa->n[c], h += wa->h[c];
             }
             lo[x2] = w0, hi[x2] = i < wa->len ? wa->list[i] : d->mext[x2];
-            make_tile(w, v, lo, hi, m, n, h, &tv);
+            drt_w_make_tile(w, v, lo, hi, m, n, h, &tv);
             run_task(w, u, tu, &tv, k0, k1);
             w0 = hi[x2];
             continue;
@@ -738,24 +293,24 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
                 p++;
             if (!(p < b && l->other[p] < k1))
                 break;
-            m = 1, n = l->cnz[p + 1] - l->cnz[p], h = tile_id(l->other[p], t);
+            m = 1, n = l->cnz[p + 1] - l->cnz[p], h = drt_w_tile_id(l->other[p], t);
             for (p++; p < b && l->other[p] < k1; p++) {
                 uint64_t kx = l->other[p], cnt = l->cnz[p + 1] - l->cnz[p];
                 if (!ka->m[kx])
                     continue;
-                if (!fits(w, v, m + 1, n + cnt))
+                if (!drt_w_fits(w, v, m + 1, n + cnt))
                     break;
-                m++, n += cnt, h += tile_id(kx, t);
+                m++, n += cnt, h += drt_w_tile_id(kx, t);
             }
             c1 = p < b && l->other[p] < k1 ? l->other[p] : k1;
             lo[DRT_K] = c0, hi[DRT_K] = c1;
-            make_tile(w, v, lo, hi, m, n, h, &tv);
+            drt_w_make_tile(w, v, lo, hi, m, n, h, &tv);
             tile tu2 = *tu;
             uint64_t ulo[DRT_NX], uhi[DRT_NX], um, un;
             memcpy(ulo, tu->lo, sizeof(ulo));
             memcpy(uhi, tu->hi, sizeof(uhi));
             ulo[DRT_K] = c0, uhi[DRT_K] = c1;
-            rect_sum(w, u, ulo, uhi, &um, &un);
+            drt_w_rect_sum(w, u, ulo, uhi, &um, &un);
             tu2.use = un;
             run_task(w, u, &tu2, &tv, c0, c1);
         }
@@ -763,8 +318,8 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
         w0 = t + 1;
         i++;
     }
-    acc_clear(ka);
-    acc_clear(wa);
+    drt_w_acc_clear(ka);
+    drt_w_acc_clear(wa);
 }
 
 static void walk_stationary(walker *w)
@@ -780,21 +335,21 @@ static void walk_stationary(walker *w)
             uint64_t lo[DRT_NX] = { 0 }, hi[DRT_NX] = { 0 }, m, n;
             lo[x0] = p0, hi[x0] = first ? p0 + 1 : p1;
             lo[x1] = m0, hi[x1] = m0 + 1;
-            rect_sum(w, u, lo, hi, &m, &n);
+            drt_w_rect_sum(w, u, lo, hi, &m, &n);
             if (first) {
                 unsigned dims[2] = { DRT_K, y };
-                grow(w, u, lo, hi, dims, 2, &m, &n);
+                drt_w_grow(w, u, lo, hi, dims, 2, &m, &n);
                 p1 = hi[x0];
                 first = 0;
             } else {
                 unsigned dims[1] = { x1 };
-                grow(w, u, lo, hi, dims, 1, &m, &n);
+                drt_w_grow(w, u, lo, hi, dims, 1, &m, &n);
             }
             if (n) {
                 /* U's partnered micro tiles: its content is fixed by
                  * its box (the grid holds partnered tiles only), h = 0 */
                 tile tu;
-                make_tile(w, u, lo, hi, m, n, 0, &tu);
+                drt_w_make_tile(w, u, lo, hi, m, n, 0, &tu);
                 sweep_stationary(w, u, v, &tu);
             }
             m0 = hi[x1];
@@ -823,17 +378,18 @@ static void walk_output_stationary(walker *w)
                  vhi[DRT_NX] = { 0 }, um, un;
         ulo[x0] = p0, uhi[x0] = p0 + 1;
         ulo[DRT_K] = 0, uhi[DRT_K] = 1;
-        rect_sum(w, u, ulo, uhi, &um, &un);
+        drt_w_rect_sum(w, u, ulo, uhi, &um, &un);
         unsigned dims[2] = { DRT_K, x0 };
-        grow(w, u, ulo, uhi, dims, 2, &um, &un);
+        drt_w_grow(w, u, ulo, uhi, dims, 2, &um, &un);
         p1 = uhi[x0];
         uint64_t first_k1 = uhi[DRT_K];
         for (uint64_t c = p0; c < p1 && c < ux->nlines; c++)
             for (uint64_t p = ux->ptr[c]; p < ux->ptr[c + 1]; p++)
-                acc_add(ka, ux->other[p], ux->cnz[p + 1] - ux->cnz[p], tile_id(ux->other[p], c));
+                drt_w_acc_add(ka, ux->other[p], ux->cnz[p + 1] - ux->cnz[p],
+                              drt_w_tile_id(ux->other[p], c));
         if (!ka->len)
             continue; /* nothing of U here has a partner: no effectual task */
-        acc_sort(ka, mk);
+        drt_w_acc_sort(ka, mk);
         /* Every later middle step's first U tile grows from (P0, k = 0)
          * along k only, x0 fixed: the same for all of them (partnered
          * micro tiles of the panel, line by line; the first line is taken
@@ -841,8 +397,7 @@ static void walk_output_stationary(walker *w)
         uint64_t cached_k1, cm = 0, cn = 0, ci = 0;
         if (ka->list[0] == 0)
             cm = ka->m[0], cn = ka->n[0], ci = 1;
-        while (ci < ka->len &&
-               fits(w, u, cm + ka->m[ka->list[ci]], cn + ka->n[ka->list[ci]]))
+        while (ci < ka->len && drt_w_fits(w, u, cm + ka->m[ka->list[ci]], cn + ka->n[ka->list[ci]]))
             cm += ka->m[ka->list[ci]], cn += ka->n[ka->list[ci]], ci++;
         cached_k1 = ci < ka->len ? ka->list[ci] : mk;
         bucket_partners(w, vk, d->mext[x1]);
@@ -854,14 +409,14 @@ static void walk_output_stationary(walker *w)
             /* V co-tiled to [0, k1) grows along x1 from M0, counting only
              * its micro tiles on U's k lines (what it will load). */
             bucket_strip(w, m0, k1, &vm, &vn);
-            if (vm && !fits(w, v, vm, vn)) {
+            if (vm && !drt_w_fits(w, v, vm, vn)) {
                 /* Fallback: shrink the k range to the run of line M0 that
                  * V fits (its first micro tile taken even if it alone
                  * overflows: overbooked). */
                 uint64_t q = off[m0];
                 vm = vn = 0;
                 for (; q < off[m0 + 1] && w->bk[q] < k1; q++) {
-                    if (vm && !fits(w, v, vm + 1, vn + w->bn[q]))
+                    if (vm && !drt_w_fits(w, v, vm + 1, vn + w->bn[q]))
                         break;
                     vm++, vn += w->bn[q];
                 }
@@ -870,7 +425,7 @@ static void walk_output_stationary(walker *w)
             }
             for (m1 = m0 + 1; m1 < d->mext[x1]; m1++) {
                 bucket_strip(w, m1, k1, &sm, &sn);
-                if (sm && !fits(w, v, vm + sm, vn + sn))
+                if (sm && !drt_w_fits(w, v, vm + sm, vn + sn))
                     break;
                 vm += sm, vn += sn;
             }
@@ -878,8 +433,8 @@ static void walk_output_stationary(walker *w)
              * lines are those where both hold a micro tile. */
             for (uint64_t c = m0; c < m1; c++)
                 for (uint64_t q = off[c]; q < off[c + 1]; q++)
-                    acc_add(wa, w->bk[q], w->bn[q], tile_id(w->bk[q], c));
-            acc_sort_within(wa, ka, mk);
+                    drt_w_acc_add(wa, w->bk[q], w->bn[q], drt_w_tile_id(w->bk[q], c));
+            drt_w_acc_sort_within(wa, ka, mk);
             ulo[x0] = p0, uhi[x0] = p1;
             vlo[x1] = m0, vhi[x1] = m1;
             uint64_t k0 = 0, i = 0;
@@ -894,8 +449,8 @@ static void walk_output_stationary(walker *w)
                     b[0] = wa->m[kx], b[1] = wa->n[kx], b[2] = wa->h[kx];
                     for (; i < wa->len; i++) {
                         kx = wa->list[i];
-                        if (!fits(w, u, a[0] + ka->m[kx], a[1] + ka->n[kx]) ||
-                            !fits(w, v, b[0] + wa->m[kx], b[1] + wa->n[kx]))
+                        if (!drt_w_fits(w, u, a[0] + ka->m[kx], a[1] + ka->n[kx]) ||
+                            !drt_w_fits(w, v, b[0] + wa->m[kx], b[1] + wa->n[kx]))
                             break;
                         a[0] += ka->m[kx], a[1] += ka->n[kx], a[2] += ka->h[kx];
                         b[0] += wa->m[kx], b[1] += wa->n[kx], b[2] += wa->h[kx];
@@ -914,191 +469,15 @@ static void walk_output_stationary(walker *w)
                     tile tu, tv;
                     ulo[DRT_K] = vlo[DRT_K] = k0;
                     uhi[DRT_K] = vhi[DRT_K] = k1;
-                    make_tile(w, u, ulo, uhi, a[0], a[1], a[2], &tu);
-                    make_tile(w, v, vlo, vhi, b[0], b[1], b[2], &tv);
+                    drt_w_make_tile(w, u, ulo, uhi, a[0], a[1], a[2], &tu);
+                    drt_w_make_tile(w, v, vlo, vhi, b[0], b[1], b[2], &tv);
                     run_task(w, u, &tu, &tv, k0, k1);
                 }
                 k0 = k1;
             }
-            acc_clear(wa);
+            drt_w_acc_clear(wa);
         }
-        acc_clear(ka);
-    }
-}
-
-/* ------------------------------------------------------------------ */
-/* Setup and the result. */
-
-static uint64_t partition_bytes(const tessel_spec *s, unsigned level, unsigned t)
-{
-    const tessel_spec_level *lv = &s->level[level];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / s->workload.ntensors;
-}
-
-static int setup_costs(walker *w, tessel_diag *diag)
-{
-    const tessel_spec *s = w->spec;
-    const tessel_spec_level *lv = &s->level[w->lv];
-    const drt_data *d = w->d;
-    const unsigned shape_x[3][2] = { { DRT_I, DRT_J }, { DRT_I, DRT_K }, { DRT_K, DRT_J } };
-    tessel_format_widths wd;
-    tessel_format_widths_init(&wd);
-    wd.value_bits = lv->value_bits;
-    wd.coord_bits = lv->coord_bits;
-    wd.offset_bits = lv->offset_bits;
-    wd.run_bits = lv->run_bits;
-    for (unsigned role = 0; role < 3; role++) {
-        unsigned t = d->roles.tensor[role];
-        const tessel_spec_tensor_level *tl = &lv->tensor[t];
-        int f = tl->format >= 0 ? tl->format : lv->format;
-        if (f == TESSEL_SPEC_FORMAT_RANKS)
-            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED,
-                                   tl->pos.file ? tl->pos.file : lv->pos.file,
-                                   tl->pos.file ? tl->pos.line : lv->pos.line,
-                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
-                                   "level %s: DRT needs a single-name format for %s (a "
-                                   "per-rank format is not affine in micro-tile counts)",
-                                   lv->name, s->workload.tensor[t].name);
-        uint64_t shape[2] = { d->mu[shape_x[role][0]], d->mu[shape_x[role][1]] };
-        double fixed, per;
-        tessel_format_footprint_bits(tessel_model_format(f), 2, shape, &wd, &fixed, &per);
-        w->c[role].fixed_bits = (uint64_t)ceil(fixed);
-        w->c[role].per_bits = (uint64_t)ceil(per);
-        w->c[role].value_bits = lv->value_bits;
-        w->c[role].part = partition_bytes(s, w->lv, t);
-    }
-    return TESSEL_OK;
-}
-
-/* Loop order at the buffer level over the engine indices, outermost
- * first; SpMV's unit j is innermost (it never changes). */
-static void setup_order(walker *w)
-{
-    const tessel_spec *s = w->spec;
-    unsigned pos[DRT_NX];
-    for (unsigned x = 0; x < DRT_NX; x++) {
-        int si = w->d->roles.spec_index[x];
-        pos[x] = 2 * TESSEL_SPEC_MAX_INDICES;
-        if (si < 0)
-            continue;
-        pos[x] = TESSEL_SPEC_MAX_INDICES + (unsigned)si;
-        for (unsigned p = 0; p < s->workload.nindices; p++)
-            if ((int)s->level[w->lv].order[p] == si) {
-                pos[x] = p;
-                break;
-            }
-    }
-    for (unsigned x = 0; x < DRT_NX; x++)
-        w->order[x] = x;
-    for (unsigned a = 0; a < DRT_NX; a++)
-        for (unsigned b = a + 1; b < DRT_NX; b++)
-            if (pos[w->order[b]] < pos[w->order[a]]) {
-                unsigned t = w->order[a];
-                w->order[a] = w->order[b];
-                w->order[b] = t;
-            }
-}
-
-static uint64_t count_of(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 1.8e19)
-        return UINT64_MAX;
-    return (uint64_t)llround(x);
-}
-
-static void finish(walker *w, tessel_drt_summary *summary)
-{
-    const drt_data *d = w->d;
-    tessel_result *r = w->r;
-    const drt_otable *o = &w->od->out;
-    unsigned tz = d->roles.tensor[DRT_Z];
-    tessel_traffic *z = &r->traffic[1][tz];
-    z->updates = count_of(w->updates);
-    z->in_data = count_of(w->in_data);
-    z->in_metadata = count_of(w->in_meta);
-    z->out_data = count_of(w->out_data);
-    z->out_metadata = count_of(w->out_meta);
-    z->bumped_bytes = count_of(w->spill);
-    z->overflow_bytes = 2 * z->bumped_bytes;
-    z->overflow_tiles = count_of(w->overflow_wb);
-    z->partition_bytes = w->c[DRT_Z].part;
-    z->worst_tile_bytes = count_of(w->z_worst);
-    z->algorithmic = z->updates;
-    for (unsigned role = DRT_A; role <= DRT_B; role++) {
-        tessel_traffic *tr = &r->traffic[1][d->roles.tensor[role]];
-        tr->algorithmic = w->alg[role];
-        tr->skipped = w->alg[role] > tr->fills ? w->alg[role] - tr->fills : 0;
-    }
-    r->macs = d->macs;
-    /* the final output, and compulsory traffic (rule 3) */
-    double nnz = o->total_n;
-    r->output_nnz = count_of(nnz);
-    /* every micro tile once, in the level's format: the tiled floor */
-    oq fq = { .n = nnz, .m = o->total_m };
-    double od, om;
-    out_bytes(w, &fq, &od, &om);
-    double tiled = od + om;
-    for (unsigned role = DRT_A; role <= DRT_B; role++) {
-        uint64_t a, b;
-        bytes_of(&w->c[role], d->grid[role].ntiles_all, d->grid[role].nnz_all, &a, &b);
-        tiled += (double)a + (double)b;
-    }
-    /* rule 3 as in every estimator: each tensor once, untiled, in the
-     * backing store's format (per-rank formats there: rows not counted);
-     * what the micro tiles add over the untiled tensors in the level's
-     * format is the tiled metadata */
-    double comp = 0, flat = 0;
-    for (unsigned role = DRT_Z; role <= DRT_B; role++) {
-        unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
-        uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
-        double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
-        unsigned t = d->roles.tensor[role];
-        if (tessel_model_untiled_bytes(w->spec, 0, t, 2, dims, NULL, n, &b0, NULL))
-            b0 = 1.8e19;
-        if (tessel_model_untiled_bytes(w->spec, w->lv, t, 2, dims, NULL, n, &b1, NULL))
-            b1 = 1.8e19;
-        comp += b0;
-        flat += b1;
-    }
-    r->compulsory_bytes = count_of(comp);
-    r->tiled_metadata_bytes = fabs(tiled - flat) < 9e18 ? (int64_t)llround(tiled - flat) : 0;
-    /* derived counts, as the exact estimator's (one buffer level) */
-    uint64_t value_bytes = w->spec->level[w->lv].value_bits / 8;
-    for (unsigned t = 0; t < r->ntensors; t++) {
-        tessel_traffic *top = &r->traffic[0][t], *lv = &r->traffic[1][t];
-        top->reads = lv->fills + lv->updates;
-        top->child_read_data = lv->in_data;
-        top->child_read_metadata = lv->in_metadata;
-        top->child_write_data = lv->out_data;
-        top->child_write_metadata = lv->out_metadata;
-        lv->reads = r->macs;
-        lv->child_read_data = r->macs * value_bytes;
-        if (t == tz)
-            lv->child_write_data = r->macs * value_bytes;
-        top->data_bytes = top->child_read_data + top->child_write_data;
-        top->metadata_bytes = top->child_read_metadata + top->child_write_metadata;
-        lv->data_bytes = lv->in_data + lv->out_data;
-        lv->metadata_bytes = lv->in_metadata + lv->out_metadata;
-    }
-    r->dram_bytes = 0;
-    for (unsigned t = 0; t < r->ntensors; t++)
-        r->dram_bytes += r->traffic[0][t].data_bytes + r->traffic[0][t].metadata_bytes;
-    if (summary) {
-        memset(summary, 0, sizeof(*summary));
-        summary->tasks = w->tasks;
-        for (unsigned x = 0; x < DRT_NX; x++) {
-            int si = d->roles.spec_index[x];
-            if (si >= 0 && w->tasks)
-                summary->mean_edge[si] = w->edge_sum[x] / (double)w->tasks;
-        }
-        summary->buffer_utilization = w->util_n ? w->util_sum / (double)w->util_n : 0;
+        drt_w_acc_clear(ka);
     }
 }
 
@@ -1114,6 +493,7 @@ int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growt
     return drt_walk_run(&a, out, summary, diag);
 }
 
+/* Traffic of one DRT walk at args->level: setup, the walk in the spec's loop order, the result. */
 int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *summary,
                  tessel_diag *diag)
 {
@@ -1130,10 +510,10 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
     w.spec = spec;
     w.r = out;
     w.growth = args->growth;
-    int rc = setup_costs(&w, diag);
+    int rc = drt_w_setup_costs(&w, diag);
     if (rc)
         return rc;
-    setup_order(&w);
+    drt_w_setup_order(&w);
     uint64_t nzt = w.od->out.ntiles ? w.od->out.ntiles : 1;
     w.cursor = args->cursor;
     if (!w.cursor) {
@@ -1179,8 +559,8 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
     else
         walk_stationary(&w);
     if (w.zres)
-        write_back(&w);
-    finish(&w, summary);
+        drt_w_write_back(&w);
+    drt_w_finish(&w, summary);
     drt_walk_raw *raw = &args->raw;
     raw->updates = w.updates, raw->in_data = w.in_data, raw->in_meta = w.in_meta;
     raw->out_data = w.out_data, raw->out_meta = w.out_meta;

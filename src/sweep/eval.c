@@ -3,8 +3,7 @@
  * record and CSV rows. */
 #include <string.h>
 
-#include "tessel/strategy.h"
-#include "tessel/template.h"
+#include "tessel/point.h"
 #include "sweep_internal.h"
 
 /* "point 17 (mapping.LLB.order=IJK, ...)" for messages. */
@@ -56,48 +55,31 @@ static int same_tables(const tessel_spec *a, const tessel_spec *b)
     return 1;
 }
 
-/* The `strategy` column (a spec built in code names none: fixed; the
- * extensor template: the strategy its variant runs). */
-static const char *strategy_name(const tessel_spec *spec)
-{
-    const char *extensor = tessel_template_extensor_strategy(spec);
-    if (extensor)
-        return extensor;
-    return tessel_strategy_is_fixed(spec) ? TESSEL_SPEC_STRATEGY_FIXED : spec->strategy.name;
-}
-
+/* The point's traffic through the one entry point (point.h), which
+ * decides the model: template, strategy or estimator on the fixed
+ * mapping. */
 static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tessel_spec *spec,
                     tessel_result *r, tessel_diag *diag)
 {
-    if (tessel_template_of(spec) == TESSEL_TEMPLATE_EXTENSOR &&
-        sh->sweep->estimator == TESSEL_SWEEP_STAT) {
-        /* its strategies choose tiles from statistics of their own, on a
-         * base grid fine enough for the PE buffers: they need the data */
-        tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
-        return tessel_template_extensor_run(spec, &in, TESSEL_STRATEGY_STAT, sh->sweep->alloc, r,
-                                            NULL, diag);
-    }
-    if (tessel_template_of(spec) != TESSEL_TEMPLATE_NONE &&
-        sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC)
-        return tessel_template_run(spec,
-                                   sh->sweep->estimator == TESSEL_SWEEP_EXACT ? sh->data : NULL,
-                                   sh->stats, sh->sweep->alloc, r, diag);
-    if (!tessel_strategy_is_fixed(spec) && sh->sweep->estimator != TESSEL_SWEEP_ANALYTIC) {
-        tessel_strategy_inputs in = { sh->data, sh->stats, NULL };
-        return tessel_strategy_run(spec, &in,
-                                   sh->sweep->estimator == TESSEL_SWEEP_STAT
-                                       ? TESSEL_STRATEGY_STAT
-                                       : TESSEL_STRATEGY_EXACT,
-                                   sh->sweep->alloc, r, NULL, diag);
-    }
-    switch (sh->sweep->estimator) {
-    case TESSEL_SWEEP_STAT:
-        return tessel_model_stat_eval_cached(spec, sh->stats, cache, r, diag);
-    case TESSEL_SWEEP_EXACT:
-        return tessel_model_exact(spec, sh->data, sh->sweep->alloc, r, diag);
-    default:
-        return tessel_model_analytic(spec, sh->sweep->alloc, r, diag);
-    }
+    static const tessel_point_estimator est[] = {
+        [TESSEL_SWEEP_EXACT] = TESSEL_POINT_EXACT,
+        [TESSEL_SWEEP_STAT] = TESSEL_POINT_STAT,
+        [TESSEL_SWEEP_ANALYTIC] = TESSEL_POINT_ANALYTIC,
+    };
+    tessel_point_request req = {
+        .spec = spec,
+        .estimator = est[sh->sweep->estimator],
+        .data = sh->data,
+        .stats = sh->stats,
+        .stat_cache = cache,
+        .alloc = sh->sweep->alloc,
+    };
+    tessel_point_result out;
+    int rc = tessel_point_evaluate(&req, &out, diag);
+    if (!rc)
+        *r = out.result;
+    tessel_point_result_free(&out);
+    return rc;
 }
 
 /* Whether estimate() of spec is a stat estimate from the per-shape
@@ -105,8 +87,9 @@ static int estimate(const sweep_shared *sh, tessel_stat_cache *cache, const tess
 static int cheap_estimate(const sweep_shared *sh, const tessel_stat_cache *shapes,
                           const tessel_spec *spec)
 {
+    tessel_point_request req = { .spec = spec, .estimator = TESSEL_POINT_STAT };
     return shapes && sh->sweep->estimator == TESSEL_SWEEP_STAT &&
-           tessel_template_of(spec) == TESSEL_TEMPLATE_NONE && tessel_strategy_is_fixed(spec);
+           tessel_point_route_of(&req) == TESSEL_POINT_ROUTE_FIXED;
 }
 
 /* The overrides of point idx: every axis with a value, or (patch given)
@@ -296,7 +279,7 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
             tessel_model_analytic_label(spec, label, sizeof(label));
         rc = tessel_report_point_build(spec, &result, &energy,
                                        s->estimator == TESSEL_SWEEP_ANALYTIC ? label : sh->label,
-                                       strategy_name(spec), out, diag);
+                                       tessel_point_strategy(spec), out, diag);
     }
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
@@ -446,7 +429,7 @@ int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *d
     fputs(",,,", summary); /* no numbers: no feasibility either */
     const char *identity[5] = { sh->data_spec->name,
                                 tessel_report_workload_name(sh->data_spec->workload.kind),
-                                sh->label, strategy_name(sh->data_spec),
+                                sh->label, tessel_point_strategy(sh->data_spec),
                                 estimator_name(s->estimator) };
     for (size_t i = 0; i < 5; i++) {
         fputc(',', summary);

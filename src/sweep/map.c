@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tessel/point.h"
 #include "tessel/strategy.h"
 #include "sweep_internal.h"
 
@@ -309,6 +310,19 @@ static int unpriced_overflow(const tessel_spec *spec, const tessel_result *r)
     return 0;
 }
 
+/* The point's stat traffic through the one entry point (point.h). */
+static int evaluate(tessel_point_request *req, const tessel_spec *spec, tessel_result *r,
+                    tessel_diag *d)
+{
+    tessel_point_result out;
+    req->spec = spec;
+    int rc = tessel_point_evaluate(req, &out, d);
+    if (!rc)
+        *r = out.result;
+    tessel_point_result_free(&out);
+    return rc;
+}
+
 /* Prices point p into c->scratch; INFINITY when the estimator refuses it
  * or leaves an overflow it could hold unpriced (unpriced_overflow). */
 static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
@@ -322,12 +336,16 @@ static double price(map_ctx *c, const map_point *p, tessel_map_result *sets)
     tessel_result result;
     tessel_diag d;
     double v = INFINITY;
-    tessel_strategy_inputs in = { c->opt->data, c->stats, NULL };
+    tessel_point_request req = {
+        .estimator = TESSEL_POINT_STAT,
+        .data = c->opt->data,
+        .stats = c->stats,
+        .stat_cache = c->shapes,
+        .alloc = c->spec->alloc,
+    };
     if (!tessel_spec_derive(c->spec, list, sets->nsets, c->spec->alloc, &spec, NULL) &&
         !tessel_energy_design(c->db, spec, &energy, NULL) &&
-        !(is_fixed(c, p) ? tessel_model_stat_eval_cached(spec, c->stats, c->shapes, &result, &d)
-                         : tessel_strategy_run(spec, &in, TESSEL_STRATEGY_STAT, c->spec->alloc,
-                                               &result, NULL, &d)) &&
+        !evaluate(&req, spec, &result, &d) &&
         !(c->opt->fit && overflows(&result)) &&
         !(unpriced_overflow(spec, &result) && ++c->out->unpriced) &&
         !tessel_report_point_build(spec, &result, &energy, tessel_stat_data_label(c->stats),

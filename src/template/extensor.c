@@ -55,7 +55,8 @@ static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_level
     if (m->kind != TESSEL_YAML_MAPPING)
         return tessel_diag_set(diag, TESSEL_EINVAL, m->file, m->line, m->column,
                                "template_options", "template_options must be a mapping");
-    static const char *const known[] = { "variant", "drt_levels" };
+    const char *known[4]; /* the descriptor's keys (template_desc.c) */
+    size_t nknown = tpl_option_keys(TESSEL_TEMPLATE_EXTENSOR, known, 4);
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
         char what[200];
@@ -73,7 +74,7 @@ static int read_options(const tessel_spec *spec, ext_variant *out, ext_drt_level
             continue;
         }
         if (strcmp(k->value, "variant") != 0) {
-            const char *near = tessel_nearest_word(k->value, known, 2);
+            const char *near = tessel_nearest_word(k->value, known, nknown);
             snprintf(what, sizeof(what), "unknown option '%s' (%s%s%s)", k->value,
                      near ? "did you mean '" : "the options are variant and drt_levels",
                      near ? near : "", near ? "'?" : "");

@@ -145,8 +145,6 @@ static int read_u64_in(const tessel_yaml_node *v, uint64_t lo, uint64_t hi, uint
 static int read_option(const tessel_spec *spec, const tessel_yaml_node *k,
                        const tessel_yaml_node *v, sp_options *o, tessel_diag *diag)
 {
-    static const char *const keys[] = { "app",      "iterations", "buffer_bytes", "block",
-                                        "subtensor", "frontier",  "baseline" };
     const char *key = k->value;
     const char *val = v && v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
     const char *shown = val ? val : "(not a scalar)";
@@ -205,14 +203,18 @@ static int read_option(const tessel_spec *spec, const tessel_yaml_node *k,
         }
         snprintf(what, sizeof(what), "baseline must be stream or frontier, not '%s'", shown);
     } else {
-        const char *near = tessel_nearest_word(key, keys, sizeof(keys) / sizeof(keys[0]));
+        /* the keys are the descriptor's (template_desc.c) */
+        const char *keys[16];
+        size_t nkeys = tpl_option_keys(TESSEL_TEMPLATE_SPARSEPIPE, keys, 16);
+        const char *near = tessel_nearest_word(key, keys, nkeys);
         if (near)
             snprintf(what, sizeof(what), "unknown option '%s' (did you mean '%s'?)", key, near);
-        else
-            snprintf(what, sizeof(what),
-                     "unknown option '%s' (options: app, iterations, buffer_bytes, block, "
-                     "subtensor, frontier, baseline)",
-                     key);
+        else {
+            char list[160];
+            tpl_option_list(TESSEL_TEMPLATE_SPARSEPIPE, list, sizeof(list));
+            if (snprintf(what, sizeof(what), "unknown option '%s' (options: %s)", key, list) < 0)
+                what[0] = '\0';
+        }
         return tpl_option_error(spec, k, key, what, diag);
     }
     return tpl_option_error(spec, v ? v : k, key, what, diag);

@@ -1,38 +1,13 @@
-/* Accelerator templates (template.h): names, template_options, and the
- * dispatch to a template's exact or statistical counts
- * (template_counts.c) and traffic (template_traffic.c). */
+/* Accelerator templates (template.h): the template_options of the
+ * counts-based templates (checked against their descriptors,
+ * template_desc.c), the descriptors' evaluate functions and
+ * tessel_template_run; the counts are in template_counts.c, the traffic in
+ * template_traffic.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "template_internal.h"
-
-static const char *const names[TESSEL_TEMPLATE_COUNT] = { "none",       "extensor",
-                                                          "gamma",      "outerspace",
-                                                          "matraptor",  "sparsepipe" };
-
-int tessel_template_from_name(const char *name)
-{
-    if (!name)
-        return -1;
-    for (int k = 0; k < (int)TESSEL_TEMPLATE_COUNT; k++)
-        if (strcmp(name, names[k]) == 0)
-            return k;
-    return -1;
-}
-
-const char *tessel_template_name(tessel_template_kind k)
-{
-    return (unsigned)k < TESSEL_TEMPLATE_COUNT ? names[k] : "?";
-}
-
-tessel_template_kind tessel_template_of(const tessel_spec *spec)
-{
-    if (!spec)
-        return TESSEL_TEMPLATE_NONE;
-    int k = tessel_template_from_name(spec->template_.name);
-    return k < 0 ? TESSEL_TEMPLATE_NONE : (tessel_template_kind)k;
-}
 
 /* ------------------------------------------------------------------ */
 /* template_options. */
@@ -56,18 +31,15 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
     return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
-/* gamma's own options: cache_bytes (a size, > 0), radix (an integer >= 2),
- * policy (lru | set-associative), reorder (affinity | none), stat_model,
- * ways, banks, line_bytes, tiling (selective | none), tile_fraction,
- * partials (cache | memory). */
-static int is_gamma_key(const char *key)
+/* A key of the template's descriptor (template_desc.c). */
+static int is_option(tessel_template_kind kind, const char *key)
 {
-    return strcmp(key, "cache_bytes") == 0 || strcmp(key, "radix") == 0 ||
-           strcmp(key, "policy") == 0 || strcmp(key, "reorder") == 0 ||
-           strcmp(key, "stat_model") == 0 || strcmp(key, "ways") == 0 ||
-           strcmp(key, "banks") == 0 || strcmp(key, "line_bytes") == 0 ||
-           strcmp(key, "tiling") == 0 || strcmp(key, "tile_fraction") == 0 ||
-           strcmp(key, "partials") == 0;
+    const char *keys[32];
+    size_t n = tpl_option_keys(kind, keys, 32);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return 1;
+    return 0;
 }
 
 /* gamma's FiberCache organisation and tiling options (gamma.c checks that
@@ -189,18 +161,8 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
     if (m->kind != TESSEL_YAML_MAPPING)
         return tessel_diag_set(diag, TESSEL_EINVAL, m->file, m->line, m->column,
                                "template_options", "template_options must be a mapping");
-    static const char *const known_matraptor[] = { "output_format" };
-    static const char *const known_outerspace[] = { "output_format", "partial_format" };
-    static const char *const known_gamma[] = { "output_format", "cache_bytes", "radix",
-                                               "policy", "reorder", "stat_model",
-                                               "ways", "banks", "line_bytes", "tiling",
-                                               "tile_fraction", "partials" };
-    const char *const *known = kind == TESSEL_TEMPLATE_OUTERSPACE ? known_outerspace
-                               : kind == TESSEL_TEMPLATE_GAMMA    ? known_gamma
-                                                                  : known_matraptor;
-    size_t nknown = kind == TESSEL_TEMPLATE_OUTERSPACE ? 2
-                    : kind == TESSEL_TEMPLATE_GAMMA    ? 12
-                                                       : 1;
+    const char *known[32];
+    size_t nknown = tpl_option_keys(kind, known, 32);
     for (size_t i = 0; i < m->count; i++) {
         const tessel_yaml_node *k = m->keys[i], *v = m->items[i];
         int rc;
@@ -208,7 +170,7 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             rc = read_layout(spec, k, v, diag, &o->output);
         else if (strcmp(k->value, "partial_format") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
             rc = read_layout(spec, k, v, diag, &o->partial);
-        else if (kind == TESSEL_TEMPLATE_GAMMA && is_gamma_key(k->value))
+        else if (kind == TESSEL_TEMPLATE_GAMMA && is_option(kind, k->value))
             rc = read_gamma(spec, k, v, diag, o);
         else {
             const char *near = tessel_nearest_word(k->value, known, nknown);
@@ -216,15 +178,14 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             if (near)
                 snprintf(what, sizeof(what), "unknown option '%s' (did you mean '%s'?)",
                          k->value, near);
-            else if (kind == TESSEL_TEMPLATE_GAMMA)
-                snprintf(what, sizeof(what),
-                         "unknown option '%s' (options: output_format, cache_bytes, radix, "
-                         "policy, reorder, stat_model, ways, banks, line_bytes, tiling, "
-                         "tile_fraction, partials)",
-                         k->value);
-            else
-                snprintf(what, sizeof(what), "unknown option '%s' (options: %s%s)", k->value,
-                         known[0], nknown > 1 ? ", partial_format" : "");
+            else {
+                char list[200];
+                tpl_option_list(kind, list, sizeof(list));
+                /* cut at what's size, as the fixed list was */
+                if (snprintf(what, sizeof(what), "unknown option '%s' (options: %s)", k->value,
+                             list) < 0)
+                    what[0] = '\0';
+            }
             rc = tpl_option_error(spec, k, k->value, what, diag);
         }
         if (rc)
@@ -255,41 +216,25 @@ static int check_range(const tessel_spec *spec, const tessel_result *r, tessel_d
     return TESSEL_OK;
 }
 
-int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *data,
-                        const tessel_stat_data *stats, const tessel_allocator *a,
-                        tessel_result *out, tessel_diag *diag)
+/* The counts-based templates (matraptor, outerspace, gamma): their
+ * options, the counts from the data or the statistics, then each one's
+ * traffic rules. */
+int tpl_eval_counts(const tessel_template_call *call, tessel_result *out,
+                    tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                    tessel_diag *diag)
 {
+    (void)choice;
+    (void)fig;
+    const tessel_spec *spec = call->spec;
+    const tessel_workload_data *data = call->est == TESSEL_STRATEGY_EXACT ? call->data : NULL;
+    const tessel_stat_data *stats = call->stats;
+    const tessel_allocator *a = call->alloc;
     double start = tpl_now();
     memset(out, 0, sizeof(*out));
     out->nlevels = spec->nlevels;
     out->ntensors = spec->workload.ntensors;
     snprintf(out->estimator, sizeof(out->estimator), "%s", data ? "exact" : "stat");
     tessel_template_kind kind = tessel_template_of(spec);
-    const tessel_spec_pos *pos = &spec->template_.pos;
-    switch (kind) {
-    case TESSEL_TEMPLATE_MATRAPTOR:
-    case TESSEL_TEMPLATE_OUTERSPACE:
-    case TESSEL_TEMPLATE_GAMMA:
-        break;
-    case TESSEL_TEMPLATE_SPARSEPIPE: /* its own options and figures: sparsepipe.c */
-        return tessel_template_sparsepipe(spec, data, stats, a, out, NULL, diag);
-    case TESSEL_TEMPLATE_EXTENSOR: { /* a tiling strategy per variant: extensor.c */
-        tessel_strategy_inputs in = { data, stats, NULL };
-        return tessel_template_extensor_run(spec, &in,
-                                            data ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT,
-                                            a, out, NULL, diag);
-    }
-    case TESSEL_TEMPLATE_NONE:
-        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
-                               "the spec names no template (modelled: extensor, gamma, "
-                               "matraptor, outerspace, sparsepipe)");
-    default:
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
-                               "template",
-                               "template '%s' is not modelled yet (modelled: extensor, "
-                               "gamma, matraptor, outerspace, sparsepipe)",
-                               tessel_template_name(kind));
-    }
     if (spec->nlevels < 2)
         return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "architecture.levels",
                                "template %s needs a backing store and at least one buffer",
@@ -324,4 +269,44 @@ int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *dat
     if (!data)
         out->stats_seconds = tessel_stat_data_seconds(stats);
     return rc;
+}
+
+/* sparsepipe: its own options and figures (sparsepipe.c). */
+int tpl_eval_sparsepipe(const tessel_template_call *call, tessel_result *out,
+                        tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                        tessel_diag *diag)
+{
+    (void)choice;
+    return tessel_template_sparsepipe(call->spec,
+                                      call->est == TESSEL_STRATEGY_EXACT ? call->data : NULL,
+                                      call->stats, call->alloc, out, fig, diag);
+}
+
+/* extensor: a tiling strategy per variant (extensor.c); the strategies
+ * choose tiles on a base grid of their own, so they get the data under
+ * either estimator. */
+int tpl_eval_extensor(const tessel_template_call *call, tessel_result *out,
+                      tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                      tessel_diag *diag)
+{
+    (void)fig;
+    tessel_strategy_inputs in = { call->data, call->stats, NULL };
+    return tessel_template_extensor_run(call->spec, &in, call->est, call->alloc, out, choice,
+                                        diag);
+}
+
+int tessel_template_run(const tessel_spec *spec, const tessel_workload_data *data,
+                        const tessel_stat_data *stats, const tessel_allocator *a,
+                        tessel_result *out, tessel_diag *diag)
+{
+    const tessel_template_desc *d = tessel_template_describe(tessel_template_of(spec));
+    if (!d) {
+        memset(out, 0, sizeof(*out));
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "template",
+                               "the spec names no template (modelled: extensor, gamma, "
+                               "matraptor, outerspace, sparsepipe)");
+    }
+    tessel_template_call call = { spec, data, stats,
+                                  data ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT, a };
+    return d->evaluate(&call, out, NULL, NULL, diag);
 }

@@ -117,6 +117,22 @@ uint64_t tpl_bytes(uint64_t n, unsigned bits);
 uint64_t tpl_round_count(double x);
 int tpl_mode_of(const tessel_spec_tensor *st, unsigned x);
 double tpl_now(void);
+/* The descriptors' option keys of template k (template_desc.c): up to max
+ * into keys, their number returned; and as "a, b, c" into buf. */
+size_t tpl_option_keys(tessel_template_kind k, const char **keys, size_t max);
+void tpl_option_list(tessel_template_kind k, char *buf, size_t n);
+
+/* The descriptors' evaluate functions (template.c). */
+int tpl_eval_counts(const tessel_template_call *call, tessel_result *out,
+                    tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                    tessel_diag *diag);
+int tpl_eval_sparsepipe(const tessel_template_call *call, tessel_result *out,
+                        tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                        tessel_diag *diag);
+int tpl_eval_extensor(const tessel_template_call *call, tessel_result *out,
+                      tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,
+                      tessel_diag *diag);
+
 int tpl_option_error(const tessel_spec *spec, const tessel_yaml_node *n, const char *key,
                      const char *what, tessel_diag *diag);
 

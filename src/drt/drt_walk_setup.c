@@ -1,0 +1,184 @@
+/* The DRT walker's setup and result (the model: drt_walk.c): partitions,
+ * per-tensor costs and the loop order at the buffer level, then the
+ * counts into tessel_result and the summary. */
+#include <math.h>
+#include <string.h>
+
+#include "drt_walk_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Setup and the result. */
+
+uint64_t drt_w_partition_bytes(const tessel_spec *s, unsigned level, unsigned t)
+{
+    const tessel_spec_level *lv = &s->level[level];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return lv->capacity / s->workload.ntensors;
+}
+
+int drt_w_setup_costs(walker *w, tessel_diag *diag)
+{
+    const tessel_spec *s = w->spec;
+    const tessel_spec_level *lv = &s->level[w->lv];
+    const drt_data *d = w->d;
+    const unsigned shape_x[3][2] = { { DRT_I, DRT_J }, { DRT_I, DRT_K }, { DRT_K, DRT_J } };
+    tessel_format_widths wd;
+    tessel_format_widths_init(&wd);
+    wd.value_bits = lv->value_bits;
+    wd.coord_bits = lv->coord_bits;
+    wd.offset_bits = lv->offset_bits;
+    wd.run_bits = lv->run_bits;
+    for (unsigned role = 0; role < 3; role++) {
+        unsigned t = d->roles.tensor[role];
+        const tessel_spec_tensor_level *tl = &lv->tensor[t];
+        int f = tl->format >= 0 ? tl->format : lv->format;
+        if (f == TESSEL_SPEC_FORMAT_RANKS)
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED,
+                                   tl->pos.file ? tl->pos.file : lv->pos.file,
+                                   tl->pos.file ? tl->pos.line : lv->pos.line,
+                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
+                                   "level %s: DRT needs a single-name format for %s (a "
+                                   "per-rank format is not affine in micro-tile counts)",
+                                   lv->name, s->workload.tensor[t].name);
+        uint64_t shape[2] = { d->mu[shape_x[role][0]], d->mu[shape_x[role][1]] };
+        double fixed, per;
+        tessel_format_footprint_bits(tessel_model_format(f), 2, shape, &wd, &fixed, &per);
+        w->c[role].fixed_bits = (uint64_t)ceil(fixed);
+        w->c[role].per_bits = (uint64_t)ceil(per);
+        w->c[role].value_bits = lv->value_bits;
+        w->c[role].part = drt_w_partition_bytes(s, w->lv, t);
+    }
+    return TESSEL_OK;
+}
+
+/* Loop order at the buffer level over the engine indices, outermost
+ * first; SpMV's unit j is innermost (it never changes). */
+void drt_w_setup_order(walker *w)
+{
+    const tessel_spec *s = w->spec;
+    unsigned pos[DRT_NX];
+    for (unsigned x = 0; x < DRT_NX; x++) {
+        int si = w->d->roles.spec_index[x];
+        pos[x] = 2 * TESSEL_SPEC_MAX_INDICES;
+        if (si < 0)
+            continue;
+        pos[x] = TESSEL_SPEC_MAX_INDICES + (unsigned)si;
+        for (unsigned p = 0; p < s->workload.nindices; p++)
+            if ((int)s->level[w->lv].order[p] == si) {
+                pos[x] = p;
+                break;
+            }
+    }
+    for (unsigned x = 0; x < DRT_NX; x++)
+        w->order[x] = x;
+    for (unsigned a = 0; a < DRT_NX; a++)
+        for (unsigned b = a + 1; b < DRT_NX; b++)
+            if (pos[w->order[b]] < pos[w->order[a]]) {
+                unsigned t = w->order[a];
+                w->order[a] = w->order[b];
+                w->order[b] = t;
+            }
+}
+
+static uint64_t count_of(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)llround(x);
+}
+
+/* The walk's counts into tessel_result (rules 1-4 per level and tensor) and the summary. */
+void drt_w_finish(walker *w, tessel_drt_summary *summary)
+{
+    const drt_data *d = w->d;
+    tessel_result *r = w->r;
+    const drt_otable *o = &w->od->out;
+    unsigned tz = d->roles.tensor[DRT_Z];
+    tessel_traffic *z = &r->traffic[1][tz];
+    z->updates = count_of(w->updates);
+    z->in_data = count_of(w->in_data);
+    z->in_metadata = count_of(w->in_meta);
+    z->out_data = count_of(w->out_data);
+    z->out_metadata = count_of(w->out_meta);
+    z->bumped_bytes = count_of(w->spill);
+    z->overflow_bytes = 2 * z->bumped_bytes;
+    z->overflow_tiles = count_of(w->overflow_wb);
+    z->partition_bytes = w->c[DRT_Z].part;
+    z->worst_tile_bytes = count_of(w->z_worst);
+    z->algorithmic = z->updates;
+    for (unsigned role = DRT_A; role <= DRT_B; role++) {
+        tessel_traffic *tr = &r->traffic[1][d->roles.tensor[role]];
+        tr->algorithmic = w->alg[role];
+        tr->skipped = w->alg[role] > tr->fills ? w->alg[role] - tr->fills : 0;
+    }
+    r->macs = d->macs;
+    /* the final output, and compulsory traffic (rule 3) */
+    double nnz = o->total_n;
+    r->output_nnz = count_of(nnz);
+    /* every micro tile once, in the level's format: the tiled floor */
+    oq fq = { .n = nnz, .m = o->total_m };
+    double od, om;
+    drt_w_out_bytes(w, &fq, &od, &om);
+    double tiled = od + om;
+    for (unsigned role = DRT_A; role <= DRT_B; role++) {
+        uint64_t a, b;
+        drt_w_bytes_of(&w->c[role], d->grid[role].ntiles_all, d->grid[role].nnz_all, &a, &b);
+        tiled += (double)a + (double)b;
+    }
+    /* rule 3 as in every estimator: each tensor once, untiled, in the
+     * backing store's format (per-rank formats there: rows not counted);
+     * what the micro tiles add over the untiled tensors in the level's
+     * format is the tiled metadata */
+    double comp = 0, flat = 0;
+    for (unsigned role = DRT_Z; role <= DRT_B; role++) {
+        unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
+        uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
+        double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
+        unsigned t = d->roles.tensor[role];
+        if (tessel_model_untiled_bytes(w->spec, 0, t, 2, dims, NULL, n, &b0, NULL))
+            b0 = 1.8e19;
+        if (tessel_model_untiled_bytes(w->spec, w->lv, t, 2, dims, NULL, n, &b1, NULL))
+            b1 = 1.8e19;
+        comp += b0;
+        flat += b1;
+    }
+    r->compulsory_bytes = count_of(comp);
+    r->tiled_metadata_bytes = fabs(tiled - flat) < 9e18 ? (int64_t)llround(tiled - flat) : 0;
+    /* derived counts, as the exact estimator's (one buffer level) */
+    uint64_t value_bytes = w->spec->level[w->lv].value_bits / 8;
+    for (unsigned t = 0; t < r->ntensors; t++) {
+        tessel_traffic *top = &r->traffic[0][t], *lv = &r->traffic[1][t];
+        top->reads = lv->fills + lv->updates;
+        top->child_read_data = lv->in_data;
+        top->child_read_metadata = lv->in_metadata;
+        top->child_write_data = lv->out_data;
+        top->child_write_metadata = lv->out_metadata;
+        lv->reads = r->macs;
+        lv->child_read_data = r->macs * value_bytes;
+        if (t == tz)
+            lv->child_write_data = r->macs * value_bytes;
+        top->data_bytes = top->child_read_data + top->child_write_data;
+        top->metadata_bytes = top->child_read_metadata + top->child_write_metadata;
+        lv->data_bytes = lv->in_data + lv->out_data;
+        lv->metadata_bytes = lv->in_metadata + lv->out_metadata;
+    }
+    r->dram_bytes = 0;
+    for (unsigned t = 0; t < r->ntensors; t++)
+        r->dram_bytes += r->traffic[0][t].data_bytes + r->traffic[0][t].metadata_bytes;
+    if (summary) {
+        memset(summary, 0, sizeof(*summary));
+        summary->tasks = w->tasks;
+        for (unsigned x = 0; x < DRT_NX; x++) {
+            int si = d->roles.spec_index[x];
+            if (si >= 0 && w->tasks)
+                summary->mean_edge[si] = w->edge_sum[x] / (double)w->tasks;
+        }
+        summary->buffer_utilization = w->util_n ? w->util_sum / (double)w->util_n : 0;
+    }
+}

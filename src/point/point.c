@@ -1,0 +1,159 @@
+/* tessel_point_evaluate (point.h): the one place that decides which model
+ * prices a design point (analytic, a template's descriptor, a tiling
+ * strategy, or an estimator on the fixed mapping), for tessel run,
+ * compare, map and sweep alike. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tessel/point.h"
+
+const char *tessel_point_strategy(const tessel_spec *spec)
+{
+    const char *extensor = tessel_template_extensor_strategy(spec);
+    if (extensor)
+        return extensor;
+    return tessel_strategy_is_fixed(spec) ? TESSEL_SPEC_STRATEGY_FIXED : spec->strategy.name;
+}
+
+int tessel_point_feasible(const tessel_result *r, const char *strategy, unsigned *level,
+                          unsigned *tensor)
+{
+    /* swiftiles (and ExTensor-OB, which runs it) overbooks on purpose */
+    if (strategy && strcmp(strategy, "swiftiles") == 0)
+        return 1;
+    /* the outermost level first: its overflow costs DRAM traffic */
+    for (unsigned l = 1; l < r->nlevels; l++)
+        for (unsigned t = 0; t < r->ntensors; t++)
+            if (r->traffic[l][t].overflow_tiles) {
+                if (level)
+                    *level = l;
+                if (tensor)
+                    *tensor = t;
+                return 0;
+            }
+    return 1;
+}
+
+/* map --verify: the tiles a strategy decides for the stat estimator,
+ * priced exactly; drt decides while it walks, so it runs exact. */
+static int exact_on_stat_tiles(const tessel_point_request *req, tessel_point_result *out,
+                               tessel_diag *diag)
+{
+    const tessel_spec *spec = req->spec;
+    tessel_strategy_inputs in = { req->data, req->stats, req->drt_stats };
+    if (tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_DRT)
+        return tessel_strategy_run(spec, &in, TESSEL_STRATEGY_EXACT, req->alloc, &out->result,
+                                   NULL, diag);
+    int rc = tessel_strategy_choose(spec, &in, TESSEL_STRATEGY_STAT, req->alloc, &out->choice,
+                                    diag);
+    if (rc)
+        return rc;
+    out->has_choice = 1;
+    tessel_spec tiled;
+    tessel_strategy_apply(spec, &out->choice, &tiled);
+    return tessel_model_exact(&tiled, req->data, req->alloc, &out->result, diag);
+}
+
+tessel_point_route tessel_point_route_of(const tessel_point_request *req)
+{
+    if (req->estimator == TESSEL_POINT_ANALYTIC)
+        return TESSEL_POINT_ROUTE_ANALYTIC;
+    if (tessel_template_describe(tessel_template_of(req->spec)))
+        return TESSEL_POINT_ROUTE_TEMPLATE;
+    if (!tessel_strategy_is_fixed(req->spec) || req->decisions)
+        return TESSEL_POINT_ROUTE_STRATEGY;
+    return TESSEL_POINT_ROUTE_FIXED;
+}
+
+int tessel_point_wants_drt_stats(const tessel_point_request *req)
+{
+    return req->estimator == TESSEL_POINT_STAT &&
+           tessel_point_route_of(req) == TESSEL_POINT_ROUTE_STRATEGY &&
+           tessel_strategy_from_name(req->spec->strategy.name) == TESSEL_STRATEGY_DRT;
+}
+
+/* The dispatch (see point.h for the order). */
+static int dispatch(const tessel_point_request *req, tessel_point_result *out, tessel_diag *diag)
+{
+    const tessel_spec *spec = req->spec;
+    tessel_strategy_estimator est =
+        req->estimator == TESSEL_POINT_STAT ? TESSEL_STRATEGY_STAT : TESSEL_STRATEGY_EXACT;
+    switch (tessel_point_route_of(req)) {
+    case TESSEL_POINT_ROUTE_ANALYTIC:
+        return tessel_model_analytic(spec, req->alloc, &out->result, diag);
+    case TESSEL_POINT_ROUTE_TEMPLATE: {
+        const tessel_template_desc *tpl = tessel_template_describe(tessel_template_of(spec));
+        tessel_template_call call = { spec, req->data, req->stats, est, req->alloc };
+        out->has_choice = tpl->strategies != 0;
+        out->has_sparsepipe = tpl->kind == TESSEL_TEMPLATE_SPARSEPIPE;
+        return tpl->evaluate(&call, &out->result, &out->choice, &out->sparsepipe, diag);
+    }
+    case TESSEL_POINT_ROUTE_STRATEGY: {
+        if (req->decide_as_stat && req->estimator == TESSEL_POINT_EXACT &&
+            !tessel_strategy_is_fixed(spec))
+            return exact_on_stat_tiles(req, out, diag);
+        tessel_strategy_inputs in = { req->data, req->stats, req->drt_stats };
+        out->has_choice = 1;
+        return tessel_strategy_run_shared(spec, &in, req->shared, est, req->alloc,
+                                          &out->result, &out->choice, diag);
+    }
+    case TESSEL_POINT_ROUTE_FIXED:
+        break;
+    }
+    if (est == TESSEL_STRATEGY_STAT && !req->stats)
+        return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "estimator",
+                               "the stat estimator on a fixed mapping needs its statistics");
+    if (est == TESSEL_STRATEGY_STAT)
+        return tessel_model_stat_eval_cached(spec, req->stats, req->stat_cache, &out->result,
+                                             diag);
+    return tessel_model_exact_progress(spec, req->data, req->alloc, req->progress,
+                                       req->progress_ud, &out->result, diag);
+}
+
+/* The inputs each estimator needs, checked before anything runs. */
+static int check_request(const tessel_point_request *req, tessel_diag *diag)
+{
+    if (!req || !req->spec)
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "spec",
+                               "a design point needs a spec");
+    const tessel_spec *spec = req->spec;
+    switch (req->estimator) {
+    case TESSEL_POINT_EXACT:
+        if (!req->data)
+            return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "estimator",
+                                   "the exact estimator needs the data");
+        return TESSEL_OK;
+    case TESSEL_POINT_STAT:
+        /* a strategy may collect its statistics from the data */
+        if (!req->stats && !req->data)
+            return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "estimator",
+                                   "the stat estimator needs the data or its statistics");
+        return TESSEL_OK;
+    case TESSEL_POINT_ANALYTIC:
+        return TESSEL_OK;
+    }
+    return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "estimator",
+                           "unknown estimator %d", (int)req->estimator);
+}
+
+int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *out,
+                          tessel_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = check_request(req, diag);
+    if (rc)
+        return rc;
+    snprintf(out->strategy, sizeof(out->strategy), "%s", tessel_point_strategy(req->spec));
+    rc = dispatch(req, out, diag);
+    if (rc)
+        return rc;
+    out->feasible = tessel_point_feasible(&out->result, out->strategy, &out->overflow_level,
+                                          &out->overflow_tensor);
+    return TESSEL_OK;
+}
+
+void tessel_point_result_free(tessel_point_result *out)
+{
+    if (out)
+        memset(out, 0, sizeof(*out));
+}

@@ -520,6 +520,8 @@ static int write_file(const char *dir, const compare_row *rows, unsigned n, int 
     return cli_output_close(&out, 1) ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
+/* tessel compare: load spec and data once, run every applicable strategy row, print the
+ * table and write compare.csv. */
 int cmd_compare(int argc, char **argv)
 {
     cli_args args;

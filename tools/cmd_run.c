@@ -74,6 +74,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_STRICT] = { "--strict", NULL, 0 },
 };
 
+/* tessel run --help. */
 static void help(void)
 {
     printf(
@@ -209,6 +210,8 @@ static int parse_stat_options(const cli_args *args, run_request *req)
     return CLI_EXIT_OK;
 }
 
+/* tessel run's options into a run_request: spec, estimator, overrides in order, outputs,
+ * statistics, caching. */
 static int parse_request(const cli_args *args, run_request *req)
 {
     memset(req, 0, sizeof(*req));
@@ -447,6 +450,7 @@ static int precheck(const run_request *req, run_state *st)
     return cli_overflow_precheck("run", st->spec, st->spec->strategy.name, &f);
 }
 
+/* tessel run: load spec and data, evaluate the point, price energy, write reports. */
 static int run(const run_request *req, run_state *st)
 {
     tessel_diag_list errors;

@@ -839,6 +839,8 @@ static int unknown_class(const en_where *w, const tessel_energy_db *db)
                        ert_note);
 }
 
+/* The pJ per action (and area) of one component: its class and attributes looked up in
+ * the tables (point, interpolation, width scaling, fitted SRAM, banks), with the source. */
 int tessel_energy_component_sized(const tessel_energy_db *db, const tessel_spec_component *c,
                                   const char *instance, const char *technology,
                                   unsigned default_width, uint64_t default_bytes,

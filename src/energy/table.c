@@ -373,6 +373,7 @@ static int cmp_ref(const void *pa, const void *pb)
     return a->width < b->width ? -1 : a->width > b->width ? 1 : 0;
 }
 
+/* An arith class's `parts`: each part's name, scaling law and referenced classes. */
 static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_class *k)
 {
     char field[128];
@@ -764,6 +765,7 @@ static int preferred_arguments(const tessel_yaml_node *args)
            ad == 1;
 }
 
+/* One Accelergy ERT/ART entry: the component name and its actions' energies (or area). */
 static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, en_table *t,
                           size_t *cap, int summary)
 {

@@ -213,6 +213,8 @@ static void traffic_key(const sweep_patch *patch, const sweep_cached *entry, con
             key[a] = idx[a];
 }
 
+/* One sweep point: the derived spec (cached per axis values), its estimate (memoised on
+ * the fixed-mapping stat path) through tessel_point_evaluate, energy and the report row. */
 int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
                      uint64_t p, tessel_report_point *out, int *memo_hit, tessel_diag *diag)
 {

@@ -584,6 +584,8 @@ static int setup(map_ctx *c, const uint64_t *extent, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+/* The mapper: enumerate loop orders, tile shapes and partitions, price each with the stat
+ * estimator, keep the best feasible point under the objective (and the Pareto set). */
 int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
                    const tessel_energy_db *db, const uint64_t *extent,
                    const tessel_map_options *o, tessel_map_result *out, tessel_diag *diag)

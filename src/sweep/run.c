@@ -602,6 +602,8 @@ static int reopen_final(const char *final, const char *part, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+/* --resume: check the saved state and inputs against this sweep, keep the finished
+ * points' rows and continue after the last complete one. */
 static int start_resume(run_ctx *r, tessel_diag *diag)
 {
     sweep_state have, want;

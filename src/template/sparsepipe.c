@@ -142,6 +142,7 @@ static int read_u64_in(const tessel_yaml_node *v, uint64_t lo, uint64_t hi, uint
     return 0;
 }
 
+/* One Sparsepipe template option (app, iterations, buffer sizes, ...) checked and stored. */
 static int read_option(const tessel_spec *spec, const tessel_yaml_node *k,
                        const tessel_yaml_node *v, sp_options *o, tessel_diag *diag)
 {

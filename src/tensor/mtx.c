@@ -75,6 +75,7 @@ static int banner_word(const text_reader *r, const char **p, const char *end, co
     return TESSEL_OK;
 }
 
+/* The %%MatrixMarket banner: object, format, field and symmetry, each checked. */
 static int parse_banner(text_reader *r, const tessel_load_options *opt, mtx_header *h,
                         tessel_diag *diag)
 {

@@ -24,61 +24,18 @@ pass/fail. Standard library only.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
-SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def parse_size(s):
-    s = s.strip().upper()
-    if s and s[-1] in SUFFIX:
-        return int(float(s[:-1]) * SUFFIX[s[-1]])
-    return int(s)
-
-
-def label(n):
-    for suf in ("G", "M", "K"):
-        if n % SUFFIX[suf] == 0:
-            return "%d%s" % (n // SUFFIX[suf], suf)
-    return str(n)
+from scaling import generate as gen_matrix, label, parse_size, run_measured
 
 
 def generate(tessel, kind, field, nnz, cache):
-    """The cached .mtx of this kind, field and size, generated when missing; its stored nnz."""
-    rows = max(1, nnz // 16)
-    path = os.path.join(cache, "%s-%s-%s.mtx" % (kind, field, label(nnz)))
-    meta = path + ".nnz"
-    if not (os.path.exists(path) and os.path.exists(meta)):
-        cmd = [tessel, "gen", kind, "--size", str(rows), "--nnz", str(nnz), "--seed", "1",
-               "-v", "-o", path]
-        if field == "pattern":
-            cmd.append("--pattern")
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            raise RuntimeError(" ".join(cmd) + "\n" + r.stderr)
-        m = re.search(r"(\d+) entries", r.stderr)
-        with open(meta, "w") as f:
-            f.write(m.group(1) if m else str(nnz))
-    with open(meta) as f:
-        return path, rows, int(f.read().strip())
+    """The cached .mtx of this kind, field and size."""
+    return gen_matrix(tessel, kind, nnz, cache, "%s-%s-%s.mtx" % (kind, field, label(nnz)),
+                      field == "pattern")
 
-
-def run_measured(cmd):
-    """Runs cmd; returns (wall s, cpu s, peak RSS bytes, stderr text)."""
-    err = tempfile.TemporaryFile(mode="w+")
-    start = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status):
-        err.seek(0)
-        raise RuntimeError(" ".join(cmd) + "\n" + err.read())
-    err.seek(0)
-    # ru_maxrss is in KiB on Linux
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, err.read()
 
 
 def best(runs, fn):

@@ -141,7 +141,8 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
 {
     d2t2_memo *m = c->memo;
     for (unsigned k = 0; m && k < m->n; k++)
-        if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, sizeof(t->t))) {
+        /* the first nidx edges only: candidates leave the rest unset */
+        if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, c->nidx * sizeof(t->t[0]))) {
             *bytes = m->bytes[k];
             *dram = m->dram[k];
             return TESSEL_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "resolved.h"
+#include "spec_internal.h"
 
 typedef struct rb {
     const tessel_allocator *a;
@@ -115,23 +116,16 @@ static const tessel_yaml_node *level_node(const tessel_spec *s, const char *name
     return NULL;
 }
 
-static const char *format_name(int format)
-{
-    static const char *const names[] = { "coo", "csr", "bitmap", "uop-cp", "rle" };
-    return format >= 0 && format < 5 ? names[format] : "csr";
-}
-
 /* A format as the spec spells it: a name, or a rank list "[UOP, CP]". */
 static char *format_text(rb *b, int format, unsigned nranks, const unsigned char *ranks)
 {
-    static const char *const rank_names[] = { "UOP", "CP", "B", "RLE", "UB" };
     if (format != TESSEL_SPEC_FORMAT_RANKS)
-        return dup(b, format_name(format));
+        return dup(b, spec_format_name(format));
     char text[96] = "[";
     for (unsigned r = 0; r < nranks && r < TESSEL_SPEC_MAX_INDICES; r++) {
-        const char *nm = ranks[r] < 5 ? rank_names[ranks[r]] : "?";
         size_t len = strlen(text);
-        snprintf(text + len, sizeof(text) - len, "%s%s", r ? ", " : "", nm);
+        snprintf(text + len, sizeof(text) - len, "%s%s", r ? ", " : "",
+                 spec_rank_format_name(ranks[r]));
     }
     size_t len = strlen(text);
     snprintf(text + len, sizeof(text) - len, "]");
@@ -431,14 +425,14 @@ static void strategy(rb *b, rs_strategy *r)
     note_u64(b, "mapping.strategy_options.rounds", tessel_yaml_get(on, "rounds"), st->rounds);
     r->seed = st->seed;
     note_u64(b, "mapping.strategy_options.seed", tessel_yaml_get(on, "seed"), st->seed);
-    r->worst = dup(b, st->dense_worst ? "dense" : "stats");
+    r->worst = dup(b, spec_worst_name(st->dense_worst));
     note(b, "mapping.strategy_options.worst", tessel_yaml_get(on, "worst"), r->worst);
     r->micro_rows = st->micro[0];
     r->micro_cols = st->micro[1];
     char micro[48];
     snprintf(micro, sizeof(micro), "%" PRIu64 "x%" PRIu64, st->micro[0], st->micro[1]);
     note(b, "mapping.strategy_options.micro_tile", tessel_yaml_get(on, "micro_tile"), micro);
-    r->growth = dup(b, st->growth ? "alternating" : "contracted-first");
+    r->growth = dup(b, spec_growth_name(st->growth));
     note(b, "mapping.strategy_options.growth", tessel_yaml_get(on, "growth"), r->growth);
     strategy_levels(b, r, st->levels);
 }

@@ -92,4 +92,12 @@ int spec_einsum_parse(const char *text, tessel_spec_workload *w, size_t *offset,
 int spec_fill(spec_ctx *c, const tessel_yaml_node *root, const char *default_name,
               tessel_spec *s);
 
+/* The spec's own spellings (validate.c's tables), for writing a spec back:
+ * a tessel_format code's first name ("csr"), a rank format's ("UOP"), the
+ * strategy options `worst` and `growth`. "?" for a code with no name. */
+const char *spec_format_name(int code);
+const char *spec_rank_format_name(unsigned code);
+const char *spec_worst_name(int dense);
+const char *spec_growth_name(int growth);
+
 #endif

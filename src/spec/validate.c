@@ -196,6 +196,19 @@ static int read_positive(vctx *v, const tessel_yaml_node *n, const char *field, 
 /* Rank formats, in tessel_rank_format order (stats.h). */
 static const char *const rank_format_names[] = { "UOP", "CP", "B", "RLE", "UB" };
 
+const char *spec_format_name(int code)
+{
+    for (size_t i = 0; i < N_OF(format_names); i++) /* the first spelling of a code */
+        if (format_codes[i] == code)
+            return format_names[i];
+    return "?";
+}
+
+const char *spec_rank_format_name(unsigned code)
+{
+    return code < N_OF(rank_format_names) ? rank_format_names[code] : "?";
+}
+
 /* A list of rank formats, outermost first: [UOP, CP]. */
 static int rank_formats(vctx *v, const tessel_yaml_node *n, const char *field, int *out,
                         unsigned *nranks, unsigned char *ranks)
@@ -1305,6 +1318,16 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
         if (k >= 0)
             st->order = k + 1;
     }
+}
+
+const char *spec_worst_name(int dense)
+{
+    return strategy_worst_names[dense ? 1 : 0];
+}
+
+const char *spec_growth_name(int growth)
+{
+    return drt_growth_names[growth ? 1 : 0];
 }
 
 static const char *const template_names[] = { "none", "extensor", "gamma", "outerspace",

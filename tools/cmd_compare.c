@@ -157,25 +157,7 @@ static int parse_request(const cli_args *args, compare_request *r)
     r->no_timing = cli_has(args, OPT_NO_TIMING);
     r->quiet = cli_has(args, OPT_QUIET);
     r->strict = cli_has(args, OPT_STRICT);
-    r->sets = calloc((size_t)args->count + 1, sizeof(*r->sets));
-    if (!r->sets) {
-        fprintf(stderr, "tessel compare: error: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
-    for (int i = 0; i < args->count; i++) {
-        char *s = NULL;
-        if (args->option[i] == OPT_SET) {
-            rc = cli_set_arg("compare", args->value[i], &s);
-        } else if (args->option[i] == OPT_TENSOR) {
-            rc = cli_tensor_set("compare", args->value[i], &s);
-        } else {
-            continue;
-        }
-        if (rc)
-            return rc;
-        r->sets[r->nsets++] = s;
-    }
-    return CLI_EXIT_OK;
+    return cli_overrides("compare", args, OPT_SET, OPT_TENSOR, -1, &r->sets, &r->nsets);
 }
 
 static void request_free(compare_request *r)

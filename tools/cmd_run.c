@@ -282,32 +282,8 @@ static int parse_request(const cli_args *args, run_request *req)
     if (req->load.cache_policy == TESSEL_CACHE_OFF)
         req->load.cache_dir = NULL;
 
-    /* --set and --tensor in command-line order, so a later one wins. */
-    req->sets = calloc((size_t)args->count + 1, sizeof(*req->sets));
-    if (!req->sets) {
-        fprintf(stderr, "tessel run: error: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
-    for (int i = 0; i < args->count; i++) {
-        char *s = NULL;
-        if (args->option[i] == OPT_SET) {
-            rc = cli_set_arg("run", args->value[i], &s);
-            if (rc)
-                return rc;
-        } else if (args->option[i] == OPT_TENSOR) {
-            rc = cli_tensor_set("run", args->value[i], &s);
-            if (rc)
-                return rc;
-        } else if (args->option[i] == OPT_STRATEGY) {
-            rc = cli_strategy_set("run", args->value[i], &s);
-            if (rc)
-                return rc;
-        } else {
-            continue;
-        }
-        req->sets[req->nsets++] = s;
-    }
-    return CLI_EXIT_OK;
+    /* --set, --tensor and --strategy in command-line order, so a later one wins. */
+    return cli_overrides("run", args, OPT_SET, OPT_TENSOR, OPT_STRATEGY, &req->sets, &req->nsets);
 }
 
 /* ------------------------------------------------------------------ */

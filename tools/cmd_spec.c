@@ -44,27 +44,6 @@ static void help(void)
         "  tessel spec specs/extensor.yaml --set PEB.capacity=64KiB --origins\n");
 }
 
-/* The --set/--tensor/--strategy arguments as spec overrides, in order. */
-static int collect_sets(const cli_args *args, char **sets, size_t *n)
-{
-    for (int i = 0; i < args->count; i++) {
-        char *s = NULL;
-        int rc = 0;
-        if (args->option[i] == OPT_SET)
-            rc = cli_set_arg("spec", args->value[i], &s);
-        else if (args->option[i] == OPT_TENSOR)
-            rc = cli_tensor_set("spec", args->value[i], &s);
-        else if (args->option[i] == OPT_STRATEGY)
-            rc = cli_strategy_set("spec", args->value[i], &s);
-        else
-            continue;
-        if (rc)
-            return rc;
-        sets[(*n)++] = s;
-    }
-    return CLI_EXIT_OK;
-}
-
 static int write_origins(const tessel_spec *s, FILE *f)
 {
     tessel_spec_origin *items = NULL;
@@ -117,13 +96,9 @@ static int run(const cli_args *args)
 {
     if (cli_positionals(args) != 1)
         return cli_usage_error("spec", "expected one SPEC file (see tessel spec --help)");
-    char **sets = calloc((size_t)args->count + 1, sizeof(*sets));
-    if (!sets) {
-        fprintf(stderr, "tessel spec: error: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
+    char **sets = NULL;
     size_t n = 0;
-    int rc = collect_sets(args, sets, &n);
+    int rc = cli_overrides("spec", args, OPT_SET, OPT_TENSOR, OPT_STRATEGY, &sets, &n);
     tessel_spec *s = NULL;
     if (!rc) {
         tessel_diag_list errors;

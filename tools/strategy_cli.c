@@ -51,3 +51,30 @@ void cli_print_choice(FILE *f, const tessel_strategy_choice *c, int no_timing)
         fprintf(f, "  decided in %.3f s (%llu candidate shapes)\n", c->seconds,
                 (unsigned long long)c->candidates);
 }
+
+int cli_overrides(const char *cmd, const cli_args *args, int opt_set, int opt_tensor,
+                  int opt_strategy, char ***sets, size_t *n)
+{
+    *n = 0;
+    *sets = calloc((size_t)args->count + 1, sizeof(**sets));
+    if (!*sets) {
+        fprintf(stderr, "tessel %s: error: out of memory\n", cmd);
+        return CLI_EXIT_FAILURE;
+    }
+    for (int i = 0; i < args->count; i++) {
+        char *s = NULL;
+        int o = args->option[i], rc;
+        if (o == opt_set)
+            rc = cli_set_arg(cmd, args->value[i], &s);
+        else if (o == opt_tensor)
+            rc = cli_tensor_set(cmd, args->value[i], &s);
+        else if (opt_strategy >= 0 && o == opt_strategy)
+            rc = cli_strategy_set(cmd, args->value[i], &s);
+        else
+            continue;
+        if (rc)
+            return rc;
+        (*sets)[(*n)++] = s;
+    }
+    return CLI_EXIT_OK;
+}

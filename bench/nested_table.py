@@ -20,6 +20,7 @@ Statistics are collected once per matrix (--save-stats) and every point evaluate
 them (--stats), as a sweep would. Figures only, no pass/fail.
 """
 import argparse
+import statistics
 import csv
 import os
 import subprocess

@@ -24,104 +24,10 @@ void tessel_stat_options_init(tessel_stat_options *o)
 /* ------------------------------------------------------------------ */
 /* Statistics of one input. */
 
-static void input_free(const tessel_allocator *a, stat_input *in)
-{
-    if (in->base) {
-        stat_grid_free(a, in->base);
-        tessel_dealloc(a, in->base);
-    }
-    tessel_tile_grid_free(&in->grid);
-    tessel_d2t2_free(&in->d2t2);
-    tessel_dealloc(a, in->line_nnz[0]);
-    tessel_dealloc(a, in->line_nnz[1]);
-    memset(in, 0, sizeof(*in));
-}
-
-/* Line counts: per row [0] and per column [1] of a matrix; of a 3-tensor
- * T[i,x,k], per i [0] and per k [1] (the contracted mode). */
-static int line_counts(const tessel_tensor *t, const tessel_allocator *a, stat_input *in)
-{
-    unsigned last = t->order - 1;
-    uint64_t n[2] = { t->dims[0], t->dims[last] };
-    for (unsigned m = 0; m < 2; m++) {
-        in->line_nnz[m] = tessel_alloc_array(a, n[m] + 1, sizeof(uint64_t));
-        if (!in->line_nnz[m])
-            return TESSEL_ENOMEM;
-        memset(in->line_nnz[m], 0, (n[m] + 1) * sizeof(uint64_t));
-    }
-    for (uint64_t r = 0; r < t->dims[0]; r++) {
-        in->line_nnz[0][r] = t->ptr[r + 1] - t->ptr[r];
-        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
-            in->line_nnz[1][t->idx[last][p]]++;
-    }
-    in->dims[0] = t->dims[0];
-    in->dims[1] = t->dims[last];
-    return TESSEL_OK;
-}
-
-/* The base grid as compressed rows: a matrix's tile rows, or a 3-tensor's
- * (i, x) cells i-major against k. */
-static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid **out)
-{
-    stat_grid *b = tessel_alloc(a, sizeof(*b));
-    if (!b)
-        return TESSEL_ENOMEM;
-    int rc = stat_grid_from_tile_grid(g, a, b);
-    if (!rc && g->order == 3) {
-        /* key = x * ext_k + k: rows become i * ext_x + x */
-        stat_grid u;
-        rc = stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty, a, &u);
-        if (!rc) {
-            for (uint64_t n = 0; n < g->nonempty; n++) {
-                uint64_t row = g->group[n] * g->extent[1] + g->key[n] / g->extent[2];
-                u.ptr[row + 1]++;
-                u.col[n] = g->key[n] % g->extent[2];
-                u.nnz[n] = g->count[n];
-            }
-            for (uint64_t r = 0; r < u.rows; r++)
-                u.ptr[r + 1] += u.ptr[r];
-            stat_grid_free(a, b);
-            *b = u;
-        }
-    }
-    if (rc) {
-        stat_grid_free(a, b);
-        tessel_dealloc(a, b);
-        return rc;
-    }
-    *out = b;
-    return TESSEL_OK;
-}
-
-/* mode_base: the base edge of each of t's modes (a matrix's rows and
- * columns; a 3-tensor's three modes). */
-static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
-                         const uint64_t *mode_base, const tessel_allocator *a, stat_input *in,
-                         tessel_diag *diag)
-{
-    memset(in, 0, sizeof(*in));
-    int rc;
-    if (t->order == 2) {
-        rc = tessel_d2t2_collect(t, mode_base, opt->sample_fraction, opt->seed, a, &in->d2t2,
-                                 diag);
-        if (!rc)
-            rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
-    } else {
-        rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
-    }
-    if (!rc && base_rows(in->grid, a, &in->base))
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (!rc && line_counts(t, a, in))
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (rc)
-        input_free(a, in);
-    return rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* What the estimator does not model yet, said before any work. */
 
-static int check_workload(const tessel_spec *s, tessel_diag *diag)
+int stat_check_workload(const tessel_spec *s, tessel_diag *diag)
 {
     if (s->workload.kind != TESSEL_WORKLOAD_SPMSPM && s->workload.kind != TESSEL_WORKLOAD_SPMV &&
         s->workload.kind != TESSEL_WORKLOAD_TTM && s->workload.kind != TESSEL_WORKLOAD_MTTKRP)
@@ -135,7 +41,7 @@ static int check_workload(const tessel_spec *s, tessel_diag *diag)
 
 /* Formats: per-rank lists need per-tile prefix counts that only the data
  * has. */
-static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
+int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
     for (unsigned l = 1; l < s->nlevels; l++) {
         const tessel_spec_level *lv = &s->level[l];
@@ -158,7 +64,7 @@ static int check_design_levels(const tessel_spec *s, tessel_diag *diag)
  * loops; stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
  * same skipping at every level). Everything else takes the walk
  * (stat_walk.c). */
-static int closed_sums_apply(const engine *e)
+int stat_closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
     if (s->nlevels < 2 || e->kind == TESSEL_WORKLOAD_MTTKRP)
@@ -287,7 +193,7 @@ static double multiplicity(const stat_input *a, const stat_input *b, uint64_t tk
     return sum;
 }
 
-static double flops_of(const stat_input *a, const stat_input *b)
+double stat_flops_of(const stat_input *a, const stat_input *b)
 {
     double f = 0;
     for (uint64_t k = 0; k < a->dims[1] && k < b->dims[0]; k++)
@@ -540,8 +446,8 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     return rc;
 }
 
-static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
-                    const tessel_allocator *a, tessel_diag *diag)
+int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                  const tessel_allocator *a, tessel_diag *diag)
 {
     boundary bd;
     memset(&bd, 0, sizeof(bd));
@@ -561,7 +467,7 @@ static int evaluate(engine *e, const stat_input *in[2], const stat_output_sample
         stat_grid_free(a, &g.gb);
         return rc;
     }
-    return stat_solve(e, &bd, &g, &p, flops_of(in[0], in[1]),
+    return stat_solve(e, &bd, &g, &p, stat_flops_of(in[0], in[1]),
                       multiplicity(in[0], in[1], p.tk), sample, diag);
 }
 
@@ -629,8 +535,8 @@ static int cache_point(engine *e, const stat_input *in[2], const boundary *bd,
 }
 
 /* STAT_CACHE_DECLINED: the caller evaluates without the cache. */
-static int evaluate_cached(engine *e, const stat_input *in[2], const stat_output_sample *sample,
-                           double flops, tessel_stat_cache *cache, tessel_diag *diag)
+int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                         double flops, tessel_stat_cache *cache, tessel_diag *diag)
 {
     boundary bd;
     memset(&bd, 0, sizeof(bd));
@@ -658,366 +564,3 @@ static int evaluate_cached(engine *e, const stat_input *in[2], const stat_output
     return TESSEL_OK;
 }
 
-/* ------------------------------------------------------------------ */
-/* Statistics once, design points many times. */
-
-struct tessel_stat_data {
-    const tessel_allocator *alloc;
-    engine e;             /* roles and operand tensors */
-    char einsum[512];     /* the workload they were collected for */
-    char label[256];      /* its data, as the `data` report column names it */
-    stat_input in[NIN];
-    int same_as[NIN];     /* the earlier input whose statistics these are, or -1 */
-    int has_sample;
-    stat_output_sample sample;
-    double seconds;
-    double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
-    stat_census census;   /* rule 3's counts (compulsory.c) */
-};
-
-void tessel_stat_data_free(tessel_stat_data **sp)
-{
-    if (!sp || !*sp)
-        return;
-    tessel_stat_data *s = *sp;
-    *sp = NULL;
-    stat_output_sample_free(s->alloc, &s->sample);
-    for (unsigned i = 0; i < NIN; i++)
-        if (s->same_as[i] < 0)
-            input_free(s->alloc, &s->in[i]);
-    exact_engine_free(&s->e);
-    tessel_dealloc(s->alloc, s);
-}
-
-
-const char *tessel_stat_data_label(const tessel_stat_data *s)
-{
-    return s ? s->label : "";
-}
-
-double tessel_stat_data_seconds(const tessel_stat_data *s)
-{
-    return s ? s->seconds : 0;
-}
-
-const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigned tensor,
-                                              int *index)
-{
-    if (!s)
-        return NULL;
-    for (unsigned i = 0; i < s->e.nin; i++) {
-        const operand *op = &s->e.in[i];
-        if (op->spec_tensor != tensor)
-            continue;
-        const stat_input *in = &s->in[s->same_as[i] >= 0 ? (unsigned)s->same_as[i] : i];
-        if (!in->grid || in->grid->order != op->order)
-            return NULL;
-        for (unsigned m = 0; m < op->order; m++)
-            index[m] = s->e.spec_index[op->x[m]];
-        return in->grid;
-    }
-    return NULL;
-}
-
-
-stat_data_view stat_data_view_of(const tessel_stat_data *cs)
-{
-    tessel_stat_data *s = (tessel_stat_data *)cs;
-    stat_data_view v = { s->alloc, &s->e, s->einsum, s->label, s->in, s->same_as,
-                         &s->has_sample, &s->sample };
-    return v;
-}
-
-tessel_stat_data *stat_data_alloc(const tessel_allocator *a)
-{
-    tessel_stat_data *s = tessel_alloc(a, sizeof(*s));
-    if (!s)
-        return NULL;
-    memset(s, 0, sizeof(*s));
-    s->alloc = a;
-    s->e.alloc = a;
-    for (unsigned i = 0; i < NIN; i++)
-        s->same_as[i] = -1;
-    return s;
-}
-
-/* Input i's statistics (shared with an earlier input of the same data). */
-static const stat_input *input_of(const tessel_stat_data *s, unsigned i)
-{
-    return s->same_as[i] < 0 ? &s->in[i] : &s->in[s->same_as[i]];
-}
-
-void stat_data_finish(tessel_stat_data *s)
-{
-    if (s->e.kind != TESSEL_WORKLOAD_MTTKRP)
-        s->flops = flops_of(input_of(s, 0), input_of(s, 1));
-    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
-    stat_census_collect(&s->e, ins, &s->census);
-}
-
-void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
-{
-    const tessel_tile_grid *ga = in[0]->grid, *gb = in[1]->grid;
-    if (e->kind == TESSEL_WORKLOAD_MTTKRP) {
-        /* cells along i, r, k, j */
-        const tessel_tile_grid *gc = in[2]->grid;
-        base[0] = ga->tile[0];
-        base[1] = gb->tile[1];
-        base[2] = tessel_gcd(ga->tile[2], gc->tile[0]);
-        base[3] = tessel_gcd(ga->tile[1], gb->tile[0]);
-        return;
-    }
-    unsigned km = ga->order - 1; /* A's contracted mode */
-    base[0] = ga->tile[0];
-    base[1] = gb->tile[1];
-    base[2] = tessel_gcd(ga->tile[km], gb->tile[0]);
-    base[3] = ga->order == 3 ? ga->tile[1] : 1;
-}
-
-static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
-{
-    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1),
-                                   s->e.nin > 2 ? input_of(s, 2) : NULL };
-    uint64_t base[4];
-    stat_sample_base(&s->e, ins, base);
-    int rc;
-    if (s->e.kind == TESSEL_WORKLOAD_MTTKRP)
-        rc = stat_output_sample_collect_mttkrp(s->e.in[0].t, s->e.in[1].t, s->e.in[2].t, base,
-                                               opt->output_fraction, opt->output_min_flops,
-                                               opt->seed, s->alloc, &s->sample);
-    else
-        rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
-                                        opt->output_min_flops, opt->seed, opt->output_legacy,
-                                        s->alloc, &s->sample);
-    if (rc == TESSEL_ERANGE)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
-                               "the output sample's base cells do not fit in 64 bits; use a "
-                               "coarser --base or no output sample");
-    if (rc)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
-    s->has_sample = 1;
-    return TESSEL_OK;
-}
-
-/* Each input's base edges per mode: the caller's RxC (rows of every
- * operand on R, its last mode on C), or chosen from the spec's tiles
- * (stat_base.c); and which inputs share one tensor's statistics. */
-static void collection_bases(const engine *e, const tessel_stat_options *opt, int *same_as,
-                             uint64_t mode_base[][3])
-{
-    for (unsigned i = 0; i < e->nin; i++)
-        for (unsigned j = 0; j < i; j++)
-            if (e->in[j].t == e->in[i].t && same_as[j] < 0)
-                same_as[i] = (int)j;
-    if (opt->base[0] && opt->base[1]) {
-        for (unsigned i = 0; i < e->nin; i++)
-            for (unsigned m = 0; m < 3; m++)
-                mode_base[i][m] = opt->base[m + 1 == e->in[i].order ? 1 : 0];
-        return;
-    }
-    uint64_t index_base[NX];
-    stat_auto_base(e, opt, index_base);
-    stat_operand_bases(e, index_base, same_as, mode_base);
-}
-
-int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data *data,
-                            const tessel_stat_options *opt, const tessel_allocator *a,
-                            tessel_stat_data **out, tessel_diag *diag)
-{
-    *out = NULL;
-    double start = model_now();
-    tessel_stat_options defaults;
-    if (!opt) {
-        tessel_stat_options_init(&defaults);
-        opt = &defaults;
-    }
-    int rc = check_workload(spec, diag);
-    if (rc)
-        return rc;
-    tessel_stat_data *s = stat_data_alloc(a);
-    if (!s)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    snprintf(s->einsum, sizeof(s->einsum), "%s",
-             spec->workload.einsum ? spec->workload.einsum : "");
-    tessel_workload_data_label(data, s->label, sizeof(s->label));
-    s->e.spec = spec;
-    s->e.alloc = a;
-    s->e.diag = diag;
-    s->e.nlev = spec->nlevels;
-    rc = exact_setup_roles(&s->e, data);
-    uint64_t mode_base[NIN][3];
-    if (!rc)
-        collection_bases(&s->e, opt, s->same_as, mode_base);
-    for (unsigned i = 0; !rc && i < s->e.nin; i++)
-        if (s->same_as[i] < 0)
-            rc = input_collect(s->e.in[i].t, opt, mode_base[i], a, &s->in[i], diag);
-    if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
-        rc = collect_sample(s, opt, diag);
-    if (!rc)
-        stat_data_finish(s);
-    s->e.spec = NULL;
-    s->e.diag = NULL;
-    if (rc) {
-        tessel_stat_data_free(&s);
-        return rc;
-    }
-    s->seconds = model_now() - start;
-    *out = s;
-    return TESSEL_OK;
-}
-
-int tessel_model_stat_eval(const tessel_spec *spec, const tessel_stat_data *s,
-                           tessel_result *out, tessel_diag *diag)
-{
-    return tessel_model_stat_eval_cached(spec, s, NULL, out, diag);
-}
-
-/* The output sample's standard error goes with output_nnz where that is
- * the sample's estimate (not eq. 20's, which a point without bitsets
- * uses); the walk sums the same weights tile by tile, hence the slack. */
-static void output_stderr(const tessel_stat_data *s, tessel_result *out)
-{
-    if (!s->has_sample || s->sample.nnz_stderr < 0)
-        return;
-    double nnz = s->sample.nnz;
-    if (fabs((double)out->output_nnz - nnz) <= 1e-6 * nnz + 1) {
-        out->output_nnz_stderr = s->sample.nnz_stderr;
-        out->output_nnz_has_stderr = 1;
-    }
-}
-
-/* One point whose tiles are on the statistics' grids. */
-static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
-                      tessel_stat_cache *cache, tessel_result *out, tessel_diag *diag)
-{
-    double start = model_now();
-    memset(out, 0, sizeof(*out));
-    snprintf(out->estimator, sizeof(out->estimator), "stat");
-    out->nlevels = spec->nlevels;
-    out->ntensors = spec->workload.ntensors;
-    if (strcmp(s->einsum, spec->workload.einsum ? spec->workload.einsum : "") != 0)
-        return tessel_diag_set(diag, TESSEL_EINVAL, spec->workload.pos.file,
-                               spec->workload.pos.line, spec->workload.pos.column,
-                               "workload.einsum",
-                               "these statistics were collected for '%s', not '%s'", s->einsum,
-                               spec->workload.einsum ? spec->workload.einsum : "");
-    engine e = s->e; /* shares the operand tensors; never freed here */
-    e.spec = spec;
-    e.diag = diag;
-    e.res = out;
-    e.nlev = spec->nlevels;
-    int rc = check_design_levels(spec, diag);
-    if (!rc) {
-        const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
-        const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
-        double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
-                                                        : s->flops;
-        int closed = closed_sums_apply(&e);
-        rc = STAT_CACHE_DECLINED;
-        if (cache && !stat_cache_belongs(cache, s))
-            rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
-                                 "a stat cache serves the statistics it was created for");
-        else if (cache && closed && e.kind == TESSEL_WORKLOAD_SPMSPM)
-            rc = evaluate_cached(&e, ins, sample, s->flops, cache, diag);
-        if (rc == STAT_CACHE_DECLINED)
-            rc = closed ? evaluate(&e, ins, sample, s->alloc, diag)
-                        : stat_walk_evaluate(&e, ins, sample, flops, diag);
-        /* boundary 1 above; the nested ones in closed form (stat_nested.c) */
-        for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++) {
-            rc = stat_nested_evaluate(&e, b, ins, sample, diag);
-            if (!rc)
-                exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
-        }
-        exact_ob_free(&e);
-        out->stat_walked = !closed;
-        if (!rc)
-            rc = stat_compulsory(&e, &s->census, diag);
-    }
-    if (!rc)
-        exact_finish_counts(&e);
-    if (!rc)
-        output_stderr(s, out);
-    if (!rc)
-        rc = model_result_check(out, spec, diag);
-    out->seconds = model_now() - start;
-    out->stats_seconds = s->seconds;
-    return rc;
-}
-
-typedef struct point_ctx {
-    const tessel_stat_data *s;
-    tessel_stat_cache *cache;
-} point_ctx;
-
-static int on_grid_point(void *ud, const tessel_spec *spec, tessel_result *out, tessel_diag *diag)
-{
-    const point_ctx *p = ud;
-    return eval_point(spec, p->s, p->cache, out, diag);
-}
-
-int tessel_model_stat_eval_cached(const tessel_spec *spec, const tessel_stat_data *s,
-                                  tessel_stat_cache *cache, tessel_result *out,
-                                  tessel_diag *diag)
-{
-    point_ctx p = { s, cache };
-    if (strcmp(s->einsum, spec->workload.einsum ? spec->workload.einsum : "") != 0)
-        return eval_point(spec, s, cache, out, diag); /* which says so */
-    engine e = s->e;
-    e.spec = spec;
-    const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
-    return stat_offgrid_eval(&e, ins, on_grid_point, &p, out, diag);
-}
-
-int tessel_model_stat(const tessel_spec *spec, const tessel_workload_data *data,
-                      const tessel_stat_options *opt, const tessel_allocator *a,
-                      tessel_result *out, tessel_diag *diag)
-{
-    memset(out, 0, sizeof(*out));
-    tessel_stat_data *s = NULL;
-    int rc = check_workload(spec, diag);
-    if (!rc) {
-        /* a spec the estimator cannot handle fails before the statistics */
-        rc = check_design_levels(spec, diag);
-    }
-    if (!rc)
-        rc = tessel_stat_data_create(spec, data, opt, a, &s, diag);
-    if (!rc)
-        rc = tessel_model_stat_eval(spec, s, out, diag);
-    tessel_stat_data_free(&s);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Read access for other modules (model.h). */
-
-const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned tensor,
-                                          unsigned side, uint64_t *n, int *index)
-{
-    if (!s || side > 1)
-        return NULL;
-    for (unsigned i = 0; i < s->e.nin; i++) {
-        const operand *op = &s->e.in[i];
-        if (op->spec_tensor != tensor)
-            continue;
-        const stat_input *in = input_of(s, i);
-        if (!in->line_nnz[side] || op->order < 2)
-            return NULL;
-        unsigned m = side ? op->order - 1 : 0;
-        if (n)
-            *n = in->dims[side];
-        if (index)
-            *index = s->e.spec_index[op->x[m]];
-        return in->line_nnz[side];
-    }
-    return NULL;
-}
-
-double tessel_stat_data_output_nnz(const tessel_stat_data *s)
-{
-    return s && s->has_sample ? s->sample.nnz : -1.0;
-}
-
-double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s)
-{
-    return s && s->has_sample ? s->sample.nnz_stderr : -1.0;
-}

@@ -133,4 +133,20 @@ double stat_output_tile_bytes(const stat_problem *p, double nnz);
 int stat_output_traffic(const work *w, const pair_sums *ps, const stat_known *known,
                         stat_outcome *o);
 
+
+/* Lowest and highest set bit of a non-zero word. */
+static inline unsigned stat_low_bit(uint64_t x)
+{
+    return (unsigned)__builtin_ctzll(x);
+}
+
+static inline unsigned stat_high_bit(uint64_t x)
+{
+    return 63u - (unsigned)__builtin_clzll(x);
+}
+
+/* Bytes of a tile of `cells` cells as data and metadata lines in its
+ * nonzeros (stat_spmspm.c). */
+affine stat_affine_fit(const tile_cost *tc, uint64_t cells);
+
 #endif

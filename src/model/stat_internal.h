@@ -258,4 +258,18 @@ int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s);
 void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,
                         unsigned t_b);
 
+
+/* stat.c, for stat_data.c: what the closed form does not model yet (an
+ * error naming it), whether the closed sums apply, the multiplies from the
+ * line counts, and one design point from the statistics (with or without
+ * a tessel_stat_cache; STAT_CACHE_DECLINED: evaluate without). */
+int stat_check_workload(const tessel_spec *s, tessel_diag *diag);
+int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag);
+int stat_closed_sums_apply(const engine *e);
+double stat_flops_of(const stat_input *a, const stat_input *b);
+int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                  const tessel_allocator *a, tessel_diag *diag);
+int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                         double flops, tessel_stat_cache *cache, tessel_diag *diag);
+
 #endif

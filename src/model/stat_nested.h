@@ -28,6 +28,29 @@ typedef struct nested {
 } nested;
 
 
+/* One input seen as X[o, k] against its partner P[k, f]: A with B
+ * (o = i, f = j), or B^T with A^T (o = j, f = i). */
+typedef struct nested_side {
+    const stat_grid *x, *p;
+    unsigned xo, xf;           /* engine indices of o and f */
+    unsigned op;               /* operand: 0 A, 1 B */
+    uint64_t cf;               /* coarse f block splitting X's runs (stat_nested_block) */
+} nested_side;
+
+enum { WALK_NONE, WALK_ALONE, WALK_ROW, WALK_OUTER, WALK_COLUMN };
+
+/* stat_nested_merge.c: which merge walk X[o, k] against P[k, f] takes at
+ * level b (WALK_NONE: none, or past its budget). */
+int stat_nested_walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint64_t orows,
+                        uint64_t fcols, uint64_t K);
+
+/* Runs of X's tiles (runs[], per X tile) merged inside one level b-1 tile
+ * by walk w. */
+int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, double *runs);
+
+/* Coarse blocks of size cf holding a tile of grid row r. */
+uint64_t stat_nested_row_blocks(const stat_grid *g, uint64_t r, uint64_t cf);
+
 /* Boundary b >= 2 of SpMSpM / SpMV from the statistics into e->res:
  * fills, write-backs and updates per tensor at level b, without walking
  * the effectual iterations. Needs the output sample. */

@@ -1,0 +1,674 @@
+/* The merge walks of the nested stat closed form (stat_nested.c): runs of
+ * an input's uses at boundary b that continue inside one level b-1 tile
+ * because the iterations between them are all non-effectual. Each walk
+ * covers one arrangement of level b's loops (walk_of); past its budget a
+ * walk is not run and the runs stay upper bounds. */
+#include <math.h>
+#include <string.h>
+
+#include "stat_nested.h"
+/* Level b's own loop order: position of engine index x among level b's
+ * digits, -1 when level b has no loop over x. */
+static int level_pos(const nested *n, unsigned x)
+{
+    int p = 0;
+    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++) {
+        if (n->bd.d[d].radix <= 1)
+            continue; /* one value: no loop */
+        if (n->bd.d[d].x == x)
+            return p;
+        p++;
+    }
+    return -1;
+}
+
+/* The block of level b-1's tile along x, in level-b tiles; UINT64_MAX
+ * when level b-1 has no loop over x (one block). */
+static uint64_t outer_block(const nested *n, unsigned x)
+{
+    for (unsigned d = n->first_digit; d-- > 0;)
+        if (n->bd.d[d].x == x)
+            return n->bd.d[d].div;
+    return UINT64_MAX;
+}
+
+static uint64_t block_of(uint64_t v, uint64_t cf)
+{
+    return cf == UINT64_MAX ? 0 : v / cf;
+}
+
+/* Distinct blocks of cf among the columns of row r of g (sorted). */
+uint64_t stat_nested_row_blocks(const stat_grid *g, uint64_t r, uint64_t cf)
+{
+    uint64_t cnt = 0, prev = UINT64_MAX;
+    for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+        uint64_t b = block_of(g->col[t], cf);
+        if (b != prev) {
+            prev = b;
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+/* row_blocks once per row: memo[k] is 1 + the count, 0 not yet known. */
+static double blocks_of(const stat_grid *p, uint64_t k, uint64_t cf, uint64_t *memo)
+{
+    if (!memo[k])
+        memo[k] = 1 + stat_nested_row_blocks(p, k, cf);
+    return (double)(memo[k] - 1);
+}
+
+/* Level-b order (k, f, o): inside one level b-1 tile, all uses of X(o, k)
+ * at one k follow each other when it is the only tile of column k in its
+ * o block: one run per outer f block instead of one per use. Marks those
+ * tiles' runs in runs[]. */
+static int merge_column_alone(const nested *n, const nested_side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t cb_o = outer_block(n, sd->xo), cb_f = outer_block(n, sd->xf);
+    uint64_t *blk = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *cnt = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *first = stat_zeroed(a, x->cols, sizeof(uint64_t));
+    uint64_t *memo = stat_zeroed(a, p->rows, sizeof(uint64_t));
+    if (!blk || !cnt || !first || !memo) {
+        tessel_dealloc(a, blk);
+        tessel_dealloc(a, cnt);
+        tessel_dealloc(a, first);
+        tessel_dealloc(a, memo);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < x->cols; k++)
+        blk[k] = UINT64_MAX;
+    /* a column's tiles per o block, in row order: how many, the first */
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            uint64_t k = x->col[t], b = block_of(o, cb_o);
+            if (blk[k] != b) {
+                if (cnt[k] == 1 && k < p->rows)
+                    runs[first[k]] = blocks_of(p, k, cb_f, memo);
+                blk[k] = b;
+                cnt[k] = 0;
+                first[k] = t;
+            }
+            cnt[k]++;
+        }
+    for (uint64_t k = 0; k < x->cols; k++)
+        if (cnt[k] == 1 && k < p->rows)
+            runs[first[k]] = blocks_of(p, k, cb_f, memo);
+    tessel_dealloc(a, blk);
+    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, memo);
+    return TESSEL_OK;
+}
+
+/* The merges of X's runs inside one level b-1 tile, by merge groups
+ * (their cost adds to the boundary's: each tile times the words of its
+ * partner row over f).
+ *
+ * Every walk below (level-b orders (o, f, k), (f, o, k) and (f, k, o))
+ * visits, per f, the X tiles of one group (an o block x a k block of the
+ * outer tile) in a fixed order, and X(o, k) stays resident from one
+ * effectual f to the next in the same merge block of f (level b-1's f
+ * tile: runs into the next outer tile are stat_nested_across.c's) when
+ * the previous f's last tile in the group is this f's first. With the group's tiles as
+ * entries m = 0 .. n-1 in visiting order and R_m the set of f that meet
+ * entry m (P's row k_m), f's first tile is the least m whose R_m holds f,
+ * its last the greatest. So the merges on entry m are the f in
+ * F_m = R_m - (R_0 | .. | R_m-1) whose predecessor among the effectual f
+ * (E = the union of all R) lies in L_m = R_m - (R_m+1 | .. | R_n-1) and
+ * in the same merge block. All of it is word-parallel over bitsets of f:
+ * the cost is the group's entries times the words its R span, never the
+ * output pairs times the words of k. Only an entry whose k occurs once in
+ * the group can have both first and last f, so a group keeps, per k, its
+ * first and its last tile. */
+typedef struct fbits {
+    uint64_t wf, rows;       /* words per row of f, P's rows */
+    uint64_t *bits;          /* rows x wf: R_k */
+    uint64_t *lo, *hi;       /* per row: its first and one past its last non-zero word */
+    uint64_t *wall;          /* wf: the first f of every merge block */
+    uint64_t *suf, cap;      /* one group's suffix unions, cap words */
+    uint64_t *pre, *cnt;     /* wf: running union; per entry: merges */
+} fbits;
+
+/* Bitset memory beyond which the (f, k, o) walk keeps to sorted lists. */
+#define NESTED_FBITS_BUDGET (UINT64_C(1) << 24)
+
+static void fbits_free(const tessel_allocator *a, fbits *fb)
+{
+    tessel_dealloc(a, fb->bits);
+    tessel_dealloc(a, fb->lo);
+    tessel_dealloc(a, fb->hi);
+    tessel_dealloc(a, fb->wall);
+    tessel_dealloc(a, fb->suf);
+    tessel_dealloc(a, fb->pre);
+    tessel_dealloc(a, fb->cnt);
+}
+
+/* P's rows as bitsets over f, merge blocks of cb_f; groups of up to
+ * max_n entries. */
+static int fbits_init(const tessel_allocator *a, const stat_grid *p, uint64_t cb_f,
+                      uint64_t max_n, fbits *fb)
+{
+    memset(fb, 0, sizeof(*fb));
+    fb->wf = (p->cols + 63) / 64;
+    fb->rows = p->rows;
+    fb->bits = stat_zeroed(a, p->rows * fb->wf, sizeof(uint64_t));
+    fb->lo = stat_zeroed(a, p->rows, sizeof(uint64_t));
+    fb->hi = stat_zeroed(a, p->rows, sizeof(uint64_t));
+    fb->wall = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
+    fb->pre = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
+    fb->cnt = stat_zeroed(a, max_n + 1, sizeof(uint64_t));
+    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt) {
+        fbits_free(a, fb);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k < p->rows; k++) {
+        uint64_t *r = &fb->bits[k * fb->wf];
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            r[p->col[t] / 64] |= UINT64_C(1) << (p->col[t] % 64);
+        if (p->ptr[k] < p->ptr[k + 1]) {
+            fb->lo[k] = p->col[p->ptr[k]] / 64;
+            fb->hi[k] = p->col[p->ptr[k + 1] - 1] / 64 + 1;
+        }
+    }
+    if (cb_f != UINT64_MAX)
+        for (uint64_t f = 0; f < p->cols; f += cb_f)
+            fb->wall[f / 64] |= UINT64_C(1) << (f % 64);
+    return TESSEL_OK;
+}
+
+/* Room for n + 1 suffix unions of span words. */
+static int fbits_reserve(const tessel_allocator *a, fbits *fb, uint64_t words)
+{
+    if (words <= fb->cap)
+        return TESSEL_OK;
+    tessel_dealloc(a, fb->suf);
+    fb->cap = words > 2 * fb->cap ? words : 2 * fb->cap;
+    fb->suf = tessel_alloc_array(a, fb->cap, sizeof(uint64_t));
+    return fb->suf ? TESSEL_OK : TESSEL_ENOMEM;
+}
+
+/* How many f of F = r - pre have their predecessor in E (same merge
+ * block) in L = r - next, over span words from word lo: L's bits moved
+ * one place up, then carried across the gaps of E (but not over a wall)
+ * onto the next effectual f, by one multi-word addition. */
+static uint64_t succ_count(const fbits *fb, const uint64_t *r, const uint64_t *next,
+                           const uint64_t *e, uint64_t lo, uint64_t span)
+{
+    uint64_t carry = 0, in = 0, cnt = 0;
+    for (uint64_t w = 0; w < span; w++) {
+        uint64_t l = r[w] & ~next[w], f = r[w] & ~fb->pre[w], wall = fb->wall[lo + w];
+        uint64_t x = (l << 1) | in;
+        in = l >> 63;
+        uint64_t s = x + (~e[w] & ~wall), s2 = s + carry;
+        carry = (uint64_t)(s < x) | (uint64_t)(s2 < s);
+        cnt += stat_bits_set(s2 & e[w] & ~wall & f);
+    }
+    return cnt;
+}
+
+/* One group of n entries (P rows k[m]; uniq[m]: k[m] occurs once in the
+ * group): the merges on each entry into fb->cnt[m]. */
+static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
+                        const unsigned char *uniq, uint64_t n)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint64_t m = 0; m < n; m++) {
+        fb->cnt[m] = 0;
+        lo = fb->lo[k[m]] < lo ? fb->lo[k[m]] : lo;
+        hi = fb->hi[k[m]] > hi ? fb->hi[k[m]] : hi;
+    }
+    if (lo >= hi)
+        return TESSEL_OK;
+    uint64_t span = hi - lo;
+    if (fbits_reserve(a, fb, (n + 1) * span))
+        return TESSEL_ENOMEM;
+    uint64_t *suf = fb->suf;
+    memset(&suf[n * span], 0, span * sizeof(uint64_t));
+    for (uint64_t m = n; m-- > 0;) {
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        for (uint64_t w = 0; w < span; w++)
+            suf[m * span + w] = suf[(m + 1) * span + w] | r[w];
+    }
+    memset(fb->pre, 0, span * sizeof(uint64_t));
+    for (uint64_t m = 0; m < n; m++) {
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        if (uniq[m])
+            fb->cnt[m] = succ_count(fb, r, &suf[(m + 1) * span], suf, lo, span);
+        for (uint64_t w = 0; w < span; w++)
+            fb->pre[w] |= r[w];
+    }
+    return TESSEL_OK;
+}
+
+/* One group's entries, built by the walks: P row, X tile (or X row for
+ * the (f, k, o) walk), whether the k is alone in the group. */
+typedef struct group {
+    uint64_t n;
+    uint64_t *k, *t;
+    unsigned char *uniq;
+} group;
+
+static void group_free(const tessel_allocator *a, group *g)
+{
+    tessel_dealloc(a, g->k);
+    tessel_dealloc(a, g->t);
+    tessel_dealloc(a, g->uniq);
+    memset(g, 0, sizeof(*g));
+}
+
+/* Room for cap entries; group_free() after, whether or not it failed. */
+static int group_init(const tessel_allocator *a, uint64_t cap, group *g)
+{
+    g->n = 0;
+    g->k = stat_zeroed(a, cap + 1, sizeof(uint64_t));
+    g->t = stat_zeroed(a, cap + 1, sizeof(uint64_t));
+    g->uniq = stat_zeroed(a, cap + 1, sizeof(unsigned char));
+    return g->k && g->t && g->uniq ? TESSEL_OK : TESSEL_ENOMEM;
+}
+
+/* Level-b order (o, f, k): inside one level b-1 tile, row o of X meets
+ * the effectual f in turn, each over its effectual k in the outer k
+ * block; when the last k of one f is the first k of the next, X(o, k)
+ * stays resident (one-level IJK's reuse, stat_walk_pairs). A group is one
+ * row's tiles in one k block (all k distinct). Takes those merges off
+ * runs[]. */
+static int merge_row_walk(const nested *n, const nested_side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t cb_k = outer_block(n, XK);
+    uint64_t maxrow = 0;
+    for (uint64_t o = 0; o < x->rows; o++)
+        if (x->ptr[o + 1] - x->ptr[o] > maxrow)
+            maxrow = x->ptr[o + 1] - x->ptr[o];
+    fbits fb;
+    group g;
+    memset(&g, 0, sizeof(g));
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), maxrow, &fb);
+    if (rc)
+        return rc;
+    rc = group_init(a, maxrow, &g);
+    for (uint64_t o = 0; !rc && o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; !rc && t < x->ptr[o + 1];) {
+            uint64_t kb = block_of(x->col[t], cb_k);
+            g.n = 0;
+            for (; t < x->ptr[o + 1] && block_of(x->col[t], cb_k) == kb; t++)
+                if (x->col[t] < p->rows && p->ptr[x->col[t]] < p->ptr[x->col[t] + 1]) {
+                    g.k[g.n] = x->col[t];
+                    g.t[g.n] = t;
+                    g.uniq[g.n++] = 1;
+                }
+            rc = group_merges(a, &fb, g.k, g.uniq, g.n);
+            for (uint64_t m = 0; !rc && m < g.n; m++)
+                runs[g.t[m]] -= (double)fb.cnt[m];
+        }
+    group_free(a, &g);
+    fbits_free(a, &fb);
+    return rc;
+}
+
+/* Keeps, of a group's entries in visiting order, the first and the last
+ * of each k (seen[k] counts them; cnt[k] holds the group's total). */
+static void group_thin(group *g, uint64_t *cnt, uint64_t *seen)
+{
+    for (uint64_t m = 0; m < g->n; m++)
+        cnt[g->k[m]] = seen[g->k[m]] = 0;
+    for (uint64_t m = 0; m < g->n; m++)
+        cnt[g->k[m]]++;
+    uint64_t kept = 0;
+    for (uint64_t m = 0; m < g->n; m++) {
+        uint64_t k = g->k[m], s = ++seen[k];
+        if (s == 1 || s == cnt[k]) {
+            g->k[kept] = k;
+            g->t[kept] = g->t[m];
+            g->uniq[kept++] = cnt[k] == 1;
+        }
+    }
+    g->n = kept;
+}
+
+/* Level-b order (f, o, k): inside one level b-1 tile, each f walks the
+ * effectual (o, k) of X in order; when one f ends on the X tile the next
+ * f starts on, it stays resident (one-level IJK's reuse of B between
+ * rows, stat_walk_pairs). A group is an o block x a k block, its tiles in
+ * (o, k) order, gathered per o block by linked lists per k block. Takes
+ * those merges off runs[]. */
+static int merge_outer_walk(const nested *n, const nested_side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
+    uint64_t cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    fbits fb;
+    group g;
+    memset(&g, 0, sizeof(g));
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), x->n, &fb);
+    if (rc)
+        return rc;
+    uint64_t *next = stat_zeroed(a, x->n + 1, sizeof(uint64_t));
+    uint64_t *head = stat_zeroed(a, nkb, sizeof(uint64_t));
+    uint64_t *tail = stat_zeroed(a, nkb, sizeof(uint64_t));
+    uint64_t *cnt = stat_zeroed(a, K + 1, sizeof(uint64_t));
+    uint64_t *seen = stat_zeroed(a, K + 1, sizeof(uint64_t));
+    rc = group_init(a, x->n, &g);
+    if (!rc && (!next || !head || !tail || !cnt || !seen))
+        rc = TESSEL_ENOMEM;
+    for (uint64_t kb = 0; !rc && kb < nkb; kb++)
+        head[kb] = UINT64_MAX;
+    for (uint64_t ob = 0; !rc && ob < nob; ob++) {
+        uint64_t o1 = cb_o == UINT64_MAX || (ob + 1) * cb_o > O ? O : (ob + 1) * cb_o;
+        for (uint64_t o = ob * (cb_o == UINT64_MAX ? 0 : cb_o); o < o1; o++)
+            for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+                uint64_t k = x->col[t], kb = block_of(k, cb_k);
+                if (k >= p->rows || p->ptr[k] == p->ptr[k + 1])
+                    continue;
+                next[t] = UINT64_MAX;
+                if (head[kb] == UINT64_MAX)
+                    head[kb] = t;
+                else
+                    next[tail[kb]] = t;
+                tail[kb] = t;
+            }
+        for (uint64_t kb = 0; !rc && kb < nkb; kb++) {
+            if (head[kb] == UINT64_MAX)
+                continue;
+            g.n = 0;
+            for (uint64_t t = head[kb]; t != UINT64_MAX; t = next[t]) {
+                g.k[g.n] = x->col[t];
+                g.t[g.n++] = t;
+            }
+            head[kb] = UINT64_MAX;
+            group_thin(&g, cnt, seen);
+            rc = group_merges(a, &fb, g.k, g.uniq, g.n);
+            for (uint64_t m = 0; !rc && m < g.n; m++)
+                runs[g.t[m]] -= (double)fb.cnt[m];
+        }
+    }
+    group_free(a, &g);
+    tessel_dealloc(a, next);
+    tessel_dealloc(a, head);
+    tessel_dealloc(a, tail);
+    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, seen);
+    fbits_free(a, &fb);
+    return rc;
+}
+
+/* Runs that continue from one f to the next, per (o block, k block) b:
+ * the last X tile key of the previous f, this f's first and last key,
+ * the f (+ 1) that set them, and the blocks this f touched. */
+typedef struct run_tracker {
+    uint64_t nb, ntouched;
+    uint64_t *prev, *first, *last, *stamp, *touched;
+} run_tracker;
+
+static void tracker_free(const tessel_allocator *a, run_tracker *t)
+{
+    tessel_dealloc(a, t->prev);
+    tessel_dealloc(a, t->first);
+    tessel_dealloc(a, t->last);
+    tessel_dealloc(a, t->stamp);
+    tessel_dealloc(a, t->touched);
+}
+
+static int tracker_init(const tessel_allocator *a, uint64_t nb, run_tracker *t)
+{
+    t->nb = nb;
+    t->ntouched = 0;
+    t->prev = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->first = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->last = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->stamp = stat_zeroed(a, nb, sizeof(uint64_t));
+    t->touched = stat_zeroed(a, nb, sizeof(uint64_t));
+    if (t->prev && t->first && t->last && t->stamp && t->touched)
+        return TESSEL_OK;
+    tracker_free(a, t);
+    return TESSEL_ENOMEM;
+}
+
+/* A new outer f block: no run continues into it. */
+static void tracker_reset(run_tracker *t)
+{
+    for (uint64_t b = 0; b < t->nb; b++)
+        t->prev[b] = UINT64_MAX;
+}
+
+/* f visits X tiles first_key .. last_key in block b. */
+static void tracker_visit(run_tracker *t, uint64_t b, uint64_t f, uint64_t first_key,
+                          uint64_t last_key)
+{
+    if (t->stamp[b] != f + 1) {
+        t->stamp[b] = f + 1;
+        t->first[b] = first_key;
+        t->touched[t->ntouched++] = b;
+    }
+    t->last[b] = last_key;
+}
+
+/* The end of an f: the keys of the X tiles on which a run of the previous
+ * f continues into this one, in touched[0 .. returned count). */
+static uint64_t tracker_end_f(run_tracker *t)
+{
+    uint64_t merged = 0;
+    for (uint64_t q = 0; q < t->ntouched; q++) {
+        uint64_t b = t->touched[q];
+        if (t->prev[b] == t->first[b])
+            t->touched[merged++] = t->first[b];
+        t->prev[b] = t->last[b];
+    }
+    t->ntouched = 0;
+    return merged;
+}
+
+/* Index of tile (r, c) of g, which must be non-empty. */
+static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
+{
+    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Level-b order (f, k, o): inside one level b-1 tile, each f walks its
+ * effectual k, each over the X tiles of column k; when one f ends on the
+ * X tile the next f starts on (the same k, whose column holds one tile in
+ * the o block), it stays resident (one-level IKJ's reuse of B between
+ * rows, input_b_outer). Takes those merges off runs[]. Cost: the
+ * partner's tiles times X's tiles per column, so only where P's bitsets
+ * over f would not fit (merge_column_walk); same result as the groups. */
+static int merge_column_lists(const nested *n, const nested_side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t K = x->cols > p->rows ? x->cols : p->rows, O = x->rows;
+    uint64_t cb_f = outer_block(n, sd->xf), cb_o = outer_block(n, sd->xo);
+    uint64_t cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    stat_grid xt, pt;
+    memset(&xt, 0, sizeof(xt));
+    memset(&pt, 0, sizeof(pt));
+    run_tracker tr;
+    int rc = tracker_init(a, nob * nkb, &tr);
+    if (rc)
+        return rc;
+    rc = stat_grid_transpose(x, a, &xt);
+    if (!rc)
+        rc = stat_grid_transpose(p, a, &pt);
+    uint64_t fb = UINT64_MAX;
+    for (uint64_t f = 0; !rc && f < pt.rows; f++) {
+        if (block_of(f, cb_f) != fb) {
+            fb = block_of(f, cb_f);
+            tracker_reset(&tr);
+        }
+        for (uint64_t u = pt.ptr[f]; u < pt.ptr[f + 1]; u++) {
+            uint64_t k = pt.col[u];
+            if (k >= xt.rows)
+                continue;
+            /* column k of X in runs of one o block */
+            for (uint64_t t = xt.ptr[k]; t < xt.ptr[k + 1];) {
+                uint64_t ob = block_of(xt.col[t], cb_o), e = t;
+                while (e + 1 < xt.ptr[k + 1] && block_of(xt.col[e + 1], cb_o) == ob)
+                    e++;
+                tracker_visit(&tr, ob * nkb + block_of(k, cb_k), f, k * O + xt.col[t],
+                              k * O + xt.col[e]);
+                t = e + 1;
+            }
+        }
+        uint64_t merged = tracker_end_f(&tr);
+        for (uint64_t q = 0; q < merged; q++)
+            runs[tile_at(x, tr.touched[q] % O, tr.touched[q] / O)] -= 1;
+    }
+    stat_grid_free(a, &xt);
+    stat_grid_free(a, &pt);
+    tracker_free(a, &tr);
+    return rc;
+}
+
+/* Level-b order (f, k, o) by groups: an o block x a k block, its tiles in
+ * (k, o) order, of which only each column's first and last tile in the o
+ * block count (group_thin's rule, read off X's columns directly). Per k
+ * block, the entries go to linked lists per o block (pool q). */
+static int merge_column_groups(const nested *n, const nested_side *sd, const stat_grid *xt,
+                               double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    uint64_t O = x->rows, K = xt->rows;
+    uint64_t cb_o = outer_block(n, sd->xo), cb_k = outer_block(n, XK);
+    uint64_t nob = cb_o == UINT64_MAX ? 1 : (O + cb_o - 1) / cb_o;
+    uint64_t nkb = cb_k == UINT64_MAX ? 1 : (K + cb_k - 1) / cb_k;
+    fbits fb;
+    int rc = fbits_init(a, p, outer_block(n, sd->xf), 2 * x->n, &fb);
+    if (rc)
+        return rc;
+    group g, q; /* q: the pool; q.t holds each entry's o, then its list link */
+    memset(&g, 0, sizeof(g));
+    memset(&q, 0, sizeof(q));
+    uint64_t *head = stat_zeroed(a, nob, sizeof(uint64_t));
+    uint64_t *tail = stat_zeroed(a, nob, sizeof(uint64_t));
+    uint64_t *link = stat_zeroed(a, 2 * x->n + 1, sizeof(uint64_t));
+    uint64_t *touched = stat_zeroed(a, nob, sizeof(uint64_t));
+    if (group_init(a, 2 * x->n, &g) || group_init(a, 2 * x->n, &q) || !head || !tail ||
+        !link || !touched)
+        rc = TESSEL_ENOMEM;
+    for (uint64_t ob = 0; !rc && ob < nob; ob++)
+        head[ob] = UINT64_MAX;
+    for (uint64_t kb = 0; !rc && kb < nkb; kb++) {
+        uint64_t k1 = cb_k == UINT64_MAX || (kb + 1) * cb_k > K ? K : (kb + 1) * cb_k, nt = 0;
+        q.n = 0;
+        for (uint64_t k = kb * (cb_k == UINT64_MAX ? 0 : cb_k); k < k1; k++) {
+            if (k >= p->rows || p->ptr[k] == p->ptr[k + 1])
+                continue;
+            for (uint64_t u = xt->ptr[k]; u < xt->ptr[k + 1];) {
+                uint64_t ob = block_of(xt->col[u], cb_o), e = u;
+                while (e + 1 < xt->ptr[k + 1] && block_of(xt->col[e + 1], cb_o) == ob)
+                    e++;
+                if (head[ob] == UINT64_MAX)
+                    touched[nt++] = ob;
+                for (uint64_t v = u; v <= e; v = v == e ? e + 1 : e) {
+                    q.k[q.n] = k;
+                    q.t[q.n] = xt->col[v];
+                    q.uniq[q.n] = u == e;
+                    link[q.n] = UINT64_MAX;
+                    if (head[ob] == UINT64_MAX)
+                        head[ob] = q.n;
+                    else
+                        link[tail[ob]] = q.n;
+                    tail[ob] = q.n++;
+                }
+                u = e + 1;
+            }
+        }
+        for (uint64_t i = 0; !rc && i < nt; i++) {
+            uint64_t ob = touched[i];
+            g.n = 0;
+            for (uint64_t m = head[ob]; m != UINT64_MAX; m = link[m]) {
+                g.k[g.n] = q.k[m];
+                g.t[g.n] = q.t[m];
+                g.uniq[g.n++] = q.uniq[m];
+            }
+            head[ob] = UINT64_MAX;
+            rc = group_merges(a, &fb, g.k, g.uniq, g.n);
+            for (uint64_t m = 0; !rc && m < g.n; m++)
+                if (fb.cnt[m])
+                    runs[tile_at(x, g.t[m], g.k[m])] -= (double)fb.cnt[m];
+        }
+    }
+    group_free(a, &g);
+    group_free(a, &q);
+    tessel_dealloc(a, head);
+    tessel_dealloc(a, tail);
+    tessel_dealloc(a, link);
+    tessel_dealloc(a, touched);
+    fbits_free(a, &fb);
+    return rc;
+}
+/* Level-b order (f, k, o): by groups (merge_column_groups), or by the
+ * lists when P's bitsets over f would not fit NESTED_FBITS_BUDGET. */
+static int merge_column_walk(const nested *n, const nested_side *sd, double *runs)
+{
+    const tessel_allocator *a = n->e->alloc;
+    const stat_grid *x = sd->x, *p = sd->p;
+    if ((long double)p->rows * (long double)((p->cols + 63) / 64) > (long double)NESTED_FBITS_BUDGET)
+        return merge_column_lists(n, sd, runs);
+    stat_grid xt;
+    memset(&xt, 0, sizeof(xt));
+    int rc = stat_grid_transpose(x, a, &xt);
+    if (!rc)
+        rc = merge_column_groups(n, sd, &xt, runs);
+    stat_grid_free(a, &xt);
+    return rc;
+}
+
+/* The merge walk for X[o, k] (orows rows) against P[k, f] (fcols
+ * columns), K the extent of k: where level b's own loop over f splits
+ * X's runs (cf == 1), by level b's order; WALK_NONE also where the walk
+ * would cost more than its budget and the runs stay upper bounds. */
+int stat_nested_walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, uint64_t orows,
+                   uint64_t fcols, uint64_t K)
+{
+    int po = level_pos(n, xo), pf = level_pos(n, xf), pk = level_pos(n, XK);
+    uint64_t cb_o = outer_block(n, xo), cb_k = outer_block(n, XK);
+    long double nob = cb_o == UINT64_MAX ? 1 : (long double)((orows + cb_o - 1) / cb_o);
+    long double nkb = cb_k == UINT64_MAX ? 1 : (long double)((K + cb_k - 1) / cb_k);
+    long double words = (long double)((K + 63) / 64);
+    int bits_fit = (long double)orows * (long double)fcols * words <=
+                   (long double)NESTED_BITSET_BUDGET;
+    if (cf != 1)
+        return WALK_NONE;
+    if (pk < pf && pf < po) /* k without a loop at level b (pk -1) is one k: outermost */
+        return WALK_ALONE;
+    if (pf >= 0 && pf < pk && (po < 0 || po < pf))
+        return bits_fit ? WALK_ROW : WALK_NONE;
+    if (pf >= 0 && pf < po && po < pk)
+        return bits_fit && nob * nkb <= 1e8L ? WALK_OUTER : WALK_NONE;
+    if (pf >= 0 && pf < pk && pk < po)
+        return nob * nkb <= 1e8L ? WALK_COLUMN : WALK_NONE;
+    return WALK_NONE;
+}
+
+/* Runs of X's tiles merged inside one level b-1 tile by walk w. */
+int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, double *runs)
+{
+    if (w == WALK_ALONE)
+        return merge_column_alone(n, sd, runs);
+    if (w == WALK_ROW)
+        return merge_row_walk(n, sd, runs);
+    if (w == WALK_OUTER)
+        return merge_outer_walk(n, sd, runs);
+    if (w == WALK_COLUMN)
+        return merge_column_walk(n, sd, runs);
+    return TESSEL_OK;
+}

@@ -17,6 +17,7 @@
 #include "tessel/drt.h"
 #include "test_alloc.h"
 #include "test_specs.h"
+#include "test_data.h"
 
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
@@ -43,15 +44,7 @@ static void paper_spec(tessel_spec *s, const char *order, uint64_t capacity)
 
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], unsigned n)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    for (unsigned i = 0; i < n; i++)
-        ck_assert_int_eq(tessel_coo_builder_add(b, e[i], 1.0), 0);
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return test_coo_matrix(rows, cols, 0, e, n);
 }
 
 /* Random entries with probability `density` plus a band. */
@@ -77,13 +70,7 @@ static tessel_tensor *random_matrix(uint64_t rows, uint64_t cols, double density
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = b;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = b->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, b);
 }
 
 static tessel_result drt_exact(const tessel_spec *s, const tessel_workload_data *d,

@@ -8,6 +8,7 @@
 #include "tessel/model.h"
 #include "test_alloc.h"
 #include "test_specs.h"
+#include "test_data.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixtures: a hand-built spec (independent of the YAML loader). */
@@ -20,15 +21,7 @@ static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t
 
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], size_t n)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(tessel_coo_builder_add(b, e[i], 1.0), 0);
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return test_coo_matrix(rows, cols, 0, e, n);
 }
 
 static tessel_tensor *random_matrix(uint64_t rows, uint64_t cols, double density, unsigned seed)
@@ -51,13 +44,7 @@ static tessel_tensor *random_matrix(uint64_t rows, uint64_t cols, double density
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = b;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = b->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, b);
 }
 
 static const uint64_t Z = 0, A = 1, B = 2;

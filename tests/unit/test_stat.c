@@ -13,6 +13,7 @@
 #include "tessel/model.h"
 #include "test_alloc.h"
 #include "test_specs.h"
+#include "test_data.h"
 
 static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
                         int format, uint64_t capacity)
@@ -56,13 +57,7 @@ static tessel_tensor *load(const char *path)
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = b;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = b->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, b);
 }
 
 static tessel_stat_options full_sample(void)

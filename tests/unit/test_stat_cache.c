@@ -13,6 +13,7 @@
 #include "tessel/model.h"
 #include "test_alloc.h"
 #include "test_specs.h"
+#include "test_data.h"
 
 typedef struct rng {
     uint64_t state;
@@ -60,13 +61,7 @@ static tessel_tensor *synthetic(uint64_t rows, uint64_t cols, double density, un
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = b;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = b->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, b);
 }
 
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };

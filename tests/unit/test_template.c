@@ -14,6 +14,7 @@
 #include "tessel/template.h"
 #include "test_alloc.h"
 #include "test_specs.h"
+#include "test_data.h"
 
 #define RAND1K "../shared/reference/simulator-outputs/rand1k_d1_A.mtx.gz"
 
@@ -27,15 +28,7 @@
 
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*rc)[2], size_t n)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 1, NULL, &b, NULL), 0);
-    for (size_t e = 0; e < n; e++)
-        ck_assert_int_eq(tessel_coo_builder_add(b, rc[e], 1.0), 0);
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return test_coo_matrix(rows, cols, 1, rc, n);
 }
 
 static const uint32_t A_RC[5][2] = { { 0, 0 }, { 0, 2 }, { 2, 1 }, { 2, 2 }, { 2, 3 } };

@@ -1,0 +1,42 @@
+/* Small matrices and SpMSpM workload data for the unit tests, built
+ * through the public COO builder: one copy for every test file. */
+#ifndef TESSEL_TEST_DATA_H
+#define TESSEL_TEST_DATA_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "tessel/tensor.h"
+
+/* A rows x cols matrix holding 1.0 at the n (row, column) entries e
+ * (has_values 0: a pattern matrix). */
+static inline tessel_tensor *test_coo_matrix(uint64_t rows, uint64_t cols, int has_values,
+                                         const uint32_t (*e)[2], size_t n)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, has_values, NULL, &b, NULL), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(tessel_coo_builder_add(b, e[i], 1.0), 0);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+/* Z[i,j] = A[i,k] * B[k,j]: tensors Z (none), A, B and extents i, j, k. */
+static inline void test_spmspm_data(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
+{
+    memset(d, 0, sizeof(*d));
+    d->ntensors = 3;
+    d->tensor[1] = a;
+    d->tensor[2] = b;
+    d->extent[0] = a->dims[0];
+    d->extent[1] = b->dims[1];
+    d->extent[2] = a->dims[1];
+}
+
+#endif

@@ -275,6 +275,13 @@ int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
  * code 0 diagnostics appended to `warnings`); their number or an error. */
 int tessel_sweep_spec_warnings(const tessel_spec *spec, const tessel_energy_db *db,
                                tessel_diag_list *warnings);
+/* tessel_sweep_run with its common options as arguments (threads 0: one
+ * per core; the rest as in tessel_sweep_options); *points and
+ * *eval_seconds (each may be NULL) from its report. */
+int tessel_sweep_run_flat(const tessel_sweep *s, const char *dir, unsigned threads, int timing,
+                          int skip_invalid, int overwrite, tessel_sweep_progress_fn progress,
+                          void *progress_ud, const tessel_allocator *a, uint64_t *points,
+                          double *eval_seconds, tessel_diag *diag);
 
 #ifdef __cplusplus
 }

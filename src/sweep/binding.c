@@ -192,3 +192,26 @@ int tessel_sweep_spec_warnings(const tessel_spec *spec, const tessel_energy_db *
     int m = tessel_energy_warnings(db, spec, rc ? NULL : &energy, warnings);
     return m < 0 ? m : n + m;
 }
+
+int tessel_sweep_run_flat(const tessel_sweep *s, const char *dir, unsigned threads, int timing,
+                          int skip_invalid, int overwrite, tessel_sweep_progress_fn progress,
+                          void *progress_ud, const tessel_allocator *a, uint64_t *points,
+                          double *eval_seconds, tessel_diag *diag)
+{
+    tessel_sweep_options o;
+    tessel_sweep_options_init(&o);
+    o.threads = threads;
+    o.timing = timing;
+    o.skip_invalid = skip_invalid;
+    o.overwrite = overwrite;
+    o.progress = progress;
+    o.progress_ud = progress_ud;
+    tessel_sweep_report report;
+    memset(&report, 0, sizeof(report));
+    int rc = tessel_sweep_run(s, dir, &o, a, &report, diag);
+    if (points)
+        *points = report.points;
+    if (eval_seconds)
+        *eval_seconds = report.eval_seconds;
+    return rc;
+}

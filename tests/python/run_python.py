@@ -13,7 +13,8 @@ preloaded, leak checks off (CPython's own allocations are not ours to report).
             matplotlib or without the shared data
   venv      python -m venv --system-site-packages V; V/bin/pip install --no-index
             --no-build-isolation ./python, then the installed package runs a point;
-            77 without an interpreter that has venv and pip
+            /usr/bin/python3 first; 77 without an interpreter that has venv,
+            ensurepip, setuptools and wheel
 """
 
 import argparse
@@ -26,18 +27,21 @@ import tempfile
 SKIP = 77
 
 
-def candidates():
+def candidates(system_first=False):
     seen = []
-    for c in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+    order = (sys.executable, "/usr/bin/python3", shutil.which("python3"))
+    if system_first:
+        order = ("/usr/bin/python3",) + order
+    for c in order:
         if c and os.path.exists(c) and os.path.realpath(c) not in seen:
             seen.append(os.path.realpath(c))
             yield c
 
 
-def interpreter(modules):
+def interpreter(modules, system_first=False):
     """The first candidate that imports every module named, or None."""
     code = "import " + ", ".join(modules) if modules else "pass"
-    for c in candidates():
+    for c in candidates(system_first):
         if subprocess.run([c, "-c", code], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode == 0:
             return c
@@ -92,7 +96,9 @@ def main():
                 print("run_python: dse.py wrote no Pareto plot at %s" % png)
                 return 1
             return rc
-    py = interpreter(["venv", "ensurepip", "pip"]) or interpreter(["venv", "pip"])
+    # Debian's interpreter first: the install a fresh machine does (python3-venv,
+    # python3-pip, python3-setuptools, python3-wheel)
+    py = interpreter(["venv", "ensurepip", "setuptools", "wheel"], system_first=True)
     if not py:
         print("run_python: skipped: no interpreter with venv and pip")
         return SKIP

@@ -21,6 +21,8 @@ ESTIMATORS = {"exact": 0, "stat": 1, "analytic": 2}
 def lib():
     """The loaded libtessel (loaded on first use; see docs/python.md for where from)."""
     global _lib
+    if _lib is not None:
+        return _lib
     with _lib_lock:
         if _lib is None:
             _lib = load_library()
@@ -52,9 +54,8 @@ def _load_options(drop_zeros=False, complex="magnitude"):
 
 
 def _diag_list():
-    dl = DiagList()
-    lib().tessel_diag_list_init(ctypes.byref(dl), None)
-    return dl
+    """An empty tessel_diag_list: all zero is what tessel_diag_list_init(l, NULL) makes."""
+    return DiagList()
 
 
 class Tensor(object):
@@ -224,18 +225,17 @@ class Spec(object):
         self = cls.__new__(cls)
         self._h = ctypes.c_void_p()
         self._base = base
-        self._sets = list(sets)
-        self._db = None
-        self._db_lock = threading.Lock()
+        self._sets = sets
+        self._db = None  # the base's tables serve (energy_db)
         arr, keep = _c_strings(sets)
-        dl = _diag_list()
-        try:
-            rc = L.tessel_spec_derive(base._h, arr, len(keep), None, ctypes.byref(self._h),
-                                      ctypes.byref(dl))
-            if rc:
+        dl = DiagList()
+        rc = L.tessel_spec_derive(base._h, arr, len(keep), None, ctypes.byref(self._h),
+                                  ctypes.byref(dl))
+        if rc:
+            try:
                 raise _errors.from_list(L, rc, dl, _errors.SpecError)
-        finally:
-            L.tessel_diag_list_free(ctypes.byref(dl))
+            finally:
+                L.tessel_diag_list_free(ctypes.byref(dl))
         return self
 
     def derive(self, set=None, strategy=None):
@@ -415,22 +415,36 @@ def stats(spec, tensors=None, **options):
     return Stats(spec, tensors, **options)
 
 
-def _number(text):
-    if text == "":
+_NUMERIC = frozenset("-0123456789")
+
+
+def _number(text, numeric=_NUMERIC, isdigit=str.isdigit):
+    """A cell as tessel writes it: an integer, a double (never inf or nan: those are
+    written as empty cells), empty (None) or text (names, labels, tiles)."""
+    if not text:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    if text[0] in numeric:
+        if isdigit(text) or (text[0] == "-" and isdigit(text[1:])):
+            return int(text)
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
+
+
+_headers = {}
 
 
 def parse_csv(text):
     """Rows of a tessel CSV as dicts, numbers as int or float, empty cells as None."""
-    return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(text))]
+    head, _, body = text.partition("\n")
+    names = _headers.get(head)
+    if names is None:
+        names = _headers[head] = next(csv.reader((head,)))
+    isdigit = str.isdigit  # integers (most cells) without a call to _number
+    return [dict(zip(names, [int(c) if isdigit(c) else _number(c) for c in cells]))
+            for cells in csv.reader(body.splitlines())]
 
 
 def frame_or_rows(rows):
@@ -446,13 +460,33 @@ class Result(object):
     """One design point: `summary` (dict of summary.csv's columns), `traffic`
     (traffic.csv's rows: DataFrame with pandas, else list of dicts), `summary_csv` and
     `traffic_csv` (the files' text, byte for byte as tessel run writes them) and the
-    rule 4 verdict `feasible` (docs/semantics.md)."""
+    rule 4 verdict `feasible` (docs/semantics.md). Holds the C record until freed."""
 
-    def __init__(self, summary_csv, traffic_csv, feasible):
-        self.summary_csv = summary_csv
-        self.traffic_csv = traffic_csv
-        self.feasible = feasible
+    def __init__(self, record):
+        self._rec = record
         self._summary = None
+        self._text = [None, None]
+
+    @property
+    def feasible(self):
+        return bool(_lib.tessel_sweep_record_feasible(self._rec, None, None))
+
+    def _csv(self, traffic):
+        if self._text[traffic] is None:
+            self._text[traffic] = _lib.tessel_sweep_record_csv(self._rec, traffic).decode()
+        return self._text[traffic]
+
+    @property
+    def summary_csv(self):
+        return self._csv(0)
+
+    @property
+    def traffic_csv(self):
+        return self._csv(1)
+
+    def __del__(self):
+        if _lib is not None and getattr(self, "_rec", None) is not None and self._rec.value:
+            _lib.tessel_sweep_record_free(ctypes.byref(self._rec))
 
     @property
     def summary(self):
@@ -505,18 +539,15 @@ def run(spec, tensors=None, estimator=None, strategy=None, stats=None, set=None,
         workload = Workload(spec, tensors, drop_zeros=drop_zeros)
         data = workload._h
     rec = ctypes.c_void_p()
-    dl = _diag_list()
-    try:
-        rc = L.tessel_sweep_record_create(spec._h, ESTIMATORS[estimator], data, stat, shared,
-                                          cache, db, _b(label) if label else None,
-                                          1 if timing else 0, None, ctypes.byref(rec),
-                                          ctypes.byref(dl))
-        if rc:
+    dl = DiagList()
+    rc = L.tessel_sweep_record_create(spec._h, ESTIMATORS[estimator], data, stat, shared,
+                                      cache, db, _b(label) if label else None,
+                                      1 if timing else 0, None, ctypes.byref(rec),
+                                      ctypes.byref(dl))
+    if rc:
+        try:
             raise _errors.from_list(L, rc, dl)
-        result = Result(L.tessel_sweep_record_csv(rec, 0).decode("utf-8"),
-                        L.tessel_sweep_record_csv(rec, 1).decode("utf-8"),
-                        bool(L.tessel_sweep_record_feasible(rec, None, None)))
-    finally:
-        L.tessel_sweep_record_free(ctypes.byref(rec))
-        L.tessel_diag_list_free(ctypes.byref(dl))
-    return result
+        finally:
+            L.tessel_diag_list_free(ctypes.byref(dl))
+    # own_stats and workload (a one-off run's data) may go now: the record is a value
+    return Result(rec)

@@ -34,7 +34,7 @@ class Notebook(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout)
         # and the code cells, joined, are the script's code
         with open(os.path.join(NB, "dse.ipynb"), encoding="utf-8") as f:
-            code = "".join("".join(c["source"]) for c in json.load(f)["cells"]
+            code = "\n".join("".join(c["source"]) for c in json.load(f)["cells"]
                            if c["cell_type"] == "code")
         with open(os.path.join(NB, "dse.py"), encoding="utf-8") as f:
             script = f.read()

@@ -99,29 +99,18 @@ def load(path, name=None, drop_zeros=False, complex="magnitude"):
     return Tensor(out.value, name if name is not None else _stem(os.fspath(path)))
 
 
-def _int64_array(seq):
-    """A contiguous int64 buffer of seq and its address (numpy without copying when the
-    array is already int64 and contiguous; else array.array)."""
+def _c_array(seq, code):
+    """A contiguous buffer of seq holding int64 (code "q") or double ("d") and its
+    address: a NumPy array without a copy when it already is one, else array.array."""
     try:
         import numpy
         if isinstance(seq, numpy.ndarray):
-            a = numpy.ascontiguousarray(seq, dtype=numpy.int64)
+            a = numpy.ascontiguousarray(seq, dtype=numpy.int64 if code == "q" else
+                                        numpy.float64)
             return a, a.ctypes.data
     except ImportError:
         pass
-    a = array.array("q", seq)
-    return a, a.buffer_info()[0]
-
-
-def _double_array(seq):
-    try:
-        import numpy
-        if isinstance(seq, numpy.ndarray):
-            a = numpy.ascontiguousarray(seq, dtype=numpy.float64)
-            return a, a.ctypes.data
-    except ImportError:
-        pass
-    a = array.array("d", seq)
+    a = array.array(code, seq)
     return a, a.buffer_info()[0]
 
 
@@ -137,7 +126,7 @@ def from_coo(coords, shape, values=None, name="memory", drop_zeros=False):
     ptrs = (ctypes.c_void_p * max(order, 1))()
     nnz = None
     for m in range(order):
-        a, addr = _int64_array(coords[m])
+        a, addr = _c_array(coords[m], "q")
         keep.append(a)
         ptrs[m] = addr
         if nnz is None:
@@ -147,7 +136,7 @@ def from_coo(coords, shape, values=None, name="memory", drop_zeros=False):
     nnz = nnz or 0
     vaddr = None
     if values is not None:
-        v, vaddr = _double_array(values)
+        v, vaddr = _c_array(values, "d")
         keep.append(v)
         if len(v) != nnz:
             raise ValueError("%d values for %d coordinates" % (len(v), nnz))

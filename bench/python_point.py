@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Cost of one design point from Python (tessel.run on statistics collected once) against
 the same points priced from C (bench_binding: tessel_spec_derive + tessel_sweep_record_create
-on the same statistics), in one invocation; issue 28's target is a ratio within 2x.
+on the same statistics, energy_pj read from the record's report point), in one invocation;
+issue 28's target is a ratio within 2x.
 
   python3 bench/python_point.py [--build build] [--matrix NAME] [--rounds N]
 

@@ -252,8 +252,8 @@ int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_dat
  * tessel_point_request, each may be NULL), the energy of spec from db
  * (tessel_energy_design), the report record labelled `label` (NULL: the
  * data's, the statistics' or the density models' label) with
- * model_seconds 0 unless `timing`, and its summary.csv and traffic.csv
- * text. Errors are appended to `errors`; the first one's code returned.
+ * model_seconds 0 unless `timing`. Errors are appended to `errors`; the
+ * first one's code returned.
  * Thread-safe for different shared/cache handles. */
 typedef struct tessel_sweep_record tessel_sweep_record;
 int tessel_sweep_record_create(const tessel_spec *spec, int estimator,
@@ -263,10 +263,12 @@ int tessel_sweep_record_create(const tessel_spec *spec, int estimator,
                                const tessel_allocator *a, tessel_sweep_record **out,
                                tessel_diag_list *errors);
 void tessel_sweep_record_free(tessel_sweep_record **r);
-/* summary.csv (traffic 0) or traffic.csv (1) of the record, header
- * included, byte for byte as tessel run writes it; NUL-terminated, owned
- * by the record. */
-const char *tessel_sweep_record_csv(const tessel_sweep_record *r, int traffic);
+/* The record as one of tessel run's files (which: 0 summary.csv, 1
+ * traffic.csv, 2 summary.json, 3 traffic.json), byte for byte, header
+ * included; written on the first request, NUL-terminated, owned by the
+ * record. NULL with *diag filled when it cannot be written (out of
+ * memory). */
+const char *tessel_sweep_record_text(tessel_sweep_record *r, int which, tessel_diag *diag);
 const tessel_report_point *tessel_sweep_record_point(const tessel_sweep_record *r);
 /* Rule 4 verdict (tessel_point_result.feasible) and where it fails. */
 int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,

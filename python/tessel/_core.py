@@ -448,30 +448,45 @@ def frame_or_rows(rows):
 class Result(object):
     """One design point: `summary` (dict of summary.csv's columns), `traffic`
     (traffic.csv's rows: DataFrame with pandas, else list of dicts), `summary_csv` and
-    `traffic_csv` (the files' text, byte for byte as tessel run writes them) and the
-    rule 4 verdict `feasible` (docs/semantics.md). Holds the C record until freed."""
+    `traffic_csv` (the files' text, byte for byte as tessel run writes them),
+    `energy_sources` (what priced each component: summary.json's list) and the rule 4
+    verdict `feasible` (docs/semantics.md). Holds the C record until freed; its text
+    is written by the library on first use."""
 
     def __init__(self, record):
         self._rec = record
         self._summary = None
-        self._text = [None, None]
+        self._sources = None
+        self._text = [None, None, None, None]
 
     @property
     def feasible(self):
         return bool(_lib.tessel_sweep_record_feasible(self._rec, None, None))
 
-    def _csv(self, traffic):
-        if self._text[traffic] is None:
-            self._text[traffic] = _lib.tessel_sweep_record_csv(self._rec, traffic).decode()
-        return self._text[traffic]
+    def _get(self, which):
+        """The record as summary.csv, traffic.csv, summary.json or traffic.json (0..3)."""
+        if self._text[which] is None:
+            d = Diag()
+            raw = _lib.tessel_sweep_record_text(self._rec, which, ctypes.byref(d))
+            if raw is None:
+                raise _errors.from_diag(_lib, d.code or -1, d)
+            self._text[which] = raw.decode("utf-8")
+        return self._text[which]
 
     @property
     def summary_csv(self):
-        return self._csv(0)
+        return self._get(0)
 
     @property
     def traffic_csv(self):
-        return self._csv(1)
+        return self._get(1)
+
+    @property
+    def energy_sources(self):
+        """What priced each component (summary.json's energy_sources)."""
+        if self._sources is None:
+            self._sources = json.loads(self._get(2))[0].get("energy_sources", [])
+        return self._sources
 
     def __del__(self):
         if _lib is not None and getattr(self, "_rec", None) is not None and self._rec.value:
@@ -480,12 +495,12 @@ class Result(object):
     @property
     def summary(self):
         if self._summary is None:
-            self._summary = parse_csv(self.summary_csv)[0]
+            self._summary = parse_csv(self._get(0))[0]
         return self._summary
 
     @property
     def traffic_rows(self):
-        return parse_csv(self.traffic_csv)
+        return parse_csv(self._get(1))
 
     @property
     def traffic(self):

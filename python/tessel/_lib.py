@@ -80,7 +80,7 @@ _PROTOTYPES = {
     "tessel_sweep_record_create": (_int, [_p, _int, _p, _p, _p, _p, _p, _char_p, _int, _p,
                                           ctypes.POINTER(_p), ctypes.POINTER(DiagList)]),
     "tessel_sweep_record_free": (None, [ctypes.POINTER(_p)]),
-    "tessel_sweep_record_csv": (_char_p, [_p, _int]),
+    "tessel_sweep_record_text": (_char_p, [_p, _int, ctypes.POINTER(Diag)]),
     "tessel_sweep_record_feasible": (_int, [_p, ctypes.POINTER(ctypes.c_uint),
                                             ctypes.POINTER(ctypes.c_uint)]),
     "tessel_sweep_spec_warnings": (_int, [_p, _p, ctypes.POINTER(DiagList)]),

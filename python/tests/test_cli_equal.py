@@ -2,8 +2,20 @@
 
 import unittest
 
-from common import SPEC, ROOT, cli_run, shared, tessel
 import os
+import subprocess
+import tempfile
+
+from common import CLI, SPEC, ROOT, cli_run, shared, tessel
+
+
+def cli_run_json(*args):
+    """tessel run -f json's summary.json text."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([CLI, "run"] + list(args) + ["--no-timing", "-q", "-f", "json", "-o", out],
+                       check=True)
+        with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+            return f.read()
 
 
 class CliEqual(unittest.TestCase):
@@ -55,6 +67,13 @@ class CliEqual(unittest.TestCase):
         spec = os.path.join(ROOT, "examples", "specs", "uniform-analytic.yaml")
         self.assert_same(tessel.run(spec, estimator="analytic"),
                          cli_run(spec, "-e", "analytic"))
+
+    def test_energy_sources(self):
+        import json
+        with_json = cli_run_json(SPEC)
+        sources = json.loads(with_json)[0]["energy_sources"]
+        self.assertEqual(tessel.run(SPEC).energy_sources, sources)
+        self.assertTrue(sources)
 
     def test_timing(self):
         r = tessel.run(SPEC, timing=True)

@@ -15,7 +15,10 @@ struct tessel_sweep_record {
     tessel_report_point point;
     int feasible;
     unsigned overflow_level, overflow_tensor;
-    char *csv[2]; /* summary.csv, traffic.csv: header and rows, NUL-terminated */
+    /* summary and traffic as CSV ([0], [1]) and JSON ([2], [3]), NUL-terminated,
+     * written on first request: a caller that reads the record's numbers pays
+     * for no text */
+    char *text[4];
 };
 
 int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_data *data,
@@ -38,11 +41,13 @@ int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_dat
     return tessel_stat_data_create(spec, data, &o, a, out, diag);
 }
 
-/* One report file's text as tessel_report_write_dir writes it, into a
+/* One report file's text as tessel_report_write_dir writes it (which: 0
+ * summary.csv, 1 traffic.csv, 2 summary.json, 3 traffic.json), into a
  * buffer from the allocator; a stream into memory that fills up is
  * written again into a buffer twice as large. */
-static int record_text(tessel_sweep_record *r, int traffic, tessel_diag *diag)
+static int record_text(tessel_sweep_record *r, int which, tessel_diag *diag)
 {
+    int traffic = which & 1;
     for (size_t size = 16384; size <= ((size_t)1 << 30); size *= 2) {
         char *buf = tessel_alloc(r->alloc, size);
         if (!buf)
@@ -53,16 +58,22 @@ static int record_text(tessel_sweep_record *r, int traffic, tessel_diag *diag)
             return tessel_diag_set(diag, TESSEL_EIO, NULL, 0, 0, NULL,
                                    "cannot open a stream into memory");
         }
-        fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
-        int rc = traffic ? tessel_report_traffic_csv_rows(f, &r->point)
+        int rc;
+        if (which >= 2) {
+            rc = traffic ? tessel_report_traffic_json(f, &r->point, 1)
+                         : tessel_report_summary_json(f, &r->point, 1);
+        } else {
+            fputs(traffic ? tessel_report_traffic_header() : tessel_report_summary_header(), f);
+            rc = traffic ? tessel_report_traffic_csv_rows(f, &r->point)
                          : tessel_report_summary_csv_row(f, &r->point);
+        }
         int full = fflush(f) != 0 || ferror(f) || ftell(f) < 0 ||
                    (size_t)ftell(f) + 1 >= size;
         size_t len = full ? 0 : (size_t)ftell(f);
         fclose(f);
         if (!full && !rc) {
             buf[len] = '\0';
-            r->csv[traffic] = buf;
+            r->text[which] = buf;
             return TESSEL_OK;
         }
         tessel_dealloc(r->alloc, buf);
@@ -87,7 +98,7 @@ static void record_label(const tessel_spec *spec, const tessel_workload_data *da
         tessel_model_analytic_label(spec, buf, n);
 }
 
-/* One design point as tessel run prices it: estimate, energy, record, CSV text. */
+/* One design point as tessel run prices it: estimate, energy, record. */
 int tessel_sweep_record_create(const tessel_spec *spec, int estimator,
                                const tessel_workload_data *data, const tessel_stat_data *stats,
                                tessel_strategy_shared *shared, tessel_stat_cache *cache,
@@ -140,8 +151,6 @@ int tessel_sweep_record_create(const tessel_spec *spec, int estimator,
     }
     tessel_point_result_free(pr);
     tessel_dealloc(a, pr);
-    for (int i = 0; i < 2 && !rc; i++)
-        rc = record_text(r, i, &d);
     if (rc) {
         tessel_diag_list_push(errors, &d);
         tessel_sweep_record_free(&r);
@@ -156,15 +165,23 @@ void tessel_sweep_record_free(tessel_sweep_record **rp)
     tessel_sweep_record *r = rp ? *rp : NULL;
     if (!r)
         return;
-    tessel_dealloc(r->alloc, r->csv[0]);
-    tessel_dealloc(r->alloc, r->csv[1]);
+    for (int i = 0; i < 4; i++)
+        tessel_dealloc(r->alloc, r->text[i]);
     tessel_dealloc(r->alloc, r);
     *rp = NULL;
 }
 
-const char *tessel_sweep_record_csv(const tessel_sweep_record *r, int traffic)
+const char *tessel_sweep_record_text(tessel_sweep_record *r, int which, tessel_diag *diag)
 {
-    return r->csv[traffic ? 1 : 0];
+    if (which < 0 || which > 3) {
+        tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
+                        "report text %d: 0 to 3 (summary.csv, traffic.csv, summary.json, "
+                        "traffic.json)", which);
+        return NULL;
+    }
+    if (!r->text[which] && record_text(r, which, diag))
+        return NULL;
+    return r->text[which];
 }
 
 const tessel_report_point *tessel_sweep_record_point(const tessel_sweep_record *r)

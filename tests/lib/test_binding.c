@@ -2,7 +2,7 @@
  * tessel_tensor_from_coo, tessel_workload_bind), linked against libtessel.so:
  * a tensor rebuilt from shuffled COO arrays equals the file's; a workload
  * given that tensor prices the bundled spec exactly as the file-bound one;
- * a record's CSV text equals what tessel_report_write_dir writes; a bad
+ * a record's CSV and JSON text equal what tessel_report_write_dir writes; a bad
  * coordinate is an error naming its entry; a sweep reports its progress. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +83,31 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* The record of the spec on w, its CSV against tessel_report_write_dir's files. */
+/* The record's texts (CSV or JSON) against the files tessel_report_write_dir writes. */
+static void compare_files(tessel_sweep_record *r, int json)
+{
+    char dir[] = "/tmp/tessel-binding-XXXXXX";
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (!mkdtemp(dir) || tessel_report_write_dir(dir, json ? TESSEL_REPORT_JSON : TESSEL_REPORT_CSV,
+                                                 tessel_sweep_record_point(r), 1, NULL, &d)) {
+        check(0, "report directory written");
+        return;
+    }
+    char path[128];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s.%s", dir, i ? "traffic" : "summary",
+                 json ? "json" : "csv");
+        char *text = slurp(path);
+        const char *mine = tessel_sweep_record_text(r, 2 * json + i, NULL);
+        check(text && mine && strcmp(text, mine) == 0, "record text equals the file");
+        free(text);
+        remove(path);
+    }
+    remove(dir);
+}
+
+/* The record of the spec on w. */
 static tessel_sweep_record *price(const tessel_spec *s, const tessel_workload_data *w,
                                   const tessel_energy_db *db)
 {
@@ -154,28 +178,14 @@ int main(void)
           "workload with the tensor given in memory");
     tessel_sweep_record *rf = price(s, file_w, db), *rm = mem_w ? price(s, mem_w, db) : NULL;
     if (rf && rm) {
-        check(strcmp(tessel_sweep_record_csv(rf, 0), tessel_sweep_record_csv(rm, 0)) == 0 &&
-                  strcmp(tessel_sweep_record_csv(rf, 1), tessel_sweep_record_csv(rm, 1)) == 0,
-              "memory and file give the same summary and traffic");
-        char dir[] = "/tmp/tessel-binding-XXXXXX";
-        tessel_diag d;
-        tessel_diag_clear(&d);
-        if (mkdtemp(dir) && tessel_report_write_dir(dir, TESSEL_REPORT_CSV,
-                                                    tessel_sweep_record_point(rf), 1, NULL,
-                                                    &d) == 0) {
-            char path[128];
-            for (int i = 0; i < 2; i++) {
-                snprintf(path, sizeof(path), "%s/%s.csv", dir, i ? "traffic" : "summary");
-                char *text = slurp(path);
-                check(text && strcmp(text, tessel_sweep_record_csv(rf, i)) == 0,
-                      i ? "traffic.csv text" : "summary.csv text");
-                free(text);
-                remove(path);
-            }
-            remove(dir);
-        } else {
-            check(0, "report directory written");
+        for (int i = 0; i < 4; i++) {
+            const char *f = tessel_sweep_record_text(rf, i, NULL);
+            const char *m = tessel_sweep_record_text(rm, i, NULL);
+            check(f && m && strcmp(f, m) == 0, "memory and file give the same report text");
         }
+        check(!tessel_sweep_record_text(rf, 4, NULL), "report text 4 refused");
+        for (int json = 0; json < 2; json++)
+            compare_files(rf, json);
         check(tessel_sweep_record_feasible(rf, NULL, NULL) == 1, "the example is feasible");
     }
     tessel_sweep_record_free(&rf);

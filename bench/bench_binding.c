@@ -3,10 +3,13 @@
  * calls (tessel_spec_derive, tessel_sweep_record_create with the statistics,
  * per-shape cache and strategy statistics collected once). Prints the best
  * mean seconds per point over the rounds:
- *   bench_binding SPEC MATRIX [ROUNDS]
+ *   bench_binding SPEC MATRIX [ROUNDS] [text]
+ * With `text`, each point's summary.csv text is written too (what a C
+ * program writing the row pays, and what tessel.run's summary parses).
  * The grid (LLB size with its tile edge x loop order) is python_point.py's. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_util.h"
 #include "tessel/sweep.h"
@@ -23,6 +26,7 @@ typedef struct ctx {
     tessel_strategy_shared *shared;
     const tessel_energy_db *db;
     double checksum;
+    int text; /* also write each point's summary.csv text */
 } ctx;
 
 static int one(ctx *c, size_t s, size_t o)
@@ -40,6 +44,8 @@ static int one(ctx *c, size_t s, size_t o)
     if (!rc)
         rc = tessel_sweep_record_create(p, 1, c->data, c->stats, c->shared, c->cache, c->db, NULL,
                                         0, NULL, &r, &errors);
+    if (!rc && c->text && !tessel_sweep_record_text(r, 0, NULL))
+        rc = TESSEL_ENOMEM;
     if (!rc)
         c->checksum += tessel_sweep_record_point(r)->energy_pj;
     else if (errors.count)
@@ -63,7 +69,7 @@ static int grid(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_binding SPEC MATRIX [ROUNDS]\n");
+        fprintf(stderr, "usage: bench_binding SPEC MATRIX [ROUNDS] [text]\n");
         return 2;
     }
     int rounds = argc > 3 ? atoi(argv[3]) : 5;
@@ -95,6 +101,7 @@ int main(int argc, char **argv)
     c.data = data;
     c.stats = stats;
     c.db = db;
+    c.text = argc > 4 && strcmp(argv[4], "text") == 0;
     double best = bench_best_of(rounds, grid, &c);
     size_t n = (sizeof(sizes) / sizeof(sizes[0])) * (sizeof(orders) / sizeof(orders[0]));
     printf("points %zu\nseconds_per_point %.9g\nchecksum %.17g\n", n, best / (double)n,

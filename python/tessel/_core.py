@@ -262,6 +262,8 @@ class Spec(object):
         """The energy tables of the spec, loaded once (a derived spec uses its base's:
         tables and technology are the base spec's, as in a sweep)."""
         root = self._root()
+        if root._db is not None:  # loaded: no lock needed to read it
+            return root._db
         with root._db_lock:
             if root._db is None:
                 L = lib()

@@ -6,12 +6,14 @@
     r.summary["energy_pj"], r.traffic
 """
 
-from ._core import (Result, Spec, Stats, Tensor, TesselWarning, Workload, from_coo,
-                    from_scipy, lib, load, parse_csv, run, stats)
+from ._common import lib
 from ._errors import Diagnostic, SpecError, TesselError
+from ._run import Result, Stats, Workload, frame_or_rows, parse_csv, run, stats
+from ._spec import Spec, TesselWarning
 from ._sweep import SweepResult, sweep
+from ._tensor import Tensor, from_coo, from_scipy, load
 
 __all__ = ["Diagnostic", "Result", "Spec", "SpecError", "Stats", "SweepResult", "Tensor",
-           "TesselError", "TesselWarning", "Workload", "from_coo", "from_scipy", "lib",
-           "load", "parse_csv", "run", "stats", "sweep"]
+           "TesselError", "TesselWarning", "Workload", "frame_or_rows", "from_coo",
+           "from_scipy", "lib", "load", "parse_csv", "run", "stats", "sweep"]
 __version__ = "0.1.0"

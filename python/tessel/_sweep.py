@@ -7,8 +7,9 @@ import shutil
 import tempfile
 
 from . import _errors
-from ._core import _b, _diag_list, frame_or_rows, lib, parse_csv
+from ._common import _b, _diag_list, lib
 from ._lib import PROGRESS_FN, Diag
+from ._run import frame_or_rows, parse_csv
 
 
 def _absolute(d, base_dir):

@@ -11,7 +11,9 @@ TSAN_BUILD ?= build-tsan
 VALGRIND   ?= valgrind --error-exitcode=1 -q --leak-check=full
 # JOBS=1 limits the valgrind build to one compile job (default: meson's choice).
 JOBS       ?=
-PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev libcyaml-dev check zlib1g-dev
+PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev libcyaml-dev check zlib1g-dev \
+              python3-scipy python3-numpy python3-matplotlib python3-pandas python3-pip \
+              python3-setuptools python3-wheel python3-venv
 
 .PHONY: all deps build example test bench valgrind valgrind-deps tsan clean
 

@@ -39,6 +39,15 @@ typedef struct tessel_workload_data {
 int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt,
                          const tessel_allocator *a, tessel_workload_data **out,
                          tessel_diag_list *errors);
+/* tessel_workload_load with tensors given in memory (python/tessel): a
+ * non-NULL given[t] (t = 1 .. ntensors-1, the spec's tensor numbers)
+ * replaces t's binding and is borrowed (it must outlive *out; references
+ * such as `B: A^T` may name it), labels[t] its `data` label (NULL or "":
+ * "memory"). given and labels may be NULL. */
+int tessel_workload_bind(const tessel_spec *spec, tessel_tensor *const *given,
+                         const char *const *labels, const tessel_load_options *opt,
+                         const tessel_allocator *a, tessel_workload_data **out,
+                         tessel_diag_list *errors);
 void tessel_workload_free(tessel_workload_data **w);
 /* "G51" or "G51*G51^T": the `data` report column. */
 void tessel_workload_data_label(const tessel_workload_data *w, char *buf, size_t n);

@@ -13,6 +13,7 @@
 #include "tessel/model.h"
 #include "tessel/report.h"
 #include "tessel/spec.h"
+#include "tessel/strategy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,6 +232,58 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
 
 /* The objective's name: "energy_pj", "cycles", "edp", "dram_bytes". */
 const char *tessel_map_objective_name(tessel_map_objective o);
+
+/* ------------------------------------------------------------------ */
+/* Flat calls for language bindings (python/tessel, src/sweep/binding.c):
+ * opaque handles and plain arguments only, so a binding mirrors no struct
+ * that may grow. */
+
+/* tessel_stat_data_create with the options of tessel run as arguments:
+ * base grid rows x cols (0: automatic; cols 0: square), sample fraction
+ * (<= 0: default 0.01), seed, output_sample (< 0: default; else the
+ * fraction as --output-sample takes it). */
+int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_data *data,
+                              uint64_t base_rows, uint64_t base_cols, double sample,
+                              uint64_t seed, double output_sample, const tessel_allocator *a,
+                              tessel_stat_data **out, tessel_diag *diag);
+
+/* One design point priced as tessel run prices it: tessel_point_evaluate
+ * (estimator: a tessel_point_estimator; data, stats, shared and cache as in
+ * tessel_point_request, each may be NULL), the energy of spec from db
+ * (tessel_energy_design), the report record labelled `label` (NULL: the
+ * data's, the statistics' or the density models' label) with
+ * model_seconds 0 unless `timing`. Errors are appended to `errors`; the
+ * first one's code returned.
+ * Thread-safe for different shared/cache handles. */
+typedef struct tessel_sweep_record tessel_sweep_record;
+int tessel_sweep_record_create(const tessel_spec *spec, int estimator,
+                               const tessel_workload_data *data, const tessel_stat_data *stats,
+                               tessel_strategy_shared *shared, tessel_stat_cache *cache,
+                               const tessel_energy_db *db, const char *label, int timing,
+                               const tessel_allocator *a, tessel_sweep_record **out,
+                               tessel_diag_list *errors);
+void tessel_sweep_record_free(tessel_sweep_record **r);
+/* The record as one of tessel run's files (which: 0 summary.csv, 1
+ * traffic.csv, 2 summary.json, 3 traffic.json), byte for byte, header
+ * included; written on the first request, NUL-terminated, owned by the
+ * record. NULL with *diag filled when it cannot be written (out of
+ * memory). */
+const char *tessel_sweep_record_text(tessel_sweep_record *r, int which, tessel_diag *diag);
+const tessel_report_point *tessel_sweep_record_point(const tessel_sweep_record *r);
+/* Rule 4 verdict (tessel_point_result.feasible) and where it fails. */
+int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
+                                 unsigned *tensor);
+/* The warnings tessel run prints for a spec (plausibility, energy tables:
+ * code 0 diagnostics appended to `warnings`); their number or an error. */
+int tessel_sweep_spec_warnings(const tessel_spec *spec, const tessel_energy_db *db,
+                               tessel_diag_list *warnings);
+/* tessel_sweep_run with its common options as arguments (threads 0: one
+ * per core; the rest as in tessel_sweep_options); *points and
+ * *eval_seconds (each may be NULL) from its report. */
+int tessel_sweep_run_flat(const tessel_sweep *s, const char *dir, unsigned threads, int timing,
+                          int skip_invalid, int overwrite, tessel_sweep_progress_fn progress,
+                          void *progress_ud, const tessel_allocator *a, uint64_t *points,
+                          double *eval_seconds, tessel_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,15 @@ enum {
 int tessel_coo_builder_finish(tessel_coo_builder *b, unsigned flags, tessel_tensor **out,
                               tessel_diag *diag);
 
+/* A tensor from coordinate arrays in memory (a SciPy matrix's row, col and
+ * data; python/tessel): coords[m][k] is entry k's 0-based coordinate in
+ * mode m, values NULL for a pattern tensor. Entries in any order;
+ * duplicates are summed and flags are tessel_coo_builder_finish's. A
+ * coordinate outside 0..dims[m]-1 is TESSEL_ERANGE naming the entry. */
+int tessel_tensor_from_coo(unsigned order, const uint64_t *dims, uint64_t nnz,
+                           const int64_t *const *coords, const double *values, unsigned flags,
+                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag);
+
 /* ------------------------------------------------------------------ */
 /* Reading files. */
 enum tessel_complex_policy {

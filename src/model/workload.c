@@ -307,7 +307,35 @@ static enum binding_kind binding_kind(const tessel_spec *spec, unsigned t)
     return BIND_FILE;
 }
 
+/* A tensor given in memory (tessel_workload_bind) in place of t's binding:
+ * borrowed, not owned, labelled as given. */
+static int bind_given(const tessel_spec *spec, tessel_workload_data *w, unsigned t,
+                      tessel_tensor *given, const char *label, tessel_diag_list *errors)
+{
+    const tessel_spec_tensor *st = &spec->workload.tensor[t];
+    w->tensor[t] = given;
+    w->owned[t] = 0;
+    snprintf(w->label[t], sizeof(w->label[t]), "%s", label && label[0] ? label : "memory");
+    if (given->order != st->rank)
+        return tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
+                                    st->pos.column, "workload.data",
+                                    "%s is used with %u indices in the einsum but the tensor "
+                                    "given for it has order %u",
+                                    st->name, st->rank, given->order);
+    return TESSEL_OK;
+}
+
 int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt,
+                         const tessel_allocator *a, tessel_workload_data **out,
+                         tessel_diag_list *errors)
+{
+    return tessel_workload_bind(spec, NULL, NULL, opt, a, out, errors);
+}
+
+/* The workload's tensors: those given in memory, then the spec's bindings
+ * (files, references to other inputs, dense), with the extents checked. */
+int tessel_workload_bind(const tessel_spec *spec, tessel_tensor *const *given,
+                         const char *const *labels, const tessel_load_options *opt,
                          const tessel_allocator *a, tessel_workload_data **out,
                          tessel_diag_list *errors)
 {
@@ -326,9 +354,11 @@ int tessel_workload_load(const tessel_spec *spec, const tessel_load_options *opt
     for (int pass = BIND_FILE; pass <= BIND_DENSE; pass++) {
         for (unsigned t = 1; t < w->ntensors; t++) {
             const tessel_spec_tensor *st = &spec->workload.tensor[t];
-            enum binding_kind kind = binding_kind(spec, t);
+            enum binding_kind kind = given && given[t] ? BIND_FILE : binding_kind(spec, t);
             int rc = TESSEL_OK;
-            if (pass == BIND_FILE && kind == BIND_NONE)
+            if (pass == BIND_FILE && given && given[t])
+                rc = bind_given(spec, w, t, given[t], labels ? labels[t] : NULL, errors);
+            else if (pass == BIND_FILE && kind == BIND_NONE)
                 rc = tessel_diag_list_add(errors, TESSEL_EINVAL, st->pos.file, st->pos.line,
                                           st->pos.column, "workload.data",
                                           "input %s is not bound to data (use --tensor %s=FILE)",

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Cost of one design point from Python (tessel.run on statistics collected once) against
+the same points priced from C (bench_binding: tessel_spec_derive + tessel_sweep_record_create
+on the same statistics, energy_pj read from the record's report point), in one invocation;
+issue 28's target is a ratio within 2x.
+
+  python3 bench/python_point.py [--build build] [--matrix NAME] [--rounds N]
+
+C runs twice: reading the numbers from the record, and also writing the summary.csv
+row (bench_binding ... text), which is what Python's summary parses. Both price the grid
+of examples/notebooks/dse.py (LLB size with its tile edge x loop
+order, 36 points) on a shared matrix with the stat estimator; the Python side reads each
+point's summary (result.summary["energy_pj"]), as a study does. Prints seconds per point
+for each, their ratio, and the checksum of the energies, which must agree."""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+SIZES = [("256KiB", 128), ("512KiB", 128), ("1MiB", 256), ("2MiB", 256), ("4MiB", 512),
+         ("8MiB", 512)]
+ORDERS = ["IJK", "IKJ", "JIK", "JKI", "KIJ", "KJI"]
+
+
+def python_grid(tessel, spec, stats):
+    total = 0.0
+    for size, edge in SIZES:
+        for order in ORDERS:
+            r = tessel.run(spec, stats=stats, set={
+                "LLB.capacity": size, "mapping.LLB.order": order,
+                "mapping.LLB.tile": "i:%d,k:%d,j:%d" % (edge, edge, edge)})
+            total += r.summary["energy_pj"]
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="a release build directory (libtessel.so, bench/bench_binding)")
+    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--matrix", default="ca-GrQc")
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    os.environ.setdefault("TESSEL_LIBRARY", os.path.join(a.build, "libtessel.so"))
+    import tessel
+
+    spec_path = os.path.join(ROOT, "examples", "sweep", "spmspm-llb.yaml")
+    matrix = os.path.join(a.data, "mtx", a.matrix + ".mtx.gz")
+    if not os.path.exists(matrix):
+        print("python_point: no shared matrix %s" % matrix)
+        return 77
+    bench = os.path.join(a.build, "bench", "bench_binding")
+
+    def c_bench(*extra):
+        out = subprocess.run([bench, spec_path, matrix, str(a.rounds)] + list(extra),
+                             stdout=subprocess.PIPE, universal_newlines=True,
+                             check=True).stdout
+        return dict(line.split(" ", 1) for line in out.splitlines())
+
+    c = c_bench()
+    c_point = float(c["seconds_per_point"])
+    c_text = float(c_bench("text")["seconds_per_point"])
+
+    spec = tessel.Spec(spec_path)
+    stats = tessel.stats(spec, {"A": tessel.load(matrix)})
+    python_grid(tessel, spec, stats)  # the energy tables and caches, as C's first round
+    best = None
+    npoints = len(SIZES) * len(ORDERS)
+    for _ in range(a.rounds):
+        t0 = time.perf_counter()
+        checksum = python_grid(tessel, spec, stats)
+        t = time.perf_counter() - t0
+        best = t if best is None else min(best, t)
+    py_point = best / npoints
+    print("matrix %s, %d points, best of %d rounds" % (a.matrix, npoints, a.rounds))
+    print("C       %.1f us a point (bench_binding: numbers from the record)" % (c_point * 1e6))
+    print("C+text  %.1f us a point (bench_binding text: and the summary.csv row)" %
+          (c_text * 1e6))
+    print("Python  %.1f us a point (tessel.run with statistics reused)" % (py_point * 1e6))
+    print("ratio   %.2fx against C, %.2fx against C+text (target <= 2x)" %
+          (py_point / c_point, py_point / c_text))
+    same = abs(checksum - float(c["checksum"])) <= 1e-9 * abs(checksum)
+    print("checksum %s (C %s, Python %r)" % ("equal" if same else "DIFFERENT",
+                                              c["checksum"].strip(), checksum))
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,7 @@
 /* The DRT walker's output side (the model: drt_walk.c): partial nonzeros
- * of an output rectangle after a reduction prefix, and the resident
- * output tile's write-backs, spills and read-backs (docs/semantics.md
- * rules 2 and 4). */
+ * of an output rectangle after a reduction prefix, the resident output
+ * tile's write-backs, spills and read-backs (docs/semantics.md rules 2
+ * and 4), and the bound Z's partition sets on the tiles' growth. */
 #include <math.h>
 #include <string.h>
 

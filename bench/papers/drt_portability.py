@@ -3,6 +3,7 @@
 
 Usage: python3 bench/papers/drt_portability.py [--tessel PATH] [--data DIR] [--llb SIZE]
                                                [--matrices a,b,...] [--quick] [--orders LIST]
+                                               [--formats LIST]
 
 Claim (drt §6.2): "tiling increases arithmetic intensity by 3x and 5.1x in S-U-C-based
 schemes and DRT, respectively, over the baseline" (OuterSPACE, Fig. 10 top); for MatRaptor
@@ -19,6 +20,11 @@ accelerators; the dataflow's own order (OuterSPACE KIJ: k outermost; MatRaptor I
 A outermost) is the first column, and the best of --orders the second. The paper's 30 MB
 buffer holds most shared matrices whole, so the LLB is scaled (256 KiB by default, as issue
 21). Gain = untiled DRAM bytes / DRT DRAM bytes, per matrix and as a geometric mean.
+--formats repeats the DRT runs with the global buffer's micro tiles in each format: csr is
+the paper's T-UC micro tile (drt §4.1 Fig. 5: "Micro tiles are stored as standard 3x3
+CSR/CSC matrices"), whose per-row offsets dominate on sparse 32x32 micro tiles; coo (a
+coordinate list per micro tile, no offsets) stands in for the T-CC micro tile that drt §6.3
+expects to remove that overhead ("We expect a T-CC representation will resolve this").
 Standard library only; runs tessel run (exact estimator) as a subprocess.
 """
 import argparse
@@ -50,6 +56,7 @@ def matrix_path(data, name):
 
 
 def dram_bytes(args, spec, matrix, sets):
+    """DRAM bytes of one tessel run at the scaled LLB."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [args.tessel, "run", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-o", out,
                "--no-timing", "--set", "architecture.levels.LLB.capacity=" + args.llb]
@@ -84,14 +91,19 @@ def main():
     ap.add_argument("--quick", action="store_true", help="three matrices")
     ap.add_argument("--orders", default="IJK,JIK,IKJ,KIJ,JKI,KJI",
                     help="DRT task orders to try for the best column (default all six)")
+    ap.add_argument("--formats", default="csr,coo",
+                    help="micro-tile formats of the DRT runs (default csr,coo)")
     args = ap.parse_args()
     if not os.path.isdir(args.data):
         print("no shared data at %s" % args.data, file=sys.stderr)
         return 77
     names = args.matrices.split(",") if args.matrices else MATRICES[:3] if args.quick else MATRICES
     orders = [o.strip().upper() for o in args.orders.split(",") if o.strip()]
-    for acc, untiled_spec, drt_spec, own, paper in ACCELERATORS:
-        print("## %s + DRT (drt §6.2): paper %.1fx; LLB %s" % (acc, paper, args.llb))
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    for (acc, untiled_spec, drt_spec, own, paper), fmt in [(a, f) for a in ACCELERATORS
+                                                           for f in formats]:
+        print("## %s + DRT (drt §6.2): paper %.1fx; LLB %s, micro tiles %s"
+              % (acc, paper, args.llb, fmt))
         print("| matrix | untiled DRAM bytes | DRT (%s) DRAM bytes | gain (%s) | best order | gain (best) |"
               % (own, own))
         print("|---|---|---|---|---|---|")
@@ -104,7 +116,8 @@ def main():
             base = dram_bytes(args, untiled_spec, m, [])
             per = {}
             for o in sorted(set(orders + [own])):
-                per[o] = dram_bytes(args, drt_spec, m, ["mapping.LLB.order=" + o])
+                per[o] = dram_bytes(args, drt_spec, m, ["mapping.LLB.order=" + o,
+                                                       "architecture.levels.LLB.format=" + fmt])
             best = min(per, key=per.get)
             g_own, g_best = base / per[own], base / per[best]
             own_gains.append(g_own)

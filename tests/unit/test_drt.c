@@ -579,11 +579,15 @@ START_TEST(drt_inputs_vs_suc_micro)
 }
 END_TEST
 
-/* stat against exact on real matrices: the input side is decided on the
- * same micro-tile counts, so it is equal; the output's partial counts are
- * estimated. Measured (calibrated model): Z bytes within 13 % on G51 and
- * bcsstk16 and 18 % on Gnutella04-24, DRAM totals within 1 %; the bounds
- * below leave room for that. */
+/* stat against exact on real matrices. With Z unbounded the input side is
+ * decided on the same micro-tile counts, so it is equal. With the paper's
+ * Z partition the output-tile bound reads the output table, which stat
+ * estimates, so the tiles can differ where it binds (G51 IJK: A's bytes
+ * +8.9 %, DRAM +0.3 %); exact's write-backs then never overflow Z on
+ * these matrices (G51 had 1, 4 and 24 under IJK, IKJ, KIJ before the
+ * bound). The output's partial counts are estimated. Measured (calibrated
+ * model): Z bytes within 13 % on G51 and bcsstk16 and 18 % on
+ * Gnutella04-24, DRAM totals within 3 %; the bounds below leave room. */
 START_TEST(stat_vs_exact_real)
 {
     for (size_t m = 0; m < sizeof(real) / sizeof(real[0]); m++) {
@@ -597,25 +601,29 @@ START_TEST(stat_vs_exact_real)
         tessel_drt_stats *st = NULL;
         tessel_diag diag;
         ck_assert_int_eq(tessel_drt_stats_create(&s, &d, NULL, NULL, &st, &diag), 0);
-        for (unsigned o = 0; o < 6; o++) {
-            paper_spec(&s, orders[o], 256 * 1024);
-            unbound_z(&s);
+        for (unsigned o = 0; o < 12; o++) {
+            int bounded = o >= 6;
+            paper_spec(&s, orders[o % 6], 256 * 1024);
+            if (!bounded)
+                unbound_z(&s);
             tessel_result r = drt_exact(&s, &d, NULL, NULL), x;
             ck_assert_int_eq(tessel_drt_stat(&s, st, &x, NULL, &diag), 0);
-            for (unsigned t = 1; t < 3; t++) {
+            for (unsigned t = 1; t < 3 && !bounded; t++) {
                 ck_assert_uint_eq(bytes0(&r, t), bytes0(&x, t));
                 ck_assert_uint_eq(r.traffic[1][t].fills, x.traffic[1][t].fills);
             }
+            if (bounded)
+                ck_assert_uint_eq(r.traffic[1][0].overflow_tiles, 0);
             ck_assert_uint_eq(r.macs, x.macs);
             double ez = (double)bytes0(&x, 0) / (double)bytes0(&r, 0) - 1;
             double et = (double)x.dram_bytes / (double)r.dram_bytes - 1;
             double eo = (double)x.output_nnz / (double)r.output_nnz - 1;
-            ck_assert_msg(fabs(ez) < 0.25, "%s %s: Z bytes off by %.1f%%", real[m], orders[o],
-                          100 * ez);
+            ck_assert_msg(fabs(ez) < 0.25, "%s %s: Z bytes off by %.1f%%", real[m],
+                          orders[o % 6], 100 * ez);
             ck_assert_msg(fabs(et) < 0.05, "%s %s: DRAM bytes off by %.1f%%", real[m],
-                          orders[o], 100 * et);
+                          orders[o % 6], 100 * et);
             ck_assert_msg(fabs(eo) < 0.25, "%s %s: output nnz off by %.1f%%", real[m],
-                          orders[o], 100 * eo);
+                          orders[o % 6], 100 * eo);
         }
         tessel_drt_stats_free(&st);
         tessel_tensor_free(&a);

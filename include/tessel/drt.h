@@ -5,9 +5,11 @@
  * micro tiles (32 x 32 by default, drt §5.2.4): for each task it grows the
  * most stationary tensor's tile (contracted dimension first, then the
  * uncontracted ones; or alternating between them), co-tiles the other
- * operand along the shared index, and stops when a tile would overflow its
- * static buffer partition (e.g. A 5 %, B 45 %, Z 50 %). Its traffic follows
- * docs/semantics.md's rules with these dynamic tiles in place of uniform ones. */
+ * operand along the shared index, and stops when a tile, or the output tile
+ * it widens, would overflow its static buffer partition (e.g. A 5 %, B 45 %,
+ * Z 50 %; the output counted from the output table, which the stat path
+ * estimates). Its traffic follows docs/semantics.md's rules with these
+ * dynamic tiles in place of uniform ones. */
 #ifndef TESSEL_DRT_H
 #define TESSEL_DRT_H
 

@@ -58,22 +58,34 @@ static uint64_t next_line(const walker *w, unsigned role, unsigned x, uint64_t f
 }
 
 /* One growth step along x (Alg. 2 line 13 with n = 1); with `jump`, a
- * run of empty lines counts as one step. */
-static int try_grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t *hi, unsigned x,
+ * run of empty lines counts as one step. Along the output index the
+ * caller bounds (w->zg), the output lines the step adds must fit Z's
+ * partition too (drt_walk_out.c), empty input lines included. */
+static int try_grow(walker *w, unsigned role, const uint64_t *lo, uint64_t *hi, unsigned x,
                     int jump, uint64_t *m, uint64_t *n)
 {
     if (hi[x] >= w->d->mext[x])
         return 0;
     unsigned y = drt_w_other_index(w, role, x);
+    int zx = w->zg.active && w->zg.x == x;
     uint64_t sm, sn;
     drt_strip(&w->d->grid[role], x, hi[x], lo[y], hi[y], &sm, &sn);
     if (sm && !drt_w_fits(w, role, *m + sm, *n + sn))
         return 0; /* TooLarge: constraint[x] = tile_sizes[x] (Alg. 2 line 15) */
     if (!sm && jump) {
         uint64_t nx = next_line(w, role, x, hi[x], lo[y], hi[y]);
-        hi[x] = nx > hi[x] + 1 ? nx : hi[x] + 1;
+        uint64_t to = nx > hi[x] + 1 ? nx : hi[x] + 1;
+        if (zx) {
+            uint64_t got = drt_w_zg_add(w, hi[x], to, 0);
+            if (!got)
+                return 0; /* the output tile is TooLarge */
+            to = hi[x] + got;
+        }
+        hi[x] = to;
         return 1;
     }
+    if (zx && !drt_w_zg_add(w, hi[x], hi[x] + 1, 0))
+        return 0;
     hi[x]++;
     *m += sm;
     *n += sn;
@@ -82,7 +94,7 @@ static int try_grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t
 
 /* growDims (Alg. 2) over dims[0 .. nd), dims[0] the contracted index
  * when it may grow. */
-void drt_w_grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t *hi,
+void drt_w_grow(walker *w, unsigned role, const uint64_t *lo, uint64_t *hi,
                 const unsigned *dims, unsigned nd, uint64_t *m, uint64_t *n)
 {
     if (w->growth == TESSEL_DRT_GROW_CONTRACTED_FIRST || nd == 1) {

@@ -135,11 +135,15 @@ int drt_walk(const tessel_spec *spec, const drt_data *d, tessel_drt_growth growt
  * from A's tile, j from B's, k the task's reduction range. */
 typedef struct drt_task_box {
     uint64_t lo[DRT_NX], hi[DRT_NX];
+    /* out: the nonzeros the child level filled from A's and B's tiles
+     * (indexed by role) while running the task, for rule 4's per-read
+     * charge of an overbooked tile (docs/semantics.md) */
+    double child_fill_nnz[3];
 } drt_task_box;
 /* Called after each effectual task; a nonzero return (a negative TESSEL_E
  * code with the diag filled) stops further calls and is returned by
  * drt_walk_run once the walk ends. */
-typedef int (*drt_task_fn)(void *ctx, const drt_task_box *box);
+typedef int (*drt_task_fn)(void *ctx, drt_task_box *box);
 
 /* The walker's own sums before rounding into the result (a caller adding
  * many walks rounds once). */
@@ -148,6 +152,7 @@ typedef struct drt_walk_raw {
     uint64_t tasks;
     double edge_sum[DRT_NX], util_sum;
     uint64_t util_n;
+    double fill_nnz[3]; /* nonzeros of A's and B's fills (by role) */
 } drt_walk_raw;
 
 typedef struct drt_walk_args {

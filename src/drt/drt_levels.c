@@ -198,7 +198,7 @@ static void add_traffic(tessel_traffic *to, const tessel_traffic *t)
 
 /* The DRT of one task of the level above at level lv->level (drt_task_fn):
  * the PE level of one LLB task, and so on down the hierarchy. */
-static int on_llb_task(void *vctx, const drt_task_box *b)
+static int on_llb_task(void *vctx, drt_task_box *b)
 {
     lv_level *lv = vctx;
     lv_ctx *cx = lv->root;
@@ -295,6 +295,9 @@ static int on_llb_task(void *vctx, const drt_task_box *b)
         w->edge_sum[x] += a.raw.edge_sum[x];
     w->util_sum += a.raw.util_sum;
     w->util_n += a.raw.util_n;
+    /* what this level read of the task's A and B tiles (rule 4 per read above) */
+    b->child_fill_nnz[DRT_A] = a.raw.fill_nnz[DRT_A];
+    b->child_fill_nnz[DRT_B] = a.raw.fill_nnz[DRT_B];
     lv->intersections += r.intersections;
     lv->effectual += r.effectual_tiles[1];
     lv->overflow += r.overflow_tiles;

@@ -100,15 +100,48 @@
 /* ------------------------------------------------------------------ */
 /* Tasks. */
 
-/* Rule 1 (and rule 4 for an overbooked resident tile). */
+/* Rule 4 per child read (docs/semantics.md; Tailors §4, §6.2) for the
+ * resident tile of `role` whose residency ends, at a level with a child
+ * level (on_task): the child filled R = child_nnz / n whole reads of it,
+ * the fill streamed it once, and its bumped part S - P moves again for
+ * each read beyond the first, max(0, R - 1) (S - P), split into data and
+ * metadata like the tile and truncated as exact_bumped.c does. Counted
+ * per residency: a tile evicted and filled again starts a new count. */
+static void settle_reads(walker *w, unsigned role)
+{
+    double reads = w->child_nnz[role];
+    w->child_nnz[role] = 0;
+    if (!w->on_task || !w->has_res[role])
+        return;
+    const tile *t = &w->res[role];
+    uint64_t part = w->c[role].part, total = t->data + t->meta;
+    if (!part || total <= part || !t->n)
+        return;
+    double r = reads / (double)t->n;
+    if (!(r > 1))
+        return;
+    uint64_t extra = (uint64_t)((r - 1) * (double)(total - part));
+    uint64_t meta = (uint64_t)((double)extra * (double)t->meta / (double)total);
+    tessel_traffic *tr = &w->r->traffic[1][w->d->roles.tensor[role]];
+    tr->in_data += extra - meta;
+    tr->in_metadata += meta;
+    tr->bumped_bytes += extra;
+    tr->overflow_bytes += extra;
+}
+
+/* Rule 1 (and rule 4 for an overbooked resident tile: per use at the
+ * innermost level, where the compute reads the tile once per task; per
+ * child read, settle_reads, where a child level runs each task). */
 static void use_input(walker *w, unsigned role, const tile *t)
 {
     tessel_result *r = w->r;
     tessel_traffic *tr = &r->traffic[1][w->d->roles.tensor[role]];
     uint64_t part = w->c[role].part, total = t->data + t->meta;
     if (!w->has_res[role] || !drt_w_same_tile(&w->res[role], t)) {
+        settle_reads(w, role);
         w->res[role] = *t;
         w->has_res[role] = 1;
+        w->fill_nnz[role] += (double)t->n;
         tr->fills++;
         tr->in_data += t->data;
         tr->in_metadata += t->meta;
@@ -125,7 +158,7 @@ static void use_input(walker *w, unsigned role, const tile *t)
         }
         return;
     }
-    if (part && total > part) {
+    if (part && total > part && !w->on_task) {
         uint64_t extra = total - part;
         uint64_t meta = (uint64_t)((double)extra * (double)t->meta / (double)total);
         tr->in_data += extra - meta;
@@ -175,10 +208,13 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
     w->zk = k1;
     if (w->on_task && !w->err) {
         drt_task_box b;
+        memset(&b, 0, sizeof(b));
         b.lo[DRT_I] = ta->lo[DRT_I], b.hi[DRT_I] = ta->hi[DRT_I];
         b.lo[DRT_J] = tb->lo[DRT_J], b.hi[DRT_J] = tb->hi[DRT_J];
         b.lo[DRT_K] = k0, b.hi[DRT_K] = k1;
         w->err = w->on_task(w->ctx, &b);
+        w->child_nnz[DRT_A] += b.child_fill_nnz[DRT_A];
+        w->child_nnz[DRT_B] += b.child_fill_nnz[DRT_B];
     }
 }
 
@@ -268,14 +304,29 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
         tile tv;
         if (drt_w_fits(w, v, m, n)) {
             /* grow along x2 (Alg. 2); lines without a partnered micro
-             * tile load nothing and are crossed for free */
+             * tile load nothing and are crossed for free, but widen the
+             * output tile (U's y range x V's x2 range, holding the
+             * reduction up to k1), which must fit Z's partition */
+            drt_w_zg_rect(w, x2, tu->lo[y], tu->hi[y], k1);
+            uint64_t zend = w0 + drt_w_zg_add(w, w0, t + 1, 1);
+            int zstop = 0;
             for (i++; i < wa->len; i++) {
                 uint64_t c = wa->list[i];
                 if (!drt_w_fits(w, v, m + wa->m[c], n + wa->n[c]))
                     break; /* TooLarge: constraint[x2] (Alg. 2 line 15) */
+                uint64_t got = drt_w_zg_add(w, zend, c + 1, 0);
+                zend += got;
+                if (zend < c + 1) {
+                    zstop = 1; /* the output tile is TooLarge */
+                    break;
+                }
                 m += wa->m[c], n += wa->n[c], h += wa->h[c];
             }
-            lo[x2] = w0, hi[x2] = i < wa->len ? wa->list[i] : d->mext[x2];
+            uint64_t end = i < wa->len ? wa->list[i] : d->mext[x2];
+            if (!zstop)
+                zend += drt_w_zg_add(w, zend, end, 0);
+            drt_w_zg_end(w);
+            lo[x2] = w0, hi[x2] = zend < end ? zend : end;
             drt_w_make_tile(w, v, lo, hi, m, n, h, &tv);
             run_task(w, u, tu, &tv, k0, k1);
             w0 = hi[x2];
@@ -322,6 +373,14 @@ static void sweep_stationary(walker *w, unsigned u, unsigned v, const tile *tu)
     drt_w_acc_clear(wa);
 }
 
+/* Bounds the output index y of the tile growing in [lo, hi) by Z's
+ * partition (lines mode, drt_walk_out.c), its current lines taken. */
+static void out_lines(walker *w, unsigned y, uint64_t k, const uint64_t *lo, const uint64_t *hi)
+{
+    drt_w_zg_lines(w, y, k);
+    drt_w_zg_add(w, lo[y], hi[y], 1);
+}
+
 static void walk_stationary(walker *w)
 {
     const drt_data *d = w->d;
@@ -337,13 +396,27 @@ static void walk_stationary(walker *w)
             lo[x1] = m0, hi[x1] = m0 + 1;
             drt_w_rect_sum(w, u, lo, hi, &m, &n);
             if (first) {
+                /* U's y range spans the output tiles: bounded by Z at the
+                 * reduction prefix they hold when written back (all of k
+                 * when the panel's y range is kept across k steps, x1 = k) */
                 unsigned dims[2] = { DRT_K, y };
-                drt_w_grow(w, u, lo, hi, dims, 2, &m, &n);
+                if (w->growth == TESSEL_DRT_GROW_CONTRACTED_FIRST) {
+                    drt_w_grow(w, u, lo, hi, dims, 1, &m, &n);
+                    out_lines(w, y, x1 == DRT_K ? d->mext[DRT_K] : hi[DRT_K], lo, hi);
+                    drt_w_grow(w, u, lo, hi, dims + 1, 1, &m, &n);
+                } else {
+                    out_lines(w, y, d->mext[DRT_K], lo, hi);
+                    drt_w_grow(w, u, lo, hi, dims, 2, &m, &n);
+                }
+                drt_w_zg_end(w);
                 p1 = hi[x0];
                 first = 0;
             } else {
                 unsigned dims[1] = { x1 };
+                if (x1 == y)
+                    out_lines(w, y, hi[DRT_K], lo, hi);
                 drt_w_grow(w, u, lo, hi, dims, 1, &m, &n);
+                drt_w_zg_end(w);
             }
             if (n) {
                 /* U's partnered micro tiles: its content is fixed by
@@ -380,7 +453,9 @@ static void walk_output_stationary(walker *w)
         ulo[DRT_K] = 0, uhi[DRT_K] = 1;
         drt_w_rect_sum(w, u, ulo, uhi, &um, &un);
         unsigned dims[2] = { DRT_K, x0 };
+        out_lines(w, x0, mk, ulo, uhi); /* the panel spans the step's output tiles */
         drt_w_grow(w, u, ulo, uhi, dims, 2, &um, &un);
+        drt_w_zg_end(w);
         p1 = uhi[x0];
         uint64_t first_k1 = uhi[DRT_K];
         for (uint64_t c = p0; c < p1 && c < ux->nlines; c++)
@@ -423,12 +498,19 @@ static void walk_output_stationary(walker *w)
                 if (q < off[m0 + 1] && w->bk[q] < k1)
                     k1 = w->bk[q];
             }
+            /* the step's output tile, [P0, P1) x [M0, M1), holds all of
+             * k when written back: it must fit Z's partition too */
+            drt_w_zg_rect(w, x1, p0, p1, mk);
+            drt_w_zg_add(w, m0, m0 + 1, 1);
             for (m1 = m0 + 1; m1 < d->mext[x1]; m1++) {
                 bucket_strip(w, m1, k1, &sm, &sn);
                 if (sm && !drt_w_fits(w, v, vm + sm, vn + sn))
                     break;
+                if (!drt_w_zg_add(w, m1, m1 + 1, 0))
+                    break;
                 vm += sm, vn += sn;
             }
+            drt_w_zg_end(w);
             /* V's partnered micro tiles of the step, per k line: their
              * lines are those where both hold a micro tile. */
             for (uint64_t c = m0; c < m1; c++)
@@ -530,7 +612,7 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
     uint64_t nt = d->grid[DRT_A].ntiles > d->grid[DRT_B].ntiles ? d->grid[DRT_A].ntiles
                                                                   : d->grid[DRT_B].ntiles;
     nt = nt ? nt : 1;
-    w.scratch = tessel_alloc_array(d->alloc, 5 * nk + 5 * nw, sizeof(uint64_t));
+    w.scratch = tessel_alloc_array(d->alloc, 5 * nk + 8 * nw, sizeof(uint64_t));
     w.boff = tessel_alloc_array(d->alloc, nw + 1, sizeof(uint64_t));
     w.bn = tessel_alloc_array(d->alloc, nt, sizeof(uint64_t));
     w.bk = tessel_alloc_array(d->alloc, nt, sizeof(uint32_t));
@@ -543,8 +625,12 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
             tessel_dealloc(d->alloc, w.cursor);
         return drt_oom(diag);
     }
-    memset(w.scratch, 0, (5 * nk + 5 * nw) * sizeof(uint64_t));
+    memset(w.scratch, 0, (5 * nk + 8 * nw) * sizeof(uint64_t));
     uint64_t *q = w.scratch;
+    /* the output growth bound's per-line sums (zero bits are 0.0) */
+    w.zg.lm = (double *)(void *)q, q += nw;
+    w.zg.ln = (double *)(void *)q, q += nw;
+    w.zg.touched = q, q += nw;
     acc *as[2] = { &w.ka, &w.wa };
     for (unsigned i = 0; i < 2; i++) {
         uint64_t len = i ? nw : nk;
@@ -560,6 +646,8 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
         walk_stationary(&w);
     if (w.zres)
         drt_w_write_back(&w);
+    settle_reads(&w, DRT_A);
+    settle_reads(&w, DRT_B);
     drt_w_finish(&w, summary);
     drt_walk_raw *raw = &args->raw;
     raw->updates = w.updates, raw->in_data = w.in_data, raw->in_meta = w.in_meta;
@@ -568,6 +656,7 @@ int drt_walk_run(drt_walk_args *args, tessel_result *out, tessel_drt_summary *su
     memcpy(raw->edge_sum, w.edge_sum, sizeof(raw->edge_sum));
     raw->util_sum = w.util_sum;
     raw->util_n = w.util_n;
+    memcpy(raw->fill_nnz, w.fill_nnz, sizeof(raw->fill_nnz));
     tessel_dealloc(d->alloc, w.bk);
     tessel_dealloc(d->alloc, w.bn);
     tessel_dealloc(d->alloc, w.boff);

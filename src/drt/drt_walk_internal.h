@@ -38,6 +38,22 @@ typedef struct oq {
     double n, m, logempty;
 } oq;
 
+/* Rule 4 for the output while a tile grows (drt_walk_out.c): the output
+ * tile's footprint is checked against Z's partition as an input index
+ * that spans it grows. Lines mode: the other output index's range is not
+ * decided yet, so each of its micro lines must fit alone (per-line sums
+ * in lm, ln); rect mode: the other range is [lo, hi) and the running sums
+ * are m, n. k is the reduction prefix (local) the tile holds at its end. */
+typedef struct zgrow {
+    int active, lines;
+    unsigned x;      /* DRT_I or DRT_J: the output index growing */
+    uint64_t lo, hi; /* rect mode: the other index's micro range */
+    uint64_t k;
+    double m, n;
+    double *lm, *ln;
+    uint64_t *touched, ntouched;
+} zgrow;
+
 typedef struct walker {
     const drt_data *d;
     /* the output table's owner and d's micro origin in it: d is a task's
@@ -55,6 +71,10 @@ typedef struct walker {
     unsigned order[DRT_NX];
     int has_res[3], has_prev[3];
     tile res[3], prev[3];
+    /* nonzeros the child level filled from each resident input tile
+     * during its residency (rule 4 per child read; only with on_task) */
+    double child_nnz[3];
+    double fill_nnz[3]; /* nonzeros of this walk's fills, by role */
     uint64_t alg[3];
     /* output: resident tile (i and j micro ranges) and the end of the
      * reduction prefix it holds */
@@ -73,6 +93,7 @@ typedef struct walker {
     /* rule 4 for the output: spilled bytes (out and back in), write-backs
      * of tiles larger than Z's partition, the largest output tile */
     double spill, overflow_wb, z_worst;
+    zgrow zg;
     /* summary */
     uint64_t tasks;
     double edge_sum[DRT_NX], util_sum;
@@ -103,7 +124,7 @@ static inline unsigned drt_w_other_index(const walker *w, unsigned role, unsigne
 }
 void drt_w_rect_sum(const walker *w, unsigned role, const uint64_t *lo, const uint64_t *hi,
                     uint64_t *m, uint64_t *n);
-void drt_w_grow(const walker *w, unsigned role, const uint64_t *lo, uint64_t *hi,
+void drt_w_grow(walker *w, unsigned role, const uint64_t *lo, uint64_t *hi,
                 const unsigned *dims, unsigned nd, uint64_t *m, uint64_t *n);
 void drt_w_make_tile(const walker *w, unsigned role, const uint64_t *lo, const uint64_t *hi,
                      uint64_t m, uint64_t n, uint64_t h, tile *t);
@@ -146,6 +167,10 @@ static inline double drt_w_span(const drt_data *d, unsigned x, uint64_t lo, uint
     return (double)((b < e ? b : e) - (a < e ? a : e));
 }
 void drt_w_spill(walker *w);
+void drt_w_zg_lines(walker *w, unsigned x, uint64_t k);
+void drt_w_zg_rect(walker *w, unsigned x, uint64_t lo, uint64_t hi, uint64_t k);
+uint64_t drt_w_zg_add(walker *w, uint64_t from, uint64_t to, int force);
+void drt_w_zg_end(walker *w);
 void drt_w_read_back(walker *w, uint64_t k0);
 
 /* drt_walk_setup.c: partitions, costs, loop order, and the result */

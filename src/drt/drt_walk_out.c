@@ -1,7 +1,7 @@
 /* The DRT walker's output side (the model: drt_walk.c): partial nonzeros
- * of an output rectangle after a reduction prefix, and the resident
- * output tile's write-backs, spills and read-backs (docs/semantics.md
- * rules 2 and 4). */
+ * of an output rectangle after a reduction prefix, the resident output
+ * tile's write-backs, spills and read-backs (docs/semantics.md rules 2
+ * and 4), and the bound Z's partition sets on the tiles' growth. */
 #include <math.h>
 #include <string.h>
 
@@ -172,4 +172,138 @@ void drt_w_read_back(walker *w, uint64_t k0)
     w->updates += w->od->out.stat ? -expm1(q.logempty) : 1.0;
     w->in_data += d;
     w->in_meta += m;
+}
+
+/* ------------------------------------------------------------------ */
+/* The output tile's growth bound (rule 4 for the output, issue 20): an
+ * input index that spans the output (i of A, j of B) grows only while the
+ * output tile it widens still fits Z's partition, counted with the
+ * output table at the reduction prefix the tile holds when it is written
+ * back (drt §3.1: growing an uncontracted dimension grows the tiles of
+ * every tensor indexed by it, "including the output"). The paper's
+ * hardware cannot see the output before the intersections (§3.1), so it
+ * spills; tessel's DRT reads the output table instead, so that its tiles
+ * keep the promise every non-overbooking strategy makes (docs/semantics.md
+ * rule 4). A line that must be taken (a tile's first) may still overflow:
+ * that overflow is priced as before (spills, write-backs). */
+
+static int z_fits(const walker *w, double m, double n)
+{
+    const cost *c = &w->c[DRT_Z];
+    double bits = m * (double)c->fixed_bits + n * (double)c->per_bits;
+    double bytes = w->od->out.stat ? bits / 8 : ceil(bits / 8);
+    return bytes <= (double)c->part;
+}
+
+static void zg_begin(walker *w, int lines, unsigned x, uint64_t lo, uint64_t hi, uint64_t k)
+{
+    zgrow *z = &w->zg;
+    drt_w_zg_end(w);
+    z->active = w->c[DRT_Z].part != 0;
+    z->lines = lines;
+    z->x = x;
+    z->lo = lo;
+    z->hi = hi;
+    z->k = k;
+    z->m = z->n = 0;
+}
+
+/* Lines mode: every micro line of the other output index must fit alone. */
+void drt_w_zg_lines(walker *w, unsigned x, uint64_t k)
+{
+    unsigned y = x == DRT_I ? DRT_J : DRT_I;
+    zg_begin(w, 1, x, 0, w->d->mext[y], k);
+}
+
+/* Rect mode: the other output index spans [lo, hi) (local micro lines). */
+void drt_w_zg_rect(walker *w, unsigned x, uint64_t lo, uint64_t hi, uint64_t k)
+{
+    zg_begin(w, 0, x, lo, hi, k);
+}
+
+void drt_w_zg_end(walker *w)
+{
+    zgrow *z = &w->zg;
+    for (uint64_t t = 0; t < z->ntouched; t++)
+        z->lm[z->touched[t]] = z->ln[z->touched[t]] = 0;
+    z->ntouched = 0;
+    z->active = 0;
+}
+
+/* Output micro line c (local, along zg.x) within the other index's range:
+ * adds each tile's partial counts at zg.k to the sums when `add`, else
+ * checks that they fit. Returns whether the line fits. */
+static int zg_line(walker *w, uint64_t c, int add)
+{
+    zgrow *z = &w->zg;
+    const drt_otable *o = &w->od->out;
+    unsigned x = z->x, y = x == DRT_I ? DRT_J : DRT_I;
+    uint64_t gc = c + w->off[x], glo = z->lo + w->off[y], ghi = z->hi + w->off[y];
+    uint64_t k = z->k + w->off[DRT_K];
+    double m = z->m, n = z->n;
+    int ok = 1;
+    uint64_t p, e;
+    if (x == DRT_I) {
+        if (gc >= o->rows)
+            return 1;
+        e = o->row_ptr[gc + 1];
+        p = drt_lower_bound(o->tile_j, o->row_ptr[gc], e, glo);
+    } else {
+        if (gc >= o->cols)
+            return 1;
+        uint64_t a = o->col_ptr[gc], b = o->col_ptr[gc + 1];
+        e = b;
+        while (a < b) { /* first tile of column gc with I >= glo */
+            uint64_t mid = a + (b - a) / 2;
+            if (o->tile_i[o->col_tile[mid]] < glo)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        p = a;
+    }
+    for (; p < e; p++) {
+        uint64_t t = x == DRT_I ? p : o->col_tile[p];
+        uint64_t other = x == DRT_I ? o->tile_j[t] : o->tile_i[t];
+        if (other >= ghi)
+            break;
+        oq q;
+        memset(&q, 0, sizeof(q));
+        tile_at(w, t, k, &q);
+        if (!z->lines) {
+            m += q.m, n += q.n;
+            continue;
+        }
+        uint64_t l = other - w->off[y];
+        if (add) {
+            if (!(q.m > 0 || q.n > 0))
+                continue; /* nothing yet at this prefix: l stays untouched */
+            if (!z->lm[l] && !z->ln[l])
+                z->touched[z->ntouched++] = l;
+            z->lm[l] += q.m, z->ln[l] += q.n;
+        } else if (!z_fits(w, z->lm[l] + q.m, z->ln[l] + q.n)) {
+            ok = 0;
+            break;
+        }
+    }
+    if (!z->lines) {
+        if (!add)
+            return z_fits(w, m, n);
+        z->m = m, z->n = n;
+    }
+    return ok;
+}
+
+/* Adds output lines [from, to) along zg.x while they fit (all of them
+ * with `force`); returns how many were added. */
+uint64_t drt_w_zg_add(walker *w, uint64_t from, uint64_t to, int force)
+{
+    if (!w->zg.active)
+        return to - from;
+    for (uint64_t c = from; c < to; c++) {
+        if (!force && !zg_line(w, c, 0))
+            return c - from;
+        zg_line(w, c, 1);
+    }
+    return to - from;
 }

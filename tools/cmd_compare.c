@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "energy_cli.h"
 #include "overflow_cli.h"
 #include "strategy_cli.h"
 #include "tessel/energy.h"
@@ -207,6 +208,7 @@ static int load(const compare_request *r, compare_state *st)
     if (rc)
         return cli_report_list("compare", &errors, rc);
     tessel_diag_list_free(&errors);
+    cli_energy_warn(st->spec, st->db, &st->energy);
     const tessel_template_desc *tpl = tessel_template_describe(tessel_template_of(st->spec));
     if (tpl && tpl->strategies) {
         /* its variants are strategies: they are the rows */

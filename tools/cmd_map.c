@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "energy_cli.h"
 #include "strategy_cli.h"
 #include "tessel/point.h"
 #include "tessel/strategy.h"
@@ -629,6 +630,7 @@ static int run(const map_request *r, map_state *st)
     if (rc)
         return cli_report_list("map", &errors, rc);
     tessel_diag_list_free(&errors);
+    cli_energy_warn_design(st->spec, st->db);
     unsigned mask;
     if (level_mask(r, st->spec, &mask))
         return CLI_EXIT_USAGE;

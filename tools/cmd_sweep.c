@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "energy_cli.h"
 #include "sweep_cli.h"
 #include "tessel/sweep.h"
 
@@ -129,6 +130,13 @@ static void show_stage(void *ud, const char *what)
     fprintf(stderr, "\rtessel sweep: collecting the statistics of %-40.40s", what);
     fflush(stderr);
     p->shown = 1;
+}
+
+/* The base spec's warnings, once per sweep (not per point). */
+static void show_loaded(void *ud, const tessel_spec *base, const tessel_energy_db *db)
+{
+    (void)ud;
+    cli_energy_warn_design(base, db);
 }
 
 static int parse_shard(const char *text, tessel_sweep_options *o)
@@ -271,6 +279,7 @@ static int run(const cli_args *args)
         progress p = { !quiet && isatty(fileno(stderr)), 0 };
         o.progress = show_progress;
         o.stage = show_stage;
+        o.loaded = show_loaded;
         o.progress_ud = &p;
         tessel_sweep_report report;
         tessel_diag d;

@@ -1,5 +1,6 @@
 /* Energy resolution on the command line: see energy_cli.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -38,24 +39,44 @@ static void print_priced(const char *cmd, const tessel_spec *spec, const tessel_
             nb ? bad : "nothing");
 }
 
+void cli_energy_warn(const tessel_spec *spec, const tessel_energy_db *db,
+                     const tessel_design_energy *de)
+{
+    tessel_diag_list warnings;
+    tessel_diag_list_init(&warnings, NULL);
+    tessel_spec_plausibility(spec, &warnings);
+    if (db)
+        tessel_energy_warnings(db, spec, de, &warnings);
+    cli_print_warnings(&warnings);
+    tessel_diag_list_free(&warnings);
+}
+
+void cli_energy_warn_design(const tessel_spec *spec, const tessel_energy_db *db)
+{
+    tessel_design_energy *de = malloc(sizeof(*de));
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    /* a component that does not resolve is the command's own error later;
+     * here it only drops the per-level warnings */
+    int ok = de && tessel_energy_design(db, spec, de, &errors) == 0;
+    tessel_diag_list_free(&errors);
+    cli_energy_warn(spec, db, ok ? de : NULL);
+    free(de);
+}
+
 int cli_energy_resolve(const char *cmd, const tessel_spec *spec, tessel_energy_db **db,
                        tessel_design_energy *de)
 {
-    tessel_diag_list errors, warnings;
+    tessel_diag_list errors;
     tessel_diag_list_init(&errors, NULL);
-    tessel_diag_list_init(&warnings, NULL);
     memset(de, 0, sizeof(*de));
-    tessel_spec_plausibility(spec, &warnings);
     int rc = tessel_energy_db_load(spec, NULL, db, &errors);
     if (rc) {
-        cli_print_warnings(&warnings);
-        tessel_diag_list_free(&warnings);
+        cli_energy_warn(spec, NULL, NULL);
         return cli_report_list(cmd, &errors, rc);
     }
     rc = tessel_energy_design(*db, spec, de, &errors);
-    tessel_energy_warnings(*db, spec, rc ? NULL : de, &warnings);
-    cli_print_warnings(&warnings);
-    tessel_diag_list_free(&warnings);
+    cli_energy_warn(spec, *db, rc ? NULL : de);
     if (rc) {
         char buf[1400];
         for (size_t i = 0; i < errors.count; i++) {

@@ -1,4 +1,5 @@
-/* Energy resolution on the command line (tessel run, run -n, energy):
+/* Energy resolution on the command line (tessel run, run -n, energy; the
+ * warnings also in map, compare and sweep):
  * every component of a spec priced from its tables, warnings printed,
  * and on failure the list of what was and was not priced. */
 #ifndef TESSEL_TOOLS_ENERGY_CLI_H
@@ -14,6 +15,17 @@
  * not priced: ...", frees *db and returns the exit status; 0 on success. */
 int cli_energy_resolve(const char *cmd, const tessel_spec *spec, tessel_energy_db **db,
                        tessel_design_energy *de);
+
+/* Prints the spec's plausibility warnings and, with `db`, its energy
+ * warnings (`de` may be NULL: then not the per-level ones) on stderr,
+ * once per spec: tessel run, energy, map, compare and sweep print the same
+ * lines. */
+void cli_energy_warn(const tessel_spec *spec, const tessel_energy_db *db,
+                     const tessel_design_energy *de);
+
+/* cli_energy_warn after resolving the design itself (tessel map, sweep):
+ * a component that does not resolve drops only the per-level warnings. */
+void cli_energy_warn_design(const tessel_spec *spec, const tessel_energy_db *db);
 
 /* The instances a component's energy is multiplied by: level copies, PEs x
  * MACs per PE for "MAC", PEs for "intersect". */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tessel/base.h"
+#include "tessel/energy.h"
 #include "tessel/model.h"
 #include "tessel/report.h"
 #include "tessel/spec.h"
@@ -98,6 +99,11 @@ typedef struct tessel_sweep_options {
     /* Called once per data entry before its statistics are collected
      * (`what` names the data), from the calling thread; may be NULL. */
     void (*stage)(void *ud, const char *what);
+    /* Called once after the base spec (with the file's fixed `set:`) and
+     * its energy tables load, from the calling thread, before any point:
+     * the CLI prints the spec's warnings there, once per sweep rather than
+     * per point. May be NULL. */
+    void (*loaded)(void *ud, const tessel_spec *base, const tessel_energy_db *db);
 } tessel_sweep_options;
 
 void tessel_sweep_options_init(tessel_sweep_options *o);

@@ -3,12 +3,12 @@
  *
  * Scaling rules (energy_tables/README.md has the sources):
  *   dram     pj_per_bit x width; off chip, so no technology scaling.
- *   sram     per width series, linear interpolation in (log depth,
- *            log value) between table points (GSL linear interpolation on
- *            the logs); a depth outside the series is an error, never an
- *            extrapolation.  A width without a series uses the next wider
- *            series (else the widest) scaled linearly in width, the
- *            Accelergy library plug-in's width rule.
+ *   sram     sram_price.c: per width series, linear interpolation in
+ *            (log depth, log value) between table points; a width without
+ *            a series uses the next wider one scaled linearly in width
+ *            (the Accelergy library plug-in's rule); outside the points
+ *            the table's fitted law (sram_fit.c), else an error; banks
+ *            plus an H-tree above the fit's bank size.
  *   regfile  Aladdin: width 1-bit registers + depth address comparators of
  *            ceil(log2 depth) bits (timeloop-accelergy-exercises regfile).
  *   arith    sum of parts, each scaled linearly or quadratically in width
@@ -22,12 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_interp.h>
-
 #include "energy_internal.h"
-
-#define EN_SERIES_MAX 256u /* SRAM points per width series */
 
 const char *tessel_action_name(tessel_action a)
 {
@@ -211,42 +206,13 @@ const char *tessel_energy_db_class_name(const tessel_energy_db *db, size_t i)
 /* ------------------------------------------------------------------ */
 /* Component attributes */
 
-typedef struct en_attrs {
-    unsigned width;
-    const tessel_yaml_node *width_n;
-    double depth; /* 0 = not given */
-    const tessel_yaml_node *depth_n;
-    uint64_t size; /* bytes, 0 = not given */
-    const tessel_yaml_node *size_n;
-    const char *technology;
-    const tessel_yaml_node *technology_n;
-    unsigned exponent, mantissa, radix;
-    const tessel_yaml_node *exponent_n, *mantissa_n, *radix_n;
-    unsigned banks; /* 0 = not given */
-    const tessel_yaml_node *banks_n;
-} en_attrs;
-
-/* What a resolution needs to word its errors. */
-typedef struct en_where {
-    const tessel_spec_component *c;
-    const char *instance;
-    tessel_diag *diag;
-} en_where;
-
 static const char *where_name(const en_where *w)
 {
     return w->instance && w->instance[0] ? w->instance : w->c->cls;
 }
 
-static int where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
-                       const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static int where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
-                       const char *fmt, ...)
+int en_where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
+                   const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -265,7 +231,7 @@ static int attr_uint(const en_where *w, const tessel_yaml_node *n, const char *k
     char field[64];
     tessel_energy_fmt(field, sizeof(field), "attributes.%s", key);
     if (tessel_yaml_u64(n, &v) != 0 || v == 0 || v > 0xffffffffu)
-        return where_error(w, TESSEL_EPARSE, n, field, "'%s' must be a positive whole number",
+        return en_where_error(w, TESSEL_EPARSE, n, field, "'%s' must be a positive whole number",
                            key);
     *out = (unsigned)v;
     return 0;
@@ -281,14 +247,14 @@ static int parse_attrs(const en_where *w, en_attrs *at)
     if (!m || tessel_yaml_is_null(m))
         return 0;
     if (m->kind != TESSEL_YAML_MAPPING)
-        return where_error(w, TESSEL_EPARSE, m, "attributes", "'attributes' must be a mapping");
+        return en_where_error(w, TESSEL_EPARSE, m, "attributes", "'attributes' must be a mapping");
     for (size_t i = 0; i < m->count; i++) {
         const char *k = m->keys[i]->value ? m->keys[i]->value : "";
         const tessel_yaml_node *v = m->items[i];
         int rc = 0;
         if (strcmp(k, "width") == 0 || strcmp(k, "datawidth") == 0) {
             if (at->width_n)
-                return where_error(w, TESSEL_EPARSE, m->keys[i], "attributes",
+                return en_where_error(w, TESSEL_EPARSE, m->keys[i], "attributes",
                                    "give either 'width' or 'datawidth', not both");
             rc = attr_uint(w, v, k, &at->width);
             at->width_n = v;
@@ -300,14 +266,14 @@ static int parse_attrs(const en_where *w, en_attrs *at)
         } else if (strcmp(k, "size") == 0) {
             const char *s = v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
             if (!s || tessel_parse_size(s, &at->size) != 0 || at->size == 0)
-                rc = where_error(w, TESSEL_EPARSE, v, "attributes.size",
+                rc = en_where_error(w, TESSEL_EPARSE, v, "attributes.size",
                                  "'size' must be a positive size such as 64KiB");
             at->size_n = v;
         } else if (strcmp(k, "technology") == 0) {
             at->technology = v->kind == TESSEL_YAML_SCALAR ? v->value : NULL;
             at->technology_n = v;
             if (!at->technology)
-                rc = where_error(w, TESSEL_EPARSE, v, "attributes.technology",
+                rc = en_where_error(w, TESSEL_EPARSE, v, "attributes.technology",
                                  "'technology' must be a node such as 45nm");
         } else if (strcmp(k, "exponent") == 0) {
             rc = attr_uint(w, v, k, &at->exponent);
@@ -325,9 +291,9 @@ static int parse_attrs(const en_where *w, en_attrs *at)
             const char *near = tessel_nearest_word(k, keys, sizeof(keys) / sizeof(keys[0]));
             char field[160];
             tessel_energy_fmt(field, sizeof(field), "attributes.%s", k);
-            rc = near ? where_error(w, TESSEL_EPARSE, m->keys[i], field,
+            rc = near ? en_where_error(w, TESSEL_EPARSE, m->keys[i], field,
                                     "unknown attribute '%s' (did you mean '%s'?)", k, near)
-                      : where_error(w, TESSEL_EPARSE, m->keys[i], field,
+                      : en_where_error(w, TESSEL_EPARSE, m->keys[i], field,
                                     "unknown attribute '%s' (known: width, datawidth, depth, "
                                     "size, technology, exponent, mantissa, radix, banks)",
                                     k);
@@ -336,7 +302,7 @@ static int parse_attrs(const en_where *w, en_attrs *at)
             return rc;
     }
     if (at->depth_n && at->size_n)
-        return where_error(w, TESSEL_EPARSE, at->size_n, "attributes.size",
+        return en_where_error(w, TESSEL_EPARSE, at->size_n, "attributes.size",
                            "give either 'depth' or 'size', not both");
     return 0;
 }
@@ -366,7 +332,7 @@ static int ert_find(const en_table *t, const char *instance, int want_energy, co
                 !tessel_energy_ert_matches(e, instance, nocase))
                 continue;
             if (*out)
-                return where_error(w, TESSEL_EINVAL, NULL, "instance",
+                return en_where_error(w, TESSEL_EINVAL, NULL, "instance",
                                    "'%s' matches both '%s' and '%s' in %s; name the component "
                                    "by its dotted path",
                                    instance, (*out)->full, e->full, t->base);
@@ -378,220 +344,6 @@ static int ert_find(const en_table *t, const char *instance, int want_energy, co
 
 /* ------------------------------------------------------------------ */
 /* Models */
-
-/* Linear interpolation of ys over xs (both already in log space where the
- * caller wants it) at xq, through GSL on a stack-held interpolation object
- * (gsl_interp_linear keeps no state), so that no allocation escapes the
- * tessel allocator. xs strictly increasing and xq inside them. */
-static int interp_linear(const double *xs, const double *ys, size_t n, double xq, double *out)
-{
-    if (n == 1) {
-        *out = ys[0];
-        return 0;
-    }
-    gsl_interp in;
-    memset(&in, 0, sizeof(in));
-    in.type = gsl_interp_linear;
-    in.size = n;
-    if (gsl_interp_init(&in, xs, ys, n) != GSL_SUCCESS)
-        return TESSEL_ERANGE;
-    if (gsl_interp_eval_e(&in, xs, ys, xq, NULL, out) != GSL_SUCCESS || !isfinite(*out))
-        return TESSEL_ERANGE;
-    return 0;
-}
-
-/* Interpolates one column of the series: log-log when every value is
- * positive, else linear in the value (leak columns may hold zeros). */
-static int interp_column(const en_point *const *s, size_t n, size_t offset, double xq,
-                         double *out)
-{
-    double xs[EN_SERIES_MAX], ys[EN_SERIES_MAX];
-    int logy = 1;
-    for (size_t i = 0; i < n; i++) {
-        double v;
-        memcpy(&v, (const char *)s[i] + offset, sizeof(v));
-        xs[i] = log(s[i]->depth);
-        ys[i] = v;
-        if (!(v > 0))
-            logy = 0;
-    }
-    if (logy)
-        for (size_t i = 0; i < n; i++)
-            ys[i] = log(ys[i]);
-    int rc = interp_linear(xs, ys, n, xq, out);
-    if (rc == 0 && logy)
-        *out = exp(*out);
-    return rc;
-}
-
-static const tessel_yaml_node *depth_node(const en_attrs *at)
-{
-    return at->depth_n ? at->depth_n : at->size_n;
-}
-
-/* Depth in words of `width` bits: the depth attribute, else the size
- * attribute, else the level capacity. 0 when none is known. */
-static double storage_depth(const en_attrs *at, unsigned width, uint64_t default_bytes)
-{
-    if (at->depth > 0)
-        return at->depth;
-    uint64_t bytes = at->size ? at->size : default_bytes;
-    return bytes ? (double)bytes * 8.0 / width : 0;
-}
-
-/* One bank of `depth` words from the table points of class k (the series
- * of this width, else the next wider one scaled linearly in width, the
- * Accelergy library plug-in's rule). 1 when the depth is outside the
- * series (range[cap] says what it has), 0 when priced, < 0 on error. */
-static int sram_points(const en_where *w, const en_table *t, const en_class *k, unsigned width,
-                       double depth, tessel_component_energy *out, char *range, size_t cap)
-{
-    if (k->npoints == 0) {
-        tessel_energy_fmt(range, cap, "no points");
-        return 1;
-    }
-    double ws = -1;
-    for (size_t i = 0; i < k->npoints; i++)
-        if (k->points[i].width >= width) {
-            ws = k->points[i].width;
-            break;
-        }
-    if (ws < 0)
-        ws = k->points[k->npoints - 1].width;
-    const en_point *s[EN_SERIES_MAX];
-    size_t n = 0;
-    for (size_t i = 0; i < k->npoints && n < EN_SERIES_MAX; i++)
-        if (k->points[i].width == ws)
-            s[n++] = &k->points[i];
-    double dmin = s[0]->depth, dmax = s[n - 1]->depth;
-    if (depth < dmin || depth > dmax) {
-        if (n == 1)
-            tessel_energy_fmt(range, cap, "only depth %g at width %g", dmin, ws);
-        else
-            tessel_energy_fmt(range, cap, "depths %g to %g at width %g", dmin, dmax, ws);
-        return 1;
-    }
-    double xq = log(depth);
-    double read = 0, write = 0, update = 0, area = 0, leak = 0;
-    int rc = interp_column(s, n, offsetof(en_point, read), xq, &read);
-    if (!rc)
-        rc = interp_column(s, n, offsetof(en_point, write), xq, &write);
-    if (!rc)
-        rc = interp_column(s, n, offsetof(en_point, update), xq, &update);
-    if (!rc)
-        rc = interp_column(s, n, offsetof(en_point, area), xq, &area);
-    int has_leak = 1;
-    for (size_t i = 0; i < n; i++)
-        if (s[i]->leak < 0)
-            has_leak = 0;
-    if (!rc && has_leak)
-        rc = interp_column(s, n, offsetof(en_point, leak), xq, &leak);
-    if (rc)
-        return where_error(w, rc, NULL, "attributes.depth", "interpolation failed in %s",
-                           t->base);
-    double f = width / ws;
-    out->pj[TESSEL_ACTION_READ] = read * f;
-    out->pj[TESSEL_ACTION_WRITE] = write * f;
-    out->pj[TESSEL_ACTION_UPDATE] = update * f;
-    out->pj[TESSEL_ACTION_METADATA_READ] = read * f;
-    out->pj[TESSEL_ACTION_METADATA_WRITE] = write * f;
-    out->pj[TESSEL_ACTION_LEAK] = leak * f;
-    out->area_um2 = area * f;
-    size_t exact = 0;
-    while (exact < n && s[exact]->depth != depth)
-        exact++;
-    tessel_energy_fmt(out->method, sizeof(out->method), "%s",
-                      f != 1 ? "width-scaled" : exact < n ? "point" : "interpolated");
-    int len;
-    if (exact < n)
-        len = tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %gx%g point (%s)",
-                                t->base, k->name, ws, depth, s[exact]->source);
-    else
-        len = tessel_energy_fmt(out->source, sizeof(out->source),
-                                "%s: %s %gx%g, log-log in depth", t->base, k->name, ws, depth);
-    if (f != 1 && len > 0 && (size_t)len < sizeof(out->source))
-        tessel_energy_fmt(out->source + len, sizeof(out->source) - (size_t)len,
-                          ", width-scaled to %u", width);
-    return 0;
-}
-
-/* An SRAM (or a register file past its registers, with `k` the table's
- * fitted SRAM class): the bank count (given, or automatic above the fit's
- * bank size), each bank from the table points when they cover it, else
- * from the fitted law, then the H-tree between banks. `why` names the
- * path for the source string (NULL for a plain SRAM). */
-static int price_sram(const en_where *w, const en_table *t, const en_class *k,
-                      const en_attrs *at, unsigned width, double depth, const char *why,
-                      tessel_component_energy *out)
-{
-    unsigned banks = 1;
-    char reason[200];
-    if (k->fit.present) {
-        int rc = tessel_energy_sram_banks(&k->fit, width, depth, at->banks, &banks, reason,
-                                          sizeof(reason));
-        if (rc)
-            return where_error(w, rc, at->banks_n ? at->banks_n : depth_node(at),
-                               "attributes.depth", "%s %ux%.0f cannot be priced: %s in %s",
-                               k->name, width, depth, reason, t->base);
-    } else if (at->banks_n) {
-        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
-                           "%s in %s has no fitted model, so it cannot price 'banks'", k->name,
-                           t->base);
-    }
-    double bank_depth = depth / banks;
-    char range[96];
-    int rc = why ? 1 : sram_points(w, t, k, width, bank_depth, out, range, sizeof(range));
-    if (rc < 0)
-        return rc;
-    if (rc == 1 && !k->fit.present)
-        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
-                           "%s depth %g (width %u) is outside %s: it has %s; tessel does not "
-                           "extrapolate: add a table point or name an Accelergy ERT for this "
-                           "component",
-                           k->name, depth, width, t->base, range);
-    if (rc == 1) {
-        double read, write, area;
-        tessel_energy_sram_fit(&k->fit, width, bank_depth, &read, &write, &area);
-        out->pj[TESSEL_ACTION_READ] = out->pj[TESSEL_ACTION_METADATA_READ] = read;
-        /* as the points: update costs a write; the fitted points give no leak */
-        out->pj[TESSEL_ACTION_WRITE] = out->pj[TESSEL_ACTION_UPDATE] = write;
-        out->pj[TESSEL_ACTION_METADATA_WRITE] = write;
-        out->pj[TESSEL_ACTION_LEAK] = 0;
-        out->area_um2 = area;
-        tessel_energy_fmt(out->method, sizeof(out->method), "fit");
-        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s fit %ux%g (%s)", t->base,
-                          k->name, width, bank_depth, why ? why : "outside the points");
-    }
-    if (banks > 1) {
-        double wire = tessel_energy_sram_wire(&k->fit, width, banks, out->area_um2);
-        for (int a = TESSEL_ACTION_READ; a <= TESSEL_ACTION_METADATA_WRITE; a++)
-            out->pj[a] += wire;
-        out->pj[TESSEL_ACTION_LEAK] *= banks;
-        out->area_um2 *= banks;
-        size_t len = strlen(out->source);
-        if (len + 1 < sizeof(out->source))
-            tessel_energy_fmt(out->source + len, sizeof(out->source) - len,
-                              "; %u banks + H-tree %.4g pJ", banks, wire);
-    }
-    out->depth_words = depth;
-    out->banks = banks;
-    return 0;
-}
-
-static int resolve_sram(const en_where *w, const en_table *t, const en_class *k,
-                        const en_attrs *at, unsigned width, uint64_t default_bytes,
-                        tessel_component_energy *out)
-{
-    double depth = storage_depth(at, width, default_bytes);
-    if (!(depth > 0))
-        return where_error(w, TESSEL_EINVAL, NULL, "attributes.depth",
-                           "class %s needs a 'depth' or 'size' attribute (or a level capacity)",
-                           k->name);
-    if (k->npoints == 0 && !k->fit.present)
-        return where_error(w, TESSEL_EINVAL, NULL, "points", "class %s has no SRAM points",
-                           k->name);
-    return price_sram(w, t, k, at, width, depth, NULL, out);
-}
 
 static unsigned ceil_log2(unsigned v)
 {
@@ -605,7 +357,7 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
                            const en_attrs *at, unsigned width, uint64_t default_bytes,
                            tessel_component_energy *out)
 {
-    double depth = storage_depth(at, width, default_bytes);
+    double depth = en_storage_depth(at, width, default_bytes);
     if (!(depth > 0))
         depth = 1; /* Accelergy's regfile default depth */
     const en_class *large = NULL; /* the table's fitted SRAM, for register files past max_depth */
@@ -613,18 +365,18 @@ static int resolve_regfile(const en_where *w, const en_table *t, const en_class 
         if (t->classes[i].model == EN_MODEL_SRAM && t->classes[i].fit.present)
             large = &t->classes[i];
     if (large && (depth > k->max_depth || width > k->max_width || at->banks_n))
-        return price_sram(w, t, large, at, width, depth,
+        return en_price_sram(w, t, large, at, width, depth,
                           at->banks_n ? "regfile with banks" : "regfile past its registers",
                           out);
     if (at->banks_n)
-        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+        return en_where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
                            "%s takes no 'banks' (no fitted SRAM in %s)", k->name, t->base);
     if (depth != floor(depth) || depth > k->max_depth)
-        return where_error(w, TESSEL_ERANGE, depth_node(at), "attributes.depth",
+        return en_where_error(w, TESSEL_ERANGE, en_depth_node(at), "attributes.depth",
                            "%s depth %g must be a whole number from 1 to %u (%s)", k->name, depth,
                            k->max_depth, t->base);
     if (width > k->max_width)
-        return where_error(w, TESSEL_ERANGE, at->width_n, "attributes.width",
+        return en_where_error(w, TESSEL_ERANGE, at->width_n, "attributes.width",
                            "%s width %u is above the table's %u (%s)", k->name, width,
                            k->max_width, t->base);
     /* One access drives `width` registers and compares the address in
@@ -650,7 +402,7 @@ static int resolve_arith(const en_where *w, const en_table *t, const en_class *k
     unsigned width;
     if (k->is_float) {
         if (at->width_n)
-            return where_error(w, TESSEL_EINVAL, at->width_n, "attributes.width",
+            return en_where_error(w, TESSEL_EINVAL, at->width_n, "attributes.width",
                                "%s is a floating-point unit: give 'exponent' and 'mantissa' "
                                "instead of a width",
                                k->name);
@@ -659,7 +411,7 @@ static int resolve_arith(const en_where *w, const en_table *t, const en_class *k
         width = e + m;
     } else {
         if (at->exponent_n || at->mantissa_n)
-            return where_error(w, TESSEL_EINVAL,
+            return en_where_error(w, TESSEL_EINVAL,
                                at->exponent_n ? at->exponent_n : at->mantissa_n,
                                "attributes.exponent",
                                "%s is an integer unit: give 'width', not exponent/mantissa "
@@ -668,17 +420,17 @@ static int resolve_arith(const en_where *w, const en_table *t, const en_class *k
         width = at->width ? at->width : k->default_width;
     }
     if (width > k->max_width)
-        return where_error(w, TESSEL_ERANGE, at->width_n ? at->width_n : at->mantissa_n,
+        return en_where_error(w, TESSEL_ERANGE, at->width_n ? at->width_n : at->mantissa_n,
                            "attributes.width", "%s width %u is above the table's %u (%s)",
                            k->name, width, k->max_width, t->base);
     unsigned radix = 1;
     if (k->per_radix) {
         radix = at->radix ? at->radix : k->default_radix;
         if (radix < 2 || radix > k->max_radix)
-            return where_error(w, TESSEL_ERANGE, at->radix_n, "attributes.radix",
+            return en_where_error(w, TESSEL_ERANGE, at->radix_n, "attributes.radix",
                                "%s radix %u must be from 2 to %u", k->name, radix, k->max_radix);
     } else if (at->radix_n) {
-        return where_error(w, TESSEL_EINVAL, at->radix_n, "attributes.radix",
+        return en_where_error(w, TESSEL_EINVAL, at->radix_n, "attributes.radix",
                            "%s takes no radix", k->name);
     }
     double e = 0, idle = 0, area = 0;
@@ -720,7 +472,7 @@ static int tech_factors(const en_where *w, const en_table *t, const char *node,
 {
     double nm = 0;
     if (tessel_energy_parse_node(node, &nm) != 0)
-        return where_error(w, TESSEL_EPARSE, at, "attributes.technology",
+        return en_where_error(w, TESSEL_EPARSE, at, "attributes.technology",
                            "technology '%s' is not a node such as 45nm", node);
     *fe = *fa = 1;
     if (nm == t->ref_nm)
@@ -735,7 +487,7 @@ static int tech_factors(const en_where *w, const en_table *t, const char *node,
     int len = tessel_energy_fmt(list, sizeof(list), "%s", t->technology);
     for (size_t i = 0; i < t->nnodes && len > 0 && (size_t)len < sizeof(list); i++)
         len += tessel_energy_fmt(list + len, sizeof(list) - (size_t)len, ", %s", t->node[i].name);
-    return where_error(w, TESSEL_EUNSUPPORTED, at, "attributes.technology",
+    return en_where_error(w, TESSEL_EUNSUPPORTED, at, "attributes.technology",
                        "technology %s is not a node of %s (supported: %s); tessel scales only "
                        "between grid nodes",
                        node, t->base, list);
@@ -746,14 +498,14 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
                          uint64_t default_bytes, tessel_component_energy *out)
 {
     if (k->model == EN_MODEL_UNAVAILABLE)
-        return where_error(w, TESSEL_EUNSUPPORTED, NULL, "class",
+        return en_where_error(w, TESSEL_EUNSUPPORTED, NULL, "class",
                            "%s has no energy numbers in %s: %s", k->name, t->base, k->source);
     unsigned width = at->width ? at->width : default_width ? default_width : k->default_width;
     if (at->banks_n && k->model != EN_MODEL_SRAM && k->model != EN_MODEL_REGFILE)
-        return where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
+        return en_where_error(w, TESSEL_EINVAL, at->banks_n, "attributes.banks",
                            "%s is not an SRAM or register file: it takes no 'banks'", k->name);
     if (k->model != EN_MODEL_ARITH && (at->exponent_n || at->mantissa_n || at->radix_n))
-        return where_error(w, TESSEL_EINVAL,
+        return en_where_error(w, TESSEL_EINVAL,
                            at->exponent_n ? at->exponent_n
                                           : at->mantissa_n ? at->mantissa_n : at->radix_n,
                            "attributes", "%s is a storage class: it takes width and depth/size",
@@ -771,7 +523,7 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
          * DRAM's energy, so no technology factor applies. */
         return 0;
     case EN_MODEL_SRAM:
-        rc = resolve_sram(w, t, k, at, width, default_bytes, out);
+        rc = en_resolve_sram(w, t, k, at, width, default_bytes, out);
         break;
     case EN_MODEL_REGFILE:
         rc = resolve_regfile(w, t, k, at, width, default_bytes, out);
@@ -826,16 +578,16 @@ static int unknown_class(const en_where *w, const tessel_energy_db *db)
     if (have_ert && w->instance && w->instance[0])
         tessel_energy_fmt(ert_note, sizeof(ert_note), "; no ERT entry is named '%s'", w->instance);
     if (!cls[0])
-        return where_error(w, TESSEL_EINVAL, NULL, "class", "no energy class given%s", ert_note);
+        return en_where_error(w, TESSEL_EINVAL, NULL, "class", "no energy class given%s", ert_note);
     const char *near = tessel_nearest_word(cls, names, n);
     if (near)
-        return where_error(w, TESSEL_EINVAL, NULL, "class",
+        return en_where_error(w, TESSEL_EINVAL, NULL, "class",
                            "unknown energy class '%s' (did you mean '%s'?)%s", cls, near,
                            ert_note);
     if (db->ntables == 0)
-        return where_error(w, TESSEL_EINVAL, NULL, "class",
+        return en_where_error(w, TESSEL_EINVAL, NULL, "class",
                            "unknown energy class '%s': no energy tables are loaded", cls);
-    return where_error(w, TESSEL_EINVAL, NULL, "class", "unknown energy class '%s'%s", cls,
+    return en_where_error(w, TESSEL_EINVAL, NULL, "class", "unknown energy class '%s'%s", cls,
                        ert_note);
 }
 

@@ -137,6 +137,48 @@ int tessel_energy_table_read(const tessel_yaml_doc *doc, const char *path,
                              const tessel_allocator *a, en_table *t, tessel_diag_list *errors);
 void tessel_energy_table_clear(const tessel_allocator *a, en_table *t);
 
+/* Reading state of one table (table.c, ert.c, table_yaml.c). */
+typedef struct en_ctx {
+    tessel_diag_list *errors;
+    const tessel_allocator *alloc;
+    const char *file;
+    int first; /* first error code, 0 while none */
+} en_ctx;
+
+/* table_yaml.c: typed field readers. en_error appends a diagnostic at node
+ * n (the table file when NULL) and returns code; the getters report their
+ * own problems. */
+int en_error(en_ctx *c, int code, const tessel_yaml_node *n, const char *field, const char *fmt,
+             ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+int en_oom(en_ctx *c);
+/* Copies src into dst[cap], truncating; returns 1 when it had to truncate. */
+int en_copy_str(char *dst, size_t cap, const char *src);
+/* "prefix.key", or "key" without a prefix. */
+void en_join_field(char *out, size_t cap, const char *prefix, const char *key);
+const char *en_scalar_text(const tessel_yaml_node *n);
+/* Unknown keys of mapping m are errors, with the nearest allowed key. */
+void en_check_keys(en_ctx *c, const tessel_yaml_node *m, const char *const *allowed, size_t n,
+                   const char *prefix);
+enum { NUM_REQUIRED = 1, NUM_POSITIVE = 2, NUM_INTEGER = 4 };
+/* m[key] as a finite number >= 0 (> 0 with NUM_POSITIVE): 1 when stored,
+ * 0 when absent (an error if required), -1 on a bad value (reported). */
+int en_get_number(en_ctx *c, const tessel_yaml_node *m, const tessel_yaml_node *at,
+                  const char *prefix, const char *key, unsigned flags, double *out);
+int en_get_uint(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
+                unsigned flags, unsigned *out);
+/* A non-empty string under key, copied into dst (truncated to cap). */
+int en_get_string(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
+                  int required, char *dst, size_t cap);
+
+/* ert.c: the ERT, ART, ERT_summary or ART_summary mapping m (its top-level
+ * `key`) appended to t's entries (*cap is their allocated count). */
+int en_read_accelergy(en_ctx *c, const tessel_yaml_node *m, const char *key, en_table *t,
+                      size_t *cap);
+
 /* snprintf for messages, field paths and source strings, where cutting a
  * long name short is intended (and -Wformat-truncation would flag it). */
 int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
@@ -148,6 +190,48 @@ int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
 /* 1 when ERT entry e answers to `instance` (component.c): its last dotted
  * part, or its whole stripped name when the instance is dotted. */
 int tessel_energy_ert_matches(const en_ert *e, const char *instance, int nocase);
+
+/* A component's attributes as component.c parses them. */
+typedef struct en_attrs {
+    unsigned width;
+    const tessel_yaml_node *width_n;
+    double depth; /* 0 = not given */
+    const tessel_yaml_node *depth_n;
+    uint64_t size; /* bytes, 0 = not given */
+    const tessel_yaml_node *size_n;
+    const char *technology;
+    const tessel_yaml_node *technology_n;
+    unsigned exponent, mantissa, radix;
+    const tessel_yaml_node *exponent_n, *mantissa_n, *radix_n;
+    unsigned banks; /* 0 = not given */
+    const tessel_yaml_node *banks_n;
+} en_attrs;
+
+/* What a resolution needs to word its errors (component.c). */
+typedef struct en_where {
+    const tessel_spec_component *c;
+    const char *instance;
+    tessel_diag *diag;
+} en_where;
+
+int en_where_error(const en_where *w, int code, const tessel_yaml_node *n, const char *field,
+                   const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* sram_price.c. The node that gave the depth (depth or size attribute). */
+const tessel_yaml_node *en_depth_node(const en_attrs *at);
+/* Depth in words of `width` bits: the depth attribute, else the size
+ * attribute, else default_bytes (the level capacity); 0 when none. */
+double en_storage_depth(const en_attrs *at, unsigned width, uint64_t default_bytes);
+/* An SRAM of class k (or a register file past its registers, k the
+ * table's fitted SRAM and `why` the reason for the source string). */
+int en_price_sram(const en_where *w, const en_table *t, const en_class *k, const en_attrs *at,
+                  unsigned width, double depth, const char *why, tessel_component_energy *out);
+int en_resolve_sram(const en_where *w, const en_table *t, const en_class *k, const en_attrs *at,
+                    unsigned width, uint64_t default_bytes, tessel_component_energy *out);
 
 /* The fitted SRAM model (sram_fit.c). tessel_energy_sram_banks checks
  * that `depth` words of `width` bits lie in the fit's range and gives the

@@ -1,5 +1,6 @@
-/* Reading energy tables: tessel's own format (energy_tables/README.md) and
- * Accelergy ERT / ART files (v0.3 and v0.4, full and _summary forms).
+/* Reading energy tables: tessel's own format (energy_tables/README.md);
+ * Accelergy ERT / ART files are read by ert.c, the typed field readers
+ * are in table_yaml.c.
  *
  * Every problem is reported with the file, line and column of the YAML
  * node and the field path inside the table, and reading goes on so that
@@ -12,186 +13,6 @@
 #include <string.h>
 
 #include "energy_internal.h"
-
-typedef struct en_ctx {
-    tessel_diag_list *errors;
-    const tessel_allocator *alloc;
-    const char *file;
-    int first; /* first error code, 0 while none */
-} en_ctx;
-
-static int en_error(en_ctx *c, int code, const tessel_yaml_node *n, const char *field,
-                    const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static int en_error(en_ctx *c, int code, const tessel_yaml_node *n, const char *field,
-                    const char *fmt, ...)
-{
-    tessel_diag d;
-    va_list ap;
-    va_start(ap, fmt);
-    tessel_diag_vset(&d, code, n && n->file ? n->file : c->file, n ? n->line : 0,
-                     n ? n->column : 0, field, fmt, ap);
-    va_end(ap);
-    if (c->errors)
-        tessel_diag_list_push(c->errors, &d);
-    if (!c->first)
-        c->first = code;
-    return code;
-}
-
-int tessel_energy_fmt(char *dst, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(dst, cap, fmt, ap);
-    va_end(ap);
-    return n;
-}
-
-static int en_oom(en_ctx *c)
-{
-    return en_error(c, TESSEL_ENOMEM, NULL, NULL, "out of memory while reading the table");
-}
-
-/* Copies src into dst[cap], truncating; returns 1 when it had to truncate. */
-static int copy_str(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(src);
-    int cut = n >= cap;
-    if (cut)
-        n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-    return cut;
-}
-
-static void join_field(char *out, size_t cap, const char *prefix, const char *key)
-{
-    if (prefix && prefix[0])
-        tessel_energy_fmt(out, cap, "%s.%s", prefix, key);
-    else
-        tessel_energy_fmt(out, cap, "%s", key);
-}
-
-static const char *scalar_text(const tessel_yaml_node *n)
-{
-    return n && n->kind == TESSEL_YAML_SCALAR && n->value ? n->value : NULL;
-}
-
-/* Unknown keys are errors (a typo must not silently fall back to a
- * default), with the nearest allowed key as suggestion. */
-static void check_keys(en_ctx *c, const tessel_yaml_node *m, const char *const *allowed, size_t n,
-                       const char *prefix)
-{
-    for (size_t i = 0; i < m->count; i++) {
-        const char *k = scalar_text(m->keys[i]);
-        if (!k)
-            continue;
-        size_t j = 0;
-        while (j < n && strcmp(k, allowed[j]) != 0)
-            j++;
-        if (j < n)
-            continue;
-        char field[128];
-        join_field(field, sizeof(field), prefix, k);
-        const char *near = tessel_nearest_word(k, allowed, n);
-        if (near)
-            en_error(c, TESSEL_EPARSE, m->keys[i], field, "unknown key '%s' (did you mean '%s'?)",
-                     k, near);
-        else
-            en_error(c, TESSEL_EPARSE, m->keys[i], field, "unknown key '%s'", k);
-    }
-}
-
-enum { NUM_REQUIRED = 1, NUM_POSITIVE = 2, NUM_INTEGER = 4 };
-
-/* Reads m[key] as a finite number >= 0 (> 0 with NUM_POSITIVE). Returns 1
- * when a value was stored, 0 when absent (an error if required), -1 on a
- * bad value (reported). */
-static int get_number(en_ctx *c, const tessel_yaml_node *m, const tessel_yaml_node *at,
-                      const char *prefix, const char *key, unsigned flags, double *out)
-{
-    char field[128];
-    join_field(field, sizeof(field), prefix, key);
-    const tessel_yaml_node *n = tessel_yaml_get(m, key);
-    if (!n || tessel_yaml_is_null(n)) {
-        if (flags & NUM_REQUIRED) {
-            en_error(c, TESSEL_EPARSE, n ? n : at, field, "missing '%s'", key);
-            return -1;
-        }
-        return 0;
-    }
-    double v;
-    if (tessel_yaml_double(n, &v) != 0 || !isfinite(v)) {
-        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a number", key);
-        return -1;
-    }
-    if (v < 0 || ((flags & NUM_POSITIVE) && v == 0)) {
-        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be %s", key,
-                 (flags & NUM_POSITIVE) ? "positive" : "zero or positive");
-        return -1;
-    }
-    if ((flags & NUM_INTEGER) && (v != floor(v) || v > 4294967295.0)) {
-        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a whole number below 2^32", key);
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
-
-static int get_uint(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
-                    unsigned flags, unsigned *out)
-{
-    double v = 0;
-    int r = get_number(c, m, m, prefix, key, flags | NUM_INTEGER, &v);
-    if (r == 1)
-        *out = (unsigned)v;
-    return r;
-}
-
-/* A non-empty string under key, copied into dst (truncated to cap). */
-static int get_string(en_ctx *c, const tessel_yaml_node *m, const char *prefix, const char *key,
-                      int required, char *dst, size_t cap)
-{
-    char field[128];
-    join_field(field, sizeof(field), prefix, key);
-    const tessel_yaml_node *n = tessel_yaml_get(m, key);
-    if (!n || tessel_yaml_is_null(n)) {
-        if (required && strcmp(key, "source") == 0)
-            en_error(c, TESSEL_EPARSE, n ? n : m, field,
-                     "missing 'source': every number in a table needs its source");
-        else if (required)
-            en_error(c, TESSEL_EPARSE, n ? n : m, field, "missing '%s'", key);
-        return required ? -1 : 0;
-    }
-    const char *s = scalar_text(n);
-    if (!s || !s[0]) {
-        en_error(c, TESSEL_EPARSE, n, field, "'%s' must be a non-empty string", key);
-        return -1;
-    }
-    copy_str(dst, cap, s);
-    return 1;
-}
-
-int tessel_energy_parse_node(const char *text, double *nm)
-{
-    if (!text)
-        return -1;
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || !isfinite(v) || v <= 0)
-        return -1;
-    while (*end == ' ')
-        end++;
-    if (strcmp(end, "nm") != 0 && *end != '\0')
-        return -1;
-    *nm = v;
-    return 0;
-}
 
 /* ------------------------------------------------------------------ */
 /* tessel tables */
@@ -208,16 +29,16 @@ static int read_ref(en_ctx *c, const tessel_yaml_node *m, const char *prefix, in
     static const char *const keys[] = {"energy", "idle", "area", "source", "width"};
     if (m->kind != TESSEL_YAML_MAPPING)
         return en_error(c, TESSEL_EPARSE, m, prefix, "expected a mapping");
-    check_keys(c, m, keys, need_width ? 5 : 4, prefix);
+    en_check_keys(c, m, keys, need_width ? 5 : 4, prefix);
     memset(r, 0, sizeof(*r));
     r->width = 1;
     int bad = 0;
     if (need_width)
-        bad |= get_number(c, m, m, prefix, "width", NUM_REQUIRED | NUM_POSITIVE, &r->width) < 0;
-    bad |= get_number(c, m, m, prefix, "energy", NUM_REQUIRED, &r->energy) < 0;
-    bad |= get_number(c, m, m, prefix, "idle", NUM_REQUIRED, &r->idle) < 0;
-    bad |= get_number(c, m, m, prefix, "area", NUM_REQUIRED, &r->area) < 0;
-    bad |= get_string(c, m, prefix, "source", 1, r->source, sizeof(r->source)) < 0;
+        bad |= en_get_number(c, m, m, prefix, "width", NUM_REQUIRED | NUM_POSITIVE, &r->width) < 0;
+    bad |= en_get_number(c, m, m, prefix, "energy", NUM_REQUIRED, &r->energy) < 0;
+    bad |= en_get_number(c, m, m, prefix, "idle", NUM_REQUIRED, &r->idle) < 0;
+    bad |= en_get_number(c, m, m, prefix, "area", NUM_REQUIRED, &r->area) < 0;
+    bad |= en_get_string(c, m, prefix, "source", 1, r->source, sizeof(r->source)) < 0;
     return bad ? TESSEL_EPARSE : 0;
 }
 
@@ -234,7 +55,7 @@ static int cmp_point(const void *pa, const void *pb)
 static int read_sram(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_class *k)
 {
     char field[128];
-    join_field(field, sizeof(field), prefix, "points");
+    en_join_field(field, sizeof(field), prefix, "points");
     const tessel_yaml_node *pts = tessel_yaml_get(m, "points");
     if (!pts || pts->kind != TESSEL_YAML_SEQUENCE || pts->count == 0)
         return en_error(c, TESSEL_EPARSE, pts ? pts : m, field,
@@ -253,24 +74,24 @@ static int read_sram(en_ctx *c, const tessel_yaml_node *m, const char *prefix, e
             bad = en_error(c, TESSEL_EPARSE, p, pf, "expected a mapping");
             continue;
         }
-        check_keys(c, p, keys, sizeof(keys) / sizeof(keys[0]), pf);
+        en_check_keys(c, p, keys, sizeof(keys) / sizeof(keys[0]), pf);
         en_point *q = &k->points[k->npoints];
         memset(q, 0, sizeof(*q));
         q->leak = -1;
         int b = 0;
-        b |= get_number(c, p, p, pf, "width", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
+        b |= en_get_number(c, p, p, pf, "width", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
                         &q->width) < 0;
-        b |= get_number(c, p, p, pf, "depth", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
+        b |= en_get_number(c, p, p, pf, "depth", NUM_REQUIRED | NUM_POSITIVE | NUM_INTEGER,
                         &q->depth) < 0;
-        b |= get_number(c, p, p, pf, "read", NUM_REQUIRED | NUM_POSITIVE, &q->read) < 0;
-        b |= get_number(c, p, p, pf, "write", NUM_REQUIRED | NUM_POSITIVE, &q->write) < 0;
-        int has_update = get_number(c, p, p, pf, "update", NUM_POSITIVE, &q->update);
+        b |= en_get_number(c, p, p, pf, "read", NUM_REQUIRED | NUM_POSITIVE, &q->read) < 0;
+        b |= en_get_number(c, p, p, pf, "write", NUM_REQUIRED | NUM_POSITIVE, &q->write) < 0;
+        int has_update = en_get_number(c, p, p, pf, "update", NUM_POSITIVE, &q->update);
         b |= has_update < 0;
         if (has_update == 0)
             q->update = q->write; /* Accelergy v0.4 ERTs: update costs a write */
-        b |= get_number(c, p, p, pf, "leak", 0, &q->leak) < 0;
-        b |= get_number(c, p, p, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
-        b |= get_string(c, p, pf, "source", 1, q->source, sizeof(q->source)) < 0;
+        b |= en_get_number(c, p, p, pf, "leak", 0, &q->leak) < 0;
+        b |= en_get_number(c, p, p, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
+        b |= en_get_string(c, p, pf, "source", 1, q->source, sizeof(q->source)) < 0;
         if (b) {
             bad = TESSEL_EPARSE;
             continue;
@@ -295,17 +116,17 @@ static int read_law(en_ctx *c, const tessel_yaml_node *m, const char *prefix, co
 {
     static const char *const keys[] = {"c0", "c1", "c2"};
     char field[128];
-    join_field(field, sizeof(field), prefix, key);
+    en_join_field(field, sizeof(field), prefix, key);
     const tessel_yaml_node *n = tessel_yaml_get(m, key);
     if (!n || n->kind != TESSEL_YAML_MAPPING)
         return en_error(c, TESSEL_EPARSE, n ? n : m, field,
                         "missing '%s': a mapping {c0, c1, c2}", key);
-    check_keys(c, n, keys, 3, field);
+    en_check_keys(c, n, keys, 3, field);
     double v[3] = {0, 0, 0};
     int bad = 0;
     for (int i = 0; i < 3; i++) {
         char f[160];
-        join_field(f, sizeof(f), field, keys[i]);
+        en_join_field(f, sizeof(f), field, keys[i]);
         const tessel_yaml_node *x = tessel_yaml_get(n, keys[i]);
         if (!x || tessel_yaml_double(x, &v[i]) != 0 || !isfinite(v[i]))
             bad = en_error(c, TESSEL_EPARSE, x ? x : n, f, "'%s' must be a number", keys[i]);
@@ -325,38 +146,38 @@ static int read_fit(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en
     if (!n)
         return 0;
     char field[128];
-    join_field(field, sizeof(field), prefix, "fit");
+    en_join_field(field, sizeof(field), prefix, "fit");
     if (n->kind != TESSEL_YAML_MAPPING)
         return en_error(c, TESSEL_EPARSE, n, field, "'fit' must be a mapping");
     static const char *const keys[] = {"source",    "method",     "points",    "read",
                                        "write",     "area",       "min_bytes", "max_bytes",
                                        "min_width", "max_width",  "bank_bytes", "wire"};
-    check_keys(c, n, keys, sizeof(keys) / sizeof(keys[0]), field);
+    en_check_keys(c, n, keys, sizeof(keys) / sizeof(keys[0]), field);
     int bad = 0;
     char method[EN_SOURCE_MAX];
-    bad |= get_string(c, n, field, "source", 1, f->source, sizeof(f->source)) < 0;
-    bad |= get_string(c, n, field, "method", 1, method, sizeof(method)) < 0;
-    bad |= get_string(c, n, field, "points", 1, f->points, sizeof(f->points)) < 0;
+    bad |= en_get_string(c, n, field, "source", 1, f->source, sizeof(f->source)) < 0;
+    bad |= en_get_string(c, n, field, "method", 1, method, sizeof(method)) < 0;
+    bad |= en_get_string(c, n, field, "points", 1, f->points, sizeof(f->points)) < 0;
     bad |= read_law(c, n, field, "read", &f->read) != 0;
     bad |= read_law(c, n, field, "write", &f->write) != 0;
     bad |= read_law(c, n, field, "area", &f->area) != 0;
     unsigned flags = NUM_REQUIRED | NUM_POSITIVE;
-    bad |= get_number(c, n, n, field, "min_bytes", flags, &f->min_bytes) < 0;
-    bad |= get_number(c, n, n, field, "max_bytes", flags, &f->max_bytes) < 0;
-    bad |= get_uint(c, n, field, "min_width", flags, &f->min_width) < 0;
-    bad |= get_uint(c, n, field, "max_width", flags, &f->max_width) < 0;
-    bad |= get_number(c, n, n, field, "bank_bytes", flags, &f->bank_bytes) < 0;
+    bad |= en_get_number(c, n, n, field, "min_bytes", flags, &f->min_bytes) < 0;
+    bad |= en_get_number(c, n, n, field, "max_bytes", flags, &f->max_bytes) < 0;
+    bad |= en_get_uint(c, n, field, "min_width", flags, &f->min_width) < 0;
+    bad |= en_get_uint(c, n, field, "max_width", flags, &f->max_width) < 0;
+    bad |= en_get_number(c, n, n, field, "bank_bytes", flags, &f->bank_bytes) < 0;
     const tessel_yaml_node *w = tessel_yaml_get(n, "wire");
     char wf[160];
-    join_field(wf, sizeof(wf), field, "wire");
+    en_join_field(wf, sizeof(wf), field, "wire");
     if (!w || w->kind != TESSEL_YAML_MAPPING) {
         bad = en_error(c, TESSEL_EPARSE, w ? w : n, wf,
                        "missing 'wire': {pj_per_bit_mm, source}");
     } else {
         static const char *const wkeys[] = {"pj_per_bit_mm", "source"};
-        check_keys(c, w, wkeys, 2, wf);
-        bad |= get_number(c, w, w, wf, "pj_per_bit_mm", NUM_REQUIRED, &f->wire_pj_per_bit_mm) < 0;
-        bad |= get_string(c, w, wf, "source", 1, f->wire_source, sizeof(f->wire_source)) < 0;
+        en_check_keys(c, w, wkeys, 2, wf);
+        bad |= en_get_number(c, w, w, wf, "pj_per_bit_mm", NUM_REQUIRED, &f->wire_pj_per_bit_mm) < 0;
+        bad |= en_get_string(c, w, wf, "source", 1, f->wire_source, sizeof(f->wire_source)) < 0;
     }
     if (!bad && (f->min_bytes > f->max_bytes || f->min_width > f->max_width ||
                  f->bank_bytes > f->max_bytes))
@@ -377,7 +198,7 @@ static int cmp_ref(const void *pa, const void *pb)
 static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, en_class *k)
 {
     char field[128];
-    join_field(field, sizeof(field), prefix, "parts");
+    en_join_field(field, sizeof(field), prefix, "parts");
     const tessel_yaml_node *parts = tessel_yaml_get(m, "parts");
     if (!parts || parts->kind != TESSEL_YAML_SEQUENCE || parts->count == 0 ||
         parts->count > EN_PARTS_MAX)
@@ -395,15 +216,15 @@ static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
             bad = en_error(c, TESSEL_EPARSE, p, pf, "expected a mapping");
             continue;
         }
-        check_keys(c, p, keys, 3, pf);
+        en_check_keys(c, p, keys, 3, pf);
         en_part *q = &k->part[k->nparts++];
         memset(q, 0, sizeof(*q));
-        if (get_string(c, p, pf, "name", 1, q->name, sizeof(q->name)) < 0)
+        if (en_get_string(c, p, pf, "name", 1, q->name, sizeof(q->name)) < 0)
             bad = TESSEL_EPARSE;
         const tessel_yaml_node *s = tessel_yaml_get(p, "scaling");
-        const char *st = scalar_text(s);
+        const char *st = en_scalar_text(s);
         char sf[128];
-        join_field(sf, sizeof(sf), pf, "scaling");
+        en_join_field(sf, sizeof(sf), pf, "scaling");
         if (!st || (strcmp(st, "linear") != 0 && strcmp(st, "quadratic") != 0)) {
             const char *near = st ? tessel_nearest_word(st, scalings, 2) : NULL;
             bad = en_error(c, TESSEL_EPARSE, s ? s : p, sf,
@@ -414,7 +235,7 @@ static int read_parts(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
         }
         const tessel_yaml_node *refs = tessel_yaml_get(p, "refs");
         char rf[128];
-        join_field(rf, sizeof(rf), pf, "refs");
+        en_join_field(rf, sizeof(rf), pf, "refs");
         if (!refs || refs->kind != TESSEL_YAML_SEQUENCE || refs->count == 0 ||
             refs->count > EN_REFS_MAX) {
             bad = en_error(c, TESSEL_EPARSE, refs ? refs : p, rf,
@@ -449,16 +270,16 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
     if (m->kind != TESSEL_YAML_MAPPING)
         return en_error(c, TESSEL_EPARSE, m, prefix, "a class must be a mapping");
     int bad = 0;
-    if (get_string(c, m, prefix, "name", 1, k->name, sizeof(k->name)) < 0)
+    if (en_get_string(c, m, prefix, "name", 1, k->name, sizeof(k->name)) < 0)
         bad = TESSEL_EPARSE;
     for (size_t i = 0; i < t->nclasses && k->name[0]; i++)
         if (strcmp(t->classes[i].name, k->name) == 0)
             bad = en_error(c, TESSEL_EPARSE, tessel_yaml_get(m, "name"), prefix,
                            "class '%s' is defined twice", k->name);
     char field[128];
-    join_field(field, sizeof(field), prefix, "model");
+    en_join_field(field, sizeof(field), prefix, "model");
     const tessel_yaml_node *mn = tessel_yaml_get(m, "model");
-    const char *ms = scalar_text(mn);
+    const char *ms = en_scalar_text(mn);
     size_t model = 0;
     while (ms && model < EN_NMODELS && strcmp(ms, model_names[model]) != 0)
         model++;
@@ -475,29 +296,29 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
     k->model = (en_model)model;
     if (k->model == EN_MODEL_UNAVAILABLE) {
         static const char *const keys[] = {"name", "model", "reason"};
-        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
-        if (get_string(c, m, prefix, "reason", 1, k->source, sizeof(k->source)) < 0)
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        if (en_get_string(c, m, prefix, "reason", 1, k->source, sizeof(k->source)) < 0)
             bad = TESSEL_EPARSE;
         return bad ? TESSEL_EPARSE : 0;
     }
-    if (get_string(c, m, prefix, "source", 1, k->source, sizeof(k->source)) < 0)
+    if (en_get_string(c, m, prefix, "source", 1, k->source, sizeof(k->source)) < 0)
         bad = TESSEL_EPARSE;
     k->default_width = 64;
     switch (k->model) {
     case EN_MODEL_DRAM: {
         static const char *const keys[] = {"name", "model", "source", "default_width",
                                            "pj_per_bit"};
-        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
-        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
-        bad |= get_number(c, m, m, prefix, "pj_per_bit", NUM_REQUIRED | NUM_POSITIVE,
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= en_get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= en_get_number(c, m, m, prefix, "pj_per_bit", NUM_REQUIRED | NUM_POSITIVE,
                           &k->pj_per_bit) < 0;
         break;
     }
     case EN_MODEL_SRAM: {
         static const char *const keys[] = {"name",   "model", "source",
                                            "default_width", "points", "fit"};
-        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
-        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= en_get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
         bad |= read_fit(c, m, prefix, &k->fit) != 0;
         int r = read_sram(c, m, prefix, k);
         if (r == TESSEL_ENOMEM)
@@ -508,15 +329,15 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
     case EN_MODEL_REGFILE: {
         static const char *const keys[] = {"name",     "model",      "source",    "default_width",
                                            "register", "comparator", "max_depth", "max_width"};
-        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
-        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
-        bad |= get_uint(c, m, prefix, "max_depth", NUM_REQUIRED | NUM_POSITIVE, &k->max_depth) < 0;
-        bad |= get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= en_get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= en_get_uint(c, m, prefix, "max_depth", NUM_REQUIRED | NUM_POSITIVE, &k->max_depth) < 0;
+        bad |= en_get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
         const tessel_yaml_node *reg = tessel_yaml_get(m, "register");
         const tessel_yaml_node *cmp = tessel_yaml_get(m, "comparator");
         char rf[128], cf[128];
-        join_field(rf, sizeof(rf), prefix, "register");
-        join_field(cf, sizeof(cf), prefix, "comparator");
+        en_join_field(rf, sizeof(rf), prefix, "register");
+        en_join_field(cf, sizeof(cf), prefix, "comparator");
         if (!reg)
             bad = en_error(c, TESSEL_EPARSE, m, rf, "missing 'register' (energy per bit)");
         else
@@ -532,34 +353,34 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
             "name",      "model",         "source",    "operand",   "default_width",
             "max_width", "default_exponent", "default_mantissa", "per_radix",
             "default_radix", "max_radix", "parts"};
-        check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
         const tessel_yaml_node *op = tessel_yaml_get(m, "operand");
-        const char *os = scalar_text(op);
+        const char *os = en_scalar_text(op);
         char of[128];
-        join_field(of, sizeof(of), prefix, "operand");
+        en_join_field(of, sizeof(of), prefix, "operand");
         if (op && (!os || (strcmp(os, "int") != 0 && strcmp(os, "float") != 0)))
             bad = en_error(c, TESSEL_EPARSE, op, of, "'operand' must be int or float");
         k->is_float = os && strcmp(os, "float") == 0;
         k->default_width = 32;
-        bad |= get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
-        bad |= get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
+        bad |= en_get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
+        bad |= en_get_uint(c, m, prefix, "max_width", NUM_REQUIRED | NUM_POSITIVE, &k->max_width) < 0;
         if (k->is_float) {
-            bad |= get_uint(c, m, prefix, "default_exponent", NUM_REQUIRED | NUM_POSITIVE,
+            bad |= en_get_uint(c, m, prefix, "default_exponent", NUM_REQUIRED | NUM_POSITIVE,
                             &k->default_exponent) < 0;
-            bad |= get_uint(c, m, prefix, "default_mantissa", NUM_REQUIRED | NUM_POSITIVE,
+            bad |= en_get_uint(c, m, prefix, "default_mantissa", NUM_REQUIRED | NUM_POSITIVE,
                             &k->default_mantissa) < 0;
         }
         const tessel_yaml_node *pr = tessel_yaml_get(m, "per_radix");
         if (pr) {
             char pf[128];
-            join_field(pf, sizeof(pf), prefix, "per_radix");
+            en_join_field(pf, sizeof(pf), prefix, "per_radix");
             if (tessel_yaml_bool(pr, &k->per_radix) != 0)
                 bad = en_error(c, TESSEL_EPARSE, pr, pf, "'per_radix' must be true or false");
         }
         if (k->per_radix) {
             k->default_radix = 2;
-            bad |= get_uint(c, m, prefix, "default_radix", NUM_POSITIVE, &k->default_radix) < 0;
-            bad |= get_uint(c, m, prefix, "max_radix", NUM_REQUIRED | NUM_POSITIVE,
+            bad |= en_get_uint(c, m, prefix, "default_radix", NUM_POSITIVE, &k->default_radix) < 0;
+            bad |= en_get_uint(c, m, prefix, "max_radix", NUM_REQUIRED | NUM_POSITIVE,
                             &k->max_radix) < 0;
             if (k->default_radix < 2 || k->max_radix < k->default_radix)
                 bad = en_error(c, TESSEL_EPARSE, m, prefix,
@@ -580,12 +401,12 @@ static int read_scaling(en_ctx *c, const tessel_yaml_node *m, en_table *t)
     if (m->kind != TESSEL_YAML_MAPPING)
         return en_error(c, TESSEL_EPARSE, m, prefix, "expected a mapping");
     static const char *const keys[] = {"source", "nodes"};
-    check_keys(c, m, keys, 2, prefix);
+    en_check_keys(c, m, keys, 2, prefix);
     char src[EN_SOURCE_MAX];
-    int bad = get_string(c, m, prefix, "source", 1, src, sizeof(src)) < 0;
+    int bad = en_get_string(c, m, prefix, "source", 1, src, sizeof(src)) < 0;
     const tessel_yaml_node *nodes = tessel_yaml_get(m, "nodes");
     char nf[128];
-    join_field(nf, sizeof(nf), prefix, "nodes");
+    en_join_field(nf, sizeof(nf), prefix, "nodes");
     if (!nodes || nodes->kind != TESSEL_YAML_SEQUENCE)
         return en_error(c, TESSEL_EPARSE, nodes ? nodes : m, nf, "'nodes' must be a sequence");
     for (size_t i = 0; i < nodes->count; i++) {
@@ -597,7 +418,7 @@ static int read_scaling(en_ctx *c, const tessel_yaml_node *m, en_table *t)
             continue;
         }
         static const char *const nkeys[] = {"node", "energy", "area"};
-        check_keys(c, n, nkeys, 3, pf);
+        en_check_keys(c, n, nkeys, 3, pf);
         if (t->nnodes == EN_NODE_MAX) {
             bad = en_error(c, TESSEL_EPARSE, n, pf, "at most %u technology nodes", EN_NODE_MAX);
             break;
@@ -606,14 +427,14 @@ static int read_scaling(en_ctx *c, const tessel_yaml_node *m, en_table *t)
         memset(q, 0, sizeof(*q));
         const tessel_yaml_node *nn = tessel_yaml_get(n, "node");
         char ff[128];
-        join_field(ff, sizeof(ff), pf, "node");
+        en_join_field(ff, sizeof(ff), pf, "node");
         int b = 0;
-        if (!scalar_text(nn) || tessel_energy_parse_node(scalar_text(nn), &q->nm) != 0 ||
-            copy_str(q->name, sizeof(q->name), scalar_text(nn))) {
+        if (!en_scalar_text(nn) || tessel_energy_parse_node(en_scalar_text(nn), &q->nm) != 0 ||
+            en_copy_str(q->name, sizeof(q->name), en_scalar_text(nn))) {
             b = en_error(c, TESSEL_EPARSE, nn ? nn : n, ff, "'node' must be a size like 65nm");
         }
-        b |= get_number(c, n, n, pf, "energy", NUM_REQUIRED | NUM_POSITIVE, &q->energy) < 0;
-        b |= get_number(c, n, n, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
+        b |= en_get_number(c, n, n, pf, "energy", NUM_REQUIRED | NUM_POSITIVE, &q->energy) < 0;
+        b |= en_get_number(c, n, n, pf, "area", NUM_REQUIRED | NUM_POSITIVE, &q->area) < 0;
         if (b) {
             bad = 1;
             continue;
@@ -641,7 +462,7 @@ static int read_tessel(en_ctx *c, const tessel_yaml_node *root, en_table *t)
         return en_error(c, TESSEL_EPARSE, root, prefix, "expected a mapping");
     static const char *const keys[] = {"version", "technology", "source", "technology_scaling",
                                        "classes"};
-    check_keys(c, root, keys, 5, prefix);
+    en_check_keys(c, root, keys, 5, prefix);
     t->is_tessel = 1;
     const tessel_yaml_node *v = tessel_yaml_get(root, "version");
     uint64_t version = 0;
@@ -649,8 +470,8 @@ static int read_tessel(en_ctx *c, const tessel_yaml_node *root, en_table *t)
         en_error(c, v ? TESSEL_EUNSUPPORTED : TESSEL_EPARSE, v ? v : root, "tessel_energy_table.version",
                  "unsupported table version (this tessel reads version 1)");
     const tessel_yaml_node *tech = tessel_yaml_get(root, "technology");
-    if (!scalar_text(tech) || tessel_energy_parse_node(scalar_text(tech), &t->ref_nm) != 0 ||
-        copy_str(t->technology, sizeof(t->technology), scalar_text(tech)))
+    if (!en_scalar_text(tech) || tessel_energy_parse_node(en_scalar_text(tech), &t->ref_nm) != 0 ||
+        en_copy_str(t->technology, sizeof(t->technology), en_scalar_text(tech)))
         en_error(c, TESSEL_EPARSE, tech ? tech : root, "tessel_energy_table.technology",
                  "'technology' must be the reference node of the table, like 45nm");
     const tessel_yaml_node *sc = tessel_yaml_get(root, "technology_scaling");
@@ -673,218 +494,6 @@ static int read_tessel(en_ctx *c, const tessel_yaml_node *root, en_table *t)
         /* Keep even a class with errors so that its points are freed with
          * the table; the table as a whole is rejected anyway. */
         t->nclasses++;
-        if (r == TESSEL_ENOMEM)
-            return r;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Accelergy ERT / ART */
-
-/* "system.PE[0..167].buf[1..1]" -> stripped "system.PE.buf", last "buf". */
-static void strip_name(const char *full, char *stripped, size_t scap, char *last, size_t lcap)
-{
-    size_t o = 0;
-    int depth = 0;
-    for (const char *p = full; *p; p++) {
-        if (*p == '[') {
-            depth++;
-            continue;
-        }
-        if (*p == ']' && depth > 0) {
-            depth--;
-            continue;
-        }
-        if (depth == 0 && o + 1 < scap)
-            stripped[o++] = *p;
-    }
-    stripped[o] = '\0';
-    const char *dot = strrchr(stripped, '.');
-    copy_str(last, lcap, dot ? dot + 1 : stripped);
-}
-
-static en_ert *ert_entry(en_ctx *c, en_table *t, const char *full, size_t *cap)
-{
-    for (size_t i = 0; i < t->nert; i++)
-        if (strcmp(t->ert[i].full, full) == 0)
-            return &t->ert[i];
-    if (t->nert == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 8;
-        en_ert *grown = tessel_realloc_array(c->alloc, t->ert, ncap, sizeof(*grown));
-        if (!grown) {
-            en_oom(c);
-            return NULL;
-        }
-        t->ert = grown;
-        *cap = ncap;
-    }
-    en_ert *e = &t->ert[t->nert++];
-    memset(e, 0, sizeof(*e));
-    copy_str(e->full, sizeof(e->full), full);
-    strip_name(full, e->stripped, sizeof(e->stripped), e->name, sizeof(e->name));
-    return e;
-}
-
-/* Accelergy action names -> tessel actions; -1 = ignored (gated_*,
- * address_generation, (de)compression_count, mac_reused, ...). v0.3 calls
- * the per-cycle static energy `idle`, v0.4 `leak`; v0.3 MACs name their
- * operation mac_random, v0.4 compute. */
-static int map_action(const char *name)
-{
-    static const struct {
-        const char *name;
-        int action;
-    } map[] = {
-        {"read", TESSEL_ACTION_READ},
-        {"write", TESSEL_ACTION_WRITE},
-        {"update", TESSEL_ACTION_UPDATE},
-        {"metadata_read", TESSEL_ACTION_METADATA_READ},
-        {"metadata_write", TESSEL_ACTION_METADATA_WRITE},
-        {"compute", TESSEL_ACTION_COMPUTE},
-        {"mac_random", TESSEL_ACTION_COMPUTE},
-        {"leak", TESSEL_ACTION_LEAK},
-        {"idle", TESSEL_ACTION_LEAK},
-    };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (strcmp(name, map[i].name) == 0)
-            return map[i].action;
-    return -1;
-}
-
-/* The argument variant Accelergy charges for a plain access: data and
- * address both changing (data_delta = address_delta = 1). */
-static int preferred_arguments(const tessel_yaml_node *args)
-{
-    if (!args || args->kind != TESSEL_YAML_MAPPING)
-        return 0;
-    uint64_t dd = 0, ad = 0;
-    const tessel_yaml_node *d = tessel_yaml_get(args, "data_delta");
-    const tessel_yaml_node *a = tessel_yaml_get(args, "address_delta");
-    return d && a && tessel_yaml_u64(d, &dd) == 0 && tessel_yaml_u64(a, &ad) == 0 && dd == 1 &&
-           ad == 1;
-}
-
-/* One Accelergy ERT/ART entry: the component name and its actions' energies (or area). */
-static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, en_table *t,
-                          size_t *cap, int summary)
-{
-    if (m->kind != TESSEL_YAML_MAPPING)
-        return en_error(c, TESSEL_EPARSE, m, pf, "expected a mapping");
-    char name[EN_FULLNAME_MAX];
-    if (get_string(c, m, pf, "name", 1, name, sizeof(name)) < 0)
-        return TESSEL_EPARSE;
-    const tessel_yaml_node *acts = tessel_yaml_get(m, "actions");
-    char af[128];
-    join_field(af, sizeof(af), pf, "actions");
-    if (!acts || acts->kind != TESSEL_YAML_SEQUENCE)
-        return en_error(c, TESSEL_EPARSE, acts ? acts : m, af, "'actions' must be a sequence");
-    double val[TESSEL_ACTION_COUNT] = {0};
-    int have[TESSEL_ACTION_COUNT] = {0}, pref[TESSEL_ACTION_COUNT] = {0};
-    int bad = 0;
-    for (size_t i = 0; i < acts->count; i++) {
-        const tessel_yaml_node *a = acts->items[i];
-        char ef[128];
-        tessel_energy_fmt(ef, sizeof(ef), "%s[%zu]", af, i);
-        if (a->kind != TESSEL_YAML_MAPPING) {
-            bad = en_error(c, TESSEL_EPARSE, a, ef, "expected a mapping");
-            continue;
-        }
-        char an[EN_NAME_MAX];
-        if (get_string(c, a, ef, "name", 1, an, sizeof(an)) < 0) {
-            bad = TESSEL_EPARSE;
-            continue;
-        }
-        double e = 0;
-        /* ERT_summary gives average/max/min when the arguments vary: the
-         * average is the closest to what a plain access costs. */
-        const char *key = summary && !tessel_yaml_get(a, "energy") ? "average_energy" : "energy";
-        if (get_number(c, a, a, ef, key, NUM_REQUIRED, &e) < 0) {
-            bad = TESSEL_EPARSE;
-            continue;
-        }
-        int act = map_action(an);
-        if (act < 0)
-            continue;
-        int p = preferred_arguments(tessel_yaml_get(a, "arguments"));
-        if (!have[act] || (p && !pref[act])) {
-            val[act] = e;
-            have[act] = 1;
-            pref[act] = p;
-        }
-    }
-    if (bad)
-        return bad;
-    en_ert *e = ert_entry(c, t, name, cap);
-    if (!e)
-        return TESSEL_ENOMEM;
-    if (e->has_energy)
-        return en_error(c, TESSEL_EPARSE, m, pf, "'%s' is listed twice", name);
-    /* Fallbacks (energy_tables/README.md): a missing write costs a read,
-     * a missing update a write, missing metadata actions their data
-     * counterparts; compute and leak default to 0. */
-    if (!have[TESSEL_ACTION_WRITE])
-        val[TESSEL_ACTION_WRITE] = val[TESSEL_ACTION_READ];
-    if (!have[TESSEL_ACTION_UPDATE])
-        val[TESSEL_ACTION_UPDATE] = val[TESSEL_ACTION_WRITE];
-    if (!have[TESSEL_ACTION_METADATA_READ])
-        val[TESSEL_ACTION_METADATA_READ] = val[TESSEL_ACTION_READ];
-    if (!have[TESSEL_ACTION_METADATA_WRITE])
-        val[TESSEL_ACTION_METADATA_WRITE] = val[TESSEL_ACTION_WRITE];
-    memcpy(e->pj, val, sizeof(val));
-    e->has_energy = 1;
-    return 0;
-}
-
-static int read_art_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, en_table *t,
-                          size_t *cap)
-{
-    if (m->kind != TESSEL_YAML_MAPPING)
-        return en_error(c, TESSEL_EPARSE, m, pf, "expected a mapping");
-    char name[EN_FULLNAME_MAX];
-    double area = 0;
-    int bad = get_string(c, m, pf, "name", 1, name, sizeof(name)) < 0;
-    bad |= get_number(c, m, m, pf, "area", NUM_REQUIRED, &area) < 0;
-    if (bad)
-        return TESSEL_EPARSE;
-    en_ert *e = ert_entry(c, t, name, cap);
-    if (!e)
-        return TESSEL_ENOMEM;
-    if (e->has_area)
-        return en_error(c, TESSEL_EPARSE, m, pf, "'%s' is listed twice", name);
-    e->area = area;
-    e->has_area = 1;
-    return 0;
-}
-
-static int read_accelergy(en_ctx *c, const tessel_yaml_node *m, const char *key, en_table *t,
-                          size_t *cap)
-{
-    int is_art = key[0] == 'A';
-    int summary = strchr(key, '_') != NULL;
-    if (m->kind != TESSEL_YAML_MAPPING)
-        return en_error(c, TESSEL_EPARSE, m, key, "expected a mapping");
-    char vf[64];
-    join_field(vf, sizeof(vf), key, "version");
-    const tessel_yaml_node *v = tessel_yaml_get(m, "version");
-    const char *vs = scalar_text(v);
-    if (!vs)
-        return en_error(c, TESSEL_EPARSE, v ? v : m, vf, "missing 'version'");
-    if (strcmp(vs, "0.3") != 0 && strcmp(vs, "0.4") != 0)
-        return en_error(c, TESSEL_EUNSUPPORTED, v, vf,
-                        "%s version %s is not supported (tessel reads 0.3 and 0.4)", key, vs);
-    const char *list = summary ? "table_summary" : "tables";
-    char lf[64];
-    join_field(lf, sizeof(lf), key, list);
-    const tessel_yaml_node *tables = tessel_yaml_get(m, list);
-    if (!tables || tables->kind != TESSEL_YAML_SEQUENCE)
-        return en_error(c, TESSEL_EPARSE, tables ? tables : m, lf, "'%s' must be a sequence",
-                        list);
-    for (size_t i = 0; i < tables->count; i++) {
-        char pf[128];
-        tessel_energy_fmt(pf, sizeof(pf), "%s[%zu]", lf, i);
-        int r = is_art ? read_art_entry(c, tables->items[i], pf, t, cap)
-                       : read_ert_entry(c, tables->items[i], pf, t, cap, summary);
         if (r == TESSEL_ENOMEM)
             return r;
     }
@@ -921,7 +530,7 @@ int tessel_energy_table_read(const tessel_yaml_doc *doc, const char *path,
                  "not an energy table: expected a mapping with tessel_energy_table, ERT, ART, "
                  "ERT_summary or ART_summary");
     } else {
-        check_keys(&c, root, tops, 5, NULL);
+        en_check_keys(&c, root, tops, 5, NULL);
         const tessel_yaml_node *tt = tessel_yaml_get(root, "tessel_energy_table");
         if (tt && root->count > 1)
             en_error(&c, TESSEL_EPARSE, root, NULL,
@@ -933,7 +542,7 @@ int tessel_energy_table_read(const tessel_yaml_doc *doc, const char *path,
             for (size_t i = 1; i < 5 && c.first != TESSEL_ENOMEM; i++) {
                 const tessel_yaml_node *m = tessel_yaml_get(root, tops[i]);
                 if (m)
-                    read_accelergy(&c, m, tops[i], t, &cap);
+                    en_read_accelergy(&c, m, tops[i], t, &cap);
             }
         }
     }

@@ -735,6 +735,8 @@ static int run_all(run_ctx *r, tessel_diag *diag)
     if (rc)
         return first_error(&errors, rc, diag);
     tessel_diag_list_free(&errors);
+    if (r->opt->loaded)
+        r->opt->loaded(r->opt->progress_ud, r->base, r->db);
     if ((rc = sweep_inputs_collect(s, r->base, r->alloc, &r->inputs, diag)))
         return rc;
     rc = r->opt->resume ? start_resume(r, diag) : start_fresh(r, diag);

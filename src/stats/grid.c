@@ -35,9 +35,10 @@ typedef struct grid_writer {
     uint64_t cap;
 } grid_writer;
 
-static int oom(tessel_diag *diag)
+/* bytes 0: a step of several allocations, the failed one not known here. */
+static int oom(tessel_diag *diag, const char *step, uint64_t bytes)
 {
-    return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return tessel_diag_oom(diag, NULL, step, (size_t)bytes);
 }
 
 /* ------------------------------------------------------------------ */
@@ -288,7 +289,7 @@ static int grid_create(unsigned order, const uint64_t *dims, const uint64_t *til
     }
     tessel_tile_grid *g = tessel_alloc(a, sizeof(*g));
     if (!g)
-        return oom(diag);
+        return oom(diag, "creating a tile grid", sizeof(*g));
     memset(g, 0, sizeof(*g));
     g->alloc = a;
     g->order = order;
@@ -392,7 +393,7 @@ int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
     counter_free(&c);
     if (rc) {
         tessel_tile_grid_free(out);
-        return oom(diag);
+        return oom(diag, "counting the nonzeros of each tile", 0);
     }
     grid_shrink(g);
     return TESSEL_OK;
@@ -461,7 +462,7 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
     counter_free(&c);
     if (rc) {
         tessel_tile_grid_free(out);
-        return oom(diag);
+        return oom(diag, "coarsening a tile grid", 0);
     }
     grid_shrink(g);
     return TESSEL_OK;

@@ -264,27 +264,27 @@ typedef struct oom_case {
 
 static const oom_case oom_cases[] = {
     /* ExTensor (3 levels) on the bundled G51, B = A, as `make example`. */
-    { "extensor-G51", "specs/extensor.yaml", NULL, NULL, { NULL }, TESSEL_REPORT_CSV, 0, 0 },
+    { "extensor-G51", "specs/extensor.yaml", NULL, NULL, { NULL }, TESSEL_REPORT_CSV, 0, 0, 0 },
     /* A transposed operand, Gamma's spec, JSON output. */
     { "gamma-tiny-json", "specs/gamma.yaml", "mtx", "A", { "workload.data.B='A^T'" },
-      TESSEL_REPORT_JSON, 0, 0 },
+      TESSEL_REPORT_JSON, 0, 0, 0 },
     /* A density model instead of a file (the generator path). */
     { "extensor-uniform-model", "specs/extensor.yaml", NULL, NULL,
       { "workload.data.A={model: uniform, rows: 300, cols: 300, nnz: 900, seed: 3}" },
-      TESSEL_REPORT_CSV, 0, 0 },
+      TESSEL_REPORT_CSV, 0, 0, 0 },
     /* MTTKRP on a FROSTT tensor with dense factors. */
     { "mttkrp-tiny", "examples/specs/mttkrp-bitcoin.yaml", "tns", "T", { NULL },
-      TESSEL_REPORT_CSV, 0, 0 },
+      TESSEL_REPORT_CSV, 0, 0, 0 },
     /* The tensor through a binary cache (written by the reference run). */
     { "extensor-tiny-cache", "specs/extensor.yaml", "mtx", "A", { NULL }, TESSEL_REPORT_CSV, 1,
-      0 },
+      0, 0 },
     /* The cache rewritten by every run: a failed write is no error, and
      * leaves the old cache. */
     { "extensor-tiny-cache-rebuild", "specs/extensor.yaml", "mtx", "A", { NULL },
-      TESSEL_REPORT_CSV, 2, 0 },
+      TESSEL_REPORT_CSV, 2, 0, 0 },
     /* Failures that persist. */
     { "extensor-tiny-sticky", "specs/extensor.yaml", "mtx", "A", { NULL }, TESSEL_REPORT_CSV, 0,
-      1 },
+      1, 0 },
     /* The stat estimator: tile grids, Corrs statistics, the output sample. */
     { "extensor-tiny-stat", "specs/extensor.yaml", "mtx", "A", { NULL }, TESSEL_REPORT_CSV, 0, 0,
       1 },

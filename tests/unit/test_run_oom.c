@@ -398,9 +398,10 @@ START_TEST(oom_every_allocation_of_a_run)
     if (c->cache)
         ck_assert_int_eq(entries(cache_dir), 1); /* no temporary cache left behind */
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    /* Most failures are single allocations whose size is known. */
-    ck_assert_msg(2 * with_bytes > failures, "%s: only %ld of %ld messages give a size", c->name,
-                  with_bytes, failures);
+    /* Where one allocation failed the size is given; steps of many
+     * allocations (the spec's YAML tree, the exact estimator's output
+     * walk) name the step alone. */
+    ck_assert_msg(with_bytes > 0, "%s: none of %ld messages gives a size", c->name, failures);
     fprintf(stderr, "run-oom %s: %ld allocations failed in turn (%ld absorbed, %ld messages "
             "with a size), %.1f s\n",
             c->name, failures + absorbed, absorbed, with_bytes,

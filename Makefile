@@ -4,6 +4,7 @@
 # and, not in README.md's two commands:
 #   make valgrind  plain debug build, the golden CLI tests under valgrind (memcheck)
 #   make tsan      ThreadSanitizer build, the threaded sweep and map tests under it
+#   make fuzz-campaign  clang + libFuzzer build, 5 minutes each on the spec and sweep readers
 BUILD      ?= build
 TEST_BUILD ?= build-test
 VALGRIND_BUILD ?= build-valgrind
@@ -15,7 +16,7 @@ PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev li
               python3-scipy python3-numpy python3-matplotlib python3-pandas python3-pip \
               python3-setuptools python3-wheel python3-venv
 
-.PHONY: all deps build example test bench valgrind valgrind-deps tsan clean
+.PHONY: all deps build example test bench valgrind valgrind-deps tsan fuzz-campaign clean
 
 all: build
 
@@ -64,7 +65,7 @@ valgrind: valgrind-deps $(VALGRIND_BUILD)/build.ninja
 	  --data ../shared/data --wrapper "$(VALGRIND)"
 
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD) $(VALGRIND_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(VALGRIND_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
 
 # tessel sweep evaluates points on threads: the sweep tests (threads, shards,
 # kills and resumes) and the mapper's tests under ThreadSanitizer. Any data
@@ -76,3 +77,14 @@ tsan: deps $(TSAN_BUILD)/build.ninja
 	meson compile -C $(TSAN_BUILD) tools/tessel:executable
 	TSAN_OPTIONS=halt_on_error=1 python3 tests/cli/sweep_test.py --tessel $(TSAN_BUILD)/tools/tessel
 	TSAN_OPTIONS=halt_on_error=1 python3 tests/cli/map_test.py --tessel $(TSAN_BUILD)/tools/tessel
+
+# libFuzzer needs clang and its runtime (libclang-rt-14-dev on Debian 12), so
+# they are installed here only, not by `make deps`. FUZZ_SECONDS per target;
+# the targets run side by side. See tests/fuzz/README.md and docs/testing.md.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= spec sweep
+
+fuzz-campaign:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) clang libclang-rt-14-dev"
+	FUZZ_BUILD=$(FUZZ_BUILD) sh tests/fuzz/campaign.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -523,7 +523,8 @@ static int banded_evaluate(engine *e, const operand_model *oa, const operand_mod
     if (rc) {
         stat_grid_free(a, &g.ga);
         stat_grid_free(a, &g.gb);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "building the banded model's tile grids and output "
+                               "sample", 0);
     }
     g.pos_row = stat_loop_position(bd, 0);
     g.pos_col = stat_loop_position(bd, 1);

@@ -176,3 +176,13 @@ void tessel_result_overflow(const tessel_result *r, uint64_t *tiles, uint64_t *b
     if (bytes)
         *bytes = by;
 }
+
+uint64_t model_vec_grow_bytes(const model_vec *a)
+{
+    return (a->cap ? 2 * a->cap : 1024) * sizeof(uint64_t);
+}
+
+uint64_t model_map_grow_bytes(const model_map *m)
+{
+    return (m->cap ? 2 * m->cap : 1024) * 2 * sizeof(uint64_t);
+}

@@ -179,7 +179,7 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
         e.minkey = tessel_alloc_array(a, n, sizeof(uint64_t));
         e.touched = tessel_alloc_array(a, n, sizeof(uint64_t));
         if (!e.mark || !e.minkey || !e.touched)
-            rc = exact_oom(&e);
+            rc = exact_oom_step(&e, "allocating the output's row markers", n * sizeof(uint64_t));
         else
             memset(e.mark, 0, n * sizeof(uint64_t));
     }

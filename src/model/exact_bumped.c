@@ -66,13 +66,13 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
     t->index.alloc = e->alloc;
     uint64_t *slot = model_map_slot(&t->index, pack(e, bd->b, i, c), t->n);
     if (!slot)
-        return exact_oom(e);
+        return exact_oom_step(e, "indexing overbooked tiles", model_map_grow_bytes(&t->index));
     if (*slot == t->n) {
         if (t->n == t->cap) {
             uint64_t cap = t->cap ? 2 * t->cap : 64;
             ob_tile *v = tessel_realloc_array(e->alloc, t->t, cap, sizeof(ob_tile));
             if (!v)
-                return exact_oom(e);
+                return exact_oom_step(e, "recording overbooked tiles", cap * sizeof(ob_tile));
             t->t = v;
             t->cap = cap;
         }

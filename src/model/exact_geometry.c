@@ -157,7 +157,7 @@ int exact_index_grid(engine *e, boundary *bd, unsigned i)
     for (uint64_t t = 0; t < g->nonempty; t++) {
         uint64_t *slot = model_map_slot(&bd->index[i], g->group[t] * bd->keys[i] + g->key[t], t);
         if (!slot)
-            return exact_oom(e);
+            return exact_oom_step(e, "indexing an input's tiles", model_map_grow_bytes(&bd->index[i]));
     }
     return TESSEL_OK;
 }
@@ -226,7 +226,8 @@ int exact_input_occupancy(engine *e, boundary *bd, unsigned i)
     if (n && (!occ || !seen)) {
         tessel_dealloc(e->alloc, occ);
         tessel_dealloc(e->alloc, seen);
-        return exact_oom(e);
+        return exact_oom_step(e, "counting the output's tile occupancy",
+                              2 * n * depths * sizeof(uint64_t));
     }
     if (n) {
         memset(occ, 0, n * depths * sizeof(uint64_t));

@@ -112,6 +112,8 @@ void exact_engine_free(engine *e);
 void exact_boundary_free(engine *e, boundary *bd);
 /* exact_roles.c */
 int exact_oom(engine *e);
+/* The same naming the step and the bytes it asked for (issue 25 item 9). */
+int exact_oom_step(engine *e, const char *step, uint64_t bytes);
 int exact_setup_roles(engine *e, const tessel_workload_data *w);
 /* exact_geometry.c: tiles, composite loop keys, grids, tile bytes */
 int exact_geometry(engine *e, boundary *bd);

@@ -6,7 +6,12 @@
 
 int exact_oom(engine *e)
 {
-    return tessel_diag_set(e->diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return exact_oom_step(e, "evaluating the output's tiles", 0);
+}
+
+int exact_oom_step(engine *e, const char *step, uint64_t bytes)
+{
+    return tessel_diag_oom(e->diag, NULL, step, (size_t)bytes);
 }
 
 tessel_format tessel_model_format(int spec_format)
@@ -68,7 +73,8 @@ static int bind_operand(engine *e, const tessel_workload_data *w, operand *o, un
         if (!rc)
             rc = tessel_coo_builder_finish(b, 0, &o->t, e->diag);
         else
-            rc = exact_oom(e);
+            rc = exact_oom_step(e, "building a dense operand",
+                                tessel_coo_builder_count(b) * (sizeof(uint32_t) * 2 + sizeof(double)));
         tessel_coo_builder_free(&b);
         o->owned = 1;
         return rc;

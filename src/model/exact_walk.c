@@ -48,7 +48,7 @@ static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const 
     if (keys->n >= MAX_ITERATIONS)
         return too_many(e, bd);
     if (model_vec_push(keys, exact_loop_key(bd, c)))
-        return exact_oom(e);
+        return exact_oom_step(e, "listing the loop iterations", model_vec_grow_bytes(keys));
     return TESSEL_OK;
 }
 
@@ -75,7 +75,7 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
     if (bound > keys->cap) {
         uint64_t *v = tessel_realloc_array(e->alloc, keys->v, bound, sizeof(uint64_t));
         if (!v)
-            return exact_oom(e);
+            return exact_oom_step(e, "listing the loop iterations", bound * sizeof(uint64_t));
         keys->v = v;
         keys->cap = bound;
     }
@@ -316,7 +316,8 @@ static int end_run(engine *e, const boundary *bd, out_state *os)
     if (os->key == UINT64_MAX)
         return TESSEL_OK;
     if (model_vec_push(&os->events, os->key * bd->red_space + os->red))
-        return exact_oom(e);
+        return exact_oom_step(e, "recording the output's tile visits",
+                              model_vec_grow_bytes(&os->events));
     return TESSEL_OK;
 }
 
@@ -328,7 +329,7 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_sta
             return TESSEL_ENOMEM;
         os->key = key;
     } else if (os->spills && model_vec_push(&os->mid, key * bd->red_space + os->red)) {
-        return exact_oom(e);
+        return exact_oom_step(e, "recording the output's spills", model_vec_grow_bytes(&os->mid));
     }
     os->red = exact_reduction_key(e, bd, c);
     return TESSEL_OK;

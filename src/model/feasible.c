@@ -93,7 +93,8 @@ static int product_bounds(engine *e, int side, uint64_t **out)
     if (!bound || !per_k) {
         tessel_dealloc(e->alloc, bound);
         tessel_dealloc(e->alloc, per_k);
-        return exact_oom(e);
+        return exact_oom_step(e, "bounding the output's tile sizes",
+                              ((n ? n : 1) + (nk ? nk : 1)) * sizeof(uint64_t));
     }
     memset(bound, 0, (n ? n : 1) * sizeof(uint64_t));
     memset(per_k, 0, (nk ? nk : 1) * sizeof(uint64_t));

@@ -30,6 +30,8 @@ typedef struct model_vec {
 
 int model_vec_push(model_vec *a, uint64_t x);
 void model_vec_free(model_vec *a);
+/* The bytes a's next growth asks for (out-of-memory messages). */
+uint64_t model_vec_grow_bytes(const model_vec *a);
 
 /* Open-addressing map from 64-bit keys (not UINT64_MAX) to slots. */
 typedef struct model_map {
@@ -45,6 +47,8 @@ uint64_t *model_map_slot(model_map *m, uint64_t key, uint64_t init);
 /* The value of key, or UINT64_MAX when it is missing. */
 uint64_t model_map_find(const model_map *m, uint64_t key);
 void model_map_free(model_map *m);
+/* The bytes m's next growth asks for (keys and values). */
+uint64_t model_map_grow_bytes(const model_map *m);
 
 /* A map used for weights: each value is a double's bits. */
 static inline double model_bits_double(uint64_t u)

@@ -157,10 +157,11 @@ int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const bo
         if (rc)
             return rc;
     }
-    int rc = stat_grid_coarsen(in->base, tile[0] / in->grid->tile[0],
-                               tile[1] / in->grid->tile[1], a, out);
-    if (rc)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    uint64_t f0 = tile[0] / in->grid->tile[0];
+    int rc = stat_grid_coarsen(in->base, f0, tile[1] / in->grid->tile[1], a, out);
+    if (rc) /* at most the base grid's tiles, in fewer rows */
+        return tessel_diag_oom(diag, NULL, "coarsening an input's tile grid",
+                               (size_t)stat_grid_bytes((in->base->rows + f0 - 1) / f0, in->base->n));
     return TESSEL_OK;
 }
 
@@ -267,7 +268,8 @@ static int derive_unfolded(const engine *e, const stat_input *in, const boundary
                                         tile[0] / b[0], tile[1] / b[1], tile[2] / b[2], x_major, a,
                                         out);
     if (rc)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "coarsening a 3-tensor's tile grid",
+                               (size_t)stat_grid_bytes(in->base->rows, in->base->n));
     return TESSEL_OK;
 }
 
@@ -439,10 +441,13 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         tessel_dealloc(a, p->tile_fills[q]);
         p->tile_fills[q] = NULL;
     }
+    uint64_t held = stat_grid_bytes(p->a.rows, p->a.n) + stat_grid_bytes(p->b.rows, p->b.n);
     stat_grid_free(a, &p->a);
     stat_grid_free(a, &p->b);
-    if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    if (rc == TESSEL_ENOMEM) /* the step's own grids; what it asked for beyond them is unknown */
+        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory while evaluating "
+                               "boundary %u's tiles (its grids held %llu bytes)", (unsigned)bd->b,
+                               (unsigned long long)held);
     return rc;
 }
 

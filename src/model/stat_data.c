@@ -95,9 +95,14 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }
     if (!rc && base_rows(in->grid, a, &in->base))
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, NULL, "building an input's base tile grid",
+                             (size_t)stat_grid_bytes(in->grid->extent[0] * (t->order == 3
+                                                                                ? in->grid->extent[1]
+                                                                                : 1),
+                                                     in->grid->nonempty));
     if (!rc && line_counts(t, a, in))
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, NULL, "counting an input's nonzeros per line",
+                             (t->dims[0] + t->dims[t->order - 1] + 2) * sizeof(uint64_t));
     if (rc)
         input_free(a, in);
     return rc;
@@ -239,7 +244,7 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, t
                                "the output sample's base cells do not fit in 64 bits; use a "
                                "coarser --base or no output sample");
     if (rc)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "sampling the output's rows", 0);
     s->has_sample = 1;
     return TESSEL_OK;
 }
@@ -281,7 +286,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
         return rc;
     tessel_stat_data *s = stat_data_alloc(a);
     if (!s)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "creating the statistics", sizeof(tessel_stat_data));
     snprintf(s->einsum, sizeof(s->einsum), "%s",
              spec->workload.einsum ? spec->workload.einsum : "");
     tessel_workload_data_label(data, s->label, sizeof(s->label));

@@ -55,6 +55,7 @@ typedef struct writer {
     unsigned char *buf;
     uint64_t n, cap;
     int failed;
+    uint64_t asked; /* failed: the size the buffer asked for */
 } writer;
 
 static void put(writer *w, const void *p, uint64_t n)
@@ -68,6 +69,7 @@ static void put(writer *w, const void *p, uint64_t n)
         unsigned char *b = tessel_realloc_array(w->alloc, w->buf, cap, 1);
         if (!b) {
             w->failed = 1;
+            w->asked = cap;
             return;
         }
         w->buf = b;
@@ -204,7 +206,7 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
         put_sample(&w, v.sample);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
     }
     tsd_header h;
     memset(&h, 0, sizeof(h));
@@ -677,13 +679,13 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
                                "checksum mismatch: the file is damaged");
     tessel_stat_data *s = stat_data_alloc(a);
     if (!s)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, name, "creating the statistics", 0);
     stat_data_view v = stat_data_view_of(s);
     reader r = { payload, h.payload_bytes, 0, name, a, diag, 0, "", h.version };
     if (!load_payload(&r, &v)) {
         tessel_stat_data_free(&s);
         if (strcmp(r.field, "out of memory") == 0)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, name, 0, 0, NULL, "out of memory");
+            return tessel_diag_oom(diag, name, "decoding the statistics' arrays", 0);
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, r.field,
                                "inconsistent statistics (%s)", r.field);
     }
@@ -709,7 +711,7 @@ int tessel_stat_data_load(const char *path, const tessel_allocator *a, tessel_st
     void *buf = tessel_alloc(a, n ? n : 1);
     if (!buf) {
         close(fd);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "reading a statistics file", (size_t)(n ? n : 1));
     }
     int rc = tessel_read_full(fd, buf, n);
     close(fd);

@@ -31,6 +31,11 @@ static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, u
     return TESSEL_OK;
 }
 
+uint64_t stat_grid_bytes(uint64_t rows, uint64_t n)
+{
+    return (rows + 1) * sizeof(uint64_t) + n * 2 * sizeof(uint64_t);
+}
+
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
                          stat_grid *out)
 {

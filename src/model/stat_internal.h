@@ -231,6 +231,9 @@ int stat_grid_coarsen_unfolded(const stat_grid *g, uint64_t icells, uint64_t xce
 int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *out);
 void stat_grid_free(const tessel_allocator *a, stat_grid *g);
+/* The bytes a grid of `rows` tile rows and n tiles holds (out-of-memory
+ * messages). */
+uint64_t stat_grid_bytes(uint64_t rows, uint64_t n);
 int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *out);
 
 /* stat_cache.c: one SpMSpM point of the closed sums from the summary of

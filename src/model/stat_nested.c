@@ -310,6 +310,6 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     nested_unshare(&n, shared_a, shared_b);
     nested_free(&n);
     if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "evaluating a nested boundary's tiles", 0);
     return rc;
 }

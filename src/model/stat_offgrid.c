@@ -179,7 +179,8 @@ int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_
     tessel_result *r = tessel_alloc(a, sizeof(*r));
     int rc = acc && cs && r ? TESSEL_OK : TESSEL_ENOMEM;
     if (rc)
-        rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, NULL, "blending off-grid tile shapes",
+                             BLEND_SLOTS * sizeof(double) + sizeof(*cs) + sizeof(*r));
     else
         memset(acc, 0, BLEND_SLOTS * sizeof(double));
     double best = -1, seconds = 0;

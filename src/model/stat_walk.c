@@ -72,7 +72,8 @@ static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sampl
             red = r < red ? r : red;
         }
         if (add_entry(cells, bd, tile, red, s->ew[n]))
-            return exact_oom(e);
+            return exact_oom_step(e, "mapping the output sample to tiles",
+                                  model_map_grow_bytes(cells));
     }
     return TESSEL_OK;
 }
@@ -101,8 +102,9 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
         }
         if (add_entry(&cells, bd, exact_tile_key(bd, &e->out, co),
                       exact_reduction_key(e, bd, co), s->weight[c])) {
+            uint64_t bytes = model_map_grow_bytes(&cells);
             model_map_free(&cells);
-            return exact_oom(e);
+            return exact_oom_step(e, "mapping the output sample to tiles", bytes);
         }
     }
     uint64_t n = cells.n, max = 0, m = 0;
@@ -115,7 +117,7 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
     if (!keys || !t->key || !t->start || !t->red || !t->cum) {
         tessel_dealloc(a, keys);
         model_map_free(&cells);
-        return exact_oom(e);
+        return exact_oom_step(e, "ordering the output sample's tiles", (5 * n + 6) * sizeof(uint64_t));
     }
     for (uint64_t slot = 0; slot < cells.cap; slot++)
         if (cells.keys[slot] != UINT64_MAX) {

@@ -7,7 +7,9 @@
 
 static int oom_list(tessel_diag_list *errors)
 {
-    return tessel_diag_list_add(errors, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return tessel_diag_list_add(errors, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory while "
+                                "creating the workload data (asked for %zu bytes)",
+                                sizeof(tessel_workload_data));
 }
 
 void tessel_workload_free(tessel_workload_data **wp)
@@ -71,8 +73,10 @@ int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_te
  * the builder either way. */
 static int finish_builder(tessel_coo_builder **b, int rc, tessel_tensor **out, tessel_diag *diag)
 {
-    if (rc)
-        rc = tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    if (rc) /* the entries' arrays at the count reached */
+        rc = tessel_diag_oom(diag, NULL, "copying a tensor's entries (permuted or dense)",
+                             (size_t)(tessel_coo_builder_count(*b) * 2 *
+                                      (sizeof(uint32_t) + sizeof(double))));
     else
         rc = tessel_coo_builder_finish(*b, 0, out, diag);
     tessel_coo_builder_free(b);

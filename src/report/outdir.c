@@ -97,7 +97,7 @@ int tessel_report_write_dir(const char *dir, tessel_report_format format,
     char *path[2] = { join(a, dir, name[0]), join(a, dir, name[1]) };
     tessel_outfile *out[2] = { NULL, NULL };
     if (!path[0] || !path[1])
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, dir, 0, 0, NULL, "out of memory");
+        rc = tessel_diag_oom(diag, dir, "naming the output files", strlen(dir) + sizeof(name[0]) + 1);
     /* Both files are complete in their temporaries before either is renamed. */
     for (int i = 0; i < 2 && !rc; i++) {
         rc = tessel_outfile_open(path[i], a, &out[i], diag);

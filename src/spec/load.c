@@ -67,7 +67,9 @@ void spec_error_diag(spec_ctx *c, const tessel_diag *d)
 
 int spec_oom(spec_ctx *c)
 {
-    return spec_error_at(c, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    /* The step; the bytes are those of the YAML reader's own messages. */
+    return spec_error_at(c, TESSEL_ENOMEM, NULL, 0, 0, NULL,
+                         "out of memory while building the spec from its YAML");
 }
 
 void spec_adopt(spec_ctx *c, tessel_yaml_doc **sub)
@@ -549,7 +551,7 @@ int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_
                                name);
     char *copy = tessel_strdup(s->alloc, data);
     if (!copy)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "binding data to a tensor", strlen(data) + 1);
     tessel_dealloc(s->alloc, s->workload.tensor[t].data);
     s->workload.tensor[t].data = copy;
     s->workload.tensor[t].pos.file = NULL;

@@ -27,9 +27,10 @@
 
 #define TILE_CORRS_MAX 4096u
 
-static int oom(tessel_diag *diag)
+/* bytes 0: a step of several allocations, the failed one not known here. */
+static int oom(tessel_diag *diag, const char *step, uint64_t bytes)
 {
-    return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return tessel_diag_oom(diag, NULL, step, (size_t)bytes);
 }
 
 void tessel_d2t2_free(tessel_d2t2_stats **sp)
@@ -468,7 +469,7 @@ int tessel_d2t2_collect(const tessel_tensor *t, const uint64_t *base, double sam
         return rc;
     tessel_d2t2_stats *s = tessel_alloc(a, sizeof(*s));
     if (!s)
-        return oom(diag);
+        return oom(diag, "creating the Corrs statistics", sizeof(*s));
     memset(s, 0, sizeof(*s));
     s->alloc = a;
     s->nnz = t->nnz;
@@ -484,7 +485,7 @@ int tessel_d2t2_collect(const tessel_tensor *t, const uint64_t *base, double sam
     rc = alloc_arrays(s);
     if (rc) {
         tessel_d2t2_free(&s);
-        return oom(diag);
+        return oom(diag, "allocating the Corrs arrays", 0);
     }
     rc = tessel_tile_grid_build(t, s->base, a, &g, diag);
     if (rc) {
@@ -509,7 +510,7 @@ int tessel_d2t2_collect(const tessel_tensor *t, const uint64_t *base, double sam
     tessel_tile_grid_free(&g);
     if (rc) {
         tessel_d2t2_free(&s);
-        return oom(diag);
+        return oom(diag, "collecting the Corrs correlations (D2T2 eq. 10-12)", 0);
     }
     *out = s;
     return TESSEL_OK;

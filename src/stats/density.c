@@ -713,7 +713,7 @@ static double expected_nnz(const tessel_density_model *d, uint64_t K, const clas
 static int fail(int rc, const grid_shape *g, tessel_diag *diag)
 {
     if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "computing a density model's tile occupancy", 0);
     return tessel_diag_set(diag, rc, NULL, 0, 0, "tile",
                            "tiles of %llu x %llu can hold more nonzeros than the occupancy "
                            "distribution's limit of %llu values; use smaller tiles",

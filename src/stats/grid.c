@@ -28,16 +28,19 @@ typedef struct key_counter {
     uint64_t ntouched, touched_cap;
     uint64_t *scratch;  /* radix sort buffer, touched_cap words */
     uint64_t *keys;     /* hash only: the group's keys, touched_cap words */
+    uint64_t asked;     /* out of memory: the bytes the failed step asked for */
 } key_counter;
 
 typedef struct grid_writer {
     tessel_tile_grid *g;
     uint64_t cap;
+    uint64_t asked; /* out of memory: the bytes the failed growth asked for */
 } grid_writer;
 
-static int oom(tessel_diag *diag)
+/* bytes 0: a step of several allocations, the failed one not known here. */
+static int oom(tessel_diag *diag, const char *step, uint64_t bytes)
 {
-    return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return tessel_diag_oom(diag, NULL, step, (size_t)bytes);
 }
 
 /* ------------------------------------------------------------------ */
@@ -107,6 +110,18 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
     return c->touched && c->scratch && (c->dense || c->keys) ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
+/* counter_init, recording what it asked for when it fails (the counters
+ * and the touched lists). */
+static int counter_start(key_counter *c, uint64_t keyspace, uint64_t input_entries,
+                         const tessel_allocator *a)
+{
+    int rc = counter_init(c, keyspace, input_entries, a);
+    if (rc)
+        c->asked = (c->dense ? keyspace + 2 * (keyspace / 8 + 1) : 2 * 2048 + 3 * 1024) *
+                   sizeof(uint64_t);
+    return rc;
+}
+
 /* Linear probing in a table of `cap` slots: the slot holding key, or the
  * empty slot where it belongs. */
 static uint64_t probe(const uint64_t *keys, uint64_t cap, unsigned shift, uint64_t key)
@@ -128,6 +143,7 @@ static int hash_grow(key_counter *c)
 {
     uint64_t cap = c->hash_cap * 2;
     uint64_t *counts, *keys;
+    c->asked = (2 * cap + 3 * (cap / 2)) * sizeof(uint64_t); /* kept only on failure */
     if (alloc_table(c->alloc, cap, &counts, &keys))
         return TESSEL_ENOMEM;
     uint64_t *touched = tessel_realloc_array(c->alloc, c->touched, cap / 2, sizeof(uint64_t));
@@ -159,6 +175,7 @@ static int hash_grow(key_counter *c)
     c->hash_cap = cap;
     c->hash_shift = shift;
     c->touched_cap = cap / 2;
+    c->asked = 0;
     return TESSEL_OK;
 }
 
@@ -207,8 +224,10 @@ static int writer_reserve(grid_writer *w, uint64_t extra)
     uint64_t *count = tessel_realloc_array(g->alloc, g->count, cap, sizeof(uint64_t));
     if (count)
         g->count = count;
-    if (!group || !key || !count)
+    if (!group || !key || !count) {
+        w->asked = 3 * cap * sizeof(uint64_t);
         return TESSEL_ENOMEM;
+    }
     w->cap = cap;
     return TESSEL_OK;
 }
@@ -288,7 +307,7 @@ static int grid_create(unsigned order, const uint64_t *dims, const uint64_t *til
     }
     tessel_tile_grid *g = tessel_alloc(a, sizeof(*g));
     if (!g)
-        return oom(diag);
+        return oom(diag, "creating a tile grid", sizeof(*g));
     memset(g, 0, sizeof(*g));
     g->alloc = a;
     g->order = order;
@@ -376,8 +395,8 @@ int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
         return rc;
     tessel_tile_grid *g = *out;
     key_counter c;
-    grid_writer w = { g, 0 };
-    rc = counter_init(&c, keyspace, t->nnz, a);
+    grid_writer w = { g, 0, 0 };
+    rc = counter_start(&c, keyspace, t->nnz, a);
     uint64_t rows_per_group = g->tile[0];
     for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
         uint64_t r0 = grp * rows_per_group;
@@ -389,10 +408,11 @@ int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
         if (!rc)
             rc = counter_flush(&c, grp, &w);
     }
+    uint64_t asked = c.asked ? c.asked : w.asked; /* set only by the step that failed */
     counter_free(&c);
     if (rc) {
         tessel_tile_grid_free(out);
-        return oom(diag);
+        return oom(diag, "counting the nonzeros of each tile", asked);
     }
     grid_shrink(g);
     return TESSEL_OK;
@@ -448,8 +468,8 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         return rc;
     tessel_tile_grid *g = *out;
     key_counter c;
-    grid_writer w = { g, 0 };
-    rc = counter_init(&c, keyspace, base->nonempty, base->alloc);
+    grid_writer w = { g, 0, 0 };
+    rc = counter_start(&c, keyspace, base->nonempty, base->alloc);
     uint64_t i = 0;
     while (i < base->nonempty && !rc) {
         uint64_t grp = base->group[i] / factor[0];
@@ -458,10 +478,11 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         if (!rc)
             rc = counter_flush(&c, grp, &w);
     }
+    uint64_t asked = c.asked ? c.asked : w.asked; /* set only by the step that failed */
     counter_free(&c);
     if (rc) {
         tessel_tile_grid_free(out);
-        return oom(diag);
+        return oom(diag, "coarsening a tile grid", asked);
     }
     grid_shrink(g);
     return TESSEL_OK;

@@ -11,7 +11,7 @@ int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, t
     *out = NULL;
     tessel_occupancy *o = tessel_alloc(g->alloc, sizeof(*o));
     if (!o)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "creating the tile occupancy", sizeof(*o));
     memset(o, 0, sizeof(*o));
     o->alloc = g->alloc;
     if (tessel_tile_grid_tiles(g, &o->tiles) != TESSEL_OK) {
@@ -31,7 +31,8 @@ int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, t
     if (!o->sorted || !scratch) {
         tessel_dealloc(g->alloc, scratch);
         tessel_occupancy_free(&o);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "sorting the tile occupancy",
+                               (size_t)(2 * n * sizeof(uint64_t)));
     }
     memcpy(o->sorted, g->count, n * sizeof(uint64_t));
     uint64_t max = 0;

@@ -444,8 +444,10 @@ static int load(statfile_input *in, const tessel_allocator *a, tessel_d2t2_stats
         rc = read_into(in, pl.count, n * 8, &sum);
     if (!rc)
         rc = read_into(in, text, h.source_bytes, &sum);
-    if (rc == TESSEL_ENOMEM) {
-        rc = tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "out of memory");
+    if (rc == TESSEL_ENOMEM) { /* the arrays the header promises */
+        rc = tessel_diag_oom(diag, in->name, "reading a statistics file's arrays",
+                             (size_t)((h.ncorrs[0] + h.ncorrs[1] + h.ntile_corrs[0] +
+                                       h.ntile_corrs[1] + 3 * n) * 8));
     } else if (rc == TESSEL_EIO) {
         rc = tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "read failed: %s", strerror(errno));
     } else if (rc) {

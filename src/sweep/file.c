@@ -405,18 +405,11 @@ static int parse_points(sweep_ctx *c, const tessel_yaml_node *n, const tessel_ya
                     seed->kind == TESSEL_YAML_SCALAR ? seed->value : "?", NULL);
     if (count >= cross)
         return TESSEL_OK; /* all of them */
-    /* Checked before sampling: the sample is held in memory (about 24
-     * bytes a point while it is drawn), so a count is bounded by what a
-     * sweep can evaluate, not by the cross product (issue 25 item 7). */
-    if (count > SWEEP_MAX_RANDOM)
-        return fail(c, TESSEL_ERANGE, k, "points.random", "at most 4194304 (2^22) sampled "
-                    "points per data entry%s%s; for more, sweep the cross product "
-                    "(points: all) or split the axes", NULL, NULL);
+    /* Nothing is drawn here: point q is perm(q), computed when it is
+     * evaluated, so N is bounded only by the cross product (2^40). */
     s->mode = SWEEP_RANDOM;
     s->per_data = count;
-    size_t asked = 0;
-    if (sweep_sample(s->alloc, cross, count, seed_value, &s->sample, &asked))
-        return oom(c, "drawing the random sample of points", asked);
+    sweep_perm_init(&s->perm, cross, seed_value);
     return TESSEL_OK;
 }
 
@@ -615,6 +608,11 @@ static uint64_t fingerprint(const tessel_sweep *s, const void *data, size_t size
     tessel_checksum ck;
     tessel_checksum_init(&ck);
     tessel_checksum_update(&ck, data, size);
+    /* A random sample's points depend on the sampler as well as the seed:
+     * since they are drawn by a permutation (not Floyd's sampling), a
+     * sweep.state of the old sampler must not be resumed. */
+    if (s->mode == SWEEP_RANDOM)
+        tessel_checksum_update(&ck, "sampler feistel-6", 17);
     /* The base spec's text: a changed spec makes old outputs stale. Only
      * a regular file is read, and at most 64 MiB of it (a spec path naming
      * a device or a pipe must not hang the load). */
@@ -779,7 +777,6 @@ void tessel_sweep_free(tessel_sweep **sp)
         tessel_dealloc(a, s->objectives[i]);
     tessel_dealloc(a, s->sets);
     tessel_dealloc(a, s->data);
-    tessel_dealloc(a, s->sample);
     tessel_dealloc(a, s->list);
     tessel_dealloc(a, s->spec_path);
     tessel_dealloc(a, s->dir);

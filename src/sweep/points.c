@@ -1,6 +1,5 @@
 /* The points of a sweep: a design point's value on every axis, random
- * samples of the cross product. */
-#include <stdlib.h>
+ * samples of the cross product drawn by index. */
 #include <string.h>
 
 #include "sweep_internal.h"
@@ -12,7 +11,7 @@ void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx)
         return;
     }
     if (s->mode == SWEEP_RANDOM)
-        q = s->sample[q];
+        q = sweep_perm_at(&s->perm, q);
     /* The cross product in file order: the first axis changes slowest. */
     for (size_t a = s->naxes; a-- > 0;) {
         idx[a] = (uint32_t)(q % s->axis[a].nvalues);
@@ -35,6 +34,8 @@ const char *tessel_sweep_point_value(const tessel_sweep *s, uint64_t p, size_t a
 /* ------------------------------------------------------------------ */
 /* Sampling */
 
+#define PERM_ROUNDS 6
+
 static uint64_t splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -43,68 +44,45 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/* Uniform in [0, bound] without modulo bias. */
-static uint64_t uniform_upto(uint64_t *state, uint64_t bound)
+void sweep_perm_init(sweep_perm *p, uint64_t n, uint64_t seed)
 {
-    if (bound == UINT64_MAX)
-        return splitmix64(state);
-    uint64_t range = bound + 1, limit = UINT64_MAX - UINT64_MAX % range;
-    uint64_t r;
+    p->n = n;
+    /* The smallest even number of bits (at least 2) whose range holds n:
+     * 2^(2 half) < 4n, so cycle-walking takes fewer than 4 steps on
+     * average. */
+    p->half = 1;
+    while (p->half < 31 && (UINT64_C(1) << (2 * p->half)) < n)
+        p->half++;
+    uint64_t state = seed;
+    for (int r = 0; r < PERM_ROUNDS; r++)
+        p->key[r] = splitmix64(&state);
+}
+
+/* One pass of the balanced Feistel network over 2 half bits: a bijection
+ * of [0, 2^(2 half)) whatever the round function. */
+static uint64_t feistel(const sweep_perm *p, uint64_t x)
+{
+    uint64_t mask = (UINT64_C(1) << p->half) - 1;
+    uint64_t l = x >> p->half, r = x & mask;
+    for (int i = 0; i < PERM_ROUNDS; i++) {
+        uint64_t state = r ^ p->key[i];
+        uint64_t f = splitmix64(&state) & mask;
+        uint64_t t = l ^ f;
+        l = r;
+        r = t;
+    }
+    return (l << p->half) | r;
+}
+
+uint64_t sweep_perm_at(const sweep_perm *p, uint64_t q)
+{
+    /* Cycle-walking (Black and Rogaway, "Ciphers with arbitrary finite
+     * domains", CT-RSA 2002, section 5): apply the permutation until the
+     * value falls in [0, n). q < n lies on a cycle that returns to [0, n),
+     * so this ends, and it is a bijection of [0, n). */
+    uint64_t x = q;
     do
-        r = splitmix64(state);
-    while (r >= limit);
-    return r % range;
-}
-
-typedef struct sample_set {
-    uint64_t *slot; /* value + 1; 0 = empty */
-    uint64_t mask;
-} sample_set;
-
-/* Inserts v; 1 when it was already there. */
-static int set_insert(sample_set *h, uint64_t v)
-{
-    uint64_t i = (v * UINT64_C(0x9e3779b97f4a7c15)) & h->mask;
-    while (h->slot[i]) {
-        if (h->slot[i] == v + 1)
-            return 1;
-        i = (i + 1) & h->mask;
-    }
-    h->slot[i] = v + 1;
-    return 0;
-}
-
-static int compare_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
-                 uint64_t **out, size_t *asked)
-{
-    *out = NULL;
-    *asked = 0;
-    uint64_t cap = 2;
-    while (cap < 2 * k)
-        cap *= 2;
-    sample_set h = { tessel_alloc_array(a, cap, sizeof(uint64_t)), cap - 1 };
-    uint64_t *v = tessel_alloc_array(a, k, sizeof(uint64_t));
-    if (!h.slot || !v) {
-        *asked = (size_t)(h.slot ? k : cap) * sizeof(uint64_t);
-        tessel_dealloc(a, h.slot);
-        tessel_dealloc(a, v);
-        return TESSEL_ENOMEM;
-    }
-    memset(h.slot, 0, cap * sizeof(uint64_t));
-    uint64_t state = seed, m = 0;
-    /* Floyd: for j = n-k .. n-1 take t in [0, j]; if t is taken, take j. */
-    for (uint64_t j = n - k; j < n; j++) {
-        uint64_t t = uniform_upto(&state, j);
-        v[m++] = set_insert(&h, t) ? (set_insert(&h, j), j) : t;
-    }
-    tessel_dealloc(a, h.slot);
-    qsort(v, k, sizeof(*v), compare_u64);
-    *out = v;
-    return TESSEL_OK;
+        x = feistel(p, x);
+    while (x >= p->n);
+    return x;
 }

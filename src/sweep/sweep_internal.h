@@ -12,7 +12,6 @@
 #define SWEEP_MAX_VALUES 100000u
 #define SWEEP_MAX_POINTS (UINT64_C(1) << 40)
 #define SWEEP_MAX_DATA 100000u
-#define SWEEP_MAX_RANDOM (UINT64_C(1) << 22) /* points: {random: N}: N at most */
 #define SWEEP_NO_VALUE UINT32_MAX /* an explicit point that leaves an axis as the spec has it */
 
 typedef struct sweep_axis {
@@ -39,6 +38,15 @@ typedef struct sweep_data {
 
 typedef enum sweep_mode { SWEEP_CROSS = 0, SWEEP_RANDOM, SWEEP_LIST } sweep_mode;
 
+/* points: {random: N, seed: S}: a seeded permutation of the cross
+ * product's indices [0, n), evaluated at a point's number, so a sample
+ * costs nothing in proportion to N (issue 25 item 7). */
+typedef struct sweep_perm {
+    uint64_t n;      /* the cross product's size */
+    unsigned half;   /* bits per Feistel half */
+    uint64_t key[6]; /* round keys, from the seed */
+} sweep_perm;
+
 struct tessel_sweep {
     const tessel_allocator *alloc;
     char *path;
@@ -54,7 +62,7 @@ struct tessel_sweep {
     sweep_axis axis[TESSEL_SWEEP_MAX_AXES];
     sweep_mode mode;
     uint64_t per_data;  /* design points per data entry */
-    uint64_t *sample;   /* SWEEP_RANDOM: sorted cross-product indices, per_data of them */
+    sweep_perm perm;    /* SWEEP_RANDOM: design point q is cross-product index perm(q) */
     uint32_t *list;     /* SWEEP_LIST: per_data x naxes value indices (or SWEEP_NO_VALUE) */
     size_t nobjectives;
     char *objectives[TESSEL_SWEEP_MAX_OBJECTIVES];
@@ -69,10 +77,10 @@ char *sweep_make_set(const tessel_allocator *a, const char *path, const char *va
 /* points.c: the value index of every axis at design point q (0 <=
  * q < per_data) into idx[0..naxes). */
 void sweep_point_indices(const tessel_sweep *s, uint64_t q, uint32_t *idx);
-/* Floyd's sampling of k distinct numbers below n, sorted (random mode);
- * TESSEL_ENOMEM with the size that failed in *asked. */
-int sweep_sample(const tessel_allocator *a, uint64_t n, uint64_t k, uint64_t seed,
-                 uint64_t **out, size_t *asked);
+/* The permutation of [0, n) that seed chooses, and its value at q < n:
+ * points 0..N-1 of a random sample are perm(0..N-1), distinct. */
+void sweep_perm_init(sweep_perm *p, uint64_t n, uint64_t seed);
+uint64_t sweep_perm_at(const sweep_perm *p, uint64_t q);
 
 /* ------------------------------------------------------------------ */
 /* eval.c: everything a point needs, shared read-only by the threads. */

@@ -28,9 +28,15 @@ struct tessel_coo_builder {
 /* Entries ahead of the scatter position whose destinations are prefetched. */
 #define SCATTER_PREFETCH 16u
 
-static int oom(tessel_diag *diag)
+static int oom(tessel_diag *diag, const char *step, uint64_t bytes)
 {
-    return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    return tessel_diag_oom(diag, NULL, step, (size_t)bytes);
+}
+
+/* The capacity an add grows a full builder to. */
+static uint64_t next_cap(uint64_t cap)
+{
+    return cap < 4096 ? 4096 : cap + cap / 2;
 }
 
 int tessel_coo_builder_create(unsigned order, const uint64_t *dims, int has_values,
@@ -49,7 +55,7 @@ int tessel_coo_builder_create(unsigned order, const uint64_t *dims, int has_valu
                                    (unsigned long long)TESSEL_MAX_DIM);
     tessel_coo_builder *b = tessel_alloc(a, sizeof(*b));
     if (!b)
-        return oom(diag);
+        return oom(diag, "creating a coordinate builder", sizeof(*b));
     memset(b, 0, sizeof(*b));
     b->alloc = a;
     b->order = order;
@@ -93,6 +99,12 @@ static int builder_grow_to(tessel_coo_builder *b, uint64_t cap)
     return TESSEL_OK;
 }
 
+uint64_t tensor_builder_grow_bytes(const tessel_coo_builder *b, uint64_t extra)
+{
+    uint64_t cap = extra ? b->count + extra : next_cap(b->cap);
+    return cap * (b->order * sizeof(uint32_t) + (b->has_values ? sizeof(double) : 0));
+}
+
 int tessel_coo_builder_reserve(tessel_coo_builder *b, uint64_t count)
 {
     if (count > UINT64_MAX - b->count)
@@ -106,8 +118,7 @@ int tessel_coo_builder_add(tessel_coo_builder *b, const uint32_t *coords, double
         if (coords[m] >= b->dims[m])
             return TESSEL_ERANGE;
     if (b->count == b->cap) {
-        uint64_t cap = b->cap < 4096 ? 4096 : b->cap + b->cap / 2;
-        int rc = builder_grow_to(b, cap);
+        int rc = builder_grow_to(b, next_cap(b->cap));
         if (rc)
             return rc;
     }
@@ -241,7 +252,9 @@ static int sort_slices(tessel_tensor *t, tessel_diag *diag)
         s.gather_values = tessel_alloc_array(t->alloc, longest, sizeof(double));
     if (!s.perm || !s.perm_tmp || !s.gather || (t->values && !s.gather_values)) {
         free_sorter(t->alloc, &s);
-        return oom(diag);
+        return oom(diag, "sorting the longest slice",
+                   longest * (2 * sizeof(uint64_t) + sizeof(uint32_t) +
+                              (t->values ? sizeof(double) : 0)));
     }
     for (uint64_t r = 0; r < t->dims[0]; r++) {
         uint64_t lo = t->ptr[r], hi = t->ptr[r + 1];
@@ -397,7 +410,7 @@ int tessel_coo_builder_finish(tessel_coo_builder *b, unsigned flags, tessel_tens
         return rc;
     tessel_tensor *t = tessel_alloc(b->alloc, sizeof(*t));
     if (!t)
-        return oom(diag);
+        return oom(diag, "creating the tensor", sizeof(*t));
     memset(t, 0, sizeof(*t));
     t->alloc = b->alloc;
     t->order = b->order;
@@ -409,7 +422,10 @@ int tessel_coo_builder_finish(tessel_coo_builder *b, unsigned flags, tessel_tens
     release_entries(b);
     if (rc) {
         tessel_tensor_free(&t);
-        return oom(diag);
+        return oom(diag, "building the compressed arrays",
+                   (b->dims[0] + 1) * sizeof(uint64_t) +
+                       b->count * ((b->order - 1) * sizeof(uint32_t) +
+                                   (b->has_values ? sizeof(double) : 0)));
     }
     rc = tensor_finish_slices(t, flags, diag);
     if (rc) {

@@ -16,4 +16,9 @@ int tensor_check_ptr_size(unsigned order, uint64_t rows, uint64_t count, int has
  * zeros with TESSEL_BUILD_DROP_ZEROS and shrinks the arrays to nnz. */
 int tensor_finish_slices(tessel_tensor *t, unsigned flags, tessel_diag *diag);
 
+/* Out-of-memory messages (issue 25 item 9): the bytes b's coordinate and
+ * value arrays ask for when they grow to hold `extra` more entries (0: its
+ * next growth on an add). */
+uint64_t tensor_builder_grow_bytes(const tessel_coo_builder *b, uint64_t extra);
+
 #endif

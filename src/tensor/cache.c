@@ -227,13 +227,18 @@ static int read_payload(cache_input *in, const cache_header *h, const tessel_all
 {
     tessel_checksum sum;
     tessel_checksum_init(&sum);
+    uint64_t asked = (h->dims[0] + 1) * sizeof(uint64_t); /* the array being read */
     int rc = read_array(in, a, h->dims[0] + 1, sizeof(uint64_t), &sum, (void **)&t->ptr);
-    for (unsigned m = 1; m < t->order && !rc; m++)
+    for (unsigned m = 1; m < t->order && !rc; m++) {
+        asked = t->nnz * sizeof(uint32_t);
         rc = read_array(in, a, t->nnz, sizeof(uint32_t), &sum, (void **)&t->idx[m]);
-    if (!rc && (h->flags & CACHE_FLAG_VALUES))
+    }
+    if (!rc && (h->flags & CACHE_FLAG_VALUES)) {
+        asked = t->nnz * sizeof(double);
         rc = read_array(in, a, t->nnz, sizeof(double), &sum, (void **)&t->values);
+    }
     if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, in->name, "reading a cached tensor's arrays", (size_t)asked);
     if (rc == TESSEL_EIO)
         return tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "read failed: %s",
                                strerror(errno));
@@ -264,7 +269,7 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect,
                                "stale cache: its source file or load options changed");
     tessel_tensor *t = tessel_alloc(a, sizeof(*t));
     if (!t)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, in->name, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, in->name, "reading a cached tensor", sizeof(*t));
     memset(t, 0, sizeof(*t));
     t->alloc = a;
     t->order = h.order;

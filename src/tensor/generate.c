@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "builder_internal.h"
 #include "tessel/tensor.h"
 
 /* Generated tensors stay within what the builder indexes comfortably. */
@@ -879,8 +880,9 @@ static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
     case TESSEL_GEN_NM: rc = gen_nm(g, expected); break;
     case TESSEL_GEN_CLUSTERED: rc = gen_clustered(g, diag); break;
     }
-    if (rc == TESSEL_ENOMEM)
-        return tessel_diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    if (rc == TESSEL_ENOMEM) /* the entries' arrays, the most a generator holds */
+        return tessel_diag_oom(diag, NULL, "generating the matrix's entries",
+                               (size_t)tensor_builder_grow_bytes(g->b, expected));
     return rc;
 }
 
@@ -896,7 +898,8 @@ int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tesse
         return rc;
     generator g = { a, p, tessel_rng_create(a, p->seed), NULL };
     if (!g.rng)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "creating the random number generator",
+                               sizeof(gsl_rng) + gsl_rng_mt19937->size);
     uint64_t dims[2] = { p->rows, p->cols };
     rc = tessel_coo_builder_create(2, dims, p->values != 0, a, &g.b, diag);
     if (!rc)

@@ -11,7 +11,6 @@
 
 #include "gzsource.h"
 
-#define GZ_IN_BYTES (1u << 17)
 
 struct gz_source {
     const tessel_allocator *alloc;

@@ -18,6 +18,9 @@ typedef struct gz_context {
     int *truncated;
 } gz_context;
 
+/* The compressed bytes read at a time (the stream's input buffer). */
+#define GZ_IN_BYTES (1u << 17)
+
 /* Takes ownership of fd (closed by gz_source_close). TESSEL_ENOMEM. */
 int gz_source_open(int fd, const tessel_allocator *a, gz_source **out);
 /* Up to want decompressed bytes into dst: how many (0 at the end), or a

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "builder_internal.h"
 #include "mtx_chunked.h"
 #include "textio.h"
 #include "tessel/tensor.h"
@@ -281,8 +282,10 @@ static int add_entry(text_reader *r, tessel_coo_builder *b, uint32_t i, uint32_t
     uint32_t c[2] = { i, j };
     if (tessel_coo_builder_add(b, c, v) != TESSEL_OK)
         return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
-                               "out of memory after %llu entries",
-                               (unsigned long long)tessel_coo_builder_count(b));
+                               "out of memory while storing the entries after %llu of them "
+                               "(asked for %llu bytes)",
+                               (unsigned long long)tessel_coo_builder_count(b),
+                               (unsigned long long)tensor_builder_grow_bytes(b, 0));
     return TESSEL_OK;
 }
 
@@ -400,7 +403,10 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
     if (h.symmetry != SYM_GENERAL)
         reserve = reserve > UINT64_MAX / 2 ? UINT64_MAX : reserve * 2;
     if (!rc && reserve && tessel_coo_builder_reserve(b, reserve) != TESSEL_OK)
-        rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL, "out of memory");
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
+                             "out of memory while reserving room for %llu entries (asked for "
+                             "%llu bytes)", (unsigned long long)reserve,
+                             (unsigned long long)tensor_builder_grow_bytes(b, reserve));
     if (!rc)
         rc = read_entries(r, &h, b, diag);
     if (!rc) {

@@ -311,9 +311,10 @@ static void free_chunks(const tessel_allocator *a, chunk *ch, int n)
     tessel_dealloc(a, ch);
 }
 
-static int oom(const mtx_chunk_job *job, tessel_diag *diag)
+/* Issue 25 item 9: the step and the bytes it asked for. */
+static int oom(const mtx_chunk_job *job, tessel_diag *diag, const char *step, uint64_t bytes)
 {
-    return tessel_diag_set(diag, TESSEL_ENOMEM, job->name, 0, 0, NULL, "out of memory");
+    return tessel_diag_oom(diag, job->name, step, (size_t)bytes);
 }
 
 /* n chunks over whole lines of the entry range, each with its buffer and
@@ -323,13 +324,14 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
 {
     chunk *ch = tessel_alloc_array(a, (uint64_t)n, sizeof(*ch));
     if (!ch)
-        return oom(job, diag);
+        return oom(job, diag, "splitting a Matrix Market file into chunks",
+                   (uint64_t)n * sizeof(*ch));
     memset(ch, 0, (size_t)n * sizeof(*ch));
     int rc = TESSEL_OK;
     uint64_t span = job->end - job->begin, prev = job->begin;
     char *window = n > 1 ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
     if (n > 1 && !window)
-        rc = oom(job, diag);
+        rc = oom(job, diag, "splitting a Matrix Market file into chunks", BOUNDARY_WINDOW);
     for (int k = 0; k < n && !rc; k++) {
         ch[k].job = job;
         ch[k].lo = prev;
@@ -352,7 +354,8 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
         ch[k].buf = tessel_alloc(a, ch[k].cap + 1);
         ch[k].row_count = tessel_alloc_array(a, job->rows ? job->rows : 1, sizeof(uint32_t));
         if (!ch[k].buf || !ch[k].row_count)
-            rc = oom(job, diag);
+            rc = oom(job, diag, "allocating a chunk's read buffer and row counts",
+                     !ch[k].buf ? ch[k].cap + 1 : (job->rows ? job->rows : 1) * sizeof(uint32_t));
         else
             memset(ch[k].row_count, 0, (job->rows ? job->rows : 1) * sizeof(uint32_t));
     }
@@ -463,7 +466,9 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
         rc = MTX_CHUNKED_FALLBACK;
     tessel_tensor *t = NULL;
     if (!rc && alloc_tensor(job, a, nnz, &t) != TESSEL_OK)
-        rc = oom(job, diag);
+        rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",
+                 (job->rows + 1) * sizeof(uint64_t) +
+                     nnz * (sizeof(uint32_t) + (job->field != FIELD_PATTERN ? sizeof(double) : 0)));
     if (!rc)
         rc = row_pointers(ch, n, t);
     if (!rc) {

@@ -31,7 +31,7 @@ int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_a
     *out = NULL;
     tessel_tensor *c = tessel_alloc(a, sizeof(*c));
     if (!c)
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "copying a tensor", sizeof(*c));
     *c = *t;
     c->alloc = a;
     c->ptr = NULL;
@@ -58,7 +58,8 @@ int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_a
         strcpy(c->field, "pattern");
     if (!ok) {
         tessel_tensor_free(&c);
-        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, NULL, "copying a tensor's arrays",
+                               (size_t)tessel_tensor_bytes(t));
     }
     *out = c;
     return TESSEL_OK;

@@ -48,7 +48,8 @@ int text_reader_open_file(text_reader *r, const char *path, const tessel_allocat
     if (gz_source_open(r->fd, a, &gz) != TESSEL_OK) {
         close(r->fd);
         r->fd = -1;
-        return tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, NULL, "out of memory");
+        return tessel_diag_oom(diag, path, "opening a gzip stream (its input buffer)",
+                               GZ_IN_BYTES);
     }
     r->fd = -1; /* owned by gz now */
     r->compressed = 1;
@@ -114,7 +115,8 @@ static int refill(text_reader *r, tessel_diag *diag)
             r->cap = r->mem_size;
         r->buf = tessel_alloc(r->alloc, r->cap + 1);
         if (!r->buf)
-            return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, 0, 0, NULL, "out of memory");
+            return tessel_diag_oom(diag, r->name, "allocating the text reader's buffer",
+                                   r->cap + 1);
     }
     if (r->pos > 0) {
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);

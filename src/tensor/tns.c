@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builder_internal.h"
 #include "textio.h"
 #include "tessel/tensor.h"
 
@@ -136,8 +137,10 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel
             if (coords[m] + 1ull > maxc[m])
                 maxc[m] = coords[m] + 1ull;
         if (tessel_coo_builder_add(b, coords, value) != TESSEL_OK) {
-            rc = tns_error(r, TESSEL_ENOMEM, NULL, diag, "out of memory after %llu entries",
-                           (unsigned long long)count);
+            rc = tns_error(r, TESSEL_ENOMEM, NULL, diag, "out of memory while storing the "
+                           "entries after %llu of them (asked for %llu bytes)",
+                           (unsigned long long)count,
+                           (unsigned long long)tensor_builder_grow_bytes(b, 0));
             break;
         }
         count++;

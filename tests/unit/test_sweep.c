@@ -42,32 +42,92 @@ START_TEST(ranges_are_exact_decimals_and_sizes)
 }
 END_TEST
 
-START_TEST(random_points_are_distinct_and_ordered)
+/* The cross-product index of design point p of a 7 x 11 x 13 sweep. */
+static long cross_index(const tessel_sweep *s, uint64_t p)
+{
+    char buf[8];
+    long a = atol(tessel_sweep_point_value(s, p, 0, buf, sizeof(buf)));
+    long b = atol(tessel_sweep_point_value(s, p, 1, buf, sizeof(buf)));
+    long c = atol(tessel_sweep_point_value(s, p, 2, buf, sizeof(buf)));
+    return ((a - 1) * 11 + (b - 1)) * 13 + (c - 1);
+}
+
+static tessel_sweep *random_sweep(unsigned k, unsigned seed)
+{
+    char text[256];
+    snprintf(text, sizeof(text),
+             "spec: s.yaml\naxes:\n  a: {from: 1, to: 7, step: 1}\n"
+             "  b: {from: 1, to: 11, step: 1}\n  c: {from: 1, to: 13, step: 1}\n"
+             "points: {random: %u, seed: %u}\n", k, seed);
+    return parse(text);
+}
+
+START_TEST(random_points_are_distinct_and_seeded)
 {
     /* 7 x 11 x 13 = 1001 points; samples of 1, 500 and 1000 */
     const unsigned ks[3] = { 1, 500, 1000 };
     for (int t = 0; t < 3; t++) {
-        char text[256];
-        snprintf(text, sizeof(text),
-                 "spec: s.yaml\naxes:\n  a: {from: 1, to: 7, step: 1}\n"
-                 "  b: {from: 1, to: 11, step: 1}\n  c: {from: 1, to: 13, step: 1}\n"
-                 "points: {random: %u, seed: 9}\n", ks[t]);
-        tessel_sweep *s = parse(text);
+        tessel_sweep *s = random_sweep(ks[t], 9), *same = random_sweep(ks[t], 9);
+        tessel_sweep *other = random_sweep(ks[t], 10);
         uint64_t n = tessel_sweep_point_count(s);
         ck_assert_uint_eq(n, ks[t]);
-        long prev = -1;
-        char buf[8];
+        char seen[1001] = { 0 };
+        long moved = 0, low = 0;
         for (uint64_t p = 0; p < n; p++) {
-            long a = atol(tessel_sweep_point_value(s, p, 0, buf, sizeof(buf)));
-            long b = atol(tessel_sweep_point_value(s, p, 1, buf, sizeof(buf)));
-            long c = atol(tessel_sweep_point_value(s, p, 2, buf, sizeof(buf)));
-            long index = ((a - 1) * 11 + (b - 1)) * 13 + (c - 1);
-            ck_assert_int_gt(index, prev); /* ascending, so distinct */
+            long index = cross_index(s, p);
+            ck_assert_int_ge(index, 0);
             ck_assert_int_lt(index, 1001);
-            prev = index;
+            ck_assert_msg(!seen[index], "point %lu repeats index %ld", (unsigned long)p, index);
+            seen[index] = 1;
+            ck_assert_int_eq(cross_index(same, p), index); /* same seed, same points */
+            moved += cross_index(other, p) != index;
+            low += index < 500;
+        }
+        if (n >= 500) {
+            ck_assert_int_gt(moved, (long)n / 2); /* another seed, other points */
+            /* spread over the cross product: about half below its middle */
+            ck_assert_int_gt(low, (long)n * 4 / 10);
+            ck_assert_int_lt(low, (long)n * 6 / 10);
         }
         tessel_sweep_free(&s);
+        tessel_sweep_free(&same);
+        tessel_sweep_free(&other);
     }
+}
+END_TEST
+
+/* Issue 25 item 7: a sample of 10^8 points of a 10^12-point cross product
+ * is read in constant memory (the points are drawn when asked for); its
+ * points are distinct where probed. */
+START_TEST(random_points_are_drawn_lazily)
+{
+    const char text[] = "spec: s.yaml\naxes:\n  a: {from: 1, to: 10000, step: 1}\n"
+                        "  b: {from: 1, to: 10000, step: 1}\n  c: {from: 1, to: 10000, step: 1}\n"
+                        "points: {random: 100000000, seed: 3}\n";
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_sweep *s = NULL;
+    ck_assert_int_eq(tessel_sweep_parse("t.yaml", text, strlen(text), &ta.allocator, &s, &errors),
+                     0);
+    ck_assert_uint_eq(tessel_sweep_point_count(s), 100000000u);
+    /* the axes' values (3 x 10^4 short strings and their --set forms) and
+     * nothing per point: 8 bytes a point would be 800 MB */
+    ck_assert_msg(ta.peak < (size_t)16 << 20, "peak %zu bytes", ta.peak);
+    char prev[3][16] = { "", "", "" }, buf[16];
+    for (uint64_t p = 99999000u; p < 100000000u; p++) {
+        int same = 1;
+        for (size_t x = 0; x < 3; x++) {
+            const char *v = tessel_sweep_point_value(s, p, x, buf, sizeof(buf));
+            ck_assert(v[0]);
+            same &= strcmp(v, prev[x]) == 0;
+            snprintf(prev[x], sizeof(prev[x]), "%s", v);
+        }
+        ck_assert(!same);
+    }
+    tessel_sweep_free(&s);
+    tessel_diag_list_free(&errors);
 }
 END_TEST
 
@@ -423,7 +483,8 @@ int main(void)
     TCase *tc = tcase_create("sweep");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, ranges_are_exact_decimals_and_sizes);
-    tcase_add_test(tc, random_points_are_distinct_and_ordered);
+    tcase_add_test(tc, random_points_are_distinct_and_seeded);
+    tcase_add_test(tc, random_points_are_drawn_lazily);
     tcase_add_test(tc, pareto_fronts_per_data_set);
     tcase_add_test(tc, pareto_leaves_out_infeasible);
     tcase_add_loop_test(tc, parse_survives_every_failed_allocation, 0,

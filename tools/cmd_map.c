@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "strategy_cli.h"
 #include "tessel/point.h"
@@ -104,8 +105,8 @@ static void help(void)
         "      --verify             estimate the winner with the exact estimator too and\n"
         "                           print both\n"
         "  -q, --quiet              no progress and no summary\n\n"
-        "Progress (points, share of the space, best so far, points/s) goes to standard\n"
-        "error when it is a terminal.\n\n"
+        "Progress (points evaluated of the space or --max-points, rate, time left, best\n"
+        "so far) goes to standard error when it is a terminal.\n\n"
         "example:\n"
         "  tessel map examples/sweep/spmspm-llb.yaml -t A=examples/data/jagmesh7.mtx.gz \\\n"
         "      --objective edp --time-limit 20 -o best.yaml --verify\n"
@@ -495,21 +496,23 @@ static int write_spec(const map_request *r, const tessel_spec *spec, const tesse
 
 /* ------------------------------------------------------------------ */
 
+/* The search's progress on the shared meter (progress.h): a unit is one
+ * point evaluated, of the space or --max-points, whichever is smaller; a
+ * --time-limit caps the time left. */
 typedef struct progress {
-    int enabled, shown;
+    cli_progress meter;
     const char *objective;
+    double max_points; /* 0: none */
 } progress;
 
 static void show_progress(void *ud, uint64_t evaluated, double space, double best, double t)
 {
     progress *p = ud;
-    if (!p->enabled)
-        return;
-    fprintf(stderr, "\rtessel map: %llu points (%.3g %% of %.3g), best %s %.6g, %.0f points/s   ",
-            (unsigned long long)evaluated, 100.0 * (double)evaluated / space, space,
-            p->objective, best, t > 0 ? (double)evaluated / t : 0.0);
-    fflush(stderr);
-    p->shown = 1;
+    double total = p->max_points > 0 && p->max_points < space ? p->max_points : space;
+    char extra[64] = "";
+    if (isfinite(best))
+        snprintf(extra, sizeof(extra), ", best %s %.6g", p->objective, best);
+    cli_progress_update(&p->meter, (double)evaluated, total, t, extra);
 }
 
 static void print_point(const char *what, const tessel_report_point *p)
@@ -635,8 +638,10 @@ static int run(const map_request *r, map_state *st)
     tessel_map_options o = r->map;
     o.level_mask = mask;
     o.data = st->data;
-    progress prog = { !r->quiet && isatty(fileno(stderr)), 0,
-                      tessel_map_objective_name(o.objective) };
+    progress prog = { .objective = tessel_map_objective_name(o.objective),
+                      .max_points = (double)o.max_points };
+    cli_progress_init(&prog.meter, "tessel map", "points", r->quiet);
+    prog.meter.time_limit = o.time_limit;
     o.progress = show_progress;
     o.progress_ud = &prog;
     tessel_diag d;
@@ -646,8 +651,7 @@ static int run(const map_request *r, map_state *st)
         rc = tessel_diag_set(&d, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
     if (!rc)
         rc = tessel_map_run(st->spec, st->stats, st->db, st->data->extent, &o, st->result, &d);
-    if (prog.shown)
-        fprintf(stderr, "\r%100s\r", "");
+    cli_progress_end(&prog.meter);
     if (rc && r->strict) {
         cli_report(&d);
         return CLI_EXIT_USAGE;

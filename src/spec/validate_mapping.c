@@ -323,6 +323,12 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     }
 }
 
+const char *spec_order_name(int order)
+{
+    return order >= 1 && order <= (int)N_OF(strategy_order_names) ? strategy_order_names[order - 1]
+                                                                   : "default";
+}
+
 const char *spec_worst_name(int dense)
 {
     return strategy_worst_names[dense ? 1 : 0];

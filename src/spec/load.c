@@ -235,6 +235,8 @@ done:
     return rc;
 }
 
+/* The YAML tree of src with its includes merged under it (a resolved spec
+ * turned back into the hand-written form first). */
 static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned depth,
                      tessel_yaml_node **out)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "resolved.h"
+#include "yaml_internal.h"
 
 typedef struct sb {
     const tessel_allocator *a;
@@ -298,58 +299,13 @@ int rs_is_resolved(const tessel_yaml_node *root)
            tessel_yaml_get(root, "file") && !tessel_yaml_get(root, "architecture");
 }
 
-/* The whole file at path into memory (through a). */
-static int slurp(const char *path, const tessel_allocator *a, char **out, size_t *len,
-                 tessel_diag *diag)
-{
-    *out = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, "", "cannot read the file");
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
-    int rc = 0;
-    for (;;) {
-        if (n == cap) {
-            size_t grown_cap = cap ? 2 * cap : 65536;
-            char *grown = tessel_alloc(a, grown_cap);
-            if (!grown) {
-                rc = tessel_diag_set(diag, TESSEL_ENOMEM, path, 0, 0, "", "out of memory");
-                break;
-            }
-            if (buf) {
-                memcpy(grown, buf, n);
-                tessel_dealloc(a, buf);
-            }
-            buf = grown;
-            cap = grown_cap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, "", "cannot read the file");
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        tessel_dealloc(a, buf);
-        return rc;
-    }
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
 int rs_reread(const char *path, const void *data, size_t size, const tessel_allocator *a,
               tessel_yaml_doc **out, tessel_diag *diag)
 {
     *out = NULL;
-    char *file = NULL;
+    unsigned char *file = NULL;
     if (!data) {
-        int rc = slurp(path, a, &file, &size, diag);
+        int rc = tessel_yaml_read_file(path, a, &file, &size, diag);
         if (rc)
             return rc;
         data = file;

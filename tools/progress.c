@@ -88,7 +88,8 @@ void cli_progress_update(cli_progress *p, double done, double total, double seco
         snprintf(t, sizeof(t), "%.3g", total);
     else
         count_text(t, sizeof(t), total);
-    snprintf(r, sizeof(r), rate >= 100 ? "%.0f" : "%.3g", rate);
+    /* fixed decimals below 0.01 (a slow run's levels/s), never an exponent */
+    snprintf(r, sizeof(r), rate >= 100 ? "%.0f" : rate >= 0.01 ? "%.3g" : "%.5f", rate);
     snprintf(text, sizeof(text), "%s/%s %s (%3.0f %%), %s %s/s, %.0f s left%s", d, t, p->unit,
              total > 0 ? 100.0 * done / total : 100.0, r, p->unit, left, extra ? extra : "");
     draw(p, text);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tessel/spec.h"
+
 static const char *nearest_option(const char *arg, const cli_option *opts, int nopts)
 {
     const char *names[CLI_MAX_ARGS];
@@ -354,5 +356,23 @@ int cli_set_arg(const char *cmd, const char *arg, char **out)
         fprintf(stderr, "tessel %s: error: out of memory\n", cmd);
         return CLI_EXIT_FAILURE;
     }
+    return CLI_EXIT_OK;
+}
+
+int cli_write_resolved(const tessel_spec *s, FILE *f)
+{
+    char *yaml = NULL;
+    size_t len = 0;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    int rc = tessel_spec_resolved_yaml(s, NULL, &yaml, &len, &d);
+    if (!rc)
+        rc = tessel_spec_resolved_check(yaml, len, NULL, &d);
+    if (rc) {
+        tessel_dealloc(NULL, yaml);
+        return cli_report(&d);
+    }
+    fwrite(yaml, 1, len, f);
+    tessel_dealloc(NULL, yaml);
     return CLI_EXIT_OK;
 }

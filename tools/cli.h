@@ -55,6 +55,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* The resolved spec of s (tessel_spec_resolved_yaml: libcyaml's schema),
+ * read back through the schema and compared before it is written to f
+ * (tessel spec, tessel map -o). Exit status; errors are printed. */
+struct tessel_spec;
+int cli_write_resolved(const struct tessel_spec *s, FILE *f);
+
 /* `prefix` followed by YAML single-quoted `value` ('' for a quote), so a
  * file name given to --set is never read as a number, boolean or flow
  * collection. malloc'd; NULL when out of memory. */

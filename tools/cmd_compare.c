@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "energy_cli.h"
 #include "overflow_cli.h"
@@ -65,7 +66,7 @@ static void help(void)
         "  -f, --format FMT        table (default) or csv, on standard output\n"
         "  -o, --output DIR        also write DIR/compare.csv (columns in docs/outputs.md)\n"
         "      --no-timing         write seconds as 0 (reproducible files)\n"
-        "  -q, --quiet             print nothing on standard output\n"
+        "  -q, --quiet             print nothing on standard output and no progress\n"
         "      --strict            a strategy other than swiftiles whose tiles overflow\n"
         "                          their partitions (rule 4) is an error: exit 2, no table\n\n"
         "A strategy that does not apply to the spec (e.g. drt on TTM) is skipped with a\n"
@@ -73,7 +74,9 @@ static void help(void)
         "status is then 1. Exit 0 when every applicable strategy ran; 2 when none\n"
         "applies.\n"
         "A spec with template: extensor gets one row per variant (n, p, ob, drt, named\n"
-        "after the strategy each runs), all with the spec's loop orders.\n\n"
+        "after the strategy each runs), all with the spec's loop orders.\n"
+        "Progress (rows done, rate, time left) goes to standard error when it is a\n"
+        "terminal.\n\n"
         "example:\n"
         "  tessel compare bench/strategy/one-level.yaml \\\n"
         "      --tensor A=examples/data/jagmesh7.mtx.gz -o out\n");
@@ -179,7 +182,19 @@ typedef struct compare_state {
     tessel_strategy_shared *shared;
     char label[TESSEL_REPORT_LABEL_MAX];
     int extensor; /* template extensor: the rows are its variants */
+    /* progress (progress.h): a unit is one row (a strategy under one
+     * estimator); an exact walk in a row adds the fraction of its levels
+     * walked, so done never goes back */
+    cli_progress meter;
+    unsigned row, nrows, nlevels;
 } compare_state;
+
+static void row_progress(void *ud, unsigned level, double fraction)
+{
+    compare_state *st = ud;
+    double walked = st->nlevels > 1 ? ((double)(level - 1) + fraction) / (st->nlevels - 1) : 0;
+    cli_progress_update(&st->meter, st->row + walked, st->nrows, -1, NULL);
+}
 
 static void state_free(compare_state *st)
 {
@@ -316,6 +331,8 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
         .spec = spec,
         .estimator = est == TESSEL_STRATEGY_STAT ? TESSEL_POINT_STAT : TESSEL_POINT_EXACT,
         .data = st->data,
+        .progress = row_progress,
+        .progress_ud = st,
     };
     if (!rc)
         rc = evaluate(&req, st, now_seconds(), row, &d);
@@ -387,6 +404,8 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
             .data = st->data,
             .stats = tessel_strategy_is_fixed(spec) ? st->stats : NULL,
             .decisions = 1,
+            .progress = row_progress,
+            .progress_ud = st,
         };
         if (!st->shared && tessel_strategy_shared_create(NULL, &st->shared))
             rc = tessel_diag_set(&d, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -539,20 +558,23 @@ int cmd_compare(int argc, char **argv)
     if (!rc && req.strict && strict_precheck(&req, &st))
         rc = CLI_EXIT_USAGE; /* no estimate, no table, no file */
     int failed = 0, ran = 0, strict_failed = 0;
-    int progress = !rc && !req.quiet && isatty(fileno(stderr));
+    cli_progress_init(&st.meter, "tessel compare", "rows", rc || req.quiet);
+    st.nrows = req.nstrategies * (unsigned)(req.exact + req.stat);
+    st.nlevels = st.spec ? st.spec->nlevels : 0;
     for (unsigned k = 0; !rc && k < req.nstrategies; k++)
         for (int e = 0; e < 2; e++) {
             if (!(e == 0 ? req.exact : req.stat))
                 continue;
             compare_row *row = &rows[n++];
-            if (progress) /* on a terminal: which strategy is being decided and priced */
-                fprintf(stderr, "\r%-60s\rtessel compare: %s (%s), %u of %u ...", "",
-                        req.strategies[k], e == 0 ? "exact" : "stat", n,
-                        req.nstrategies * (unsigned)(req.exact + req.stat));
+            char what[96];
+            snprintf(what, sizeof(what), ", %s (%s)", req.strategies[k], e == 0 ? "exact" : "stat");
+            st.row = n - 1;
+            cli_progress_update(&st.meter, st.row, st.nrows, -1, what);
             run_one(&st, req.strategies[k], e == 0 ? TESSEL_STRATEGY_EXACT : TESSEL_STRATEGY_STAT,
                     row);
-            if (progress)
-                fprintf(stderr, "\r%-60s\r", "");
+            cli_progress_update(&st.meter, n, st.nrows, -1, what);
+            if (n == st.nrows || row->skipped || row->error[0])
+                cli_progress_end(&st.meter); /* a clean line for the note */
             if (row->skipped) {
                 fprintf(stderr, "tessel compare: note: %s (%s) does not apply, skipped: %s\n",
                         row->strategy, row->estimator, row->error);

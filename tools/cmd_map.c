@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "energy_cli.h"
 #include "strategy_cli.h"
@@ -105,8 +106,8 @@ static void help(void)
         "      --verify             estimate the winner with the exact estimator too and\n"
         "                           print both\n"
         "  -q, --quiet              no progress and no summary\n\n"
-        "Progress (points, share of the space, best so far, points/s) goes to standard\n"
-        "error when it is a terminal.\n\n"
+        "Progress (points evaluated of the space or --max-points, rate, time left, best\n"
+        "so far) goes to standard error when it is a terminal.\n\n"
         "example:\n"
         "  tessel map examples/sweep/spmspm-llb.yaml -t A=examples/data/jagmesh7.mtx.gz \\\n"
         "      --objective edp --time-limit 20 -o best.yaml --verify\n"
@@ -293,224 +294,67 @@ static int level_mask(const map_request *r, const tessel_spec *spec, unsigned *m
 }
 
 /* ------------------------------------------------------------------ */
-/* The written spec: include the base spec, then the overrides as YAML. */
-
-/* `target` relative to the directory of `from_file` (both made absolute). */
-static void relative_path(const char *from_file, const char *target, char *out, size_t n)
-{
-    char a[PATH_MAX], b[PATH_MAX], dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s", from_file);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof(dir), ".");
-    if (!realpath(dir, a) || !realpath(target, b)) {
-        snprintf(out, n, "%s", target);
-        return;
-    }
-    size_t common = 0, i = 0;
-    for (; a[i] && a[i] == b[i]; i++)
-        if (a[i] == '/')
-            common = i;
-    if (!a[i] && b[i] == '/')
-        common = i;
-    size_t len = 0;
-    out[0] = '\0';
-    for (const char *p = a + common; *p; p++)
-        if (*p == '/')
-            len += (size_t)snprintf(out + len, len < n ? n - len : 0, "../");
-    snprintf(out + len, len < n ? n - len : 0, "%s", b + common + 1);
-}
-
-/* A data binding that names an existing file (given relative to the
- * current directory) made relative to the written spec's directory; 0 when
- * it is not a file (another tensor, A^T, dense). */
-static int rebase_file(const char *out_path, const char *value, char *buf, size_t n)
-{
-    char file[PATH_MAX];
-    size_t len = 0;
-    int quoted = value[0] == '\'';
-    for (const char *p = value + quoted; *p && len + 1 < sizeof(file); p++) {
-        if (quoted && *p == '\'' && p[1] != '\'')
-            break;
-        if (quoted && *p == '\'')
-            p++;
-        file[len++] = *p;
-    }
-    file[len] = '\0';
-    if (access(file, F_OK) != 0)
-        return 0;
-    relative_path(out_path, file, buf, n);
-    return 1;
-}
-
-/* A value as YAML: as is when it is quoted already or plain and safe,
- * else single-quoted. */
-static void yaml_value(FILE *f, const char *v)
-{
-    int plain = v[0] == '\'' || (v[0] && strchr("-:,?[]{}#&*!|>\"%@`", v[0]) == NULL);
-    for (const char *p = v; plain && v[0] != '\'' && *p; p++)
-        if (*p == '#' || *p == '\n' || (*p == ':' && (p[1] == ' ' || !p[1])) ||
-            (*p == ' ' && (p == v || !p[1])))
-            plain = 0;
-    if (plain) {
-        fputs(v, f);
-        return;
-    }
-    fputc('\'', f);
-    for (const char *p = v; *p; p++) {
-        if (*p == '\'')
-            fputc('\'', f);
-        fputc(*p, f);
-    }
-    fputc('\'', f);
-}
-
-/* Overrides "a.b.c=v" written as nested YAML. `architecture.levels.X.rest`
- * goes into the levels list as an item named X (include merging joins it
- * with the base spec's level X); a level name alone stands for it. */
-typedef struct override {
-    char path[320];
-    const char *value;
-} override;
-
-static int override_order(const void *x, const void *y)
-{
-    return strcmp(((const override *)x)->path, ((const override *)y)->path);
-}
-
-static size_t prefix_components(const char *a, const char *b, size_t depth)
-{
-    size_t d = 0;
-    while (d < depth && *a && *a == *b) {
-        while (*a && *a == *b && *a != '.') {
-            a++;
-            b++;
-        }
-        if ((*a == '.' || !*a) && (*b == '.' || !*b) && *a == *b) {
-            d++;
-            if (!*a)
-                break;
-            a++;
-            b++;
-        } else {
-            break;
-        }
-    }
-    return d;
-}
-
-static void write_overrides(FILE *f, override *ov, size_t n)
-{
-    qsort(ov, n, sizeof(*ov), override_order);
-    const char *prev = "";
-    for (size_t i = 0; i < n; i++) {
-        char comp[16][128];
-        size_t nc = 0;
-        char buf[320];
-        memcpy(buf, ov[i].path, sizeof(buf));
-        for (char *p = strtok(buf, "."); p && nc < 16; p = strtok(NULL, "."))
-            snprintf(comp[nc++], sizeof(comp[0]), "%s", p);
-        size_t same = prefix_components(prev, ov[i].path, nc - 1);
-        int levels = nc > 3 && strcmp(comp[0], "architecture") == 0 &&
-                     strcmp(comp[1], "levels") == 0;
-        for (size_t d = same; d < nc; d++) {
-            /* a level's list item ("- name: X") sits where its key would */
-            size_t indent = 2 * d;
-            if (levels && d == 2)
-                fprintf(f, "%*s- name: %s\n", (int)indent, "", comp[2]);
-            else if (d + 1 < nc)
-                fprintf(f, "%*s%s:\n", (int)indent, "", comp[d]);
-            else {
-                fprintf(f, "%*s%s: ", (int)indent, "", comp[d]);
-                yaml_value(f, ov[i].value);
-                fputc('\n', f);
-            }
-        }
-        prev = ov[i].path;
-    }
-}
+/* The written spec: the winner's resolved spec (what tessel spec writes,
+ * through libcyaml's schema), which tessel run reads back as it is. */
 
 static int write_spec(const map_request *r, const tessel_spec *spec, const tessel_map_result *m,
                       double value)
 {
-    override ov[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
-    /* rebased data files: one path per override at most */
-    char (*files)[PATH_MAX] = malloc((CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS) * sizeof(*files));
-    if (!files) {
-        fprintf(stderr, "tessel map: error: out of memory\n");
-        return CLI_EXIT_FAILURE;
-    }
-    size_t n = 0;
-    const char *all[CLI_MAX_ARGS + TESSEL_MAP_MAX_SETS];
-    size_t nall = 0;
-    for (size_t i = 0; i < r->nsets; i++)
-        all[nall++] = r->sets[i];
+    const char *sets[TESSEL_MAP_MAX_SETS];
     for (size_t i = 0; i < m->nsets; i++)
-        all[nall++] = m->sets[i];
-    for (size_t i = 0; i < nall; i++) {
-        const char *eq = strchr(all[i], '=');
-        char path[256];
-        snprintf(path, sizeof(path), "%.*s", (int)(eq - all[i]), all[i]);
-        char first[64];
-        snprintf(first, sizeof(first), "%.*s", (int)strcspn(path, "."), path);
-        if (tessel_spec_level_index(spec, first) >= 0 && strcmp(first, path) != 0)
-            snprintf(ov[n].path, sizeof(ov[n].path), "architecture.levels.%s", path);
-        else
-            snprintf(ov[n].path, sizeof(ov[n].path), "%s", path);
-        ov[n].value = eq + 1;
-        if (strncmp(path, "workload.data.", 14) == 0 && rebase_file(r->out_path, eq + 1,
-                                                                    files[n], sizeof(files[n])))
-            ov[n].value = files[n];
-        n++;
-        /* a later override of the same path wins: drop the earlier one */
-        for (size_t k = 0; k + 1 < n; k++)
-            if (strcmp(ov[k].path, ov[n - 1].path) == 0) {
-                ov[k] = ov[n - 1];
-                n--;
-                break;
-            }
-    }
+        sets[i] = m->sets[i];
+    tessel_spec *winner = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    int rc = tessel_spec_derive(spec, sets, m->nsets, NULL, &winner, &errors);
+    if (rc)
+        return cli_report_list("map", &errors, rc);
+    tessel_diag_list_free(&errors);
     tessel_outfile *out = NULL;
     tessel_diag d;
     tessel_diag_clear(&d);
     if (tessel_outfile_open(r->out_path, NULL, &out, &d)) {
-        free(files);
+        tessel_spec_free(&winner);
         return cli_report(&d);
     }
     FILE *f = tessel_outfile_stream(out);
-    char inc[PATH_MAX];
-    relative_path(r->out_path, r->spec_path, inc, sizeof(inc));
-    fprintf(f, "# Written by tessel map: the best of %llu points (%s search, %.3g points in the "
-               "space%s) by %s = %.17g.\n# tessel run accepts this file as it is.\n",
-            (unsigned long long)m->evaluated, m->search, m->space,
+    fprintf(f, "# Written by tessel map from %s: the best of %llu points (%s search, %.3g "
+               "points in the space%s) by %s = %.17g.\n# The resolved spec (docs/spec.md): "
+               "tessel run accepts it as it is, from the\n# directory tessel map ran in "
+               "(relative paths are as the loader resolved them).\n# The winner's "
+               "overrides of the spec:\n",
+            r->spec_path, (unsigned long long)m->evaluated, m->search, m->space,
             m->complete ? ", all seen" : "", tessel_map_objective_name(r->map.objective), value);
-    fprintf(f, "include: ");
-    yaml_value(f, inc);
-    fputc('\n', f);
-    write_overrides(f, ov, n);
-    free(files);
+    for (size_t i = 0; i < m->nsets; i++)
+        fprintf(f, "#   %s\n", m->sets[i]);
+    rc = cli_write_resolved(winner, f);
+    tessel_spec_free(&winner);
+    if (rc) {
+        tessel_outfile_abort(&out);
+        return rc;
+    }
     return tessel_outfile_commit(&out, &d) ? cli_report(&d) : CLI_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ */
 
+/* The search's progress on the shared meter (progress.h): a unit is one
+ * point evaluated, of the space or --max-points, whichever is smaller; a
+ * --time-limit caps the time left. */
 typedef struct progress {
-    int enabled, shown;
+    cli_progress meter;
     const char *objective;
+    double max_points; /* 0: none */
 } progress;
 
 static void show_progress(void *ud, uint64_t evaluated, double space, double best, double t)
 {
     progress *p = ud;
-    if (!p->enabled)
-        return;
-    fprintf(stderr, "\rtessel map: %llu points (%.3g %% of %.3g), best %s %.6g, %.0f points/s   ",
-            (unsigned long long)evaluated, 100.0 * (double)evaluated / space, space,
-            p->objective, best, t > 0 ? (double)evaluated / t : 0.0);
-    fflush(stderr);
-    p->shown = 1;
+    double total = p->max_points > 0 && p->max_points < space ? p->max_points : space;
+    char extra[64] = "";
+    if (isfinite(best))
+        snprintf(extra, sizeof(extra), ", best %s %.6g", p->objective, best);
+    cli_progress_update(&p->meter, (double)evaluated, total, t, extra);
 }
 
 static void print_point(const char *what, const tessel_report_point *p)
@@ -617,6 +461,11 @@ typedef struct map_state {
 
 static int run(const map_request *r, map_state *st)
 {
+    /* -o: a bad path is found now, not after the search; parents are made */
+    tessel_diag od;
+    tessel_diag_clear(&od);
+    if (tessel_output_prepare(r->out_path, NULL, &od))
+        return cli_report(&od);
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, NULL);
     tessel_load_options load;
@@ -637,8 +486,10 @@ static int run(const map_request *r, map_state *st)
     tessel_map_options o = r->map;
     o.level_mask = mask;
     o.data = st->data;
-    progress prog = { !r->quiet && isatty(fileno(stderr)), 0,
-                      tessel_map_objective_name(o.objective) };
+    progress prog = { .objective = tessel_map_objective_name(o.objective),
+                      .max_points = (double)o.max_points };
+    cli_progress_init(&prog.meter, "tessel map", "points", r->quiet);
+    prog.meter.time_limit = o.time_limit;
     o.progress = show_progress;
     o.progress_ud = &prog;
     tessel_diag d;
@@ -648,8 +499,7 @@ static int run(const map_request *r, map_state *st)
         rc = tessel_diag_set(&d, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
     if (!rc)
         rc = tessel_map_run(st->spec, st->stats, st->db, st->data->extent, &o, st->result, &d);
-    if (prog.shown)
-        fprintf(stderr, "\r%100s\r", "");
+    cli_progress_end(&prog.meter);
     if (rc && r->strict) {
         cli_report(&d);
         return CLI_EXIT_USAGE;

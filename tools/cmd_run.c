@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "energy_cli.h"
 #include "tessel/energy.h"
@@ -119,7 +120,7 @@ static void help(void)
         "                          that overflows gets a warning\n"
         "  -n, --dry-run           check the spec and price every component's energy\n"
         "                          (see tessel energy), print \"spec OK\" and stop\n"
-        "  -q, --quiet             no summary on standard output\n"
+        "  -q, --quiet             no summary on standard output and no progress\n"
         "  -v, --verbose           each step and its time on standard error\n"
         "      --no-timing         write model_seconds as 0 and leave times out of the\n"
         "                          summary, so repeated runs give identical files\n"
@@ -132,7 +133,9 @@ static void help(void)
         "      --complex POLICY    magnitude (default: keep |z|) or reject\n\n"
         "Files given with --tensor or --set are relative to the current directory;\n"
         "write ./NAME for a file whose name is also a tensor's name.\n"
-        "Files are written to temporary names and renamed when both are complete.\n\n"
+        "Files are written to temporary names and renamed when both are complete.\n"
+        "Progress of the exact walk (levels walked, rate, time left) goes to standard\n"
+        "error when it is a terminal.\n\n"
         "example:\n"
         "  tessel run specs/extensor.yaml --tensor A=examples/data/jagmesh7.mtx.gz \\\n"
         "      --set mapping.LLB.order=KIJ -o out\n\n"
@@ -308,30 +311,22 @@ static void step_end(const run_request *req, double t0, const char *what)
         fprintf(stderr, "tessel run: %s done in %.3f s\n", what, now() - t0);
 }
 
-/* A progress line on standard error for estimates that take more than a
- * second, when standard error is a terminal or with -v; erased at the end
- * so logs and golden outputs stay clean. */
+/* The exact walk's progress on the shared meter (progress.h). A unit is one
+ * storage level's walk (levels 1 .. nlevels-1, each walking the same
+ * effectual iterations), so done counts levels walked plus the fraction of
+ * the current one and never goes back. */
 typedef struct progress_state {
     const tessel_spec *spec;
-    double start;
-    int enabled, shown;
+    cli_progress meter;
 } progress_state;
 
 static void progress_line(void *ud, unsigned level, double fraction)
 {
     progress_state *p = ud;
-    if (!p->enabled || now() - p->start < 1.0)
-        return;
-    fprintf(stderr, "\rtessel run: estimating traffic at %s: %3.0f %%", p->spec->level[level].name,
-            100.0 * fraction);
-    fflush(stderr);
-    p->shown = 1;
-}
-
-static void progress_done(progress_state *p)
-{
-    if (p->shown)
-        fprintf(stderr, "\r%60s\r", "");
+    char extra[64];
+    snprintf(extra, sizeof(extra), ", walking %s", p->spec->level[level].name);
+    cli_progress_update(&p->meter, (double)(level - 1) + fraction,
+                        (double)(p->spec->nlevels - 1), -1, extra);
 }
 
 typedef struct run_state {
@@ -529,9 +524,10 @@ static int run(const run_request *req, run_state *st)
                         spec->workload.tensor[t].name, shape);
         }
     } else {
-        progress_state progress = { spec, now(), req->verbose || isatty(fileno(stderr)), 0 };
+        progress_state progress = { .spec = spec };
+        cli_progress_init(&progress.meter, "tessel run", "levels", req->quiet);
         rc = estimate(st, TESSEL_POINT_EXACT, &progress, &d);
-        progress_done(&progress);
+        cli_progress_end(&progress.meter);
     }
     if (rc)
         return cli_report(&d);

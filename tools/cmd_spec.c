@@ -63,31 +63,13 @@ static int write_origins(const tessel_spec *s, FILE *f)
     return CLI_EXIT_OK;
 }
 
-static int write_yaml(const tessel_spec *s, FILE *f)
-{
-    char *yaml = NULL;
-    size_t len = 0;
-    tessel_diag d;
-    tessel_diag_clear(&d);
-    int rc = tessel_spec_resolved_yaml(s, NULL, &yaml, &len, &d);
-    if (!rc)
-        rc = tessel_spec_resolved_check(yaml, len, NULL, &d);
-    if (rc) {
-        tessel_dealloc(NULL, yaml);
-        return cli_report(&d);
-    }
-    fwrite(yaml, 1, len, f);
-    tessel_dealloc(NULL, yaml);
-    return CLI_EXIT_OK;
-}
-
 static int emit(const cli_args *args, const tessel_spec *s)
 {
     cli_output out;
     int rc = cli_output_open(&out, cli_value(args, OPT_OUTPUT));
     if (rc)
         return rc;
-    rc = cli_has(args, OPT_ORIGINS) ? write_origins(s, out.stream) : write_yaml(s, out.stream);
+    rc = cli_has(args, OPT_ORIGINS) ? write_origins(s, out.stream) : cli_write_resolved(s, out.stream);
     int rc2 = cli_output_close(&out, rc == CLI_EXIT_OK);
     return rc ? rc : rc2;
 }

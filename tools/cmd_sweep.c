@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "energy_cli.h"
+#include "progress.h"
 #include "sweep_cli.h"
 #include "tessel/sweep.h"
 
@@ -104,32 +105,18 @@ static void help(void)
         "  tessel sweep S.yaml --shard 3/8 -o shard3    # then: tessel merge -o all shard*\n");
 }
 
-typedef struct progress {
-    int enabled, shown;
-} progress;
-
+/* The sweep's callbacks feed the shared meter (progress.h): points done of
+ * the points to run, and the data being summarised before them. */
 static void show_progress(void *ud, uint64_t done, uint64_t total, double seconds)
 {
-    progress *p = ud;
-    if (!p->enabled)
-        return;
-    double rate = seconds > 0 ? (double)done / seconds : 0;
-    double left = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\rtessel sweep: %llu/%llu points (%3.0f %%), %.0f points/s, %.0f s left   ",
-            (unsigned long long)done, (unsigned long long)total,
-            total ? 100.0 * (double)done / (double)total : 100.0, rate, left);
-    fflush(stderr);
-    p->shown = 1;
+    cli_progress_update(ud, (double)done, (double)total, seconds, NULL);
 }
 
 static void show_stage(void *ud, const char *what)
 {
-    progress *p = ud;
-    if (!p->enabled)
-        return;
-    fprintf(stderr, "\rtessel sweep: collecting the statistics of %-40.40s", what);
-    fflush(stderr);
-    p->shown = 1;
+    char text[96];
+    snprintf(text, sizeof(text), "collecting the statistics of %s", what);
+    cli_progress_stage(ud, text);
 }
 
 /* The base spec's warnings, once per sweep (not per point). */
@@ -276,7 +263,8 @@ static int run(const cli_args *args)
                    tessel_sweep_axis_count(s));
     } else if (!rc) {
         const char *dir = cli_value(args, OPT_OUTPUT) ? cli_value(args, OPT_OUTPUT) : "sweep-out";
-        progress p = { !quiet && isatty(fileno(stderr)), 0 };
+        cli_progress p;
+        cli_progress_init(&p, "tessel sweep", "points", quiet);
         o.progress = show_progress;
         o.stage = show_stage;
         o.loaded = show_loaded;
@@ -285,8 +273,7 @@ static int run(const cli_args *args)
         tessel_diag d;
         tessel_diag_clear(&d);
         int err = tessel_sweep_run(s, dir, &o, NULL, &report, &d);
-        if (p.shown)
-            fprintf(stderr, "\r%100s\r", "");
+        cli_progress_end(&p);
         if (err)
             rc = cli_report(&d);
         if ((err == TESSEL_EINVAL || err == TESSEL_EUNSUPPORTED || err == TESSEL_ERANGE) &&

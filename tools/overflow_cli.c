@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "overflow_cli.h"
+#include "tessel/point.h"
 
 int cli_overflow_allowed(const tessel_spec *spec, const char *strategy)
 {
     (void)spec;
-    return strategy && strcmp(strategy, "swiftiles") == 0;
+    return tessel_point_may_overbook(strategy); /* the entry point's list */
 }
 
 static unsigned long long ull(uint64_t x)
@@ -20,14 +21,13 @@ static unsigned long long ull(uint64_t x)
 int cli_overflow_check(const char *cmd, const tessel_spec *spec, const char *strategy,
                        const tessel_result *r, int strict, int warn)
 {
-    int fail = strict && !cli_overflow_allowed(spec, strategy);
-    int found = 0;
+    /* the entry point's rule 4 verdict; the loop below only words it */
+    int fail = strict && !tessel_point_feasible(r, strategy, NULL, NULL);
     for (unsigned l = 1; l < r->nlevels; l++)
         for (unsigned t = 0; t < r->ntensors; t++) {
             const tessel_traffic *tr = &r->traffic[l][t];
             if (!tr->overflow_tiles)
                 continue;
-            found = 1;
             if (!fail && !warn)
                 continue;
             uint64_t moved = t == 0 ? tr->writebacks : tr->fills;
@@ -46,7 +46,7 @@ int cli_overflow_check(const char *cmd, const tessel_spec *spec, const char *str
                 fprintf(stderr, "rule 4 streams the overflow: %llu bytes\n",
                         ull(tr->overflow_bytes));
         }
-    return fail && found;
+    return fail;
 }
 
 /* "i 0..8191 x k 8192..16383" */

@@ -108,8 +108,16 @@ void tessel_point_result_free(tessel_point_result *out);
  * variant's strategy, else "fixed" or the spec's strategy. */
 const char *tessel_point_strategy(const tessel_spec *spec);
 
+/* Rule 4: 1 when `strategy` overbooks its buffers on purpose, so its
+ * overflowing tiles keep the point feasible: swiftiles (and the
+ * ExTensor-OB variant, whose strategy column is swiftiles); NULL is the
+ * fixed mapping. The one list every command and the sweep consult. */
+int tessel_point_may_overbook(const char *strategy);
+
 /* Rule 4 verdict of a result under `strategy` (see feasible above): 1
- * feasible; else 0 with the outermost overflowing level and tensor. */
+ * feasible; else 0 with the outermost overflowing level and tensor. The
+ * sweep's `feasible` column and --strict in run, compare and map all come
+ * from it. */
 int tessel_point_feasible(const tessel_result *r, const char *strategy, unsigned *level,
                           unsigned *tensor);
 

@@ -1,4 +1,4 @@
-/* Rule 4 (DESIGN.md; Tailors §4, §6.2) at an inner buffer level: the
+/* Rule 4 (docs/semantics.md; Tailors §4, §6.2) at an inner buffer level: the
  * bumped part of an overbooked tile is fetched from the parent again at
  * every read of it by the child level during the tile's residency.
  *

@@ -1,4 +1,4 @@
-/* Rule 4 before the estimate (DESIGN.md rule 4, issue 20): which tiles of
+/* Rule 4 before the estimate (docs/semantics.md rule 4, issue 20): which tiles of
  * a fixed mapping overflow their partitions, from one pass over each input
  * per level, without the estimate's walk. Inputs: every non-empty tile's
  * bytes in the level's format, exact (the same tile grids and byte counts

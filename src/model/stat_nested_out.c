@@ -4,7 +4,7 @@
  * and rule 4's spill of output tiles that outgrow Z's partition, from A's
  * and B's tile grids and the output sample.
  *
- * Runs (DESIGN.md rule 2, as exact_walk.c defines them): a run is a
+ * Runs (docs/semantics.md rule 2, as exact_walk.c defines them): a run is a
  * maximal sequence of consecutive effectual iterations, in the composite
  * loop order of levels 1 .. b, on one output tile. Every iteration of
  * Z(I, J) inside one coarse k block (the k digits placed before Z's
@@ -548,7 +548,7 @@ static int overflow_steps(const nested *n, const stat_output_sample *s, const mo
     return rc;
 }
 
-/* Rule 4 for output tiles at boundary b (DESIGN.md rule 4; Tailors §3.3,
+/* Rule 4 for output tiles at boundary b (docs/semantics.md rule 4; Tailors §3.3,
  * §6.2), from the output sample as stat_spmspm.c does at boundary 1: the
  * largest tile, the write-backs of tiles over the partition and, with the
  * runs known, the spill after every visit that does not end its run.

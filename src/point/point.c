@@ -15,11 +15,16 @@ const char *tessel_point_strategy(const tessel_spec *spec)
     return tessel_strategy_is_fixed(spec) ? TESSEL_SPEC_STRATEGY_FIXED : spec->strategy.name;
 }
 
+int tessel_point_may_overbook(const char *strategy)
+{
+    /* swiftiles (and ExTensor-OB, which runs it) overbooks on purpose */
+    return strategy && strcmp(strategy, "swiftiles") == 0;
+}
+
 int tessel_point_feasible(const tessel_result *r, const char *strategy, unsigned *level,
                           unsigned *tensor)
 {
-    /* swiftiles (and ExTensor-OB, which runs it) overbooks on purpose */
-    if (strategy && strcmp(strategy, "swiftiles") == 0)
+    if (tessel_point_may_overbook(strategy))
         return 1;
     /* the outermost level first: its overflow costs DRAM traffic */
     for (unsigned l = 1; l < r->nlevels; l++)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "resolved.h"
 #include "spec_internal.h"
 
 #ifndef PATH_MAX
@@ -236,6 +237,8 @@ done:
     return rc;
 }
 
+/* The YAML tree of src with its includes merged under it (a resolved spec
+ * turned back into the hand-written form first). */
 static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned depth,
                      tessel_yaml_node **out)
 {
@@ -253,6 +256,20 @@ static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned d
         return rc;
     }
     tessel_yaml_node *root = (tessel_yaml_node *)tessel_yaml_root(doc);
+    /* A resolved spec (tessel spec, tessel map -o) is read back through its
+     * schema and becomes the hand-written spec it stands for, so the one
+     * reader below checks it. Its paths are as the loader resolved them:
+     * relative to the directory tessel ran in, not to the file. */
+    int resolved = !src->site && rs_is_resolved(root);
+    if (resolved) {
+        tessel_yaml_free(&doc);
+        rc = rs_reread(src->path, src->data, src->size, c->alloc, &doc, &d);
+        if (rc) {
+            spec_error_diag(c, &d);
+            return rc;
+        }
+        root = (tessel_yaml_node *)tessel_yaml_root(doc);
+    }
     /* The node limit bounds the work of a whole spec, not of each file: a
      * small file including a large one 250 times is as large as its sum
      * (issue 25 item 7). */
@@ -267,7 +284,7 @@ static int load_tree(spec_ctx *c, const source *src, const chain *up, unsigned d
                              "nodes", TESSEL_YAML_MAX_NODES);
     }
     spec_adopt(c, &doc);
-    const char *dir = src->data ? "" : dir_part(c, src->path);
+    const char *dir = src->data || resolved ? "" : dir_part(c, src->path);
     if (!dir || spec_dir_add(c, src->path, dir))
         return spec_oom(c);
     const tessel_yaml_node *inc = tessel_yaml_get(root, "include");

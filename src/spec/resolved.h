@@ -91,6 +91,7 @@ typedef struct rs_strategy {
     unsigned tail_samples, rounds;
     uint64_t seed, micro_rows, micro_cols;
     char *worst, *growth;
+    char *order;   /* which level is sized first: default, outer-first, inner-first */
     char **levels; /* the levels the strategy sizes */
     unsigned levels_count;
 } rs_strategy;
@@ -131,5 +132,22 @@ int rs_build(const tessel_spec *s, const tessel_allocator *a, rs_spec **out, rs_
 void rs_free(rs_spec *r, const tessel_allocator *a);
 /* The schema of rs_spec (resolved_schema.c). */
 const void *rs_schema(void);
+/* Reads resolved-spec YAML through the schema into *out (free with
+ * rs_free): TESSEL_EPARSE when it is not one, TESSEL_ENOMEM. */
+int rs_load(const char *yaml, size_t len, const tessel_allocator *a, rs_spec **out,
+            tessel_diag *diag);
+/* The spec r describes, in the vocabulary hand-written specs use
+ * (docs/spec.md), so that the ordinary reader checks and loads it
+ * (resolved_read.c). *text is allocated through a. */
+int rs_spec_text(const rs_spec *r, const tessel_allocator *a, char **text, size_t *len);
+/* Whether a parsed YAML root is a resolved spec (tessel spec, tessel map
+ * -o) rather than a hand-written one: it has `levels` and `file` at the
+ * top and no `architecture`. */
+int rs_is_resolved(const tessel_yaml_node *root);
+/* A resolved spec (the file at path, or data[0..size) when data is not
+ * NULL) read through the schema and parsed again as the hand-written
+ * spec rs_spec_text writes, into *out. */
+int rs_reread(const char *path, const void *data, size_t size, const tessel_allocator *a,
+              tessel_yaml_doc **out, tessel_diag *diag);
 
 #endif

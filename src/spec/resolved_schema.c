@@ -150,6 +150,7 @@ static const cyaml_schema_field_t strategy_fields[] = {
     CYAML_FIELD_UINT("micro_rows", CYAML_FLAG_DEFAULT, rs_strategy, micro_rows),
     CYAML_FIELD_UINT("micro_cols", CYAML_FLAG_DEFAULT, rs_strategy, micro_cols),
     STR("growth", rs_strategy, growth),
+    OPT_STR("order", rs_strategy, order),
     CYAML_FIELD_SEQUENCE("levels", OPT_PTR, rs_strategy, levels, &string_entry, 0,
                          CYAML_UNLIMITED),
     CYAML_FIELD_END
@@ -257,19 +258,29 @@ int tessel_spec_resolved_yaml(const tessel_spec *s, const tessel_allocator *a, c
     return rc;
 }
 
+int rs_load(const char *yaml, size_t len, const tessel_allocator *a, rs_spec **out,
+            tessel_diag *diag)
+{
+    cyaml_config_t cfg = config_for(a);
+    *out = NULL;
+    cyaml_err_t e = cyaml_load_data((const uint8_t *)yaml, len, &cfg, &spec_schema,
+                                    (cyaml_data_t **)out, NULL);
+    if (e != CYAML_OK)
+        return tessel_diag_set(diag, cyaml_code(e), NULL, 0, 0, "resolved spec",
+                               "libcyaml could not read the resolved spec: %s",
+                               cyaml_strerror(e));
+    return 0;
+}
+
 int tessel_spec_resolved_check(const char *yaml, size_t len, const tessel_allocator *a,
                                tessel_diag *diag)
 {
     if (!a)
         a = tessel_allocator_default();
-    cyaml_config_t cfg = config_for(a);
     rs_spec *r = NULL;
-    cyaml_err_t e = cyaml_load_data((const uint8_t *)yaml, len, &cfg, &spec_schema,
-                                    (cyaml_data_t **)&r, NULL);
-    if (e != CYAML_OK)
-        return tessel_diag_set(diag, cyaml_code(e), NULL, 0, 0, "resolved spec",
-                               "libcyaml could not read the resolved spec back: %s",
-                               cyaml_strerror(e));
+    int rc0 = rs_load(yaml, len, a, &r, diag);
+    if (rc0)
+        return rc0;
     char *again = NULL;
     size_t n = 0;
     int rc = save(r, a, &again, &n, diag);

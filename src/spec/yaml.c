@@ -763,10 +763,11 @@ int tessel_yaml_parse(const char *name, const void *data, size_t size,
     return TESSEL_OK;
 }
 
-int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_doc **out,
-                     tessel_diag *diag)
+int tessel_yaml_read_file(const char *path, const tessel_allocator *a, unsigned char **text,
+                          size_t *size, tessel_diag *diag)
 {
-    *out = NULL;
+    *text = NULL;
+    *size = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "cannot open: %s",
@@ -802,8 +803,24 @@ int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_do
         }
     }
     fclose(f);
+    if (rc) {
+        tessel_dealloc(a, buf);
+        return rc;
+    }
+    *text = buf;
+    *size = len;
+    return TESSEL_OK;
+}
+
+int tessel_yaml_load(const char *path, const tessel_allocator *a, tessel_yaml_doc **out,
+                     tessel_diag *diag)
+{
+    *out = NULL;
+    unsigned char *text = NULL;
+    size_t len = 0;
+    int rc = tessel_yaml_read_file(path, a, &text, &len, diag);
     if (!rc)
-        rc = tessel_yaml_parse(path, buf, len, a, out, diag);
-    tessel_dealloc(a, buf);
+        rc = tessel_yaml_parse(path, text, len, a, out, diag);
+    tessel_dealloc(a, text);
     return rc;
 }

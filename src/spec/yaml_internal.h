@@ -35,4 +35,9 @@ const tessel_allocator *tessel_yaml_allocator(const tessel_yaml_doc *doc);
 /* Nonzero when the scalar n equals the NUL-terminated s exactly. */
 int tessel_yaml_scalar_is(const tessel_yaml_node *n, const char *s);
 
+/* The whole file at path (at most 64 MiB: no spec is larger), allocated
+ * through a: TESSEL_EIO, TESSEL_ERANGE or TESSEL_ENOMEM with diag filled. */
+int tessel_yaml_read_file(const char *path, const tessel_allocator *a, unsigned char **text,
+                          size_t *size, tessel_diag *diag);
+
 #endif

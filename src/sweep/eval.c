@@ -216,7 +216,8 @@ static void traffic_key(const sweep_patch *patch, const sweep_cached *entry, con
 /* One sweep point: the derived spec (cached per axis values), its estimate (memoised on
  * the fixed-mapping stat path) through tessel_point_evaluate, energy and the report row. */
 int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
-                     uint64_t p, tessel_report_point *out, int *memo_hit, tessel_diag *diag)
+                     uint64_t p, tessel_report_point *out, sweep_verdict *verdict,
+                     int *memo_hit, tessel_diag *diag)
 {
     const tessel_sweep *s = sh->sweep;
     uint32_t idx[TESSEL_SWEEP_MAX_AXES];
@@ -282,6 +283,9 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
         rc = tessel_report_point_build(spec, &result, &energy,
                                        s->estimator == TESSEL_SWEEP_ANALYTIC ? label : sh->label,
                                        tessel_point_strategy(spec), out, diag);
+        /* rule 4 from the entry point, as run, compare and map judge it */
+        verdict->feasible = tessel_point_feasible(&result, tessel_point_strategy(spec),
+                                                  &verdict->level, &verdict->tensor);
     }
     if (rc) {
         point_context(s, p, idx, context, sizeof(context));
@@ -392,7 +396,7 @@ static void prefix_write(const row_prefix *rp, FILE *f)
 }
 
 int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,
-                     FILE *summary, FILE *traffic)
+                     const sweep_verdict *verdict, FILE *summary, FILE *traffic)
 {
     row_prefix rp;
     int rc = prefix_init(s, p, &rp);
@@ -400,7 +404,7 @@ int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_poin
         return rc;
     prefix_write(&rp, summary);
     fputc(',', summary); /* no error */
-    sweep_write_feasible(summary, pt);
+    sweep_write_feasible(summary, pt, verdict);
     rc = tessel_report_summary_csv_row(summary, pt);
     for (unsigned l = 0; !rc && l < pt->nlevels; l++)
         for (unsigned t = 0; !rc && t < pt->ntensors; t++) {

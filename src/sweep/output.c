@@ -21,10 +21,8 @@ int sweep_ensure_dir(const char *dir, tessel_diag *diag)
     int rc = tessel_report_check_dir(dir, diag);
     if (rc)
         return rc;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return tessel_diag_set(diag, TESSEL_EIO, dir, 0, 0, "", "cannot create the directory: "
-                               "%s", strerror(errno));
-    return TESSEL_OK;
+    /* mkdir -p: -o creates missing parents, as every command's -o does */
+    return tessel_dirs_make(dir, NULL, diag);
 }
 
 int sweep_state_write(const char *dir, const sweep_state *st, const tessel_allocator *a,

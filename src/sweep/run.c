@@ -98,7 +98,9 @@ static void run_chunk(batch *b, worker *w, chunk *c)
     c->traffic_off = ftello(w->traffic);
     for (uint64_t p = c->first; p < c->end && !c->rc; p++) {
         int hit = 0;
-        c->rc = sweep_eval_point(b->shared, w->memo, w->specs, p, w->point, &hit, &c->diag);
+        sweep_verdict verdict = { .feasible = 1 };
+        c->rc = sweep_eval_point(b->shared, w->memo, w->specs, p, w->point, &verdict, &hit,
+                                 &c->diag);
         if (c->rc && b->opt->skip_invalid && point_fault(c->rc)) {
             c->rc = sweep_write_invalid(b->shared, p, &c->diag, w->summary);
             if (c->rc) {
@@ -112,7 +114,8 @@ static void run_chunk(batch *b, worker *w, chunk *c)
             atomic_fetch_add(&b->done, 1);
             continue;
         }
-        if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, w->summary, w->traffic))
+        if (!c->rc && sweep_write_rows(b->shared->sweep, p, w->point, &verdict, w->summary,
+                                     w->traffic))
             c->rc = tessel_diag_set(&c->diag, TESSEL_ENOMEM, "", 0, 0, "",
                                     "out of memory buffering the rows of point %llu",
                                     (unsigned long long)p);

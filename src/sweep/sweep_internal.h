@@ -161,14 +161,24 @@ typedef struct sweep_shared {
     const sweep_patch *patch;           /* NULL: derive every point's spec in full */
 } sweep_shared;
 
-/* Evaluates point p (of the data entry `shared` describes) into *out.
- * memo may be NULL. Errors name the point and its axis values. */
+/* Rule 4 verdict of a point, the entry point's (tessel_point_feasible on
+ * its result and strategy column): feasible, else the outermost
+ * overflowing level and tensor. */
+typedef struct sweep_verdict {
+    int feasible;
+    unsigned level, tensor;
+} sweep_verdict;
+
+/* Evaluates point p (of the data entry `shared` describes) into *out and
+ * its rule 4 verdict into *verdict. memo may be NULL. Errors name the
+ * point and its axis values. */
 int sweep_eval_point(const sweep_shared *shared, sweep_memo *memo, sweep_spec_cache *cache,
-                     uint64_t p, tessel_report_point *out, int *memo_hit, tessel_diag *diag);
-/* Writes the rows of point p: summary (point, axis values, the summary
- * columns) and traffic (one row per level and tensor). */
+                     uint64_t p, tessel_report_point *out, sweep_verdict *verdict,
+                     int *memo_hit, tessel_diag *diag);
+/* Writes the rows of point p: summary (point, axis values, the verdict,
+ * the summary columns) and traffic (one row per level and tensor). */
 int sweep_write_rows(const tessel_sweep *s, uint64_t p, const tessel_report_point *pt,
-                     FILE *summary, FILE *traffic);
+                     const sweep_verdict *verdict, FILE *summary, FILE *traffic);
 /* The header lines of the sweep's summary.csv and traffic.csv into f. */
 void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
 /* The summary row of a point that failed with diag (skip_invalid): its
@@ -176,13 +186,9 @@ void sweep_write_header(const tessel_sweep *s, FILE *f, int traffic);
 int sweep_write_invalid(const sweep_shared *sh, uint64_t p, const tessel_diag *diag,
                         FILE *summary);
 
-/* feasible.c: 1 when point pt keeps every tile within its partition or
- * its strategy overbooks on purpose (swiftiles); else 0 with the first
- * overflowing (level, tensor), outermost level first, in *level, *tensor
- * (either may be NULL). */
-int sweep_point_feasible(const tessel_report_point *pt, unsigned *level, unsigned *tensor);
-/* summary.csv's "feasible,overflow_level,overflow_tensor," of pt. */
-void sweep_write_feasible(FILE *f, const tessel_report_point *pt);
+/* feasible.c: summary.csv's "feasible,overflow_level,overflow_tensor," of
+ * pt under verdict v. */
+void sweep_write_feasible(FILE *f, const tessel_report_point *pt, const sweep_verdict *v);
 /* pareto.c: tessel_sweep_pareto; include_infeasible 0 leaves rows whose
  * `feasible` column is 0 out of the front. */
 int sweep_pareto(const char *summary_path, const char *out_path, const char *const *objectives,

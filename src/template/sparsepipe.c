@@ -83,14 +83,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "template_internal.h"
-
-/* sparsepipe §IV-D.1 / Fig. 13: the IS stage of a sub-tensor runs two
- * steps after its OS stage. */
-#define SP_LAG 2
-/* Fixed point for the held counts: the stat path's spread counts are
- * fractional; both paths share one simulation in 1/2^16 nonzero units. */
-#define SP_ONE 65536u
+#include "sparsepipe_internal.h"
 
 /* The presets. Vectors read / written by the fused e-wise stage per
  * iteration besides the vxm's own input and output; our reading of the
@@ -105,27 +98,11 @@
  *             the next vxm (Table III), so no pair is fused
  * Iterations default to 10 for every app (our choice; the paper gives
  * none). */
-typedef struct sp_app {
-    const char *name;
-    int oei;             /* cross-iteration reuse (Table III) */
-    int sparse_frontier; /* SpMSpV: the frontier model applies */
-    unsigned reads, writes;
-} sp_app;
-
 static const sp_app sp_apps[] = {
     { "pagerank", 1, 0, 2, 1 }, { "bfs", 1, 1, 1, 1 }, { "sssp", 1, 1, 1, 1 },
     { "label", 1, 0, 1, 1 },    { "cg", 0, 0, 3, 3 },
 };
 #define SP_NAPPS (sizeof(sp_apps) / sizeof(sp_apps[0]))
-
-typedef struct sp_options {
-    const sp_app *app;
-    uint64_t iterations;
-    uint64_t buffer_bytes; /* 0: unbounded */
-    uint64_t block, subtensor;
-    double frontier; /* active share per iteration; < 0: the preset's */
-    int baseline_frontier;
-} sp_options;
 
 /* ------------------------------------------------------------------ */
 /* Helpers (the conventions of template_traffic.c). */
@@ -245,175 +222,6 @@ static int read_options(const tessel_spec *spec, sp_options *o, tessel_diag *dia
 }
 
 /* ------------------------------------------------------------------ */
-/* The hold simulation: held nonzeros per release step in a Fenwick tree
- * (the farthest pending release is a prefix-sum search), O(log P) per
- * arrival and per eviction. */
-
-typedef struct sp_sim {
-    uint64_t P;          /* release steps 0 .. P-1 */
-    uint64_t *tree;      /* Fenwick sums of cnt, 1-based, P + 1 */
-    uint64_t *cnt;       /* held per release step */
-    uint64_t *demand_up; /* unbounded hold: arrivals per step (P + 1) */
-    uint64_t *demand_dn; /* and releases per step */
-    uint64_t *stage;     /* this step's arrivals per release step, before insertion */
-    uint64_t *touched;   /* the release steps staged, nstaged of them */
-    uint64_t nstaged;
-    uint64_t total, cap; /* held; capacity (UINT64_MAX: unbounded) */
-    uint64_t refetched;
-} sp_sim;
-
-static void sim_free(const tessel_allocator *a, sp_sim *s)
-{
-    tessel_dealloc(a, s->tree);
-    tessel_dealloc(a, s->cnt);
-    tessel_dealloc(a, s->demand_up);
-    tessel_dealloc(a, s->demand_dn);
-    tessel_dealloc(a, s->stage);
-    tessel_dealloc(a, s->touched);
-    memset(s, 0, sizeof(*s));
-}
-
-static int sim_init(const tessel_allocator *a, uint64_t P, uint64_t cap, sp_sim *s)
-{
-    memset(s, 0, sizeof(*s));
-    s->P = P;
-    s->cap = cap;
-    s->tree = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    s->cnt = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    s->demand_up = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    s->demand_dn = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    s->stage = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    s->touched = tessel_alloc_array(a, P + 1, sizeof(uint64_t));
-    if (!s->tree || !s->cnt || !s->demand_up || !s->demand_dn || !s->stage || !s->touched) {
-        sim_free(a, s);
-        return TESSEL_ENOMEM;
-    }
-    memset(s->tree, 0, (P + 1) * sizeof(uint64_t));
-    memset(s->cnt, 0, (P + 1) * sizeof(uint64_t));
-    memset(s->demand_up, 0, (P + 1) * sizeof(uint64_t));
-    memset(s->demand_dn, 0, (P + 1) * sizeof(uint64_t));
-    memset(s->stage, 0, (P + 1) * sizeof(uint64_t));
-    return TESSEL_OK;
-}
-
-/* delta is added modulo 2^64: a removal passes 0 - x (the sums stay true). */
-static void fen_add(sp_sim *s, uint64_t i, uint64_t delta)
-{
-    for (uint64_t j = i + 1; j <= s->P; j += j & (0 - j))
-        s->tree[j] += delta;
-}
-
-/* The last step holding anything (total > 0): the first prefix reaching total. */
-static uint64_t fen_top(const sp_sim *s)
-{
-    uint64_t pos = 0, rem = s->total, step = 1;
-    while (step * 2 <= s->P)
-        step *= 2;
-    for (; step; step /= 2)
-        if (pos + step <= s->P && s->tree[pos + step] < rem) {
-            pos += step;
-            rem -= s->tree[pos];
-        }
-    return pos; /* 0-based */
-}
-
-static void sim_release(sp_sim *s, uint64_t step)
-{
-    uint64_t c = s->cnt[step];
-    if (!c)
-        return;
-    fen_add(s, step, 0 - c);
-    s->cnt[step] = 0;
-    s->total -= c;
-}
-
-/* c nonzeros loaded at this step, needed by the IS at step p (later):
- * gathered per p, then inserted once per step and p by sim_evict. */
-static void sim_arrive(sp_sim *s, uint64_t p, uint64_t c)
-{
-    if (!s->stage[p])
-        s->touched[s->nstaged++] = p;
-    s->stage[p] += c;
-}
-
-/* The step's arrivals into the buffer, then the farthest out until they fit. */
-static void sim_evict(sp_sim *s, uint64_t o)
-{
-    for (uint64_t e = 0; e < s->nstaged; e++) {
-        uint64_t p = s->touched[e], c = s->stage[p];
-        s->stage[p] = 0;
-        s->cnt[p] += c;
-        fen_add(s, p, c);
-        s->total += c;
-        s->demand_up[o] += c;
-        s->demand_dn[p] += c;
-    }
-    s->nstaged = 0;
-    while (s->total > s->cap) {
-        uint64_t q = fen_top(s);
-        uint64_t take = s->cnt[q] < s->total - s->cap ? s->cnt[q] : s->total - s->cap;
-        s->cnt[q] -= take;
-        fen_add(s, q, 0 - take);
-        s->total -= take;
-        s->refetched += take;
-    }
-}
-
-/* What the analysis of A yields for one fused pair. */
-typedef struct sp_matrix {
-    uint64_t n, nnz, steps, max_step_nnz;
-    uint64_t x_needed;           /* non-empty columns of A: the x entries a multiply uses */
-    double blocks;               /* nonzero blocks (nnz when unblocked) */
-    double hold_max, hold_avg;   /* unbounded hold, nonzeros */
-    double refetched;            /* nonzeros the IS re-fetches */
-    double capacity;             /* nonzeros the buffer holds; INFINITY unbounded */
-} sp_matrix;
-
-static void sim_profile(const sp_sim *s, uint64_t steps, sp_matrix *m)
-{
-    double held = 0, sum = 0, max = 0;
-    for (uint64_t t = 0; t < steps; t++) {
-        held += (double)s->demand_up[t] - (double)s->demand_dn[t];
-        sum += held;
-        if (held > max)
-            max = held;
-    }
-    m->hold_max = max / SP_ONE;
-    m->hold_avg = steps ? sum / (double)steps / SP_ONE : 0;
-    m->refetched = (double)s->refetched / SP_ONE;
-}
-
-/* Bits of one held nonzero: a value and its (in-block) coordinate. */
-static unsigned coord_bits_in_block(const tessel_spec_level *lv, uint64_t b)
-{
-    if (b <= 1)
-        return lv->coord_bits;
-    unsigned bits = 0;
-    while (bits < 64 && (UINT64_C(1) << bits) < b * b)
-        bits++;
-    return bits;
-}
-
-/* The buffer's room for held nonzeros, in SP_ONE units. */
-static uint64_t hold_capacity(const tessel_spec *spec, const sp_options *o, const sp_matrix *m,
-                              double *nonzeros)
-{
-    if (!o->buffer_bytes) {
-        *nonzeros = INFINITY;
-        return UINT64_MAX;
-    }
-    const tessel_spec_level *lv = &spec->level[1];
-    uint64_t elem = (uint64_t)lv->value_bits + coord_bits_in_block(lv, o->block);
-    uint64_t vectors = 4 + o->app->reads + o->app->writes;
-    uint64_t reserve = tpl_sat_add(tpl_sat_mul(2 * m->max_step_nnz, elem),
-                               tpl_sat_mul(tpl_sat_mul(o->subtensor, lv->value_bits), vectors));
-    uint64_t have = tpl_sat_mul(o->buffer_bytes, 8);
-    uint64_t room = have > reserve ? (have - reserve) / (elem ? elem : 1) : 0;
-    *nonzeros = (double)room;
-    return tpl_sat_mul(room, SP_ONE);
-}
-
-/* ------------------------------------------------------------------ */
 /* Exact: A by rows. */
 
 /* The non-empty columns of A: the entries of x that some multiply uses,
@@ -501,23 +309,23 @@ static int analyse_exact(const tessel_spec *spec, const tpl_roles *r,
     } else {
         m->blocks = (double)A.nnz;
     }
-    uint64_t cap = hold_capacity(spec, o, m, &m->capacity);
-    rc = sim_init(a, m->steps + SP_LAG, cap, &sim);
+    uint64_t cap = sp_hold_capacity(spec, o, m, &m->capacity);
+    rc = sp_sim_init(a, m->steps + SP_LAG, cap, &sim);
     if (rc)
         goto out;
     for (uint64_t s = 0; s < m->steps; s++) {
-        sim_release(&sim, s);
+        sp_sim_release(&sim, s);
         uint64_t hi = (s + 1) * T < n ? (s + 1) * T : n;
         for (uint64_t q = A.ptr[s * T]; q < A.ptr[hi]; q++) {
             uint64_t p = A.idx[q] / T + SP_LAG;
             if (p > s)
-                sim_arrive(&sim, p, SP_ONE);
+                sp_sim_arrive(&sim, p, SP_ONE);
         }
-        sim_evict(&sim, s);
+        sp_sim_evict(&sim, s);
     }
-    sim_profile(&sim, m->steps, m);
+    sp_sim_profile(&sim, m->steps, m);
 out:
-    sim_free(a, &sim);
+    sp_sim_free(a, &sim);
     tessel_dealloc(a, stamp);
     tpl_csr_view_free(a, &A);
     if (rc)
@@ -647,7 +455,7 @@ static void stat_step(sp_sim *sim, const tessel_tile_grid *g, int swapped, uint6
                 double c = (double)g->count[t] * fr * step_share(c0, c1, T, pk) * SP_ONE;
                 uint64_t ci = tpl_round_count(c);
                 if (ci)
-                    sim_arrive(sim, p, ci);
+                    sp_sim_arrive(sim, p, ci);
             }
         }
 }
@@ -694,22 +502,22 @@ static int analyse_stat(const tessel_spec *spec, const tpl_roles *r, const tesse
     int rc = stat_blocks(spec, g, o->block, &m->blocks, diag);
     if (rc)
         return rc;
-    uint64_t cap = hold_capacity(spec, o, m, &m->capacity);
+    uint64_t cap = sp_hold_capacity(spec, o, m, &m->capacity);
     sp_sim sim;
     memset(&sim, 0, sizeof(sim));
     uint64_t *first = NULL, *ord = NULL;
     rc = tiles_by_row_block(g, swapped, a, &first, &ord);
     if (!rc)
-        rc = sim_init(a, m->steps + SP_LAG, cap, &sim);
+        rc = sp_sim_init(a, m->steps + SP_LAG, cap, &sim);
     if (!rc) {
         for (uint64_t s = 0; s < m->steps; s++) {
-            sim_release(&sim, s);
+            sp_sim_release(&sim, s);
             stat_step(&sim, g, swapped, T, s, first, ord);
-            sim_evict(&sim, s);
+            sp_sim_evict(&sim, s);
         }
-        sim_profile(&sim, m->steps, m);
+        sp_sim_profile(&sim, m->steps, m);
     }
-    sim_free(a, &sim);
+    sp_sim_free(a, &sim);
     tessel_dealloc(a, first);
     tessel_dealloc(a, ord);
     if (rc)
@@ -755,7 +563,7 @@ static sp_bytes a_pass(const tessel_spec_level *lv, const sp_matrix *m, uint64_t
     }
     uint64_t block_rows = m->n ? (m->n - 1) / b + 1 : 0;
     x.meta = tpl_sat_add(
-        tpl_sat_add(tpl_bytes(m->nnz, coord_bits_in_block(lv, b)),
+        tpl_sat_add(tpl_bytes(m->nnz, sp_coord_bits_in_block(lv, b)),
                     tpl_bytes(tpl_round_count(m->blocks), lv->coord_bits + lv->offset_bits)),
         tpl_bytes(block_rows + 1, lv->offset_bits));
     return x;

@@ -54,6 +54,14 @@ def test_exhaustive_against_sweep(tessel, tmp):
     sweep_best = min(float(r["energy_pj"]) for r in rows)
     check(abs(best - sweep_best) <= 1e-9 * sweep_best,
           f"map's exhaustive best {best!r} equals the sweep's minimum {sweep_best!r}")
+    # the written spec is the winner's resolved spec (what tessel spec writes)
+    with open(out) as f:
+        text = f.read()
+    check("\nlevels:\n" in text and "\nfile: " in text and "\narchitecture:" not in text,
+          "tessel map -o writes the resolved spec")
+    again = run(tessel, "spec", out).stdout
+    check(again.split("\nlevels:", 1)[1] == text.split("\nlevels:", 1)[1],
+          "tessel spec of the written spec gives its levels, mapping and strategy back")
     # the written spec runs as is and gives the winner's energy
     run(tessel, "run", out, "-e", "stat", "-q", "-o", os.path.join(tmp, "run"))
     got = float(summary_rows(os.path.join(tmp, "run", "summary.csv"))[0]["energy_pj"])

@@ -9,7 +9,8 @@ on disk:
 - an output path that is a symbolic link or a FIFO is refused with exit 2,
   at once (no hang), and the link, its target and the FIFO stay as they were;
 - an input path that is a FIFO is refused with exit 2 at once;
-- missing parent directories of an output file are created;
+- missing parent directories of an output file are created, for gen and for
+  every command that writes with -o (run, compare, map, sweep, spec, energy);
 - a write that fails (the file-size limit, RLIMIT_FSIZE, stands in for a
   full disk) exits 1 with the system's reason and leaves no file under the
   final name, for `gen`, `convert`, `stats -o` and `stats --save`.
@@ -77,6 +78,30 @@ def parents(d, gen):
     deep = os.path.join(d, "new", "deeper", "m.mtx")
     rc, _, err = run(gen + ["-o", deep])
     check("missing parents created", rc == 0 and os.path.isfile(deep), err.strip())
+    # every command that writes with -o (issue 24 item 6), on the repository's specs
+    tessel, src = gen[0], deep
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = os.path.join(root, "specs", "extensor.yaml")
+    llb = os.path.join(root, "examples", "sweep", "spmspm-llb.yaml")
+    sweep = os.path.join(d, "s.yaml")
+    with open(sweep, "w") as f:
+        f.write(f"spec: {llb}\ndata: [{src}]\naxes:\n  mapping.LLB.order: [IJK, KIJ]\n")
+    cases = [
+        ("run", [tessel, "run", spec, "-T", "A=" + src, "-q", "-o"], "run", "summary.csv"),
+        ("compare", [tessel, "compare", spec, "-T", "A=" + src, "--strategies",
+                     "conservative", "-q", "-o"], "cmp", "compare.csv"),
+        ("map", [tessel, "map", llb, "-t", "A=" + src, "--max-points", "5", "-q", "-o"],
+         "w.yaml", None),
+        ("sweep", [tessel, "sweep", sweep, "-q", "-o"], "sw", "summary.csv"),
+        ("spec", [tessel, "spec", spec, "-o"], "r.yaml", None),
+        ("energy", [tessel, "energy", spec, "-o"], "e.csv", None),
+    ]
+    for name, argv, leaf, inside in cases:
+        out = os.path.join(d, "p-" + name, "a", "b", leaf)
+        rc, _, err = run(argv + [out])
+        made = os.path.join(out, inside) if inside else out
+        check(name + " -o creates missing parents", rc == 0 and os.path.isfile(made),
+              err.strip()[:300])
 
 
 def write_failures(tessel, d):

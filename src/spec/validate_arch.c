@@ -1,0 +1,393 @@
+/* The architecture section of a spec: levels, their tensors' partitions and
+ * formats, components, compute, energy tables and clock (docs/spec.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "validate_internal.h"
+
+static const char *const arch_keys[] = { "technology", "energy_tables", "levels", "compute" };
+static const char *const level_keys[] = { "name",       "capacity",    "bandwidth",
+                                          "instances",  "word_bits",   "value_bits",
+                                          "coord_bits", "offset_bits", "run_bits",
+                                          "format",     "class",       "attributes",
+                                          "tensors" };
+static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on" };
+static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
+                                            "class", "attributes",  "intersect" };
+static const char *const component_keys[] = { "class", "attributes" };
+
+/* ------------------------------------------------------------------ */
+/* Architecture */
+
+static void read_component(vctx *v, const tessel_yaml_node *m, const char *field,
+                           tessel_spec_component *comp)
+{
+    char f[128];
+    const tessel_yaml_node *cls = tessel_yaml_get(m, "class");
+    spec_join(f, sizeof(f), field, "class");
+    comp->pos = spec_pos_of(cls ? cls : m);
+    if (!cls)
+        spec_err(v, m, f, "missing energy class ('class')");
+    else
+        spec_read_string(v, cls, f, "class", comp->cls, sizeof(comp->cls));
+    spec_join(f, sizeof(f), field, "attributes");
+    comp->attributes = spec_mapping_of(v, tessel_yaml_get(m, "attributes"), f, "attributes");
+}
+
+/* skip_on / gate_on: a tensor name or a list of them -> mask. */
+static int read_mask(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
+                     unsigned self, uint32_t *mask)
+{
+    const tessel_spec *s = v->s;
+    uint32_t m = 0;
+    size_t count = n->kind == TESSEL_YAML_SEQUENCE ? n->count : 1;
+    if (n->kind == TESSEL_YAML_MAPPING)
+        return spec_err(v, n, field, "'%s' must be a list of tensor names", name);
+    if (n->kind == TESSEL_YAML_SCALAR && tessel_yaml_is_null(n))
+        count = 0;
+    int rc = TESSEL_OK;
+    for (size_t i = 0; i < count; i++) {
+        const tessel_yaml_node *it = n->kind == TESSEL_YAML_SEQUENCE ? n->items[i] : n;
+        int t = spec_is_string(it) ? tessel_spec_tensor_index(s, it->value) : -1;
+        if (t < 0) {
+            char list[256];
+            spec_tensor_list(s, list, sizeof(list));
+            rc = spec_err(v, it, field, "'%.60s' in '%s' is not a tensor of the einsum (%s)",
+                     spec_shown(it), name, list);
+            continue;
+        }
+        if ((unsigned)t == self) {
+            rc = spec_err(v, it, field, "a tensor cannot %s on itself",
+                     strcmp(name, "skip_on") == 0 ? "skip" : "gate");
+            continue;
+        }
+        m |= 1u << t;
+    }
+    if (!rc)
+        *mask = m;
+    return rc;
+}
+
+/* partition: "25%", 0.25 (a plain number <= 1) or a size. */
+static void read_partition(vctx *v, const tessel_yaml_node *n, const char *field,
+                           tessel_spec_tensor_level *tl)
+{
+    static const char *const shape =
+        "'partition' must be a percentage (25%), a fraction (0.25) or a size (1MiB)";
+    if (!n || n->kind != TESSEL_YAML_SCALAR || strlen(n->value) != n->length) {
+        spec_err(v, n, field, "%s", shape);
+        return;
+    }
+    const char *text = n->value;
+    size_t len = n->length;
+    if (len > 1 && text[len - 1] == '%') {
+        char *end = NULL;
+        double pct = strtod(text, &end);
+        if (end != text + len - 1 || !(text[0] >= '0' && text[0] <= '9') || !isfinite(pct)) {
+            spec_err(v, n, field, "%s", shape);
+        } else if (!(pct > 0) || pct > 100) {
+            spec_err(v, n, field, "'partition' must be more than 0%% and at most 100%%");
+        } else {
+            tl->partition_fraction = pct / 100.0;
+        }
+        return;
+    }
+    double x = 0;
+    if (!tessel_yaml_double(n, &x) && x <= 1) {
+        if (!(x > 0))
+            spec_err(v, n, field, "'partition' must be greater than zero");
+        else
+            tl->partition_fraction = x;
+        return;
+    }
+    uint64_t b = 0;
+    if (text[0] == '-') {
+        spec_err(v, n, field, "'partition' must be greater than zero");
+    } else if (tessel_parse_size(text, &b)) {
+        spec_err(v, n, field, "%s", shape);
+    } else {
+        tl->partition_bytes = b; /* > 1 here: 0 and 1 read as fractions */
+    }
+}
+
+static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
+                               const char *field)
+{
+    tessel_spec *s = v->s;
+    char f[128];
+    spec_join(f, sizeof(f), field, "tensors");
+    const tessel_yaml_node *ts = spec_mapping_of(v, tessel_yaml_get(lv, "tensors"), f, "tensors");
+    v->tensors_node[l] = ts;
+    if (!ts || !v->einsum_ok)
+        return;
+    for (size_t i = 0; i < ts->count; i++) {
+        const tessel_yaml_node *k = ts->keys[i];
+        char tf[128];
+        spec_join(tf, sizeof(tf), f, k->value);
+        int t = tessel_spec_tensor_index(s, k->value);
+        if (t < 0) {
+            const char *cand[TESSEL_SPEC_MAX_TENSORS];
+            const char *near = tessel_nearest_word(k->value, cand, spec_tensor_names(s, cand));
+            if (near)
+                spec_err(v, k, tf, "'%.60s' is not a tensor of the einsum (did you mean '%s'?)",
+                    k->value, near);
+            else
+                spec_err(v, k, tf, "'%.60s' is not a tensor of the einsum", k->value);
+            continue;
+        }
+        tessel_spec_tensor_level *tl = &s->level[l].tensor[t];
+        tl->pos = spec_pos_of(ts->items[i]);
+        const tessel_yaml_node *m = spec_mapping_of(v, ts->items[i], tf, k->value);
+        if (!m)
+            continue;
+        spec_check_keys(v, m, tf, tensor_level_keys, N_OF(tensor_level_keys));
+        char kf[128];
+        const tessel_yaml_node *n;
+        if ((n = tessel_yaml_get(m, "partition"))) {
+            spec_join(kf, sizeof(kf), tf, "partition");
+            read_partition(v, n, kf, tl);
+        }
+        if ((n = tessel_yaml_get(m, "format"))) {
+            spec_join(kf, sizeof(kf), tf, "format");
+            spec_format_code(v, n, kf, &tl->format, &tl->nranks, tl->ranks);
+        }
+        if ((n = tessel_yaml_get(m, "skip_on"))) {
+            spec_join(kf, sizeof(kf), tf, "skip_on");
+            read_mask(v, n, kf, "skip_on", (unsigned)t, &tl->sparse.skip_on);
+        }
+        if ((n = tessel_yaml_get(m, "gate_on"))) {
+            spec_join(kf, sizeof(kf), tf, "gate_on");
+            read_mask(v, n, kf, "gate_on", (unsigned)t, &tl->sparse.gate_on);
+        }
+    }
+}
+
+static void level_defaults(tessel_spec *s, tessel_spec_level *L)
+{
+    L->instances = 1;
+    L->word_bits = 64;
+    L->value_bits = 64;
+    L->coord_bits = 32;
+    L->offset_bits = 32;
+    L->run_bits = 32;
+    L->format = 1;
+    uint32_t inputs = 0;
+    for (unsigned t = 1; t < s->workload.ntensors; t++)
+        inputs |= 1u << t;
+    for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        L->tensor[t].format = -1;
+        /* docs/semantics.md traffic rules: nothing moves for an ineffectual
+         * iteration, i.e. every input skips on the others, the output on
+         * all inputs. */
+        L->tensor[t].sparse.skip_on = t == 0 ? inputs : inputs & ~(1u << t);
+        L->tensor[t].sparse.gate_on = 0;
+    }
+    for (unsigned i = 0; i < TESSEL_SPEC_MAX_INDICES; i++)
+        L->order[i] = i;
+}
+
+static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
+{
+    tessel_spec *s = v->s;
+    tessel_spec_level *L = &s->level[l];
+    char field[128], f[128];
+    const tessel_yaml_node *name = tessel_yaml_get(lv, "name");
+    if (spec_is_string(name) && name->length < TESSEL_SPEC_NAME_MAX) {
+        spec_join(field, sizeof(field), "architecture.levels", name->value);
+    } else {
+        char num[32];
+        snprintf(num, sizeof(num), "[%u]", l);
+        spec_join(field, sizeof(field), "", "architecture.levels");
+        spec_append(field, sizeof(field), num);
+    }
+    L->pos = spec_pos_of(lv);
+    v->level_node[l] = lv;
+    spec_check_keys(v, lv, field, level_keys, N_OF(level_keys));
+    spec_join(f, sizeof(f), field, "name");
+    if (!name) {
+        spec_err(v, lv, f, "a level needs a 'name'");
+    } else if (!spec_read_string(v, name, f, "name", L->name, sizeof(L->name))) {
+        if (strcmp(L->name, "strategy") == 0 || strcmp(L->name, "strategy_options") == 0)
+            spec_err(v, name, f, "'%s' is reserved (mapping.%s): name the level otherwise", L->name,
+                L->name);
+        for (unsigned k = 0; k < l; k++) {
+            if (strcmp(s->level[k].name, L->name) == 0) {
+                spec_err(v, name, f, "duplicate level name '%s' (first at line %llu)", L->name,
+                    (unsigned long long)v->level_node[k]->line);
+                break;
+            }
+        }
+    }
+    const tessel_yaml_node *n;
+    spec_join(f, sizeof(f), field, "capacity");
+    n = tessel_yaml_get(lv, "capacity");
+    if (n && !tessel_yaml_is_null(n))
+        spec_read_size(v, n, f, "capacity", &L->capacity);
+    else if (l > 0)
+        spec_err(v, n ? n : lv, f,
+            "missing 'capacity' (required on every level below the backing store)");
+    spec_join(f, sizeof(f), field, "bandwidth");
+    if ((n = tessel_yaml_get(lv, "bandwidth")))
+        spec_read_positive(v, n, f, "bandwidth", "GB/s", &L->bandwidth);
+    spec_join(f, sizeof(f), field, "instances");
+    if ((n = tessel_yaml_get(lv, "instances")))
+        spec_read_count(v, n, f, "instances", UINT32_MAX, &L->instances);
+    static const char *const bit_keys[] = { "word_bits", "value_bits", "coord_bits",
+                                            "offset_bits", "run_bits" };
+    unsigned *bits[] = { &L->word_bits, &L->value_bits, &L->coord_bits, &L->offset_bits,
+                         &L->run_bits };
+    for (size_t i = 0; i < N_OF(bit_keys); i++) {
+        spec_join(f, sizeof(f), field, bit_keys[i]);
+        if ((n = tessel_yaml_get(lv, bit_keys[i])))
+            spec_read_count(v, n, f, bit_keys[i], BITS_MAX, bits[i]);
+    }
+    spec_join(f, sizeof(f), field, "format");
+    if ((n = tessel_yaml_get(lv, "format")))
+        spec_format_code(v, n, f, &L->format, &L->nranks, L->ranks);
+    read_component(v, lv, field, &L->energy);
+    read_level_tensors(v, l, lv, field);
+}
+
+static void read_tables(vctx *v, const tessel_yaml_node *arch)
+{
+    tessel_spec *s = v->s;
+    const tessel_yaml_node *t = tessel_yaml_get(arch, "energy_tables");
+    if (!t || tessel_yaml_is_null(t))
+        return;
+    const char *f = "architecture.energy_tables";
+    size_t count = t->kind == TESSEL_YAML_SEQUENCE ? t->count : 1;
+    if (t->kind == TESSEL_YAML_MAPPING) {
+        spec_err(v, t, f, "'energy_tables' must be a file name or a list of file names");
+        return;
+    }
+    if (count > N_OF(s->table)) {
+        spec_error(v->c, TESSEL_ERANGE, t, f, "more than %zu energy tables", N_OF(s->table));
+        count = N_OF(s->table);
+    }
+    for (size_t i = 0; i < count; i++) {
+        const tessel_yaml_node *it = t->kind == TESSEL_YAML_SEQUENCE ? t->items[i] : t;
+        if (!spec_is_string(it) || it->length == 0) {
+            spec_err(v, it, f, "'energy_tables' must be a file name or a list of file names");
+            continue;
+        }
+        char *path = spec_resolve(v->c, it->file, it->value);
+        if (!path) {
+            spec_oom(v->c);
+            return;
+        }
+        s->table[s->ntables++] = path;
+    }
+}
+
+/* clock: a number in GHz, or "1GHz" / "800 MHz". */
+static void read_clock(vctx *v, const tessel_yaml_node *n, const char *field, double *ghz)
+{
+    double x = 0;
+    if (!tessel_yaml_double(n, &x)) {
+        if (x > 0)
+            *ghz = x;
+        else
+            spec_err(v, n, field, "'clock' must be greater than zero");
+        return;
+    }
+    if (spec_is_string(n) && n->value[0] >= '0' && n->value[0] <= '9') {
+        char *end = NULL;
+        x = strtod(n->value, &end);
+        while (*end == ' ')
+            end++;
+        double scale = strcasecmp(end, "GHz") == 0 ? 1.0 : strcasecmp(end, "MHz") == 0 ? 1e-3 : 0;
+        if (scale > 0 && isfinite(x) && x > 0) {
+            *ghz = x * scale;
+            return;
+        }
+    }
+    spec_err(v, n, field, "'clock' must be a frequency such as 1GHz or 800MHz (a number is GHz)");
+}
+
+static void read_compute(vctx *v, const tessel_yaml_node *arch)
+{
+    tessel_spec_compute *cp = &v->s->compute;
+    cp->pes = 1;
+    cp->macs_per_pe = 1;
+    cp->clock_ghz = 1.0;
+    const char *field = "architecture.compute";
+    const tessel_yaml_node *c = tessel_yaml_get(arch, "compute");
+    if (!c) {
+        spec_err(v, arch, field, "missing 'compute' (PEs, clock and the MAC's energy class)");
+        return;
+    }
+    if (!(c = spec_mapping_of(v, c, field, "compute"))) {
+        if (tessel_yaml_is_null(tessel_yaml_get(arch, "compute")))
+            spec_err(v, tessel_yaml_get(arch, "compute"), field, "'compute' must be a mapping");
+        return;
+    }
+    cp->pos = spec_pos_of(c);
+    spec_check_keys(v, c, field, compute_keys, N_OF(compute_keys));
+    const tessel_yaml_node *n;
+    if ((n = tessel_yaml_get(c, "pes")))
+        spec_read_count(v, n, "architecture.compute.pes", "pes", UINT32_MAX, &cp->pes);
+    if ((n = tessel_yaml_get(c, "macs_per_pe")))
+        spec_read_count(v, n, "architecture.compute.macs_per_pe", "macs_per_pe", UINT32_MAX,
+                   &cp->macs_per_pe);
+    if ((n = tessel_yaml_get(c, "clock")))
+        read_clock(v, n, "architecture.compute.clock", &cp->clock_ghz);
+    read_component(v, c, field, &cp->mac);
+    const tessel_yaml_node *in = tessel_yaml_get(c, "intersect");
+    const char *inf = "architecture.compute.intersect";
+    if (in && (in = spec_mapping_of(v, in, inf, "intersect"))) {
+        spec_check_keys(v, in, inf, component_keys, N_OF(component_keys));
+        read_component(v, in, inf, &cp->intersect);
+    }
+}
+
+void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
+{
+    tessel_spec *s = v->s;
+    const tessel_yaml_node *arch = tessel_yaml_get(root, "architecture");
+    if (!arch) {
+        spec_err(v, root, "architecture", "missing 'architecture' (levels and compute)");
+        return;
+    }
+    if (!(arch = spec_mapping_of(v, arch, "architecture", "architecture"))) {
+        if (tessel_yaml_is_null(tessel_yaml_get(root, "architecture")))
+            spec_err(v, tessel_yaml_get(root, "architecture"), "architecture",
+                "'architecture' must be a mapping");
+        return;
+    }
+    spec_check_keys(v, arch, "architecture", arch_keys, N_OF(arch_keys));
+    const tessel_yaml_node *n = tessel_yaml_get(arch, "technology");
+    if (n)
+        spec_read_string(v, n, "architecture.technology", "technology", s->technology,
+                    sizeof(s->technology));
+    read_tables(v, arch);
+    const tessel_yaml_node *levels = tessel_yaml_get(arch, "levels");
+    const char *lf = "architecture.levels";
+    if (!levels) {
+        spec_err(v, arch, lf, "missing 'levels' (the storage levels, backing store first)");
+    } else if (levels->kind != TESSEL_YAML_SEQUENCE) {
+        spec_err(v, levels, lf, "'levels' must be a list of levels");
+    } else if (levels->count == 0) {
+        spec_err(v, levels, lf, "'levels' must list at least one level");
+    } else {
+        size_t count = levels->count;
+        if (count > TESSEL_SPEC_MAX_LEVELS) {
+            spec_error(v->c, TESSEL_ERANGE, levels->items[TESSEL_SPEC_MAX_LEVELS], lf,
+                       "more than %u levels", TESSEL_SPEC_MAX_LEVELS);
+            count = TESSEL_SPEC_MAX_LEVELS;
+        }
+        for (size_t l = 0; l < count; l++) {
+            const tessel_yaml_node *lv = levels->items[l];
+            level_defaults(s, &s->level[l]);
+            s->nlevels = (unsigned)l + 1;
+            if (lv->kind != TESSEL_YAML_MAPPING) {
+                spec_err(v, lv, lf, "a level must be a mapping (name, capacity, class, ...)");
+                continue;
+            }
+            read_level(v, (unsigned)l, lv);
+        }
+    }
+    read_compute(v, arch);
+}

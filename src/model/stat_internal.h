@@ -42,6 +42,10 @@ typedef struct stat_output_sample {
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
     uint32_t *ci, *cx, *cj, *ck;
     double *weight;       /* weighted nonzeros per cell */
+    /* the part of weight[] from rows drawn at random (not taken whole):
+     * the sampling noise of any sum of cells is this part's (stat_shrink.c);
+     * NULL: all of it (statistics saved before .tsd version 3, MTTKRP) */
+    double *drawn;
     uint64_t ngroups;     /* runs of cells with one (i, x, j): [gstart[g], gstart[g + 1]) */
     uint64_t *gstart;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a

@@ -21,6 +21,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->cj);
     tessel_dealloc(al, s->ck);
     tessel_dealloc(al, s->weight);
+    tessel_dealloc(al, s->drawn);
     tessel_dealloc(al, s->gstart);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
@@ -154,6 +155,23 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
             s->cj[i] != s->cj[i - 1])
             s->gstart[s->ngroups++] = i;
     s->gstart[s->ngroups] = c;
+    return TESSEL_OK;
+}
+
+/* Per cell (after cells_out), the weight that came from drawn rows,
+ * scaled by g as merge_weights scaled it. */
+static int drawn_out(const tessel_allocator *al, const model_map *drawn, const cell_space *cs,
+                     double g, stat_output_sample *s)
+{
+    s->drawn = tessel_alloc_array(al, s->ncells ? s->ncells : 1, sizeof(double));
+    if (!s->drawn)
+        return TESSEL_ENOMEM;
+    for (uint64_t c = 0; c < s->ncells; c++) {
+        uint64_t key = (((uint64_t)s->ci[c] * cs->ext[1] + s->cx[c]) * cs->ext[2] + s->cj[c]) *
+                           cs->ext[3] +
+                       s->ck[c];
+        s->drawn[c] = g * model_map_weight(drawn, key);
+    }
     return TESSEL_OK;
 }
 
@@ -499,6 +517,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     tessel_dealloc(al, m);
     if (!rc)
         rc = cells_out(al, &take, &cs, s);
+    if (!rc && !whole)
+        rc = drawn_out(al, &drawn, &cs, g_drawn, s);
     model_map_free(&take);
     model_map_free(&drawn);
     if (rc)

@@ -174,6 +174,8 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_u32s(w, s->ej, m);
     put_u32s(w, s->ek, m);
     put_f64s(w, s->drawn, s->drawn ? s->ncells : 0);
+    put_f64s(w, s->drawn_n, s->drawn ? s->ncells : 0);
+    put_f64s(w, s->drawn_rows, s->drawn ? s->ncells_i : 0);
 }
 
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
@@ -552,11 +554,20 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     uint64_t nd = 0;
     if (r->version >= 3) {
         s->drawn = get_array(r, 8, UINT64_MAX, &nd, "sample.drawn");
-        if (!r->bad && nd != s->ncells && nd != 0)
+        s->drawn_n = get_array(r, 8, nd, NULL, "sample.drawn");
+        s->drawn_rows = get_array(r, 8, UINT64_MAX, &s->ncells_i, "sample.drawn");
+        if (!r->bad && ((nd != s->ncells && nd != 0) || (nd && !s->ncells_i) ||
+                        !weights_ok(s->drawn_rows, s->ncells_i)))
             return corrupt(r, "sample.drawn");
+        for (uint64_t c = 0; !r->bad && nd && c < s->ncells; c++)
+            if (s->ci[c] >= s->ncells_i)
+                return corrupt(r, "sample.drawn");
         if (!r->bad && nd == 0) { /* a whole sample: no drawn rows */
             tessel_dealloc(r->alloc, s->drawn);
-            s->drawn = NULL;
+            tessel_dealloc(r->alloc, s->drawn_n);
+            tessel_dealloc(r->alloc, s->drawn_rows);
+            s->drawn = s->drawn_n = s->drawn_rows = NULL;
+            s->ncells_i = 0;
         }
     }
     if (r->bad)
@@ -565,7 +576,7 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
         !offsets_ok(s->gstart, ng, s->ncells) ||
         !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
         !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems) ||
-        (s->drawn && !weights_ok(s->drawn, s->ncells)))
+        (s->drawn && (!weights_ok(s->drawn, s->ncells) || !weights_ok(s->drawn_n, s->ncells))))
         return corrupt(r, "sample");
     /* groups hold one (i, x, j) each; cells stay inside the data's cells */
     for (uint64_t g = 0; g < s->ngroups; g++)

@@ -36,15 +36,31 @@ static int in_subset(int some, uint64_t pair)
     return !some || (pair * UINT64_C(0x9e3779b97f4a7c15)) >> 61 == 0;
 }
 
-/* tau2 and kappa from final, the half samples' difference (diff) and the
- * pairs' drawn parts (sh->drawn), over the subset of pairs. */
-static void fit(stat_shrink *sh, const model_map *final, const model_map *diff, double pairs,
-                double wbar)
+/* tau2 and kappa from final, the pairs' estimated sampling variances (var)
+ * and drawn parts (sh->drawn), over the subset of pairs. */
+/* The mean a pair is shrunk toward: its row of tiles' mean sampled pair,
+ * or the level's mean pair. */
+static double target(const stat_shrink *sh, uint64_t pair)
+{
+    if (!sh->band)
+        return sh->mean;
+    uint64_t b = pair / sh->band;
+    return model_map_weight(&sh->band_sum, b) / model_map_weight(&sh->band_n, b);
+}
+
+static void fit(stat_shrink *sh, const model_map *final, const model_map *var, double pairs)
 {
     double total = 0;
-    for (uint64_t e = 0; e < final->cap; e++)
-        if (final->keys[e] != UINT64_MAX)
-            total += model_bits_double(final->vals[e]);
+    int rc = TESSEL_OK;
+    for (uint64_t e = 0; !rc && e < final->cap; e++)
+        if (final->keys[e] != UINT64_MAX) {
+            double x = model_bits_double(final->vals[e]);
+            total += x;
+            if (sh->band && !(rc = model_map_add(&sh->band_sum, final->keys[e] / sh->band, x)))
+                rc = model_map_add(&sh->band_n, final->keys[e] / sh->band, 1);
+        }
+    if (rc)
+        return; /* out of memory: the estimates stay as they are */
     double sampled = (double)final->n;
     if (pairs < sampled)
         pairs = sampled;
@@ -54,58 +70,82 @@ static void fit(stat_shrink *sh, const model_map *final, const model_map *diff, 
     for (uint64_t e = 0; e < final->cap; e++) {
         if (final->keys[e] == UINT64_MAX || !in_subset(some, final->keys[e]))
             continue;
-        double x = model_bits_double(final->vals[e]), d = model_map_weight(diff, final->keys[e]);
+        double x = model_bits_double(final->vals[e]), m = target(sh, final->keys[e]);
         n += 1;
         noisy += model_map_weight(&sh->drawn, final->keys[e]);
-        spread += (x - sh->mean) * (x - sh->mean);
-        noise += d * d * (1 - 1 / wbar);
+        spread += (x - m) * (x - m);
+        noise += model_map_weight(var, final->keys[e]);
     }
     if (n <= 0 || noisy <= 0)
         return;
-    /* the unsampled pairs in the subset's share: X^ = 0, no noise seen */
-    double zeros = (pairs - sampled) * n / sampled;
-    spread += zeros * sh->mean * sh->mean;
-    n += zeros;
+    if (!sh->band) { /* the unsampled pairs in the subset's share: X^ = 0, no noise seen */
+        double zeros = (pairs - sampled) * n / sampled;
+        spread += zeros * sh->mean * sh->mean;
+        n += zeros;
+    }
     sh->on = 1;
     sh->tau2 = spread > noise ? (spread - noise) / n : 0;
     sh->kappa = noise / noisy;
 }
 
 int stat_shrink_init(stat_shrink *sh, const stat_output_sample *s, const model_map *final,
-                     double pairs, stat_cell_pair_fn pair_of, const void *ctx,
+                     double pairs, uint64_t band, stat_cell_pair_fn pair_of, const void *ctx,
                      const tessel_allocator *alloc)
 {
     sh->on = 0;
     sh->tau2 = sh->kappa = sh->mean = 0;
+    sh->band = band;
     sh->drawn = (model_map){ .alloc = alloc };
+    sh->band_sum = (model_map){ .alloc = alloc };
+    sh->band_n = (model_map){ .alloc = alloc };
     double wbar = s->sampled_nnz > 0 ? s->nnz / (double)s->sampled_nnz : 1;
     if (s->whole || wbar <= 1 || final->n == 0)
         return TESSEL_OK;
-    /* the half samples: sampled row groups (base cells along i, and x
-     * for TTM) in storage order, taken in turn; rows taken whole are
-     * in both halves (no noise) */
+    /* Var(X^_P) = sum over P's units of (1 - p) (w y)^2, estimated by the
+     * sampled units' squared contributions (Horvitz-Thompson, Poisson
+     * draws). The cells hold base cells along i (and x for TTM), not rows:
+     * a cell's r drawn rows are taken as sharing its contribution u
+     * equally, r (u/r)^2 = u^2 / r. The cells come
+     * sorted by (i, x, j, k), so one unit's cells of one pair are
+     * consecutive. Rows taken whole (p = 1) add no noise; without the
+     * drawn parts (older .tsd) every row counts, at the mean weight. */
     int some = final->n >= SUBSET_PAIRS, rc = TESSEL_OK;
-    model_map diff = { .alloc = alloc };
-    uint64_t group = 0, pair;
-    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
-        if (c && (s->ci[c] != s->ci[c - 1] || (s->cx && s->cx[c] != s->cx[c - 1])))
-            group++;
-        double d = s->drawn ? s->drawn[c] : s->weight[c];
-        if (d <= 0 || !pair_of(ctx, c, &pair))
+    model_map noise = { .alloc = alloc };
+    uint64_t pair = 0, run_pair = UINT64_MAX;
+    double run = 0, run_n = 0, rows = 1;
+    for (uint64_t c = 0; !rc && c <= s->ncells; c++) {
+        int unit = c < s->ncells && c && s->ci[c] == s->ci[c - 1] &&
+                   (!s->cx || s->cx[c] == s->cx[c - 1]);
+        int at = c < s->ncells && pair_of(ctx, c, &pair);
+        if (run_pair != UINT64_MAX && (!unit || !at || pair != run_pair)) {
+            /* 1 - p = 1 - 1/w, w the unit's mean weight */
+            double keep = s->drawn_n ? 1 - run_n / run : 1 - 1 / wbar;
+            if (in_subset(some, run_pair) && keep > 0)
+                rc = model_map_add(&noise, run_pair, keep * run * run / rows);
+            run_pair = UINT64_MAX;
+            run = run_n = 0;
+        }
+        double d = c < s->ncells ? (s->drawn ? s->drawn[c] : s->weight[c]) : 0;
+        if (rc || !at || d <= 0)
             continue;
         rc = model_map_add(&sh->drawn, pair, d);
-        if (!rc && in_subset(some, pair))
-            rc = model_map_add(&diff, pair, group & 1 ? -d : d);
+        if (run_pair == UINT64_MAX) /* the unit's drawn rows share it */
+            rows = s->drawn_rows && s->drawn_rows[s->ci[c]] > 1 ? s->drawn_rows[s->ci[c]] : 1;
+        run_pair = pair;
+        run += d;
+        run_n += s->drawn_n ? s->drawn_n[c] : 0;
     }
     if (!rc)
-        fit(sh, final, &diff, pairs, wbar);
-    model_map_free(&diff);
+        fit(sh, final, &noise, pairs);
+    model_map_free(&noise);
     return rc;
 }
 
 void stat_shrink_free(stat_shrink *sh)
 {
     model_map_free(&sh->drawn);
+    model_map_free(&sh->band_sum);
+    model_map_free(&sh->band_n);
 }
 
 double stat_shrink_scale(const stat_shrink *sh, uint64_t pair, double x)
@@ -114,6 +154,6 @@ double stat_shrink_scale(const stat_shrink *sh, uint64_t pair, double x)
         return 1;
     double v = sh->kappa * model_map_weight(&sh->drawn, pair);
     double c = sh->tau2 > 0 ? sqrt(sh->tau2 / (sh->tau2 + v)) : (v > 0 ? 0 : 1);
-    double t = sh->mean + c * (x - sh->mean);
+    double m = target(sh, pair), t = m + c * (x - m);
     return t > 0 ? t / x : 0;
 }

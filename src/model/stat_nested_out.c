@@ -582,7 +582,7 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
     int rc = pair_totals(n, s, &final);
     if (!rc) /* a partial sample's occupancies, shrunk (stat_shrink.c) */
         rc = stat_shrink_init(&sh, s, &final, pairs,
-                              n->ea[0] / s->base[0] >= STAT_SHRINK_BAND_UNITS ? n->ext_j : 0,
+                              n->ea[0] / s->base[0] >= STAT_SHRINK_BAND_UNITS ? n->ext_j : 0, 0,
                               nested_pair, &(pair_ctx){ n, s }, a);
     double most = 0, over = 0;
     for (uint64_t q = 0; !rc && q < final.cap; q++) {

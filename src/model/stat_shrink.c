@@ -89,8 +89,8 @@ static void fit(stat_shrink *sh, const model_map *final, const model_map *var, d
 }
 
 int stat_shrink_init(stat_shrink *sh, const stat_output_sample *s, const model_map *final,
-                     double pairs, uint64_t band, stat_cell_pair_fn pair_of, const void *ctx,
-                     const tessel_allocator *alloc)
+                     double pairs, uint64_t band, int halves, stat_cell_pair_fn pair_of,
+                     const void *ctx, const tessel_allocator *alloc)
 {
     sh->on = 0;
     sh->tau2 = sh->kappa = sh->mean = 0;
@@ -111,9 +111,26 @@ int stat_shrink_init(stat_shrink *sh, const stat_output_sample *s, const model_m
      * drawn parts (older .tsd) every row counts, at the mean weight. */
     int some = final->n >= SUBSET_PAIRS, rc = TESSEL_OK;
     model_map noise = { .alloc = alloc };
-    uint64_t pair = 0, run_pair = UINT64_MAX;
+    uint64_t pair = 0, run_pair = UINT64_MAX, group = 0;
     double run = 0, run_n = 0, rows = 1;
-    for (uint64_t c = 0; !rc && c <= s->ncells; c++) {
+    for (uint64_t c = 0; halves && !rc && c < s->ncells; c++) {
+        /* boundary 1 as before: two half samples, the sampled row groups
+         * (base cells along i, and x) taken in turn, their difference D
+         * with E[D^2] ~ Var(X^) w / (w - 1) (issue 20) */
+        if (c && (s->ci[c] != s->ci[c - 1] || (s->cx && s->cx[c] != s->cx[c - 1])))
+            group++;
+        if (!pair_of(ctx, c, &pair))
+            continue;
+        rc = model_map_add(&sh->drawn, pair, s->weight[c]);
+        if (!rc && in_subset(some, pair))
+            rc = model_map_add(&noise, pair, group & 1 ? -s->weight[c] : s->weight[c]);
+    }
+    for (uint64_t e = 0; halves && !rc && e < noise.cap; e++)
+        if (noise.keys[e] != UINT64_MAX) {
+            double d = model_bits_double(noise.vals[e]);
+            noise.vals[e] = model_double_bits(d * d * (1 - 1 / wbar));
+        }
+    for (uint64_t c = 0; !halves && !rc && c <= s->ncells; c++) {
         int unit = c < s->ncells && c && s->ci[c] == s->ci[c - 1] &&
                    (!s->cx || s->cx[c] == s->cx[c - 1]);
         int at = c < s->ncells && pair_of(ctx, c, &pair);

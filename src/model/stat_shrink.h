@@ -25,10 +25,12 @@ typedef struct stat_shrink {
 typedef int (*stat_cell_pair_fn)(const void *ctx, uint64_t c, uint64_t *pair);
 /* Fits sh for sample s at one level: final maps each sampled pair to X^
  * (its cells' weights summed), pairs is the level's effectual tile pairs
- * (the unsampled ones count as X^ = 0). A whole sample leaves sh off. */
+ * (the unsampled ones count as X^ = 0 when band is 0). halves: the noise
+ * from two half samples of every row (boundary 1, as issue 20 fitted it),
+ * else per drawn unit. A whole sample leaves sh off. */
 int stat_shrink_init(stat_shrink *sh, const stat_output_sample *s, const model_map *final,
-                     double pairs, uint64_t band, stat_cell_pair_fn pair_of, const void *ctx,
-                     const tessel_allocator *alloc);
+                     double pairs, uint64_t band, int halves, stat_cell_pair_fn pair_of,
+                     const void *ctx, const tessel_allocator *alloc);
 /* The row-of-tiles target pays off when a tile spans this many base cells
  * along its rows (independently drawn units): fewer, and its tiles share
  * the few drawn rows, whose noise the row's mean would keep. */

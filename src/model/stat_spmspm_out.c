@@ -300,9 +300,7 @@ static int sample_spills(const work *w, double pairs, affine z, stat_outcome *o)
     stat_shrink sh = { .drawn = { .alloc = p->alloc }, .band_sum = { .alloc = p->alloc },
                         .band_n = { .alloc = p->alloc } };
     if (!rc)
-        rc = stat_shrink_init(&sh, s, &final, pairs,
-                              p->sample_mirrored || p->f_i >= STAT_SHRINK_BAND_UNITS ? p->ext_j : 0,
-                              place_pair,
+        rc = stat_shrink_init(&sh, s, &final, pairs, p->ext_j, 1, place_pair,
                               &(place_ctx){ p, &cp }, p->alloc);
     /* a pair's partial tiles are never larger than its final one */
     uint64_t last = UINT64_MAX;

@@ -518,6 +518,30 @@ static int sample_fits(const engine *e, const stat_input *const *in, const stat_
     }
 }
 
+/* Version 3: the drawn part of each cell's weight, its sampled nonzeros
+ * and the drawn rows per base cell along i (none for a whole sample). */
+static int get_drawn(reader *r, stat_output_sample *s)
+{
+    uint64_t nd = 0;
+    s->drawn = get_array(r, 8, UINT64_MAX, &nd, "sample.drawn");
+    s->drawn_n = get_array(r, 8, nd, NULL, "sample.drawn");
+    s->drawn_rows = get_array(r, 8, UINT64_MAX, &s->ncells_i, "sample.drawn");
+    if (!r->bad && ((nd != s->ncells && nd != 0) || (nd && !s->ncells_i) ||
+                    !weights_ok(s->drawn_rows, s->ncells_i)))
+        return corrupt(r, "sample.drawn");
+    for (uint64_t c = 0; !r->bad && nd && c < s->ncells; c++)
+        if (s->ci[c] >= s->ncells_i)
+            return corrupt(r, "sample.drawn");
+    if (!r->bad && nd == 0) {
+        tessel_dealloc(r->alloc, s->drawn);
+        tessel_dealloc(r->alloc, s->drawn_n);
+        tessel_dealloc(r->alloc, s->drawn_rows);
+        s->drawn = s->drawn_n = s->drawn_rows = NULL;
+        s->ncells_i = 0;
+    }
+    return !r->bad;
+}
+
 static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
 {
     memset(s, 0, sizeof(*s));
@@ -551,25 +575,8 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     uint64_t m = 0;
     s->ej = get_array(r, 4, UINT64_MAX, &m, "sample.multiplies");
     s->ek = get_array(r, 4, m, NULL, "sample.multiplies");
-    uint64_t nd = 0;
-    if (r->version >= 3) {
-        s->drawn = get_array(r, 8, UINT64_MAX, &nd, "sample.drawn");
-        s->drawn_n = get_array(r, 8, nd, NULL, "sample.drawn");
-        s->drawn_rows = get_array(r, 8, UINT64_MAX, &s->ncells_i, "sample.drawn");
-        if (!r->bad && ((nd != s->ncells && nd != 0) || (nd && !s->ncells_i) ||
-                        !weights_ok(s->drawn_rows, s->ncells_i)))
-            return corrupt(r, "sample.drawn");
-        for (uint64_t c = 0; !r->bad && nd && c < s->ncells; c++)
-            if (s->ci[c] >= s->ncells_i)
-                return corrupt(r, "sample.drawn");
-        if (!r->bad && nd == 0) { /* a whole sample: no drawn rows */
-            tessel_dealloc(r->alloc, s->drawn);
-            tessel_dealloc(r->alloc, s->drawn_n);
-            tessel_dealloc(r->alloc, s->drawn_rows);
-            s->drawn = s->drawn_n = s->drawn_rows = NULL;
-            s->ncells_i = 0;
-        }
-    }
+    if (r->version >= 3 && !get_drawn(r, s))
+        return 0;
     if (r->bad)
         return 0;
     if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||

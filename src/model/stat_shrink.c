@@ -3,25 +3,29 @@
  * rows' nonzeros, an unbiased but noisy estimate when few sampled rows fall
  * in the tile. The spill is a hinge of the occupancy (zero up to the
  * partition, linear above), so the noise alone raises it (Jensen's
- * inequality). Each estimate is therefore shrunk toward the mean tile so
+ * inequality). Each estimate is therefore shrunk toward a mean tile so
  * that the estimates spread as the true occupancies do (constrained
  * empirical Bayes, Louis 1984):
- *   X~ = m + c (X^ - m),  c^2 = t2 / (t2 + k X^)
- * m: the mean occupancy over every effectual tile pair, the unsampled ones
- * counting as X^ = 0 (so m is the sample's total over the pairs, unbiased;
- * a mean over the sampled pairs alone is inflated by 1 / P(sampled));
+ *   X~ = m + c (X^ - m),  c^2 = t2 / (t2 + v),  v = k D
  * t2: the variance of the X^ over the pairs less the sampling noise (0 when
- * the noise explains it all); k X^: a pair's sampling variance, growing
- * with its nonzeros like a Poisson count's (k = total noise / total X^).
- * The target is one mean for the whole level, not one per row of tiles:
- * the tiles of one row of tiles share their sampled rows, so at narrow
- * tiles (a few rows each) their noise is common and a per-row mean keeps
- * it (+347 % PEB Z spill on ca-CondMat at 8-row tiles, 5 % sample). The
- * noise comes from two half samples (the callers' diff): sampled row
- * groups taken in turn, each a systematic sample at half the rate, so
- * their difference D has E[D^2] = Var(X^) + (X_a - X_b)^2, the second term
- * about Var(X^) / (w - 1) for w the mean weight: noise = mean D^2 (1 - 1/w).
- * A whole sample has w = 1: no change. */
+ * the noise explains it all); v: a pair's sampling variance, k times D, the
+ * part of X^ from rows drawn at random (k = total noise / total D).
+ * Two fits (docs/models/stat.md):
+ * - halves (boundary 1, issue 20): m the mean sampled pair of the row of
+ *   tiles, noise from two half samples (sampled base cells along i taken in
+ *   turn; E[D^2] = Var(X^) + (X_a - X_b)^2, the second term about
+ *   Var(X^) / (w - 1) for w the mean weight: noise = D^2 (1 - 1/w)), every
+ *   row counted as drawn;
+ * - units (nested boundaries): the Horvitz-Thompson variance of the drawn
+ *   units (below), m the row of tiles' mean where a tile spans at least
+ *   STAT_SHRINK_BAND_UNITS base cells along i, else the level's mean over
+ *   every effectual pair, the unsampled ones counting as X^ = 0 (a mean
+ *   over the sampled pairs alone is inflated by 1 / P(sampled)). A tile a
+ *   few rows high lies in one base cell, so half samples see its whole
+ *   estimate as noise, and the tiles of one row of tiles share their few
+ *   drawn rows, so their row's mean keeps that noise (+347 % PEB Z on
+ *   ca-CondMat at 8-row tiles, 5 % sample, without shrinking).
+ * A whole sample has no drawn rows: no change. */
 #include <math.h>
 
 #include "stat_shrink.h"
@@ -88,6 +92,8 @@ static void fit(stat_shrink *sh, const model_map *final, const model_map *var, d
     sh->kappa = noise / noisy;
 }
 
+/* Each pair's sampling variance (halves or units) and the drawn part of
+ * its estimate, then the fit. */
 int stat_shrink_init(stat_shrink *sh, const stat_output_sample *s, const model_map *final,
                      double pairs, uint64_t band, int halves, stat_cell_pair_fn pair_of,
                      const void *ctx, const tessel_allocator *alloc)

@@ -173,8 +173,10 @@ static int drawn_out(const tessel_allocator *al, const model_map *drawn, const m
         uint64_t key = (((uint64_t)s->ci[c] * cs->ext[1] + s->cx[c]) * cs->ext[2] + s->cj[c]) *
                            cs->ext[3] +
                        s->ck[c];
-        s->drawn[c] = g * model_map_weight(drawn, key);
-        s->drawn_n[c] = model_map_weight(counts, key);
+        /* cells of rows taken whole only are in neither map */
+        int in = model_map_find(drawn, key) != UINT64_MAX;
+        s->drawn[c] = in ? g * model_map_weight(drawn, key) : 0;
+        s->drawn_n[c] = in ? model_map_weight(counts, key) : 0;
     }
     return TESSEL_OK;
 }

@@ -35,6 +35,13 @@
  * of the cost. */
 #define SUBSET_PAIRS 1024
 
+/* A map's weight at key, 0 when the key is absent (model_map_weight
+ * returns NaN there). */
+static double weight_of(const model_map *m, uint64_t key)
+{
+    return model_map_find(m, key) == UINT64_MAX ? 0 : model_map_weight(m, key);
+}
+
 static int in_subset(int some, uint64_t pair)
 {
     return !some || (pair * UINT64_C(0x9e3779b97f4a7c15)) >> 61 == 0;
@@ -76,9 +83,9 @@ static void fit(stat_shrink *sh, const model_map *final, const model_map *var, d
             continue;
         double x = model_bits_double(final->vals[e]), m = target(sh, final->keys[e]);
         n += 1;
-        noisy += model_map_weight(&sh->drawn, final->keys[e]);
+        noisy += weight_of(&sh->drawn, final->keys[e]);
         spread += (x - m) * (x - m);
-        noise += model_map_weight(var, final->keys[e]);
+        noise += weight_of(var, final->keys[e]);
     }
     if (n <= 0 || noisy <= 0)
         return;
@@ -175,7 +182,7 @@ double stat_shrink_scale(const stat_shrink *sh, uint64_t pair, double x)
 {
     if (!sh->on || x <= 0)
         return 1;
-    double v = sh->kappa * model_map_weight(&sh->drawn, pair);
+    double v = sh->kappa * weight_of(&sh->drawn, pair);
     double c = sh->tau2 > 0 ? sqrt(sh->tau2 / (sh->tau2 + v)) : (v > 0 ? 0 : 1);
     double m = target(sh, pair), t = m + c * (x - m);
     return t > 0 ? t / x : 0;

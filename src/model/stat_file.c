@@ -32,8 +32,7 @@
 #endif
 
 #define TSD_MAGIC "TESSELD\n"
-#define TSD_VERSION 3u /* 2: the output sample's nnz_stderr after nnz; 3: its drawn
-                          * weights after the multiplies; 1 and 2 still read */
+#define TSD_VERSION 2u /* 2: the output sample's nnz_stderr after nnz; 1 still read */
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -173,9 +172,6 @@ static void put_sample(writer *w, const stat_output_sample *s)
     uint64_t m = s->nelems ? s->eptr[s->nelems] : 0;
     put_u32s(w, s->ej, m);
     put_u32s(w, s->ek, m);
-    put_f64s(w, s->drawn, s->drawn ? s->ncells : 0);
-    put_f64s(w, s->drawn_n, s->drawn ? s->ncells : 0);
-    put_f64s(w, s->drawn_rows, s->drawn ? s->ncells_i : 0);
 }
 
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
@@ -518,30 +514,6 @@ static int sample_fits(const engine *e, const stat_input *const *in, const stat_
     }
 }
 
-/* Version 3: the drawn part of each cell's weight, its sampled nonzeros
- * and the drawn rows per base cell along i (none for a whole sample). */
-static int get_drawn(reader *r, stat_output_sample *s)
-{
-    uint64_t nd = 0;
-    s->drawn = get_array(r, 8, UINT64_MAX, &nd, "sample.drawn");
-    s->drawn_n = get_array(r, 8, nd, NULL, "sample.drawn");
-    s->drawn_rows = get_array(r, 8, UINT64_MAX, &s->ncells_i, "sample.drawn");
-    if (!r->bad && ((nd != s->ncells && nd != 0) || (nd && !s->ncells_i) ||
-                    !weights_ok(s->drawn_rows, s->ncells_i)))
-        return corrupt(r, "sample.drawn");
-    for (uint64_t c = 0; !r->bad && nd && c < s->ncells; c++)
-        if (s->ci[c] >= s->ncells_i)
-            return corrupt(r, "sample.drawn");
-    if (!r->bad && nd == 0) {
-        tessel_dealloc(r->alloc, s->drawn);
-        tessel_dealloc(r->alloc, s->drawn_n);
-        tessel_dealloc(r->alloc, s->drawn_rows);
-        s->drawn = s->drawn_n = s->drawn_rows = NULL;
-        s->ncells_i = 0;
-    }
-    return !r->bad;
-}
-
 static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
 {
     memset(s, 0, sizeof(*s));
@@ -575,15 +547,12 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     uint64_t m = 0;
     s->ej = get_array(r, 4, UINT64_MAX, &m, "sample.multiplies");
     s->ek = get_array(r, 4, m, NULL, "sample.multiplies");
-    if (r->version >= 3 && !get_drawn(r, s))
-        return 0;
     if (r->bad)
         return 0;
     if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||
         !offsets_ok(s->gstart, ng, s->ncells) ||
         !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
-        !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems) ||
-        (s->drawn && (!weights_ok(s->drawn, s->ncells) || !weights_ok(s->drawn_n, s->ncells))))
+        !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems))
         return corrupt(r, "sample");
     /* groups hold one (i, x, j) each; cells stay inside the data's cells */
     for (uint64_t g = 0; g < s->ngroups; g++)
@@ -695,7 +664,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && h.version != 2 && h.version != 1) || h.header_bytes != TSD_HEADER ||
+    if ((h.version != TSD_VERSION && h.version != 1) || h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "header",

@@ -42,14 +42,6 @@ typedef struct stat_output_sample {
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
     uint32_t *ci, *cx, *cj, *ck;
     double *weight;       /* weighted nonzeros per cell */
-    /* the part of weight[] from rows drawn at random (not taken whole):
-     * the sampling noise of any sum of cells is this part's (stat_shrink.c);
-     * NULL: all of it (statistics saved before .tsd version 3, MTTKRP);
-     * drawn_n: the sampled nonzeros behind it (drawn / drawn_n: their mean
-     * weight); drawn_rows: per base cell along i (ncells_i of them), the
-     * drawn rows in it */
-    double *drawn, *drawn_n, *drawn_rows;
-    uint64_t ncells_i;
     uint64_t ngroups;     /* runs of cells with one (i, x, j): [gstart[g], gstart[g + 1]) */
     uint64_t *gstart;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a

@@ -24,7 +24,6 @@
 
 #include "stat_closed.h"
 #include "stat_nested.h"
-#include "stat_shrink.h"
 
 /* Tile-level multiplies above which the groups are not enumerated, and
  * bitset words above which the pairs' blocks are not walked: the runs
@@ -427,19 +426,6 @@ static int cell_at(const nested *n, const stat_output_sample *s, uint64_t c, uin
     return 1;
 }
 
-/* cell_at for stat_shrink_init: the cell's pair at this boundary. */
-typedef struct pair_ctx {
-    const nested *n;
-    const stat_output_sample *s;
-} pair_ctx;
-
-static int nested_pair(const void *ctx, uint64_t c, uint64_t *pair)
-{
-    const pair_ctx *pc = ctx;
-    uint64_t k;
-    return cell_at(pc->n, pc->s, c, pair, &k);
-}
-
 /* Runs of its tile from the block of its first multiply on, summed over
  * the sample's nonzeros (weighted): the nonzeros the write-backs carry.
  * With r, the runs (merges included); else the pair walk's blocks. */
@@ -543,22 +529,19 @@ static int pair_totals(const nested *n, const stat_output_sample *s, model_map *
 /* Groups the overflowing pairs' sampled weights by (pair, K), sorted,
  * into keys / steps. */
 static int overflow_steps(const nested *n, const stat_output_sample *s, const model_map *final,
-                          const stat_shrink *sh, const zprice *z, model_vec *keys,
-                          model_map *steps)
+                          const zprice *z, model_vec *keys, model_map *steps)
 {
     int rc = TESSEL_OK;
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair, k;
-        if (!cell_at(n, s, c, &pair, &k))
-            continue;
-        double x = model_map_weight(final, pair);
-        if (zbytes(z, x * stat_shrink_scale(sh, pair, x)) <= (double)z->part)
+        if (!cell_at(n, s, c, &pair, &k) ||
+            zbytes(z, model_map_weight(final, pair)) <= (double)z->part)
             continue;
         uint64_t key = pair * n->ext_k + k;
         if (model_map_find(steps, key) == UINT64_MAX && model_vec_push(keys, key))
             rc = TESSEL_ENOMEM;
         if (!rc)
-            rc = model_map_add(steps, key, s->weight[c] * stat_shrink_scale(sh, pair, x));
+            rc = model_map_add(steps, key, s->weight[c]);
     }
     if (!rc && keys->n)
         tessel_sort_u64_inplace(keys->v, keys->n, UINT64_MAX);
@@ -572,24 +555,17 @@ static int overflow_steps(const nested *n, const stat_output_sample *s, const mo
  * Without the runs (over budget) only the final write-backs are counted
  * and no spill is priced: a lower bound. */
 static int output_spills(nested *n, const stat_output_sample *s, const out_runs *r,
-                         double pairs, const zprice *z, uint64_t *blk, uint64_t *suf,
-                         out_spill *sp)
+                         const zprice *z, uint64_t *blk, uint64_t *suf, out_spill *sp)
 {
     const tessel_allocator *a = n->e->alloc;
     model_map final = { .alloc = a }, steps = { .alloc = a };
     model_vec keys = { .alloc = a };
-    stat_shrink sh = { .drawn = { .alloc = a }, .band_sum = { .alloc = a }, .band_n = { .alloc = a } };
     int rc = pair_totals(n, s, &final);
-    if (!rc) /* a partial sample's occupancies, shrunk (stat_shrink.c) */
-        rc = stat_shrink_init(&sh, s, &final, pairs,
-                              n->ea[0] / s->base[0] >= STAT_SHRINK_BAND_UNITS ? n->ext_j : 0, 0,
-                              nested_pair, &(pair_ctx){ n, s }, a);
     double most = 0, over = 0;
     for (uint64_t q = 0; !rc && q < final.cap; q++) {
         if (final.keys[q] == UINT64_MAX)
             continue;
         double w = model_bits_double(final.vals[q]);
-        w *= stat_shrink_scale(&sh, final.keys[q], w);
         most = w > most ? w : most;
         over += zbytes(z, w) > (double)z->part ? 1 : 0;
     }
@@ -598,7 +574,7 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
     if (!rc && over > 0 && !r)
         sp->overflow_wb = over;
     if (!rc && over > 0 && r)
-        rc = overflow_steps(n, s, &final, &sh, z, &keys, &steps);
+        rc = overflow_steps(n, s, &final, z, &keys, &steps);
     stat_grid bt;
     memset(&bt, 0, sizeof(bt));
     uint64_t *st = NULL;
@@ -623,7 +599,6 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
     tessel_dealloc(a, wt);
     stat_grid_free(a, &bt);
     model_vec_free(&keys);
-    stat_shrink_free(&sh);
     model_map_free(&final);
     model_map_free(&steps);
     return rc;
@@ -722,7 +697,7 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
     /* partial tiles never outgrow the full tile: nothing can spill */
     int may_spill = z.part && zbytes(&z, z.cells) > (double)z.part;
     if (!rc && may_spill)
-        rc = output_spills(n, s, found ? &r : NULL, pairs, &z, blk, suf, &sp);
+        rc = output_spills(n, s, found ? &r : NULL, &z, blk, suf, &sp);
     if (!rc) {
         o->out_pairs = pairs;
         o->z_writebacks = runs;

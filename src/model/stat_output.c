@@ -21,9 +21,6 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->cj);
     tessel_dealloc(al, s->ck);
     tessel_dealloc(al, s->weight);
-    tessel_dealloc(al, s->drawn);
-    tessel_dealloc(al, s->drawn_n);
-    tessel_dealloc(al, s->drawn_rows);
     tessel_dealloc(al, s->gstart);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
@@ -160,36 +157,14 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     return TESSEL_OK;
 }
 
-/* Per cell (after cells_out), the weight that came from drawn rows,
- * scaled by g as merge_weights scaled it, and their sampled nonzeros. */
-static int drawn_out(const tessel_allocator *al, const model_map *drawn, const model_map *counts,
-                     const cell_space *cs, double g, stat_output_sample *s)
-{
-    s->drawn = tessel_alloc_array(al, s->ncells ? s->ncells : 1, sizeof(double));
-    s->drawn_n = tessel_alloc_array(al, s->ncells ? s->ncells : 1, sizeof(double));
-    if (!s->drawn || !s->drawn_n)
-        return TESSEL_ENOMEM;
-    for (uint64_t c = 0; c < s->ncells; c++) {
-        uint64_t key = (((uint64_t)s->ci[c] * cs->ext[1] + s->cx[c]) * cs->ext[2] + s->cj[c]) *
-                           cs->ext[3] +
-                       s->ck[c];
-        /* cells of rows taken whole only are in neither map */
-        int in = model_map_find(drawn, key) != UINT64_MAX;
-        s->drawn[c] = in ? g * model_map_weight(drawn, key) : 0;
-        s->drawn_n[c] = in ? model_map_weight(counts, key) : 0;
-    }
-    return TESSEL_OK;
-}
-
-/* Adds one sampled nonzero at (i, x, j) first produced at k (and counts
- * it in counts, when given). */
-static int record(const cell_space *cs, stat_output_sample *s, model_map *cells,
-                  model_map *counts, uint64_t i, uint64_t x, uint64_t j, uint64_t k, double weight)
+/* Adds one sampled nonzero at (i, x, j) first produced at k. */
+static int record(const cell_space *cs, stat_output_sample *s, model_map *cells, uint64_t i,
+                  uint64_t x, uint64_t j, uint64_t k, double weight)
 {
     uint64_t key = ((i / s->base[0] * cs->ext[1] + x / s->base[3]) * cs->ext[2] + j / s->base[1]) *
                        cs->ext[3] +
                    k / s->base[2];
-    if (model_map_add(cells, key, weight) || (counts && model_map_add(counts, key, 1)))
+    if (model_map_add(cells, key, weight))
         return TESSEL_ENOMEM;
     s->sampled_nnz++;
     return TESSEL_OK;
@@ -199,7 +174,7 @@ static int record(const cell_space *cs, stat_output_sample *s, model_map *cells,
  * cell. */
 static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i, double weight,
                       const cell_space *cs, uint64_t *stamp, model_map *cells,
-                      model_map *counts, stat_output_sample *s)
+                      stat_output_sample *s)
 {
     /* A's row is sorted by k, so the first k reaching j is the smallest */
     for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
@@ -209,7 +184,7 @@ static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i
             if (stamp[j] == i + 1)
                 continue;
             stamp[j] = i + 1;
-            int rc = record(cs, s, cells, counts, i, 0, j, k, weight);
+            int rc = record(cs, s, cells, i, 0, j, k, weight);
             if (rc)
                 return rc;
         }
@@ -221,7 +196,7 @@ static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i
  * so each fiber's first k reaching r is the smallest). */
 static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t i, double weight,
                         const cell_space *cs, uint64_t *stamp, uint64_t *fiber,
-                        model_map *cells, model_map *counts, stat_output_sample *s)
+                        model_map *cells, stat_output_sample *s)
 {
     for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
         uint64_t j = t->idx[1][p], k = t->idx[2][p];
@@ -232,7 +207,7 @@ static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t
             if (stamp[r] == *fiber)
                 continue;
             stamp[r] = *fiber;
-            int rc = record(cs, s, cells, counts, i, j, r, k, weight);
+            int rc = record(cs, s, cells, i, j, r, k, weight);
             if (rc)
                 return rc;
         }
@@ -476,17 +451,9 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);
     systematic sy;
     systematic_init(&sy, seed);
-    model_map take = { .alloc = al }, drawn = { .alloc = al }, counts = { .alloc = al };
+    model_map take = { .alloc = al }, drawn = { .alloc = al };
     ratio_sums r = { 0 };
     int rc = TESSEL_OK;
-    if (!whole) {
-        s->ncells_i = cs.ext[0];
-        s->drawn_rows = tessel_alloc_array(al, s->ncells_i, sizeof(double));
-        if (!s->drawn_rows)
-            rc = TESSEL_ENOMEM;
-        else
-            memset(s->drawn_rows, 0, s->ncells_i * sizeof(double));
-    }
     uint64_t fiber = 0;
     for (uint64_t i = 0; i < rows && !rc; i++) {
         if (!f[i])
@@ -503,11 +470,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         uint64_t before = s->sampled_nnz;
         s->sampled_rows++;
         s->sampled_flops += (double)f[i];
-        model_map *cnt = p < 1 ? &counts : NULL;
-        if (p < 1)
-            s->drawn_rows[i / s->base[0]] += 1;
-        rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, into, cnt, s)
-                 : sample_row(a, b, i, w, &cs, stamp, into, cnt, s);
+        rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, into, s)
+                 : sample_row(a, b, i, w, &cs, stamp, into, s);
         double y = (double)(s->sampled_nnz - before);
         if (p >= 1) {
             r.y_take += y;
@@ -535,11 +499,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     tessel_dealloc(al, m);
     if (!rc)
         rc = cells_out(al, &take, &cs, s);
-    if (!rc && !whole)
-        rc = drawn_out(al, &drawn, &counts, &cs, g_drawn, s);
     model_map_free(&take);
     model_map_free(&drawn);
-    model_map_free(&counts);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;

@@ -425,7 +425,12 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
     }
     out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc },
                      .spills = output_can_spill(e, bd), .mid = { .alloc = e->alloc } };
-    int rc = TESSEL_OK;
+    exact_outspill steps;
+    int rc = os.spills ? exact_outspill_prepare(e, bd, &steps) : TESSEL_OK;
+    if (!os.spills)
+        memset(&steps, 0, sizeof(steps));
+    if (steps.on)
+        os.spills = 0; /* priced per update step below, not per visit */
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
         if (e->progress && n && !(n & ((UINT64_C(1) << 20) - 1)))
@@ -451,6 +456,9 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         rc = end_run(e, bd, &os);
     if (!rc)
         rc = price_output(e, bd, &os.events);
+    if (!rc && steps.on)
+        exact_outspill_price(e, bd, &steps, &os.events);
+    exact_outspill_free(e, &steps);
     model_vec_free(&os.events);
     if (!rc && os.spills)
         price_spills(e, bd, &os.mid);

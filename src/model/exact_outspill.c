@@ -5,8 +5,8 @@
 #include "exact_internal.h"
 
 /* Presence bitsets above this many words fall back to the per-visit rule
- * (price_spills in exact_walk.c): 2^27 words is 1 GiB. */
-#define MAX_STEP_WORDS (UINT64_C(1) << 27)
+ * (price_spills in exact_walk.c): 2^25 words is 256 MiB. */
+#define MAX_STEP_WORDS (UINT64_C(1) << 25)
 
 /* Width of one update step along the reduction index at boundary b: the
  * child's reduction tile (level b+1's edge), or one coordinate when the

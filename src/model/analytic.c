@@ -229,6 +229,12 @@ static double output_spill(const closed *c, const char *canon, double cells, dou
     return spill;
 }
 
+/* a + b, saturating at 2^64 - 1 (a saturated count is refused later) */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* Rule 4 inside a visit (docs/semantics.md rule 4): the compute adds one
  * reduction coordinate at a time, and every update step of a pair but the
  * last of its visit spills the tile's bytes beyond Z's partition (the
@@ -244,7 +250,7 @@ static double output_spill_inside(const closed *c, double tk, double ps, double 
         return 0;
     double spill = 0, lq = log1p(-q), lps = log1p(-ps);
     for (double t = 0; t < c->nK && t * tk < 4194304; t++)
-        for (double u = 0; u + 1 < tk; u++) {
+        for (double u = 0; u + 1 < tk && t * tk + u < 4194304; u++) {
             double over = m0 + cells * -expm1((t * tk + u + 1) * lq) * (d1 + m1) - (double)part;
             if (over > 0)
                 spill += ps * -expm1((tk - 1 - u) * lps) * over;
@@ -384,10 +390,10 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
         double sm = written > 0 ? spill * (wb * m0 + written * m1) /
                                       (wb * m0 + written * (d1 + m1))
                                 : 0;
-        tz->out_data += model_count(spill - sm);
-        tz->in_data += model_count(spill - sm);
-        tz->out_metadata += model_count(sm);
-        tz->in_metadata += model_count(sm);
+        tz->out_data = sat_add(tz->out_data, model_count(spill - sm));
+        tz->in_data = sat_add(tz->in_data, model_count(spill - sm));
+        tz->out_metadata = sat_add(tz->out_metadata, model_count(sm));
+        tz->in_metadata = sat_add(tz->in_metadata, model_count(sm));
         tz->bumped_bytes = model_count(spill);
         tz->overflow_bytes = 2 * tz->bumped_bytes;
     }

@@ -70,6 +70,10 @@ int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os)
     memset(os, 0, sizeof(*os));
     if ((e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV) || e->nred != 1)
         return TESSEL_OK;
+    /* the stat walk (stat_walk.c) runs this walk on statistics: no data to
+     * count steps in, no row markers */
+    if (!e->mark || !e->in[0].t || !e->in[1].t)
+        return TESSEL_OK;
     unsigned kx = e->red[0];
     os->g = step_width(e, bd, kx);
     os->nsteps = (e->extent[kx] + os->g - 1) / os->g;

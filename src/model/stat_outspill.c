@@ -48,7 +48,9 @@ double stat_spill_inside(double b0, double b1, double full, double m, double par
 {
     if (m < 2 || b1 <= part)
         return 0;
-    if (full - b1 <= 1e-9 * full || b1 <= b0) { /* linear: d per step */
+    /* linear (d per step) when the tile ends full, or hardly grows (r would
+     * round to 1: log r = 0) */
+    if (full - b1 <= 1e-9 * full || b1 - b0 <= 1e-9 * full) {
         double d = (b1 - b0) / m, first = 1;
         if (b0 + d <= part)
             first = d > 0 ? floor((part - b0) / d) + 1 : m;

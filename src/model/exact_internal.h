@@ -170,6 +170,9 @@ int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os);
 void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
                           const model_vec *events);
 void exact_outspill_free(engine *e, exact_outspill *os);
+/* One spill of an output tile of data + meta bytes over partition part:
+ * the excess out and back, bumped_bytes and overflow_bytes. */
+void exact_spill_charge(tessel_traffic *tr, uint64_t data, uint64_t meta, uint64_t part);
 /* compulsory.c: rule 3, untiled in level 0's format (replaces the tiled
  * floor exact_compulsory left in compulsory_bytes; see there) */
 int exact_output_needs_prefixes(const engine *e);

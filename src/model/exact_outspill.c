@@ -108,7 +108,7 @@ static uint64_t step_visit(const engine *e, const boundary *bd, const exact_outs
 /* The spill after one update step: the tile's bytes beyond the partition
  * written to the parent and read back by the next step, split into data
  * and metadata as the tile's own bytes (the input rule's truncation). */
-static void charge(tessel_traffic *tr, uint64_t data, uint64_t meta, uint64_t part)
+void exact_spill_charge(tessel_traffic *tr, uint64_t data, uint64_t meta, uint64_t part)
 {
     uint64_t total = data + meta;
     if (total <= part)
@@ -143,7 +143,7 @@ static void price_tile(const engine *e, const boundary *bd, exact_outspill *os, 
                 uint64_t occ[3], data, meta;
                 exact_output_occupancy(&os->fine, key, prev, cursors, occ);
                 exact_tile_bytes(&bd->out_cost, occ[os->fine.ntables - 1], occ, &data, &meta);
-                charge(tr, data, meta, part);
+                exact_spill_charge(tr, data, meta, part);
             }
             prev = s;
             prev_run = r;

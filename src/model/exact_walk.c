@@ -382,17 +382,7 @@ static void price_spills(engine *e, const boundary *bd, model_vec *mid)
         if (i == 0 || key != mid->v[i - 1] / bd->red_space)
             memset(cursors, 0, sizeof(cursors));
         output_bytes(bd, key, red, cursors, &data, &meta);
-        uint64_t total = data + meta;
-        if (total <= part)
-            continue;
-        uint64_t extra = total - part;
-        uint64_t m = (uint64_t)((double)extra * (double)meta / (double)total);
-        tr->out_data += extra - m;
-        tr->out_metadata += m;
-        tr->in_data += extra - m;
-        tr->in_metadata += m;
-        tr->bumped_bytes += extra;
-        tr->overflow_bytes += 2 * extra;
+        exact_spill_charge(tr, data, meta, part);
     }
 }
 

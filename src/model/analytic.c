@@ -215,7 +215,7 @@ static double output_spill(const closed *c, const char *canon, double cells, dou
     double spill = 0, w = rho;
     for (double t = 0; t < c->nK && t < 65536; t++, w *= rho) {
         double over = m0 + cells * (1 - w) * (d1 + m1) - (double)part;
-        if (over <= 0)
+        if (over <= 0 || t + 1 >= c->nK) /* no visit after the last (0 x log 0: NaN) */
             continue;
         double later;
         if (strcmp(canon, "IJK") == 0) /* every pair, a visit at t and one after */
@@ -227,6 +227,35 @@ static double output_spill(const closed *c, const char *canon, double cells, dou
         spill += later * over;
     }
     return spill;
+}
+
+/* a + b, saturating at 2^64 - 1 (a saturated count is refused later) */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Rule 4 inside a visit (docs/semantics.md rule 4): the compute adds one
+ * reduction coordinate at a time, and every update step of a pair but the
+ * last of its visit spills the tile's bytes beyond Z's partition (the
+ * visit's last step is output_spill's). Homogeneous model: coordinate u of
+ * a pair is a step (holds a multiply) with ps = P(A's rows of I hold a
+ * nonzero in column u) P(B's columns of J one in row u); after global
+ * coordinate g the tile holds cells (1 - (1 - q)^(g+1)) nonzeros. Returns
+ * the expected spilled bytes over all pairs. */
+static double output_spill_inside(const closed *c, double tk, double ps, double cells, double q,
+                                  double d1, double m0, double m1, uint64_t part)
+{
+    if (!part || m0 + cells * (d1 + m1) <= (double)part || ps <= 0)
+        return 0;
+    double spill = 0, lq = log1p(-q), lps = log1p(-ps);
+    for (double t = 0; t < c->nK && t * tk < 4194304; t++)
+        for (double u = 0; u + 1 < tk && t * tk + u < 4194304; u++) {
+            double over = m0 + cells * -expm1((t * tk + u + 1) * lq) * (d1 + m1) - (double)part;
+            if (over > 0)
+                spill += ps * -expm1((tk - 1 - u) * lps) * over;
+        }
+    return c->nI * c->nJ * spill;
 }
 
 /* Traffic of one loop order and tile shape (ti, tk, tj) at the buffer level from the
@@ -355,14 +384,16 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
     uint64_t partZ = exact_partition_bytes(e, 1, 0);
     double spill = output_spill(&c, canon, cells, exp(tk * log1p(-q)), d1, m0, m1, partZ);
+    double ps = -expm1(ti * log1p(-A->density)) * -expm1(tj * log1p(-B->density));
+    spill += output_spill_inside(&c, tk, ps, cells, q, d1, m0, m1, partZ);
     if (spill > 0) {
         double sm = written > 0 ? spill * (wb * m0 + written * m1) /
                                       (wb * m0 + written * (d1 + m1))
                                 : 0;
-        tz->out_data += model_count(spill - sm);
-        tz->in_data += model_count(spill - sm);
-        tz->out_metadata += model_count(sm);
-        tz->in_metadata += model_count(sm);
+        tz->out_data = sat_add(tz->out_data, model_count(spill - sm));
+        tz->in_data = sat_add(tz->in_data, model_count(spill - sm));
+        tz->out_metadata = sat_add(tz->out_metadata, model_count(sm));
+        tz->in_metadata = sat_add(tz->in_metadata, model_count(sm));
         tz->bumped_bytes = model_count(spill);
         tz->overflow_bytes = 2 * tz->bumped_bytes;
     }

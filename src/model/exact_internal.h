@@ -105,6 +105,18 @@ typedef struct engine {
 } engine;
 
 
+/* Rule 4 for the output inside a visit (exact_outspill.c): the tile's
+ * update steps and its size after each. */
+typedef struct exact_outspill {
+    int on;          /* 0: the walk keeps the per-visit rule (price_spills) */
+    boundary fine;   /* bd's output tiles, one reduction digit of width g */
+    uint64_t g;      /* step width along the reduction index */
+    uint64_t nsteps; /* steps along the reduction index */
+    uint64_t words;
+    uint64_t *arow;  /* per row tile of A: bit s when it holds a nonzero in step s */
+    uint64_t *bcol;  /* per column tile of B: the same */
+} exact_outspill;
+
 /* exact.c */
 void exact_finish_counts(engine *e);
 void exact_record_tiles(const engine *e, tessel_result *r);
@@ -155,6 +167,14 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
 int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz);
 void exact_ob_settle(engine *e, unsigned b);
 void exact_ob_free(engine *e);
+/* exact_outspill.c: rule 4 per update step of an output tile */
+int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os);
+void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
+                          const model_vec *events);
+void exact_outspill_free(engine *e, exact_outspill *os);
+/* One spill of an output tile of data + meta bytes over partition part:
+ * the excess out and back, bumped_bytes and overflow_bytes. */
+void exact_spill_charge(tessel_traffic *tr, uint64_t data, uint64_t meta, uint64_t part);
 /* compulsory.c: rule 3, untiled in level 0's format (replaces the tiled
  * floor exact_compulsory left in compulsory_bytes; see there) */
 int exact_output_needs_prefixes(const engine *e);

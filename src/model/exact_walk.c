@@ -383,17 +383,7 @@ static void price_spills(engine *e, const boundary *bd, model_vec *mid)
         if (i == 0 || key != mid->v[i - 1] / bd->red_space)
             memset(cursors, 0, sizeof(cursors));
         output_bytes(bd, key, red, cursors, &data, &meta);
-        uint64_t total = data + meta;
-        if (total <= part)
-            continue;
-        uint64_t extra = total - part;
-        uint64_t m = (uint64_t)((double)extra * (double)meta / (double)total);
-        tr->out_data += extra - m;
-        tr->out_metadata += m;
-        tr->in_data += extra - m;
-        tr->in_metadata += m;
-        tr->bumped_bytes += extra;
-        tr->overflow_bytes += 2 * extra;
+        exact_spill_charge(tr, data, meta, part);
     }
 }
 
@@ -426,7 +416,12 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
     }
     out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc },
                      .spills = output_can_spill(e, bd), .mid = { .alloc = e->alloc } };
-    int rc = TESSEL_OK;
+    exact_outspill steps;
+    int rc = os.spills ? exact_outspill_prepare(e, bd, &steps) : TESSEL_OK;
+    if (!os.spills)
+        memset(&steps, 0, sizeof(steps));
+    if (steps.on)
+        os.spills = 0; /* priced per update step below, not per visit */
     for (uint64_t n = 0; n < keys->n && !rc; n++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 };
         if (e->progress && n && !(n & ((UINT64_C(1) << 20) - 1)))
@@ -452,6 +447,9 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
         rc = end_run(e, bd, &os);
     if (!rc)
         rc = price_output(e, bd, &os.events);
+    if (!rc && steps.on)
+        exact_outspill_price(e, bd, &steps, &os.events);
+    exact_outspill_free(e, &steps);
     model_vec_free(&os.events);
     if (!rc && os.spills)
         price_spills(e, bd, &os.mid);

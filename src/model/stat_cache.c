@@ -744,6 +744,8 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
     p->part_a = pt->part_a;
     p->part_b = pt->part_b;
     p->part_z = pt->part_z;
+    p->step_k = pt->step_k;
+    p->extent_k = pt->extent_k;
     p->flops = pt->flops;
     p->multiplicity = pt->multiplicity;
     p->out_cells = pt->out_cells;

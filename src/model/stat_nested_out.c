@@ -462,6 +462,26 @@ static void spill_visit(const zprice *z, double nnz, out_spill *sp)
     sp->meta += m;
 }
 
+/* Rule 4 inside one visit (stat_outspill.c): A's tile of na and B's of nb
+ * nonzeros, the tile growing from n0 to n1 over the visit's update steps
+ * of the child's reduction width; every step before the last spills. */
+static void spill_inside(const nested *n, const zprice *z, uint64_t k, double na, double nb,
+                         double n0, double n1, out_spill *sp)
+{
+    double slots = stat_visit_slots(k, n->bd.tile[XK], n->e->extent[XK],
+                                    stat_step_width(n->e, n->bd.b));
+    double m = stat_visit_steps(slots, na, nb);
+    n0 = znnz(z, n0);
+    n1 = znnz(z, n1);
+    double meta = z->m0 + n1 * z->per_m, b1 = z->d0 + n1 * z->per_d + meta;
+    double extra = stat_spill_inside(z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
+                                     zbytes(z, z->cells), m, (double)z->part);
+    if (extra <= 0)
+        return;
+    sp->data += extra * (1 - meta / b1);
+    sp->meta += extra * meta / b1;
+}
+
 /* One pair whose final tile overflows: its effectual K in order (A's
  * tile row I against B's tile column J), the partial nonzeros after each
  * from the sample's steps st / wt (sorted, ns entries). A visit ends its
@@ -484,10 +504,13 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
             q++;
             continue;
         }
+        double na = (double)n->a.nnz[n->a.ptr[i] + p], nb = (double)bt->nnz[bt->ptr[j] + q];
         uint64_t k = x[p++];
         q++;
+        double cum0 = cum;
         while (c < ns && st[c] <= k)
             cum += wt[c++];
+        spill_inside(n, z, k, na, nb, cum0, cum, sp);
         /* the next effectual K, to see whether this one closes its block */
         uint64_t p2 = p, q2 = q, next = UINT64_MAX;
         while (p2 < nx && q2 < ny && next == UINT64_MAX) {

@@ -233,6 +233,41 @@ static double tile_bytes_of(affine z, double n)
     return z.m0 + n * (z.d1 + z.m1);
 }
 
+/* Nonzeros of tile (row, col) of grid g (0 when empty). */
+static double grid_nnz(const stat_grid *g, uint64_t row, uint64_t col)
+{
+    uint64_t lo = g->ptr[row], hi = g->ptr[row + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->ptr[row + 1] && g->col[lo] == col ? (double)g->nnz[lo] : 0;
+}
+
+/* Rule 4 inside the visit at reduction tile k of pair (r, q), the tile
+ * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c):
+ * every step before the visit's last spills what lies beyond the
+ * partition, split into data and metadata as the tile's bytes. */
+static void spill_inside(const work *w, affine z, uint64_t r, uint64_t k, uint64_t q, double n0,
+                         double n1, stat_outcome *o)
+{
+    const stat_problem *p = w->p;
+    double slots = stat_visit_slots(k, p->tk, p->extent_k ? p->extent_k : p->tk * p->ext_k,
+                                    p->step_k);
+    double m = stat_visit_steps(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q));
+    double b1 = tile_bytes_of(z, n1);
+    double extra = stat_spill_inside(tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
+                                     m, (double)p->part_z);
+    if (extra <= 0)
+        return;
+    double share = b1 > 0 ? (z.m0 + n1 * z.m1) / b1 : 0;
+    o->z_spill_data += extra * (1 - share);
+    o->z_spill_meta += extra * share;
+}
+
 /* One output tile pair that may overflow: its visits in step order with
  * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
 static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
@@ -253,8 +288,10 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
     for (uint64_t wd = 0; wd < w->words; wd++)
         for (uint64_t m = x[wd] & y[wd]; m; m &= m - 1) {
             uint64_t k = wd * 64 + stat_low_bit(m);
+            double cum0 = cum;
             while (c < n && steps[c] <= k)
                 cum += wts[c++];
+            spill_inside(w, z, r, k, q, cum0, cum, o);
             int ends = ijk ? k == last : (pr->ends[wd] >> (k % 64) & 1u);
             double bytes = tile_bytes_of(z, cum);
             if (bytes > o->z_worst)

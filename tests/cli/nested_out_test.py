@@ -6,8 +6,9 @@
    on the bundled G51 with a REG level so small that Z's partial tiles outgrow
    their partition. Exact and stat (whole output sample, and a capped one) both
    report overflowing Z write-backs at REG; `--strict` fails (exit 2) under both;
-   with the whole sample stat's spill bytes (overflow_bytes), REG Z bytes and
-   worst tile are within SPILL_TOL of exact's, and the overflowing write-backs
+   with the whole sample stat's spill bytes (overflow_bytes) are within
+   SPILL_TOL of exact's (the steps inside a visit are estimated), REG Z bytes
+   within ZBYTES_TOL, the worst tile equal, and the overflowing write-backs
    within WB_TOL. The capped sample's spill is biased high and only its
    detection is checked.
 2. Runs that merge across non-effectual gaps: at 2 and 3 levels, orders and
@@ -30,7 +31,11 @@ from clitest import ROOT, check, failures, run
 DATA = os.path.join(ROOT, "examples", "data", "G51.mtx.gz")
 SPEC3 = os.path.join(ROOT, "bench", "specs", "extensor-3buf.yaml")
 SPEC2 = os.path.join(ROOT, "specs", "extensor.yaml")
-SPILL_TOL = 0.02    # whole sample: only the affine pricing of partial tiles differs
+# whole sample: the spill between visits is exact's, the one inside visits an
+# estimate (steps from the tiles' nonzeros, docs/models/stat.md "Rule 4 inside a
+# visit"): measured -26 % on overflow_bytes, -2.3 % on REG Z bytes
+SPILL_TOL = 0.30
+ZBYTES_TOL = 0.05
 WB_TOL = 0.0        # whole sample: overflowing write-backs counted exactly
 BYTES_TOL = 0.005   # whole sample, nested Z bytes
 CAPPED_TOL = 0.10   # 5 % sample: the nonzeros per tile are estimated
@@ -95,8 +100,8 @@ def spill(tessel, tmp):
               "stat (whole sample): REG Z overflowing write-back share within %g" % WB_TOL)
         zx = int(tx["data_bytes"]) + int(tx["metadata_bytes"])
         zs = int(ts["data_bytes"]) + int(ts["metadata_bytes"])
-        check(rel(zx, zs) <= SPILL_TOL,
-              "stat (whole sample): REG Z bytes %d within %g of exact %d" % (zs, SPILL_TOL, zx))
+        check(rel(zx, zs) <= ZBYTES_TOL,
+              "stat (whole sample): REG Z bytes %d within %g of exact %d" % (zs, ZBYTES_TOL, zx))
     for est in (["-e", "exact"], ["-e", "stat"]):
         p = tessel_run(tessel, SPEC3, SPILL_SETS, os.path.join(tmp, "strict"),
                        est + ["--strict"], ok=False)

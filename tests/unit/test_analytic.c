@@ -117,6 +117,36 @@ static void bind_banded_gram(tessel_spec *s)
     s->workload.tensor[2].data = "A^T";
 }
 
+/* Rule 4 inside a visit, by hand (docs/semantics.md rule 4): dense 4x4 A
+ * and B, COO with 8-bit values and coordinates (3 bytes per nonzero), IJK
+ * tiles i:2 k:4 j:2, Z's partition 4 bytes. Each of the 4 tile pairs is
+ * one visit of 4 steps (k = 0..3); after the first every cell is set
+ * (12 bytes), so the 3 steps before the last spill 12 - 4 = 8 bytes each:
+ * 4 x 3 x 8 = 96 bytes, in exact and analytic alike (q = ps = 1). */
+START_TEST(output_spill_inside_visit)
+{
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 2, 4, 2, 0, 8, 8);
+    uniform(&s.workload.tensor[1], 4, 4, 16, 1);
+    uniform(&s.workload.tensor[2], 4, 4, 16, 2);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[0].partition_bytes = 4;
+    tessel_workload_data *d = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
+    tessel_diag_list_free(&errors);
+    tessel_result x, r;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+    ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), 0);
+    ck_assert_uint_eq(x.traffic[1][0].bumped_bytes, 96);
+    ck_assert_uint_eq(r.traffic[1][0].bumped_bytes, 96);
+    ck_assert_uint_eq(r.traffic[1][0].overflow_bytes, 192);
+    tessel_workload_free(&d);
+}
+END_TEST
+
 START_TEST(banded_matches_exact)
 {
     check_against_exact(bind_banded, 0.05);
@@ -182,6 +212,7 @@ int main(void)
     tcase_add_test(tc, uniform_matches_exact);
     tcase_add_test(tc, gram_matches_exact);
     tcase_add_test(tc, nm_matches_exact);
+    tcase_add_test(tc, output_spill_inside_visit);
     tcase_add_test(tc, banded_matches_exact);
     tcase_add_test(tc, banded_gram_matches_exact);
     tcase_add_test(tc, refuses_what_it_does_not_model);

@@ -548,13 +548,15 @@ END_TEST
 /* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
  * 4x4 example, IJK with tiles i:4, k:2, j:4: one output tile, two
  * reduction steps, one run. A's tiles (k 0-1, 2-3) hold (0,0) (2,1) and
- * (1,2) (3,3); B's hold (0,1) (1,3) and (2,0) (3,2): 6 bytes each. After
- * K=0 Z holds (0,1) and (2,3): 2 nonzeros, 6 bytes; after K=1 all 4, 12
- * bytes. With a 4-byte partition for Z the first visit leaves 2 bytes
- * beyond it: spilled (2 bytes written) and read back by the second visit
- * (2 bytes). The run's write-back moves the whole tile (12 bytes), which
- * is larger than the partition: 1 overflowing write-back of 1. Z: 16 bytes
- * instead of 12; overflow_bytes 4, bumped_bytes 2 (streamed from DRAM). */
+ * (1,2) (3,3); B's hold (0,1) (1,3) and (2,0) (3,2): 6 bytes each. The
+ * compute updates Z one k at a time: after k = 0, 1, 2, 3 it holds 1, 2,
+ * 3, 4 nonzeros (3, 6, 9, 12 bytes). With a 4-byte partition every step
+ * but the run's last leaves max(0, S - 4) bytes beyond it, spilled and
+ * read back by the next step: 0 + 2 + 5 = 7 bytes each way. k = 1 ends
+ * the first visit (the per-visit rule's 2 bytes); k = 2 is inside the
+ * second. The run's write-back moves the whole tile (12 bytes), larger
+ * than the partition: 1 overflowing write-back of 1. Z: 12 + 14 = 26
+ * bytes; overflow_bytes 14, bumped_bytes 7 (streamed from DRAM). */
 START_TEST(output_tiles_spill)
 {
     tessel_tensor *a = matrix(4, 4, hand_a, 4), *b = matrix(4, 4, hand_b, 4);
@@ -573,19 +575,40 @@ START_TEST(output_tiles_spill)
     const tessel_traffic *z = &r.traffic[1][Z];
     ck_assert_uint_eq(z->writebacks, 1);
     ck_assert_uint_eq(z->updates, 0);
-    ck_assert_uint_eq(z->out_data + z->out_metadata, 14);
-    ck_assert_uint_eq(z->in_data + z->in_metadata, 2);
-    ck_assert_uint_eq(bytes(&r, 1, Z), 16);
-    ck_assert_uint_eq(z->bumped_bytes, 2);
-    ck_assert_uint_eq(z->overflow_bytes, 4);
+    ck_assert_uint_eq(z->out_data + z->out_metadata, 12 + 7);
+    ck_assert_uint_eq(z->in_data + z->in_metadata, 7);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 26);
+    ck_assert_uint_eq(z->bumped_bytes, 7);
+    ck_assert_uint_eq(z->overflow_bytes, 14);
     ck_assert_uint_eq(z->overflow_tiles, 1);
     ck_assert_uint_eq(z->partition_bytes, 4);
     ck_assert_uint_eq(z->worst_tile_bytes, 12);
-    ck_assert_uint_eq(r.dram_bytes, 12 + 12 + 16);
+    ck_assert_uint_eq(r.dram_bytes, 12 + 12 + 26);
     uint64_t tiles, over;
     tessel_result_overflow(&r, &tiles, &over);
     ck_assert_uint_eq(tiles, 1);
-    ck_assert_uint_eq(over, 4);
+    ck_assert_uint_eq(over, 14);
+    /* k whole (i:4,k:4,j:4): one visit, in which the same four steps
+     * spill the same 7 bytes (the per-visit rule priced 0 here) */
+    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[0].partition_bytes = 4;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 7);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 26);
+    /* A PE level with k:2 below: the LLB tile's steps are the PEs'
+     * reduction tiles, k 0-1 (6 bytes after it) and k 2-3 (12): 2 bytes
+     * spill at the LLB; the PE tiles (2x2, at most 2 nonzeros) fit 100 */
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    s.level[2].tensor[0].partition_bytes = 100;
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 2;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 2);
+    ck_assert_uint_eq(r.traffic[1][Z].overflow_bytes, 4);
+    ck_assert_uint_eq(r.traffic[2][Z].bumped_bytes, 0);
+    s.nlevels = 2;
     /* hand_outer_product (KIJ, 2x2x2 tiles): every visit is its own run,
      * which rule 2 moves whole, so nothing spills; of the 8 write-backs
      * the two of 2 nonzeros (6 bytes) overflow the 4-byte partition */

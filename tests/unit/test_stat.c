@@ -88,8 +88,19 @@ static tessel_result exact_run(const tessel_spec *s, const tessel_workload_data 
     return r;
 }
 
-/* Every count both estimators report, compared exactly. */
-static void assert_same(const tessel_result *x, const tessel_result *s, const char *what)
+/* |a - b| within tol of a (tol 0: equal). */
+static int near(uint64_t a, uint64_t b, double tol)
+{
+    double d = (double)a - (double)b;
+    return fabs(d) <= tol * (double)a;
+}
+
+/* Every count both estimators report, compared exactly, but for the bytes
+ * rule 4 spills of Z inside visits (docs/semantics.md rule 4): stat
+ * estimates the visits' update steps (stat_outspill.c), so Z's bytes,
+ * bumped and overflow bytes and the DRAM total are within tol of exact's. */
+static void assert_near(const tessel_result *x, const tessel_result *s, const char *what,
+                        double tol)
 {
     for (unsigned l = 0; l < x->nlevels; l++)
         for (unsigned t = 0; t < x->ntensors; t++) {
@@ -101,10 +112,15 @@ static void assert_same(const tessel_result *x, const tessel_result *s, const ch
             SAME(updates);
             SAME(writebacks);
             SAME(reads);
+            SAME(overflow_tiles);
+#undef SAME
+#define SAME(f)                                                                              \
+    ck_assert_msg(near(a->f, b->f, t == 0 ? tol : 0),                                        \
+                  "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, t,         \
+                  (unsigned long long)a->f, (unsigned long long)b->f)
             SAME(data_bytes);
             SAME(metadata_bytes);
             SAME(bumped_bytes);
-            SAME(overflow_tiles);
             SAME(overflow_bytes);
             SAME(partition_bytes);
             SAME(algorithmic);
@@ -116,12 +132,23 @@ static void assert_same(const tessel_result *x, const tessel_result *s, const ch
     ck_assert_uint_eq(x->output_nnz, s->output_nnz);
     ck_assert_uint_eq(x->effectual_tiles[1], s->effectual_tiles[1]);
     ck_assert_uint_eq(x->intersections, s->intersections);
-    ck_assert_uint_eq(x->dram_bytes, s->dram_bytes);
+    ck_assert_msg(near(x->dram_bytes, s->dram_bytes, tol), "%s dram_bytes: exact %llu, stat %llu",
+                  what, (unsigned long long)x->dram_bytes, (unsigned long long)s->dram_bytes);
     ck_assert_uint_eq(x->overflow_tiles, s->overflow_tiles);
     ck_assert_msg(x->compulsory_bytes == s->compulsory_bytes, "%s compulsory: exact %llu, stat %llu",
                   what, (unsigned long long)x->compulsory_bytes,
                   (unsigned long long)s->compulsory_bytes);
 }
+
+static void assert_same(const tessel_result *x, const tessel_result *s, const char *what)
+{
+    assert_near(x, s, what, 0);
+}
+
+/* stat's Z bytes inside visits against exact's where Z spills: the DRAM
+ * bytes of the overbooked 700x600x500 case are -2.2 % to +3.1 % off (see
+ * docs/models/stat.md, "Rule 4 inside a visit") */
+#define SPILL_TOL 0.05
 
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
@@ -131,7 +158,7 @@ static const uint64_t shapes[][3] = {
 };
 
 static void check_all(tessel_tensor *a, tessel_tensor *b, uint64_t capacity, int format,
-                      const tessel_stat_options *o)
+                      const tessel_stat_options *o, double tol)
 {
     tessel_workload_data d;
     data_of(&d, a, b);
@@ -145,7 +172,7 @@ static void check_all(tessel_tensor *a, tessel_tensor *b, uint64_t capacity, int
             snprintf(what, sizeof(what), "%s %llux%llux%llu", orders[q],
                      (unsigned long long)shapes[n][0], (unsigned long long)shapes[n][1],
                      (unsigned long long)shapes[n][2]);
-            assert_same(&x, &r, what);
+            assert_near(&x, &r, what, tol);
         }
 }
 
@@ -154,8 +181,8 @@ START_TEST(full_sample_equals_exact_real_matrices)
     tessel_stat_options o = full_sample();
     tessel_tensor *g51 = load("examples/data/G51.mtx.gz");
     tessel_tensor *jag = load("examples/data/jagmesh7.mtx.gz");
-    check_all(g51, g51, 0, 1, &o);  /* csr */
-    check_all(jag, jag, 0, 0, &o);  /* coo */
+    check_all(g51, g51, 0, 1, &o, 0);  /* csr */
+    check_all(jag, jag, 0, 0, &o, 0);  /* coo */
     tessel_tensor_free(&g51);
     tessel_tensor_free(&jag);
 }
@@ -167,8 +194,8 @@ START_TEST(full_sample_equals_exact_rectangular_overbooked)
      * their partition and stream (rule 4). */
     tessel_stat_options o = full_sample();
     tessel_tensor *a = test_matrix(700, 600, 0.02, 1), *b = test_matrix(600, 500, 0.03, 2);
-    check_all(a, b, 40000, 1, &o);
-    check_all(a, b, 0, 2, &o); /* bitmap */
+    check_all(a, b, 40000, 1, &o, SPILL_TOL);
+    check_all(a, b, 0, 2, &o, SPILL_TOL); /* bitmap */
     tessel_tensor_free(&a);
     tessel_tensor_free(&b);
 }
@@ -202,9 +229,19 @@ END_TEST
 
 /* Rule 4 for outputs, the hand-worked example of test_model.c
  * (output_tiles_spill): 4x4 A and B, IJK, tiles i:4 k:2 j:4, COO with
- * 8-bit values and coordinates, a 4-byte partition for Z: after K=0 Z
- * holds 6 bytes, 2 of them spill and are read back at K=1; the one
- * write-back (12 bytes) overflows. The closed sums price the same. */
+ * 8-bit values and coordinates, a 4-byte partition for Z. Exact: four
+ * update steps (one k each), 7 bytes spill. Stat estimates each visit's
+ * steps from its tiles (stat_visit_steps): 2 slots, A's and B's tiles 2
+ * nonzeros each, m = round(2 x 0.75 x 0.75) = 1 (a slot of A is empty with
+ * probability (1 - 1/2)^2):
+ * no step inside a visit spills, only the one between the visits (6 - 4 =
+ * 2 bytes), as before; the one write-back (12 bytes) overflows. With k
+ * whole (one visit of 4 slots, 4 nonzeros each) m = round(4 x (1 -
+ * 0.75^4)^2) = round(1.87) = 2 steps; each fills a share of the empty
+ * cells (16 cells, 48 bytes full): S(1) = 48 - 48 sqrt(36/48) = 6.4
+ * bytes, 2.4 beyond the partition, reported as 2.
+ * With one k per visit (tk = 1) the steps are the visits: the closed sums
+ * equal the walk. */
 /* Rule 4 for inputs per child read, the hand-worked example of
  * docs/semantics.md (test_model.c overbooked_inner_level_per_child_read):
  * DRAM -> LLB -> PE, one 4x4x4 LLB tile, A's (12 bytes) in a 9-byte
@@ -292,18 +329,26 @@ START_TEST(output_spill_hand_example)
     ck_assert_uint_eq(z->overflow_bytes, 4);
     ck_assert_uint_eq(z->overflow_tiles, 1);
     ck_assert_uint_eq(z->worst_tile_bytes, 12);
-    assert_same(&x, &r, "hand IJK");
-    /* every order and a few partitions: the closed sums equal the walk */
+    ck_assert_uint_eq(x.traffic[1][0].bumped_bytes, 7);
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 0, 8, 8);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[0].partition_bytes = 4;
+    r = stat_run(&s, &d, &o);
+    ck_assert_uint_eq(r.traffic[1][0].bumped_bytes, 2);
+    ck_assert_uint_eq(r.traffic[1][0].overflow_bytes, 4);
+    /* every order and a few partitions, one k per visit: the closed sums
+     * equal the walk */
+    o.base[0] = o.base[1] = 1;
     static const uint64_t parts[] = { 1, 4, 7, 100 };
     for (unsigned q = 0; q < 6; q++)
         for (unsigned n = 0; n < 4; n++) {
-            test_spec_spmspm(&s, orders[q], 4, 2, 4, 0, 8, 8);
+            test_spec_spmspm(&s, orders[q], 4, 1, 4, 0, 8, 8);
             s.level[1].capacity = 1000;
             s.level[1].tensor[0].partition_bytes = parts[n];
             x = exact_run(&s, &d);
             r = stat_run(&s, &d, &o);
             assert_same(&x, &r, orders[q]);
-            test_spec_spmspm(&s, orders[q], 2, 2, 2, 0, 8, 8);
+            test_spec_spmspm(&s, orders[q], 2, 1, 2, 0, 8, 8);
             s.level[1].capacity = 1000;
             s.level[1].tensor[0].partition_bytes = parts[n];
             x = exact_run(&s, &d);

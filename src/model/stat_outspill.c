@@ -1,0 +1,69 @@
+/* Rule 4 for an output tile inside one visit in the stat estimator
+ * (docs/semantics.md rule 4, "Outputs"): the update steps exact_outspill.c
+ * counts from the data, estimated from the visit's operand tiles. */
+#include <math.h>
+
+#include "stat_internal.h"
+
+uint64_t stat_step_width(const engine *e, unsigned b)
+{
+    unsigned kx = e->red[0];
+    if (b + 1 >= e->nlev || e->spec_index[kx] < 0)
+        return 1;
+    uint64_t t = e->spec->level[b + 1].tile[e->spec_index[kx]];
+    return t && t < e->extent[kx] ? t : e->extent[kx];
+}
+
+/* Reduction steps of width `step` in reduction tile k of edge tk (the
+ * last tile may be cut by the extent). */
+double stat_visit_slots(uint64_t k, uint64_t tk, uint64_t extent, uint64_t step)
+{
+    uint64_t lo = k * tk, hi = lo + tk < extent ? lo + tk : extent;
+    uint64_t w = hi > lo ? hi - lo : 1, s = step ? step : 1;
+    return (double)((w + s - 1) / s);
+}
+
+/* The visit's steps: its `slots` reduction steps each hold a multiply when
+ * A's tile (na nonzeros) and B's (nb) both hold a nonzero in it; with the
+ * nonzeros spread uniformly, P(a slot of A is empty) = (1 - 1/slots)^na.
+ * At least one step: the visit is effectual. */
+double stat_visit_steps(double slots, double na, double nb)
+{
+    if (slots <= 1)
+        return 1;
+    double ea = exp(na * log1p(-1 / slots)), eb = exp(nb * log1p(-1 / slots));
+    double m = floor(slots * (1 - ea) * (1 - eb) + 0.5);
+    return m < 1 ? 1 : m;
+}
+
+/* Sum over the steps t = 1 .. m - 1 before the visit's last of the bytes
+ * beyond the partition, S(t) - part when positive, S growing from b0
+ * (before the visit) to b1 (after its last step, which the per-visit
+ * charge prices). Each step fills a share of the tile's empty cells, as
+ * the homogeneous model's partial tiles do (docs/models/analytic.md):
+ * S(t) = full - (full - b0) r^t with r^m = (full - b1) / (full - b0),
+ * full the bytes of the whole tile (every cell). A geometric series in
+ * closed form; linear when the tile ends full. */
+double stat_spill_inside(double b0, double b1, double full, double m, double part)
+{
+    if (m < 2 || b1 <= part)
+        return 0;
+    /* linear (d per step) when the tile ends full, or hardly grows (r would
+     * round to 1: log r = 0) */
+    if (full - b1 <= 1e-9 * full || b1 - b0 <= 1e-9 * full) {
+        double d = (b1 - b0) / m, first = 1;
+        if (b0 + d <= part)
+            first = d > 0 ? floor((part - b0) / d) + 1 : m;
+        if (first > m - 1)
+            return 0;
+        double cnt = m - first;
+        return cnt * (b0 - part) + d * (first + m - 1) * cnt / 2;
+    }
+    double r = pow((full - b1) / (full - b0), 1 / m), first = 1;
+    if (b0 + (full - b0) * (1 - r) <= part) /* S(t) > part: r^t < (full - part) / (full - b0) */
+        first = floor(log((full - part) / (full - b0)) / log(r)) + 1;
+    if (first > m - 1)
+        return 0;
+    double cnt = m - first;
+    return cnt * (full - part) - (full - b0) * pow(r, first) * -expm1(cnt * log(r)) / (1 - r);
+}

@@ -30,8 +30,19 @@
 #define NESTED_ACROSS_BUDGET (UINT64_C(1) << 20)
 /* Words of the per-k block bitsets beyond which outer_any searches instead. */
 #define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
+/* Entries of a block-ends table (per row and outer block) allowed beyond
+ * twice the grid's tiles; past both, span() searches instead. */
+#define NESTED_ENDS_MIN (UINT64_C(1) << 20)
 
 enum { RO = 0, RK = 1, RF = 2 }; /* roles: X[o, k] against P[k, f] */
+
+/* Per row of a grid and block of bs columns: the first and last column
+ * of the row in the block (first UINT64_MAX when none), so that an outer
+ * tile's ends cost a lookup per k instead of two binary searches. */
+typedef struct block_ends {
+    uint64_t bs, nb;
+    uint64_t *first, *last; /* NULL: over budget, search the grid */
+} block_ends;
 
 typedef struct across {
     const nested *n;
@@ -46,7 +57,43 @@ typedef struct across {
      * blocks its P row reach (NULL past NESTED_ACROSS_BITS: binary searches) */
     uint64_t *obits, *fbits, wo, wf;
     stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
+    block_ends xte, pe;   /* X^T's rows in o blocks, P's rows in f blocks */
 } across;
+
+static void ends_free(const tessel_allocator *a, block_ends *t)
+{
+    tessel_dealloc(a, t->first);
+    tessel_dealloc(a, t->last);
+    memset(t, 0, sizeof(*t));
+}
+
+/* g's rows in blocks of bs columns; left empty (searches) past the budget. */
+static int ends_init(const tessel_allocator *a, const stat_grid *g, uint64_t bs, block_ends *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->bs = bs;
+    t->nb = (g->cols + bs - 1) / bs;
+    long double size = (long double)g->rows * (long double)t->nb;
+    if (size > (long double)NESTED_ENDS_MIN && size > 2.0L * (long double)g->n)
+        return TESSEL_OK;
+    uint64_t m = g->rows * t->nb + 1;
+    t->first = tessel_alloc_array(a, m, sizeof(uint64_t));
+    t->last = tessel_alloc_array(a, m, sizeof(uint64_t));
+    if (!t->first || !t->last) {
+        ends_free(a, t);
+        return TESSEL_ENOMEM;
+    }
+    memset(t->first, 0xff, m * sizeof(uint64_t));
+    for (uint64_t r = 0; r < g->rows; r++)
+        for (uint64_t u = g->ptr[r]; u < g->ptr[r + 1]; u++) {
+            uint64_t q = r * t->nb + g->col[u] / bs;
+            if (t->first[q] == UINT64_MAX)
+                t->first[q] = g->col[u];
+            t->last[q] = g->col[u];
+        }
+    return TESSEL_OK;
+}
+
 
 /* Level b-1's tile edge along engine index x in level-b tiles: the div of
  * x's last digit before level b's, or the extent (no loop over x). */
@@ -189,12 +236,19 @@ static int before(const across *ac, const uint64_t *v, const uint64_t *w)
     return 0;
 }
 
-/* Row r of g inside [lo, hi): its first and last column, 0 when none. */
-static int span(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi, uint64_t *first,
-                uint64_t *last)
+/* Row r of g inside [lo, hi) (one block of t when it has a table): its
+ * first and last column, 0 when none. */
+static int span(const stat_grid *g, const block_ends *t, uint64_t r, uint64_t lo, uint64_t hi,
+                uint64_t *first, uint64_t *last)
 {
     if (r >= g->rows)
         return 0;
+    if (t->first) {
+        uint64_t q = r * t->nb + lo / t->bs;
+        *first = t->first[q];
+        *last = t->last[q];
+        return *first != UINT64_MAX;
+    }
     uint64_t u = lower(g, r, lo);
     if (u == g->ptr[r + 1] || g->col[u] >= hi)
         return 0;
@@ -261,7 +315,7 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
             uint64_t o = last ? o0 + o1 - 1 - m : m;
             for (uint64_t t = lower(x, o, k0); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
                 uint64_t fa, fz;
-                if (!span(p, x->col[t], f0, f1, &fa, &fz))
+                if (!span(p, &ac->pe, x->col[t], f0, f1, &fa, &fz))
                     continue;
                 uint64_t w[3] = { o, x->col[t], last ? fz : fa };
                 if (better(ac, last, found, w, v)) {
@@ -275,7 +329,8 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
     k1 = k1 < ac->xt.rows ? k1 : ac->xt.rows;
     for (uint64_t m = k0; m < k1; m++) {
         uint64_t k = last ? k0 + k1 - 1 - m : m, oa, oz, fa, fz;
-        if (!span(&ac->xt, k, o0, o1, &oa, &oz) || !span(p, k, f0, f1, &fa, &fz))
+        if (!span(&ac->xt, &ac->xte, k, o0, o1, &oa, &oz) ||
+            !span(p, &ac->pe, k, f0, f1, &fa, &fz))
             continue;
         uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
         if (better(ac, last, found, w, v)) {
@@ -384,6 +439,10 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         }
     }
     if (!rc)
+        rc = ends_init(a, &ac.xt, ac.blk[RO], &ac.xte);
+    if (!rc)
+        rc = ends_init(a, p, ac.blk[RF], &ac.pe);
+    if (!rc)
         rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
     if (!rc)
         rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
@@ -422,5 +481,7 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     tessel_dealloc(a, ac.fbits);
     stat_grid_free(a, &ac.xc);
     stat_grid_free(a, &ac.pc);
+    ends_free(a, &ac.xte);
+    ends_free(a, &ac.pe);
     return rc;
 }

@@ -289,8 +289,8 @@ static void visit_group(out_runs *r, uint64_t i, uint64_t j, uint64_t b)
 /* The groups (output pair, coarse k block holding an effectual K) by a
  * symbolic product of A's tile rows with B's: per tile row I, the k
  * ascend, so a pair's blocks arrive in order and one stamp per column J
- * finds a new group. */
-static int collect_groups(const nested *n, out_runs *r)
+ * finds a new group. Cost: the tile-level multiplies. */
+static int groups_by_stamps(const nested *n, out_runs *r)
 {
     const tessel_allocator *a = n->e->alloc;
     uint64_t *stamp = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
@@ -323,6 +323,121 @@ static int collect_groups(const nested *n, out_runs *r)
     tessel_dealloc(a, last);
     r->pairs = (double)np;
     return TESSEL_OK;
+}
+
+/* Whether key_j (and so every split's prefix of it) never decreases in j:
+ * then a run of columns with one prefix is a contiguous range whose least
+ * key is its first column and its greatest its last. */
+static int keys_monotone(const nested *n, const out_runs *r)
+{
+    for (uint64_t j = 1; j < n->ext_j; j++)
+        if (r->key_j[j] < r->key_j[j - 1])
+            return 0;
+    return 1;
+}
+
+/* Last set bit of u in [from, to), to > from, known to hold one. */
+static uint64_t last_set(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = (to - 1) / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) >> (63 - (to - 1) % 64));
+    while (!m && w > from / 64)
+        m = u[--w];
+    return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+}
+
+/* The groups of tile row i and block b, the columns of union u (wj
+ * words): their count, and per split the least and greatest key under
+ * each prefix, one range of columns with one prefix at a time (segment
+ * ends seg[q][j]). */
+static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, uint64_t wj,
+                        uint64_t *const *seg)
+{
+    uint64_t cnt = 0;
+    for (uint64_t w = 0; w < wj; w++)
+        cnt += stat_bits_set(u[w]);
+    if (!cnt)
+        return;
+    r->groups += (double)cnt;
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        uint64_t base = r->key_i[i] + r->key_k[b], pbase = sp->pre_i[i] + sp->pre_k[b];
+        uint64_t j = stat_nested_next_common(u, u, wj, 0);
+        while (j != UINT64_MAX) {
+            uint64_t end = seg[q][j], jl = last_set(u, j, end);
+            uint64_t p = pbase + sp->pre_j[j], lo = base + r->key_j[j], hi = base + r->key_j[jl];
+            if (lo < sp->lo[p])
+                sp->lo[p] = lo;
+            if (hi > sp->hi[p])
+                sp->hi[p] = hi;
+            j = stat_nested_next_common(u, u, wj, end);
+        }
+    }
+}
+
+/* The groups by unions of B's tile rows as bitsets over J: per tile row
+ * I and coarse k block, the columns J met are the union of the rows of B
+ * at the block's K. Cost: A's tiles times the words of a row of J (plus
+ * the column ranges per split), not the tile-level multiplies. Needs
+ * keys_monotone. */
+static int groups_by_unions(const nested *n, out_runs *r)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t wj = (n->ext_j + 63) / 64, kr = n->b.rows < n->ext_k ? n->b.rows : n->ext_k;
+    uint64_t *bb = stat_zeroed(a, kr * wj + 1, sizeof(uint64_t));
+    uint64_t *u = stat_zeroed(a, 2 * wj + 1, sizeof(uint64_t)), *row = u ? u + wj : NULL;
+    uint64_t *seg[NX * NLEV];
+    unsigned nseg = 0;
+    int rc = bb && u ? TESSEL_OK : TESSEL_ENOMEM;
+    for (; !rc && nseg < r->nsplit; nseg++) {
+        const split *sp = &r->sp[nseg];
+        if (!(seg[nseg] = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t)))) {
+            rc = TESSEL_ENOMEM;
+            break;
+        }
+        for (uint64_t j = n->ext_j; j-- > 0;)
+            seg[nseg][j] = j + 1 < n->ext_j && sp->pre_j[j + 1] == sp->pre_j[j]
+                               ? seg[nseg][j + 1] : j + 1;
+    }
+    for (uint64_t k = 0; !rc && k < kr; k++)
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
+            bb[k * wj + n->b.col[t] / 64] |= UINT64_C(1) << (n->b.col[t] % 64);
+    double np = 0;
+    for (uint64_t i = 0; !rc && i < n->a.rows; i++) {
+        memset(row, 0, wj * sizeof(uint64_t));
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1];) {
+            uint64_t b = blk_of(n, n->a.col[t]);
+            memset(u, 0, wj * sizeof(uint64_t));
+            for (; t < n->a.ptr[i + 1] && blk_of(n, n->a.col[t]) == b; t++) {
+                uint64_t k = n->a.col[t];
+                if (k >= kr)
+                    continue;
+                for (uint64_t w = 0; w < wj; w++)
+                    u[w] |= bb[k * wj + w];
+            }
+            visit_union(r, i, b, u, wj, seg);
+            for (uint64_t w = 0; w < wj; w++)
+                row[w] |= u[w];
+        }
+        for (uint64_t w = 0; w < wj; w++)
+            np += (double)stat_bits_set(row[w]);
+    }
+    r->pairs = np;
+    for (unsigned q = 0; q < nseg; q++)
+        tessel_dealloc(a, seg[q]);
+    tessel_dealloc(a, bb);
+    tessel_dealloc(a, u);
+    return rc;
+}
+
+/* The groups by whichever of the two costs less: the tile-level
+ * multiplies (stamps) or A's tiles times the words of J (unions). */
+static int collect_groups(const nested *n, out_runs *r, double multiplies)
+{
+    double words = (double)((n->ext_j + 63) / 64) + 2;
+    if ((double)n->a.n * words < multiplies && keys_monotone(n, r))
+        return groups_by_unions(n, r);
+    return groups_by_stamps(n, r);
 }
 
 static int same_tile(const nested *n, uint64_t k1, uint64_t k2)
@@ -373,7 +488,7 @@ static int find_runs(nested *n, out_runs *r, int *found)
         return rc;
     rc = bitsets_init(n);
     if (!rc)
-        rc = collect_groups(n, r);
+        rc = collect_groups(n, r, E);
     if (!rc)
         rc = join_splits(n, r);
     *found = !rc;

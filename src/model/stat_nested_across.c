@@ -15,12 +15,13 @@
  * the runs that continue across outer tiles.
  *
  * Cost: the outer tiles effectual at level b-1 (a symbolic product of the
- * level-b grids coarsened to level b-1, sorted by key), each scanned over
- * the input's non-empty level-b tiles inside it with a binary search in
- * the partner's row: the input's tiles times the outer tiles of the
- * partner's row they meet, never the level-b effectual iterations. Past
- * NESTED_ACROSS_BUDGET outer tiles nothing is taken off (the runs stay
- * upper bounds, as before this file). */
+ * level-b grids coarsened to level b-1, sorted by key in chunks of
+ * NESTED_ACROSS_CHUNK keys, so memory stays bounded), each scanned over
+ * its candidate k (bitsets of the k that its o block and f block reach)
+ * with a table lookup of each k's first and last tile in the block: the
+ * outer tiles times their candidate k, never the level-b effectual
+ * iterations. More than one chunk enumerates the outer tiles once per
+ * chunk. */
 #include <string.h>
 
 #include "stat_closed.h"

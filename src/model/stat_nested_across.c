@@ -34,9 +34,10 @@
 #define NESTED_ACROSS_BUCKETS (UINT64_C(1) << 16)
 /* Words of the per-k block bitsets beyond which outer_any searches instead. */
 #define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
-/* Entries of a block-ends table (per row and outer block) allowed beyond
- * twice the grid's tiles; past both, span() searches instead. */
-#define NESTED_ENDS_MIN (UINT64_C(1) << 20)
+/* Entries of a block-ends table (per row and outer block), and words of
+ * the candidate bitsets, allowed beyond the grids' tiles (so that they add
+ * at most about 16 bytes per tile); past both, searches instead. */
+#define NESTED_ENDS_MIN (UINT64_C(1) << 16)
 
 enum { RO = 0, RK = 1, RF = 2 }; /* roles: X[o, k] against P[k, f] */
 
@@ -88,7 +89,7 @@ static int ends_init(const tessel_allocator *a, const stat_grid *g, uint64_t bs,
     t->bs = bs;
     t->nb = (g->cols + bs - 1) / bs;
     long double size = (long double)g->rows * (long double)t->nb;
-    if (size > (long double)NESTED_ENDS_MIN && size > 2.0L * (long double)g->n)
+    if (size > (long double)NESTED_ENDS_MIN && size > (long double)g->n)
         return TESSEL_OK;
     uint64_t m = g->rows * t->nb + 1;
     t->first = tessel_alloc_array(a, m, sizeof(uint64_t));
@@ -349,7 +350,9 @@ static int candidates_init(const tessel_allocator *a, across *ac)
     uint64_t nob = (ac->x->rows + ac->blk[RO] - 1) / ac->blk[RO];
     uint64_t nfb = (ac->p->cols + ac->blk[RF] - 1) / ac->blk[RF];
     ac->wk = (ac->xt.rows + 63) / 64;
-    if ((long double)(nob + nfb) * (long double)ac->wk > (long double)NESTED_ACROSS_BITS)
+    long double words = (long double)(nob + nfb) * (long double)ac->wk;
+    if (words > (long double)NESTED_ACROSS_BITS ||
+        (words > (long double)NESTED_ENDS_MIN && words > (long double)(ac->x->n + ac->p->n)))
         return TESSEL_OK;
     ac->kbo = stat_zeroed(a, nob * ac->wk + 1, sizeof(uint64_t));
     ac->kbf = stat_zeroed(a, nfb * ac->wk + 1, sizeof(uint64_t));

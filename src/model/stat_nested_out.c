@@ -36,7 +36,7 @@
 /* Prefixes up to which a split also keeps the output pair of its least
  * and greatest group, so that join_splits compares them instead of
  * decoding the keys. */
-#define NESTED_PAIR_BUDGET (UINT64_C(1) << 22)
+#define NESTED_PAIR_BUDGET (UINT64_C(1) << 18)
 
 /* One k digit placed before Z's innermost digit: the prefix of the
  * composite key through it is key / below; prefix / radix is its parent.

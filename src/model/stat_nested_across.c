@@ -21,7 +21,8 @@
  * with a table lookup of each k's first and last tile in the block: the
  * outer tiles times their candidate k, never the level-b effectual
  * iterations. More than one chunk enumerates the outer tiles once per
- * chunk. */
+ * chunk; past NESTED_ACROSS_BUDGET outer tiles (16 chunks) nothing is
+ * taken off and the runs stay upper bounds. */
 #include <string.h>
 
 #include "stat_closed.h"
@@ -32,6 +33,9 @@
  * bits), each chunk enumerating the outer tiles again. */
 #define NESTED_ACROSS_CHUNK (UINT64_C(1) << 20)
 #define NESTED_ACROSS_BUCKETS (UINT64_C(1) << 16)
+/* Outer tiles beyond which the merges are left out (the runs stay upper
+ * bounds): 16 chunks, so the pass costs at most 16 enumerations. */
+#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 24)
 /* Words of the per-k block bitsets beyond which outer_any searches instead. */
 #define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
 /* Entries of a block-ends table (per row and outer block), and words of
@@ -547,7 +551,7 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, 
         if (kb < ac->pc.rows)
             total += ac->pc.ptr[kb + 1] - ac->pc.ptr[kb];
     }
-    if (!total)
+    if (!total || total > NESTED_ACROSS_BUDGET)
         return TESSEL_OK;
     for (unsigned r = 0; r < 3; r++) {
         uint64_t most = 0;

@@ -15,23 +15,43 @@
  * the runs that continue across outer tiles.
  *
  * Cost: the outer tiles effectual at level b-1 (a symbolic product of the
- * level-b grids coarsened to level b-1, sorted by key), each scanned over
- * the input's non-empty level-b tiles inside it with a binary search in
- * the partner's row: the input's tiles times the outer tiles of the
- * partner's row they meet, never the level-b effectual iterations. Past
- * NESTED_ACROSS_BUDGET outer tiles nothing is taken off (the runs stay
- * upper bounds, as before this file). */
+ * level-b grids coarsened to level b-1, sorted by key in chunks of
+ * NESTED_ACROSS_CHUNK keys, so memory stays bounded), each scanned over
+ * its candidate k (bitsets of the k that its o block and f block reach)
+ * with a table lookup of each k's first and last tile in the block: the
+ * outer tiles times their candidate k, never the level-b effectual
+ * iterations. More than one chunk enumerates the outer tiles once per
+ * chunk; past NESTED_ACROSS_BUDGET outer tiles (16 chunks) nothing is
+ * taken off and the runs stay upper bounds. */
 #include <string.h>
 
 #include "stat_closed.h"
 #include "stat_nested.h"
 
-/* Outer tiles (8 bytes of key each) beyond which the merges are left out. */
-#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 20)
+/* Outer tiles sorted at once (8 bytes of key and 8 of scratch each); more
+ * are taken in chunks of consecutive keys (buckets of the key's leading
+ * bits), each chunk enumerating the outer tiles again. */
+#define NESTED_ACROSS_CHUNK (UINT64_C(1) << 20)
+#define NESTED_ACROSS_BUCKETS (UINT64_C(1) << 16)
+/* Outer tiles beyond which the merges are left out (the runs stay upper
+ * bounds): 16 chunks, so the pass costs at most 16 enumerations. */
+#define NESTED_ACROSS_BUDGET (UINT64_C(1) << 24)
 /* Words of the per-k block bitsets beyond which outer_any searches instead. */
 #define NESTED_ACROSS_BITS (UINT64_C(1) << 22)
+/* Entries of a block-ends table (per row and outer block), and words of
+ * the candidate bitsets, allowed beyond the grids' tiles (so that they add
+ * at most about 16 bytes per tile); past both, searches instead. */
+#define NESTED_ENDS_MIN (UINT64_C(1) << 16)
 
 enum { RO = 0, RK = 1, RF = 2 }; /* roles: X[o, k] against P[k, f] */
+
+/* Per row of a grid and block of bs columns: the first and last column
+ * of the row in the block (first UINT64_MAX when none), so that an outer
+ * tile's ends cost a lookup per k instead of two binary searches. */
+typedef struct block_ends {
+    uint64_t bs, nb;
+    uint64_t *first, *last; /* NULL: over budget, search the grid */
+} block_ends;
 
 typedef struct across {
     const nested *n;
@@ -46,7 +66,53 @@ typedef struct across {
      * blocks its P row reach (NULL past NESTED_ACROSS_BITS: binary searches) */
     uint64_t *obits, *fbits, wo, wf;
     stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
+    block_ends xte, pe;   /* X^T's rows in o blocks, P's rows in f blocks */
+    /* per outer o block (f block), bitsets over k of the X columns (P
+     * rows) that reach into it: an outer tile's candidate k are their
+     * intersection (NULL past NESTED_ACROSS_BITS: every k is tried) */
+    uint64_t *kbo, *kbf, wk;
+    /* the outer key (keyspace_init): per digit before level b its role,
+     * weight and (pow2) shift; per role and outer block its share */
+    unsigned role[NX * NLEV], shift[NX * NLEV];
+    uint64_t w[NX * NLEV];
+    int pow2;
+    uint64_t *part[3], nblk[3];
 } across;
+
+static void ends_free(const tessel_allocator *a, block_ends *t)
+{
+    tessel_dealloc(a, t->first);
+    tessel_dealloc(a, t->last);
+    memset(t, 0, sizeof(*t));
+}
+
+/* g's rows in blocks of bs columns; left empty (searches) past the budget. */
+static int ends_init(const tessel_allocator *a, const stat_grid *g, uint64_t bs, block_ends *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->bs = bs;
+    t->nb = (g->cols + bs - 1) / bs;
+    long double size = (long double)g->rows * (long double)t->nb;
+    if (size > (long double)NESTED_ENDS_MIN && size > (long double)g->n)
+        return TESSEL_OK;
+    uint64_t m = g->rows * t->nb + 1;
+    t->first = tessel_alloc_array(a, m, sizeof(uint64_t));
+    t->last = tessel_alloc_array(a, m, sizeof(uint64_t));
+    if (!t->first || !t->last) {
+        ends_free(a, t);
+        return TESSEL_ENOMEM;
+    }
+    memset(t->first, 0xff, m * sizeof(uint64_t));
+    for (uint64_t r = 0; r < g->rows; r++)
+        for (uint64_t u = g->ptr[r]; u < g->ptr[r + 1]; u++) {
+            uint64_t q = r * t->nb + g->col[u] / bs;
+            if (t->first[q] == UINT64_MAX)
+                t->first[q] = g->col[u];
+            t->last[q] = g->col[u];
+        }
+    return TESSEL_OK;
+}
+
 
 /* Level b-1's tile edge along engine index x in level-b tiles: the div of
  * x's last digit before level b's, or the extent (no loop over x). */
@@ -147,21 +213,54 @@ static uint64_t lower(const stat_grid *g, uint64_t r, uint64_t v)
     return lo;
 }
 
-/* Level b-1's key of the outer tile whose first level-b tile is c (per
- * role), over the digits of levels 1 .. b-1 (as exact_loop_key). */
-static uint64_t outer_key(const across *ac, const uint64_t *c)
+/* The key of an outer tile over the digits of levels 1 .. b-1 (as
+ * exact_loop_key orders them), as a sum of one share per role taken
+ * from per-block tables: digit i weighs w[i], the product of the later
+ * digits' radices, or, when the radices rounded up to powers of two fit
+ * 64 bits, 2^shift[i], so that decoding needs no division. Either way
+ * the keys sort as the composite order does. */
+static void keyspace_init(across *ac)
 {
     const boundary *bd = &ac->n->bd;
-    uint64_t k = 0;
-    for (unsigned i = 0; i < ac->n->first_digit; i++) {
-        const digit *d = &bd->d[i];
-        unsigned r = role_of(ac, d->x);
-        uint64_t v = r < 3 ? c[r] / d->div : 0;
-        if (!d->first)
-            v %= d->radix;
-        k = k * d->radix + v;
+    unsigned nd = ac->n->first_digit, bits = 0;
+    for (unsigned i = nd; i-- > 0;) {
+        unsigned b = 0;
+        while (b < 64 && (UINT64_C(1) << b) < bd->d[i].radix)
+            b++;
+        ac->shift[i] = bits;
+        bits += b;
     }
-    return k;
+    ac->pow2 = bits <= 63;
+    uint64_t w = 1;
+    for (unsigned i = nd; i-- > 0;) {
+        ac->role[i] = role_of(ac, bd->d[i].x);
+        ac->w[i] = ac->pow2 ? UINT64_C(1) << ac->shift[i] : w;
+        w *= bd->d[i].radix;
+    }
+}
+
+/* Per role, per outer block: its share of the key. */
+static int parts_init(const tessel_allocator *a, across *ac)
+{
+    const boundary *bd = &ac->n->bd;
+    for (unsigned r = 0; r < 3; r++) {
+        ac->nblk[r] = (ac->ext[r] + ac->blk[r] - 1) / ac->blk[r];
+        ac->part[r] = stat_zeroed(a, ac->nblk[r] + 1, sizeof(uint64_t));
+        if (!ac->part[r])
+            return TESSEL_ENOMEM;
+        for (unsigned i = 0; i < ac->n->first_digit; i++) {
+            const digit *d = &bd->d[i];
+            if (ac->role[i] != r)
+                continue;
+            for (uint64_t q = 0; q < ac->nblk[r]; q++) {
+                uint64_t v = q * ac->blk[r] / d->div;
+                if (!d->first)
+                    v %= d->radix;
+                ac->part[r][q] += v * ac->w[i];
+            }
+        }
+    }
+    return TESSEL_OK;
 }
 
 /* The inverse: the first level-b tile of the outer tile of key k. */
@@ -171,10 +270,16 @@ static void outer_decode(const across *ac, uint64_t k, uint64_t *c)
     c[RO] = c[RK] = c[RF] = 0;
     for (unsigned i = ac->n->first_digit; i-- > 0;) {
         const digit *d = &bd->d[i];
-        unsigned r = role_of(ac, d->x);
+        unsigned r = ac->role[i];
+        uint64_t v;
+        if (ac->pow2) {
+            v = (k >> ac->shift[i]) & ((i ? ac->w[i - 1] >> ac->shift[i] : ~UINT64_C(0)) - (i ? 1 : 0));
+        } else {
+            v = k % d->radix;
+            k /= d->radix;
+        }
         if (r < 3)
-            c[r] += (k % d->radix) * d->div;
-        k /= d->radix;
+            c[r] += v * d->div;
     }
 }
 
@@ -189,12 +294,19 @@ static int before(const across *ac, const uint64_t *v, const uint64_t *w)
     return 0;
 }
 
-/* Row r of g inside [lo, hi): its first and last column, 0 when none. */
-static int span(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi, uint64_t *first,
-                uint64_t *last)
+/* Row r of g inside [lo, hi) (one block of t when it has a table): its
+ * first and last column, 0 when none. */
+static int span(const stat_grid *g, const block_ends *t, uint64_t r, uint64_t lo, uint64_t hi,
+                uint64_t *first, uint64_t *last)
 {
     if (r >= g->rows)
         return 0;
+    if (t->first) {
+        uint64_t q = r * t->nb + lo / t->bs;
+        *first = t->first[q];
+        *last = t->last[q];
+        return *first != UINT64_MAX;
+    }
     uint64_t u = lower(g, r, lo);
     if (u == g->ptr[r + 1] || g->col[u] >= hi)
         return 0;
@@ -208,6 +320,57 @@ static int meets(const stat_grid *g, uint64_t r, uint64_t lo, uint64_t hi)
 {
     uint64_t u = lower(g, r, lo);
     return u < g->ptr[r + 1] && g->col[u] < hi;
+}
+
+/* The least (last: the greatest) k in [k0, k1) that the outer o block
+ * ob and f block fb both reach, or UINT64_MAX. */
+static uint64_t candidate(const across *ac, uint64_t ob, uint64_t fb, uint64_t k0, uint64_t k1,
+                          int last)
+{
+    if (k0 >= k1)
+        return UINT64_MAX;
+    const uint64_t *x = &ac->kbo[ob * ac->wk], *y = &ac->kbf[fb * ac->wk];
+    uint64_t w0 = k0 / 64, w1 = (k1 - 1) / 64;
+    uint64_t lo = ~UINT64_C(0) << (k0 % 64), hi = ~UINT64_C(0) >> (63 - (k1 - 1) % 64);
+    if (!last) {
+        for (uint64_t w = w0; w <= w1; w++) {
+            uint64_t m = x[w] & y[w] & (w == w0 ? lo : ~UINT64_C(0)) & (w == w1 ? hi : ~UINT64_C(0));
+            if (m)
+                return w * 64 + (uint64_t)__builtin_ctzll(m);
+        }
+        return UINT64_MAX;
+    }
+    for (uint64_t w = w1 + 1; w-- > w0;) {
+        uint64_t m = x[w] & y[w] & (w == w0 ? lo : ~UINT64_C(0)) & (w == w1 ? hi : ~UINT64_C(0));
+        if (m)
+            return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+    }
+    return UINT64_MAX;
+}
+
+/* The candidate bitsets of the outer blocks; left NULL past the budget. */
+static int candidates_init(const tessel_allocator *a, across *ac)
+{
+    uint64_t nob = (ac->x->rows + ac->blk[RO] - 1) / ac->blk[RO];
+    uint64_t nfb = (ac->p->cols + ac->blk[RF] - 1) / ac->blk[RF];
+    ac->wk = (ac->xt.rows + 63) / 64;
+    long double words = (long double)(nob + nfb) * (long double)ac->wk;
+    if (words > (long double)NESTED_ACROSS_BITS ||
+        (words > (long double)NESTED_ENDS_MIN && words > (long double)(ac->x->n + ac->p->n)))
+        return TESSEL_OK;
+    ac->kbo = stat_zeroed(a, nob * ac->wk + 1, sizeof(uint64_t));
+    ac->kbf = stat_zeroed(a, nfb * ac->wk + 1, sizeof(uint64_t));
+    if (!ac->kbo || !ac->kbf)
+        return TESSEL_ENOMEM;
+    for (uint64_t o = 0; o < ac->x->rows; o++)
+        for (uint64_t t = ac->x->ptr[o]; t < ac->x->ptr[o + 1]; t++) {
+            uint64_t k = ac->x->col[t];
+            ac->kbo[o / ac->blk[RO] * ac->wk + k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    for (uint64_t k = 0; k < ac->p->rows && k < ac->xt.rows; k++)
+        for (uint64_t t = ac->p->ptr[k]; t < ac->p->ptr[k + 1]; t++)
+            ac->kbf[ac->p->col[t] / ac->blk[RF] * ac->wk + k / 64] |= UINT64_C(1) << (k % 64);
+    return TESSEL_OK;
 }
 
 /* Whether the outer tile starting at c holds an effectual iteration: a k
@@ -224,6 +387,8 @@ static int outer_any(const across *ac, const uint64_t *c)
             hi = mid;
     }
     uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
+    if (ac->kbo)
+        return candidate(ac, ob, fb, c[RK], k1 < ac->xt.rows ? k1 : ac->xt.rows, 0) != UINT64_MAX;
     for (uint64_t m = lo; m < ac->nlive && ac->live[m] < k1; m++) {
         uint64_t k = ac->live[m];
         if (ac->obits ? (ac->obits[k * ac->wo + ob / 64] >> (ob % 64) & 1) &&
@@ -261,7 +426,7 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
             uint64_t o = last ? o0 + o1 - 1 - m : m;
             for (uint64_t t = lower(x, o, k0); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
                 uint64_t fa, fz;
-                if (!span(p, x->col[t], f0, f1, &fa, &fz))
+                if (!span(p, &ac->pe, x->col[t], f0, f1, &fa, &fz))
                     continue;
                 uint64_t w[3] = { o, x->col[t], last ? fz : fa };
                 if (better(ac, last, found, w, v)) {
@@ -273,9 +438,29 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
         return found;
     }
     k1 = k1 < ac->xt.rows ? k1 : ac->xt.rows;
+    if (ac->kbo) {
+        /* the same pass over the candidate k only, in the same direction */
+        uint64_t ob = o0 / ac->blk[RO], fb = f0 / ac->blk[RF];
+        for (uint64_t k = candidate(ac, ob, fb, k0, k1, last); k != UINT64_MAX;
+             k = last ? candidate(ac, ob, fb, k0, k, 1) : candidate(ac, ob, fb, k + 1, k1, 0)) {
+            uint64_t oa, oz, fa, fz;
+            if (!span(&ac->xt, &ac->xte, k, o0, o1, &oa, &oz) ||
+                !span(p, &ac->pe, k, f0, f1, &fa, &fz))
+                continue;
+            uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
+            if (better(ac, last, found, w, v)) {
+                memcpy(v, w, sizeof(w));
+                found = 1;
+            }
+            if (ac->ord[0] == RK)
+                break;
+        }
+        return found;
+    }
     for (uint64_t m = k0; m < k1; m++) {
         uint64_t k = last ? k0 + k1 - 1 - m : m, oa, oz, fa, fz;
-        if (!span(&ac->xt, k, o0, o1, &oa, &oz) || !span(p, k, f0, f1, &fa, &fz))
+        if (!span(&ac->xt, &ac->xte, k, o0, o1, &oa, &oz) ||
+            !span(p, &ac->pe, k, f0, f1, &fa, &fz))
             continue;
         uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
         if (better(ac, last, found, w, v)) {
@@ -294,47 +479,122 @@ static uint64_t tile_index(const stat_grid *g, uint64_t r, uint64_t c)
     return lower(g, r, c);
 }
 
-/* The outer tiles effectual at level b-1 (X's and P's coarse grids meet),
- * as sorted keys into *keys; *nk their count, 0 with *keys NULL past the
- * budget. */
-static int outer_keys(const tessel_allocator *a, const across *ac, uint64_t **keys, uint64_t *nk)
+/* The effectual outer tiles (X's and P's coarse grids meet): with hist,
+ * their count per bucket (key >> sh); else the keys whose bucket lies in
+ * [lo, hi) into keys, returning how many. */
+static uint64_t outer_enum(const across *ac, uint64_t *keys, uint64_t cap, uint64_t *hist,
+                           unsigned sh, uint64_t lo, uint64_t hi)
 {
     const stat_grid *xc = &ac->xc, *pc = &ac->pc;
-    uint64_t total = 0;
-    *keys = NULL;
-    *nk = 0;
-    for (uint64_t t = 0; t < xc->n; t++) {
-        uint64_t kb = xc->col[t];
-        if (kb < pc->rows)
-            total += pc->ptr[kb + 1] - pc->ptr[kb];
-    }
-    if (!total || total > NESTED_ACROSS_BUDGET)
-        return TESSEL_OK;
-    uint64_t *k = stat_zeroed(a, total, sizeof(uint64_t));
-    uint64_t *scratch = stat_zeroed(a, total, sizeof(uint64_t));
-    if (!k || !scratch) {
-        tessel_dealloc(a, k);
-        tessel_dealloc(a, scratch);
-        return TESSEL_ENOMEM;
-    }
-    uint64_t m = 0, max = 0;
+    uint64_t m = 0;
     for (uint64_t ob = 0; ob < xc->rows; ob++)
         for (uint64_t t = xc->ptr[ob]; t < xc->ptr[ob + 1]; t++) {
             uint64_t kb = xc->col[t];
             if (kb >= pc->rows)
                 continue;
+            uint64_t base = ac->part[RO][ob] + ac->part[RK][kb];
             for (uint64_t u = pc->ptr[kb]; u < pc->ptr[kb + 1]; u++) {
-                uint64_t c[3] = { ob * ac->blk[RO], kb * ac->blk[RK], pc->col[u] * ac->blk[RF] };
-                k[m] = outer_key(ac, c);
-                max = k[m] > max ? k[m] : max;
-                m++;
+                uint64_t key = base + ac->part[RF][pc->col[u]], bk = key >> sh;
+                if (hist)
+                    hist[bk]++;
+                else if (bk >= lo && bk < hi && m < cap) /* m < cap: always */
+                    keys[m++] = key;
             }
         }
-    tessel_sort_u64(k, scratch, m, max);
+    return m;
+}
+
+/* The scan over the effectual outer tiles in key order, carried from one
+ * chunk of keys to the next. */
+typedef struct scan_state {
+    uint64_t pc[3];
+    int have_prev;
+} scan_state;
+
+/* Takes off runs[] the runs that continue into the outer tiles of
+ * keys[0 .. m) (sorted): lazily, an outer tile's ends only where it
+ * follows an effectual outer tile on the same X tiles (the same o and k
+ * blocks), the only place a run can continue. */
+static void scan_keys(const across *ac, const uint64_t *keys, uint64_t m, uint64_t cf,
+                      scan_state *st, double *runs)
+{
+    uint64_t *pc = st->pc, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
+    for (uint64_t q = 0; q < m; q++) {
+        uint64_t c[3];
+        outer_decode(ac, keys[q], c);
+        if (!st->have_prev || c[RO] != pc[RO] || c[RK] != pc[RK]) {
+            if (outer_any(ac, c)) {
+                memcpy(pc, c, sizeof(st->pc));
+                st->have_prev = 1;
+            }
+            continue;
+        }
+        if (!outer_end(ac, c, 0, v))
+            continue; /* no effectual iteration inside: nothing between */
+        outer_end(ac, pc, 1, z);
+        memcpy(pc, c, sizeof(st->pc));
+        /* the same tile across a coarse f block that the runs counted
+         * apart (stat_nested_block): one run, one fill fewer */
+        if (z[RO] == v[RO] && z[RK] == v[RK] &&
+            (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+            runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+    }
+}
+
+/* The effectual outer tiles in key order, in chunks of about
+ * NESTED_ACROSS_CHUNK keys, through scan_keys. */
+static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, double *runs)
+{
+    uint64_t total = 0, maxkey = 0;
+    for (uint64_t t = 0; t < ac->xc.n; t++) {
+        uint64_t kb = ac->xc.col[t];
+        if (kb < ac->pc.rows)
+            total += ac->pc.ptr[kb + 1] - ac->pc.ptr[kb];
+    }
+    if (!total || total > NESTED_ACROSS_BUDGET)
+        return TESSEL_OK;
+    for (unsigned r = 0; r < 3; r++) {
+        uint64_t most = 0;
+        for (uint64_t q = 0; q < ac->nblk[r]; q++)
+            most = ac->part[r][q] > most ? ac->part[r][q] : most;
+        maxkey += most;
+    }
+    unsigned sh = 0;
+    while (sh < 63 && (maxkey >> sh) >= NESTED_ACROSS_BUCKETS)
+        sh++;
+    uint64_t nb = (maxkey >> sh) + 1, cap = total;
+    uint64_t *hist = NULL;
+    if (total > NESTED_ACROSS_CHUNK) {
+        if (!(hist = stat_zeroed(a, nb, sizeof(uint64_t))))
+            return TESSEL_ENOMEM;
+        outer_enum(ac, NULL, 0, hist, sh, 0, 0);
+        cap = 0; /* the largest chunk */
+        for (uint64_t b = 0, sum = 0; b < nb; b++) {
+            sum = sum + hist[b] > NESTED_ACROSS_CHUNK && sum ? hist[b] : sum + hist[b];
+            cap = sum > cap ? sum : cap;
+        }
+    }
+    uint64_t *keys = stat_zeroed(a, cap + 1, sizeof(uint64_t));
+    uint64_t *scratch = stat_zeroed(a, cap + 1, sizeof(uint64_t));
+    int rc = keys && scratch ? TESSEL_OK : TESSEL_ENOMEM;
+    scan_state st;
+    memset(&st, 0, sizeof(st));
+    for (uint64_t lo = 0; !rc && lo < nb;) {
+        uint64_t hi = nb, sum = 0;
+        if (hist) /* consecutive buckets up to the chunk size, at least one */
+            for (hi = lo; hi < nb && (hi == lo || sum + hist[hi] <= NESTED_ACROSS_CHUNK); hi++)
+                sum += hist[hi];
+        uint64_t m = outer_enum(ac, keys, cap, NULL, sh, lo, hi), most = 0;
+        for (uint64_t q = 0; q < m; q++)
+            most = keys[q] > most ? keys[q] : most;
+        tessel_sort_u64(keys, scratch, m, most);
+        scan_keys(ac, keys, m, cf, &st, runs);
+        lo = hi;
+    }
+    tessel_dealloc(a, hist);
+    tessel_dealloc(a, keys);
     tessel_dealloc(a, scratch);
-    *keys = k;
-    *nk = m;
-    return TESSEL_OK;
+    return rc;
 }
 
 /* Takes off runs[] the runs of X that continue across outer tiles. */
@@ -384,43 +644,31 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         }
     }
     if (!rc)
+        rc = candidates_init(a, &ac);
+    if (!rc)
+        rc = ends_init(a, &ac.xt, ac.blk[RO], &ac.xte);
+    if (!rc)
+        rc = ends_init(a, p, ac.blk[RF], &ac.pe);
+    if (!rc)
         rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
     if (!rc)
         rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
-    uint64_t *keys = NULL, nk = 0;
+    keyspace_init(&ac);
     if (!rc)
-        rc = outer_keys(a, &ac, &keys, &nk);
-    /* lazily: an outer tile's ends only where it follows an effectual
-     * outer tile on the same X tiles (the same o and k blocks), the only
-     * place a run can continue */
-    uint64_t pc[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
-    int have_prev = 0;
-    for (uint64_t q = 0; !rc && q < nk; q++) {
-        uint64_t c[3];
-        outer_decode(&ac, keys[q], c);
-        if (!have_prev || c[RO] != pc[RO] || c[RK] != pc[RK]) {
-            if (outer_any(&ac, c)) {
-                memcpy(pc, c, sizeof(pc));
-                have_prev = 1;
-            }
-            continue;
-        }
-        if (!outer_end(&ac, c, 0, v))
-            continue; /* no effectual iteration inside: nothing between */
-        outer_end(&ac, pc, 1, z);
-        memcpy(pc, c, sizeof(pc));
-        /* the same tile across a coarse f block that the runs counted
-         * apart (stat_nested_block): one run, one fill fewer */
-        if (z[RO] == v[RO] && z[RK] == v[RK] &&
-            (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
-            runs[tile_index(x, v[RO], v[RK])] -= 1;
-    }
-    tessel_dealloc(a, keys);
+        rc = parts_init(a, &ac);
+    if (!rc)
+        rc = scan_outer(a, &ac, cf, runs);
+    for (unsigned r = 0; r < 3; r++)
+        tessel_dealloc(a, ac.part[r]);
     stat_grid_free(a, &ac.xt);
     tessel_dealloc(a, ac.live);
     tessel_dealloc(a, ac.obits);
     tessel_dealloc(a, ac.fbits);
     stat_grid_free(a, &ac.xc);
     stat_grid_free(a, &ac.pc);
+    ends_free(a, &ac.xte);
+    tessel_dealloc(a, ac.kbo);
+    tessel_dealloc(a, ac.kbf);
+    ends_free(a, &ac.pe);
     return rc;
 }

@@ -33,6 +33,10 @@
 #define NESTED_WORDS_BUDGET (UINT64_C(1) << 25)
 /* Outer prefixes tracked per splitting k digit (dense arrays). */
 #define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
+/* Prefixes up to which a split also keeps the output pair of its least
+ * and greatest group, so that join_splits compares them instead of
+ * decoding the keys. */
+#define NESTED_PAIR_BUDGET (UINT64_C(1) << 18)
 
 /* One k digit placed before Z's innermost digit: the prefix of the
  * composite key through it is key / below; prefix / radix is its parent.
@@ -40,6 +44,7 @@
 typedef struct split {
     uint64_t below, radix, space;
     uint64_t *lo, *hi;
+    uint64_t *lo_pair, *hi_pair;     /* their pairs i * ext_j + j (NULL: decode) */
     uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
 } split;
 
@@ -50,7 +55,7 @@ typedef struct split {
 typedef struct out_runs {
     double groups, pairs, merges;
     model_map merged;
-    uint64_t *key_i, *key_j, *key_k, nblk;
+    uint64_t *key_i, *key_j, *key_k, nblk, ext_j;
     unsigned nsplit;
     split sp[NX * NLEV];
 } out_runs;
@@ -113,7 +118,20 @@ static int bitsets_init(nested *n)
 static uint64_t pair_blocks(const nested *n, uint64_t i, uint64_t j, uint64_t *blk)
 {
     const uint64_t *x = &n->arows[i * n->words], *y = &n->bcols[j * n->words];
-    uint64_t cnt = 0, k = stat_nested_next_common(x, y, n->words, 0);
+    uint64_t cnt = 0;
+    if (n->cf_k != UINT64_MAX && n->cf_k % 64 == 0) {
+        /* blocks of whole words: a block is effectual when any word is */
+        uint64_t per = n->cf_k / 64;
+        for (uint64_t w0 = 0, b = 0; w0 < n->words; w0 += per, b++) {
+            uint64_t end = w0 + per < n->words ? w0 + per : n->words, any = 0;
+            for (uint64_t w = w0; w < end && !any; w++)
+                any = x[w] & y[w];
+            if (any)
+                blk[cnt++] = b;
+        }
+        return cnt;
+    }
+    uint64_t k = stat_nested_next_common(x, y, n->words, 0);
     while (k != UINT64_MAX) {
         uint64_t b = blk_of(n, k);
         blk[cnt++] = b;
@@ -197,6 +215,8 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     for (unsigned q = 0; q < r->nsplit; q++) {
         tessel_dealloc(a, r->sp[q].lo);
         tessel_dealloc(a, r->sp[q].hi);
+        tessel_dealloc(a, r->sp[q].lo_pair);
+        tessel_dealloc(a, r->sp[q].hi_pair);
         tessel_dealloc(a, r->sp[q].pre_i);
         tessel_dealloc(a, r->sp[q].pre_j);
         tessel_dealloc(a, r->sp[q].pre_k);
@@ -237,7 +257,14 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
         if (!sp->lo || !sp->hi)
             return TESSEL_ENOMEM;
         memset(sp->lo, 0xff, sp->space * sizeof(uint64_t));
+        if (sp->space <= NESTED_PAIR_BUDGET) {
+            sp->lo_pair = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
+            sp->hi_pair = stat_zeroed(a, sp->space, sizeof(uint64_t));
+            if (!sp->lo_pair || !sp->hi_pair)
+                return TESSEL_ENOMEM;
+        }
     }
+    r->ext_j = n->ext_j;
     r->key_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
     r->key_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
     r->key_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
@@ -269,6 +296,21 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
     return TESSEL_OK;
 }
 
+/* Keys lo and hi (pairs plo and phi) under prefix p of split sp. */
+static void split_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi, uint64_t plo, uint64_t phi)
+{
+    if (lo < sp->lo[p]) {
+        sp->lo[p] = lo;
+        if (sp->lo_pair)
+            sp->lo_pair[p] = plo;
+    }
+    if (hi > sp->hi[p]) { /* a key of 0 is pair 0, as hi_pair starts */
+        sp->hi[p] = hi;
+        if (sp->hi_pair)
+            sp->hi_pair[p] = phi;
+    }
+}
+
 /* One group (tile row i, column j, block b): the first and last group
  * under each prefix of every split, by the composite key of its block's
  * start. */
@@ -279,18 +321,15 @@ static void visit_group(out_runs *r, uint64_t i, uint64_t j, uint64_t b)
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
         uint64_t p = sp->pre_i[i] + sp->pre_j[j] + sp->pre_k[b];
-        if (key < sp->lo[p])
-            sp->lo[p] = key;
-        if (key > sp->hi[p])
-            sp->hi[p] = key;
+        split_see(sp, p, key, key, r->ext_j * i + j, r->ext_j * i + j);
     }
 }
 
 /* The groups (output pair, coarse k block holding an effectual K) by a
  * symbolic product of A's tile rows with B's: per tile row I, the k
  * ascend, so a pair's blocks arrive in order and one stamp per column J
- * finds a new group. */
-static int collect_groups(const nested *n, out_runs *r)
+ * finds a new group. Cost: the tile-level multiplies. */
+static int groups_by_stamps(const nested *n, out_runs *r)
 {
     const tessel_allocator *a = n->e->alloc;
     uint64_t *stamp = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
@@ -325,6 +364,118 @@ static int collect_groups(const nested *n, out_runs *r)
     return TESSEL_OK;
 }
 
+/* Whether key_j (and so every split's prefix of it) never decreases in j:
+ * then a run of columns with one prefix is a contiguous range whose least
+ * key is its first column and its greatest its last. */
+static int keys_monotone(const nested *n, const out_runs *r)
+{
+    for (uint64_t j = 1; j < n->ext_j; j++)
+        if (r->key_j[j] < r->key_j[j - 1])
+            return 0;
+    return 1;
+}
+
+/* Last set bit of u in [from, to), to > from, known to hold one. */
+static uint64_t last_set(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = (to - 1) / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) >> (63 - (to - 1) % 64));
+    while (!m && w > from / 64)
+        m = u[--w];
+    return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+}
+
+/* The groups of tile row i and block b, the columns of union u (wj
+ * words): their count, and per split the least and greatest key under
+ * each prefix, one range of columns with one prefix at a time (segment
+ * ends seg[q][j]). */
+static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, uint64_t wj,
+                        uint64_t *const *seg)
+{
+    uint64_t cnt = 0;
+    for (uint64_t w = 0; w < wj; w++)
+        cnt += stat_bits_set(u[w]);
+    if (!cnt)
+        return;
+    r->groups += (double)cnt;
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        split *sp = &r->sp[q];
+        uint64_t base = r->key_i[i] + r->key_k[b], pbase = sp->pre_i[i] + sp->pre_k[b];
+        uint64_t j = stat_nested_next_common(u, u, wj, 0);
+        while (j != UINT64_MAX) {
+            uint64_t end = seg[q][j], jl = last_set(u, j, end);
+            uint64_t p = pbase + sp->pre_j[j], lo = base + r->key_j[j], hi = base + r->key_j[jl];
+            split_see(sp, p, lo, hi, r->ext_j * i + j, r->ext_j * i + jl);
+            j = stat_nested_next_common(u, u, wj, end);
+        }
+    }
+}
+
+/* The groups by unions of B's tile rows as bitsets over J: per tile row
+ * I and coarse k block, the columns J met are the union of the rows of B
+ * at the block's K. Cost: A's tiles times the words of a row of J (plus
+ * the column ranges per split), not the tile-level multiplies. Needs
+ * keys_monotone. */
+static int groups_by_unions(const nested *n, out_runs *r)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t wj = (n->ext_j + 63) / 64, kr = n->b.rows < n->ext_k ? n->b.rows : n->ext_k;
+    uint64_t *bb = stat_zeroed(a, kr * wj + 1, sizeof(uint64_t));
+    uint64_t *u = stat_zeroed(a, 2 * wj + 1, sizeof(uint64_t)), *row = u ? u + wj : NULL;
+    uint64_t *seg[NX * NLEV];
+    unsigned nseg = 0;
+    int rc = bb && u ? TESSEL_OK : TESSEL_ENOMEM;
+    for (; !rc && nseg < r->nsplit; nseg++) {
+        const split *sp = &r->sp[nseg];
+        if (!(seg[nseg] = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t)))) {
+            rc = TESSEL_ENOMEM;
+            break;
+        }
+        for (uint64_t j = n->ext_j; j-- > 0;)
+            seg[nseg][j] = j + 1 < n->ext_j && sp->pre_j[j + 1] == sp->pre_j[j]
+                               ? seg[nseg][j + 1] : j + 1;
+    }
+    for (uint64_t k = 0; !rc && k < kr; k++)
+        for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
+            bb[k * wj + n->b.col[t] / 64] |= UINT64_C(1) << (n->b.col[t] % 64);
+    double np = 0;
+    for (uint64_t i = 0; !rc && i < n->a.rows; i++) {
+        memset(row, 0, wj * sizeof(uint64_t));
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1];) {
+            uint64_t b = blk_of(n, n->a.col[t]);
+            memset(u, 0, wj * sizeof(uint64_t));
+            for (; t < n->a.ptr[i + 1] && blk_of(n, n->a.col[t]) == b; t++) {
+                uint64_t k = n->a.col[t];
+                if (k >= kr)
+                    continue;
+                for (uint64_t w = 0; w < wj; w++)
+                    u[w] |= bb[k * wj + w];
+            }
+            visit_union(r, i, b, u, wj, seg);
+            for (uint64_t w = 0; w < wj; w++)
+                row[w] |= u[w];
+        }
+        for (uint64_t w = 0; w < wj; w++)
+            np += (double)stat_bits_set(row[w]);
+    }
+    r->pairs = np;
+    for (unsigned q = 0; q < nseg; q++)
+        tessel_dealloc(a, seg[q]);
+    tessel_dealloc(a, bb);
+    tessel_dealloc(a, u);
+    return rc;
+}
+
+/* The groups by whichever of the two costs less: the tile-level
+ * multiplies (stamps) or A's tiles times the words of J (unions). */
+static int collect_groups(const nested *n, out_runs *r, double multiplies)
+{
+    double words = (double)((n->ext_j + 63) / 64) + 2;
+    if ((double)n->a.n * words < multiplies && keys_monotone(n, r))
+        return groups_by_unions(n, r);
+    return groups_by_stamps(n, r);
+}
+
 static int same_tile(const nested *n, uint64_t k1, uint64_t k2)
 {
     uint64_t c1[NX], c2[NX];
@@ -346,7 +497,8 @@ static int join_splits(const nested *n, out_runs *r)
             if (sp->lo[p] == UINT64_MAX)
                 continue;
             if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
-                same_tile(n, sp->hi[prev], sp->lo[p])) {
+                (sp->lo_pair ? sp->hi_pair[prev] == sp->lo_pair[p]
+                             : same_tile(n, sp->hi[prev], sp->lo[p]))) {
                 if (!model_map_slot(&r->merged, sp->hi[prev], 1))
                     return TESSEL_ENOMEM;
                 r->merges += 1;
@@ -373,7 +525,7 @@ static int find_runs(nested *n, out_runs *r, int *found)
         return rc;
     rc = bitsets_init(n);
     if (!rc)
-        rc = collect_groups(n, r);
+        rc = collect_groups(n, r, E);
     if (!rc)
         rc = join_splits(n, r);
     *found = !rc;
@@ -412,17 +564,27 @@ static uint64_t first_at(const uint64_t *blk, uint64_t cnt, uint64_t b)
     return lo;
 }
 
+/* The sample's base cells per level-b tile along i, j and k. */
+typedef struct cell_map {
+    uint64_t fi, fj, fk;
+} cell_map;
+
+static cell_map cell_map_of(const nested *n, const stat_output_sample *s)
+{
+    cell_map m = { n->ea[0] / s->base[0], n->eb[1] / s->base[1], n->ea[1] / s->base[2] };
+    return m;
+}
+
 /* The sample's cell c as a level-b output pair and reduction tile K;
  * 0 when it falls outside the level-b grids. */
-static int cell_at(const nested *n, const stat_output_sample *s, uint64_t c, uint64_t *pair,
-                   uint64_t *k)
+static int cell_at(const nested *n, const stat_output_sample *s, const cell_map *m, uint64_t c,
+                   uint64_t *pair, uint64_t *k)
 {
-    uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1], fk = n->ea[1] / s->base[2];
-    uint64_t i = s->ci[c] / fi, j = s->cj[c] / fj;
+    uint64_t i = s->ci[c] / m->fi, j = s->cj[c] / m->fj;
     if (i >= n->ext_i || j >= n->ext_j)
         return 0;
     *pair = i * n->ext_j + j;
-    *k = s->ck[c] / fk;
+    *k = s->ck[c] / m->fk;
     return 1;
 }
 
@@ -434,15 +596,16 @@ static double sample_written(const nested *n, const stat_output_sample *s, const
 {
     uint64_t last = UINT64_MAX, cnt = 0;
     double sum = 0;
+    cell_map m = cell_map_of(n, s);
     for (uint64_t g = 0; g < s->ngroups; g++) {
         uint64_t c = s->gstart[g], pair, k;
-        if (!cell_at(n, s, c, &pair, &k))
+        if (!cell_at(n, s, &m, c, &pair, &k))
             continue;
         if (pair != last)
             cnt = pair_runs(n, r, pair / n->ext_j, pair % n->ext_j, blk, suf);
         last = pair;
         for (; c < s->gstart[g + 1]; c++)
-            if (cell_at(n, s, c, &pair, &k))
+            if (cell_at(n, s, &m, c, &pair, &k))
                 sum += (double)suf[first_at(blk, cnt, blk_of(n, k))] * s->weight[c];
     }
     return sum;
@@ -541,9 +704,10 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
 static int pair_totals(const nested *n, const stat_output_sample *s, model_map *final)
 {
     int rc = TESSEL_OK;
+    cell_map m = cell_map_of(n, s);
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair, k;
-        if (cell_at(n, s, c, &pair, &k))
+        if (cell_at(n, s, &m, c, &pair, &k))
             rc = model_map_add(final, pair, s->weight[c]);
     }
     return rc;
@@ -555,9 +719,10 @@ static int overflow_steps(const nested *n, const stat_output_sample *s, const mo
                           const zprice *z, model_vec *keys, model_map *steps)
 {
     int rc = TESSEL_OK;
+    cell_map m = cell_map_of(n, s);
     for (uint64_t c = 0; !rc && c < s->ncells; c++) {
         uint64_t pair, k;
-        if (!cell_at(n, s, c, &pair, &k) ||
+        if (!cell_at(n, s, &m, c, &pair, &k) ||
             zbytes(z, model_map_weight(final, pair)) <= (double)z->part)
             continue;
         uint64_t key = pair * n->ext_k + k;

@@ -190,4 +190,3 @@ int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xce
     merger_free(&m);
     return TESSEL_OK;
 }
-

@@ -222,6 +222,21 @@ int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
                          stat_grid *out);
 int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+/* First position in row r of g whose column is >= c (g->ptr[r + 1] when
+ * none): the index of tile (r, c) when that tile is non-empty. */
+static inline uint64_t stat_grid_lower(const stat_grid *g, uint64_t r, uint64_t c)
+{
+    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->col[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The grid of an unfolded 3-tensor base grid (rows i * xcells + x) at
  * tiles fi x fx x fk times as large: rows i' * x_tiles + x' (x_major: the
  * other way round). */

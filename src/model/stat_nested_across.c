@@ -202,15 +202,7 @@ static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t r
  * none). */
 static uint64_t lower(const stat_grid *g, uint64_t r, uint64_t v)
 {
-    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (g->col[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return stat_grid_lower(g, r, v);
 }
 
 /* The key of an outer tile over the digits of levels 1 .. b-1 (as

@@ -469,15 +469,7 @@ static uint64_t tracker_end_f(run_tracker *t)
 /* Index of tile (r, c) of g, which must be non-empty. */
 static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
 {
-    uint64_t lo = g->ptr[r], hi = g->ptr[r + 1];
-    while (lo + 1 < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (g->col[mid] <= c)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return stat_grid_lower(g, r, c);
 }
 
 /* Level-b order (f, k, o): inside one level b-1 tile, each f walks its

@@ -160,15 +160,7 @@ uint64_t stat_b_last_j(const stat_problem *p, uint64_t k)
 /* Index of B's tile (k, j), which must be non-empty. */
 uint64_t stat_b_tile(const stat_problem *p, uint64_t k, uint64_t j)
 {
-    uint64_t lo = p->b.ptr[k], hi = p->b.ptr[k + 1];
-    while (lo + 1 < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (p->b.col[mid] <= j)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return stat_grid_lower(&p->b, k, j);
 }
 
 /* ------------------------------------------------------------------ */

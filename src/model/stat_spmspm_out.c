@@ -236,14 +236,7 @@ static double tile_bytes_of(affine z, double n)
 /* Nonzeros of tile (row, col) of grid g (0 when empty). */
 static double grid_nnz(const stat_grid *g, uint64_t row, uint64_t col)
 {
-    uint64_t lo = g->ptr[row], hi = g->ptr[row + 1];
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (g->col[mid] < col)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t lo = stat_grid_lower(g, row, col);
     return lo < g->ptr[row + 1] && g->col[lo] == col ? (double)g->nnz[lo] : 0;
 }
 

@@ -399,6 +399,24 @@ static int better(const across *ac, int last, int found, const uint64_t *v, cons
     return !found || (last ? before(ac, best, v) : before(ac, v, best));
 }
 
+/* outer_end's step on one k: the least (last: greatest) iteration on k
+ * inside the outer tile at c into v when it improves on *found; 1 when the
+ * pass may stop (k found and k leads level b's order). */
+static int k_end(const across *ac, uint64_t k, const uint64_t *c, int last, int *found,
+                 uint64_t *v)
+{
+    uint64_t oa, oz, fa, fz;
+    if (!span(&ac->xt, &ac->xte, k, c[RO], c[RO] + ac->blk[RO], &oa, &oz) ||
+        !span(ac->p, &ac->pe, k, c[RF], c[RF] + ac->blk[RF], &fa, &fz))
+        return 0;
+    uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
+    if (better(ac, last, *found, w, v)) {
+        memcpy(v, w, sizeof(w));
+        *found = 1;
+    }
+    return ac->ord[0] == RK;
+}
+
 /* The first (last: the last) effectual iteration inside the outer tile
  * starting at c, in level b's order, into v; 0 when it holds none. For a
  * fixed k the uses of X's column k meet P's row k independently, so the
@@ -435,31 +453,14 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
         uint64_t ob = o0 / ac->blk[RO], fb = f0 / ac->blk[RF];
         for (uint64_t k = candidate(ac, ob, fb, k0, k1, last); k != UINT64_MAX;
              k = last ? candidate(ac, ob, fb, k0, k, 1) : candidate(ac, ob, fb, k + 1, k1, 0)) {
-            uint64_t oa, oz, fa, fz;
-            if (!span(&ac->xt, &ac->xte, k, o0, o1, &oa, &oz) ||
-                !span(p, &ac->pe, k, f0, f1, &fa, &fz))
-                continue;
-            uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
-            if (better(ac, last, found, w, v)) {
-                memcpy(v, w, sizeof(w));
-                found = 1;
-            }
-            if (ac->ord[0] == RK)
+            if (k_end(ac, k, c, last, &found, v))
                 break;
         }
         return found;
     }
     for (uint64_t m = k0; m < k1; m++) {
-        uint64_t k = last ? k0 + k1 - 1 - m : m, oa, oz, fa, fz;
-        if (!span(&ac->xt, &ac->xte, k, o0, o1, &oa, &oz) ||
-            !span(p, &ac->pe, k, f0, f1, &fa, &fz))
-            continue;
-        uint64_t w[3] = { last ? oz : oa, k, last ? fz : fa };
-        if (better(ac, last, found, w, v)) {
-            memcpy(v, w, sizeof(w));
-            found = 1;
-        }
-        if (ac->ord[0] == RK)
+        uint64_t k = last ? k0 + k1 - 1 - m : m;
+        if (k_end(ac, k, c, last, &found, v))
             break;
     }
     return found;

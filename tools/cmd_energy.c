@@ -60,22 +60,6 @@ static size_t rows_of(const tessel_spec *spec, const tessel_design_energy *de, e
     return n;
 }
 
-/* A CSV field, quoted when it holds a comma or a quote. */
-static void csv_text(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void write_csv(FILE *f, const energy_row *rows, size_t n)
 {
     fprintf(f, "component,class,instances,action,pj,area_um2,table,entry,method,width_bits,"
@@ -86,12 +70,12 @@ static void write_csv(FILE *f, const energy_row *rows, size_t n)
             fprintf(f, "%s,%s,%.17g,%s,%.17g,%.17g,", rows[i].name, rows[i].c->cls,
                     rows[i].instances, tessel_action_name((tessel_action)a), e->pj[a],
                     e->area_um2);
-            csv_text(f, e->table);
+            tessel_csv_field(f, e->table);
             fputc(',', f);
-            csv_text(f, e->entry);
+            tessel_csv_field(f, e->entry);
             fprintf(f, ",%s,%u,%.17g,%u,%s,", e->method, e->width_bits, e->depth_words,
                     e->banks, e->technology);
-            csv_text(f, e->source);
+            tessel_csv_field(f, e->source);
             fputc('\n', f);
         }
 }

@@ -29,16 +29,6 @@
 
 #include "exact_internal.h"
 
-/* Level l's tile edge of engine index x as the boundaries see it. */
-static uint64_t edge(const engine *e, unsigned l, unsigned x)
-{
-    uint64_t ext = e->extent[x] ? e->extent[x] : 1;
-    if (e->spec_index[x] < 0)
-        return ext;
-    uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
-    return t && t < ext ? t : ext;
-}
-
 /* Input i's tile at level l holding level-l tile coordinates lc, packed. */
 static uint64_t pack(const engine *e, unsigned l, unsigned i, const uint64_t *lc)
 {
@@ -46,7 +36,7 @@ static uint64_t pack(const engine *e, unsigned l, unsigned i, const uint64_t *lc
     uint64_t key = 0;
     for (unsigned m = 0; m < o->order; m++) {
         unsigned x = o->x[m];
-        uint64_t e_l = edge(e, l, x), n = (e->extent[x] + e_l - 1) / e_l;
+        uint64_t e_l = exact_level_edge(e, l, x), n = (e->extent[x] + e_l - 1) / e_l;
         key = key * (n ? n : 1) + lc[x];
     }
     return key;
@@ -97,7 +87,7 @@ int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c,
         return TESSEL_OK;
     uint64_t pc[NX] = { 0 };
     for (unsigned x = 0; x < e->nx; x++)
-        pc[x] = c[x] * bd->tile[x] / edge(e, pl, x);
+        pc[x] = c[x] * bd->tile[x] / exact_level_edge(e, pl, x);
     uint64_t s = model_map_find(&t->index, pack(e, pl, i, pc));
     if (s != UINT64_MAX)
         t->t[s].child_nnz += nnz;

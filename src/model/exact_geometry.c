@@ -8,13 +8,18 @@
 /* ------------------------------------------------------------------ */
 /* Boundary geometry: tiles per level and the composite loop key. */
 
-/* Level l's tile edge for engine index x; 0 = the whole extent. */
-static uint64_t level_tile(const engine *e, unsigned l, unsigned x)
+uint64_t exact_level_tile(const engine *e, unsigned l, unsigned x)
 {
     if (e->spec_index[x] < 0)
         return 0;
     uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
     return t >= e->extent[x] ? 0 : t;
+}
+
+uint64_t exact_level_edge(const engine *e, unsigned l, unsigned x)
+{
+    uint64_t t = exact_level_tile(e, l, x);
+    return t ? t : e->extent[x] ? e->extent[x] : 1;
 }
 
 /* Position of engine index x in level l's loop order. */
@@ -35,7 +40,7 @@ int exact_geometry(engine *e, boundary *bd)
 {
     unsigned b = bd->b;
     for (unsigned x = 0; x < e->nx; x++) {
-        uint64_t t = level_tile(e, b, x);
+        uint64_t t = exact_level_tile(e, b, x);
         bd->tile[x] = t ? t : (e->extent[x] ? e->extent[x] : 1);
         bd->ntiles[x] = t ? (e->extent[x] + t - 1) / t : 1;
     }
@@ -55,10 +60,10 @@ int exact_geometry(engine *e, boundary *bd)
                 }
         for (unsigned i = 0; i < e->nx; i++) {
             unsigned x = xs[i];
-            uint64_t t = level_tile(e, l, x);
+            uint64_t t = exact_level_tile(e, l, x);
             if (!t)
                 continue;
-            uint64_t tb = level_tile(e, b, x);
+            uint64_t tb = exact_level_tile(e, b, x);
             if (!tb || t % tb || (prev[x] && prev[x] % t))
                 return tessel_diag_set(
                     e->diag, TESSEL_EINVAL, e->spec->level[b].pos.file,

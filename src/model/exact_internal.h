@@ -128,6 +128,10 @@ int exact_oom(engine *e);
 int exact_oom_step(engine *e, const char *step, uint64_t bytes);
 int exact_setup_roles(engine *e, const tessel_workload_data *w);
 /* exact_geometry.c: tiles, composite loop keys, grids, tile bytes */
+/* Level l's tile edge for engine index x: 0 = the whole extent (tile),
+ * or clamped to the extent, at least 1 (edge). */
+uint64_t exact_level_tile(const engine *e, unsigned l, unsigned x);
+uint64_t exact_level_edge(const engine *e, unsigned l, unsigned x);
 int exact_geometry(engine *e, boundary *bd);
 uint64_t exact_loop_key(const boundary *bd, const uint64_t *c);
 void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c);

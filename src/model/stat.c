@@ -100,15 +100,6 @@ int stat_closed_sums_apply(const engine *e)
 /* ------------------------------------------------------------------ */
 /* The boundary's tile grids, derived from the base grids. */
 
-/* Level l's tile edge of engine index x, a whole mode counting as 0. */
-static uint64_t level_edge(const engine *e, unsigned l, unsigned x)
-{
-    if (e->spec_index[x] < 0)
-        return 0;
-    uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
-    return t >= e->extent[x] ? 0 : t;
-}
-
 /* A tile edge the base grid can be merged into: a multiple of the base
  * edge, or the whole mode (rounded up to a multiple). Otherwise the error
  * names the largest base that would work: rows of both operands divide
@@ -134,7 +125,7 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
         for (unsigned i = 0; i < e->nin; i++)
             for (unsigned m = 0; m < e->in[i].order; m++) {
                 unsigned which = m + 1 == e->in[i].order ? 1 : 0;
-                edges[which] = tessel_gcd(edges[which], level_edge(e, l, e->in[i].x[m]));
+                edges[which] = tessel_gcd(edges[which], exact_level_tile(e, l, e->in[i].x[m]));
             }
     uint64_t rows = edges[0], cols = edges[1];
     const tessel_spec_level *lv = &e->spec->level[bd->b];

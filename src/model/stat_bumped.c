@@ -22,21 +22,11 @@
 
 #include "stat_bumped.h"
 
-/* Level l's tile edge of engine index x, as exact_bumped.c keys tiles. */
-static uint64_t edge(const engine *e, unsigned l, unsigned x)
-{
-    uint64_t ext = e->extent[x] ? e->extent[x] : 1;
-    if (e->spec_index[x] < 0)
-        return ext;
-    uint64_t t = e->spec->level[l].tile[e->spec_index[x]];
-    return t && t < ext ? t : ext;
-}
-
 /* Operand i's tile (m0, m1) of level l, packed. */
 static uint64_t pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1)
 {
     unsigned x1 = e->in[i].x[1];
-    uint64_t e1 = edge(e, l, x1), n1 = (e->extent[x1] + e1 - 1) / e1;
+    uint64_t e1 = exact_level_edge(e, l, x1), n1 = (e->extent[x1] + e1 - 1) / e1;
     return m0 * (n1 ? n1 : 1) + m1;
 }
 
@@ -54,8 +44,8 @@ static void child_reads(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t
     if (pl == 0 || !t->n || fills <= 0)
         return;
     unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
-    uint64_t p0 = m0 * edge(e, b, x0) / edge(e, pl, x0);
-    uint64_t p1 = m1 * edge(e, b, x1) / edge(e, pl, x1);
+    uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
+    uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
     uint64_t s = model_map_find(&t->index, pack(e, pl, i, p0, p1));
     if (s != UINT64_MAX)
         t->t[s].child_nnz += whole(fills * (double)nnz);

@@ -10,8 +10,7 @@ uint64_t stat_step_width(const engine *e, unsigned b)
     unsigned kx = e->red[0];
     if (b + 1 >= e->nlev || e->spec_index[kx] < 0)
         return 1;
-    uint64_t t = e->spec->level[b + 1].tile[e->spec_index[kx]];
-    return t && t < e->extent[kx] ? t : e->extent[kx];
+    return exact_level_edge(e, b + 1, kx);
 }
 
 /* Reduction steps of width `step` in reduction tile k of edge tk (the

@@ -5,6 +5,7 @@
 #   make valgrind  plain debug build, the golden CLI tests under valgrind (memcheck)
 #   make tsan      ThreadSanitizer build, the threaded sweep and map tests under it
 #   make fuzz-campaign  clang + libFuzzer build, 5 minutes each on the spec and sweep readers
+#   make reproduce  every seed paper's headline claim (bench/papers/reproduce.py), table in build/
 BUILD      ?= build
 TEST_BUILD ?= build-test
 VALGRIND_BUILD ?= build-valgrind
@@ -16,7 +17,7 @@ PACKAGES    = gcc meson ninja-build pkg-config python3 libgsl-dev libyaml-dev li
               python3-scipy python3-numpy python3-matplotlib python3-pandas python3-pip \
               python3-setuptools python3-wheel python3-venv
 
-.PHONY: all deps build example test bench valgrind valgrind-deps tsan fuzz-campaign clean
+.PHONY: all deps build example test bench reproduce valgrind valgrind-deps tsan fuzz-campaign clean
 
 all: build
 
@@ -49,6 +50,9 @@ test: deps $(TEST_BUILD)/build.ninja
 
 bench: build
 	sh bench/run.sh
+
+reproduce: build
+	python3 bench/papers/reproduce.py --tessel $(BUILD)/tools/tessel --markdown $(BUILD)/reproductions.md
 
 # No sanitizers here: valgrind cannot run ASan binaries. A debug build (-O0 -g)
 # keeps valgrind's stacks exact. Every golden case must pass with nothing

@@ -1,0 +1,166 @@
+"""What every paper-claim script shares (issue 21): the Claim record, running tessel, verdicts,
+printing a claim and writing the table of all claims.
+
+A claim function takes the parsed arguments (tessel, data, matrices, quick) and returns a
+Claim. Its `paper` and `tessel` figures share one unit, and `kind` says how they compare:
+  "ratio"   a factor (2.6x): the direction is the side of 1, the magnitude ours / paper;
+  "percent" a change in % (+26 %): the direction is the sign, the magnitude ours / paper;
+  "range"   the paper gives a range [lo, hi]: holds when ours lies within [lo / 2, hi * 2]
+            and on the same side of the neutral value (1) as the range.
+Standard library only.
+"""
+import csv
+import math
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Claim:
+    def __init__(self, name, section, paper, unit, kind="ratio", quote=""):
+        self.name, self.section, self.paper, self.unit = name, section, paper, unit
+        self.kind, self.quote = kind, quote
+        self.header, self.rows, self.tessel, self.verdict, self.notes = [], [], None, "", []
+
+    def decide(self):
+        self.verdict = verdict(self.paper, self.tessel, self.kind)
+        return self
+
+
+def verdict(paper, ours, kind="ratio"):
+    """Direction first, then magnitude within 2x (issue 21's rule)."""
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        return "not measured"
+    if kind == "range":
+        lo, hi = paper
+        if (lo > 1) != (ours > 1):
+            return "FAILS (direction)"
+        return "holds" if lo / 2 <= ours <= hi * 2 else "direction only (outside 2x of the range)"
+    neutral = 0.0 if kind == "percent" else 1.0
+    if paper is None:  # the paper's figure is lost: the direction is all there is to check
+        return "holds (direction)" if ours > neutral else "FAILS (direction)"
+    if (paper > neutral) != (ours > neutral):
+        return "FAILS (direction)"
+    a, b = abs(paper - neutral), abs(ours - neutral)
+    if kind == "ratio":  # compare factors, not their excess over 1
+        a, b = paper if paper > 1 else 1 / paper, ours if ours > 1 else 1 / ours
+    r = b / a if a else float("inf")
+    return "holds" if 0.5 <= r <= 2 else "direction only (%.2fx the paper's magnitude)" % r
+
+
+def cached(args, key, fn):
+    """fn() once per key across the claims of one run (claims that share their runs)."""
+    if key not in args.cache:
+        args.cache[key] = fn()
+    return args.cache[key]
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def matrix_path(data, name):
+    for ext in (".mtx.gz", ".mtx"):
+        p = os.path.join(data, "mtx", name + ext)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def available(args, names, claim):
+    """(name, path) of the shared matrices present; the missing ones noted on the claim."""
+    out = []
+    for n in names:
+        p = matrix_path(args.data, n)
+        if p:
+            out.append((n, p))
+        else:
+            claim.notes.append("%s: not in %s, skipped" % (n, args.data))
+    return out
+
+
+def _tessel(args, cmd):
+    p = subprocess.run([args.tessel] + cmd, capture_output=True, text=True)
+    if p.returncode not in (0,):
+        raise RuntimeError("tessel %s: %s" % (" ".join(cmd), p.stderr.strip()[-400:]))
+    return p
+
+
+def run(args, spec, matrix, sets=(), estimator="exact", strategy=None):
+    """One `tessel run`: (stdout, summary row, traffic rows)."""
+    with tempfile.TemporaryDirectory() as d:
+        cmd = ["run", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-o", d, "--no-timing",
+               "-e", estimator]
+        if strategy:
+            cmd += ["-S", strategy]
+        for s in sets:
+            cmd += ["--set", s]
+        p = _tessel(args, cmd)
+        with open(os.path.join(d, "summary.csv")) as f:
+            summary = next(csv.DictReader(f))
+        with open(os.path.join(d, "traffic.csv")) as f:
+            traffic = list(csv.DictReader(f))
+    return p.stdout, summary, traffic
+
+
+def compare(args, spec, matrix, strategies, sets=(), estimator="exact", tensors=()):
+    """`tessel compare` as {strategy: row} (rows of compare.csv, docs/outputs.md)."""
+    cmd = ["compare", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-f", "csv", "--no-timing",
+           "-q", "--strategies", ",".join(strategies), "-e", estimator]
+    for t in tensors:
+        cmd += ["-T", t]
+    for s in sets:
+        cmd += ["--set", s]
+    with tempfile.TemporaryDirectory() as d:
+        _tessel(args, cmd + ["-o", d])
+        with open(os.path.join(d, "compare.csv")) as f:
+            return {r["strategy"]: r for r in csv.DictReader(f)}
+
+
+def fmt_value(c, x):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if c.kind == "percent":
+        return "%+.1f %%" % x
+    return "%.2f%s" % (x, c.unit)
+
+
+def fmt_paper(c):
+    if c.paper is None:
+        return "faster (figure lost)"
+    if c.kind == "range":
+        return "%.2f-%.2f%s" % (c.paper[0], c.paper[1], c.unit)
+    return fmt_value(c, c.paper)
+
+
+def print_claim(c, out=None):
+    w = out.write if out else (lambda s: print(s, end=""))
+    w("\n## %s (%s)\n" % (c.name, c.section))
+    if c.quote:
+        w("> %s\n" % c.quote)
+    if c.rows:
+        widths = [max(len(str(x)) for x in col) for col in zip(c.header, *c.rows)]
+        w("\n| " + " | ".join(h.ljust(n) for h, n in zip(c.header, widths)) + " |\n")
+        w("|" + "|".join("-" * (n + 2) for n in widths) + "|\n")
+        for r in c.rows:
+            w("| " + " | ".join(str(x).ljust(n) for x, n in zip(r, widths)) + " |\n")
+    w("\npaper: %s   tessel: %s   verdict: %s\n" % (fmt_paper(c), fmt_value(c, c.tessel),
+                                                     c.verdict))
+    for n in c.notes:
+        w("note: %s\n" % n)
+
+
+def summary_table(claims):
+    """One markdown row per claim: section, claim, paper, tessel, verdict."""
+    rows = ["| claim | section | paper | tessel | verdict |", "|---|---|---|---|---|"]
+    for c in claims:
+        rows.append("| %s | %s | %s | %s | %s |" % (c.name, c.section, fmt_paper(c),
+                                                    fmt_value(c, c.tessel), c.verdict))
+    return "\n".join(rows) + "\n"

@@ -86,7 +86,8 @@ def available(args, names, claim):
     return out
 
 
-def _tessel(args, cmd):
+def tessel_cmd(args, cmd):
+    """Runs tessel with cmd; its CompletedProcess, or RuntimeError with its error."""
     p = subprocess.run([args.tessel] + cmd, capture_output=True, text=True)
     if p.returncode not in (0,):
         raise RuntimeError("tessel %s: %s" % (" ".join(cmd), p.stderr.strip()[-400:]))
@@ -102,7 +103,7 @@ def run(args, spec, matrix, sets=(), estimator="exact", strategy=None):
             cmd += ["-S", strategy]
         for s in sets:
             cmd += ["--set", s]
-        p = _tessel(args, cmd)
+        p = tessel_cmd(args, cmd)
         with open(os.path.join(d, "summary.csv")) as f:
             summary = next(csv.DictReader(f))
         with open(os.path.join(d, "traffic.csv")) as f:
@@ -119,7 +120,7 @@ def compare(args, spec, matrix, strategies, sets=(), estimator="exact", tensors=
     for s in sets:
         cmd += ["--set", s]
     with tempfile.TemporaryDirectory() as d:
-        _tessel(args, cmd + ["-o", d])
+        tessel_cmd(args, cmd + ["-o", d])
         with open(os.path.join(d, "compare.csv")) as f:
             return {r["strategy"]: r for r in csv.DictReader(f)}
 

@@ -56,6 +56,8 @@ def parse():
     ap.add_argument("--quick", action="store_true", help="the first three matrices")
     ap.add_argument("--only", help="comma-separated claim names (see --list)")
     ap.add_argument("--list", action="store_true", help="print the claim names and exit")
+    ap.add_argument("--map-points", type=int, default=200,
+                    help="points tessel map prices for the best static tile (default 200)")
     ap.add_argument("--markdown", help="also write the tables to this file")
     return ap.parse_args()
 

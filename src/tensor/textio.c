@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "gzpipe.h"
 #include "gzsource.h"
 #include "textio.h"
 
@@ -54,6 +55,8 @@ int text_reader_open_file(text_reader *r, const char *path, const tessel_allocat
     r->fd = -1; /* owned by gz now */
     r->compressed = 1;
     r->gz = gz;
+    if (r->source_bytes >= GZ_PIPE_MIN_BYTES)
+        r->pipe = gz_pipe_open(gz, path, a);
     return TESSEL_OK;
 }
 
@@ -71,6 +74,8 @@ void text_reader_open_memory(text_reader *r, const char *name, const void *data,
 
 void text_reader_close(text_reader *r)
 {
+    gz_pipe_close(r->pipe);
+    r->pipe = NULL;
     gz_source_close(r->gz);
     r->gz = NULL;
     if (r->fd >= 0)
@@ -103,8 +108,11 @@ static long source_read(text_reader *r, size_t want, tessel_diag *diag)
         r->mem_pos += n;
         return (long)n;
     }
+    if (r->pipe)
+        return gz_pipe_read(r->pipe, r->buf + r->len, want, r->line + 1, &r->truncated, diag);
     gz_context c = { r->name, r->line + 1, &r->truncated };
-    return gz_source_read(r->gz, r->buf + r->len, want, &c, diag);}
+    return gz_source_read(r->gz, r->buf + r->len, want, &c, diag);
+}
 
 static int refill(text_reader *r, tessel_diag *diag)
 {

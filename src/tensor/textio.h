@@ -16,6 +16,7 @@ typedef struct text_reader {
     const char *name;
     int fd;                /* plain file, or -1 */
     struct gz_source *gz;  /* gzip input (gzsource.h), or NULL */
+    struct gz_pipe *pipe;  /* gz read ahead on a thread (gzpipe.h), or NULL */
     const unsigned char *mem;
     size_t mem_size, mem_pos;
     char *buf;

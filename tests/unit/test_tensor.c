@@ -458,6 +458,79 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
+/* A matrix text of n entries at pseudo-random positions of a 5000 x 5000
+ * matrix (header included), in a buffer the caller frees. */
+static char *random_mtx_text(unsigned n)
+{
+    size_t cap = 64 + (size_t)n * 40, len = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, cap, "%%%%MatrixMarket matrix coordinate real general\n"
+                                       "5000 5000 %u\n", n);
+    uint64_t x = 88172645463325252ull;
+    for (unsigned e = 0; e < n; e++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        len += (size_t)snprintf(text + len, cap - len, "%u %u %.17g\n",
+                                (unsigned)(x % 5000) + 1, (unsigned)(x >> 20) % 5000 + 1,
+                                (double)(x >> 11) / 9007199254740992.0);
+    }
+    return text;
+}
+
+/* Inputs of 64 KiB and more are inflated ahead on a thread (gzpipe.c): a
+ * several-block file in two members loads equal to the plain text, bit for
+ * bit; a damaged third member and a cut-off stream are reported as the
+ * synchronous reader reports them, after the bytes before them. */
+START_TEST(gzip_read_ahead_equals_plain)
+{
+    char dir[64], gz_path[128], mtx_path[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(gz_path, sizeof(gz_path), "%s/big.mtx.gz", dir);
+    snprintf(mtx_path, sizeof(mtx_path), "%s/big.mtx", dir);
+    char *text = random_mtx_text(150000); /* about 6 MiB: more than the 4 blocks of 1 MiB */
+    size_t len = strlen(text), cut = len / 2;
+    while (text[cut - 1] != '\n')
+        cut++;
+    write_text(mtx_path, text);
+    char keep = text[cut];
+    text[cut] = '\0';
+    gz_append(gz_path, text); /* member 1: the first half */
+    text[cut] = keep;
+    gz_append(gz_path, text + cut);
+    struct stat st;
+    ck_assert_int_eq(stat(gz_path, &st), 0);
+    ck_assert_int_ge(st.st_size, 64 << 10); /* large enough for the read-ahead path */
+    tessel_tensor *a = NULL, *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_tensor_load(gz_path, NULL, NULL, &a, NULL, &d), TESSEL_OK);
+    ck_assert_int_eq(tessel_tensor_load(mtx_path, NULL, NULL, &b, NULL, &d), TESSEL_OK);
+    ck_assert_uint_eq(a->nnz, b->nnz);
+    ck_assert_mem_eq(a->ptr, b->ptr, (a->dims[0] + 1) * sizeof(uint64_t));
+    ck_assert_mem_eq(a->idx[1], b->idx[1], a->nnz * sizeof(uint32_t));
+    ck_assert_mem_eq(a->values, b->values, a->nnz * sizeof(double));
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+
+    raw_append(gz_path, "3 3 3.5\n", 8); /* a third member without its gzip header */
+    ck_assert_int_eq(tessel_tensor_load(gz_path, NULL, NULL, &a, NULL, &d), TESSEL_EIO);
+    ck_assert_ptr_null(a);
+    ck_assert_ptr_nonnull(strstr(d.message, "after gzip member 2"));
+    ck_assert_uint_gt(d.line, 75000); /* met in the second member, as without read-ahead */
+
+    ck_assert_int_eq(truncate(gz_path, st.st_size - 4096), 0);
+    ck_assert_int_lt(tessel_tensor_load(gz_path, NULL, NULL, &a, NULL, &d), 0);
+    ck_assert_ptr_null(a);
+    ck_assert_ptr_nonnull(strstr(d.message, "truncated"));
+    free(text);
+    unlink(gz_path);
+    unlink(mtx_path);
+    rmdir(dir);
+}
+END_TEST
+
+
 static void read_file(const char *path, unsigned char **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -971,6 +1044,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, tns_reader);
     tcase_add_test(tc, gzip_and_writers_round_trip);
     tcase_add_test(tc, gzip_members_whole_or_error);
+    tcase_add_test(tc, gzip_read_ahead_equals_plain);
     tcase_add_test(tc, hypersparse_is_refused_cleanly);
     tcase_add_test(tc, cache_round_trip);
     tcase_add_test(tc, cache_corruption_detected);

@@ -35,6 +35,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from claimlib import matrix_path  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MATRICES = ["wiki-Vote", "p2p-Gnutella24", "p2p-Gnutella04", "ca-CondMat", "ca-HepTh",
@@ -45,14 +48,6 @@ ACCELERATORS = [  # name, untiled template spec, DRT spec, dataflow order, paper
     ("OuterSPACE", "specs/outerspace.yaml", "bench/papers/specs/outerspace-drt.yaml", "KIJ", 5.1),
     ("MatRaptor", "specs/matraptor.yaml", "bench/papers/specs/matraptor-drt.yaml", "IKJ", 1.6),
 ]
-
-
-def matrix_path(data, name):
-    for ext in (".mtx.gz", ".mtx"):
-        p = os.path.join(data, "mtx", name + ext)
-        if os.path.exists(p):
-            return p
-    return None
 
 
 def dram_bytes(args, spec, matrix, sets):

@@ -75,13 +75,21 @@ END_TEST
 /* 64 x 64 at d = 0.1 in 8 x 8 tiles: P = 64 positions, P d = 6.4, so
  * every tile holds 6 with probability 0.6 and 7 with 0.4; all 64 tiles
  * are non-empty and the matrix holds 409.6 nonzeros in expectation. */
-START_TEST(fixed_structured_whole_tiles)
+/* The fixed-structured model of a 64 x 64 matrix at d = 0.1 in square
+ * tiles of `edge`. */
+static tessel_density_occupancy *fixed_occupancy(uint64_t edge)
 {
     tessel_density_model d = { TESSEL_DENSITY_FIXED, 64, 64, 0, 0.1, 0, 0, 0 };
-    uint64_t tile[2] = { 8, 8 };
+    uint64_t tile[2] = { edge, edge };
     tessel_density_occupancy *o = NULL;
     tessel_diag diag;
     ck_assert_int_eq(tessel_density_occupancy_create(&d, tile, NULL, &o, &diag), 0);
+    return o;
+}
+
+START_TEST(fixed_structured_whole_tiles)
+{
+    tessel_density_occupancy *o = fixed_occupancy(8);
     ck_assert_uint_eq(o->tiles, 64);
     ck_assert(fabs(o->nonempty - 64) < 1e-12);
     ck_assert(fabs(o->nnz - 409.6) < 1e-9);
@@ -101,11 +109,7 @@ END_TEST
  * 16 (1.6: 1 with probability 0.4, 2 with 0.6). 49 non-empty tiles. */
 START_TEST(fixed_structured_edge_tiles)
 {
-    tessel_density_model d = { TESSEL_DENSITY_FIXED, 64, 64, 0, 0.1, 0, 0, 0 };
-    uint64_t tile[2] = { 10, 10 };
-    tessel_density_occupancy *o = NULL;
-    tessel_diag diag;
-    ck_assert_int_eq(tessel_density_occupancy_create(&d, tile, NULL, &o, &diag), 0);
+    tessel_density_occupancy *o = fixed_occupancy(10);
     ck_assert_uint_eq(o->tiles, 49);
     ck_assert(fabs(o->nonempty - 49) < 1e-12);
     ck_assert(fabs(o->pmf[10] - 36.0 / 49) < 1e-12);
@@ -115,7 +119,9 @@ START_TEST(fixed_structured_edge_tiles)
     ck_assert(fabs(o->nnz - 409.6) < 1e-9);
     tessel_density_occupancy_free(&o);
     /* density outside (0, 1] is refused, naming the field */
-    d.density = 0;
+    tessel_density_model d = { TESSEL_DENSITY_FIXED, 64, 64, 0, 0, 0, 0, 0 };
+    uint64_t tile[2] = { 10, 10 };
+    tessel_diag diag;
     ck_assert_int_eq(tessel_density_occupancy_create(&d, tile, NULL, &o, &diag), TESSEL_EINVAL);
     ck_assert_str_eq(diag.field, "density");
 }

@@ -133,7 +133,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
     int k = tessel_gen_kind_from_name(kind);
     if (k < 0)
         return cli_usage_error("gen",
-                               "unknown kind '%s' (uniform, banded, rmat, blockdiag, nm or clustered)",
+                               "unknown kind '%s' (uniform, banded, rmat, blockdiag, nm, clustered or "
+                               "fixed-structured)",
                                kind);
     tessel_gen_params_init(p, (tessel_gen_kind)k);
     for (int i = 0; i < args->count; i++)

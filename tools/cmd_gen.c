@@ -51,7 +51,12 @@ static void help(void)
         "                                     drawn by Zipf popularity (rank+1)^-Z over a\n"
         "                                     seeded vertex permutation (default Z 0.8, 0:\n"
         "                                     uniform), plus T edges between two popular\n"
-        "                                     vertices (default 0); repeats merged\n\n"
+        "                                     vertices (default 0); repeats merged\n"
+        "  fixed-structured --density D       Sparseloop's fixed-structured model: every\n"
+        "                                     row segment of W columns holds floor or\n"
+        "                                     ceil of W x D nonzeros, rows phase-shifted\n"
+        "                                     (golden ratio from --seed) so tiles hold\n"
+        "                                     close to their shape x D\n\n"
         "common options:\n"
         "      --rows R, --cols C  extents (--size N sets both)\n"
         "      --seed S            random seed (default 1)\n"
@@ -96,7 +101,9 @@ static int option_applies(tessel_gen_kind kind, int opt)
 {
     switch (opt) {
     case OPT_NNZ: return kind == TESSEL_GEN_UNIFORM || kind == TESSEL_GEN_RMAT;
-    case OPT_DENSITY: return kind == TESSEL_GEN_BANDED || kind == TESSEL_GEN_BLOCKDIAG;
+    case OPT_DENSITY:
+        return kind == TESSEL_GEN_BANDED || kind == TESSEL_GEN_BLOCKDIAG ||
+               kind == TESSEL_GEN_FIXED;
     case OPT_BANDWIDTH: return kind == TESSEL_GEN_BANDED;
     case OPT_BLOCK: return kind == TESSEL_GEN_BLOCKDIAG;
     case OPT_A:
@@ -126,7 +133,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
     int k = tessel_gen_kind_from_name(kind);
     if (k < 0)
         return cli_usage_error("gen",
-                               "unknown kind '%s' (uniform, banded, rmat, blockdiag, nm or clustered)",
+                               "unknown kind '%s' (uniform, banded, rmat, blockdiag, nm, clustered or "
+                               "fixed-structured)",
                                kind);
     tessel_gen_params_init(p, (tessel_gen_kind)k);
     for (int i = 0; i < args->count; i++)
@@ -160,6 +168,8 @@ static int parse_params(const cli_args *args, tessel_gen_params *p)
         return cli_usage_error("gen", "blockdiag needs --block");
     if (p->kind == TESSEL_GEN_CLUSTERED && !cli_has(args, OPT_CLIQUES))
         return cli_usage_error("gen", "clustered needs --cliques");
+    if (p->kind == TESSEL_GEN_FIXED && !cli_has(args, OPT_DENSITY))
+        return cli_usage_error("gen", "fixed-structured needs --density");
     p->values = !cli_has(args, OPT_PATTERN);
     return CLI_EXIT_OK;
 }

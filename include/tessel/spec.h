@@ -168,10 +168,12 @@ typedef struct tessel_spec_tensor {
      * seeded synthetic instance of it. */
     struct {
         int present;
-        int kind;            /* tessel_density_kind (stats.h): 0 uniform, 1 banded, 2 nm */
+        int kind;            /* tessel_density_kind (stats.h): 0 uniform, 1 banded, 2 nm,
+                                3 fixed-structured */
         uint64_t rows, cols;
         uint64_t nnz;        /* uniform: exact count, or 0 when `density` gives it */
-        double density;      /* uniform (without nnz), banded: keep probability */
+        double density;      /* uniform (without nnz), banded: keep probability;
+                                fixed-structured: every tile's share */
         uint64_t bandwidth;  /* banded */
         unsigned n, m;       /* nm */
         uint64_t seed;       /* default 1 */

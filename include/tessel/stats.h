@@ -234,7 +234,11 @@ int tessel_statfile_parse(const char *name, const void *data, size_t size,
 typedef enum tessel_density_kind {
     TESSEL_DENSITY_UNIFORM = 0, /* nnz positions uniform without replacement (hypergeometric) */
     TESSEL_DENSITY_BANDED,      /* |i - j| <= bandwidth, each kept with `density` (binomial) */
-    TESSEL_DENSITY_NM           /* every aligned group of m in a row holds exactly n */
+    TESSEL_DENSITY_NM,          /* every aligned group of m in a row holds exactly n */
+    /* Sparseloop's fixed-structured: a tile of P positions holds exactly
+     * P x density nonzeros, ceil with probability frac(P x density), else
+     * floor, so the mean is exact; any tile shape */
+    TESSEL_DENSITY_FIXED
 } tessel_density_kind;
 
 /* The same semantics as tessel_generate's uniform, banded and nm kinds, so
@@ -245,12 +249,12 @@ typedef struct tessel_density_model {
     tessel_density_kind kind;
     uint64_t rows, cols;
     uint64_t nnz;       /* uniform: the exact count (0: use density) */
-    double density;     /* uniform (when nnz is 0): nnz = round(density * rows * cols); banded: keep probability; in (0, 1] */
+    double density;     /* uniform (when nnz is 0): nnz = round(density * rows * cols); banded: keep probability; fixed-structured: every tile's share; in (0, 1] */
     uint64_t bandwidth; /* banded */
     unsigned n, m;      /* N:M: 1 <= n <= m */
 } tessel_density_model;
 
-/* "uniform", "banded", "nm"; -1 if unknown. */
+/* "uniform", "banded", "nm", "fixed-structured"; -1 if unknown. */
 int tessel_density_kind_from_name(const char *name);
 
 /* The expected occupancy distribution over the tiles of shape `tile`: a

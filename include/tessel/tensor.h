@@ -196,14 +196,15 @@ typedef enum tessel_gen_kind {
     TESSEL_GEN_RMAT,        /* R-MAT / power law: nnz edge draws with (a, b, c, d), duplicates merged */
     TESSEL_GEN_BLOCKDIAG,   /* diagonal blocks of block x block, each position kept with `density` */
     TESSEL_GEN_NM,          /* N:M structured: every aligned group of m in a row holds exactly n */
-    TESSEL_GEN_CLUSTERED    /* overlapping cliques with power-law sizes + a skewed tail, symmetric */
+    TESSEL_GEN_CLUSTERED,   /* overlapping cliques with power-law sizes + a skewed tail, symmetric */
+    TESSEL_GEN_FIXED        /* fixed-structured: every row segment holds floor or ceil of width x density */
 } tessel_gen_kind;
 
 typedef struct tessel_gen_params {
     tessel_gen_kind kind;
     uint64_t rows, cols;
     uint64_t nnz;       /* uniform: exact count; rmat: number of edge draws */
-    double density;     /* banded, blockdiag: keep probability in (0, 1] */
+    double density;     /* banded, blockdiag: keep probability; fixed-structured: share; in (0, 1] */
     uint64_t bandwidth; /* banded */
     uint64_t block;     /* blockdiag: block edge */
     double a, b, c, d;  /* rmat quadrant probabilities (sum 1); defaults 0.57/0.19/0.19/0.05 */
@@ -221,8 +222,8 @@ typedef struct tessel_gen_params {
 
 /* Defaults for kind (sizes left 0). */
 void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind);
-/* "uniform", "banded", "rmat" (also "powerlaw"), "blockdiag", "nm", "clustered"; -1 if
- * unknown. */
+/* "uniform", "banded", "rmat" (also "powerlaw"), "blockdiag", "nm", "clustered",
+ * "fixed-structured"; -1 if unknown. */
 int tessel_gen_kind_from_name(const char *name);
 const char *tessel_gen_kind_name(tessel_gen_kind kind);
 int tessel_generate(const tessel_gen_params *p, const tessel_allocator *a, tessel_tensor **out,

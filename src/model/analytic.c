@@ -732,6 +732,9 @@ void tessel_model_analytic_label(const tessel_spec *spec, char *buf, size_t n)
             if (mt->model.kind == TESSEL_DENSITY_NM)
                 snprintf(one, sizeof(one), "nm-%llux%llu-%u:%u%s", r, c, mt->model.n,
                          mt->model.m, tr ? "^T" : "");
+            else if (mt->model.kind == TESSEL_DENSITY_FIXED)
+                snprintf(one, sizeof(one), "fixed-structured-%llux%llu-d%g%s", r, c,
+                         mt->model.density, tr ? "^T" : "");
             else if (mt->model.kind == TESSEL_DENSITY_BANDED)
                 snprintf(one, sizeof(one), "banded-%llux%llu-w%llu-d%g%s", r, c,
                          (unsigned long long)mt->model.bandwidth, mt->model.density,

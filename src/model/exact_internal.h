@@ -119,6 +119,11 @@ typedef struct exact_outspill {
 
 /* exact.c */
 void exact_finish_counts(engine *e);
+
+/* exact_dense.c: the MACs' reads of an uncompressed output (rule 2,
+ * read-modify-write) replace the innermost level's per-MAC reads. */
+int model_tensor_uncompressed(const tessel_spec *spec, unsigned l, unsigned t);
+void exact_dense_output_reads(engine *e);
 void exact_record_tiles(const engine *e, tessel_result *r);
 void exact_engine_free(engine *e);
 void exact_boundary_free(engine *e, boundary *bd);

@@ -197,10 +197,10 @@ static int bind_model(const tessel_spec *spec, tessel_workload_data *w, unsigned
                       tessel_diag_list *errors)
 {
     const tessel_spec_tensor *st = &spec->workload.tensor[t];
-    static const tessel_gen_kind kinds[3] = { TESSEL_GEN_UNIFORM, TESSEL_GEN_BANDED,
-                                              TESSEL_GEN_NM };
-    static const char *const names[3] = { "uniform", "banded", "nm" };
-    int k = st->model.kind >= 0 && st->model.kind < 3 ? st->model.kind : 0;
+    static const tessel_gen_kind kinds[4] = { TESSEL_GEN_UNIFORM, TESSEL_GEN_BANDED,
+                                              TESSEL_GEN_NM, TESSEL_GEN_FIXED };
+    static const char *const names[4] = { "uniform", "banded", "nm", "fixed-structured" };
+    int k = st->model.kind >= 0 && st->model.kind < 4 ? st->model.kind : 0;
     tessel_gen_params p;
     tessel_gen_params_init(&p, kinds[k]);
     p.rows = st->model.rows;
@@ -228,6 +228,10 @@ static int bind_model(const tessel_spec *spec, tessel_workload_data *w, unsigned
         snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-w%llu-d%g-s%llu", names[k],
                  (unsigned long long)p.rows, (unsigned long long)p.cols,
                  (unsigned long long)p.bandwidth, p.density, (unsigned long long)p.seed);
+    else if (k == 3)
+        snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-d%g-s%llu", names[k],
+                 (unsigned long long)p.rows, (unsigned long long)p.cols, p.density,
+                 (unsigned long long)p.seed);
     else
         snprintf(w->label[t], sizeof(w->label[t]), "%s-%llux%llu-%u:%u-s%llu", names[k],
                  (unsigned long long)p.rows, (unsigned long long)p.cols, p.n, p.m,

@@ -107,7 +107,8 @@ static uint64_t elements_of(uint64_t bytes, unsigned value_bits)
  * moves, in values. Below the innermost level the child is level l+1 and
  * its fills, read-backs and write-backs carry values in its own format;
  * at the innermost level it is the MACs: one value of every tensor per
- * effectual multiply, and one result of the output. */
+ * effectual multiply (an uncompressed output's first reduction coordinate
+ * excepted, rule 2), and one result of the output. */
 static void count_elements(const tessel_spec *spec, const tessel_result *result,
                            tessel_report_point *out)
 {
@@ -120,7 +121,7 @@ static void count_elements(const tessel_spec *spec, const tessel_result *result,
                 out->reads_elements[l][t] = elements_of(tr->child_read_data, vb);
                 out->writes_elements[l][t] = elements_of(tr->child_write_data, vb);
             } else {
-                out->reads_elements[l][t] = result->macs;
+                out->reads_elements[l][t] = tr->reads; /* the MACs' reads */
                 out->writes_elements[l][t] = t == 0 ? result->macs : 0;
             }
         }

@@ -318,13 +318,13 @@ static char *indices_text(rb *b, const tessel_spec_tensor *t)
 
 static rs_model *model(rb *b, const tessel_spec_tensor *t)
 {
-    static const char *const kinds[] = { "uniform", "banded", "nm" };
+    static const char *const kinds[] = { "uniform", "banded", "nm", "fixed-structured" };
     if (!t->model.present)
         return NULL;
     rs_model *m = zalloc(b, 1, sizeof(*m));
     if (!m)
         return NULL;
-    m->kind = dup(b, t->model.kind >= 0 && t->model.kind < 3 ? kinds[t->model.kind] : "?");
+    m->kind = dup(b, t->model.kind >= 0 && t->model.kind < 4 ? kinds[t->model.kind] : "?");
     m->rows = t->model.rows;
     m->cols = t->model.cols;
     m->nnz = t->model.nnz;

@@ -74,11 +74,11 @@ static int binding_target(const tessel_spec *s, const char *text, int *transpose
 
 static const char *const model_keys[] = { "model", "rows", "cols", "density", "nnz",
                                            "bandwidth", "n", "m", "seed" };
-static const char *const model_kinds[] = { "uniform", "banded", "nm" };
+static const char *const model_kinds[] = { "uniform", "banded", "nm", "fixed-structured" };
 
 /* data: {A: {model: uniform, rows: R, cols: C, density: D | nnz: N}},
  * {model: banded, rows, cols, bandwidth, density}, {model: nm, rows, cols,
- * n, m}; seed optional. */
+ * n, m}, {model: fixed-structured, rows, cols, density}; seed optional. */
 static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
                        tessel_spec_tensor *st)
 {
@@ -92,7 +92,7 @@ static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
         if (strcmp(n->value, model_kinds[i]) == 0)
             st->model.kind = (int)i;
     if (!n) {
-        spec_err(v, m, f, "a density model needs 'model' (uniform, banded or nm)");
+        spec_err(v, m, f, "a density model needs 'model' (uniform, banded, nm or fixed-structured)");
         return;
     }
     if (st->model.kind < 0) {
@@ -102,7 +102,7 @@ static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
         if (near)
             spec_err(v, n, f, "unknown density model '%.60s' (did you mean '%s'?)", n->value, near);
         else
-            spec_err(v, n, f, "unknown density model '%.60s' (uniform, banded or nm)", spec_shown(n));
+            spec_err(v, n, f, "unknown density model '%.60s' (uniform, banded, nm or fixed-structured)", spec_shown(n));
         return;
     }
     if (st->rank != 2)
@@ -149,6 +149,10 @@ static void read_model(vctx *v, const tessel_yaml_node *m, const char *field,
         }
         if (!dn)
             spec_err(v, m, field, "the banded model needs 'density' (the keep probability)");
+        break;
+    case 3:
+        if (!dn)
+            spec_err(v, m, field, "the fixed-structured model needs 'density'");
         break;
     default: {
         const tessel_yaml_node *nn = tessel_yaml_get(m, "n"), *mm = tessel_yaml_get(m, "m");

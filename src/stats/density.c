@@ -58,7 +58,7 @@
 /* Largest number of pmf entries (occupancies 0 .. DENSITY_MAX_PMF - 1). */
 #define DENSITY_MAX_PMF (1ull << 26)
 
-static const char *const kind_names[] = { "uniform", "banded", "nm" };
+static const char *const kind_names[] = { "uniform", "banded", "nm", "fixed-structured" };
 #define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
 
 int tessel_density_kind_from_name(const char *name)
@@ -425,6 +425,7 @@ static int validate(const tessel_density_model *d, const uint64_t *tile, tessel_
             return check_density(d, diag);
         return TESSEL_OK;
     case TESSEL_DENSITY_BANDED:
+    case TESSEL_DENSITY_FIXED:
         return check_density(d, diag);
     case TESSEL_DENSITY_NM:
         if (d->m == 0)
@@ -667,6 +668,22 @@ static int nm_tile_pmf(const tessel_allocator *a, const uint64_t *key, pmf *out,
 
 /* ------------------------------------------------------------------ */
 
+/* fixed-structured: a tile of P positions holds P x d nonzeros, the ceiling
+ * with probability frac(P x d) and the floor otherwise (Sparseloop's
+ * fixed-structured model mixes floor and ceil so the mean is exact). */
+static int fixed_pmf(const tessel_allocator *a, uint64_t P, double d, pmf *f)
+{
+    double x = (double)P * d, lo = floor(x), frac = x - lo;
+    int rc = pmf_reserve(a, f, 2);
+    if (rc)
+        return rc;
+    f->lo = (uint64_t)lo;
+    f->p[0] = 1 - frac;
+    f->p[1] = frac;
+    f->len = frac > 0 ? 2 : 1;
+    return TESSEL_OK;
+}
+
 static int fill_mixture(const tessel_density_model *d, uint64_t K, const class_list *l,
                         mixture *mx)
 {
@@ -682,6 +699,8 @@ static int fill_mixture(const tessel_density_model *d, uint64_t K, const class_l
         } else if (d->kind == TESSEL_DENSITY_BANDED) {
             ratio_dist r = binomial_dist(key[0], d->density);
             rc = ratio_pmf(a, &r, &f);
+        } else if (d->kind == TESSEL_DENSITY_FIXED) {
+            rc = fixed_pmf(a, key[0], d->density, &f);
         } else {
             rc = nm_tile_pmf(a, key, &f, work);
         }
@@ -694,12 +713,14 @@ static int fill_mixture(const tessel_density_model *d, uint64_t K, const class_l
     return rc;
 }
 
-/* Expected nonzeros: uniform K; banded d times the band positions; N:M
+/* Expected nonzeros: uniform K; fixed-structured d per position; banded d times the band positions; N:M
  * rows times n per whole group plus min(n, width) of the short group. */
 static double expected_nnz(const tessel_density_model *d, uint64_t K, const class_list *l)
 {
     if (d->kind == TESSEL_DENSITY_UNIFORM)
         return (double)K;
+    if (d->kind == TESSEL_DENSITY_FIXED)
+        return (double)d->rows * (double)d->cols * d->density;
     if (d->kind == TESSEL_DENSITY_BANDED) {
         double band = 0;
         for (size_t i = 0; i < l->n; i++)
@@ -754,7 +775,7 @@ int tessel_density_occupancy_create(const tessel_density_model *d, const uint64_
 
     class_list l = { a, NULL, 0, 0 };
     mixture mx = { a, { 0 }, 0, 0 };
-    if (d->kind == TESSEL_DENSITY_UNIFORM)
+    if (d->kind == TESSEL_DENSITY_UNIFORM || d->kind == TESSEL_DENSITY_FIXED)
         rc = uniform_classes(&g, &l);
     else if (d->kind == TESSEL_DENSITY_BANDED)
         rc = banded_classes(d, &g, &l);

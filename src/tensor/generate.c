@@ -613,6 +613,31 @@ static int gen_clustered(generator *g, tessel_diag *diag)
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Fixed-structured (Sparseloop's density model; docs/data.md): row i keeps
+ * column j when an integer lies in (j d + f_i, (j + 1) d + f_i], a Beatty
+ * sequence, so every run of w columns of a row holds floor(w d) or
+ * ceil(w d) nonzeros. The rows' phases f_i = frac((i + seed) / golden
+ * ratio) spread evenly, so a tile's rows take the ceiling in about the
+ * share frac(w d) and the tile holds close to rows x w x d. */
+static int gen_fixed(generator *g, uint64_t expected)
+{
+    const tessel_gen_params *p = g->p;
+    const double d = p->density, alpha = 0.6180339887498949;
+    int rc = tessel_coo_builder_reserve(g->b, expected);
+    for (uint64_t i = 0; i < p->rows && !rc; i++) {
+        double x = (double)(i + p->seed) * alpha, f = x - floor(x);
+        /* the integers n in (f, cols d + f]: column ceil((n - f) / d) - 1 */
+        double last = floor((double)p->cols * d + f);
+        for (double n = 1; n <= last && !rc; n++) {
+            double j = ceil((n - f) / d) - 1;
+            if (j >= 0 && j < (double)p->cols)
+                rc = emit(g, i, (uint64_t)j);
+        }
+    }
+    return rc;
+}
+
 static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
 {
     int rc = TESSEL_OK;
@@ -623,6 +648,7 @@ static int run_kind(generator *g, uint64_t expected, tessel_diag *diag)
     case TESSEL_GEN_RMAT: rc = gen_rmat(g, diag); break;
     case TESSEL_GEN_NM: rc = gen_nm(g, expected); break;
     case TESSEL_GEN_CLUSTERED: rc = gen_clustered(g, diag); break;
+    case TESSEL_GEN_FIXED: rc = gen_fixed(g, expected); break;
     }
     if (rc == TESSEL_ENOMEM) /* the entries' arrays, the most a generator holds */
         return tessel_diag_oom(diag, NULL, "generating the matrix's entries",

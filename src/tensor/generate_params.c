@@ -6,7 +6,8 @@
 
 #include "generate_internal.h"
 
-static const char *const kind_names[] = { "uniform", "banded", "rmat", "blockdiag", "nm", "clustered" };
+static const char *const kind_names[] = { "uniform", "banded", "rmat", "blockdiag", "nm", "clustered",
+                                          "fixed-structured" };
 #define KIND_COUNT (sizeof(kind_names) / sizeof(kind_names[0]))
 
 void tessel_gen_params_init(tessel_gen_params *p, tessel_gen_kind kind)
@@ -230,6 +231,11 @@ int gen_validate(const tessel_gen_params *p, uint64_t *expected_out, tessel_diag
             return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "n",
                                    "N:M needs 1 <= n <= m, not %u:%u", p->n, p->m);
         expected = (double)nm_entries(p);
+        break;
+    case TESSEL_GEN_FIXED:
+        if ((rc = check_density(p, diag)))
+            return rc;
+        expected = (double)positions * p->density + (double)p->rows;
         break;
     case TESSEL_GEN_CLUSTERED:
         if ((rc = check_clustered(p, diag)))

@@ -132,8 +132,9 @@ static void make_point(tessel_report_point *p)
 /* Energy accounting */
 
 /* reads_elements / writes_elements: the child's bytes over the child's
- * value width below the innermost level; the MACs' one value per operand
- * per multiply (and one result of the output) at the innermost level. */
+ * value width below the innermost level; at the innermost level the MACs'
+ * reads (the level's `reads`: one value per operand per multiply, fewer
+ * for an uncompressed output) and one result of the output per multiply. */
 START_TEST(element_counts)
 {
     tessel_spec s;
@@ -149,7 +150,7 @@ START_TEST(element_counts)
     for (unsigned t = 0; t < 3; t++) {
         ck_assert_uint_eq(p.reads_elements[0][t], 800 * (t + 1) / 4);
         ck_assert_uint_eq(p.writes_elements[0][t], t == 0 ? 40 : 0);
-        ck_assert_uint_eq(p.reads_elements[1][t], 1000);
+        ck_assert_uint_eq(p.reads_elements[1][t], 100 * (t + 1));
         ck_assert_uint_eq(p.writes_elements[1][t], t == 0 ? 1000 : 0);
     }
     /* A width that is not a whole number of bytes: the nearest count. */
@@ -425,7 +426,7 @@ START_TEST(traffic_rows)
     }
     /* LLB, Z row spelled out: energy 420 + 50 + 2 + 5.25 + 0.625 = 477.875. */
     ck_assert_ptr_nonnull(strstr(rows, "toy,spmspm,G51*G51^T,fixed,exact,LLB,Z,"
-                                       "10,100,2,3,800,80,477.875,40,12,20,8,0,1000,1000,"
+                                       "10,100,2,3,800,80,477.875,40,12,20,8,0,100,1000,"
                                        "0.3333333333333333,6,500,900\n"));
     /* an input's share counts its fills: 5 of 10 */
     ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800\n"));

@@ -279,6 +279,48 @@ const tessel_report_point *tessel_sweep_record_point(const tessel_sweep_record *
 /* Rule 4 verdict (tessel_point_result.feasible) and where it fails. */
 int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
                                  unsigned *tensor);
+/* The numeric fast path (src/sweep/binding_values.c, docs/python.md):
+ * spec with the overrides sets[0..nsets) applied ("path=value", as
+ * tessel_spec_derive; none: spec itself), priced as
+ * tessel_sweep_record_create prices it, into caller-owned arrays, with no
+ * CSV text written:
+ *   ints[TESSEL_SWEEP_VALUES_INTS]: summary ints (tessel_report_value_columns
+ *     list 0) at [0, 8); then feasible, overflow_level, overflow_tensor,
+ *     nlevels, ntensors and the bytes of text used, at [8, 14); then the
+ *     traffic rows' ints (list 3) from [14], 16 per row, nlevels x ntensors
+ *     rows in traffic.csv's order;
+ *   doubles[TESSEL_SWEEP_VALUES_DOUBLES]: summary doubles (list 1) at
+ *     [0, 13), then the traffic rows' doubles (list 4), 2 per row;
+ *   text[TESSEL_REPORT_TEXTS_MAX]: tessel_report_point_texts.
+ * With keep, *keep is the point's record (its text on request, freed by
+ * the caller); NULL: none is kept. Errors as tessel_sweep_record_create's
+ * (and tessel_spec_derive's); the arrays are then unspecified. */
+#define TESSEL_SWEEP_VALUES_HEAD (TESSEL_REPORT_SUMMARY_INTS + 6u)
+#define TESSEL_SWEEP_VALUES_INTS                                                             \
+    (TESSEL_SWEEP_VALUES_HEAD +                                                              \
+     TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * TESSEL_REPORT_TRAFFIC_INTS)
+#define TESSEL_SWEEP_VALUES_DOUBLES                                                          \
+    (TESSEL_REPORT_SUMMARY_DOUBLES +                                                         \
+     TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * TESSEL_REPORT_TRAFFIC_DOUBLES)
+int tessel_sweep_point_values(const tessel_spec *spec, const char *const *sets, size_t nsets,
+                              int estimator, const tessel_workload_data *data,
+                              const tessel_stat_data *stats, tessel_strategy_shared *shared,
+                              tessel_stat_cache *cache, const tessel_energy_db *db,
+                              const char *label, int timing, const tessel_allocator *a,
+                              int64_t *ints, double *doubles, char *text,
+                              tessel_sweep_record **keep, tessel_diag_list *errors);
+/* npoints points in one call: point i applies the next nsets[i] entries of
+ * sets (they follow each other) and fills ints + i x TESSEL_SWEEP_VALUES_INTS,
+ * doubles + i x TESSEL_SWEEP_VALUES_DOUBLES, text + i x
+ * TESSEL_REPORT_TEXTS_MAX; no record kept. Stops at the first point that
+ * fails (*done: the points filled before it; may be NULL). */
+int tessel_sweep_points_values(const tessel_spec *spec, const char *const *sets,
+                               const size_t *nsets, size_t npoints, int estimator,
+                               const tessel_workload_data *data, const tessel_stat_data *stats,
+                               tessel_strategy_shared *shared, tessel_stat_cache *cache,
+                               const tessel_energy_db *db, const char *label, int timing,
+                               const tessel_allocator *a, int64_t *ints, double *doubles,
+                               char *text, size_t *done, tessel_diag_list *errors);
 /* The warnings tessel run prints for a spec (plausibility, energy tables:
  * code 0 diagnostics appended to `warnings`); their number or an error. */
 int tessel_sweep_spec_warnings(const tessel_spec *spec, const tessel_energy_db *db,

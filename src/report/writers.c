@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "tessel/report.h"
 
 /* Column names are a public interface (docs/outputs.md):
@@ -416,8 +417,9 @@ static void emit_i64(emitter *e, const char *name, int64_t value)
 static const char *const level_actions[6] = { "read", "write", "update", "metadata_read",
                                               "metadata_write", "leak" };
 
-/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (docs/outputs.md). */
-static void level_energy_text(const tessel_report_point *p, char *buf, size_t n)
+/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (docs/outputs.md); values.c
+ * hands the same text to bindings. */
+void report_level_energy_text(const tessel_report_point *p, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -571,8 +573,8 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "mac_energy_pj", p->mac_energy_pj);
     emit_double(e, "intersect_energy_pj", p->intersect_energy_pj);
     emit_double(e, "leak_energy_pj", p->leak_energy_pj);
-    char levels[TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48)];
-    level_energy_text(p, levels, sizeof(levels));
+    char levels[REPORT_LEVEL_ENERGY_MAX];
+    report_level_energy_text(p, levels, sizeof(levels));
     emit_str(e, "level_energy", levels);
     if (e->json)
         json_energy_sources(e, p);

@@ -54,6 +54,15 @@ class Pricer(object):
     def points(self, many):
         """Values of each point of `many` (lists of override strings), in one C call per
         chunk of points. A failure raises its error with `.point` (its index) set."""
+        out = []
+        for n, ints, doubles, text in self.chunks(many):
+            views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
+            out.extend(Values(self.layout, views[0], views[1], views[2], i) for i in range(n))
+        return out
+
+    def chunks(self, many):
+        """The arrays of each chunk of points of `many`, as (points, ints, doubles, text)
+        filled by tessel_sweep_values_points."""
         L = lib()
         lay = self.layout
         out = []
@@ -71,11 +80,13 @@ class Pricer(object):
                                               doubles, text, ctypes.byref(done),
                                               ctypes.byref(self._dl))
             if rc:
-                err = self._fail(L, rc, part[done.value])
+                try:
+                    err = self._fail(L, rc, part[done.value])
+                except _errors.TesselError as e:  # the overrides' SpecError
+                    err = e
                 err.point = first + done.value
                 raise err
-            views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
-            out.extend(Values(lay, views[0], views[1], views[2], i) for i in range(n))
+            out.append((n, ints, doubles, text))
         return out
 
     def __del__(self):

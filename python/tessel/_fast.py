@@ -11,6 +11,9 @@ from ._lib import DiagList
 from ._values import TEXTS_MAX, Values, layout
 
 
+_COUNTS = tuple(ctypes.c_size_t(n) for n in range(64))  # read-only arguments, shared
+
+
 def set_bytes(sets):
     """Overrides as tessel_sweep_values_point takes them: NUL-terminated strings back to
     back (bytes objects end with a NUL of their own)."""
@@ -33,20 +36,33 @@ class Pricer(object):
                                         self._label, 1 if timing else 0, self.ints,
                                         self.doubles, self.text, None, ctypes.byref(self._h)):
             raise MemoryError("out of memory preparing a point")
-        self._point = L.tessel_sweep_values_point
+        # the per-point call without argtypes, given ctypes objects (and bytes for the
+        # overrides) that ctypes passes without converting: half the cost of from_param
+        self._point = L["tessel_sweep_values_point"]
+        self._point.restype = ctypes.c_int
+        self._new_list()
+
+    def _new_list(self):
         self._dl = DiagList()
+        self._pdl = ctypes.byref(self._dl)
 
     def _fail(self, L, rc, sets):
         """The exception of a failed call (the diagnostic list freed and made anew)."""
-        dl, self._dl = self._dl, DiagList()
+        dl = self._dl
+        self._new_list()
         from ._run import point_error
         return point_error(L, rc, dl, self.root, sets)
 
     def point(self, sets, text=True):
         """One point with the overrides `sets` (strings): (record or None, Values)."""
-        rec = ctypes.c_void_p() if text else None
-        rc = self._point(self._h, set_bytes(sets), len(sets),
-                         ctypes.byref(rec) if text else None, ctypes.byref(self._dl))
+        n = len(sets)
+        count = _COUNTS[n] if n < len(_COUNTS) else ctypes.c_size_t(n)
+        if text:
+            rec = ctypes.c_void_p()
+            rc = self._point(self._h, set_bytes(sets), count, ctypes.byref(rec), self._pdl)
+        else:
+            rec = None
+            rc = self._point(self._h, set_bytes(sets), count, None, self._pdl)
         if rc:
             raise self._fail(lib(), rc, sets)
         return rec, Values(self.layout, *self.views)

@@ -76,8 +76,6 @@ class Layout(object):
         self.summary_doubles_struct = struct.Struct("=%dd" % len(self.s_doubles))
         self._rows = {}
         self._bits = {}
-        self.row_ints = 8 * len(self.t_ints)  # bytes of a traffic row's ints
-        self.row_doubles = 8 * len(self.t_doubles)
 
     def bits(self, mask):
         """The indices of mask's set bits, ascending (kept per mask: a study sees few)."""
@@ -113,20 +111,17 @@ class Values(object):
     """One point's numbers, copied out of the arrays the library filled, and its text
     cells; summary and traffic rows are converted on first use."""
 
-    __slots__ = ("ints", "doubles", "rows_raw", "text", "_texts", "_lay")
+    __slots__ = ("ints", "raw_ints", "raw_doubles", "text", "_texts", "_lay")
 
     def __init__(self, lay, ints, doubles, text_view, point=0):
         """Point `point` of arrays filled by tessel_sweep_values_point(s), given as byte
-        memoryviews; the traffic rows are copied as bytes and unpacked when asked for."""
+        memoryviews: its arrays are copied whole (a few kilobytes, one copy each) and
+        unpacked when asked for; the head now."""
         self._lay = lay
         io, do = point * lay.n_ints * 8, point * lay.n_doubles * 8
-        self.ints = head = lay.head_struct.unpack_from(ints, io)
-        self.doubles = lay.summary_doubles_struct.unpack_from(doubles, do)
-        rows = head[lay.head - 5] * head[lay.head - 4]
-        io += lay.head * 8
-        do += len(lay.s_doubles) * 8
-        self.rows_raw = (rows, ints[io:io + rows * lay.row_ints].tobytes(),
-                         doubles[do:do + rows * lay.row_doubles].tobytes())
+        self.raw_ints = raw = ints[io:io + lay.n_ints * 8].tobytes()
+        self.raw_doubles = doubles[do:do + lay.n_doubles * 8].tobytes()
+        self.ints = head = lay.head_struct.unpack_from(raw)
         to = point * TEXTS_MAX
         self.text = text_view[to:to + head[lay.head - 3]].tobytes()
         self._texts = None
@@ -149,15 +144,16 @@ class Values(object):
                 for s in self.texts()[:len(lay.s_texts)]]
         pool += self.ints[:len(lay.s_ints)]
         integral, empty = self.ints[lay.head - 2], self.ints[lay.head - 1]
+        doubles = lay.summary_doubles_struct.unpack_from(self.raw_doubles)
         if integral or empty:
-            d = list(self.doubles)
+            d = list(doubles)
             for i in lay.bits(integral):
                 d[i] = int(d[i])
             for i in lay.bits(empty):
                 d[i] = None
             pool += d
         else:
-            pool += self.doubles
+            pool += doubles
         d = lay.summary_template.copy()  # the header's order, kept by update
         d.update(zip(lay.summary_pool, pool))
         return d
@@ -170,9 +166,10 @@ class Values(object):
         levels = texts[nt:nt + nlevels]
         tensors = texts[nt + nlevels:nt + nlevels + ntensors]
         keys = [text_cell(s) for s in texts[:KEYS]]
-        rows, raw_ints, raw_doubles = self.rows_raw
-        rows_ints = lay.rows_struct(rows, 0).unpack(raw_ints)
-        rows_doubles = lay.rows_struct(rows, 1).unpack(raw_doubles)
+        rows = nlevels * ntensors
+        rows_ints = lay.rows_struct(rows, 0).unpack_from(self.raw_ints, lay.head * 8)
+        rows_doubles = lay.rows_struct(rows, 1).unpack_from(self.raw_doubles,
+                                                             len(lay.s_doubles) * 8)
         wi, wd = len(lay.t_ints), len(lay.t_doubles)
         out = []
         r = 0

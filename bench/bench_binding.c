@@ -3,9 +3,11 @@
  * calls (tessel_spec_derive, tessel_sweep_record_create with the statistics,
  * per-shape cache and strategy statistics collected once). Prints the best
  * mean seconds per point over the rounds:
- *   bench_binding SPEC MATRIX [ROUNDS] [text]
+ *   bench_binding SPEC MATRIX [ROUNDS] [text | values]
  * With `text`, each point's summary.csv text is written too (what a C
- * program writing the row pays, and what tessel.run's summary parses).
+ * program writing the row pays). With `values`, each point is priced by
+ * tessel_sweep_point_values, the one call tessel.run makes (derive,
+ * record, numbers and text cells into arrays).
  * The grid (LLB size with its tile edge x loop order) is python_point.py's. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,11 @@ typedef struct ctx {
     tessel_strategy_shared *shared;
     const tessel_energy_db *db;
     double checksum;
-    int text; /* also write each point's summary.csv text */
+    int text;   /* also write each point's summary.csv text */
+    int values; /* price through tessel_sweep_point_values (Python's fast path) */
+    int64_t ints[TESSEL_SWEEP_VALUES_INTS];
+    double doubles[TESSEL_SWEEP_VALUES_DOUBLES];
+    char cells[TESSEL_REPORT_TEXTS_MAX];
 } ctx;
 
 static int one(ctx *c, size_t s, size_t o)
@@ -38,6 +44,17 @@ static int one(ctx *c, size_t s, size_t o)
     const char *sets[3] = { cap, ord, tile };
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, NULL);
+    if (c->values) { /* one call, as tessel.run makes it */
+        int rc = tessel_sweep_point_values(c->spec, sets, 3, 1, c->data, c->stats, c->shared,
+                                           c->cache, c->db, NULL, 0, NULL, c->ints, c->doubles,
+                                           c->cells, NULL, &errors);
+        if (!rc)
+            c->checksum += c->doubles[1]; /* energy_pj */
+        else if (errors.count)
+            fprintf(stderr, "bench_binding: %s\n", errors.items[0].message);
+        tessel_diag_list_free(&errors);
+        return rc;
+    }
     tessel_spec *p = NULL;
     tessel_sweep_record *r = NULL;
     int rc = tessel_spec_derive(c->spec, sets, 3, NULL, &p, &errors);
@@ -69,7 +86,7 @@ static int grid(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_binding SPEC MATRIX [ROUNDS] [text]\n");
+        fprintf(stderr, "usage: bench_binding SPEC MATRIX [ROUNDS] [text | values]\n");
         return 2;
     }
     int rounds = argc > 3 ? atoi(argv[3]) : 5;
@@ -102,6 +119,7 @@ int main(int argc, char **argv)
     c.stats = stats;
     c.db = db;
     c.text = argc > 4 && strcmp(argv[4], "text") == 0;
+    c.values = argc > 4 && strcmp(argv[4], "values") == 0;
     double best = bench_best_of(rounds, grid, &c);
     size_t n = (sizeof(sizes) / sizeof(sizes[0])) * (sizeof(orders) / sizeof(orders[0]));
     printf("points %zu\nseconds_per_point %.9g\nchecksum %.17g\n", n, best / (double)n,

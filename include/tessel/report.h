@@ -146,6 +146,38 @@ int tessel_report_traffic_csv_row(FILE *f, const tessel_report_point *p, unsigne
 int tessel_report_traffic_json(FILE *f, const tessel_report_point *p, size_t n);
 int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n);
 
+/* A point as numbers, for language bindings (src/report/values.c,
+ * docs/python.md): the same values summary.csv and traffic.csv hold,
+ * without writing text. tessel_report_value_columns(which) names the
+ * entries of each array, comma-separated, in order (NULL for another
+ * which):
+ *   0  summary ints (int64; u64 columns are below 2^63)
+ *   1  summary doubles (NaN and infinities where the CSV cell is empty)
+ *   2  summary texts
+ *   3  traffic ints, per row
+ *   4  traffic doubles, per row
+ * Every summary.csv column is in exactly one of 0-2; every traffic.csv
+ * column but the point's keys (design ... estimator, also in 2) and
+ * level, tensor is in 3 or 4. */
+#define TESSEL_REPORT_SUMMARY_INTS 8u
+#define TESSEL_REPORT_SUMMARY_DOUBLES 13u
+#define TESSEL_REPORT_SUMMARY_TEXTS 9u
+#define TESSEL_REPORT_TRAFFIC_INTS 16u
+#define TESSEL_REPORT_TRAFFIC_DOUBLES 2u
+#define TESSEL_REPORT_VALUE_LISTS 5
+#define TESSEL_REPORT_TEXTS_MAX 8192u /* bytes tessel_report_point_texts may need */
+const char *tessel_report_value_columns(int which);
+/* summary.csv's numbers: ints[0..8), doubles[0..13). */
+void tessel_report_summary_values(const tessel_report_point *p, int64_t *ints, double *doubles);
+/* traffic.csv's numbers, nlevels x ntensors rows in traffic.csv's order:
+ * row r at ints[16 r] and doubles[2 r]. */
+void tessel_report_traffic_values(const tessel_report_point *p, int64_t *ints, double *doubles);
+/* The text cells, each followed by a NUL: the nine summary texts (list 2),
+ * then the nlevels level names and the ntensors tensor names (traffic.csv's
+ * level and tensor). Returns the bytes used, or 0 when n is too small
+ * (TESSEL_REPORT_TEXTS_MAX always suffices). */
+size_t tessel_report_point_texts(const tessel_report_point *p, char *buf, size_t n);
+
 typedef enum tessel_report_format {
     TESSEL_REPORT_CSV = 0, /* traffic.csv + summary.csv */
     TESSEL_REPORT_JSON     /* traffic.json + summary.json */

@@ -279,6 +279,66 @@ const tessel_report_point *tessel_sweep_record_point(const tessel_sweep_record *
 /* Rule 4 verdict (tessel_point_result.feasible) and where it fails. */
 int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
                                  unsigned *tensor);
+/* The numeric fast path (src/sweep/binding_values.c, docs/python.md):
+ * spec with the overrides sets[0..nsets) applied ("path=value", as
+ * tessel_spec_derive; none: spec itself), priced as
+ * tessel_sweep_record_create prices it, into caller-owned arrays, with no
+ * CSV text written:
+ *   ints[TESSEL_SWEEP_VALUES_INTS]: summary ints (tessel_report_value_columns
+ *     list 0) at [0, 8); then feasible, overflow_level, overflow_tensor,
+ *     nlevels, ntensors, the bytes of text used, and two bit masks over
+ *     the summary doubles: bit i set when double i is written as an
+ *     integer (integral, below 1e15 in magnitude), and when it is written
+ *     as an empty cell (not finite), at [8, 16); then the traffic rows'
+ *     ints (list 3) from [16], 16 per row, nlevels x ntensors rows in
+ *     traffic.csv's order;
+ *   doubles[TESSEL_SWEEP_VALUES_DOUBLES]: summary doubles (list 1) at
+ *     [0, 13), then the traffic rows' doubles (list 4), 2 per row;
+ *   text[TESSEL_REPORT_TEXTS_MAX]: tessel_report_point_texts.
+ * With keep, *keep is the point's record (its text on request, freed by
+ * the caller); NULL: none is kept. Errors as tessel_sweep_record_create's
+ * (and tessel_spec_derive's); the arrays are then unspecified. */
+#define TESSEL_SWEEP_VALUES_HEAD (TESSEL_REPORT_SUMMARY_INTS + 8u)
+#define TESSEL_SWEEP_VALUES_INTS                                                             \
+    (TESSEL_SWEEP_VALUES_HEAD +                                                              \
+     TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * TESSEL_REPORT_TRAFFIC_INTS)
+#define TESSEL_SWEEP_VALUES_DOUBLES                                                          \
+    (TESSEL_REPORT_SUMMARY_DOUBLES +                                                         \
+     TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * TESSEL_REPORT_TRAFFIC_DOUBLES)
+int tessel_sweep_point_values(const tessel_spec *spec, const char *const *sets, size_t nsets,
+                              int estimator, const tessel_workload_data *data,
+                              const tessel_stat_data *stats, tessel_strategy_shared *shared,
+                              tessel_stat_cache *cache, const tessel_energy_db *db,
+                              const char *label, int timing, const tessel_allocator *a,
+                              int64_t *ints, double *doubles, char *text,
+                              tessel_sweep_record **keep, tessel_diag_list *errors);
+/* The same for a binding that prices many points of one spec: what they
+ * share is given once (_create: tessel_sweep_point_values's arguments; the
+ * handles and the caller's arrays must outlive it; TESSEL_ENOMEM only), so
+ * that a point is a call of five arguments. Overrides are given as nsets
+ * NUL-terminated strings back to back ("LLB.capacity=1MiB\0mapping..."):
+ * one buffer, not an array of pointers. Not thread-safe: one per thread
+ * (as the shared and cache handles). */
+typedef struct tessel_sweep_values tessel_sweep_values;
+int tessel_sweep_values_create(const tessel_spec *spec, int estimator,
+                               const tessel_workload_data *data, const tessel_stat_data *stats,
+                               tessel_strategy_shared *shared, tessel_stat_cache *cache,
+                               const tessel_energy_db *db, const char *label, int timing,
+                               int64_t *ints, double *doubles, char *text,
+                               const tessel_allocator *a, tessel_sweep_values **out);
+void tessel_sweep_values_free(tessel_sweep_values **v);
+/* One point into the arrays given at _create (keep as in
+ * tessel_sweep_point_values). */
+int tessel_sweep_values_point(tessel_sweep_values *v, const char *sets, size_t nsets,
+                              tessel_sweep_record **keep, tessel_diag_list *errors);
+/* npoints points in one call: point i takes the next nsets[i] strings of
+ * sets and fills ints + i x TESSEL_SWEEP_VALUES_INTS, doubles + i x
+ * TESSEL_SWEEP_VALUES_DOUBLES, text + i x TESSEL_REPORT_TEXTS_MAX (these
+ * arrays, not _create's); no record kept. Stops at the first point that
+ * fails (*done: the points filled before it; may be NULL). */
+int tessel_sweep_values_points(tessel_sweep_values *v, const char *sets, const size_t *nsets,
+                               size_t npoints, int64_t *ints, double *doubles, char *text,
+                               size_t *done, tessel_diag_list *errors);
 /* The warnings tessel run prints for a spec (plausibility, energy tables:
  * code 0 diagnostics appended to `warnings`); their number or an error. */
 int tessel_sweep_spec_warnings(const tessel_spec *spec, const tessel_energy_db *db,

@@ -8,6 +8,7 @@
 
 from ._common import lib
 from ._errors import Diagnostic, SpecError, TesselError
+from ._many import grid, run_many
 from ._run import Result, Stats, Workload, frame_or_rows, parse_csv, run, stats
 from ._spec import Spec, TesselWarning
 from ._sweep import SweepResult, sweep
@@ -15,5 +16,5 @@ from ._tensor import Tensor, from_coo, from_scipy, load
 
 __all__ = ["Diagnostic", "Result", "Spec", "SpecError", "Stats", "SweepResult", "Tensor",
            "TesselError", "TesselWarning", "Workload", "frame_or_rows", "from_coo",
-           "from_scipy", "lib", "load", "parse_csv", "run", "stats", "sweep"]
+           "from_scipy", "grid", "lib", "load", "parse_csv", "run", "run_many", "stats", "sweep"]
 __version__ = "0.1.0"

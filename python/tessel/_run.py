@@ -8,7 +8,9 @@ import threading
 from . import _common, _errors
 from ._common import _b, _diag_list, _load_options, lib
 from ._lib import Diag, DiagList
-from ._spec import _as_spec
+from ._spec import Spec, _as_spec, _set_list
+from ._fast import Pricer
+from ._values import layout
 from ._tensor import Tensor, load
 
 ESTIMATORS = {"exact": 0, "stat": 1, "analytic": 2}
@@ -81,6 +83,8 @@ class Stats(object):
         self._local = threading.local()
         self._all = []  # every thread's handles, freed with the statistics
         self._all_lock = threading.Lock()
+        self._pricers = []  # every thread's Pricers, freed before the handles they use
+        self._specs = {}  # id(Spec given to run) -> (that Spec, _prepared's answer)
 
     @property
     def seconds(self):
@@ -100,9 +104,42 @@ class Stats(object):
                 self._all.append((cache, shared))
         return loc.cache, loc.shared
 
+    def _prepared(self, spec):
+        """(root spec, energy tables, the spec's own overrides) of a Spec given to run,
+        kept per spec object; None when the numbers' layout is incomplete (the text
+        path serves)."""
+        got = self._specs.get(id(spec)) if spec is not None else self._specs.get(None)
+        if got is None or got[0] is not spec:
+            if not layout().complete:
+                return None
+            s = self.spec if spec is None else spec
+            if not isinstance(s, Spec):
+                return None  # a path or a dict: read per call, as run documents
+            root = s._root()
+            got = self._specs[id(spec) if spec is not None else None] = (
+                spec, (root, root.energy_db(), list(s._sets)))
+        return got[1]
+
+    def _pricer(self, root, code, db, label, timing):
+        """This thread's Pricer for points of `root` (overrides aside) from these
+        statistics, made on first use."""
+        cache, shared = self._handles()
+        pricers = self._local.__dict__.setdefault("pricers", {})
+        key = (id(root), code, label, bool(timing))
+        p = pricers.get(key)
+        if p is None or p.root is not root:
+            p = pricers[key] = Pricer(root, code, self.workload._h, self._h, shared, cache, db,
+                                      label, timing)
+            with self._all_lock:
+                self._pricers.append(p)
+        return p
+
     def __del__(self):
         if _common._lib is None:
             return
+        for p in getattr(self, "_pricers", []):
+            p.__del__()
+            p._h = None
         for cache, shared in getattr(self, "_all", []):
             _common._lib.tessel_stat_cache_free(ctypes.byref(cache))
             _common._lib.tessel_strategy_shared_free(ctypes.byref(shared))
@@ -162,22 +199,33 @@ class Result(object):
     (traffic.csv's rows: DataFrame with pandas, else list of dicts), `summary_csv` and
     `traffic_csv` (the files' text, byte for byte as tessel run writes them),
     `energy_sources` (what priced each component: summary.json's list) and the rule 4
-    verdict `feasible` (docs/semantics.md). Holds the C record until freed; its text
-    is written by the library on first use."""
+    verdict `feasible` (docs/semantics.md). `summary` and `traffic` are built on first
+    use from the numbers the library returned; the text is written by the library on
+    first use, from the C record the result keeps or, for a point priced from reused
+    statistics without timing, from the same point priced again (the estimate is
+    deterministic: the same bytes) so that a study reading numbers pays for no record."""
 
-    def __init__(self, record):
+    def __init__(self, record, values=None, again=None):
         self._rec = record
+        self._values = values
+        self._again = again  # (stats, root, code, db, label, sets): prices it again
         self._summary = None
         self._sources = None
         self._text = [None, None, None, None]
 
     @property
     def feasible(self):
+        if self._values is not None:
+            return self._values.feasible
         return bool(_common._lib.tessel_sweep_record_feasible(self._rec, None, None))
 
     def _get(self, which):
         """The record as summary.csv, traffic.csv, summary.json or traffic.json (0..3)."""
         if self._text[which] is None:
+            if self._rec is None:
+                stats, root, code, db, label, sets = self._again
+                # this thread's handles: the C caches are one thread's at a time
+                self._rec = stats._pricer(root, code, db, label, False).point(sets, True)[0]
             d = Diag()
             raw = _common._lib.tessel_sweep_record_text(self._rec, which, ctypes.byref(d))
             if raw is None:
@@ -207,11 +255,14 @@ class Result(object):
     @property
     def summary(self):
         if self._summary is None:
-            self._summary = parse_csv(self._get(0))[0]
+            v = self._values
+            self._summary = v.summary() if v is not None else parse_csv(self._get(0))[0]
         return self._summary
 
     @property
     def traffic_rows(self):
+        if self._values is not None:
+            return self._values.traffic_rows()
         return parse_csv(self._get(1))
 
     @property
@@ -224,6 +275,56 @@ class Result(object):
             s.get("design"), s.get("data"), s.get("energy_pj"), s.get("cycles"))
 
 
+def point_inputs(spec, tensors, estimator, strategy, stats, set, drop_zeros):
+    """What pricing a point needs: (root spec, its overrides as bytes, estimator code, energy
+    tables, data, statistics, strategy statistics, per-shape cache, what must stay alive).
+    The overrides are the spec's own (a derived Spec) then `set` and `strategy`: the
+    library derives the point's spec, so no Spec object is made per point."""
+    if estimator is None:
+        estimator = "stat" if stats is not None else "exact"
+    code = ESTIMATORS.get(estimator)
+    if code is None:
+        raise ValueError("estimator must be exact, stat or analytic, not %r" % (estimator,))
+    if spec is None and stats is not None:
+        spec = stats.spec
+    if not isinstance(spec, Spec):
+        spec = Spec(spec)
+    sets = _set_list(set)
+    if strategy:
+        sets.append("mapping.strategy=%s" % strategy)
+    if spec._sets:
+        sets = spec._sets + sets
+    root = spec._root()
+    db = root.energy_db()
+    data = stat = cache = shared = None
+    keep = None
+    if stats is not None:
+        if tensors:
+            raise ValueError("give tensors or stats, not both: the statistics hold their data")
+        data, stat = stats.workload._h, stats._h
+        cache, shared = stats._handles()
+    elif code == 1:
+        keep = Stats(root.derive(set=sets), tensors, drop_zeros=drop_zeros)
+        data, stat = keep.workload._h, keep._h
+    elif code == 0:
+        keep = Workload(root, tensors, drop_zeros=drop_zeros)
+        data = keep._h
+    return root, sets, code, db, data, stat, shared, cache, keep
+
+
+def point_error(L, rc, dl, root, sets):
+    """The exception of a failed point (dl freed): SpecError when the overrides do not
+    make a valid spec (derived again here to tell, as Spec.derive reports it), else the
+    estimator's TesselError."""
+    try:
+        err = _errors.from_list(L, rc, dl)
+    finally:
+        L.tessel_diag_list_free(ctypes.byref(dl))
+    if sets:
+        Spec._derived(root, list(sets))  # raises its SpecError
+    return err
+
+
 def run(spec, tensors=None, estimator=None, strategy=None, stats=None, set=None,
         timing=False, label=None, drop_zeros=False):
     """One design point as tessel run prices it. spec: a Spec, path or dict; tensors:
@@ -231,39 +332,25 @@ def run(spec, tensors=None, estimator=None, strategy=None, stats=None, set=None,
     stat (default with stats) or analytic; strategy and set: as --strategy and --set;
     stats: a Stats to price from (collected once, reused). timing=False writes
     model_seconds as 0 (tessel run --no-timing)."""
-    L = lib()
-    if estimator is None:
-        estimator = "stat" if stats is not None else "exact"
-    if estimator not in ESTIMATORS:
-        raise ValueError("estimator must be exact, stat or analytic, not %r" % (estimator,))
-    if stats is not None and spec is None:
-        spec = stats.spec
-    spec = _as_spec(spec, set=set, strategy=strategy)
-    db = spec.energy_db()
-    data = stat = cache = shared = None
-    own_stats = None
-    workload = None
-    if stats is not None:
-        if tensors:
-            raise ValueError("give tensors or stats, not both: the statistics hold their data")
-        data, stat = stats.workload._h, stats._h
-        cache, shared = stats._handles()
-    elif estimator == "stat":
-        own_stats = Stats(spec, tensors, drop_zeros=drop_zeros)
-        data, stat = own_stats.workload._h, own_stats._h
-    elif estimator == "exact":
-        workload = Workload(spec, tensors, drop_zeros=drop_zeros)
-        data = workload._h
-    rec = ctypes.c_void_p()
-    dl = DiagList()
-    rc = L.tessel_sweep_record_create(spec._h, ESTIMATORS[estimator], data, stat, shared,
-                                      cache, db, _b(label) if label else None,
-                                      1 if timing else 0, None, ctypes.byref(rec),
-                                      ctypes.byref(dl))
-    if rc:
-        try:
-            raise _errors.from_list(L, rc, dl)
-        finally:
-            L.tessel_diag_list_free(ctypes.byref(dl))
-    # own_stats and workload (a one-off run's data) may go now: the record is a value
-    return Result(rec)
+    if stats is not None and not tensors and not timing and estimator in (None, "stat"):
+        # the study's loop: statistics reused, numbers read; what the spec gives is kept
+        prepared = stats._prepared(spec)
+        if prepared is not None:
+            root, db, sets = prepared
+            sets = sets + _set_list(set) if sets else _set_list(set)
+            if strategy:
+                sets.append("mapping.strategy=%s" % strategy)
+            values = stats._pricer(root, 1, db, label, False).point(sets, False)[1]
+            return Result(None, values, (stats, root, 1, db, label, sets))
+    root, sets, code, db, data, stat, shared, cache, keep = point_inputs(
+        spec, tensors, estimator, strategy, stats, set, drop_zeros)
+    lay = layout()
+    if keep is None and stats is not None:
+        pricer = stats._pricer(root, code, db, label, timing)
+        if not timing and lay.complete:  # no record: the text, if asked for, comes again
+            return Result(None, pricer.point(sets, False)[1], (stats, root, code, db, label,
+                                                               sets))
+    else:  # a one-off point: its data (keep) goes with it
+        pricer = Pricer(root, code, data, stat, shared, cache, db, label, timing)
+    rec, values = pricer.point(sets, True)
+    return Result(rec, values if lay.complete else None)

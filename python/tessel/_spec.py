@@ -12,16 +12,20 @@ from ._common import _b, _diag_list, lib
 from ._lib import Diag, DiagList, SpecHead
 
 
+def _set_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "%s" % (v,)
+
+
 def _set_list(set):
+    """Overrides as "PATH=VALUE" strings: from a dict (bools as true/false), one string
+    or a list of them."""
     if set is None:
         return []
     if isinstance(set, dict):
-        items = []
-        for k, v in set.items():
-            if isinstance(v, bool):
-                v = "true" if v else "false"
-            items.append("%s=%s" % (k, v))
-        return items
+        return [k + "=" + v if type(v) is str else k + "=" + _set_value(v)
+                for k, v in set.items()]
     if isinstance(set, str):
         return [set]
     return list(set)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_internal.h"
 #include "tessel/report.h"
 
 /* Column names are a public interface (docs/outputs.md):
@@ -416,29 +417,44 @@ static void emit_i64(emitter *e, const char *name, int64_t value)
 static const char *const level_actions[6] = { "read", "write", "update", "metadata_read",
                                               "metadata_write", "leak" };
 
-/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (docs/outputs.md). */
-static void level_energy_text(const tessel_report_point *p, char *buf, size_t n)
+/* Appends s[0..k) at buf + *len, keeping room for a NUL; 0 when it does
+ * not fit. */
+static int append_text(char *buf, size_t n, size_t *len, const char *s, size_t k)
+{
+    if (k >= n - *len)
+        return 0;
+    memcpy(buf + *len, s, k);
+    *len += k;
+    return 1;
+}
+
+/* "DRAM=read:1.5,write:0,...,leak:2;LLB=..." (docs/outputs.md); values.c
+ * hands the same text to bindings. Built with memcpy and format_double,
+ * not snprintf: it is written for every point of a sweep or a binding. */
+void report_level_energy_text(const tessel_report_point *p, char *buf, size_t n)
 {
     size_t len = 0;
-    buf[0] = '\0';
-    for (unsigned l = 0; l < p->nlevels && len + 1 < n; l++) {
-        int k = snprintf(buf + len, n - len, "%s%s=", l ? ";" : "", p->level_name[l]);
-        for (unsigned a = 0; a < 6 && k >= 0 && (size_t)k < n - len; a++) {
-            len += (size_t)k;
-            char num[32];
+    int ok = n > 0;
+    for (unsigned l = 0; ok && l < p->nlevels; l++) {
+        ok = (!l || append_text(buf, n, &len, ";", 1)) &&
+             append_text(buf, n, &len, p->level_name[l], strlen(p->level_name[l])) &&
+             append_text(buf, n, &len, "=", 1);
+        for (unsigned a = 0; a < 6 && ok; a++) {
+            char cell[64]; /* ",metadata_write:" and a double: < 48 bytes */
+            size_t k = 0, name = strlen(level_actions[a]);
+            if (a)
+                cell[k++] = ',';
+            memcpy(cell + k, level_actions[a], name);
+            k += name;
+            cell[k++] = ':';
             double v = p->level_action_pj[l][a];
             if (isfinite(v))
-                tessel_report_format_double(num, v);
-            else
-                num[0] = '\0';
-            k = snprintf(buf + len, n - len, "%s%s:%s", a ? "," : "", level_actions[a], num);
+                k += format_double(cell + k, v);
+            ok = append_text(buf, n, &len, cell, k);
         }
-        if (k < 0 || (size_t)k >= n - len) {
-            buf[0] = '\0';
-            return;
-        }
-        len += (size_t)k;
     }
+    if (n)
+        buf[ok ? len : 0] = '\0';
 }
 
 /* JSON only: which table, entry and per-action pJ priced each component. */
@@ -571,8 +587,8 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "mac_energy_pj", p->mac_energy_pj);
     emit_double(e, "intersect_energy_pj", p->intersect_energy_pj);
     emit_double(e, "leak_energy_pj", p->leak_energy_pj);
-    char levels[TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48)];
-    level_energy_text(p, levels, sizeof(levels));
+    char levels[REPORT_LEVEL_ENERGY_MAX];
+    report_level_energy_text(p, levels, sizeof(levels));
     emit_str(e, "level_energy", levels);
     if (e->json)
         json_energy_sources(e, p);

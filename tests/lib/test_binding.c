@@ -121,6 +121,94 @@ static tessel_sweep_record *price(const tessel_spec *s, const tessel_workload_da
     return r;
 }
 
+/* Entries in a comma-separated list. */
+static unsigned count_columns(const char *list)
+{
+    unsigned n = list && *list ? 1 : 0;
+    for (const char *c = list; c && *c; c++)
+        n += *c == ',';
+    return n;
+}
+
+/* The numeric fast path: a point's arrays hold its record's numbers and
+ * names, the context's list call gives the single calls' numbers, and a bad
+ * override fails naming how many points were filled. */
+static void values_path(const tessel_spec *s, const tessel_workload_data *w,
+                        const tessel_energy_db *db, const tessel_sweep_record *plain)
+{
+    check(count_columns(tessel_report_value_columns(0)) == TESSEL_REPORT_SUMMARY_INTS &&
+              count_columns(tessel_report_value_columns(1)) == TESSEL_REPORT_SUMMARY_DOUBLES &&
+              count_columns(tessel_report_value_columns(2)) == TESSEL_REPORT_SUMMARY_TEXTS &&
+              count_columns(tessel_report_value_columns(3)) == TESSEL_REPORT_TRAFFIC_INTS &&
+              count_columns(tessel_report_value_columns(4)) == TESSEL_REPORT_TRAFFIC_DOUBLES &&
+              !tessel_report_value_columns(5),
+          "value column lists match their sizes");
+    static int64_t ints[2 * TESSEL_SWEEP_VALUES_INTS];
+    static double doubles[2 * TESSEL_SWEEP_VALUES_DOUBLES];
+    static char text[2 * TESSEL_REPORT_TEXTS_MAX];
+    const char *sets[] = { "LLB.capacity=1MiB", "mapping.LLB.order=KIJ" };
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_sweep_record *r = NULL;
+    int rc = tessel_sweep_point_values(s, sets, 2, 0, w, NULL, NULL, NULL, db, NULL, 0, NULL,
+                                       ints, doubles, text, &r, &errors);
+    check(rc == 0 && r, "a point's values with two overrides");
+    if (rc || !r) {
+        tessel_diag_list_free(&errors);
+        return;
+    }
+    const tessel_report_point *p = tessel_sweep_record_point(r);
+    unsigned h = TESSEL_SWEEP_VALUES_HEAD, last = p->nlevels * p->ntensors - 1;
+    check(ints[0] == (int64_t)p->dram_bytes && ints[2] == (int64_t)p->macs &&
+              doubles[1] == p->energy_pj && doubles[2] == p->roofline.cycles,
+          "summary numbers are the record's");
+    check(ints[8] == tessel_sweep_record_feasible(r, NULL, NULL) &&
+              ints[11] == p->nlevels && ints[12] == p->ntensors,
+          "feasible and the row count");
+    check(ints[h] == (int64_t)p->traffic[0][0].fills &&
+              ints[h + 16 * last + 4] ==
+                  (int64_t)p->traffic[p->nlevels - 1][p->ntensors - 1].data_bytes &&
+              doubles[TESSEL_REPORT_SUMMARY_DOUBLES + 2 * last] ==
+                  p->access[p->nlevels - 1][p->ntensors - 1].energy_pj,
+          "first and last traffic rows are the record's");
+    /* the text cells: design first, the level names after the nine */
+    const char *cell = text;
+    for (int i = 0; i < 9; i++)
+        cell += strlen(cell) + 1;
+    check(strcmp(text, p->design) == 0 && strcmp(cell, p->level_name[0]) == 0 &&
+              strcmp(text + strlen(text) + 1, p->workload) == 0,
+          "text cells: design, ..., the level names");
+    double energy = doubles[1];
+    tessel_sweep_record_free(&r);
+
+    tessel_sweep_values *v = NULL;
+    check(tessel_sweep_values_create(s, 0, w, NULL, NULL, NULL, db, NULL, 0, ints, doubles,
+                                     text, NULL, &v) == 0,
+          "values context");
+    static const char both[] = "LLB.capacity=1MiB\0mapping.LLB.order=KIJ";
+    const size_t counts[2] = { 2, 0 };
+    size_t done = 9;
+    rc = v ? tessel_sweep_values_points(v, both, counts, 2, ints, doubles, text, &done, &errors)
+           : -1;
+    check(rc == 0 && done == 2 && doubles[1] == energy &&
+              doubles[TESSEL_SWEEP_VALUES_DOUBLES + 1] ==
+                  tessel_sweep_record_point(plain)->energy_pj,
+          "two points in one call: the overridden one, then the spec itself");
+    rc = v ? tessel_sweep_values_point(v, "mapping.LLB.order=KIJ\0LLB.capacity=1MiB", 2, NULL,
+                                       &errors)
+           : -1;
+    check(rc == 0 && doubles[1] == energy, "one point through the context");
+    static const char bad[] = "LLB.capacity=1MiB\0mapping.LLB.order=IXJ";
+    const size_t one_each[2] = { 1, 1 };
+    rc = v ? tessel_sweep_values_points(v, bad, one_each, 2, ints, doubles, text, &done,
+                                        &errors)
+           : 0;
+    check(rc < 0 && done == 1 && errors.count > 0, "a bad override stops at its point");
+    tessel_sweep_values_free(&v);
+    check(v == NULL, "context freed");
+    tessel_diag_list_free(&errors);
+}
+
 static void progress(void *ud, uint64_t done, uint64_t total, double seconds)
 {
     (void)seconds;
@@ -187,6 +275,7 @@ int main(void)
         for (int json = 0; json < 2; json++)
             compare_files(rf, json);
         check(tessel_sweep_record_feasible(rf, NULL, NULL) == 1, "the example is feasible");
+        values_path(s, file_w, db, rf);
     }
     tessel_sweep_record_free(&rf);
     tessel_sweep_record_free(&rm);

@@ -1,0 +1,149 @@
+"""The numeric fast path (tessel_sweep_values_*): the numbers give the same cells as the
+CSV text of the same point, run_many and grid the same rows as run, one call each."""
+
+import itertools
+import os
+import unittest
+
+from common import ROOT, SPEC, shared, tessel
+
+from tessel import _values
+
+
+def pandas_or_none():
+    try:
+        import pandas
+        return pandas
+    except ImportError:
+        return None
+
+
+class Layout(unittest.TestCase):
+    def test_every_column_has_a_number_or_a_text(self):
+        # a column added to summary.csv or traffic.csv without its place in
+        # src/report/values.c fails here (the package would fall back to parsing text)
+        lay = _values.layout()
+        self.assertEqual(sorted(lay.s_ints + lay.s_doubles + lay.s_texts),
+                         sorted(lay.summary_header))
+        self.assertEqual(sorted(lay.s_texts[:_values.KEYS] + ["level", "tensor"] + lay.t_ints +
+                                lay.t_doubles), sorted(lay.traffic_header))
+        self.assertTrue(lay.complete)
+
+
+class SameAsText(unittest.TestCase):
+    def assert_same(self, r):
+        """r's numbers-built summary and traffic against its own CSV text: values, their
+        types (int, float, None, str) and the columns' order."""
+        text = tessel.parse_csv(r.summary_csv)[0]
+        self.assertIsNotNone(r._values)
+        summary = r._values.summary()
+        self.assertEqual(list(summary.items()), list(text.items()))
+        self.assertEqual([type(v) for v in summary.values()], [type(v) for v in text.values()])
+        rows = r._values.traffic_rows()
+        trows = tessel.parse_csv(r.traffic_csv)
+        self.assertEqual([list(x.items()) for x in rows], [list(x.items()) for x in trows])
+        self.assertEqual([[type(v) for v in x.values()] for x in rows],
+                         [[type(v) for v in x.values()] for x in trows])
+
+    def test_estimators(self):
+        self.assert_same(tessel.run(SPEC))  # exact on the bundled data
+        self.assert_same(tessel.run(os.path.join(ROOT, "examples", "specs",
+                                                 "uniform-analytic.yaml"), estimator="analytic"))
+        self.assert_same(tessel.run(SPEC, estimator="stat"))
+
+    def test_reused_statistics_and_strategy(self):
+        path = shared("bcspwr06.mtx.gz")
+        st = tessel.stats(SPEC, {"A": path})
+        for sets in ({"LLB.capacity": "1MiB", "mapping.LLB.order": "KIJ"},
+                     {"LLB.capacity": "256KiB"}):
+            r = tessel.run(SPEC, stats=st, set=sets)
+            self.assertIsNone(r._rec)  # no record until the text is asked for
+            self.assert_same(r)
+        self.assert_same(tessel.run(SPEC, stats=st, strategy="conservative"))
+        # with timing the record is kept: model_seconds is the one priced
+        r = tessel.run(SPEC, stats=st, timing=True)
+        self.assertIsNotNone(r._rec)
+        self.assertEqual(r.summary, tessel.parse_csv(r.summary_csv)[0])
+
+    def test_feasible_matches_the_record(self):
+        st = tessel.stats(SPEC, {"A": shared("bcspwr06.mtx.gz")})
+        feasible = set()
+        for cap in ("16KiB", "4MiB"):
+            r = tessel.run(SPEC, stats=st, set={"LLB.capacity": cap})
+            kept = tessel.run(SPEC, stats=st, set={"LLB.capacity": cap}, timing=True)
+            self.assertEqual(r.feasible, bool(tessel.lib().tessel_sweep_record_feasible(
+                kept._rec, None, None)))
+            feasible.add(r.feasible)
+        self.assertEqual(feasible, {False, True})  # the test saw both verdicts
+
+
+class Many(unittest.TestCase):
+    POINTS = [{"LLB.capacity": c, "mapping.LLB.order": o}
+              for c in ("512KiB", "2MiB") for o in ("IJK", "KIJ", "JKI")]
+
+    def setUp(self):
+        self.st = tessel.stats(SPEC, {"A": shared("bcspwr06.mtx.gz")})
+
+    def test_run_many_equals_run(self):
+        one = [tessel.run(SPEC, stats=self.st, set=p) for p in self.POINTS]
+        summary, traffic = tessel.run_many(SPEC, self.POINTS, stats=self.st, traffic=True)
+        table = tessel.run_many(SPEC, self.POINTS, stats=self.st)
+        trows = [row for r in one for row in r.traffic_rows]
+        pandas = pandas_or_none()
+        if pandas is None:
+            self.assertEqual(table, [r.summary for r in one])
+            self.assertEqual(summary, table)
+            self.assertEqual(traffic, trows)
+        else:
+            expect = pandas.DataFrame([r.summary for r in one])
+            pandas.testing.assert_frame_equal(table, expect)
+            pandas.testing.assert_frame_equal(summary, expect)
+            pandas.testing.assert_frame_equal(traffic, pandas.DataFrame(trows))
+        # and the text of one of them is the CLI's text of the same point
+        self.assertEqual(tessel.parse_csv(one[3].summary_csv)[0], one[3].summary)
+
+    def test_more_points_than_a_chunk(self):
+        points = [{"LLB.capacity": "%dKiB" % (256 + k)} for k in range(300)]
+        table = tessel.run_many(SPEC, points, stats=self.st)
+        energies = [row["energy_pj"] for row in table] if isinstance(table, list) \
+            else list(table["energy_pj"])
+        self.assertEqual(len(energies), 300)
+        for k in (0, 255, 256, 299):
+            self.assertEqual(energies[k],
+                             tessel.run(SPEC, stats=self.st, set=points[k]).summary["energy_pj"])
+
+    def test_error_names_the_point(self):
+        with self.assertRaises(tessel.SpecError) as cm:
+            tessel.run_many(SPEC, [{"LLB.capacity": "1MiB"}, {"mapping.LLB.order": "IXJ"}],
+                            stats=self.st)
+        self.assertEqual(cm.exception.point, 1)
+        self.assertIn("permutation", str(cm.exception))
+
+    def test_grid_over_memory_tensors(self):
+        import array
+        # a tensor built in memory (no file): a 200 x 200 band
+        rows = array.array("q", [i for i in range(200) for d in (-1, 0, 1) if 0 <= i + d < 200])
+        cols = array.array("q", [i + d for i in range(200) for d in (-1, 0, 1)
+                                 if 0 <= i + d < 200])
+        band = tessel.from_coo((rows, cols), (200, 200), name="band")
+        st = tessel.stats(SPEC, {"A": band})
+        axes = {"LLB.capacity": ["256KiB", "1MiB"], "mapping.LLB.order": ["IJK", "KJI"]}
+        table = tessel.grid(SPEC, axes, stats=st)
+        combos = list(itertools.product(*axes.values()))
+        expect = [tessel.run(SPEC, stats=st, set=dict(zip(axes, c))).summary for c in combos]
+        pandas = pandas_or_none()
+        got = table.to_dict("records") if pandas is not None else table
+        self.assertEqual(len(got), 4)
+        for k, (row, c) in enumerate(zip(got, combos)):
+            self.assertEqual(row["point"], k)
+            self.assertEqual((row["LLB.capacity"], row["mapping.LLB.order"]), c)
+            self.assertEqual(row["data"], "band")
+            for col, v in expect[k].items():
+                if v is None:
+                    self.assertTrue(row[col] is None or row[col] != row[col], col)
+                else:
+                    self.assertEqual(row[col], v, col)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -8,6 +8,11 @@
 
 static const char *const policy_names[] = { "blocked", "static-round-robin", "dynamic" };
 
+const char *spec_spatial_policy_name(int policy)
+{
+    return policy >= 0 && policy < (int)N_OF(policy_names) ? policy_names[policy] : policy_names[0];
+}
+
 /* The child's instances: level l+1's, or the PEs below the innermost level. */
 static unsigned child_instances(const tessel_spec *s, unsigned l, const char **what)
 {

@@ -145,7 +145,7 @@ typedef struct tessel_spec_level {
     unsigned order[TESSEL_SPEC_MAX_INDICES];
     int has_mapping;
     tessel_spec_pos pos;
-    /* mapping.LEVEL.spatial (docs/spec.md "Spatial mapping"): per workload
+    /* mapping.LEVEL.spatial (docs/spec.md, docs/models/spatial.md): per workload
      * index, how many of the child's instances (level l+1's `instances`, or
      * the compute's `pes` below the innermost level) its tiles are split
      * over (0 = not split); `distribution` is TESSEL_SPEC_SPATIAL_*. */

@@ -1,4 +1,4 @@
-/* The spatial part of a level's mapping (docs/spec.md "Spatial mapping"):
+/* The spatial part of a level's mapping (docs/spec.md, docs/models/spatial.md):
  * `spatial: {i: 8, j: 16}` splits the level's tiles over its child's
  * instances, `distribution` says how the child tiles are dealt to them. */
 #include <stdio.h>

@@ -345,6 +345,7 @@ static int accumulate(const tessel_spec *spec, const tessel_workload_data *data,
     return rc;
 }
 
+/* Every instance's MACs under the split, the busiest per tile, their spread (model.h). */
 int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *data,
                          const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag)
 {

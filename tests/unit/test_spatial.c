@@ -112,70 +112,60 @@ START_TEST(dynamic_balances)
 }
 END_TEST
 
+/* Exact, the split (none when the spec has none) and the report of A (rows
+ * holding w nonzeros) x I on s. */
+static void priced(const tessel_spec *s, const unsigned w[6], tessel_result *r,
+                   tessel_report_point *p)
+{
+    tessel_tensor *a = rows_of(w), *b = identity(6);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(s, &d, NULL, r, &diag), 0);
+    ck_assert_int_eq(tessel_model_spatial(s, &d, NULL, &r->spatial, &diag), 0);
+    tessel_design_energy e;
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(tessel_report_point_build(s, r, &e, "x", "fixed", p, &diag), 0);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+
 /* Steps wait for their busiest instance. w = 1,1,3,1,1,1 with LLB tiles of
  * 3 rows (two steps), blocked over 2 PEs inside each (blocks of 2 rows):
  *   step 0: rows 0,1 -> PE 0 (2), row 2 -> PE 1 (3): waits 3
  *   step 1: rows 3,4 -> PE 0 (2), row 5 -> PE 1 (1): waits 2
  * The totals are even (4 and 4: imbalance 1) but the run takes 5 cycles,
  * not 4: pe_utilization 4 / 5. Through the report: cycles 5 (no bandwidth
- * bound), compute_cycles 8 / 2 = 4. */
+ * bound), compute_cycles 8 / 2 = 4. Without the split the columns are
+ * empty (NaN) and cycles the roofline's 4. */
 START_TEST(steps_wait_for_the_slowest)
 {
     static const unsigned w[6] = { 1, 1, 3, 1, 1, 1 };
-    tessel_tensor *a = rows_of(w), *b = identity(6);
-    tessel_workload_data d;
-    test_spmspm_data(&d, a, b);
     tessel_spec s;
     test_spec_spmspm(&s, "IKJ", 3, 0, 0, 0, 8, 8);
     s.compute.pes = 2;
     s.level[1].spatial[I] = 2;
     tessel_result r;
-    tessel_diag diag;
-    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &r, &diag), 0);
-    r.spatial = split(&s, &d);
+    tessel_report_point p;
+    priced(&s, w, &r, &p);
+    ck_assert_int_eq(r.spatial.present, 1);
     ck_assert_uint_eq(r.spatial.steps, 2);
     ck_assert_double_eq_tol(r.spatial.step_max_macs, 5, 1e-12);
     ck_assert_double_eq_tol(r.spatial.max_macs, 4, 1e-12);
     ck_assert_double_eq_tol(r.spatial.stdev_macs, 0, 1e-12);
-    tessel_design_energy e;
-    memset(&e, 0, sizeof(e));
-    tessel_report_point p;
-    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "x", "fixed", &p, &diag), 0);
     ck_assert_double_eq_tol(p.spatial_cycles, 5, 1e-12);
     ck_assert_double_eq_tol(p.roofline.cycles, 5, 1e-12);
     ck_assert_double_eq_tol(p.roofline.compute_cycles, 4, 1e-12);
     ck_assert_double_eq_tol(p.imbalance, 1, 1e-12);
     ck_assert_double_eq_tol(p.pe_utilization, 0.8, 1e-12);
     ck_assert_str_eq(p.bound, "compute");
-    tessel_tensor_free(&a);
-    tessel_tensor_free(&b);
-}
-END_TEST
 
-/* Without a split the columns are empty (NaN) and cycles the roofline. */
-START_TEST(no_split_no_columns)
-{
-    static const unsigned w[6] = { 1, 1, 3, 1, 1, 1 };
-    tessel_tensor *a = rows_of(w), *b = identity(6);
-    tessel_workload_data d;
-    test_spmspm_data(&d, a, b);
-    tessel_spec s;
-    test_spec_spmspm(&s, "IKJ", 3, 0, 0, 0, 8, 8);
-    s.compute.pes = 2;
-    tessel_result r;
-    tessel_diag diag;
-    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &r, &diag), 0);
+    s.level[1].spatial[I] = 0;
     ck_assert_int_eq(tessel_spatial_level(&s), -1);
-    ck_assert_int_eq(tessel_model_spatial(&s, &d, NULL, &r.spatial, &diag), 0);
+    priced(&s, w, &r, &p);
     ck_assert_int_eq(r.spatial.present, 0);
-    tessel_design_energy e;
-    memset(&e, 0, sizeof(e));
-    tessel_report_point p;
-    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "x", "fixed", &p, &diag), 0);
     ck_assert(isnan(p.spatial_cycles) && isnan(p.imbalance));
     ck_assert_double_eq_tol(p.roofline.cycles, 4, 1e-12);
-    tessel_tensor_free(&a);
-    tessel_tensor_free(&b);
 }
 END_TEST
 
@@ -242,31 +232,13 @@ static void brute(const tessel_spec *s, const tessel_tensor *a, const tessel_ten
     free(load);
 }
 
-static tessel_tensor *random_matrix(uint64_t n, double density, unsigned seed)
-{
-    uint64_t dims[2] = { n, n };
-    tessel_coo_builder *bld = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bld, NULL), 0);
-    srand(seed);
-    for (uint32_t r = 0; r < n; r++)
-        for (uint32_t c = 0; c < n; c++)
-            if ((double)rand() / RAND_MAX < density) {
-                uint32_t x[2] = { r, c };
-                ck_assert_int_eq(tessel_coo_builder_add(bld, x, 1.0), 0);
-            }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(bld, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&bld);
-    return t;
-}
-
 /* A PE level (instances 8) below the LLB: LLB tiles of 10 (border tiles of
  * 7 along each index of 37), PE tiles of 3, split {i: 2, j: 4} and
  * {k: 2, i: 4}, both static policies, against the brute force. */
 START_TEST(static_policies_match_brute_force)
 {
     const uint64_t n = 37;
-    tessel_tensor *a = random_matrix(n, 0.15, 7), *b = random_matrix(n, 0.2, 11);
+    tessel_tensor *a = test_random_matrix(n, n, 0.15, 7), *b = test_random_matrix(n, n, 0.2, 11);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     static const unsigned splits[2][3] = { { 2, 4, 0 }, { 4, 0, 2 } }; /* i, j, k */
@@ -336,7 +308,6 @@ static Suite *spatial_suite(void)
     tcase_add_test(tc, policies_by_hand);
     tcase_add_test(tc, dynamic_balances);
     tcase_add_test(tc, steps_wait_for_the_slowest);
-    tcase_add_test(tc, no_split_no_columns);
     tcase_add_test(tc, static_policies_match_brute_force);
     tcase_add_test(tc, refusals);
     suite_add_tcase(s, tc);

@@ -130,6 +130,11 @@ typedef struct tessel_roofline {
 /* level_bytes[l]: all bytes read from or written to level l (both sides). */
 void tessel_roofline_evaluate(const tessel_spec *spec, double macs, const double *level_bytes,
                               tessel_roofline *out);
+/* The same with the compute side taking at least busy_cycles (a spatial
+ * split's slowest instance, docs/models/spatial.md); compute_cycles stays
+ * macs / (pes * macs_per_pe), so compute_utilization shows the loss. */
+void tessel_roofline_evaluate_busy(const tessel_spec *spec, double macs, double busy_cycles,
+                                   const double *level_bytes, tessel_roofline *out);
 /* "compute" or the level's name. */
 const char *tessel_roofline_bound_name(const tessel_spec *spec, const tessel_roofline *r);
 

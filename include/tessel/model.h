@@ -92,6 +92,20 @@ typedef struct tessel_traffic {
     uint64_t partition_bytes, worst_tile_bytes;
 } tessel_traffic;
 
+/* Spatial mapping (src/model/spatial.c, docs/models/spatial.md): the work
+ * of a level whose mapping has `spatial:` dealt to its child's instances
+ * under the distribution policy, from the data. In MACs, so that the
+ * report prices it at the spec's own PE rate. */
+typedef struct tessel_spatial {
+    int present;          /* 1: the spec splits a level and this was priced */
+    unsigned level;       /* the level whose `spatial` splits its tiles */
+    unsigned used;        /* instances the factors address (their product) */
+    uint64_t steps;       /* the level's tile iterations with work: synchronised steps */
+    uint64_t units;       /* work units dealt (child tiles along the split indices) */
+    double step_max_macs; /* sum over the steps of the busiest instance's MACs */
+    double max_macs, mean_macs, stdev_macs; /* per-instance MACs over the run */
+} tessel_spatial;
+
 typedef struct tessel_result {
     unsigned nlevels, ntensors;
     tessel_traffic traffic[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
@@ -126,6 +140,7 @@ typedef struct tessel_result {
     char estimator[16];         /* "exact" or "stat" */
     int stat_walked;            /* stat: some boundary took the walk over effectual
                                    iterations (stat_walk.c) instead of the closed form */
+    tessel_spatial spatial;     /* the spatial split's work per instance (present 0: none) */
 } tessel_result;
 
 /* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all
@@ -134,6 +149,16 @@ typedef struct tessel_result {
  * TESSEL_ERANGE when a level's tile grid has more than 2^63 tiles. */
 int tessel_model_exact(const tessel_spec *spec, const tessel_workload_data *data,
                        const tessel_allocator *a, tessel_result *out, tessel_diag *diag);
+
+/* The level that spec splits spatially (mapping.LEVEL.spatial), or -1. */
+int tessel_spatial_level(const tessel_spec *spec);
+/* The spatial split's per-instance work from the data (exact; SpMSpM and
+ * SpMV on the spec's fixed tiles) into out. TESSEL_EUNSUPPORTED naming
+ * the reason for other workloads or more than one split level; ERANGE
+ * when the level's tiles times its units pass 2^63. O(nnz(A) x B's
+ * (tile, unit) runs per row) hash updates, memory O(distinct units). */
+int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *data,
+                         const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag);
 
 /* Progress of a long estimate: storage level l (1 .. nlevels-1) is being
  * worked on and `fraction` of its walk is done. Called from the

@@ -99,6 +99,11 @@ typedef struct tessel_report_point {
     /* level l's storage energy by action (all tensors) and its leakage:
      * read, write, update, metadata_read, metadata_write, leak */
     double level_action_pj[TESSEL_SPEC_MAX_LEVELS][6];
+    /* A spatial split (tessel_result.spatial; docs/models/spatial.md), NaN
+     * without one: the slowest instance's cycles summed over the split
+     * level's tiles, max/mean of the instances' MACs, their standard
+     * deviation (MACs), and mean/busiest work per step. */
+    double spatial_cycles, imbalance, work_stdev, pe_utilization;
     tessel_design_energy energy; /* the components' pJ and provenance that priced the point */
 } tessel_report_point;
 

@@ -145,7 +145,18 @@ typedef struct tessel_spec_level {
     unsigned order[TESSEL_SPEC_MAX_INDICES];
     int has_mapping;
     tessel_spec_pos pos;
+    /* mapping.LEVEL.spatial (docs/spec.md, docs/models/spatial.md): per workload
+     * index, how many of the child's instances (level l+1's `instances`, or
+     * the compute's `pes` below the innermost level) its tiles are split
+     * over (0 = not split); `distribution` is TESSEL_SPEC_SPATIAL_*. */
+    unsigned spatial[TESSEL_SPEC_MAX_INDICES];
+    int spatial_policy;
+    tessel_spec_pos spatial_pos;
 } tessel_spec_level;
+
+/* mapping.LEVEL.distribution: how the child tiles go to the instances. */
+enum { TESSEL_SPEC_SPATIAL_BLOCKED = 0, TESSEL_SPEC_SPATIAL_ROUND_ROBIN = 1,
+       TESSEL_SPEC_SPATIAL_DYNAMIC = 2 };
 
 typedef enum tessel_workload_kind {
     TESSEL_WORKLOAD_SPMSPM = 0, /* Z[i,j] = A[i,k] * B[k,j] (any names) */

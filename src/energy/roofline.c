@@ -8,6 +8,12 @@
 void tessel_roofline_evaluate(const tessel_spec *spec, double macs, const double *level_bytes,
                               tessel_roofline *out)
 {
+    tessel_roofline_evaluate_busy(spec, macs, 0, level_bytes, out);
+}
+
+void tessel_roofline_evaluate_busy(const tessel_spec *spec, double macs, double busy_cycles,
+                                   const double *level_bytes, tessel_roofline *out)
+{
     memset(out, 0, sizeof(*out));
     out->bound = -1;
     if (!spec)
@@ -15,7 +21,7 @@ void tessel_roofline_evaluate(const tessel_spec *spec, double macs, const double
     double lanes = (double)spec->compute.pes * (double)spec->compute.macs_per_pe;
     double clock = spec->compute.clock_ghz;
     out->compute_cycles = lanes > 0 && macs > 0 ? macs / lanes : 0;
-    out->cycles = out->compute_cycles;
+    out->cycles = busy_cycles > out->compute_cycles ? busy_cycles : out->compute_cycles;
     unsigned n = spec->nlevels < TESSEL_SPEC_MAX_LEVELS ? spec->nlevels : TESSEL_SPEC_MAX_LEVELS;
     for (unsigned l = 0; l < n; l++) {
         const tessel_spec_level *lv = &spec->level[l];

@@ -141,6 +141,34 @@ static int check_request(const tessel_point_request *req, tessel_diag *diag)
                            "unknown estimator %d", (int)req->estimator);
 }
 
+/* A spatial split (mapping.LEVEL.spatial) is priced from the data on the
+ * spec's fixed tiles by the exact estimator only (docs/models/spatial.md);
+ * every other route refuses it with the reason. */
+static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
+{
+    const tessel_spec *spec = req->spec;
+    int l = tessel_spatial_level(spec);
+    if (l < 0)
+        return TESSEL_OK;
+    const tessel_spec_pos *p = &spec->level[l].spatial_pos;
+    const char *why = NULL;
+    tessel_point_route route = tessel_point_route_of(req);
+    if (route == TESSEL_POINT_ROUTE_ANALYTIC)
+        why = "the analytic estimator has density models, not the tiles of the data";
+    else if (route == TESSEL_POINT_ROUTE_TEMPLATE)
+        why = "a template prices its own PEs";
+    else if (route == TESSEL_POINT_ROUTE_STRATEGY)
+        why = "it is priced on the mapping's fixed tiles, and a strategy decides others";
+    else if (req->estimator == TESSEL_POINT_STAT)
+        why = "stat's statistics hold tile occupancies, not each instance's products per "
+              "tile (the expected busiest instance from them is not built yet); use -e exact";
+    if (!why)
+        return TESSEL_OK;
+    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, p->file, p->line, p->column,
+                           "spatial", "spatial mapping at %s is not priced here: %s",
+                           spec->level[l].name, why);
+}
+
 int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *out,
                           tessel_diag *diag)
 {
@@ -149,7 +177,11 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
     if (rc)
         return rc;
     snprintf(out->strategy, sizeof(out->strategy), "%s", tessel_point_strategy(req->spec));
-    rc = dispatch(req, out, diag);
+    rc = spatial_refused(req, diag);
+    if (!rc)
+        rc = dispatch(req, out, diag);
+    if (!rc && tessel_spatial_level(req->spec) >= 0)
+        rc = tessel_model_spatial(req->spec, req->data, req->alloc, &out->result.spatial, diag);
     if (rc)
         return rc;
     out->feasible = tessel_point_feasible(&out->result, out->strategy, &out->overflow_level,

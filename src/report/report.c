@@ -135,6 +135,27 @@ static double level_bytes_of(const tessel_traffic *t)
            (double)t->child_write_metadata;
 }
 
+/* The spatial columns (docs/models/spatial.md): each instance of the split
+ * level's child runs pes x macs_per_pe / instances MACs a cycle, and every
+ * tile of the split level waits for its busiest instance. */
+static void spatial_columns(const tessel_spec *spec, const tessel_spatial *sp,
+                            tessel_report_point *out)
+{
+    out->spatial_cycles = out->imbalance = out->work_stdev = out->pe_utilization = NAN;
+    if (!sp->present || sp->level >= spec->nlevels)
+        return;
+    unsigned l = sp->level;
+    double inst = l + 1 < spec->nlevels ? (double)spec->level[l + 1].instances
+                                        : (double)spec->compute.pes;
+    double rate = (double)spec->compute.pes * (double)spec->compute.macs_per_pe /
+                  (inst > 0 ? inst : 1.0);
+    out->spatial_cycles = rate > 0 ? sp->step_max_macs / rate : 0;
+    out->imbalance = sp->mean_macs > 0 ? sp->max_macs / sp->mean_macs : 0;
+    out->work_stdev = sp->stdev_macs;
+    out->pe_utilization =
+        sp->step_max_macs > 0 ? sp->mean_macs / sp->step_max_macs : 0;
+}
+
 /* One design point's report record (the summary.csv row and traffic rows) from a
  * spec, an estimate and its energy. */
 int tessel_report_point_build(const tessel_spec *spec, const tessel_result *result,
@@ -218,7 +239,10 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->energy = *energy;
     out->clock_ghz = spec->compute.clock_ghz;
 
-    tessel_roofline_evaluate(spec, (double)result->macs, out->level_bytes, &out->roofline);
+    spatial_columns(spec, &result->spatial, out);
+    tessel_roofline_evaluate_busy(spec, (double)result->macs,
+                                  isnan(out->spatial_cycles) ? 0 : out->spatial_cycles,
+                                  out->level_bytes, &out->roofline);
     const char *bound = tessel_roofline_bound_name(spec, &out->roofline);
     rc = copy_name(out->bound, sizeof(out->bound), bound, "bound", diag);
     if (rc) {

@@ -19,7 +19,8 @@ static const char summary_header[] =
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
     "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
     "stat_path,tiled_metadata_bytes,tiles,storage_energy_pj,mac_energy_pj,"
-    "intersect_energy_pj,leak_energy_pj,level_energy\n";
+    "intersect_energy_pj,leak_energy_pj,level_energy,spatial_cycles,imbalance,work_stdev,"
+    "pe_utilization\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -590,6 +591,10 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     char levels[REPORT_LEVEL_ENERGY_MAX];
     report_level_energy_text(p, levels, sizeof(levels));
     emit_str(e, "level_energy", levels);
+    emit_double(e, "spatial_cycles", p->spatial_cycles);
+    emit_double(e, "imbalance", p->imbalance);
+    emit_double(e, "work_stdev", p->work_stdev);
+    emit_double(e, "pe_utilization", p->pe_utilization);
     if (e->json)
         json_energy_sources(e, p);
     end(e);

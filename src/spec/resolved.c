@@ -236,6 +236,29 @@ static char *order_text(rb *b, const unsigned *order, unsigned n)
     return dup(b, text);
 }
 
+/* The spatial split as "{i: 8, j: 16}" and its policy (NULL without one). */
+static void spatial_of(rb *b, const tessel_spec_level *lv, const tessel_yaml_node *mn,
+                       rs_mapping *m)
+{
+    const tessel_spec_workload *w = &b->s->workload;
+    char text[TESSEL_SPEC_MAX_INDICES * (TESSEL_SPEC_NAME_MAX + 16) + 4];
+    size_t len = 0;
+    for (unsigned i = 0; i < w->nindices; i++)
+        if (lv->spatial[i])
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s: %u", len ? ", " : "{",
+                                    w->index_name[i], lv->spatial[i]);
+    if (!len)
+        return;
+    snprintf(text + len, sizeof(text) - len, "}");
+    char key[128];
+    m->spatial = dup(b, text);
+    snprintf(key, sizeof(key), "mapping.%s.spatial", lv->name);
+    note(b, key, tessel_yaml_get(mn, "spatial"), m->spatial);
+    m->distribution = dup(b, spec_spatial_policy_name(lv->spatial_policy));
+    snprintf(key, sizeof(key), "mapping.%s.distribution", lv->name);
+    note(b, key, tessel_yaml_get(mn, "distribution"), m->distribution);
+}
+
 static rs_mapping *mapping(rb *b, unsigned l)
 {
     const tessel_spec_level *lv = &b->s->level[l];
@@ -256,6 +279,7 @@ static rs_mapping *mapping(rb *b, unsigned l)
         snprintf(key, sizeof(key), "mapping.%s.tile.%s", lv->name, w->index_name[i]);
         note_u64(b, key, tessel_yaml_get(mn, "tile"), lv->tile[i]);
     }
+    spatial_of(b, lv, mn, m);
     return m;
 }
 

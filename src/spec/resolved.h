@@ -28,6 +28,8 @@ typedef struct rs_mapping {
     char *order; /* index names, outermost first */
     rs_tile *tile;
     unsigned tile_count;
+    char *spatial;      /* "{i: 8, j: 16}", or NULL without a spatial split */
+    char *distribution; /* with spatial: its policy's name */
 } rs_mapping;
 
 typedef struct rs_part {

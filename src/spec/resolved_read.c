@@ -240,6 +240,9 @@ static void mapping(sb *b, const rs_spec *r)
             tile(b, m);
             put(b, "'\n");
         }
+        if (m->spatial)
+            put(b, "    spatial: %s\n    distribution: %s\n", m->spatial,
+                m->distribution ? m->distribution : "blocked");
     }
     const rs_strategy *st = &r->strategy;
     put(b, "  strategy: %s\n", st->name);

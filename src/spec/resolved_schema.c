@@ -49,6 +49,8 @@ static const cyaml_schema_field_t mapping_fields[] = {
     STR("order", rs_mapping, order),
     CYAML_FIELD_SEQUENCE("tile", CYAML_FLAG_POINTER, rs_mapping, tile, &tile_entry, 0,
                          CYAML_UNLIMITED),
+    OPT_STR("spatial", rs_mapping, spatial),
+    OPT_STR("distribution", rs_mapping, distribution),
     CYAML_FIELD_END
 };
 

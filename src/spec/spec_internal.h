@@ -102,5 +102,7 @@ const char *spec_growth_name(int growth);
 /* mapping.strategy_options.order: "default" (0: the strategy's paper),
  * "outer-first", "inner-first". */
 const char *spec_order_name(int order);
+/* mapping.LEVEL.distribution's name (validate_spatial.c). */
+const char *spec_spatial_policy_name(int policy);
 
 #endif

@@ -58,5 +58,12 @@ int spec_format_code(vctx *v, const tessel_yaml_node *n, const char *field, int 
 void spec_read_architecture(vctx *v, const tessel_yaml_node *root);
 void spec_read_template(vctx *v, const tessel_yaml_node *root);
 void spec_read_mapping(vctx *v, const tessel_yaml_node *root);
+/* One of `names` (exactly), with a did-you-mean error naming `name`; -1 otherwise. */
+int spec_read_choice(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
+                     const char *const *names, size_t count);
+/* Index number of `name` (exact, then case-insensitive), or -1. */
+int spec_find_index(const tessel_spec *s, const char *name, size_t len);
+/* mapping.LEVEL.spatial and .distribution of level l (validate_spatial.c). */
+void spec_read_spatial(vctx *v, const tessel_yaml_node *e, const char *field, unsigned l);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "validate_internal.h"
 
-static const char *const mapping_keys[] = { "order", "tile" };
+static const char *const mapping_keys[] = { "order", "tile", "spatial", "distribution" };
 
 /* ------------------------------------------------------------------ */
 /* Mapping */
@@ -24,7 +24,7 @@ static int index_by_name(const tessel_spec *s, const char *name, size_t len, int
 }
 
 /* Exact match first, then case-insensitive ("IKJ" for i, k, j). */
-static int find_index(const tessel_spec *s, const char *name, size_t len)
+int spec_find_index(const tessel_spec *s, const char *name, size_t len)
 {
     int i = index_by_name(s, name, len, 0);
     return i >= 0 ? i : index_by_name(s, name, len, 1);
@@ -83,7 +83,7 @@ static void read_tile_string(vctx *v, const tessel_yaml_node *n, const char *fie
                           (int)(len > 60 ? 60 : len), name);
             return;
         }
-        int idx = find_index(v->s, name, len);
+        int idx = spec_find_index(v->s, name, len);
         if (idx < 0)
             unknown_index(v, n, base + (uint32_t)(name - text), field, "tile", name, len);
         else
@@ -115,7 +115,7 @@ static void read_tile(vctx *v, const tessel_yaml_node *n, const char *field,
         const tessel_yaml_node *k = n->keys[i];
         char f[128];
         spec_join(f, sizeof(f), field, k->value);
-        int idx = find_index(v->s, k->value, k->length);
+        int idx = spec_find_index(v->s, k->value, k->length);
         if (idx < 0) {
             unknown_index(v, k, k->column, f, "tile", k->value, k->length);
             continue;
@@ -153,7 +153,7 @@ static void read_order(vctx *v, const tessel_yaml_node *n, const char *field,
                     p++;
             else
                 p++;
-            int idx = find_index(s, name, (size_t)(p - name));
+            int idx = spec_find_index(s, name, (size_t)(p - name));
             if (idx < 0 || ngot == TESSEL_SPEC_MAX_INDICES)
                 bad = 1;
             else
@@ -162,7 +162,7 @@ static void read_order(vctx *v, const tessel_yaml_node *n, const char *field,
     } else if (n->kind == TESSEL_YAML_SEQUENCE) {
         for (size_t i = 0; i < n->count && !bad; i++) {
             const tessel_yaml_node *it = n->items[i];
-            int idx = spec_is_string(it) ? find_index(s, it->value, it->length) : -1;
+            int idx = spec_is_string(it) ? spec_find_index(s, it->value, it->length) : -1;
             if (idx < 0 || ngot == TESSEL_SPEC_MAX_INDICES)
                 bad = 1;
             else
@@ -197,8 +197,8 @@ static const char *const strategy_worst_names[] = { "stats", "dense" };
 static const char *const drt_growth_names[] = { "contracted-first", "alternating" };
 
 /* One of `names` (exactly), with a did-you-mean; -1 otherwise. */
-static int read_choice(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
-                       const char *const *names, size_t count)
+int spec_read_choice(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
+                     const char *const *names, size_t count)
 {
     if (spec_is_string(n))
         for (size_t i = 0; i < count; i++)
@@ -278,7 +278,7 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     tessel_spec_strategy *st = &v->s->strategy;
     if (name) {
         st->pos = (tessel_spec_pos){ name->file, name->line, name->column };
-        int k = read_choice(v, name, "mapping.strategy", "strategy", strategy_names,
+        int k = spec_read_choice(v, name, "mapping.strategy", "strategy", strategy_names,
                             N_OF(strategy_names));
         if (k >= 0)
             snprintf(st->name, sizeof(st->name), "%s", strategy_names[k]);
@@ -300,7 +300,7 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     if ((n = tessel_yaml_get(opts, "seed")))
         spec_read_u64(v, n, "mapping.strategy_options.seed", "seed", &st->seed);
     if ((n = tessel_yaml_get(opts, "worst"))) {
-        int k = read_choice(v, n, "mapping.strategy_options.worst", "worst",
+        int k = spec_read_choice(v, n, "mapping.strategy_options.worst", "worst",
                             strategy_worst_names, N_OF(strategy_worst_names));
         if (k >= 0)
             st->dense_worst = k;
@@ -308,7 +308,7 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     if ((n = tessel_yaml_get(opts, "micro_tile")))
         read_micro_tile(v, n, "mapping.strategy_options.micro_tile", st->micro);
     if ((n = tessel_yaml_get(opts, "growth"))) {
-        int k = read_choice(v, n, "mapping.strategy_options.growth", "growth", drt_growth_names,
+        int k = spec_read_choice(v, n, "mapping.strategy_options.growth", "growth", drt_growth_names,
                             N_OF(drt_growth_names));
         if (k >= 0)
             st->growth = k;
@@ -316,7 +316,7 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
     if ((n = tessel_yaml_get(opts, "levels")))
         read_strategy_levels(v, n, "mapping.strategy_options.levels");
     if ((n = tessel_yaml_get(opts, "order"))) {
-        int k = read_choice(v, n, "mapping.strategy_options.order", "order",
+        int k = spec_read_choice(v, n, "mapping.strategy_options.order", "order",
                             strategy_order_names, N_OF(strategy_order_names));
         if (k >= 0)
             st->order = k + 1;
@@ -349,7 +349,7 @@ void spec_read_template(vctx *v, const tessel_yaml_node *root)
     const tessel_yaml_node *n = tessel_yaml_get(root, "template");
     if (n && !tessel_yaml_is_null(n)) {
         t->pos = (tessel_spec_pos){ n->file, n->line, n->column };
-        int k = read_choice(v, n, "template", "template", template_names, N_OF(template_names));
+        int k = spec_read_choice(v, n, "template", "template", template_names, N_OF(template_names));
         if (k >= 0)
             snprintf(t->name, sizeof(t->name), "%s", template_names[k]);
     }
@@ -408,5 +408,6 @@ void spec_read_mapping(vctx *v, const tessel_yaml_node *root)
             spec_join(f, sizeof(f), field, "order");
             read_order(v, n, f, L);
         }
+        spec_read_spatial(v, e, field, (unsigned)l);
     }
 }

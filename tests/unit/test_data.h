@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tessel/model.h"
@@ -21,6 +22,26 @@ static inline tessel_tensor *test_coo_matrix(uint64_t rows, uint64_t cols, int h
     ck_assert_int_eq(tessel_coo_builder_create(2, dims, has_values, NULL, &b, NULL), 0);
     for (size_t i = 0; i < n; i++)
         ck_assert_int_eq(tessel_coo_builder_add(b, e[i], 1.0), 0);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+/* rows x cols, each position nonzero with probability density (rand, seeded). */
+static inline tessel_tensor *test_random_matrix(uint64_t rows, uint64_t cols, double density,
+                                                unsigned seed)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    srand(seed);
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++)
+            if ((double)rand() / RAND_MAX < density) {
+                uint32_t x[2] = { r, c };
+                ck_assert_int_eq(tessel_coo_builder_add(b, x, 1.0), 0);
+            }
     tessel_tensor *t = NULL;
     ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
     tessel_coo_builder_free(&b);

@@ -26,20 +26,7 @@ static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2
 
 static tessel_tensor *random_matrix(uint64_t rows, uint64_t cols, double density, unsigned seed)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    srand(seed);
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++)
-            if ((double)rand() / RAND_MAX < density) {
-                uint32_t x[2] = { r, c };
-                ck_assert_int_eq(tessel_coo_builder_add(b, x, 1.0), 0);
-            }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return test_random_matrix(rows, cols, density, seed);
 }
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)

@@ -246,6 +246,10 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     char levels[TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48)];
     ref_level_energy(p, levels, sizeof(levels));
     ref_emit_str(e, "level_energy", levels);
+    ref_emit_double(e, "spatial_cycles", p->spatial_cycles);
+    ref_emit_double(e, "imbalance", p->imbalance);
+    ref_emit_double(e, "work_stdev", p->work_stdev);
+    ref_emit_double(e, "pe_utilization", p->pe_utilization);
     if (e->json) {
         ref_key(e, "energy_sources");
         fputc('[', e->f);
@@ -464,6 +468,10 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
                            &p->leak_energy_pj };
     for (size_t i = 0; i < sizeof(energies) / sizeof(energies[0]); i++)
         *energies[i] = random_double(rng);
+    /* issue 22's spatial columns */
+    double *spatial[] = { &p->spatial_cycles, &p->imbalance, &p->work_stdev, &p->pe_utilization };
+    for (size_t i = 0; i < sizeof(spatial) / sizeof(spatial[0]); i++)
+        *spatial[i] = random_double(rng);
     for (unsigned l = 0; l < p->nlevels; l++) {
         for (unsigned a = 0; a < 6; a++)
             p->level_action_pj[l][a] = random_double(rng);

@@ -1,0 +1,324 @@
+/* Spatial mapping (src/model/spatial.c, docs/models/spatial.md): each
+ * distribution policy on hand-checked small matrices, a split over a child
+ * storage level's tiles, steps that wait for their busiest instance, and the
+ * static policies against a brute-force per-PE schedule over the dense loop
+ * nest. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "tessel/report.h"
+#include "test_data.h"
+#include "test_specs.h"
+
+/* Index numbers in test_spec_spmspm: i 0, j 1, k 2. */
+enum { I = 0, J = 1, K = 2 };
+
+/* n x n identity: every MAC of row i of A x I is one nonzero of A's row i. */
+static tessel_tensor *identity(uint32_t n)
+{
+    uint32_t(*e)[2] = calloc(n, sizeof(*e));
+    for (uint32_t x = 0; x < n; x++)
+        e[x][0] = e[x][1] = x;
+    tessel_tensor *t = test_coo_matrix(n, n, 0, (const uint32_t(*)[2])e, n);
+    free(e);
+    return t;
+}
+
+/* A 6x6 whose rows hold w[r] nonzeros (columns 0..w[r]-1). */
+static tessel_tensor *rows_of(const unsigned w[6])
+{
+    uint32_t e[36][2];
+    size_t n = 0;
+    for (uint32_t r = 0; r < 6; r++)
+        for (uint32_t c = 0; c < w[r]; c++) {
+            e[n][0] = r;
+            e[n][1] = c;
+            n++;
+        }
+    return test_coo_matrix(6, 6, 0, (const uint32_t(*)[2])e, n);
+}
+
+static tessel_spatial split(tessel_spec *s, const tessel_workload_data *d)
+{
+    tessel_spatial sp;
+    tessel_diag diag;
+    int rc = tessel_model_spatial(s, d, NULL, &sp, &diag);
+    ck_assert_msg(rc == 0, "spatial failed: %s", diag.message);
+    ck_assert_int_eq(sp.present, 1);
+    return sp;
+}
+
+/* Rows of A x I with work w = 3,1,1,1,2,0 MACs, one LLB tile, i split over
+ * 2 PEs (the child of the innermost level is the compute: one row a unit).
+ *   blocked (3 rows each):       {3+1+1, 1+2+0} = {5, 3}
+ *   static-round-robin (i mod 2): {3+1+2, 1+1+0} = {6, 2}
+ *   dynamic (next row to the least loaded, ties to the lower number):
+ *     r0 -> 0 (3), r1 -> 1 (1), r2 -> 1 (2), r3 -> 1 (3), r4 -> 0 (5) = {5, 3}
+ * One step, so the cycles are the busiest instance's MACs (1 MAC a cycle
+ * per PE). Mean 4: imbalance 5/4 or 6/4, stdev 1 or 2. */
+START_TEST(policies_by_hand)
+{
+    static const unsigned w[6] = { 3, 1, 1, 1, 2, 0 };
+    static const double want_max[3] = { 5, 6, 5 }, want_sd[3] = { 1, 2, 1 };
+    tessel_tensor *a = rows_of(w), *b = identity(6);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    for (int policy = 0; policy < 3; policy++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, "IKJ", 0, 0, 0, 0, 8, 8);
+        s.compute.pes = 2;
+        s.level[1].spatial[I] = 2;
+        s.level[1].spatial_policy = policy;
+        tessel_spatial sp = split(&s, &d);
+        ck_assert_uint_eq(sp.used, 2);
+        ck_assert_uint_eq(sp.steps, 1);
+        ck_assert_uint_eq(sp.units, 5); /* row 5 has no work */
+        ck_assert_double_eq_tol(sp.step_max_macs, want_max[policy], 1e-12);
+        ck_assert_double_eq_tol(sp.max_macs, want_max[policy], 1e-12);
+        ck_assert_double_eq_tol(sp.mean_macs, 4, 1e-12);
+        ck_assert_double_eq_tol(sp.stdev_macs, want_sd[policy], 1e-12);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* w = 1,1,3,1,1,1: blocked {1+1+3, 1+1+1} = {5, 3}, round robin {1+3+1,
+ * 1+1+1} = {5, 3}, dynamic r0 -> 0, r1 -> 1, r2 -> 0 (4), r3 -> 1 (2),
+ * r4 -> 1 (3), r5 -> 1 (4) = {4, 4}: the work queue balances what a static
+ * deal cannot. */
+START_TEST(dynamic_balances)
+{
+    static const unsigned w[6] = { 1, 1, 3, 1, 1, 1 };
+    static const double want_max[3] = { 5, 5, 4 };
+    tessel_tensor *a = rows_of(w), *b = identity(6);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    for (int policy = 0; policy < 3; policy++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, "IKJ", 0, 0, 0, 0, 8, 8);
+        s.compute.pes = 2;
+        s.level[1].spatial[I] = 2;
+        s.level[1].spatial_policy = policy;
+        tessel_spatial sp = split(&s, &d);
+        ck_assert_double_eq_tol(sp.max_macs, want_max[policy], 1e-12);
+        ck_assert_double_eq_tol(sp.step_max_macs, want_max[policy], 1e-12);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Exact, the split (none when the spec has none) and the report of A (rows
+ * holding w nonzeros) x I on s. */
+static void priced(const tessel_spec *s, const unsigned w[6], tessel_result *r,
+                   tessel_report_point *p)
+{
+    tessel_tensor *a = rows_of(w), *b = identity(6);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(s, &d, NULL, r, &diag), 0);
+    ck_assert_int_eq(tessel_model_spatial(s, &d, NULL, &r->spatial, &diag), 0);
+    tessel_design_energy e;
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(tessel_report_point_build(s, r, &e, "x", "fixed", p, &diag), 0);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+
+/* Steps wait for their busiest instance. w = 1,1,3,1,1,1 with LLB tiles of
+ * 3 rows (two steps), blocked over 2 PEs inside each (blocks of 2 rows):
+ *   step 0: rows 0,1 -> PE 0 (2), row 2 -> PE 1 (3): waits 3
+ *   step 1: rows 3,4 -> PE 0 (2), row 5 -> PE 1 (1): waits 2
+ * The totals are even (4 and 4: imbalance 1) but the run takes 5 cycles,
+ * not 4: pe_utilization 4 / 5. Through the report: cycles 5 (no bandwidth
+ * bound), compute_cycles 8 / 2 = 4. Without the split the columns are
+ * empty (NaN) and cycles the roofline's 4. */
+START_TEST(steps_wait_for_the_slowest)
+{
+    static const unsigned w[6] = { 1, 1, 3, 1, 1, 1 };
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 3, 0, 0, 0, 8, 8);
+    s.compute.pes = 2;
+    s.level[1].spatial[I] = 2;
+    tessel_result r;
+    tessel_report_point p;
+    priced(&s, w, &r, &p);
+    ck_assert_int_eq(r.spatial.present, 1);
+    ck_assert_uint_eq(r.spatial.steps, 2);
+    ck_assert_double_eq_tol(r.spatial.step_max_macs, 5, 1e-12);
+    ck_assert_double_eq_tol(r.spatial.max_macs, 4, 1e-12);
+    ck_assert_double_eq_tol(r.spatial.stdev_macs, 0, 1e-12);
+    ck_assert_double_eq_tol(p.spatial_cycles, 5, 1e-12);
+    ck_assert_double_eq_tol(p.roofline.cycles, 5, 1e-12);
+    ck_assert_double_eq_tol(p.roofline.compute_cycles, 4, 1e-12);
+    ck_assert_double_eq_tol(p.imbalance, 1, 1e-12);
+    ck_assert_double_eq_tol(p.pe_utilization, 0.8, 1e-12);
+    ck_assert_str_eq(p.bound, "compute");
+
+    s.level[1].spatial[I] = 0;
+    ck_assert_int_eq(tessel_spatial_level(&s), -1);
+    priced(&s, w, &r, &p);
+    ck_assert_int_eq(r.spatial.present, 0);
+    ck_assert(isnan(p.spatial_cycles) && isnan(p.imbalance));
+    ck_assert_double_eq_tol(p.roofline.cycles, 4, 1e-12);
+}
+END_TEST
+
+/* Brute force: every (i, k, j) of the dense loop nest with A(i,k) and
+ * B(k,j) nonzero goes to the instance its child-tile coordinates inside its
+ * level tile name (blocked or modulo per split index); per level tile the
+ * busiest instance, over the run each instance's total. */
+static void brute(const tessel_spec *s, const tessel_tensor *a, const tessel_tensor *b,
+                  uint64_t n, double *step_max, double *tot)
+{
+    const tessel_spec_level *L = &s->level[1], *C = &s->level[2];
+    unsigned f[3], used = 1;
+    uint64_t edge[3], unit[3];
+    for (unsigned x = 0; x < 3; x++) {
+        f[x] = L->spatial[x] ? L->spatial[x] : 1;
+        edge[x] = L->tile[x] ? L->tile[x] : n;
+        unit[x] = C->tile[x] ? C->tile[x] : edge[x];
+        used *= f[x];
+    }
+    uint64_t nt = (n + edge[0] - 1) / edge[0];
+    double *load = calloc((size_t)(nt * nt * nt) * used, sizeof(double));
+    for (unsigned p = 0; p < used; p++)
+        tot[p] = 0;
+    char *dA = calloc(n * n, 1), *dB = calloc(n * n, 1);
+    for (uint64_t r = 0; r < n; r++) {
+        for (uint64_t e = a->ptr[r]; e < a->ptr[r + 1]; e++)
+            dA[r * n + a->idx[1][e]] = 1;
+        for (uint64_t e = b->ptr[r]; e < b->ptr[r + 1]; e++)
+            dB[r * n + b->idx[1][e]] = 1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t j = 0; j < n; j++)
+            for (uint64_t k = 0; k < n; k++) {
+                if (!dA[i * n + k] || !dB[k * n + j])
+                    continue;
+                uint64_t c[3] = { i, j, k }, tile = 0;
+                unsigned inst = 0;
+                /* instance digits in the order i, k, j (the model's axes) */
+                static const unsigned axis[3] = { 0, 2, 1 };
+                for (unsigned q = 0; q < 3; q++) {
+                    unsigned x = axis[q];
+                    uint64_t t = c[x] / edge[x], u = (c[x] % edge[x]) / unit[x];
+                    uint64_t len = n - t * edge[x] < edge[x] ? n - t * edge[x] : edge[x];
+                    uint64_t units = (len + unit[x] - 1) / unit[x];
+                    uint64_t block = (units + f[x] - 1) / f[x];
+                    unsigned slot = L->spatial_policy == TESSEL_SPEC_SPATIAL_ROUND_ROBIN
+                                        ? (unsigned)(u % f[x])
+                                        : (unsigned)(u / block);
+                    inst = inst * f[x] + slot;
+                    tile = tile * nt + t;
+                }
+                load[tile * used + inst] += 1;
+                tot[inst] += 1;
+            }
+    *step_max = 0;
+    for (uint64_t t = 0; t < nt * nt * nt; t++) {
+        double m = 0;
+        for (unsigned p = 0; p < used; p++)
+            m = load[t * used + p] > m ? load[t * used + p] : m;
+        *step_max += m;
+    }
+    free(dA);
+    free(dB);
+    free(load);
+}
+
+/* A PE level (instances 8) below the LLB: LLB tiles of 10 (border tiles of
+ * 7 along each index of 37), PE tiles of 3, split {i: 2, j: 4} and
+ * {k: 2, i: 4}, both static policies, against the brute force. */
+START_TEST(static_policies_match_brute_force)
+{
+    const uint64_t n = 37;
+    tessel_tensor *a = test_random_matrix(n, n, 0.15, 7), *b = test_random_matrix(n, n, 0.2, 11);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    static const unsigned splits[2][3] = { { 2, 4, 0 }, { 4, 0, 2 } }; /* i, j, k */
+    for (int policy = 0; policy < 2; policy++)
+        for (int v = 0; v < 2; v++) {
+            tessel_spec s;
+            test_spec_spmspm(&s, "IKJ", 10, 10, 10, 0, 8, 8);
+            s.nlevels = 3;
+            s.level[2] = s.level[1];
+            snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+            s.level[2].instances = 8;
+            for (unsigned x = 0; x < 3; x++) {
+                s.level[2].tile[x] = 3;
+                s.level[1].spatial[x] = splits[v][x];
+            }
+            s.level[1].spatial_policy = policy;
+            s.compute.pes = 8;
+            tessel_spatial sp = split(&s, &d);
+            double want_step = 0, tot[8];
+            brute(&s, a, b, n, &want_step, tot);
+            double max = 0, sum = 0;
+            for (unsigned p = 0; p < 8; p++) {
+                max = tot[p] > max ? tot[p] : max;
+                sum += tot[p];
+            }
+            ck_assert_uint_eq(sp.used, 8);
+            ck_assert_msg(sum > 0, "no work: the test could not check anything");
+            ck_assert_double_eq_tol(sp.step_max_macs, want_step, 1e-9);
+            ck_assert_double_eq_tol(sp.max_macs, max, 1e-9);
+            ck_assert_double_eq_tol(sp.mean_macs * 8, sum, 1e-9);
+        }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Splits the model does not price are refused with a reason. */
+START_TEST(refusals)
+{
+    static const unsigned w[6] = { 1, 1, 3, 1, 1, 1 };
+    tessel_tensor *a = rows_of(w), *b = identity(6);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 3, 0, 0, 0, 8, 8);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    s.level[1].spatial[I] = 1;
+    s.level[2].spatial[J] = 1;
+    tessel_spatial sp;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_spatial(&s, &d, NULL, &sp, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(diag.message, "more than one level"));
+    s.nlevels = 2;
+    s.workload.kind = TESSEL_WORKLOAD_TTM;
+    ck_assert_int_eq(tessel_model_spatial(&s, &d, NULL, &sp, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(diag.message, "SpMSpM and SpMV"));
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+static Suite *spatial_suite(void)
+{
+    Suite *s = suite_create("spatial");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, policies_by_hand);
+    tcase_add_test(tc, dynamic_balances);
+    tcase_add_test(tc, steps_wait_for_the_slowest);
+    tcase_add_test(tc, static_policies_match_brute_force);
+    tcase_add_test(tc, refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(spatial_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -485,8 +485,9 @@ static double inner_bytes(const double *v, unsigned nlev, unsigned zt, double ra
 {
     double sum = 0;
     for (unsigned l = 2; l < nlev; l++)
-        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) /* data_bytes, metadata_bytes */
-            sum += (t == zt ? zratio : ratio) * (v[SLOT(l, t, 4)] + v[SLOT(l, t, 5)]);
+        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) /* in_ and out_ data, metadata */
+            sum += (t == zt ? zratio : ratio) * (v[SLOT(l, t, 6)] + v[SLOT(l, t, 7)] +
+                                                 v[SLOT(l, t, 8)] + v[SLOT(l, t, 9)]);
     return sum;
 }
 

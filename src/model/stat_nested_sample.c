@@ -309,12 +309,13 @@ static int restrict_inputs(const engine *e, const stat_input *const *in, const p
     return TESSEL_OK;
 }
 
-/* First index in [lo, hi) of the sorted v[] with v >= key. */
-static uint64_t lower_u32(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t key)
+/* The first group in [lo, hi) of the output sample whose cells lie at i
+ * cell >= key (a group is one (i, x, j) cell, groups sorted by it). */
+static uint64_t group_at(const stat_output_sample *s, uint64_t lo, uint64_t hi, uint64_t key)
 {
     while (lo < hi) {
         uint64_t m = lo + (hi - lo) / 2;
-        if (v[m] < key)
+        if (s->ci[s->gstart[m]] < key)
             lo = m + 1;
         else
             hi = m;
@@ -322,16 +323,14 @@ static uint64_t lower_u32(const uint32_t *v, uint64_t lo, uint64_t hi, uint64_t 
     return lo;
 }
 
-static uint64_t lower_u64(const uint64_t *v, uint64_t lo, uint64_t hi, uint64_t key)
+/* The cells [*c0, *c1) and groups [*g0, *g1) of strip u. */
+static void strip_cells(const stat_output_sample *s, const plan *pl, uint64_t u, uint64_t *g0,
+                        uint64_t *g1, uint64_t *c0, uint64_t *c1)
 {
-    while (lo < hi) {
-        uint64_t m = lo + (hi - lo) / 2;
-        if (v[m] < key)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
+    *g0 = group_at(s, 0, s->ngroups, u * pl->cell_div);
+    *g1 = group_at(s, *g0, s->ngroups, (u + 1) * pl->cell_div);
+    *c0 = *g0 < s->ngroups ? s->gstart[*g0] : s->ncells;
+    *c1 = *g1 < s->ngroups ? s->gstart[*g1] : s->ncells;
 }
 
 static void sample_free(const tessel_allocator *al, stat_output_sample *r)
@@ -358,10 +357,10 @@ static int restrict_sample(const engine *e, const stat_output_sample *s, const p
     uint64_t n = 0, ng = 0;
     for (uint64_t u = 0; u < pl->units; u++)
         if (pl->call[u] == c) {
-            uint64_t lo = lower_u32(s->ci, 0, s->ncells, u * pl->cell_div);
-            uint64_t hi = lower_u32(s->ci, lo, s->ncells, (u + 1) * pl->cell_div);
+            uint64_t g0, g1, lo, hi;
+            strip_cells(s, pl, u, &g0, &g1, &lo, &hi);
             n += hi - lo;
-            ng += lower_u64(s->gstart, 0, s->ngroups, hi) - lower_u64(s->gstart, 0, s->ngroups, lo);
+            ng += g1 - g0;
         }
     uint64_t m = n ? n : 1;
     r->ci = tessel_alloc_array(al, m, sizeof(uint32_t));
@@ -377,10 +376,8 @@ static int restrict_sample(const engine *e, const stat_output_sample *s, const p
     for (uint64_t u = 0; u < pl->units; u++) {
         if (pl->call[u] != c)
             continue;
-        uint64_t lo = lower_u32(s->ci, 0, s->ncells, u * pl->cell_div);
-        uint64_t hi = lower_u32(s->ci, lo, s->ncells, (u + 1) * pl->cell_div);
-        uint64_t g0 = lower_u64(s->gstart, 0, s->ngroups, lo);
-        uint64_t g1 = lower_u64(s->gstart, g0, s->ngroups, hi);
+        uint64_t g0, g1, lo, hi;
+        strip_cells(s, pl, u, &g0, &g1, &lo, &hi);
         for (uint64_t q = g0; q < g1; q++)
             r->gstart[g++] = s->gstart[q] - lo + at;
         size_t len = (size_t)(hi - lo);

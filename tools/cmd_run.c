@@ -41,6 +41,7 @@ enum {
     OPT_SAMPLE,
     OPT_SEED,
     OPT_OUTPUT_SAMPLE,
+    OPT_NESTED_BUDGET,
     OPT_STATS,
     OPT_SAVE_STATS,
     OPT_STRATEGY,
@@ -69,6 +70,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SAMPLE] = { "--sample", NULL, 1 },
     [OPT_SEED] = { "--seed", NULL, 1 },
     [OPT_OUTPUT_SAMPLE] = { "--output-sample", NULL, 1 },
+    [OPT_NESTED_BUDGET] = { "--nested-budget", NULL, 1 },
     [OPT_STATS] = { "--stats", NULL, 1 },
     [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
     [OPT_STRATEGY] = { "--strategy", "-S", 1 },
@@ -111,6 +113,9 @@ static void help(void)
         "                          cost this fraction of all multiplies (default: a\n"
         "                          fixed 2^19 multiplies, or all when fewer); 0: none,\n"
         "                          the output's nonzeros follow D2T2's eq. 20 from Corrs\n"
+        "      --nested-budget N   stat: nested levels whose work exceeds N base tile\n"
+        "                          multiplies are estimated from a sample of level 1's\n"
+        "                          i strips (default 0: every strip)\n"
         "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
         "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
         "                          data (the spec's einsum must match; implies -e stat)\n"
@@ -150,6 +155,7 @@ typedef struct run_request {
     int strict; /* --strict: overflow the spec does not allow is an error */
     int stat;     /* --estimator stat */
     const char *stats_in, *stats_out; /* --stats, --save-stats */
+    double nested_budget;             /* --nested-budget */
     int analytic; /* --estimator analytic: no data loaded */
     tessel_stat_options stat_options;
     tessel_load_options load;
@@ -177,6 +183,13 @@ static int parse_stat_options(const cli_args *args, run_request *req)
     if (req->stats_in && (base || sample || seed || osample))
         return cli_usage_error("run", "--base, --sample, --seed and --output-sample were fixed "
                                       "when the --stats file was saved");
+    const char *nbudget = cli_value(args, OPT_NESTED_BUDGET);
+    req->nested_budget = TESSEL_STAT_NESTED_BUDGET;
+    if (nbudget && !req->stat)
+        return cli_usage_error("run", "--nested-budget needs --estimator stat");
+    if (nbudget && (cli_parse_double("run", "--nested-budget", nbudget, &req->nested_budget) ||
+                    !(req->nested_budget >= 0)))
+        return cli_usage_error("run", "--nested-budget must be >= 0, not '%s'", nbudget);
     if (osample) {
         double f;
         if (cli_parse_double("run", "--output-sample", osample, &f))
@@ -481,6 +494,8 @@ static int run(const run_request *req, run_state *st)
         step_begin(req, &t0, "loading statistics", req->stats_in);
         rc = tessel_stat_data_load(req->stats_in, NULL, &st->stats, &d);
         if (!rc)
+            tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
+        if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         if (rc)
             return cli_report(&d);
@@ -503,6 +518,8 @@ static int run(const run_request *req, run_state *st)
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {
         rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
+        if (!rc)
+            tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
         if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         /* saved only for a spec they evaluate */
@@ -571,6 +588,11 @@ static int finish(const run_request *req, run_state *st)
         fprintf(stderr, "tessel run: note: %u tile edge%s off the statistics' base grid, priced "
                 "between the on-grid shapes around them (docs/models/stat.md: tile edges off the grid)\n",
                 st->result.offgrid_edges, st->result.offgrid_edges > 1 ? "s" : "");
+    if (st->result.stat_nested_fraction > 0)
+        fprintf(stderr, "tessel run: note: nested levels estimated from %.1f %% of level 1's i "
+                "strips (by work); relative standard error of their bytes %.2f %% "
+                "(--nested-budget; docs/models/stat.md)\n",
+                100 * st->result.stat_nested_fraction, 100 * st->result.stat_nested_stderr);
     if (st->result.stat_design_may_differ)
         fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
                 "base grid without the data; -e exact may decide others\n");

@@ -141,6 +141,10 @@ typedef struct tessel_result {
     int stat_walked;            /* stat: some boundary took the walk over effectual
                                    iterations (stat_walk.c) instead of the closed form */
     tessel_spatial spatial;     /* the spatial split's work per instance (present 0: none) */
+    double stat_nested_fraction; /* stat: 0, or the share of the nested boundaries' work
+                                    evaluated when they were sampled (stat_path "sampled") */
+    double stat_nested_stderr;  /* stat: then the relative standard error of the inner
+                                   levels' bytes */
 } tessel_result;
 
 /* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all
@@ -367,6 +371,14 @@ double tessel_stat_data_output_nnz(const tessel_stat_data *s);
  * estimated (no sample, MTTKRP, output_legacy, statistics saved before the
  * estimate had one). */
 double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s);
+
+/* Nested buffer levels (boundaries 2 and below) of SpMSpM whose work
+ * exceeds `budget` base-level tile multiplies are estimated from a sample
+ * of level 1's i strips (docs/models/stat.md, "A nested point in bounded
+ * time"); 0 evaluates every strip (the full closed form). Default
+ * TESSEL_STAT_NESTED_BUDGET. Set it before sharing s between threads. */
+#define TESSEL_STAT_NESTED_BUDGET 0.0
+void tessel_stat_data_set_nested_budget(tessel_stat_data *s, double budget);
 
 #ifdef __cplusplus
 }

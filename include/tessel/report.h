@@ -165,7 +165,7 @@ int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n);
  * column but the point's keys (design ... estimator, also in 2) and
  * level, tensor is in 3 or 4. */
 #define TESSEL_REPORT_SUMMARY_INTS 8u
-#define TESSEL_REPORT_SUMMARY_DOUBLES 13u
+#define TESSEL_REPORT_SUMMARY_DOUBLES 17u
 #define TESSEL_REPORT_SUMMARY_TEXTS 9u
 #define TESSEL_REPORT_TRAFFIC_INTS 16u
 #define TESSEL_REPORT_TRAFFIC_DOUBLES 2u

@@ -293,7 +293,7 @@ int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
  *     ints (list 3) from [16], 16 per row, nlevels x ntensors rows in
  *     traffic.csv's order;
  *   doubles[TESSEL_SWEEP_VALUES_DOUBLES]: summary doubles (list 1) at
- *     [0, 13), then the traffic rows' doubles (list 4), 2 per row;
+ *     [0, 17), then the traffic rows' doubles (list 4), 2 per row;
  *   text[TESSEL_REPORT_TEXTS_MAX]: tessel_report_point_texts.
  * With keep, *keep is the point's record (its text on request, freed by
  * the caller); NULL: none is kept. Errors as tessel_sweep_record_create's

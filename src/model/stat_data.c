@@ -8,6 +8,7 @@
 #include "stat_bumped.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
+#include "stat_nested_sample.h"
 
 static void input_free(const tessel_allocator *a, stat_input *in)
 {
@@ -123,6 +124,7 @@ struct tessel_stat_data {
     double seconds;
     double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
     stat_census census;   /* rule 3's counts (compulsory.c) */
+    double nested_budget; /* tessel_stat_data_set_nested_budget */
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -186,6 +188,7 @@ tessel_stat_data *stat_data_alloc(const tessel_allocator *a)
     memset(s, 0, sizeof(*s));
     s->alloc = a;
     s->e.alloc = a;
+    s->nested_budget = TESSEL_STAT_NESTED_BUDGET;
     for (unsigned i = 0; i < NIN; i++)
         s->same_as[i] = -1;
     return s;
@@ -372,8 +375,19 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (rc == STAT_CACHE_DECLINED)
             rc = closed ? stat_evaluate(&e, ins, sample, s->alloc, diag)
                         : stat_walk_evaluate(&e, ins, sample, flops, diag);
-        /* boundary 1 above; the nested ones in closed form (stat_nested.c) */
-        for (unsigned b = 2; closed && !rc && b < spec->nlevels; b++) {
+        /* boundary 1 above; the nested ones in closed form (stat_nested.c),
+         * on a sample of strips past the budget (stat_nested_sample.c) */
+        stat_nested_sample_info ns;
+        memset(&ns, 0, sizeof(ns));
+        if (closed && !rc && spec->nlevels > 2)
+            rc = stat_nested_sampled(&e, ins, sample, s->nested_budget, 1, &ns, diag);
+        if (ns.sampled) {
+            out->stat_nested_fraction = ns.fraction;
+            out->stat_nested_stderr = ns.stderr_rel;
+        }
+        if (rc == STAT_NESTED_DECLINED)
+            rc = TESSEL_OK;
+        for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
             rc = stat_nested_evaluate(&e, b, ins, sample, diag);
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
@@ -465,6 +479,12 @@ const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned te
 double tessel_stat_data_output_nnz(const tessel_stat_data *s)
 {
     return s && s->has_sample ? s->sample.nnz : -1.0;
+}
+
+void tessel_stat_data_set_nested_budget(tessel_stat_data *s, double budget)
+{
+    if (s)
+        s->nested_budget = budget > 0 ? budget : 0;
 }
 
 double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s)

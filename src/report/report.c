@@ -187,7 +187,9 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         rc = copy_name(out->estimator, sizeof(out->estimator), estimator, "estimator", diag);
     if (!rc && strcmp(estimator, "stat") == 0)
         snprintf(out->stat_path, sizeof(out->stat_path), "%s",
-                 result->stat_walked ? "walk" : "closed");
+                 result->stat_walked                    ? "walk"
+                 : result->stat_nested_fraction > 0 ? "sampled"
+                                                    : "closed");
     for (unsigned l = 0; l < spec->nlevels && !rc; l++)
         rc = copy_name(out->level_name[l], sizeof(out->level_name[l]), spec->level[l].name,
                        "level name", diag);

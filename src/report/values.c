@@ -18,7 +18,7 @@ static const char *const value_columns[TESSEL_REPORT_VALUE_LISTS] = {
     /* summary doubles */
     "traffic_ratio,energy_pj,cycles,seconds,model_seconds,output_nnz_stderr,compute_cycles,"
     "compute_utilization,area_um2,storage_energy_pj,mac_energy_pj,intersect_energy_pj,"
-    "leak_energy_pj",
+    "leak_energy_pj,spatial_cycles,imbalance,work_stdev,pe_utilization",
     /* summary texts */
     "design,workload,data,strategy,estimator,bound,stat_path,tiles,level_energy",
     /* traffic ints */
@@ -47,7 +47,8 @@ void tessel_report_summary_values(const tessel_report_point *p, int64_t *ints, d
         p->roofline.seconds,       p->model_seconds,       p->output_nnz_stderr,
         p->roofline.compute_cycles, p->roofline.compute_utilization, p->area_um2,
         p->storage_energy_pj,      p->mac_energy_pj,       p->intersect_energy_pj,
-        p->leak_energy_pj,
+        p->leak_energy_pj,         p->spatial_cycles,      p->imbalance,
+        p->work_stdev,             p->pe_utilization,
     };
     memcpy(ints, in, sizeof(in));
     memcpy(doubles, dn, sizeof(dn));

@@ -97,6 +97,7 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
 typedef struct prior_sums {
     double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
     double q, sq, qq, vqq, ss, st;
+    double s4, s3q, s2q2, sq3, q4; /* for the spread of sum (S^ - g q)^2 */
 } prior_sums;
 
 /* One pass over every effectual pair (tile-level multiplies): pass 0
@@ -135,6 +136,11 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
             ps->vqq += v * q[t] * q[t];
             ps->ss += s * s;
             ps->st += s;
+            ps->s4 += s * s * s * s;
+            ps->s3q += s * s * s * q[t];
+            ps->s2q2 += s * s * q[t] * q[t];
+            ps->sq3 += s * q[t] * q[t] * q[t];
+            ps->q4 += q[t] * q[t] * q[t] * q[t];
         }
     }
     tessel_dealloc(a, acc);
@@ -182,8 +188,15 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
      * does not explain: sum (S^ - g q)^2 = sum (S - g q)^2 + sum Var S^ */
     double g = ps.st / ps.q, scale = g * g * ps.qq, noise = g * g * ps.vqq;
     double err = ps.ss - 2 * g * ps.sq + g * g * ps.qq;
+    /* sum (S^ - g q)^4: the spread of err, whose terms are heavy-tailed
+     * (a tile of one sampled row of weight w is w times that row or 0);
+     * the prior's error counts only where err exceeds the noise by two
+     * of it, so that the noise alone does not pass for it */
+    double g2 = g * g;
+    double d4 = ps.s4 - 4 * g * ps.s3q + 6 * g2 * ps.s2q2 - 4 * g2 * g * ps.sq3 + g2 * g2 * ps.q4;
+    double excess = err - noise - 2 * sqrt(d4 > 0 ? d4 : 0);
     pr->g = g;
-    pr->trel = scale > 0 && err > noise ? (err - noise) / scale : 0;
+    pr->trel = scale > 0 && excess > 0 ? excess / scale : 0;
     pr->on = 1;
     return TESSEL_OK;
 }

@@ -443,6 +443,8 @@ static int predictions_by_cell(const double *x, const double *m, double c, const
     return TESSEL_OK;
 }
 
+/* The output sample of Z = A B (TTM: per slice): rows drawn, multiplied
+ * out, weighted and aggregated into cells, with the rows' predictions. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, int legacy, const tessel_allocator *al,

@@ -744,21 +744,6 @@ static int overflow_steps(const nested *n, const stat_output_sample *s, const mo
     return rc;
 }
 
-/* The sample's steps of every sampled pair, sorted: the first key of
- * pair in keys (pair * ext_k + K). */
-static uint64_t first_key(const model_vec *keys, uint64_t key)
-{
-    uint64_t lo = 0, hi = keys->n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (keys->v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Tile-level multiplies of the level-b grids (pairs of non-empty tiles
  * that meet on K). */
 static double tile_multiplies(const nested *n)
@@ -847,7 +832,7 @@ static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *
                 top = zs[q] > top ? zs[q] : top;
             if (zbytes(z, top * pp.mean) <= (double)z->part)
                 continue;
-            for (uint64_t b = first_key(&keys, pair * n->ext_k);
+            for (uint64_t b = first_at(keys.v, keys.n, pair * n->ext_k);
                  b < keys.n && keys.v[b] / n->ext_k == pair; b++, e++) {
                 st[e] = keys.v[b] % n->ext_k;
                 wt[e] = model_map_weight(&steps, keys.v[b]);

@@ -7,7 +7,7 @@ their weights, and the spill, a hinge of the occupancy, came out several times e
 Bounds (relative error of stat's bumped_bytes of Z at the inner level against exact's):
 
 1. G51 (bundled), specs/extensor.yaml, IJK, LLB 256x1024x1024, PEB 32x64x64, 5 % sample,
-   seeds 1-3: within G51_TOL (measured -17 to -27 %; before +59 to +79 %).
+   seeds 1-3: within G51_TOL (measured -17 to -27 %; before +66 % on average, up to +88 %).
 2. ca-CondMat (../shared/data), d2t2's winner (LLB i:128,j:23133,k:23133, PEB
    i:4,j:23133,k:4, IJK), 5 % and 1 %, seeds 1-2: within CONDMAT_TOL (measured -10 to
    -31 %; before +946 % and +1,406 % on average). The prior's partial tiles grow in

@@ -32,7 +32,10 @@
 #endif
 
 #define TSD_MAGIC "TESSELD\n"
-#define TSD_VERSION 2u /* 2: the output sample's nnz_stderr after nnz; 1 still read */
+/* 2: the output sample's nnz_stderr after nnz; 3: its predictions per i
+ * cell (xcell, vcell) at its end. 1 and 2 are still read (without them,
+ * the nested output spill is priced from the sample alone). */
+#define TSD_VERSION 3u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -174,6 +177,8 @@ static void put_sample(writer *w, const stat_output_sample *s)
     uint64_t m = s->nelems ? s->eptr[s->nelems] : 0;
     put_u32s(w, s->ej, m);
     put_u32s(w, s->ek, m);
+    put_f64s(w, s->xcell, s->xcell && s->vcell ? s->nxcell : 0);
+    put_f64s(w, s->vcell, s->xcell && s->vcell ? s->nxcell : 0);
 }
 
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
@@ -516,6 +521,26 @@ static int sample_fits(const engine *e, const stat_input *const *in, const stat_
     }
 }
 
+/* Version 3: the rows' predictions per i cell, none or one per cell. */
+static int get_predictions(reader *r, stat_output_sample *s)
+{
+    uint64_t nx = 0, nv = 0;
+    s->xcell = get_array(r, 8, UINT64_MAX, &nx, "sample.predictions");
+    s->vcell = get_array(r, 8, nx, &nv, "sample.predictions");
+    if (r->bad)
+        return 0;
+    uint64_t cells = s->base[0] ? (s->rows + s->base[0] - 1) / s->base[0] : 0;
+    if (nx && (nx != cells || !weights_ok(s->xcell, nx) || !weights_ok(s->vcell, nv)))
+        return corrupt(r, "sample.predictions");
+    if (!nx) {
+        tessel_dealloc(r->alloc, s->xcell);
+        tessel_dealloc(r->alloc, s->vcell);
+        s->xcell = s->vcell = NULL;
+    }
+    s->nxcell = nx;
+    return 1;
+}
+
 static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
 {
     memset(s, 0, sizeof(*s));
@@ -549,6 +574,8 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     uint64_t m = 0;
     s->ej = get_array(r, 4, UINT64_MAX, &m, "sample.multiplies");
     s->ek = get_array(r, 4, m, NULL, "sample.multiplies");
+    if (r->version >= 3 && !get_predictions(r, s))
+        return 0;
     if (r->bad)
         return 0;
     if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||
@@ -666,7 +693,8 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && h.version != 1) || h.header_bytes != TSD_HEADER ||
+    if ((h.version != TSD_VERSION && h.version != 1 && h.version != 2) ||
+        h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "header",

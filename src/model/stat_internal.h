@@ -44,6 +44,16 @@ typedef struct stat_output_sample {
     double *weight;       /* weighted nonzeros per cell */
     uint64_t ngroups;     /* runs of cells with one (i, x, j): [gstart[g], gstart[g + 1]) */
     uint64_t *gstart;
+    /* the draw's prediction of each row's output nonzeros (its sketch),
+     * summed per i cell (nxcell = ceil(rows / base[0])): a prior for the
+     * tiles' occupancy that does not rest on the sampled rows (NULL: whole
+     * sample, old draw, or a version-2 .tsd) */
+    uint64_t nxcell;
+    double *xcell;
+    /* per i cell, sum over its rows drawn with p < 1 of (1/p - 1) x^2, x
+     * the row's prediction: the sampling variance of a tile's estimate
+     * were its rows' nonzeros their predictions (NULL with xcell) */
+    double *vcell;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
      * nonzero depends on the loop order of j and k, so each sampled
      * nonzero keeps the (j, k) cells of all its multiplies instead

@@ -78,4 +78,44 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
  * and the bytes they move. */
 int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o);
 
+/* stat_nested_prior.c: each output tile's occupancy with a partial output
+ * sample, from a prior that does not rest on the tile's sampled rows
+ * (docs/models/stat.md "Output spill with a partial sample"). */
+#define PRIOR_BINS 64
+typedef struct out_prior {
+    int on;                  /* 0: the sample alone (whole sample, or no predictions) */
+    const stat_output_sample *sample;
+    double rho[PRIOR_BINS];  /* compression ratio per log2 bin of the products */
+    double g;                /* the raw priors' calibration to the sample's total */
+    double trel;             /* the prior's relative error variance */
+} out_prior;
+
+/* One pair's occupancy: prior (nonzeros) from m products, the weight
+ * lam of its sampled estimate, the blended mean, its remaining relative
+ * variance rv, and z the scale being priced. */
+typedef struct prior_pair {
+    double prior, m, lam, mean, rv, z;
+} prior_pair;
+
+/* The products of tile row I's effectual pairs (acc[j], zero on entry) and
+ * the J touched. */
+void stat_prior_row(const nested *n, uint64_t i, double *acc, uint64_t *touched, uint64_t *nt);
+/* The prior's strata, calibration and error against the sample's pair
+ * totals (final); pr->on = 0 when there is nothing to do. */
+int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
+                    out_prior *pr);
+/* The raw priors q (calibrated: times pr->g) of tile row I's touched
+ * pairs, acc[j] their products: the band's sketch predictions split in
+ * proportion to rho M. Returns the band's relative sampling variance. */
+double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
+                      const uint64_t *touched, uint64_t nt, double *q);
+/* v: the pair's relative sampling variance (its band's). */
+void stat_prior_pair(const out_prior *pr, double m, double q, double v, double shat,
+                     double cells, prior_pair *pp);
+/* The pair's partial nonzeros after `sampled` weighted sampled nonzeros
+ * and mcum products. */
+double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
+/* Scales z and weights w (summing to 1) of the pair's occupancy; count. */
+unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w);
+
 #endif

@@ -647,17 +647,18 @@ static void spill_inside(const nested *n, const zprice *z, uint64_t k, double na
 
 /* One pair whose final tile overflows: its effectual K in order (A's
  * tile row I against B's tile column J), the partial nonzeros after each
- * from the sample's steps st / wt (sorted, ns entries). A visit ends its
+ * from the sample's steps st / wt (sorted, ns entries), blended with the
+ * prior's path when pp is given (stat_nested_prior.c). A visit ends its
  * run when it is its block's last and the group's run ends there. */
 static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r, uint64_t pair,
                         const uint64_t *st, const double *wt, uint64_t ns, uint64_t *blk,
-                        uint64_t *suf, const zprice *z, out_spill *sp)
+                        uint64_t *suf, const zprice *z, const prior_pair *pp, out_spill *sp)
 {
     uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
     const uint64_t *x = &n->a.col[n->a.ptr[i]], *y = &bt->col[bt->ptr[j]];
     uint64_t nx = n->a.ptr[i + 1] - n->a.ptr[i], ny = bt->ptr[j + 1] - bt->ptr[j];
-    uint64_t p = 0, q = 0, c = 0, g = 0;
-    double cum = 0;
+    uint64_t p = 0, q = 0, c = 0, g = 0, tk = n->bd.tile[XK], ext = n->e->extent[XK];
+    double cum = 0, sampled = 0, mcum = 0;
     while (p < nx && q < ny) {
         if (x[p] < y[q]) {
             p++;
@@ -672,7 +673,14 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
         q++;
         double cum0 = cum;
         while (c < ns && st[c] <= k)
-            cum += wt[c++];
+            sampled += wt[c++];
+        if (pp) {
+            uint64_t lo = k * tk;
+            mcum += na * nb / (double)(lo + tk <= ext ? tk : ext - lo);
+            cum = stat_prior_path(pp, sampled, mcum);
+        } else {
+            cum = sampled;
+        }
         spill_inside(n, z, k, na, nb, cum0, cum, sp);
         /* the next effectual K, to see whether this one closes its block */
         uint64_t p2 = p, q2 = q, next = UINT64_MAX;
@@ -736,6 +744,115 @@ static int overflow_steps(const nested *n, const stat_output_sample *s, const mo
     return rc;
 }
 
+/* Tile-level multiplies of the level-b grids (pairs of non-empty tiles
+ * that meet on K). */
+static double tile_multiplies(const nested *n)
+{
+    double t = 0;
+    for (uint64_t p = 0; p < n->a.n; p++) {
+        uint64_t k = n->a.col[p];
+        t += (double)(n->b.ptr[k + 1] - n->b.ptr[k]);
+    }
+    return t;
+}
+
+/* One effectual pair priced at every node of its occupancy (the mean of
+ * the spill over them): steps st / wt of its sampled nonzeros. */
+static void prior_pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
+                              uint64_t pair, const uint64_t *st, const double *wt, uint64_t ns,
+                              uint64_t *blk, uint64_t *suf, const zprice *z, prior_pair *pp,
+                              out_spill *sp)
+{
+    double zs[5], ws[5];
+    unsigned nodes = stat_prior_nodes(pp, zs, ws);
+    for (unsigned q = 0; q < nodes; q++) {
+        out_spill t;
+        memset(&t, 0, sizeof(t));
+        pp->z = zs[q];
+        pair_spills(n, bt, r, pair, st, wt, ns, blk, suf, z, pp, &t);
+        sp->data += ws[q] * t.data;
+        sp->meta += ws[q] * t.meta;
+        sp->overflow_wb += ws[q] * t.overflow_wb;
+    }
+}
+
+/* Rule 4 for output tiles with a partial sample: every effectual pair
+ * (not only the sampled ones) from its blended occupancy (prior). */
+static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *r,
+                        const zprice *z, const model_map *final, const out_prior *pr,
+                        uint64_t *blk, uint64_t *suf, out_spill *sp)
+{
+    const tessel_allocator *a = n->e->alloc;
+    model_map steps = { .alloc = a };
+    model_vec keys = { .alloc = a };
+    int rc = TESSEL_OK;
+    cell_map m = cell_map_of(n, s);
+    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
+        uint64_t pair, k;
+        if (!cell_at(n, s, &m, c, &pair, &k))
+            continue;
+        uint64_t key = pair * n->ext_k + k;
+        if (model_map_find(&steps, key) == UINT64_MAX && model_vec_push(&keys, key))
+            rc = TESSEL_ENOMEM;
+        if (!rc)
+            rc = model_map_add(&steps, key, s->weight[c]);
+    }
+    if (!rc && keys.n)
+        tessel_sort_u64_inplace(keys.v, keys.n, UINT64_MAX);
+    stat_grid bt;
+    memset(&bt, 0, sizeof(bt));
+    uint64_t nj = n->ext_j ? n->ext_j : 1, ns = keys.n ? keys.n : 1;
+    uint64_t *st = tessel_alloc_array(a, ns, sizeof(uint64_t));
+    double *wt = tessel_alloc_array(a, ns, sizeof(double));
+    double *acc = tessel_alloc_array(a, nj, sizeof(double));
+    double *raw = tessel_alloc_array(a, nj, sizeof(double));
+    uint64_t *touched = tessel_alloc_array(a, nj, sizeof(uint64_t));
+    if (!rc && (!st || !wt || !acc || !raw || !touched))
+        rc = TESSEL_ENOMEM;
+    if (!rc)
+        rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        memset(acc, 0, nj * sizeof(double));
+    double worst = 0;
+    for (uint64_t i = 0; !rc && i < n->ext_i; i++) {
+        uint64_t nt;
+        stat_prior_row(n, i, acc, touched, &nt);
+        double v = stat_prior_raw(n, pr, i, acc, touched, nt, raw);
+        for (uint64_t t = 0; t < nt; t++) {
+            uint64_t j = touched[t], pair = i * n->ext_j + j, e = 0;
+            double shat = model_map_find(final, pair) != UINT64_MAX ? model_map_weight(final, pair)
+                                                                    : 0;
+            prior_pair pp;
+            stat_prior_pair(pr, acc[j], raw[t], v, shat, z->cells, &pp);
+            acc[j] = 0;
+            double zs[5], ws[5], top = 0;
+            worst = pp.mean > worst ? pp.mean : worst;
+            unsigned nodes = stat_prior_nodes(&pp, zs, ws);
+            for (unsigned q = 0; q < nodes; q++)
+                top = zs[q] > top ? zs[q] : top;
+            if (zbytes(z, top * pp.mean) <= (double)z->part)
+                continue;
+            for (uint64_t b = first_at(keys.v, keys.n, pair * n->ext_k);
+                 b < keys.n && keys.v[b] / n->ext_k == pair; b++, e++) {
+                st[e] = keys.v[b] % n->ext_k;
+                wt[e] = model_map_weight(&steps, keys.v[b]);
+            }
+            prior_pair_spills(n, &bt, r, pair, st, wt, e, blk, suf, z, &pp, sp);
+        }
+    }
+    if (!rc)
+        sp->worst = zbytes(z, worst);
+    tessel_dealloc(a, st);
+    tessel_dealloc(a, wt);
+    tessel_dealloc(a, acc);
+    tessel_dealloc(a, raw);
+    tessel_dealloc(a, touched);
+    stat_grid_free(a, &bt);
+    model_vec_free(&keys);
+    model_map_free(&steps);
+    return rc;
+}
+
 /* Rule 4 for output tiles at boundary b (docs/semantics.md rule 4; Tailors §3.3,
  * §6.2), from the output sample as stat_spmspm.c does at boundary 1: the
  * largest tile, the write-backs of tiles over the partition and, with the
@@ -759,6 +876,16 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
     }
     if (!rc && final.n)
         sp->worst = zbytes(z, most);
+    /* a partial sample: the prior's occupancies (stat_nested_prior.c) */
+    out_prior pr;
+    memset(&pr, 0, sizeof(pr));
+    if (!rc && r && !s->whole && tile_multiplies(n) <= (double)NESTED_GROUP_BUDGET)
+        rc = stat_prior_init(n, s, &final, &pr);
+    if (!rc && pr.on) {
+        rc = prior_spills(n, s, r, z, &final, &pr, blk, suf, sp);
+        model_map_free(&final);
+        return rc;
+    }
     if (!rc && over > 0 && !r)
         sp->overflow_wb = over;
     if (!rc && over > 0 && r)
@@ -780,7 +907,7 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
             st[e - b] = keys.v[e] % n->ext_k;
             wt[e - b] = model_map_weight(&steps, keys.v[e]);
         }
-        pair_spills(n, &bt, r, pair, st, wt, e - b, blk, suf, z, sp);
+        pair_spills(n, &bt, r, pair, st, wt, e - b, blk, suf, z, NULL, sp);
         b = e;
     }
     tessel_dealloc(a, st);

@@ -22,6 +22,8 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->ck);
     tessel_dealloc(al, s->weight);
     tessel_dealloc(al, s->gstart);
+    tessel_dealloc(al, s->xcell);
+    tessel_dealloc(al, s->vcell);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -415,6 +417,34 @@ static void ratio_finish(const ratio_sums *r, int legacy, double flops, stat_out
 }
 
 /* The sample: the draw, the sampled rows' nonzeros per cell, their weights. */
+/* The rows' predicted nonzeros x summed per i cell, and the variance
+ * their Horvitz-Thompson sum would have under the draw (row i drawn with
+ * probability c m_i, at most 1): stat_nested_prior.c's prior of a tile's
+ * occupancy and its sampling noise. */
+static int predictions_by_cell(const double *x, const double *m, double c, const uint64_t *f,
+                               uint64_t rows, stat_output_sample *s, const tessel_allocator *al)
+{
+    s->nxcell = (rows + s->base[0] - 1) / s->base[0];
+    uint64_t n = s->nxcell ? s->nxcell : 1;
+    s->xcell = tessel_alloc_array(al, n, sizeof(double));
+    s->vcell = tessel_alloc_array(al, n, sizeof(double));
+    if (!s->xcell || !s->vcell)
+        return TESSEL_ENOMEM;
+    memset(s->xcell, 0, n * sizeof(double));
+    memset(s->vcell, 0, n * sizeof(double));
+    for (uint64_t i = 0; i < rows; i++) {
+        if (!f[i])
+            continue;
+        double p = c * m[i];
+        s->xcell[i / s->base[0]] += x[i];
+        if (p < 1)
+            s->vcell[i / s->base[0]] += (1 / p - 1) * x[i] * x[i];
+    }
+    return TESSEL_OK;
+}
+
+/* The output sample of Z = A B (TTM: per slice): rows drawn, multiplied
+ * out, weighted and aggregated into cells, with the rows' predictions. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, int legacy, const tessel_allocator *al,
@@ -489,6 +519,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         r.vff += v * (double)f[i] * (double)f[i];
     }
     s->whole = whole;
+    if (!rc && x)
+        rc = predictions_by_cell(x, m, c, f, rows, s, al);
     double g_take = 1, g_drawn = 1;
     ratio_finish(&r, legacy, s->flops, s, &g_take, &g_drawn);
     if (!rc)

@@ -1,0 +1,243 @@
+/* Each output tile's occupancy at a nested boundary when the output sample
+ * is partial (issue 18 item 3; docs/models/stat.md "Output spill with a
+ * partial sample"). The sample's estimate of a tile, S^ (its sampled rows'
+ * nonzeros times their weights, a Horvitz-Thompson sum), is unbiased but,
+ * for a tile of few rows, decided by one or two sampled rows; rule 4's
+ * spill is a hinge of the occupancy, so that noise alone inflates it. Here
+ * every effectual tile pair gets a prior independent of its own sampled
+ * rows: the draw's sketch predictions of the output nonzeros of A's tile
+ * row I (every row has one, stat_output.c), split over the row's pairs in
+ * proportion to rho M, M the pair's products (from A's and B's level-b
+ * tile grids, each tile's nonzeros spread uniformly over its reduction
+ * edge) and rho a compression ratio estimated from the sample per stratum
+ * of M (log2 bins), all calibrated to the sample's total. The two are
+ * combined by their variances (empirical Bayes): S~ = lam S^ + (1 - lam)
+ * P, lam = t / (t + v), v the relative sampling variance of S^ under the
+ * draw (sum (1/p - 1) x^2 / (sum x)^2 over the band's rows, x the
+ * predictions), t the prior's relative error, estimated by the method of
+ * moments over all pairs (what the sampling noise does not explain). The
+ * spill is then priced as the mean over the tile's remaining uncertainty
+ * (relative variance lam v, lognormal, five Gauss-Hermite nodes):
+ * E[max(0, S - P)], not max(0, E[S] - P). A pair's
+ * partial tiles follow its sampled path blended with the prior's, which
+ * grows in proportion to the products seen so far. Needs the rows'
+ * predictions (stat_output.c's xcell, vcell); without them (version-2
+ * statistics) the spill is priced from the sample alone. */
+#include <math.h>
+#include <string.h>
+
+#include "stat_nested.h"
+
+/* Pseudo-pairs pulling a stratum's ratio toward the global one. */
+#define PRIOR_POOL 8.0
+/* log2 of the products at bin 0 (fractional products: uniform spread). */
+#define PRIOR_BIN0 (-20)
+
+static unsigned prior_bin(double m)
+{
+    if (m <= 0)
+        return 0;
+    int b = (int)floor(log2(m)) - PRIOR_BIN0;
+    return b < 0 ? 0 : b >= PRIOR_BINS ? PRIOR_BINS - 1 : (unsigned)b;
+}
+
+/* The products of every effectual pair (I, J) of tile row I, uniform
+ * inside a reduction tile: M = sum_K nnz A(I,K) nnz B(K,J) / |K|. acc
+ * (ext_j, zero) receives them at the touched J (listed in *touched). */
+void stat_prior_row(const nested *n, uint64_t i, double *acc, uint64_t *touched, uint64_t *nt)
+{
+    uint64_t tk = n->bd.tile[XK], ext = n->e->extent[XK];
+    *nt = 0;
+    for (uint64_t p = n->a.ptr[i]; p < n->a.ptr[i + 1]; p++) {
+        uint64_t k = n->a.col[p], lo = k * tk;
+        double edge = (double)(lo + tk <= ext ? tk : ext - lo);
+        edge = edge > 0 ? edge : 1;
+        double na = (double)n->a.nnz[p];
+        for (uint64_t q = n->b.ptr[k]; q < n->b.ptr[k + 1]; q++) {
+            uint64_t j = n->b.col[q];
+            if (acc[j] == 0)
+                touched[(*nt)++] = j;
+            acc[j] += na * (double)n->b.nnz[q] / edge;
+        }
+    }
+}
+
+/* Tile row I's predicted nonzeros (the rows' sketches) and the relative
+ * sampling variance of its estimate, from the sample's i cells. */
+static void band_of(const nested *n, const out_prior *pr, uint64_t i, double *x, double *v)
+{
+    const stat_output_sample *s = pr->sample;
+    uint64_t fi = n->ea[0] / s->base[0], lo = i * fi, hi = lo + fi;
+    double sx = 0, sv = 0;
+    for (uint64_t c = lo; c < hi && c < s->nxcell; c++) {
+        sx += s->xcell[c];
+        sv += s->vcell[c];
+    }
+    *x = sx;
+    *v = sx > 0 ? sv / (sx * sx) : 0;
+}
+
+double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
+                      const uint64_t *touched, uint64_t nt, double *q)
+{
+    double norm = 0, x, v;
+    band_of(n, pr, i, &x, &v);
+    for (uint64_t t = 0; t < nt; t++) {
+        double m = acc[touched[t]];
+        q[t] = pr->rho[prior_bin(m)] * m;
+        norm += q[t];
+    }
+    for (uint64_t t = 0; t < nt; t++)
+        q[t] = norm > 0 ? q[t] * x / norm : 0;
+    return v;
+}
+
+/* Per stratum of the products: their sum, the sample's estimates and the
+ * pairs sampled; pooled: the sums of the calibration and the moments. */
+typedef struct prior_sums {
+    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
+    double q, sq, qq, vqq, ss, st;
+    double s4, s3q, s2q2, sq3, q4; /* for the spread of sum (S^ - g q)^2 */
+} prior_sums;
+
+/* One pass over every effectual pair (tile-level multiplies): pass 0
+ * sums the strata, pass 1 the raw priors against the sample. */
+static int prior_pass(const nested *n, const model_map *final, const out_prior *pr, int pass,
+                      prior_sums *ps)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t nj = n->ext_j ? n->ext_j : 1;
+    double *acc = tessel_alloc_array(a, nj, sizeof(double));
+    double *q = tessel_alloc_array(a, nj, sizeof(double));
+    uint64_t *touched = tessel_alloc_array(a, nj, sizeof(uint64_t));
+    int rc = acc && q && touched ? TESSEL_OK : TESSEL_ENOMEM;
+    if (!rc)
+        memset(acc, 0, nj * sizeof(double));
+    for (uint64_t i = 0; !rc && i < n->ext_i; i++) {
+        uint64_t nt;
+        stat_prior_row(n, i, acc, touched, &nt);
+        double v = pass ? stat_prior_raw(n, pr, i, acc, touched, nt, q) : 0;
+        for (uint64_t t = 0; t < nt; t++) {
+            uint64_t j = touched[t], pair = i * n->ext_j + j;
+            double m = acc[j], s = 0;
+            acc[j] = 0;
+            if (model_map_find(final, pair) != UINT64_MAX)
+                s = model_map_weight(final, pair);
+            if (!pass) {
+                unsigned b = prior_bin(m);
+                ps->m[b] += m;
+                ps->s[b] += s;
+                ps->sampled[b] += s > 0 ? 1 : 0;
+                continue;
+            }
+            ps->q += q[t];
+            ps->sq += s * q[t];
+            ps->qq += q[t] * q[t];
+            ps->vqq += v * q[t] * q[t];
+            ps->ss += s * s;
+            ps->st += s;
+            ps->s4 += s * s * s * s;
+            ps->s3q += s * s * s * q[t];
+            ps->s2q2 += s * s * q[t] * q[t];
+            ps->sq3 += s * q[t] * q[t] * q[t];
+            ps->q4 += q[t] * q[t] * q[t] * q[t];
+        }
+    }
+    tessel_dealloc(a, acc);
+    tessel_dealloc(a, q);
+    tessel_dealloc(a, touched);
+    return rc;
+}
+
+/* The strata's compression ratios, pooled toward the global one; 0 when
+ * the sample holds nothing. */
+static int prior_ratios(const prior_sums *ps, out_prior *pr)
+{
+    double m = 0, sum = 0;
+    for (unsigned b = 0; b < PRIOR_BINS; b++) {
+        m += ps->m[b];
+        sum += ps->s[b];
+    }
+    if (m <= 0 || sum <= 0)
+        return 0;
+    double rho = sum / m;
+    for (unsigned b = 0; b < PRIOR_BINS; b++) {
+        double r = ps->m[b] > 0 ? ps->s[b] / ps->m[b] : rho;
+        pr->rho[b] = (ps->sampled[b] * r + PRIOR_POOL * rho) / (ps->sampled[b] + PRIOR_POOL);
+    }
+    return 1;
+}
+
+int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
+                    out_prior *pr)
+{
+    memset(pr, 0, sizeof(*pr));
+    pr->sample = s;
+    if (s->whole || !s->xcell || !s->vcell || !n->ext_i || !n->ext_j)
+        return TESSEL_OK;
+    prior_sums ps;
+    memset(&ps, 0, sizeof(ps));
+    int rc = prior_pass(n, final, pr, 0, &ps);
+    if (rc || !prior_ratios(&ps, pr))
+        return rc;
+    rc = prior_pass(n, final, pr, 1, &ps);
+    if (rc || ps.q <= 0 || ps.st <= 0)
+        return rc;
+    /* calibrated to the sample's total (a ratio estimator: the sketch's
+     * bias cancels); then the prior's error is what the sampling noise
+     * does not explain: sum (S^ - g q)^2 = sum (S - g q)^2 + sum Var S^ */
+    double g = ps.st / ps.q, scale = g * g * ps.qq, noise = g * g * ps.vqq;
+    double err = ps.ss - 2 * g * ps.sq + g * g * ps.qq;
+    /* sum (S^ - g q)^4: the spread of err, whose terms are heavy-tailed
+     * (a tile of one sampled row of weight w is w times that row or 0);
+     * the prior's error counts only where err exceeds the noise by two
+     * of it, so that the noise alone does not pass for it */
+    double g2 = g * g;
+    double d4 = ps.s4 - 4 * g * ps.s3q + 6 * g2 * ps.s2q2 - 4 * g2 * g * ps.sq3 + g2 * g2 * ps.q4;
+    double excess = err - noise - 2 * sqrt(d4 > 0 ? d4 : 0);
+    pr->g = g;
+    pr->trel = scale > 0 && excess > 0 ? excess / scale : 0;
+    pr->on = 1;
+    return TESSEL_OK;
+}
+
+void stat_prior_pair(const out_prior *pr, double m, double q, double v, double shat,
+                     double cells, prior_pair *pp)
+{
+    double prior = pr->g * q;
+    pp->prior = prior < cells ? prior : cells;
+    pp->m = m;
+    pp->lam = pr->trel + v > 0 ? pr->trel / (pr->trel + v) : 1;
+    pp->mean = pp->lam * shat + (1 - pp->lam) * pp->prior;
+    /* the tile's remaining relative variance, lam v (prior scale) */
+    double sd = pp->mean > 0 ? pp->prior / pp->mean : 0;
+    pp->rv = pp->lam * v * sd * sd;
+    pp->z = 1;
+}
+
+double stat_prior_path(const prior_pair *pp, double sampled, double mcum)
+{
+    /* the prior's partial tile grows with the products seen */
+    double f = pp->m > 0 && mcum < pp->m ? mcum / pp->m : 1;
+    return pp->z * (pp->lam * sampled + (1 - pp->lam) * pp->prior * f);
+}
+
+unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w)
+{
+    /* five-point Gauss-Hermite on log S (nodes x, weights / sqrt(pi)) */
+    static const double x[5] = { -2.020182870456086, -0.958572464613819, 0,
+                                 0.958572464613819, 2.020182870456086 };
+    static const double wt[5] = { 0.019953242059046, 0.393619323152241, 0.945308720482942,
+                                  0.393619323152241, 0.019953242059046 };
+    if (pp->rv <= 0) {
+        z[0] = 1;
+        w[0] = 1;
+        return 1;
+    }
+    double s2 = log1p(pp->rv), s = sqrt(s2);
+    for (unsigned q = 0; q < 5; q++) {
+        z[q] = exp(s * 1.4142135623730951 * x[q] - s2 / 2);
+        w[q] = wt[q] * 0.5641895835477563; /* 1 / sqrt(pi) */
+    }
+    return 5;
+}

@@ -214,6 +214,24 @@ typedef struct row_walk {
     const uint64_t *apos; /* IJK: A's tile (i, k) is p->a.col[apos[k]]; NULL: searched */
 } row_walk;
 
+/* Tile n of canonical input q (0: a, 1: b) stays resident for the next
+ * iteration: one fill fewer off o (its overflow streams again instead),
+ * or one more reuse counted in reuse. */
+static void reuse_tile(const work *w, stat_outcome *o, unsigned q, uint64_t n, uint64_t *reuse)
+{
+    const stat_problem *p = w->p;
+    if (o) {
+        stat_counts *c = q ? &o->b : &o->a;
+        price pr = q ? w->b_price[n] : w->a_price[n];
+        uint64_t part = q ? p->part_b : p->part_a;
+        remove_fill(c, pr, part);
+        keep_fills(p, q, n, -1);
+        stat_add_bumped(c, 1, pr, part);
+    }
+    if (reuse)
+        reuse[n]++;
+}
+
 /* Output tile pair (i, j) with v effectual steps from first to last
  * (pairs of a row come in ascending j). IJK also needs the resident tiles
  * that serve two consecutive iterations: A's tile (i, k) when one pair
@@ -233,13 +251,7 @@ static inline void walk_pair(const work *w, pair_sums *ps, stat_outcome *o, uint
         uint64_t n = rw->apos ? rw->apos[first] : p->a.ptr[i];
         while (p->a.col[n] != first)
             n++;
-        if (o) {
-            remove_fill(&o->a, w->a_price[n], p->part_a);
-            keep_fills(p, 0, n, -1);
-            stat_add_bumped(&o->a, 1, w->a_price[n], p->part_a);
-        }
-        if (reuse_a)
-            reuse_a[n]++;
+        reuse_tile(w, o, 0, n, reuse_a);
     }
     rw->prev_last = last;
     if (rw->first_j == UINT64_MAX)
@@ -351,14 +363,7 @@ void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *re
             row_bitsets(w, ps, o, reuse_a, ijk, i, &rw);
         if (ijk && rw.first_j != UINT64_MAX) {
             if (rw.first_j == prev_row_j && rw.first_k == prev_row_k) {
-                uint64_t n = stat_b_tile(p, rw.first_k, rw.first_j);
-                if (o) {
-                    remove_fill(&o->b, w->b_price[n], p->part_b);
-                    keep_fills(p, 1, n, -1);
-                    stat_add_bumped(&o->b, 1, w->b_price[n], p->part_b);
-                }
-                if (reuse_b)
-                    reuse_b[n]++;
+                reuse_tile(w, o, 1, stat_b_tile(p, rw.first_k, rw.first_j), reuse_b);
             }
             prev_row_j = rw.last_j, prev_row_k = rw.last_k;
         }

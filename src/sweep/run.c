@@ -355,6 +355,7 @@ static uint64_t chunk_points(const run_ctx *r, uint64_t count)
     return per_chunk;
 }
 
+/* Points [from, to) evaluated in batches by the workers, committed in point order. */
 static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uint64_t to,
                           tessel_diag *diag)
 {

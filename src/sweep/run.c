@@ -340,6 +340,16 @@ static uint64_t pricing_group(const tessel_sweep *s, const sweep_patch *patch)
     return g;
 }
 
+/* Batches of two groups per thread at least (when that is not too many
+ * points), so that chunks can hold whole groups (chunk_points). */
+static void group_floor(run_ctx *r)
+{
+    uint64_t want = 2u * r->nthreads * r->group;
+    if (r->group > 1 && r->group <= BATCH_MAX_POINTS / (2u * r->nthreads) &&
+        r->batch_points < want)
+        r->batch_points = want;
+}
+
 /* Points per chunk of a batch of `count` points from `from`: about
  * 1/8 of a thread's share, a multiple of r->group when the batch holds
  * two groups per thread, so that the threads estimate different traffics
@@ -422,6 +432,7 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         uint64_t next = (uint64_t)((double)r->batch_points * scale);
         r->batch_points = next < r->nthreads ? r->nthreads
                           : next > BATCH_MAX_POINTS ? BATCH_MAX_POINTS : next;
+        group_floor(r);
     }
     return TESSEL_OK;
 }
@@ -579,10 +590,7 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     if (!rc && !r->opt->no_memo)
         rc = sweep_patch_build(s, e.spec, !r->opt->derive_buffers, r->alloc, &patch);
     r->group = !rc && !r->opt->no_memo ? pricing_group(s, &patch) : 1;
-    /* batches of two groups per thread at least, so that chunks hold whole groups */
-    if (r->group > 1 && r->group <= BATCH_MAX_POINTS / (2u * r->nthreads) &&
-        r->batch_points < 2u * r->nthreads * r->group)
-        r->batch_points = 2u * r->nthreads * r->group;
+    group_floor(r);
     if (!rc) {
         sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing,
                             r->opt->no_memo ? NULL : &patch };

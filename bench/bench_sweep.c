@@ -19,7 +19,10 @@
  * mapping-ca-condmat.yaml (15,552 points: 6 orders x 4 tiles x 8 capacities x 81
  * partitions, 1,920 invalid: --skip-invalid; without the memo only with
  * BENCH_NO_MEMO=1) and ten-matrices.yaml (10,000 points over 10 shared matrices);
- * BENCH_SWEEPS=WORD runs only the files whose name holds WORD. Run from the project
+ * BENCH_SWEEPS=WORD runs only the files whose name holds WORD. A sweep's line ends
+ * with its estimates (points whose traffic was estimated, not taken from the memo),
+ * the threads' CPU time and the busiest thread's (the wall time on idle cores: the
+ * ratio of -j 1's CPU to -j 2's busiest is the speed-up on a loaded machine too). Run from the project
  * root (the sweep files name ../shared/data). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,11 +387,14 @@ static int run_sweep(const char *file, unsigned threads, int mode)
         fprintf(stderr, "bench_sweep: %s: %s\n", file, d.message);
     else
         printf("  %-28s %u thread%s, %-20s: %6llu points in %.3f s (%.3f s statistics):"
-               " %8.0f points/s evaluating, %8.0f overall\n",
+               " %8.0f points/s evaluating, %8.0f overall; %llu estimates, CPU %.3f s,"
+               " busiest thread %.3f s\n",
                bench_basename(file), threads, threads == 1 ? " " : "s",
                mode == 2 ? "memo on" : mode == 1 ? "memo, buffers derived" : "memo off",
                (unsigned long long)r.points, wall, r.stats_seconds,
-               (double)r.evaluated / r.eval_seconds, (double)r.points / wall);
+               (double)r.evaluated / r.eval_seconds, (double)r.points / wall,
+               (unsigned long long)(r.evaluated - r.memo_hits - r.invalid), r.eval_cpu_seconds,
+               r.busiest_seconds);
     tessel_sweep_free(&s);
     return rc;
 }

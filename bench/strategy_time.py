@@ -7,6 +7,7 @@ tiles it chose. Figures only: nothing passes or fails.
     python3 bench/strategy_time.py [--tessel build/tools/tessel] [--data ../shared/data]
         [--specs specs/extensor.yaml,specs/extensor-llb.yaml] [--estimator exact]
         [--strategies LIST] [--matrices G51,bcsstk11] [--set PATH=VALUE]...
+        [--against EARLIER.csv]
 
 Each strategy runs in its own `tessel compare --strategies X` process, so
 that cpu_seconds (user + system time of that process: loading, statistics,
@@ -14,7 +15,14 @@ deciding and estimating) is its own; decide_seconds and seconds are the wall
 times compare.csv reports, which a loaded machine stretches. Prints one CSV
 row per (spec, matrix, strategy), then the slowest decision per strategy.
 The release build (`meson setup build --buildtype=release`) is the one to
-time.
+time. With --against (this script's output from another build, e.g. before
+a speed-up), a last column `choice` says whether each strategy chose the same
+tiles as there (same, CHANGED, or new when the row is missing), e.g. for
+d2t2's decision time (issue 19 item 2):
+
+    python3 bench/strategy_time.py --estimator stat --strategies d2t2 > before.csv
+    (rebuild)
+    python3 bench/strategy_time.py --estimator stat --strategies d2t2 --against before.csv
 """
 import argparse
 import csv
@@ -39,6 +47,23 @@ def cpu_children():
     return r.ru_utime + r.ru_stime
 
 
+def earlier_choices(path):
+    """(spec, matrix, strategy) -> tile_shape of an earlier output of this script."""
+    chosen = {}
+    with open(path) as f:
+        for row in csv.DictReader(line for line in f if line.strip() and "," in line):
+            if row.get("tile_shape") is not None and row.get("matrix"):
+                chosen[(row["spec"], row["matrix"], row["strategy"])] = row["tile_shape"]
+    return chosen
+
+
+def choice_of(a, spec, name, row):
+    if a.earlier is None:
+        return []
+    before = a.earlier.get((spec, name, row["strategy"]))
+    return ["new" if before is None else "same" if before == row["tile_shape"] else "CHANGED"]
+
+
 def run_one(a, spec, name, path, strategy, out, worst):
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [a.tessel, "compare", spec, "--tensor", "A=" + path, "-e", a.estimator, "-q",
@@ -58,7 +83,7 @@ def run_one(a, spec, name, path, strategy, out, worst):
                 d = float(row["decide_seconds"] or 0)
                 out.writerow([spec, name, row["strategy"], row["estimator"], "%.3f" % cpu,
                               "%.3f" % d, row["seconds"], row["dram_bytes"], row["tile_shape"],
-                              row["error"]])
+                              row["error"]] + choice_of(a, spec, name, row))
                 k = (os.path.basename(spec), row["strategy"])
                 if cpu >= worst.get(k, (0, 0, ""))[0]:
                     worst[k] = (cpu, d, name)
@@ -73,14 +98,17 @@ def main():
     ap.add_argument("--strategies", default="conservative,prescient,swiftiles,drt,d2t2")
     ap.add_argument("--matrices", default="")
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--against", default="")
     a = ap.parse_args()
+    a.earlier = earlier_choices(a.against) if a.against else None
     if not os.path.exists(os.path.join(a.data, "MANIFEST.tsv")):
         print("no data in %s" % a.data, file=sys.stderr)
         return 77
     only = set(x for x in a.matrices.split(",") if x)
     out = csv.writer(sys.stdout)
     out.writerow(["spec", "matrix", "strategy", "estimator", "cpu_seconds", "decide_seconds",
-                  "seconds", "dram_bytes", "tile_shape", "error"])
+                  "seconds", "dram_bytes", "tile_shape", "error"]
+                 + (["choice"] if a.earlier is not None else []))
     worst = {}
     for spec in a.specs.split(","):
         for name, path in matrices(a.data, only):

@@ -118,6 +118,10 @@ typedef struct tessel_sweep_report {
     uint64_t pareto_points;   /* rows of pareto.csv (0 without objectives) */
     double stats_seconds;     /* loading data and collecting statistics */
     double eval_seconds;      /* evaluating points (wall) */
+    double eval_cpu_seconds;  /* the threads' CPU time evaluating points */
+    double busiest_seconds;   /* per batch the busiest thread's CPU time plus its waits
+                               * for another thread's estimate, summed: the evaluation's
+                               * wall time on an otherwise idle machine */
     unsigned threads;
 } tessel_sweep_report;
 

@@ -207,75 +207,172 @@ void stat_add_bumped(stat_counts *c, double times, price pr, uint64_t part)
 /* ------------------------------------------------------------------ */
 /* The output tile pairs: v = |K(i) & K(j)| effectual reduction steps. */
 
-/* IJK also needs, in the same walk, the resident tiles that serve two
- * consecutive iterations: A's tile (i, k) when one pair ends and the next
- * pair of row i starts on k; B's tile when row i ends on the tile the next
- * row starts on. With o, they are taken off o's fills; with reuse_a and
- * reuse_b, counted per tile instead (stat_cache.c prices them later). */
+/* The walk inside one row i of A's tiles: the last reduction step of the
+ * previous pair, and the row's first and last pair (j and k). */
+typedef struct row_walk {
+    uint64_t prev_last, first_j, first_k, last_j, last_k;
+    const uint64_t *apos; /* IJK: A's tile (i, k) is p->a.col[apos[k]]; NULL: searched */
+} row_walk;
+
+/* Tile n of canonical input q (0: a, 1: b) stays resident for the next
+ * iteration: one fill fewer off o (its overflow streams again instead),
+ * or one more reuse counted in reuse. */
+static void reuse_tile(const work *w, stat_outcome *o, unsigned q, uint64_t n, uint64_t *reuse)
+{
+    const stat_problem *p = w->p;
+    if (o) {
+        stat_counts *c = q ? &o->b : &o->a;
+        price pr = q ? w->b_price[n] : w->a_price[n];
+        uint64_t part = q ? p->part_b : p->part_a;
+        remove_fill(c, pr, part);
+        keep_fills(p, q, n, -1);
+        stat_add_bumped(c, 1, pr, part);
+    }
+    if (reuse)
+        reuse[n]++;
+}
+
+/* Output tile pair (i, j) with v effectual steps from first to last
+ * (pairs of a row come in ascending j). IJK also needs the resident tiles
+ * that serve two consecutive iterations: A's tile (i, k) when one pair
+ * ends and the next pair of row i starts on k (taken off o's fills, or
+ * counted per tile in reuse_a). */
+static inline void walk_pair(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a, int ijk,
+                      uint64_t i, uint64_t j, uint64_t v, uint64_t first, uint64_t last,
+                      row_walk *rw)
+{
+    const stat_problem *p = w->p;
+    ps->pairs += 1;
+    ps->sum_v += (double)v;
+    ps->sum_v2 += (double)v * (double)v;
+    if (!ijk)
+        return;
+    if (first == rw->prev_last) {
+        uint64_t n = rw->apos ? rw->apos[first] : p->a.ptr[i];
+        while (p->a.col[n] != first)
+            n++;
+        reuse_tile(w, o, 0, n, reuse_a);
+    }
+    rw->prev_last = last;
+    if (rw->first_j == UINT64_MAX)
+        rw->first_j = j, rw->first_k = first;
+    rw->last_j = j, rw->last_k = last;
+}
+
+/* Row i's pairs from the bitsets: ext_j x words word operations. */
+static void row_bitsets(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a,
+                        int ijk, uint64_t i, row_walk *rw)
+{
+    uint64_t words = w->words;
+    const uint64_t *ar = &w->arows[i * words];
+    for (uint64_t j = 0; j < w->p->ext_j; j++) {
+        const uint64_t *bc = &w->bcols[j * words];
+        uint64_t v = 0, first = UINT64_MAX, last = 0;
+        for (uint64_t x = 0; x < words; x++) {
+            uint64_t m = ar[x] & bc[x];
+            if (!m)
+                continue;
+            v += stat_bits_set(m);
+            if (first == UINT64_MAX)
+                first = x * 64 + stat_low_bit(m);
+            last = x * 64 + stat_high_bit(m);
+        }
+        if (v)
+            walk_pair(w, ps, o, reuse_a, ijk, i, j, v, first, last, rw);
+    }
+}
+
+/* Per tile column j of one row: its effectual steps and first and last
+ * k, accumulated over A's row and B's tile rows (Gustavson's row-wise
+ * product), the columns met marked in `met` to be visited in ascending j. */
+typedef struct row_acc {
+    uint64_t *count, *first, *last, *met;
+} row_acc;
+
+/* Row i's pairs from the tile grids: as many steps as the row's effectual
+ * iterations (far fewer than ext_j x words on small tiles, which d2t2's
+ * candidates price by the hundred), the same pairs as row_bitsets. */
+static void row_sparse(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a,
+                       int ijk, uint64_t i, row_acc *acc, row_walk *rw)
+{
+    const stat_problem *p = w->p;
+    for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+        uint64_t k = p->a.col[n];
+        for (uint64_t m = p->b.ptr[k]; m < p->b.ptr[k + 1]; m++) {
+            uint64_t j = p->b.col[m];
+            if (!acc->count[j]++) {
+                acc->first[j] = acc->last[j] = k;
+                acc->met[j / 64] |= UINT64_C(1) << (j % 64);
+            }
+            acc->first[j] = k < acc->first[j] ? k : acc->first[j];
+            acc->last[j] = k > acc->last[j] ? k : acc->last[j];
+        }
+    }
+    for (uint64_t x = 0; x < (p->ext_j + 63) / 64; x++)
+        for (uint64_t bits = acc->met[x]; bits; bits &= bits - 1) {
+            uint64_t j = x * 64 + stat_low_bit(bits);
+            walk_pair(w, ps, o, reuse_a, ijk, i, j, acc->count[j], acc->first[j],
+                      acc->last[j], rw);
+            acc->count[j] = 0;
+        }
+    for (uint64_t x = 0; x < (p->ext_j + 63) / 64; x++)
+        acc->met[x] = 0;
+}
+
+/* Every output tile pair, row by row, each row walked the cheaper way
+ * (row_sparse when its effectual iterations are well below the bitsets'
+ * word operations; row_bitsets also when the accumulator does not fit in
+ * memory). IJK also needs B's tile that serves two consecutive rows: when
+ * row i ends on the tile the next row starts on. With o, reuses are taken
+ * off o's fills; with reuse_a and reuse_b, counted per tile instead
+ * (stat_cache.c prices them later). */
 void stat_walk_pairs(const work *w, pair_sums *ps, stat_outcome *o, uint64_t *reuse_a,
                      uint64_t *reuse_b)
 {
     const stat_problem *p = w->p;
-    uint64_t words = w->words;
+    const tessel_allocator *a = p->alloc;
     int ijk = strcmp(p->order, "IJK") == 0;
     uint64_t prev_row_j = UINT64_MAX, prev_row_k = UINT64_MAX;
+    uint64_t met_words = (p->ext_j + 63) / 64;
+    row_acc acc = { stat_zeroed(a, p->ext_j, sizeof(uint64_t)),
+                    tessel_alloc_array(a, p->ext_j ? p->ext_j : 1, sizeof(uint64_t)),
+                    tessel_alloc_array(a, p->ext_j ? p->ext_j : 1, sizeof(uint64_t)),
+                    stat_zeroed(a, met_words, sizeof(uint64_t)) };
+    int sparse_ok = acc.count && acc.first && acc.last && acc.met;
+    /* IJK: where each k of the row sits in A's row (a search per reuse
+     * otherwise, as long as the row on dense candidates) */
+    uint64_t *apos = ijk ? tessel_alloc_array(a, p->ext_k ? p->ext_k : 1, sizeof(uint64_t))
+                         : NULL;
+    /* a row's bitset walk: ext_j x words AND-and-tests; a step of the
+     * sparse one costs about as much as four of them (scattered access) */
+    long double bitset_cost = (long double)p->ext_j * (long double)w->words;
     memset(ps, 0, sizeof(*ps));
     for (uint64_t i = 0; i < p->a.rows; i++) {
         if (p->a.ptr[i] == p->a.ptr[i + 1])
             continue;
-        const uint64_t *ar = &w->arows[i * words];
-        uint64_t prev_last = UINT64_MAX, first_j = UINT64_MAX, first_k = 0, last_j = 0,
-                 last_k = 0;
-        for (uint64_t j = 0; j < p->ext_j; j++) {
-            const uint64_t *bc = &w->bcols[j * words];
-            uint64_t v = 0, first = UINT64_MAX, last = 0;
-            for (uint64_t x = 0; x < words; x++) {
-                uint64_t m = ar[x] & bc[x];
-                if (!m)
-                    continue;
-                v += stat_bits_set(m);
-                if (first == UINT64_MAX)
-                    first = x * 64 + stat_low_bit(m);
-                last = x * 64 + stat_high_bit(m);
-            }
-            if (!v)
-                continue;
-            ps->pairs += 1;
-            ps->sum_v += (double)v;
-            ps->sum_v2 += (double)v * (double)v;
-            if (!ijk)
-                continue;
-            if (first == prev_last) {
-                uint64_t n = p->a.ptr[i];
-                while (p->a.col[n] != first)
-                    n++;
-                if (o) {
-                    remove_fill(&o->a, w->a_price[n], p->part_a);
-                    keep_fills(p, 0, n, -1);
-                    stat_add_bumped(&o->a, 1, w->a_price[n], p->part_a);
-                }
-                if (reuse_a)
-                    reuse_a[n]++;
-            }
-            prev_last = last;
-            if (first_j == UINT64_MAX)
-                first_j = j, first_k = first;
-            last_j = j, last_k = last;
+        row_walk rw = { UINT64_MAX, UINT64_MAX, 0, 0, 0, apos };
+        uint64_t steps = met_words;
+        for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+            steps += w->b_row[p->a.col[n]];
+            if (apos)
+                apos[p->a.col[n]] = n;
         }
-        if (ijk && first_j != UINT64_MAX) {
-            if (first_j == prev_row_j && first_k == prev_row_k) {
-                uint64_t n = stat_b_tile(p, first_k, first_j);
-                if (o) {
-                    remove_fill(&o->b, w->b_price[n], p->part_b);
-                    keep_fills(p, 1, n, -1);
-                    stat_add_bumped(&o->b, 1, w->b_price[n], p->part_b);
-                }
-                if (reuse_b)
-                    reuse_b[n]++;
+        if (sparse_ok && 4.0L * (long double)steps < bitset_cost)
+            row_sparse(w, ps, o, reuse_a, ijk, i, &acc, &rw);
+        else
+            row_bitsets(w, ps, o, reuse_a, ijk, i, &rw);
+        if (ijk && rw.first_j != UINT64_MAX) {
+            if (rw.first_j == prev_row_j && rw.first_k == prev_row_k) {
+                reuse_tile(w, o, 1, stat_b_tile(p, rw.first_k, rw.first_j), reuse_b);
             }
-            prev_row_j = last_j, prev_row_k = last_k;
+            prev_row_j = rw.last_j, prev_row_k = rw.last_k;
         }
     }
+    tessel_dealloc(a, acc.count);
+    tessel_dealloc(a, acc.first);
+    tessel_dealloc(a, acc.last);
+    tessel_dealloc(a, acc.met);
+    tessel_dealloc(a, apos);
 }
 
 /* The same sums without the walk: the output tile columns of a row are

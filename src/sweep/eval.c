@@ -215,7 +215,7 @@ static void traffic_key(const sweep_patch *patch, const sweep_cached *entry, con
 
 /* One sweep point: the derived spec (cached per axis values), its estimate (memoised on
  * the fixed-mapping stat path) through tessel_point_evaluate, energy and the report row. */
-int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache *cache,
+int sweep_eval_point(const sweep_shared *sh, sweep_probe *memo, sweep_spec_cache *cache,
                      uint64_t p, tessel_report_point *out, sweep_verdict *verdict,
                      int *memo_hit, tessel_diag *diag)
 {
@@ -249,26 +249,28 @@ int sweep_eval_point(const sweep_shared *sh, sweep_memo *memo, sweep_spec_cache 
      * the point's capacities and partitions are that one's), else the
      * memo's, else the estimator's */
     tessel_result result;
-    tessel_stat_cache *shapes = sweep_memo_stat_cache(memo);
+    tessel_stat_cache *shapes = sweep_probe_stat_cache(memo);
     /* a template's options are a YAML tree the memo's key does not hold */
     if (spec->template_.options)
         memo = NULL;
     uint32_t tkey[TESSEL_SWEEP_MAX_AXES];
     traffic_key(sh->patch, entry, idx, s->naxes, tkey);
-    const tessel_result *known = NULL;
-    if (entry && entry->has_result && memcmp(entry->result_key, tkey, sizeof(tkey)) == 0)
-        known = &entry->result;
-    else
-        known = sweep_memo_find(memo, spec, cheap_estimate(sh, shapes, spec));
-    *memo_hit = known != NULL;
-    if (known) {
-        result = *known;
+    int known = 0;
+    if (entry && entry->has_result && memcmp(entry->result_key, tkey, sizeof(tkey)) == 0) {
+        result = entry->result;
+        known = 2;
     } else {
+        known = sweep_memo_find(memo, spec, cheap_estimate(sh, shapes, spec), &result);
+    }
+    *memo_hit = known != 0;
+    if (!known) {
         rc = estimate(sh, shapes, spec, &result, diag);
         if (!rc)
-            sweep_memo_put(memo, spec, &result);
+            sweep_memo_put(memo, &result);
+        else
+            sweep_memo_drop(memo);
     }
-    if (!rc && entry && known != &entry->result) {
+    if (!rc && entry && known != 2) {
         entry->result = result;
         memcpy(entry->result_key, tkey, sizeof(tkey));
         entry->has_result = 1;

@@ -3,10 +3,13 @@
  * whose traffic-deciding spec fields equal an earlier point's takes that
  * point's estimate. The key holds every field the estimators read (level
  * sizes, formats, partitions, sparse options, bit widths, tiles, orders,
- * extents); a test compares whole sweeps with and without the memo. With
- * the stat estimator the memo also keeps the thread's per-shape summaries
- * (tessel_stat_cache): a point with a new partition, capacity, format or
- * loop order of a seen tile shape then costs microseconds. */
+ * extents); a test compares whole sweeps with and without the memo. The
+ * table is shared by the sweep's threads (each traffic estimated once,
+ * by the first thread that needs it); each thread's probe keeps its
+ * per-shape summaries for the stat estimator (tessel_stat_cache): a point
+ * with a new partition, capacity, format or loop order of a seen tile
+ * shape then costs microseconds. */
+#include <pthread.h>
 #include <string.h>
 
 #include "sweep_internal.h"
@@ -60,24 +63,42 @@ typedef struct memo_key {
     memo_level_key level[TESSEL_SPEC_MAX_LEVELS];
 } memo_key;
 
+/* An entry is claimed by the thread that estimates it (IN_FLIGHT) before
+ * it holds the estimate (READY): a second thread needing that traffic
+ * waits instead of estimating it again. FAILED: the estimate failed; a
+ * thread needing it estimates it itself (and meets the same error). */
+typedef enum memo_state { MEMO_IN_FLIGHT = 1, MEMO_READY, MEMO_FAILED } memo_state;
+
 typedef struct memo_entry {
     memo_key key;
     tessel_result result;
+    memo_state state;
 } memo_entry;
 
+/* One table for all the sweep's threads: every traffic is estimated once
+ * whichever thread meets it first (issue 19 item 3). mu guards everything
+ * below it; ready is signalled when an entry leaves IN_FLIGHT. */
 struct sweep_memo {
     const tessel_allocator *alloc;
-    tessel_stat_cache *shapes; /* the stat estimator's shape summaries, or NULL */
+    pthread_mutex_t mu;
+    pthread_cond_t ready;
     uint32_t slot[MEMO_SLOTS]; /* entry index + 1; 0 = empty */
     uint32_t hash[MEMO_SLOTS]; /* the key hash of each used slot */
     uint32_t count;
     uint64_t hits;
     memo_entry *entry;         /* MEMO_MAX_ENTRIES, allocated on first use */
-    /* the key the last find built, for the put of the same spec after a
-     * miss (a key is thousands of bytes: built once per point). A put
-     * always follows its point's find once entries exist. */
-    const tessel_spec *pending_spec;
-    uint32_t pending_hash;
+};
+
+/* A thread's side of the memo: the key its last find built, for the put
+ * or drop of the same spec after a miss (a key is thousands of bytes:
+ * built once per point), the entry it claimed, and the thread's stat
+ * shape summaries (tessel_stat_cache is not shared between threads). */
+struct sweep_probe {
+    const tessel_allocator *alloc;
+    sweep_memo *memo;
+    tessel_stat_cache *shapes; /* the stat estimator's shape summaries, or NULL */
+    uint32_t claimed;          /* entry index + 1 this thread must fill; 0 = none */
+    double waited;             /* seconds waited for other threads' estimates */
     memo_key pending;
 };
 
@@ -161,33 +182,73 @@ static uint32_t key_hash(const memo_key *k)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-sweep_memo *sweep_memo_create(const tessel_allocator *a, const tessel_stat_data *stats)
+sweep_memo *sweep_memo_create(const tessel_allocator *a)
 {
     sweep_memo *m = tessel_alloc(a, sizeof(*m));
     if (!m)
         return NULL;
     memset(m, 0, sizeof(*m));
     m->alloc = a;
-    if (stats && tessel_stat_cache_create(stats, a, &m->shapes)) {
+    if (pthread_mutex_init(&m->mu, NULL)) {
+        tessel_dealloc(a, m);
+        return NULL;
+    }
+    if (pthread_cond_init(&m->ready, NULL)) {
+        pthread_mutex_destroy(&m->mu);
         tessel_dealloc(a, m);
         return NULL;
     }
     return m;
 }
 
-tessel_stat_cache *sweep_memo_stat_cache(sweep_memo *m)
-{
-    return m ? m->shapes : NULL;
-}
-
 void sweep_memo_free(sweep_memo **m)
 {
     if (!m || !*m)
         return;
-    tessel_stat_cache_free(&(*m)->shapes);
+    pthread_cond_destroy(&(*m)->ready);
+    pthread_mutex_destroy(&(*m)->mu);
     tessel_dealloc((*m)->alloc, (*m)->entry);
     tessel_dealloc((*m)->alloc, *m);
     *m = NULL;
+}
+
+sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
+                                const tessel_stat_data *stats)
+{
+    sweep_probe *p = tessel_alloc(a, sizeof(*p));
+    if (!p)
+        return NULL;
+    memset(p, 0, sizeof(*p));
+    p->alloc = a;
+    p->memo = m;
+    if (stats && tessel_stat_cache_create(stats, a, &p->shapes)) {
+        tessel_dealloc(a, p);
+        return NULL;
+    }
+    return p;
+}
+
+tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p)
+{
+    return p ? p->shapes : NULL;
+}
+
+double sweep_probe_waited(sweep_probe *p)
+{
+    double w = p ? p->waited : 0;
+    if (p)
+        p->waited = 0;
+    return w;
+}
+
+void sweep_probe_free(sweep_probe **p)
+{
+    if (!p || !*p)
+        return;
+    sweep_memo_drop(*p); /* never leave an entry claimed: others would wait on it */
+    tessel_stat_cache_free(&(*p)->shapes);
+    tessel_dealloc((*p)->alloc, *p);
+    *p = NULL;
 }
 
 /* The slot holding key k (of hash h), or the empty slot where it would
@@ -201,30 +262,14 @@ static uint32_t memo_slot(sweep_memo *m, const memo_key *k, uint32_t h)
     return i;
 }
 
-/* When the estimate is cheap (a stat estimate from the per-shape
- * summaries), a memo filled without a single hit is not looked up any
- * more: its sweep gives every point traffic of its own (a new capacity,
- * partition or mapping), and building a key costs about as much. */
-const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec, int cheap)
+/* Claims a new entry for probe p's pending key at empty slot i (mu
+ * held); none when the table is full or has no memory. Full: later
+ * traffics are estimated without the memo (it never evicts; a hit returns
+ * the identical estimate anyway, so the output does not depend on which
+ * traffics it holds). */
+static void memo_claim(sweep_memo *m, sweep_probe *p, uint32_t i, uint32_t h)
 {
-    if (!m || !m->entry || (cheap && m->count == MEMO_MAX_ENTRIES && !m->hits))
-        return NULL;
-    key_build(spec, &m->pending);
-    m->pending_hash = key_hash(&m->pending);
-    m->pending_spec = spec;
-    uint32_t i = memo_slot(m, &m->pending, m->pending_hash);
-    if (!m->slot[i])
-        return NULL;
-    m->hits++;
-    return &m->entry[m->slot[i] - 1].result;
-}
-
-/* Full: later points are evaluated without the memo (it never evicts, so
- * whether a point hits does not depend on thread scheduling beyond which
- * points a thread saw, and a hit returns the identical estimate anyway). */
-void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r)
-{
-    if (!m || m->count == MEMO_MAX_ENTRIES)
+    if (m->count == MEMO_MAX_ENTRIES)
         return;
     if (!m->entry) {
         m->entry = tessel_alloc_array(m->alloc, MEMO_MAX_ENTRIES, sizeof(*m->entry));
@@ -232,17 +277,77 @@ void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result 
             return; /* the memo is an optimisation: without memory, none */
     }
     memo_entry *e = &m->entry[m->count];
-    if (m->pending_spec == spec) {
-        e->key = m->pending;
-    } else {
-        key_build(spec, &e->key);
-        m->pending_hash = key_hash(&e->key);
-    }
-    m->pending_spec = NULL;
-    uint32_t i = memo_slot(m, &e->key, m->pending_hash);
-    if (m->slot[i])
-        return;
-    e->result = *r;
-    m->hash[i] = m->pending_hash;
+    e->key = p->pending;
+    e->state = MEMO_IN_FLIGHT;
+    m->hash[i] = h;
     m->slot[i] = ++m->count;
+    p->claimed = m->count;
+}
+
+/* When the estimate is cheap (a stat estimate from the per-shape
+ * summaries), a memo filled without a single hit is not looked up any
+ * more: its sweep gives every point traffic of its own (a new capacity,
+ * partition or mapping), and building a key costs about as much. A
+ * traffic another thread is estimating is waited for. */
+int sweep_memo_find(sweep_probe *p, const tessel_spec *spec, int cheap, tessel_result *r)
+{
+    if (!p || !p->memo)
+        return 0;
+    sweep_memo *m = p->memo;
+    sweep_memo_drop(p); /* a claim left by a point that never estimated */
+    pthread_mutex_lock(&m->mu);
+    int skip = cheap && m->count == MEMO_MAX_ENTRIES && !m->hits;
+    pthread_mutex_unlock(&m->mu);
+    if (skip)
+        return 0;
+    key_build(spec, &p->pending);
+    uint32_t h = key_hash(&p->pending);
+    pthread_mutex_lock(&m->mu);
+    uint32_t i = memo_slot(m, &p->pending, h);
+    int found = 0;
+    if (!m->slot[i]) {
+        memo_claim(m, p, i, h);
+    } else {
+        memo_entry *e = &m->entry[m->slot[i] - 1];
+        if (e->state == MEMO_IN_FLIGHT) {
+            double t0 = sweep_now();
+            while (e->state == MEMO_IN_FLIGHT)
+                pthread_cond_wait(&m->ready, &m->mu);
+            p->waited += sweep_now() - t0;
+        }
+        if (e->state == MEMO_READY) {
+            *r = e->result;
+            m->hits++;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return found;
+}
+
+/* The estimate of the traffic this thread claimed in its last find. */
+void sweep_memo_put(sweep_probe *p, const tessel_result *r)
+{
+    if (!p || !p->claimed)
+        return;
+    sweep_memo *m = p->memo;
+    pthread_mutex_lock(&m->mu);
+    memo_entry *e = &m->entry[p->claimed - 1];
+    e->result = *r;
+    e->state = MEMO_READY;
+    p->claimed = 0;
+    pthread_cond_broadcast(&m->ready);
+    pthread_mutex_unlock(&m->mu);
+}
+
+void sweep_memo_drop(sweep_probe *p)
+{
+    if (!p || !p->claimed)
+        return;
+    sweep_memo *m = p->memo;
+    pthread_mutex_lock(&m->mu);
+    m->entry[p->claimed - 1].state = MEMO_FAILED;
+    p->claimed = 0;
+    pthread_cond_broadcast(&m->ready);
+    pthread_mutex_unlock(&m->mu);
 }

@@ -39,10 +39,12 @@ typedef struct worker {
     FILE *summary, *traffic; /* memory streams, rewound every batch */
     char *summary_buf, *traffic_buf;
     size_t summary_size, traffic_size;
-    sweep_memo *memo;
+    sweep_probe *memo;       /* into run_ctx's memo, shared by the workers */
     sweep_spec_cache *specs;
     tessel_report_point *point;
     uint64_t memo_hits, invalid;
+    double cpu, waited; /* this batch: CPU seconds, and seconds waiting for other
+                         * threads' estimates */
 } worker;
 
 typedef struct chunk {
@@ -131,9 +133,18 @@ static void run_chunk(batch *b, worker *w, chunk *c)
     c->traffic_len = ftello(w->traffic) - c->traffic_off;
 }
 
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void work(batch *b, unsigned index)
 {
     worker *w = &b->workers[index];
+    double cpu0 = thread_cpu();
+    sweep_probe_waited(w->memo);
     for (;;) {
         size_t c = atomic_fetch_add(&b->next_chunk, 1);
         if (c >= b->nchunks || atomic_load(&b->failed))
@@ -143,6 +154,8 @@ static void work(batch *b, unsigned index)
         if (index == 0)
             report_progress(b, 0);
     }
+    w->cpu = thread_cpu() - cpu0;
+    w->waited = sweep_probe_waited(w->memo);
 }
 
 static void *worker_main(void *arg)
@@ -158,6 +171,8 @@ static int run_batch(batch *b, unsigned nthreads)
     pthread_t tid[256];
     worker_arg args[256];
     unsigned started = 0;
+    for (unsigned i = 0; i < nthreads; i++)
+        b->workers[i].cpu = b->workers[i].waited = 0;
     for (unsigned i = 1; i < nthreads; i++) {
         args[i] = (worker_arg){ b, i };
         if (pthread_create(&tid[i], NULL, worker_main, &args[i]) != 0)
@@ -185,6 +200,8 @@ typedef struct run_ctx {
     tessel_energy_db *db;
     unsigned nthreads;
     worker *workers;
+    sweep_memo *memo;  /* the data entry's traffic memo, shared by the workers */
+    uint64_t group;    /* points in a run that share a traffic (pricing_group) */
     uint64_t first, end, next; /* this run's points and the first one not yet written */
     uint64_t batch_points;
     char *inputs;      /* the input files' fingerprint lines (inputs.c) */
@@ -231,25 +248,32 @@ static void workers_close(run_ctx *r)
         free(w->summary_buf); /* open_memstream's buffers come from malloc */
         free(w->traffic_buf);
         tessel_dealloc(r->alloc, w->point);
-        sweep_memo_free(&w->memo);
+        sweep_probe_free(&w->memo);
         sweep_spec_cache_free(&w->specs);
     }
     tessel_dealloc(r->alloc, r->workers);
+    sweep_memo_free(&r->memo);
     r->workers = NULL;
 }
 
-/* Fresh memos and spec caches for a data entry (none with --no-memo:
- * every point is then derived and estimated in full); with statistics,
- * the memos keep the stat estimator's shape summaries too. */
+/* A fresh memo shared by the workers and per worker a probe into it and
+ * a spec cache, for a data entry (none with --no-memo: every point is
+ * then derived and estimated in full); with statistics, the probes keep
+ * the stat estimator's shape summaries too. */
 static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_diag *diag)
 {
     for (unsigned i = 0; i < r->nthreads; i++) {
+        sweep_probe_free(&r->workers[i].memo);
+        sweep_spec_cache_free(&r->workers[i].specs);
+    }
+    sweep_memo_free(&r->memo);
+    if (r->opt->no_memo)
+        return TESSEL_OK;
+    if (!(r->memo = sweep_memo_create(r->alloc)))
+        return tessel_diag_oom(diag, "", "creating the sweep's traffic memo", 0);
+    for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
-        sweep_memo_free(&w->memo);
-        sweep_spec_cache_free(&w->specs);
-        if (r->opt->no_memo)
-            continue;
-        if (!(w->memo = sweep_memo_create(r->alloc, stats)) ||
+        if (!(w->memo = sweep_probe_create(r->alloc, r->memo, stats)) ||
             !(w->specs = sweep_spec_cache_create(r->alloc)))
             return tessel_diag_oom(diag, "", "creating a worker's traffic memo and spec cache",
                                    0);
@@ -298,25 +322,69 @@ static int commit_chunks(run_ctx *r, batch *b, size_t *committed, tessel_diag *d
     return rc;
 }
 
+/* Consecutive points that share a traffic: those of the innermost axes
+ * that only price a point (bandwidth, clock, PEs, MACs: patched, never in
+ * the memo's key) in a cross product; 1 otherwise. */
+static uint64_t pricing_group(const tessel_sweep *s, const sweep_patch *patch)
+{
+    uint64_t g = 1;
+    if (s->mode != SWEEP_CROSS)
+        return 1;
+    for (size_t a = s->naxes; a-- > 0;) {
+        sweep_patch_kind k = patch->kind[a];
+        if (k != SWEEP_PATCH_BANDWIDTH && k != SWEEP_PATCH_CLOCK && k != SWEEP_PATCH_PES &&
+            k != SWEEP_PATCH_MACS)
+            break;
+        g *= s->axis[a].nvalues;
+    }
+    return g;
+}
+
+/* Batches of two groups per thread at least (when that is not too many
+ * points), so that chunks can hold whole groups (chunk_points). */
+static void group_floor(run_ctx *r)
+{
+    uint64_t want = 2u * r->nthreads * r->group;
+    if (r->group > 1 && r->group <= BATCH_MAX_POINTS / (2u * r->nthreads) &&
+        r->batch_points < want)
+        r->batch_points = want;
+}
+
+/* Points per chunk of a batch of `count` points from `from`: about
+ * 1/8 of a thread's share, a multiple of r->group when the batch holds
+ * two groups per thread, so that the threads estimate different traffics
+ * at once instead of one waiting for the other's (the memo's in-flight
+ * entries); the first chunk then ends on a group boundary. */
+static uint64_t chunk_points(const run_ctx *r, uint64_t count)
+{
+    uint64_t per_chunk = count / (8u * r->nthreads);
+    if (per_chunk == 0)
+        per_chunk = 1;
+    if (r->group > 1 && count / r->group >= 2u * r->nthreads)
+        per_chunk = (per_chunk + r->group - 1) / r->group * r->group;
+    return per_chunk;
+}
+
+/* Points [from, to) evaluated in batches by the workers, committed in point order. */
 static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uint64_t to,
                           tessel_diag *diag)
 {
     while (from < to) {
         uint64_t count = to - from < r->batch_points ? to - from : r->batch_points;
-        uint64_t per_chunk = count / (8u * r->nthreads);
-        if (per_chunk == 0)
-            per_chunk = 1;
-        size_t nchunks = (size_t)((count + per_chunk - 1) / per_chunk);
+        uint64_t per_chunk = chunk_points(r, count);
+        /* chunk c covers [start + c x per_chunk, ...) clipped to the batch,
+         * start the group boundary at or before from when aligned */
+        uint64_t lead = per_chunk % r->group == 0 ? from % per_chunk : 0;
+        size_t nchunks = (size_t)((lead + count + per_chunk - 1) / per_chunk);
         chunk *chunks = tessel_alloc_array(r->alloc, nchunks, sizeof(*chunks));
         if (!chunks)
             return tessel_diag_oom(diag, "", "dividing a batch of points into chunks",
                                    nchunks * sizeof(*chunks));
         for (size_t c = 0; c < nchunks; c++) {
             memset(&chunks[c], 0, sizeof(chunks[c]));
-            chunks[c].first = from + c * per_chunk;
-            uint64_t batch_end = from + count;
-            chunks[c].end = chunks[c].first + per_chunk < batch_end ? chunks[c].first + per_chunk
-                                                                     : batch_end;
+            uint64_t start = from - lead + c * per_chunk, batch_end = from + count;
+            chunks[c].first = start > from ? start : from;
+            chunks[c].end = start + per_chunk < batch_end ? start + per_chunk : batch_end;
             chunks[c].summary_off = -1;
         }
         batch b = { .shared = sh, .workers = r->workers, .chunks = chunks, .nchunks = nchunks,
@@ -329,9 +397,16 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
                                               : sweep_now();
         b.last_report = 0;
         double t0 = sweep_now();
-        run_batch(&b, r->nthreads < nchunks ? r->nthreads : (unsigned)nchunks);
-        double took = sweep_now() - t0;
+        unsigned used = r->nthreads < nchunks ? r->nthreads : (unsigned)nchunks;
+        run_batch(&b, used);
+        double took = sweep_now() - t0, busiest = 0;
         r->report->eval_seconds += took;
+        for (unsigned i = 0; i < used; i++) {
+            double busy = r->workers[i].cpu + r->workers[i].waited;
+            r->report->eval_cpu_seconds += r->workers[i].cpu;
+            busiest = busy > busiest ? busy : busiest;
+        }
+        r->report->busiest_seconds += busiest;
         size_t committed = 0;
         int rc = commit_chunks(r, &b, &committed, diag);
         for (size_t c = 0; c < committed; c++)
@@ -357,6 +432,7 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         uint64_t next = (uint64_t)((double)r->batch_points * scale);
         r->batch_points = next < r->nthreads ? r->nthreads
                           : next > BATCH_MAX_POINTS ? BATCH_MAX_POINTS : next;
+        group_floor(r);
     }
     return TESSEL_OK;
 }
@@ -513,6 +589,8 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
         rc = workers_new_memos(r, e.stats, diag);
     if (!rc && !r->opt->no_memo)
         rc = sweep_patch_build(s, e.spec, !r->opt->derive_buffers, r->alloc, &patch);
+    r->group = !rc && !r->opt->no_memo ? pricing_group(s, &patch) : 1;
+    group_floor(r);
     if (!rc) {
         sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing,
                             r->opt->no_memo ? NULL : &patch };

@@ -85,6 +85,7 @@ uint64_t sweep_perm_at(const sweep_perm *p, uint64_t q);
 /* ------------------------------------------------------------------ */
 /* eval.c: everything a point needs, shared read-only by the threads. */
 typedef struct sweep_memo sweep_memo;
+typedef struct sweep_probe sweep_probe;
 
 /* Axes patched into a copy of a cached spec instead of deriving a spec per
  * point: fields that only price a point (a level's bandwidth, the clock,
@@ -170,9 +171,9 @@ typedef struct sweep_verdict {
 } sweep_verdict;
 
 /* Evaluates point p (of the data entry `shared` describes) into *out and
- * its rule 4 verdict into *verdict. memo may be NULL. Errors name the
+ * its rule 4 verdict into *verdict. memo (the thread's probe) may be NULL. Errors name the
  * point and its axis values. */
-int sweep_eval_point(const sweep_shared *shared, sweep_memo *memo, sweep_spec_cache *cache,
+int sweep_eval_point(const sweep_shared *shared, sweep_probe *memo, sweep_spec_cache *cache,
                      uint64_t p, tessel_report_point *out, sweep_verdict *verdict,
                      int *memo_hit, tessel_diag *diag);
 /* Writes the rows of point p: summary (point, axis values, the verdict,
@@ -195,17 +196,27 @@ int sweep_pareto(const char *summary_path, const char *out_path, const char *con
                  size_t nobjectives, int include_infeasible, const tessel_allocator *a,
                  uint64_t *rows, tessel_diag *diag);
 
-/* memo.c: per-thread table from the traffic-deciding part of a spec to
- * its estimate. */
-/* stats (may be NULL): the stat estimator's statistics of the data entry,
- * whose per-shape summaries the memo keeps (tessel_stat_cache). */
-sweep_memo *sweep_memo_create(const tessel_allocator *a, const tessel_stat_data *stats);
-tessel_stat_cache *sweep_memo_stat_cache(sweep_memo *m);
+/* memo.c: one table from the traffic-deciding part of a spec to its
+ * estimate, shared by the threads, and per thread a probe into it. */
+sweep_memo *sweep_memo_create(const tessel_allocator *a);
 void sweep_memo_free(sweep_memo **m);
-/* cheap: spec's estimate costs microseconds (a full memo that never hit
+/* stats (may be NULL): the stat estimator's statistics of the data entry,
+ * whose per-shape summaries the probe keeps (tessel_stat_cache). */
+sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
+                                const tessel_stat_data *stats);
+tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p);
+/* Seconds p's thread waited for other threads' estimates since the last call. */
+double sweep_probe_waited(sweep_probe *p);
+void sweep_probe_free(sweep_probe **p);
+/* 1 with *r = spec's estimate when the memo holds it (waiting while
+ * another thread estimates it). 0: the caller estimates it, then passes
+ * the estimate to sweep_memo_put, or calls sweep_memo_drop when the
+ * estimate failed (threads waiting for it then estimate it themselves).
+ * cheap: spec's estimate costs microseconds (a full memo that never hit
  * is then skipped). */
-const tessel_result *sweep_memo_find(sweep_memo *m, const tessel_spec *spec, int cheap);
-void sweep_memo_put(sweep_memo *m, const tessel_spec *spec, const tessel_result *r);
+int sweep_memo_find(sweep_probe *p, const tessel_spec *spec, int cheap, tessel_result *r);
+void sweep_memo_put(sweep_probe *p, const tessel_result *r);
+void sweep_memo_drop(sweep_probe *p);
 
 /* ------------------------------------------------------------------ */
 /* output.c: sweep.state, the .part files, resume. */

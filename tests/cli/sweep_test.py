@@ -7,6 +7,10 @@ shards or the interruptions.
 On tests/sweep/small.yaml (bundled matrices only) it checks that
   * -j 1, -j 2 and -j 3 write identical summary.csv, traffic.csv, pareto.csv
     and sweep.state; --no-memo too;
+  * the threads share the traffic memo: -j 2 and -j 3 estimate each traffic
+    once, as -j 1 does (the points taking an earlier point's traffic are as
+    many), with a pricing axis innermost (small.yaml) and outermost
+    (outer-pricing.yaml, where threads meet one traffic at once);
   * 3 and 4 shards merged (directories given in shuffled order) equal the
     single run byte for byte;
   * a run cut at many points (the .part files truncated the way a kill can
@@ -21,6 +25,7 @@ On tests/sweep/small.yaml (bundled matrices only) it checks that
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -35,6 +40,7 @@ SMALL = os.path.join(ROOT, "tests", "sweep", "small.yaml")
 SLOW = os.path.join(ROOT, "tests", "sweep", "slow.yaml")
 INVALID_FIRST = os.path.join(ROOT, "tests", "sweep", "invalid-first.yaml")
 MAPPING = os.path.join(ROOT, "tests", "sweep", "mapping.yaml")
+OUTER_PRICING = os.path.join(ROOT, "tests", "sweep", "outer-pricing.yaml")
 
 
 def read(d, name):
@@ -58,6 +64,30 @@ def test_threads_and_memo(tessel, tmp, ref):
     d = os.path.join(tmp, "nomemo")
     run(tessel, "sweep", SMALL, "-o", d, "-j", "2", "--no-memo", "-q")
     same(ref, d, "--no-memo")
+
+
+def memo_hits(tessel, sweep, d, j):
+    """The points that took an earlier point's traffic, from the summary line."""
+    p = run(tessel, "sweep", sweep, "-o", d, "-j", j, "--no-timing", "--skip-invalid")
+    m = re.search(r"; (\d+) with the traffic of an earlier point", p.stdout)
+    return int(m.group(1)) if m else 0
+
+
+def test_shared_memo(tessel, tmp):
+    # points, and traffics estimated (None: as many as -j 1 estimates)
+    for sweep, points, traffics in [(SMALL, 108, 36), (OUTER_PRICING, 24, 6),
+                                    (MAPPING, 768, None)]:
+        name = os.path.basename(sweep)
+        ref = os.path.join(tmp, "memo-" + name + "-1")
+        one = points - memo_hits(tessel, sweep, ref, "1")
+        check(traffics is None or one == traffics, f"{name} -j 1: {one} traffics estimated, "
+              f"not {traffics}")
+        for j in ["2", "3"]:
+            d = os.path.join(tmp, "memo-" + name + "-" + j)
+            hits = memo_hits(tessel, sweep, d, j)
+            check(points - hits == one,
+                  f"{name} -j {j}: {points - hits} traffics estimated, not {one} as -j 1")
+            same(ref, d, f"{name} -j {j}")
 
 
 def test_shards(tessel, tmp, ref):
@@ -230,6 +260,7 @@ def main():
         ref = os.path.join(tmp, "ref")
         run(tessel, "sweep", SMALL, "-o", ref, "-j", "1", "-q")
         test_threads_and_memo(tessel, tmp, ref)
+        test_shared_memo(tessel, tmp)
         test_shards(tessel, tmp, ref)
         cuts = test_cut_and_resume(tessel, tmp, ref)
         kills = test_kill(tessel, tmp)

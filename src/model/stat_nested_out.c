@@ -633,12 +633,13 @@ static void spill_inside(const nested *n, const zprice *z, uint64_t k, double na
 {
     double slots = stat_visit_slots(k, n->bd.tile[XK], n->e->extent[XK],
                                     stat_step_width(n->e, n->bd.b));
-    double m = stat_visit_steps(slots, na, nb);
+    double gi, gj;
+    stat_live_groups(n->e, &n->bd, 0, &gi, &gj);
     n0 = znnz(z, n0);
     n1 = znnz(z, n1);
     double meta = z->m0 + n1 * z->per_m, b1 = z->d0 + n1 * z->per_d + meta;
-    double extra = stat_spill_inside(z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
-                                     zbytes(z, z->cells), m, (double)z->part);
+    double extra = stat_spill_visit(slots, na, nb, z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
+                                    zbytes(z, z->cells), gi, gj, (double)z->part);
     if (extra <= 0)
         return;
     sp->data += extra * (1 - meta / b1);

@@ -250,10 +250,10 @@ static void spill_inside(const work *w, affine z, uint64_t r, uint64_t k, uint64
     const stat_problem *p = w->p;
     double slots = stat_visit_slots(k, p->tk, p->extent_k ? p->extent_k : p->tk * p->ext_k,
                                     p->step_k);
-    double m = stat_visit_steps(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q));
     double b1 = tile_bytes_of(z, n1);
-    double extra = stat_spill_inside(tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
-                                     m, (double)p->part_z);
+    double extra = stat_spill_visit(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q),
+                                    tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
+                                    p->live_i, p->live_j, (double)p->part_z);
     if (extra <= 0)
         return;
     double share = b1 > 0 ? (z.m0 + n1 * z.m1) / b1 : 0;

@@ -281,6 +281,7 @@ uint64_t stat_step_width(const engine *e, unsigned b);
 double stat_visit_slots(uint64_t k, uint64_t tk, uint64_t extent, uint64_t step);
 double stat_visit_steps(double slots, double na, double nb);
 double stat_spill_inside(double b0, double b1, double full, double m, double part);
+double stat_visit_live(double slots, double na, double nb, int grew);
 void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *gi, double *gj);
 double stat_spill_visit(double slots, double na, double nb, double b0, double b1, double full,
                         double gi, double gj, double part);

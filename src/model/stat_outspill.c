@@ -92,3 +92,18 @@ double stat_spill_visit(double slots, double na, double nb, double b0, double b1
     double m = stat_visit_steps(slots, na / (gi > 1 ? gi : 1), nb / (gj > 1 ? gj : 1));
     return n * stat_spill_inside(b0 / n, b1 / n, full / n, m, part);
 }
+
+/* Whether a tile-effectual visit (A's and B's tiles both non-empty) holds
+ * a multiply, as exact's steps count it: certain when the sample saw an
+ * output nonzero first appear in it (grew), else with the nonzeros spread
+ * uniformly, 1 - (1 - p_A p_B)^slots, p_X = 1 - (1 - 1/slots)^n_X the
+ * chance that one step of X's tile holds a nonzero. A visit without one
+ * leaves the tile alone, so only the visits with one spill between
+ * visits. */
+double stat_visit_live(double slots, double na, double nb, int grew)
+{
+    if (grew || slots <= 1)
+        return 1;
+    double pa = -expm1(na * log1p(-1 / slots)), pb = -expm1(nb * log1p(-1 / slots));
+    return -expm1(slots * log1p(-pa * pb));
+}

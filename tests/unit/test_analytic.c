@@ -34,6 +34,17 @@ static double rel(uint64_t est, uint64_t ref)
 
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
+/* The spec's workload from its density models. */
+static tessel_workload_data *load(const tessel_spec *s)
+{
+    tessel_workload_data *d = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    ck_assert_int_eq(tessel_workload_load(s, NULL, NULL, &d, &errors), 0);
+    tessel_diag_list_free(&errors);
+    return d;
+}
+
 /* Every order and two shapes: DRAM bytes of A, B, Z and in all within
  * `tol`, the output's nonzeros and the multiplies within 2 %. */
 static void check_against_exact(void (*bind)(tessel_spec *), double tol)
@@ -44,11 +55,7 @@ static void check_against_exact(void (*bind)(tessel_spec *), double tol)
             tessel_spec s;
             spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2]);
             bind(&s);
-            tessel_workload_data *d = NULL;
-            tessel_diag_list errors;
-            tessel_diag_list_init(&errors, NULL);
-            ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
-            tessel_diag_list_free(&errors);
+            tessel_workload_data *d = load(&s);
             tessel_result x, r;
             tessel_diag diag;
             ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
@@ -138,11 +145,7 @@ START_TEST(output_spill_inside_visit)
         uniform(&s.workload.tensor[2], 4, 4, 16, 2);
         s.level[1].capacity = 1000;
         s.level[1].tensor[0].partition_bytes = 4;
-        tessel_workload_data *d = NULL;
-        tessel_diag_list errors;
-        tessel_diag_list_init(&errors, NULL);
-        ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
-        tessel_diag_list_free(&errors);
+        tessel_workload_data *d = load(&s);
         tessel_result x, r;
         tessel_diag diag;
         ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);

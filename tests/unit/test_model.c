@@ -19,6 +19,16 @@ static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t
     test_spec_spmspm(s, order, ti, tk, tj, format, 8, 8);
 }
 
+/* spec_spmspm with a 1000-byte buffer whose Z partition is `part` bytes
+ * (A and B fit): the output spill tests. */
+static void spec_zpart(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
+                       uint64_t part)
+{
+    spec_spmspm(s, order, ti, tk, tj, 0);
+    s->level[1].capacity = 1000;
+    s->level[1].tensor[0].partition_bytes = part;
+}
+
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], size_t n)
 {
     return test_coo_matrix(rows, cols, 0, e, n);
@@ -591,9 +601,7 @@ START_TEST(output_tiles_spill)
     ck_assert_uint_eq(over, 14);
     /* k whole (i:4,k:4,j:4): one visit, in which the same four steps
      * spill the same 7 bytes (the per-visit rule priced 0 here) */
-    spec_spmspm(&s, "KIJ", 4, 4, 4, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "KIJ", 4, 4, 4, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 7);
     ck_assert_uint_eq(bytes(&r, 1, Z), 26);
@@ -619,24 +627,18 @@ START_TEST(output_tiles_spill)
     /* IJK (inner product) at the only buffer level: the live groups are
      * elements, each with one product here; with k:2 only the end of
      * visit K=0 spills (6 - 4 = 2 bytes), with k:4 nothing */
-    spec_spmspm(&s, "IJK", 4, 2, 4, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "IJK", 4, 2, 4, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 2);
     ck_assert_uint_eq(bytes(&r, 1, Z), 16);
-    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "IJK", 4, 4, 4, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 0);
     ck_assert_uint_eq(bytes(&r, 1, Z), 12);
     /* hand_outer_product (KIJ, 2x2x2 tiles): every visit is its own run,
      * which rule 2 moves whole, so nothing spills; of the 8 write-backs
      * the two of 2 nonzeros (6 bytes) overflow the 4-byte partition */
-    spec_spmspm(&s, "KIJ", 2, 2, 2, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "KIJ", 2, 2, 2, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].overflow_bytes, 0);
     ck_assert_uint_eq(r.traffic[1][Z].writebacks, 8);
@@ -664,9 +666,7 @@ START_TEST(output_spill_order)
     static const uint64_t bumped[] = { 8, 4, 0, 8, 4, 0 };
     for (unsigned q = 0; q < 6; q++) {
         tessel_spec s;
-        spec_spmspm(&s, orders[q], 4, 4, 4, 0);
-        s.level[1].capacity = 1000;
-        s.level[1].tensor[0].partition_bytes = 4;
+        spec_zpart(&s, orders[q], 4, 4, 4, 4);
         tessel_result r = run(&s, &d);
         const tessel_traffic *z = &r.traffic[1][Z];
         ck_assert_msg(z->bumped_bytes == bumped[q], "%s: %llu", orders[q],

@@ -117,6 +117,17 @@ static int group_presence(engine *e, const boundary *bd, exact_outspill *os)
     return presence(e, os, gi, gj, &os->grow, &os->gcol);
 }
 
+/* Whether a live group of gx[0] x gx[1] cells, every cell set, would
+ * outgrow the partition: when not (one element, or a short row), no step
+ * inside a visit spills and the group table is not built. */
+static int group_can_spill(const engine *e, const boundary *bd, const exact_outspill *os,
+                           const uint64_t *gx)
+{
+    uint64_t cells = gx[0] * gx[1], occ[3] = { gx[0], cells, cells }, data, meta;
+    exact_tile_bytes(&os->gcost, cells, occ, &data, &meta);
+    return data + meta > exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+}
+
 /* Sets os up for boundary bd when the output may spill (SpMSpM and SpMV:
  * one reduction index); otherwise os->on is 0 and the walk keeps the
  * per-visit rule. The fine boundary's output tiles are bd's live groups
@@ -162,6 +173,10 @@ int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os)
     f->d[0] = (digit){ .x = kx, .div = 1, .radix = os->nsteps, .first = 1 };
     f->red_space = os->nsteps;
     rc = exact_tile_cost_init(e, f, &e->out, &os->gcost);
+    if (rc || !group_can_spill(e, bd, os, gx)) {
+        f->ntables = 0; /* only the visits' ends spill: no group table */
+        return rc;
+    }
     uint64_t macs = 0, n = e->extent[e->out.x[e->out.order - 1]] + 1;
     memset(e->mark, 0, n * sizeof(uint64_t)); /* the pass stamps rows anew */
     if (!rc)

@@ -384,8 +384,15 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
     uint64_t partZ = exact_partition_bytes(e, 1, 0);
     double spill = output_spill(&c, canon, cells, exp(tk * log1p(-q)), d1, m0, m1, partZ);
-    double ps = -expm1(ti * log1p(-A->density)) * -expm1(tj * log1p(-B->density));
-    spill += output_spill_inside(&c, tk, ps, cells, q, d1, m0, m1, partZ);
+    /* inside a visit, per live group of the order inside the tile
+     * (exact_live_edge): a group of li x lj cells with its share of the
+     * tile's fixed metadata, steps where its rows of A and columns of B
+     * both hold a nonzero */
+    double li = (double)exact_live_edge(e, 1, mirror ? 1 : 0, (uint64_t)ti);
+    double lj = (double)exact_live_edge(e, 1, mirror ? 0 : 1, (uint64_t)tj);
+    double groups = ceil(ti / li) * ceil(tj / lj);
+    double ps = -expm1(li * log1p(-A->density)) * -expm1(lj * log1p(-B->density));
+    spill += groups * output_spill_inside(&c, tk, ps, li * lj, q, d1, m0 / groups, m1, partZ);
     if (spill > 0) {
         double sm = written > 0 ? spill * (wb * m0 + written * m1) /
                                       (wb * m0 + written * (d1 + m1))

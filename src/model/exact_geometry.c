@@ -23,7 +23,7 @@ uint64_t exact_level_edge(const engine *e, unsigned l, unsigned x)
 }
 
 /* Position of engine index x in level l's loop order. */
-static unsigned order_pos(const engine *e, unsigned l, unsigned x)
+unsigned exact_order_pos(const engine *e, unsigned l, unsigned x)
 {
     const tessel_spec_level *lv = &e->spec->level[l];
     if (e->spec_index[x] < 0)
@@ -53,7 +53,7 @@ int exact_geometry(engine *e, boundary *bd)
         /* this level's loop order over the engine indices */
         for (unsigned i = 0; i < e->nx; i++)
             for (unsigned j = i + 1; j < e->nx; j++)
-                if (order_pos(e, l, xs[j]) < order_pos(e, l, xs[i])) {
+                if (exact_order_pos(e, l, xs[j]) < exact_order_pos(e, l, xs[i])) {
                     unsigned tmp = xs[i];
                     xs[i] = xs[j];
                     xs[j] = tmp;

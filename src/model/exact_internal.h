@@ -109,12 +109,14 @@ typedef struct engine {
  * update steps and its size after each. */
 typedef struct exact_outspill {
     int on;          /* 0: the walk keeps the per-visit rule (price_spills) */
-    boundary fine;   /* bd's output tiles, one reduction digit of width g */
+    boundary fine;   /* the live groups as output tiles, one reduction digit of width g */
+    tile_cost gcost; /* Z's format on one live group */
     uint64_t g;      /* step width along the reduction index */
     uint64_t nsteps; /* steps along the reduction index */
     uint64_t words;
     uint64_t *arow;  /* per row tile of A: bit s when it holds a nonzero in step s */
     uint64_t *bcol;  /* per column tile of B: the same */
+    uint64_t *grow, *gcol; /* the same per live group row / column (0: no group spills) */
 } exact_outspill;
 
 /* exact.c */
@@ -137,6 +139,8 @@ int exact_setup_roles(engine *e, const tessel_workload_data *w);
  * or clamped to the extent, at least 1 (edge). */
 uint64_t exact_level_tile(const engine *e, unsigned l, unsigned x);
 uint64_t exact_level_edge(const engine *e, unsigned l, unsigned x);
+/* Position of engine index x in level l's loop order (NX: SpMV's unit index). */
+unsigned exact_order_pos(const engine *e, unsigned l, unsigned x);
 int exact_geometry(engine *e, boundary *bd);
 uint64_t exact_loop_key(const boundary *bd, const uint64_t *c);
 void exact_loop_decode(const boundary *bd, uint64_t k, uint64_t *c);
@@ -177,6 +181,9 @@ int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c,
 void exact_ob_settle(engine *e, unsigned b);
 void exact_ob_free(engine *e);
 /* exact_outspill.c: rule 4 per update step of an output tile */
+/* Edge along output index x of the live group at boundary b, whose tile
+ * edge is `tile` (docs/semantics.md rule 4, "The order inside a tile"). */
+uint64_t exact_live_edge(const engine *e, unsigned b, unsigned x, uint64_t tile);
 int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os);
 void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
                           const model_vec *events);

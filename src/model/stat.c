@@ -392,6 +392,7 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         p->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
         p->part_z = exact_partition_bytes(e, 1, 0);
         p->step_k = stat_step_width(e, 1);
+        stat_live_groups(e, bd, mirror, &p->live_i, &p->live_j);
         p->extent_k = e->extent[e->red[0]];
         if (mirror) {
             rc = stat_grid_transpose(&g->gb, a, &p->a);
@@ -512,6 +513,7 @@ static int cache_point(engine *e, const stat_input *in[2], const boundary *bd,
     pt->part_b = exact_partition_bytes(e, 1, mirror ? ta : tb);
     pt->part_z = exact_partition_bytes(e, 1, 0);
     pt->step_k = stat_step_width(e, 1);
+    stat_live_groups(e, bd, mirror, &pt->live_i, &pt->live_j);
     pt->extent_k = e->extent[e->red[0]];
     canonical_order(mirror ? pos_col : pos_row, mirror ? pos_row : pos_col,
                     stat_loop_position(bd, 2), pt->order);

@@ -745,6 +745,8 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
     p->part_b = pt->part_b;
     p->part_z = pt->part_z;
     p->step_k = pt->step_k;
+    p->live_i = pt->live_i;
+    p->live_j = pt->live_j;
     p->extent_k = pt->extent_k;
     p->flops = pt->flops;
     p->multiplicity = pt->multiplicity;

@@ -106,6 +106,7 @@ typedef struct stat_problem {
     uint64_t part_a, part_b;    /* partition bytes (0: no overbooking) */
     uint64_t part_z;            /* the output's partition bytes (0: unbounded) */
     uint64_t step_k, extent_k;  /* rule 4 inside a visit: the child's reduction step, k's extent */
+    double live_i, live_j;      /* live groups per tile (stat_live_groups) */
     double flops;               /* element-level multiplies, exact */
     double multiplicity;        /* mean products per output nonzero inside one reduction tile */
     uint64_t out_cells;         /* Ti x Tj */
@@ -274,6 +275,7 @@ typedef struct stat_cache_point {
     const stat_output_sample *sample;
     tile_cost cost_a, cost_b, cost_z;
     uint64_t part_a, part_b, part_z, step_k, extent_k;
+    double live_i, live_j;
     double flops, multiplicity;
 } stat_cache_point;
 
@@ -289,6 +291,10 @@ uint64_t stat_step_width(const engine *e, unsigned b);
 double stat_visit_slots(uint64_t k, uint64_t tk, uint64_t extent, uint64_t step);
 double stat_visit_steps(double slots, double na, double nb);
 double stat_spill_inside(double b0, double b1, double full, double m, double part);
+double stat_visit_live(double slots, double na, double nb, int grew);
+void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *gi, double *gj);
+double stat_spill_visit(double slots, double na, double nb, double b0, double b1, double full,
+                        double gi, double gj, double part);
 int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s);
 /* stat.c: a boundary's outcome into e->res (roles per the mirror). */
 void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,

@@ -614,15 +614,21 @@ static double sample_written(const nested *n, const stat_output_sample *s, const
 /* A visit that leaves its run open with a tile of `bytes` (meta of them
  * metadata) over the partition: the excess spills out and comes back at
  * the next visit, with exact_walk.c's truncation (price_spills). */
-static void spill_visit(const zprice *z, double nnz, out_spill *sp)
+static void spill_visit(const zprice *z, double nnz, double w, out_spill *sp)
 {
     nnz = znnz(z, nnz);
     double meta = z->m0 + nnz * z->per_m, total = z->d0 + nnz * z->per_d + meta;
     if (total <= (double)z->part)
         return;
     double extra = total - (double)z->part, m = floor(extra * meta / total);
-    sp->data += extra - m;
-    sp->meta += m;
+    sp->data += w * (extra - m);
+    sp->meta += w * m;
+}
+
+/* Reduction steps of the child's width in level b's reduction tile k. */
+static double slots_of(const nested *n, uint64_t k)
+{
+    return stat_visit_slots(k, n->bd.tile[XK], n->e->extent[XK], stat_step_width(n->e, n->bd.b));
 }
 
 /* Rule 4 inside one visit (stat_outspill.c): A's tile of na and B's of nb
@@ -631,14 +637,13 @@ static void spill_visit(const zprice *z, double nnz, out_spill *sp)
 static void spill_inside(const nested *n, const zprice *z, uint64_t k, double na, double nb,
                          double n0, double n1, out_spill *sp)
 {
-    double slots = stat_visit_slots(k, n->bd.tile[XK], n->e->extent[XK],
-                                    stat_step_width(n->e, n->bd.b));
-    double m = stat_visit_steps(slots, na, nb);
+    double slots = slots_of(n, k), gi, gj;
+    stat_live_groups(n->e, &n->bd, 0, &gi, &gj);
     n0 = znnz(z, n0);
     n1 = znnz(z, n1);
     double meta = z->m0 + n1 * z->per_m, b1 = z->d0 + n1 * z->per_d + meta;
-    double extra = stat_spill_inside(z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
-                                     zbytes(z, z->cells), m, (double)z->part);
+    double extra = stat_spill_visit(slots, na, nb, z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
+                                    zbytes(z, z->cells), gi, gj, (double)z->part);
     if (extra <= 0)
         return;
     sp->data += extra * (1 - meta / b1);
@@ -701,7 +706,7 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
             if (zbytes(z, cum) > (double)z->part)
                 sp->overflow_wb += 1;
         } else {
-            spill_visit(z, cum, sp);
+            spill_visit(z, cum, stat_visit_live(slots_of(n, k), na, nb, cum > cum0), sp);
         }
     }
 }

@@ -66,3 +66,44 @@ double stat_spill_inside(double b0, double b1, double full, double m, double par
     double cnt = m - first;
     return cnt * (full - part) - (full - b0) * pow(r, first) * -expm1(cnt * log(r)) / (1 - r);
 }
+
+/* Live groups per tile along the output's rows and columns at boundary
+ * bd (exact_live_edge: the order inside a tile), in the canonical roles
+ * (mirror: rows are j). */
+void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *gi, double *gj)
+{
+    unsigned xi = e->out.x[0], xj = e->out.x[1];
+    double a = ceil((double)bd->tile[xi] / (double)exact_live_edge(e, bd->b, xi, bd->tile[xi]));
+    double c = ceil((double)bd->tile[xj] / (double)exact_live_edge(e, bd->b, xj, bd->tile[xj]));
+    *gi = mirror ? c : a;
+    *gj = mirror ? a : c;
+}
+
+/* Rule 4 inside one visit in the order inside the tile: the tile (A's
+ * tile of na nonzeros against B's of nb over `slots` reduction steps,
+ * growing from b0 to b1 bytes, full when every cell holds one) is gi x gj
+ * live groups, each finished before the next; each takes an equal share
+ * of the bytes, A's tile rows (na / gi) and B's columns (nb / gj), and
+ * spills at its steps before its last (stat_spill_inside). */
+double stat_spill_visit(double slots, double na, double nb, double b0, double b1, double full,
+                        double gi, double gj, double part)
+{
+    double n = gi * gj > 1 ? gi * gj : 1;
+    double m = stat_visit_steps(slots, na / (gi > 1 ? gi : 1), nb / (gj > 1 ? gj : 1));
+    return n * stat_spill_inside(b0 / n, b1 / n, full / n, m, part);
+}
+
+/* Whether a tile-effectual visit (A's and B's tiles both non-empty) holds
+ * a multiply, as exact's steps count it: certain when the sample saw an
+ * output nonzero first appear in it (grew), else with the nonzeros spread
+ * uniformly, 1 - (1 - p_A p_B)^slots, p_X = 1 - (1 - 1/slots)^n_X the
+ * chance that one step of X's tile holds a nonzero. A visit without one
+ * leaves the tile alone, so only the visits with one spill between
+ * visits. */
+double stat_visit_live(double slots, double na, double nb, int grew)
+{
+    if (grew || slots <= 1)
+        return 1;
+    double pa = -expm1(na * log1p(-1 / slots)), pb = -expm1(nb * log1p(-1 / slots));
+    return -expm1(slots * log1p(-pa * pb));
+}

@@ -240,6 +240,12 @@ static double grid_nnz(const stat_grid *g, uint64_t row, uint64_t col)
     return lo < g->ptr[row + 1] && g->col[lo] == col ? (double)g->nnz[lo] : 0;
 }
 
+/* Reduction steps of the child's width in reduction tile k. */
+static double visit_slots(const stat_problem *p, uint64_t k)
+{
+    return stat_visit_slots(k, p->tk, p->extent_k ? p->extent_k : p->tk * p->ext_k, p->step_k);
+}
+
 /* Rule 4 inside the visit at reduction tile k of pair (r, q), the tile
  * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c):
  * every step before the visit's last spills what lies beyond the
@@ -248,12 +254,11 @@ static void spill_inside(const work *w, affine z, uint64_t r, uint64_t k, uint64
                          double n1, stat_outcome *o)
 {
     const stat_problem *p = w->p;
-    double slots = stat_visit_slots(k, p->tk, p->extent_k ? p->extent_k : p->tk * p->ext_k,
-                                    p->step_k);
-    double m = stat_visit_steps(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q));
+    double slots = visit_slots(p, k);
     double b1 = tile_bytes_of(z, n1);
-    double extra = stat_spill_inside(tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
-                                     m, (double)p->part_z);
+    double extra = stat_spill_visit(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q),
+                                    tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
+                                    p->live_i, p->live_j, (double)p->part_z);
     if (extra <= 0)
         return;
     double share = b1 > 0 ? (z.m0 + n1 * z.m1) / b1 : 0;
@@ -293,7 +298,10 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
                 if (bytes > (double)p->part_z)
                     o->z_overflow_writebacks += 1;
             } else {
-                spill_add(z, p->part_z, cum, 1, o);
+                spill_add(z, p->part_z, cum,
+                          stat_visit_live(visit_slots(p, k), grid_nnz(&p->a, r, k),
+                                          grid_nnz(&p->b, k, q), cum > cum0),
+                          o);
             }
         }
 }

@@ -34,6 +34,17 @@ static double rel(uint64_t est, uint64_t ref)
 
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
+/* The spec's workload from its density models. */
+static tessel_workload_data *load(const tessel_spec *s)
+{
+    tessel_workload_data *d = NULL;
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    ck_assert_int_eq(tessel_workload_load(s, NULL, NULL, &d, &errors), 0);
+    tessel_diag_list_free(&errors);
+    return d;
+}
+
 /* Every order and two shapes: DRAM bytes of A, B, Z and in all within
  * `tol`, the output's nonzeros and the multiplies within 2 %. */
 static void check_against_exact(void (*bind)(tessel_spec *), double tol)
@@ -44,11 +55,7 @@ static void check_against_exact(void (*bind)(tessel_spec *), double tol)
             tessel_spec s;
             spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2]);
             bind(&s);
-            tessel_workload_data *d = NULL;
-            tessel_diag_list errors;
-            tessel_diag_list_init(&errors, NULL);
-            ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
-            tessel_diag_list_free(&errors);
+            tessel_workload_data *d = load(&s);
             tessel_result x, r;
             tessel_diag diag;
             ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
@@ -117,33 +124,39 @@ static void bind_banded_gram(tessel_spec *s)
     s->workload.tensor[2].data = "A^T";
 }
 
-/* Rule 4 inside a visit, by hand (docs/semantics.md rule 4): dense 4x4 A
- * and B, COO with 8-bit values and coordinates (3 bytes per nonzero), IJK
- * tiles i:2 k:4 j:2, Z's partition 4 bytes. Each of the 4 tile pairs is
- * one visit of 4 steps (k = 0..3); after the first every cell is set
- * (12 bytes), so the 3 steps before the last spill 12 - 4 = 8 bytes each:
- * 4 x 3 x 8 = 96 bytes, in exact and analytic alike (q = ps = 1). */
+/* Rule 4 inside a visit, by hand (docs/semantics.md rule 4, the order
+ * inside a tile): dense 4x4 A and B, COO with 8-bit values and
+ * coordinates (3 bytes per nonzero), tiles i:2 k:4 j:2, Z's partition 4
+ * bytes. Each of the 4 tile pairs is one visit of 4 steps (k = 0..3).
+ * KIJ (outer product): the whole tile is live; after the first step every
+ * cell is set (12 bytes), so the 3 steps before the last spill 12 - 4 = 8
+ * bytes each: 4 x 3 x 8 = 96. IKJ (row-wise) and JKI: a row (column) of 2
+ * cells is live, 6 bytes: 8 groups x 3 steps x 2 = 48. IJK (inner
+ * product): one element (3 bytes) is live: 0. Exact and analytic alike
+ * (q = ps = 1). */
 START_TEST(output_spill_inside_visit)
 {
-    tessel_spec s;
-    test_spec_spmspm(&s, "IJK", 2, 4, 2, 0, 8, 8);
-    uniform(&s.workload.tensor[1], 4, 4, 16, 1);
-    uniform(&s.workload.tensor[2], 4, 4, 16, 2);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
-    tessel_workload_data *d = NULL;
-    tessel_diag_list errors;
-    tessel_diag_list_init(&errors, NULL);
-    ck_assert_int_eq(tessel_workload_load(&s, NULL, NULL, &d, &errors), 0);
-    tessel_diag_list_free(&errors);
-    tessel_result x, r;
-    tessel_diag diag;
-    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
-    ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), 0);
-    ck_assert_uint_eq(x.traffic[1][0].bumped_bytes, 96);
-    ck_assert_uint_eq(r.traffic[1][0].bumped_bytes, 96);
-    ck_assert_uint_eq(r.traffic[1][0].overflow_bytes, 192);
-    tessel_workload_free(&d);
+    static const char *spill_orders[] = { "KIJ", "IKJ", "JKI", "IJK" };
+    static const uint64_t bumped[] = { 96, 48, 48, 0 };
+    for (unsigned q = 0; q < 4; q++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, spill_orders[q], 2, 4, 2, 0, 8, 8);
+        uniform(&s.workload.tensor[1], 4, 4, 16, 1);
+        uniform(&s.workload.tensor[2], 4, 4, 16, 2);
+        s.level[1].capacity = 1000;
+        s.level[1].tensor[0].partition_bytes = 4;
+        tessel_workload_data *d = load(&s);
+        tessel_result x, r;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+        ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), 0);
+        ck_assert_msg(x.traffic[1][0].bumped_bytes == bumped[q], "%s exact %llu", spill_orders[q],
+                      (unsigned long long)x.traffic[1][0].bumped_bytes);
+        ck_assert_msg(r.traffic[1][0].bumped_bytes == bumped[q], "%s analytic %llu", spill_orders[q],
+                      (unsigned long long)r.traffic[1][0].bumped_bytes);
+        ck_assert_uint_eq(r.traffic[1][0].overflow_bytes, 2 * bumped[q]);
+        tessel_workload_free(&d);
+    }
 }
 END_TEST
 

@@ -19,6 +19,16 @@ static void spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t
     test_spec_spmspm(s, order, ti, tk, tj, format, 8, 8);
 }
 
+/* spec_spmspm with a 1000-byte buffer whose Z partition is `part` bytes
+ * (A and B fit): the output spill tests. */
+static void spec_zpart(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj,
+                       uint64_t part)
+{
+    spec_spmspm(s, order, ti, tk, tj, 0);
+    s->level[1].capacity = 1000;
+    s->level[1].tensor[0].partition_bytes = part;
+}
+
 static tessel_tensor *matrix(uint64_t rows, uint64_t cols, const uint32_t (*e)[2], size_t n)
 {
     return test_coo_matrix(rows, cols, 0, e, n);
@@ -533,7 +543,8 @@ START_TEST(overbooked_inner_level_per_child_read)
 END_TEST
 
 /* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
- * 4x4 example, IJK with tiles i:4, k:2, j:4: one output tile, two
+ * 4x4 example, KIJ (outer product: the whole tile is one live group)
+ * with tiles i:4, k:2, j:4: one output tile, two
  * reduction steps, one run. A's tiles (k 0-1, 2-3) hold (0,0) (2,1) and
  * (1,2) (3,3); B's hold (0,1) (1,3) and (2,0) (3,2): 6 bytes each. The
  * compute updates Z one k at a time: after k = 0, 1, 2, 3 it holds 1, 2,
@@ -550,7 +561,7 @@ START_TEST(output_tiles_spill)
     tessel_workload_data d;
     data_of(&d, a, b);
     tessel_spec s;
-    spec_spmspm(&s, "IJK", 4, 2, 4, 0);
+    spec_spmspm(&s, "KIJ", 4, 2, 4, 0);
     s.level[1].capacity = 1000; /* A and B: 333 bytes each, they fit */
     s.level[1].tensor[0].partition_bytes = 100;
     tessel_result r = run(&s, &d);
@@ -577,15 +588,14 @@ START_TEST(output_tiles_spill)
     ck_assert_uint_eq(over, 14);
     /* k whole (i:4,k:4,j:4): one visit, in which the same four steps
      * spill the same 7 bytes (the per-visit rule priced 0 here) */
-    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "KIJ", 4, 4, 4, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 7);
     ck_assert_uint_eq(bytes(&r, 1, Z), 26);
-    /* A PE level with k:2 below: the LLB tile's steps are the PEs'
-     * reduction tiles, k 0-1 (6 bytes after it) and k 2-3 (12): 2 bytes
-     * spill at the LLB; the PE tiles (2x2, at most 2 nonzeros) fit 100 */
+    /* A PE level with k:2 below (KIJ too): the LLB tile's steps are the
+     * PEs' reduction tiles, k 0-1 (6 bytes after it) and k 2-3 (12): 2
+     * bytes spill at the LLB; the PE tiles (2x2, at most 2 nonzeros) fit
+     * 100 */
     s.nlevels = 3;
     s.level[2] = s.level[1];
     snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
@@ -595,18 +605,63 @@ START_TEST(output_tiles_spill)
     ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 2);
     ck_assert_uint_eq(r.traffic[1][Z].overflow_bytes, 4);
     ck_assert_uint_eq(r.traffic[2][Z].bumped_bytes, 0);
+    /* the PE level in IJK order: the LLB's live groups are the PEs' 2x2
+     * output tiles, each 3 bytes after its first step: nothing spills */
+    memcpy(s.level[2].order, (unsigned[]){ 0, 1, 2 }, 3 * sizeof(unsigned));
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 0);
     s.nlevels = 2;
+    /* IJK (inner product) at the only buffer level: the live groups are
+     * elements, each with one product here; with k:2 only the end of
+     * visit K=0 spills (6 - 4 = 2 bytes), with k:4 nothing */
+    spec_zpart(&s, "IJK", 4, 2, 4, 4);
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 2);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 16);
+    spec_zpart(&s, "IJK", 4, 4, 4, 4);
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][Z].bumped_bytes, 0);
+    ck_assert_uint_eq(bytes(&r, 1, Z), 12);
     /* hand_outer_product (KIJ, 2x2x2 tiles): every visit is its own run,
      * which rule 2 moves whole, so nothing spills; of the 8 write-backs
      * the two of 2 nonzeros (6 bytes) overflow the 4-byte partition */
-    spec_spmspm(&s, "KIJ", 2, 2, 2, 0);
-    s.level[1].capacity = 1000;
-    s.level[1].tensor[0].partition_bytes = 4;
+    spec_zpart(&s, "KIJ", 2, 2, 2, 4);
     r = run(&s, &d);
     ck_assert_uint_eq(r.traffic[1][Z].overflow_bytes, 0);
     ck_assert_uint_eq(r.traffic[1][Z].writebacks, 8);
     ck_assert_uint_eq(r.traffic[1][Z].overflow_tiles, 2);
     ck_assert_uint_eq(bytes(&r, 1, Z), 18 + 6);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* The order inside a tile (docs/semantics.md rule 4), by hand: A = B =
+ * the 2x2 block {(0,0) (0,1) (1,0) (1,1)} of a 4x4 matrix, one tile
+ * i:4,k:4,j:4, Z's partition 4 bytes (COO, 3 bytes per nonzero). Every
+ * output is the sum of two products (k = 0, 1). KIJ: the whole tile is
+ * live, 4 nonzeros (12 bytes) after k = 0: 8 bytes each way. IKJ: one
+ * row is live, 2 nonzeros (6 bytes) after its k = 0: 2 per row, 4. IJK:
+ * one element is live (3 bytes): nothing spills. */
+START_TEST(output_spill_order)
+{
+    static const uint32_t blk[4][2] = { { 0, 0 }, { 0, 1 }, { 1, 0 }, { 1, 1 } };
+    tessel_tensor *a = matrix(4, 4, blk, 4), *b = matrix(4, 4, blk, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    static const char *orders[] = { "KIJ", "IKJ", "IJK", "KJI", "JKI", "JIK" };
+    static const uint64_t bumped[] = { 8, 4, 0, 8, 4, 0 };
+    for (unsigned q = 0; q < 6; q++) {
+        tessel_spec s;
+        spec_zpart(&s, orders[q], 4, 4, 4, 4);
+        tessel_result r = run(&s, &d);
+        const tessel_traffic *z = &r.traffic[1][Z];
+        ck_assert_msg(z->bumped_bytes == bumped[q], "%s: %llu", orders[q],
+                      (unsigned long long)z->bumped_bytes);
+        ck_assert_uint_eq(z->overflow_bytes, 2 * bumped[q]);
+        ck_assert_uint_eq(bytes(&r, 1, Z), 12 + 2 * bumped[q]);
+        ck_assert_uint_eq(z->overflow_tiles, 1);
+    }
     tessel_tensor_free(&a);
     tessel_tensor_free(&b);
 }
@@ -1068,6 +1123,7 @@ int main(void)
     tcase_add_test(tc, skipping_and_gating);
     tcase_add_test(tc, overbooked_tiles_stream);
     tcase_add_test(tc, output_tiles_spill);
+    tcase_add_test(tc, output_spill_order);
     tcase_add_test(tc, overbooked_inner_level_per_child_read);
     tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);

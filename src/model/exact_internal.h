@@ -120,11 +120,22 @@ typedef struct exact_outspill {
 /* A chunk of the composite loop keys (exact_stream.c): level-b tile
  * coordinates [lo, hi) of the outermost digit's index x (NX: none), and
  * the keys [klo, khi) inside them. */
+/* The non-empty tiles of one input grid by their coordinate along one
+ * mode: tiles perm[start[v] .. start[v+1]) have coordinate v < n. */
+typedef struct exact_tile_order {
+    uint64_t n;
+    uint64_t *start, *perm;
+} exact_tile_order;
+
 typedef struct exact_range {
     unsigned x;
     uint64_t lo, hi;
     uint64_t klo, khi;
     uint64_t pushed; /* out: keys generated, repeats included */
+    /* Optional, so a chunk visits only its tiles: input i's tiles by
+     * coordinate x (when x is a mode of input i); A's tiles by the index
+     * it shares with B (when x is only B's). */
+    const exact_tile_order *by[NIN], *a_shared;
 } exact_range;
 
 /* The input tile resident at level b. */

@@ -135,6 +135,60 @@ static int input_footprints(engine *e, const boundary *bd, uint64_t **fp)
     return TESSEL_OK;
 }
 
+/* Input grid g's tiles by their coordinate along mode m (n values): a
+ * counting sort, so a chunk finds its tiles without scanning all. */
+static int order_tiles(engine *e, const tessel_tile_grid *g, unsigned m, uint64_t n,
+                       exact_tile_order *o)
+{
+    o->n = n;
+    o->start = tessel_alloc_array(e->alloc, n + 1, sizeof(uint64_t));
+    o->perm = tessel_alloc_array(e->alloc, g->nonempty ? g->nonempty : 1, sizeof(uint64_t));
+    if (!o->start || !o->perm)
+        return exact_oom_step(e, "ordering the input tiles", (n + 1 + g->nonempty) * 8);
+    memset(o->start, 0, (n + 1) * sizeof(uint64_t));
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g, t, tc);
+        o->start[tc[m] + 1]++;
+    }
+    for (uint64_t v = 0; v < n; v++)
+        o->start[v + 1] += o->start[v];
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g, t, tc);
+        o->perm[o->start[tc[m]]++] = t;
+    }
+    for (uint64_t v = n; v > 0; v--)
+        o->start[v] = o->start[v - 1];
+    o->start[0] = 0;
+    return TESSEL_OK;
+}
+
+/* The orders a chunk of outermost index x0 visits its tiles by. */
+static int order_all(engine *e, const boundary *bd, unsigned x0, exact_tile_order *ord,
+                     exact_range *proto)
+{
+    memset(proto, 0, sizeof(*proto));
+    proto->x = x0;
+    if (x0 >= NX)
+        return TESSEL_OK;
+    int rc = TESSEL_OK;
+    for (unsigned i = 0; !rc && i < e->nin; i++) {
+        int m = mode_of(&e->in[i], x0);
+        if (m < 0)
+            continue;
+        rc = order_tiles(e, bd->grid[i], (unsigned)m, bd->ntiles[x0], &ord[i]);
+        proto->by[i] = &ord[i];
+    }
+    const operand *o1 = &e->in[1];
+    int ms = mode_of(&e->in[0], o1->x[0]);
+    if (!rc && !proto->by[0] && o1->x[1] == x0 && ms >= 0) {
+        rc = order_tiles(e, bd->grid[0], (unsigned)ms, bd->ntiles[o1->x[0]], &ord[NIN]);
+        proto->a_shared = &ord[NIN];
+    }
+    return rc;
+}
+
 static int too_many(engine *e, const boundary *bd)
 {
     return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
@@ -166,12 +220,13 @@ static int walk_chunk(stream *s, exact_range *rng)
 
 /* The chunks in key order: consecutive outermost values while their
  * bound fits the budget; a value above it alone, split by key range. */
-static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, unsigned x0,
+static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const exact_range *proto,
                        uint64_t div0, uint64_t inner, uint64_t budget)
 {
     int rc = TESSEL_OK;
     for (uint64_t v = 0; v < radix0 && !rc;) {
-        exact_range rng = { .x = x0, .lo = v * div0 };
+        exact_range rng = *proto;
+        rng.lo = v * div0;
         if (hist[v] > budget) {
             uint64_t parts = hist[v] / budget + 1;
             parts = parts < inner ? parts : inner;
@@ -213,6 +268,9 @@ int exact_walk_boundary(engine *e, const boundary *bd)
     }
     stream s = { .e = e, .bd = bd, .keys = { .alloc = e->alloc } };
     uint64_t *fp[NIN] = { NULL };
+    exact_tile_order ord[NIN + 1];
+    exact_range proto;
+    memset(ord, 0, sizeof(ord));
     uint64_t *hist = tessel_alloc_array(e->alloc, radix0, sizeof(uint64_t));
     if (!hist)
         return exact_oom_step(e, "planning the walk's chunks", radix0 * sizeof(uint64_t));
@@ -231,6 +289,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
     }
     if (!rc)
         rc = input_footprints(e, bd, fp);
+    if (!rc)
+        rc = order_all(e, bd, x0, ord, &proto);
     if (!rc) {
         rc = exact_walker_begin(e, bd, all_effectual, 1, &s.w);
         for (unsigned i = 0; i < e->nin; i++)
@@ -238,11 +298,15 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         for (uint64_t v = 0; v < radix0; v++)
             s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
         if (!rc)
-            rc = walk_chunks(&s, hist, radix0, x0, div0, inner, chunk_budget());
+            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner, chunk_budget());
         rc = exact_walker_end(&s.w, rc);
     }
     for (unsigned i = 0; i < NIN; i++)
         tessel_dealloc(e->alloc, fp[i]);
+    for (unsigned i = 0; i <= NIN; i++) {
+        tessel_dealloc(e->alloc, ord[i].start);
+        tessel_dealloc(e->alloc, ord[i].perm);
+    }
     tessel_dealloc(e->alloc, hist);
     model_vec_free(&s.keys);
     return rc;

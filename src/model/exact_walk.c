@@ -63,6 +63,46 @@ static int outside(const exact_range *rng, unsigned x, uint64_t v)
     return rng && rng->x == x && (v < rng->lo || v >= rng->hi);
 }
 
+/* Positions [*p0, *p1) of the tiles to visit: with an order, those whose
+ * coordinate lies in the chunk's range; else every tile. */
+static void tile_span(const exact_range *rng, const exact_tile_order *o, uint64_t all,
+                      uint64_t *p0, uint64_t *p1)
+{
+    *p0 = 0;
+    *p1 = all;
+    if (!o)
+        return;
+    uint64_t hi = rng->hi < o->n ? rng->hi : o->n, lo = rng->lo < hi ? rng->lo : hi;
+    *p0 = o->start[lo];
+    *p1 = o->start[hi];
+}
+
+/* Effectual iterations of a chunk whose outermost index is B's alone:
+ * B's tiles in range, each with the A tiles of its shared coordinate. */
+static int gen_effectual_b(engine *e, const boundary *bd, model_vec *keys, const exact_range *rng)
+{
+    const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
+    const operand *o0 = &e->in[0], *o1 = &e->in[1];
+    uint64_t p0, p1;
+    tile_span(rng, rng->by[1], g1->nonempty, &p0, &p1);
+    for (uint64_t p = p0; p < p1; p++) {
+        uint64_t u = rng->by[1]->perm[p], shared = g1->group[u];
+        const exact_tile_order *a = rng->a_shared;
+        for (uint64_t q = a->start[shared]; shared < a->n && q < a->start[shared + 1]; q++) {
+            uint64_t c[NX] = { 0 }, tc[3];
+            tessel_tile_grid_coords(g0, a->perm[q], tc);
+            for (unsigned m = 0; m < o0->order; m++)
+                c[o0->x[m]] = tc[m];
+            c[o1->x[1]] = g1->key[u];
+            if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
+                continue;
+            if (push_iteration(e, bd, keys, c, rng))
+                return e->diag ? e->diag->code : TESSEL_ENOMEM;
+        }
+    }
+    return TESSEL_OK;
+}
+
 /* Effectual iterations: join of the input grids on their shared indices.
  * With a range, only the keys inside it (exact_stream.c's chunks). */
 static int gen_effectual(engine *e, const boundary *bd, model_vec *keys, const exact_range *rng)
@@ -95,7 +135,13 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys, const e
     for (unsigned m = 0; rng && m < o0->order; m++)
         in_a |= o0->x[m] == rng->x;
     int in_bkey = rng && !in_a && o1->x[1] == rng->x;
-    for (uint64_t t = 0; t < g0->nonempty; t++) {
+    if (in_bkey && rng->by[1] && rng->a_shared)
+        return gen_effectual_b(e, bd, keys, rng);
+    const exact_tile_order *ord = in_a ? rng->by[0] : NULL;
+    uint64_t p0, p1;
+    tile_span(rng, ord, g0->nonempty, &p0, &p1);
+    for (uint64_t p = p0; p < p1; p++) {
+        uint64_t t = ord ? ord->perm[p] : p;
         uint64_t c[NX] = { 0 }, tc[3];
         tessel_tile_grid_coords(g0, t, tc);
         int out = 0;
@@ -147,7 +193,11 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
         }
     }
     const tessel_tile_grid *g = bd->grid[i];
-    for (uint64_t t = 0; t < g->nonempty; t++) {
+    const exact_tile_order *ord = rng ? rng->by[i] : NULL;
+    uint64_t p0, p1;
+    tile_span(rng, ord, g->nonempty, &p0, &p1);
+    for (uint64_t pos = p0; pos < p1; pos++) {
+        uint64_t t = ord ? ord->perm[pos] : pos;
         uint64_t c[NX] = { 0 }, tc[3];
         tessel_tile_grid_coords(g, t, tc);
         int out = 0;

@@ -8,8 +8,9 @@ chunk budget to N keys, so small inputs cross many chunk boundaries (and
 values of the outermost loop split by key range).
 
 1. Every golden case (tests/cli/cases) under the old walk, and under the
-   streaming walk with a chunk of 1, 5 and 64 keys, must print its golden
-   output: so each equals the other, byte for byte.
+   streaming walk with a chunk of 5 keys, must print its golden output (as
+   the default streaming walk does in cli-golden): so each equals the other,
+   byte for byte.
 2. Random specs: seeded random matrices (tessel gen), tile edges, loop
    orders, capacities, partitions, formats, skipping and gating on the
    3-level ExTensor spec; traffic.csv and summary.csv of `tessel run -e
@@ -45,25 +46,23 @@ def env_with(**kv):
 def golden(args, failures):
     """Each walk must reproduce every golden output."""
     for label, env in [("old walk", env_with(TESSEL_EXACT_WALK="old")),
-                       ("chunk 1", env_with(TESSEL_EXACT_CHUNK="1")),
-                       ("chunk 5", env_with(TESSEL_EXACT_CHUNK="5")),
-                       ("chunk 64", env_with(TESSEL_EXACT_CHUNK="64"))]:
+                       ("chunk 5", env_with(TESSEL_EXACT_CHUNK="5"))]:
         p = subprocess.run([sys.executable, GOLDEN, "--tessel", args.tessel, "--data", args.data],
                            env=env, capture_output=True, text=True, cwd=ROOT)
         tail = p.stdout.strip().splitlines()[-1:] or [""]
-        print(f"golden cases, {label}: {tail[0]}")
+        print(f"golden cases, {label}: {tail[0]}", flush=True)
         if p.returncode != 0:
             failures.append(f"golden cases differ under the {label}:\n{p.stdout[-4000:]}"
                             f"{p.stderr[-2000:]}")
 
 
 def random_matrix(rng, tessel, path):
-    size = rng.choice([64, 100, 257, 400, 1000])
+    size = rng.choice([64, 100, 257, 400])
     kind = rng.choice(["uniform", "rmat", "banded", "blockdiag"])
     cmd = [tessel, "gen", kind, "--size", str(size), "--seed", str(rng.randrange(1, 10**6)),
            "-o", path]
     if kind in ("uniform", "rmat"):
-        cmd += ["--nnz", str(rng.randrange(size, size * 12))]
+        cmd += ["--nnz", str(rng.randrange(size, size * 6))]
     elif kind == "banded":
         cmd += ["--bandwidth", str(rng.randrange(1, 12)), "--density", "0.5"]
     else:
@@ -77,7 +76,7 @@ def random_sets(rng, size):
     sets = []
     edges = {}
     for x in "ikj":
-        peb = rng.choice([1, 2, 4, 8, 16, 32])
+        peb = rng.choice([2, 4, 8, 16, 32])
         llb = peb * rng.choice([1, 2, 4, 8, 64])
         edges[x] = (llb if llb < size or rng.random() < 0.8 else size * 2, peb)
     order = ["IJK", "IKJ", "KIJ", "JKI", "KJI", "JIK"]
@@ -134,7 +133,7 @@ def random_specs(args, failures):
             matrix = os.path.join(tmp, f"m{n}.mtx")
             size = random_matrix(rng, args.tessel, matrix)
             sets = random_sets(rng, size)
-            chunk = str(rng.choice([1, 3, 17, 200]))
+            chunk = str(rng.choice([1, 3, 17, 200, 100000]))
             old = run_once(args.tessel, matrix, sets, os.path.join(tmp, f"o{n}"),
                            env_with(TESSEL_EXACT_WALK="old"))
             new = run_once(args.tessel, matrix, sets, os.path.join(tmp, f"n{n}"),

@@ -15,6 +15,10 @@
  * bit: every counter is a sum or a maximum over the same events, and a
  * tile's events arrive in the order of its reduction keys in both.
  *
+ * A value split by key range regenerates all of its keys once per part
+ * (keeping only the part's), so a value of n keys costs n^2 / budget: cheap
+ * at the real budget, slow at a tiny test budget on large inputs.
+ *
  * Test-only switches (environment): TESSEL_EXACT_WALK=old walks every key
  * at once as before (exact_walk_all), TESSEL_EXACT_CHUNK=N sets the chunk
  * budget in keys, so tests cross many chunk boundaries on small inputs. */

@@ -8,7 +8,7 @@ chunk budget to N keys, so small inputs cross many chunk boundaries (and
 values of the outermost loop split by key range).
 
 1. Every golden case (tests/cli/cases) under the old walk, and under the
-   streaming walk with a chunk of 5 keys, must print its golden output (as
+   streaming walk with a chunk of 1000 keys, must print its golden output (as
    the default streaming walk does in cli-golden): so each equals the other,
    byte for byte.
 2. Random specs: seeded random matrices (tessel gen), tile edges, loop
@@ -46,7 +46,7 @@ def env_with(**kv):
 def golden(args, failures):
     """Each walk must reproduce every golden output."""
     for label, env in [("old walk", env_with(TESSEL_EXACT_WALK="old")),
-                       ("chunk 5", env_with(TESSEL_EXACT_CHUNK="5"))]:
+                       ("chunk 1000", env_with(TESSEL_EXACT_CHUNK="1000"))]:
         p = subprocess.run([sys.executable, GOLDEN, "--tessel", args.tessel, "--data", args.data],
                            env=env, capture_output=True, text=True, cwd=ROOT)
         tail = p.stdout.strip().splitlines()[-1:] or [""]

@@ -227,6 +227,9 @@ void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint
                             uint64_t *occupied);
 void exact_table_free(const tessel_allocator *a, out_table *t);
 /* exact_walk.c: iterations and the walk */
+/* The guard of one boundary's walk: more keys are refused (exact_too_many). */
+#define EXACT_MAX_ITERATIONS (UINT64_C(1) << 31)
+int exact_too_many(engine *e, const boundary *bd);
 int exact_all_effectual(const engine *e, const boundary *bd);
 /* The sorted distinct loop keys to walk (inside rng, or all with NULL). */
 int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual,

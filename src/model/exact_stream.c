@@ -29,7 +29,6 @@
 
 /* Keys per chunk: 128 MiB of keys. */
 #define CHUNK_KEYS (UINT64_C(1) << 24)
-#define MAX_ITERATIONS (UINT64_C(1) << 31)
 
 static int old_walk(void)
 {
@@ -193,13 +192,6 @@ static int order_all(engine *e, const boundary *bd, unsigned x0, exact_tile_orde
     return rc;
 }
 
-static int too_many(engine *e, const boundary *bd)
-{
-    return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
-                           "level %s: more than 2^31 tile iterations to walk; use larger tiles",
-                           e->spec->level[bd->b].name);
-}
-
 typedef struct stream {
     engine *e;
     const boundary *bd;
@@ -215,8 +207,8 @@ static int walk_chunk(stream *s, exact_range *rng)
     s->keys.n = 0;
     int rc = exact_gen_iterations(s->e, s->bd, &s->keys, &all_effectual, rng);
     s->pushed += rng->pushed;
-    if (!rc && s->pushed > MAX_ITERATIONS)
-        rc = too_many(s->e, s->bd);
+    if (!rc && s->pushed > EXACT_MAX_ITERATIONS)
+        rc = exact_too_many(s->e, s->bd);
     if (!rc)
         rc = exact_walker_keys(&s->w, s->keys.v, s->keys.n);
     return rc;
@@ -280,8 +272,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         return exact_oom_step(e, "planning the walk's chunks", radix0 * sizeof(uint64_t));
     memset(hist, 0, radix0 * sizeof(uint64_t));
     int rc = plan_effectual(e, bd, x0, div0, hist, &bound);
-    if (!rc && bound > MAX_ITERATIONS)
-        rc = too_many(e, bd);
+    if (!rc && bound > EXACT_MAX_ITERATIONS)
+        rc = exact_too_many(e, bd);
     int all_effectual = exact_all_effectual(e, bd);
     for (unsigned i = 0; !rc && !all_effectual && i < e->nin; i++) {
         const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[e->in[i].spec_tensor];

@@ -24,9 +24,8 @@ static int needs_extra(const engine *e, unsigned b, unsigned i)
     return (tl->sparse.skip_on & partners) != partners;
 }
 
-#define MAX_ITERATIONS (UINT64_C(1) << 31)
 
-static int too_many(engine *e, const boundary *bd)
+int exact_too_many(engine *e, const boundary *bd)
 {
     return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
                            "level %s: more than 2^31 tile iterations to walk; use larger tiles",
@@ -49,8 +48,8 @@ static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const 
     uint64_t k = exact_loop_key(bd, c);
     if (rng && (k < rng->klo || k >= rng->khi))
         return TESSEL_OK; /* another chunk's */
-    if (keys->n >= MAX_ITERATIONS)
-        return too_many(e, bd);
+    if (keys->n >= EXACT_MAX_ITERATIONS)
+        return exact_too_many(e, bd);
     if (model_vec_push(keys, k))
         return exact_oom_step(e, "listing the loop iterations", model_vec_grow_bytes(keys));
     return TESSEL_OK;
@@ -122,8 +121,8 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys, const e
         uint64_t u = exact_grid_lower(g1, shared, 0), v = exact_grid_lower(g1, shared + 1, 0);
         bound += v - u;
     }
-    if (bound > MAX_ITERATIONS)
-        return too_many(e, bd);
+    if (bound > EXACT_MAX_ITERATIONS)
+        return exact_too_many(e, bd);
     if (bound > keys->cap) {
         uint64_t *v = tessel_realloc_array(e->alloc, keys->v, bound, sizeof(uint64_t));
         if (!v)

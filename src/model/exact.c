@@ -9,7 +9,8 @@
  *     the exact partial nonzero count after any reduction prefix (rule 2).
  *  2. The effectual tile iterations (every input tile non-empty), plus the
  *     iterations inputs that do not skip need, each as a composite key whose
- *     order is the loop order of every level down to b; sorted.
+ *     order is the loop order of every level down to b; sorted, a chunk of
+ *     keys at a time (exact_stream.c).
  *  3. The walk: resident tile per tensor; fills on change (rule 1),
  *     write-backs and read-backs of output tiles (rule 2), overbooked
  *     streaming (rule 4), skipping and gating.
@@ -50,17 +51,13 @@ static int run_boundary(engine *e, unsigned b)
 {
     boundary bd;
     uint64_t macs = 0;
-    model_vec keys = { .alloc = e->alloc };
-    int all_effectual = 1;
     int rc = exact_boundary_prepare(e, b, &bd);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)
         rc = exact_build_output(e, &bd, bd.out_cost.ranked, &macs);
     if (!rc)
-        rc = exact_gen_iterations(e, &bd, &keys, &all_effectual);
-    if (!rc)
-        rc = exact_walk(e, &bd, &keys, all_effectual);
+        rc = exact_walk_boundary(e, &bd);
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         e->res->macs = macs;
@@ -73,7 +70,6 @@ static int run_boundary(engine *e, unsigned b)
                 e->res->output_nnz += t->cum[t->start[o + 1] - 1];
         }
     }
-    model_vec_free(&keys);
     exact_boundary_free(e, &bd);
     return rc;
 }

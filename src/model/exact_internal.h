@@ -119,6 +119,75 @@ typedef struct exact_outspill {
     uint64_t *grow, *gcol; /* the same per live group row / column (0: no group spills) */
 } exact_outspill;
 
+/* A chunk of the composite loop keys (exact_stream.c): level-b tile
+ * coordinates [lo, hi) of the outermost digit's index x (NX: none), and
+ * the keys [klo, khi) inside them. */
+/* The non-empty tiles of one input grid by their coordinate along one
+ * mode: tiles perm[start[v] .. start[v+1]) have coordinate v < n. */
+typedef struct exact_tile_order {
+    uint64_t n;
+    uint64_t *start, *perm;
+} exact_tile_order;
+
+typedef struct exact_range {
+    unsigned x;
+    uint64_t lo, hi;
+    uint64_t klo, khi;
+    uint64_t pushed; /* out: keys generated, repeats included */
+    /* Optional, so a chunk visits only its tiles: input i's tiles by
+     * coordinate x (when x is a mode of input i); A's tiles by the index
+     * it shares with B (when x is only B's). */
+    const exact_tile_order *by[NIN], *a_shared;
+} exact_range;
+
+/* The input tile resident at level b. */
+typedef struct exact_resident {
+    uint64_t key;   /* UINT64_MAX: nothing resident */
+    uint64_t idx;   /* its index in the input's tile grid */
+    int gated;      /* the slot is taken but the data never came (gating) */
+    uint64_t nnz;
+    uint64_t data, meta;
+} exact_resident;
+
+/* Streaming walk: per output tile, what pricing its next write-back or
+ * spill needs, so run ends are priced when they happen instead of
+ * recorded. Rows are the element table's (tiles with output nonzeros);
+ * visited tiles without any are only remembered as written back. */
+typedef struct exact_out_live {
+    uint64_t *cur;         /* ntables table cursors per row */
+    uint64_t *data, *meta; /* each row's last write-back */
+    unsigned char *seen;   /* written back before */
+    model_map empty;       /* empty tiles written back before */
+} exact_out_live;
+
+/* The output tile of the walk's current run (rule 2). */
+typedef struct exact_out_state {
+    uint64_t key;     /* resident output tile, UINT64_MAX none */
+    uint64_t red;     /* reduction key of its last visit */
+    int record;       /* keep events (the old walk; the in-visit spill rule) */
+    model_vec events; /* tile * red_space + red at each write-back */
+    /* Rule 4 for the output: with a partition some output tile can
+     * outgrow, the visits that do not end their run (tile * red_space +
+     * red), whose overflow spills to the parent until the next visit. */
+    int spills;
+    model_vec mid;
+    int live;         /* price write-backs and spills as they happen (lv) */
+    exact_out_live lv;
+} exact_out_state;
+
+/* The state of one boundary's walk, carried from key to key and, in the
+ * streaming walk, from chunk to chunk. */
+typedef struct exact_walker {
+    engine *e;
+    const boundary *bd;
+    int all_effectual;
+    exact_resident res[NIN];
+    exact_out_state os;
+    exact_outspill steps;
+    const uint64_t *fp[NIN]; /* streaming: data, meta per input grid tile, or NULL */
+    uint64_t done, total;    /* progress: keys walked, of about total */
+} exact_walker;
+
 /* exact.c */
 void exact_finish_counts(engine *e);
 
@@ -167,8 +236,35 @@ void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint
                             uint64_t *occupied);
 void exact_table_free(const tessel_allocator *a, out_table *t);
 /* exact_walk.c: iterations and the walk */
-int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual);
-int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual);
+/* The guard of one boundary's walk: more keys are refused (exact_too_many). */
+#define EXACT_MAX_ITERATIONS (UINT64_C(1) << 31)
+int exact_too_many(engine *e, const boundary *bd);
+int exact_all_effectual(const engine *e, const boundary *bd);
+/* The sorted distinct loop keys to walk (inside rng, or all with NULL). */
+int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual,
+                         exact_range *rng);
+/* live: price output runs as they end (exact_stream.c) instead of
+ * recording them. exact_walker_end also releases w after a failure. */
+int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int live,
+                       exact_walker *w);
+int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n);
+int exact_walker_end(exact_walker *w, int rc);
+/* The old walk: all keys generated, sorted and walked at once. */
+int exact_walk_all(engine *e, const boundary *bd);
+/* Bytes of output tile `key` as it stands after reduction prefix red. */
+void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
+                        uint64_t *data, uint64_t *meta);
+void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
+/* exact_stream.c: the walk of one boundary in chunks of keys, memory
+ * O(tiles + output tiles); TESSEL_EXACT_WALK=old walks every key at once
+ * (the comparison test's reference) */
+int exact_walk_boundary(engine *e, const boundary *bd);
+int exact_live_init(engine *e, const boundary *bd, exact_out_live *lv);
+int exact_live_writeback(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
+                         uint64_t red);
+int exact_live_spill(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
+                     uint64_t red);
+void exact_live_free(engine *e, exact_out_live *lv);
 /* Tensor t's partition of level b in bytes (0 = unbounded): given bytes,
  * else the fraction of the capacity, else an equal share. */
 uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);

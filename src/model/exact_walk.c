@@ -24,9 +24,8 @@ static int needs_extra(const engine *e, unsigned b, unsigned i)
     return (tl->sparse.skip_on & partners) != partners;
 }
 
-#define MAX_ITERATIONS (UINT64_C(1) << 31)
 
-static int too_many(engine *e, const boundary *bd)
+int exact_too_many(engine *e, const boundary *bd)
 {
     return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
                            "level %s: more than 2^31 tile iterations to walk; use larger tiles",
@@ -43,24 +42,76 @@ static void sort_in_place(model_vec *v)
     tessel_sort_u64_inplace(v->v, v->n, max);
 }
 
-static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const uint64_t *c)
+static int push_iteration(engine *e, const boundary *bd, model_vec *keys, const uint64_t *c,
+                          const exact_range *rng)
 {
-    if (keys->n >= MAX_ITERATIONS)
-        return too_many(e, bd);
-    if (model_vec_push(keys, exact_loop_key(bd, c)))
+    uint64_t k = exact_loop_key(bd, c);
+    if (rng && (k < rng->klo || k >= rng->khi))
+        return TESSEL_OK; /* another chunk's */
+    if (keys->n >= EXACT_MAX_ITERATIONS)
+        return exact_too_many(e, bd);
+    if (model_vec_push(keys, k))
         return exact_oom_step(e, "listing the loop iterations", model_vec_grow_bytes(keys));
     return TESSEL_OK;
 }
 
-/* Effectual iterations: join of the input grids on their shared indices. */
-static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
+/* Whether level-b tile coordinate v of engine index x lies outside the
+ * chunk's range of the outermost digit (never without a range). */
+static int outside(const exact_range *rng, unsigned x, uint64_t v)
+{
+    return rng && rng->x == x && (v < rng->lo || v >= rng->hi);
+}
+
+/* Positions [*p0, *p1) of the tiles to visit: with an order, those whose
+ * coordinate lies in the chunk's range; else every tile. */
+static void tile_span(const exact_range *rng, const exact_tile_order *o, uint64_t all,
+                      uint64_t *p0, uint64_t *p1)
+{
+    *p0 = 0;
+    *p1 = all;
+    if (!o)
+        return;
+    uint64_t hi = rng->hi < o->n ? rng->hi : o->n, lo = rng->lo < hi ? rng->lo : hi;
+    *p0 = o->start[lo];
+    *p1 = o->start[hi];
+}
+
+/* Effectual iterations of a chunk whose outermost index is B's alone:
+ * B's tiles in range, each with the A tiles of its shared coordinate. */
+static int gen_effectual_b(engine *e, const boundary *bd, model_vec *keys, const exact_range *rng)
+{
+    const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
+    const operand *o0 = &e->in[0], *o1 = &e->in[1];
+    uint64_t p0, p1;
+    tile_span(rng, rng->by[1], g1->nonempty, &p0, &p1);
+    for (uint64_t p = p0; p < p1; p++) {
+        uint64_t u = rng->by[1]->perm[p], shared = g1->group[u];
+        const exact_tile_order *a = rng->a_shared;
+        for (uint64_t q = a->start[shared]; shared < a->n && q < a->start[shared + 1]; q++) {
+            uint64_t c[NX] = { 0 }, tc[3];
+            tessel_tile_grid_coords(g0, a->perm[q], tc);
+            for (unsigned m = 0; m < o0->order; m++)
+                c[o0->x[m]] = tc[m];
+            c[o1->x[1]] = g1->key[u];
+            if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
+                continue;
+            if (push_iteration(e, bd, keys, c, rng))
+                return e->diag ? e->diag->code : TESSEL_ENOMEM;
+        }
+    }
+    return TESSEL_OK;
+}
+
+/* Effectual iterations: join of the input grids on their shared indices.
+ * With a range, only the keys inside it (exact_stream.c's chunks). */
+static int gen_effectual(engine *e, const boundary *bd, model_vec *keys, const exact_range *rng)
 {
     const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
     const operand *o0 = &e->in[0], *o1 = &e->in[1];
     /* Size the key array first (exact for two inputs, a bound for three):
      * growing it by copying was a tenth of the run time. */
     uint64_t bound = 0;
-    for (uint64_t t = 0; t < g0->nonempty; t++) {
+    for (uint64_t t = 0; !rng && t < g0->nonempty; t++) {
         uint64_t tc[3];
         tessel_tile_grid_coords(g0, t, tc);
         uint64_t shared = 0;
@@ -70,8 +121,8 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
         uint64_t u = exact_grid_lower(g1, shared, 0), v = exact_grid_lower(g1, shared + 1, 0);
         bound += v - u;
     }
-    if (bound > MAX_ITERATIONS)
-        return too_many(e, bd);
+    if (bound > EXACT_MAX_ITERATIONS)
+        return exact_too_many(e, bd);
     if (bound > keys->cap) {
         uint64_t *v = tessel_realloc_array(e->alloc, keys->v, bound, sizeof(uint64_t));
         if (!v)
@@ -79,18 +130,35 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
         keys->v = v;
         keys->cap = bound;
     }
-    for (uint64_t t = 0; t < g0->nonempty; t++) {
+    int in_a = 0;
+    for (unsigned m = 0; rng && m < o0->order; m++)
+        in_a |= o0->x[m] == rng->x;
+    int in_bkey = rng && !in_a && o1->x[1] == rng->x;
+    if (in_bkey && rng->by[1] && rng->a_shared)
+        return gen_effectual_b(e, bd, keys, rng);
+    const exact_tile_order *ord = in_a ? rng->by[0] : NULL;
+    uint64_t p0, p1;
+    tile_span(rng, ord, g0->nonempty, &p0, &p1);
+    for (uint64_t p = p0; p < p1; p++) {
+        uint64_t t = ord ? ord->perm[p] : p;
         uint64_t c[NX] = { 0 }, tc[3];
         tessel_tile_grid_coords(g0, t, tc);
-        for (unsigned m = 0; m < o0->order; m++)
+        int out = 0;
+        for (unsigned m = 0; m < o0->order; m++) {
             c[o0->x[m]] = tc[m];
+            out |= in_a && outside(rng, o0->x[m], tc[m]);
+        }
+        if (out)
+            continue;
         uint64_t shared = c[o1->x[0]];
-        for (uint64_t u = exact_grid_lower(g1, shared, 0); u < g1->nonempty && g1->group[u] == shared;
-             u++) {
+        for (uint64_t u = exact_grid_lower(g1, shared, in_bkey ? rng->lo : 0);
+             u < g1->nonempty && g1->group[u] == shared; u++) {
             c[o1->x[1]] = g1->key[u];
+            if (in_bkey && g1->key[u] >= rng->hi)
+                break;
             if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
                 continue;
-            if (push_iteration(e, bd, keys, c))
+            if (push_iteration(e, bd, keys, c, rng))
                 return e->diag ? e->diag->code : TESSEL_ENOMEM;
         }
     }
@@ -98,8 +166,10 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys)
 }
 
 /* Every iteration in which input i's tile is non-empty and the partners
- * it skips on are non-empty (the other indices range freely). */
-static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *keys)
+ * it skips on are non-empty (the other indices range freely; a free
+ * outermost index only over the chunk's range). */
+static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *keys,
+                         const exact_range *rng)
 {
     const operand *o = &e->in[i];
     const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[o->spec_tensor];
@@ -111,20 +181,39 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
         if (!used)
             free_x[nfree++] = x;
     }
+    uint64_t lo[NX], width[NX];
+    for (unsigned f = 0; f < nfree; f++) {
+        uint64_t n = bd->ntiles[free_x[f]];
+        lo[f] = 0;
+        width[f] = n;
+        if (rng && rng->x == free_x[f]) {
+            lo[f] = rng->lo < n ? rng->lo : n;
+            width[f] = (rng->hi < n ? rng->hi : n) - lo[f];
+        }
+    }
     const tessel_tile_grid *g = bd->grid[i];
-    for (uint64_t t = 0; t < g->nonempty; t++) {
+    const exact_tile_order *ord = rng ? rng->by[i] : NULL;
+    uint64_t p0, p1;
+    tile_span(rng, ord, g->nonempty, &p0, &p1);
+    for (uint64_t pos = p0; pos < p1; pos++) {
+        uint64_t t = ord ? ord->perm[pos] : pos;
         uint64_t c[NX] = { 0 }, tc[3];
         tessel_tile_grid_coords(g, t, tc);
-        for (unsigned m = 0; m < o->order; m++)
+        int out = 0;
+        for (unsigned m = 0; m < o->order; m++) {
             c[o->x[m]] = tc[m];
+            out |= outside(rng, o->x[m], tc[m]);
+        }
+        if (out)
+            continue;
         uint64_t combos = 1;
         for (unsigned f = 0; f < nfree; f++)
-            combos *= bd->ntiles[free_x[f]];
+            combos *= width[f];
         for (uint64_t n = 0; n < combos; n++) {
             uint64_t r = n;
             for (unsigned f = nfree; f-- > 0;) {
-                c[free_x[f]] = r % bd->ntiles[free_x[f]];
-                r /= bd->ntiles[free_x[f]];
+                c[free_x[f]] = lo[f] + r % width[f];
+                r /= width[f];
             }
             int keep = 1;
             for (unsigned p = 0; p < e->nin && keep; p++)
@@ -132,26 +221,45 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
                     keep = exact_tile_nnz(e, bd, p, c) != 0;
             if (!keep)
                 continue;
-            if (push_iteration(e, bd, keys, c))
+            if (push_iteration(e, bd, keys, c, rng))
                 return e->diag ? e->diag->code : TESSEL_ENOMEM;
         }
     }
     return TESSEL_OK;
 }
 
-int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual)
+int exact_all_effectual(const engine *e, const boundary *bd)
 {
-    int rc = gen_effectual(e, bd, keys);
+    for (unsigned i = 0; i < e->nin; i++)
+        if (needs_extra(e, bd->b, i))
+            return 0;
+    return 1;
+}
+
+int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *all_effectual,
+                         exact_range *rng)
+{
+    int rc = gen_effectual(e, bd, keys, rng);
     *all_effectual = 1;
     for (unsigned i = 0; !rc && i < e->nin; i++) {
         if (!needs_extra(e, bd->b, i))
             continue;
         *all_effectual = 0;
-        rc = gen_for_input(e, bd, i, keys);
+        rc = gen_for_input(e, bd, i, keys, rng);
     }
+    if (rng)
+        rng->pushed = keys->n;
     if (rc || !keys->n)
         return rc;
-    sort_in_place(keys);
+    if (rng) { /* a chunk's keys span less than the whole space: fewer radix passes */
+        for (uint64_t n = 0; n < keys->n; n++)
+            keys->v[n] -= rng->klo;
+        tessel_sort_u64_inplace(keys->v, keys->n, rng->khi - rng->klo - 1);
+        for (uint64_t n = 0; n < keys->n; n++)
+            keys->v[n] += rng->klo;
+    } else {
+        sort_in_place(keys);
+    }
     uint64_t u = 0;
     for (uint64_t n = 0; n < keys->n; n++)
         if (n == 0 || keys->v[n] != keys->v[n - 1])
@@ -162,14 +270,6 @@ int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *al
 
 /* ------------------------------------------------------------------ */
 /* 3. The walk. */
-
-typedef struct resident {
-    uint64_t key;   /* UINT64_MAX: nothing resident */
-    uint64_t idx;   /* its index in the input's tile grid */
-    int gated;      /* the slot is taken but the data never came (gating) */
-    uint64_t nnz;
-    uint64_t data, meta;
-} resident;
 
 /* Partition of tensor t at level b in bytes (0 = unbounded): given bytes,
  * else the fraction, else an equal share of the level. */
@@ -197,7 +297,7 @@ static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i
 }
 
 /* Rule 4 bookkeeping: the partition and the largest tile moved. */
-static void note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
+void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
 {
     tr->partition_bytes = part;
     if (bytes > tr->worst_tile_bytes)
@@ -207,7 +307,7 @@ static void note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
 /* One tile iteration of the exact walk for the inputs: which tiles it touches, fills
  * and re-fills at every level (rules 1-4), and the nonzeros resident now. */
 static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
-                       resident *res, uint64_t *nnz_now)
+                       exact_resident *res, const uint64_t *const *fp, uint64_t *nnz_now)
 {
     int rc = TESSEL_OK;
     tessel_result *r = e->res;
@@ -251,11 +351,16 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
             res[i].idx = idx[i];
             res[i].gated = 0;
             res[i].nnz = nnz_now[i];
-            exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]), &res[i].data,
-                             &res[i].meta);
+            if (fp[i]) { /* the streaming walk prices every tile once, up front */
+                res[i].data = fp[i][2 * idx[i]];
+                res[i].meta = fp[i][2 * idx[i] + 1];
+            } else {
+                exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]),
+                                 &res[i].data, &res[i].meta);
+            }
             tr->fills++;
             add_in(tr, res[i].data, res[i].meta);
-            note_tile(tr, part, res[i].data + res[i].meta);
+            exact_note_tile(tr, part, res[i].data + res[i].meta);
             if (part && res[i].data + res[i].meta > part) {
                 r->overflow_tiles++;
                 tr->overflow_tiles++;
@@ -291,19 +396,7 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
  * tables, instead of a random lookup per event. A tile with R runs is
  * written back R times and read back R - 1 times, each read-back bringing
  * the previous write-back's contents (rule 2). */
-typedef struct out_state {
-    uint64_t key;     /* resident output tile, UINT64_MAX none */
-    uint64_t red;     /* reduction key of its last visit */
-    model_vec events; /* tile * red_space + red at each write-back */
-    /* Rule 4 for the output: with a partition some output tile can
-     * outgrow, the visits that do not end their run (tile * red_space +
-     * red), whose overflow spills to the parent until the next visit. */
-    int spills;
-    model_vec mid;
-} out_state;
-
-/* Bytes of output tile `key` as it stands after reduction prefix red. */
-static void output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
+void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
                          uint64_t *data, uint64_t *meta)
 {
     uint64_t occ[3];
@@ -311,23 +404,28 @@ static void output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_
     exact_tile_bytes(&bd->out_cost, occ[bd->ntables - 1], occ, data, meta);
 }
 
-static int end_run(engine *e, const boundary *bd, out_state *os)
+static int end_run(engine *e, const boundary *bd, exact_out_state *os)
 {
     if (os->key == UINT64_MAX)
         return TESSEL_OK;
-    if (model_vec_push(&os->events, os->key * bd->red_space + os->red))
+    if (os->live && exact_live_writeback(e, bd, &os->lv, os->key, os->red))
+        return TESSEL_ENOMEM;
+    if (os->record && model_vec_push(&os->events, os->key * bd->red_space + os->red))
         return exact_oom_step(e, "recording the output's tile visits",
                               model_vec_grow_bytes(&os->events));
     return TESSEL_OK;
 }
 
-static int walk_output(engine *e, const boundary *bd, const uint64_t *c, out_state *os)
+static int walk_output(engine *e, const boundary *bd, const uint64_t *c, exact_out_state *os)
 {
     uint64_t key = exact_tile_key(bd, &e->out, c);
     if (key != os->key) {
         if (end_run(e, bd, os))
             return TESSEL_ENOMEM;
         os->key = key;
+    } else if (os->spills && os->live) {
+        if (exact_live_spill(e, bd, &os->lv, key, os->red))
+            return TESSEL_ENOMEM;
     } else if (os->spills && model_vec_push(&os->mid, key * bd->red_space + os->red)) {
         return exact_oom_step(e, "recording the output's spills", model_vec_grow_bytes(&os->mid));
     }
@@ -354,11 +452,11 @@ static int price_output(engine *e, const boundary *bd, model_vec *events)
             tr->in_data += data;
             tr->in_metadata += meta;
         }
-        output_bytes(bd, key, red, cursors, &data, &meta);
+        exact_output_bytes(bd, key, red, cursors, &data, &meta);
         tr->writebacks++;
         tr->out_data += data;
         tr->out_metadata += meta;
-        note_tile(tr, part, data + meta);
+        exact_note_tile(tr, part, data + meta);
         if (part && data + meta > part)
             tr->overflow_tiles++;
     }
@@ -382,7 +480,7 @@ static void price_spills(engine *e, const boundary *bd, model_vec *mid)
         uint64_t key = mid->v[i] / bd->red_space, red = mid->v[i] % bd->red_space;
         if (i == 0 || key != mid->v[i - 1] / bd->red_space)
             memset(cursors, 0, sizeof(cursors));
-        output_bytes(bd, key, red, cursors, &data, &meta);
+        exact_output_bytes(bd, key, red, cursors, &data, &meta);
         exact_spill_charge(tr, data, meta, part);
     }
 }
@@ -398,40 +496,55 @@ static int output_can_spill(const engine *e, const boundary *bd)
     const out_table *elements = &bd->table[bd->ntables - 1];
     for (uint64_t o = 0; o < elements->nout; o++) {
         uint64_t data, meta;
-        output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
+        exact_output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
         if (data + meta > part)
             return 1;
     }
     return 0;
 }
 
-int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_effectual)
+int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int live,
+                       exact_walker *w)
 {
-    unsigned b = bd->b;
-    int innermost = b + 1 == e->nlev;
-    resident res[NIN];
+    memset(w, 0, sizeof(*w));
+    w->e = e;
+    w->bd = bd;
+    w->all_effectual = all_effectual;
     for (unsigned i = 0; i < e->nin; i++) {
-        res[i].key = UINT64_MAX;
-        res[i].gated = 0;
+        w->res[i].key = UINT64_MAX;
+        w->res[i].gated = 0;
     }
-    out_state os = { .key = UINT64_MAX, .events = { .alloc = e->alloc },
-                     .spills = output_can_spill(e, bd), .mid = { .alloc = e->alloc } };
-    exact_outspill steps;
-    int rc = os.spills ? exact_outspill_prepare(e, bd, &steps) : TESSEL_OK;
-    if (!os.spills)
-        memset(&steps, 0, sizeof(steps));
-    if (steps.on)
-        os.spills = 0; /* priced per update step below, not per visit */
-    for (uint64_t n = 0; n < keys->n && !rc; n++) {
-        uint64_t c[NX], nnz_now[NIN] = { 0 };
-        if (e->progress && n && !(n & ((UINT64_C(1) << 20) - 1)))
-            e->progress(e->progress_ud, b, (double)n / (double)keys->n);
-        exact_loop_decode(bd, keys->v[n], c);
+    exact_out_state *os = &w->os;
+    os->key = UINT64_MAX;
+    os->events.alloc = os->mid.alloc = e->alloc;
+    os->spills = output_can_spill(e, bd);
+    int rc = os->spills ? exact_outspill_prepare(e, bd, &w->steps) : TESSEL_OK;
+    if (w->steps.on)
+        os->spills = 0; /* priced per update step at the end, not per visit */
+    os->record = !live || w->steps.on;
+    os->live = live;
+    if (!rc && live)
+        rc = exact_live_init(e, bd, &os->lv);
+    return rc;
+}
+
+/* Walks n sorted loop keys, continuing from the keys walked before. */
+int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
+{
+    engine *e = w->e;
+    const boundary *bd = w->bd;
+    unsigned b = bd->b;
+    int innermost = b + 1 == e->nlev, rc = TESSEL_OK;
+    for (uint64_t k = 0; k < n && !rc; k++) {
+        uint64_t c[NX], nnz_now[NIN] = { 0 }, at = w->done + k;
+        if (e->progress && at && !(at & ((UINT64_C(1) << 20) - 1)))
+            e->progress(e->progress_ud, b, (double)at / (double)w->total);
+        exact_loop_decode(bd, keys[k], c);
         int effectual = 1;
-        if (!all_effectual)
+        if (!w->all_effectual)
             for (unsigned i = 0; i < e->nin; i++)
                 effectual &= exact_tile_nnz(e, bd, i, c) != 0;
-        rc = walk_inputs(e, bd, c, effectual, res, nnz_now);
+        rc = walk_inputs(e, bd, c, effectual, w->res, w->fp, nnz_now);
         if (rc || !effectual)
             continue;
         e->res->effectual_tiles[b]++;
@@ -441,19 +554,52 @@ int exact_walk(engine *e, const boundary *bd, const model_vec *keys, int all_eff
                 e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
                     nnz_now[i] * e->spec->level[b].coord_bits / 8;
             }
-        rc = walk_output(e, bd, c, &os);
+        rc = walk_output(e, bd, c, &w->os);
     }
+    w->done += n;
+    return rc;
+}
+
+/* Ends the last run and prices what was recorded; releases w. */
+int exact_walker_end(exact_walker *w, int rc)
+{
+    engine *e = w->e;
+    const boundary *bd = w->bd;
+    exact_out_state *os = &w->os;
     if (!rc)
-        rc = end_run(e, bd, &os);
-    if (!rc)
-        rc = price_output(e, bd, &os.events);
-    if (!rc && steps.on)
-        exact_outspill_price(e, bd, &steps, &os.events);
-    exact_outspill_free(e, &steps);
-    model_vec_free(&os.events);
-    if (!rc && os.spills)
-        price_spills(e, bd, &os.mid);
-    model_vec_free(&os.mid);
+        rc = end_run(e, bd, os);
+    if (!rc && !os->live)
+        rc = price_output(e, bd, &os->events);
+    else if (!rc && w->steps.on)
+        sort_in_place(&os->events); /* price_output sorted them in the old walk */
+    if (!rc && w->steps.on)
+        exact_outspill_price(e, bd, &w->steps, &os->events);
+    exact_outspill_free(e, &w->steps);
+    model_vec_free(&os->events);
+    if (!rc && os->spills && !os->live)
+        price_spills(e, bd, &os->mid);
+    model_vec_free(&os->mid);
+    if (os->live)
+        exact_live_free(e, &os->lv);
+    return rc;
+}
+
+/* The old walk: every key of the boundary generated, sorted and walked at
+ * once (memory O(effectual iterations)); exact_stream.c compares with it. */
+int exact_walk_all(engine *e, const boundary *bd)
+{
+    model_vec keys = { .alloc = e->alloc };
+    int all_effectual = 1;
+    int rc = exact_gen_iterations(e, bd, &keys, &all_effectual, NULL);
+    exact_walker w;
+    if (!rc) {
+        rc = exact_walker_begin(e, bd, all_effectual, 0, &w);
+        w.total = keys.n;
+        if (!rc)
+            rc = exact_walker_keys(&w, keys.v, keys.n);
+        rc = exact_walker_end(&w, rc);
+    }
+    model_vec_free(&keys);
     return rc;
 }
 
@@ -508,7 +654,7 @@ void exact_compulsory(engine *e, const boundary *bd)
     }
     const out_table *elements = &bd->table[bd->ntables - 1];
     for (uint64_t o = 0; o < elements->nout; o++) {
-        output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
+        exact_output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
         total += data + meta;
     }
     e->res->compulsory_bytes = total;

@@ -151,8 +151,6 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
     boundary bd;
     memset(&bd, 0, sizeof(bd));
     bd.b = b;
-    model_vec keys = { .alloc = e->alloc };
-    int all_effectual = 1;
     int rc = exact_geometry(e, &bd);
     if (!rc)
         rc = walk_grids(e, &bd, in, diag);
@@ -163,9 +161,7 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
     if (!rc)
         rc = sample_table(e, &bd, s);
     if (!rc)
-        rc = exact_gen_iterations(e, &bd, &keys, &all_effectual);
-    if (!rc)
-        rc = exact_walk(e, &bd, &keys, all_effectual);
+        rc = exact_walk_boundary(e, &bd);
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         if (b == 1) {
@@ -176,7 +172,6 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
                 e->res->output_nnz += t->cum[t->start[o + 1] - 1];
         }
     }
-    model_vec_free(&keys);
     exact_boundary_free(e, &bd);
     return rc;
 }

@@ -1,0 +1,429 @@
+/* The exact estimator's walk in bounded memory (issue 19 item 1): one
+ * boundary's composite loop keys generated, sorted and walked chunk by
+ * chunk instead of all at once, and each output run priced when it ends
+ * instead of recorded.
+ *
+ * A chunk is a range of values of the outermost digit (an outermost
+ * value's keys split further by key range when they alone exceed the
+ * budget). The key order puts that digit first, so the chunks in order
+ * walk the keys in the same order as the whole sorted array did, and the
+ * state that crosses a chunk boundary is the walker's: the tile resident
+ * per input and the open output run. Per output tile, what its next
+ * write-back (rule 2) or spill (rule 4) needs: the table cursors and the
+ * last write-back's bytes. Memory: O(input tiles + output tiles + chunk),
+ * never O(effectual iterations). The numbers equal the old walk's bit for
+ * bit: every counter is a sum or a maximum over the same events, and a
+ * tile's events arrive in the order of its reduction keys in both.
+ *
+ * A value split by key range regenerates all of its keys once per part
+ * (keeping only the part's), so a value of n keys costs n^2 / budget: cheap
+ * at the real budget, slow at a tiny test budget on large inputs.
+ *
+ * Test-only switches (environment): TESSEL_EXACT_WALK=old walks every key
+ * at once as before (exact_walk_all), TESSEL_EXACT_CHUNK=N sets the chunk
+ * budget in keys, so tests cross many chunk boundaries on small inputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exact_internal.h"
+
+/* Keys per chunk: 128 MiB of keys. */
+#define CHUNK_KEYS (UINT64_C(1) << 24)
+
+static int old_walk(void)
+{
+    const char *s = getenv("TESSEL_EXACT_WALK");
+    return s && !strcmp(s, "old");
+}
+
+static uint64_t chunk_budget(void)
+{
+    const char *s = getenv("TESSEL_EXACT_CHUNK");
+    char *end = NULL;
+    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
+    return s && end != s && v ? (uint64_t)v : CHUNK_KEYS;
+}
+
+static void hist_add(uint64_t *h, uint64_t v, uint64_t n)
+{
+    h[v] = h[v] > UINT64_MAX - n ? UINT64_MAX : h[v] + n;
+}
+
+/* Position of engine index x among operand o's modes, or -1. */
+static int mode_of(const operand *o, unsigned x)
+{
+    for (unsigned m = 0; m < o->order; m++)
+        if (o->x[m] == x)
+            return (int)m;
+    return -1;
+}
+
+/* The plan: per value of the outermost digit (index x0, width div0 tile
+ * coordinates), a bound on the keys gen_effectual generates there. */
+static int plan_effectual(engine *e, const boundary *bd, unsigned x0, uint64_t div0,
+                          uint64_t *hist, uint64_t *bound)
+{
+    const tessel_tile_grid *g0 = bd->grid[0], *g1 = bd->grid[1];
+    const operand *o0 = &e->in[0], *o1 = &e->in[1];
+    int ma = x0 < NX ? mode_of(o0, x0) : -1, ms = mode_of(o0, o1->x[0]);
+    int bkey = ma < 0 && x0 < NX && o1->x[1] == x0;
+    uint64_t *na = NULL, ngroups = bd->ntiles[o1->x[0]];
+    if (bkey) { /* per group of B: A's tiles that pair with it */
+        na = tessel_alloc_array(e->alloc, ngroups, sizeof(uint64_t));
+        if (!na)
+            return exact_oom_step(e, "planning the walk's chunks", ngroups * sizeof(uint64_t));
+        memset(na, 0, ngroups * sizeof(uint64_t));
+    }
+    *bound = 0;
+    for (uint64_t t = 0; t < g0->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g0, t, tc);
+        uint64_t shared = ms >= 0 ? tc[ms] : 0;
+        uint64_t n = exact_grid_lower(g1, shared + 1, 0) - exact_grid_lower(g1, shared, 0);
+        *bound += n;
+        if (bkey)
+            na[shared]++;
+        else
+            hist_add(hist, ma >= 0 ? tc[ma] / div0 : 0, n);
+    }
+    for (uint64_t u = 0; bkey && u < g1->nonempty; u++)
+        hist_add(hist, g1->key[u] / div0, na[g1->group[u]]);
+    tessel_dealloc(e->alloc, na);
+    return TESSEL_OK;
+}
+
+/* The same bound for input i's iterations with empty partners
+ * (gen_for_input): every free index over all its tiles. */
+static void plan_input(const engine *e, const boundary *bd, unsigned i, unsigned x0,
+                       uint64_t div0, uint64_t radix0, uint64_t *hist)
+{
+    const operand *o = &e->in[i];
+    const tessel_tile_grid *g = bd->grid[i];
+    uint64_t combos = 1;
+    for (unsigned x = 0; x < e->nx; x++)
+        if (mode_of(o, x) < 0)
+            combos *= bd->ntiles[x];
+    int m0 = x0 < NX ? mode_of(o, x0) : -1;
+    if (m0 >= 0 || x0 >= NX) {
+        for (uint64_t t = 0; t < g->nonempty; t++) {
+            uint64_t tc[3];
+            tessel_tile_grid_coords(g, t, tc);
+            hist_add(hist, m0 >= 0 ? tc[m0] / div0 : 0, combos);
+        }
+        return;
+    }
+    /* x0 free: each of its tile coordinates takes combos / ntiles of them */
+    uint64_t nt = bd->ntiles[x0], per = combos / nt;
+    for (uint64_t v = 0; v < radix0; v++) {
+        uint64_t lo = v * div0, hi = (v + 1) * div0 < nt ? (v + 1) * div0 : nt;
+        uint64_t w = hi > lo ? hi - lo : 0;
+        hist_add(hist, v, g->nonempty * per * w);
+    }
+}
+
+/* Bytes of every non-empty input tile, once (the walk fills from them). */
+static int input_footprints(engine *e, const boundary *bd, uint64_t **fp)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        const tessel_tile_grid *g = bd->grid[i];
+        uint64_t n = g->nonempty ? g->nonempty : 1;
+        fp[i] = tessel_alloc_array(e->alloc, 2 * n, sizeof(uint64_t));
+        if (!fp[i])
+            return exact_oom_step(e, "pricing the input tiles", 2 * n * sizeof(uint64_t));
+        unsigned depths = e->in[i].order - 1;
+        for (uint64_t t = 0; t < g->nonempty; t++)
+            exact_tile_bytes(&bd->cost[i], g->count[t], bd->occ[i] ? &bd->occ[i][t * depths] : NULL,
+                             &fp[i][2 * t], &fp[i][2 * t + 1]);
+    }
+    return TESSEL_OK;
+}
+
+/* Input grid g's tiles by their coordinate along mode m (n values): a
+ * counting sort, so a chunk finds its tiles without scanning all. */
+static int order_tiles(engine *e, const tessel_tile_grid *g, unsigned m, uint64_t n,
+                       exact_tile_order *o)
+{
+    o->n = n;
+    o->start = tessel_alloc_array(e->alloc, n + 1, sizeof(uint64_t));
+    o->perm = tessel_alloc_array(e->alloc, g->nonempty ? g->nonempty : 1, sizeof(uint64_t));
+    if (!o->start || !o->perm)
+        return exact_oom_step(e, "ordering the input tiles", (n + 1 + g->nonempty) * 8);
+    memset(o->start, 0, (n + 1) * sizeof(uint64_t));
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g, t, tc);
+        o->start[tc[m] + 1]++;
+    }
+    for (uint64_t v = 0; v < n; v++)
+        o->start[v + 1] += o->start[v];
+    for (uint64_t t = 0; t < g->nonempty; t++) {
+        uint64_t tc[3];
+        tessel_tile_grid_coords(g, t, tc);
+        o->perm[o->start[tc[m]]++] = t;
+    }
+    for (uint64_t v = n; v > 0; v--)
+        o->start[v] = o->start[v - 1];
+    o->start[0] = 0;
+    return TESSEL_OK;
+}
+
+/* The orders a chunk of outermost index x0 visits its tiles by. */
+static int order_all(engine *e, const boundary *bd, unsigned x0, exact_tile_order *ord,
+                     exact_range *proto)
+{
+    memset(proto, 0, sizeof(*proto));
+    proto->x = x0;
+    if (x0 >= NX)
+        return TESSEL_OK;
+    int rc = TESSEL_OK;
+    for (unsigned i = 0; !rc && i < e->nin; i++) {
+        int m = mode_of(&e->in[i], x0);
+        if (m < 0)
+            continue;
+        rc = order_tiles(e, bd->grid[i], (unsigned)m, bd->ntiles[x0], &ord[i]);
+        proto->by[i] = &ord[i];
+    }
+    const operand *o1 = &e->in[1];
+    int ms = mode_of(&e->in[0], o1->x[0]);
+    if (!rc && !proto->by[0] && o1->x[1] == x0 && ms >= 0) {
+        rc = order_tiles(e, bd->grid[0], (unsigned)ms, bd->ntiles[o1->x[0]], &ord[NIN]);
+        proto->a_shared = &ord[NIN];
+    }
+    return rc;
+}
+
+typedef struct stream {
+    engine *e;
+    const boundary *bd;
+    exact_walker w;
+    model_vec keys;
+    uint64_t pushed; /* keys generated before removing repeats (the old guard) */
+} stream;
+
+/* Generates, sorts and walks the keys of one chunk. */
+static int walk_chunk(stream *s, exact_range *rng)
+{
+    int all_effectual = 1;
+    s->keys.n = 0;
+    int rc = exact_gen_iterations(s->e, s->bd, &s->keys, &all_effectual, rng);
+    s->pushed += rng->pushed;
+    if (!rc && s->pushed > EXACT_MAX_ITERATIONS)
+        rc = exact_too_many(s->e, s->bd);
+    if (!rc)
+        rc = exact_walker_keys(&s->w, s->keys.v, s->keys.n);
+    return rc;
+}
+
+/* The chunks in key order: consecutive outermost values while their
+ * bound fits the budget; a value above it alone, split by key range. */
+static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const exact_range *proto,
+                       uint64_t div0, uint64_t inner, uint64_t budget)
+{
+    int rc = TESSEL_OK;
+    for (uint64_t v = 0; v < radix0 && !rc;) {
+        exact_range rng = *proto;
+        rng.lo = v * div0;
+        if (hist[v] > budget) {
+            uint64_t parts = hist[v] / budget + 1;
+            parts = parts < inner ? parts : inner;
+            uint64_t step = inner / parts, rem = inner % parts;
+            rng.hi = (v + 1) * div0;
+            for (uint64_t p = 0; p < parts && !rc; p++) {
+                rng.klo = v * inner + p * step + (p < rem ? p : rem);
+                rng.khi = rng.klo + step + (p < rem);
+                rc = walk_chunk(s, &rng);
+            }
+            v++;
+            continue;
+        }
+        uint64_t u = v, sum = 0;
+        while (u < radix0 && hist[u] <= budget - sum)
+            sum += hist[u++];
+        rng.hi = u * div0;
+        rng.klo = v * inner;
+        rng.khi = u * inner;
+        rc = walk_chunk(s, &rng);
+        v = u;
+    }
+    return rc;
+}
+
+/* The streaming walk of boundary bd (see the header). */
+int exact_walk_boundary(engine *e, const boundary *bd)
+{
+    if (old_walk())
+        return exact_walk_all(e, bd);
+    unsigned x0 = NX;
+    uint64_t div0 = 1, radix0 = 1, inner = 1, bound = 0;
+    if (bd->ndigits) {
+        x0 = bd->d[0].x;
+        div0 = bd->d[0].div;
+        radix0 = bd->d[0].radix;
+        for (unsigned i = 1; i < bd->ndigits; i++)
+            inner *= bd->d[i].radix;
+    }
+    stream s = { .e = e, .bd = bd, .keys = { .alloc = e->alloc } };
+    uint64_t *fp[NIN] = { NULL };
+    exact_tile_order ord[NIN + 1];
+    exact_range proto;
+    memset(ord, 0, sizeof(ord));
+    uint64_t *hist = tessel_alloc_array(e->alloc, radix0, sizeof(uint64_t));
+    if (!hist)
+        return exact_oom_step(e, "planning the walk's chunks", radix0 * sizeof(uint64_t));
+    memset(hist, 0, radix0 * sizeof(uint64_t));
+    int rc = plan_effectual(e, bd, x0, div0, hist, &bound);
+    if (!rc && bound > EXACT_MAX_ITERATIONS)
+        rc = exact_too_many(e, bd);
+    int all_effectual = exact_all_effectual(e, bd);
+    for (unsigned i = 0; !rc && !all_effectual && i < e->nin; i++) {
+        const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[e->in[i].spec_tensor];
+        uint32_t partners = 0;
+        for (unsigned p = 0; p < e->nin; p++)
+            partners |= p == i ? 0 : 1u << e->in[p].spec_tensor;
+        if ((tl->sparse.skip_on & partners) != partners)
+            plan_input(e, bd, i, x0, div0, radix0, hist);
+    }
+    if (!rc)
+        rc = input_footprints(e, bd, fp);
+    if (!rc)
+        rc = order_all(e, bd, x0, ord, &proto);
+    if (!rc) {
+        rc = exact_walker_begin(e, bd, all_effectual, 1, &s.w);
+        for (unsigned i = 0; i < e->nin; i++)
+            s.w.fp[i] = fp[i];
+        for (uint64_t v = 0; v < radix0; v++)
+            s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
+        if (!rc)
+            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner, chunk_budget());
+        rc = exact_walker_end(&s.w, rc);
+    }
+    for (unsigned i = 0; i < NIN; i++)
+        tessel_dealloc(e->alloc, fp[i]);
+    for (unsigned i = 0; i <= NIN; i++) {
+        tessel_dealloc(e->alloc, ord[i].start);
+        tessel_dealloc(e->alloc, ord[i].perm);
+    }
+    tessel_dealloc(e->alloc, hist);
+    model_vec_free(&s.keys);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output runs priced as they end. */
+
+int exact_live_init(engine *e, const boundary *bd, exact_out_live *lv)
+{
+    memset(lv, 0, sizeof(*lv));
+    lv->empty.alloc = e->alloc;
+    uint64_t n = bd->table[bd->ntables - 1].nout, m = n ? n : 1;
+    lv->cur = tessel_alloc_array(e->alloc, m * bd->ntables, sizeof(uint64_t));
+    lv->data = tessel_alloc_array(e->alloc, m, sizeof(uint64_t));
+    lv->meta = tessel_alloc_array(e->alloc, m, sizeof(uint64_t));
+    lv->seen = tessel_alloc_array(e->alloc, m, 1);
+    if (!lv->cur || !lv->data || !lv->meta || !lv->seen)
+        return exact_oom_step(e, "keeping the output tiles' state", m * (bd->ntables + 2) * 8 + m);
+    memset(lv->cur, 0, m * bd->ntables * sizeof(uint64_t));
+    memset(lv->seen, 0, m);
+    return TESSEL_OK;
+}
+
+void exact_live_free(engine *e, exact_out_live *lv)
+{
+    tessel_dealloc(e->alloc, lv->cur);
+    tessel_dealloc(e->alloc, lv->data);
+    tessel_dealloc(e->alloc, lv->meta);
+    tessel_dealloc(e->alloc, lv->seen);
+    model_map_free(&lv->empty);
+    memset(lv, 0, sizeof(*lv));
+}
+
+/* Row of output tile `key` in the element table, UINT64_MAX when the tile
+ * has no output nonzeros. */
+static uint64_t live_row(const boundary *bd, uint64_t key)
+{
+    const out_table *t = &bd->table[bd->ntables - 1];
+    if (t->pos)
+        return t->pos[key] ? t->pos[key] - 1 : UINT64_MAX;
+    uint64_t lo = 0, hi = t->nout;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->key[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nout && t->key[lo] == key ? lo : UINT64_MAX;
+}
+
+/* Output tile `key`'s bytes after reduction prefix red; *again: it was
+ * written back before, with *pdata, *pmeta (rule 2's read-back). */
+static int live_bytes(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
+                      uint64_t red, int writeback, int *again, uint64_t *pdata, uint64_t *pmeta,
+                      uint64_t *data, uint64_t *meta)
+{
+    uint64_t row = live_row(bd, key);
+    if (row == UINT64_MAX) { /* an empty tile: its bytes never change */
+        exact_output_bytes(bd, key, red, NULL, data, meta);
+        *pdata = *data;
+        *pmeta = *meta;
+        if (!writeback)
+            return TESSEL_OK;
+        uint64_t *slot = model_map_slot(&lv->empty, key, 0);
+        if (!slot)
+            return exact_oom_step(e, "keeping the output tiles' state",
+                                  model_map_grow_bytes(&lv->empty));
+        *again = *slot != 0;
+        *slot = 1;
+        return TESSEL_OK;
+    }
+    *again = lv->seen[row];
+    *pdata = lv->data[row];
+    *pmeta = lv->meta[row];
+    exact_output_bytes(bd, key, red, &lv->cur[row * bd->ntables], data, meta);
+    if (writeback) {
+        lv->seen[row] = 1;
+        lv->data[row] = *data;
+        lv->meta[row] = *meta;
+    }
+    return TESSEL_OK;
+}
+
+/* A run of output tile `key` ends at reduction key red: written back, and
+ * read back first when an earlier run wrote it (rule 2; price_output). */
+int exact_live_writeback(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
+                         uint64_t red)
+{
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t pdata, pmeta, data, meta;
+    int again = 0;
+    if (live_bytes(e, bd, lv, key, red, 1, &again, &pdata, &pmeta, &data, &meta))
+        return TESSEL_ENOMEM;
+    if (again) {
+        tr->updates++;
+        tr->in_data += pdata;
+        tr->in_metadata += pmeta;
+    }
+    tr->writebacks++;
+    tr->out_data += data;
+    tr->out_metadata += meta;
+    exact_note_tile(tr, part, data + meta);
+    if (part && data + meta > part)
+        tr->overflow_tiles++;
+    return TESSEL_OK;
+}
+
+/* A visit of output tile `key` that does not end its run (rule 4;
+ * price_spills). */
+int exact_live_spill(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
+                     uint64_t red)
+{
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t pdata, pmeta, data, meta;
+    int again = 0;
+    if (live_bytes(e, bd, lv, key, red, 0, &again, &pdata, &pmeta, &data, &meta))
+        return TESSEL_ENOMEM;
+    exact_spill_charge(tr, data, meta, part);
+    return TESSEL_OK;
+}

@@ -96,11 +96,15 @@ typedef struct cell_space {
     uint64_t ext[4]; /* base cells along i, x, j, k */
 } cell_space;
 
+/* extent is along (i, x, j, k) as the key; base is the sample's grid,
+ * stored (i, j, k, x): record() divides x by base[3], j by base[1] and k by
+ * base[2], so each key digit takes its own index's base. */
 static int space_init(cell_space *cs, const uint64_t *extent, const uint64_t *base)
 {
+    static const unsigned base_of[4] = { 0, 3, 1, 2 };
     long double n = 1;
     for (unsigned m = 0; m < 4; m++) {
-        cs->ext[m] = extent[m] / base[m] + 1;
+        cs->ext[m] = extent[m] / base[base_of[m]] + 1;
         n *= (long double)cs->ext[m];
         if (cs->ext[m] > UINT32_MAX)
             return TESSEL_ERANGE;

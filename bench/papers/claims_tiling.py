@@ -142,11 +142,19 @@ def _best_static(args, path, llb, c):
                "-q", "-o", out]
         for s in llb:
             cmd += ["-s", s]
-        tessel_cmd(args, cmd)
-        tiles = re.findall(r"^#\s+(mapping\.\w+\.tile=\S+)", open(out).read(), re.M)
-    _, s, _ = run(args, "specs/extensor.yaml", path, llb + tiles)
+        try:
+            tessel_cmd(args, cmd)
+            tiles = re.findall(r"^#\s+(mapping\.\w+\.tile=\S+)", open(out).read(), re.M)
+        except RuntimeError:  # no point of the search fits every partition
+            tiles = []
     static = compare(args, "specs/extensor.yaml", path, ["conservative", "prescient"], llb)
     square = min(float(static[x]["cycles"]) for x in ("conservative", "prescient"))
+    if not tiles:
+        c.notes.append("%s: tessel map found no fitting static tiles in %d points; square "
+                       "tiles %.0f cycles" % (os.path.basename(path).split(".")[0],
+                                              args.map_points, square))
+        return square
+    _, s, _ = run(args, "specs/extensor.yaml", path, llb + tiles)
     mapped = float(s["cycles"])
     c.notes.append("%s: mapped static tiles %s, %.0f cycles (square tiles %.0f)"
                    % (os.path.basename(path).split(".")[0], " ".join(t.split("=")[1]

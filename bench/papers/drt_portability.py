@@ -29,14 +29,13 @@ Standard library only; runs tessel run (exact estimator) as a subprocess.
 """
 import argparse
 import csv
-import math
 import os
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from claimlib import matrix_path  # noqa: E402
+from claimlib import geomean, matrix_path  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -62,10 +61,6 @@ def dram_bytes(args, spec, matrix, sets):
             raise RuntimeError("%s: %s" % (" ".join(cmd), p.stderr.strip()))
         with open(os.path.join(out, "summary.csv")) as f:
             return float(next(csv.DictReader(f))["dram_bytes"])
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def verdict(paper, ours):

@@ -133,6 +133,16 @@ static int cut_to(const strat_ctx *c, const tessel_strategy_choice *ch, unsigned
     return 1;
 }
 
+/* Whether tiles t of level l were priced already. */
+static int memo_has(const strat_ctx *c, unsigned l, const strat_tiles *t)
+{
+    const d2t2_memo *m = c->memo;
+    for (unsigned k = 0; m && k < m->n; k++)
+        if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, c->nidx * sizeof(t->t[0])))
+            return 1;
+    return 0;
+}
+
 /* Bytes across level l's boundary (with level l - 1) under tiles t;
  * every shape is priced once (the RF family, the corners and the line
  * searches revisit shapes). */
@@ -225,8 +235,13 @@ static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
     int fits = 0, rc = strat_worst_fits(c, l, t, WORST_STATS, &fits);
     if (rc || !fits)
         return rc;
-    double bytes, dram;
+    double bytes, dram, bound = 0;
     ch->candidates++;
+    /* a shape that cannot beat the best is not priced (d2t2_bound.c) */
+    if (!isinf(*best) && !memo_has(c, l, t) && (rc = d2t2_bound(c, l, t, &bound)))
+        return rc;
+    if (bound > *best)
+        return TESSEL_OK;
     if ((rc = price(c, ch, l, t, &bytes, &dram)))
         return rc;
     if (bytes < *best) {

@@ -148,4 +148,8 @@ int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out);
 /* d2t2.c */
 int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out);
 
+/* d2t2_bound.c: a lower bound (0: none) of the bytes across level l's
+ * boundary under tiles t, below the price d2t2.c would compute. */
+int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb);
+
 #endif

@@ -40,13 +40,15 @@ static int factors(const strat_input *in, const uint64_t *shape, uint64_t *f, ui
  * off the base grid (sorted by its mode-0 coordinate, so that tiles of
  * shape come in nondecreasing mode-0 tile): with cnt, its non-empty tiles
  * (a tile is new when `seen` does not hold its mode-0 tile yet); with
- * nnz, its nonzeros. */
-static void per_k(const strat_input *in, const uint64_t *f, unsigned kmode, uint64_t *seen,
-                  uint64_t *cnt, uint64_t *nnz)
+ * nnz, its nonzeros. 0 without memory. */
+static int per_k(const strat_ctx *c, const strat_input *in, const uint64_t *f, unsigned kmode,
+                 uint64_t *seen, uint64_t *cnt, uint64_t *nnz)
 {
     const tessel_tile_grid *g = in->base;
-    for (uint64_t n = 0; n < g->nonempty; n++) {
-        uint64_t c0 = g->group[n] / f[0], c1 = g->key[n] / f[1];
+    uint64_t *to0 = strat_div_table(c, g->extent[0], f[0]);
+    uint64_t *to1 = strat_div_table(c, g->extent[1], f[1]);
+    for (uint64_t n = 0; to0 && to1 && n < g->nonempty; n++) {
+        uint64_t c0 = to0[g->group[n]], c1 = to1[g->key[n]];
         uint64_t kt = kmode == 0 ? c0 : c1;
         if (cnt && seen[c1] != c0 + 1) {
             seen[c1] = c0 + 1;
@@ -55,6 +57,10 @@ static void per_k(const strat_input *in, const uint64_t *f, unsigned kmode, uint
         if (nnz)
             nnz[kt] += g->count[n];
     }
+    int ok = to0 && to1;
+    tessel_dealloc(c->alloc, to0);
+    tessel_dealloc(c->alloc, to1);
+    return ok;
 }
 
 /* Under loop order (u, m, k) at level l, with u an index of input O only,
@@ -106,9 +112,9 @@ int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb)
         memset(cnt, 0, ext * sizeof(uint64_t));
         memset(nnz, 0, ext * sizeof(uint64_t));
         memset(seen, 0, eo[1] * sizeof(uint64_t));
-        per_k(o, fo, ok, seen, cnt, NULL);
-        per_k(r, fr, rk, NULL, NULL, nnz);
         double uses = 0;
+        if (!per_k(c, o, fo, ok, seen, cnt, NULL) || !per_k(c, r, fr, rk, NULL, NULL, nnz))
+            memset(cnt, 0, ext * sizeof(uint64_t)); /* no memory: no bound */
         for (uint64_t x = 0; x < ext; x++)
             uses += (double)cnt[x] * (double)nnz[x];
         double values = uses * (double)lv->value_bits / 8;

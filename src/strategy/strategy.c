@@ -796,3 +796,14 @@ int tessel_strategy_run_shared(const tessel_spec *spec, const tessel_strategy_in
     strat_ctx_free(&c);
     return rc;
 }
+
+uint64_t *strat_div_table(const strat_ctx *c, uint64_t n, uint64_t f)
+{
+    uint64_t *tab = tessel_alloc_array(c->alloc, n ? n : 1, sizeof(uint64_t));
+    for (uint64_t q = 0, t = 0, r = 0; tab && q < n; q++) {
+        tab[q] = t;
+        if (++r == f)
+            r = 0, t++;
+    }
+    return tab;
+}

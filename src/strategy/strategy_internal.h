@@ -121,6 +121,11 @@ uint64_t strat_nest_edge(const strat_ctx *c, unsigned x, uint64_t e, uint64_t g)
 /* The same for every index of t (0 = whole mode). */
 void strat_nest(const strat_ctx *c, strat_tiles *t);
 
+/* q / f for every q < n, a table (NULL without memory; freed by the
+ * caller): base-grid coordinates made coarser tiles' without a division
+ * per tile (d2t2 reads the base grid for a hundred shapes per decision). */
+uint64_t *strat_div_table(const strat_ctx *c, uint64_t n, uint64_t f);
+
 /* Least common multiple (edge steps that several constraints share). */
 uint64_t strat_lcm(uint64_t a, uint64_t b);
 

@@ -26,6 +26,77 @@ static uint64_t base_max(const tessel_tile_grid *g)
     return mx;
 }
 
+/* The most nonzeros in one tile of `shape` read off the base grid in one
+ * pass, without deriving the grid (d2t2 asks it of a hundred shapes per
+ * decision; the same sums as tessel_tile_grid_derive's): the base tiles
+ * come sorted by their mode-0 coordinate, so the tiles of one mode-0 tile
+ * of shape are added up in a row of counters, read and cleared when that
+ * tile ends. *done 0 when shape is off the base grid or its tiles of the
+ * modes past the first are too many to count in memory. */
+static int max_from_base(strat_ctx *c, const strat_input *in, const uint64_t *shape,
+                         uint64_t *out, int *done)
+{
+    const tessel_tile_grid *g = in->base;
+    uint64_t f[TESSEL_MAX_ORDER], bext[TESSEL_MAX_ORDER], ext[TESSEL_MAX_ORDER], row = 1;
+    *done = 0;
+    for (unsigned m = 0; m < g->order; m++) {
+        uint64_t b = g->tile[m], s = shape[m] >= g->dims[m] ? (g->dims[m] + b - 1) / b * b
+                                                              : shape[m];
+        if (!s || s % b)
+            return TESSEL_OK;
+        f[m] = s / b;
+        bext[m] = g->extent[m];
+        ext[m] = (g->dims[m] + s - 1) / s;
+        if (m && (row *= ext[m]) > (UINT64_C(1) << 24))
+            return TESSEL_OK;
+    }
+    uint64_t *acc = tessel_alloc_array(c->alloc, row, sizeof(uint64_t));
+    uint64_t *touched = tessel_alloc_array(c->alloc, row, sizeof(uint64_t));
+    uint64_t *to0 = strat_div_table(c, bext[0], f[0]);
+    uint64_t *to1 = g->order == 2 ? strat_div_table(c, bext[1], f[1]) : NULL;
+    if (!acc || !touched || !to0 || (g->order == 2 && !to1)) { /* derive the grid instead */
+        tessel_dealloc(c->alloc, acc);
+        tessel_dealloc(c->alloc, touched);
+        tessel_dealloc(c->alloc, to0);
+        tessel_dealloc(c->alloc, to1);
+        return TESSEL_OK;
+    }
+    memset(acc, 0, row * sizeof(uint64_t));
+    uint64_t mx = 0, nt = 0, tile0 = g->nonempty ? to0[g->group[0]] : 0;
+    for (uint64_t n = 0; n < g->nonempty; n++) {
+        /* the base key's coordinates (mode order-1 least significant),
+         * each made the coordinate of shape's tile */
+        uint64_t key = g->key[n], coarse = 0, scale = 1;
+        if (to1)
+            coarse = to1[key];
+        else
+            for (unsigned m = g->order; m-- > 1;) {
+                coarse += (key % bext[m]) / f[m] * scale;
+                key /= bext[m];
+                scale *= ext[m];
+            }
+        if (!acc[coarse])
+            touched[nt++] = coarse;
+        acc[coarse] += g->count[n];
+        uint64_t next0 = n + 1 < g->nonempty ? to0[g->group[n + 1]] : UINT64_MAX;
+        if (next0 != tile0) {
+            tile0 = next0;
+            for (uint64_t x = 0; x < nt; x++) {
+                mx = acc[touched[x]] > mx ? acc[touched[x]] : mx;
+                acc[touched[x]] = 0;
+            }
+            nt = 0;
+        }
+    }
+    tessel_dealloc(c->alloc, acc);
+    tessel_dealloc(c->alloc, touched);
+    tessel_dealloc(c->alloc, to0);
+    tessel_dealloc(c->alloc, to1);
+    *out = mx;
+    *done = 1;
+    return TESSEL_OK;
+}
+
 int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
                            uint64_t *out)
 {
@@ -63,15 +134,18 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
             return TESSEL_OK;
         }
     }
-    tessel_tile_grid *g = NULL;
-    int rc = strat_grid(c, in, shape, worst == WORST_EXACT, &g);
-    if (rc || !g)
-        return rc;
     uint64_t mx = 0;
-    for (uint64_t k = 0; k < g->nonempty; k++)
-        if (g->count[k] > mx)
-            mx = g->count[k];
-    tessel_tile_grid_free(&g);
+    int done = 0, rc = TESSEL_OK;
+    if (worst == WORST_STATS && in->base && (rc = max_from_base(c, in, shape, &mx, &done)))
+        return rc;
+    if (!done) {
+        tessel_tile_grid *g = NULL;
+        rc = strat_grid(c, in, shape, worst == WORST_EXACT, &g);
+        if (rc || !g)
+            return rc;
+        mx = base_max(g);
+        tessel_tile_grid_free(&g);
+    }
     if (!c->worst)
         c->worst = tessel_alloc_array(c->alloc, STRAT_WORST_MEMO, sizeof(*c->worst));
     if (c->worst && c->nworst < STRAT_WORST_MEMO) { /* full: look up only */

@@ -12,7 +12,8 @@ tiles it chose. Figures only: nothing passes or fails.
 Each strategy runs in its own `tessel compare --strategies X` process, so
 that cpu_seconds (user + system time of that process: loading, statistics,
 deciding and estimating) is its own; decide_seconds and seconds are the wall
-times compare.csv reports, which a loaded machine stretches. Prints one CSV
+times compare.csv reports, which a loaded machine stretches; decide_cpu_seconds
+is the deciding thread's CPU time (compare.csv's, empty from an older build). Prints one CSV
 row per (spec, matrix, strategy), then the slowest decision per strategy.
 The release build (`meson setup build --buildtype=release`) is the one to
 time. With --against (this script's output from another build, e.g. before
@@ -64,7 +65,7 @@ def choice_of(a, spec, name, row):
     return ["new" if before is None else "same" if before == row["tile_shape"] else "CHANGED"]
 
 
-def run_one(a, spec, name, path, strategy, out, worst):
+def run_one(a, spec, name, path, strategy, out, worst, worst_cpu):
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [a.tessel, "compare", spec, "--tensor", "A=" + path, "-e", a.estimator, "-q",
                "-o", tmp, "--strategies", strategy]
@@ -75,18 +76,23 @@ def run_one(a, spec, name, path, strategy, out, worst):
         cpu = cpu_children() - before
         f = os.path.join(tmp, "compare.csv")
         if not os.path.exists(f):
-            out.writerow([spec, name, strategy, a.estimator, "%.3f" % cpu, "", "", "", "",
+            out.writerow([spec, name, strategy, a.estimator, "%.3f" % cpu, "", "", "", "", "",
                           r.stderr.strip().replace("\n", " ")])
             return
         with open(f) as fh:
             for row in csv.DictReader(fh):
                 d = float(row["decide_seconds"] or 0)
+                dc = row.get("decide_cpu_seconds") or ""
                 out.writerow([spec, name, row["strategy"], row["estimator"], "%.3f" % cpu,
-                              "%.3f" % d, row["seconds"], row["dram_bytes"], row["tile_shape"],
+                              "%.3f" % d, "%.3f" % float(dc) if dc else "", row["seconds"],
+                              row["dram_bytes"], row["tile_shape"],
                               row["error"]] + choice_of(a, spec, name, row))
                 k = (os.path.basename(spec), row["strategy"])
                 if cpu >= worst.get(k, (0, 0, ""))[0]:
                     worst[k] = (cpu, d, name)
+                dc = float(dc) if dc else -1.0
+                if dc >= worst_cpu.get(k, (-1.0, ""))[0]:
+                    worst_cpu[k] = (dc, name)
 
 
 def main():
@@ -107,18 +113,21 @@ def main():
     only = set(x for x in a.matrices.split(",") if x)
     out = csv.writer(sys.stdout)
     out.writerow(["spec", "matrix", "strategy", "estimator", "cpu_seconds", "decide_seconds",
-                  "seconds", "dram_bytes", "tile_shape", "error"]
+                  "decide_cpu_seconds", "seconds", "dram_bytes", "tile_shape", "error"]
                  + (["choice"] if a.earlier is not None else []))
-    worst = {}
+    worst, worst_cpu = {}, {}
     for spec in a.specs.split(","):
         for name, path in matrices(a.data, only):
             for strategy in a.strategies.split(","):
-                run_one(a, spec, name, path, strategy, out, worst)
+                run_one(a, spec, name, path, strategy, out, worst, worst_cpu)
             sys.stdout.flush()
     print("\nslowest per spec and strategy (cpu_seconds of the whole process, "
           "decide_seconds wall):")
     for (spec, strategy), (cpu, d, name) in sorted(worst.items()):
         print("  %-20s %-13s cpu %8.3f s  decide %8.3f s  (%s)" % (spec, strategy, cpu, d, name))
+    print("slowest decision per spec and strategy (decide_cpu_seconds):")
+    for (spec, strategy), (dc, name) in sorted(worst_cpu.items()):
+        print("  %-20s %-13s decide cpu %8.3f s  (%s)" % (spec, strategy, dc, name))
     return 0
 
 

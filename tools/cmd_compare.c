@@ -424,7 +424,8 @@ static void run_one(compare_state *st, const char *strategy, tessel_strategy_est
 
 static const char csv_header[] =
     "strategy,tile_shape,dram_bytes,traffic_ratio,buffer_utilization,overbooking_rate,cycles,"
-    "energy_pj,seconds,estimator,overbooking_target,decide_seconds,predicted_dram_bytes,error\n";
+    "energy_pj,seconds,estimator,overbooking_target,decide_seconds,predicted_dram_bytes,error,"
+    "decide_cpu_seconds\n";
 
 static void put_double(FILE *f, double v)
 {
@@ -471,6 +472,8 @@ static void write_csv(FILE *f, const compare_row *rows, unsigned n, int no_timin
         put_double(f, r->choice.predicted_dram_bytes);
         fputc(',', f);
         tessel_csv_field(f, r->error);
+        fputc(',', f);
+        put_double(f, no_timing ? 0 : r->choice.cpu_seconds);
         fputc('\n', f);
     }
 }

@@ -75,6 +75,7 @@ typedef struct tessel_strategy_choice {
     uint64_t sampled_tiles;    /* swiftiles: tiles whose occupancy was sampled */
     uint64_t candidates;       /* tile shapes the strategy looked at */
     double seconds;            /* time to decide */
+    double cpu_seconds;        /* CPU time of the deciding thread (a loaded machine stretches seconds) */
     /* d2t2: the stat estimator's DRAM bytes for the chosen shape */
     double predicted_dram_bytes;
 } tessel_strategy_choice;

@@ -277,6 +277,10 @@ START_TEST(test_d2t2)
     ck_assert_uint_le(rd.dram_bytes, rc.dram_bytes);
     ck_assert(fabs(cd.predicted_dram_bytes - (double)rd.dram_bytes) < 1);
     ck_assert_uint_gt(cd.candidates, 1);
+    /* the decision's CPU time (compare.csv's decide_cpu_seconds): set, and
+     * no more than its wall time, the deciding thread being the only one */
+    ck_assert(cd.cpu_seconds > 0);
+    ck_assert(cd.cpu_seconds <= cd.seconds + 1e-3);
     fixture_free(&f);
     fixture_free(&c);
 }

@@ -175,6 +175,12 @@ stat_nested_cache *stat_cache_nested(tessel_stat_cache *c)
     return c->nested;
 }
 
+void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
+                                     uint64_t *misses)
+{
+    stat_nested_cache_counts(c ? c->nested : NULL, hits, misses);
+}
+
 void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64_t *misses)
 {
     *hits = c ? c->hits : 0;

@@ -291,6 +291,7 @@ typedef struct stat_nested_cache stat_nested_cache;
 stat_nested_cache *stat_cache_nested(tessel_stat_cache *c);
 int stat_nested_cache_create(const tessel_allocator *a, stat_nested_cache **out);
 void stat_nested_cache_free(stat_nested_cache **c);
+void stat_nested_cache_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *misses);
 /* Boundary b >= 2 as stat_nested_evaluate, through cache c (NULL: without). */
 int stat_nested_evaluate_cached(engine *e, unsigned b, const stat_input *const *in,
                                 const stat_output_sample *s, stat_nested_cache *c,

@@ -39,7 +39,14 @@ struct stat_nested_cache {
     const tessel_allocator *alloc;
     nested_entry *entry[NESTED_CACHE_MAX];
     unsigned count, next; /* entries held; the one to replace when full */
+    uint64_t hits, misses; /* boundaries priced from a summary; summaries built */
 };
+
+void stat_nested_cache_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *misses)
+{
+    *hits = c ? c->hits : 0;
+    *misses = c ? c->misses : 0;
+}
 
 void stat_nested_summary_free(nested_summary *sm)
 {
@@ -230,8 +237,10 @@ int stat_nested_evaluate_cached(engine *e, unsigned b, const stat_input *const *
     const nested_entry *hit = cache_find(c, key, len);
     if (hit) {
         int rc = stat_nested_from_summary(e, &bd, &hit->sm, s);
-        if (rc != STAT_NESTED_KNOWN_DECLINED)
+        if (rc != STAT_NESTED_KNOWN_DECLINED) {
+            c->hits += !rc;
             return rc;
+        }
         return stat_nested_evaluate(e, b, in, s, diag);
     }
     nested_summary sm;
@@ -239,8 +248,10 @@ int stat_nested_evaluate_cached(engine *e, unsigned b, const stat_input *const *
     sm.alloc = c->alloc;
     sm.ok = 1;
     int rc = stat_nested_evaluate_rec(e, b, in, s, &sm, diag);
-    if (!rc && sm.ok && sm.size[0] && sm.size[1])
+    if (!rc && sm.ok && sm.size[0] && sm.size[1]) {
         cache_insert(c->alloc, c, key, len, &sm);
+        c->misses++;
+    }
     else
         stat_nested_summary_free(&sm);
     return rc;

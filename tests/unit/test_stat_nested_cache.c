@@ -166,7 +166,7 @@ START_TEST(nested_cached_equals_uncached_shared)
     tessel_stat_options o;
     tessel_stat_options_init(&o);
     o.base[0] = o.base[1] = 16;
-    compare_many("bcsstk16", m, &o, 150, 0, 11);
+    compare_many("bcsstk16", m, &o, 100, 0, 11);
     tessel_tensor_free(&m);
 }
 END_TEST
@@ -178,11 +178,11 @@ START_TEST(nested_cached_equals_uncached_synthetic)
     tessel_stat_options_init(&o);
     o.base[0] = o.base[1] = 8;
     o.output_min_flops = 5000; /* a partial output sample */
-    compare_many("synthetic 400, partial sample", a, &o, 200, 1, 13);
+    compare_many("synthetic 400, partial sample", a, &o, 150, 1, 13);
     tessel_stat_options_init(&o);
     o.base[0] = o.base[1] = 8;
     o.output_fraction = 1;
-    compare_many("synthetic 400, whole sample", a, &o, 120, 1, 14);
+    compare_many("synthetic 400, whole sample", a, &o, 80, 1, 14);
     tessel_tensor_free(&a);
 }
 END_TEST

@@ -274,6 +274,10 @@ int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *
 void tessel_stat_cache_free(tessel_stat_cache **c);
 /* Shapes found in the cache and shapes summarised so far. */
 void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64_t *misses);
+/* Nested boundaries (b >= 2) priced from a kept summary, and summaries
+ * built (docs/models/stat.md "Nested summaries"). */
+void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
+                                     uint64_t *misses);
 /* tessel_model_stat_eval through cache (NULL: without one). Points the
  * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
  * inputs) and a summary that cannot be built (out of memory) take the

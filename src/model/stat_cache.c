@@ -88,6 +88,7 @@ struct tessel_stat_cache {
     unsigned count;
     size_t bytes;
     uint64_t hits, misses;
+    stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c) */
 };
 
 static const char *const order_names[NORDERS] = { "IJK", "IKJ", "KIJ" };
@@ -162,8 +163,22 @@ void tessel_stat_cache_free(tessel_stat_cache **c)
     if (!c || !*c)
         return;
     cache_clear(*c);
+    stat_nested_cache_free(&(*c)->nested);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
+}
+
+stat_nested_cache *stat_cache_nested(tessel_stat_cache *c)
+{
+    if (!c->nested && stat_nested_cache_create(c->alloc, &c->nested))
+        return NULL; /* out of memory: the nested boundaries go uncached */
+    return c->nested;
+}
+
+void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
+                                     uint64_t *misses)
+{
+    stat_nested_cache_counts(c ? c->nested : NULL, hits, misses);
 }
 
 void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64_t *misses)

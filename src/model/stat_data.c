@@ -388,7 +388,8 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (rc == STAT_NESTED_DECLINED)
             rc = TESSEL_OK;
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
-            rc = stat_nested_evaluate(&e, b, ins, sample, diag);
+            rc = stat_nested_evaluate_cached(&e, b, ins, sample,
+                                             cache ? stat_cache_nested(cache) : NULL, diag);
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }

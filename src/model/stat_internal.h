@@ -285,6 +285,18 @@ typedef struct stat_cache_point {
 
 int stat_cache_solve(tessel_stat_cache *c, const stat_cache_point *pt, stat_outcome *o);
 
+/* The nested boundaries' summaries (stat_nested_cache.c), kept by a
+ * tessel_stat_cache (created on first use; NULL when out of memory). */
+typedef struct stat_nested_cache stat_nested_cache;
+stat_nested_cache *stat_cache_nested(tessel_stat_cache *c);
+int stat_nested_cache_create(const tessel_allocator *a, stat_nested_cache **out);
+void stat_nested_cache_free(stat_nested_cache **c);
+void stat_nested_cache_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *misses);
+/* Boundary b >= 2 as stat_nested_evaluate, through cache c (NULL: without). */
+int stat_nested_evaluate_cached(engine *e, unsigned b, const stat_input *const *in,
+                                const stat_output_sample *s, stat_nested_cache *c,
+                                tessel_diag *diag);
+
 /* stat_outspill.c: rule 4 for an output tile inside one visit (update
  * steps of the child's reduction width, stat_step_width at boundary b) */
 uint64_t stat_step_width(const engine *e, unsigned b);

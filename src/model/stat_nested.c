@@ -152,6 +152,8 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
     /* runs that continue into the next level b-1 tile */
     if (!rc)
         rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
+    if (!rc && n->rec)
+        stat_nested_record_sizes(n, sd->op, x, p, runs);
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -262,8 +264,68 @@ static int level_grid(nested *n, const stat_input *in, unsigned i, stat_grid *g,
     return stat_derive_grid(n->e, in, i, &n->bd, n->e->alloc, g, edge, diag);
 }
 
+/* What the summary keeps of a finished evaluation. */
+static void record_totals(const nested *n, const stat_outcome *o)
+{
+    nested_summary *rec = n->rec;
+    rec->effectual = o->effectual;
+    rec->operand_nnz[0] = o->operand_nnz[0];
+    rec->operand_nnz[1] = o->operand_nnz[1];
+    rec->out_pairs = o->out_pairs;
+    rec->out_runs = o->z_writebacks;
+    rec->out_written = n->out_written;
+}
+
+int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary *sm,
+                             const stat_output_sample *s)
+{
+    nested n;
+    memset(&n, 0, sizeof(n));
+    n.e = e;
+    n.bd = *bd;
+    stat_outcome o;
+    memset(&o, 0, sizeof(o));
+    unsigned b = bd->b;
+    for (unsigned i = 0; i < 2; i++) {
+        const operand *op = &e->in[i];
+        /* the per-tile reads of rule 4 need the tiles themselves */
+        if (e->ob[(b - 1) % 2][i].n)
+            return STAT_NESTED_KNOWN_DECLINED;
+        tile_cost cost;
+        exact_tile_cost_init(e, &n.bd, op, &cost);
+        pricer pr = stat_pricer_of(&cost);
+        uint64_t part = exact_partition_bytes(e, b, op->spec_tensor);
+        stat_counts *c = i ? &o.b : &o.a;
+        for (uint64_t d = 0; d < sm->nsizes[i]; d++) {
+            price p = stat_fast_price(&pr, sm->size[i][d]);
+            double bytes = p.data + p.meta;
+            if (b + 1 < e->nlev && part && bytes > (double)part)
+                return STAT_NESTED_KNOWN_DECLINED; /* kept per tile (stat_bumped.c) */
+            /* summed by size instead of by tile: equal while exact */
+            if ((sm->runs[i][d] + sm->extra[i][d]) * bytes >= 0x1p52)
+                return STAT_NESTED_KNOWN_DECLINED;
+            input_uses(c, p, part, sm->runs[i][d], sm->runs[i][d] + sm->extra[i][d]);
+        }
+    }
+    o.effectual = sm->effectual;
+    o.operand_nnz[0] = sm->operand_nnz[0];
+    o.operand_nnz[1] = sm->operand_nnz[1];
+    int rc = stat_nested_output_known(&n, s, sm, &o);
+    if (rc)
+        return rc;
+    store(&n, &o);
+    exact_algorithmic_counts(e, &n.bd);
+    return TESSEL_OK;
+}
+
 int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
                          const stat_output_sample *s, tessel_diag *diag)
+{
+    return stat_nested_evaluate_rec(e, b, in, s, NULL, diag);
+}
+
+int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
+                             const stat_output_sample *s, nested_summary *rec, tessel_diag *diag)
 {
     if (!s)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, NULL,
@@ -272,6 +334,7 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     nested n;
     memset(&n, 0, sizeof(n));
     n.e = e;
+    n.rec = rec;
     n.bd.b = b;
     boundary outer;
     memset(&outer, 0, sizeof(outer));
@@ -306,6 +369,8 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
     if (!rc) {
         store(&n, &o);
         exact_algorithmic_counts(e, &n.bd);
+        if (rec)
+            record_totals(&n, &o);
     }
     nested_unshare(&n, shared_a, shared_b);
     nested_free(&n);

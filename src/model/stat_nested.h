@@ -13,8 +13,25 @@
 /* Engine indices of SpMSpM (exact_roles.c). */
 enum { XI = 0, XJ = 1, XK = 2 };
 
+/* What a nested boundary's evaluation leaves that depends on its geometry
+ * alone (stat_nested_cache.c keeps it across points): per input and tile
+ * size (nonzeros, ascending), the runs (fills) and the uses after a fill
+ * of the tiles with a run; the effectual iterations and operand nonzeros;
+ * the output's pairs, runs and written nonzeros. */
+typedef struct nested_summary {
+    uint64_t nsizes[2];
+    uint64_t *size[2];
+    double *runs[2], *extra[2];
+    double effectual, operand_nnz[2];
+    double out_pairs, out_runs, out_written;
+    int ok; /* 0: not (fully) recorded */
+    const tessel_allocator *alloc; /* of the arrays */
+} nested_summary;
+
 typedef struct nested {
     engine *e;
+    nested_summary *rec;     /* NULL, or where to record the summary */
+    double out_written;      /* the output's written nonzeros (stat_nested_output) */
     boundary bd;
     stat_grid a, b;          /* A: rows I, columns K; B: rows K, columns J (level b) */
     uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
@@ -117,5 +134,28 @@ void stat_prior_pair(const out_prior *pr, double m, double q, double v, double s
 double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
 /* Scales z and weights w (summing to 1) of the pair's occupancy; count. */
 unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w);
+
+/* stat_nested_out.c: Z at boundary n->bd.b from a summary's pairs, runs
+ * and written nonzeros, when no output tile can outgrow its partition;
+ * STAT_NESTED_KNOWN_DECLINED (nothing written) when one can. */
+#define STAT_NESTED_KNOWN_DECLINED 1
+int stat_nested_output_known(nested *n, const stat_output_sample *s, const nested_summary *sm,
+                             stat_outcome *o);
+
+/* stat_nested.c: boundary b priced from summary sm (bd: its geometry);
+ * STAT_NESTED_KNOWN_DECLINED, with nothing written, where the summary does
+ * not decide the point (rule 4 per child read, an output spill, sums
+ * past exact doubles). */
+int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary *sm,
+                             const stat_output_sample *s);
+/* stat_nested.c: stat_nested_evaluate, recording into rec (NULL: not). */
+int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
+                             const stat_output_sample *s, nested_summary *rec, tessel_diag *diag);
+
+/* stat_nested_cache.c: input op's tiles (grid x, runs[] per tile, P's
+ * rows giving the uses) into n->rec by size; rec->ok = 0 when it cannot. */
+void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const stat_grid *p,
+                              const double *runs);
+void stat_nested_summary_free(nested_summary *sm);
 
 #endif

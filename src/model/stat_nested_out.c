@@ -993,6 +993,23 @@ static int runs_without_groups(nested *n, const stat_output_sample *s, uint64_t 
     return TESSEL_OK;
 }
 
+int stat_nested_output_known(nested *n, const stat_output_sample *s, const nested_summary *sm,
+                             stat_outcome *o)
+{
+    zprice z;
+    zprice_init(n, &z);
+    if (z.part && zbytes(&z, z.cells) > (double)z.part)
+        return STAT_NESTED_KNOWN_DECLINED; /* the spill walks the pairs */
+    out_spill sp;
+    memset(&sp, 0, sizeof(sp));
+    o->out_pairs = sm->out_pairs;
+    o->z_writebacks = sm->out_runs;
+    o->out_nnz = sm->out_written;
+    output_traffic(&z, s, &sp, o);
+    store_spill(n, &z, o);
+    return TESSEL_OK;
+}
+
 int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -1022,6 +1039,7 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
         o->out_pairs = pairs;
         o->z_writebacks = runs;
         o->out_nnz = written; /* output_traffic sets the nonzeros */
+        n->out_written = written;
         output_traffic(&z, s, &sp, o);
         store_spill(n, &z, o);
     }

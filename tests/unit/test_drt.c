@@ -1191,7 +1191,6 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, drt_inputs_vs_suc_micro);
     tcase_add_test(tc, stat_vs_exact_real);
-    tcase_add_test(tc, out_of_memory_every_allocation);
     tcase_add_test(tc, levels_hand_example);
     tcase_add_test(tc, levels_hand_example_split);
     tcase_add_test(tc, levels_overbooked_per_child_read);
@@ -1199,8 +1198,14 @@ int main(void)
     tcase_add_test(tc, levels_stat_vs_exact);
     tcase_add_test(tc, levels_four);
     tcase_add_test(tc, levels_refusals);
-    tcase_add_test(tc, levels_out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
+    /* the every-allocation runs in their own case with their own limits:
+     * minutes each under ASan on a loaded 2-core machine */
+    TCase *oom = tcase_create("oom");
+    tcase_set_timeout(oom, 600);
+    tcase_add_test(oom, out_of_memory_every_allocation);
+    tcase_add_test(oom, levels_out_of_memory_every_allocation);
+    suite_add_tcase(s, oom);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -481,12 +481,32 @@ static void oom_run(const char *variant, tessel_strategy_estimator est, long str
  * with drt_levels llb allocates in three steps of its own (DRT, the inner
  * choice, the on-chip estimate), drt_levels all in module drt's two-level
  * walk (and the statistics it collects): both estimators of each. */
-START_TEST(test_oom)
+START_TEST(test_oom_n)
 {
     oom_run("n", TESSEL_STRATEGY_EXACT, 5, NULL);
+}
+END_TEST
+
+START_TEST(test_oom_drt_llb_exact)
+{
     oom_run("drt", TESSEL_STRATEGY_EXACT, 3, "template_options.drt_levels=llb");
+}
+END_TEST
+
+START_TEST(test_oom_drt_llb_stat)
+{
     oom_run("drt", TESSEL_STRATEGY_STAT, 5, "template_options.drt_levels=llb");
+}
+END_TEST
+
+START_TEST(test_oom_drt_exact)
+{
     oom_run("drt", TESSEL_STRATEGY_EXACT, 3, NULL);
+}
+END_TEST
+
+START_TEST(test_oom_drt_stat)
+{
     oom_run("drt", TESSEL_STRATEGY_STAT, 5, NULL);
 }
 END_TEST
@@ -508,8 +528,17 @@ int main(void)
     tcase_add_test(tc, test_drt_levels_variant);
     tcase_add_test(tc, test_template_run_dispatch);
     tcase_add_test(tc, test_refusals);
-    tcase_add_test(tc, test_oom);
     suite_add_tcase(s, tc);
+    /* each out-of-memory run is its own test with its own limit: together they
+     * take minutes under ASan on a loaded 2-core machine */
+    TCase *oom = tcase_create("oom");
+    tcase_set_timeout(oom, 600);
+    tcase_add_test(oom, test_oom_n);
+    tcase_add_test(oom, test_oom_drt_llb_exact);
+    tcase_add_test(oom, test_oom_drt_llb_stat);
+    tcase_add_test(oom, test_oom_drt_exact);
+    tcase_add_test(oom, test_oom_drt_stat);
+    suite_add_tcase(s, oom);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -80,7 +80,8 @@ def _tables(pricer, chunks, prefix, traffic):
     values = []
     for n, ints, doubles, text in chunks:
         views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
-        values.extend(Values(pricer.layout, views[0], views[1], views[2], i) for i in range(n))
+        values.extend(Values.of_chunk(pricer.layout, views[0], views[1], views[2], i)
+                      for i in range(n))
     rows = []
     for pre, v in zip(prefix, values):
         row = dict(pre)

@@ -6,7 +6,7 @@ import itertools
 from ._fast import Pricer
 from ._run import frame_or_rows, point_inputs
 from ._spec import _set_list
-from ._values import TEXTS_MAX, Values, layout, text_cell
+from ._values import TEXTS_MAX, Values, layout, summary_of, text_cell
 
 
 def _values(spec, points, tensors, estimator, strategy, stats, set, timing, label,
@@ -82,11 +82,14 @@ def _tables(pricer, chunks, prefix, traffic):
         views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
         values.extend(Values.of_chunk(pricer.layout, views[0], views[1], views[2], i)
                       for i in range(n))
-    rows = []
-    for pre, v in zip(prefix, values):
-        row = dict(pre)
-        row.update(v.summary())
-        rows.append(row)
+    if not any(prefix):  # run_many: each row a Summary, converted as it is read
+        rows = [summary_of(v) for v in values]
+    else:
+        rows = []
+        for pre, v in zip(prefix, values):
+            row = dict(pre)
+            row.update(v.summary())
+            rows.append(row)
     if not traffic:
         return frame_or_rows(rows)
     trows = []

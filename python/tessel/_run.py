@@ -8,7 +8,7 @@ import threading
 from . import _common, _errors
 from ._common import _b, _diag_list, _load_options, lib
 from ._lib import Diag, DiagList
-from ._spec import Spec, _as_spec, _set_list, _set_value
+from ._spec import Spec, _as_spec, _set_list
 from ._fast import Pricer, set_bytes
 from ._values import layout, summary_of
 from ._tensor import Tensor, load
@@ -121,23 +121,23 @@ class Stats(object):
         return got[1]
 
     def _fast(self, spec, label):
-        """(this thread's Pricer, the spec's own overrides packed, their number) for
+        """(spec, this thread's Pricer, the spec's own overrides packed, their number) for
         run(spec, stats=self, label=label) without timing, kept per thread, spec object
         and label; None when the numbers' layout is incomplete or spec is not a Spec."""
         try:
             fast = self._local.fast
         except AttributeError:
             fast = self._local.fast = {}
-        got = fast.get((id(spec), label))
+        key = id(spec) if label is None else (id(spec), label)
+        got = fast.get(key)
         if got is None or got[0] is not spec:
             prepared = self._prepared(spec)
             if prepared is None:
                 return None
             root, db, sets = prepared
             own = set_bytes(sets) + b"\0" if sets else b""
-            got = fast[(id(spec), label)] = (spec, self._pricer(root, 1, db, label, False),
-                                             own, len(sets))
-        return got[1:]
+            got = fast[key] = (spec, self._pricer(root, 1, db, label, False), own, len(sets))
+        return got
 
     def _pricer(self, root, code, db, label, timing):
         """This thread's Pricer for points of `root` (overrides aside) from these
@@ -366,17 +366,19 @@ def run(spec, tensors=None, estimator=None, strategy=None, stats=None, set=None,
         # overrides packed here (the spec's own packed once), no record kept
         fast = stats._fast(spec, label)
         if fast is not None:
-            pricer, sets, n = fast
-            if type(set) is dict:
-                more = [k + "=" + v if type(v) is str else k + "=" + _set_value(v)
-                        for k, v in set.items()]
-            else:
-                more = _set_list(set)
+            _, pricer, sets, n = fast  # sets: NUL-terminated strings back to back
+            if set:
+                try:  # a dict of strings: joined by C loops, no Python loop
+                    more, k = "\0".join(map("=".join, set.items())), len(set)
+                except (TypeError, AttributeError):  # numbers or bools; a list
+                    more = _set_list(set)
+                    more, k = "\0".join(more), len(more)
+                if k:
+                    sets += more.encode("utf-8") + b"\0"
+                    n += k
             if strategy:
-                more.append("mapping.strategy=%s" % strategy)
-            if more:
-                sets += "\0".join(more).encode("utf-8")
-                n += len(more)
+                sets += ("mapping.strategy=%s\0" % strategy).encode("utf-8")
+                n += 1
             return Result(None, pricer.values(sets, n), (pricer.origin, sets, n))
     root, sets, code, db, data, stat, shared, cache, keep = point_inputs(
         spec, tensors, estimator, strategy, stats, set, drop_zeros)

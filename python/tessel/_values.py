@@ -79,15 +79,13 @@ class Layout(object):
         self.Buffer = ctypes.c_int64 * ((self.text_at + TEXTS_MAX) // 8)  # 8-byte aligned
         self.copy_bytes = self.text_at + TEXT_COPY
         self.text_bytes_at = 8 * (self.head - 3)
-        self.masks_at = 8 * (self.head - 2)
         self.feasible_at = 8 * len(self.s_ints)
         self.summary_doubles_struct = struct.Struct("=%dd" % len(self.s_doubles))
-        # where Summary reads a column: (0, byte offset, 0) an int, (1, byte offset, bit
-        # in the masks) a double, (2, index in texts(), 0) a text
-        self.where = {k: (0, 8 * i, 0) for i, k in enumerate(self.s_ints)}
-        self.where.update((k, (1, 8 * (self.n_ints + i), 1 << i))
-                          for i, k in enumerate(self.s_doubles))
-        self.where.update((k, (2, i, 0)) for i, k in enumerate(self.s_texts))
+        # where Summary reads a column: (0, byte offset) an int, (1, byte offset) a
+        # double, (2, index in texts()) a text
+        self.where = {k: (0, 8 * i) for i, k in enumerate(self.s_ints)}
+        self.where.update((k, (1, 8 * (self.n_ints + i))) for i, k in enumerate(self.s_doubles))
+        self.where.update((k, (2, i)) for i, k in enumerate(self.s_texts))
         self._rows = {}
         self._bits = {}
 
@@ -122,7 +120,6 @@ _DIGITS = frozenset("-0123456789")
 
 
 _unpack_q = struct.Struct("=q").unpack_from
-_unpack_2q = struct.Struct("=2q").unpack_from
 _unpack_d = struct.Struct("=d").unpack_from
 
 
@@ -232,7 +229,10 @@ class Summary(dict):
     numbers when read, so that reading a column in a study's loop costs one lookup, not
     the 30-cell dict. Anything else (iteration, len of a changed row, items, ==, repr,
     json, pickle, pandas, a change) fills the dict once, in the header's order, and from
-    then on it is a plain dict. Equal to Values.summary(), cell for cell and in order."""
+    then on it is a plain dict. Equal to Values.summary(), cell for cell and in order.
+    Until filled its storage holds one placeholder entry (UNFILLED), not nothing: C code
+    that looks at a dict subclass's storage before calling its methods (json's encoder
+    writes "{}" for an empty one without asking items()) then calls them."""
 
     __slots__ = ("_v",)  # the Values until filled, then None
 
@@ -240,6 +240,7 @@ class Summary(dict):
         v = self._v
         if v is not None:
             self._v = None
+            dict.clear(self)  # the placeholder
             dict.update(self, v.summary())
         return self
 
@@ -251,15 +252,12 @@ class Summary(dict):
         at = lay.where.get(key)
         if at is None:
             raise KeyError(key)
-        kind, where, bit = at
+        kind, where = at
         if kind == 1:
             x = _unpack_d(v.raw, where)[0]
-            integral, empty = _unpack_2q(v.raw, lay.masks_at)
-            if integral & bit:  # written as an integer
-                return int(x)
-            if empty & bit:  # written as an empty cell
-                return None
-            return x
+            if x.is_integer():  # the masks' rule (double_cell), without reading them
+                return int(x) if -1e15 < x < 1e15 else x
+            return x if x - x == 0 else None  # not finite: an empty cell
         if kind == 0:
             return _unpack_q(v.raw, where)[0]
         return text_cell(v.texts()[where])
@@ -339,8 +337,12 @@ for _name in ("__setitem__", "__delitem__", "__ior__", "update", "pop", "popitem
 del _name
 
 
+UNFILLED = "(tessel: a Summary read past its methods before it was filled)"
+_PLACEHOLDER = {UNFILLED: None}
+
+
 def summary_of(values):
     """The Summary of a point's Values (not yet filled)."""
-    s = Summary()
+    s = Summary(_PLACEHOLDER)
     s._v = values
     return s

@@ -77,6 +77,83 @@ class SameAsText(unittest.TestCase):
         self.assertEqual(feasible, {False, True})  # the test saw both verdicts
 
 
+class LazySummary(unittest.TestCase):
+    """Result.summary converts a cell when it is read (Summary); it is still the dict of
+    the row for everything else."""
+
+    def setUp(self):
+        self.st = tessel.stats(SPEC, {"A": shared("bcspwr06.mtx.gz")})
+
+    def fresh(self, **sets):
+        r = tessel.run(SPEC, stats=self.st, set=sets or {"LLB.capacity": "1MiB"})
+        self.assertIsInstance(r.summary, dict)
+        return r
+
+    def test_each_cell_read_alone_equals_the_text(self):
+        # 16KiB: infeasible (empty and integral cells differ from the 1MiB point's)
+        for cap in ("1MiB", "16KiB"):
+            expect = tessel.parse_csv(self.fresh(**{"LLB.capacity": cap}).summary_csv)[0]
+            for col, v in expect.items():
+                got = self.fresh(**{"LLB.capacity": cap}).summary[col]  # unfilled each time
+                self.assertEqual((got, type(got)), (v, type(v)), col)
+                self.assertEqual(self.fresh(**{"LLB.capacity": cap}).summary.get(col), v)
+        s = self.fresh().summary
+        self.assertIsNone(s.get("no_such_column"))
+        self.assertNotIn("no_such_column", s)
+        self.assertIn("energy_pj", s)
+        self.assertEqual(len(s), len(expect))
+        with self.assertRaises(KeyError):
+            s["no_such_column"]
+
+    def test_a_dict_everywhere(self):
+        import copy
+        import json
+        import pickle
+        r = self.fresh()
+        text = tessel.parse_csv(r.summary_csv)[0]
+        self.assertEqual(self.fresh().summary, text)
+        self.assertEqual(text, self.fresh().summary)
+        self.assertFalse(self.fresh().summary != text)
+        self.assertEqual(list(self.fresh().summary), list(text))
+        self.assertEqual(list(self.fresh().summary.items()), list(text.items()))
+        self.assertEqual(dict(self.fresh().summary), text)
+        self.assertEqual({**self.fresh().summary}, text)
+        self.assertEqual(json.loads(json.dumps(self.fresh().summary)), json.loads(json.dumps(text)))
+        self.assertEqual(pickle.loads(pickle.dumps(self.fresh().summary)), text)
+        self.assertIs(type(copy.copy(self.fresh().summary)), dict)
+        self.assertEqual(repr(self.fresh().summary), repr(text))
+        s = self.fresh().summary
+        s["mine"] = 1  # a change fills the dict first
+        self.assertEqual(s, dict(text, mine=1))
+        pandas = pandas_or_none()
+        if pandas is not None:  # columns in the header's order, as from dicts
+            pandas.testing.assert_frame_equal(pandas.DataFrame([self.fresh().summary]),
+                                              pandas.DataFrame([text]))
+
+
+class OverrideForms(unittest.TestCase):
+    def test_every_form_of_set_prices_the_same_point(self):
+        # run() packs the overrides itself on its fast path: a dict of strings, of other
+        # values, a list, one string, with a strategy, on a spec with its own overrides
+        st = tessel.stats(SPEC, {"A": shared("bcspwr06.mtx.gz")})
+        expect = tessel.run(tessel.Spec(SPEC, set=["LLB.capacity=1MiB",
+                                                   "mapping.LLB.order=KIJ"]),
+                            stats=st, strategy="conservative").summary_csv
+        derived = tessel.Spec(SPEC, set={"LLB.capacity": "1MiB"})
+        for spec, sets in ((SPEC, {"LLB.capacity": "1MiB", "mapping.LLB.order": "KIJ"}),
+                           (SPEC, {"LLB.capacity": 1048576, "mapping.LLB.order": "KIJ"}),
+                           (SPEC, ["LLB.capacity=1MiB", "mapping.LLB.order=KIJ"]),
+                           (derived, "mapping.LLB.order=KIJ"),
+                           (derived, {"mapping.LLB.order": "KIJ"})):
+            r = tessel.run(spec, stats=st, set=sets, strategy="conservative")
+            self.assertIsNone(r._rec)  # the fast path
+            self.assertEqual(r.summary, tessel.parse_csv(expect)[0], sets)
+            self.assertEqual(r.summary_csv, expect, sets)
+        with self.assertRaises(tessel.SpecError) as cm:
+            tessel.run(derived, stats=st, set={"mapping.LLB.ordr": "KIJ"})
+        self.assertEqual(cm.exception.diagnostics[0].suggestion, "order")
+
+
 class Many(unittest.TestCase):
     POINTS = [{"LLB.capacity": c, "mapping.LLB.order": o}
               for c in ("512KiB", "2MiB") for o in ("IJK", "KIJ", "JKI")]

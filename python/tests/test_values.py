@@ -154,6 +154,53 @@ class OverrideForms(unittest.TestCase):
         self.assertEqual(cm.exception.diagnostics[0].suggestion, "order")
 
 
+class Bound(unittest.TestCase):
+    """spec.bind(paths).run(values) prices what run(spec, set=dict(zip(paths, values)))
+    prices."""
+
+    def test_bound_equals_run(self):
+        st = tessel.stats(SPEC, {"A": shared("bcspwr06.mtx.gz")})
+        spec = tessel.Spec(SPEC, set={"mapping.LLB.order": "KIJ"})
+        b = spec.bind(["LLB.capacity", "mapping.LLB.tile"], stats=st, strategy="conservative")
+        for values in (["1MiB", "i:256,k:256,j:256"], ("1048576", "i:256,k:256,j:256"),
+                       [1048576, "i:256,k:256,j:256"], [1048576.0, "i:128,k:128,j:128"]):
+            r = b.run(values)
+            self.assertIsNone(r._rec)  # one library call, no record
+            sets = {"LLB.capacity": str(values[0]).replace(".0", ""),
+                    "mapping.LLB.tile": values[1]}
+            expect = tessel.run(spec, stats=st, set=sets, strategy="conservative", timing=True)
+            text = tessel.parse_csv(expect.summary_csv)[0]
+            text["model_seconds"] = 0
+            self.assertEqual(r.summary, text, values)
+        self.assertEqual(b.paths, ["LLB.capacity", "mapping.LLB.tile"])
+        with self.assertRaises(ValueError):
+            b.run(["1MiB"])
+        with self.assertRaises(tessel.SpecError):
+            b.run(["1MiB", "i:256,x:1"])
+        rows = [["512KiB", "i:128,k:128,j:128"], ["2MiB", "i:256,k:256,j:256"]]
+        table = b.run_many(rows)
+        got = table.to_dict("records") if not isinstance(table, list) else table
+        self.assertEqual([row["energy_pj"] for row in got],
+                         [b.run(row).summary["energy_pj"] for row in rows])
+
+    def test_numbers_and_other_estimators(self):
+        from tessel._bound import value_text
+        self.assertEqual([value_text(v) for v in ["x", True, False, 7, 2.0, 0.25, 1e20]],
+                         ["x", "true", "false", "7", "2", "0.25", "1e+20"])
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        if numpy is not None:
+            self.assertEqual([value_text(v) for v in numpy.array([1048576, 3])], ["1048576", "3"])
+            self.assertEqual(value_text(numpy.float64(0.5)), "0.5")
+            self.assertEqual(value_text(numpy.bool_(True)), "true")
+        # exact on the spec's own data: run() serves each point
+        b = tessel.Spec(SPEC).bind("LLB.capacity")
+        self.assertEqual(b.run(["1MiB"]).summary_csv,
+                         tessel.run(SPEC, set={"LLB.capacity": "1MiB"}).summary_csv)
+
+
 class Many(unittest.TestCase):
     POINTS = [{"LLB.capacity": c, "mapping.LLB.order": o}
               for c in ("512KiB", "2MiB") for o in ("IJK", "KIJ", "JKI")]

@@ -62,7 +62,8 @@ def _frame(chunks, prefix):
             col = col.astype(numpy.int64)
         columns[lay.s_doubles[k]] = col
     order = list(prefix[0]) if prefix else []
-    return pandas.DataFrame(columns, columns=order + lay.summary_header)
+    # a dict already in the columns' order: pandas then builds no Series to reindex
+    return pandas.DataFrame({k: columns[k] for k in order + lay.summary_header})
 
 
 def _tables(pricer, chunks, prefix, traffic):

@@ -12,7 +12,7 @@ from ._values import TEXTS_MAX, Values, layout
 
 
 _FEW = 64
-_COUNTS = tuple(ctypes.c_size_t(n) for n in range(_FEW))  # read-only arguments, shared  # read-only arguments, shared
+_COUNTS = tuple(ctypes.c_size_t(n) for n in range(_FEW))  # read-only arguments, shared
 
 
 def set_bytes(sets):

@@ -29,6 +29,23 @@ class Layout(unittest.TestCase):
                                 lay.t_doubles), sorted(lay.traffic_header))
         self.assertTrue(lay.complete)
 
+    def test_long_text_is_copied_whole(self):
+        # a point's text cells beyond the bytes copied with the numbers (TEXT_COPY)
+        import struct
+        lay = _values.layout()
+        buf = lay.Buffer()
+        view = memoryview(buf).cast("B")
+        cells = ("d" * 700 + "\0w\0").encode()
+        view[lay.text_at:lay.text_at + len(cells)] = cells
+        struct.pack_into("=q", view, lay.text_bytes_at, len(cells))
+        self.assertGreater(len(cells), _values.TEXT_COPY)
+        self.assertEqual(_values.Values(lay, view).texts(), ["d" * 700, "w"])
+        ints = view[:lay.doubles_at]
+        doubles = view[lay.doubles_at:lay.text_at]
+        text = view[lay.text_at:]
+        self.assertEqual(_values.Values.of_chunk(lay, ints, doubles, text, 0).texts(),
+                         ["d" * 700, "w"])
+
 
 class SameAsText(unittest.TestCase):
     def assert_same(self, r):

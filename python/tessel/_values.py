@@ -239,9 +239,11 @@ class Summary(dict):
     def _fill(self):
         v = self._v
         if v is not None:
-            self._v = None
-            dict.clear(self)  # the placeholder
+            # in this order, so that another thread reading or filling meanwhile sees
+            # either the cells read alone or the whole row (each step is atomic)
             dict.update(self, v.summary())
+            dict.pop(self, UNFILLED, None)
+            self._v = None
         return self
 
     def __getitem__(self, key):

@@ -6,6 +6,7 @@
     r.summary["energy_pj"], r.traffic
 """
 
+from ._bound import Bound
 from ._common import lib
 from ._errors import Diagnostic, SpecError, TesselError
 from ._many import grid, run_many
@@ -14,7 +15,7 @@ from ._spec import Spec, TesselWarning
 from ._sweep import SweepResult, sweep
 from ._tensor import Tensor, from_coo, from_scipy, load
 
-__all__ = ["Diagnostic", "Result", "Spec", "SpecError", "Stats", "SweepResult", "Tensor",
+__all__ = ["Bound", "Diagnostic", "Result", "Spec", "SpecError", "Stats", "SweepResult", "Tensor",
            "TesselError", "TesselWarning", "Workload", "frame_or_rows", "from_coo",
            "from_scipy", "grid", "lib", "load", "parse_csv", "run", "run_many", "stats", "sweep"]
 __version__ = "0.1.0"

@@ -11,13 +11,19 @@ from ._lib import DiagList
 from ._values import TEXTS_MAX, Values, layout
 
 
-_COUNTS = tuple(ctypes.c_size_t(n) for n in range(64))  # read-only arguments, shared
+_FEW = 64
+_COUNTS = tuple(ctypes.c_size_t(n) for n in range(_FEW))  # read-only arguments, shared
 
 
 def set_bytes(sets):
     """Overrides as tessel_sweep_values_point takes them: NUL-terminated strings back to
     back (bytes objects end with a NUL of their own)."""
     return "\0".join(sets).encode("utf-8")
+
+
+def split_sets(sets, n):
+    """The strings set_bytes packed (for the messages of a failed point)."""
+    return sets.decode("utf-8").split("\0")[:n] if n else []
 
 
 class Pricer(object):
@@ -27,14 +33,17 @@ class Pricer(object):
     def __init__(self, root, code, data, stat, shared, cache, db, label, timing):
         L = lib()
         lay = self.layout = layout()
-        self.ints, self.doubles, self.text = lay.IntArray(), lay.DoubleArray(), lay.TextArray()
-        self.views = tuple(memoryview(a).cast("B") for a in (self.ints, self.doubles, self.text))
+        self.buffer = lay.Buffer()  # ints, doubles and text back to back (Layout)
+        self.view = memoryview(self.buffer).cast("B")
+        at = ctypes.addressof(self.buffer)
         self.root = root  # the handles below must outlive the C object: held here
+        self.origin = None  # (stats, root, code, db, label): what Stats made it from
         self._label = _b(label) if label else None
         self._h = ctypes.c_void_p()
         if L.tessel_sweep_values_create(root._h, code, data, stat, shared, cache, db,
-                                        self._label, 1 if timing else 0, self.ints,
-                                        self.doubles, self.text, None, ctypes.byref(self._h)):
+                                        self._label, 1 if timing else 0, at,
+                                        at + lay.doubles_at, at + lay.text_at, None,
+                                        ctypes.byref(self._h)):
             raise MemoryError("out of memory preparing a point")
         # the per-point call without argtypes, given ctypes objects (and bytes for the
         # overrides) that ctypes passes without converting: half the cost of from_param
@@ -55,26 +64,30 @@ class Pricer(object):
 
     def point(self, sets, text=True):
         """One point with the overrides `sets` (strings): (record or None, Values)."""
-        n = len(sets)
-        count = _COUNTS[n] if n < len(_COUNTS) else ctypes.c_size_t(n)
+        return self.point_bytes(set_bytes(sets), len(sets), text)
+
+    def point_bytes(self, sets, n, text=True):
+        """One point with the n overrides packed in `sets` (set_bytes): (record or None,
+        Values)."""
+        count = _COUNTS[n] if n < _FEW else ctypes.c_size_t(n)
         if text:
             rec = ctypes.c_void_p()
-            rc = self._point(self._h, set_bytes(sets), count, ctypes.byref(rec), self._pdl)
+            rc = self._point(self._h, sets, count, ctypes.byref(rec), self._pdl)
         else:
             rec = None
-            rc = self._point(self._h, set_bytes(sets), count, None, self._pdl)
+            rc = self._point(self._h, sets, count, None, self._pdl)
         if rc:
-            raise self._fail(lib(), rc, sets)
-        return rec, Values(self.layout, *self.views)
+            raise self._fail(lib(), rc, split_sets(sets, n))
+        return rec, Values(self.layout, self.view)
 
-    def points(self, many):
-        """Values of each point of `many` (lists of override strings), in one C call per
-        chunk of points. A failure raises its error with `.point` (its index) set."""
-        out = []
-        for n, ints, doubles, text in self.chunks(many):
-            views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
-            out.extend(Values(self.layout, views[0], views[1], views[2], i) for i in range(n))
-        return out
+    def values(self, sets, n):
+        """Values of the point with the n overrides packed in `sets` (set_bytes), keeping
+        no record: the study's loop, run(spec, stats=...) on this thread."""
+        rc = self._point(self._h, sets, _COUNTS[n] if n < _FEW else ctypes.c_size_t(n), None,
+                         self._pdl)
+        if rc:
+            raise self._fail(lib(), rc, split_sets(sets, n))
+        return Values(self.layout, self.view)
 
     def chunks(self, many):
         """The arrays of each chunk of points of `many`, as (points, ints, doubles, text)

@@ -5,7 +5,6 @@ layouts are part of include/tessel/base.h; bigger structs are reached through th
 calls of include/tessel/sweep.h ("Flat calls for language bindings")."""
 
 import ctypes
-import ctypes.util
 import glob
 import os
 
@@ -116,6 +115,7 @@ def _candidates():
         found += sorted(glob.glob(os.path.join(root, "build*", "libtessel.so")))
         for path in found:
             yield path
+    import ctypes.util  # here: it imports subprocess and more, a tenth of a second
     name = ctypes.util.find_library("tessel")
     yield name or "libtessel.so.0"
 

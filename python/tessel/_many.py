@@ -6,7 +6,7 @@ import itertools
 from ._fast import Pricer
 from ._run import frame_or_rows, point_inputs
 from ._spec import _set_list
-from ._values import TEXTS_MAX, Values, layout, text_cell
+from ._values import TEXTS_MAX, Values, layout, summary_of, text_cell
 
 
 def _values(spec, points, tensors, estimator, strategy, stats, set, timing, label,
@@ -62,7 +62,8 @@ def _frame(chunks, prefix):
             col = col.astype(numpy.int64)
         columns[lay.s_doubles[k]] = col
     order = list(prefix[0]) if prefix else []
-    return pandas.DataFrame(columns, columns=order + lay.summary_header)
+    # a dict already in the columns' order: pandas then builds no Series to reindex
+    return pandas.DataFrame({k: columns[k] for k in order + lay.summary_header})
 
 
 def _tables(pricer, chunks, prefix, traffic):
@@ -80,12 +81,16 @@ def _tables(pricer, chunks, prefix, traffic):
     values = []
     for n, ints, doubles, text in chunks:
         views = [memoryview(a).cast("B") for a in (ints, doubles, text)]
-        values.extend(Values(pricer.layout, views[0], views[1], views[2], i) for i in range(n))
-    rows = []
-    for pre, v in zip(prefix, values):
-        row = dict(pre)
-        row.update(v.summary())
-        rows.append(row)
+        values.extend(Values.of_chunk(pricer.layout, views[0], views[1], views[2], i)
+                      for i in range(n))
+    if not any(prefix):  # run_many: each row a Summary, converted as it is read
+        rows = [summary_of(v) for v in values]
+    else:
+        rows = []
+        for pre, v in zip(prefix, values):
+            row = dict(pre)
+            row.update(v.summary())
+            rows.append(row)
     if not traffic:
         return frame_or_rows(rows)
     trows = []

@@ -9,8 +9,8 @@ from . import _common, _errors
 from ._common import _b, _diag_list, _load_options, lib
 from ._lib import Diag, DiagList
 from ._spec import Spec, _as_spec, _set_list
-from ._fast import Pricer
-from ._values import layout
+from ._fast import Pricer, set_bytes
+from ._values import layout, summary_of
 from ._tensor import Tensor, load
 
 ESTIMATORS = {"exact": 0, "stat": 1, "analytic": 2}
@@ -120,6 +120,25 @@ class Stats(object):
                 spec, (root, root.energy_db(), list(s._sets)))
         return got[1]
 
+    def _fast(self, spec, label):
+        """(spec, this thread's Pricer, the spec's own overrides packed, their number) for
+        run(spec, stats=self, label=label) without timing, kept per thread, spec object
+        and label; None when the numbers' layout is incomplete or spec is not a Spec."""
+        try:
+            fast = self._local.fast
+        except AttributeError:
+            fast = self._local.fast = {}
+        key = id(spec) if label is None else (id(spec), label)
+        got = fast.get(key)
+        if got is None or got[0] is not spec:
+            prepared = self._prepared(spec)
+            if prepared is None:
+                return None
+            root, db, sets = prepared
+            own = set_bytes(sets) + b"\0" if sets else b""
+            got = fast[key] = (spec, self._pricer(root, 1, db, label, False), own, len(sets))
+        return got
+
     def _pricer(self, root, code, db, label, timing):
         """This thread's Pricer for points of `root` (overrides aside) from these
         statistics, made on first use."""
@@ -130,6 +149,7 @@ class Stats(object):
         if p is None or p.root is not root:
             p = pricers[key] = Pricer(root, code, self.workload._h, self._h, shared, cache, db,
                                       label, timing)
+            p.origin = (self, root, code, db, label)
             with self._all_lock:
                 self._pricers.append(p)
         return p
@@ -205,13 +225,16 @@ class Result(object):
     statistics without timing, from the same point priced again (the estimate is
     deterministic: the same bytes) so that a study reading numbers pays for no record."""
 
+    __slots__ = ("_rec", "_values", "_again", "_summary", "_sources", "_text", "__weakref__")
+
     def __init__(self, record, values=None, again=None):
         self._rec = record
         self._values = values
-        self._again = again  # (stats, root, code, db, label, sets): prices it again
+        # ((stats, root, code, db, label), overrides packed, their number): prices it again
+        self._again = again
         self._summary = None
         self._sources = None
-        self._text = [None, None, None, None]
+        self._text = None
 
     @property
     def feasible(self):
@@ -221,11 +244,14 @@ class Result(object):
 
     def _get(self, which):
         """The record as summary.csv, traffic.csv, summary.json or traffic.json (0..3)."""
+        if self._text is None:
+            self._text = [None, None, None, None]
         if self._text[which] is None:
             if self._rec is None:
-                stats, root, code, db, label, sets = self._again
+                (stats, root, code, db, label), sets, n = self._again
                 # this thread's handles: the C caches are one thread's at a time
-                self._rec = stats._pricer(root, code, db, label, False).point(sets, True)[0]
+                pricer = stats._pricer(root, code, db, label, False)
+                self._rec = pricer.point_bytes(sets, n, True)[0]
             d = Diag()
             raw = _common._lib.tessel_sweep_record_text(self._rec, which, ctypes.byref(d))
             if raw is None:
@@ -254,10 +280,13 @@ class Result(object):
 
     @property
     def summary(self):
-        if self._summary is None:
+        """summary.csv's row as a dict (a Summary: a cell read alone is converted
+        when it is read)."""
+        s = self._summary
+        if s is None:
             v = self._values
-            self._summary = v.summary() if v is not None else parse_csv(self._get(0))[0]
-        return self._summary
+            s = self._summary = summary_of(v) if v is not None else parse_csv(self._get(0))[0]
+        return s
 
     @property
     def traffic_rows(self):
@@ -333,23 +362,33 @@ def run(spec, tensors=None, estimator=None, strategy=None, stats=None, set=None,
     stats: a Stats to price from (collected once, reused). timing=False writes
     model_seconds as 0 (tessel run --no-timing)."""
     if stats is not None and not tensors and not timing and estimator in (None, "stat"):
-        # the study's loop: statistics reused, numbers read; what the spec gives is kept
-        prepared = stats._prepared(spec)
-        if prepared is not None:
-            root, db, sets = prepared
-            sets = sets + _set_list(set) if sets else _set_list(set)
+        # the study's loop: statistics reused, numbers read; one library call, the
+        # overrides packed here (the spec's own packed once), no record kept
+        fast = stats._fast(spec, label)
+        if fast is not None:
+            _, pricer, sets, n = fast  # sets: NUL-terminated strings back to back
+            if set:
+                try:  # a dict of strings: joined by C loops, no Python loop
+                    more, k = "\0".join(map("=".join, set.items())), len(set)
+                except (TypeError, AttributeError):  # numbers or bools; a list
+                    more = _set_list(set)
+                    more, k = "\0".join(more), len(more)
+                if k:
+                    sets += more.encode("utf-8") + b"\0"
+                    n += k
             if strategy:
-                sets.append("mapping.strategy=%s" % strategy)
-            values = stats._pricer(root, 1, db, label, False).point(sets, False)[1]
-            return Result(None, values, (stats, root, 1, db, label, sets))
+                sets += ("mapping.strategy=%s\0" % strategy).encode("utf-8")
+                n += 1
+            return Result(None, pricer.values(sets, n), (pricer.origin, sets, n))
     root, sets, code, db, data, stat, shared, cache, keep = point_inputs(
         spec, tensors, estimator, strategy, stats, set, drop_zeros)
     lay = layout()
     if keep is None and stats is not None:
         pricer = stats._pricer(root, code, db, label, timing)
         if not timing and lay.complete:  # no record: the text, if asked for, comes again
-            return Result(None, pricer.point(sets, False)[1], (stats, root, code, db, label,
-                                                               sets))
+            packed = set_bytes(sets)
+            return Result(None, pricer.values(packed, len(sets)),
+                          (pricer.origin, packed, len(sets)))
     else:  # a one-off point: its data (keep) goes with it
         pricer = Pricer(root, code, data, stat, shared, cache, db, label, timing)
     rec, values = pricer.point(sets, True)

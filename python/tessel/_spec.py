@@ -95,6 +95,16 @@ class Spec(object):
             return self
         return Spec._derived(self._root(), getattr(self, "_sets", []) + sets)
 
+    def bind(self, paths, stats=None, tensors=None, estimator=None, strategy=None, set=None,
+             label=None, timing=False, drop_zeros=False):
+        """Points of this spec that differ only in the values of `paths` (spec paths, as
+        --set takes them): a tessel.Bound whose run(values) prices the point with
+        values[i] at paths[i] as run() would, the paths and the rest packed once."""
+        from ._bound import Bound  # _bound imports _run, which imports this module
+        return Bound(self, paths, stats=stats, tensors=tensors, estimator=estimator,
+                     strategy=strategy, set=set, label=label, timing=timing,
+                     drop_zeros=drop_zeros)
+
     def _root(self):
         return self._base._root() if self._base is not None else self
 

@@ -81,7 +81,7 @@ def generated(tessel, tmp):
 
 
 def check_matrix(tessel, tmp, path, extra, tiles, formats=("json", "csv", "text"),
-                 blocks=("1", "300"), shards=(1, 3, 7)):
+                 blocks=("1", "300"), shards=(1, 3, 7), shard_block="500"):
     name = os.path.basename(path)
     for tile in tiles:
         base = [tessel, "stats", path, "--tile", tile] + extra
@@ -99,7 +99,7 @@ def check_matrix(tessel, tmp, path, extra, tiles, formats=("json", "csv", "text"
                     part = os.path.join(tmp, "%s.%d-%d.tpart" % (name, k, n))
                     run([tessel, "stats", path, "--tile", tile] + extra +
                         ["--shard", "%d/%d" % (k, n), "--part", part,
-                         "--block-entries", "500"])
+                         "--block-entries", shard_block])
                     parts.append(part)
                 got = run([tessel, "stats", "--merge", "-f", fmt] + parts[::-1]).stdout
                 same("%s %s tile %s shards %d merged" % (name, fmt, tile, n), want, got)
@@ -150,12 +150,20 @@ def main():
     if args.data and os.path.isdir(os.path.join(args.data, "mtx")):
         shared = sorted(glob.glob(os.path.join(args.data, "mtx", "*.mtx*")))
     with tempfile.TemporaryDirectory() as tmp:
-        cases = edge_cases(tmp) + generated(args.tessel, tmp)
-        for path, extra in cases:
+        edges, gens = edge_cases(tmp), generated(args.tessel, tmp)
+        cases = edges + gens
+        for path, extra in edges:
             check_matrix(args.tessel, tmp, path, extra, ["2", "3x2", "128", "37x200"])
+        for path, extra in gens:
+            # about ten blocks and shards of several blocks
+            check_matrix(args.tessel, tmp, path, extra, ["3x2", "128", "37x200"],
+                         formats=("json", "csv"), blocks=("7000",), shards=(3,),
+                         shard_block="5000")
         for path in shared:
+            # Blocks of 50000 entries: each block rereads the file, so
+            # small blocks on the larger shared files would take minutes.
             check_matrix(args.tessel, tmp, path, [], ["128", "37x200"], formats=("json",),
-                         blocks=("3000",), shards=(4,))
+                         blocks=("50000",), shards=(4,), shard_block="50000")
         check_refusals(args.tessel, tmp, cases[-1][0])
     print("stream_stats: %d matrices (%d shared)%s" % (len(cases) + len(shared), len(shared),
           "" if shared else "; ../shared/data absent, shared matrices skipped"))

@@ -78,14 +78,13 @@ int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel
     memcpy(h.field, p->field, sizeof(h.field));
     memcpy(h.symmetry, p->symmetry, sizeof(h.symmetry));
     /* The payload's checksum goes in the header, so it is taken first. */
+    const void *piece[6] = { tv, tc, rv, rcnt, p->col_count, p->source };
+    uint64_t bytes[6] = { nt * 8, nt * 8, nr * 8, nr * 8, p->dims[1] * 8, h.source_len };
     tessel_checksum c;
     tessel_checksum_init(&c);
-    tessel_checksum_update(&c, tv, nt * 8);
-    tessel_checksum_update(&c, tc, nt * 8);
-    tessel_checksum_update(&c, rv, nr * 8);
-    tessel_checksum_update(&c, rcnt, nr * 8);
-    tessel_checksum_update(&c, p->col_count, p->dims[1] * 8);
-    tessel_checksum_update(&c, p->source, h.source_len);
+    for (int i = 0; i < 6; i++)
+        if (bytes[i]) /* empty arrays are NULL */
+            tessel_checksum_update(&c, piece[i], bytes[i]);
     h.payload_sum = tessel_checksum_final(&c);
     h.header_sum = sum_of(&h, offsetof(part_header, header_sum));
     tessel_outfile *out = NULL;
@@ -93,9 +92,9 @@ int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel
         rc = tessel_outfile_open(path, p->alloc, &out, diag);
     if (!rc) {
         FILE *f = tessel_outfile_stream(out);
-        int bad = put(f, &h, sizeof(h)) || put(f, tv, nt * 8) || put(f, tc, nt * 8) ||
-                  put(f, rv, nr * 8) || put(f, rcnt, nr * 8) ||
-                  put(f, p->col_count, p->dims[1] * 8) || put(f, p->source, h.source_len);
+        int bad = put(f, &h, sizeof(h));
+        for (int i = 0; i < 6 && !bad; i++)
+            bad = put(f, piece[i], bytes[i]);
         rc = bad ? tessel_outfile_abort_failed(&out, diag) : tessel_outfile_commit(&out, diag);
     }
     tessel_dealloc(p->alloc, tv);

@@ -477,17 +477,26 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_fi
     return rc;
 }
 
-int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
-                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+/* Reads the file at path, through the row filter f when not NULL. */
+static int read_file(const char *path, const tessel_load_options *opt, row_filter *f,
+                        const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
-    *out = NULL;
     text_reader r;
     int rc = text_reader_open_file(&r, path, a, diag);
     if (rc)
         return rc;
-    rc = mtx_read(&r, opt, NULL, a, out, diag);
+    rc = mtx_read(&r, opt, f, a, out, diag);
     text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", path);
     return rc;
+}
+
+int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
+                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    *out = NULL;
+    return read_file(path, opt, NULL, a, out, diag);
 }
 
 int tessel_tensor_parse_mtx(const char *name, const void *data, size_t size,
@@ -502,28 +511,13 @@ int tessel_tensor_parse_mtx(const char *name, const void *data, size_t size,
     return rc;
 }
 
-/* Reads the file at path through the row filter f. */
-static int read_blocked(const char *path, const tessel_load_options *opt, row_filter *f,
-                        const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
-{
-    text_reader r;
-    int rc = text_reader_open_file(&r, path, a, diag);
-    if (rc)
-        return rc;
-    rc = mtx_read(&r, opt, f, a, out, diag);
-    text_reader_close(&r);
-    if (rc && diag && !diag->file[0])
-        snprintf(diag->file, sizeof(diag->file), "%s", path);
-    return rc;
-}
-
 int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
                          uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
                          tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
     row_filter f = { row_begin, row_end, reserve, NULL };
-    return read_blocked(path, opt, &f, a, out, diag);
+    return read_file(path, opt, &f, a, out, diag);
 }
 
 int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,

@@ -96,7 +96,10 @@ def check_matrix(tessel, tmp, path, extra, tiles, formats=("json", "csv", "text"
             for n in shards:
                 parts = []
                 for k in range(1, n + 1):
-                    part = os.path.join(tmp, "%s.%d-%d.tpart" % (name, k, n))
+                    part = os.path.join(tmp, "%s.%s.%s.%d-%d.tpart" % (
+                        name, tile, "".join(extra), k, n))
+                    if os.path.exists(part):
+                        os.remove(part)
                     run([tessel, "stats", path, "--tile", tile] + extra +
                         ["--shard", "%d/%d" % (k, n), "--part", part,
                          "--block-entries", shard_block])

@@ -35,6 +35,11 @@ enum {
     OPT_SAMPLE,
     OPT_SEED,
     OPT_LABEL,
+    OPT_STREAM,
+    OPT_BLOCK_ENTRIES,
+    OPT_SHARD,
+    OPT_PART,
+    OPT_MERGE,
     OPT_COUNT
 };
 
@@ -58,7 +63,15 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SAMPLE] = { "--sample", NULL, 1 },
     [OPT_SEED] = { "--seed", NULL, 1 },
     [OPT_LABEL] = { "--label", NULL, 1 },
+    [OPT_STREAM] = { "--stream", NULL, 0 },
+    [OPT_BLOCK_ENTRIES] = { "--block-entries", NULL, 1 },
+    [OPT_SHARD] = { "--shard", NULL, 1 },
+    [OPT_PART] = { "--part", NULL, 1 },
+    [OPT_MERGE] = { "--merge", NULL, 0 },
 };
+
+/* Entries per streamed block by default: about 0.5 GB of staging and CSR. */
+#define DEFAULT_BLOCK_ENTRIES 16777216ull
 
 static void help(void)
 {
@@ -94,6 +107,17 @@ static void help(void)
         "      --seed N          seed of that sample (default 1)\n"
         "      --label TEXT      source identity to store (default: the input's path,\n"
         "                        size and modification time)\n"
+        "\nMatrices larger than memory (Matrix Market .mtx or .mtx.gz only):\n"
+        "      --stream          never hold the whole matrix: count the entries of every\n"
+        "                        row in one pass, then read blocks of whole rows of tiles\n"
+        "                        in one more pass each; same output, bit for bit\n"
+        "      --block-entries N entries per streamed block (default 16777216)\n"
+        "      --shard K/N       summarise only the K-th of N row ranges (1 <= K <= N,\n"
+        "                        rows of tiles split evenly; implies --stream) into the\n"
+        "                        --part file\n"
+        "      --part OUT.tpart  where --shard writes its statistics part\n"
+        "      --merge           the FILEs are the N parts of one matrix (.tpart): print\n"
+        "                        its statistics, the same as for the whole matrix\n\n"
         "A FILE ending in .tstat is read back and its statistics printed. A FILE ending\n"
         "in .tsd (tessel run --save-stats) prints its output sample's estimate of the\n"
         "output's nonzeros and that estimate's standard error.\n\n"
@@ -117,6 +141,10 @@ typedef struct stats_request {
     double sample;     /* --sample */
     unsigned long long seed;
     const char *label; /* --label */
+    int stream;        /* --stream (or --shard) */
+    unsigned long long block_entries, shard, shards; /* shards 0: no --shard */
+    const char *part;  /* --part */
+    int merge;         /* --merge */
 } stats_request;
 
 typedef struct mode_summary {
@@ -205,6 +233,46 @@ static int parse_save(const cli_args *args, stats_request *req)
     return CLI_EXIT_OK;
 }
 
+/* --stream, --block-entries, --shard K/N, --part and --merge, and what they exclude. */
+static int parse_stream(const cli_args *args, stats_request *req)
+{
+    const char *shard = cli_value(args, OPT_SHARD), *block = cli_value(args, OPT_BLOCK_ENTRIES);
+    req->part = cli_value(args, OPT_PART);
+    req->merge = cli_has(args, OPT_MERGE);
+    req->stream = cli_has(args, OPT_STREAM) || shard;
+    req->block_entries = DEFAULT_BLOCK_ENTRIES;
+    if (block && (cli_parse_u64("stats", "--block-entries", block, &req->block_entries) ||
+                  req->block_entries == 0))
+        return cli_usage_error("stats", "--block-entries must be a positive integer");
+    if (shard) {
+        char k[32], n[32];
+        const char *slash = strchr(shard, '/');
+        size_t klen = slash ? (size_t)(slash - shard) : 0;
+        if (!slash || klen == 0 || klen >= sizeof(k) || strlen(slash + 1) >= sizeof(n))
+            return cli_usage_error("stats", "--shard takes K/N, e.g. 2/8, not '%s'", shard);
+        memcpy(k, shard, klen);
+        k[klen] = '\0';
+        strcpy(n, slash + 1);
+        if (cli_parse_u64("stats", "--shard", k, &req->shard) ||
+            cli_parse_u64("stats", "--shard", n, &req->shards))
+            return CLI_EXIT_USAGE;
+        if (req->shard < 1 || req->shard > req->shards || req->shards > UINT32_MAX)
+            return cli_usage_error("stats", "--shard K/N needs 1 <= K <= N < 2^32, not '%s'",
+                                   shard);
+        if (!req->part)
+            return cli_usage_error("stats", "--shard writes a statistics part: add --part OUT");
+    } else if (req->part) {
+        return cli_usage_error("stats", "--part goes with --shard K/N");
+    }
+    if ((req->stream || req->merge) &&
+        (cli_value(args, OPT_BASE) || cli_value(args, OPT_SAVE) || req->load.cache_policy))
+        return cli_usage_error("stats", "--stream, --shard and --merge do not go with --base, "
+                                        "--save or the cache options");
+    if (req->merge && req->stream)
+        return cli_usage_error("stats", "--merge reads parts; drop --stream and --shard");
+    return CLI_EXIT_OK;
+}
+
 static int parse_request(const cli_args *args, stats_request *req)
 {
     memset(req, 0, sizeof(*req));
@@ -245,6 +313,8 @@ static int parse_request(const cli_args *args, stats_request *req)
         req->load.cache_policy = TESSEL_CACHE_USE;
     if (cli_has(args, OPT_REBUILD_CACHE))
         req->load.cache_policy = TESSEL_CACHE_REBUILD;
+    if (parse_stream(args, req))
+        return CLI_EXIT_USAGE;
     return parse_save(args, req);
 }
 
@@ -288,6 +358,25 @@ static int build_grid(const tessel_tensor *t, const stats_request *req, const ch
     return CLI_EXIT_OK;
 }
 
+/* The occupancy of t's tiles of shape `tile`, counted without keeping the
+ * grid (memory: one row of tiles' counter and the distinct occupancies). */
+static int occupancy_of(const tessel_tensor *t, const uint64_t *tile, tessel_occupancy **occ,
+                        tessel_diag *d)
+{
+    uint64_t all;
+    if (tessel_tile_count(t->order, t->dims, tile, &all))
+        return tessel_diag_set(d, TESSEL_ERANGE, NULL, 0, 0, "tile",
+                               "the tile grid has more than 2^64 tiles; use larger tiles");
+    tessel_occupancy_acc *acc = NULL;
+    int rc = tessel_occupancy_acc_create(NULL, &acc, d);
+    if (!rc)
+        rc = tessel_tile_occupancy_add(t, tile, acc, d);
+    if (!rc)
+        rc = tessel_occupancy_acc_finish(acc, all, occ, d);
+    tessel_occupancy_acc_free(&acc);
+    return rc;
+}
+
 /* Slice-count distribution of mode m: tiles of extent 1 in m, whole elsewhere. */
 static int mode_distribution(const tessel_tensor *t, unsigned m, tessel_occupancy **occ)
 {
@@ -296,11 +385,7 @@ static int mode_distribution(const tessel_tensor *t, unsigned m, tessel_occupanc
         tile[k] = k == m ? 1 : (t->dims[k] ? t->dims[k] : 1);
     tessel_diag d;
     tessel_diag_clear(&d);
-    tessel_tile_grid *g = NULL;
-    int rc = tessel_tile_grid_build(t, tile, NULL, &g, &d);
-    if (!rc)
-        rc = tessel_occupancy_create(g, occ, &d);
-    tessel_tile_grid_free(&g);
+    int rc = occupancy_of(t, tile, occ, &d);
     return rc ? cli_report(&d) : CLI_EXIT_OK;
 }
 
@@ -320,19 +405,147 @@ static int compute(const char *path, const stats_request *req, file_stats *fs)
     snprintf(fs->field, sizeof(fs->field), "%s", t->field);
     snprintf(fs->symmetry, sizeof(fs->symmetry), "%s", t->symmetry);
     tessel_tile_grid *grid = NULL;
-    rc = build_grid(t, req, path, fs->tile, &grid);
-    if (!rc) {
-        rc = tessel_occupancy_create(grid, &fs->occ, &d);
-        if (rc) {
-            snprintf(d.file, sizeof(d.file), "%s", path);
-            rc = cli_report(&d);
-        }
+    if (req->nbase) {
+        rc = build_grid(t, req, path, fs->tile, &grid);
+        if (!rc && tessel_occupancy_create(grid, &fs->occ, &d))
+            rc = -1;
+    } else if (shape_for("--tile", req->tile, req->ntile, t->order, path, fs->tile)) {
+        rc = CLI_EXIT_USAGE;
+    } else if (occupancy_of(t, fs->tile, &fs->occ, &d)) {
+        rc = -1;
+    }
+    if (rc == -1) {
+        snprintf(d.file, sizeof(d.file), "%s", path);
+        rc = cli_report(&d);
     }
     tessel_tile_grid_free(&grid);
     for (unsigned m = 0; m < t->order && !rc; m++)
         rc = mode_distribution(t, m, &fs->modes[m].occ);
     tessel_tensor_free(&t);
     return rc;
+}
+
+/* file_stats from a (whole) statistics part: printed as compute()'s. */
+static int from_part(tessel_stats_part *p, const char *path, file_stats *fs)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    fs->path = path;
+    fs->order = 2;
+    memcpy(fs->dims, p->dims, sizeof(p->dims));
+    memcpy(fs->tile, p->tile, sizeof(p->tile));
+    fs->nnz = p->nnz;
+    snprintf(fs->field, sizeof(fs->field), "%s", p->field);
+    snprintf(fs->symmetry, sizeof(fs->symmetry), "%s", p->symmetry);
+    if (tessel_stats_part_summary(p, &fs->occ, &fs->modes[0].occ, &fs->modes[1].occ, &d)) {
+        snprintf(d.file, sizeof(d.file), "%s", path);
+        return cli_report(&d);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int stream_source(const char *path, const stats_request *req, tessel_stats_part **p)
+{
+    if (tessel_file_kind_of(path) != TESSEL_FILE_MTX)
+        return cli_usage_error("stats", "--stream and --shard read Matrix Market files (.mtx, "
+                                        ".mtx.gz), not %s%s",
+                               path, tessel_file_kind_of(path) == TESSEL_FILE_CACHE
+                                         ? " (a .tsl cache holds the whole matrix: drop --stream)"
+                                         : "");
+    uint64_t tile[2];
+    if (shape_for("--tile", req->tile, req->ntile, 2, path, tile))
+        return CLI_EXIT_USAGE;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    tessel_cache_source src;
+    int rc = tessel_cache_source_of(path, &req->load, &src, &d);
+    if (!rc)
+        rc = tessel_stats_stream(path, &req->load, tile, req->shards ? req->shard : 1,
+                                 req->shards ? req->shards : 1, req->block_entries, NULL, p, &d);
+    if (rc)
+        return cli_report(&d);
+    snprintf((*p)->source, sizeof((*p)->source), "%s size=%llu mtime_ns=%lld", path,
+             (unsigned long long)src.size, (long long)src.mtime_ns);
+    return CLI_EXIT_OK;
+}
+
+/* --stream: the whole file in row blocks. */
+static int compute_streamed(const char *path, const stats_request *req, file_stats *fs)
+{
+    memset(fs, 0, sizeof(*fs));
+    tessel_stats_part *p = NULL;
+    int rc = stream_source(path, req, &p);
+    if (!rc)
+        rc = from_part(p, path, fs);
+    tessel_stats_part_free(&p);
+    return rc;
+}
+
+/* --shard K/N: one row range into the --part file. */
+static int write_shard(const char *path, const stats_request *req)
+{
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    if (tessel_output_prepare(req->part, NULL, &d))
+        return cli_report(&d);
+    tessel_stats_part *p = NULL;
+    int rc = stream_source(path, req, &p);
+    if (!rc && tessel_stats_part_write(req->part, p, &d))
+        rc = cli_report(&d);
+    tessel_stats_part_free(&p);
+    return rc;
+}
+
+/* --merge: the parts' statistics, each shard 1..N once, of one source. */
+static int compute_merged(const cli_args *args, file_stats *fs, tessel_stats_part **whole)
+{
+    memset(fs, 0, sizeof(*fs));
+    int n = cli_positionals(args), rc = CLI_EXIT_OK;
+    tessel_diag d;
+    tessel_diag_clear(&d);
+    unsigned char *seen = tessel_alloc(NULL, (size_t)n + 1);
+    if (!seen)
+        return cli_usage_error("stats", "out of memory");
+    memset(seen, 0, (size_t)n + 1);
+    for (int i = 0; i < n && !rc; i++) {
+        const char *path = cli_positional(args, i);
+        tessel_stats_part *p = NULL;
+        if (tessel_stats_part_read(path, NULL, &p, &d)) {
+            rc = cli_report(&d);
+            break;
+        }
+        if (p->shards != (uint64_t)n || seen[p->shard]) {
+            rc = cli_usage_error("stats", "%s is shard %llu of %llu: --merge needs every shard "
+                                          "of one matrix once (%d parts given)",
+                                 path, (unsigned long long)p->shard,
+                                 (unsigned long long)p->shards, n);
+            tessel_stats_part_free(&p);
+            break;
+        }
+        seen[p->shard] = 1;
+        if (!*whole) {
+            *whole = p;
+        } else if (strcmp(p->source, (*whole)->source) || p->shards != (*whole)->shards) {
+            rc = cli_usage_error("stats", "%s is a part of '%s' in %llu shards, not of '%s' in "
+                                          "%llu", path, p->source, (unsigned long long)p->shards,
+                                 (*whole)->source, (unsigned long long)(*whole)->shards);
+        } else if (tessel_stats_part_merge(*whole, p, &d)) {
+            snprintf(d.file, sizeof(d.file), "%s", path);
+            rc = cli_report(&d);
+        }
+        if (p != *whole)
+            tessel_stats_part_free(&p);
+    }
+    tessel_dealloc(NULL, seen);
+    if (rc)
+        return rc;
+    /* The printed path is the source's, as `tessel stats SOURCE` prints it. */
+    char *identity = NULL;
+    for (char *at = strstr((*whole)->source, " size="); at; at = strstr(at + 1, " size="))
+        identity = at;
+    if (identity)
+        *identity = '\0';
+    return from_part(*whole, (*whole)->source, fs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -763,6 +976,38 @@ static int save_statfile(const char *path, const stats_request *req, FILE *out)
     return CLI_EXIT_OK;
 }
 
+static void print_one(FILE *f, const file_stats *fs, const stats_request *req)
+{
+    if (req->format == OUT_CSV)
+        print_csv_header(f, req);
+    if (req->format == OUT_TEXT)
+        print_text(f, fs, req);
+    else if (req->format == OUT_CSV)
+        print_csv_row(f, fs, req);
+    else
+        print_json(f, fs, req, "");
+    if (req->format == OUT_JSON)
+        fprintf(f, "\n");
+}
+
+/* --merge: the parts merged, printed as `tessel stats SOURCE` prints it. */
+static int print_merged(const cli_args *args, const stats_request *req)
+{
+    file_stats fs;
+    tessel_stats_part *whole = NULL;
+    int rc = compute_merged(args, &fs, &whole);
+    cli_output out;
+    if (!rc && cli_output_open(&out, cli_value(args, OPT_OUTPUT)))
+        rc = CLI_EXIT_USAGE;
+    else if (!rc) {
+        print_one(out.stream, &fs, req);
+        rc = cli_output_close(&out, 1);
+    }
+    file_stats_clear(&fs);
+    tessel_stats_part_free(&whole);
+    return rc;
+}
+
 /* tessel stats: parse options, summarise each file, print text/JSON or save .tstat. */
 int cmd_stats(int argc, char **argv)
 {
@@ -779,6 +1024,13 @@ int cmd_stats(int argc, char **argv)
     stats_request req;
     if (parse_request(&args, &req))
         return CLI_EXIT_USAGE;
+    if (req.shards) {
+        if (nfiles != 1)
+            return cli_usage_error("stats", "--shard takes exactly one matrix file");
+        return write_shard(cli_positional(&args, 0), &req);
+    }
+    if (req.merge)
+        return print_merged(&args, &req);
     int nsaved = 0, ntsd = 0;
     for (int i = 0; i < nfiles; i++) {
         nsaved += has_suffix(cli_positional(&args, i), STATFILE_EXT);
@@ -828,7 +1080,8 @@ int cmd_stats(int argc, char **argv)
         fprintf(out.stream, "[\n");
     for (int i = 0; i < nfiles && !rc; i++) {
         file_stats fs;
-        rc = compute(cli_positional(&args, i), &req, &fs);
+        rc = req.stream ? compute_streamed(cli_positional(&args, i), &req, &fs)
+                        : compute(cli_positional(&args, i), &req, &fs);
         if (!rc) {
             if (req.format == OUT_TEXT)
                 print_text(out.stream, &fs, &req);

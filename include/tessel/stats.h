@@ -60,11 +60,49 @@ typedef struct tessel_occupancy {
     uint64_t min, max; /* over non-empty tiles (0 if none) */
     double mean;       /* over non-empty tiles */
     double stddev;     /* population standard deviation over non-empty tiles */
-    uint64_t *sorted;  /* occupancies of the non-empty tiles, ascending */
+    /* The distinct occupancies of the non-empty tiles, ascending (value[i]),
+     * and how many tiles hold at most value[i] (upto[i], cumulative):
+     * memory follows the distinct values, never the tiles. */
+    uint64_t ndistinct;
+    uint64_t *value;
+    uint64_t *upto;
 } tessel_occupancy;
 
 int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, tessel_diag *diag);
 void tessel_occupancy_free(tessel_occupancy **o);
+
+/* Occupancies gathered tile by tile in any order and merged exactly
+ * (src/stats/occ_acc.c): a count of tiles per occupancy, so a summary of a
+ * tensor read in row blocks or shards equals that of the whole tensor bit
+ * for bit (the summary depends only on the multiset of occupancies). */
+typedef struct tessel_occupancy_acc tessel_occupancy_acc;
+
+int tessel_occupancy_acc_create(const tessel_allocator *a, tessel_occupancy_acc **out,
+                                tessel_diag *diag);
+void tessel_occupancy_acc_free(tessel_occupancy_acc **acc);
+/* `tiles` more tiles holding `occupancy` (>= 1) nonzeros each. */
+int tessel_occupancy_acc_add(tessel_occupancy_acc *acc, uint64_t occupancy, uint64_t tiles,
+                             tessel_diag *diag);
+int tessel_occupancy_acc_merge(tessel_occupancy_acc *acc, const tessel_occupancy_acc *other,
+                               tessel_diag *diag);
+/* The distinct occupancies (ascending) and their tile counts: *n pairs in
+ * arrays from the accumulator's allocator (NULL when n is 0). */
+int tessel_occupancy_acc_pairs(tessel_occupancy_acc *acc, uint64_t **value,
+                               uint64_t **tiles, uint64_t *n, tessel_diag *diag);
+/* The summary over `all_tiles` tiles (empty ones included). */
+int tessel_occupancy_acc_finish(tessel_occupancy_acc *acc, uint64_t all_tiles,
+                                tessel_occupancy **out, tessel_diag *diag);
+
+/* All tiles of shape `tile` over dims (edge tiles and tiles cut to a mode
+ * counted as in tessel_tile_grid); TESSEL_ERANGE past 2^64 - 1, or for a
+ * zero tile extent. */
+int tessel_tile_count(unsigned order, const uint64_t *dims, const uint64_t *tile,
+                      uint64_t *tiles);
+
+/* Adds the occupancy of every non-empty tile of shape `tile` over t to acc
+ * without keeping the grid: one pass, memory of one row of tiles' counter. */
+int tessel_tile_occupancy_add(const tessel_tensor *t, const uint64_t *tile,
+                              tessel_occupancy_acc *acc, tessel_diag *diag);
 
 /* Nearest-rank quantile over non-empty tiles: the smallest v such that at
  * least ceil(q * n) of the n non-empty tiles hold <= v nonzeros. q in
@@ -225,6 +263,51 @@ int tessel_statfile_parse(const char *name, const void *data, size_t size,
                           const tessel_allocator *a, tessel_d2t2_stats **s,
                           tessel_tile_grid **grid, char *source, size_t source_size,
                           tessel_diag *diag);
+
+/* Occupancy statistics of a matrix in mergeable parts (src/stats/partial.c,
+ * docs/data.md "Streamed and sharded statistics"): the tile occupancies,
+ * the row slices and every column's count of the rows added so far. Rows
+ * are added in blocks of whole rows of tiles, each row once; parts over
+ * disjoint rows merge exactly, and the summary depends only on the
+ * multisets, so any split gives the whole matrix's statistics bit for bit. */
+typedef struct tessel_stats_part {
+    const tessel_allocator *alloc;
+    uint64_t dims[2];
+    uint64_t tile[2];   /* as requested (a tile larger than a mode is cut when counting) */
+    uint64_t nnz;       /* stored entries of the rows added */
+    uint64_t shard, shards; /* 1-based shard of shards (1/1: the whole matrix) */
+    uint64_t row_begin, row_end; /* the shard's rows */
+    char field[16], symmetry[16];
+    char source[4097];  /* the input's identity ("PATH size=N mtime_ns=T") */
+    tessel_occupancy_acc *tiles;
+    tessel_occupancy_acc *rows;
+    uint64_t *col_count; /* dims[1] counters */
+} tessel_stats_part;
+
+int tessel_stats_part_create(const uint64_t *dims, const uint64_t *tile, const tessel_allocator *a,
+                             tessel_stats_part **out, tessel_diag *diag);
+void tessel_stats_part_free(tessel_stats_part **p);
+/* Adds the rows [row_begin, row_end) of matrix m (m holds no other rows; m's
+ * dims are p's; row_begin and row_end on tile-row boundaries or the end). */
+int tessel_stats_part_add(tessel_stats_part *p, const tessel_tensor *m, uint64_t row_begin,
+                          uint64_t row_end, tessel_diag *diag);
+/* p += q (same dims, tile, field and symmetry; disjoint rows). */
+int tessel_stats_part_merge(tessel_stats_part *p, const tessel_stats_part *q, tessel_diag *diag);
+/* The summaries: tile occupancy, row and column slices. */
+int tessel_stats_part_summary(tessel_stats_part *p, tessel_occupancy **tiles,
+                              tessel_occupancy **rows, tessel_occupancy **cols, tessel_diag *diag);
+/* Streams a Matrix Market file: one counting pass, then one pass per block
+ * of whole rows of tiles holding at most `block_entries` entries (at least
+ * one row of tiles), over shard `shard` of `shards` (1-based; rows of tiles
+ * split evenly). Memory: one block's tensor plus O(rows + cols). */
+int tessel_stats_stream(const char *path, const tessel_load_options *opt, const uint64_t *tile,
+                        uint64_t shard, uint64_t shards, uint64_t block_entries,
+                        const tessel_allocator *a, tessel_stats_part **out, tessel_diag *diag);
+/* Versioned, checksummed part files (.tpart); a file of another version is
+ * refused with a message naming both versions. */
+int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel_diag *diag);
+int tessel_stats_part_read(const char *path, const tessel_allocator *a, tessel_stats_part **out,
+                           tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
 /* Analytic density models (Sparseloop's vocabulary) and the tile

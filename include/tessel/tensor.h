@@ -137,6 +137,24 @@ int tessel_tensor_load(const char *path, const tessel_load_options *opt,
                        const tessel_allocator *a, tessel_tensor **out, int *origin,
                        tessel_diag *diag);
 
+/* Row-blocked reading of a Matrix Market file (plain or gzipped), for
+ * statistics in bounded memory (docs/data.md, "Streamed and sharded
+ * statistics"). tessel_mtx_read_rows: the tensor of the file (its dims)
+ * holding only the entries whose row, after symmetric expansion, is in
+ * [row_begin, row_end); those rows are exactly the rows of
+ * tessel_tensor_read_mtx's tensor (duplicates summed, zeros dropped the
+ * same way). `reserve` (0: none) sizes the staging arrays. Always the
+ * single-pass reader, never a cache.
+ * tessel_mtx_row_counts: one pass; dims[2] and counts[dims[0]] (allocated
+ * through a), the entries each row receives (mirrors included, each
+ * duplicate counted): an upper bound of the row's stored entries. */
+int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
+                         uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
+                         tessel_tensor **out, tessel_diag *diag);
+int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
+                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
+                          tessel_diag *diag);
+
 int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
                            const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag);
 int tessel_tensor_read_tns(const char *path, const tessel_load_options *opt,

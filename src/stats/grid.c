@@ -35,6 +35,10 @@ typedef struct grid_writer {
     tessel_tile_grid *g;
     uint64_t cap;
     uint64_t asked; /* out of memory: the bytes the failed growth asked for */
+    /* Set: the counts go to this accumulator and the grid keeps none of
+     * them (tessel_tile_occupancy_add). */
+    tessel_occupancy_acc *acc;
+    int failed;
 } grid_writer;
 
 /* bytes 0: a step of several allocations, the failed one not known here. */
@@ -235,6 +239,12 @@ static int writer_reserve(grid_writer *w, uint64_t extra)
 static void writer_emit(grid_writer *w, uint64_t group, uint64_t key, uint64_t count)
 {
     tessel_tile_grid *g = w->g;
+    if (w->acc) {
+        if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+            w->failed = 1;
+        g->nonempty++;
+        return;
+    }
     g->group[g->nonempty] = group;
     g->key[g->nonempty] = key;
     g->count[g->nonempty] = count;
@@ -247,7 +257,7 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
     uint64_t n = c->ntouched;
     if (n == 0)
         return TESSEL_OK;
-    if (writer_reserve(w, n))
+    if (!w->acc && writer_reserve(w, n))
         return TESSEL_ENOMEM;
     if (c->dense && n > c->touched_cap) {
         for (uint64_t k = 0; k < c->keyspace; k++)
@@ -276,7 +286,7 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
         }
     }
     c->ntouched = 0;
-    return TESSEL_OK;
+    return w->failed ? TESSEL_ENOMEM : TESSEL_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -386,17 +396,13 @@ static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile
     return rc;
 }
 
-int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
-                           const tessel_allocator *a, tessel_tile_grid **out, tessel_diag *diag)
+/* Counts t's nonzeros tile by tile, one row of tiles at a time, into w. */
+static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_allocator *a,
+                        uint64_t keyspace, uint64_t *asked)
 {
-    uint64_t keyspace;
-    int rc = grid_create(t->order, t->dims, tile, t->nnz, a, out, &keyspace, diag);
-    if (rc)
-        return rc;
-    tessel_tile_grid *g = *out;
+    tessel_tile_grid *g = w->g;
     key_counter c;
-    grid_writer w = { g, 0, 0 };
-    rc = counter_start(&c, keyspace, t->nnz, a);
+    int rc = counter_start(&c, keyspace, t->nnz, a);
     uint64_t rows_per_group = g->tile[0];
     for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
         uint64_t r0 = grp * rows_per_group;
@@ -406,16 +412,42 @@ int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
             continue;
         rc = count_group(&c, t, g, lo, hi);
         if (!rc)
-            rc = counter_flush(&c, grp, &w);
+            rc = counter_flush(&c, grp, w);
     }
-    uint64_t asked = c.asked ? c.asked : w.asked; /* set only by the step that failed */
+    *asked = c.asked ? c.asked : w->asked; /* set only by the step that failed */
     counter_free(&c);
+    return rc;
+}
+
+int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
+                           const tessel_allocator *a, tessel_tile_grid **out, tessel_diag *diag)
+{
+    uint64_t keyspace, asked = 0;
+    int rc = grid_create(t->order, t->dims, tile, t->nnz, a, out, &keyspace, diag);
+    if (rc)
+        return rc;
+    grid_writer w = { *out, 0, 0, NULL, 0 };
+    rc = count_tensor(t, &w, a, keyspace, &asked);
     if (rc) {
         tessel_tile_grid_free(out);
         return oom(diag, "counting the nonzeros of each tile", asked);
     }
-    grid_shrink(g);
+    grid_shrink(*out);
     return TESSEL_OK;
+}
+
+int tessel_tile_occupancy_add(const tessel_tensor *t, const uint64_t *tile,
+                              tessel_occupancy_acc *acc, tessel_diag *diag)
+{
+    uint64_t keyspace, asked = 0;
+    tessel_tile_grid *shell = NULL;
+    int rc = grid_create(t->order, t->dims, tile, t->nnz, t->alloc, &shell, &keyspace, diag);
+    if (rc)
+        return rc;
+    grid_writer w = { shell, 0, 0, acc, 0 };
+    rc = count_tensor(t, &w, t->alloc, keyspace, &asked);
+    tessel_tile_grid_free(&shell);
+    return rc ? oom(diag, "counting the nonzeros of each tile", asked) : TESSEL_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -468,7 +500,7 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         return rc;
     tessel_tile_grid *g = *out;
     key_counter c;
-    grid_writer w = { g, 0, 0 };
+    grid_writer w = { g, 0, 0, NULL, 0 };
     rc = counter_start(&c, keyspace, base->nonempty, base->alloc);
     uint64_t i = 0;
     while (i < base->nonempty && !rc) {
@@ -485,6 +517,23 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         return oom(diag, "coarsening a tile grid", asked);
     }
     grid_shrink(g);
+    return TESSEL_OK;
+}
+
+int tessel_tile_count(unsigned order, const uint64_t *dims, const uint64_t *tile,
+                      uint64_t *tiles)
+{
+    uint64_t n = 1;
+    for (unsigned m = 0; m < order; m++) {
+        if (tile[m] == 0)
+            return TESSEL_ERANGE;
+        uint64_t t = tile[m] < dims[m] ? tile[m] : (dims[m] ? dims[m] : 1);
+        uint64_t extent = dims[m] ? (dims[m] - 1) / t + 1 : 0;
+        if (extent && n > UINT64_MAX / extent)
+            return TESSEL_ERANGE;
+        n *= extent;
+    }
+    *tiles = n;
     return TESSEL_OK;
 }
 

@@ -1,5 +1,6 @@
 /* Occupancy summaries over the non-empty tiles of a grid: mean, spread,
- * nearest-rank quantiles and power-of-two histograms. */
+ * nearest-rank quantiles and power-of-two histograms, from the distinct
+ * occupancies and their tile counts (occ_acc.c). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -9,50 +10,18 @@
 int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, tessel_diag *diag)
 {
     *out = NULL;
-    tessel_occupancy *o = tessel_alloc(g->alloc, sizeof(*o));
-    if (!o)
-        return tessel_diag_oom(diag, NULL, "creating the tile occupancy", sizeof(*o));
-    memset(o, 0, sizeof(*o));
-    o->alloc = g->alloc;
-    if (tessel_tile_grid_tiles(g, &o->tiles) != TESSEL_OK) {
-        tessel_occupancy_free(&o);
+    uint64_t tiles;
+    if (tessel_tile_grid_tiles(g, &tiles) != TESSEL_OK)
         return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, "tile",
                                "the tile grid has more than 2^64 tiles; use larger tiles");
-    }
-    o->nonempty = g->nonempty;
-    o->nnz = g->nnz;
-    uint64_t n = g->nonempty;
-    if (n == 0) {
-        *out = o;
-        return TESSEL_OK;
-    }
-    o->sorted = tessel_alloc_array(g->alloc, n, sizeof(uint64_t));
-    uint64_t *scratch = tessel_alloc_array(g->alloc, n, sizeof(uint64_t));
-    if (!o->sorted || !scratch) {
-        tessel_dealloc(g->alloc, scratch);
-        tessel_occupancy_free(&o);
-        return tessel_diag_oom(diag, NULL, "sorting the tile occupancy",
-                               (size_t)(2 * n * sizeof(uint64_t)));
-    }
-    memcpy(o->sorted, g->count, n * sizeof(uint64_t));
-    uint64_t max = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (o->sorted[i] > max)
-            max = o->sorted[i];
-    tessel_sort_u64(o->sorted, scratch, n, max);
-    tessel_dealloc(g->alloc, scratch);
-    o->min = o->sorted[0];
-    o->max = o->sorted[n - 1];
-    o->mean = (double)g->nnz / (double)n;
-    /* Summed in ascending order: the same bits on every machine. */
-    double ss = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        double d = (double)o->sorted[i] - o->mean;
-        ss += d * d;
-    }
-    o->stddev = sqrt(ss / (double)n);
-    *out = o;
-    return TESSEL_OK;
+    tessel_occupancy_acc *acc = NULL;
+    int rc = tessel_occupancy_acc_create(g->alloc, &acc, diag);
+    for (uint64_t i = 0; i < g->nonempty && !rc; i++)
+        rc = tessel_occupancy_acc_add(acc, g->count[i], 1, diag);
+    if (!rc)
+        rc = tessel_occupancy_acc_finish(acc, tiles, out, diag);
+    tessel_occupancy_acc_free(&acc);
+    return rc;
 }
 
 void tessel_occupancy_free(tessel_occupancy **op)
@@ -61,8 +30,23 @@ void tessel_occupancy_free(tessel_occupancy **op)
         return;
     tessel_occupancy *o = *op;
     *op = NULL;
-    tessel_dealloc(o->alloc, o->sorted);
+    tessel_dealloc(o->alloc, o->value);
+    tessel_dealloc(o->alloc, o->upto);
     tessel_dealloc(o->alloc, o);
+}
+
+/* The occupancy of the tile of rank `rank` (1-based) in ascending order. */
+static uint64_t at_rank(const tessel_occupancy *o, uint64_t rank)
+{
+    uint64_t lo = 0, hi = o->ndistinct - 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (o->upto[mid] >= rank)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return o->value[lo];
 }
 
 uint64_t tessel_occupancy_quantile(const tessel_occupancy *o, double q)
@@ -71,9 +55,9 @@ uint64_t tessel_occupancy_quantile(const tessel_occupancy *o, double q)
     if (n == 0)
         return 0;
     if (!(q > 0))
-        return o->sorted[0];
+        return o->min;
     if (q >= 1)
-        return o->sorted[n - 1];
+        return o->max;
     /* rank = ceil(q * n). q (a decimal such as 0.95) is off by up to half
      * an ulp and the product adds another, so a q*n that is an integer in
      * exact arithmetic may come out a few ulps above it; shave those off. */
@@ -83,7 +67,7 @@ uint64_t tessel_occupancy_quantile(const tessel_occupancy *o, double q)
         rank = 1;
     if (rank > n)
         rank = n;
-    return o->sorted[rank - 1];
+    return at_rank(o, rank);
 }
 
 unsigned tessel_occupancy_histogram(const tessel_occupancy *o, uint64_t *lo, uint64_t *hi,
@@ -95,21 +79,20 @@ unsigned tessel_occupancy_histogram(const tessel_occupancy *o, uint64_t *lo, uin
     for (uint64_t v = o->max; v; v >>= 1)
         bins++;
     if (lo || hi || count) {
-        uint64_t i = 0;
+        uint64_t i = 0, below = 0;
         for (unsigned b = 0; b < bins; b++) {
             uint64_t l = 1ull << b;
             uint64_t h = b == 63 ? UINT64_MAX : 1ull << (b + 1);
-            uint64_t c = 0;
-            while (i < o->nonempty && o->sorted[i] < h) {
-                c++;
+            while (i < o->ndistinct && o->value[i] < h)
                 i++;
-            }
+            uint64_t upto = i ? o->upto[i - 1] : 0;
             if (lo)
                 lo[b] = l;
             if (hi)
                 hi[b] = h;
             if (count)
-                count[b] = c;
+                count[b] = upto - below;
+            below = upto;
         }
     }
     return bins;

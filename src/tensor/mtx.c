@@ -29,6 +29,15 @@ typedef struct mtx_header {
 /* The shortest entry line, "1 1\n". */
 #define MTX_MIN_ENTRY_BYTES 4u
 
+/* Row-blocked reading (tessel_mtx_read_rows, tessel_mtx_row_counts): keep
+ * only the entries whose row (after symmetric expansion) lies in [lo, hi),
+ * or only count the entries of every row into counts[rows]. */
+typedef struct row_filter {
+    uint64_t lo, hi;
+    uint64_t reserve; /* entries to reserve room for (the caller's count) */
+    uint64_t *counts; /* counting pass: no tensor is built */
+} row_filter;
+
 static int parse_error(const text_reader *r, const char *field, tessel_diag *diag,
                        const char *fmt, ...)
 #if defined(__GNUC__)
@@ -276,9 +285,15 @@ static int entry_value(text_reader *r, const char **p, const char *end, const mt
     return TESSEL_OK;
 }
 
-static int add_entry(text_reader *r, tessel_coo_builder *b, uint32_t i, uint32_t j, double v,
-                     tessel_diag *diag)
+static int add_entry(text_reader *r, tessel_coo_builder *b, const row_filter *f, uint32_t i,
+                     uint32_t j, double v, tessel_diag *diag)
 {
+    if (f && f->counts) {
+        f->counts[i]++;
+        return TESSEL_OK;
+    }
+    if (f && (i < f->lo || i >= f->hi))
+        return TESSEL_OK;
     uint32_t c[2] = { i, j };
     if (tessel_coo_builder_add(b, c, v) != TESSEL_OK)
         return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
@@ -290,7 +305,7 @@ static int add_entry(text_reader *r, tessel_coo_builder *b, uint32_t i, uint32_t
 }
 
 static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder *b,
-                        tessel_diag *diag)
+                        const row_filter *f, tessel_diag *diag)
 {
     uint64_t seen = 0;
     char *line;
@@ -318,10 +333,10 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
                                "skew-symmetric matrices have no diagonal entries (row = column "
                                "= %u)",
                                i + 1);
-        if ((rc = add_entry(r, b, i, j, v, diag)))
+        if ((rc = add_entry(r, b, f, i, j, v, diag)))
             return rc;
         if (h->symmetry != SYM_GENERAL && i != j &&
-            (rc = add_entry(r, b, j, i, h->symmetry == SYM_SKEW ? -v : v, diag)))
+            (rc = add_entry(r, b, f, j, i, h->symmetry == SYM_SKEW ? -v : v, diag)))
             return rc;
         seen++;
     }
@@ -372,8 +387,40 @@ static int mtx_read_chunked(text_reader *r, const tessel_load_options *opt, cons
     return rc;
 }
 
-static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel_allocator *a,
-                    tessel_tensor **out, tessel_diag *diag)
+/* The rows f selects (a tensor with the file's dims holding only them), or
+ * with f->counts the entries per row and no tensor. */
+static int mtx_read_filtered(text_reader *r, const tessel_load_options *opt,
+                             const mtx_header *h, const row_filter *f, const tessel_allocator *a,
+                             tessel_tensor **out, tessel_diag *diag)
+{
+    uint64_t dims[2] = { h->rows, h->cols };
+    tessel_coo_builder *b = NULL;
+    int rc = TESSEL_OK;
+    if (f->counts) {
+        memset(f->counts, 0, (size_t)(h->rows * sizeof(uint64_t)));
+        return read_entries(r, h, NULL, f, diag);
+    }
+    rc = tessel_coo_builder_create(2, dims, h->field != FIELD_PATTERN, a, &b, diag);
+    if (!rc && f->reserve && tessel_coo_builder_reserve(b, f->reserve) != TESSEL_OK)
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
+                             "out of memory while reserving room for %llu entries (asked for "
+                             "%llu bytes)", (unsigned long long)f->reserve,
+                             (unsigned long long)tensor_builder_grow_bytes(b, f->reserve));
+    if (!rc)
+        rc = read_entries(r, h, b, f, diag);
+    if (!rc)
+        rc = tessel_coo_builder_finish(b, opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0, out,
+                                       diag);
+    tessel_coo_builder_free(&b);
+    if (!rc) {
+        strcpy((*out)->field, h->field_name);
+        strcpy((*out)->symmetry, h->symmetry_name);
+    }
+    return rc;
+}
+
+static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_filter *f,
+                    const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     tessel_load_options defaults;
     if (!opt) {
@@ -387,10 +434,12 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
         rc = parse_size_line(r, &h, diag);
     if (rc)
         return rc;
-    rc = mtx_read_chunked(r, opt, &h, a, out, diag);
+    rc = f ? MTX_CHUNKED_FALLBACK : mtx_read_chunked(r, opt, &h, a, out, diag);
     if (rc != MTX_CHUNKED_FALLBACK)
         return rc;
     uint64_t dims[2] = { h.rows, h.cols };
+    if (f)
+        return mtx_read_filtered(r, opt, &h, f, a, out, diag);
     tessel_coo_builder *b = NULL;
     rc = tessel_coo_builder_create(2, dims, h.field != FIELD_PATTERN, a, &b, diag);
     /* Reserving the declared count up front saves regrowing (and copying)
@@ -408,7 +457,7 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
                              "%llu bytes)", (unsigned long long)reserve,
                              (unsigned long long)tensor_builder_grow_bytes(b, reserve));
     if (!rc)
-        rc = read_entries(r, &h, b, diag);
+        rc = read_entries(r, &h, b, NULL, diag);
     if (!rc) {
         rc = tessel_coo_builder_finish(b, opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0, out,
                                        diag);
@@ -428,17 +477,26 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const tessel
     return rc;
 }
 
-int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
-                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+/* Reads the file at path, through the row filter f when not NULL. */
+static int read_file(const char *path, const tessel_load_options *opt, row_filter *f,
+                        const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
-    *out = NULL;
     text_reader r;
     int rc = text_reader_open_file(&r, path, a, diag);
     if (rc)
         return rc;
-    rc = mtx_read(&r, opt, a, out, diag);
+    rc = mtx_read(&r, opt, f, a, out, diag);
     text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", path);
     return rc;
+}
+
+int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
+                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    *out = NULL;
+    return read_file(path, opt, NULL, a, out, diag);
 }
 
 int tessel_tensor_parse_mtx(const char *name, const void *data, size_t size,
@@ -448,7 +506,57 @@ int tessel_tensor_parse_mtx(const char *name, const void *data, size_t size,
     *out = NULL;
     text_reader r;
     text_reader_open_memory(&r, name, data, size, a);
-    int rc = mtx_read(&r, opt, a, out, diag);
+    int rc = mtx_read(&r, opt, NULL, a, out, diag);
     text_reader_close(&r);
     return rc;
+}
+
+int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
+                         uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
+                         tessel_tensor **out, tessel_diag *diag)
+{
+    *out = NULL;
+    row_filter f = { row_begin, row_end, reserve, NULL };
+    return read_file(path, opt, &f, a, out, diag);
+}
+
+int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
+                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
+                          tessel_diag *diag)
+{
+    *counts = NULL;
+    text_reader r;
+    int rc = text_reader_open_file(&r, path, a, diag);
+    if (rc)
+        return rc;
+    tessel_load_options defaults;
+    if (!opt) {
+        tessel_load_options_init(&defaults);
+        opt = &defaults;
+    }
+    mtx_header h;
+    memset(&h, 0, sizeof(h));
+    rc = parse_banner(&r, opt, &h, diag);
+    if (!rc)
+        rc = parse_size_line(&r, &h, diag);
+    row_filter f = { 0, 0, 0, NULL };
+    if (!rc) {
+        dims[0] = h.rows;
+        dims[1] = h.cols;
+        f.counts = tessel_alloc_array(a, h.rows ? h.rows : 1, sizeof(uint64_t));
+        if (!f.counts)
+            rc = tessel_diag_oom(diag, path, "counting the entries of every row",
+                                 (size_t)(h.rows * sizeof(uint64_t)));
+    }
+    if (!rc)
+        rc = mtx_read_filtered(&r, opt, &h, &f, a, NULL, diag);
+    text_reader_close(&r);
+    if (rc) {
+        tessel_dealloc(a, f.counts);
+        if (diag && !diag->file[0])
+            snprintf(diag->file, sizeof(diag->file), "%s", path);
+        return rc;
+    }
+    *counts = f.counts;
+    return TESSEL_OK;
 }

@@ -338,14 +338,17 @@ static void check_occupancy(const tessel_tile_grid *g)
     FUZZ_REQUIRE(o->nonempty == g->nonempty && o->nnz == g->nnz, "occupancy sizes");
     FUZZ_REQUIRE(o->nonempty <= o->tiles, "no more non-empty tiles than tiles");
     uint64_t sum = 0;
-    for (uint64_t i = 0; i < o->nonempty; i++) {
-        FUZZ_REQUIRE(i == 0 || o->sorted[i - 1] <= o->sorted[i], "occupancies ascend");
-        sum += o->sorted[i];
+    for (uint64_t i = 0; i < o->ndistinct; i++) {
+        FUZZ_REQUIRE(i == 0 || (o->value[i - 1] < o->value[i] && o->upto[i - 1] < o->upto[i]),
+                     "distinct occupancies and their cumulative tiles ascend");
+        sum += o->value[i] * (o->upto[i] - (i ? o->upto[i - 1] : 0));
     }
     FUZZ_REQUIRE(sum == o->nnz, "occupancies sum to nnz");
+    FUZZ_REQUIRE(o->ndistinct == 0 || o->upto[o->ndistinct - 1] == o->nonempty,
+                 "the cumulative tiles end at the non-empty tiles");
     if (o->nonempty) {
-        FUZZ_REQUIRE(o->min == o->sorted[0] && o->max == o->sorted[o->nonempty - 1],
-                     "min and max are the ends of the sorted occupancies");
+        FUZZ_REQUIRE(o->min == o->value[0] && o->max == o->value[o->ndistinct - 1],
+                     "min and max are the ends of the distinct occupancies");
         FUZZ_REQUIRE(tessel_occupancy_quantile(o, 0.0) == o->min &&
                          tessel_occupancy_quantile(o, 1.0) == o->max,
                      "quantiles 0 and 1 are min and max");

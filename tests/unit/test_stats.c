@@ -321,6 +321,112 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+/* The two summaries agree in every figure, bit for bit. */
+static void assert_same_occupancy(const tessel_occupancy *a, const tessel_occupancy *b)
+{
+    ck_assert_uint_eq(a->tiles, b->tiles);
+    ck_assert_uint_eq(a->nonempty, b->nonempty);
+    ck_assert_uint_eq(a->nnz, b->nnz);
+    ck_assert_uint_eq(a->min, b->min);
+    ck_assert_uint_eq(a->max, b->max);
+    ck_assert(memcmp(&a->mean, &b->mean, sizeof(double)) == 0);
+    ck_assert(memcmp(&a->stddev, &b->stddev, sizeof(double)) == 0);
+    ck_assert_uint_eq(a->ndistinct, b->ndistinct);
+    for (uint64_t i = 0; i < a->ndistinct; i++) {
+        ck_assert_uint_eq(a->value[i], b->value[i]);
+        ck_assert_uint_eq(a->upto[i], b->upto[i]);
+    }
+}
+
+/* A matrix holding only rows [r0, r1) of t. */
+static tessel_tensor *rows_of(const tessel_tensor *t, uint64_t r0, uint64_t r1)
+{
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, t->dims, 0, NULL, &b, NULL), TESSEL_OK);
+    for (uint64_t r = r0; r < r1; r++)
+        for (uint64_t k = t->ptr[r]; k < t->ptr[r + 1]; k++) {
+            uint32_t c[2] = { (uint32_t)r, t->idx[1][k] };
+            ck_assert_int_eq(tessel_coo_builder_add(b, c, 1.0), TESSEL_OK);
+        }
+    tessel_tensor *out = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &out, NULL), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    return out;
+}
+
+/* The occupancy from a grid, from the grid-free pass and from parts over
+ * row blocks (merged in reverse) is the same; large occupancies (past the
+ * dense counts) and merging go through the pair list. */
+START_TEST(occupancy_split_and_merge)
+{
+    uint64_t dims[2] = { 700, 500 };
+    tessel_tensor *t = random_tensor(2, dims, 40000, 8, NULL);
+    uint64_t tiles[3][2] = { { 8, 8 }, { 7, 64 }, { 700, 1 } };
+    for (int s = 0; s < 3; s++) {
+        tessel_tile_grid *g = NULL;
+        tessel_occupancy *from_grid = NULL, *direct = NULL, *merged = NULL;
+        ck_assert_int_eq(tessel_tile_grid_build(t, tiles[s], NULL, &g, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_occupancy_create(g, &from_grid, NULL), TESSEL_OK);
+        tessel_occupancy_acc *acc = NULL;
+        ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &acc, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_tile_occupancy_add(t, tiles[s], acc, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_occupancy_acc_finish(acc, from_grid->tiles, &direct, NULL),
+                         TESSEL_OK);
+        assert_same_occupancy(from_grid, direct);
+        /* Parts over row blocks of whole rows of tiles. */
+        tessel_stats_part *whole = NULL;
+        ck_assert_int_eq(tessel_stats_part_create(dims, tiles[s], NULL, &whole, NULL), TESSEL_OK);
+        for (uint64_t r1 = dims[0]; r1 > 0;) {
+            uint64_t r0 = r1 > 3 * tiles[s][0] ? r1 - 3 * tiles[s][0] : 0;
+            r0 -= r0 % tiles[s][0];
+            tessel_tensor *block = rows_of(t, r0, r1);
+            tessel_stats_part *p = NULL;
+            ck_assert_int_eq(tessel_stats_part_create(dims, tiles[s], NULL, &p, NULL), TESSEL_OK);
+            ck_assert_int_eq(tessel_stats_part_add(p, block, r0, r1, NULL), TESSEL_OK);
+            ck_assert_int_eq(tessel_stats_part_merge(whole, p, NULL), TESSEL_OK);
+            tessel_stats_part_free(&p);
+            tessel_tensor_free(&block);
+            r1 = r0;
+        }
+        tessel_occupancy *rows = NULL, *cols = NULL;
+        ck_assert_int_eq(tessel_stats_part_summary(whole, &merged, &rows, &cols, NULL), TESSEL_OK);
+        assert_same_occupancy(from_grid, merged);
+        ck_assert_uint_eq(rows->nnz, t->nnz);
+        ck_assert_uint_eq(cols->nnz, t->nnz);
+        tessel_occupancy_free(&rows);
+        tessel_occupancy_free(&cols);
+        tessel_stats_part_free(&whole);
+        tessel_occupancy_acc_free(&acc);
+        tessel_occupancy_free(&from_grid);
+        tessel_occupancy_free(&direct);
+        tessel_occupancy_free(&merged);
+        tessel_tile_grid_free(&g);
+    }
+    tessel_tensor_free(&t);
+    /* Large values: the pair list, compacted as it fills, merged in any order. */
+    tessel_occupancy_acc *a = NULL, *b = NULL;
+    ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &a, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &b, NULL), TESSEL_OK);
+    uint64_t n = 0, sum = 0;
+    for (uint64_t i = 0; i < 3000; i++) {
+        uint64_t v = i % 3 ? 70000 + (i * 7919) % 500 : 1 + i % 40;
+        ck_assert_int_eq(tessel_occupancy_acc_add(i % 2 ? a : b, v, 1, NULL), TESSEL_OK);
+        n++;
+        sum += v;
+    }
+    ck_assert_int_eq(tessel_occupancy_acc_merge(a, b, NULL), TESSEL_OK);
+    tessel_occupancy *o = NULL;
+    ck_assert_int_eq(tessel_occupancy_acc_finish(a, 5000, &o, NULL), TESSEL_OK);
+    ck_assert_uint_eq(o->nonempty, n);
+    ck_assert_uint_eq(o->nnz, sum);
+    ck_assert_uint_eq(o->upto[o->ndistinct - 1], n);
+    ck_assert_uint_eq(tessel_occupancy_quantile(o, 1.0 / 3 - 1e-9), 40);
+    ck_assert_uint_ge(tessel_occupancy_quantile(o, 0.5), 70000);
+    tessel_occupancy_free(&o);
+    tessel_occupancy_acc_free(&a);
+    tessel_occupancy_acc_free(&b);
+}
+END_TEST
 
 /* Per-rank formats on a 4x8 tile with 3 non-empty rows and 5 nonzeros
  * (values 64 bits, coordinates and offsets 32, runs 16):
@@ -375,6 +481,7 @@ int main(void)
     tcase_add_test(tc, rank_footprints_by_hand);
     tcase_add_test(tc, empty_and_invalid);
     tcase_add_test(tc, out_of_memory_every_allocation);
+    tcase_add_test(tc, occupancy_split_and_merge);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""`tessel stats` peak memory and time against the CSR (issue 27 items 2-3 targets).
+
+    python3 bench/stats_memory.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M]
+                                  [--kinds uniform,rmat] [--cache DIR] [--runs 1]
+                                  [--block-entries N]
+
+Generates, once (cached in --cache), `tessel gen` square matrices of average degree 16
+(rows = nnz / 16, seed 1, values) as .tsl and .mtx, then per file, in one run:
+
+- `tessel stats FILE.tsl -f csv`: the in-memory path (the CSR read from the cache, the tile
+  occupancy at the default 128x128 tiles and the row and column slices);
+- `tessel stats FILE.mtx --stream -f csv [--block-entries N]`: the streamed path, which never
+  holds the whole CSR (one counting pass, then one pass per block of rows);
+- `--shards 4`: the same file in 4 `--shard K/4` runs and a `--merge` (peak of the largest
+  shard run); the merged output is checked equal to the in-memory one.
+
+It prints CPU seconds (user + system, best of --runs), peak resident memory over the CSR's
+bytes (8 B per row pointer, 4 B column index and 8 B value per nonzero: `mem/CSR`) and, per
+path, the exponent of CPU time in nnz fitted over the sizes (least squares in log-log).
+Targets (issue 27): in-memory `stats` mem/CSR <= 1.5 and time exponent <= 1.05. Figures
+only, no pass/fail. Standard library only.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from scaling import generate, label, parse_size, run_measured
+
+
+def csr_bytes(rows, nnz):
+    return 8 * (rows + 1) + 12 * nnz
+
+
+def best(runs, cmd):
+    out = None
+    for _ in range(runs):
+        wall, cpu, rss, _ = run_measured(cmd)
+        out = (cpu, rss) if out is None else (min(out[0], cpu), min(out[1], rss))
+    return out
+
+
+def exponent(points):
+    """Least-squares slope of log(time) over log(nnz)."""
+    pts = [(math.log(n), math.log(t)) for n, t in points if t > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else float("nan")
+
+
+def output(cmd):
+    return subprocess.run(cmd, capture_output=True, check=True).stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tessel", default="build/tools/tessel")
+    ap.add_argument("--sizes", default="1M,4M,16M")
+    ap.add_argument("--kinds", default="uniform,rmat")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tessel-statmem"))
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--block-entries", default=None)
+    ap.add_argument("--shards", type=int, default=4)
+    args = ap.parse_args()
+    os.makedirs(args.cache, exist_ok=True)
+    block = ["--block-entries", args.block_entries] if args.block_entries else []
+    print("%-8s %5s %10s | %8s %7s | %8s %7s | %8s %7s %s" % (
+        "kind", "size", "nnz", "mem s", "mem/CSR", "stream s", "mem/CSR", "shard s",
+        "mem/CSR", "merged==mem"))
+    times = {}
+    for kind in args.kinds.split(","):
+        for size in args.sizes.split(","):
+            n = parse_size(size)
+            tsl, rows, nnz = generate(args.tessel, kind, n, args.cache,
+                                      "%s-%s.tsl" % (kind, label(n)), False)
+            mtx, _, _ = generate(args.tessel, kind, n, args.cache,
+                                 "%s-%s.mtx" % (kind, label(n)), False)
+            csr = csr_bytes(rows, nnz)
+            mem = best(args.runs, [args.tessel, "stats", tsl, "-f", "csv"])
+            stream = best(args.runs, [args.tessel, "stats", mtx, "--stream", "-f", "csv"] + block)
+            shard_cpu, shard_rss, parts = 0.0, 0, []
+            for k in range(1, args.shards + 1):
+                part = os.path.join(args.cache, "%s-%s.%d.tpart" % (kind, label(n), k))
+                cpu, rss = best(1, [args.tessel, "stats", mtx, "--shard",
+                                    "%d/%d" % (k, args.shards), "--part", part] + block)
+                shard_cpu += cpu
+                shard_rss = max(shard_rss, rss)
+                parts.append(part)
+            merged = output([args.tessel, "stats", "--merge", "-f", "json"] + parts)
+            whole = output([args.tessel, "stats", mtx, "-f", "json"])
+            times.setdefault((kind, "mem"), []).append((nnz, mem[0]))
+            times.setdefault((kind, "stream"), []).append((nnz, stream[0]))
+            print("%-8s %5s %10d | %8.2f %7.2f | %8.2f %7.2f | %8.2f %7.2f %s" % (
+                kind, size, nnz, mem[0], mem[1] / csr, stream[0], stream[1] / csr,
+                shard_cpu, shard_rss / csr, "yes" if merged == whole else "NO"))
+            sys.stdout.flush()
+    for (kind, path), pts in sorted(times.items()):
+        print("time exponent %-8s %-6s %.3f" % (kind, path, exponent(pts)))
+
+
+if __name__ == "__main__":
+    main()

@@ -104,6 +104,11 @@ typedef struct tessel_spatial {
     uint64_t units;       /* work units dealt (child tiles along the split indices) */
     double step_max_macs; /* sum over the steps of the busiest instance's MACs */
     double max_macs, mean_macs, stdev_macs; /* per-instance MACs over the run */
+    /* A unit's work in cycles: its intersection steps x intersect.step_cycles
+     * (with an intersect unit) plus its MACs at the instance's MAC rate. */
+    uint64_t intersect_steps; /* the units' intersection steps, summed */
+    double step_max_work;     /* sum over the steps of the busiest instance's work */
+    double max_work, mean_work, stdev_work; /* per-instance work over the run */
 } tessel_spatial;
 
 typedef struct tessel_result {

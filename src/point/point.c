@@ -142,8 +142,8 @@ static int check_request(const tessel_point_request *req, tessel_diag *diag)
 }
 
 /* A spatial split (mapping.LEVEL.spatial) is priced from the data on the
- * spec's fixed tiles by the exact estimator only (docs/models/spatial.md);
- * every other route refuses it with the reason. */
+ * spec's fixed tiles (under drt: its micro tiles) by the exact estimator
+ * only (docs/models/spatial.md); every other route refuses it with the reason. */
 static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
 {
     const tessel_spec *spec = req->spec;
@@ -157,8 +157,11 @@ static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
         why = "the analytic estimator has density models, not the tiles of the data";
     else if (route == TESSEL_POINT_ROUTE_TEMPLATE)
         why = "a template prices its own PEs";
-    else if (route == TESSEL_POINT_ROUTE_STRATEGY)
-        why = "it is priced on the mapping's fixed tiles, and a strategy decides others";
+    else if (route == TESSEL_POINT_ROUTE_STRATEGY &&
+             (req->decisions ||
+              tessel_strategy_from_name(spec->strategy.name) != TESSEL_STRATEGY_DRT))
+        why = "it is priced on the mapping's fixed tiles, and a strategy decides others "
+              "(drt alone deals its micro tiles)";
     else if (req->estimator == TESSEL_POINT_STAT)
         why = "stat's statistics hold tile occupancies, not each instance's products per "
               "tile (the expected busiest instance from them is not built yet); use -e exact";

@@ -244,6 +244,11 @@ double tessel_stat_data_seconds(const tessel_stat_data *s);
  * mode SpMV adds); NULL when that input has none (e.g. a dense operand). */
 const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigned tensor,
                                               int *index);
+/* tessel_model_spatial from collected statistics (-e stat): steps from the
+ * base grids, expected MACs, each step's expected busiest instance
+ * (src/model/spatial_stat.c, docs/models/spatial.md). */
+int tessel_model_spatial_stat(const tessel_spec *spec, const tessel_stat_data *stats,
+                              const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag);
 
 /* Saved statistics (.tsd, src/model/stat_file.c): everything a design
  * point of this workload needs, without the data. Written atomically; a

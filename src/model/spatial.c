@@ -54,13 +54,11 @@ static int map_grow(sp_map *m)
     return TESSEL_OK;
 }
 
-int sp_map_add(sp_map *m, uint64_t key, uint64_t macs, uint64_t steps)
+/* key's entry, added empty when new (NULL: out of memory). */
+static sp_entry *map_entry(sp_map *m, uint64_t key)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        int rc = map_grow(m);
-        if (rc)
-            return rc;
-    }
+    if ((m->n + 1) * 2 > m->cap && map_grow(m))
+        return NULL;
     uint64_t k = key + 1, h = hash_of(k, m->cap - 1);
     while (m->slot[h].key && m->slot[h].key != k)
         h = (h + 1) & (m->cap - 1);
@@ -68,8 +66,25 @@ int sp_map_add(sp_map *m, uint64_t key, uint64_t macs, uint64_t steps)
         m->slot[h].key = k;
         m->n++;
     }
-    m->slot[h].macs += macs;
-    m->slot[h].steps += steps;
+    return &m->slot[h];
+}
+
+int sp_map_add(sp_map *m, uint64_t key, uint64_t macs, uint64_t steps)
+{
+    sp_entry *e = map_entry(m, key);
+    if (!e)
+        return TESSEL_ENOMEM;
+    e->macs += macs;
+    e->steps += steps;
+    return TESSEL_OK;
+}
+
+int sp_map_add_expected(sp_map *m, uint64_t key, double emacs)
+{
+    sp_entry *e = map_entry(m, key);
+    if (!e)
+        return TESSEL_ENOMEM;
+    e->emacs += emacs;
     return TESSEL_OK;
 }
 
@@ -112,8 +127,8 @@ static uint64_t child_edge(const tessel_spec *spec, unsigned l, unsigned d, int 
 }
 
 /* The level's geometry along role d's index. */
-static void axis_init(const tessel_spec *spec, const tessel_workload_data *data, unsigned l,
-                      unsigned d, int index, sp_axis *ax)
+static void axis_init(const tessel_spec *spec, const uint64_t *extent, unsigned l, unsigned d,
+                      int index, sp_axis *ax)
 {
     memset(ax, 0, sizeof(*ax));
     ax->index = index;
@@ -122,7 +137,7 @@ static void axis_init(const tessel_spec *spec, const tessel_workload_data *data,
     ax->factor = 1;
     if (index < 0)
         return;
-    ax->extent = data->extent[index] ? data->extent[index] : 1;
+    ax->extent = extent[index] ? extent[index] : 1;
     uint64_t e = spec->level[l].tile[index];
     ax->edge = e && e < ax->extent ? e : ax->extent;
     ax->tiles = (ax->extent + ax->edge - 1) / ax->edge;
@@ -253,17 +268,20 @@ typedef struct sp_price {
 
 static double work_of(const sp_entry *e, const sp_price *pr)
 {
-    return (double)e->steps * pr->step_cycles + (double)e->macs / pr->rate;
+    return (double)e->steps * pr->step_cycles + ((double)e->macs + e->emacs) / pr->rate;
 }
 
 /* Deals the sorted entries, level tile by level tile, to the instances and
- * sums the busiest instance per tile; buf holds 4 x used doubles: the step's
- * work and MACs per instance, then their totals over the run. */
+ * sums the busiest instance per tile; buf holds 5 x used doubles: the step's
+ * work and MACs per instance, their totals over the run, and the step's
+ * work variance per instance (expected MACs counted as Poisson: variance =
+ * mean; the busiest is then the expected maximum, spatial_stat.c). */
 static void schedule(const sp_entry *e, uint64_t n, const sp_axis ax[3], uint64_t per_tile,
                      int policy, const sp_price *pr, unsigned used, double *buf,
                      tessel_spatial *out)
 {
     double *load = buf, *loadm = buf + used, *tot = buf + 2 * used, *totm = buf + 3 * used;
+    double *loadv = buf + 4 * used;
     for (unsigned p = 0; p < 2 * used; p++)
         tot[p] = 0;
     uint64_t i = 0;
@@ -273,8 +291,8 @@ static void schedule(const sp_entry *e, uint64_t n, const sp_axis ax[3], uint64_
             end++;
         uint64_t t[3] = { tile / (ax[1].tiles * ax[2].tiles), (tile / ax[2].tiles) % ax[1].tiles,
                           tile % ax[2].tiles };
-        for (unsigned p = 0; p < 2 * used; p++)
-            load[p] = 0;
+        for (unsigned p = 0; p < used; p++)
+            load[p] = loadm[p] = loadv[p] = 0;
         for (; i < end; i++) {
             uint64_t unit = e[i].key % per_tile;
             uint64_t u[3] = { unit / (ax[1].units * ax[2].units), (unit / ax[2].units) % ax[1].units,
@@ -290,12 +308,12 @@ static void schedule(const sp_entry *e, uint64_t n, const sp_axis ax[3], uint64_
                 inst = static_instance(ax, t, u, policy);
             }
             load[inst] += work_of(&e[i], pr);
-            loadm[inst] += (double)e[i].macs;
+            loadm[inst] += (double)e[i].macs + e[i].emacs;
+            loadv[inst] += e[i].emacs / (pr->rate * pr->rate);
             out->intersect_steps += e[i].steps;
         }
-        double busiest = 0, busiest_macs = 0;
+        double busiest = sp_expected_max(load, loadv, used), busiest_macs = 0;
         for (unsigned p = 0; p < used; p++) {
-            busiest = load[p] > busiest ? load[p] : busiest;
             busiest_macs = loadm[p] > busiest_macs ? loadm[p] : busiest_macs;
             tot[p] += load[p];
             totm[p] += loadm[p];
@@ -375,14 +393,16 @@ static int accumulate(const tessel_spec *spec, const tessel_workload_data *data,
     return rc;
 }
 
-/* Every instance's MACs under the split, the busiest per tile, their spread (model.h). */
-int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *data,
-                         const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag)
+/* Where the units' work comes from: the data (exact) or the statistics. */
+typedef struct sp_source {
+    const tessel_workload_data *data;
+    const tessel_stat_data *stats;
+} sp_source;
+
+/* Refuses a second split level; the roles and the extents of i, k, j. */
+static int sp_setup(const tessel_spec *spec, int l, const sp_source *src, unsigned *ta,
+                    unsigned *tb, int idx[3], uint64_t *extent, tessel_diag *diag)
 {
-    memset(out, 0, sizeof(*out));
-    int l = tessel_spatial_level(spec);
-    if (l < 0)
-        return TESSEL_OK;
     for (unsigned o = (unsigned)l + 1; o < spec->nlevels; o++)
         for (unsigned x = 0; x < spec->workload.nindices; x++)
             if (spec->level[o].spatial[x])
@@ -392,18 +412,38 @@ int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *da
                                        "spatial mapping at more than one level (%s and %s) is "
                                        "not modelled yet (issue 22, first slice)",
                                        spec->level[l].name, spec->level[o].name);
-    unsigned ta, tb;
-    int idx[3];
-    int rc = roles(spec, &ta, &tb, idx, diag);
+    int rc = roles(spec, ta, tb, idx, diag);
     if (rc)
         return rc;
-    if (!data || !data->tensor[ta] || !data->tensor[tb])
+    if (src->stats)
+        return sp_stat_extents(spec, src->stats, *ta, *tb, extent, diag);
+    const tessel_workload_data *data = src->data;
+    if (!data || !data->tensor[*ta] || !data->tensor[*tb])
         return tessel_diag_set(diag, TESSEL_EINVAL, spec->path, 0, 0, "spatial",
                                "spatial mapping needs the data of both inputs");
+    memcpy(extent, data->extent, sizeof(data->extent));
+    return TESSEL_OK;
+}
+
+/* Every instance's work under the split from src, the busiest per tile and
+ * their spread (model.h). */
+static int sp_run(const tessel_spec *spec, const sp_source *src, const tessel_allocator *a,
+                  tessel_spatial *out, tessel_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    int l = tessel_spatial_level(spec);
+    if (l < 0)
+        return TESSEL_OK;
+    unsigned ta, tb;
+    int idx[3];
+    uint64_t extent[TESSEL_SPEC_MAX_INDICES] = { 0 };
+    int rc = sp_setup(spec, l, src, &ta, &tb, idx, extent, diag);
+    if (rc)
+        return rc;
     sp_axis ax[3];
     unsigned used = 1;
     for (unsigned d = 0; d < 3; d++) {
-        axis_init(spec, data, (unsigned)l, d, idx[d], &ax[d]);
+        axis_init(spec, extent, (unsigned)l, d, idx[d], &ax[d]);
         used *= ax[d].factor;
     }
     uint64_t per_tile = sp_mul63(sp_mul63(ax[0].units, ax[1].units), ax[2].units);
@@ -415,10 +455,18 @@ int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *da
                                "spatial mapping at %s: its tiles times the units per tile pass "
                                "2^63", spec->level[l].name);
     sp_map m = { a, NULL, 0, 0 };
-    rc = accumulate(spec, data, ta, tb, ax, per_tile, a, &m);
-    if (!rc && spec->compute.intersect.cls[0])
-        rc = sp_steps_add(spec, data, ta, tb, ax, per_tile, a, &m);
-    double *buf = rc ? NULL : tessel_alloc_array(a, (size_t)used * 4, sizeof(double));
+    if (src->stats) {
+        rc = sp_stat_fill(spec, src->stats, ta, tb, ax, per_tile, a, &m, diag);
+        if (rc) {
+            tessel_dealloc(a, m.slot);
+            return rc;
+        }
+    } else {
+        rc = accumulate(spec, src->data, ta, tb, ax, per_tile, a, &m);
+        if (!rc && spec->compute.intersect.cls[0])
+            rc = sp_steps_add(spec, src->data, ta, tb, ax, per_tile, a, &m);
+    }
+    double *buf = rc ? NULL : tessel_alloc_array(a, (size_t)used * 5, sizeof(double));
     if (!rc && !buf)
         rc = TESSEL_ENOMEM;
     if (rc) {
@@ -448,4 +496,18 @@ int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *da
     tessel_dealloc(a, buf);
     tessel_dealloc(a, m.slot);
     return TESSEL_OK;
+}
+
+int tessel_model_spatial(const tessel_spec *spec, const tessel_workload_data *data,
+                         const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag)
+{
+    sp_source src = { data, NULL };
+    return sp_run(spec, &src, a, out, diag);
+}
+
+int tessel_model_spatial_stat(const tessel_spec *spec, const tessel_stat_data *stats,
+                              const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag)
+{
+    sp_source src = { NULL, stats };
+    return sp_run(spec, &src, a, out, diag);
 }

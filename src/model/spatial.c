@@ -57,6 +57,14 @@ static int map_grow(sp_map *m)
 /* key's entry, added empty when new (NULL: out of memory). */
 static sp_entry *map_entry(sp_map *m, uint64_t key)
 {
+    if (m->dense) {
+        sp_entry *e = &m->slot[key];
+        if (!e->key) {
+            e->key = key + 1;
+            m->n++;
+        }
+        return e;
+    }
     if ((m->n + 1) * 2 > m->cap && map_grow(m))
         return NULL;
     uint64_t k = key + 1, h = hash_of(k, m->cap - 1);
@@ -90,13 +98,13 @@ int sp_map_add_expected(sp_map *m, uint64_t key, double emacs)
 
 uint64_t sp_map_sorted(sp_map *m)
 {
-    uint64_t n = 0;
-    for (uint64_t s = 0; s < m->cap; s++)
+    uint64_t n = 0, cap = m->dense ? m->dense : m->cap;
+    for (uint64_t s = 0; s < cap; s++)
         if (m->slot[s].key) {
             m->slot[n] = m->slot[s];
             m->slot[n++].key--;
         }
-    if (n)
+    if (n && !m->dense)
         qsort(m->slot, (size_t)n, sizeof(sp_entry), by_key);
     return n;
 }
@@ -434,7 +442,7 @@ static int sp_run(const tessel_spec *spec, const sp_source *src, const tessel_al
     int l = tessel_spatial_level(spec);
     if (l < 0)
         return TESSEL_OK;
-    unsigned ta, tb;
+    unsigned ta = 0, tb = 0;
     int idx[3];
     uint64_t extent[TESSEL_SPEC_MAX_INDICES] = { 0 };
     int rc = sp_setup(spec, l, src, &ta, &tb, idx, extent, diag);
@@ -454,7 +462,17 @@ static int sp_run(const tessel_spec *spec, const sp_source *src, const tessel_al
                                "spatial",
                                "spatial mapping at %s: its tiles times the units per tile pass "
                                "2^63", spec->level[l].name);
-    sp_map m = { a, NULL, 0, 0 };
+    /* Up to 2^20 (level tile, unit) keys, a direct table (32 MiB at most):
+     * no hashing and no sort. */
+    sp_map m = { a, NULL, 0, 0, 0 };
+    if (all <= (UINT64_C(1) << 20)) {
+        m.slot = tessel_alloc_array(a, (size_t)all, sizeof(sp_entry));
+        if (!m.slot)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, spec->path, 0, 0, "spatial",
+                                   "spatial mapping: out of memory");
+        memset(m.slot, 0, (size_t)all * sizeof(sp_entry));
+        m.dense = all;
+    }
     if (src->stats) {
         rc = sp_stat_fill(spec, src->stats, ta, tb, ax, per_tile, a, &m, diag);
         if (rc) {

@@ -28,11 +28,13 @@ typedef struct sp_entry {
     double emacs;
 } sp_entry;
 
-/* Open addressing, key + 1 stored so that 0 marks an empty slot. */
+/* Open addressing, key + 1 stored so that 0 marks an empty slot; or, with
+ * dense set, a direct table of `dense` keys (slot[key], already in order). */
 typedef struct sp_map {
     const tessel_allocator *a;
     sp_entry *slot;
     uint64_t cap, n;
+    uint64_t dense;
 } sp_map;
 
 /* Adds macs and steps to key's entry (TESSEL_ENOMEM). */

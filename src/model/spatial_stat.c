@@ -98,7 +98,7 @@ int sp_stat_fill(const tessel_spec *spec, const tessel_stat_data *st, unsigned t
         !sp_mul63(sp_children(&ax[1]), sp_children(&ax[2])))
         return tessel_diag_set(diag, TESSEL_ERANGE, spec->path, 0, 0, "spatial",
                                "spatial mapping: the child tiles' numbers pass 2^63");
-    sp_map ma = { a, NULL, 0, 0 }, mb = { a, NULL, 0, 0 };
+    sp_map ma = { a, NULL, 0, 0, 0 }, mb = { a, NULL, 0, 0, 0 };
     uint64_t na = 0, nb = 0;
     int rc = grid_counts(spec, st, ta, &ax[1], &ax[0], &ma, &na, diag);
     if (!rc)

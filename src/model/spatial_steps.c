@@ -103,7 +103,7 @@ int sp_steps_add(const tessel_spec *spec, const tessel_workload_data *data, unsi
     if (!sp_mul63(sp_children(&ax[1]), sp_children(&ax[0])) ||
         !sp_mul63(sp_children(&ax[1]), sp_children(&ax[2])))
         return TESSEL_ERANGE;
-    sp_map ma = { a, NULL, 0, 0 }, mb = { a, NULL, 0, 0 };
+    sp_map ma = { a, NULL, 0, 0, 0 }, mb = { a, NULL, 0, 0, 0 };
     uint64_t na = 0, nb = 0;
     int rc = tile_counts(spec, ta, data->tensor[ta], &ax[1], &ax[0], &ma, &na);
     if (!rc)

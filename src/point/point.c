@@ -163,8 +163,9 @@ static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
               tessel_strategy_from_name(spec->strategy.name) != TESSEL_STRATEGY_DRT))
         why = "it is priced on the mapping's fixed tiles, and a strategy decides others "
               "(drt alone deals its micro tiles)";
-    else if (req->estimator == TESSEL_POINT_STAT && route == TESSEL_POINT_ROUTE_STRATEGY)
-        why = "under drt the split is priced from the data's micro tiles; use -e exact";
+    else if (req->estimator == TESSEL_POINT_STAT && route == TESSEL_POINT_ROUTE_STRATEGY &&
+             !req->data)
+        why = "under drt the split is priced from the data's micro tiles, and there is no data";
     else if (req->estimator == TESSEL_POINT_STAT && !req->stats)
         why = "-e stat needs the statistics";
     if (!why)
@@ -186,7 +187,8 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
     if (!rc)
         rc = dispatch(req, out, diag);
     if (!rc && tessel_spatial_level(req->spec) >= 0)
-        rc = req->estimator == TESSEL_POINT_STAT
+        rc = req->estimator == TESSEL_POINT_STAT &&
+                     tessel_point_route_of(req) == TESSEL_POINT_ROUTE_FIXED
                  ? tessel_model_spatial_stat(req->spec, req->stats, req->alloc,
                                              &out->result.spatial, diag)
                  : tessel_model_spatial(req->spec, req->data, req->alloc, &out->result.spatial,

@@ -104,6 +104,11 @@ typedef struct tessel_spatial {
     uint64_t units;       /* work units dealt (child tiles along the split indices) */
     double step_max_macs; /* sum over the steps of the busiest instance's MACs */
     double max_macs, mean_macs, stdev_macs; /* per-instance MACs over the run */
+    /* A unit's work in cycles: its intersection steps x intersect.step_cycles
+     * (with an intersect unit) plus its MACs at the instance's MAC rate. */
+    uint64_t intersect_steps; /* the units' intersection steps, summed */
+    double step_max_work;     /* sum over the steps of the busiest instance's work */
+    double max_work, mean_work, stdev_work; /* per-instance work over the run */
 } tessel_spatial;
 
 typedef struct tessel_result {
@@ -239,6 +244,11 @@ double tessel_stat_data_seconds(const tessel_stat_data *s);
  * mode SpMV adds); NULL when that input has none (e.g. a dense operand). */
 const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigned tensor,
                                               int *index);
+/* tessel_model_spatial from collected statistics (-e stat): steps from the
+ * base grids, expected MACs, each step's expected busiest instance
+ * (src/model/spatial_stat.c, docs/models/spatial.md). */
+int tessel_model_spatial_stat(const tessel_spec *spec, const tessel_stat_data *stats,
+                              const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag);
 
 /* Saved statistics (.tsd, src/model/stat_file.c): everything a design
  * point of this workload needs, without the data. Written atomically; a

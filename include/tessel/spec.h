@@ -210,6 +210,9 @@ typedef struct tessel_spec_compute {
     double clock_ghz;        /* > 0 */
     tessel_spec_component mac;       /* energy class of one MAC */
     tessel_spec_component intersect; /* energy class of one intersection step (optional: cls "") */
+    /* intersect.step_cycles: cycles one intersection step takes in a PE (1;
+     * docs/models/spatial.md: a unit's work under a spatial split). */
+    double intersect_step_cycles;
     tessel_spec_pos pos;
 } tessel_spec_compute;
 

@@ -141,9 +141,10 @@ static int check_request(const tessel_point_request *req, tessel_diag *diag)
                            "unknown estimator %d", (int)req->estimator);
 }
 
-/* A spatial split (mapping.LEVEL.spatial) is priced from the data on the
- * spec's fixed tiles by the exact estimator only (docs/models/spatial.md);
- * every other route refuses it with the reason. */
+/* A spatial split (mapping.LEVEL.spatial) is priced on the spec's fixed
+ * tiles from the data (exact) or the statistics (stat), and under drt on its
+ * micro tiles from the data (docs/models/spatial.md); every other route
+ * refuses it with the reason. */
 static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
 {
     const tessel_spec *spec = req->spec;
@@ -157,11 +158,16 @@ static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
         why = "the analytic estimator has density models, not the tiles of the data";
     else if (route == TESSEL_POINT_ROUTE_TEMPLATE)
         why = "a template prices its own PEs";
-    else if (route == TESSEL_POINT_ROUTE_STRATEGY)
-        why = "it is priced on the mapping's fixed tiles, and a strategy decides others";
-    else if (req->estimator == TESSEL_POINT_STAT)
-        why = "stat's statistics hold tile occupancies, not each instance's products per "
-              "tile (the expected busiest instance from them is not built yet); use -e exact";
+    else if (route == TESSEL_POINT_ROUTE_STRATEGY &&
+             (req->decisions ||
+              tessel_strategy_from_name(spec->strategy.name) != TESSEL_STRATEGY_DRT))
+        why = "it is priced on the mapping's fixed tiles, and a strategy decides others "
+              "(drt alone deals its micro tiles)";
+    else if (req->estimator == TESSEL_POINT_STAT && route == TESSEL_POINT_ROUTE_STRATEGY &&
+             !req->data)
+        why = "under drt the split is priced from the data's micro tiles, and there is no data";
+    else if (req->estimator == TESSEL_POINT_STAT && !req->stats)
+        why = "-e stat needs the statistics";
     if (!why)
         return TESSEL_OK;
     return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, p->file, p->line, p->column,
@@ -181,7 +187,12 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
     if (!rc)
         rc = dispatch(req, out, diag);
     if (!rc && tessel_spatial_level(req->spec) >= 0)
-        rc = tessel_model_spatial(req->spec, req->data, req->alloc, &out->result.spatial, diag);
+        rc = req->estimator == TESSEL_POINT_STAT &&
+                     tessel_point_route_of(req) == TESSEL_POINT_ROUTE_FIXED
+                 ? tessel_model_spatial_stat(req->spec, req->stats, req->alloc,
+                                             &out->result.spatial, diag)
+                 : tessel_model_spatial(req->spec, req->data, req->alloc, &out->result.spatial,
+                                        diag);
     if (rc)
         return rc;
     out->feasible = tessel_point_feasible(&out->result, out->strategy, &out->overflow_level,

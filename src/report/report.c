@@ -135,25 +135,18 @@ static double level_bytes_of(const tessel_traffic *t)
            (double)t->child_write_metadata;
 }
 
-/* The spatial columns (docs/models/spatial.md): each instance of the split
- * level's child runs pes x macs_per_pe / instances MACs a cycle, and every
- * tile of the split level waits for its busiest instance. */
+/* The spatial columns (docs/models/spatial.md): every tile of the split
+ * level waits for its busiest instance; work is in cycles (spatial.c). */
 static void spatial_columns(const tessel_spec *spec, const tessel_spatial *sp,
                             tessel_report_point *out)
 {
     out->spatial_cycles = out->imbalance = out->work_stdev = out->pe_utilization = NAN;
     if (!sp->present || sp->level >= spec->nlevels)
         return;
-    unsigned l = sp->level;
-    double inst = l + 1 < spec->nlevels ? (double)spec->level[l + 1].instances
-                                        : (double)spec->compute.pes;
-    double rate = (double)spec->compute.pes * (double)spec->compute.macs_per_pe /
-                  (inst > 0 ? inst : 1.0);
-    out->spatial_cycles = rate > 0 ? sp->step_max_macs / rate : 0;
-    out->imbalance = sp->mean_macs > 0 ? sp->max_macs / sp->mean_macs : 0;
-    out->work_stdev = sp->stdev_macs;
-    out->pe_utilization =
-        sp->step_max_macs > 0 ? sp->mean_macs / sp->step_max_macs : 0;
+    out->spatial_cycles = sp->step_max_work;
+    out->imbalance = sp->mean_work > 0 ? sp->max_work / sp->mean_work : 0;
+    out->work_stdev = sp->stdev_work;
+    out->pe_utilization = sp->step_max_work > 0 ? sp->mean_work / sp->step_max_work : 0;
 }
 
 /* One design point's report record (the summary.csv row and traffic rows) from a

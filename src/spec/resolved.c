@@ -417,6 +417,12 @@ static void compute(rb *b, rs_compute *r)
             component(b, r->intersect, &c->intersect,
                       at(tessel_yaml_get(cn, "intersect"), "class", NULL),
                       "architecture.compute.intersect");
+        r->intersect_step_cycles = zalloc(b, 1, sizeof(double));
+        if (r->intersect_step_cycles)
+            *r->intersect_step_cycles = c->intersect_step_cycles;
+        note_double(b, "architecture.compute.intersect.step_cycles",
+                    at(tessel_yaml_get(cn, "intersect"), "step_cycles", NULL),
+                    c->intersect_step_cycles);
     }
 }
 

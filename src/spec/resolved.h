@@ -85,6 +85,7 @@ typedef struct rs_compute {
     double clock_ghz;
     rs_component mac;
     rs_component *intersect; /* NULL when not priced */
+    double *intersect_step_cycles; /* intersect.step_cycles; NULL without intersect */
 } rs_compute;
 
 typedef struct rs_strategy {

@@ -210,6 +210,8 @@ static void architecture(sb *b, const rs_spec *r)
     if (c->intersect) {
         put(b, "    intersect:\n");
         component(b, c->intersect, "      ");
+        if (c->intersect_step_cycles)
+            put(b, "      step_cycles: %.17g\n", *c->intersect_step_cycles);
     }
 }
 

@@ -17,7 +17,7 @@ static const char *const level_keys[] = { "name",       "capacity",    "bandwidt
 static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on" };
 static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
                                             "class", "attributes",  "intersect" };
-static const char *const component_keys[] = { "class", "attributes" };
+static const char *const intersect_keys[] = { "class", "attributes", "step_cycles" };
 
 /* ------------------------------------------------------------------ */
 /* Architecture */
@@ -313,6 +313,7 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     cp->pes = 1;
     cp->macs_per_pe = 1;
     cp->clock_ghz = 1.0;
+    cp->intersect_step_cycles = 1.0;
     const char *field = "architecture.compute";
     const tessel_yaml_node *c = tessel_yaml_get(arch, "compute");
     if (!c) {
@@ -338,8 +339,11 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     const tessel_yaml_node *in = tessel_yaml_get(c, "intersect");
     const char *inf = "architecture.compute.intersect";
     if (in && (in = spec_mapping_of(v, in, inf, "intersect"))) {
-        spec_check_keys(v, in, inf, component_keys, N_OF(component_keys));
+        spec_check_keys(v, in, inf, intersect_keys, N_OF(intersect_keys));
         read_component(v, in, inf, &cp->intersect);
+        if ((n = tessel_yaml_get(in, "step_cycles")))
+            spec_read_positive(v, n, "architecture.compute.intersect.step_cycles", "step_cycles",
+                               "cycles per intersection step", &cp->intersect_step_cycles);
     }
 }
 

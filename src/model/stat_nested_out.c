@@ -784,7 +784,7 @@ static void prior_pair_spills(const nested *n, const stat_grid *bt, const out_ru
 /* Rule 4 for output tiles with a partial sample: every effectual pair
  * (not only the sampled ones) from its blended occupancy (prior). */
 static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *r,
-                        const zprice *z, const model_map *final, const out_prior *pr,
+                        const zprice *z, const model_map *final, out_prior *pr,
                         uint64_t *blk, uint64_t *suf, out_spill *sp)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -816,6 +816,8 @@ static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *
         rc = TESSEL_ENOMEM;
     if (!rc)
         rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        rc = stat_prior_curves(n, &bt, &keys, &steps, pr);
     if (!rc)
         memset(acc, 0, nj * sizeof(double));
     double worst = 0;

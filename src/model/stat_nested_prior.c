@@ -20,7 +20,10 @@
  * (relative variance lam v, lognormal, five Gauss-Hermite nodes):
  * E[max(0, S - P)], not max(0, E[S] - P). A pair's
  * partial tiles follow its sampled path blended with the prior's, which
- * grows in proportion to the products seen so far. Needs the rows'
+ * follows its stratum's fill curve: the share of the final nonzeros present
+ * after a share of the products, a combined ratio estimate over the sampled
+ * pairs' paths (stat_prior_curves; concave where later products land on
+ * outputs already there). Needs the rows'
  * predictions (stat_output.c's xcell, vcell); without them (version-2
  * statistics) the spill is priced from the sample alone. */
 #include <math.h>

@@ -122,6 +122,17 @@ void stat_prior_pair(const out_prior *pr, double m, double q, double v, double s
 /* The pair's partial nonzeros after `sampled` weighted sampled nonzeros
  * and mcum products. */
 double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
+/* A pair's walk over its effectual reduction tiles K: A's tile row i
+ * against B's tile column j (bt, B's grid transposed), p and q the
+ * positions in each. */
+typedef struct pair_walk {
+    const uint64_t *x, *y, *na, *nb;
+    uint64_t nx, ny, p, q;
+} pair_walk;
+void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w);
+/* The next effectual K (UINT64_MAX at the end), its tiles' nonzeros na,
+ * nb and products (uniform inside the reduction tile, as stat_prior_row). */
+uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, double *prod);
 /* Fits pr's fill curves from the sampled pairs: keys (pair * ext_k + K,
  * sorted) with weights in steps; bt is B's level-b grid transposed. */
 int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,

@@ -246,25 +246,13 @@ double stat_prior_path(const prior_pair *pp, double sampled, double mcum)
 static double fill_path(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j,
                         const uint64_t *k, const double *w, uint64_t ns, double m, double *at)
 {
-    const uint64_t *x = &n->a.col[n->a.ptr[i]], *y = &bt->col[bt->ptr[j]];
-    uint64_t nx = n->a.ptr[i + 1] - n->a.ptr[i], ny = bt->ptr[j + 1] - bt->ptr[j];
-    uint64_t p = 0, q = 0, s = 0, tk = n->bd.tile[XK], ext = n->e->extent[XK];
+    pair_walk pw;
+    stat_pair_walk(n, bt, i, j, &pw);
+    uint64_t s = 0, kk;
     unsigned c = 1;
-    double mcum = 0, f0 = 0, s0 = 0, s1 = 0;
-    while (p < nx && q < ny) {
-        if (x[p] < y[q]) {
-            p++;
-            continue;
-        }
-        if (y[q] < x[p]) {
-            q++;
-            continue;
-        }
-        uint64_t kk = x[p], lo = kk * tk;
-        mcum += (double)n->a.nnz[n->a.ptr[i] + p] * (double)bt->nnz[bt->ptr[j] + q] /
-                (double)(lo + tk <= ext ? tk : ext - lo);
-        p++;
-        q++;
+    double mcum = 0, f0 = 0, s0 = 0, s1 = 0, na, nb, prod;
+    while ((kk = stat_pair_next(n, &pw, &na, &nb, &prod)) != UINT64_MAX) {
+        mcum += prod;
         if (m <= 0)
             continue;
         while (s < ns && k[s] <= kk)
@@ -276,6 +264,37 @@ static double fill_path(const nested *n, const stat_grid *bt, uint64_t i, uint64
         s0 = s1;
     }
     return mcum;
+}
+
+void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w)
+{
+    w->x = &n->a.col[n->a.ptr[i]];
+    w->na = &n->a.nnz[n->a.ptr[i]];
+    w->nx = n->a.ptr[i + 1] - n->a.ptr[i];
+    w->y = &bt->col[bt->ptr[j]];
+    w->nb = &bt->nnz[bt->ptr[j]];
+    w->ny = bt->ptr[j + 1] - bt->ptr[j];
+    w->p = w->q = 0;
+}
+
+uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, double *prod)
+{
+    while (w->p < w->nx && w->q < w->ny) {
+        if (w->x[w->p] < w->y[w->q]) {
+            w->p++;
+            continue;
+        }
+        if (w->y[w->q] < w->x[w->p]) {
+            w->q++;
+            continue;
+        }
+        uint64_t k = w->x[w->p], tk = n->bd.tile[XK], ext = n->e->extent[XK], lo = k * tk;
+        *na = (double)w->na[w->p++];
+        *nb = (double)w->nb[w->q++];
+        *prod = *na * *nb / (double)(lo + tk <= ext ? tk : ext - lo);
+        return k;
+    }
+    return UINT64_MAX;
 }
 
 int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,

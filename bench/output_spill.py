@@ -10,7 +10,9 @@ Points where Z's tiles outgrow their partition at an inner level:
     i:128,j:23133,k:23133, PEB i:4,j:23133,k:4, IJK);
   - g51-reg: tests/cli/nested_out_test.py's REG spill point (3 buffer levels);
   - clustered-4k: a `tessel gen clustered` graph of 4k vertices at PEB i:8,j:1024,k:16;
-  - g51-llb: G51, IJK, LLB 256x1024x1024, PEB 32x64x64 (docs/models/stat.md).
+  - g51-llb: G51, IJK, LLB 256x1024x1024, PEB 32x64x64 (docs/models/stat.md);
+  - clustered-8k, rmat-8k: generated graphs of 8k vertices (a clustered one with
+    stronger skew, an R-MAT one of 64k draws) at PEB i:8,j:2048,k:16.
 For each, exact once, then stat at each --fractions ("default" = the 2^19-multiply
 sample) and seed: the relative error of the inner level's Z bytes (data + metadata)
 and of its bumped bytes (the spill), mean and worst over seeds, and of total DRAM
@@ -51,6 +53,12 @@ POINTS = {
                      ijk([("LLB", "i:256,j:4096,k:4096"), ("PEB", "i:8,j:1024,k:16")])),
     "g51-llb": ("specs/extensor.yaml", "examples/data/G51.mtx.gz", "PEB",
                 ijk([("LLB", "i:256,k:1024,j:1024"), ("PEB", "i:32,k:64,j:64")])),
+    "clustered-8k": ("specs/extensor.yaml",
+                     "gen:clustered --size 8192 --cliques 5000 --tail 2000 --skew 0.9 "
+                     "--clique-max 24 --seed 11", "PEB",
+                     ijk([("LLB", "i:256,j:8192,k:8192"), ("PEB", "i:8,j:2048,k:16")])),
+    "rmat-8k": ("specs/extensor.yaml", "gen:rmat --size 8192 --nnz 65536 --seed 5", "PEB",
+                ijk([("LLB", "i:256,j:8192,k:8192"), ("PEB", "i:8,j:2048,k:16")])),
 }
 
 

@@ -99,12 +99,18 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o);
  * sample, from a prior that does not rest on the tile's sampled rows
  * (docs/models/stat.md "Output spill with a partial sample"). */
 #define PRIOR_BINS 64
+/* Points of a stratum's fill curve: the share of a tile's final nonzeros
+ * present after a share u = c / PRIOR_CURVE of its products (c = 1 .. PRIOR_CURVE - 1). */
+#define PRIOR_CURVE 16
 typedef struct out_prior {
     int on;                  /* 0: the sample alone (whole sample, or no predictions) */
     const stat_output_sample *sample;
     double rho[PRIOR_BINS];  /* compression ratio per log2 bin of the products */
     double g;                /* the raw priors' calibration to the sample's total */
     double trel;             /* the prior's relative error variance */
+    /* fill curve per stratum (partial tiles, docs/models/stat.md): 0 .. 1 at
+     * u = c / PRIOR_CURVE; linear (u) until stat_prior_curves fits them */
+    double curve[PRIOR_BINS][PRIOR_CURVE + 1];
 } out_prior;
 
 /* One pair's occupancy: prior (nonzeros) from m products, the weight
@@ -112,6 +118,7 @@ typedef struct out_prior {
  * variance rv, and z the scale being priced. */
 typedef struct prior_pair {
     double prior, m, lam, mean, rv, z;
+    const double *curve; /* its stratum's fill curve (out_prior.curve) */
 } prior_pair;
 
 /* The products of tile row I's effectual pairs (acc[j], zero on entry) and
@@ -132,6 +139,21 @@ void stat_prior_pair(const out_prior *pr, double m, double q, double v, double s
 /* The pair's partial nonzeros after `sampled` weighted sampled nonzeros
  * and mcum products. */
 double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
+/* A pair's walk over its effectual reduction tiles K: A's tile row i
+ * against B's tile column j (bt, B's grid transposed), p and q the
+ * positions in each. */
+typedef struct pair_walk {
+    const uint64_t *x, *y, *na, *nb;
+    uint64_t nx, ny, p, q;
+} pair_walk;
+void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w);
+/* The next effectual K (UINT64_MAX at the end), its tiles' nonzeros na,
+ * nb and products (uniform inside the reduction tile, as stat_prior_row). */
+uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, double *prod);
+/* Fits pr's fill curves from the sampled pairs: keys (pair * ext_k + K,
+ * sorted) with weights in steps; bt is B's level-b grid transposed. */
+int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,
+                      const model_map *steps, out_prior *pr);
 /* Scales z and weights w (summing to 1) of the pair's occupancy; count. */
 unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w);
 

@@ -660,43 +660,24 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
                         uint64_t *suf, const zprice *z, const prior_pair *pp, out_spill *sp)
 {
     uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
-    const uint64_t *x = &n->a.col[n->a.ptr[i]], *y = &bt->col[bt->ptr[j]];
-    uint64_t nx = n->a.ptr[i + 1] - n->a.ptr[i], ny = bt->ptr[j + 1] - bt->ptr[j];
-    uint64_t p = 0, q = 0, c = 0, g = 0, tk = n->bd.tile[XK], ext = n->e->extent[XK];
-    double cum = 0, sampled = 0, mcum = 0;
-    while (p < nx && q < ny) {
-        if (x[p] < y[q]) {
-            p++;
-            continue;
-        }
-        if (y[q] < x[p]) {
-            q++;
-            continue;
-        }
-        double na = (double)n->a.nnz[n->a.ptr[i] + p], nb = (double)bt->nnz[bt->ptr[j] + q];
-        uint64_t k = x[p++];
-        q++;
+    uint64_t c = 0, g = 0;
+    double cum = 0, sampled = 0, mcum = 0, na, nb, prod, na2, nb2, prod2;
+    pair_walk w;
+    stat_pair_walk(n, bt, i, j, &w);
+    uint64_t k = stat_pair_next(n, &w, &na, &nb, &prod);
+    while (k != UINT64_MAX) {
+        /* the next effectual K, to see whether this one closes its block */
+        uint64_t next = stat_pair_next(n, &w, &na2, &nb2, &prod2);
         double cum0 = cum;
         while (c < ns && st[c] <= k)
             sampled += wt[c++];
         if (pp) {
-            uint64_t lo = k * tk;
-            mcum += na * nb / (double)(lo + tk <= ext ? tk : ext - lo);
+            mcum += prod;
             cum = stat_prior_path(pp, sampled, mcum);
         } else {
             cum = sampled;
         }
         spill_inside(n, z, k, na, nb, cum0, cum, sp);
-        /* the next effectual K, to see whether this one closes its block */
-        uint64_t p2 = p, q2 = q, next = UINT64_MAX;
-        while (p2 < nx && q2 < ny && next == UINT64_MAX) {
-            if (x[p2] < y[q2])
-                p2++;
-            else if (y[q2] < x[p2])
-                q2++;
-            else
-                next = x[p2];
-        }
         uint64_t b = blk_of(n, k);
         while (g < cnt && blk[g] < b)
             g++;
@@ -708,6 +689,10 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
         } else {
             spill_visit(z, cum, stat_visit_live(slots_of(n, k), na, nb, cum > cum0), sp);
         }
+        k = next;
+        na = na2;
+        nb = nb2;
+        prod = prod2;
     }
 }
 
@@ -784,7 +769,7 @@ static void prior_pair_spills(const nested *n, const stat_grid *bt, const out_ru
 /* Rule 4 for output tiles with a partial sample: every effectual pair
  * (not only the sampled ones) from its blended occupancy (prior). */
 static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *r,
-                        const zprice *z, const model_map *final, const out_prior *pr,
+                        const zprice *z, const model_map *final, out_prior *pr,
                         uint64_t *blk, uint64_t *suf, out_spill *sp)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -816,6 +801,8 @@ static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *
         rc = TESSEL_ENOMEM;
     if (!rc)
         rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        rc = stat_prior_curves(n, &bt, &keys, &steps, pr);
     if (!rc)
         memset(acc, 0, nj * sizeof(double));
     double worst = 0;

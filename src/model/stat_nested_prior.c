@@ -20,7 +20,10 @@
  * (relative variance lam v, lognormal, five Gauss-Hermite nodes):
  * E[max(0, S - P)], not max(0, E[S] - P). A pair's
  * partial tiles follow its sampled path blended with the prior's, which
- * grows in proportion to the products seen so far. Needs the rows'
+ * follows its stratum's fill curve: the share of the final nonzeros present
+ * after a share of the products, a combined ratio estimate over the sampled
+ * pairs' paths (stat_prior_curves; concave where later products land on
+ * outputs already there). Needs the rows'
  * predictions (stat_output.c's xcell, vcell); without them (version-2
  * statistics) the spill is priced from the sample alone. */
 #include <math.h>
@@ -173,6 +176,9 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
 {
     memset(pr, 0, sizeof(*pr));
     pr->sample = s;
+    for (unsigned b = 0; b < PRIOR_BINS; b++)
+        for (unsigned c = 0; c <= PRIOR_CURVE; c++)
+            pr->curve[b][c] = (double)c / PRIOR_CURVE;
     if (s->whole || !s->xcell || !s->vcell || !n->ext_i || !n->ext_j)
         return TESSEL_OK;
     prior_sums ps;
@@ -213,13 +219,145 @@ void stat_prior_pair(const out_prior *pr, double m, double q, double v, double s
     double sd = pp->mean > 0 ? pp->prior / pp->mean : 0;
     pp->rv = pp->lam * v * sd * sd;
     pp->z = 1;
+    pp->curve = pr->curve[prior_bin(m)];
 }
 
 double stat_prior_path(const prior_pair *pp, double sampled, double mcum)
 {
-    /* the prior's partial tile grows with the products seen */
-    double f = pp->m > 0 && mcum < pp->m ? mcum / pp->m : 1;
+    /* the prior's partial tile follows its stratum's fill curve in the
+     * share of the products seen (linear between the curve's points) */
+    double f = 1;
+    if (pp->m > 0 && mcum < pp->m) {
+        double x = mcum / pp->m * PRIOR_CURVE;
+        unsigned c = (unsigned)x;
+        c = c < PRIOR_CURVE ? c : PRIOR_CURVE - 1;
+        f = pp->curve ? pp->curve[c] + (x - c) * (pp->curve[c + 1] - pp->curve[c])
+                      : mcum / pp->m;
+    }
     return pp->z * (pp->lam * sampled + (1 - pp->lam) * pp->prior * f);
+}
+
+/* One sampled pair's fill path: its effectual K in order (A's tile row i
+ * against B's tile column j), the products seen (uniform inside a
+ * reduction tile, as stat_prior_row) and the sampled nonzeros present
+ * (weights w[0 .. ns) at steps k[]). With m = 0 returns the products
+ * only; else adds the sampled nonzeros present at each share c /
+ * PRIOR_CURVE of m to at[c] (linear inside a step). */
+static double fill_path(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j,
+                        const uint64_t *k, const double *w, uint64_t ns, double m, double *at)
+{
+    pair_walk pw;
+    stat_pair_walk(n, bt, i, j, &pw);
+    uint64_t s = 0, kk;
+    unsigned c = 1;
+    double mcum = 0, f0 = 0, s0 = 0, s1 = 0, na, nb, prod;
+    while ((kk = stat_pair_next(n, &pw, &na, &nb, &prod)) != UINT64_MAX) {
+        mcum += prod;
+        if (m <= 0)
+            continue;
+        while (s < ns && k[s] <= kk)
+            s1 += w[s++];
+        double f1 = mcum / m;
+        for (; c < PRIOR_CURVE && (double)c / PRIOR_CURVE <= f1; c++)
+            at[c] += s0 + (s1 - s0) * ((double)c / PRIOR_CURVE - f0) / (f1 - f0);
+        f0 = f1;
+        s0 = s1;
+    }
+    return mcum;
+}
+
+void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w)
+{
+    w->x = &n->a.col[n->a.ptr[i]];
+    w->na = &n->a.nnz[n->a.ptr[i]];
+    w->nx = n->a.ptr[i + 1] - n->a.ptr[i];
+    w->y = &bt->col[bt->ptr[j]];
+    w->nb = &bt->nnz[bt->ptr[j]];
+    w->ny = bt->ptr[j + 1] - bt->ptr[j];
+    w->p = w->q = 0;
+}
+
+uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, double *prod)
+{
+    while (w->p < w->nx && w->q < w->ny) {
+        if (w->x[w->p] < w->y[w->q]) {
+            w->p++;
+            continue;
+        }
+        if (w->y[w->q] < w->x[w->p]) {
+            w->q++;
+            continue;
+        }
+        uint64_t k = w->x[w->p], tk = n->bd.tile[XK], ext = n->e->extent[XK], lo = k * tk;
+        *na = (double)w->na[w->p++];
+        *nb = (double)w->nb[w->q++];
+        *prod = *na * *nb / (double)(lo + tk <= ext ? tk : ext - lo);
+        return k;
+    }
+    return UINT64_MAX;
+}
+
+int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,
+                      const model_map *steps, out_prior *pr)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t cap = 1;
+    for (uint64_t b = 0, e = 0; b < keys->n; b = e) {
+        for (e = b; e < keys->n && keys->v[e] / n->ext_k == keys->v[b] / n->ext_k; e++)
+            ;
+        cap = e - b > cap ? e - b : cap;
+    }
+    uint64_t *k = tessel_alloc_array(a, cap, sizeof(uint64_t));
+    double *w = tessel_alloc_array(a, cap, sizeof(double));
+    if (!k || !w) {
+        tessel_dealloc(a, k);
+        tessel_dealloc(a, w);
+        return TESSEL_ENOMEM;
+    }
+    /* per stratum: the sampled nonzeros present at each share of the
+     * products, their final total and the pairs (a ratio estimator of the
+     * stratum's fill curve: the rows' weights cancel in the share) */
+    double at[PRIOR_BINS][PRIOR_CURVE + 1], tot[PRIOR_BINS], cnt[PRIOR_BINS];
+    memset(at, 0, sizeof(at));
+    memset(tot, 0, sizeof(tot));
+    memset(cnt, 0, sizeof(cnt));
+    for (uint64_t b = 0, e = 0; b < keys->n; b = e) {
+        uint64_t pair = keys->v[b] / n->ext_k, ns = 0;
+        double fin = 0;
+        for (e = b; e < keys->n && keys->v[e] / n->ext_k == pair; e++, ns++) {
+            k[ns] = keys->v[e] % n->ext_k;
+            w[ns] = model_map_weight(steps, keys->v[e]);
+            fin += w[ns];
+        }
+        uint64_t i = pair / n->ext_j, j = pair % n->ext_j;
+        double m = fill_path(n, bt, i, j, k, w, ns, 0, NULL);
+        if (m <= 0 || fin <= 0)
+            continue;
+        unsigned bin = prior_bin(m);
+        fill_path(n, bt, i, j, k, w, ns, m, at[bin]);
+        tot[bin] += fin;
+        cnt[bin] += 1;
+    }
+    tessel_dealloc(a, k);
+    tessel_dealloc(a, w);
+    /* the global curve, then each stratum's pulled toward it by
+     * PRIOR_POOL pseudo-pairs (as the ratios rho) */
+    double all[PRIOR_CURVE + 1], total = 0;
+    memset(all, 0, sizeof(all));
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++) {
+        total += tot[bin];
+        for (unsigned c = 1; c < PRIOR_CURVE; c++)
+            all[c] += at[bin][c];
+    }
+    if (total <= 0)
+        return TESSEL_OK;
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++)
+        for (unsigned c = 1; c < PRIOR_CURVE; c++) {
+            double own = tot[bin] > 0 ? at[bin][c] / tot[bin] : 0;
+            pr->curve[bin][c] = (cnt[bin] * own + PRIOR_POOL * all[c] / total) /
+                                (cnt[bin] + PRIOR_POOL);
+        }
+    return TESSEL_OK;
 }
 
 unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w)

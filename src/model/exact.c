@@ -23,7 +23,7 @@ void exact_boundary_free(engine *e, boundary *bd)
 {
     for (unsigned i = 0; i < NIN; i++) {
         tessel_tile_grid_free(&bd->grid[i]);
-        model_map_free(&bd->index[i]);
+        tessel_dealloc(e->alloc, bd->rowptr[i]);
     }
     for (unsigned i = 0; i < NIN; i++)
         tessel_dealloc(e->alloc, bd->occ[i]);
@@ -151,6 +151,16 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
                                 const tessel_allocator *a, tessel_progress_fn progress,
                                 void *progress_ud, tessel_result *out, tessel_diag *diag)
 {
+    return tessel_model_exact_opts(spec, data, a, NULL, progress, progress_ud, out, diag);
+}
+
+/* The exact estimate: every boundary's output tables and walk, then the
+ * derived counts (see the header). */
+int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data *data,
+                            const tessel_allocator *a, const tessel_exact_options *opt,
+                            tessel_progress_fn progress, void *progress_ud, tessel_result *out,
+                            tessel_diag *diag)
+{
     double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "exact");
@@ -167,6 +177,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
     e.res = out;
     e.progress = progress;
     e.progress_ud = progress_ud;
+    if (opt)
+        e.walk = *opt;
     e.nlev = spec->nlevels;
     int rc = exact_setup_roles(&e, data);
     if (!rc) {

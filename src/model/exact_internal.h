@@ -52,8 +52,10 @@ typedef struct boundary {
     uint64_t red_space;  /* product of the reduction digits' radices */
     tessel_tile_grid *grid[NIN];
     tile_cost cost[NIN], out_cost; /* formats at level b */
-    model_map index[NIN]; /* packed tile coordinates -> index in grid[i] */
-    uint64_t keys[NIN];   /* packing: group * keys[i] + key */
+    /* grid[i]'s tiles of group (first-mode tile coordinate) g are
+     * [rowptr[i][g], rowptr[i][g + 1]), sorted by key: a direct index */
+    uint64_t *rowptr[NIN];
+    uint64_t groups[NIN];
     uint64_t *occ[NIN];  /* per-rank formats: prefix counts per non-empty input tile */
     /* Output tables, one per depth (the last counts elements): unique
      * output tiles, and per tile (reduction key, cumulative count). */
@@ -98,6 +100,7 @@ typedef struct engine {
     tessel_result *res;
     tessel_progress_fn progress;
     void *progress_ud;
+    tessel_exact_options walk; /* old walk or chunk size (tests) */
     uint64_t *mark;   /* per value of the output's last index */
     uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
     uint64_t *touched;
@@ -256,7 +259,7 @@ void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t
                         uint64_t *data, uint64_t *meta);
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
 /* exact_stream.c: the walk of one boundary in chunks of keys, memory
- * O(tiles + output tiles); TESSEL_EXACT_WALK=old walks every key at once
+ * O(tiles + output tiles); e->walk.old_walk walks every key at once
  * (the comparison test's reference) */
 int exact_walk_boundary(engine *e, const boundary *bd);
 int exact_live_init(engine *e, const boundary *bd, exact_out_live *lv);

@@ -19,30 +19,15 @@
  * (keeping only the part's), so a value of n keys costs n^2 / budget: cheap
  * at the real budget, slow at a tiny test budget on large inputs.
  *
- * Test-only switches (environment): TESSEL_EXACT_WALK=old walks every key
- * at once as before (exact_walk_all), TESSEL_EXACT_CHUNK=N sets the chunk
- * budget in keys, so tests cross many chunk boundaries on small inputs. */
-#include <stdlib.h>
+ * For the tests, the estimator's options (tessel_exact_options) choose the
+ * old walk (every key at once, exact_walk_all) or a smaller chunk budget,
+ * so small inputs cross many chunk boundaries. */
 #include <string.h>
 
 #include "exact_internal.h"
 
 /* Keys per chunk: 128 MiB of keys. */
 #define CHUNK_KEYS (UINT64_C(1) << 24)
-
-static int old_walk(void)
-{
-    const char *s = getenv("TESSEL_EXACT_WALK");
-    return s && !strcmp(s, "old");
-}
-
-static uint64_t chunk_budget(void)
-{
-    const char *s = getenv("TESSEL_EXACT_CHUNK");
-    char *end = NULL;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
-    return s && end != s && v ? (uint64_t)v : CHUNK_KEYS;
-}
 
 static void hist_add(uint64_t *h, uint64_t v, uint64_t n)
 {
@@ -251,7 +236,7 @@ static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const e
 /* The streaming walk of boundary bd (see the header). */
 int exact_walk_boundary(engine *e, const boundary *bd)
 {
-    if (old_walk())
+    if (e->walk.old_walk)
         return exact_walk_all(e, bd);
     unsigned x0 = NX;
     uint64_t div0 = 1, radix0 = 1, inner = 1, bound = 0;
@@ -294,7 +279,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         for (uint64_t v = 0; v < radix0; v++)
             s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
         if (!rc)
-            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner, chunk_budget());
+            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner,
+                            e->walk.chunk_keys ? e->walk.chunk_keys : CHUNK_KEYS);
         rc = exact_walker_end(&s.w, rc);
     }
     for (unsigned i = 0; i < NIN; i++)

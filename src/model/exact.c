@@ -55,19 +55,14 @@ static int run_boundary(engine *e, unsigned b)
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)
-        rc = exact_build_output(e, &bd, bd.out_cost.ranked, &macs);
-    if (!rc)
-        rc = exact_walk_boundary(e, &bd);
+        rc = exact_output_and_walk(e, &bd, &macs);
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         e->res->macs = macs;
         if (b == 1) {
             exact_compulsory(e, &bd);
             rc = exact_untiled_compulsory(e, &bd);
-            const out_table *t = &bd.table[bd.ntables - 1];
-            e->res->output_nnz = 0;
-            for (uint64_t o = 0; o < t->nout; o++)
-                e->res->output_nnz += t->cum[t->start[o + 1] - 1];
+            e->res->output_nnz = bd.rows_nnz;
         }
     }
     exact_boundary_free(e, &bd);

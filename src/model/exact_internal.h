@@ -246,8 +246,8 @@ void exact_table_free(const tessel_allocator *a, out_table *t);
  * previous range's; the emitter carries whole-output counts over. */
 struct out_emitter;
 int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h);
-int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, uint64_t r0, uint64_t r1,
-                      uint64_t *macs);
+int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,
+                      uint64_t hi, uint64_t *macs);
 void exact_output_rows_end(engine *e, struct out_emitter *h);
 /* exact_walk.c: iterations and the walk */
 /* The guard of one boundary's walk: more keys are refused (exact_too_many). */

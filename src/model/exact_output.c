@@ -262,10 +262,25 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
     return exact_reduction_key(e, bd, c);
 }
 
+/* First entry of B's row k at column >= j (the entries are sorted). */
+static uint64_t row_from(const tessel_tensor *b, uint64_t k, uint64_t j)
+{
+    uint64_t lo = b->ptr[k], hi = b->ptr[k + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (b->idx[1][mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* SpMSpM / SpMV: row-wise (Gustavson); k ascends, so the first time an
- * output column is met is its smallest reduction key. */
+ * output column is met is its smallest reduction key. Rows [r0, r1) and,
+ * for a range of output columns (exact_stream.c), columns [c0, c1). */
 static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs,
-                       uint64_t r0, uint64_t r1)
+                       uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
 {
     const tessel_tensor *a = e->in[0].t, *b = e->in[1].t;
     uint32_t *jtile = tile_of_entries(e, b, 1, bd->tile[1]);
@@ -283,8 +298,10 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
             uint64_t k = a->idx[1][p];
             c[2] = k;
             uint64_t red = elem_red(e, bd, c);
-            *macs += b->ptr[k + 1] - b->ptr[k];
-            for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++) {
+            uint64_t q0 = c0 ? row_from(b, k, c0) : b->ptr[k];
+            uint64_t q1 = c1 < UINT64_MAX ? row_from(b, k, c1) : b->ptr[k + 1];
+            *macs += q1 - q0;
+            for (uint64_t q = q0; q < q1; q++) {
                 uint64_t j = b->idx[1][q];
                 if (e->mark[j] == stamp)
                     continue;
@@ -439,17 +456,19 @@ void exact_table_free(const tessel_allocator *a, out_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* The pass over output rows [r0, r1), its slabs flushed into the tables. */
-static int pass_rows(engine *e, boundary *bd, out_emitter *em, uint64_t *macs, uint64_t r0,
-                     uint64_t r1)
+/* The pass over output coordinates [lo, hi) of the output's mode m (rows,
+ * or SpMSpM's columns), its slabs flushed into the tables. */
+static int pass_rows(engine *e, boundary *bd, out_emitter *em, uint64_t *macs, unsigned m,
+                     uint64_t lo, uint64_t hi)
 {
     int rc;
+    uint64_t r0 = m ? 0 : lo, r1 = m ? UINT64_MAX : hi;
     if (e->kind == TESSEL_WORKLOAD_TTM)
         rc = pass_ttm(e, bd, em, macs, r0, r1);
     else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
         rc = pass_mttkrp(e, bd, em, macs, r0, r1);
     else
-        rc = pass_spmspm(e, bd, em, macs, r0, r1);
+        rc = pass_spmspm(e, bd, em, macs, r0, r1, m ? lo : 0, m ? hi : UINT64_MAX);
     if (!rc && slab_flush(em))
         rc = exact_oom(e);
     em->slab = UINT64_MAX;
@@ -483,7 +502,7 @@ int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
     out_emitter em;
     int rc = emitter_start(e, bd, &em, ranked);
     if (!rc)
-        rc = pass_rows(e, bd, &em, macs, 0, UINT64_MAX);
+        rc = pass_rows(e, bd, &em, macs, 0, 0, UINT64_MAX);
     emitter_free(&em);
     return rc;
 }
@@ -498,10 +517,10 @@ int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h)
     return emitter_start(e, bd, *h, bd->out_cost.ranked);
 }
 
-int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, uint64_t r0, uint64_t r1,
-                      uint64_t *macs)
+int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,
+                      uint64_t hi, uint64_t *macs)
 {
-    return pass_rows(e, bd, h, macs, r0, r1);
+    return pass_rows(e, bd, h, macs, m, lo, hi);
 }
 
 void exact_output_rows_end(engine *e, struct out_emitter *h)

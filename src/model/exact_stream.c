@@ -202,7 +202,13 @@ static void rows_totals(boundary *bd)
     }
 }
 
-/* Output rows of outermost tile coordinates [lo, hi). */
+/* The output's mode the outermost loop runs over: 0 rows, 1 columns. */
+static unsigned out_mode(const engine *e, const boundary *bd)
+{
+    return bd->d[0].x == e->out.x[0] ? 0 : 1;
+}
+
+/* Output rows (or columns) of outermost tile coordinates [lo, hi). */
 static void rows_of(const boundary *bd, uint64_t lo, uint64_t hi, uint64_t *r0, uint64_t *r1)
 {
     uint64_t t = bd->tile[bd->d[0].x];
@@ -224,7 +230,8 @@ static int rows_switch(stream *s, uint64_t lo, uint64_t hi)
     uint64_t r0, r1;
     rows_of(s->bd, lo, hi, &r0, &r1);
     if (!rc)
-        rc = exact_output_rows(s->e, s->rows_bd, s->rows, r0, r1, s->macs);
+        rc = exact_output_rows(s->e, s->rows_bd, s->rows, out_mode(s->e, s->bd), r0, r1,
+                               s->macs);
     if (!rc)
         rows_totals(s->rows_bd);
     if (!rc)
@@ -367,7 +374,7 @@ static int rows_can_spill(engine *e, boundary *bd, uint64_t part, int *spill)
     *spill = 0;
     for (uint64_t v = 0; !rc && !*spill && v < bd->d[0].radix; v++) {
         rows_of(bd, v * div0, (v + 1) * div0, &r0, &r1);
-        rc = exact_output_rows(e, bd, h, r0, r1, &macs);
+        rc = exact_output_rows(e, bd, h, out_mode(e, bd), r0, r1, &macs);
         const out_table *t = &bd->table[bd->ntables - 1];
         for (uint64_t o = 0; !rc && o < t->nout && !*spill; o++) {
             uint64_t data, meta;
@@ -392,8 +399,12 @@ static int rows_can_spill(engine *e, boundary *bd, uint64_t part, int *spill)
 static int rows_eligible(engine *e, boundary *bd, int *ok)
 {
     *ok = 0;
-    if (e->walk.old_walk || !bd->ndigits || bd->d[0].x != e->out.x[0] || bd->out_cost.ranked ||
-        !e->mark)
+    /* a range of SpMSpM's output columns: the pass restricts B's rows */
+    int cols = e->kind == TESSEL_WORKLOAD_SPMSPM && e->out.order == 2 && bd->ndigits &&
+               bd->d[0].x == e->out.x[1] && e->in[1].x[1] == e->out.x[1] &&
+               !(bd->b == 1 && exact_output_needs_prefixes(e)); /* rows counted once */
+    if (e->walk.old_walk || !bd->ndigits || (bd->d[0].x != e->out.x[0] && !cols) ||
+        bd->out_cost.ranked || !e->mark)
         return TESSEL_OK;
     uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
     uint64_t dense = 1, data, meta;

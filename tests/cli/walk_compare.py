@@ -41,8 +41,18 @@ WRAPPER = os.path.join(ROOT, "tests", "cli", "walk_wrapper.py")
 TIMING = {"seconds", "model_seconds"}
 
 
+def wrapper_reaches_run(args, failures):
+    """The wrapper's flags must reach tessel run: a bad value is refused."""
+    p = subprocess.run([sys.executable, WRAPPER, "--exact-walk", "bogus", "--", args.tessel, "run",
+                        SPEC, "-q", "-n"], capture_output=True, text=True, cwd=ROOT)
+    if p.returncode == 0 or "--exact-walk" not in p.stderr:
+        failures.append(f"walk_wrapper.py did not pass --exact-walk to tessel run: status "
+                        f"{p.returncode}, {p.stderr[:300]}")
+
+
 def golden(args, failures):
     """Each walk must reproduce every golden output."""
+    wrapper_reaches_run(args, failures)
     for label, flags in [("old walk", ["--exact-walk", "old"]),
                          ("chunk 100000", ["--exact-chunk", "100000"])]:
         wrapper = " ".join(shlex.quote(w) for w in [sys.executable, WRAPPER] + flags + ["--"])

@@ -11,7 +11,12 @@
  * per input and the open output run. Per output tile, what its next
  * write-back (rule 2) or spill (rule 4) needs: the table cursors and the
  * last write-back's bytes. Memory: O(input tiles + output tiles + chunk),
- * never O(effectual iterations). The numbers equal the old walk's bit for
+ * never O(effectual iterations). When the outermost loop is the output's
+ * first index (or SpMSpM's column index) and no output tile can spill, the
+ * output tables and that per-tile state hold only the current chunk's
+ * range of output rows (columns): a tile's visits all fall inside its own
+ * outermost coordinate, so a range's tiles are finished when the walk
+ * leaves it (exact_output_and_walk). The numbers equal the old walk's bit for
  * bit: every counter is a sum or a maximum over the same events, and a
  * tile's events arrive in the order of its reduction keys in both.
  *

@@ -2,9 +2,9 @@
  * overrides and matrix A (B = A), walked once; prints the estimator's
  * seconds, the effectual tile iterations per buffer level and their sum, so
  * the driver can relate time to iterations (the figure the CLI's reports do
- * not carry). Run it under TESSEL_EXACT_WALK=old for the old walk.
+ * not carry). --old runs the old walk (every key in memory at once).
  *
- *   bench_exact_walk SPEC MATRIX [PATH=VALUE ...]
+ *   bench_exact_walk [--old] SPEC MATRIX [PATH=VALUE ...]
  * prints: seconds S iterations N levels N1,N2,... dram_bytes D */
 #include <limits.h>
 #include <stdio.h>
@@ -15,8 +15,14 @@
 
 int main(int argc, char **argv)
 {
+    tessel_exact_options opt = { 0 };
+    if (argc > 1 && !strcmp(argv[1], "--old")) {
+        opt.old_walk = 1;
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_exact_walk SPEC MATRIX [PATH=VALUE ...]\n");
+        fprintf(stderr, "usage: bench_exact_walk [--old] SPEC MATRIX [PATH=VALUE ...]\n");
         return 2;
     }
     char bind[PATH_MAX + 32];
@@ -34,7 +40,7 @@ int main(int argc, char **argv)
     }
     tessel_result r;
     tessel_diag diag;
-    int rc = tessel_model_exact(spec, data, NULL, &r, &diag);
+    int rc = tessel_model_exact_opts(spec, data, NULL, &opt, NULL, NULL, &r, &diag);
     if (rc) {
         fprintf(stderr, "%s: %s\n", argv[2], diag.message);
     } else {

@@ -9,7 +9,7 @@ iteration, and the ratio of the time to `iterations x c`, where c is the
 seconds per iteration measured on the small inputs of the same run.
 
 Targets: the 4M-nonzero R-MAT within 2 GB peak, and every ratio within 2.
-With --old the old walk (TESSEL_EXACT_WALK=old, every key in memory) runs
+With --old the old walk (bench_exact_walk --old, every key in memory) runs
 too, for the before/after figures (it needs several GB on the large inputs).
 
     bench/exact_memory.py [--build build] [--old] [--quick] [--keep DIR]
@@ -39,15 +39,9 @@ QUICK_LARGE = [("uniform 300k", ["uniform", "--size", "100000", "--nnz", "300000
 
 def measure(helper, matrix, old):
     """(peak RSS bytes, output fields) of one estimate in a child process."""
-    env = dict(os.environ)
-    env.pop("TESSEL_EXACT_CHUNK", None)
-    if old:
-        env["TESSEL_EXACT_WALK"] = "old"
-    else:
-        env.pop("TESSEL_EXACT_WALK", None)
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
-        p = subprocess.Popen([helper, SPEC, matrix] + SETS, stdout=fo, stderr=fe, env=env,
-                             cwd=ROOT)
+        p = subprocess.Popen([helper] + (["--old"] if old else []) + [SPEC, matrix] + SETS,
+                             stdout=fo, stderr=fe, cwd=ROOT)
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status) \
             if hasattr(os, "waitstatus_to_exitcode") else status >> 8

@@ -46,6 +46,8 @@ enum {
     OPT_SAVE_STATS,
     OPT_STRATEGY,
     OPT_STRICT,
+    OPT_EXACT_WALK,
+    OPT_EXACT_CHUNK,
     OPT_COUNT
 };
 
@@ -75,6 +77,9 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
     [OPT_STRATEGY] = { "--strategy", "-S", 1 },
     [OPT_STRICT] = { "--strict", NULL, 0 },
+    /* hidden, for tests/cli/walk_compare.py: the exact walk's options */
+    [OPT_EXACT_WALK] = { "--exact-walk", NULL, 1 },
+    [OPT_EXACT_CHUNK] = { "--exact-chunk", NULL, 1 },
 };
 
 /* tessel run --help. */
@@ -159,6 +164,7 @@ typedef struct run_request {
     int analytic; /* --estimator analytic: no data loaded */
     tessel_stat_options stat_options;
     tessel_load_options load;
+    tessel_exact_options exact; /* hidden --exact-walk, --exact-chunk */
     char **sets; /* malloc'd strings, in command-line order */
     size_t nsets;
 } run_request;
@@ -170,6 +176,24 @@ static void request_free(run_request *req)
     free(req->sets);
     req->sets = NULL;
     req->nsets = 0;
+}
+
+/* The hidden test options of the exact walk (tests/cli/walk_compare.py). */
+static int parse_exact_options(const cli_args *args, run_request *req)
+{
+    const char *walk = cli_value(args, OPT_EXACT_WALK), *chunk = cli_value(args, OPT_EXACT_CHUNK);
+    if (walk && strcmp(walk, "old") != 0 && strcmp(walk, "stream") != 0)
+        return cli_usage_error("run", "--exact-walk must be old or stream, not '%s'", walk);
+    req->exact.old_walk = walk && strcmp(walk, "old") == 0;
+    if (chunk) {
+        char *end = NULL;
+        unsigned long long v = strtoull(chunk, &end, 10);
+        if (end == chunk || *end || !v)
+            return cli_usage_error("run", "--exact-chunk must be a positive count, not '%s'",
+                                   chunk);
+        req->exact.chunk_keys = (uint64_t)v;
+    }
+    return 0;
 }
 
 static int parse_stat_options(const cli_args *args, run_request *req)
@@ -268,6 +292,9 @@ static int parse_request(const cli_args *args, run_request *req)
     int rc = parse_stat_options(args, req);
     if (rc)
         return rc;
+    rc = parse_exact_options(args, req);
+    if (rc)
+        return rc;
     req->quiet = cli_has(args, OPT_QUIET);
     req->verbose = cli_has(args, OPT_VERBOSE);
     req->dry_run = cli_has(args, OPT_DRY_RUN);
@@ -353,6 +380,7 @@ typedef struct run_state {
     tessel_strategy_choice choice;
     tessel_sparsepipe_figures sparsepipe; /* template sparsepipe's own figures */
     int has_choice, has_sparsepipe;       /* which of the two the estimate filled */
+    const tessel_exact_options *exact;    /* the request's hidden walk options */
 } run_state;
 
 /* The design point through the one entry point (point.h), which decides
@@ -368,6 +396,7 @@ static int estimate(run_state *st, tessel_point_estimator est, progress_state *p
         .stats = st->stats,
         .progress = progress ? progress_line : NULL,
         .progress_ud = progress,
+        .exact = st->exact,
     };
     tessel_point_result *out = malloc(sizeof(*out));
     if (!out)
@@ -635,6 +664,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "tessel run: error: out of memory\n");
             rc = CLI_EXIT_FAILURE;
         } else {
+            st->exact = &req.exact;
             rc = run(&req, st);
             tessel_energy_db_free(&st->db);
             tessel_stat_data_free(&st->stats);

@@ -180,6 +180,21 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
                                 const tessel_allocator *a, tessel_progress_fn progress,
                                 void *progress_ud, tessel_result *out, tessel_diag *diag);
 
+/* How the exact estimator walks a boundary's loop keys (issue 19 item 1).
+ * The numbers do not depend on it: the options exist so tests can compare
+ * the walks (tests/cli/walk_compare.py, through `tessel run`'s hidden
+ * --exact-walk and --exact-chunk). Zeroed: the default streaming walk. */
+typedef struct tessel_exact_options {
+    int old_walk;        /* 1: every key of a boundary generated and sorted at once */
+    uint64_t chunk_keys; /* streaming walk: keys per chunk; 0 = 2^24 */
+} tessel_exact_options;
+
+/* tessel_model_exact_progress with walk options (NULL: the defaults). */
+int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data *data,
+                            const tessel_allocator *a, const tessel_exact_options *opt,
+                            tessel_progress_fn progress, void *progress_ud, tessel_result *out,
+                            tessel_diag *diag);
+
 /* ------------------------------------------------------------------ */
 /* The statistical estimator (d2t2 section 5, src/model/stat.c and
  * stat_spmspm.c): the same counts as the exact estimator, estimated from

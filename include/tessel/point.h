@@ -59,6 +59,7 @@ typedef struct tessel_point_request {
     tessel_progress_fn progress;        /* exact, fixed mapping: per-level progress */
     void *progress_ud;
     const tessel_allocator *alloc;      /* NULL: the default allocator */
+    const tessel_exact_options *exact;  /* exact, fixed mapping: walk options; NULL default */
 } tessel_point_request;
 
 typedef struct tessel_point_result {

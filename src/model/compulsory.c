@@ -136,8 +136,8 @@ int exact_untiled_compulsory(engine *e, const boundary *bd)
             return rc;
     }
     const out_table *elements = &bd->table[bd->ntables - 1];
-    uint64_t nnz = 0;
-    for (uint64_t o = 0; o < elements->nout; o++)
+    uint64_t nnz = bd->by_rows ? bd->rows_nnz : 0;
+    for (uint64_t o = 0; !bd->by_rows && o < elements->nout; o++)
         nnz += elements->cum[elements->start[o + 1] - 1];
     occ[0] = (double)bd->out_prefixes[0];
     occ[1] = (double)bd->out_prefixes[1];

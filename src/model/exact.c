@@ -23,7 +23,7 @@ void exact_boundary_free(engine *e, boundary *bd)
 {
     for (unsigned i = 0; i < NIN; i++) {
         tessel_tile_grid_free(&bd->grid[i]);
-        model_map_free(&bd->index[i]);
+        tessel_dealloc(e->alloc, bd->rowptr[i]);
     }
     for (unsigned i = 0; i < NIN; i++)
         tessel_dealloc(e->alloc, bd->occ[i]);
@@ -55,19 +55,14 @@ static int run_boundary(engine *e, unsigned b)
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)
-        rc = exact_build_output(e, &bd, bd.out_cost.ranked, &macs);
-    if (!rc)
-        rc = exact_walk_boundary(e, &bd);
+        rc = exact_output_and_walk(e, &bd, &macs);
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         e->res->macs = macs;
         if (b == 1) {
             exact_compulsory(e, &bd);
             rc = exact_untiled_compulsory(e, &bd);
-            const out_table *t = &bd.table[bd.ntables - 1];
-            e->res->output_nnz = 0;
-            for (uint64_t o = 0; o < t->nout; o++)
-                e->res->output_nnz += t->cum[t->start[o + 1] - 1];
+            e->res->output_nnz = bd.rows_nnz;
         }
     }
     exact_boundary_free(e, &bd);
@@ -151,6 +146,16 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
                                 const tessel_allocator *a, tessel_progress_fn progress,
                                 void *progress_ud, tessel_result *out, tessel_diag *diag)
 {
+    return tessel_model_exact_opts(spec, data, a, NULL, progress, progress_ud, out, diag);
+}
+
+/* The exact estimate: every boundary's output tables and walk, then the
+ * derived counts (see the header). */
+int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data *data,
+                            const tessel_allocator *a, const tessel_exact_options *opt,
+                            tessel_progress_fn progress, void *progress_ud, tessel_result *out,
+                            tessel_diag *diag)
+{
     double start = model_now();
     memset(out, 0, sizeof(*out));
     snprintf(out->estimator, sizeof(out->estimator), "exact");
@@ -167,6 +172,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
     e.res = out;
     e.progress = progress;
     e.progress_ud = progress_ud;
+    if (opt)
+        e.walk = *opt;
     e.nlev = spec->nlevels;
     int rc = exact_setup_roles(&e, data);
     if (!rc) {

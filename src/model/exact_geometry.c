@@ -152,17 +152,25 @@ uint64_t exact_tile_key(const boundary *bd, const operand *o, const uint64_t *c)
 
 /* A hash from packed tile coordinates to input i's grid index: the walk
  * looks tiles up on every fill. */
+/* The direct index of input i's grid: where each group's tiles start (the
+ * grid is sorted by group, then key), so finding a tile is a search among
+ * one group's tiles instead of a hash probe (issue 19 item 1). */
 int exact_index_grid(engine *e, boundary *bd, unsigned i)
 {
     const tessel_tile_grid *g = bd->grid[i];
-    bd->keys[i] = 1;
-    for (unsigned m = 1; m < e->in[i].order; m++)
-        bd->keys[i] *= bd->ntiles[e->in[i].x[m]];
-    bd->index[i].alloc = e->alloc;
-    for (uint64_t t = 0; t < g->nonempty; t++) {
-        uint64_t *slot = model_map_slot(&bd->index[i], g->group[t] * bd->keys[i] + g->key[t], t);
-        if (!slot)
-            return exact_oom_step(e, "indexing an input's tiles", model_map_grow_bytes(&bd->index[i]));
+    uint64_t n = bd->ntiles[e->in[i].x[0]];
+    if (g->nonempty && g->group[g->nonempty - 1] >= n)
+        n = g->group[g->nonempty - 1] + 1;
+    bd->groups[i] = n;
+    tessel_dealloc(e->alloc, bd->rowptr[i]);
+    bd->rowptr[i] = tessel_alloc_array(e->alloc, n + 1, sizeof(uint64_t));
+    if (!bd->rowptr[i])
+        return exact_oom_step(e, "indexing an input's tiles", (n + 1) * sizeof(uint64_t));
+    uint64_t t = 0;
+    for (uint64_t r = 0; r <= n; r++) {
+        while (t < g->nonempty && g->group[t] < r)
+            t++;
+        bd->rowptr[i][r] = t;
     }
     return TESSEL_OK;
 }
@@ -202,10 +210,21 @@ uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t ke
 uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)
 {
     const operand *o = &e->in[i];
+    const tessel_tile_grid *g = bd->grid[i];
     uint64_t group = c[o->x[0]], key = 0;
+    if (group >= bd->groups[i])
+        return UINT64_MAX;
     for (unsigned m = 1; m < o->order; m++)
         key = key * bd->ntiles[o->x[m]] + c[o->x[m]];
-    return model_map_find(&bd->index[i], group * bd->keys[i] + key);
+    uint64_t lo = bd->rowptr[i][group], hi = bd->rowptr[i][group + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->key[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < bd->rowptr[i][group + 1] && g->key[lo] == key ? lo : UINT64_MAX;
 }
 
 uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)

@@ -52,8 +52,10 @@ typedef struct boundary {
     uint64_t red_space;  /* product of the reduction digits' radices */
     tessel_tile_grid *grid[NIN];
     tile_cost cost[NIN], out_cost; /* formats at level b */
-    model_map index[NIN]; /* packed tile coordinates -> index in grid[i] */
-    uint64_t keys[NIN];   /* packing: group * keys[i] + key */
+    /* grid[i]'s tiles of group (first-mode tile coordinate) g are
+     * [rowptr[i][g], rowptr[i][g + 1]), sorted by key: a direct index */
+    uint64_t *rowptr[NIN];
+    uint64_t groups[NIN];
     uint64_t *occ[NIN];  /* per-rank formats: prefix counts per non-empty input tile */
     /* Output tables, one per depth (the last counts elements): unique
      * output tiles, and per tile (reduction key, cumulative count). */
@@ -62,6 +64,10 @@ typedef struct boundary {
     uint64_t out_tiles;  /* all output tiles, empty or not */
     uint64_t out_prefixes[2]; /* level 1 with a per-rank output format at level 0 or 1: distinct
                                  non-empty rows (and fibres) of the whole output (rule 3) */
+    /* The tables hold one range of output rows at a time (exact_stream.c);
+     * the whole output's nonzeros and final tile bytes summed range by range. */
+    int by_rows;
+    uint64_t rows_nnz, rows_bytes;
 } boundary;
 
 /* Output grids up to this many tiles get direct-indexed state. */
@@ -98,6 +104,7 @@ typedef struct engine {
     tessel_result *res;
     tessel_progress_fn progress;
     void *progress_ud;
+    tessel_exact_options walk; /* old walk or chunk size (tests) */
     uint64_t *mark;   /* per value of the output's last index */
     uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
     uint64_t *touched;
@@ -235,6 +242,13 @@ uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64
 void exact_output_occupancy(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
                             uint64_t *occupied);
 void exact_table_free(const tessel_allocator *a, out_table *t);
+/* The tables for output rows [r0, r1) only (their slabs), replacing the
+ * previous range's; the emitter carries whole-output counts over. */
+struct out_emitter;
+int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h);
+int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,
+                      uint64_t hi, uint64_t *macs);
+void exact_output_rows_end(engine *e, struct out_emitter *h);
 /* exact_walk.c: iterations and the walk */
 /* The guard of one boundary's walk: more keys are refused (exact_too_many). */
 #define EXACT_MAX_ITERATIONS (UINT64_C(1) << 31)
@@ -249,6 +263,7 @@ int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int liv
                        exact_walker *w);
 int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n);
 int exact_walker_end(exact_walker *w, int rc);
+int exact_walker_flush(exact_walker *w);
 /* The old walk: all keys generated, sorted and walked at once. */
 int exact_walk_all(engine *e, const boundary *bd);
 /* Bytes of output tile `key` as it stands after reduction prefix red. */
@@ -256,9 +271,13 @@ void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t
                         uint64_t *data, uint64_t *meta);
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
 /* exact_stream.c: the walk of one boundary in chunks of keys, memory
- * O(tiles + output tiles); TESSEL_EXACT_WALK=old walks every key at once
+ * O(tiles + output tiles); e->walk.old_walk walks every key at once
  * (the comparison test's reference) */
 int exact_walk_boundary(engine *e, const boundary *bd);
+/* The output tables and the walk of boundary bd: the tables a range of
+ * output rows at a time when the walk's outermost loop is the output's
+ * first index and no output tile can spill, else whole first. */
+int exact_output_and_walk(engine *e, boundary *bd, uint64_t *macs);
 int exact_live_init(engine *e, const boundary *bd, exact_out_live *lv);
 int exact_live_writeback(engine *e, const boundary *bd, exact_out_live *lv, uint64_t key,
                          uint64_t red);

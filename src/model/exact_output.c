@@ -41,6 +41,7 @@ typedef struct out_emitter {
     prefix_buf pre[2];    /* depths 0 .. depths - 2 */
     unsigned whole;       /* rule 3: prefix depths counted over the whole output */
     uint64_t last[2], prefixes[2];
+    uint64_t ttm_stamp;   /* TTM's fibre stamps, carried from row range to row range */
 } out_emitter;
 
 #define DENSE_COUNTERS (UINT64_C(1) << 21)
@@ -261,16 +262,32 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
     return exact_reduction_key(e, bd, c);
 }
 
+/* First entry of B's row k at column >= j (the entries are sorted). */
+static uint64_t row_from(const tessel_tensor *b, uint64_t k, uint64_t j)
+{
+    uint64_t lo = b->ptr[k], hi = b->ptr[k + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (b->idx[1][mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* SpMSpM / SpMV: row-wise (Gustavson); k ascends, so the first time an
- * output column is met is its smallest reduction key. */
-static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
+ * output column is met is its smallest reduction key. Rows [r0, r1) and,
+ * for a range of output columns (exact_stream.c), columns [c0, c1). */
+static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs,
+                       uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1)
 {
     const tessel_tensor *a = e->in[0].t, *b = e->in[1].t;
     uint32_t *jtile = tile_of_entries(e, b, 1, bd->tile[1]);
     if (!jtile)
         return exact_oom(e);
     uint64_t c[NX] = { 0 };
-    for (uint64_t i = 0; i < a->dims[0]; i++) {
+    for (uint64_t i = r0; i < a->dims[0] && i < r1; i++) {
         uint64_t stamp = i + 1;
         c[0] = i;
         if (a->ptr[i + 1] > a->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
@@ -281,8 +298,10 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
             uint64_t k = a->idx[1][p];
             c[2] = k;
             uint64_t red = elem_red(e, bd, c);
-            *macs += b->ptr[k + 1] - b->ptr[k];
-            for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++) {
+            uint64_t q0 = c0 ? row_from(b, k, c0) : b->ptr[k];
+            uint64_t q1 = c1 < UINT64_MAX ? row_from(b, k, c1) : b->ptr[k + 1];
+            *macs += q1 - q0;
+            for (uint64_t q = q0; q < q1; q++) {
                 uint64_t j = b->idx[1][q];
                 if (e->mark[j] == stamp)
                     continue;
@@ -300,14 +319,15 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
 }
 
 /* TTM: per fiber T(i,j,:), k ascends. */
-static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
+static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs, uint64_t r0,
+                    uint64_t r1)
 {
     const tessel_tensor *t = e->in[0].t, *m = e->in[1].t;
     uint32_t *rtile = tile_of_entries(e, m, 1, bd->tile[2]);
     if (!rtile)
         return exact_oom(e);
-    uint64_t c[NX] = { 0 }, stamp = 0, jbase = 0;
-    for (uint64_t i = 0; i < t->dims[0]; i++) {
+    uint64_t c[NX] = { 0 }, stamp = g->ttm_stamp, jbase = 0;
+    for (uint64_t i = r0; i < t->dims[0] && i < r1; i++) {
         c[0] = i;
         if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
             tessel_dealloc(e->alloc, rtile);
@@ -336,17 +356,19 @@ static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *mac
             }
         }
     }
+    g->ttm_stamp = stamp;
     tessel_dealloc(e->alloc, rtile);
     return TESSEL_OK;
 }
 
 /* MTTKRP: per slice T(i,:,:); the reduction key over (j, k) is not
  * monotone in storage order, so keep the smallest per r. */
-static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs)
+static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *macs,
+                       uint64_t r0, uint64_t r1)
 {
     const tessel_tensor *t = e->in[0].t, *fb = e->in[1].t, *fc = e->in[2].t;
     uint64_t c[NX] = { 0 };
-    for (uint64_t i = 0; i < t->dims[0]; i++) {
+    for (uint64_t i = r0; i < t->dims[0] && i < r1; i++) {
         uint64_t stamp = i + 1, ntouched = 0;
         c[0] = i;
         if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0]))
@@ -434,34 +456,79 @@ void exact_table_free(const tessel_allocator *a, out_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* Runs the pass and builds the tables: elements, and with a per-rank
- * output format also the fibers of every depth. */
-int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
+/* The pass over output coordinates [lo, hi) of the output's mode m (rows,
+ * or SpMSpM's columns), its slabs flushed into the tables. */
+static int pass_rows(engine *e, boundary *bd, out_emitter *em, uint64_t *macs, unsigned m,
+                     uint64_t lo, uint64_t hi)
+{
+    int rc;
+    uint64_t r0 = m ? 0 : lo, r1 = m ? UINT64_MAX : hi;
+    if (e->kind == TESSEL_WORKLOAD_TTM)
+        rc = pass_ttm(e, bd, em, macs, r0, r1);
+    else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
+        rc = pass_mttkrp(e, bd, em, macs, r0, r1);
+    else
+        rc = pass_spmspm(e, bd, em, macs, r0, r1, m ? lo : 0, m ? hi : UINT64_MAX);
+    if (!rc && slab_flush(em))
+        rc = exact_oom(e);
+    em->slab = UINT64_MAX;
+    for (unsigned d = 0; !rc && d < em->depths; d++) {
+        exact_table_free(e->alloc, &bd->table[d]);
+        rc = table_build(e, bd, &em->agg[d], &bd->table[d]);
+        em->agg[d].key.n = em->agg[d].count.n = 0;
+    }
+    bd->ntables = em->depths;
+    bd->out_prefixes[0] = em->prefixes[0];
+    bd->out_prefixes[1] = em->prefixes[1];
+    return rc;
+}
+
+static int emitter_start(engine *e, boundary *bd, out_emitter *em, int ranked)
 {
     bd->out_tiles = 1;
     for (unsigned m = 0; m < e->out.order; m++)
         bd->out_tiles *= bd->ntiles[e->out.x[m]];
-    out_emitter em;
-    int rc = emitter_init(e, bd, &em, ranked);
+    int rc = emitter_init(e, bd, em, ranked);
     if (bd->b == 1 && exact_output_needs_prefixes(e))
-        em.whole = e->out.ranks > 1 ? (e->out.ranks > 3 ? 2 : e->out.ranks - 1) : 0;
-    if (!rc) {
-        if (e->kind == TESSEL_WORKLOAD_TTM)
-            rc = pass_ttm(e, bd, &em, macs);
-        else if (e->kind == TESSEL_WORKLOAD_MTTKRP)
-            rc = pass_mttkrp(e, bd, &em, macs);
-        else
-            rc = pass_spmspm(e, bd, &em, macs);
-        if (!rc && slab_flush(&em))
-            rc = exact_oom(e);
-    }
-    bd->ntables = em.depths;
-    bd->out_prefixes[0] = em.prefixes[0];
-    bd->out_prefixes[1] = em.prefixes[1];
-    for (unsigned d = 0; !rc && d < em.depths; d++)
-        rc = table_build(e, bd, &em.agg[d], &bd->table[d]);
+        em->whole = e->out.ranks > 1 ? (e->out.ranks > 3 ? 2 : e->out.ranks - 1) : 0;
+    bd->ntables = em->depths;
+    return rc;
+}
+
+/* Runs the pass and builds the tables: elements, and with a per-rank
+ * output format also the fibers of every depth. */
+int exact_build_output(engine *e, boundary *bd, int ranked, uint64_t *macs)
+{
+    out_emitter em;
+    int rc = emitter_start(e, bd, &em, ranked);
+    if (!rc)
+        rc = pass_rows(e, bd, &em, macs, 0, 0, UINT64_MAX);
     emitter_free(&em);
     return rc;
+}
+
+/* Output tables a range of rows at a time (exact_stream.c): the emitter
+ * lives from range to range, so whole-output prefix counts carry over. */
+int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h)
+{
+    *h = tessel_alloc(e->alloc, sizeof(out_emitter));
+    if (!*h)
+        return exact_oom_step(e, "starting the output tables", sizeof(out_emitter));
+    return emitter_start(e, bd, *h, bd->out_cost.ranked);
+}
+
+int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,
+                      uint64_t hi, uint64_t *macs)
+{
+    return pass_rows(e, bd, h, macs, m, lo, hi);
+}
+
+void exact_output_rows_end(engine *e, struct out_emitter *h)
+{
+    if (!h)
+        return;
+    emitter_free(h);
+    tessel_dealloc(e->alloc, h);
 }
 
 /* Count of depth d's table for output tile `key` after the reduction

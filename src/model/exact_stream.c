@@ -11,7 +11,12 @@
  * per input and the open output run. Per output tile, what its next
  * write-back (rule 2) or spill (rule 4) needs: the table cursors and the
  * last write-back's bytes. Memory: O(input tiles + output tiles + chunk),
- * never O(effectual iterations). The numbers equal the old walk's bit for
+ * never O(effectual iterations). When the outermost loop is the output's
+ * first index (or SpMSpM's column index) and no output tile can spill, the
+ * output tables and that per-tile state hold only the current chunk's
+ * range of output rows (columns): a tile's visits all fall inside its own
+ * outermost coordinate, so a range's tiles are finished when the walk
+ * leaves it (exact_output_and_walk). The numbers equal the old walk's bit for
  * bit: every counter is a sum or a maximum over the same events, and a
  * tile's events arrive in the order of its reduction keys in both.
  *
@@ -19,30 +24,15 @@
  * (keeping only the part's), so a value of n keys costs n^2 / budget: cheap
  * at the real budget, slow at a tiny test budget on large inputs.
  *
- * Test-only switches (environment): TESSEL_EXACT_WALK=old walks every key
- * at once as before (exact_walk_all), TESSEL_EXACT_CHUNK=N sets the chunk
- * budget in keys, so tests cross many chunk boundaries on small inputs. */
-#include <stdlib.h>
+ * For the tests, the estimator's options (tessel_exact_options) choose the
+ * old walk (every key at once, exact_walk_all) or a smaller chunk budget,
+ * so small inputs cross many chunk boundaries. */
 #include <string.h>
 
 #include "exact_internal.h"
 
 /* Keys per chunk: 128 MiB of keys. */
 #define CHUNK_KEYS (UINT64_C(1) << 24)
-
-static int old_walk(void)
-{
-    const char *s = getenv("TESSEL_EXACT_WALK");
-    return s && !strcmp(s, "old");
-}
-
-static uint64_t chunk_budget(void)
-{
-    const char *s = getenv("TESSEL_EXACT_CHUNK");
-    char *end = NULL;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 0;
-    return s && end != s && v ? (uint64_t)v : CHUNK_KEYS;
-}
 
 static void hist_add(uint64_t *h, uint64_t v, uint64_t n)
 {
@@ -198,7 +188,63 @@ typedef struct stream {
     exact_walker w;
     model_vec keys;
     uint64_t pushed; /* keys generated before removing repeats (the old guard) */
+    /* Output tables by row range (bd->by_rows): the range of outermost
+     * tile coordinates they hold now */
+    boundary *rows_bd;
+    struct out_emitter *rows;
+    uint64_t lo, hi, *macs;
 } stream;
+
+/* The whole output's nonzeros and final tile bytes in the tables now. */
+static void rows_totals(boundary *bd)
+{
+    const out_table *t = &bd->table[bd->ntables - 1];
+    for (uint64_t o = 0; o < t->nout; o++) {
+        uint64_t data, meta;
+        bd->rows_nnz += t->cum[t->start[o + 1] - 1];
+        exact_output_bytes(bd, t->key[o], UINT64_MAX, NULL, &data, &meta);
+        bd->rows_bytes += data + meta;
+    }
+}
+
+/* The output's mode the outermost loop runs over: 0 rows, 1 columns. */
+static unsigned out_mode(const engine *e, const boundary *bd)
+{
+    return bd->d[0].x == e->out.x[0] ? 0 : 1;
+}
+
+/* Output rows (or columns) of outermost tile coordinates [lo, hi). */
+static void rows_of(const boundary *bd, uint64_t lo, uint64_t hi, uint64_t *r0, uint64_t *r1)
+{
+    uint64_t t = bd->tile[bd->d[0].x];
+    *r0 = lo > UINT64_MAX / t ? UINT64_MAX : lo * t;
+    *r1 = hi > UINT64_MAX / t ? UINT64_MAX : hi * t;
+}
+
+/* Before a chunk of outermost coordinates [lo, hi): the tables of those
+ * rows. Every tile of the previous range has had its last visit (its
+ * outermost coordinate is below lo), so its open run ends now, as the next
+ * key would have ended it, and its state goes. */
+static int rows_switch(stream *s, uint64_t lo, uint64_t hi)
+{
+    if (!s->rows || (lo == s->lo && hi == s->hi))
+        return TESSEL_OK;
+    exact_walker *w = &s->w;
+    int rc = exact_walker_flush(w);
+    exact_live_free(s->e, &w->os.lv);
+    uint64_t r0, r1;
+    rows_of(s->bd, lo, hi, &r0, &r1);
+    if (!rc)
+        rc = exact_output_rows(s->e, s->rows_bd, s->rows, out_mode(s->e, s->bd), r0, r1,
+                               s->macs);
+    if (!rc)
+        rows_totals(s->rows_bd);
+    if (!rc)
+        rc = exact_live_init(s->e, s->bd, &w->os.lv);
+    s->lo = lo;
+    s->hi = hi;
+    return rc;
+}
 
 /* Generates, sorts and walks the keys of one chunk. */
 static int walk_chunk(stream *s, exact_range *rng)
@@ -224,6 +270,7 @@ static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const e
         exact_range rng = *proto;
         rng.lo = v * div0;
         if (hist[v] > budget) {
+            rc = rows_switch(s, v * div0, (v + 1) * div0);
             uint64_t parts = hist[v] / budget + 1;
             parts = parts < inner ? parts : inner;
             uint64_t step = inner / parts, rem = inner % parts;
@@ -242,17 +289,18 @@ static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const e
         rng.hi = u * div0;
         rng.klo = v * inner;
         rng.khi = u * inner;
-        rc = walk_chunk(s, &rng);
+        rc = rows_switch(s, v * div0, u * div0);
+        if (!rc)
+            rc = walk_chunk(s, &rng);
         v = u;
     }
     return rc;
 }
 
-/* The streaming walk of boundary bd (see the header). */
-int exact_walk_boundary(engine *e, const boundary *bd)
+/* The streaming walk of boundary bd (see the header); with rows_bd (the
+ * same boundary, writable), its output tables a range of rows at a time. */
+static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint64_t *macs)
 {
-    if (old_walk())
-        return exact_walk_all(e, bd);
     unsigned x0 = NX;
     uint64_t div0 = 1, radix0 = 1, inner = 1, bound = 0;
     if (bd->ndigits) {
@@ -262,7 +310,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         for (unsigned i = 1; i < bd->ndigits; i++)
             inner *= bd->d[i].radix;
     }
-    stream s = { .e = e, .bd = bd, .keys = { .alloc = e->alloc } };
+    stream s = { .e = e, .bd = bd, .keys = { .alloc = e->alloc }, .rows_bd = rows_bd,
+                 .lo = UINT64_MAX, .hi = UINT64_MAX, .macs = macs };
     uint64_t *fp[NIN] = { NULL };
     exact_tile_order ord[NIN + 1];
     exact_range proto;
@@ -287,6 +336,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         rc = input_footprints(e, bd, fp);
     if (!rc)
         rc = order_all(e, bd, x0, ord, &proto);
+    if (!rc && rows_bd)
+        rc = exact_output_rows_begin(e, rows_bd, &s.rows);
     if (!rc) {
         rc = exact_walker_begin(e, bd, all_effectual, 1, &s.w);
         for (unsigned i = 0; i < e->nin; i++)
@@ -294,7 +345,8 @@ int exact_walk_boundary(engine *e, const boundary *bd)
         for (uint64_t v = 0; v < radix0; v++)
             s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
         if (!rc)
-            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner, chunk_budget());
+            rc = walk_chunks(&s, hist, radix0, &proto, div0, inner,
+                            e->walk.chunk_keys ? e->walk.chunk_keys : CHUNK_KEYS);
         rc = exact_walker_end(&s.w, rc);
     }
     for (unsigned i = 0; i < NIN; i++)
@@ -305,6 +357,90 @@ int exact_walk_boundary(engine *e, const boundary *bd)
     }
     tessel_dealloc(e->alloc, hist);
     model_vec_free(&s.keys);
+    exact_output_rows_end(e, s.rows);
+    return rc;
+}
+
+int exact_walk_boundary(engine *e, const boundary *bd)
+{
+    if (e->walk.old_walk)
+        return exact_walk_all(e, bd);
+    return walk_boundary(e, bd, NULL, NULL);
+}
+
+/* Whether some final output tile is larger than the output's partition,
+ * from tables a range of outermost coordinates at a time (what the walk
+ * would hold), dropped as they go. */
+static int rows_can_spill(engine *e, boundary *bd, uint64_t part, int *spill)
+{
+    struct out_emitter *h = NULL;
+    uint64_t macs = 0, div0 = bd->d[0].div, r0, r1;
+    int rc = exact_output_rows_begin(e, bd, &h);
+    *spill = 0;
+    for (uint64_t v = 0; !rc && !*spill && v < bd->d[0].radix; v++) {
+        rows_of(bd, v * div0, (v + 1) * div0, &r0, &r1);
+        rc = exact_output_rows(e, bd, h, out_mode(e, bd), r0, r1, &macs);
+        const out_table *t = &bd->table[bd->ntables - 1];
+        for (uint64_t o = 0; !rc && o < t->nout && !*spill; o++) {
+            uint64_t data, meta;
+            exact_output_bytes(bd, t->key[o], UINT64_MAX, NULL, &data, &meta);
+            *spill = data + meta > part;
+        }
+    }
+    exact_output_rows_end(e, h);
+    for (unsigned d = 0; d < 3; d++)
+        exact_table_free(e->alloc, &bd->table[d]);
+    /* the walk's passes use the same row markers again */
+    memset(e->mark, 0, (e->extent[e->out.x[e->out.order - 1]] + 1) * sizeof(uint64_t));
+    return rc;
+}
+
+/* Whether boundary bd's output tables can be built a range of rows at a
+ * time: the outermost loop is the output's first index (so a tile's visits
+ * all fall inside one range), the output's format prices a tile by its
+ * nonzeros alone, and no tile can spill (rule 4's per-step pricing needs
+ * every tile's runs at the end). A partition no dense tile outgrows needs
+ * no look at the data; otherwise one pass sizes the final tiles. */
+static int rows_eligible(engine *e, boundary *bd, int *ok)
+{
+    *ok = 0;
+    /* a range of SpMSpM's output columns: the pass restricts B's rows */
+    int cols = e->kind == TESSEL_WORKLOAD_SPMSPM && e->out.order == 2 && bd->ndigits &&
+               bd->d[0].x == e->out.x[1] && e->in[1].x[1] == e->out.x[1] &&
+               !(bd->b == 1 && exact_output_needs_prefixes(e)); /* rows counted once */
+    if (e->walk.old_walk || !bd->ndigits || (bd->d[0].x != e->out.x[0] && !cols) ||
+        bd->out_cost.ranked || !e->mark)
+        return TESSEL_OK;
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t dense = 1, data, meta;
+    for (unsigned m = 0; m < e->out.order; m++) {
+        uint64_t t = bd->tile[e->out.x[m]];
+        dense = dense > UINT64_MAX / t ? UINT64_MAX : dense * t;
+    }
+    exact_tile_bytes(&bd->out_cost, dense, NULL, &data, &meta);
+    if (!part || data + meta <= part) {
+        *ok = 1;
+        return TESSEL_OK;
+    }
+    int spill = 1, rc = rows_can_spill(e, bd, part, &spill);
+    *ok = !rc && !spill;
+    return rc;
+}
+
+int exact_output_and_walk(engine *e, boundary *bd, uint64_t *macs)
+{
+    int ok = 0, rc = rows_eligible(e, bd, &ok);
+    if (!rc && ok) {
+        bd->by_rows = 1;
+        return walk_boundary(e, bd, bd, macs);
+    }
+    if (!rc)
+        rc = exact_build_output(e, bd, bd->out_cost.ranked, macs);
+    const out_table *t = &bd->table[bd->ntables - 1];
+    for (uint64_t o = 0; !rc && o < t->nout; o++)
+        bd->rows_nnz += t->cum[t->start[o + 1] - 1];
+    if (!rc)
+        rc = exact_walk_boundary(e, bd);
     return rc;
 }
 

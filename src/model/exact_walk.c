@@ -560,6 +560,14 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
     return rc;
 }
 
+/* Ends the open output run now (its tile is not visited again). */
+int exact_walker_flush(exact_walker *w)
+{
+    int rc = end_run(w->e, w->bd, &w->os);
+    w->os.key = UINT64_MAX;
+    return rc;
+}
+
 /* Ends the last run and prices what was recorded; releases w. */
 int exact_walker_end(exact_walker *w, int rc)
 {
@@ -653,10 +661,10 @@ void exact_compulsory(engine *e, const boundary *bd)
         }
     }
     const out_table *elements = &bd->table[bd->ntables - 1];
-    for (uint64_t o = 0; o < elements->nout; o++) {
+    for (uint64_t o = 0; !bd->by_rows && o < elements->nout; o++) {
         exact_output_bytes(bd, elements->key[o], UINT64_MAX, NULL, &data, &meta);
         total += data + meta;
     }
-    e->res->compulsory_bytes = total;
+    e->res->compulsory_bytes = total + (bd->by_rows ? bd->rows_bytes : 0);
 }
 

@@ -111,8 +111,8 @@ static int dispatch(const tessel_point_request *req, tessel_point_result *out, t
     if (est == TESSEL_STRATEGY_STAT)
         return tessel_model_stat_eval_cached(spec, req->stats, req->stat_cache, &out->result,
                                              diag);
-    return tessel_model_exact_progress(spec, req->data, req->alloc, req->progress,
-                                       req->progress_ud, &out->result, diag);
+    return tessel_model_exact_opts(spec, req->data, req->alloc, req->exact, req->progress,
+                                   req->progress_ud, &out->result, diag);
 }
 
 /* The inputs each estimator needs, checked before anything runs. */

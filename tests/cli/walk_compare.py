@@ -3,14 +3,16 @@
 item 1): the same numbers bit for bit.
 
 The old walk (every loop key of a boundary in memory at once) is kept behind
-TESSEL_EXACT_WALK=old; TESSEL_EXACT_CHUNK=N shrinks the streaming walk's
-chunk budget to N keys, so small inputs cross many chunk boundaries (and
-values of the outermost loop split by key range).
+the estimator's option old_walk, `tessel run --exact-walk old` (hidden);
+`--exact-chunk N` shrinks the streaming walk's chunk budget to N keys, so
+small inputs cross many chunk boundaries (and values of the outermost loop
+split by key range).
 
 1. Every golden case (tests/cli/cases) under the old walk, and under the
    streaming walk with a chunk of 100,000 keys, must print its golden output (as
    the default streaming walk does in cli-golden): so each equals the other,
-   byte for byte. (Smaller chunks split the largest goldens' outermost values
+   byte for byte. The flags reach `tessel run` cases through walk_wrapper.py
+   (run_golden.py's --wrapper); the other commands run unchanged. (Smaller chunks split the largest goldens' outermost values
    by key range, at a cost growing as keys^2 / chunk; the random specs below
    use chunks down to 1 key.)
 2. Random specs: seeded random matrices (tessel gen), tile edges, loop
@@ -27,6 +29,7 @@ import csv
 import io
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -34,23 +37,27 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "cli", "run_golden.py")
 SPEC = os.path.join(ROOT, "specs", "extensor.yaml")
+WRAPPER = os.path.join(ROOT, "tests", "cli", "walk_wrapper.py")
 TIMING = {"seconds", "model_seconds"}
 
 
-def env_with(**kv):
-    env = dict(os.environ)
-    env.pop("TESSEL_EXACT_WALK", None)
-    env.pop("TESSEL_EXACT_CHUNK", None)
-    env.update(kv)
-    return env
+def wrapper_reaches_run(args, failures):
+    """The wrapper's flags must reach tessel run: a bad value is refused."""
+    p = subprocess.run([sys.executable, WRAPPER, "--exact-walk", "bogus", "--", args.tessel, "run",
+                        SPEC, "-q", "-n"], capture_output=True, text=True, cwd=ROOT)
+    if p.returncode == 0 or "--exact-walk" not in p.stderr:
+        failures.append(f"walk_wrapper.py did not pass --exact-walk to tessel run: status "
+                        f"{p.returncode}, {p.stderr[:300]}")
 
 
 def golden(args, failures):
     """Each walk must reproduce every golden output."""
-    for label, env in [("old walk", env_with(TESSEL_EXACT_WALK="old")),
-                       ("chunk 100000", env_with(TESSEL_EXACT_CHUNK="100000"))]:
-        p = subprocess.run([sys.executable, GOLDEN, "--tessel", args.tessel, "--data", args.data],
-                           env=env, capture_output=True, text=True, cwd=ROOT)
+    wrapper_reaches_run(args, failures)
+    for label, flags in [("old walk", ["--exact-walk", "old"]),
+                         ("chunk 100000", ["--exact-chunk", "100000"])]:
+        wrapper = " ".join(shlex.quote(w) for w in [sys.executable, WRAPPER] + flags + ["--"])
+        p = subprocess.run([sys.executable, GOLDEN, "--tessel", args.tessel, "--data", args.data,
+                            "--wrapper", wrapper], capture_output=True, text=True, cwd=ROOT)
         tail = p.stdout.strip().splitlines()[-1:] or [""]
         print(f"golden cases, {label}: {tail[0]}", flush=True)
         if p.returncode != 0:
@@ -115,11 +122,11 @@ def table(path):
     return [[r[n] for n in keep if n < len(r)] for r in rows]
 
 
-def run_once(tessel, matrix, sets, out, env):
+def run_once(tessel, matrix, sets, out, flags):
     cmd = [tessel, "run", SPEC, "-q", "-e", "exact", "-T", f"A={matrix}", "-T", "B=A", "-o", out]
     for s in sets:
         cmd += ["--set", s]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    p = subprocess.run(cmd + flags, capture_output=True, text=True)
     result = {"status": p.returncode, "stderr": p.stderr}
     for name in ("traffic.csv", "summary.csv"):
         path = os.path.join(out, name)
@@ -137,9 +144,9 @@ def random_specs(args, failures):
             sets = random_sets(rng, size)
             chunk = str(rng.choice([1, 3, 17, 200, 100000]))
             old = run_once(args.tessel, matrix, sets, os.path.join(tmp, f"o{n}"),
-                           env_with(TESSEL_EXACT_WALK="old"))
+                           ["--exact-walk", "old"])
             new = run_once(args.tessel, matrix, sets, os.path.join(tmp, f"n{n}"),
-                           env_with(TESSEL_EXACT_CHUNK=chunk))
+                           ["--exact-chunk", chunk])
             ran += 1
             ok += old["status"] == 0
             if old != new:

@@ -168,6 +168,7 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
     e.progress = progress;
     e.progress_ud = progress_ud;
     e.nlev = spec->nlevels;
+    e.inspill = 1;
     int rc = exact_setup_roles(&e, data);
     if (!rc) {
         /* markers over the output's last engine index */
@@ -186,6 +187,8 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
         rc = run_boundary(&e, b);
         if (!rc && b >= 2)
             exact_ob_settle(&e, b - 1);
+        if (!rc && b + 1 == spec->nlevels)
+            rc = exact_inspill_settle(&e, b); /* rule 4 per read of the compute */
         if (!rc && e.progress)
             e.progress(e.progress_ud, b, 1.0);
         if (!rc && b + 1 < spec->nlevels)

@@ -50,7 +50,8 @@ static int is_inner(const engine *e, unsigned b)
 int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
                   uint64_t data, uint64_t meta, uint64_t part, int fill)
 {
-    if (!is_inner(e, bd->b) || !part || data + meta <= part)
+    int compute = e->inspill && exact_inspill_reads(e, bd->b, i) != EXACT_READS_ONCE;
+    if ((!is_inner(e, bd->b) && !compute) || !part || data + meta <= part)
         return TESSEL_OK;
     ob_table *t = &e->ob[bd->b % 2][i];
     t->index.alloc = e->alloc;
@@ -136,4 +137,6 @@ void exact_ob_free(engine *e)
             tessel_dealloc(e->alloc, e->ob[g][i].t);
             memset(&e->ob[g][i], 0, sizeof(e->ob[g][i]));
         }
+    tessel_dealloc(e->alloc, e->inband);
+    e->inband = NULL;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "stat_bumped.h"
+#include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
 #include "stat_nested_sample.h"
@@ -366,6 +367,7 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
                                                         : s->flops;
         int closed = stat_closed_sums_apply(&e);
+        e.inspill = closed && spec->nlevels == 2; /* rule 4 per read of the compute */
         rc = STAT_CACHE_DECLINED;
         if (cache && !stat_cache_belongs(cache, s))
             rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
@@ -387,11 +389,15 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         }
         if (rc == STAT_NESTED_DECLINED)
             rc = TESSEL_OK;
+        if (closed && !ns.sampled)
+            e.inspill = 1; /* the nested sample keeps the per-use charge (stat_inspill.c) */
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
             rc = stat_nested_evaluate(&e, b, ins, sample, diag);
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
+        if (!rc && e.inspill)
+            stat_inspill_settle(&e, spec->nlevels - 1, flops);
         exact_ob_free(&e);
         out->stat_walked = !closed;
         if (!rc)

@@ -185,10 +185,12 @@ int tessel_model_exact_progress(const tessel_spec *spec, const tessel_workload_d
         if (e.progress)
             e.progress(e.progress_ud, b, 0.0);
         rc = run_boundary(&e, b);
+        if (!rc && b + 1 == spec->nlevels)
+            rc = exact_inspill_count(&e, b); /* rule 4 per read of the compute */
         if (!rc && b >= 2)
             exact_ob_settle(&e, b - 1);
         if (!rc && b + 1 == spec->nlevels)
-            rc = exact_inspill_settle(&e, b); /* rule 4 per read of the compute */
+            exact_ob_settle(&e, b);
         if (!rc && e.progress)
             e.progress(e.progress_ud, b, 1.0);
         if (!rc && b + 1 < spec->nlevels)

@@ -27,7 +27,10 @@
  *
  * The reads go into exact_bumped.c's tables as the nonzeros the child read
  * from each overbooked tile, and exact_ob_settle charges
- * max(0, R - F) (S - P) in place of the walk's (U - F) (S - P). */
+ * max(0, R - F) (S - P) in place of the walk's (U - F) (S - P). Below an
+ * inner level, each read beyond the fills re-streams the tile's bumped
+ * share from the parent tile, which reads that share of the parent tile's
+ * data again (exact_ob_cascade). */
 #include <string.h>
 
 #include "exact_internal.h"
@@ -141,18 +144,20 @@ static int count_reads(engine *e, unsigned b, unsigned i, int kind)
     return TESSEL_OK;
 }
 
-int exact_inspill_settle(engine *e, unsigned b)
+int exact_inspill_count(engine *e, unsigned b)
 {
-    if (!e->in[0].t || !e->in[1].t)
-        return TESSEL_OK;
-    for (unsigned i = 0; i < e->nin && i < 2; i++) {
+    for (unsigned i = 0; i < e->nin; i++) {
+        ob_table *t = &e->ob[b % 2][i];
         int kind = exact_inspill_reads(e, b, i);
-        if (kind == EXACT_READS_ONCE || !e->ob[b % 2][i].n)
-            continue;
-        int rc = count_reads(e, b, i, kind);
-        if (rc)
-            return rc;
+        if (kind == EXACT_READS_ONCE || !e->in[0].t || !e->in[1].t) {
+            for (uint64_t k = 0; k < t->n; k++) /* once per use: the walk's charge */
+                t->t[k].child_nnz = t->t[k].uses * t->t[k].nnz;
+        } else if (t->n) {
+            int rc = count_reads(e, b, i, kind);
+            if (rc)
+                return rc;
+        }
     }
-    exact_ob_settle(e, b);
+    exact_ob_cascade(e, b);
     return TESSEL_OK;
 }

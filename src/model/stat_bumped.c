@@ -36,20 +36,27 @@ static uint64_t whole(double v)
     return v > 0 ? (uint64_t)llround(v) : 0;
 }
 
+/* The slot of the level-(b-1) overbooked tile holding the sub-tile,
+ * UINT64_MAX when it is not recorded. */
+static uint64_t parent_slot(const engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1)
+{
+    unsigned pl = b - 1;
+    const ob_table *t = &e->ob[pl % 2][i];
+    if (pl == 0 || !t->n)
+        return UINT64_MAX;
+    unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
+    uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
+    uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
+    return model_map_find(&t->index, pack(e, pl, i, p0, p1));
+}
+
 /* The sub-tile's fills as reads of its level-(b-1) tile. */
 static void child_reads(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1,
                         uint64_t nnz, double fills)
 {
-    unsigned pl = b - 1;
-    ob_table *t = &e->ob[pl % 2][i];
-    if (pl == 0 || !t->n || fills <= 0)
-        return;
-    unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
-    uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
-    uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
-    uint64_t s = model_map_find(&t->index, pack(e, pl, i, p0, p1));
+    uint64_t s = fills > 0 ? parent_slot(e, b, i, m0, m1) : UINT64_MAX;
     if (s != UINT64_MAX)
-        t->t[s].child_nnz += whole(fills * (double)nnz);
+        e->ob[(b - 1) % 2][i].t[s].child_nnz += whole(fills * (double)nnz);
 }
 
 int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz,
@@ -59,7 +66,8 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
     if (stat_inspill_tile(e, b, i, m0, m1, nnz))
         return TESSEL_ENOMEM;
     double bytes = pr.data + pr.meta;
-    int compute = stat_inspill_on(e, b) && exact_inspill_reads(e, b, i) != EXACT_READS_ONCE;
+    int compute = stat_inspill_on(e, b) &&
+                  (exact_inspill_reads(e, b, i) != EXACT_READS_ONCE || b >= 2);
     if ((b + 1 >= e->nlev && !compute) || !part || bytes <= (double)part || fills <= 0)
         return TESSEL_OK;
     ob_table *t = &e->ob[b % 2][i];
@@ -83,6 +91,7 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
         n->meta = (uint64_t)pr.meta;
         n->part = part;
         n->band = i ? m0 : m1; /* A (i, k), B (k, j) */
+        n->up = parent_slot(e, b, i, m0, m1);
     }
     /* the closed sums charged S - P on every use after a fill */
     ob_tile *n = &t->t[*slot];

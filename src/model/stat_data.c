@@ -393,11 +393,15 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
             e.inspill = 1; /* the nested sample keeps the per-use charge (stat_inspill.c) */
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
             rc = stat_nested_evaluate(&e, b, ins, sample, diag);
+            if (!rc && e.inspill && b + 1 == spec->nlevels)
+                stat_inspill_count(&e, b, flops); /* rule 4 per read of the compute */
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
+        if (!rc && e.inspill && spec->nlevels == 2)
+            stat_inspill_count(&e, 1, flops);
         if (!rc && e.inspill)
-            stat_inspill_settle(&e, spec->nlevels - 1, flops);
+            exact_ob_settle(&e, spec->nlevels - 1);
         exact_ob_free(&e);
         out->stat_walked = !closed;
         if (!rc)

@@ -34,8 +34,10 @@ static double width(const engine *e, unsigned b, unsigned x, uint64_t t)
 
 int stat_inspill_on(const engine *e, unsigned b)
 {
-    if (!e->inspill || b + 1 != e->nlev)
+    if (!e->inspill || b + 1 != e->nlev || e->kind != TESSEL_WORKLOAD_SPMSPM)
         return 0;
+    if (b >= 2)
+        return 1; /* the reads beyond the fills cascade to the parent tile */
     for (unsigned i = 0; i < e->nin && i < 2; i++)
         if (exact_inspill_reads(e, b, i) != EXACT_READS_ONCE)
             return 1;
@@ -87,14 +89,17 @@ static void reads_of(engine *e, unsigned b, unsigned i, double flops)
     }
 }
 
-void stat_inspill_settle(engine *e, unsigned b, double flops)
+void stat_inspill_count(engine *e, unsigned b, double flops)
 {
-    if (e->inband) {
-        for (unsigned i = 0; i < e->nin && i < 2; i++)
-            if (exact_inspill_reads(e, b, i) != EXACT_READS_ONCE && e->ob[b % 2][i].n)
-                reads_of(e, b, i, flops);
-        exact_ob_settle(e, b);
+    for (unsigned i = 0; i < e->nin && i < 2; i++) {
+        ob_table *t = &e->ob[b % 2][i];
+        if (e->inband && exact_inspill_reads(e, b, i) != EXACT_READS_ONCE)
+            reads_of(e, b, i, flops);
+        else /* once per use: the closed sums' charge */
+            for (uint64_t k = 0; k < t->n; k++)
+                t->t[k].child_nnz = t->t[k].uses * t->t[k].nnz;
     }
+    exact_ob_cascade(e, b);
     tessel_dealloc(e->alloc, e->inband);
     e->inband = NULL;
     e->nband = 0;

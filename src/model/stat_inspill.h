@@ -15,9 +15,9 @@ int stat_inspill_on(const engine *e, unsigned b);
  * k band for the estimate of the other operand's reads. */
 int stat_inspill_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz);
 
-/* The compute's expected reads of boundary b's recorded overbooked tiles,
- * flops the exact multiplies, then exact_ob_settle(e, b); frees the band
- * sums. */
-void stat_inspill_settle(engine *e, unsigned b, double flops);
+/* The compute's expected reads of boundary b's recorded overbooked tiles
+ * (child_nnz), flops the exact multiplies, cascaded to level b-1
+ * (exact_ob_cascade); frees the band sums. exact_ob_settle(e, b) follows. */
+void stat_inspill_count(engine *e, unsigned b, double flops);
 
 #endif

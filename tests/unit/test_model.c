@@ -593,6 +593,42 @@ START_TEST(overbooked_compute_reads_in_order)
 }
 END_TEST
 
+/* The compute's re-reads cascade (docs/semantics.md rule 4, "The
+ * compute's reads"): the same M, DRAM -> LLB -> PE, one tile i:4,k:4,j:4
+ * at both, A's partition 8 of 12 bytes at both, PE order IJK. The PE reads
+ * A 3 times (fills it once): (3 - 1) x 4 = 8 bytes bumped at the PE, read
+ * again from the LLB tile, a third of whose bytes are bumped: 2 extra
+ * reads x 1/3 x 4 nonzeros = 2.67, 2 whole nonzeros, so the LLB tile is
+ * read (4 + 2) / 4 = 1.5 times: 0.5 x 4 = 2 bytes from DRAM. Under PE
+ * order IKJ nothing is re-read at either level. */
+START_TEST(overbooked_compute_reads_cascade)
+{
+    tessel_tensor *a = matrix(4, 4, hand_m, 4), *b = matrix(4, 4, hand_m, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[1].partition_bytes = 8;
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].bumped_bytes, 8);
+    ck_assert_uint_eq(bytes(&r, 2, A), 12 + 8);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 2);
+    ck_assert_uint_eq(bytes(&r, 0, A), 12 + 2);
+    s.level[2].order[1] = 2; /* IKJ */
+    s.level[2].order[2] = 1;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].bumped_bytes, 0);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 0);
+    ck_assert_uint_eq(bytes(&r, 0, A), 12);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
  * 4x4 example, KIJ (outer product: the whole tile is one live group)
  * with tiles i:4, k:2, j:4: one output tile, two
@@ -1177,6 +1213,7 @@ int main(void)
     tcase_add_test(tc, output_spill_order);
     tcase_add_test(tc, overbooked_inner_level_per_child_read);
     tcase_add_test(tc, overbooked_compute_reads_in_order);
+    tcase_add_test(tc, overbooked_compute_reads_cascade);
     tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);

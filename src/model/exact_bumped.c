@@ -29,8 +29,7 @@
 
 #include "exact_internal.h"
 
-/* Input i's tile at level l holding level-l tile coordinates lc, packed. */
-static uint64_t pack(const engine *e, unsigned l, unsigned i, const uint64_t *lc)
+uint64_t exact_ob_key(const engine *e, unsigned l, unsigned i, const uint64_t *lc)
 {
     const operand *o = &e->in[i];
     uint64_t key = 0;
@@ -58,7 +57,7 @@ static uint64_t parent_slot(const engine *e, const boundary *bd, unsigned i, con
     uint64_t pc[NX] = { 0 };
     for (unsigned x = 0; x < e->nx; x++)
         pc[x] = c[x] * bd->tile[x] / exact_level_edge(e, pl, x);
-    return model_map_find(&t->index, pack(e, pl, i, pc));
+    return model_map_find(&t->index, exact_ob_key(e, pl, i, pc));
 }
 
 int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
@@ -72,7 +71,7 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
         return TESSEL_OK;
     ob_table *t = &e->ob[bd->b % 2][i];
     t->index.alloc = e->alloc;
-    uint64_t *slot = model_map_slot(&t->index, pack(e, bd->b, i, c), t->n);
+    uint64_t *slot = model_map_slot(&t->index, exact_ob_key(e, bd->b, i, c), t->n);
     if (!slot)
         return exact_oom_step(e, "indexing overbooked tiles", model_map_grow_bytes(&t->index));
     if (*slot == t->n) {

@@ -50,20 +50,14 @@ int exact_inspill_reads(const engine *e, unsigned b, unsigned i)
 }
 
 /* Input i's level-b tile holding coordinates (m0, m1) of its two modes,
- * packed as exact_bumped.c packs it. */
+ * as exact_bumped.c keys it. */
 static uint64_t tile_key(const engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1)
 {
     const operand *o = &e->in[i];
     uint64_t lc[NX] = { 0 };
     lc[o->x[0]] = m0 / exact_level_edge(e, b, o->x[0]);
     lc[o->x[1]] = m1 / exact_level_edge(e, b, o->x[1]);
-    uint64_t key = 0;
-    for (unsigned m = 0; m < o->order; m++) {
-        unsigned x = o->x[m];
-        uint64_t e_l = exact_level_edge(e, b, x), n = (e->extent[x] + e_l - 1) / e_l;
-        key = key * (n ? n : 1) + lc[x];
-    }
-    return key;
+    return exact_ob_key(e, b, i, lc);
 }
 
 /* Per k band of level b (k / edge), the other operand's non-empty fibres

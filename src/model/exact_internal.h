@@ -276,6 +276,9 @@ uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);
 void exact_algorithmic_counts(engine *e, const boundary *bd);
 void exact_compulsory(engine *e, const boundary *bd);
 /* exact_bumped.c: rule 4 per read of the child level (inner levels) */
+/* Input i's tile at level l holding level-l tile coordinates lc, packed:
+ * the key of the overbooked tiles' tables. */
+uint64_t exact_ob_key(const engine *e, unsigned l, unsigned i, const uint64_t *lc);
 int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
                   uint64_t data, uint64_t meta, uint64_t part, int fill);
 int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz);

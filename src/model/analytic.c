@@ -321,6 +321,24 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     } else {
         fillsB = c.E;
     }
+    if (e->nlev == 2) {
+        /* Rule 4 per read of the compute (exact_inspill.c), in the level's
+         * order (the canonical one above follows the tile loops): a tile
+         * of A read per expected non-empty column of B in its k band
+         * (fibres) or each A(i, k) per expected nonzero of B's row k
+         * (elements); B mirrored. The expected whole reads of the tiles
+         * beyond their fills move the bumped part again. */
+        int kA = exact_inspill_reads(e, 1, mirror ? 1 : 0);
+        int kB = exact_inspill_reads(e, 1, mirror ? 0 : 1);
+        double rA = kA == EXACT_READS_FIBRES ? J * -expm1(tk * log1p(-B->density)) : J * B->density;
+        double rB = kB == EXACT_READS_FIBRES ? I * -expm1(tk * log1p(-A->density)) : I * A->density;
+        rA *= c.nI * c.nK * c.pA;
+        rB *= c.nK * c.nJ * c.pB;
+        if (kA != EXACT_READS_ONCE)
+            bumpA = (rA > fillsA ? rA - fillsA : 0) * overflow(dA, mA, partA);
+        if (kB != EXACT_READS_ONCE)
+            bumpB = (rB > fillsB ? rB - fillsB : 0) * overflow(dB, mB, partB);
+    }
     set_input(&r->traffic[1][A->spec_tensor], fillsA, dA, mA, bumpA);
     set_input(&r->traffic[1][B->spec_tensor], fillsB, dB, mB, bumpB);
     /* the expected tile against the partition: all fills or none */

@@ -175,6 +175,7 @@ int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data 
     if (opt)
         e.walk = *opt;
     e.nlev = spec->nlevels;
+    e.inspill = 1;
     int rc = exact_setup_roles(&e, data);
     if (!rc) {
         /* markers over the output's last engine index */
@@ -191,8 +192,12 @@ int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data 
         if (e.progress)
             e.progress(e.progress_ud, b, 0.0);
         rc = run_boundary(&e, b);
+        if (!rc && b + 1 == spec->nlevels)
+            rc = exact_inspill_count(&e, b); /* rule 4 per read of the compute */
         if (!rc && b >= 2)
             exact_ob_settle(&e, b - 1);
+        if (!rc && b + 1 == spec->nlevels)
+            exact_ob_settle(&e, b);
         if (!rc && e.progress)
             e.progress(e.progress_ud, b, 1.0);
         if (!rc && b + 1 < spec->nlevels)

@@ -29,8 +29,7 @@
 
 #include "exact_internal.h"
 
-/* Input i's tile at level l holding level-l tile coordinates lc, packed. */
-static uint64_t pack(const engine *e, unsigned l, unsigned i, const uint64_t *lc)
+uint64_t exact_ob_key(const engine *e, unsigned l, unsigned i, const uint64_t *lc)
 {
     const operand *o = &e->in[i];
     uint64_t key = 0;
@@ -47,14 +46,32 @@ static int is_inner(const engine *e, unsigned b)
     return b + 1 < e->nlev;
 }
 
+/* The slot of the level-(b-1) overbooked tile holding input i's level-b
+ * tile at level-b coordinates c, UINT64_MAX when it is not recorded. */
+static uint64_t parent_slot(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)
+{
+    unsigned pl = bd->b - 1;
+    const ob_table *t = &e->ob[pl % 2][i];
+    if (pl == 0 || !t->n)
+        return UINT64_MAX;
+    uint64_t pc[NX] = { 0 };
+    for (unsigned x = 0; x < e->nx; x++)
+        pc[x] = c[x] * bd->tile[x] / exact_level_edge(e, pl, x);
+    return model_map_find(&t->index, exact_ob_key(e, pl, i, pc));
+}
+
 int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
                   uint64_t data, uint64_t meta, uint64_t part, int fill)
 {
-    if (!is_inner(e, bd->b) || !part || data + meta <= part)
+    /* the innermost level's tiles: for the compute's reads, and below an
+     * inner level for the reads of the parent tile they cascade to */
+    int compute = e->inspill && bd->b + 1 == e->nlev &&
+                  (exact_inspill_reads(e, bd->b, i) != EXACT_READS_ONCE || bd->b >= 2);
+    if ((!is_inner(e, bd->b) && !compute) || !part || data + meta <= part)
         return TESSEL_OK;
     ob_table *t = &e->ob[bd->b % 2][i];
     t->index.alloc = e->alloc;
-    uint64_t *slot = model_map_slot(&t->index, pack(e, bd->b, i, c), t->n);
+    uint64_t *slot = model_map_slot(&t->index, exact_ob_key(e, bd->b, i, c), t->n);
     if (!slot)
         return exact_oom_step(e, "indexing overbooked tiles", model_map_grow_bytes(&t->index));
     if (*slot == t->n) {
@@ -72,6 +89,7 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
         n->bytes = data + meta;
         n->meta = meta;
         n->part = part;
+        n->up = parent_slot(e, bd, i, c);
     }
     ob_tile *n = &t->t[*slot];
     n->fills += fill != 0;
@@ -81,17 +99,27 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
 
 int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz)
 {
-    unsigned pl = bd->b - 1;
-    ob_table *t = &e->ob[pl % 2][i];
-    if (pl == 0 || !t->n)
-        return TESSEL_OK;
-    uint64_t pc[NX] = { 0 };
-    for (unsigned x = 0; x < e->nx; x++)
-        pc[x] = c[x] * bd->tile[x] / exact_level_edge(e, pl, x);
-    uint64_t s = model_map_find(&t->index, pack(e, pl, i, pc));
+    uint64_t s = parent_slot(e, bd, i, c);
     if (s != UINT64_MAX)
-        t->t[s].child_nnz += nnz;
+        e->ob[(bd->b - 1) % 2][i].t[s].child_nnz += nnz;
     return TESSEL_OK;
+}
+
+void exact_ob_cascade(engine *e, unsigned b)
+{
+    for (unsigned i = 0; b >= 2 && i < e->nin; i++) {
+        const ob_table *t = &e->ob[b % 2][i];
+        ob_table *up = &e->ob[(b - 1) % 2][i];
+        for (uint64_t k = 0; k < t->n; k++) {
+            const ob_tile *n = &t->t[k];
+            if (n->up == UINT64_MAX || n->up >= up->n || !n->nnz || !n->bytes)
+                continue;
+            double reads = (double)n->child_nnz / (double)n->nnz;
+            double beyond = reads > (double)n->fills ? reads - (double)n->fills : 0;
+            double share = (double)(n->bytes - n->part) / (double)n->bytes;
+            up->t[n->up].child_nnz += (uint64_t)(beyond * share * (double)n->nnz);
+        }
+    }
 }
 
 /* Bumped bytes split into data and metadata like the tile's own bytes,
@@ -136,4 +164,6 @@ void exact_ob_free(engine *e)
             tessel_dealloc(e->alloc, e->ob[g][i].t);
             memset(&e->ob[g][i], 0, sizeof(e->ob[g][i]));
         }
+    tessel_dealloc(e->alloc, e->inband);
+    e->inband = NULL;
 }

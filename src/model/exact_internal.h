@@ -79,6 +79,8 @@ typedef struct ob_tile {
     uint64_t nnz, bytes, meta, part; /* the tile at level b and its partition */
     uint64_t fills, uses;            /* level-b fills and non-gated uses */
     uint64_t child_nnz;              /* nonzeros level b+1 filled from it */
+    uint64_t band;                   /* stat_inspill.c: its k tile at the innermost level */
+    uint64_t up;                     /* its level-(b-1) tile's slot, UINT64_MAX: none */
 } ob_tile;
 
 typedef struct ob_table {
@@ -109,6 +111,9 @@ typedef struct engine {
     uint64_t *minkey; /* MTTKRP: smallest reduction key per r */
     uint64_t *touched;
     ob_table ob[2][NIN]; /* [b % 2]: overbooked tiles recorded at level b */
+    int inspill;         /* the compute's reads price the innermost level (exact_inspill.c) */
+    double *inband;      /* stat_inspill.c: per input and k band, nonzeros and fibres */
+    uint64_t nband;
 } engine;
 
 
@@ -290,11 +295,27 @@ uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t);
 void exact_algorithmic_counts(engine *e, const boundary *bd);
 void exact_compulsory(engine *e, const boundary *bd);
 /* exact_bumped.c: rule 4 per read of the child level (inner levels) */
+/* Input i's tile at level l holding level-l tile coordinates lc, packed:
+ * the key of the overbooked tiles' tables. */
+uint64_t exact_ob_key(const engine *e, unsigned l, unsigned i, const uint64_t *lc);
 int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz,
                   uint64_t data, uint64_t meta, uint64_t part, int fill);
 int exact_ob_child(engine *e, const boundary *bd, unsigned i, const uint64_t *c, uint64_t nnz);
+/* Level b's (the innermost) reads beyond the fills of its overbooked tiles
+ * re-stream their bumped share from the parent tile: reads of it, added to
+ * its child_nnz before level b-1 is settled (docs/semantics.md rule 4). */
+void exact_ob_cascade(engine *e, unsigned b);
 void exact_ob_settle(engine *e, unsigned b);
 void exact_ob_free(engine *e);
+/* exact_inspill.c: rule 4 per read of the compute at the innermost level.
+ * How the compute at level b reads input i: once per tile use, per fibre
+ * of the other operand met in the k band, or per nonzero of the other
+ * operand on each k. */
+enum { EXACT_READS_ONCE, EXACT_READS_FIBRES, EXACT_READS_ELEMENTS };
+int exact_inspill_reads(const engine *e, unsigned b, unsigned i);
+/* The compute's reads of level b's recorded overbooked tiles (child_nnz),
+ * cascaded to level b-1 (exact_ob_cascade); exact_ob_settle follows. */
+int exact_inspill_count(engine *e, unsigned b);
 /* exact_outspill.c: rule 4 per update step of an output tile */
 /* Edge along output index x of the live group at boundary b, whose tile
  * edge is `tile` (docs/semantics.md rule 4, "The order inside a tile"). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "stat_bumped.h"
+#include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
 
@@ -364,7 +365,7 @@ static int keep_tile_fills(stat_problem *p)
     uint64_t part[2] = { p->part_a, p->part_b };
     for (unsigned q = 0; q < 2; q++) {
         p->tile_fills[q] = NULL;
-        if (!p->per_read || !part[q])
+        if ((!p->per_read && !p->compute_reads[q]) || !part[q])
             continue;
         p->tile_fills[q] = stat_zeroed(p->alloc, g[q]->n, sizeof(double));
         if (!p->tile_fills[q])
@@ -421,11 +422,14 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         p->multiplicity = multiplicity;
         p->sample = sample;
         p->sample_mirrored = mirror;
+        for (unsigned q = 0; q < 2; q++) /* rule 4 per read of the compute */
+            p->compute_reads[q] = stat_inspill_on(e, 1) &&
+                                  exact_inspill_reads(e, 1, mirror ? 1 - q : q) != EXACT_READS_ONCE;
         rc = keep_tile_fills(p);
     }
     if (!rc)
         rc = stat_spmspm_evaluate(p, &o);
-    if (!rc && (p->tile_fills[0] || p->tile_fills[1]))
+    if (!rc && (p->tile_fills[0] || p->tile_fills[1] || stat_inspill_on(e, 1)))
         rc = stat_ob_level1(e, p, mirror, p->tile_fills);
     if (!rc) {
         stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
@@ -555,8 +559,9 @@ int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_s
         return STAT_CACHE_DECLINED; /* the summaries are an optimisation */
     if (rc)
         return rc;
-    if (e->nlev > 2 && (o.a.overflow_fills > 0 || o.b.overflow_fills > 0))
-        return STAT_CACHE_DECLINED; /* rule 4 per child read needs the tiles (stat_bumped.c) */
+    if ((e->nlev > 2 || stat_inspill_on(e, 1)) &&
+        (o.a.overflow_fills > 0 || o.b.overflow_fills > 0))
+        return STAT_CACHE_DECLINED; /* rule 4 per read needs the tiles (stat_bumped.c, stat_inspill.c) */
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.flops = flops;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "stat_bumped.h"
+#include "stat_inspill.h"
 
 /* Operand i's tile (m0, m1) of level l, packed. */
 static uint64_t pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1)
@@ -35,28 +36,39 @@ static uint64_t whole(double v)
     return v > 0 ? (uint64_t)llround(v) : 0;
 }
 
+/* The slot of the level-(b-1) overbooked tile holding the sub-tile,
+ * UINT64_MAX when it is not recorded. */
+static uint64_t parent_slot(const engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1)
+{
+    unsigned pl = b - 1;
+    const ob_table *t = &e->ob[pl % 2][i];
+    if (pl == 0 || !t->n)
+        return UINT64_MAX;
+    unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
+    uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
+    uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
+    return model_map_find(&t->index, pack(e, pl, i, p0, p1));
+}
+
 /* The sub-tile's fills as reads of its level-(b-1) tile. */
 static void child_reads(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1,
                         uint64_t nnz, double fills)
 {
-    unsigned pl = b - 1;
-    ob_table *t = &e->ob[pl % 2][i];
-    if (pl == 0 || !t->n || fills <= 0)
-        return;
-    unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
-    uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
-    uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
-    uint64_t s = model_map_find(&t->index, pack(e, pl, i, p0, p1));
+    uint64_t s = fills > 0 ? parent_slot(e, b, i, m0, m1) : UINT64_MAX;
     if (s != UINT64_MAX)
-        t->t[s].child_nnz += whole(fills * (double)nnz);
+        e->ob[(b - 1) % 2][i].t[s].child_nnz += whole(fills * (double)nnz);
 }
 
 int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz,
                  price pr, uint64_t part, double fills, double uses)
 {
     child_reads(e, b, i, m0, m1, nnz, fills);
+    if (stat_inspill_tile(e, b, i, m0, m1, nnz))
+        return TESSEL_ENOMEM;
     double bytes = pr.data + pr.meta;
-    if (b + 1 >= e->nlev || !part || bytes <= (double)part || fills <= 0)
+    int compute = stat_inspill_on(e, b) &&
+                  (exact_inspill_reads(e, b, i) != EXACT_READS_ONCE || b >= 2);
+    if ((b + 1 >= e->nlev && !compute) || !part || bytes <= (double)part || fills <= 0)
         return TESSEL_OK;
     ob_table *t = &e->ob[b % 2][i];
     t->index.alloc = e->alloc;
@@ -78,6 +90,8 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
         n->bytes = (uint64_t)bytes;
         n->meta = (uint64_t)pr.meta;
         n->part = part;
+        n->band = i ? m0 : m1; /* A (i, k), B (k, j) */
+        n->up = parent_slot(e, b, i, m0, m1);
     }
     /* the closed sums charged S - P on every use after a fill */
     ob_tile *n = &t->t[*slot];
@@ -101,7 +115,8 @@ int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const f
         a_col[p->a.col[n]]++;
     int rc = TESSEL_OK;
     for (unsigned q = 0; q < 2 && !rc; q++) {
-        if (!part[q] || !fills[q])
+        int bands = stat_inspill_on(e, 1); /* every tile, for the compute's reads */
+        if ((!part[q] || !fills[q]) && !bands)
             continue;
         pricer pr = stat_pricer_of(cost[q]);
         unsigned op = mirror ? 1 - q : q;
@@ -112,7 +127,7 @@ int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const f
                                 : (k < p->b.rows ? (double)(p->b.ptr[k + 1] - p->b.ptr[k]) : 0);
                 uint64_t m0 = mirror ? c : r, m1 = mirror ? r : c;
                 rc = stat_ob_tile(e, 1, op, m0, m1, g[q]->nnz[n], stat_fast_price(&pr, g[q]->nnz[n]),
-                                  part[q], fills[q][n], uses);
+                                  part[q], fills[q] ? fills[q][n] : 0, uses);
             }
     }
     tessel_dealloc(p->alloc, a_col);

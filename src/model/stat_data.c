@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "stat_bumped.h"
+#include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
 #include "stat_nested_sample.h"
@@ -366,6 +367,7 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
                                                         : s->flops;
         int closed = stat_closed_sums_apply(&e);
+        e.inspill = closed && spec->nlevels == 2; /* rule 4 per read of the compute */
         rc = STAT_CACHE_DECLINED;
         if (cache && !stat_cache_belongs(cache, s))
             rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
@@ -387,12 +389,20 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         }
         if (rc == STAT_NESTED_DECLINED)
             rc = TESSEL_OK;
+        if (closed && !ns.sampled)
+            e.inspill = 1; /* the nested sample keeps the per-use charge (stat_inspill.c) */
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
             rc = stat_nested_evaluate_cached(&e, b, ins, sample,
                                              cache ? stat_cache_nested(cache) : NULL, diag);
+            if (!rc && e.inspill && b + 1 == spec->nlevels)
+                stat_inspill_count(&e, b, flops); /* rule 4 per read of the compute */
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
+        if (!rc && e.inspill && spec->nlevels == 2)
+            stat_inspill_count(&e, 1, flops);
+        if (!rc && e.inspill)
+            exact_ob_settle(&e, spec->nlevels - 1);
         exact_ob_free(&e);
         out->stat_walked = !closed;
         if (!rc)

@@ -120,6 +120,7 @@ typedef struct stat_problem {
     /* Per non-empty tile of a and b, its fills, for rule 4 per child read
      * at an inner level (stat_bumped.c) when per_read is set; NULL: not kept. */
     int per_read;
+    int compute_reads[2]; /* read again by the compute inside a use (stat_inspill.c) */
     double *tile_fills[2];
 } stat_problem;
 

@@ -35,6 +35,7 @@
 
 #include "stat_bumped.h"
 #include "stat_closed.h"
+#include "stat_inspill.h"
 #include "stat_nested.h"
 
 /* First K >= from where A's row and B's column (bitsets x, y) are both
@@ -299,8 +300,10 @@ int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary
         for (uint64_t d = 0; d < sm->nsizes[i]; d++) {
             price p = stat_fast_price(&pr, sm->size[i][d]);
             double bytes = p.data + p.meta;
-            if (b + 1 < e->nlev && part && bytes > (double)part)
-                return STAT_NESTED_KNOWN_DECLINED; /* kept per tile (stat_bumped.c) */
+            /* kept per tile (stat_bumped.c); at the innermost level too when the
+             * compute re-reads inside a tile (stat_inspill.c counts per tile) */
+            if ((b + 1 < e->nlev || stat_inspill_on(e, b)) && part && bytes > (double)part)
+                return STAT_NESTED_KNOWN_DECLINED;
             /* summed by size instead of by tile: equal while exact */
             if ((sm->runs[i][d] + sm->extra[i][d]) * bytes >= 0x1p52)
                 return STAT_NESTED_KNOWN_DECLINED;

@@ -160,6 +160,41 @@ START_TEST(output_spill_inside_visit)
 }
 END_TEST
 
+/* Rule 4 per read of the compute (docs/semantics.md rule 4, "The compute's
+ * reads"): dense 4x4 operands (16 nonzeros, COO: 48 bytes), one tile,
+ * A's and B's partitions 40 bytes (8 bumped). The compute reads A 4 times
+ * under IJK/JIK (a row per column of B) and JKI/KJI (a column k per
+ * nonzero of B's row k), once under IKJ/KIJ; B mirrored. Bumped
+ * (4 - 1) x 8 = 24 or 0, in exact and analytic alike. */
+START_TEST(compute_reads_in_order)
+{
+    static const uint64_t ba[6] = { 24, 0, 0, 24, 24, 24 }; /* orders[]: IJK IKJ KIJ JIK JKI KJI */
+    static const uint64_t bb[6] = { 24, 24, 24, 24, 0, 0 };
+    for (unsigned q = 0; q < 6; q++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, orders[q], 4, 4, 4, 0, 8, 8);
+        uniform(&s.workload.tensor[1], 4, 4, 16, 1);
+        uniform(&s.workload.tensor[2], 4, 4, 16, 2);
+        s.level[1].capacity = 1000;
+        s.level[1].tensor[1].partition_bytes = 40;
+        s.level[1].tensor[2].partition_bytes = 40;
+        tessel_workload_data *d = load(&s);
+        tessel_result x, r;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+        ck_assert_int_eq(tessel_model_analytic(&s, NULL, &r, &diag), 0);
+        ck_assert_msg(x.traffic[1][1].bumped_bytes == ba[q] && x.traffic[1][2].bumped_bytes == bb[q],
+                      "%s exact %llu %llu", orders[q], (unsigned long long)x.traffic[1][1].bumped_bytes,
+                      (unsigned long long)x.traffic[1][2].bumped_bytes);
+        ck_assert_msg(r.traffic[1][1].bumped_bytes == ba[q] && r.traffic[1][2].bumped_bytes == bb[q],
+                      "%s analytic %llu %llu", orders[q],
+                      (unsigned long long)r.traffic[1][1].bumped_bytes,
+                      (unsigned long long)r.traffic[1][2].bumped_bytes);
+        tessel_workload_free(&d);
+    }
+}
+END_TEST
+
 START_TEST(banded_matches_exact)
 {
     check_against_exact(bind_banded, 0.05);
@@ -226,6 +261,7 @@ int main(void)
     tcase_add_test(tc, gram_matches_exact);
     tcase_add_test(tc, nm_matches_exact);
     tcase_add_test(tc, output_spill_inside_visit);
+    tcase_add_test(tc, compute_reads_in_order);
     tcase_add_test(tc, banded_matches_exact);
     tcase_add_test(tc, banded_gram_matches_exact);
     tcase_add_test(tc, refuses_what_it_does_not_model);

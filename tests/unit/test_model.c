@@ -542,6 +542,93 @@ START_TEST(overbooked_inner_level_per_child_read)
 }
 END_TEST
 
+/* Rule 4 per read of the compute (docs/semantics.md rule 4, "The compute's
+ * reads"), worked by hand: M = {(0,0) (0,1) (1,0) (2,3)}, Z = M M, one
+ * tile i:4,k:4,j:4, COO with 8-bit values and coordinates: 12 bytes per
+ * input (4 data, 8 metadata); A's and B's partitions 8 bytes, 4 bumped.
+ * M's non-empty columns are 0, 1, 3 and rows 0, 1, 2; the multiplies
+ * sum over k of nnz(column k) nnz(row k) = 2x2 + 1x1 + 0x1 + 1x0 = 5.
+ * Reads R of the one tile: A under IJK/JIK 3 (each row per non-empty B
+ * column), under JKI/KJI 5/4 (column k per nonzero of B's row k), once
+ * under IKJ/KIJ; B mirrored. Bumped (R - 1) x 4 bytes (truncated). */
+static const uint32_t hand_m[4][2] = { { 0, 0 }, { 0, 1 }, { 1, 0 }, { 2, 3 } };
+
+START_TEST(overbooked_compute_reads_in_order)
+{
+    static const struct {
+        const char *order;
+        uint64_t a, b;
+    } want[] = { { "IJK", 8, 8 }, { "JIK", 8, 8 }, { "IKJ", 0, 1 },
+                 { "KIJ", 0, 1 }, { "JKI", 1, 0 }, { "KJI", 1, 0 } };
+    tessel_tensor *a = matrix(4, 4, hand_m, 4), *b = matrix(4, 4, hand_m, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    for (size_t n = 0; n < sizeof(want) / sizeof(want[0]); n++) {
+        tessel_spec s;
+        spec_spmspm(&s, want[n].order, 4, 4, 4, 0);
+        s.level[1].capacity = 1000;
+        s.level[1].tensor[1].partition_bytes = 12; /* fits: nothing bumped */
+        s.level[1].tensor[2].partition_bytes = 12;
+        tessel_result r = run(&s, &d);
+        ck_assert_uint_eq(r.traffic[1][A].bumped_bytes + r.traffic[1][B].bumped_bytes, 0);
+        ck_assert_uint_eq(bytes(&r, 1, A), 12);
+        s.level[1].tensor[1].partition_bytes = 8;
+        s.level[1].tensor[2].partition_bytes = 8;
+        r = run(&s, &d);
+        ck_assert_msg(r.traffic[1][A].bumped_bytes == want[n].a, "%s: A bumped %llu", want[n].order,
+                      (unsigned long long)r.traffic[1][A].bumped_bytes);
+        ck_assert_msg(r.traffic[1][B].bumped_bytes == want[n].b, "%s: B bumped %llu", want[n].order,
+                      (unsigned long long)r.traffic[1][B].bumped_bytes);
+        ck_assert_uint_eq(r.traffic[1][A].fills, 1);
+        ck_assert_uint_eq(bytes(&r, 1, A), 12 + want[n].a);
+        ck_assert_uint_eq(bytes(&r, 0, B), 12 + want[n].b);
+        ck_assert_uint_eq(r.traffic[1][A].overflow_bytes, want[n].a);
+        if (want[n].a == 8) { /* 8 x 8 / 12 = 5.3: 5 bytes of metadata */
+            ck_assert_uint_eq(r.traffic[1][A].in_data, 4 + 3);
+            ck_assert_uint_eq(r.traffic[1][A].in_metadata, 8 + 5);
+        }
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* The compute's re-reads cascade (docs/semantics.md rule 4, "The
+ * compute's reads"): the same M, DRAM -> LLB -> PE, one tile i:4,k:4,j:4
+ * at both, A's partition 8 of 12 bytes at both, PE order IJK. The PE reads
+ * A 3 times (fills it once): (3 - 1) x 4 = 8 bytes bumped at the PE, read
+ * again from the LLB tile, a third of whose bytes are bumped: 2 extra
+ * reads x 1/3 x 4 nonzeros = 2.67, 2 whole nonzeros, so the LLB tile is
+ * read (4 + 2) / 4 = 1.5 times: 0.5 x 4 = 2 bytes from DRAM. Under PE
+ * order IKJ nothing is re-read at either level. */
+START_TEST(overbooked_compute_reads_cascade)
+{
+    tessel_tensor *a = matrix(4, 4, hand_m, 4), *b = matrix(4, 4, hand_m, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 4, 4, 4, 0);
+    s.level[1].capacity = 1000;
+    s.level[1].tensor[1].partition_bytes = 8;
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].bumped_bytes, 8);
+    ck_assert_uint_eq(bytes(&r, 2, A), 12 + 8);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 2);
+    ck_assert_uint_eq(bytes(&r, 0, A), 12 + 2);
+    s.level[2].order[1] = 2; /* IKJ */
+    s.level[2].order[2] = 1;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[2][A].bumped_bytes, 0);
+    ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 0);
+    ck_assert_uint_eq(bytes(&r, 0, A), 12);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* Rule 4 for outputs, worked by hand (docs/semantics.md rule 4): the
  * 4x4 example, KIJ (outer product: the whole tile is one live group)
  * with tiles i:4, k:2, j:4: one output tile, two
@@ -1125,6 +1212,8 @@ int main(void)
     tcase_add_test(tc, output_tiles_spill);
     tcase_add_test(tc, output_spill_order);
     tcase_add_test(tc, overbooked_inner_level_per_child_read);
+    tcase_add_test(tc, overbooked_compute_reads_in_order);
+    tcase_add_test(tc, overbooked_compute_reads_cascade);
     tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);

@@ -436,12 +436,12 @@ int exact_output_and_walk(engine *e, boundary *bd, uint64_t *macs)
     }
     if (!rc)
         rc = exact_build_output(e, bd, bd->out_cost.ranked, macs);
+    if (rc || !bd->ntables) /* no table when building it failed */
+        return rc;
     const out_table *t = &bd->table[bd->ntables - 1];
-    for (uint64_t o = 0; !rc && o < t->nout; o++)
+    for (uint64_t o = 0; o < t->nout; o++)
         bd->rows_nnz += t->cum[t->start[o + 1] - 1];
-    if (!rc)
-        rc = exact_walk_boundary(e, bd);
-    return rc;
+    return exact_walk_boundary(e, bd);
 }
 
 /* ------------------------------------------------------------------ */

@@ -419,19 +419,26 @@ static int mtx_read_filtered(text_reader *r, const tessel_load_options *opt,
     return rc;
 }
 
+/* The banner and the size line, with the default options when *opt is
+ * NULL (*opt then points at defaults). */
+static int read_header(text_reader *r, const tessel_load_options **opt,
+                       tessel_load_options *defaults, mtx_header *h, tessel_diag *diag)
+{
+    if (!*opt) {
+        tessel_load_options_init(defaults);
+        *opt = defaults;
+    }
+    memset(h, 0, sizeof(*h));
+    int rc = parse_banner(r, *opt, h, diag);
+    return rc ? rc : parse_size_line(r, h, diag);
+}
+
 static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_filter *f,
                     const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     tessel_load_options defaults;
-    if (!opt) {
-        tessel_load_options_init(&defaults);
-        opt = &defaults;
-    }
     mtx_header h;
-    memset(&h, 0, sizeof(h));
-    int rc = parse_banner(r, opt, &h, diag);
-    if (!rc)
-        rc = parse_size_line(r, &h, diag);
+    int rc = read_header(r, &opt, &defaults, &h, diag);
     if (rc)
         return rc;
     rc = f ? MTX_CHUNKED_FALLBACK : mtx_read_chunked(r, opt, &h, a, out, diag);
@@ -530,15 +537,8 @@ int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
     if (rc)
         return rc;
     tessel_load_options defaults;
-    if (!opt) {
-        tessel_load_options_init(&defaults);
-        opt = &defaults;
-    }
     mtx_header h;
-    memset(&h, 0, sizeof(h));
-    rc = parse_banner(&r, opt, &h, diag);
-    if (!rc)
-        rc = parse_size_line(&r, &h, diag);
+    rc = read_header(&r, &opt, &defaults, &h, diag);
     row_filter f = { 0, 0, 0, NULL };
     if (!rc) {
         dims[0] = h.rows;

@@ -39,6 +39,10 @@ void tessel_tensor_free(tessel_tensor **t);
 /* Bytes held by t's arrays (ptr + idx + values). */
 uint64_t tessel_tensor_bytes(const tessel_tensor *t);
 
+/* Position of the first entry of row `row` of a matrix (order 2; columns
+ * sorted within a row) whose column is >= col; ptr[row + 1] when none is. */
+uint64_t tessel_tensor_row_lower_bound(const tessel_tensor *t, uint64_t row, uint64_t col);
+
 /* A copy of t; with `pattern_only`, values are dropped. */
 int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_allocator *a,
                         tessel_tensor **out, tessel_diag *diag);

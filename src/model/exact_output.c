@@ -262,20 +262,6 @@ static uint64_t elem_red(const engine *e, const boundary *bd, uint64_t *c_elem)
     return exact_reduction_key(e, bd, c);
 }
 
-/* First entry of B's row k at column >= j (the entries are sorted). */
-static uint64_t row_from(const tessel_tensor *b, uint64_t k, uint64_t j)
-{
-    uint64_t lo = b->ptr[k], hi = b->ptr[k + 1];
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (b->idx[1][mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* SpMSpM / SpMV: row-wise (Gustavson); k ascends, so the first time an
  * output column is met is its smallest reduction key. Rows [r0, r1) and,
  * for a range of output columns (exact_stream.c), columns [c0, c1). */
@@ -298,8 +284,9 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
             uint64_t k = a->idx[1][p];
             c[2] = k;
             uint64_t red = elem_red(e, bd, c);
-            uint64_t q0 = c0 ? row_from(b, k, c0) : b->ptr[k];
-            uint64_t q1 = c1 < UINT64_MAX ? row_from(b, k, c1) : b->ptr[k + 1];
+            uint64_t q0 = c0 ? tessel_tensor_row_lower_bound(b, k, c0) : b->ptr[k];
+            uint64_t q1 =
+                c1 < UINT64_MAX ? tessel_tensor_row_lower_bound(b, k, c1) : b->ptr[k + 1];
             *macs += q1 - q0;
             for (uint64_t q = q0; q < q1; q++) {
                 uint64_t j = b->idx[1][q];

@@ -263,20 +263,6 @@ static void band_walk(corr_work *w, uint64_t lo, uint64_t hi, uint64_t r0, uint6
     }
 }
 
-/* First position in row r holding a column >= col. */
-static uint64_t row_lower_bound(const tessel_tensor *t, uint64_t r, uint64_t col)
-{
-    uint64_t lo = t->ptr[r], hi = t->ptr[r + 1];
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (t->idx[1][mid] < col)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The sampled tiles pick[lo, hi) of one band (tile row), scattered into
  * ent row-major per tile: by one walk over the band's entries, or, when
  * the band holds few sampled tiles, by a binary search per row and tile
@@ -297,7 +283,7 @@ static void band_pairs(corr_work *w, uint64_t lo, uint64_t hi)
         for (uint64_t i = lo; i < hi; i++) {
             uint64_t start = w->g->key[w->pick[i]] * b1, end = start + b1;
             for (uint64_t r = r0; r < r1; r++)
-                for (uint64_t p = row_lower_bound(t, r, start);
+                for (uint64_t p = tessel_tensor_row_lower_bound(t, r, start);
                      p < t->ptr[r + 1] && t->idx[1][p] < end; p++)
                     w->ent[w->fill[i - lo]++] = (r - r0) * b1 + (t->idx[1][p] - start);
         }

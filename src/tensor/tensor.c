@@ -25,6 +25,19 @@ uint64_t tessel_tensor_bytes(const tessel_tensor *t)
     return bytes;
 }
 
+uint64_t tessel_tensor_row_lower_bound(const tessel_tensor *t, uint64_t row, uint64_t col)
+{
+    uint64_t lo = t->ptr[row], hi = t->ptr[row + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->idx[1][mid] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_allocator *a,
                         tessel_tensor **out, tessel_diag *diag)
 {

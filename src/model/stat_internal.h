@@ -308,6 +308,7 @@ double stat_visit_live(double slots, double na, double nb, int grew);
 void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *gi, double *gj);
 double stat_spill_visit(double slots, double na, double nb, double b0, double b1, double full,
                         double gi, double gj, double part);
+int stat_spill_visit_over(double b1, double gi, double gj, double part);
 int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s);
 /* stat.c: a boundary's outcome into e->res (roles per the mirror). */
 void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,

@@ -79,6 +79,15 @@ void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *g
     *gj = mirror ? a : c;
 }
 
+/* Whether a visit ending at b1 bytes can spill inside (stat_spill_visit
+ * is 0 otherwise): a group's share of the tile exceeds the partition.
+ * Callers test it before looking up the visit's operand tiles. */
+int stat_spill_visit_over(double b1, double gi, double gj, double part)
+{
+    double n = gi * gj > 1 ? gi * gj : 1;
+    return b1 / n > part;
+}
+
 /* Rule 4 inside one visit in the order inside the tile: the tile (A's
  * tile of na nonzeros against B's of nb over `slots` reduction steps,
  * growing from b0 to b1 bytes, full when every cell holds one) is gi x gj
@@ -89,6 +98,8 @@ double stat_spill_visit(double slots, double na, double nb, double b0, double b1
                         double gi, double gj, double part)
 {
     double n = gi * gj > 1 ? gi * gj : 1;
+    if (!stat_spill_visit_over(b1, gi, gj, part))
+        return 0; /* stat_spill_inside's own test, before the steps' exponentials */
     double m = stat_visit_steps(slots, na / (gi > 1 ? gi : 1), nb / (gj > 1 ? gj : 1));
     return n * stat_spill_inside(b0 / n, b1 / n, full / n, m, part);
 }

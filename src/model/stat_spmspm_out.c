@@ -91,13 +91,24 @@ static uint64_t cell_pair(const stat_problem *p, const cell_place *cp, uint64_t 
     return r * p->ext_j + q;
 }
 
-/* Weighted sampled nonzeros per output tile pair (cell_pair's keys). */
+/* Weighted sampled nonzeros per output tile pair (cell_pair's keys). A
+ * group's cells share one pair (and consecutive groups often do): the
+ * pair's slot is found once per run and the weights added to it in cell
+ * order, the same sums as one model_map_add per cell. */
 static int pair_totals(const stat_problem *p, const cell_place *cp, model_map *final)
 {
-    int rc = TESSEL_OK;
-    for (uint64_t c = 0; !rc && c < p->sample->ncells; c++)
-        rc = model_map_add(final, cell_pair(p, cp, c), p->sample->weight[c]);
-    return rc;
+    const stat_output_sample *s = p->sample;
+    uint64_t last = UINT64_MAX, *slot = NULL;
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g], end = s->gstart[g + 1];
+        uint64_t pair = cell_pair(p, cp, c);
+        if (pair != last && !(slot = model_map_slot(final, pair, 0)))
+            return TESSEL_ENOMEM;
+        last = pair;
+        for (; c < end; c++)
+            *slot = model_double_bits(model_bits_double(*slot) + s->weight[c]);
+    }
+    return TESSEL_OK;
 }
 
 /* Runs of one output tile pair that end at or after reduction step k:
@@ -228,6 +239,14 @@ static void spill_add(affine z, uint64_t part, double n, double times, stat_outc
     o->z_spill_meta += c.bumped_meta;
 }
 
+/* Whether spill_add adds anything for a tile of n nonzeros (its own
+ * test, made before the visit's operand tiles are looked up). */
+static int spill_over(affine z, uint64_t part, double n)
+{
+    price pr = { n * z.d1, z.m0 + n * z.m1 };
+    return part && pr.data + pr.meta > (double)part;
+}
+
 static double tile_bytes_of(affine z, double n)
 {
     return z.m0 + n * (z.d1 + z.m1);
@@ -246,17 +265,35 @@ static double visit_slots(const stat_problem *p, uint64_t k)
     return stat_visit_slots(k, p->tk, p->extent_k ? p->extent_k : p->tk * p->ext_k, p->step_k);
 }
 
+/* A's tiles of one tile row in ascending k: the pair's visits come in
+ * ascending k, so A's tile of each is found by moving forward instead of
+ * a search per visit. */
+typedef struct row_cursor {
+    const stat_grid *g;
+    uint64_t n, end;
+} row_cursor;
+
+static double cursor_nnz(row_cursor *c, uint64_t col)
+{
+    while (c->n < c->end && c->g->col[c->n] < col)
+        c->n++;
+    return c->n < c->end && c->g->col[c->n] == col ? (double)c->g->nnz[c->n] : 0;
+}
+
 /* Rule 4 inside the visit at reduction tile k of pair (r, q), the tile
  * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c):
  * every step before the visit's last spills what lies beyond the
- * partition, split into data and metadata as the tile's bytes. */
-static void spill_inside(const work *w, affine z, uint64_t r, uint64_t k, uint64_t q, double n0,
-                         double n1, stat_outcome *o)
+ * partition, split into data and metadata as the tile's bytes. The
+ * operand tiles are looked up only for a visit that can spill. */
+static void spill_inside(const work *w, affine z, row_cursor *ar, uint64_t k, uint64_t q,
+                         double n0, double n1, stat_outcome *o)
 {
     const stat_problem *p = w->p;
-    double slots = visit_slots(p, k);
     double b1 = tile_bytes_of(z, n1);
-    double extra = stat_spill_visit(slots, grid_nnz(&p->a, r, k), grid_nnz(&p->b, k, q),
+    if (!stat_spill_visit_over(b1, p->live_i, p->live_j, (double)p->part_z))
+        return;
+    double slots = visit_slots(p, k);
+    double extra = stat_spill_visit(slots, cursor_nnz(ar, k), grid_nnz(&p->b, k, q),
                                     tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
                                     p->live_i, p->live_j, (double)p->part_z);
     if (extra <= 0)
@@ -275,6 +312,7 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
     uint64_t r = pair / p->ext_j, q = pair % p->ext_j;
     int ijk = strcmp(p->order, "IJK") == 0;
     const uint64_t *x = &w->arows[r * w->words], *y = &w->bcols[q * w->words];
+    row_cursor ar = { &p->a, p->a.ptr[r], p->a.ptr[r + 1] };
     if (!ijk)
         pair_runs_set(w, r, q, pr);
     uint64_t last = UINT64_MAX;
@@ -289,7 +327,7 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
             double cum0 = cum;
             while (c < n && steps[c] <= k)
                 cum += wts[c++];
-            spill_inside(w, z, r, k, q, cum0, cum, o);
+            spill_inside(w, z, &ar, k, q, cum0, cum, o);
             int ends = ijk ? k == last : (pr->ends[wd] >> (k % 64) & 1u);
             double bytes = tile_bytes_of(z, cum);
             if (bytes > o->z_worst)
@@ -297,9 +335,9 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
             if (ends) {
                 if (bytes > (double)p->part_z)
                     o->z_overflow_writebacks += 1;
-            } else {
+            } else if (spill_over(z, p->part_z, cum)) {
                 spill_add(z, p->part_z, cum,
-                          stat_visit_live(visit_slots(p, k), grid_nnz(&p->a, r, k),
+                          stat_visit_live(visit_slots(p, k), cursor_nnz(&ar, k),
                                           grid_nnz(&p->b, k, q), cum > cum0),
                           o);
             }
@@ -435,10 +473,13 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
     shrink sh = { .tau2 = -1 };
     if (!rc)
         rc = shrink_init(p, &cp, &final, &sh);
-    /* a pair's partial tiles are never larger than its final one */
+    /* a pair's partial tiles are never larger than its final one; a
+     * group's cells share its pair and come in ascending k, so runs of
+     * one (pair, step) key add into one slot, in cell order */
     uint64_t last = UINT64_MAX;
     int over = 0;
-    for (uint64_t c = 0; !rc && c < s->ncells; c++) {
+    for (uint64_t g = 0; !rc && g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g], end = s->gstart[g + 1];
         uint64_t pair = cell_pair(p, &cp, c);
         if (pair != last) { /* a pair's cells come in runs: decide once per run */
             double x = model_map_weight(&final, pair);
@@ -447,11 +488,20 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
         }
         if (!over)
             continue;
-        uint64_t key = pair * p->ext_k + cell_tile(&cp.tk, s->ck[c]);
-        if (model_map_find(&steps, key) == UINT64_MAX && model_vec_push(&keys, key))
-            rc = TESSEL_ENOMEM;
-        if (!rc)
-            rc = model_map_add(&steps, key, s->weight[c]);
+        uint64_t key = UINT64_MAX, *slot = NULL;
+        for (; !rc && c < end; c++) {
+            uint64_t k = pair * p->ext_k + cell_tile(&cp.tk, s->ck[c]);
+            if (k != key) {
+                uint64_t had = steps.n;
+                key = k;
+                slot = model_map_slot(&steps, key, 0);
+                if (!slot || (steps.n != had && model_vec_push(&keys, key))) {
+                    rc = TESSEL_ENOMEM;
+                    break;
+                }
+            }
+            *slot = model_double_bits(model_bits_double(*slot) + s->weight[c]);
+        }
     }
     uint64_t *st = NULL;
     double *wt = NULL;

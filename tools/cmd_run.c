@@ -416,6 +416,22 @@ static int estimate(run_state *st, tessel_point_estimator est, progress_state *p
 
 static int finish(const run_request *req, run_state *st);
 
+/* Whether a strategy collects the statistics it decides on itself, as
+ * tessel compare's rows do (docs/spec.md, strategy_options): with none
+ * of the statistics' options given, the spec's tiles, which the strategy
+ * replaces, must not set their base grid (d2t2 would choose among
+ * multiples of it, e.g. i:8,k:16 on ca-CondMat where compare and
+ * -e exact choose i:4,k:4). */
+static int strategy_collects(const run_request *req, const tessel_spec *spec)
+{
+    tessel_stat_options defaults;
+    tessel_stat_options_init(&defaults);
+    tessel_point_request probe = { .spec = spec, .estimator = TESSEL_POINT_STAT };
+    return !memcmp(&defaults, &req->stat_options, sizeof(defaults)) && !req->stats_out &&
+           req->nested_budget == TESSEL_STAT_NESTED_BUDGET &&
+           tessel_point_route_of(&probe) == TESSEL_POINT_ROUTE_STRATEGY;
+}
+
 /* The Sparsepipe template's figures the CSV columns do not hold: the
  * share of A kept on chip (sparsepipe Table I), bytes per iteration, the
  * baseline without inter-operator reuse and the saving. */
@@ -546,8 +562,9 @@ static int run(const run_request *req, run_state *st)
 
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {
-        rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
-        if (!rc)
+        if (!strategy_collects(req, spec))
+            rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
+        if (!rc && st->stats)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
         if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
@@ -557,7 +574,7 @@ static int run(const run_request *req, run_state *st)
         if (!rc && req->verbose)
             fprintf(stderr, "tessel run:   statistics %.3f s, estimate from them %.6f s\n",
                     st->result.stats_seconds, st->result.seconds);
-        for (unsigned t = 1; !rc && req->verbose && t < spec->workload.ntensors; t++) {
+        for (unsigned t = 1; !rc && req->verbose && st->stats && t < spec->workload.ntensors; t++) {
             int index[TESSEL_MAX_ORDER];
             const tessel_tile_grid *g = tessel_stat_data_grid(st->stats, t, index);
             char shape[96] = "";

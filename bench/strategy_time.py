@@ -7,7 +7,7 @@ tiles it chose. Figures only: nothing passes or fails.
     python3 bench/strategy_time.py [--tessel build/tools/tessel] [--data ../shared/data]
         [--specs specs/extensor.yaml,specs/extensor-llb.yaml] [--estimator exact]
         [--strategies LIST] [--matrices G51,bcsstk11] [--set PATH=VALUE]...
-        [--against EARLIER.csv]
+        [--against EARLIER.csv] [--before OTHER_TESSEL]
 
 Each strategy runs in its own `tessel compare --strategies X` process, so
 that cpu_seconds (user + system time of that process: loading, statistics,
@@ -24,6 +24,12 @@ d2t2's decision time (issue 19 item 2):
     python3 bench/strategy_time.py --estimator stat --strategies d2t2 > before.csv
     (rebuild)
     python3 bench/strategy_time.py --estimator stat --strategies d2t2 --against before.csv
+
+With --before (another build's tessel, e.g. one built from main), each
+compare runs with that build first and then with this one, so that both
+see the same load: two more columns, that build's decide_cpu_seconds and
+before_choice (same, CHANGED, or new when it gave no row), in one
+invocation.
 """
 import argparse
 import csv
@@ -65,9 +71,11 @@ def choice_of(a, spec, name, row):
     return ["new" if before is None else "same" if before == row["tile_shape"] else "CHANGED"]
 
 
-def run_one(a, spec, name, path, strategy, out, worst, worst_cpu):
+def compare_row(a, tessel, spec, path, strategy):
+    """One `tessel compare --strategies STRATEGY`: (cpu seconds, its compare.csv row or
+    None, stderr)."""
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [a.tessel, "compare", spec, "--tensor", "A=" + path, "-e", a.estimator, "-q",
+        cmd = [tessel, "compare", spec, "--tensor", "A=" + path, "-e", a.estimator, "-q",
                "-o", tmp, "--strategies", strategy]
         for s in a.set:
             cmd += ["--set", s]
@@ -76,23 +84,36 @@ def run_one(a, spec, name, path, strategy, out, worst, worst_cpu):
         cpu = cpu_children() - before
         f = os.path.join(tmp, "compare.csv")
         if not os.path.exists(f):
-            out.writerow([spec, name, strategy, a.estimator, "%.3f" % cpu, "", "", "", "", "",
-                          r.stderr.strip().replace("\n", " ")])
-            return
+            return cpu, None, r.stderr.strip().replace("\n", " ")
         with open(f) as fh:
-            for row in csv.DictReader(fh):
-                d = float(row["decide_seconds"] or 0)
-                dc = row.get("decide_cpu_seconds") or ""
-                out.writerow([spec, name, row["strategy"], row["estimator"], "%.3f" % cpu,
-                              "%.3f" % d, "%.3f" % float(dc) if dc else "", row["seconds"],
-                              row["dram_bytes"], row["tile_shape"],
-                              row["error"]] + choice_of(a, spec, name, row))
-                k = (os.path.basename(spec), row["strategy"])
-                if cpu >= worst.get(k, (0, 0, ""))[0]:
-                    worst[k] = (cpu, d, name)
-                dc = float(dc) if dc else -1.0
-                if dc >= worst_cpu.get(k, (-1.0, ""))[0]:
-                    worst_cpu[k] = (dc, name)
+            rows = list(csv.DictReader(fh))
+        return cpu, rows[0] if rows else None, ""
+
+
+def run_one(a, spec, name, path, strategy, out, worst, worst_cpu):
+    # --before: the other build first, under the same load as this one
+    old = compare_row(a, a.before, spec, path, strategy)[1] if a.before else None
+    cpu, row, err = compare_row(a, a.tessel, spec, path, strategy)
+    if row is None:
+        out.writerow([spec, name, strategy, a.estimator, "%.3f" % cpu, "", "", "", "", "", err])
+        return
+    d = float(row["decide_seconds"] or 0)
+    dc = row.get("decide_cpu_seconds") or ""
+    extra = choice_of(a, spec, name, row)
+    if a.before:
+        odc = (old or {}).get("decide_cpu_seconds") or ""
+        extra += ["%.3f" % float(odc) if odc else "",
+                  "new" if old is None else
+                  "same" if old["tile_shape"] == row["tile_shape"] else "CHANGED"]
+    out.writerow([spec, name, row["strategy"], row["estimator"], "%.3f" % cpu,
+                  "%.3f" % d, "%.3f" % float(dc) if dc else "", row["seconds"],
+                  row["dram_bytes"], row["tile_shape"], row["error"]] + extra)
+    k = (os.path.basename(spec), row["strategy"])
+    if cpu >= worst.get(k, (0, 0, ""))[0]:
+        worst[k] = (cpu, d, name)
+    dc = float(dc) if dc else -1.0
+    if dc >= worst_cpu.get(k, (-1.0, ""))[0]:
+        worst_cpu[k] = (dc, name)
 
 
 def main():
@@ -105,6 +126,7 @@ def main():
     ap.add_argument("--matrices", default="")
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--against", default="")
+    ap.add_argument("--before", default="")
     a = ap.parse_args()
     a.earlier = earlier_choices(a.against) if a.against else None
     if not os.path.exists(os.path.join(a.data, "MANIFEST.tsv")):
@@ -114,7 +136,8 @@ def main():
     out = csv.writer(sys.stdout)
     out.writerow(["spec", "matrix", "strategy", "estimator", "cpu_seconds", "decide_seconds",
                   "decide_cpu_seconds", "seconds", "dram_bytes", "tile_shape", "error"]
-                 + (["choice"] if a.earlier is not None else []))
+                 + (["choice"] if a.earlier is not None else [])
+                 + (["before_decide_cpu_seconds", "before_choice"] if a.before else []))
     worst, worst_cpu = {}, {}
     for spec in a.specs.split(","):
         for name, path in matrices(a.data, only):

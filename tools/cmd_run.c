@@ -421,7 +421,8 @@ static int finish(const run_request *req, run_state *st);
  * of the statistics' options given, the spec's tiles, which the strategy
  * replaces, must not set their base grid (d2t2 would choose among
  * multiples of it, e.g. i:8,k:16 on ca-CondMat where compare and
- * -e exact choose i:4,k:4). */
+ * -e exact choose i:4,k:4). d2t2 only: drt's spatial specs need run's
+ * statistics. */
 static int strategy_collects(const run_request *req, const tessel_spec *spec)
 {
     tessel_stat_options defaults;
@@ -429,7 +430,8 @@ static int strategy_collects(const run_request *req, const tessel_spec *spec)
     tessel_point_request probe = { .spec = spec, .estimator = TESSEL_POINT_STAT };
     return !memcmp(&defaults, &req->stat_options, sizeof(defaults)) && !req->stats_out &&
            req->nested_budget == TESSEL_STAT_NESTED_BUDGET &&
-           tessel_point_route_of(&probe) == TESSEL_POINT_ROUTE_STRATEGY;
+           tessel_point_route_of(&probe) == TESSEL_POINT_ROUTE_STRATEGY &&
+           tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_D2T2;
 }
 
 /* The Sparsepipe template's figures the CSV columns do not hold: the

@@ -66,9 +66,13 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
     if (stat_inspill_tile(e, b, i, m0, m1, nnz))
         return TESSEL_ENOMEM;
     double bytes = pr.data + pr.meta;
+    /* the cheap tests first: most tiles fit, and the compute's read
+     * pattern (an order search) is the same for every tile of a level */
+    if (!part || bytes <= (double)part || fills <= 0)
+        return TESSEL_OK;
     int compute = stat_inspill_on(e, b) &&
                   (exact_inspill_reads(e, b, i) != EXACT_READS_ONCE || b >= 2);
-    if ((b + 1 >= e->nlev && !compute) || !part || bytes <= (double)part || fills <= 0)
+    if (b + 1 >= e->nlev && !compute)
         return TESSEL_OK;
     ob_table *t = &e->ob[b % 2][i];
     t->index.alloc = e->alloc;

@@ -130,11 +130,12 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
     exact_tile_cost_init(e, &n->bd, op, &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
-    double *runs = stat_zeroed(e->alloc, x->n, sizeof(double));
+    /* both written in full below: no clearing */
+    double *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(double));
     if (!runs)
         return TESSEL_ENOMEM;
     /* per k once: a pass per X tile would cost the effectual iterations */
-    double *per_k = stat_zeroed(e->alloc, p->rows, sizeof(double));
+    double *per_k = tessel_alloc_array(e->alloc, p->rows + 1, sizeof(double));
     if (!per_k) {
         tessel_dealloc(e->alloc, runs);
         return TESSEL_ENOMEM;
@@ -159,10 +160,11 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
-            input_uses(c, stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
+            price tp = stat_fast_price(&pr, x->nnz[t]);
+            input_uses(c, tp, part, runs[t], uses);
             if (!rc) /* rule 4 per child read; X is B^T for B */
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
-                                  stat_fast_price(&pr, x->nnz[t]), part, runs[t], uses);
+                                  tp, part, runs[t], uses);
         }
     tessel_dealloc(e->alloc, runs);
     return rc;

@@ -100,7 +100,9 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
 typedef struct prior_sums {
     double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
     double q, sq, qq, vqq, ss, st;
-    double s4, s3q, s2q2, sq3, q4; /* for the spread of sum (S^ - g q)^2 */
+    /* the spread of sum (S^ - S)^2 under the draw alone: per pair
+     * (v q^2)^2 (2 + v), v q^2 its sampling variance at the raw scale */
+    double n4;
 } prior_sums;
 
 /* One pass over every effectual pair (tile-level multiplies): pass 0
@@ -139,11 +141,8 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
             ps->vqq += v * q[t] * q[t];
             ps->ss += s * s;
             ps->st += s;
-            ps->s4 += s * s * s * s;
-            ps->s3q += s * s * s * q[t];
-            ps->s2q2 += s * s * q[t] * q[t];
-            ps->sq3 += s * q[t] * q[t] * q[t];
-            ps->q4 += q[t] * q[t] * q[t] * q[t];
+            double vq2 = v * q[t] * q[t];
+            ps->n4 += vq2 * vq2 * (2 + v);
         }
     }
     tessel_dealloc(a, acc);
@@ -194,13 +193,17 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
      * does not explain: sum (S^ - g q)^2 = sum (S - g q)^2 + sum Var S^ */
     double g = ps.st / ps.q, scale = g * g * ps.qq, noise = g * g * ps.vqq;
     double err = ps.ss - 2 * g * ps.sq + g * g * ps.qq;
-    /* sum (S^ - g q)^4: the spread of err, whose terms are heavy-tailed
-     * (a tile of one sampled row of weight w is w times that row or 0);
-     * the prior's error counts only where err exceeds the noise by two
-     * of it, so that the noise alone does not pass for it */
-    double g2 = g * g;
-    double d4 = ps.s4 - 4 * g * ps.s3q + 6 * g2 * ps.s2q2 - 4 * g2 * g * ps.sq3 + g2 * g2 * ps.q4;
-    double excess = err - noise - 2 * sqrt(d4 > 0 ? d4 : 0);
+    /* the prior's error counts only where err exceeds the noise by two
+     * spreads of the noise's own sum of squares, so that the noise alone
+     * does not pass for it. The terms are heavy-tailed: a tile of one row
+     * drawn with probability p is that row times 1/p or 0, so (S^ - S)^2
+     * has variance about (v S^2)^2 (1 + v), v = 1/p - 1 its relative
+     * variance; sums of several rows are near normal, 2 (v S^2)^2; both
+     * are under (v S^2)^2 (2 + v). This spread shrinks with v, so as the
+     * sample grows to the whole the blend follows it (lam -> 1) wherever
+     * the prior errs; the spread of err itself (sqrt sum (S^ - g q)^4)
+     * grew with the prior's own error and hid it even at a 99 % sample. */
+    double excess = err - noise - 2 * g * g * sqrt(ps.n4);
     pr->g = g;
     pr->trel = scale > 0 && excess > 0 ? excess / scale : 0;
     pr->on = 1;

@@ -80,18 +80,56 @@ static void band_of(const nested *n, const out_prior *pr, uint64_t i, double *x,
     *v = sx > 0 ? sv / (sx * sx) : 0;
 }
 
+/* Splits target nonzeros over a row's pairs of weights e[0 .. nt) (rho
+ * M) along a coverage curve: q = C (1 - exp(-a e / C)), a such that the
+ * q sum to the target. Products landing at random on a tile's C cells
+ * leave that many distinct, so a dense pair fills toward C rather than
+ * past it, and what it cannot hold goes to the row's other pairs (a
+ * linear split capped at C lost it, and put G51's densest 32x64 tiles at
+ * 2,048 where they hold 1,500-1,900). Sparse pairs (a e << C) keep the
+ * linear split. Newton from the linear solution: f(a) is concave and
+ * increasing, so the iterates rise monotonically to the root. */
+static void coverage_split(double target, double cells, double *e, uint64_t nt)
+{
+    double sum = 0;
+    for (uint64_t t = 0; t < nt; t++)
+        sum += e[t];
+    if (sum <= 0 || target <= 0) {
+        for (uint64_t t = 0; t < nt; t++)
+            e[t] = 0;
+        return;
+    }
+    double a = target / sum;
+    if (cells > 0 && target >= cells * (double)nt) {
+        for (uint64_t t = 0; t < nt; t++)
+            e[t] = e[t] > 0 ? cells : 0;
+        return;
+    }
+    for (unsigned it = 0; cells > 0 && it < 60; it++) {
+        double f = 0, d = 0;
+        for (uint64_t t = 0; t < nt; t++) {
+            double x = exp(-a * e[t] / cells);
+            f += cells * (1 - x);
+            d += e[t] * x;
+        }
+        if (d <= 0 || target - f <= 1e-12 * target)
+            break;
+        a += (target - f) / d;
+    }
+    for (uint64_t t = 0; t < nt; t++)
+        e[t] = cells > 0 ? cells * -expm1(-a * e[t] / cells) : a * e[t];
+}
+
 double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
                       const uint64_t *touched, uint64_t nt, double *q)
 {
-    double norm = 0, x, v;
+    double x, v;
     band_of(n, pr, i, &x, &v);
     for (uint64_t t = 0; t < nt; t++) {
         double m = acc[touched[t]];
         q[t] = pr->rho[prior_bin(m)] * m;
-        norm += q[t];
     }
-    for (uint64_t t = 0; t < nt; t++)
-        q[t] = norm > 0 ? q[t] * x / norm : 0;
+    coverage_split(pr->g * x, pr->cells, q, nt);
     return v;
 }
 
@@ -99,6 +137,7 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
  * pairs sampled; pooled: the sums of the calibration and the moments. */
 typedef struct prior_sums {
     double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
+    double x; /* the bands' predictions, rows with an effectual pair */
     double q, sq, qq, vqq, ss, st;
     /* the spread of sum (S^ - S)^2 under the draw alone: per pair
      * (v q^2)^2 (2 + v), v q^2 its sampling variance at the raw scale */
@@ -122,6 +161,11 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
         uint64_t nt;
         stat_prior_row(n, i, acc, touched, &nt);
         double v = pass ? stat_prior_raw(n, pr, i, acc, touched, nt, q) : 0;
+        if (!pass && nt) {
+            double x, vb;
+            band_of(n, pr, i, &x, &vb);
+            ps->x += x;
+        }
         for (uint64_t t = 0; t < nt; t++) {
             uint64_t j = touched[t], pair = i * n->ext_j + j;
             double m = acc[j], s = 0;
@@ -171,10 +215,11 @@ static int prior_ratios(const prior_sums *ps, out_prior *pr)
 }
 
 int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
-                    out_prior *pr)
+                    double cells, out_prior *pr)
 {
     memset(pr, 0, sizeof(*pr));
     pr->sample = s;
+    pr->cells = cells;
     for (unsigned b = 0; b < PRIOR_BINS; b++)
         for (unsigned c = 0; c <= PRIOR_CURVE; c++)
             pr->curve[b][c] = (double)c / PRIOR_CURVE;
@@ -183,16 +228,21 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
     prior_sums ps;
     memset(&ps, 0, sizeof(ps));
     int rc = prior_pass(n, final, pr, 0, &ps);
-    if (rc || !prior_ratios(&ps, pr))
+    if (rc || !prior_ratios(&ps, pr) || ps.x <= 0)
         return rc;
+    /* calibrated to the sample's total (a ratio estimator: the sketch's
+     * bias cancels): each band's target is g times its predictions */
+    double st = 0;
+    for (unsigned b = 0; b < PRIOR_BINS; b++)
+        st += ps.s[b];
+    pr->g = st / ps.x;
     rc = prior_pass(n, final, pr, 1, &ps);
     if (rc || ps.q <= 0 || ps.st <= 0)
         return rc;
-    /* calibrated to the sample's total (a ratio estimator: the sketch's
-     * bias cancels); then the prior's error is what the sampling noise
-     * does not explain: sum (S^ - g q)^2 = sum (S - g q)^2 + sum Var S^ */
-    double g = ps.st / ps.q, scale = g * g * ps.qq, noise = g * g * ps.vqq;
-    double err = ps.ss - 2 * g * ps.sq + g * g * ps.qq;
+    /* the prior's error is what the sampling noise does not explain:
+     * sum (S^ - q)^2 = sum (S - q)^2 + sum Var S^ (q calibrated) */
+    double scale = ps.qq, noise = ps.vqq;
+    double err = ps.ss - 2 * ps.sq + ps.qq;
     /* the prior's error counts only where err exceeds the noise by two
      * spreads of the noise's own sum of squares, so that the noise alone
      * does not pass for it. The terms are heavy-tailed: a tile of one row
@@ -201,10 +251,9 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
      * variance; sums of several rows are near normal, 2 (v S^2)^2; both
      * are under (v S^2)^2 (2 + v). This spread shrinks with v, so as the
      * sample grows to the whole the blend follows it (lam -> 1) wherever
-     * the prior errs; the spread of err itself (sqrt sum (S^ - g q)^4)
+     * the prior errs; the spread of err itself (sqrt sum (S^ - q)^4)
      * grew with the prior's own error and hid it even at a 99 % sample. */
-    double excess = err - noise - 2 * g * g * sqrt(ps.n4);
-    pr->g = g;
+    double excess = err - noise - 2 * sqrt(ps.n4);
     pr->trel = scale > 0 && excess > 0 ? excess / scale : 0;
     pr->on = 1;
     return TESSEL_OK;
@@ -213,8 +262,8 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
 void stat_prior_pair(const out_prior *pr, double m, double q, double v, double shat,
                      double cells, prior_pair *pp)
 {
-    double prior = pr->g * q;
-    pp->prior = prior < cells ? prior : cells;
+    (void)pr;
+    pp->prior = q < cells ? q : cells;
     pp->m = m;
     pp->lam = pr->trel + v > 0 ? pr->trel / (pr->trel + v) : 1;
     pp->mean = pp->lam * shat + (1 - pp->lam) * pp->prior;

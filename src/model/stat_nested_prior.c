@@ -6,11 +6,12 @@
  * spill is a hinge of the occupancy, so that noise alone inflates it. Here
  * every effectual tile pair gets a prior independent of its own sampled
  * rows: the draw's sketch predictions of the output nonzeros of A's tile
- * row I (every row has one, stat_output.c), split over the row's pairs in
- * proportion to rho M, M the pair's products (from A's and B's level-b
- * tile grids, each tile's nonzeros spread uniformly over its reduction
- * edge) and rho a compression ratio estimated from the sample per stratum
- * of M (log2 bins), all calibrated to the sample's total. The two are
+ * row I (every row has one, stat_output.c), calibrated to the sample's
+ * total and split over the row's pairs along a coverage curve in rho M
+ * (coverage_split), M the pair's products (from A's and B's level-b tile
+ * grids, each tile's nonzeros spread uniformly over its reduction edge)
+ * and rho a compression ratio estimated from the sample per stratum of M
+ * (log2 bins). The two are
  * combined by their variances (empirical Bayes): S~ = lam S^ + (1 - lam)
  * P, lam = t / (t + v), v the relative sampling variance of S^ under the
  * draw (sum (1/p - 1) x^2 / (sum x)^2 over the band's rows, x the

@@ -137,7 +137,7 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
 /* Per stratum of the products: their sum, the sample's estimates and the
  * pairs sampled; pooled: the sums of the calibration and the moments. */
 typedef struct prior_sums {
-    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
+    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS], pairs[PRIOR_BINS];
     double x; /* the bands' predictions, rows with an effectual pair */
     double q, sq, qq, vqq, ss, st;
     /* the spread of sum (S^ - S)^2 under the draw alone: per pair
@@ -178,6 +178,7 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
                 ps->m[b] += m;
                 ps->s[b] += s;
                 ps->sampled[b] += s > 0 ? 1 : 0;
+                ps->pairs[b] += 1;
                 continue;
             }
             ps->q += q[t];
@@ -210,6 +211,15 @@ static int prior_ratios(const prior_sums *ps, out_prior *pr)
     double rho = sum / m;
     for (unsigned b = 0; b < PRIOR_BINS; b++) {
         double r = ps->m[b] > 0 ? ps->s[b] / ps->m[b] : rho;
+        /* the ratio before saturation, since the split applies the
+         * coverage curve again (coverage_split): the stratum's mean pair
+         * (m bar products, S bar nonzeros) inverted through it, S bar =
+         * C (1 - exp(-r m bar / C)); a log2 stratum spans a factor 2 in m */
+        double c = pr->cells, mb = ps->pairs[b] > 0 ? ps->m[b] / ps->pairs[b] : 0;
+        if (c > 0 && mb > 0 && ps->s[b] > 0) {
+            double fill = ps->s[b] / (ps->pairs[b] * c);
+            r = -c * log1p(-(fill < 0.999 ? fill : 0.999)) / mb;
+        }
         pr->rho[b] = (ps->sampled[b] * r + PRIOR_POOL * rho) / (ps->sampled[b] + PRIOR_POOL);
     }
     return 1;

@@ -17,7 +17,7 @@ Bounds (relative error of stat's bumped_bytes of Z at the inner level against ex
    on average). The partial tiles follow a fill curve per stratum of the products,
    fitted from the sampled pairs' paths (docs/models/stat.md).
 3. G51 (bundled), IJK, LLB i:256,k:1024,j:1024, PEB i:32,k:64,j:64: within G51_TOL at
-   5 %, seeds 1-3 (measured -27.1 to +4.0 %; before the coverage split, with each
+   5 %, seeds 1-3 (measured -24.8 to +3.2 %; before the coverage split, with each
    band's prior split linearly over its pairs and capped at the tile's cells, +75 to
    +89 %), and within G51_NEAR at a 99 % sample, where the blend must follow the
    sample (measured 0.0 %; +29.8 % while the check on the prior's error measured the
@@ -42,7 +42,7 @@ SPEC = os.path.join(ROOT, "specs", "extensor.yaml")
 V2 = os.path.join(ROOT, "tests", "fuzz", "corpus", "statdata", "spmspm-clustered-v2.tsd")
 CLUSTERED_TOL = 0.15
 CONDMAT_TOL = 0.25
-G51_TOL = 0.30
+G51_TOL = 0.28
 G51_NEAR = 0.02
 CLUSTERED = ["clustered", "--size", "8192", "--cliques", "5000", "--tail", "2000", "--skew",
              "0.9", "--clique-max", "24", "--seed", "11", "--pattern"]

@@ -106,7 +106,8 @@ typedef struct out_prior {
     int on;                  /* 0: the sample alone (whole sample, or no predictions) */
     const stat_output_sample *sample;
     double rho[PRIOR_BINS];  /* compression ratio per log2 bin of the products */
-    double g;                /* the raw priors' calibration to the sample's total */
+    double g;                /* the bands' calibration to the sample's total */
+    double cells;            /* an output tile's cells (the coverage curve's limit) */
     double trel;             /* the prior's relative error variance */
     /* fill curve per stratum (partial tiles, docs/models/stat.md): 0 .. 1 at
      * u = c / PRIOR_CURVE; linear (u) until stat_prior_curves fits them */
@@ -127,10 +128,11 @@ void stat_prior_row(const nested *n, uint64_t i, double *acc, uint64_t *touched,
 /* The prior's strata, calibration and error against the sample's pair
  * totals (final); pr->on = 0 when there is nothing to do. */
 int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
-                    out_prior *pr);
-/* The raw priors q (calibrated: times pr->g) of tile row I's touched
- * pairs, acc[j] their products: the band's sketch predictions split in
- * proportion to rho M. Returns the band's relative sampling variance. */
+                    double cells, out_prior *pr);
+/* The priors q of tile row I's touched pairs, acc[j] their products: the
+ * band's sketch predictions times pr->g split along a coverage curve in
+ * rho M (each at most pr->cells). Returns the band's relative sampling
+ * variance. */
 double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
                       const uint64_t *touched, uint64_t nt, double *q);
 /* v: the pair's relative sampling variance (its band's). */

@@ -872,7 +872,7 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
     out_prior pr;
     memset(&pr, 0, sizeof(pr));
     if (!rc && r && !s->whole && tile_multiplies(n) <= (double)NESTED_GROUP_BUDGET)
-        rc = stat_prior_init(n, s, &final, &pr);
+        rc = stat_prior_init(n, s, &final, z->cells, &pr);
     if (!rc && pr.on) {
         rc = prior_spills(n, s, r, z, &final, &pr, blk, suf, sp);
         model_map_free(&final);

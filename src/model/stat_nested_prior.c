@@ -6,11 +6,12 @@
  * spill is a hinge of the occupancy, so that noise alone inflates it. Here
  * every effectual tile pair gets a prior independent of its own sampled
  * rows: the draw's sketch predictions of the output nonzeros of A's tile
- * row I (every row has one, stat_output.c), split over the row's pairs in
- * proportion to rho M, M the pair's products (from A's and B's level-b
- * tile grids, each tile's nonzeros spread uniformly over its reduction
- * edge) and rho a compression ratio estimated from the sample per stratum
- * of M (log2 bins), all calibrated to the sample's total. The two are
+ * row I (every row has one, stat_output.c), calibrated to the sample's
+ * total and split over the row's pairs along a coverage curve in rho M
+ * (coverage_split), M the pair's products (from A's and B's level-b tile
+ * grids, each tile's nonzeros spread uniformly over its reduction edge)
+ * and rho a compression ratio estimated from the sample per stratum of M
+ * (log2 bins). The two are
  * combined by their variances (empirical Bayes): S~ = lam S^ + (1 - lam)
  * P, lam = t / (t + v), v the relative sampling variance of S^ under the
  * draw (sum (1/p - 1) x^2 / (sum x)^2 over the band's rows, x the
@@ -80,27 +81,68 @@ static void band_of(const nested *n, const out_prior *pr, uint64_t i, double *x,
     *v = sx > 0 ? sv / (sx * sx) : 0;
 }
 
+/* Splits target nonzeros over a row's pairs of weights e[0 .. nt) (rho
+ * M) along a coverage curve: q = C (1 - exp(-a e / C)), a such that the
+ * q sum to the target. Products landing at random on a tile's C cells
+ * leave that many distinct, so a dense pair fills toward C rather than
+ * past it, and what it cannot hold goes to the row's other pairs (a
+ * linear split capped at C lost it, and put G51's densest 32x64 tiles at
+ * 2,048 where they hold 1,500-1,900). Sparse pairs (a e << C) keep the
+ * linear split. Newton from the linear solution: f(a) is concave and
+ * increasing, so the iterates rise monotonically to the root. */
+static void coverage_split(double target, double cells, double *e, uint64_t nt)
+{
+    double sum = 0;
+    for (uint64_t t = 0; t < nt; t++)
+        sum += e[t];
+    if (sum <= 0 || target <= 0) {
+        for (uint64_t t = 0; t < nt; t++)
+            e[t] = 0;
+        return;
+    }
+    double a = target / sum;
+    if (cells > 0 && target >= cells * (double)nt) {
+        for (uint64_t t = 0; t < nt; t++)
+            e[t] = e[t] > 0 ? cells : 0;
+        return;
+    }
+    for (unsigned it = 0; cells > 0 && it < 60; it++) {
+        double f = 0, d = 0;
+        for (uint64_t t = 0; t < nt; t++) {
+            double x = exp(-a * e[t] / cells);
+            f += cells * (1 - x);
+            d += e[t] * x;
+        }
+        if (d <= 0 || target - f <= 1e-12 * target)
+            break;
+        a += (target - f) / d;
+    }
+    for (uint64_t t = 0; t < nt; t++)
+        e[t] = cells > 0 ? cells * -expm1(-a * e[t] / cells) : a * e[t];
+}
+
 double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
                       const uint64_t *touched, uint64_t nt, double *q)
 {
-    double norm = 0, x, v;
+    double x, v;
     band_of(n, pr, i, &x, &v);
     for (uint64_t t = 0; t < nt; t++) {
         double m = acc[touched[t]];
         q[t] = pr->rho[prior_bin(m)] * m;
-        norm += q[t];
     }
-    for (uint64_t t = 0; t < nt; t++)
-        q[t] = norm > 0 ? q[t] * x / norm : 0;
+    coverage_split(pr->g * x, pr->cells, q, nt);
     return v;
 }
 
 /* Per stratum of the products: their sum, the sample's estimates and the
  * pairs sampled; pooled: the sums of the calibration and the moments. */
 typedef struct prior_sums {
-    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS];
+    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS], pairs[PRIOR_BINS];
+    double x; /* the bands' predictions, rows with an effectual pair */
     double q, sq, qq, vqq, ss, st;
-    double s4, s3q, s2q2, sq3, q4; /* for the spread of sum (S^ - g q)^2 */
+    /* the spread of sum (S^ - S)^2 under the draw alone: per pair
+     * (v q^2)^2 (2 + v), v q^2 its sampling variance at the raw scale */
+    double n4;
 } prior_sums;
 
 /* One pass over every effectual pair (tile-level multiplies): pass 0
@@ -120,6 +162,11 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
         uint64_t nt;
         stat_prior_row(n, i, acc, touched, &nt);
         double v = pass ? stat_prior_raw(n, pr, i, acc, touched, nt, q) : 0;
+        if (!pass && nt) {
+            double x, vb;
+            band_of(n, pr, i, &x, &vb);
+            ps->x += x;
+        }
         for (uint64_t t = 0; t < nt; t++) {
             uint64_t j = touched[t], pair = i * n->ext_j + j;
             double m = acc[j], s = 0;
@@ -131,6 +178,7 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
                 ps->m[b] += m;
                 ps->s[b] += s;
                 ps->sampled[b] += s > 0 ? 1 : 0;
+                ps->pairs[b] += 1;
                 continue;
             }
             ps->q += q[t];
@@ -139,11 +187,8 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
             ps->vqq += v * q[t] * q[t];
             ps->ss += s * s;
             ps->st += s;
-            ps->s4 += s * s * s * s;
-            ps->s3q += s * s * s * q[t];
-            ps->s2q2 += s * s * q[t] * q[t];
-            ps->sq3 += s * q[t] * q[t] * q[t];
-            ps->q4 += q[t] * q[t] * q[t] * q[t];
+            double vq2 = v * q[t] * q[t];
+            ps->n4 += vq2 * vq2 * (2 + v);
         }
     }
     tessel_dealloc(a, acc);
@@ -166,16 +211,26 @@ static int prior_ratios(const prior_sums *ps, out_prior *pr)
     double rho = sum / m;
     for (unsigned b = 0; b < PRIOR_BINS; b++) {
         double r = ps->m[b] > 0 ? ps->s[b] / ps->m[b] : rho;
+        /* the ratio before saturation, since the split applies the
+         * coverage curve again (coverage_split): the stratum's mean pair
+         * (m bar products, S bar nonzeros) inverted through it, S bar =
+         * C (1 - exp(-r m bar / C)); a log2 stratum spans a factor 2 in m */
+        double c = pr->cells, mb = ps->pairs[b] > 0 ? ps->m[b] / ps->pairs[b] : 0;
+        if (c > 0 && mb > 0 && ps->s[b] > 0) {
+            double fill = ps->s[b] / (ps->pairs[b] * c);
+            r = -c * log1p(-(fill < 0.999 ? fill : 0.999)) / mb;
+        }
         pr->rho[b] = (ps->sampled[b] * r + PRIOR_POOL * rho) / (ps->sampled[b] + PRIOR_POOL);
     }
     return 1;
 }
 
 int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
-                    out_prior *pr)
+                    double cells, out_prior *pr)
 {
     memset(pr, 0, sizeof(*pr));
     pr->sample = s;
+    pr->cells = cells;
     for (unsigned b = 0; b < PRIOR_BINS; b++)
         for (unsigned c = 0; c <= PRIOR_CURVE; c++)
             pr->curve[b][c] = (double)c / PRIOR_CURVE;
@@ -184,24 +239,32 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
     prior_sums ps;
     memset(&ps, 0, sizeof(ps));
     int rc = prior_pass(n, final, pr, 0, &ps);
-    if (rc || !prior_ratios(&ps, pr))
+    if (rc || !prior_ratios(&ps, pr) || ps.x <= 0)
         return rc;
+    /* calibrated to the sample's total (a ratio estimator: the sketch's
+     * bias cancels): each band's target is g times its predictions */
+    double st = 0;
+    for (unsigned b = 0; b < PRIOR_BINS; b++)
+        st += ps.s[b];
+    pr->g = st / ps.x;
     rc = prior_pass(n, final, pr, 1, &ps);
     if (rc || ps.q <= 0 || ps.st <= 0)
         return rc;
-    /* calibrated to the sample's total (a ratio estimator: the sketch's
-     * bias cancels); then the prior's error is what the sampling noise
-     * does not explain: sum (S^ - g q)^2 = sum (S - g q)^2 + sum Var S^ */
-    double g = ps.st / ps.q, scale = g * g * ps.qq, noise = g * g * ps.vqq;
-    double err = ps.ss - 2 * g * ps.sq + g * g * ps.qq;
-    /* sum (S^ - g q)^4: the spread of err, whose terms are heavy-tailed
-     * (a tile of one sampled row of weight w is w times that row or 0);
-     * the prior's error counts only where err exceeds the noise by two
-     * of it, so that the noise alone does not pass for it */
-    double g2 = g * g;
-    double d4 = ps.s4 - 4 * g * ps.s3q + 6 * g2 * ps.s2q2 - 4 * g2 * g * ps.sq3 + g2 * g2 * ps.q4;
-    double excess = err - noise - 2 * sqrt(d4 > 0 ? d4 : 0);
-    pr->g = g;
+    /* the prior's error is what the sampling noise does not explain:
+     * sum (S^ - q)^2 = sum (S - q)^2 + sum Var S^ (q calibrated) */
+    double scale = ps.qq, noise = ps.vqq;
+    double err = ps.ss - 2 * ps.sq + ps.qq;
+    /* the prior's error counts only where err exceeds the noise by two
+     * spreads of the noise's own sum of squares, so that the noise alone
+     * does not pass for it. The terms are heavy-tailed: a tile of one row
+     * drawn with probability p is that row times 1/p or 0, so (S^ - S)^2
+     * has variance about (v S^2)^2 (1 + v), v = 1/p - 1 its relative
+     * variance; sums of several rows are near normal, 2 (v S^2)^2; both
+     * are under (v S^2)^2 (2 + v). This spread shrinks with v, so as the
+     * sample grows to the whole the blend follows it (lam -> 1) wherever
+     * the prior errs; the spread of err itself (sqrt sum (S^ - q)^4)
+     * grew with the prior's own error and hid it even at a 99 % sample. */
+    double excess = err - noise - 2 * sqrt(ps.n4);
     pr->trel = scale > 0 && excess > 0 ? excess / scale : 0;
     pr->on = 1;
     return TESSEL_OK;
@@ -210,8 +273,8 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
 void stat_prior_pair(const out_prior *pr, double m, double q, double v, double shat,
                      double cells, prior_pair *pp)
 {
-    double prior = pr->g * q;
-    pp->prior = prior < cells ? prior : cells;
+    (void)pr;
+    pp->prior = q < cells ? q : cells;
     pp->m = m;
     pp->lam = pr->trel + v > 0 ? pr->trel / (pr->trel + v) : 1;
     pp->mean = pp->lam * shat + (1 - pp->lam) * pp->prior;

@@ -16,7 +16,13 @@ Bounds (relative error of stat's bumped_bytes of Z at the inner level against ex
    -22 %; with linear partial tiles -22 to -34 %, failing; before the prior +946 % and +1,406 %
    on average). The partial tiles follow a fill curve per stratum of the products,
    fitted from the sampled pairs' paths (docs/models/stat.md).
-3. Statistics saved with a capped sample (.tsd version 3) give the same spill when read
+3. G51 (bundled), IJK, LLB i:256,k:1024,j:1024, PEB i:32,k:64,j:64: within G51_TOL at
+   5 %, seeds 1-3 (measured -24.8 to +3.2 %; before the coverage split, with each
+   band's prior split linearly over its pairs and capped at the tile's cells, +75 to
+   +89 %), and within G51_NEAR at a 99 % sample, where the blend must follow the
+   sample (measured 0.0 %; +29.8 % while the check on the prior's error measured the
+   residuals' spread instead of the noise's and ignored the sample).
+4. Statistics saved with a capped sample (.tsd version 3) give the same spill when read
    back (the rows' predictions travel with the file); the version-2 file in the fuzz
    corpus still evaluates a nested point (its spill from the sample alone).
 
@@ -36,6 +42,8 @@ SPEC = os.path.join(ROOT, "specs", "extensor.yaml")
 V2 = os.path.join(ROOT, "tests", "fuzz", "corpus", "statdata", "spmspm-clustered-v2.tsd")
 CLUSTERED_TOL = 0.15
 CONDMAT_TOL = 0.25
+G51_TOL = 0.28
+G51_NEAR = 0.02
 CLUSTERED = ["clustered", "--size", "8192", "--cliques", "5000", "--tail", "2000", "--skew",
              "0.9", "--clique-max", "24", "--seed", "11", "--pattern"]
 
@@ -115,6 +123,8 @@ def main():
         run(args.tessel, "gen", *CLUSTERED, "-o", gen)
         spill_within(args.tessel, tmp, "clustered-8k", gen, CLUSTERED_SETS, ["0.05"], [1, 2, 3],
                      CLUSTERED_TOL)
+        spill_within(args.tessel, tmp, "G51", G51, G51_SETS, ["0.05"], [1, 2, 3], G51_TOL)
+        spill_within(args.tessel, tmp, "G51", G51, G51_SETS, ["0.99"], [1], G51_NEAR)
         condmat = os.path.join(args.data, "mtx", "ca-CondMat.mtx.gz")
         if os.path.exists(condmat):
             spill_within(args.tessel, tmp, "ca-CondMat", condmat, CONDMAT_SETS,

@@ -252,6 +252,8 @@ static int count_segments(drt_data *d, const tessel_workload_data *w, unsigned r
     return TESSEL_OK;
 }
 
+/* Roles, micro shape, both inputs' micro grids (and their row segments for
+ * tiled-csf), the effectual multiplies and the partnered micro tiles. */
 int drt_data_build(const tessel_spec *spec, const tessel_workload_data *w,
                    const tessel_drt_options *opt, const tessel_allocator *a, drt_data *d,
                    tessel_diag *diag)

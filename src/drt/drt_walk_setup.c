@@ -50,30 +50,24 @@ int drt_w_setup_costs(walker *w, tessel_diag *diag)
         unsigned t = d->roles.tensor[role];
         const tessel_spec_tensor_level *tl = &lv->tensor[t];
         int f = tl->format >= 0 ? tl->format : lv->format;
-        if (f == TESSEL_SPEC_FORMAT_RANKS)
-            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED,
-                                   tl->pos.file ? tl->pos.file : lv->pos.file,
-                                   tl->pos.file ? tl->pos.line : lv->pos.line,
-                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
-                                   "level %s: DRT needs a single-name format for %s (a "
-                                   "per-rank format is not affine in micro-tile counts)",
-                                   lv->name, s->workload.tensor[t].name);
+        const tessel_spec_pos *pos = tl->pos.file ? &tl->pos : &lv->pos;
+        const drt_grid *g = &d->grid[role];
+        int tiled = f == TESSEL_SPEC_FORMAT_TILED_CSF;
+        if (f == TESSEL_SPEC_FORMAT_RANKS || (tiled && (role == DRT_Z || !g->segs_tiles)))
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
+                                   "format", "level %s: DRT needs a single-name format for %s "
+                                   "(%s)", lv->name, s->workload.tensor[t].name,
+                                   tiled ? "tiled-csf is priced for the inputs only: the "
+                                           "output's row segments are not counted"
+                                         : "a per-rank format is not affine in micro-tile "
+                                           "counts");
         unsigned r0 = rank0_index(d, tl, shape_x[role][0]);
         unsigned r1 = r0 == shape_x[role][0] ? shape_x[role][1] : shape_x[role][0];
         uint64_t shape[2] = { d->mu[r0], d->mu[r1] };
         double fixed, per;
         w->c[role].seg_num = 0;
         w->c[role].seg_den = 1;
-        if (f == TESSEL_SPEC_FORMAT_TILED_CSF) {
-            const drt_grid *g = &d->grid[role];
-            if (role == DRT_Z || !g->segs_tiles)
-                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED,
-                                       tl->pos.file ? tl->pos.file : lv->pos.file,
-                                       tl->pos.file ? tl->pos.line : lv->pos.line,
-                                       tl->pos.file ? tl->pos.column : lv->pos.column, "format",
-                                       "level %s: DRT prices tiled-csf for its inputs only, not "
-                                       "for %s (the output's row segments are not counted)",
-                                       lv->name, s->workload.tensor[t].name);
+        if (tiled) {
             /* per micro tile its two coordinates and an offset; per nonzero
              * its column and value; per row segment a coordinate and an offset */
             fixed = 2.0 * wd.coord_bits + wd.offset_bits;

@@ -245,6 +245,7 @@ typedef struct occ_pass {
     unsigned stride;
 } occ_pass;
 
+/* The counts above for input i, into bd->occ[i] (stride 1 or 2). */
 static int occupancy_2d(engine *e, boundary *bd, unsigned i)
 {
     const operand *o = &e->in[i];

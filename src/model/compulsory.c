@@ -183,7 +183,10 @@ int exact_untiled_compulsory(engine *e, const boundary *bd)
         const operand *o = &e->in[i];
         operand_shape(e, o, shape);
         operand_prefixes(o->t, occ);
-        int rc = operand_columns(e, o->t, &cols[0]);
+        unsigned char rm[3];
+        int swapped = exact_rank_modes(e, o, 0, rm) ||
+                      (e->spec->nlevels > 1 && exact_rank_modes(e, o, 1, rm));
+        int rc = swapped ? operand_columns(e, o->t, &cols[0]) : TESSEL_OK;
         if (!rc)
             rc = both_levels(e, o, shape, occ, o->order == 2 ? cols : NULL, (double)o->t->nnz,
                              &at0, &at1, e->diag);

@@ -94,6 +94,17 @@ def tessel_cmd(args, cmd):
     return p
 
 
+def micro_tile_sets(fmt, levels=("LLB",)):
+    """--set overrides storing DRT's micro tiles in `fmt` at `levels`. tiled-csf is the DRT
+    simulator's layout (its A_csf, B_csf: a CSF of the micro tiles; drt §2's tiled T-??UC
+    and §4.1 Fig. 5's tiled-CSC in DRAM) for the inputs A and B; the output keeps the
+    level's format (the drt strategy does not count an output's row segments)."""
+    if fmt == "tiled-csf":
+        return ["architecture.levels.%s.tensors.%s.format=tiled-csf" % (lv, t)
+                for lv in levels for t in ("A", "B")]
+    return ["architecture.levels.%s.format=%s" % (lv, fmt) for lv in levels]
+
+
 def run(args, spec, matrix, sets=(), estimator="exact", strategy=None):
     """One `tessel run`: (stdout, summary row, traffic rows)."""
     with tempfile.TemporaryDirectory() as d:

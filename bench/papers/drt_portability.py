@@ -24,7 +24,8 @@ buffer holds most shared matrices whole, so the LLB is scaled (256 KiB by defaul
 the paper's T-UC micro tile (drt §4.1 Fig. 5: "Micro tiles are stored as standard 3x3
 CSR/CSC matrices"), whose per-row offsets dominate on sparse 32x32 micro tiles; coo (a
 coordinate list per micro tile, no offsets) stands in for the T-CC micro tile that drt §6.3
-expects to remove that overhead ("We expect a T-CC representation will resolve this").
+expects to remove that overhead ("We expect a T-CC representation will resolve this");
+tiled-csf stores A and B as the DRT simulator does (a CSF of the micro tiles, its A_csf).
 Standard library only; runs tessel run (exact estimator) as a subprocess.
 """
 import argparse
@@ -35,7 +36,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from claimlib import geomean, matrix_path  # noqa: E402
+from claimlib import geomean, matrix_path, micro_tile_sets  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -106,8 +107,8 @@ def main():
             base = dram_bytes(args, untiled_spec, m, [])
             per = {}
             for o in sorted(set(orders + [own])):
-                per[o] = dram_bytes(args, drt_spec, m, ["mapping.LLB.order=" + o,
-                                                       "architecture.levels.LLB.format=" + fmt])
+                per[o] = dram_bytes(args, drt_spec, m,
+                                    ["mapping.LLB.order=" + o] + micro_tile_sets(fmt))
             best = min(per, key=per.get)
             g_own, g_best = base / per[own], base / per[best]
             own_gains.append(g_own)

@@ -111,8 +111,11 @@ typedef struct tessel_spec_sparse {
  * 2 bitmap (b), 3 uop-cp (uop), 4 rle; -1 = not given; or
  * TESSEL_SPEC_FORMAT_RANKS when the format is a list of rank formats
  * (outermost first), each a tessel_rank_format of stats.h: 0 UOP, 1 CP,
- * 2 B, 3 RLE, 4 UB. */
+ * 2 B, 3 RLE, 4 UB. TESSEL_SPEC_FORMAT_TILED_CSF: `tiled-csf`, the tensor
+ * stored as a CSF over the child level's tiles (docs/spec.md); not a
+ * tessel_format, since its bytes are not affine in the nonzeros. */
 #define TESSEL_SPEC_FORMAT_RANKS 16
+#define TESSEL_SPEC_FORMAT_TILED_CSF 17
 typedef struct tessel_spec_tensor_level {
     int format;
     unsigned nranks;
@@ -121,6 +124,12 @@ typedef struct tessel_spec_tensor_level {
     uint64_t partition_bytes;  /* 0 = not given */
     tessel_spec_sparse sparse;
     tessel_spec_pos pos;
+    /* `rank_order: [n, k]` (docs/spec.md): the tensor's modes as workload
+     * index numbers, outermost rank first, in which its format's ranks run
+     * at this level; nrank_order 0 = the estimators' canonical mode order. */
+    unsigned nrank_order;
+    unsigned char rank_order[TESSEL_SPEC_MAX_INDICES];
+    tessel_spec_pos rank_order_pos;
 } tessel_spec_tensor_level;
 
 typedef struct tessel_spec_level {

@@ -220,6 +220,40 @@ static int count_macs(drt_data *d, const tessel_tensor *ta, const tessel_tensor 
     return TESSEL_OK;
 }
 
+/* Workload tensor t is tiled-csf at some buffer level of spec. */
+static int uses_tiled(const tessel_spec *spec, unsigned t)
+{
+    for (unsigned l = 1; l < spec->nlevels; l++) {
+        const tessel_spec_level *lv = &spec->level[l];
+        int f = lv->tensor[t].format >= 0 ? lv->tensor[t].format : lv->format;
+        if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
+            return 1;
+    }
+    return 0;
+}
+
+/* tiled-csf's row segments (a row inside one micro tile) of input role,
+ * with rows along either of its indices (drt_grid.segs). */
+static int count_segments(drt_data *d, const tessel_workload_data *w, unsigned role)
+{
+    drt_grid *g = &d->grid[role];
+    g->segs_tiles = g->ntiles;
+    for (unsigned o = 0; o < 2; o++) {
+        drt_csr v;
+        if (drt_csr_view(d, w, role, g->x[o], &v))
+            return TESSEL_ENOMEM;
+        uint64_t mu = d->mu[g->x[1 - o]], segs = 0;
+        for (uint64_t r = 0; r < v.rows; r++)
+            for (uint64_t p = v.ptr[r]; p < v.ptr[r + 1]; p++)
+                segs += p == v.ptr[r] || v.col[p] / mu != v.col[p - 1] / mu;
+        g->segs[o] = segs;
+        drt_csr_free(d->alloc, &v);
+    }
+    return TESSEL_OK;
+}
+
+/* Roles, micro shape, both inputs' micro grids (and their row segments for
+ * tiled-csf), the effectual multiplies and the partnered micro tiles. */
 int drt_data_build(const tessel_spec *spec, const tessel_workload_data *w,
                    const tessel_drt_options *opt, const tessel_allocator *a, drt_data *d,
                    tessel_diag *diag)
@@ -274,6 +308,8 @@ int drt_data_build(const tessel_spec *spec, const tessel_workload_data *w,
             return rc;
         rc = grid_from(d, role, st, tg);
         tessel_tile_grid_free(&tg);
+        if (!rc && uses_tiled(spec, t))
+            rc = count_segments(d, w, role);
         if (rc)
             return drt_oom(diag);
     }

@@ -44,6 +44,10 @@ typedef struct drt_grid {
     unsigned x[2];   /* engine index of its rows and its columns */
     uint64_t ntiles, nnz;
     uint64_t ntiles_all, nnz_all;
+    /* tiled-csf (docs/spec.md): the whole input's row segments in its
+     * micro tiles with rows along x[0] (segs[0]) or x[1] (segs[1]), over
+     * segs_tiles non-empty micro tiles; a sub-problem keeps its input's */
+    uint64_t segs[2], segs_tiles;
     drt_lines by[2]; /* by[m]: lines of constant coordinate along x[m] */
 } drt_grid;
 

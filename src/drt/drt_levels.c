@@ -246,6 +246,8 @@ static int on_llb_task(void *vctx, drt_task_box *b)
             for (uint64_t p = 0; p < n[r]; p++)
                 g->nnz += e[r][p].n;
             g->nnz_all = g->nnz;
+            memcpy(g->segs, d->grid[r].segs, sizeof(g->segs));
+            g->segs_tiles = d->grid[r].segs_tiles;
             for (unsigned m = 0; m < 2 && !rc; m++)
                 rc = sub_lines(al, e[r], n[r], m, s.mext[g->x[m]], &g->by[m]);
         }

@@ -6,12 +6,16 @@
 #ifndef TESSEL_DRT_WALK_INTERNAL_H
 #define TESSEL_DRT_WALK_INTERNAL_H
 
+#include <math.h>
 #include <string.h>
 
 #include "drt_internal.h"
 
 typedef struct cost {
     uint64_t fixed_bits, per_bits; /* per micro tile, per nonzero */
+    /* tiled-csf: a micro tile's row segments at their mean over the input,
+     * seg_num / seg_den bits per micro tile (0 / 1 otherwise) */
+    uint64_t seg_num, seg_den;
     uint64_t value_bits;
     uint64_t part;                 /* partition bytes; 0 = unbounded */
 } cost;
@@ -101,10 +105,20 @@ typedef struct walker {
 } walker;
 
 /* drt_grow.c: footprints, tile growth (drt Alg. 2) and the per-line accumulators */
+/* Bits of m micro tiles holding n nonzeros. */
+static inline uint64_t drt_w_bits(const cost *c, uint64_t m, uint64_t n)
+{
+    uint64_t segs = 0;
+    if (c->seg_num) {
+        double s = ceil((double)m * (double)c->seg_num / (double)c->seg_den);
+        segs = s >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)s;
+    }
+    return m * c->fixed_bits + n * c->per_bits + segs;
+}
 static inline void drt_w_bytes_of(const cost *c, uint64_t m, uint64_t n, uint64_t *data,
                                   uint64_t *meta)
 {
-    uint64_t total = (m * c->fixed_bits + n * c->per_bits + 7) / 8;
+    uint64_t total = (drt_w_bits(c, m, n) + 7) / 8;
     uint64_t d = (n * c->value_bits + 7) / 8;
     *data = d < total ? d : total;
     *meta = total - *data;
@@ -114,7 +128,7 @@ static inline int drt_w_fits(const walker *w, unsigned role, uint64_t m, uint64_
     const cost *c = &w->c[role];
     if (!c->part)
         return 1;
-    return (m * c->fixed_bits + n * c->per_bits + 7) / 8 <= c->part;
+    return (drt_w_bits(c, m, n) + 7) / 8 <= c->part;
 }
 /* Index of role's grid other than x. */
 static inline unsigned drt_w_other_index(const walker *w, unsigned role, unsigned x)

@@ -20,6 +20,20 @@ uint64_t drt_w_partition_bytes(const tessel_spec *s, unsigned level, unsigned t)
     return lv->capacity / s->workload.ntensors;
 }
 
+/* The engine index rank 0 of role's format runs along at the level: the
+ * tensor's rank_order there, else the canonical shape_x order. */
+static unsigned rank0_index(const drt_data *d, const tessel_spec_tensor_level *tl, unsigned canon)
+{
+    if (tl->nrank_order == 2)
+        for (unsigned x = 0; x < DRT_NX; x++)
+            if (d->roles.spec_index[x] == (int)tl->rank_order[0])
+                return x;
+    return canon;
+}
+
+/* Per-micro-tile and per-nonzero bits of each role at the walker's level:
+ * single-name formats affine in (micro tiles, nonzeros); tiled-csf with
+ * each micro tile's row segments at the input's mean (docs/spec.md). */
 int drt_w_setup_costs(walker *w, tessel_diag *diag)
 {
     const tessel_spec *s = w->spec;
@@ -36,17 +50,34 @@ int drt_w_setup_costs(walker *w, tessel_diag *diag)
         unsigned t = d->roles.tensor[role];
         const tessel_spec_tensor_level *tl = &lv->tensor[t];
         int f = tl->format >= 0 ? tl->format : lv->format;
-        if (f == TESSEL_SPEC_FORMAT_RANKS)
-            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED,
-                                   tl->pos.file ? tl->pos.file : lv->pos.file,
-                                   tl->pos.file ? tl->pos.line : lv->pos.line,
-                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
-                                   "level %s: DRT needs a single-name format for %s (a "
-                                   "per-rank format is not affine in micro-tile counts)",
-                                   lv->name, s->workload.tensor[t].name);
-        uint64_t shape[2] = { d->mu[shape_x[role][0]], d->mu[shape_x[role][1]] };
+        const tessel_spec_pos *pos = tl->pos.file ? &tl->pos : &lv->pos;
+        const drt_grid *g = &d->grid[role];
+        int tiled = f == TESSEL_SPEC_FORMAT_TILED_CSF;
+        if (f == TESSEL_SPEC_FORMAT_RANKS || (tiled && (role == DRT_Z || !g->segs_tiles)))
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
+                                   "format", "level %s: DRT needs a single-name format for %s "
+                                   "(%s)", lv->name, s->workload.tensor[t].name,
+                                   tiled ? "tiled-csf is priced for the inputs only: the "
+                                           "output's row segments are not counted"
+                                         : "a per-rank format is not affine in micro-tile "
+                                           "counts");
+        unsigned r0 = rank0_index(d, tl, shape_x[role][0]);
+        unsigned r1 = r0 == shape_x[role][0] ? shape_x[role][1] : shape_x[role][0];
+        uint64_t shape[2] = { d->mu[r0], d->mu[r1] };
         double fixed, per;
-        tessel_format_footprint_bits(tessel_model_format(f), 2, shape, &wd, &fixed, &per);
+        w->c[role].seg_num = 0;
+        w->c[role].seg_den = 1;
+        if (tiled) {
+            /* per micro tile its two coordinates and an offset; per nonzero
+             * its column and value; per row segment a coordinate and an offset */
+            fixed = 2.0 * wd.coord_bits + wd.offset_bits;
+            per = (double)wd.coord_bits + wd.value_bits;
+            w->c[role].seg_num = g->segs[r0 == g->x[0] ? 0 : 1] *
+                                 ((uint64_t)wd.coord_bits + wd.offset_bits);
+            w->c[role].seg_den = g->segs_tiles;
+        } else {
+            tessel_format_footprint_bits(tessel_model_format(f), 2, shape, &wd, &fixed, &per);
+        }
         w->c[role].fixed_bits = (uint64_t)ceil(fixed);
         w->c[role].per_bits = (uint64_t)ceil(per);
         w->c[role].value_bits = lv->value_bits;
@@ -138,13 +169,15 @@ void drt_w_finish(walker *w, tessel_drt_summary *summary)
     double comp = 0, flat = 0;
     for (unsigned role = DRT_Z; role <= DRT_B; role++) {
         unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
-        uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
         double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
         unsigned t = d->roles.tensor[role];
-        if (tessel_model_untiled_bytes(w->spec, 0, t, 2, dims, NULL, n, &b0, NULL))
-            b0 = 1.8e19;
-        if (tessel_model_untiled_bytes(w->spec, w->lv, t, 2, dims, NULL, n, &b1, NULL))
-            b1 = 1.8e19;
+        for (unsigned l = 0; l < 2; l++) {
+            unsigned lvl = l ? w->lv : 0;
+            unsigned r0 = rank0_index(d, &w->spec->level[lvl].tensor[t], rows);
+            uint64_t dims[2] = { d->roles.extent[r0], d->roles.extent[r0 == rows ? cols : rows] };
+            if (tessel_model_untiled_bytes(w->spec, lvl, t, 2, dims, NULL, n, l ? &b1 : &b0, NULL))
+                *(l ? &b1 : &b0) = 1.8e19;
+        }
         comp += b0;
         flat += b1;
     }

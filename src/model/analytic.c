@@ -275,11 +275,11 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
         rc = exact_tile_cost_init(e, bd, &e->out, &cz);
     if (rc)
         return rc;
-    if (ca.ranked || cb.ranked || cz.ranked)
+    if (ca.ranked || cb.ranked || cz.ranked || ca.tiled || cb.tiled || cz.tiled)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->level[1].pos.file,
                                s->level[1].pos.line, s->level[1].pos.column, "format",
                                "the analytic estimator prices single-name formats, not per-rank "
-                               "lists");
+                               "lists or tiled-csf");
     /* mirror: orders with j outside i swap the operands */
     int mirror = strcmp(order, "JIK") == 0 || strcmp(order, "JKI") == 0 ||
                  strcmp(order, "KJI") == 0;

@@ -33,6 +33,16 @@ static int untiled_bytes(const tessel_spec *spec, unsigned l, unsigned t, unsign
     const tessel_spec_tensor_level *tl = &lv->tensor[t];
     int f = tl->format >= 0 ? tl->format : lv->format;
     tessel_format_widths w = { lv->value_bits, lv->coord_bits, lv->offset_bits, lv->run_bits };
+    if (f == TESSEL_SPEC_FORMAT_TILED_CSF) {
+        /* untiled, the tensor is one tile: its pointer, its non-empty rows
+         * (occupied[0]) as row segments, a coordinate per nonzero's other
+         * modes (docs/spec.md, tiled-csf) */
+        double meta = (double)order * w.coord_bits + w.offset_bits +
+                      occupied[0] * ((double)w.coord_bits + w.offset_bits) +
+                      nnz * (double)(order - 1) * w.coord_bits;
+        *bytes = ceil(nnz * w.value_bits / 8) + ceil(meta / 8);
+        return TESSEL_OK;
+    }
     if (f != TESSEL_SPEC_FORMAT_RANKS) {
         double fixed, per;
         tessel_format_footprint_bits(tessel_model_format(f), order, shape, &w, &fixed, &per);
@@ -63,6 +73,8 @@ static unsigned prefix_depths(const tessel_spec *spec, unsigned l, unsigned t)
     const tessel_spec_level *lv = &spec->level[l];
     const tessel_spec_tensor_level *tl = &lv->tensor[t];
     int f = tl->format >= 0 ? tl->format : lv->format;
+    if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
+        return 1; /* its untiled rows */
     if (f != TESSEL_SPEC_FORMAT_RANKS)
         return 0;
     unsigned n = tl->format >= 0 ? tl->nranks : lv->nranks;
@@ -76,19 +88,41 @@ int exact_output_needs_prefixes(const engine *e)
 }
 
 /* One tensor untiled in level 0's format (*at0) and in level 1's (*at1,
- * for the tiled-metadata figure). */
+ * for the tiled-metadata figure), its ranks in each level's rank order:
+ * occ counts the prefixes of the operand's own mode order, occ_cols (a
+ * matrix's non-empty columns; NULL: not known) those of the swapped one. */
 static int both_levels(const engine *e, const operand *o, const uint64_t *shape,
-                       const double *occ, double nnz, double *at0, double *at1,
-                       tessel_diag *diag)
+                       const double *occ, const double *occ_cols, double nnz, double *at0,
+                       double *at1, tessel_diag *diag)
 {
-    double b0 = 0, b1 = 0;
-    int rc = untiled_bytes(e->spec, 0, o->spec_tensor, o->order, o->ranks, shape, occ, nnz, &b0,
+    double b[2] = { 0, 0 };
+    int rc = TESSEL_OK;
+    for (unsigned l = 0; !rc && l < 2 && l < e->spec->nlevels; l++) {
+        unsigned char rm[3];
+        uint64_t sh[3];
+        const double *oc = occ;
+        if (exact_rank_modes(e, o, l, rm)) {
+            oc = occ_cols;
+            if (!oc && prefix_depths(e->spec, l, o->spec_tensor)) {
+                const tessel_spec_tensor_level *tl = &e->spec->level[l].tensor[o->spec_tensor];
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, tl->rank_order_pos.file,
+                                       tl->rank_order_pos.line, tl->rank_order_pos.column,
+                                       "rank_order", "level %s: %s: rule 3 needs the non-empty "
+                                       "fibres of this rank order, which only the exact "
+                                       "estimator counts, for a matrix",
+                                       e->spec->level[l].name,
+                                       e->spec->workload.tensor[o->spec_tensor].name);
+            }
+            if (!oc)
+                oc = occ; /* a single-name format: no counts needed */
+        }
+        for (unsigned d = 0; d < o->order; d++)
+            sh[d] = shape[rm[d]];
+        rc = untiled_bytes(e->spec, l, o->spec_tensor, o->order, o->ranks, sh, oc, nnz, &b[l],
                            diag);
-    if (!rc && e->spec->nlevels > 1)
-        rc = untiled_bytes(e->spec, 1, o->spec_tensor, o->order, o->ranks, shape, occ, nnz, &b1,
-                           diag);
-    *at0 += b0;
-    *at1 += b1;
+    }
+    *at0 += b[0];
+    *at1 += b[1];
     return rc;
 }
 
@@ -123,15 +157,39 @@ static void operand_prefixes(const tessel_tensor *t, double *occ)
     occ[1] = (double)fibers;
 }
 
+/* Non-empty columns of a matrix operand (the rows of its swapped rank order). */
+static int operand_columns(engine *e, const tessel_tensor *t, double *cols)
+{
+    *cols = 0;
+    if (t->order != 2 || !t->dims[1])
+        return TESSEL_OK;
+    unsigned char *seen = tessel_alloc_array(e->alloc, t->dims[1], 1);
+    if (!seen)
+        return exact_oom_step(e, "counting a matrix's columns", t->dims[1]);
+    memset(seen, 0, t->dims[1]);
+    for (uint64_t p = 0; p < t->nnz; p++) {
+        *cols += !seen[t->idx[1][p]];
+        seen[t->idx[1][p]] = 1;
+    }
+    tessel_dealloc(e->alloc, seen);
+    return TESSEL_OK;
+}
+
 int exact_untiled_compulsory(engine *e, const boundary *bd)
 {
-    double at0 = 0, at1 = 0, occ[2];
+    double at0 = 0, at1 = 0, occ[2], cols[2] = { 0, 0 };
     uint64_t shape[3];
     for (unsigned i = 0; i < e->nin; i++) {
         const operand *o = &e->in[i];
         operand_shape(e, o, shape);
         operand_prefixes(o->t, occ);
-        int rc = both_levels(e, o, shape, occ, (double)o->t->nnz, &at0, &at1, e->diag);
+        unsigned char rm[3];
+        int swapped = exact_rank_modes(e, o, 0, rm) ||
+                      (e->spec->nlevels > 1 && exact_rank_modes(e, o, 1, rm));
+        int rc = swapped ? operand_columns(e, o->t, &cols[0]) : TESSEL_OK;
+        if (!rc)
+            rc = both_levels(e, o, shape, occ, o->order == 2 ? cols : NULL, (double)o->t->nnz,
+                             &at0, &at1, e->diag);
         if (rc)
             return rc;
     }
@@ -142,7 +200,7 @@ int exact_untiled_compulsory(engine *e, const boundary *bd)
     occ[0] = (double)bd->out_prefixes[0];
     occ[1] = (double)bd->out_prefixes[1];
     operand_shape(e, &e->out, shape);
-    int rc = both_levels(e, &e->out, shape, occ, (double)nnz, &at0, &at1, e->diag);
+    int rc = both_levels(e, &e->out, shape, occ, NULL, (double)nnz, &at0, &at1, e->diag);
     if (!rc)
         store(e->res, at0, at1);
     return rc;
@@ -213,7 +271,7 @@ int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag)
         operand_shape(e, o, shape);
         occ[0] = c->rows[i];
         occ[1] = c->fibers[i];
-        int rc = both_levels(e, o, shape, occ, c->nnz[i], &at0, &at1, diag);
+        int rc = both_levels(e, o, shape, occ, NULL, c->nnz[i], &at0, &at1, diag);
         if (rc)
             return rc;
     }
@@ -221,7 +279,7 @@ int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag)
     occ[0] = c->out_rows < out_nnz ? c->out_rows : out_nnz;
     occ[1] = c->out_fibers < out_nnz ? c->out_fibers : out_nnz;
     operand_shape(e, &e->out, shape);
-    int rc = both_levels(e, &e->out, shape, occ, out_nnz, &at0, &at1, diag);
+    int rc = both_levels(e, &e->out, shape, occ, NULL, out_nnz, &at0, &at1, diag);
     if (!rc)
         store(e->res, at0, at1);
     return rc;
@@ -237,7 +295,8 @@ int model_compulsory_expected(engine *e, const double *nnz, tessel_diag *diag)
         operand_shape(e, o, shape);
         occ[0] = distinct(n, (double)shape[0]);
         occ[1] = o->order == 3 ? distinct(n, (double)shape[0] * (double)shape[1]) : 0;
-        int rc = both_levels(e, o, shape, occ, n, &at0, &at1, diag);
+        double cols[2] = { o->order == 2 ? distinct(n, (double)shape[1]) : 0, 0 };
+        int rc = both_levels(e, o, shape, occ, o->order == 2 ? cols : NULL, n, &at0, &at1, diag);
         if (rc)
             return rc;
     }

@@ -41,7 +41,7 @@ int exact_boundary_prepare(engine *e, unsigned b, boundary *bd)
         rc = exact_build_grids(e, bd);
     for (unsigned i = 0; !rc && i < e->nin; i++) {
         rc = exact_tile_cost_init(e, bd, &e->in[i], &bd->cost[i]);
-        if (!rc && bd->cost[i].ranked && e->in[i].order > 1)
+        if (!rc && (bd->cost[i].ranked || bd->cost[i].tiled) && e->in[i].order > 1)
             rc = exact_input_occupancy(e, bd, i);
     }
     return rc;

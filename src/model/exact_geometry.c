@@ -233,6 +233,94 @@ uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const u
     return t == UINT64_MAX ? 0 : bd->grid[i]->count[t];
 }
 
+/* Counts of one pass over a matrix operand seen as rows along rank 0 of
+ * its format (exact_input_occupancy): per non-empty tile, its non-empty
+ * rows (a per-rank format in a swapped rank order), or for tiled-csf its
+ * non-empty inner tiles and row segments (a rank-0 coordinate inside one
+ * inner tile). Rows come in ascending order and a row's entries by
+ * column, so a row segment starts where the inner column changes, and an
+ * inner tile is new where its inner column last saw another inner row. */
+typedef struct occ_pass {
+    uint64_t *occ, *seen, *mark;
+    unsigned stride;
+} occ_pass;
+
+/* The counts above for input i, into bd->occ[i] (stride 1 or 2). */
+static int occupancy_2d(engine *e, boundary *bd, unsigned i)
+{
+    const operand *o = &e->in[i];
+    const tile_cost *tc = &bd->cost[i];
+    const tessel_tile_grid *g = bd->grid[i];
+    tessel_tensor *own = NULL;
+    const tessel_tensor *t = o->t;
+    unsigned rm = tc->rmode[0], cm = tc->rmode[1];
+    if (tc->swapped) {
+        unsigned perm[2] = { 1, 0 };
+        int rc = model_permute(o->t, perm, e->alloc, &own, e->diag);
+        if (rc)
+            return rc;
+        t = own;
+    }
+    uint64_t n = g->nonempty, inner_cols = 1;
+    occ_pass p = { NULL, NULL, NULL, tc->tiled ? 2u : 1u };
+    if (tc->tiled)
+        inner_cols = (t->dims[1] + tc->inner[1] - 1) / tc->inner[1];
+    if (n) {
+        p.occ = tessel_alloc_array(e->alloc, n * p.stride, sizeof(uint64_t));
+        p.seen = tessel_alloc_array(e->alloc, n, sizeof(uint64_t));
+        p.mark = tessel_alloc_array(e->alloc, inner_cols ? inner_cols : 1, sizeof(uint64_t));
+    }
+    if (n && (!p.occ || !p.seen || !p.mark)) {
+        tessel_dealloc(e->alloc, p.occ);
+        tessel_dealloc(e->alloc, p.seen);
+        tessel_dealloc(e->alloc, p.mark);
+        tessel_tensor_free(&own);
+        return exact_oom_step(e, "counting the tiles' rows", (2 + p.stride) * n * sizeof(uint64_t));
+    }
+    if (n) {
+        memset(p.occ, 0, n * p.stride * sizeof(uint64_t));
+        memset(p.seen, 0, n * sizeof(uint64_t));
+        memset(p.mark, 0, (inner_cols ? inner_cols : 1) * sizeof(uint64_t));
+    }
+    uint64_t c[NX] = { 0 };
+    uint64_t last_key = UINT64_MAX, idx = 0;
+    uint64_t rt = bd->tile[o->x[rm]], ct = bd->tile[o->x[cm]];
+    for (uint64_t r = 0; r < t->dims[0]; r++) {
+        c[o->x[rm]] = r / rt;
+        uint64_t prev_ic = UINT64_MAX;
+        for (uint64_t q = t->ptr[r]; q < t->ptr[r + 1]; q++) {
+            uint64_t col = t->idx[1][q];
+            c[o->x[cm]] = col / ct;
+            uint64_t key = c[o->x[rm]] * (bd->ntiles[o->x[cm]] + 1) + c[o->x[cm]];
+            if (key != last_key) {
+                idx = exact_tile_index(e, bd, i, c);
+                last_key = key;
+            }
+            if (!tc->tiled) {
+                if (p.seen[idx] != r + 1) {
+                    p.seen[idx] = r + 1;
+                    p.occ[idx]++;
+                }
+                continue;
+            }
+            uint64_t ic = col / tc->inner[1], ir = r / tc->inner[0];
+            if (ic != prev_ic)
+                p.occ[2 * idx + 1]++; /* a new row segment */
+            prev_ic = ic;
+            if (p.mark[ic] != ir + 1) {
+                p.mark[ic] = ir + 1;
+                p.occ[2 * idx]++; /* a new inner tile */
+            }
+        }
+    }
+    tessel_dealloc(e->alloc, p.seen);
+    tessel_dealloc(e->alloc, p.mark);
+    tessel_tensor_free(&own);
+    bd->occ[i] = p.occ;
+    bd->occ_stride[i] = p.stride;
+    return TESSEL_OK;
+}
+
 /* Per-rank formats need, per non-empty tile, the number of distinct
  * coordinate prefixes of each length (rows; for 3-tensors also (i,j)
  * fibers). The entries are sorted, so a tile's entries with one prefix are
@@ -241,9 +329,12 @@ uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const u
 int exact_input_occupancy(engine *e, boundary *bd, unsigned i)
 {
     const operand *o = &e->in[i];
+    if (bd->cost[i].tiled || bd->cost[i].swapped)
+        return occupancy_2d(e, bd, i);
     const tessel_tensor *t = o->t;
     const tessel_tile_grid *g = bd->grid[i];
     unsigned depths = o->order - 1;
+    bd->occ_stride[i] = depths;
     uint64_t n = g->nonempty;
     uint64_t *occ = n ? tessel_alloc_array(e->alloc, n * depths, sizeof(uint64_t)) : NULL;
     uint64_t *seen = n ? tessel_alloc_array(e->alloc, n * depths, sizeof(uint64_t)) : NULL;
@@ -293,23 +384,44 @@ int exact_input_occupancy(engine *e, boundary *bd, unsigned i)
 /* ------------------------------------------------------------------ */
 /* Bytes of a tile in a level's format. */
 
+/* Rank order (tessel_spec_tensor_level.rank_order): which operand mode each
+ * rank of the format runs along; the identity when none is given. */
+int exact_rank_modes(const engine *e, const operand *o, unsigned l, unsigned char *rmode)
+{
+    const tessel_spec_tensor_level *tl = &e->spec->level[l].tensor[o->spec_tensor];
+    int swapped = 0;
+    for (unsigned d = 0; d < 3; d++)
+        rmode[d] = (unsigned char)d;
+    if (tl->nrank_order != o->ranks || o->order != o->ranks)
+        return 0; /* none given, or SpMV's vector (one rank) */
+    for (unsigned d = 0; d < o->order; d++)
+        for (unsigned m = 0; m < o->order; m++)
+            if (e->spec_index[o->x[m]] == (int)tl->rank_order[d]) {
+                rmode[d] = (unsigned char)m;
+                swapped |= m != d;
+            }
+    return swapped;
+}
+
+/* Bytes of a tile in a level's format: the format, its rank order, and
+ * for tiled-csf the inner level's tile. */
 int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, tile_cost *tc)
 {
     const tessel_spec_level *lv = &e->spec->level[bd->b];
     const tessel_spec_tensor_level *tl = &lv->tensor[o->spec_tensor];
+    const tessel_spec_pos *pos = tl->pos.file ? &tl->pos : &lv->pos;
+    const char *name = e->spec->workload.tensor[o->spec_tensor].name;
     int f = tl->format >= 0 ? tl->format : lv->format;
     tc->ranked = f == TESSEL_SPEC_FORMAT_RANKS;
-    tc->format = tessel_model_format(tc->ranked ? 1 : f);
+    tc->tiled = f == TESSEL_SPEC_FORMAT_TILED_CSF;
+    tc->format = tessel_model_format(tc->ranked || tc->tiled ? 1 : f);
     if (tc->ranked) {
         tc->nranks = tl->format >= 0 ? tl->nranks : lv->nranks;
         const unsigned char *r = tl->format >= 0 ? tl->ranks : lv->ranks;
         if (tc->nranks != o->ranks)
-            return tessel_diag_set(e->diag, TESSEL_EINVAL, tl->pos.file ? tl->pos.file : lv->pos.file,
-                                   tl->pos.file ? tl->pos.line : lv->pos.line,
-                                   tl->pos.file ? tl->pos.column : lv->pos.column, "format",
-                                   "level %s: %s has %u modes but its format lists %u ranks",
-                                   lv->name, e->spec->workload.tensor[o->spec_tensor].name,
-                                   o->ranks, tc->nranks);
+            return tessel_diag_set(e->diag, TESSEL_EINVAL, pos->file, pos->line, pos->column,
+                                   "format", "level %s: %s has %u modes but its format lists %u ranks",
+                                   lv->name, name, o->ranks, tc->nranks);
         memcpy(tc->ranks, r, tc->nranks);
     }
     tc->widths.value_bits = lv->value_bits;
@@ -317,8 +429,30 @@ int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, 
     tc->widths.offset_bits = lv->offset_bits;
     tc->widths.run_bits = lv->run_bits;
     tc->order = o->order;
-    for (unsigned m = 0; m < o->order; m++)
-        tc->shape[m] = bd->tile[o->x[m]];
+    tc->swapped = exact_rank_modes(e, o, bd->b, tc->rmode);
+    for (unsigned d = 0; d < o->order; d++)
+        tc->shape[d] = bd->tile[o->x[tc->rmode[d]]];
+    /* the counts a swapped per-rank format or tiled-csf needs are counted
+     * for matrix inputs only (exact_input_occupancy) */
+    int counted = o != &e->out && o->order == 2 && o->ranks == 2;
+    if ((tc->tiled || (tc->ranked && tc->swapped)) && !counted)
+        return tessel_diag_set(e->diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
+                               "format", "level %s: %s: %s is priced for a matrix input only (its "
+                               "per-tile row counts are counted from the input's data)", lv->name,
+                               name, tc->tiled ? "tiled-csf" : "a per-rank format in a rank order "
+                               "other than the canonical one");
+    if (tc->tiled) {
+        if (bd->b + 1 >= e->spec->nlevels)
+            return tessel_diag_set(e->diag, TESSEL_EUNSUPPORTED, pos->file, pos->line,
+                                   pos->column, "format",
+                                   "level %s: %s: tiled-csf stores the tensor in the tiles of the "
+                                   "level below, and %s is the innermost level", lv->name, name,
+                                   lv->name);
+        for (unsigned d = 0; d < o->order; d++) {
+            uint64_t in = exact_level_edge(e, bd->b + 1, o->x[tc->rmode[d]]);
+            tc->inner[d] = in < tc->shape[d] ? in : tc->shape[d];
+        }
+    }
     return TESSEL_OK;
 }
 
@@ -327,6 +461,23 @@ int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, 
 void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint64_t *data,
                       uint64_t *meta)
 {
+    if (tc->tiled) {
+        /* docs/spec.md, tiled-csf: per non-empty inner tile its coordinates
+         * and an offset, per row segment a coordinate and an offset, per
+         * nonzero its other coordinates */
+        const tessel_format_widths *w = &tc->widths;
+        uint64_t worst[2] = { n, n }; /* no counts: every nonzero alone */
+        if (!occ)
+            occ = worst;
+        double tile_bits = (double)tc->order * w->coord_bits + w->offset_bits;
+        double mb = (double)occ[0] * tile_bits +
+                    (double)occ[1] * ((double)w->coord_bits + w->offset_bits) +
+                    (double)n * (double)(tc->order - 1) * w->coord_bits;
+        double dbytes = ceil((double)n * w->value_bits / 8), mbytes = ceil(mb / 8);
+        *data = dbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)dbytes;
+        *meta = mbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)mbytes;
+        return;
+    }
     if (tc->ranked) {
         uint64_t occupied[3];
         for (unsigned d = 0; d + 1 < tc->nranks; d++)

@@ -34,7 +34,14 @@ typedef struct tile_cost {
     tessel_format format;
     tessel_format_widths widths;
     unsigned order;
-    uint64_t shape[3];
+    uint64_t shape[3]; /* in rank order (rank_order, else the operand's mode order) */
+    /* rank d is the operand's mode rmode[d]; swapped: not the identity */
+    unsigned char rmode[3];
+    int swapped;
+    /* tiled-csf (docs/spec.md): the inner (child level's) tile per rank;
+     * a tile's counts are its non-empty inner tiles and row segments */
+    int tiled;
+    uint64_t inner[3];
 } tile_cost;
 
 typedef struct out_table {
@@ -57,6 +64,7 @@ typedef struct boundary {
     uint64_t *rowptr[NIN];
     uint64_t groups[NIN];
     uint64_t *occ[NIN];  /* per-rank formats: prefix counts per non-empty input tile */
+    unsigned occ_stride[NIN]; /* counts per tile in occ[i] (tiled-csf: 2) */
     /* Output tables, one per depth (the last counts elements): unique
      * output tiles, and per tile (reduction key, cumulative count). */
     unsigned ntables;
@@ -219,6 +227,10 @@ int exact_setup_roles(engine *e, const tessel_workload_data *w);
 /* Level l's tile edge for engine index x: 0 = the whole extent (tile),
  * or clamped to the extent, at least 1 (edge). */
 uint64_t exact_level_tile(const engine *e, unsigned l, unsigned x);
+/* Rank d of operand o's format at level l runs along its mode rmode[d]
+ * (the tensor's rank_order there, else the mode order); 1 when that is
+ * not the identity. */
+int exact_rank_modes(const engine *e, const operand *o, unsigned l, unsigned char *rmode);
 uint64_t exact_level_edge(const engine *e, unsigned l, unsigned x);
 /* Position of engine index x in level l's loop order (NX: SpMV's unit index). */
 unsigned exact_order_pos(const engine *e, unsigned l, unsigned x);

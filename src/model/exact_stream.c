@@ -120,7 +120,7 @@ static int input_footprints(engine *e, const boundary *bd, uint64_t **fp)
         fp[i] = tessel_alloc_array(e->alloc, 2 * n, sizeof(uint64_t));
         if (!fp[i])
             return exact_oom_step(e, "pricing the input tiles", 2 * n * sizeof(uint64_t));
-        unsigned depths = e->in[i].order - 1;
+        unsigned depths = bd->occ_stride[i];
         for (uint64_t t = 0; t < g->nonempty; t++)
             exact_tile_bytes(&bd->cost[i], g->count[t], bd->occ[i] ? &bd->occ[i][t * depths] : NULL,
                              &fp[i][2 * t], &fp[i][2 * t + 1]);

@@ -293,7 +293,8 @@ static void add_in(tessel_traffic *tr, uint64_t data, uint64_t meta)
 /* Per-rank formats: the prefix counts of input i's grid tile idx. */
 static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i, uint64_t idx)
 {
-    return bd->occ[i] ? &bd->occ[i][idx * (e->in[i].order - 1)] : NULL;
+    (void)e;
+    return bd->occ[i] ? &bd->occ[i][idx * bd->occ_stride[i]] : NULL;
 }
 
 /* Rule 4 bookkeeping: the partition and the largest tile moved. */

@@ -58,7 +58,7 @@ static void check_input(const engine *e, const boundary *bd, unsigned i, tessel_
     uint64_t worst = 0, worst_t = 0, over = 0;
     for (uint64_t t = 0; t < g->nonempty; t++) {
         uint64_t data, meta;
-        const uint64_t *occ = bd->occ[i] ? &bd->occ[i][t * (o->order - 1)] : NULL;
+        const uint64_t *occ = bd->occ[i] ? &bd->occ[i][t * bd->occ_stride[i]] : NULL;
         exact_tile_bytes(&bd->cost[i], g->count[t], occ, &data, &meta);
         if (data + meta > part)
             over++;

@@ -55,6 +55,13 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        "level %s: the stat estimator prices single-name formats "
                                        "(csr, coo, bitmap, ...), not per-rank lists, for %s",
                                        lv->name, s->workload.tensor[t].name);
+            if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "format",
+                                       "level %s: the stat estimator does not price tiled-csf "
+                                       "for %s (a tile's inner tiles and row segments are "
+                                       "counted from the data: use -e exact)",
+                                       lv->name, s->workload.tensor[t].name);
         }
     }
     return TESSEL_OK;

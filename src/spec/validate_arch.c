@@ -14,7 +14,8 @@ static const char *const level_keys[] = { "name",       "capacity",    "bandwidt
                                           "coord_bits", "offset_bits", "run_bits",
                                           "format",     "class",       "attributes",
                                           "tensors" };
-static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on" };
+static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on",
+                                                 "rank_order" };
 static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
                                             "class", "attributes",  "intersect" };
 static const char *const intersect_keys[] = { "class", "attributes", "step_cycles" };
@@ -113,6 +114,42 @@ static void read_partition(vctx *v, const tessel_yaml_node *n, const char *field
     }
 }
 
+/* `rank_order: [n, k]`: every index of tensor t once, outermost rank first
+ * (Sparseloop's rank order, docs/sparseloop.md). */
+static void read_rank_order(vctx *v, const tessel_yaml_node *n, const char *field, unsigned t,
+                            tessel_spec_tensor_level *tl)
+{
+    const tessel_spec_tensor *st = &v->s->workload.tensor[t];
+    if (n->kind != TESSEL_YAML_SEQUENCE || n->count != st->rank) {
+        spec_err(v, n, field, "'rank_order' lists each of %s's %u indices once, outermost rank "
+                 "first (e.g. [%s%s%s])", st->name, st->rank,
+                 v->s->workload.index_name[st->index[st->rank > 1 ? st->rank - 1 : 0]],
+                 st->rank > 1 ? ", " : "", st->rank > 1 ? v->s->workload.index_name[st->index[0]] : "");
+        return;
+    }
+    unsigned seen = 0;
+    for (size_t i = 0; i < n->count; i++) {
+        const tessel_yaml_node *r = n->items[i];
+        int m = -1;
+        for (unsigned k = 0; spec_is_string(r) && k < st->rank; k++)
+            if (strcmp(r->value, v->s->workload.index_name[st->index[k]]) == 0)
+                m = (int)k;
+        if (m < 0) {
+            spec_err(v, r, field, "'%.60s' is not an index of %s", spec_shown(r), st->name);
+            return;
+        }
+        if (seen >> m & 1u) {
+            spec_err(v, r, field, "'%.60s' is listed twice in %s's rank order", spec_shown(r),
+                     st->name);
+            return;
+        }
+        seen |= 1u << m;
+        tl->rank_order[i] = (unsigned char)st->index[m];
+    }
+    tl->nrank_order = st->rank;
+    tl->rank_order_pos = spec_pos_of(n);
+}
+
 static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
                                const char *field)
 {
@@ -153,6 +190,10 @@ static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
         if ((n = tessel_yaml_get(m, "format"))) {
             spec_join(kf, sizeof(kf), tf, "format");
             spec_format_code(v, n, kf, &tl->format, &tl->nranks, tl->ranks);
+        }
+        if ((n = tessel_yaml_get(m, "rank_order"))) {
+            spec_join(kf, sizeof(kf), tf, "rank_order");
+            read_rank_order(v, n, kf, (unsigned)t, tl);
         }
         if ((n = tessel_yaml_get(m, "skip_on"))) {
             spec_join(kf, sizeof(kf), tf, "skip_on");

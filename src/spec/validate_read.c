@@ -9,10 +9,11 @@
 
 #include "validate_internal.h"
 
-/* Format names and their tessel_format numbers (stats.h). */
+/* Format names and their tessel_format numbers (stats.h); tiled-csf is
+ * the spec's own code (spec.h). */
 static const char *const format_names[] = { "coo", "csr", "cp", "bitmap", "b",
-                                            "uop-cp", "uop", "rle" };
-static const int format_codes[] = { 0, 1, 1, 2, 2, 3, 3, 4 };
+                                            "uop-cp", "uop", "rle", "tiled-csf" };
+static const int format_codes[] = { 0, 1, 1, 2, 2, 3, 3, 4, TESSEL_SPEC_FORMAT_TILED_CSF };
 
 /* ------------------------------------------------------------------ */
 /* Helpers */

@@ -289,6 +289,16 @@ uint64_t strat_tile_bytes(const strat_ctx *c, unsigned l, const strat_input *in,
     unsigned char ranks[3];
     tessel_format_widths w;
     level_format(c, l, in, &ranked, &f, ranks, &w);
+    const tessel_spec_level *lv = &c->spec->level[l];
+    const tessel_spec_tensor_level *tl = &lv->tensor[in->tensor];
+    if ((tl->format >= 0 ? tl->format : lv->format) == TESSEL_SPEC_FORMAT_TILED_CSF) {
+        /* tiled-csf's worst case of n nonzeros: each alone in its inner
+         * tile and row segment (docs/spec.md) */
+        double per = (double)in->order * w.coord_bits + w.offset_bits + w.coord_bits +
+                     w.offset_bits + (double)(in->order - 1) * w.coord_bits + w.value_bits;
+        double bytes = ceil((double)n * per / 8);
+        return bytes >= 1.8e19 ? UINT64_MAX : (uint64_t)bytes;
+    }
     if (!ranked)
         return tessel_format_footprint(f, in->order, shape, n, &w);
     /* per-rank formats: the worst case of n nonzeros, every prefix rank as

@@ -299,7 +299,7 @@ static int unpriced_overflow(const tessel_spec *spec, const tessel_result *r)
                 cells *= known ? shape[m] : 1;
             }
             int f = tl->format >= 0 ? tl->format : lv->format;
-            if (!known || f == TESSEL_SPEC_FORMAT_RANKS)
+            if (!known || f == TESSEL_SPEC_FORMAT_RANKS || f == TESSEL_SPEC_FORMAT_TILED_CSF)
                 return 1; /* no tiles to bound: unpriced as far as the mapper knows */
             tessel_format_widths w = { lv->value_bits, lv->coord_bits, lv->offset_bits,
                                        lv->run_bits };

@@ -24,6 +24,8 @@ typedef struct memo_tensor_key {
     double partition_fraction;
     uint64_t partition_bytes;
     uint32_t skip_on, gate_on;
+    uint32_t nrank_order;
+    uint8_t rank_order[TESSEL_SPEC_MAX_INDICES];
 } memo_tensor_key;
 
 typedef struct memo_level_key {
@@ -155,6 +157,8 @@ static void key_build(const tessel_spec *spec, memo_key *k)
             o->tensor[t].partition_bytes = tl->partition_bytes;
             o->tensor[t].skip_on = tl->sparse.skip_on;
             o->tensor[t].gate_on = tl->sparse.gate_on;
+            o->tensor[t].nrank_order = tl->nrank_order;
+            memcpy(o->tensor[t].rank_order, tl->rank_order, sizeof(tl->rank_order));
         }
         memcpy(o->tile, lv->tile, sizeof(o->tile));
         for (unsigned i = 0; i < TESSEL_SPEC_MAX_INDICES; i++)

@@ -37,6 +37,17 @@
 
 /* Keys per chunk: 128 MiB of keys. */
 #define CHUNK_KEYS (UINT64_C(1) << 24)
+/* The exact estimator's streaming walk's guard: its memory does not grow
+ * with the keys, so it refuses only walks of hours (2^35 keys at about
+ * 0.6 us each). The old walk (its keys in memory) and the stat walk on
+ * statistics (stat_walk.c, no row markers: strategies search with it,
+ * so its bound stays as it was) keep EXACT_MAX_ITERATIONS. */
+#define STREAM_MAX_ITERATIONS (UINT64_C(1) << 35)
+
+static uint64_t max_iterations(const engine *e)
+{
+    return e->mark ? STREAM_MAX_ITERATIONS : EXACT_MAX_ITERATIONS;
+}
 /* Output table entries per replayed range of rows (walk_replayed): about
  * 256 MiB of tables and their staging. */
 #define RANGE_ENTRIES (UINT64_C(1) << 23)
@@ -277,7 +288,7 @@ static int walk_chunk(stream *s, exact_range *rng)
     s->keys.n = 0;
     int rc = exact_gen_iterations(s->e, s->bd, &s->keys, &all_effectual, rng);
     s->pushed += rng->pushed;
-    if (!rc && s->pushed > EXACT_MAX_ITERATIONS)
+    if (!rc && s->pushed > max_iterations(s->e))
         rc = exact_too_many(s->e, s->bd);
     if (!rc)
         rc = exact_walker_keys(&s->w, s->keys.v, s->keys.n);
@@ -347,7 +358,7 @@ static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint6
         return exact_oom_step(e, "planning the walk's chunks", radix0 * sizeof(uint64_t));
     memset(hist, 0, radix0 * sizeof(uint64_t));
     int rc = plan_effectual(e, bd, x0, div0, hist, &bound);
-    if (!rc && bound > EXACT_MAX_ITERATIONS)
+    if (!rc && bound > max_iterations(e))
         rc = exact_too_many(e, bd);
     int all_effectual = exact_all_effectual(e, bd);
     for (unsigned i = 0; !rc && !all_effectual && i < e->nin; i++) {
@@ -375,7 +386,8 @@ static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint6
             s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
         if (!rc)
             rc = walk_chunks(&s, hist, radix0, &proto, div0, inner,
-                            e->walk.chunk_keys ? e->walk.chunk_keys : CHUNK_KEYS);
+                             e->walk.chunk_keys && !outputs_only ? e->walk.chunk_keys
+                                                                 : CHUNK_KEYS);
         rc = exact_walker_end(&s.w, rc);
     }
     for (unsigned i = 0; i < NIN; i++)
@@ -398,7 +410,9 @@ int exact_walk_boundary(engine *e, const boundary *bd)
 }
 
 /* Table entries per range of rows: a test's small chunk budget shrinks it
- * too (256 entries per key), so small inputs replay several ranges. */
+ * too (256 entries per key), so small inputs replay several ranges. The
+ * replays themselves take the full chunk: a chunk changes no number, and a
+ * tiny one costs keys^2 / chunk per replay. */
 static uint64_t range_budget(const engine *e)
 {
     uint64_t c = e->walk.chunk_keys;

@@ -28,7 +28,8 @@ static int needs_extra(const engine *e, unsigned b, unsigned i)
 int exact_too_many(engine *e, const boundary *bd)
 {
     return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
-                           "level %s: more than 2^31 tile iterations to walk; use larger tiles",
+                           "level %s: more tile iterations to walk than the exact walk takes "
+                           "(2^35; 2^31 walking every key at once); use larger tiles",
                            e->spec->level[bd->b].name);
 }
 

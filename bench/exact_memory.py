@@ -8,7 +8,8 @@ peak RSS, seconds, effectual tile iterations (all levels), seconds per
 iteration, and the ratio of the time to `iterations x c`, where c is the
 seconds per iteration measured on the small inputs of the same run.
 
-Targets: the 4M-nonzero R-MAT within 2 GB peak, and every ratio within 2.
+Large inputs: 1M uniform, 1M R-MAT, 4M R-MAT. Targets: the 4M-nonzero
+R-MAT within 2 GB peak, and every ratio within 2.
 With --old the old walk (bench_exact_walk --old, every key in memory) runs
 too, for the before/after figures (it needs several GB on the large inputs).
 
@@ -32,6 +33,7 @@ SMALL = [
 ]
 LARGE = [
     ("uniform 1M", ["uniform", "--size", "100000", "--nnz", "1000000"]),
+    ("rmat 1M", ["rmat", "--size", "262144", "--nnz", "1000000"]),
     ("rmat 4M", ["rmat", "--size", "1048576", "--nnz", "4000000"]),
 ]
 QUICK_LARGE = [("uniform 300k", ["uniform", "--size", "100000", "--nnz", "300000"])]

@@ -76,6 +76,9 @@ typedef struct boundary {
      * the whole output's nonzeros and final tile bytes summed range by range. */
     int by_rows;
     uint64_t rows_nnz, rows_bytes;
+    /* Set when the tables never hold every tile at once: whether some final
+     * output tile outgrows its partition (rule 4), found before the walk. */
+    int spill_known, spill;
 } boundary;
 
 /* Output grids up to this many tiles get direct-indexed state. */
@@ -193,6 +196,9 @@ typedef struct exact_out_state {
     model_vec mid;
     int live;         /* price write-backs and spills as they happen (lv) */
     exact_out_live lv;
+    /* Only output tiles of first-mode tile coordinates [lo, hi) are priced
+     * (exact_stream.c's replayed ranges); runs end as before for all. */
+    uint64_t lo, hi, per_row;
 } exact_out_state;
 
 /* The state of one boundary's walk, carried from key to key and, in the
@@ -205,6 +211,7 @@ typedef struct exact_walker {
     exact_out_state os;
     exact_outspill steps;
     const uint64_t *fp[NIN]; /* streaming: data, meta per input grid tile, or NULL */
+    int outputs_only;        /* a replay: the inputs were walked already */
     uint64_t done, total;    /* progress: keys walked, of about total */
 } exact_walker;
 
@@ -265,6 +272,10 @@ struct out_emitter;
 int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h);
 int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,
                       uint64_t hi, uint64_t *macs);
+/* The tables of rows from lo on, up to the first slab start where they
+ * hold `budget` entries: *hi is that row, UINT64_MAX when the rows ran out. */
+int exact_output_rows_upto(engine *e, boundary *bd, struct out_emitter *h, uint64_t lo,
+                           uint64_t budget, uint64_t *hi, uint64_t *macs);
 void exact_output_rows_end(engine *e, struct out_emitter *h);
 /* exact_walk.c: iterations and the walk */
 /* The guard of one boundary's walk: more keys are refused (exact_too_many). */
@@ -335,6 +346,11 @@ uint64_t exact_live_edge(const engine *e, unsigned b, unsigned x, uint64_t tile)
 int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os);
 void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
                           const model_vec *events);
+/* Its two halves: the tiles' runs (events of the tiles in the tables
+ * now), and the steps inside visits (once per boundary). */
+void exact_outspill_price_runs(engine *e, const boundary *bd, exact_outspill *os,
+                               const model_vec *events);
+void exact_outspill_price_groups(engine *e, const boundary *bd, exact_outspill *os);
 void exact_outspill_free(engine *e, exact_outspill *os);
 /* One spill of an output tile of data + meta bytes over partition part:
  * the excess out and back, bumped_bytes and overflow_bytes. */

@@ -42,6 +42,8 @@ typedef struct out_emitter {
     unsigned whole;       /* rule 3: prefix depths counted over the whole output */
     uint64_t last[2], prefixes[2];
     uint64_t ttm_stamp;   /* TTM's fibre stamps, carried from row range to row range */
+    uint64_t budget;      /* > 0: end the row range at a slab start once this many entries */
+    uint64_t stop;        /* the row the range ended before, UINT64_MAX: all rows */
 } out_emitter;
 
 #define DENSE_COUNTERS (UINT64_C(1) << 21)
@@ -208,6 +210,22 @@ static int emit_slab(engine *e, out_emitter *em, uint64_t slab)
     return TESSEL_OK;
 }
 
+/* Whether the pass over rows from r0 ends before row i: a budgeted range
+ * (exact_output_rows_upto) ends at the first slab start after its flushed
+ * entries reach the budget, so a range always holds whole slabs. */
+static int range_full(out_emitter *em, const boundary *bd, uint64_t i, uint64_t r0)
+{
+    if (!em->budget || i == r0 || i % bd->tile[0])
+        return 0;
+    uint64_t n = 0;
+    for (unsigned d = 0; d < em->depths; d++)
+        n += em->agg[d].key.n;
+    if (n < em->budget)
+        return 0;
+    em->stop = i;
+    return 1;
+}
+
 /* Counts one output element of the current slab, in output tile `rest`
  * within the slab, first produced at reduction key `red`. */
 static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *c_elem,
@@ -273,7 +291,7 @@ static int pass_spmspm(engine *e, const boundary *bd, out_emitter *g, uint64_t *
     if (!jtile)
         return exact_oom(e);
     uint64_t c[NX] = { 0 };
-    for (uint64_t i = r0; i < a->dims[0] && i < r1; i++) {
+    for (uint64_t i = r0; i < a->dims[0] && i < r1 && !range_full(g, bd, i, r0); i++) {
         uint64_t stamp = i + 1;
         c[0] = i;
         if (a->ptr[i + 1] > a->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
@@ -314,7 +332,7 @@ static int pass_ttm(engine *e, const boundary *bd, out_emitter *g, uint64_t *mac
     if (!rtile)
         return exact_oom(e);
     uint64_t c[NX] = { 0 }, stamp = g->ttm_stamp, jbase = 0;
-    for (uint64_t i = r0; i < t->dims[0] && i < r1; i++) {
+    for (uint64_t i = r0; i < t->dims[0] && i < r1 && !range_full(g, bd, i, r0); i++) {
         c[0] = i;
         if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0])) {
             tessel_dealloc(e->alloc, rtile);
@@ -355,7 +373,7 @@ static int pass_mttkrp(engine *e, const boundary *bd, out_emitter *g, uint64_t *
 {
     const tessel_tensor *t = e->in[0].t, *fb = e->in[1].t, *fc = e->in[2].t;
     uint64_t c[NX] = { 0 };
-    for (uint64_t i = r0; i < t->dims[0] && i < r1; i++) {
+    for (uint64_t i = r0; i < t->dims[0] && i < r1 && !range_full(g, bd, i, r0); i++) {
         uint64_t stamp = i + 1, ntouched = 0;
         c[0] = i;
         if (t->ptr[i + 1] > t->ptr[i] && emit_slab(e, g, i / bd->tile[0]))
@@ -508,6 +526,20 @@ int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m
                       uint64_t hi, uint64_t *macs)
 {
     return pass_rows(e, bd, h, macs, m, lo, hi);
+}
+
+/* The tables of rows from lo on, ended at the first slab start where they
+ * hold `budget` entries (all depths): *hi is the row the range ends
+ * before (the whole extent when the rows ran out first). */
+int exact_output_rows_upto(engine *e, boundary *bd, struct out_emitter *h, uint64_t lo,
+                           uint64_t budget, uint64_t *hi, uint64_t *macs)
+{
+    h->budget = budget ? budget : 1;
+    h->stop = UINT64_MAX;
+    int rc = pass_rows(e, bd, h, macs, 0, lo, UINT64_MAX);
+    *hi = h->stop;
+    h->budget = 0;
+    return rc;
 }
 
 void exact_output_rows_end(engine *e, struct out_emitter *h)

@@ -279,6 +279,14 @@ static void price_groups(const engine *e, const boundary *bd, exact_outspill *os
 void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
                           const model_vec *events)
 {
+    exact_outspill_price_runs(e, bd, os, events);
+    exact_outspill_price_groups(e, bd, os);
+}
+
+/* The visit ends of the tiles in events (their tables are bd's now). */
+void exact_outspill_price_runs(engine *e, const boundary *bd, exact_outspill *os,
+                               const model_vec *events)
+{
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
     uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
     for (uint64_t i = 0; i < events->n;) {
@@ -292,6 +300,13 @@ void exact_outspill_price(engine *e, const boundary *bd, exact_outspill *os,
             price_visit_ends(e, bd, os, key, &events->v[i], n - i, tr, part);
         i = n;
     }
+}
+
+/* The steps inside visits, from the live groups' own tables. */
+void exact_outspill_price_groups(engine *e, const boundary *bd, exact_outspill *os)
+{
+    tessel_traffic *tr = &e->res->traffic[bd->b][0];
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
     if (os->grow)
         price_groups(e, bd, os, tr, part);
 }

@@ -16,9 +16,13 @@
  * output tables and that per-tile state hold only the current chunk's
  * range of output rows (columns): a tile's visits all fall inside its own
  * outermost coordinate, so a range's tiles are finished when the walk
- * leaves it (exact_output_and_walk). The numbers equal the old walk's bit for
- * bit: every counter is a sum or a maximum over the same events, and a
- * tile's events arrive in the order of its reduction keys in both.
+ * leaves it (exact_output_and_walk). In every other order (KIJ, KJI) the
+ * tables hold one budgeted range of output rows and the whole key stream
+ * is replayed per range, pricing only that range's tiles (walk_replayed).
+ * Per-rank output formats and spilling tiles take either path. The numbers
+ * equal the old walk's bit for bit: every counter is a sum or a maximum
+ * over the same events, and a tile's events arrive in the order of its
+ * reduction keys in both.
  *
  * A value split by key range regenerates all of its keys once per part
  * (keeping only the part's), so a value of n keys costs n^2 / budget: cheap
@@ -33,6 +37,20 @@
 
 /* Keys per chunk: 128 MiB of keys. */
 #define CHUNK_KEYS (UINT64_C(1) << 24)
+/* The exact estimator's streaming walk's guard: its memory does not grow
+ * with the keys, so it refuses only walks of hours (2^35 keys at about
+ * 0.6 us each). The old walk (its keys in memory) and the stat walk on
+ * statistics (stat_walk.c, no row markers: strategies search with it,
+ * so its bound stays as it was) keep EXACT_MAX_ITERATIONS. */
+#define STREAM_MAX_ITERATIONS (UINT64_C(1) << 35)
+
+static uint64_t max_iterations(const engine *e)
+{
+    return e->mark ? STREAM_MAX_ITERATIONS : EXACT_MAX_ITERATIONS;
+}
+/* Output table entries per replayed range of rows (walk_replayed): about
+ * 256 MiB of tables and their staging. */
+#define RANGE_ENTRIES (UINT64_C(1) << 23)
 
 static void hist_add(uint64_t *h, uint64_t v, uint64_t n)
 {
@@ -221,6 +239,21 @@ static void rows_of(const boundary *bd, uint64_t lo, uint64_t hi, uint64_t *r0, 
     *r1 = hi > UINT64_MAX / t ? UINT64_MAX : hi * t;
 }
 
+/* Rule 4 per update step (exact_outspill.c): the runs recorded for the
+ * tiles in the tables now, priced while their tables are there. */
+static void price_step_runs(exact_walker *w)
+{
+    model_vec *ev = &w->os.events;
+    if (!w->steps.on || !ev->n)
+        return;
+    uint64_t max = 0;
+    for (uint64_t i = 0; i < ev->n; i++)
+        max = ev->v[i] > max ? ev->v[i] : max;
+    tessel_sort_u64_inplace(ev->v, ev->n, max);
+    exact_outspill_price_runs(w->e, w->bd, &w->steps, ev);
+    ev->n = 0;
+}
+
 /* Before a chunk of outermost coordinates [lo, hi): the tables of those
  * rows. Every tile of the previous range has had its last visit (its
  * outermost coordinate is below lo), so its open run ends now, as the next
@@ -231,6 +264,8 @@ static int rows_switch(stream *s, uint64_t lo, uint64_t hi)
         return TESSEL_OK;
     exact_walker *w = &s->w;
     int rc = exact_walker_flush(w);
+    if (!rc)
+        price_step_runs(w);
     exact_live_free(s->e, &w->os.lv);
     uint64_t r0, r1;
     rows_of(s->bd, lo, hi, &r0, &r1);
@@ -253,7 +288,7 @@ static int walk_chunk(stream *s, exact_range *rng)
     s->keys.n = 0;
     int rc = exact_gen_iterations(s->e, s->bd, &s->keys, &all_effectual, rng);
     s->pushed += rng->pushed;
-    if (!rc && s->pushed > EXACT_MAX_ITERATIONS)
+    if (!rc && s->pushed > max_iterations(s->e))
         rc = exact_too_many(s->e, s->bd);
     if (!rc)
         rc = exact_walker_keys(&s->w, s->keys.v, s->keys.n);
@@ -298,8 +333,10 @@ static int walk_chunks(stream *s, const uint64_t *hist, uint64_t radix0, const e
 }
 
 /* The streaming walk of boundary bd (see the header); with rows_bd (the
- * same boundary, writable), its output tables a range of rows at a time. */
-static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint64_t *macs)
+ * same boundary, writable), its output tables a range of rows at a time.
+ * outputs_only: a replay pricing only output tile rows [olo, ohi). */
+static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint64_t *macs,
+                         int outputs_only, uint64_t olo, uint64_t ohi)
 {
     unsigned x0 = NX;
     uint64_t div0 = 1, radix0 = 1, inner = 1, bound = 0;
@@ -321,7 +358,7 @@ static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint6
         return exact_oom_step(e, "planning the walk's chunks", radix0 * sizeof(uint64_t));
     memset(hist, 0, radix0 * sizeof(uint64_t));
     int rc = plan_effectual(e, bd, x0, div0, hist, &bound);
-    if (!rc && bound > EXACT_MAX_ITERATIONS)
+    if (!rc && bound > max_iterations(e))
         rc = exact_too_many(e, bd);
     int all_effectual = exact_all_effectual(e, bd);
     for (unsigned i = 0; !rc && !all_effectual && i < e->nin; i++) {
@@ -342,11 +379,15 @@ static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint6
         rc = exact_walker_begin(e, bd, all_effectual, 1, &s.w);
         for (unsigned i = 0; i < e->nin; i++)
             s.w.fp[i] = fp[i];
+        s.w.outputs_only = outputs_only;
+        s.w.os.lo = olo;
+        s.w.os.hi = ohi;
         for (uint64_t v = 0; v < radix0; v++)
             s.w.total = s.w.total > UINT64_MAX - hist[v] ? UINT64_MAX : s.w.total + hist[v];
         if (!rc)
             rc = walk_chunks(&s, hist, radix0, &proto, div0, inner,
-                            e->walk.chunk_keys ? e->walk.chunk_keys : CHUNK_KEYS);
+                             e->walk.chunk_keys && !outputs_only ? e->walk.chunk_keys
+                                                                 : CHUNK_KEYS);
         rc = exact_walker_end(&s.w, rc);
     }
     for (unsigned i = 0; i < NIN; i++)
@@ -365,27 +406,54 @@ int exact_walk_boundary(engine *e, const boundary *bd)
 {
     if (e->walk.old_walk)
         return exact_walk_all(e, bd);
-    return walk_boundary(e, bd, NULL, NULL);
+    return walk_boundary(e, bd, NULL, NULL, 0, 0, UINT64_MAX);
 }
 
-/* Whether some final output tile is larger than the output's partition,
- * from tables a range of outermost coordinates at a time (what the walk
- * would hold), dropped as they go. */
-static int rows_can_spill(engine *e, boundary *bd, uint64_t part, int *spill)
+/* Table entries per range of rows: a test's small chunk budget shrinks it
+ * too (256 entries per key), so small inputs replay several ranges. The
+ * replays themselves take the full chunk: a chunk changes no number, and a
+ * tiny one costs keys^2 / chunk per replay. */
+static uint64_t range_budget(const engine *e)
 {
-    struct out_emitter *h = NULL;
-    uint64_t macs = 0, div0 = bd->d[0].div, r0, r1;
-    int rc = exact_output_rows_begin(e, bd, &h);
+    uint64_t c = e->walk.chunk_keys;
+    return c && c < RANGE_ENTRIES / 256 ? 256 * c : RANGE_ENTRIES;
+}
+
+/* Whether some final output tile in the tables now is larger than part. */
+static int table_spills(const boundary *bd, uint64_t part)
+{
+    const out_table *t = &bd->table[bd->ntables - 1];
+    for (uint64_t o = 0; o < t->nout; o++) {
+        uint64_t data, meta;
+        exact_output_bytes(bd, t->key[o], UINT64_MAX, NULL, &data, &meta);
+        if (data + meta > part)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether some final output tile is larger than the output's partition
+ * (rule 4), before a walk whose tables never hold every tile at once: no
+ * look at the data when a fully dense tile fits, else from tables of
+ * budgeted ranges of rows, dropped as they go. */
+static int rows_can_spill(engine *e, boundary *bd, uint64_t budget, int *spill)
+{
+    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t dense = 1, data, meta, macs = 0, lo = 0, hi = 0, occ[3];
+    for (unsigned m = 0; m < e->out.order; m++) {
+        uint64_t t = bd->tile[e->out.x[m]];
+        dense = dense > UINT64_MAX / t ? UINT64_MAX : dense * t;
+        occ[m] = dense; /* a dense tile's prefixes (per-rank formats) */
+    }
+    exact_tile_bytes(&bd->out_cost, dense, occ, &data, &meta);
     *spill = 0;
-    for (uint64_t v = 0; !rc && !*spill && v < bd->d[0].radix; v++) {
-        rows_of(bd, v * div0, (v + 1) * div0, &r0, &r1);
-        rc = exact_output_rows(e, bd, h, out_mode(e, bd), r0, r1, &macs);
-        const out_table *t = &bd->table[bd->ntables - 1];
-        for (uint64_t o = 0; !rc && o < t->nout && !*spill; o++) {
-            uint64_t data, meta;
-            exact_output_bytes(bd, t->key[o], UINT64_MAX, NULL, &data, &meta);
-            *spill = data + meta > part;
-        }
+    if (!part || data + meta <= part)
+        return TESSEL_OK;
+    struct out_emitter *h = NULL;
+    int rc = exact_output_rows_begin(e, bd, &h);
+    for (; !rc && !*spill && hi != UINT64_MAX; lo = hi) {
+        rc = exact_output_rows_upto(e, bd, h, lo, budget, &hi, &macs);
+        *spill = !rc && table_spills(bd, part);
     }
     exact_output_rows_end(e, h);
     for (unsigned d = 0; d < 3; d++)
@@ -396,46 +464,55 @@ static int rows_can_spill(engine *e, boundary *bd, uint64_t part, int *spill)
 }
 
 /* Whether boundary bd's output tables can be built a range of rows at a
- * time: the outermost loop is the output's first index (so a tile's visits
- * all fall inside one range), the output's format prices a tile by its
- * nonzeros alone, and no tile can spill (rule 4's per-step pricing needs
- * every tile's runs at the end). A partition no dense tile outgrows needs
- * no look at the data; otherwise one pass sizes the final tiles. */
-static int rows_eligible(engine *e, boundary *bd, int *ok)
+ * time in step with the walk's chunks: the outermost loop is the output's
+ * first index (or SpMSpM's column index), so a tile's visits all fall
+ * inside one range. */
+static int rows_eligible(const engine *e, const boundary *bd)
 {
-    *ok = 0;
     /* a range of SpMSpM's output columns: the pass restricts B's rows */
     int cols = e->kind == TESSEL_WORKLOAD_SPMSPM && e->out.order == 2 && bd->ndigits &&
                bd->d[0].x == e->out.x[1] && e->in[1].x[1] == e->out.x[1] &&
                !(bd->b == 1 && exact_output_needs_prefixes(e)); /* rows counted once */
-    if (e->walk.old_walk || !bd->ndigits || (bd->d[0].x != e->out.x[0] && !cols) ||
-        bd->out_cost.ranked || !e->mark)
-        return TESSEL_OK;
-    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
-    uint64_t dense = 1, data, meta;
-    for (unsigned m = 0; m < e->out.order; m++) {
-        uint64_t t = bd->tile[e->out.x[m]];
-        dense = dense > UINT64_MAX / t ? UINT64_MAX : dense * t;
+    return bd->ndigits && (bd->d[0].x == e->out.x[0] || cols);
+}
+
+/* Every other order (KIJ, KJI: the output's rows are revisited at every
+ * step of the outermost loop): the tables of one budgeted range of output
+ * rows at a time, each with the whole key stream replayed. Runs of visits
+ * are the key stream's, so every replay ends them where the first walk
+ * does; a replay prices only its range's tiles, and only the first walks
+ * the inputs. One range (the tables fit the budget) is one walk. */
+static int walk_replayed(engine *e, boundary *bd, uint64_t *macs)
+{
+    uint64_t budget = range_budget(e);
+    uint64_t lo = 0, hi = 0, t = bd->tile[0];
+    struct out_emitter *h = NULL;
+    int rc = exact_output_rows_begin(e, bd, &h);
+    bd->by_rows = 1;
+    for (int pass = 0; !rc && lo != UINT64_MAX; pass++, lo = hi) {
+        rc = exact_output_rows_upto(e, bd, h, lo, budget, &hi, macs);
+        if (rc)
+            break;
+        rows_totals(bd);
+        rc = walk_boundary(e, bd, NULL, NULL, pass > 0, lo / t,
+                           hi == UINT64_MAX ? UINT64_MAX : hi / t);
     }
-    exact_tile_bytes(&bd->out_cost, dense, NULL, &data, &meta);
-    if (!part || data + meta <= part) {
-        *ok = 1;
-        return TESSEL_OK;
-    }
-    int spill = 1, rc = rows_can_spill(e, bd, part, &spill);
-    *ok = !rc && !spill;
+    exact_output_rows_end(e, h);
     return rc;
 }
 
 int exact_output_and_walk(engine *e, boundary *bd, uint64_t *macs)
 {
-    int ok = 0, rc = rows_eligible(e, bd, &ok);
-    if (!rc && ok) {
+    if (!e->walk.old_walk && e->mark) {
+        int spill = 0, rc = rows_can_spill(e, bd, range_budget(e), &spill);
+        bd->spill_known = 1;
+        bd->spill = spill;
+        if (rc || !rows_eligible(e, bd))
+            return rc ? rc : walk_replayed(e, bd, macs);
         bd->by_rows = 1;
-        return walk_boundary(e, bd, bd, macs);
+        return walk_boundary(e, bd, bd, macs, 0, 0, UINT64_MAX);
     }
-    if (!rc)
-        rc = exact_build_output(e, bd, bd->out_cost.ranked, macs);
+    int rc = exact_build_output(e, bd, bd->out_cost.ranked, macs);
     if (rc || !bd->ntables) /* no table when building it failed */
         return rc;
     const out_table *t = &bd->table[bd->ntables - 1];

@@ -28,7 +28,8 @@ static int needs_extra(const engine *e, unsigned b, unsigned i)
 int exact_too_many(engine *e, const boundary *bd)
 {
     return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "mapping",
-                           "level %s: more than 2^31 tile iterations to walk; use larger tiles",
+                           "level %s: more tile iterations to walk than the exact walk takes "
+                           "(2^35; 2^31 walking every key at once); use larger tiles",
                            e->spec->level[bd->b].name);
 }
 
@@ -405,9 +406,17 @@ void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t
     exact_tile_bytes(&bd->out_cost, occ[bd->ntables - 1], occ, data, meta);
 }
 
+/* Whether output tile `key` is priced in this walk: always, except in a
+ * replay of the key stream for one range of output tile rows. */
+static int priced(const exact_out_state *os, uint64_t key)
+{
+    uint64_t row = key / os->per_row;
+    return row >= os->lo && row < os->hi;
+}
+
 static int end_run(engine *e, const boundary *bd, exact_out_state *os)
 {
-    if (os->key == UINT64_MAX)
+    if (os->key == UINT64_MAX || !priced(os, os->key))
         return TESSEL_OK;
     if (os->live && exact_live_writeback(e, bd, &os->lv, os->key, os->red))
         return TESSEL_ENOMEM;
@@ -424,6 +433,8 @@ static int walk_output(engine *e, const boundary *bd, const uint64_t *c, exact_o
         if (end_run(e, bd, os))
             return TESSEL_ENOMEM;
         os->key = key;
+    } else if (!priced(os, key)) {
+        /* another range's tile: its runs end here, priced in its replay */
     } else if (os->spills && os->live) {
         if (exact_live_spill(e, bd, &os->lv, key, os->red))
             return TESSEL_ENOMEM;
@@ -518,7 +529,12 @@ int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int liv
     exact_out_state *os = &w->os;
     os->key = UINT64_MAX;
     os->events.alloc = os->mid.alloc = e->alloc;
-    os->spills = output_can_spill(e, bd);
+    os->lo = 0;
+    os->hi = UINT64_MAX;
+    os->per_row = 1;
+    for (unsigned m = 1; m < e->out.order; m++)
+        os->per_row *= bd->ntiles[e->out.x[m]];
+    os->spills = bd->spill_known ? bd->spill : output_can_spill(e, bd);
     int rc = os->spills ? exact_outspill_prepare(e, bd, &w->steps) : TESSEL_OK;
     if (w->steps.on)
         os->spills = 0; /* priced per update step at the end, not per visit */
@@ -538,13 +554,18 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
     int innermost = b + 1 == e->nlev, rc = TESSEL_OK;
     for (uint64_t k = 0; k < n && !rc; k++) {
         uint64_t c[NX], nnz_now[NIN] = { 0 }, at = w->done + k;
-        if (e->progress && at && !(at & ((UINT64_C(1) << 20) - 1)))
+        if (e->progress && !w->outputs_only && at && !(at & ((UINT64_C(1) << 20) - 1)))
             e->progress(e->progress_ud, b, (double)at / (double)w->total);
         exact_loop_decode(bd, keys[k], c);
         int effectual = 1;
         if (!w->all_effectual)
             for (unsigned i = 0; i < e->nin; i++)
                 effectual &= exact_tile_nnz(e, bd, i, c) != 0;
+        if (w->outputs_only) { /* a replay: only the output's runs */
+            if (effectual)
+                rc = walk_output(e, bd, c, &w->os);
+            continue;
+        }
         rc = walk_inputs(e, bd, c, effectual, w->res, w->fp, nnz_now);
         if (rc || !effectual)
             continue;
@@ -582,7 +603,9 @@ int exact_walker_end(exact_walker *w, int rc)
     else if (!rc && w->steps.on)
         sort_in_place(&os->events); /* price_output sorted them in the old walk */
     if (!rc && w->steps.on)
-        exact_outspill_price(e, bd, &w->steps, &os->events);
+        exact_outspill_price_runs(e, bd, &w->steps, &os->events);
+    if (!rc && w->steps.on && !w->outputs_only)
+        exact_outspill_price_groups(e, bd, &w->steps);
     exact_outspill_free(e, &w->steps);
     model_vec_free(&os->events);
     if (!rc && os->spills && !os->live)

@@ -17,7 +17,8 @@ split by key range).
    use chunks down to 1 key.)
 2. Random specs: seeded random matrices (tessel gen), tile edges, loop
    orders, capacities, partitions, formats, skipping and gating on the
-   3-level ExTensor spec; traffic.csv and summary.csv of `tessel run -e
+   3-level ExTensor spec (every second one with an outer-product LLB order,
+   KIJ or KJI, and more often a per-rank or spilling output); traffic.csv and summary.csv of `tessel run -e
    exact` must be identical under both walks (the seconds column aside).
 
     walk_compare.py --tessel BIN --data DIR [--random N] [--seed S] [--skip-golden]
@@ -80,8 +81,10 @@ def random_matrix(rng, tessel, path):
     return size
 
 
-def random_sets(rng, size):
-    """--set overrides: nested tiles, orders, capacities, formats, skipping."""
+def random_sets(rng, size, focus=False):
+    """--set overrides: nested tiles, orders, capacities, formats, skipping.
+    focus: the LLB's order outer-product (KIJ, KJI: the output tables by
+    replayed row ranges), and often a per-rank or spilling output format."""
     sets = []
     edges = {}
     for x in "ikj":
@@ -91,14 +94,14 @@ def random_sets(rng, size):
     order = ["IJK", "IKJ", "KIJ", "JKI", "KJI", "JIK"]
     sets.append("mapping.LLB.tile=" + ",".join(f"{x}:{edges[x][0]}" for x in "ikj"))
     sets.append("mapping.PEB.tile=" + ",".join(f"{x}:{edges[x][1]}" for x in "ikj"))
-    sets.append("mapping.LLB.order=" + rng.choice(order))
+    sets.append("mapping.LLB.order=" + rng.choice(["KIJ", "KJI"] if focus else order))
     sets.append("mapping.PEB.order=" + rng.choice(order))
     sets.append("LLB.capacity=" + rng.choice(["4KiB", "64KiB", "1MiB", "30MiB"]))
     sets.append("PEB.capacity=" + rng.choice(["512B", "4KiB", "32KiB"]))
     for lvl in ("LLB", "PEB"):
         if rng.random() < 0.4:
             sets.append(f"{lvl}.format=" + rng.choice(["coo", "csr", "bitmap", "rle", "uop-cp"]))
-        if rng.random() < 0.3:
+        if rng.random() < (0.6 if focus else 0.3):
             sets.append(f"{lvl}.tensors.Z.format=" + rng.choice(["[UOP, CP]", "[CP, CP]", "[UB, UB]"]))
         if rng.random() < 0.3:
             sets.append(f"{lvl}.tensors.A.format=" + rng.choice(["[UOP, CP]", "[CP, RLE]"]))
@@ -108,7 +111,7 @@ def random_sets(rng, size):
         elif r < 0.4:
             sets.append(f"{lvl}.tensors.A.skip_on=[]")
             sets.append(f"{lvl}.tensors.A.gate_on=[B]")
-        if rng.random() < 0.3:
+        if rng.random() < (0.6 if focus else 0.3):
             sets.append(f"{lvl}.tensors.Z.partition=" + rng.choice(["1%", "10%", "200B"]))
     return sets
 
@@ -141,7 +144,7 @@ def random_specs(args, failures):
         for n in range(args.random):
             matrix = os.path.join(tmp, f"m{n}.mtx")
             size = random_matrix(rng, args.tessel, matrix)
-            sets = random_sets(rng, size)
+            sets = random_sets(rng, size, focus=n % 2 == 1)
             chunk = str(rng.choice([1, 3, 17, 200, 100000]))
             old = run_once(args.tessel, matrix, sets, os.path.join(tmp, f"o{n}"),
                            ["--exact-walk", "old"])

@@ -69,6 +69,8 @@ typedef struct tessel_report_pipeline {
     int double_buffered[TESSEL_SPEC_MAX_LEVELS];
     /* network of level l to its child: values delivered per tensor, its cycles */
     double network_values[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    double network_bytes[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS]; /* in the child's
+                                                                             value width */
     double network_cycles[TESSEL_SPEC_MAX_LEVELS];
     double cycles;                            /* the largest of the above and the roofline */
 } tessel_report_pipeline;

@@ -64,29 +64,71 @@ static uint64_t child_edge(const tessel_spec *spec, const tessel_result *r, unsi
     return 1;
 }
 
+/* Child tiles along index x inside one of level l's tiles (1 when an edge
+ * is unknown). */
+static double units_along(const tessel_spec *spec, const tessel_result *r, unsigned l, unsigned x)
+{
+    uint64_t edge = r->tile[l][x] ? r->tile[l][x] : spec->level[l].tile[x];
+    if (!edge)
+        edge = r->extent[x] ? r->extent[x] : spec->workload.extent[x];
+    uint64_t c = child_edge(spec, r, l, x);
+    return edge && c && c < edge ? ceil((double)edge / (double)c) : 1;
+}
+
+static int indexes(const tessel_spec_tensor *t, unsigned x)
+{
+    for (unsigned m = 0; m < t->rank; m++)
+        if (t->index[m] == x)
+            return 1;
+    return 0;
+}
+
 /* The pieces an output tile of level l completes in: along every output
  * index the order places outside the first reduction index, the child
  * tiles it holds. Unknown edges count as one piece (the whole tile drains). */
 static double output_pieces(const tessel_spec *spec, const tessel_result *r, unsigned l)
 {
-    const tessel_spec_tensor *z = &spec->workload.tensor[0];
-    const tessel_spec_level *lv = &spec->level[l];
     double pieces = 1;
     for (unsigned o = 0; o < spec->workload.nindices; o++) {
-        unsigned x = lv->order[o];
-        int in_z = 0;
-        for (unsigned m = 0; m < z->rank; m++)
-            in_z |= z->index[m] == x;
-        if (!in_z)
+        unsigned x = spec->level[l].order[o];
+        if (!indexes(&spec->workload.tensor[0], x))
             break; /* the first reduction index: no piece is final before its last step */
-        uint64_t edge = r->tile[l][x] ? r->tile[l][x] : lv->tile[x];
-        if (!edge)
-            edge = r->extent[x] ? r->extent[x] : spec->workload.extent[x];
-        uint64_t c = child_edge(spec, r, l, x);
-        if (edge && c && c < edge)
-            pieces *= ceil((double)edge / (double)c);
+        pieces *= units_along(spec, r, l, x);
     }
     return pieces;
+}
+
+/* A `spatial` split at level l above another level: every tile level l+1
+ * fills is read once from level l and delivered to each instance that works
+ * on it, the instances along the split indices the tensor lacks (at most the
+ * child tiles there are along each); an output's partials come back from as
+ * many (spatial reduction). Returns 0 when level l has no such split. */
+static int multicast_stage(const tessel_spec *spec, const tessel_result *r, unsigned l,
+                           tessel_report_pipeline *p)
+{
+    const tessel_spec_level *lv = &spec->level[l];
+    unsigned c = l + 1;
+    int split = 0;
+    for (unsigned x = 0; x < spec->workload.nindices; x++)
+        split |= lv->spatial[x] > 0;
+    if (!split || c >= spec->nlevels)
+        return 0;
+    double vb = spec->level[c].value_bits ? spec->level[c].value_bits : 64;
+    double delivered = 0;
+    for (unsigned t = 0; t < r->ntensors; t++) {
+        double copies = 1;
+        for (unsigned x = 0; x < spec->workload.nindices; x++)
+            if (lv->spatial[x] && !indexes(&spec->workload.tensor[t], x))
+                copies *= fmin((double)lv->spatial[x], units_along(spec, r, l, x));
+        const tessel_traffic *tr = &r->traffic[c][t];
+        double bytes = (t == 0 ? (double)tr->out_data : (double)tr->in_data) * copies;
+        p->network_bytes[l][t] = bytes;
+        p->network_values[l][t] = bytes * 8.0 / vb;
+        delivered += p->network_values[l][t];
+    }
+    if (lv->network_width)
+        p->network_cycles[l] = ceil(delivered / (double)lv->network_width);
+    return 1;
 }
 
 /* Room for two tiles of every tensor at level l (its partition, else its
@@ -170,8 +212,10 @@ static void network_stage(const tessel_spec *spec, const tessel_result *r, unsig
         return;
     double held = (double)r->traffic[c][stationary].in_data * 8.0 / vb;
     double per_step = lv->network_dense ? held / (double)least : (double)r->macs / (double)steps;
-    for (unsigned t = 1; t < r->ntensors; t++)
+    for (unsigned t = 1; t < r->ntensors; t++) {
         p->network_values[l][t] = t == stationary ? held : per_step * (double)steps;
+        p->network_bytes[l][t] = p->network_values[l][t] * vb / 8.0;
+    }
     p->network_cycles[l] = (double)steps * ceil(per_step / (double)lv->network_width);
 }
 
@@ -195,7 +239,8 @@ void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *
                 at = l;
             }
         }
-        network_stage(spec, result, l, p);
+        if (!multicast_stage(spec, result, l, p))
+            network_stage(spec, result, l, p);
         if (p->network_cycles[l] > p->cycles) {
             p->cycles = p->network_cycles[l];
             what = "network";

@@ -224,6 +224,7 @@ static void level_defaults(tessel_spec *s, tessel_spec_level *L)
         L->order[i] = i;
 }
 
+/* Level l of architecture.levels: its name, sizes, widths, formats, ports and tensors. */
 static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
 {
     tessel_spec *s = v->s;

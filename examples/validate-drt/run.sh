@@ -188,6 +188,24 @@ row mean "$(awk -v a="$sp" -v b="$im" 'BEGIN { printf "%d", a / b + 0.5 }')" "$s
 row stdev "$(awk -v a="$sd" 'BEGIN { printf "%d", a + 0.5 }')" "$sim_sd"
 echo "tessel busiest PE: $sp cycles (spatial_cycles); cycles stay the DRAM bound, $(scol "$out/ta" cycles)"
 
+# ---------------------------------------------------------------- cycles: roofline and pipeline
+# The same two runs under `timing: pipeline` (docs/models/timing.md): the macro tile's first
+# fill and the last output piece's drain are exposed around the PE work.
+run extensor-static.yaml exp --tensor "A=$A" --tensor B=A --set architecture.timing=pipeline
+run tactile-dyn.yaml tap --tensor "A=$A" --tensor "B=$B" --set architecture.timing=pipeline
+echo
+echo "== Cycles: tessel's roofline (default) and timing: pipeline against the simulator"
+printf '%-24s %12s %12s %12s %9s\n' design tessel simulator difference rel
+for d in "ExTensor static:ex:exp:extensor_static" "TACTile:ta:tap:tactile_dyn"; do
+    label=${d%%:*} rest=${d#*:}
+    rf=${rest%%:*} rest=${rest#*:}
+    pl=${rest%%:*} sim=${rest#*:}
+    sc=$(simfield "$SIMREF/drt/$sim.txt" cycles)
+    row "$label roofline" "$(scol "$out/$rf" cycles | awk '{ printf "%d", $1 + 0.5 }')" "$sc"
+    row "$label pipeline" "$(scol "$out/$pl" cycles | awk '{ printf "%d", $1 + 0.5 }')" "$sc"
+done
+echo "pipeline bounds: ExTensor $(scol "$out/exp" bound), TACTile $(scol "$out/tap" bound)"
+
 # ---------------------------------------------------------------- A and B in tiled-csf
 # The inputs are stored as the simulator stores them, a CSF of 32x32 tiles (tiled-csf over
 # the drt strategy's micro tiles, docs/spec.md): with every micro tile loaded once, A's and

@@ -90,6 +90,19 @@ echo "tessel's cycles are a roofline: max(effectual multiplies $flops / (1 multi
 echo "  bytes / bandwidth of DRAM and Buffer, both unbounded as SAM models no memory) = compute bound."
 echo "  Not modelled: control (stop) tokens, and the accumulator's barrier between the"
 echo "  multiply stream and the output stream (SAM runs them one after the other)."
+# The same under `timing: pipeline` (docs/models/timing.md): order KIJ puts the reduction
+# index outermost, so the output is one piece that leaves after the last product, one value
+# per lane a cycle.
+if ! "$TESSEL" run "$here/matmul-kij.yaml" -o "$out/samp" -q --no-timing \
+        --set architecture.timing=pipeline --tensor "A=$SIMREF/rand1k_d1_A.mtx.gz" --tensor B=A; then
+    echo "validate-sam: error: tessel run matmul-kij.yaml (pipeline) failed" >&2
+    exit 2
+fi
+pcycles=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    NR == 2 { print $c["cycles"]; exit }' "$out/samp/summary.csv")
+row "cycles (timing: pipeline)" "$pcycles" "$sam_cycles"
+echo "tessel's pipeline: effectual multiplies $flops, then nnz(Z) $nnz_z values emitted after the"
+echo "  last one (no control tokens)."
 echo "-- tessel validate sam/summary.csv sam/$(basename "$CSV") sam/rand1k_kij.log -r sam --set-key design=sam-matmul-kij --set-key data=rand1k_d1_A"
 rc=0
 "$TESSEL" validate "$out/sam/summary.csv" "$CSV" "$SIMREF/sam/rand1k_kij.log" -r sam \

@@ -172,6 +172,18 @@ echo "  Not modelled: multiplies with a streamed zero, one streamed column per f
 validate "$d/summary.csv" "$J" "$SIMREF/stonne/rand1k.counters" -r stonne \
     --set-key design=stonne-sigma-sparse-gemm --set-key 'data=stonne_MK*stonne_KN'
 
+# The same run under `timing: pipeline` (docs/models/timing.md): the GlobalBuffer's network
+# delivers a streamed value to every lane of the fold (dense), 64 a cycle (dn_bw).
+if ! "$TESSEL" run "$here/sigma-sparse-gemm.yaml" -o "$out/stp" -q --no-timing \
+        --set architecture.timing=pipeline \
+        --tensor "A=$out/stonne_MK.mtx" --tensor "B=$out/stonne_KN.mtx"; then
+    echo "validate-stonne: error: tessel run sigma-sparse-gemm.yaml (pipeline) failed" >&2
+    exit 2
+fi
+row "cycles (pipeline)" "$(scol "$out/stp" cycles)" "$scycles"
+row "network deliveries of B" "$(tcol "$out/stp" GlobalBuffer:network B reads_elements)" "$mults"
+echo "tessel's pipeline: bound $(scol "$out/stp" bound): steps (B fills at MS) x ceil(A values per fold / 64)."
+
 # ---------------------------------------------------------------- the gap, measured
 # STONNE multiplies every stationary nonzero with every streamed column, zeros included,
 # and each multiplier takes about 2 cycles per streamed column (its JSON: busy 82,000 of

@@ -146,6 +146,8 @@ typedef struct tessel_result {
     int stat_walked;            /* stat: some boundary took the walk over effectual
                                    iterations (stat_walk.c) instead of the closed form */
     tessel_spatial spatial;     /* the spatial split's work per instance (present 0: none) */
+    uint64_t extent[TESSEL_SPEC_MAX_INDICES]; /* per index when the point had the data (else 0):
+                                                 the pipeline timing's output pieces */
     double stat_nested_fraction; /* stat: 0, or the share of the nested boundaries' work
                                     evaluated when they were sampled (stat_path "sampled") */
     double stat_nested_stderr;  /* stat: then the relative standard error of the inner

@@ -56,6 +56,32 @@ typedef struct tessel_report_access {
 /* One design point: everything traffic.csv, summary.csv and the human
  * summary show. A plain value (no allocation): copy it, share it
  * read-only between threads. */
+/* `architecture.timing: pipeline` (src/report/pipeline.c, docs/models/timing.md):
+ * per boundary between level l-1 and l (index l), the terms of its
+ * three-stage pipeline; per level with a `network`, what it delivers. */
+typedef struct tessel_report_pipeline {
+    int present;
+    double compute;                           /* the compute stage: the roofline's compute side */
+    double transfer[TESSEL_SPEC_MAX_LEVELS];  /* boundary l's bytes at its ports (cycles) */
+    double fill[TESSEL_SPEC_MAX_LEVELS];      /* the first step's input fill, exposed */
+    double drain[TESSEL_SPEC_MAX_LEVELS];     /* the last output piece's drain, exposed */
+    double stage[TESSEL_SPEC_MAX_LEVELS];     /* boundary l's pipeline time */
+    int double_buffered[TESSEL_SPEC_MAX_LEVELS];
+    /* network of level l to its child: values delivered per tensor, its cycles */
+    double network_values[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    double network_bytes[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS]; /* in the child's
+                                                                             value width */
+    double network_cycles[TESSEL_SPEC_MAX_LEVELS];
+    double cycles;                            /* the largest of the above and the roofline */
+} tessel_report_pipeline;
+
+/* Fills pt->pipeline from the spec, the estimate and pt's roofline, and
+ * makes its cycles the run's (pt->roofline.cycles, seconds, utilizations
+ * and pt->bound); spec->timing must be TESSEL_SPEC_TIMING_PIPELINE. */
+struct tessel_report_point;
+void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *result,
+                                  struct tessel_report_point *pt);
+
 typedef struct tessel_report_point {
     char design[64];        /* spec->name */
     char workload[16];      /* spmspm, spmv, ttm, mttkrp, other */
@@ -83,6 +109,7 @@ typedef struct tessel_report_point {
     double energy_pj;       /* total */
     tessel_roofline roofline;
     char bound[TESSEL_SPEC_NAME_MAX]; /* "compute" or the bounding level's name */
+    tessel_report_pipeline pipeline;  /* `timing: pipeline` terms (present 0: roofline) */
     double clock_ghz;
     uint64_t macs, intersections, output_nnz;
     double output_nnz_stderr; /* NaN (an empty column) without one */

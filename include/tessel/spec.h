@@ -136,6 +136,15 @@ typedef struct tessel_spec_level {
     char name[TESSEL_SPEC_NAME_MAX];
     uint64_t capacity;      /* bytes; 0 = unbounded (the backing store) */
     double bandwidth;       /* GB/s (10^9 bytes/s); 0 = unbounded */
+    /* Separate ports (GB/s; 0 = not given): `timing: pipeline` times level
+     * reads and writes on their own ports (docs/models/timing.md). */
+    double read_bandwidth, write_bandwidth;
+    /* `network: {width, deliver}`: values per cycle the level's network
+     * delivers to its child (0 = not modelled) and whether a streamed value
+     * goes to every lane holding a stationary value (dense, SIGMA) or only
+     * to effectual multiplies (docs/models/timing.md). */
+    unsigned network_width;
+    int network_dense;
     unsigned instances;     /* copies of this level (e.g. one per PE); >= 1 */
     unsigned word_bits;     /* bits per access, for energy (default 64) */
     unsigned value_bits;    /* default 64 */
@@ -162,6 +171,9 @@ typedef struct tessel_spec_level {
     int spatial_policy;
     tessel_spec_pos spatial_pos;
 } tessel_spec_level;
+
+/* architecture.timing (docs/models/timing.md) */
+enum { TESSEL_SPEC_TIMING_ROOFLINE = 0, TESSEL_SPEC_TIMING_PIPELINE = 1 };
 
 /* mapping.LEVEL.distribution: how the child tiles go to the instances. */
 enum { TESSEL_SPEC_SPATIAL_BLOCKED = 0, TESSEL_SPEC_SPATIAL_ROUND_ROBIN = 1,
@@ -270,6 +282,7 @@ typedef struct tessel_spec {
     unsigned nlevels;       /* levels[0] is the backing store (DRAM) */
     tessel_spec_level level[TESSEL_SPEC_MAX_LEVELS];
     tessel_spec_compute compute;
+    int timing;             /* architecture.timing: TESSEL_SPEC_TIMING_* (roofline) */
     tessel_spec_strategy strategy;
     tessel_spec_template template_;
     /* Energy tables to search, in order (paths resolved relative to the

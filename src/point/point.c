@@ -195,6 +195,8 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
                                         diag);
     if (rc)
         return rc;
+    if (req->data) /* the pipeline timing's output pieces (docs/models/timing.md) */
+        memcpy(out->result.extent, req->data->extent, sizeof(out->result.extent));
     out->feasible = tessel_point_feasible(&out->result, out->strategy, &out->overflow_level,
                                           &out->overflow_tensor);
     return TESSEL_OK;

@@ -244,6 +244,8 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         memset(out, 0, sizeof(*out));
         return rc;
     }
+    if (spec->timing == TESSEL_SPEC_TIMING_PIPELINE) /* docs/models/timing.md */
+        tessel_report_pipeline_apply(spec, result, out);
 
     out->mac_energy_pj = (double)result->macs * energy->mac.pj[TESSEL_ACTION_COMPUTE];
     out->intersect_energy_pj =

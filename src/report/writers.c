@@ -560,6 +560,54 @@ static void traffic_record(emitter *e, const tessel_report_point *p, unsigned l,
     end(e);
 }
 
+/* A network row (`timing: pipeline`, docs/outputs.md): the values level l's
+ * network delivers of tensor t to its child, their bytes in the child's
+ * value width; every other column 0, the energy empty (not priced). */
+static void network_record(emitter *e, const tessel_report_point *p, unsigned l, unsigned t)
+{
+    char level[TESSEL_SPEC_NAME_MAX + 16];
+    snprintf(level, sizeof(level), "%s:network", p->level_name[l]);
+    double values = p->pipeline.network_values[l][t];
+    static const char *const zero[] = { "fills", "reads", "updates", "writebacks" };
+    begin(e);
+    point_keys(e, p);
+    emit_str(e, "level", level);
+    emit_str(e, "tensor", p->tensor_name[t]);
+    for (unsigned i = 0; i < 4; i++)
+        emit_u64(e, zero[i], 0);
+    emit_u64(e, "data_bytes", (uint64_t)(p->pipeline.network_bytes[l][t] + 0.5));
+    emit_u64(e, "metadata_bytes", 0);
+    emit_double(e, "energy_pj", NAN);
+    static const char *const zero2[] = { "algorithmic", "actual", "skipped", "gated",
+                                         "bumped_bytes" };
+    for (unsigned i = 0; i < 5; i++)
+        emit_u64(e, zero2[i], 0);
+    emit_u64(e, "reads_elements", (uint64_t)(values + 0.5));
+    emit_u64(e, "writes_elements", 0);
+    emit_double(e, "overflow_tiles_share", 0.0);
+    emit_u64(e, "overflow_bytes", 0);
+    emit_u64(e, "partition_bytes", 0);
+    emit_u64(e, "worst_tile_bytes", 0);
+    end(e);
+}
+
+/* Calls network_record for every (level, tensor) whose network delivered values. */
+static void network_records(emitter *e, const tessel_report_point *p, int *first)
+{
+    if (!p->pipeline.present)
+        return;
+    for (unsigned l = 0; l < p->nlevels; l++)
+        for (unsigned t = 0; t < p->ntensors; t++) {
+            if (!(p->pipeline.network_values[l][t] > 0))
+                continue;
+            if (e->json) {
+                fputs(*first ? "\n  " : ",\n  ", e->f);
+                *first = 0;
+            }
+            network_record(e, p, l, t);
+        }
+}
+
 static void summary_record(emitter *e, const tessel_report_point *p)
 {
     begin(e);
@@ -607,6 +655,7 @@ int tessel_report_traffic_csv_rows(FILE *f, const tessel_report_point *p)
     for (unsigned l = 0; l < p->nlevels; l++)
         for (unsigned t = 0; t < p->ntensors; t++)
             traffic_record(&e, p, l, t);
+    network_records(&e, p, NULL);
     return stream_status(f);
 }
 
@@ -642,6 +691,8 @@ int tessel_report_traffic_json(FILE *f, const tessel_report_point *p, size_t n)
                 first = 0;
                 traffic_record(&e, &p[i], l, t);
             }
+    for (size_t i = 0; i < n; i++)
+        network_records(&e, &p[i], &first);
     fputs(first ? "]\n" : "\n]\n", f);
     return stream_status(f);
 }

@@ -283,6 +283,37 @@ static rs_mapping *mapping(rb *b, unsigned l)
     return m;
 }
 
+/* The pipeline timing's level keys, recorded only where the spec gives them
+ * (docs/models/timing.md), so specs without them resolve as before. */
+static void level_ports(rb *b, rs_level *r, const tessel_spec_level *lv,
+                        const tessel_yaml_node *ln, const char *path)
+{
+    char key[256];
+    const double bw[2] = { lv->read_bandwidth, lv->write_bandwidth };
+    const char *name[2] = { "read_bandwidth", "write_bandwidth" };
+    double **slot[2] = { &r->read_bandwidth, &r->write_bandwidth };
+    for (unsigned p = 0; p < 2; p++) {
+        if (!(bw[p] > 0))
+            continue;
+        *slot[p] = zalloc(b, 1, sizeof(double));
+        if (*slot[p])
+            **slot[p] = bw[p];
+        snprintf(key, sizeof(key), "%s.%s", path, name[p]);
+        note_double(b, key, tessel_yaml_get(ln, name[p]), bw[p]);
+    }
+    if (!lv->network_width)
+        return;
+    r->network_width = zalloc(b, 1, sizeof(unsigned));
+    if (r->network_width)
+        *r->network_width = lv->network_width;
+    r->network_deliver = dup(b, lv->network_dense ? "dense" : "effectual");
+    const tessel_yaml_node *nn = tessel_yaml_get(ln, "network");
+    snprintf(key, sizeof(key), "%s.network.width", path);
+    note_u64(b, key, tessel_yaml_get(nn, "width"), lv->network_width);
+    snprintf(key, sizeof(key), "%s.network.deliver", path);
+    note(b, key, tessel_yaml_get(nn, "deliver"), r->network_deliver);
+}
+
 /* The sizes and widths of level l, each with its origin. */
 static void level_numbers(rb *b, rs_level *r, const tessel_spec_level *lv,
                           const tessel_yaml_node *ln, const char *path)
@@ -305,6 +336,7 @@ static void level_numbers(rb *b, rs_level *r, const tessel_spec_level *lv,
     r->bandwidth = lv->bandwidth;
     snprintf(key, sizeof(key), "%s.bandwidth", path);
     note_double(b, key, tessel_yaml_get(ln, "bandwidth"), lv->bandwidth);
+    level_ports(b, r, lv, ln, path);
 }
 
 static void level(rb *b, rs_level *r, unsigned l)
@@ -524,6 +556,10 @@ static void top(rb *b, rs_spec *r)
     r->file = dup(b, s->path);
     r->technology = dup(b, s->technology);
     note(b, "architecture.technology", tessel_yaml_get(an, "technology"), s->technology);
+    if (s->timing == TESSEL_SPEC_TIMING_PIPELINE) {
+        r->timing = dup(b, "pipeline");
+        note(b, "architecture.timing", tessel_yaml_get(an, "timing"), r->timing);
+    }
     r->energy_tables = zalloc(b, s->ntables, sizeof(*r->energy_tables));
     r->energy_tables_count = r->energy_tables ? s->ntables : 0;
     for (unsigned i = 0; i < r->energy_tables_count; i++) {

@@ -52,6 +52,10 @@ typedef struct rs_level {
     rs_part *tensors;
     unsigned tensors_count;
     rs_mapping *mapping; /* NULL at the backing store */
+    /* The pipeline timing's keys; NULL when not given (docs/models/timing.md) */
+    double *read_bandwidth, *write_bandwidth;
+    unsigned *network_width;
+    char *network_deliver;
 } rs_level;
 
 typedef struct rs_model {
@@ -119,6 +123,7 @@ typedef struct rs_spec {
     rs_compute compute;
     rs_strategy strategy;
     rs_template template_;
+    char *timing; /* architecture.timing; NULL for the default (roofline) */
 } rs_spec;
 
 /* Where each value came from while the tree is built (NULL: not wanted). */

@@ -179,6 +179,13 @@ static void level(sb *b, const rs_level *lv)
         put(b, "      capacity: %" PRIu64 "\n", lv->capacity);
     if (lv->bandwidth > 0)
         put(b, "      bandwidth: %.17g\n", lv->bandwidth);
+    if (lv->read_bandwidth)
+        put(b, "      read_bandwidth: %.17g\n", *lv->read_bandwidth);
+    if (lv->write_bandwidth)
+        put(b, "      write_bandwidth: %.17g\n", *lv->write_bandwidth);
+    if (lv->network_width)
+        put(b, "      network: {width: %u, deliver: %s}\n", *lv->network_width,
+            lv->network_deliver ? lv->network_deliver : "effectual");
     put(b, "      instances: %u\n      word_bits: %u\n      value_bits: %u\n"
            "      coord_bits: %u\n      offset_bits: %u\n      run_bits: %u\n"
            "      format: %s\n",
@@ -195,6 +202,8 @@ static void architecture(sb *b, const rs_spec *r)
     put(b, "architecture:\n  technology: ");
     quoted(b, r->technology);
     put(b, "\n");
+    if (r->timing)
+        put(b, "  timing: %s\n", r->timing);
     if (r->energy_tables_count) {
         put(b, "  energy_tables: ");
         names(b, r->energy_tables, r->energy_tables_count);

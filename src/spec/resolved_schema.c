@@ -83,6 +83,10 @@ static const cyaml_schema_field_t level_fields[] = {
     CYAML_FIELD_SEQUENCE("tensors", CYAML_FLAG_POINTER, rs_level, tensors, &part_entry, 0,
                          CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("mapping", OPT_PTR, rs_level, mapping, mapping_fields),
+    CYAML_FIELD_FLOAT_PTR("read_bandwidth", OPT_PTR, rs_level, read_bandwidth),
+    CYAML_FIELD_FLOAT_PTR("write_bandwidth", OPT_PTR, rs_level, write_bandwidth),
+    CYAML_FIELD_UINT_PTR("network_width", OPT_PTR, rs_level, network_width),
+    OPT_STR("network_deliver", rs_level, network_deliver),
     CYAML_FIELD_END
 };
 static const cyaml_schema_value_t level_entry = {
@@ -187,6 +191,7 @@ static const cyaml_schema_field_t spec_fields[] = {
     CYAML_FIELD_MAPPING("compute", CYAML_FLAG_DEFAULT, rs_spec, compute, compute_fields),
     CYAML_FIELD_MAPPING("strategy", CYAML_FLAG_DEFAULT, rs_spec, strategy, strategy_fields),
     CYAML_FIELD_MAPPING("template", CYAML_FLAG_DEFAULT, rs_spec, template_, template_fields),
+    OPT_STR("timing", rs_spec, timing),
     CYAML_FIELD_END
 };
 

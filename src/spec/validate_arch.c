@@ -8,12 +8,14 @@
 
 #include "validate_internal.h"
 
-static const char *const arch_keys[] = { "technology", "energy_tables", "levels", "compute" };
+static const char *const arch_keys[] = { "technology", "energy_tables", "levels", "compute",
+                                         "timing" };
 static const char *const level_keys[] = { "name",       "capacity",    "bandwidth",
                                           "instances",  "word_bits",   "value_bits",
                                           "coord_bits", "offset_bits", "run_bits",
                                           "format",     "class",       "attributes",
-                                          "tensors" };
+                                          "tensors",    "read_bandwidth", "write_bandwidth",
+                                          "network" };
 static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on",
                                                  "rank_order" };
 static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
@@ -70,6 +72,39 @@ static int read_mask(vctx *v, const tessel_yaml_node *n, const char *field, cons
     if (!rc)
         *mask = m;
     return rc;
+}
+
+/* The pipeline timing's keys of a level (docs/models/timing.md): separate
+ * read and write ports, and the network that delivers to its child. */
+static void read_ports(vctx *v, const tessel_yaml_node *lv, const char *field,
+                       tessel_spec_level *L)
+{
+    char f[256];
+    const tessel_yaml_node *n;
+    spec_join(f, sizeof(f), field, "read_bandwidth");
+    if ((n = tessel_yaml_get(lv, "read_bandwidth")))
+        spec_read_positive(v, n, f, "read_bandwidth", "GB/s", &L->read_bandwidth);
+    spec_join(f, sizeof(f), field, "write_bandwidth");
+    if ((n = tessel_yaml_get(lv, "write_bandwidth")))
+        spec_read_positive(v, n, f, "write_bandwidth", "GB/s", &L->write_bandwidth);
+    spec_join(f, sizeof(f), field, "network");
+    const tessel_yaml_node *net = tessel_yaml_get(lv, "network");
+    if (!net || !(net = spec_mapping_of(v, net, f, "network")))
+        return;
+    static const char *const net_keys[] = { "width", "deliver" };
+    static const char *const deliver_names[] = { "effectual", "dense" };
+    spec_check_keys(v, net, f, net_keys, N_OF(net_keys));
+    char g[300];
+    spec_join(g, sizeof(g), f, "width");
+    if ((n = tessel_yaml_get(net, "width")))
+        spec_read_count(v, n, g, "width", UINT32_MAX, &L->network_width);
+    else
+        spec_err(v, net, g, "'network' needs 'width' (values delivered per cycle)");
+    spec_join(g, sizeof(g), f, "deliver");
+    if ((n = tessel_yaml_get(net, "deliver"))) {
+        int k = spec_read_choice(v, n, g, "deliver", deliver_names, N_OF(deliver_names));
+        L->network_dense = k == 1;
+    }
 }
 
 /* partition: "25%", 0.25 (a plain number <= 1) or a size. */
@@ -230,6 +265,7 @@ static void level_defaults(tessel_spec *s, tessel_spec_level *L)
         L->order[i] = i;
 }
 
+/* Level l of architecture.levels: its name, sizes, widths, formats, ports and tensors. */
 static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
 {
     tessel_spec *s = v->s;
@@ -273,6 +309,7 @@ static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
     spec_join(f, sizeof(f), field, "bandwidth");
     if ((n = tessel_yaml_get(lv, "bandwidth")))
         spec_read_positive(v, n, f, "bandwidth", "GB/s", &L->bandwidth);
+    read_ports(v, lv, field, L);
     spec_join(f, sizeof(f), field, "instances");
     if ((n = tessel_yaml_get(lv, "instances")))
         spec_read_count(v, n, f, "instances", UINT32_MAX, &L->instances);
@@ -408,6 +445,12 @@ void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
         spec_read_string(v, n, "architecture.technology", "technology", s->technology,
                     sizeof(s->technology));
     read_tables(v, arch);
+    if ((n = tessel_yaml_get(arch, "timing"))) {
+        static const char *const timing_names[] = { "roofline", "pipeline" };
+        int k = spec_read_choice(v, n, "architecture.timing", "timing", timing_names,
+                                 N_OF(timing_names));
+        s->timing = k == 1 ? TESSEL_SPEC_TIMING_PIPELINE : TESSEL_SPEC_TIMING_ROOFLINE;
+    }
     const tessel_yaml_node *levels = tessel_yaml_get(arch, "levels");
     const char *lf = "architecture.levels";
     if (!levels) {

@@ -892,6 +892,220 @@ START_TEST(human_summary)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* timing: pipeline (docs/models/timing.md), hand-checked. Z[i,j] = A[i,k] * B[k,j]
+ * on DRAM -> Buf (innermost); indices i 0, k 1, j 2. */
+
+static void pipe_spec(tessel_spec *s, double dram_gbs, uint64_t capacity, unsigned lanes)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "pipe");
+    s->timing = TESSEL_SPEC_TIMING_PIPELINE;
+    s->workload.kind = TESSEL_WORKLOAD_SPMSPM;
+    s->workload.ntensors = 3;
+    s->workload.nindices = 3;
+    const char *tn[3] = { "Z", "A", "B" };
+    const unsigned idx[3][2] = { { 0, 2 }, { 0, 1 }, { 1, 2 } };
+    for (unsigned t = 0; t < 3; t++) {
+        snprintf(s->workload.tensor[t].name, TESSEL_SPEC_NAME_MAX, "%s", tn[t]);
+        s->workload.tensor[t].rank = 2;
+        s->workload.tensor[t].index[0] = idx[t][0];
+        s->workload.tensor[t].index[1] = idx[t][1];
+    }
+    s->nlevels = 2;
+    snprintf(s->level[0].name, TESSEL_SPEC_NAME_MAX, "DRAM");
+    s->level[0].bandwidth = dram_gbs;
+    s->level[0].instances = 1;
+    snprintf(s->level[1].name, TESSEL_SPEC_NAME_MAX, "Buf");
+    s->level[1].capacity = capacity;
+    s->level[1].instances = 1;
+    s->level[1].value_bits = 64;
+    for (unsigned x = 0; x < 3; x++)
+        s->level[1].order[x] = x; /* i, k, j */
+    s->compute.pes = lanes;
+    s->compute.macs_per_pe = 1;
+    s->compute.clock_ghz = 1.0;
+    snprintf(s->strategy.name, sizeof(s->strategy.name), "fixed");
+}
+
+/* A 800 B in one fill, B 480 B in one fill, Z 40 values (320 B) written
+ * back once; level 0 sees the same bytes from its side. */
+static void pipe_result(tessel_result *r, uint64_t macs)
+{
+    memset(r, 0, sizeof(*r));
+    r->nlevels = 2;
+    r->ntensors = 3;
+    snprintf(r->estimator, sizeof(r->estimator), "exact");
+    const uint64_t in[3] = { 0, 800, 480 };
+    for (unsigned t = 0; t < 3; t++) {
+        tessel_traffic *d = &r->traffic[0][t], *b = &r->traffic[1][t];
+        b->fills = t ? 1 : 0;
+        b->in_data = in[t];
+        b->worst_tile_bytes = t ? in[t] : 320;
+        d->child_read_data = in[t];
+    }
+    r->traffic[1][0].writebacks = 1;
+    r->traffic[1][0].out_data = 320;
+    r->traffic[0][0].child_write_data = 320;
+    r->tile[1][0] = 4; /* i: four rows a tile: with order IKJ, four output pieces */
+    r->macs = macs;
+}
+
+static tessel_report_point *pipe_point(const tessel_spec *s, const tessel_result *r)
+{
+    tessel_design_energy e;
+    make_energy(&e);
+    tessel_report_point *p = malloc(sizeof(*p));
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(tessel_report_point_build(s, r, &e, "d", "fixed", p, NULL), 0);
+    return p;
+}
+
+START_TEST(pipeline_serial_and_double_buffered)
+{
+    tessel_spec s;
+    tessel_result r;
+    /* 16 B a cycle; 400 MACs on 4 lanes = 100 cycles; the boundary's 1,600 B = 100 cycles. */
+    pipe_spec(&s, 16, 1000, 4);
+    pipe_result(&r, 400);
+    tessel_report_point *p = pipe_point(&s, &r);
+    /* A's 800 B do not fit twice in 1,000 B: serial, 100 + 100 + 40 values / 4 lanes */
+    ck_assert_int_eq(p->pipeline.double_buffered[1], 0);
+    ck_assert_double_eq_tol(p->pipeline.transfer[1], 100, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 210, 1e-9);
+    ck_assert_str_eq(p->bound, "pipeline:Buf");
+    free(p);
+    /* Room for two: first fill (800 + 480) / 16 = 80, compute 100, the last of 4 pieces
+     * 320 / 4 / 16 = 5 (its 10 values over 4 lanes take 2.5): 185 */
+    s.level[1].capacity = 10000;
+    p = pipe_point(&s, &r);
+    ck_assert_int_eq(p->pipeline.double_buffered[1], 1);
+    ck_assert_double_eq_tol(p->pipeline.fill[1], 80, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.drain[1], 5, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 185, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.seconds, 185e-9, 1e-18);
+    free(p);
+    /* A read port of 32 GB/s beside the shared 16: reads 1,280 / 32 = 40, writes 320 / 16 = 20 */
+    s.level[0].read_bandwidth = 32;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.transfer[1], 40, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 40 + 100 + 5, 1e-9);
+    free(p);
+    /* Order KIJ: the reduction index outermost, one piece: 320 / 16 = 20 */
+    s.level[0].read_bandwidth = 0;
+    s.level[1].order[0] = 1;
+    s.level[1].order[1] = 0;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.drain[1], 20, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 80 + 100 + 20, 1e-9);
+    free(p);
+    /* Roofline timing: the same point is 100 cycles, DRAM- or compute-bound */
+    s.timing = TESSEL_SPEC_TIMING_ROOFLINE;
+    p = pipe_point(&s, &r);
+    ck_assert_int_eq(p->pipeline.present, 0);
+    ck_assert_double_eq_tol(p->roofline.cycles, 100, 1e-9);
+    free(p);
+}
+END_TEST
+
+START_TEST(pipeline_accumulator_drain)
+{
+    /* SAM-like: no bandwidth anywhere, one lane, order KIJ: 400 MACs, then the 40 output
+     * values leave one a cycle after the last product */
+    tessel_spec s;
+    tessel_result r;
+    pipe_spec(&s, 0, 0, 1);
+    s.level[1].order[0] = 1;
+    s.level[1].order[1] = 0;
+    pipe_result(&r, 400);
+    tessel_report_point *p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.fill[1], 0, 1e-12);
+    ck_assert_double_eq_tol(p->pipeline.drain[1], 40, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 440, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.compute_utilization, 400.0 / 440.0, 1e-12);
+    free(p);
+}
+END_TEST
+
+START_TEST(pipeline_network)
+{
+    /* DRAM's network, 4 values a cycle, to Buf: A (stationary) filled twice with 8 values
+     * each, B ten times; 30 MACs */
+    tessel_spec s;
+    tessel_result r;
+    pipe_spec(&s, 0, 0, 64);
+    pipe_result(&r, 30);
+    r.traffic[1][1].fills = 2;
+    r.traffic[1][1].in_data = 2 * 8 * 8;
+    r.traffic[1][2].fills = 10;
+    r.traffic[1][0].out_data = 0;
+    s.level[0].network_width = 4;
+    s.level[0].network_dense = 1;
+    tessel_report_point *p = pipe_point(&s, &r);
+    /* dense: 10 steps x ceil(8 lanes / 4) = 20 cycles; B delivered 10 x 8 = 80 times */
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 20, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[0][1], 16, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 80, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_bytes[0][2], 640, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 20, 1e-9);
+    ck_assert_str_eq(p->bound, "network:DRAM");
+    /* the network rows of traffic.csv */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_int_eq(tessel_report_traffic_csv_rows(f, p), 0);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "DRAM:network,B,0,0,0,0,640,0,,0,0,0,0,0,80,0,"));
+    ck_assert_ptr_nonnull(strstr(buf, "DRAM:network,A,0,0,0,0,128,0,,0,0,0,0,0,16,0,"));
+    ck_assert_ptr_null(strstr(buf, "DRAM:network,Z"));
+    free(buf);
+    free(p);
+    /* effectual: 30 MACs over 10 steps, ceil(3 / 4) = 1 cycle a step; B delivered 30 times */
+    s.level[0].network_dense = 0;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 10, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 30, 1e-9);
+    free(p);
+}
+END_TEST
+
+START_TEST(pipeline_multicast)
+{
+    /* DRAM -> GLB -> PE, GLB split {k: 2, j: 4}; GLB tiles k 8, j 8 over PE tiles k 4, j 4:
+     * two child tiles along each. A[i,k] lacks j: each PE fill of A goes to min(4, 2) = 2
+     * instances; B[k,j] has both: once; Z[i,j] lacks k: partials from min(2, 2) = 2 */
+    tessel_spec s;
+    tessel_result r;
+    pipe_spec(&s, 0, 0, 4);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[1].name, TESSEL_SPEC_NAME_MAX, "GLB");
+    snprintf(s.level[2].name, TESSEL_SPEC_NAME_MAX, "PE");
+    s.level[1].spatial[1] = 2;
+    s.level[1].spatial[2] = 4;
+    s.level[1].network_width = 10;
+    pipe_result(&r, 400);
+    r.nlevels = 3;
+    for (unsigned t = 0; t < 3; t++)
+        r.traffic[2][t] = r.traffic[1][t];
+    r.tile[1][1] = r.tile[1][2] = 8;
+    r.tile[2][1] = r.tile[2][2] = 4;
+    tessel_design_energy e;
+    make_energy(&e);
+    e.level[2] = e.level[1];
+    tessel_report_point *p = malloc(sizeof(*p));
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", p, NULL), 0);
+    ck_assert_double_eq_tol(p->pipeline.network_bytes[1][1], 1600, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_bytes[1][2], 480, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_bytes[1][0], 640, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[1][1], 200, 1e-9);
+    /* 200 + 60 + 80 values, 10 a cycle */
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[1], 34, 1e-9);
+    free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("report");
@@ -910,6 +1124,10 @@ int main(void)
     tcase_add_test(tc, check_dir);
     tcase_add_test(tc, write_dir_out_of_memory);
     tcase_add_test(tc, human_summary);
+    tcase_add_test(tc, pipeline_serial_and_double_buffered);
+    tcase_add_test(tc, pipeline_accumulator_drain);
+    tcase_add_test(tc, pipeline_network);
+    tcase_add_test(tc, pipeline_multicast);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -139,7 +139,10 @@ void drt_w_finish(walker *w, tessel_drt_summary *summary)
     for (unsigned role = DRT_Z; role <= DRT_B; role++) {
         unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
         uint64_t dims[2] = { d->roles.extent[rows], d->roles.extent[cols] };
-        double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
+        /* Z as the output_nnz column has it: stat's expected count is
+         * rounded there, so compulsory_bytes matches other estimators' */
+        double b0 = 1.8e19, b1 = 1.8e19;
+        double n = role == DRT_Z ? (double)r->output_nnz : (double)d->grid[role].nnz_all;
         unsigned t = d->roles.tensor[role];
         if (tessel_model_untiled_bytes(w->spec, 0, t, 2, dims, NULL, n, &b0, NULL))
             b0 = 1.8e19;

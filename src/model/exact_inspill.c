@@ -46,8 +46,8 @@ static unsigned read_pos(const engine *e, unsigned b, unsigned x)
 int exact_inspill_reads(const engine *e, unsigned b, unsigned i)
 {
     if ((e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV) || e->nin != 2 ||
-        i >= 2 || b + 1 != e->nlev)
-        return EXACT_READS_ONCE;
+        i >= 2 || b + 1 != e->nlev || (e->kind == TESSEL_WORKLOAD_SPMV && i == 0))
+        return EXACT_READS_ONCE; /* SpMV's A: x has one fibre, so once per use */
     const operand *o = &e->in[i];
     unsigned other = o->x[0] == 2 ? o->x[1] : o->x[0]; /* the operand's output index */
     unsigned y = 1 - other;                              /* the index it does not carry */

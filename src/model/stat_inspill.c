@@ -166,7 +166,9 @@ int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in)
         else if (t->n)
             rc = element_reads(e, b, i, in[i], in[1 - i]);
     }
-    if (!rc)
-        exact_ob_cascade(e, b);
-    return rc;
+    if (rc)
+        return exact_oom_step(e, "estimating the compute's reads of overbooked tiles",
+                              (e->extent[2] + 1) * sizeof(double));
+    exact_ob_cascade(e, b);
+    return TESSEL_OK;
 }

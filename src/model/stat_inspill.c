@@ -50,41 +50,60 @@ static unsigned k_mode(const engine *e, unsigned i)
     return e->in[i].x[0] == 2 ? 0 : 1;
 }
 
+/* Adds to *c the expected non-empty fibres of strip sidx (base width bf)
+ * whose strip holds `part` of its `all` nonzeros in the band. */
+static void strip_fibres(const stat_input *in, unsigned mf, uint64_t sidx, uint64_t bf,
+                         double part, double all, double *c)
+{
+    double lq = part < all ? log1p(-part / all) : -INFINITY;
+    uint64_t f0 = sidx * bf, f1 = f0 + bf < in->dims[mf] ? f0 + bf : in->dims[mf];
+    for (uint64_t f = f0; f < f1; f++)
+        if (in->line_nnz[mf][f])
+            *c += isinf(lq) ? 1 : -expm1((double)in->line_nnz[mf][f] * lq);
+}
+
 /* Per k band of level b (nb bands), the expected non-empty fibres of
  * operand o (its lines along its output index) with a nonzero in the
- * band, from o's base grid with the fibres as rows. */
-static int band_fibres(engine *e, unsigned b, unsigned o, const stat_input *in, double *cnt,
-                       uint64_t nb)
+ * band, from o's base grid. `scratch` holds 2 x the fibre strips. */
+static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_input *in,
+                        double *cnt, uint64_t nb, double *scratch)
 {
     unsigned mk = k_mode(e, o), mf = 1 - mk;
     const stat_grid *g = in->base;
-    stat_grid t;
-    memset(&t, 0, sizeof(t));
-    if (mk == 0) { /* k along the rows: the fibres become the rows */
-        if (stat_grid_transpose(in->base, e->alloc, &t))
-            return TESSEL_ENOMEM;
-        g = &t;
-    }
     uint64_t bf = in->grid->tile[mf], bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
-    const uint64_t *L = in->line_nnz[mf];
-    for (uint64_t r = 0; r < g->rows; r++) {
-        double all = 0;
-        for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
-            all += (double)g->nnz[n];
-        uint64_t f0 = r * bf, f1 = f0 + bf < in->dims[mf] ? f0 + bf : in->dims[mf];
-        for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1];) {
-            uint64_t K = g->col[n] * bk / ek; /* the strip's cells in band K, a run */
-            double in_band = 0;
-            for (; n < g->ptr[r + 1] && g->col[n] * bk / ek == K; n++)
-                in_band += (double)g->nnz[n];
-            double lq = in_band < all ? log1p(-in_band / all) : -INFINITY;
-            for (uint64_t f = f0; f < f1 && K < nb; f++)
-                if (L[f])
-                    cnt[K] += isinf(lq) ? 1 : -expm1((double)L[f] * lq);
+    if (mk) { /* fibres along the rows: a row's cells in band order */
+        for (uint64_t r = 0; r < g->rows; r++) {
+            double all = 0;
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
+                all += (double)g->nnz[n];
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1];) {
+                uint64_t K = g->col[n] * bk / ek;
+                double part = 0;
+                for (; n < g->ptr[r + 1] && g->col[n] * bk / ek == K; n++)
+                    part += (double)g->nnz[n];
+                if (K < nb)
+                    strip_fibres(in, mf, r, bf, part, all, &cnt[K]);
+            }
+        }
+        return;
+    }
+    /* k along the rows: the rows of one band are consecutive */
+    uint64_t ns = g->cols;
+    double *all = scratch, *part = scratch + ns;
+    memset(scratch, 0, 2 * ns * sizeof(double));
+    for (uint64_t n = 0; n < g->ptr[g->rows]; n++)
+        all[g->col[n]] += (double)g->nnz[n];
+    for (uint64_t r = 0; r < g->rows;) {
+        uint64_t K = r * bk / ek;
+        for (; r < g->rows && r * bk / ek == K; r++)
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
+                part[g->col[n]] += (double)g->nnz[n];
+        for (uint64_t c = 0; c < ns; c++) {
+            if (part[c] > 0 && K < nb)
+                strip_fibres(in, mf, c, bf, part[c], all[c], &cnt[K]);
+            part[c] = 0;
         }
     }
-    stat_grid_free(e->alloc, &t);
-    return TESSEL_OK;
 }
 
 /* Reads of input i's recorded tiles under the fibres case: nnz(T) times
@@ -93,18 +112,20 @@ static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *othe
 {
     ob_table *t = &e->ob[b % 2][i];
     uint64_t ek = exact_level_edge(e, b, 2), nb = (e->extent[2] + ek - 1) / ek;
-    double *cnt = tessel_alloc_array(e->alloc, nb ? nb : 1, sizeof(double));
+    const stat_grid *g = other->base;
+    uint64_t ns = k_mode(e, 1 - i) ? 0 : g->cols;
+    double *cnt = tessel_alloc_array(e->alloc, (nb ? nb : 1) + 2 * ns, sizeof(double));
     if (!cnt)
         return TESSEL_ENOMEM;
     memset(cnt, 0, (nb ? nb : 1) * sizeof(double));
-    int rc = band_fibres(e, b, 1 - i, other, cnt, nb);
-    for (uint64_t s = 0; s < t->n && !rc; s++) {
+    band_fibres(e, b, 1 - i, other, cnt, nb, cnt + (nb ? nb : 1));
+    for (uint64_t s = 0; s < t->n; s++) {
         ob_tile *n = &t->t[s];
         double v = n->band < nb ? cnt[n->band] * (double)n->nnz : 0;
         n->child_nnz = v > 0 ? (uint64_t)llround(v) : 0;
     }
     tessel_dealloc(e->alloc, cnt);
-    return rc;
+    return TESSEL_OK;
 }
 
 /* Reads of input i's recorded tiles under the elements case, summed over

@@ -169,7 +169,10 @@ void drt_w_finish(walker *w, tessel_drt_summary *summary)
     double comp = 0, flat = 0;
     for (unsigned role = DRT_Z; role <= DRT_B; role++) {
         unsigned rows = role == DRT_B ? DRT_K : DRT_I, cols = role == DRT_A ? DRT_K : DRT_J;
-        double b0 = 1.8e19, b1 = 1.8e19, n = role == DRT_Z ? nnz : (double)d->grid[role].nnz_all;
+        /* Z as the output_nnz column has it: stat's expected count is
+         * rounded there, so compulsory_bytes matches other estimators' */
+        double b0 = 1.8e19, b1 = 1.8e19;
+        double n = role == DRT_Z ? (double)r->output_nnz : (double)d->grid[role].nnz_all;
         unsigned t = d->roles.tensor[role];
         for (unsigned l = 0; l < 2; l++) {
             unsigned lvl = l ? w->lv : 0;

@@ -164,6 +164,4 @@ void exact_ob_free(engine *e)
             tessel_dealloc(e->alloc, e->ob[g][i].t);
             memset(&e->ob[g][i], 0, sizeof(e->ob[g][i]));
         }
-    tessel_dealloc(e->alloc, e->inband);
-    e->inband = NULL;
 }

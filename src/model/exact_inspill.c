@@ -35,16 +35,25 @@
 
 #include "exact_internal.h"
 
+/* Position of engine index x in level b's order, 0 outermost; SpMV's unit
+ * index j (no loop) is outermost here: x's one column is the same fibre at
+ * every iteration, so x(k) stays put while i runs inside k. */
+static unsigned read_pos(const engine *e, unsigned b, unsigned x)
+{
+    return e->spec_index[x] < 0 ? 0 : exact_order_pos(e, b, x) + 1;
+}
+
 int exact_inspill_reads(const engine *e, unsigned b, unsigned i)
 {
-    if (e->kind != TESSEL_WORKLOAD_SPMSPM || e->nin != 2 || i >= 2 || b + 1 != e->nlev)
-        return EXACT_READS_ONCE;
+    if ((e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV) || e->nin != 2 ||
+        i >= 2 || b + 1 != e->nlev || (e->kind == TESSEL_WORKLOAD_SPMV && i == 0))
+        return EXACT_READS_ONCE; /* SpMV's A: x has one fibre, so once per use */
     const operand *o = &e->in[i];
     unsigned other = o->x[0] == 2 ? o->x[1] : o->x[0]; /* the operand's output index */
     unsigned y = 1 - other;                              /* the index it does not carry */
-    unsigned pk = exact_order_pos(e, b, 2), po = exact_order_pos(e, b, other);
+    unsigned pk = read_pos(e, b, 2), po = read_pos(e, b, other);
     unsigned inner = pk > po ? pk : po;
-    if (exact_order_pos(e, b, y) > inner)
+    if (read_pos(e, b, y) > inner)
         return EXACT_READS_ONCE;
     return pk > po ? EXACT_READS_FIBRES : EXACT_READS_ELEMENTS;
 }

@@ -123,8 +123,6 @@ typedef struct engine {
     uint64_t *touched;
     ob_table ob[2][NIN]; /* [b % 2]: overbooked tiles recorded at level b */
     int inspill;         /* the compute's reads price the innermost level (exact_inspill.c) */
-    double *inband;      /* stat_inspill.c: per input and k band, nonzeros and fibres */
-    uint64_t nband;
 } engine;
 
 

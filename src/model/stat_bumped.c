@@ -23,8 +23,7 @@
 #include "stat_bumped.h"
 #include "stat_inspill.h"
 
-/* Operand i's tile (m0, m1) of level l, packed. */
-static uint64_t pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1)
+uint64_t stat_ob_pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1)
 {
     unsigned x1 = e->in[i].x[1];
     uint64_t e1 = exact_level_edge(e, l, x1), n1 = (e->extent[x1] + e1 - 1) / e1;
@@ -47,7 +46,7 @@ static uint64_t parent_slot(const engine *e, unsigned b, unsigned i, uint64_t m0
     unsigned x0 = e->in[i].x[0], x1 = e->in[i].x[1];
     uint64_t p0 = m0 * exact_level_edge(e, b, x0) / exact_level_edge(e, pl, x0);
     uint64_t p1 = m1 * exact_level_edge(e, b, x1) / exact_level_edge(e, pl, x1);
-    return model_map_find(&t->index, pack(e, pl, i, p0, p1));
+    return model_map_find(&t->index, stat_ob_pack(e, pl, i, p0, p1));
 }
 
 /* The sub-tile's fills as reads of its level-(b-1) tile. */
@@ -63,8 +62,6 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
                  price pr, uint64_t part, double fills, double uses)
 {
     child_reads(e, b, i, m0, m1, nnz, fills);
-    if (stat_inspill_tile(e, b, i, m0, m1, nnz))
-        return TESSEL_ENOMEM;
     double bytes = pr.data + pr.meta;
     /* the cheap tests first: most tiles fit, and the compute's read
      * pattern (an order search) is the same for every tile of a level */
@@ -76,7 +73,7 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
         return TESSEL_OK;
     ob_table *t = &e->ob[b % 2][i];
     t->index.alloc = e->alloc;
-    uint64_t *slot = model_map_slot(&t->index, pack(e, b, i, m0, m1), t->n);
+    uint64_t *slot = model_map_slot(&t->index, stat_ob_pack(e, b, i, m0, m1), t->n);
     if (!slot)
         return TESSEL_ENOMEM;
     if (*slot == t->n) {
@@ -119,8 +116,7 @@ int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const f
         a_col[p->a.col[n]]++;
     int rc = TESSEL_OK;
     for (unsigned q = 0; q < 2 && !rc; q++) {
-        int bands = stat_inspill_on(e, 1); /* every tile, for the compute's reads */
-        if ((!part[q] || !fills[q]) && !bands)
+        if (!part[q] || !fills[q])
             continue;
         pricer pr = stat_pricer_of(cost[q]);
         unsigned op = mirror ? 1 - q : q;

@@ -5,6 +5,9 @@
 
 #include "stat_closed.h"
 
+/* Operand i's tile (m0, m1) of level l, packed: the key of the tables. */
+uint64_t stat_ob_pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1);
+
 /* One input tile as the closed sums price it at boundary b: operand i's
  * tile (m0, m1) in the operand's mode order, in level-b tiles, of nnz
  * nonzeros at price pr, partition part (0: unbounded), filled `fills`

@@ -395,12 +395,12 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
             rc = stat_nested_evaluate_cached(&e, b, ins, sample,
                                              cache ? stat_cache_nested(cache) : NULL, diag);
             if (!rc && e.inspill && b + 1 == spec->nlevels)
-                stat_inspill_count(&e, b, flops); /* rule 4 per read of the compute */
+                rc = stat_inspill_count(&e, b, ins); /* rule 4 per read of the compute */
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
         if (!rc && e.inspill && spec->nlevels == 2)
-            stat_inspill_count(&e, 1, flops);
+            rc = stat_inspill_count(&e, 1, ins);
         if (!rc && e.inspill)
             exact_ob_settle(&e, spec->nlevels - 1);
         exact_ob_free(&e);

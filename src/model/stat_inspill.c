@@ -6,35 +6,35 @@
  * scan convention). The closed sums charge S - P per use after a fill;
  * stat_bumped.c records every overbooked tile of the innermost level with
  * its fills and uses, as at inner levels, and here its R, the compute's
- * whole reads of T over the run, is estimated from the tiles the closed
- * sums price, gathered per k band of the innermost level:
+ * whole reads of T over the run, is estimated per line (row or column)
+ * from the statistics every stat input keeps: the base grid (nonzeros per
+ * base cell) and the nonzeros of each row and column.
  *   - fibres (A under IJK/JIK: each row of T scanned per non-empty column
- *     of B in T's k band): R = the band's expected non-empty columns, per
- *     B tile w (1 - (1 - 1/w)^n) for n nonzeros over its w columns
- *     (nonzeros spread uniformly over a tile's columns);
+ *     of B in T's k band): R = the band's expected non-empty columns of B.
+ *     A column f of B with L_f nonzeros, in a base strip whose nonzeros
+ *     fall a share q into the band, is non-empty there with probability
+ *     1 - (1 - q)^L_f (its nonzeros placed over the strip's k like the
+ *     strip's). Summed per column, a clustered graph's few long columns
+ *     count once each, where spreading a tile's nonzeros uniformly over
+ *     its columns counted most columns of the tile (+23 to +28 % on
+ *     ca-GrQc before this estimate, docs/models/stat.md).
  *   - elements (A under JKI/KJI: each A(i, k) read once per nonzero of B's
- *     row k): R = B's nonzeros in the band over the band's width (uniform
- *     over k), scaled so that the sum over tiles of nnz(T) R, the
- *     multiplies, equals the exact flops of the statistics (the
- *     correlation of A's columns with B's rows that band means lose).
+ *     row k): the nonzeros of a base cell of T fall on its k lines like
+ *     the strip's line counts, so the cell's reads are n x sum_k a_k b_k /
+ *     sum_k a_k over the cell's k (a_k T's own line counts, b_k the other
+ *     operand's). Summed over every cell this is the exact flops.
  * B mirrored. exact_ob_settle then replaces (U - F)(S - P) with
  * max(0, R - F)(S - P), as for the child level's reads. */
 #include <math.h>
 #include <string.h>
 
+#include "stat_bumped.h"
 #include "stat_inspill.h"
-
-/* Width of tile t along engine index x at level b. */
-static double width(const engine *e, unsigned b, unsigned x, uint64_t t)
-{
-    uint64_t ed = exact_level_edge(e, b, x), lo = t * ed;
-    uint64_t hi = lo + ed < e->extent[x] ? lo + ed : e->extent[x];
-    return hi > lo ? (double)(hi - lo) : 1;
-}
 
 int stat_inspill_on(const engine *e, unsigned b)
 {
-    if (!e->inspill || b + 1 != e->nlev || e->kind != TESSEL_WORKLOAD_SPMSPM)
+    if (!e->inspill || b + 1 != e->nlev ||
+        (e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV))
         return 0;
     if (b >= 2)
         return 1; /* the reads beyond the fills cascade to the parent tile */
@@ -44,63 +44,152 @@ int stat_inspill_on(const engine *e, unsigned b)
     return 0;
 }
 
-int stat_inspill_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz)
+/* Which of operand i's two modes is k (0 or 1). */
+static unsigned k_mode(const engine *e, unsigned i)
 {
-    if (i >= 2 || !stat_inspill_on(e, b))
-        return TESSEL_OK;
-    if (!e->inband) {
-        uint64_t ek = exact_level_edge(e, b, 2), nb = (e->extent[2] + ek - 1) / ek;
-        e->nband = nb ? nb : 1;
-        e->inband = tessel_alloc_array(e->alloc, 4 * e->nband, sizeof(double));
-        if (!e->inband)
-            return TESSEL_ENOMEM;
-        memset(e->inband, 0, 4 * e->nband * sizeof(double));
+    return e->in[i].x[0] == 2 ? 0 : 1;
+}
+
+/* Adds to *c the expected non-empty fibres of strip sidx (base width bf)
+ * whose strip holds `part` of its `all` nonzeros in the band. */
+static void strip_fibres(const stat_input *in, unsigned mf, uint64_t sidx, uint64_t bf,
+                         double part, double all, double *c)
+{
+    double lq = part < all ? log1p(-part / all) : -INFINITY;
+    uint64_t f0 = sidx * bf, f1 = f0 + bf < in->dims[mf] ? f0 + bf : in->dims[mf];
+    for (uint64_t f = f0; f < f1; f++)
+        if (in->line_nnz[mf][f])
+            *c += isinf(lq) ? 1 : -expm1((double)in->line_nnz[mf][f] * lq);
+}
+
+/* Per k band of level b (nb bands), the expected non-empty fibres of
+ * operand o (its lines along its output index) with a nonzero in the
+ * band, from o's base grid. `scratch` holds 2 x the fibre strips. */
+static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_input *in,
+                        double *cnt, uint64_t nb, double *scratch)
+{
+    unsigned mk = k_mode(e, o), mf = 1 - mk;
+    const stat_grid *g = in->base;
+    uint64_t bf = in->grid->tile[mf], bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
+    if (mk) { /* fibres along the rows: a row's cells in band order */
+        for (uint64_t r = 0; r < g->rows; r++) {
+            double all = 0;
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
+                all += (double)g->nnz[n];
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1];) {
+                uint64_t K = g->col[n] * bk / ek;
+                double part = 0;
+                for (; n < g->ptr[r + 1] && g->col[n] * bk / ek == K; n++)
+                    part += (double)g->nnz[n];
+                if (K < nb)
+                    strip_fibres(in, mf, r, bf, part, all, &cnt[K]);
+            }
+        }
+        return;
     }
-    /* A (i, k): k is its second mode and i its output index; B (k, j) */
-    uint64_t K = i ? m0 : m1;
-    if (K >= e->nband)
-        return TESSEL_OK;
-    double w = i ? width(e, b, 1, m1) : width(e, b, 0, m0), n = (double)nnz;
-    double *s = &e->inband[(i * e->nband + K) * 2];
-    s[0] += n;
-    s[1] += w <= 1 ? (n > 0 ? 1 : 0) : w * -expm1(n * log1p(-1 / w));
+    /* k along the rows: the rows of one band are consecutive */
+    uint64_t ns = g->cols;
+    double *all = scratch, *part = scratch + ns;
+    memset(scratch, 0, 2 * ns * sizeof(double));
+    for (uint64_t n = 0; n < g->ptr[g->rows]; n++)
+        all[g->col[n]] += (double)g->nnz[n];
+    for (uint64_t r = 0; r < g->rows;) {
+        uint64_t K = r * bk / ek;
+        for (; r < g->rows && r * bk / ek == K; r++)
+            for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
+                part[g->col[n]] += (double)g->nnz[n];
+        for (uint64_t c = 0; c < ns; c++) {
+            if (part[c] > 0 && K < nb)
+                strip_fibres(in, mf, c, bf, part[c], all[c], &cnt[K]);
+            part[c] = 0;
+        }
+    }
+}
+
+/* Reads of input i's recorded tiles under the fibres case: nnz(T) times
+ * the other operand's non-empty fibres in T's band. */
+static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *other)
+{
+    ob_table *t = &e->ob[b % 2][i];
+    uint64_t ek = exact_level_edge(e, b, 2), nb = (e->extent[2] + ek - 1) / ek;
+    const stat_grid *g = other->base;
+    uint64_t ns = k_mode(e, 1 - i) ? 0 : g->cols;
+    double *cnt = tessel_alloc_array(e->alloc, (nb ? nb : 1) + 2 * ns, sizeof(double));
+    if (!cnt)
+        return TESSEL_ENOMEM;
+    memset(cnt, 0, (nb ? nb : 1) * sizeof(double));
+    band_fibres(e, b, 1 - i, other, cnt, nb, cnt + (nb ? nb : 1));
+    for (uint64_t s = 0; s < t->n; s++) {
+        ob_tile *n = &t->t[s];
+        double v = n->band < nb ? cnt[n->band] * (double)n->nnz : 0;
+        n->child_nnz = v > 0 ? (uint64_t)llround(v) : 0;
+    }
+    tessel_dealloc(e->alloc, cnt);
     return TESSEL_OK;
 }
 
-/* R of every recorded tile of input i, as the nonzeros read. */
-static void reads_of(engine *e, unsigned b, unsigned i, double flops)
+/* Reads of input i's recorded tiles under the elements case, summed over
+ * its base cells: a cell of n nonzeros on k lines [k0, k1) reads n x
+ * sum a_k b_k / sum a_k. */
+static int element_reads(engine *e, unsigned b, unsigned i, const stat_input *own,
+                         const stat_input *other)
 {
     ob_table *t = &e->ob[b % 2][i];
-    const double *own = &e->inband[i * e->nband * 2], *oth = &e->inband[(1 - i) * e->nband * 2];
-    int fibres = exact_inspill_reads(e, b, i) == EXACT_READS_FIBRES;
-    double scale = 1;
-    if (!fibres) {
-        double est = 0;
-        for (uint64_t K = 0; K < e->nband; K++)
-            est += own[2 * K] * oth[2 * K] / width(e, b, 2, K);
-        scale = est > 0 && flops > 0 ? flops / est : 1;
+    unsigned mk = k_mode(e, i), mo = k_mode(e, 1 - i);
+    uint64_t bk = own->grid->tile[mk], nk = own->grid->extent[mk];
+    uint64_t K = own->dims[mk] < other->dims[mo] ? own->dims[mk] : other->dims[mo];
+    double *w = tessel_alloc_array(e->alloc, nk ? nk : 1, sizeof(double));
+    double *acc = tessel_alloc_array(e->alloc, t->n ? t->n : 1, sizeof(double));
+    if (!w || !acc) {
+        tessel_dealloc(e->alloc, w);
+        tessel_dealloc(e->alloc, acc);
+        return TESSEL_ENOMEM;
     }
-    for (uint64_t s = 0; s < t->n; s++) {
-        ob_tile *n = &t->t[s];
-        uint64_t K = n->band < e->nband ? n->band : e->nband - 1;
-        double R = fibres ? oth[2 * K + 1] : scale * oth[2 * K] / width(e, b, 2, K);
-        double v = R * (double)n->nnz;
-        n->child_nnz = v > 0 ? (uint64_t)llround(v) : 0;
+    memset(acc, 0, (t->n ? t->n : 1) * sizeof(double));
+    for (uint64_t c = 0; c < nk; c++) {
+        double ab = 0, a = 0;
+        for (uint64_t k = c * bk; k < (c + 1) * bk && k < K; k++) {
+            ab += (double)own->line_nnz[mk][k] * (double)other->line_nnz[mo][k];
+            a += (double)own->line_nnz[mk][k];
+        }
+        w[c] = a > 0 ? ab / a : 0;
     }
+    const stat_grid *g = own->base;
+    const operand *o = &e->in[i];
+    uint64_t e0 = exact_level_edge(e, b, o->x[0]), e1 = exact_level_edge(e, b, o->x[1]);
+    for (uint64_t r = 0; r < g->rows; r++)
+        for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++) {
+            uint64_t c = g->col[n];
+            uint64_t key = stat_ob_pack(e, b, i, r * own->grid->tile[0] / e0,
+                                        c * own->grid->tile[1] / e1);
+            uint64_t s = model_map_find(&t->index, key);
+            if (s != UINT64_MAX)
+                acc[s] += (double)g->nnz[n] * w[mk ? c : r];
+        }
+    for (uint64_t s = 0; s < t->n; s++)
+        t->t[s].child_nnz = acc[s] > 0 ? (uint64_t)llround(acc[s]) : 0;
+    tessel_dealloc(e->alloc, w);
+    tessel_dealloc(e->alloc, acc);
+    return TESSEL_OK;
 }
 
-void stat_inspill_count(engine *e, unsigned b, double flops)
+int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in)
 {
-    for (unsigned i = 0; i < e->nin && i < 2; i++) {
+    int rc = TESSEL_OK;
+    for (unsigned i = 0; i < e->nin && i < 2 && !rc; i++) {
         ob_table *t = &e->ob[b % 2][i];
-        if (e->inband && exact_inspill_reads(e, b, i) != EXACT_READS_ONCE)
-            reads_of(e, b, i, flops);
-        else /* once per use: the closed sums' charge */
+        int kind = exact_inspill_reads(e, b, i);
+        if (kind == EXACT_READS_ONCE) /* once per use: the closed sums' charge */
             for (uint64_t k = 0; k < t->n; k++)
                 t->t[k].child_nnz = t->t[k].uses * t->t[k].nnz;
+        else if (t->n && kind == EXACT_READS_FIBRES)
+            rc = fibre_reads(e, b, i, in[1 - i]);
+        else if (t->n)
+            rc = element_reads(e, b, i, in[i], in[1 - i]);
     }
+    if (rc)
+        return exact_oom_step(e, "estimating the compute's reads of overbooked tiles",
+                              (e->extent[2] + 1) * sizeof(double));
     exact_ob_cascade(e, b);
-    tessel_dealloc(e->alloc, e->inband);
-    e->inband = NULL;
-    e->nband = 0;
+    return TESSEL_OK;
 }

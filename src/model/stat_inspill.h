@@ -10,14 +10,10 @@
  * rule switched on for this evaluation (engine.inspill). */
 int stat_inspill_on(const engine *e, unsigned b);
 
-/* One input tile as the closed sums price it at boundary b (operand i,
- * tile (m0, m1) in the operand's mode order, nnz nonzeros), gathered per
- * k band for the estimate of the other operand's reads. */
-int stat_inspill_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz);
-
 /* The compute's expected reads of boundary b's recorded overbooked tiles
- * (child_nnz), flops the exact multiplies, cascaded to level b-1
- * (exact_ob_cascade); frees the band sums. exact_ob_settle(e, b) follows. */
-void stat_inspill_count(engine *e, unsigned b, double flops);
+ * (child_nnz), from the inputs' statistics in[0] (A) and in[1] (B),
+ * cascaded to level b-1 (exact_ob_cascade). exact_ob_settle(e, b) follows.
+ * TESSEL_ENOMEM when a scratch array cannot be had. */
+int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in);
 
 #endif

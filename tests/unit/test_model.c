@@ -593,6 +593,71 @@ START_TEST(overbooked_compute_reads_in_order)
 }
 END_TEST
 
+/* SpMV's compute reads (docs/semantics.md rule 4, "The compute's reads"):
+ * y = M x with the hand M above (rows 0, 1 and 2 non-empty) and x = {x0,
+ * x1, x3}, one buffer level with one tile of i:4,k:4, so x is filled once
+ * and used once. Under IK each non-empty row of M scans x's band: x is
+ * read 3 times, (3 - 1) x (S - P) bumped. Under KI x(k) stays while M's
+ * column k runs: read once, nothing bumped. M is read once in both. */
+START_TEST(spmv_compute_reads)
+{
+    tessel_tensor *a = matrix(4, 4, hand_m, 4), *x = NULL;
+    uint64_t dims[1] = { 4 };
+    tessel_coo_builder *bl = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(1, dims, 0, NULL, &bl, NULL), 0);
+    static const uint32_t xs[3][1] = { { 0 }, { 1 }, { 3 } };
+    for (int n = 0; n < 3; n++)
+        ck_assert_int_eq(tessel_coo_builder_add(bl, xs[n], 1.0), 0);
+    ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, &x, NULL), 0);
+    tessel_coo_builder_free(&bl);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    d.tensor[2] = x;
+    d.extent[1] = 4; /* k */
+    static const struct {
+        unsigned order[2];
+        uint64_t reads; /* of x's tile by the compute */
+    } want[] = { { { 0, 1 }, 3 }, { { 1, 0 }, 1 } };
+    for (size_t n = 0; n < 2; n++) {
+        tessel_spec s;
+        spec_spmspm(&s, "IKJ", 4, 4, 4, 0);
+        tessel_spec_workload *w = &s.workload;
+        w->kind = TESSEL_WORKLOAD_SPMV;
+        w->einsum = "y[i] = A[i,k] * x[k]";
+        w->nindices = 2;
+        strcpy(w->index_name[1], "k");
+        w->tensor[0].rank = 1;
+        w->tensor[1].index[1] = 1;
+        w->tensor[2].rank = 1;
+        w->tensor[2].index[0] = 1;
+        s.level[1].tile[0] = 4, s.level[1].tile[1] = 4, s.level[1].tile[2] = 0;
+        s.level[1].order[0] = want[n].order[0], s.level[1].order[1] = want[n].order[1];
+        s.level[1].capacity = 1000;
+        tessel_result r = run(&s, &d);
+        uint64_t S = bytes(&r, 1, B), P = S - 2;
+        ck_assert_uint_eq(r.traffic[1][B].bumped_bytes + r.traffic[1][A].bumped_bytes, 0);
+        s.level[1].tensor[1].partition_bytes = 6; /* M: 12 bytes, 6 bumped */
+        s.level[1].tensor[2].partition_bytes = P;
+        r = run(&s, &d);
+        ck_assert_msg(r.traffic[1][B].bumped_bytes == (want[n].reads - 1) * (S - P),
+                      "order %u%u: x bumped %llu of %llu bytes", want[n].order[0],
+                      want[n].order[1], (unsigned long long)r.traffic[1][B].bumped_bytes,
+                      (unsigned long long)S);
+        ck_assert_uint_eq(r.traffic[1][A].bumped_bytes, 0);
+        ck_assert_uint_eq(bytes(&r, 1, B), S + (want[n].reads - 1) * (S - P));
+        tessel_stat_options o;
+        tessel_stat_options_init(&o);
+        o.output_fraction = 1;
+        tessel_result rs;
+        tessel_diag diag;
+        ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &rs, &diag) == 0, "%s", diag.message);
+        ck_assert_uint_eq(rs.traffic[1][B].bumped_bytes, r.traffic[1][B].bumped_bytes);
+    }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&x);
+}
+END_TEST
+
 /* The compute's re-reads cascade (docs/semantics.md rule 4, "The
  * compute's reads"): the same M, DRAM -> LLB -> PE, one tile i:4,k:4,j:4
  * at both, A's partition 8 of 12 bytes at both, PE order IJK. The PE reads
@@ -1214,6 +1279,7 @@ int main(void)
     tcase_add_test(tc, overbooked_inner_level_per_child_read);
     tcase_add_test(tc, overbooked_compute_reads_in_order);
     tcase_add_test(tc, overbooked_compute_reads_cascade);
+    tcase_add_test(tc, spmv_compute_reads);
     tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);

@@ -328,7 +328,7 @@ START_TEST(compute_reads_hand_example)
     static const struct {
         const char *order;
         uint64_t xa, xb, sa, sb;
-    } want[] = { { "IJK", 8, 8, 7, 7 }, { "JIK", 8, 8, 7, 7 }, { "IKJ", 0, 1, 0, 1 },
+    } want[] = { { "IJK", 8, 8, 8, 8 }, { "JIK", 8, 8, 8, 8 }, { "IKJ", 0, 1, 0, 1 },
                  { "KIJ", 0, 1, 0, 1 }, { "JKI", 1, 0, 1, 0 }, { "KJI", 1, 0, 1, 0 } };
     tessel_tensor *a = NULL, *b = NULL;
     for (int m = 0; m < 2; m++) {

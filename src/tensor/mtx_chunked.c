@@ -42,8 +42,8 @@
 #define CHUNK_MAX_THREADS 64
 /* Bytes searched per read for the line break that ends a chunk. */
 #define BOUNDARY_WINDOW 65536u
-/* At most this many row counters per thread before a .tns file's first
- * mode's extent is known (16 MiB). */
+/* Row counters per thread for a .tns file whose first and last lines give
+ * no guess of its first mode's extent (16 MiB). */
 #define TNS_GUESS_ROWS (1u << 22)
 
 typedef struct chunk {
@@ -393,15 +393,45 @@ static int oom(const mtx_chunk_job *job, tessel_diag *diag, const char *step, ui
     return tessel_diag_oom(diag, job->name, step, (size_t)bytes);
 }
 
-/* Row counters a chunk starts with: the declared rows, or for .tns a guess
- * (an entry line takes at least two bytes per field; capped so a big file
- * does not claim counters for rows it may not have). */
-static uint64_t first_count_rows(const mtx_chunk_job *job)
+/* The largest first coordinate + 1 on the whole lines of [lo, hi) (read
+ * into window), 0 if none parses; a cut first line is skipped unless lo
+ * starts the entries. */
+static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, char *window)
+{
+    if (hi <= lo || read_at(job, window, (size_t)(hi - lo), lo))
+        return 0;
+    const char *p = window, *end = window + (hi - lo), *nl;
+    if (lo > job->begin && (nl = memchr(p, '\n', (size_t)(end - p))))
+        p = nl + 1;
+    uint64_t most = 0;
+    while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+        const char *q = p;
+        uint32_t row;
+        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row) &&
+            row + 1ull > most)
+            most = row + 1ull;
+        p = nl + 1;
+    }
+    return most;
+}
+
+/* Row counters a chunk starts with: the declared rows, or for .tns a guess:
+ * the largest first coordinate on the first and last 64 KiB of entries,
+ * and an eighth more (exact for a file sorted by its first mode, close for
+ * one in random order); without any, what the text could hold, capped so a
+ * big file does not claim counters for rows it may not have. */
+static uint64_t first_count_rows(const mtx_chunk_job *job, char *window)
 {
     if (!job->tns)
         return job->rows ? job->rows : 1;
     uint64_t fit = (job->end - job->begin) / (2u * (job->order + 1u)) + 1;
-    return fit < TNS_GUESS_ROWS ? fit : TNS_GUESS_ROWS;
+    uint64_t head = job->end - job->begin < BOUNDARY_WINDOW ? job->end : job->begin + BOUNDARY_WINDOW;
+    uint64_t tail = job->end - job->begin < BOUNDARY_WINDOW ? job->begin : job->end - BOUNDARY_WINDOW;
+    uint64_t a = window_rows(job, job->begin, head, window);
+    uint64_t b = window_rows(job, tail, job->end, window);
+    uint64_t seen = a > b ? a : b;
+    uint64_t guess = seen ? seen + seen / 8 + 1024 : TNS_GUESS_ROWS;
+    return guess < fit ? guess : fit;
 }
 
 /* n chunks over whole lines of the entry range, each with its buffer and
@@ -416,8 +446,9 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
     memset(ch, 0, (size_t)n * sizeof(*ch));
     int rc = TESSEL_OK;
     uint64_t span = job->end - job->begin, prev = job->begin;
-    char *window = n > 1 ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
-    if (n > 1 && !window)
+    int need_window = n > 1 || job->tns;
+    char *window = need_window ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
+    if (need_window && !window)
         rc = oom(job, diag, "splitting a Matrix Market file into chunks", BOUNDARY_WINDOW);
     for (int k = 0; k < n && !rc; k++) {
         ch[k].job = job;
@@ -434,12 +465,13 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
         ch[k].hi = hi;
         prev = hi;
     }
+    uint64_t count_rows = rc ? 1 : first_count_rows(job, window);
     tessel_dealloc(a, window);
     for (int k = 0; k < n && !rc; k++) {
         /* Small inputs (tests, fuzzers) get small buffers. */
         ch[k].cap = ch[k].hi - ch[k].lo < CHUNK_BLOCK ? (size_t)(ch[k].hi - ch[k].lo) : CHUNK_BLOCK;
         ch[k].buf = tessel_alloc(a, ch[k].cap + 1);
-        ch[k].count_rows = first_count_rows(job);
+        ch[k].count_rows = count_rows;
         ch[k].row_count = tessel_alloc_array(a, ch[k].count_rows, sizeof(uint32_t));
         if (!ch[k].buf || !ch[k].row_count)
             rc = oom(job, diag, "allocating a chunk's read buffer and row counts",

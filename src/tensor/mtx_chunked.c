@@ -108,13 +108,17 @@ static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *w
 /* ------------------------------------------------------------------ */
 /* Lines */
 
+/* As the single-pass readers skip lines: mtx.c's blanks are scan_at_end's
+ * (\v, \f and \r too), tns.c's only spaces and tabs. */
 static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const char *end)
 {
-    if (scan_at_end(p, end))
+    if (!job->tns && scan_at_end(p, end))
         return 1;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
-    return *p == '%' || (job->tns && *p == '#');
+    if (job->tns)
+        return p == end || *p == '#' || *p == '%';
+    return *p == '%';
 }
 
 /* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.

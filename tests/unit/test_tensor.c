@@ -1039,6 +1039,9 @@ START_TEST(tns_chunked_matches_single_pass)
         "1 1 1\n1 4294967296 1\n",
         "1 1 1\n-1 2 1\n",
         "1 1 1\n1 2 1 # trailing\n",
+        "1 1 1\n\f\n2 2 2\n",
+        "1 1 1\n \v \n2 2 2\n",
+        "1 1 1\n\t \n2 2 2\n",
     };
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         check_tns_both_ways(texts[i], strlen(texts[i]), texts[i]);

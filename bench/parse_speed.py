@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Matrix Market parse speed and memory against `wc -l` (issue 27 item 1 targets).
+"""Matrix Market and .tns parse speed and memory against `wc -l` (issue 27 item 1 targets).
 
     python3 bench/parse_speed.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M]
                                  [--kinds uniform:real,rmat:pattern] [--cache DIR] [--runs 3]
+                                 [--formats mtx,tns] [--before OTHER/tools/tessel]
 
 Generates, once (cached in --cache, default a directory in the system's temp dir kept between
 runs), `tessel gen` square .mtx files of average degree 16 (rows = nnz / 16, seed 1) for each
@@ -13,6 +14,11 @@ per file, in the same run and with the file in the page cache (one untimed warm-
   the process's CPU seconds (user + system, from os.wait4; this includes writing the .tsl,
   which is at memory speed) and its peak resident memory (ru_maxrss);
 - `wc -l FILE`: wall and CPU seconds.
+
+--formats tns also measures each matrix written as a FROSTT .tns file (`tessel convert`,
+cached beside it). --before measures a second tessel binary (say, main's release build) on
+the same files in the same run, each file's runs of both binaries interleaved, so a change is
+compared with its baseline under the same load: the `build` column says which binary a row is.
 
 Best of --runs for every time. It prints MB/s of the read, the read's wall time over `wc -l`'s
 (`read/wc`: 4 means tessel takes 4x as long as wc), CPU over wc's CPU, and the peak memory over
@@ -38,6 +44,14 @@ def generate(tessel, kind, field, nnz, cache):
 
 
 
+def tns_of(tessel, path):
+    """The cached .tns form of the generated .mtx at path."""
+    tns = path[:-len(".mtx")] + ".tns"
+    if not os.path.exists(tns):
+        run_measured([tessel, "convert", path, tns])
+    return tns
+
+
 def best(runs, fn):
     """Element-wise minimum of runs calls of fn (each a tuple of numbers)."""
     out = None
@@ -57,27 +71,35 @@ def main():
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tessel-parse"),
                     help="where the generated matrices are kept between runs")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--formats", default="mtx", help="mtx, tns or mtx,tns")
+    ap.add_argument("--before", default=None,
+                    help="a second tessel binary measured on the same files in the same run")
     args = ap.parse_args()
+    builds = [("after", args.tessel)] + ([("before", args.before)] if args.before else [])
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     os.makedirs(args.cache, exist_ok=True)
     print("tessel convert FILE OUT.tsl -v vs wc -l FILE; best of %d; %d online CPUs; cache %s"
           % (args.runs, os.cpu_count() or 0, args.cache))
-    print("%-15s %5s %10s %8s %8s %8s %8s %8s %7s %7s %9s %6s" % (
-        "kind:field", "size", "nnz", "MB", "read s", "cpu s", "MB/s", "wc s", "read/wc",
-        "cpu/wc", "peak MiB", "mem/T"))
+    print("%-15s %-3s %5s %-6s %10s %8s %8s %8s %8s %8s %7s %7s %9s %6s" % (
+        "kind:field", "fmt", "size", "build", "nnz", "MB", "read s", "cpu s", "MB/s", "wc s",
+        "read/wc", "cpu/wc", "peak MiB", "mem/T"))
     with tempfile.TemporaryDirectory() as out:
         tsl = os.path.join(out, "t.tsl")
         for spec in args.kinds.split(","):
             kind, field = spec.split(":")
-            for n in sizes:
+            for n, fmt in [(n, f) for n in sizes for f in args.formats.split(",")]:
                 path, rows, nnz = generate(args.tessel, kind, field, n, args.cache)
+                if fmt == "tns":
+                    path = tns_of(args.tessel, path)
+                    field_bytes = 8  # a .tns entry always carries a value
+                else:
+                    field_bytes = 8 if field == "real" else 0
                 mb = os.path.getsize(path) / 1e6
-                conv = [args.tessel, "convert", path, tsl, "-v"]
                 wc = ["wc", "-l", path]
                 run_measured(wc)  # page cache warm-up
 
-                def tessel_once():
-                    _, cpu, rss, text = run_measured(conv)
+                def tessel_once(binary):
+                    _, cpu, rss, text = run_measured([binary, "convert", path, tsl, "-v"])
                     m = re.search(r"read ([0-9.]+) s", text)
                     return (float(m.group(1)) if m else float("nan"), cpu, rss)
 
@@ -85,12 +107,22 @@ def main():
                     wall, cpu, _, _ = run_measured(wc)
                     return (wall, cpu)
 
-                read_s, cpu_s, rss = best(args.runs, tessel_once)
+                # the binaries' runs interleaved: both see the same load
+                got = {}
+                for _ in range(args.runs):
+                    for name, binary in builds:
+                        r = tessel_once(binary)
+                        got[name] = r if name not in got else tuple(
+                            min(a, b) for a, b in zip(got[name], r))
                 wc_s, wc_cpu = best(args.runs, wc_once)
-                tensor = nnz * (4 + (8 if field == "real" else 0)) + 8 * (rows + 1)
-                print("%-15s %5s %10d %8.1f %8.3f %8.3f %8.1f %8.3f %7.2f %7.2f %9.1f %6.2f" % (
-                    spec, label(n), nnz, mb, read_s, cpu_s, mb / read_s, wc_s, read_s / wc_s,
-                    cpu_s / max(wc_cpu, 1e-3), rss / 2.0 ** 20, rss / tensor))
+                tensor = nnz * (4 + field_bytes) + 8 * (rows + 1)
+                for name, _ in builds:
+                    read_s, cpu_s, rss = got[name]
+                    print("%-15s %-3s %5s %-6s %10d %8.1f %8.3f %8.3f %8.1f %8.3f %7.2f %7.2f "
+                          "%9.1f %6.2f" % (
+                              spec, fmt, label(n), name, nnz, mb, read_s, cpu_s, mb / read_s,
+                              wc_s, read_s / wc_s, cpu_s / max(wc_cpu, 1e-3), rss / 2.0 ** 20,
+                              rss / tensor))
                 sys.stdout.flush()
     print("targets (issue 27): >= 4x the throughput before the change, read/wc <= 4, "
           "mem/T <= 1.3")

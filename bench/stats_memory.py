@@ -3,7 +3,7 @@
 
     python3 bench/stats_memory.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M]
                                   [--kinds uniform,rmat] [--cache DIR] [--runs 1]
-                                  [--block-entries N]
+                                  [--block-entries N] [--spill-dir DIR] [--shards 4]
 
 Generates, once (cached in --cache), `tessel gen` square matrices of average degree 16
 (rows = nnz / 16, seed 1, values) as .tsl and .mtx, then per file, in one run:
@@ -12,7 +12,10 @@ Generates, once (cached in --cache), `tessel gen` square matrices of average deg
   occupancy at the default 128x128 tiles and the row and column slices);
 - `tessel stats FILE.mtx --stream -f csv [--block-entries N]`: the streamed path, which never
   holds the whole CSR (one counting pass, then one pass per block of rows);
-- `--shards 4`: the same file in 4 `--shard K/4` runs and a `--merge` (peak of the largest
+- `--spill-dir DIR`: the streamed path again with `--spill-dir DIR` (one text pass for up to
+  max(8, N / 4096) blocks through a spill file), and `tessel stats FILE.tsl --stream` (a
+  cache's blocks read only their rows); both outputs are checked equal to the in-memory one;
+- `--shards 4` (0: none): the same file in 4 `--shard K/4` runs and a `--merge` (peak of the largest
   shard run); the merged output is checked equal to the in-memory one.
 
 It prints CPU seconds (user + system, best of --runs), peak resident memory over the CSR's
@@ -67,12 +70,14 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--block-entries", default=None)
     ap.add_argument("--shards", type=int, default=4)
+    ap.add_argument("--spill-dir", default=None)
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     block = ["--block-entries", args.block_entries] if args.block_entries else []
-    print("%-8s %5s %10s | %8s %7s | %8s %7s | %8s %7s %s" % (
+    print("%-8s %5s %10s | %8s %7s | %8s %7s | %8s %7s %s%s" % (
         "kind", "size", "nnz", "mem s", "mem/CSR", "stream s", "mem/CSR", "shard s",
-        "mem/CSR", "merged==mem"))
+        "mem/CSR", "merged==mem",
+        " | spill s mem/CSR tsl-stream s mem/CSR same" if args.spill_dir else ""))
     times = {}
     for kind in args.kinds.split(","):
         for size in args.sizes.split(","):
@@ -92,13 +97,28 @@ def main():
                 shard_cpu += cpu
                 shard_rss = max(shard_rss, rss)
                 parts.append(part)
-            merged = output([args.tessel, "stats", "--merge", "-f", "json"] + parts)
             whole = output([args.tessel, "stats", mtx, "-f", "json"])
+            merged = output([args.tessel, "stats", "--merge", "-f", "json"] + parts) \
+                if parts else whole
+            extra = ""
+            if args.spill_dir:
+                spill = best(args.runs, [args.tessel, "stats", mtx, "--stream", "-f", "csv",
+                                         "--spill-dir", args.spill_dir] + block)
+                tsl_stream = best(args.runs, [args.tessel, "stats", tsl, "--stream", "-f",
+                                              "csv"] + block)
+                same = (output([args.tessel, "stats", mtx, "--stream", "-f", "json",
+                                "--spill-dir", args.spill_dir] + block) == whole and
+                        output([args.tessel, "stats", tsl, "-f", "json"]) ==
+                        output([args.tessel, "stats", tsl, "--stream", "-f", "json"] + block))
+                times.setdefault((kind, "spill"), []).append((nnz, spill[0]))
+                extra = " | %7.2f %7.2f %12.2f %7.2f %s" % (
+                    spill[0], spill[1] / csr, tsl_stream[0], tsl_stream[1] / csr,
+                    "yes" if same else "NO")
             times.setdefault((kind, "mem"), []).append((nnz, mem[0]))
             times.setdefault((kind, "stream"), []).append((nnz, stream[0]))
-            print("%-8s %5s %10d | %8.2f %7.2f | %8.2f %7.2f | %8.2f %7.2f %s" % (
+            print("%-8s %5s %10d | %8.2f %7.2f | %8.2f %7.2f | %8.2f %7.2f %s%s" % (
                 kind, size, nnz, mem[0], mem[1] / csr, stream[0], stream[1] / csr,
-                shard_cpu, shard_rss / csr, "yes" if merged == whole else "NO"))
+                shard_cpu, shard_rss / csr, "yes" if merged == whole else "NO", extra))
             sys.stdout.flush()
     for (kind, path), pts in sorted(times.items()):
         print("time exponent %-8s %-6s %.3f" % (kind, path, exponent(pts)))

@@ -40,6 +40,7 @@ enum {
     OPT_SHARD,
     OPT_PART,
     OPT_MERGE,
+    OPT_SPILL_DIR,
     OPT_COUNT
 };
 
@@ -68,6 +69,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SHARD] = { "--shard", NULL, 1 },
     [OPT_PART] = { "--part", NULL, 1 },
     [OPT_MERGE] = { "--merge", NULL, 0 },
+    [OPT_SPILL_DIR] = { "--spill-dir", NULL, 1 },
 };
 
 /* Entries per streamed block by default: about 0.5 GB of staging and CSR. */
@@ -107,11 +109,13 @@ static void help(void)
         "      --seed N          seed of that sample (default 1)\n"
         "      --label TEXT      source identity to store (default: the input's path,\n"
         "                        size and modification time)\n"
-        "\nMatrices larger than memory (Matrix Market .mtx or .mtx.gz only):\n"
+        "\nMatrices larger than memory (.mtx, .mtx.gz, 2-mode .tns, .tns.gz, .tsl):\n"
         "      --stream          never hold the whole matrix: count the entries of every\n"
         "                        row in one pass, then read blocks of whole rows of tiles\n"
         "                        in one more pass each; same output, bit for bit\n"
         "      --block-entries N entries per streamed block (default 16777216)\n"
+        "      --spill-dir DIR   read a text file once for many blocks: their entries go\n"
+        "                        to an unlinked spill file in DIR (16 B per entry)\n"
         "      --shard K/N       summarise only the K-th of N row ranges (1 <= K <= N,\n"
         "                        rows of tiles split evenly; implies --stream) into the\n"
         "                        --part file\n"
@@ -143,6 +147,7 @@ typedef struct stats_request {
     const char *label; /* --label */
     int stream;        /* --stream (or --shard) */
     unsigned long long block_entries, shard, shards; /* shards 0: no --shard */
+    const char *spill_dir; /* --spill-dir, or NULL */
     const char *part;  /* --part */
     int merge;         /* --merge */
 } stats_request;
@@ -238,6 +243,7 @@ static int parse_stream(const cli_args *args, stats_request *req)
 {
     const char *shard = cli_value(args, OPT_SHARD), *block = cli_value(args, OPT_BLOCK_ENTRIES);
     req->part = cli_value(args, OPT_PART);
+    req->spill_dir = cli_value(args, OPT_SPILL_DIR);
     req->merge = cli_has(args, OPT_MERGE);
     req->stream = cli_has(args, OPT_STREAM) || shard;
     req->block_entries = DEFAULT_BLOCK_ENTRIES;
@@ -270,6 +276,8 @@ static int parse_stream(const cli_args *args, stats_request *req)
                                         "--save or the cache options");
     if (req->merge && req->stream)
         return cli_usage_error("stats", "--merge reads parts; drop --stream and --shard");
+    if (req->spill_dir && !req->stream)
+        return cli_usage_error("stats", "--spill-dir goes with --stream or --shard");
     return CLI_EXIT_OK;
 }
 
@@ -446,12 +454,9 @@ static int from_part(tessel_stats_part *p, const char *path, file_stats *fs)
 
 static int stream_source(const char *path, const stats_request *req, tessel_stats_part **p)
 {
-    if (tessel_file_kind_of(path) != TESSEL_FILE_MTX)
-        return cli_usage_error("stats", "--stream and --shard read Matrix Market files (.mtx, "
-                                        ".mtx.gz), not %s%s",
-                               path, tessel_file_kind_of(path) == TESSEL_FILE_CACHE
-                                         ? " (a .tsl cache holds the whole matrix: drop --stream)"
-                                         : "");
+    if (tessel_file_kind_of(path) == TESSEL_FILE_UNKNOWN)
+        return cli_usage_error("stats", "--stream and --shard read .mtx, .mtx.gz, .tns, .tns.gz "
+                                        "and .tsl files, not %s", path);
     uint64_t tile[2];
     if (shape_for("--tile", req->tile, req->ntile, 2, path, tile))
         return CLI_EXIT_USAGE;
@@ -461,7 +466,8 @@ static int stream_source(const char *path, const stats_request *req, tessel_stat
     int rc = tessel_cache_source_of(path, &req->load, &src, &d);
     if (!rc)
         rc = tessel_stats_stream(path, &req->load, tile, req->shards ? req->shard : 1,
-                                 req->shards ? req->shards : 1, req->block_entries, NULL, p, &d);
+                                 req->shards ? req->shards : 1, req->block_entries,
+                                 req->spill_dir, NULL, p, &d);
     if (rc)
         return cli_report(&d);
     snprintf((*p)->source, sizeof((*p)->source), "%s size=%llu mtime_ns=%lld", path,

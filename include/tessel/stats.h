@@ -296,13 +296,19 @@ int tessel_stats_part_merge(tessel_stats_part *p, const tessel_stats_part *q, te
 /* The summaries: tile occupancy, row and column slices. */
 int tessel_stats_part_summary(tessel_stats_part *p, tessel_occupancy **tiles,
                               tessel_occupancy **rows, tessel_occupancy **cols, tessel_diag *diag);
-/* Streams a Matrix Market file: one counting pass, then one pass per block
- * of whole rows of tiles holding at most `block_entries` entries (at least
- * one row of tiles), over shard `shard` of `shards` (1-based; rows of tiles
- * split evenly). Memory: one block's tensor plus O(rows + cols). */
+/* Streams a Matrix Market file, a 2-mode .tns file or a 2-mode .tsl cache:
+ * one counting pass, then blocks of whole rows of tiles holding at most
+ * `block_entries` entries (at least one row of tiles), over shard `shard` of
+ * `shards` (1-based; rows of tiles split evenly). Each block is one more
+ * pass over the file (a cache's blocks read only their rows), or, with
+ * spill_dir (text files), one pass serves up to
+ * max(8, block_entries / 4096) blocks through an unlinked spill file in
+ * spill_dir (16 B per entry of those blocks). Memory: one block's tensor
+ * plus O(rows + cols), and 64 KiB per block of a pass when spilling. */
 int tessel_stats_stream(const char *path, const tessel_load_options *opt, const uint64_t *tile,
                         uint64_t shard, uint64_t shards, uint64_t block_entries,
-                        const tessel_allocator *a, tessel_stats_part **out, tessel_diag *diag);
+                        const char *spill_dir, const tessel_allocator *a,
+                        tessel_stats_part **out, tessel_diag *diag);
 /* Versioned, checksummed part files (.tpart); a file of another version is
  * refused with a message naming both versions. */
 int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel_diag *diag);

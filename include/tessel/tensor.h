@@ -103,10 +103,10 @@ typedef struct tessel_load_options {
      * holds NAME-HASH.tsl, HASH from the source's absolute path (for
      * read-only data directories). */
     const char *cache_dir;
-    /* Uncompressed Matrix Market files that are not complex: 0 parses on
-     * every online core, N > 0 on N threads, -1 with the single-pass reader
-     * that gzip, complex and .tns input use. The tensor is the same bit for
-     * bit (docs/data.md "Parsing"). */
+    /* Uncompressed .tns files and Matrix Market files that are not
+     * complex: 0 parses on every online core, N > 0 on N threads, -1 with
+     * the single-pass reader that gzip and complex input use. The tensor is
+     * the same bit for bit (docs/data.md "Parsing"). */
     int parse_threads;
 } tessel_load_options;
 
@@ -158,6 +158,43 @@ int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint6
 int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
                           const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
                           tessel_diag *diag);
+/* The same for a 2-mode FROSTT .tns file (plain or gzipped; another order
+ * is refused with TESSEL_EINVAL). Both read every line, so both give the
+ * whole file's extents (its largest coordinates). */
+int tessel_tns_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
+                         uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
+                         tessel_tensor **out, tessel_diag *diag);
+int tessel_tns_row_counts(const char *path, const tessel_load_options *opt,
+                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
+                          tessel_diag *diag);
+/* Every entry of a Matrix Market or 2-mode .tns file, in the order the
+ * single-pass reader hands them to its coordinate builder (a symmetric
+ * entry, then its mirror), passed to emit with 0-based coordinates; a
+ * nonzero return from emit stops the reading and is returned (emit fills
+ * diag through its ctx). info: the extents, field and symmetry names the
+ * readers give the tensor, and whether it holds values. */
+typedef int (*tessel_entry_sink)(void *ctx, const uint32_t *coords, double value);
+typedef struct tessel_entry_info {
+    unsigned order;
+    uint64_t dims[TESSEL_MAX_ORDER];
+    int has_values;
+    char field[16], symmetry[16];
+} tessel_entry_info;
+int tessel_mtx_for_each_entry(const char *path, const tessel_load_options *opt,
+                              const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
+                              tessel_entry_info *info, tessel_diag *diag);
+int tessel_tns_for_each_entry(const char *path, const tessel_load_options *opt,
+                              const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
+                              tessel_entry_info *info, tessel_diag *diag);
+/* The same for a 2-mode .tsl cache (src/tensor/cache_rows.c; another order
+ * is refused with TESSEL_EINVAL). tessel_cache_row_counts reads the payload
+ * once and checks everything tessel_cache_read checks (checksums, layout)
+ * before it returns the row lengths; tessel_cache_read_rows reads only the
+ * rows' slice of the arrays. The cache's source identity is not compared. */
+int tessel_cache_row_counts(const char *path, const tessel_allocator *a, uint64_t *dims,
+                            uint64_t **counts, tessel_diag *diag);
+int tessel_cache_read_rows(const char *path, uint64_t row_begin, uint64_t row_end,
+                           const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag);
 
 int tessel_tensor_read_mtx(const char *path, const tessel_load_options *opt,
                            const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag);

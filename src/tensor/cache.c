@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_internal.h"
 #include "tessel/tensor.h"
 
 /* Headers and arrays are written and read as raw memory, so the host's
@@ -39,36 +40,6 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .tsl cache format is little-endian"
 #endif
-
-#define CACHE_MAGIC "TESSELC\n"
-#define CACHE_VERSION 1u
-#define CACHE_HEADER_BYTES 256u
-#define CACHE_BOM 0x01020304u
-#define CACHE_FLAG_VALUES 1u
-/* Arrays are read and checksummed in pieces this large (cache-warm). */
-#define CACHE_CHUNK (8u << 20)
-
-typedef struct cache_header {
-    char magic[8];
-    uint32_t version;
-    uint32_t header_bytes;
-    uint32_t order;
-    uint32_t flags;
-    uint64_t dims[TESSEL_MAX_ORDER];
-    uint64_t nnz;
-    uint64_t source_size;
-    int64_t source_mtime_ns;
-    uint32_t source_options;
-    uint32_t bom;
-    char field[16];
-    char symmetry[16];
-    uint64_t payload_bytes;
-    uint64_t payload_checksum;
-    unsigned char zero[80];
-    uint64_t header_checksum;
-} cache_header;
-
-_Static_assert(sizeof(cache_header) == CACHE_HEADER_BYTES, "cache header layout");
 
 /* Where cache bytes come from: a file descriptor or a memory block. */
 typedef struct cache_input {
@@ -152,8 +123,8 @@ static const char *header_problem(const cache_header *h, uint64_t total)
     return NULL;
 }
 
-static int check_header(const cache_header *h, uint64_t total, tessel_diag *diag,
-                        const char *name)
+int cache_check_header(const cache_header *h, uint64_t total, tessel_diag *diag,
+                       const char *name)
 {
     const char *why = header_problem(h, total);
     if (why)
@@ -261,7 +232,7 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect,
         return tessel_diag_set(diag, TESSEL_ECORRUPT, in->name, 0, 0, NULL,
                                "corrupt cache: shorter than its header (rebuild it with tessel "
                                "convert)");
-    int rc = check_header(&h, in->size, diag, in->name);
+    int rc = cache_check_header(&h, in->size, diag, in->name);
     if (rc)
         return rc;
     if (expect && !matches(&h, expect))

@@ -36,6 +36,8 @@ typedef struct row_filter {
     uint64_t lo, hi;
     uint64_t reserve; /* entries to reserve room for (the caller's count) */
     uint64_t *counts; /* counting pass: no tensor is built */
+    tessel_entry_sink emit; /* tessel_mtx_for_each_entry: every entry to emit */
+    void *ctx;
 } row_filter;
 
 static int parse_error(const text_reader *r, const char *field, tessel_diag *diag,
@@ -292,6 +294,13 @@ static int add_entry(text_reader *r, tessel_coo_builder *b, const row_filter *f,
         f->counts[i]++;
         return TESSEL_OK;
     }
+    if (f && f->emit) {
+        uint32_t c[2] = { i, j };
+        int rc = f->emit(f->ctx, c, v);
+        if (rc && diag && !diag->file[0])
+            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+        return rc;
+    }
     if (f && (i < f->lo || i >= f->hi))
         return TESSEL_OK;
     uint32_t c[2] = { i, j };
@@ -396,8 +405,9 @@ static int mtx_read_filtered(text_reader *r, const tessel_load_options *opt,
     uint64_t dims[2] = { h->rows, h->cols };
     tessel_coo_builder *b = NULL;
     int rc = TESSEL_OK;
-    if (f->counts) {
-        memset(f->counts, 0, (size_t)(h->rows * sizeof(uint64_t)));
+    if (f->counts || f->emit) {
+        if (f->counts)
+            memset(f->counts, 0, (size_t)(h->rows * sizeof(uint64_t)));
         return read_entries(r, h, NULL, f, diag);
     }
     rc = tessel_coo_builder_create(2, dims, h->field != FIELD_PATTERN, a, &b, diag);
@@ -523,7 +533,7 @@ int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint6
                          tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
-    row_filter f = { row_begin, row_end, reserve, NULL };
+    row_filter f = { row_begin, row_end, reserve, NULL, NULL, NULL };
     return read_file(path, opt, &f, a, out, diag);
 }
 
@@ -539,7 +549,7 @@ int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
     tessel_load_options defaults;
     mtx_header h;
     rc = read_header(&r, &opt, &defaults, &h, diag);
-    row_filter f = { 0, 0, 0, NULL };
+    row_filter f = { 0, 0, 0, NULL, NULL, NULL };
     if (!rc) {
         dims[0] = h.rows;
         dims[1] = h.cols;
@@ -559,4 +569,32 @@ int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
     }
     *counts = f.counts;
     return TESSEL_OK;
+}
+
+int tessel_mtx_for_each_entry(const char *path, const tessel_load_options *opt,
+                              const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
+                              tessel_entry_info *info, tessel_diag *diag)
+{
+    text_reader r;
+    int rc = text_reader_open_file(&r, path, a, diag);
+    if (rc)
+        return rc;
+    tessel_load_options defaults;
+    mtx_header h;
+    rc = read_header(&r, &opt, &defaults, &h, diag);
+    row_filter f = { 0, 0, 0, NULL, emit, ctx };
+    if (!rc) {
+        memset(info, 0, sizeof(*info));
+        info->order = 2;
+        info->dims[0] = h.rows;
+        info->dims[1] = h.cols;
+        info->has_values = h.field != FIELD_PATTERN;
+        strcpy(info->field, h.field_name);
+        strcpy(info->symmetry, h.symmetry_name);
+        rc = mtx_read_filtered(&r, opt, &h, &f, NULL, NULL, diag);
+    }
+    text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", path);
+    return rc;
 }

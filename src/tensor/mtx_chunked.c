@@ -15,7 +15,15 @@
  * Anything unexpected in the entries (a malformed line, a count that does
  * not match the size line, a file that changed between the passes) returns
  * MTX_CHUNKED_FALLBACK: the single-pass reader then reads the file again
- * and reports the error exactly as it always has. */
+ * and reports the error exactly as it always has.
+ *
+ * A FROSTT .tns file (job->tns) declares neither its extents nor its count:
+ * pass 1 also keeps every mode's largest coordinate, and its row counters
+ * start at a guess from the text's size (threads never allocate: the
+ * allocator hook need not be thread-safe). A chunk that meets a row beyond
+ * its counters stops counting; once pass 1 has given the first mode's
+ * extent, the calling thread gives it counters for every row and runs its
+ * pass 1 again. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -34,6 +42,9 @@
 #define CHUNK_MAX_THREADS 64
 /* Bytes searched per read for the line break that ends a chunk. */
 #define BOUNDARY_WINDOW 65536u
+/* Row counters per thread for a .tns file whose first and last lines give
+ * no guess of its first mode's extent (16 MiB). */
+#define TNS_GUESS_ROWS (1u << 22)
 
 typedef struct chunk {
     const mtx_chunk_job *job;
@@ -41,6 +52,9 @@ typedef struct chunk {
     char *buf;           /* cap + 1 bytes */
     size_t cap;          /* CHUNK_BLOCK, or less for a shorter range */
     uint32_t *row_count; /* pass 1: entries per row; pass 2: next slot per row */
+    uint64_t count_rows; /* row_count's length */
+    uint64_t need_rows;  /* .tns pass 1: rows seen beyond count_rows (0: none) */
+    uint64_t maxc[TESSEL_MAX_ORDER]; /* .tns pass 1: largest coordinate + 1 */
     tessel_tensor *t;    /* pass 2: the arrays being filled */
     int pass;
     uint64_t lines;      /* entry lines seen */
@@ -94,19 +108,24 @@ static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *w
 /* ------------------------------------------------------------------ */
 /* Lines */
 
-static int is_comment_or_blank(const char *p, const char *end)
+/* As the single-pass readers skip lines: mtx.c's blanks are scan_at_end's
+ * (\v, \f and \r too), tns.c's only spaces and tabs. */
+static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const char *end)
 {
-    if (scan_at_end(p, end))
+    if (!job->tns && scan_at_end(p, end))
         return 1;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
+    if (job->tns)
+        return p == end || *p == '#' || *p == '%';
     return *p == '%';
 }
 
 /* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
  * The common form (spaces or tabs, then up to 18 digits ending the token)
  * is read inline, saving scan_u64's call and overflow checks on every
- * index; anything else goes to scan_u64, which decides as it always has. */
+ * index, and up to 7 digits in one word (scan_swar_digits); anything else
+ * goes to scan_u64, which decides as it always has. */
 static int read_index(const char **pp, const char *end, uint64_t limit, uint32_t *out)
 {
     const char *p = *pp;
@@ -114,8 +133,15 @@ static int read_index(const char **pp, const char *end, uint64_t limit, uint32_t
         p++;
     const char *digits = p;
     uint64_t v = 0;
-    while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
-        v = v * 10 + (uint64_t)(*p++ - '0');
+    unsigned n;
+    /* Up to 7 digits in one word when 8 bytes of the line remain. */
+    if (end - p >= 8 && (n = scan_swar_digits(p, &v)) < 8) {
+        p += n;
+    } else {
+        v = 0;
+        while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+    }
     int ends = p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f';
     if (p == digits || !ends) {
         uint64_t general; /* its own variable: v stays in a register */
@@ -200,6 +226,51 @@ static int place_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
+/* .tns pass 1: the line's coordinates widen the extents and its first
+ * counts its row (when the counters reach it). */
+static int count_tns_line(chunk *c, const char *p, const char *end)
+{
+    const mtx_chunk_job *job = c->job;
+    uint32_t x[TESSEL_MAX_ORDER];
+    for (unsigned m = 0; m < job->order; m++) {
+        if (!read_index(&p, end, TESSEL_MAX_DIM, &x[m]))
+            return MTX_CHUNKED_FALLBACK;
+        if (x[m] + 1ull > c->maxc[m])
+            c->maxc[m] = x[m] + 1ull;
+    }
+    if (x[0] >= c->count_rows) {
+        if (x[0] + 1ull > c->need_rows)
+            c->need_rows = x[0] + 1ull;
+    } else if (c->row_count[x[0]]++ == UINT32_MAX) {
+        return MTX_CHUNKED_FALLBACK;
+    }
+    c->stored++;
+    return TESSEL_OK;
+}
+
+/* .tns pass 2: the entry written to its slot in its row. */
+static int place_tns_line(chunk *c, const char *p, const char *end)
+{
+    const mtx_chunk_job *job = c->job;
+    tessel_tensor *t = c->t;
+    uint32_t x[TESSEL_MAX_ORDER];
+    double v;
+    for (unsigned m = 0; m < job->order; m++)
+        if (!read_index(&p, end, t->dims[m], &x[m]))
+            return MTX_CHUNKED_FALLBACK; /* malformed, or the file changed */
+    if (scan_double(&p, end, &v) != SCAN_OK || !scan_at_end(p, end) ||
+        x[0] >= c->count_rows)
+        return MTX_CHUNKED_FALLBACK;
+    uint64_t dst = t->ptr[x[0]] + c->row_count[x[0]]++;
+    if (dst >= t->ptr[x[0] + 1])
+        return MTX_CHUNKED_FALLBACK;
+    for (unsigned m = 1; m < job->order; m++)
+        t->idx[m][dst] = x[m];
+    t->values[dst] = v;
+    c->stored++;
+    return TESSEL_OK;
+}
+
 /* One line [p, end), *end writable: blank and comment lines are skipped as
  * the single-pass reader skips them. */
 static int chunk_line(chunk *c, char *p, char *end)
@@ -207,10 +278,12 @@ static int chunk_line(chunk *c, char *p, char *end)
     if (end > p && end[-1] == '\r')
         end--;
     *end = '\0'; /* strtod, in scan_double's fallback, stops here */
-    if (is_comment_or_blank(p, end))
+    if (is_comment_or_blank(c->job, p, end))
         return TESSEL_OK;
     if (++c->lines > c->job->entries)
         return MTX_CHUNKED_FALLBACK;
+    if (c->job->tns)
+        return c->pass == 1 ? count_tns_line(c, p, end) : place_tns_line(c, p, end);
     return c->pass == 1 ? count_line(c, p, end) : place_line(c, p, end);
 }
 
@@ -249,25 +322,32 @@ static int chunk_run(chunk *c)
 static void *chunk_main(void *arg)
 {
     chunk *c = arg;
-    c->lines = c->stored = 0;
+    c->lines = c->stored = c->need_rows = 0;
+    memset(c->maxc, 0, sizeof(c->maxc));
     c->status = chunk_run(c);
     return NULL;
 }
 
-/* Runs every chunk's current pass, chunk 0 on the calling thread. */
-static void run_pass(chunk *ch, int n, int pass)
+/* Runs the current pass of every chunk that `only` selects (NULL: all),
+ * the first on the calling thread. */
+static void run_pass(chunk *ch, int n, int pass, const unsigned char *only)
 {
     pthread_t tid[CHUNK_MAX_THREADS];
-    int started[CHUNK_MAX_THREADS] = { 0 };
-    for (int k = 0; k < n; k++)
+    int started[CHUNK_MAX_THREADS] = { 0 }, first = -1;
+    for (int k = 0; k < n; k++) {
         ch[k].pass = pass;
-    for (int k = 1; k < n; k++)
-        started[k] = pthread_create(&tid[k], NULL, chunk_main, &ch[k]) == 0;
-    chunk_main(&ch[0]);
-    for (int k = 1; k < n; k++) {
+        if (first < 0 && (!only || only[k]))
+            first = k;
+    }
+    for (int k = first + 1; first >= 0 && k < n; k++)
+        if (!only || only[k])
+            started[k] = pthread_create(&tid[k], NULL, chunk_main, &ch[k]) == 0;
+    if (first >= 0)
+        chunk_main(&ch[first]);
+    for (int k = first + 1; first >= 0 && k < n; k++) {
         if (started[k])
             pthread_join(tid[k], NULL);
-        else
+        else if (!only || only[k])
             chunk_main(&ch[k]); /* no thread to spare: run it here */
     }
 }
@@ -317,6 +397,47 @@ static int oom(const mtx_chunk_job *job, tessel_diag *diag, const char *step, ui
     return tessel_diag_oom(diag, job->name, step, (size_t)bytes);
 }
 
+/* The largest first coordinate + 1 on the whole lines of [lo, hi) (read
+ * into window), 0 if none parses; a cut first line is skipped unless lo
+ * starts the entries. */
+static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, char *window)
+{
+    if (hi <= lo || read_at(job, window, (size_t)(hi - lo), lo))
+        return 0;
+    const char *p = window, *end = window + (hi - lo), *nl;
+    if (lo > job->begin && (nl = memchr(p, '\n', (size_t)(end - p))))
+        p = nl + 1;
+    uint64_t most = 0;
+    while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+        const char *q = p;
+        uint32_t row;
+        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row) &&
+            row + 1ull > most)
+            most = row + 1ull;
+        p = nl + 1;
+    }
+    return most;
+}
+
+/* Row counters a chunk starts with: the declared rows, or for .tns a guess:
+ * the largest first coordinate on the first and last 64 KiB of entries,
+ * and an eighth more (exact for a file sorted by its first mode, close for
+ * one in random order); without any, what the text could hold, capped so a
+ * big file does not claim counters for rows it may not have. */
+static uint64_t first_count_rows(const mtx_chunk_job *job, char *window)
+{
+    if (!job->tns)
+        return job->rows ? job->rows : 1;
+    uint64_t fit = (job->end - job->begin) / (2u * (job->order + 1u)) + 1;
+    uint64_t head = job->end - job->begin < BOUNDARY_WINDOW ? job->end : job->begin + BOUNDARY_WINDOW;
+    uint64_t tail = job->end - job->begin < BOUNDARY_WINDOW ? job->begin : job->end - BOUNDARY_WINDOW;
+    uint64_t a = window_rows(job, job->begin, head, window);
+    uint64_t b = window_rows(job, tail, job->end, window);
+    uint64_t seen = a > b ? a : b;
+    uint64_t guess = seen ? seen + seen / 8 + 1024 : TNS_GUESS_ROWS;
+    return guess < fit ? guess : fit;
+}
+
 /* n chunks over whole lines of the entry range, each with its buffer and
  * zeroed row counters. */
 static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n,
@@ -329,8 +450,9 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
     memset(ch, 0, (size_t)n * sizeof(*ch));
     int rc = TESSEL_OK;
     uint64_t span = job->end - job->begin, prev = job->begin;
-    char *window = n > 1 ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
-    if (n > 1 && !window)
+    int need_window = n > 1 || job->tns;
+    char *window = need_window ? tessel_alloc(a, BOUNDARY_WINDOW) : NULL;
+    if (need_window && !window)
         rc = oom(job, diag, "splitting a Matrix Market file into chunks", BOUNDARY_WINDOW);
     for (int k = 0; k < n && !rc; k++) {
         ch[k].job = job;
@@ -347,17 +469,19 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
         ch[k].hi = hi;
         prev = hi;
     }
+    uint64_t count_rows = rc ? 1 : first_count_rows(job, window);
     tessel_dealloc(a, window);
     for (int k = 0; k < n && !rc; k++) {
         /* Small inputs (tests, fuzzers) get small buffers. */
         ch[k].cap = ch[k].hi - ch[k].lo < CHUNK_BLOCK ? (size_t)(ch[k].hi - ch[k].lo) : CHUNK_BLOCK;
         ch[k].buf = tessel_alloc(a, ch[k].cap + 1);
-        ch[k].row_count = tessel_alloc_array(a, job->rows ? job->rows : 1, sizeof(uint32_t));
+        ch[k].count_rows = count_rows;
+        ch[k].row_count = tessel_alloc_array(a, ch[k].count_rows, sizeof(uint32_t));
         if (!ch[k].buf || !ch[k].row_count)
             rc = oom(job, diag, "allocating a chunk's read buffer and row counts",
-                     !ch[k].buf ? ch[k].cap + 1 : (job->rows ? job->rows : 1) * sizeof(uint32_t));
+                     !ch[k].buf ? ch[k].cap + 1 : ch[k].count_rows * sizeof(uint32_t));
         else
-            memset(ch[k].row_count, 0, (job->rows ? job->rows : 1) * sizeof(uint32_t));
+            memset(ch[k].row_count, 0, ch[k].count_rows * sizeof(uint32_t));
     }
     if (rc) {
         free_chunks(a, ch, n);
@@ -376,6 +500,8 @@ static int row_pointers(chunk *ch, int n, tessel_tensor *t)
     for (uint64_t r = 0; r < t->dims[0]; r++) {
         uint64_t in_row = 0;
         for (int k = 0; k < n; k++) {
+            if (r >= ch[k].count_rows)
+                continue; /* .tns: the chunk has no entry in this row */
             uint64_t c = ch[k].row_count[r];
             ch[k].row_count[r] = (uint32_t)in_row;
             in_row += c;
@@ -389,30 +515,30 @@ static int row_pointers(chunk *ch, int n, tessel_tensor *t)
     return TESSEL_OK;
 }
 
-static int alloc_tensor(const mtx_chunk_job *job, const tessel_allocator *a, uint64_t nnz,
-                        tessel_tensor **out)
+/* The arrays of an order-`order` tensor of extents dims holding nnz entries. */
+static int alloc_tensor(const mtx_chunk_job *job, const tessel_allocator *a, unsigned order,
+                        const uint64_t *dims, uint64_t nnz, tessel_tensor **out)
 {
     tessel_tensor *t = tessel_alloc(a, sizeof(*t));
     if (!t)
         return TESSEL_ENOMEM;
     memset(t, 0, sizeof(*t));
     t->alloc = a;
-    t->order = 2;
-    t->dims[0] = job->rows;
-    t->dims[1] = job->cols;
+    t->order = order;
+    memcpy(t->dims, dims, order * sizeof(uint64_t));
     t->nnz = nnz;
     int has_values = job->field != FIELD_PATTERN;
     strcpy(t->field, has_values ? "real" : "pattern");
     strcpy(t->symmetry, "general");
     *out = t;
-    t->ptr = tessel_alloc_array(a, job->rows + 1, sizeof(uint64_t));
+    t->ptr = tessel_alloc_array(a, dims[0] + 1, sizeof(uint64_t));
     if (!t->ptr)
         return TESSEL_ENOMEM;
     if (nnz == 0)
         return TESSEL_OK;
-    t->idx[1] = tessel_alloc_array(a, nnz, sizeof(uint32_t));
-    if (!t->idx[1])
-        return TESSEL_ENOMEM;
+    for (unsigned m = 1; m < order; m++)
+        if (!(t->idx[m] = tessel_alloc_array(a, nnz, sizeof(uint32_t))))
+            return TESSEL_ENOMEM;
     if (has_values && !(t->values = tessel_alloc_array(a, nnz, sizeof(double))))
         return TESSEL_ENOMEM;
     return TESSEL_OK;
@@ -426,6 +552,47 @@ static int same_file_state(const mtx_chunk_job *job, const struct stat *before)
     return fstat(job->fd, &now) == 0 && now.st_size == before->st_size &&
            now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
            now.st_mtim.tv_nsec == before->st_mtim.tv_nsec;
+}
+
+/* .tns after pass 1: the extents (largest coordinates) into dims, and
+ * pass 1 again, with counters for every row, for each chunk that met a row
+ * beyond its first counters. MTX_CHUNKED_FALLBACK when the rows would be
+ * refused as hypersparse (the single-pass reader says so). */
+static int tns_extents(const mtx_chunk_job *job, const tessel_allocator *a, chunk *ch, int n,
+                       uint64_t nnz, uint64_t *dims, tessel_diag *diag)
+{
+    for (unsigned m = 0; m < job->order; m++) {
+        dims[m] = 0;
+        for (int k = 0; k < n; k++)
+            if (ch[k].maxc[m] > dims[m])
+                dims[m] = ch[k].maxc[m];
+    }
+    if (tensor_check_ptr_size(job->order, dims[0], nnz, 1, NULL) != TESSEL_OK)
+        return MTX_CHUNKED_FALLBACK;
+    unsigned char again[CHUNK_MAX_THREADS] = { 0 };
+    int any = 0;
+    for (int k = 0; k < n; k++) {
+        if (!ch[k].need_rows)
+            continue;
+        tessel_dealloc(a, ch[k].row_count);
+        ch[k].count_rows = dims[0];
+        ch[k].row_count = tessel_alloc_array(a, dims[0], sizeof(uint32_t));
+        if (!ch[k].row_count) {
+            ch[k].count_rows = 0;
+            return oom(job, diag, "allocating a chunk's row counts", dims[0] * sizeof(uint32_t));
+        }
+        memset(ch[k].row_count, 0, dims[0] * sizeof(uint32_t));
+        again[k] = 1;
+        any = 1;
+    }
+    if (!any)
+        return TESSEL_OK;
+    run_pass(ch, n, 1, again);
+    int rc = pass_status(ch, n, diag);
+    for (int k = 0; k < n && !rc; k++)
+        if (ch[k].need_rows)
+            rc = MTX_CHUNKED_FALLBACK; /* the file changed */
+    return rc;
 }
 
 /* Both passes over the chunks and the finishing sort and merge: the tensor,
@@ -444,7 +611,8 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
         most *= 2;
     /* Refusals and their messages stay the single-pass reader's. */
     if (job->field == FIELD_COMPLEX || job->symmetry == SYM_HERMITIAN ||
-        tensor_check_ptr_size(2, job->rows, most, has_values, NULL) != TESSEL_OK)
+        (job->tns && (job->order < 1 || job->order > TESSEL_MAX_ORDER || !has_values)) ||
+        (!job->tns && tensor_check_ptr_size(2, job->rows, most, has_values, NULL) != TESSEL_OK))
         return MTX_CHUNKED_FALLBACK;
     struct stat before;
     memset(&before, 0, sizeof(before));
@@ -455,26 +623,32 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     int rc = make_chunks(job, a, n, &ch, diag);
     if (rc)
         return rc;
-    run_pass(ch, n, 1);
+    run_pass(ch, n, 1, NULL);
     rc = pass_status(ch, n, diag);
     uint64_t lines = 0, nnz = 0;
     for (int k = 0; k < n; k++) {
         lines += ch[k].lines;
         nnz += ch[k].stored;
     }
-    if (!rc && lines != job->entries)
+    if (!rc && !job->tns && lines != job->entries)
         rc = MTX_CHUNKED_FALLBACK;
+    unsigned order = job->tns ? job->order : 2;
+    uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
+    if (!rc && job->tns)
+        rc = tns_extents(job, a, ch, n, nnz, dims, diag);
     tessel_tensor *t = NULL;
-    if (!rc && alloc_tensor(job, a, nnz, &t) != TESSEL_OK)
-        rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",
-                 (job->rows + 1) * sizeof(uint64_t) +
-                     nnz * (sizeof(uint32_t) + (job->field != FIELD_PATTERN ? sizeof(double) : 0)));
+    if (!rc && alloc_tensor(job, a, order, dims, nnz, &t) != TESSEL_OK)
+        rc = oom(job, diag,
+                 job->tns ? "allocating the tensor's pointers, indices and values"
+                          : "allocating the matrix's row pointers, indices and values",
+                 (dims[0] + 1) * sizeof(uint64_t) +
+                     nnz * ((order - 1) * sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
     if (!rc)
         rc = row_pointers(ch, n, t);
     if (!rc) {
         for (int k = 0; k < n; k++)
             ch[k].t = t;
-        run_pass(ch, n, 2);
+        run_pass(ch, n, 2, NULL);
         rc = pass_status(ch, n, diag);
     }
     uint64_t placed = 0;

@@ -1,7 +1,7 @@
-/* Internal to src/tensor: the Matrix Market entry reader that parses an
- * uncompressed file's entry lines in chunks on several threads and builds
- * the compressed rows in place (mtx_chunked.c), behind mtx.c's header
- * parsing. */
+/* Internal to src/tensor: the entry reader that parses an uncompressed
+ * file's entry lines in chunks on several threads and builds the compressed
+ * rows in place (mtx_chunked.c), behind mtx.c's header parsing and tns.c's
+ * first entry line. */
 #ifndef TESSEL_TENSOR_MTX_CHUNKED_H
 #define TESSEL_TENSOR_MTX_CHUNKED_H
 
@@ -26,6 +26,11 @@ typedef struct mtx_chunk_job {
     enum mtx_symmetry symmetry; /* general, symmetric or skew */
     int threads;              /* > 0: exactly this many chunks; 0: online cores */
     unsigned flags;           /* TESSEL_BUILD_* */
+    /* FROSTT .tns (tns.c): `order` indices and a value per line, '#' and
+     * '%' comments, no declared count; the extents (rows, cols unused) are
+     * the largest coordinates, found by pass 1. */
+    int tns;
+    unsigned order;
 } mtx_chunk_job;
 
 /* TESSEL_OK and *out, MTX_CHUNKED_FALLBACK, or a negative TESSEL_E* code

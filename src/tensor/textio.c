@@ -318,6 +318,32 @@ static int scan_double_extended(uint64_t mant, int exp10, double *out)
 }
 #endif
 
+static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                        100000000 };
+
+/* Digits of a mantissa read so far, counted from its first nonzero one (as
+ * scan_double_fast counts them): up to 8 digits of the first word read at
+ * once, the rest one by one. Returns the digits taken (0 when fewer than 8
+ * bytes remain, the mantissa has 11 significant digits or more, or no digit
+ * leads). */
+static unsigned mantissa_word(const char *p, const char *end, uint64_t *mant, int *digits)
+{
+    uint64_t chunk;
+    unsigned n;
+    if (end - p < 8 || *digits > 10 || !(n = scan_swar_digits(p, &chunk)))
+        return 0;
+    *mant = *mant * pow10_u64[n] + chunk;
+    if (*digits > 0) {
+        *digits += (int)n;
+    } else {
+        int d = 0; /* the leading zeros did not count */
+        while (d < 9 && *mant >= pow10_u64[d])
+            d++;
+        *digits = d;
+    }
+    return n;
+}
+
 /* Fast path; returns 0 and leaves *pp alone when the token needs strtod. */
 static int scan_double_fast(const char **pp, const char *end, double *out)
 {
@@ -327,6 +353,13 @@ static int scan_double_fast(const char **pp, const char *end, double *out)
         neg = *p++ == '-';
     uint64_t mant = 0;
     int digits = 0, exp10 = 0, any = 0;
+    unsigned n;
+    while ((n = mantissa_word(p, end, &mant, &digits)) == 8) {
+        p += n;
+        any = 1;
+    }
+    p += n;
+    any |= n > 0;
     while (p < end && *p >= '0' && *p <= '9') {
         if (digits < 19) {
             mant = mant * 10 + (uint64_t)(*p - '0');
@@ -340,6 +373,14 @@ static int scan_double_fast(const char **pp, const char *end, double *out)
     }
     if (p < end && *p == '.') {
         p++;
+        while ((n = mantissa_word(p, end, &mant, &digits)) == 8) {
+            p += n;
+            exp10 -= 8;
+            any = 1;
+        }
+        p += n;
+        exp10 -= (int)n;
+        any |= n > 0;
         while (p < end && *p >= '0' && *p <= '9') {
             if (digits < 19) {
                 mant = mant * 10 + (uint64_t)(*p - '0');

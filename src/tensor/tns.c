@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "builder_internal.h"
+#include "mtx_chunked.h"
 #include "textio.h"
 #include "tessel/tensor.h"
 
@@ -95,8 +96,79 @@ static int parse_entry(text_reader *r, const char *line, size_t len, unsigned or
     return TESSEL_OK;
 }
 
-static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel_allocator *a,
-                    tessel_tensor **out, tessel_diag *diag)
+/* Row-blocked reading (tessel_tns_read_rows, tessel_tns_row_counts), as
+ * mtx.c's row filter: keep only the entries whose first coordinate lies in
+ * [lo, hi), or only count the entries of every row into counts (grown as
+ * rows appear, since a .tns file declares no extents). */
+typedef struct tns_filter {
+    uint64_t lo, hi;
+    uint64_t reserve;  /* entries to reserve room for (the caller's count) */
+    int counting;      /* counting pass: no tensor is built */
+    uint64_t *counts;  /* counts[cap] */
+    uint64_t cap;
+    tessel_entry_sink emit; /* tessel_tns_for_each_entry: every entry to emit */
+    void *ctx;
+    unsigned order;    /* out: the file's order */
+    uint64_t dims[TESSEL_MAX_ORDER]; /* out, counting: the extents */
+} tns_filter;
+
+/* counts[row]++, growing counts (zeroed) to hold the row. */
+static int count_row(text_reader *r, tns_filter *f, const tessel_allocator *a, uint32_t row,
+                     tessel_diag *diag)
+{
+    if (row >= f->cap) {
+        uint64_t cap = f->cap ? f->cap : 1024;
+        while (cap <= row)
+            cap *= 2;
+        uint64_t *grown = tessel_alloc_array(a, cap, sizeof(uint64_t));
+        if (!grown)
+            return tessel_diag_oom(diag, r->name, "counting the entries of every row",
+                                   (size_t)(cap * sizeof(uint64_t)));
+        if (f->cap)
+            memcpy(grown, f->counts, f->cap * sizeof(uint64_t));
+        memset(grown + f->cap, 0, (cap - f->cap) * sizeof(uint64_t));
+        tessel_dealloc(a, f->counts);
+        f->counts = grown;
+        f->cap = cap;
+    }
+    f->counts[row]++;
+    return TESSEL_OK;
+}
+
+/* The entries through mtx_chunked.c when the input allows (uncompressed,
+ * parse_threads >= 0): it reads the whole text with pread from its start
+ * (the comments before the first entry are skipped there too) and leaves
+ * r where it is, so MTX_CHUNKED_FALLBACK goes on with the single-pass
+ * reader from the first entry line, which reports any error. */
+static int tns_read_chunked(text_reader *r, const tessel_load_options *opt, unsigned order,
+                            const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    if ((opt && opt->parse_threads < 0) || r->gz || (r->fd < 0 && !r->mem))
+        return MTX_CHUNKED_FALLBACK;
+    mtx_chunk_job job;
+    memset(&job, 0, sizeof(job));
+    job.name = r->name;
+    job.fd = r->fd;
+    job.mem = r->mem;
+    job.begin = 0;
+    job.end = r->source_bytes;
+    job.entries = UINT64_MAX;
+    job.field = FIELD_REAL;
+    job.symmetry = SYM_GENERAL;
+    job.threads = opt ? opt->parse_threads : 0;
+    job.flags = opt && opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0;
+    job.tns = 1;
+    job.order = order;
+    int rc = mtx_chunked_read(&job, a, out, diag);
+    if (rc < 0 && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+    return rc;
+}
+
+/* The tensor of a .tns text (through f, when not NULL, only some rows or
+ * only the row counts); the chunked reader first when it may. */
+static int tns_read(text_reader *r, const tessel_load_options *opt, tns_filter *f,
+                    const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     char *line;
     size_t len;
@@ -115,14 +187,25 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel
                          "value",
                          fields, TESSEL_MAX_ORDER);
     unsigned order = fields - 1;
+    rc = f ? MTX_CHUNKED_FALLBACK : tns_read_chunked(r, opt, order, a, out, diag);
+    if (rc != MTX_CHUNKED_FALLBACK)
+        return rc;
+    if (f)
+        f->order = order;
     uint64_t dims[TESSEL_MAX_ORDER], maxc[TESSEL_MAX_ORDER];
     for (unsigned m = 0; m < order; m++) {
         dims[m] = TESSEL_MAX_DIM;
         maxc[m] = 0;
     }
     tessel_coo_builder *b = NULL;
-    rc = tessel_coo_builder_create(order, dims, 1, a, &b, diag);
+    rc = f && (f->counting || f->emit) ? TESSEL_OK
+                                       : tessel_coo_builder_create(order, dims, 1, a, &b, diag);
+    if (!rc && f && f->reserve && tessel_coo_builder_reserve(b, f->reserve) != TESSEL_OK)
+        rc = tns_error(r, TESSEL_ENOMEM, NULL, diag, "out of memory while reserving room for "
+                       "%llu entries (asked for %llu bytes)", (unsigned long long)f->reserve,
+                       (unsigned long long)tensor_builder_grow_bytes(b, f->reserve));
     if (rc) {
+        tessel_coo_builder_free(&b);
         if (diag)
             snprintf(diag->file, sizeof(diag->file), "%s", r->name);
         return rc;
@@ -136,6 +219,18 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel
         for (unsigned m = 0; m < order; m++)
             if (coords[m] + 1ull > maxc[m])
                 maxc[m] = coords[m] + 1ull;
+        if (f && f->counting) {
+            if ((rc = count_row(r, f, a, coords[0], diag)))
+                break;
+            continue;
+        }
+        if (f && f->emit) {
+            if ((rc = f->emit(f->ctx, coords, value)))
+                break;
+            continue;
+        }
+        if (f && (coords[0] < f->lo || coords[0] >= f->hi))
+            continue;
         if (tessel_coo_builder_add(b, coords, value) != TESSEL_OK) {
             rc = tns_error(r, TESSEL_ENOMEM, NULL, diag, "out of memory while storing the "
                            "entries after %llu of them (asked for %llu bytes)",
@@ -145,7 +240,9 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, const tessel
         }
         count++;
     } while ((rc = next_entry_line(r, &line, &len, diag)) > 0);
-    if (rc == 0) {
+    if (rc == 0 && f && (f->counting || f->emit)) {
+        memcpy(f->dims, maxc, sizeof(maxc));
+    } else if (rc == 0) {
         tessel_coo_builder_set_dims(b, maxc);
         rc = tessel_coo_builder_finish(b, opt && opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0,
                                        out, diag);
@@ -164,7 +261,7 @@ int tessel_tensor_read_tns(const char *path, const tessel_load_options *opt,
     int rc = text_reader_open_file(&r, path, a, diag);
     if (rc)
         return rc;
-    rc = tns_read(&r, opt, a, out, diag);
+    rc = tns_read(&r, opt, NULL, a, out, diag);
     text_reader_close(&r);
     return rc;
 }
@@ -176,7 +273,91 @@ int tessel_tensor_parse_tns(const char *name, const void *data, size_t size,
     *out = NULL;
     text_reader r;
     text_reader_open_memory(&r, name, data, size, a);
-    int rc = tns_read(&r, opt, a, out, diag);
+    int rc = tns_read(&r, opt, NULL, a, out, diag);
     text_reader_close(&r);
     return rc;
+}
+
+/* Reads the file at path through f; a file of other than two modes is
+ * refused (the row-blocked readers serve matrix statistics). */
+static int read_filtered(const char *path, const tessel_load_options *opt, tns_filter *f,
+                         const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    text_reader r;
+    int rc = text_reader_open_file(&r, path, a, diag);
+    if (rc)
+        return rc;
+    rc = tns_read(&r, opt, f, a, out, diag);
+    if (!rc && f->order != 2) {
+        if (out)
+            tessel_tensor_free(out);
+        rc = tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, NULL,
+                             "%u modes: row-blocked reading takes a matrix (2 modes)", f->order);
+    }
+    text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        snprintf(diag->file, sizeof(diag->file), "%s", path);
+    return rc;
+}
+
+int tessel_tns_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
+                         uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
+                         tessel_tensor **out, tessel_diag *diag)
+{
+    *out = NULL;
+    tns_filter f;
+    memset(&f, 0, sizeof(f));
+    f.lo = row_begin;
+    f.hi = row_end;
+    f.reserve = reserve;
+    return read_filtered(path, opt, &f, a, out, diag);
+}
+
+int tessel_tns_row_counts(const char *path, const tessel_load_options *opt,
+                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
+                          tessel_diag *diag)
+{
+    *counts = NULL;
+    tns_filter f;
+    memset(&f, 0, sizeof(f));
+    f.counting = 1;
+    int rc = read_filtered(path, opt, &f, a, NULL, diag);
+    if (rc) {
+        tessel_dealloc(a, f.counts);
+        return rc;
+    }
+    /* counts[dims[0]] exactly (rows past the last entry's are empty) */
+    uint64_t *exact = tessel_alloc_array(a, f.dims[0] ? f.dims[0] : 1, sizeof(uint64_t));
+    if (!exact) {
+        tessel_dealloc(a, f.counts);
+        return tessel_diag_oom(diag, path, "counting the entries of every row",
+                               (size_t)(f.dims[0] * sizeof(uint64_t)));
+    }
+    if (f.dims[0])
+        memcpy(exact, f.counts, f.dims[0] * sizeof(uint64_t));
+    tessel_dealloc(a, f.counts);
+    dims[0] = f.dims[0];
+    dims[1] = f.dims[1];
+    *counts = exact;
+    return TESSEL_OK;
+}
+
+int tessel_tns_for_each_entry(const char *path, const tessel_load_options *opt,
+                              const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
+                              tessel_entry_info *info, tessel_diag *diag)
+{
+    tns_filter f;
+    memset(&f, 0, sizeof(f));
+    f.emit = emit;
+    f.ctx = ctx;
+    int rc = read_filtered(path, opt, &f, a, NULL, diag);
+    if (rc)
+        return rc;
+    memset(info, 0, sizeof(*info));
+    info->order = f.order;
+    memcpy(info->dims, f.dims, sizeof(f.dims));
+    info->has_values = 1;
+    strcpy(info->field, "real");
+    strcpy(info->symmetry, "general");
+    return TESSEL_OK;
 }

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """Streamed and sharded `tessel stats` against the in-memory path, bit for bit.
 
-For every matrix (generated ones, hand-made edge cases and, when present,
-every shared Matrix Market file) and a few tile shapes it compares the
-output of `tessel stats FILE` (text, csv and json) with
+For every matrix (generated ones, hand-made edge cases, each also as a
+2-mode .tns, a gzipped .tns and a .tsl cache, and, when present, every
+shared Matrix Market file and a .tsl of it) and a few tile shapes it
+compares the output of `tessel stats FILE` (text, csv and json) with
   - `tessel stats FILE --stream --block-entries B` for small B (many blocks),
+    with and without `--spill-dir` (one text pass for many blocks),
   - `tessel stats --shard K/N --part ...` for K = 1..N, then `--merge`,
 byte for byte. It also checks what must be refused: a part file of another
 version or with a damaged byte, missing or repeated shards, parts of two
-matrices, and --stream on a .tns file. Exit 0 when all pass, 1 on a
-failure. The generated and hand-made matrices always run, so the test never
+matrices, --stream on a 3-mode .tns file and on a damaged .tsl. Exit 0 when
+all pass, 1 on a failure. The generated and hand-made matrices always run, so the test never
 passes without checking anything.
 
 usage: stream_stats.py --tessel PATH [--data DIR]
 """
 import argparse
 import glob
+import gzip
 import os
 import struct
 import subprocess
@@ -66,6 +69,34 @@ def edge_cases(tmp):
     return files
 
 
+def tns_edge_cases(tmp):
+    """2-mode .tns texts: comments, duplicates, explicit zeros, empty rows."""
+    files = []
+    p = os.path.join(tmp, "dups.tns")
+    text = ("# c\n9 1 1.0\n1 1 2.0\n\n% c\n9 1 -1.0\n4 7 0.0\n1 2 3\n5 5 1\n"
+            "1 1 1e300\n2 3 4\n")
+    write(p, text)
+    files.append((p, []))
+    files.append((p, ["--drop-zeros"]))
+    gz = p + ".gz"
+    with gzip.open(gz, "wb") as f:
+        f.write(text.encode())
+    files.append((gz, []))
+    return files
+
+
+def other_forms(tessel, tmp, path, tns=True):
+    """path as a .tsl and (tns) a .tns and a gzipped .tns (tessel convert)."""
+    stem = os.path.join(tmp, os.path.basename(path).split(".")[0])
+    run([tessel, "convert", path, stem + ".tsl"])
+    if not tns:
+        return [stem + ".tsl"]
+    run([tessel, "convert", path, stem + ".tns"])
+    with open(stem + ".tns", "rb") as src, gzip.open(stem + ".z.tns.gz", "wb") as dst:
+        dst.write(src.read())
+    return [stem + ".tsl", stem + ".tns", stem + ".z.tns.gz"]
+
+
 def generated(tessel, tmp):
     files = []
     specs = [
@@ -88,9 +119,12 @@ def check_matrix(tessel, tmp, path, extra, tiles, formats=("json", "csv", "text"
         for fmt in formats:
             want = run(base + ["-f", fmt]).stdout
             for block in blocks:
-                got = run(base + ["-f", fmt, "--stream", "--block-entries", block]).stdout
-                same("%s %s tile %s --stream --block-entries %s" % (name, fmt, tile, block),
-                     want, got)
+                # one pass per block, and one pass for many blocks through a spill file
+                for spill in ([], ["--spill-dir", tmp]):
+                    got = run(base + ["-f", fmt, "--stream", "--block-entries", block] +
+                              spill).stdout
+                    same("%s %s tile %s --stream --block-entries %s %s" % (
+                        name, fmt, tile, block, " ".join(spill)), want, got)
             if fmt != "json":
                 continue
             for n in shards:
@@ -102,7 +136,8 @@ def check_matrix(tessel, tmp, path, extra, tiles, formats=("json", "csv", "text"
                         os.remove(part)
                     run([tessel, "stats", path, "--tile", tile] + extra +
                         ["--shard", "%d/%d" % (k, n), "--part", part,
-                         "--block-entries", shard_block])
+                         "--block-entries", shard_block] +
+                        (["--spill-dir", tmp] if k % 2 else []))
                     parts.append(part)
                 got = run([tessel, "stats", "--merge", "-f", fmt] + parts[::-1]).stdout
                 same("%s %s tile %s shards %d merged" % (name, fmt, tile, n), want, got)
@@ -136,12 +171,29 @@ def check_refusals(tessel, tmp, path):
     p = run([tessel, "stats", "--merge", parts[0], bad], expect=1)
     if b"checksum" not in p.stderr:
         FAILURES.append("a damaged part is not refused by checksum: %r" % p.stderr)
-    # --stream reads Matrix Market only
+    # --stream summarises matrices: a 3-mode .tns is refused with a message
     tns = os.path.join(tmp, "t.tns")
     write(tns, "1 2 3 1.0\n2 2 2 1.0\n")
     p = run([tessel, "stats", tns, "--stream"], expect=1)
-    if b"Matrix Market" not in p.stderr:
-        FAILURES.append("--stream on a .tns is not refused with a message: %r" % p.stderr)
+    if b"3 modes" not in p.stderr:
+        FAILURES.append("--stream on a 3-mode .tns is not refused with a message: %r" % p.stderr)
+    # a spill directory that cannot hold the spill file; none is ever left behind
+    p = run([tessel, "stats", path, "--stream", "--block-entries", "1", "--spill-dir",
+             os.path.join(tmp, "missing")], expect=1)
+    if b"cannot create a spill file" not in p.stderr:
+        FAILURES.append("a missing --spill-dir is not refused with a message: %r" % p.stderr)
+    left = glob.glob(os.path.join(tmp, "tessel-spill-*"))
+    if left:
+        FAILURES.append("spill files left behind: %s" % left)
+    # a .tsl with a damaged payload byte is refused before any statistics
+    tsl = os.path.join(tmp, "r.tsl")
+    run([tessel, "convert", path, tsl])
+    data = bytearray(open(tsl, "rb").read())
+    data[-3] ^= 0x10
+    open(tsl, "wb").write(data)
+    p = run([tessel, "stats", tsl, "--stream"], expect=1)
+    if b"checksum" not in p.stderr or p.stdout:
+        FAILURES.append("--stream on a damaged .tsl is not refused by checksum: %r" % p.stderr)
 
 
 def main():
@@ -154,6 +206,12 @@ def main():
         shared = sorted(glob.glob(os.path.join(args.data, "mtx", "*.mtx*")))
     with tempfile.TemporaryDirectory() as tmp:
         edges, gens = edge_cases(tmp), generated(args.tessel, tmp)
+        edges += tns_edge_cases(tmp)
+        # every generated and hand-made matrix also as .tns, .tns.gz and .tsl
+        # (an empty matrix has no .tns form: a .tns file declares no extents)
+        edges += [(q, extra) for path, extra in edges[:5] if not extra
+                  for q in other_forms(args.tessel, tmp, path, "empty" not in path)]
+        gens += [(q, extra) for path, extra in gens for q in other_forms(args.tessel, tmp, path)]
         cases = edges + gens
         for path, extra in edges:
             check_matrix(args.tessel, tmp, path, extra, ["2", "3x2", "128", "37x200"])
@@ -167,6 +225,11 @@ def main():
             # small blocks on the larger shared files would take minutes.
             check_matrix(args.tessel, tmp, path, [], ["128", "37x200"], formats=("json",),
                          blocks=("50000",), shards=(4,), shard_block="50000")
+            # the same matrix as a .tsl: blocks read only their rows' slice
+            tsl = os.path.join(tmp, "shared.tsl")
+            run([args.tessel, "convert", path, tsl])
+            check_matrix(args.tessel, tmp, tsl, [], ["128"], formats=("json",),
+                         blocks=("20000",), shards=(3,), shard_block="20000")
         check_refusals(args.tessel, tmp, cases[-1][0])
     print("stream_stats: %d matrices (%d shared)%s" % (len(cases) + len(shared), len(shared),
           "" if shared else "; ../shared/data absent, shared matrices skipped"))

@@ -186,7 +186,7 @@ sim_mean=$(awk '/^MEAN:/ { v = $2; sub(/,/, "", v); print v; exit }' "$f")
 sim_sd=$(awk '/^MEAN:/ { print $4; exit }' "$f")
 row mean "$(awk -v a="$sp" -v b="$im" 'BEGIN { printf "%d", a / b + 0.5 }')" "$sim_mean"
 row stdev "$(awk -v a="$sd" 'BEGIN { printf "%d", a + 0.5 }')" "$sim_sd"
-echo "tessel busiest PE: $sp cycles (spatial_cycles); cycles stay the DRAM bound, $(scol "$out/ta" cycles)"
+echo "tessel busiest PE: $sp cycles (spatial_cycles); roofline cycles (the larger of it and DRAM's bound): $(scol "$out/ta" cycles)"
 
 # ---------------------------------------------------------------- cycles: roofline and pipeline
 # The same two runs under `timing: pipeline` (docs/models/timing.md): the macro tile's first

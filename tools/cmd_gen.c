@@ -210,6 +210,6 @@ int cmd_gen(int argc, char **argv)
     /* Generator errors name no file; naming the command gives them the
      * "tessel gen: error: ..." form of the usage errors. */
     if (rc && !d.file[0])
-        snprintf(d.file, sizeof(d.file), "tessel gen");
+        tessel_diag_set_file(&d, "tessel gen");
     return rc ? cli_report(&d) : CLI_EXIT_OK;
 }

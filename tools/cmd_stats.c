@@ -360,7 +360,7 @@ static int build_grid(const tessel_tensor *t, const stats_request *req, const ch
     }
     if (rc) {
         if (!d.file[0])
-            snprintf(d.file, sizeof(d.file), "%s", path);
+            tessel_diag_set_file(&d, path);
         return cli_report(&d);
     }
     return CLI_EXIT_OK;
@@ -423,7 +423,7 @@ static int compute(const char *path, const stats_request *req, file_stats *fs)
         rc = -1;
     }
     if (rc == -1) {
-        snprintf(d.file, sizeof(d.file), "%s", path);
+        tessel_diag_set_file(&d, path);
         rc = cli_report(&d);
     }
     tessel_tile_grid_free(&grid);
@@ -446,7 +446,7 @@ static int from_part(tessel_stats_part *p, const char *path, file_stats *fs)
     snprintf(fs->field, sizeof(fs->field), "%s", p->field);
     snprintf(fs->symmetry, sizeof(fs->symmetry), "%s", p->symmetry);
     if (tessel_stats_part_summary(p, &fs->occ, &fs->modes[0].occ, &fs->modes[1].occ, &d)) {
-        snprintf(d.file, sizeof(d.file), "%s", path);
+        tessel_diag_set_file(&d, path);
         return cli_report(&d);
     }
     return CLI_EXIT_OK;
@@ -536,7 +536,7 @@ static int compute_merged(const cli_args *args, file_stats *fs, tessel_stats_par
                                           "%llu", path, p->source, (unsigned long long)p->shards,
                                  (*whole)->source, (unsigned long long)(*whole)->shards);
         } else if (tessel_stats_part_merge(*whole, p, &d)) {
-            snprintf(d.file, sizeof(d.file), "%s", path);
+            tessel_diag_set_file(&d, path);
             rc = cli_report(&d);
         }
         if (p != *whole)
@@ -974,7 +974,7 @@ static int save_statfile(const char *path, const stats_request *req, FILE *out)
     if (rc) {
         tessel_d2t2_free(&s);
         if (!d.file[0])
-            snprintf(d.file, sizeof(d.file), "%s", path);
+            tessel_diag_set_file(&d, path);
         return cli_report(&d);
     }
     print_d2t2(out, req, path, s, source);

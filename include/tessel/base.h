@@ -72,6 +72,10 @@ typedef struct tessel_diag {
 /* Clears d (d may be NULL). */
 void tessel_diag_clear(tessel_diag *d);
 
+/* Names the file a diagnostic is about (d may be NULL); a path longer than
+ * the field is cut at its end, so the message stays intact. */
+void tessel_diag_set_file(tessel_diag *d, const char *file);
+
 /* Fills d (if not NULL) and returns code, so callers can write
  * `return tessel_diag_set(d, TESSEL_EPARSE, file, line, 0, NULL, "...")`. */
 int tessel_diag_set(tessel_diag *d, int code, const char *file, uint64_t line, uint32_t column,

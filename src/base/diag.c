@@ -40,6 +40,12 @@ static void copy_bounded(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
+void tessel_diag_set_file(tessel_diag *d, const char *file)
+{
+    if (d)
+        copy_bounded(d->file, sizeof(d->file), file);
+}
+
 int tessel_diag_vset(tessel_diag *d, int code, const char *file, uint64_t line, uint32_t column,
                      const char *field, const char *fmt, va_list ap)
 {

@@ -142,7 +142,7 @@ static int add_error(tessel_diag_list *errors, const tessel_spec_tensor *st, tes
 {
     /* Data errors point at the file; binding errors at the spec entry. */
     if (!d->file[0]) {
-        snprintf(d->file, sizeof(d->file), "%s", st->pos.file ? st->pos.file : "");
+        tessel_diag_set_file(d, st->pos.file ? st->pos.file : "");
         d->line = st->pos.line;
         d->column = st->pos.column;
     }

@@ -150,7 +150,7 @@ int tessel_stats_stream(const char *path, const tessel_load_options *opt, const 
     if (rc) {
         tessel_stats_part_free(&p);
         if (diag && !diag->file[0])
-            snprintf(diag->file, sizeof(diag->file), "%s", path);
+            tessel_diag_set_file(diag, path);
         return rc;
     }
     *out = p;

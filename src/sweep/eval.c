@@ -34,7 +34,7 @@ static int list_to_diag(const tessel_sweep *s, const size_t *axes, size_t n,
     if (errors->count && strcmp(diag->file, "--set") == 0 && diag->line >= 1 &&
         diag->line <= n) {
         const sweep_axis *ax = &s->axis[axes[diag->line - 1]];
-        snprintf(diag->file, sizeof(diag->file), "%s", s->path);
+        tessel_diag_set_file(diag, s->path);
         diag->line = ax->pos.line;
         diag->column = ax->pos.column;
     }

@@ -298,7 +298,7 @@ static int add_entry(text_reader *r, tessel_coo_builder *b, const row_filter *f,
         uint32_t c[2] = { i, j };
         int rc = f->emit(f->ctx, c, v);
         if (rc && diag && !diag->file[0])
-            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+            tessel_diag_set_file(diag, r->name);
         return rc;
     }
     if (f && (i < f->lo || i >= f->hi))
@@ -391,7 +391,7 @@ static int mtx_read_chunked(text_reader *r, const tessel_load_options *opt, cons
         strcpy((*out)->field, h->field_name);
         strcpy((*out)->symmetry, h->symmetry_name);
     } else if (rc < 0 && diag && !diag->file[0]) {
-        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+        tessel_diag_set_file(diag, r->name);
     }
     return rc;
 }
@@ -481,7 +481,7 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_fi
     }
     tessel_coo_builder_free(&b);
     if (rc && diag && !diag->file[0]) {
-        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+        tessel_diag_set_file(diag, r->name);
         /* The builder's limits (hypersparse row pointers) come from the
          * dimensions on the size line. */
         if (rc == TESSEL_ERANGE && !diag->line)
@@ -505,7 +505,7 @@ static int read_file(const char *path, const tessel_load_options *opt, row_filte
     rc = mtx_read(&r, opt, f, a, out, diag);
     text_reader_close(&r);
     if (rc && diag && !diag->file[0])
-        snprintf(diag->file, sizeof(diag->file), "%s", path);
+        tessel_diag_set_file(diag, path);
     return rc;
 }
 
@@ -537,11 +537,15 @@ int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint6
     return read_file(path, opt, &f, a, out, diag);
 }
 
-int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
-                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
-                          tessel_diag *diag)
+/* What a scan of a whole file sets up from the header, before its entries
+ * run through the filter. */
+typedef int (*scan_setup)(const mtx_header *h, row_filter *f, void *ctx, tessel_diag *diag);
+
+/* Opens path, reads its header, lets setup prepare f from it, then runs
+ * the entries through f (counts or emit) without building a tensor. */
+static int scan_file(const char *path, const tessel_load_options *opt, const tessel_allocator *a,
+                     row_filter *f, scan_setup setup, void *ctx, tessel_diag *diag)
 {
-    *counts = NULL;
     text_reader r;
     int rc = text_reader_open_file(&r, path, a, diag);
     if (rc)
@@ -549,25 +553,62 @@ int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
     tessel_load_options defaults;
     mtx_header h;
     rc = read_header(&r, &opt, &defaults, &h, diag);
-    row_filter f = { 0, 0, 0, NULL, NULL, NULL };
-    if (!rc) {
-        dims[0] = h.rows;
-        dims[1] = h.cols;
-        f.counts = tessel_alloc_array(a, h.rows ? h.rows : 1, sizeof(uint64_t));
-        if (!f.counts)
-            rc = tessel_diag_oom(diag, path, "counting the entries of every row",
-                                 (size_t)(h.rows * sizeof(uint64_t)));
-    }
     if (!rc)
-        rc = mtx_read_filtered(&r, opt, &h, &f, a, NULL, diag);
+        rc = setup(&h, f, ctx, diag);
+    if (!rc)
+        rc = mtx_read_filtered(&r, opt, &h, f, NULL, NULL, diag);
     text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        tessel_diag_set_file(diag, path);
+    return rc;
+}
+
+typedef struct {
+    const char *path;
+    const tessel_allocator *a;
+    uint64_t *dims;
+} count_setup_ctx;
+
+static int count_setup(const mtx_header *h, row_filter *f, void *ctx, tessel_diag *diag)
+{
+    count_setup_ctx *c = ctx;
+    c->dims[0] = h->rows;
+    c->dims[1] = h->cols;
+    f->counts = tessel_alloc_array(c->a, h->rows ? h->rows : 1, sizeof(uint64_t));
+    if (!f->counts)
+        return tessel_diag_oom(diag, c->path, "counting the entries of every row",
+                               (size_t)(h->rows * sizeof(uint64_t)));
+    return TESSEL_OK;
+}
+
+int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
+                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
+                          tessel_diag *diag)
+{
+    *counts = NULL;
+    row_filter f = { 0, 0, 0, NULL, NULL, NULL };
+    count_setup_ctx c = { path, a, dims };
+    int rc = scan_file(path, opt, a, &f, count_setup, &c, diag);
     if (rc) {
         tessel_dealloc(a, f.counts);
-        if (diag && !diag->file[0])
-            snprintf(diag->file, sizeof(diag->file), "%s", path);
         return rc;
     }
     *counts = f.counts;
+    return TESSEL_OK;
+}
+
+static int info_setup(const mtx_header *h, row_filter *f, void *ctx, tessel_diag *diag)
+{
+    (void)f;
+    (void)diag;
+    tessel_entry_info *info = ctx;
+    memset(info, 0, sizeof(*info));
+    info->order = 2;
+    info->dims[0] = h->rows;
+    info->dims[1] = h->cols;
+    info->has_values = h->field != FIELD_PATTERN;
+    strcpy(info->field, h->field_name);
+    strcpy(info->symmetry, h->symmetry_name);
     return TESSEL_OK;
 }
 
@@ -575,26 +616,6 @@ int tessel_mtx_for_each_entry(const char *path, const tessel_load_options *opt,
                               const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
                               tessel_entry_info *info, tessel_diag *diag)
 {
-    text_reader r;
-    int rc = text_reader_open_file(&r, path, a, diag);
-    if (rc)
-        return rc;
-    tessel_load_options defaults;
-    mtx_header h;
-    rc = read_header(&r, &opt, &defaults, &h, diag);
     row_filter f = { 0, 0, 0, NULL, emit, ctx };
-    if (!rc) {
-        memset(info, 0, sizeof(*info));
-        info->order = 2;
-        info->dims[0] = h.rows;
-        info->dims[1] = h.cols;
-        info->has_values = h.field != FIELD_PATTERN;
-        strcpy(info->field, h.field_name);
-        strcpy(info->symmetry, h.symmetry_name);
-        rc = mtx_read_filtered(&r, opt, &h, &f, NULL, NULL, diag);
-    }
-    text_reader_close(&r);
-    if (rc && diag && !diag->file[0])
-        snprintf(diag->file, sizeof(diag->file), "%s", path);
-    return rc;
+    return scan_file(path, opt, a, &f, info_setup, info, diag);
 }

@@ -161,7 +161,7 @@ static int tns_read_chunked(text_reader *r, const tessel_load_options *opt, unsi
     job.order = order;
     int rc = mtx_chunked_read(&job, a, out, diag);
     if (rc < 0 && diag && !diag->file[0])
-        snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+        tessel_diag_set_file(diag, r->name);
     return rc;
 }
 
@@ -207,7 +207,7 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, tns_filter *
     if (rc) {
         tessel_coo_builder_free(&b);
         if (diag)
-            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+            tessel_diag_set_file(diag, r->name);
         return rc;
     }
     uint64_t count = 0;
@@ -247,9 +247,24 @@ static int tns_read(text_reader *r, const tessel_load_options *opt, tns_filter *
         rc = tessel_coo_builder_finish(b, opt && opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0,
                                        out, diag);
         if (rc && diag && !diag->file[0])
-            snprintf(diag->file, sizeof(diag->file), "%s", r->name);
+            tessel_diag_set_file(diag, r->name);
     }
     tessel_coo_builder_free(&b);
+    return rc;
+}
+
+/* Reads the file at path, through f when not NULL. */
+static int read_path(const char *path, const tessel_load_options *opt, tns_filter *f,
+                     const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
+    text_reader r;
+    int rc = text_reader_open_file(&r, path, a, diag);
+    if (rc)
+        return rc;
+    rc = tns_read(&r, opt, f, a, out, diag);
+    text_reader_close(&r);
+    if (rc && diag && !diag->file[0])
+        tessel_diag_set_file(diag, path);
     return rc;
 }
 
@@ -257,13 +272,7 @@ int tessel_tensor_read_tns(const char *path, const tessel_load_options *opt,
                            const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
-    text_reader r;
-    int rc = text_reader_open_file(&r, path, a, diag);
-    if (rc)
-        return rc;
-    rc = tns_read(&r, opt, NULL, a, out, diag);
-    text_reader_close(&r);
-    return rc;
+    return read_path(path, opt, NULL, a, out, diag);
 }
 
 int tessel_tensor_parse_tns(const char *name, const void *data, size_t size,
@@ -283,20 +292,13 @@ int tessel_tensor_parse_tns(const char *name, const void *data, size_t size,
 static int read_filtered(const char *path, const tessel_load_options *opt, tns_filter *f,
                          const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
-    text_reader r;
-    int rc = text_reader_open_file(&r, path, a, diag);
-    if (rc)
-        return rc;
-    rc = tns_read(&r, opt, f, a, out, diag);
+    int rc = read_path(path, opt, f, a, out, diag);
     if (!rc && f->order != 2) {
         if (out)
             tessel_tensor_free(out);
         rc = tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, NULL,
                              "%u modes: row-blocked reading takes a matrix (2 modes)", f->order);
     }
-    text_reader_close(&r);
-    if (rc && diag && !diag->file[0])
-        snprintf(diag->file, sizeof(diag->file), "%s", path);
     return rc;
 }
 

@@ -172,11 +172,14 @@ def paper_tiles(path, llb_bytes, n):
     10 % target; PE tiles cut i and j n times (multiples of n, so that they divide)."""
     nr, nc, rows, cols = line_counts(path)
     # A (i, k): a band of i rows holds rows + 1 offsets; B (k, j) over all of k: k + 1
-    ie = widest_edge(rows, nr, lambda r: r + 1, PART_A * llb_bytes, n)
-    je = widest_edge(cols, nc, lambda r: nr + 1, PART_B * llb_bytes, n)
+    a_rows, b_rows = (lambda r: r + 1), (lambda r: nr + 1)
+    ie = widest_edge(rows, nr, a_rows, PART_A * llb_bytes, n)
+    je = widest_edge(cols, nc, b_rows, PART_B * llb_bytes, n)
     llb = "i:%d,j:%d,k:%d" % (ie, je, nc)
     peb = "i:%d,j:%d,k:%d" % (max(1, ie // n), max(1, je // n), nc)
-    return llb, peb
+    shares = (overbooked_share(rows, nr, ie, a_rows, PART_A * llb_bytes),
+              overbooked_share(cols, nc, je, b_rows, PART_B * llb_bytes))
+    return llb, peb, shares
 
 
 def size_bytes(text):
@@ -191,7 +194,8 @@ def claim_tailors_fig9a(args):
               "tailors §6.2, Fig. 9(a)", 26.0, " %", kind="percent",
               quote="On average, overbooking of 10% of tiles leads to 26% overhead for "
                     "streaming data because of the lost data reuse for bumped data")
-    c.header = ["matrix", "LLB tile", "PEB tile", "LLB A/B tiles overbooked %",
+    c.header = ["matrix", "LLB tile", "PEB tile", "A / B non-empty tiles overbooked %",
+                "LLB A/B fills overbooked %",
                 "bumped / DRAM unbounded %", "DRAM OB", "DRAM unbounded", "DRAM overhead %"]
     overheads, streams = [], []
     for name in args.matrices:
@@ -201,8 +205,10 @@ def claim_tailors_fig9a(args):
             continue
         with tempfile.TemporaryDirectory() as d:
             llb = "architecture.levels.LLB.capacity=" + args.llb
+            target = ""
             if getattr(args, "tiles", "paper") == "paper":
-                llb_t, peb = paper_tiles(path, size_bytes(args.llb), args.pe_split)
+                llb_t, peb, shares = paper_tiles(path, size_bytes(args.llb), args.pe_split)
+                target = "%.1f / %.1f" % (100 * shares[0], 100 * shares[1])
             else:
                 out, _, _ = run_tessel(args, "specs/extensor-ob.yaml", path, [llb], d)
                 tiles = chosen_tiles(out)
@@ -222,11 +228,11 @@ def claim_tailors_fig9a(args):
         ovh, stream = 100.0 * (ob / un - 1), 100.0 * bumped / un
         overheads.append(ovh)
         streams.append(stream)
-        c.rows.append([name, llb_t, peb, "%.1f" % (100 * over / fills if fills else 0),
+        c.rows.append([name, llb_t, peb, target, "%.1f" % (100 * over / fills if fills else 0),
                        "%+.1f" % stream, "%d" % ob, "%d" % un, "%+.1f" % ovh])
     if overheads:
         c.tessel = sum(streams) / len(streams)
-        c.rows.append(["mean", "", "", "", "%+.1f" % c.tessel, "", "",
+        c.rows.append(["mean", "", "", "", "", "%+.1f" % c.tessel, "", "",
                        "%+.1f" % (sum(overheads) / len(overheads))])
         c.notes.append("tessel's number is the mean of 'bumped / DRAM unbounded' (the DRAM "
                        "traffic of streaming bumped input data, Fig. 9(a)'s quantity); "

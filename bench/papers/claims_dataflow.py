@@ -10,7 +10,7 @@ paper).
 import re
 
 import drt_portability
-from claimlib import Claim, available, cached, geomean, micro_tile_sets, run
+from claimlib import Claim, available, cached, geomean, run
 
 CACHE_SET = "architecture.levels.FiberCache.capacity=96KiB"
 PRE = ["template_options.reorder=affinity", "template_options.tiling=selective"]
@@ -184,22 +184,25 @@ def _drt_template_claim(args, acc):
                                 "(OuterSPACE); 1.6x (MatRaptor, abstract)")
     c.header = ["matrix", "micro tiles", "untiled DRAM", "DRT DRAM (best of %s, JKI)" % own,
                 "gain"]
-    gains = {"tiled-csf": [], "csr": [], "coo": []}
+    sim = drt_portability.SIM_FORMAT[name]
+    gains = {f: [] for f in (sim, "csr", "coo", "tiled-csf")}
     for m, path in available(args, args.matrices, c):
         base = drt_portability.dram_bytes(args, untiled, path, [])
         for fmt in gains:
             best = min(drt_portability.dram_bytes(
-                args, drt_spec, path, ["mapping.LLB.order=" + o] + micro_tile_sets(fmt))
+                args, drt_spec, path, ["mapping.LLB.order=" + o] +
+                drt_portability.input_formats(name, fmt))
                 for o in sorted({own, "JKI"}))
             gains[fmt].append(base / best)
             c.rows.append([m, fmt, "%.0f" % base, "%.0f" % best, "%.2fx" % gains[fmt][-1]])
-    c.tessel = geomean(gains["tiled-csf"])
-    c.notes.append("tessel's figure: A and B in tiled-csf micro tiles, the DRT simulator's "
-                   "A_csf/B_csf layout (drt §2, §4.1 Fig. 5); CSR micro tiles (Fig. 5's T-UC) "
-                   "give %.2fx, coo micro tiles (drt §6.3's T-CC) %.2fx"
-                   % (geomean(gains["csr"]), geomean(gains["coo"])))
-    c.notes.append("orders: the dataflow's own and JKI, the best of all six on every matrix "
-                   "of bench/papers/drt_portability.py; LLB %s" % args.llb)
+    c.tessel = geomean(gains[sim])
+    c.notes.append("tessel's figure: the DRT simulator's own configuration of %s + DRT "
+                   "(src/SpMSpM_%s_drt.cpp: A and B in %s micro tiles, Z written as COO, LLB "
+                   "partitions A 50 %%, B 5 %%, Z 45 %%); with A and B in %s"
+                   % (name, "OuterSpace" if name == "OuterSPACE" else name, sim,
+                      ", ".join("%s %.2fx" % (f, geomean(g)) for f, g in gains.items()
+                                if f != sim)))
+    c.notes.append("orders: the dataflow's own and JKI; LLB %s" % args.llb)
     return c.decide()
 
 

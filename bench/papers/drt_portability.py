@@ -14,18 +14,21 @@ untiled DRAM bytes / tiled DRAM bytes.
 Setup. Untiled: the templates specs/outerspace.yaml and specs/matraptor.yaml (closed forms,
 independent of the buffer). DRT: bench/papers/specs/{outerspace,matraptor}-drt.yaml, the
 drt strategy at one buffer level ("a single level of tiling across all dimensions",
-§5.2.2) with micro tiles in CSR (T-UC, §4.1 Fig. 5) and DRT's partitions (A 5 %, B 45 %,
-Z 50 %, §5.2.4). The paper does not state the order of the DRT tasks for these two
-accelerators; the dataflow's own order (OuterSPACE KIJ: k outermost; MatRaptor IKJ: rows of
-A outermost) is the first column, and the best of --orders the second. The paper's 30 MB
-buffer holds most shared matrices whole, so the LLB is scaled (256 KiB by default, as issue
-21). Gain = untiled DRAM bytes / DRT DRAM bytes, per matrix and as a geometric mean.
---formats repeats the DRT runs with the global buffer's micro tiles in each format: csr is
-the paper's T-UC micro tile (drt §4.1 Fig. 5: "Micro tiles are stored as standard 3x3
-CSR/CSC matrices"), whose per-row offsets dominate on sparse 32x32 micro tiles; coo (a
-coordinate list per micro tile, no offsets) stands in for the T-CC micro tile that drt §6.3
-expects to remove that overhead ("We expect a T-CC representation will resolve this");
-tiled-csf stores A and B as the DRT simulator does (a CSF of the micro tiles, its A_csf).
+§5.2.2) configured as the DRT simulator configures these two designs (FPSG-UIUC/DRT,
+src/SpMSpM_{OuterSpace,MatRaptor}_drt.cpp): LLB partitions A 50 %, B 5 %, Z 45 %, Z written
+as COO (as the untiled templates write it), A and B in coo micro tiles (OuterSPACE) or a CSF
+of the micro tiles (MatRaptor: tessel's tiled-csf). The paper does not state the order of the
+DRT tasks for these two accelerators; the dataflow's own order (OuterSPACE KIJ: k
+outermost; MatRaptor IKJ: rows of A outermost) is the first column, and the best of
+--orders the second. The paper's 30 MB buffer holds most shared matrices whole, so the LLB
+is scaled (256 KiB by default, as issue 21). Gain = untiled DRAM bytes / DRT DRAM bytes, per
+matrix and as a geometric mean. --formats repeats the DRT runs with A's and B's micro tiles
+in each format ("sim": the simulator's, above; Z stays COO): csr is the paper's T-UC micro
+tile (drt §4.1 Fig. 5: "Micro tiles are stored as standard 3x3 CSR/CSC matrices"), whose
+per-row offsets dominate on sparse 32x32 micro tiles; coo (a coordinate list per micro
+tile, no offsets) is the T-CC micro tile that drt §6.3 expects to remove that overhead ("We
+expect a T-CC representation will resolve this"); tiled-csf is the simulator's CSF of the
+micro tiles (its A_csf).
 Standard library only; runs tessel run (exact estimator) as a subprocess.
 """
 import argparse
@@ -36,7 +39,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from claimlib import geomean, matrix_path, micro_tile_sets  # noqa: E402
+from claimlib import geomean, matrix_path  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -48,6 +51,18 @@ ACCELERATORS = [  # name, untiled template spec, DRT spec, dataflow order, paper
     ("OuterSPACE", "specs/outerspace.yaml", "bench/papers/specs/outerspace-drt.yaml", "KIJ", 5.1),
     ("MatRaptor", "specs/matraptor.yaml", "bench/papers/specs/matraptor-drt.yaml", "IKJ", 1.6),
 ]
+# The micro tiles of A and B in the DRT simulator's own runs of each (its p_a_format,
+# p_b_format), which the DRT specs state.
+SIM_FORMAT = {"OuterSPACE": "coo", "MatRaptor": "tiled-csf"}
+
+
+def input_formats(acc, fmt):
+    """--set overrides storing A's and B's micro tiles in fmt ("sim": the spec's own, the
+    simulator's); the specs name a format per tensor, so the level's format would not
+    reach them."""
+    if fmt == "sim" or fmt == SIM_FORMAT[acc]:
+        return []
+    return ["architecture.levels.LLB.tensors.%s.format=%s" % (t, fmt) for t in ("A", "B")]
 
 
 def dram_bytes(args, spec, matrix, sets):
@@ -82,8 +97,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="three matrices")
     ap.add_argument("--orders", default="IJK,JIK,IKJ,KIJ,JKI,KJI",
                     help="DRT task orders to try for the best column (default all six)")
-    ap.add_argument("--formats", default="csr,coo",
-                    help="micro-tile formats of the DRT runs (default csr,coo)")
+    ap.add_argument("--formats", default="sim,csr",
+                    help="micro-tile formats of A and B in the DRT runs: sim (the DRT "
+                         "simulator's), csr, coo, tiled-csf (default sim,csr)")
     args = ap.parse_args()
     if not os.path.isdir(args.data):
         print("no shared data at %s" % args.data, file=sys.stderr)
@@ -108,7 +124,7 @@ def main():
             per = {}
             for o in sorted(set(orders + [own])):
                 per[o] = dram_bytes(args, drt_spec, m,
-                                    ["mapping.LLB.order=" + o] + micro_tile_sets(fmt))
+                                    ["mapping.LLB.order=" + o] + input_formats(acc, fmt))
             best = min(per, key=per.get)
             g_own, g_best = base / per[own], base / per[best]
             own_gains.append(g_own)

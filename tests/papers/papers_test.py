@@ -6,14 +6,17 @@ shared data).
 Usage: papers_test.py ROOT TESSEL DATA
 """
 import os
+import collections
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT, TESSEL, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(ROOT, "bench", "papers"))
 from claimlib import verdict  # noqa: E402
+import tailors_overbooking as tob  # noqa: E402
 
 
 class Verdict(unittest.TestCase):
@@ -34,6 +37,41 @@ class Verdict(unittest.TestCase):
         self.assertTrue(verdict((1.21, 2.62), 5.5, "range").startswith("direction only"))
         self.assertEqual(verdict(None, 1.3), "holds (direction)")
         self.assertEqual(verdict(None, 0.9), "FAILS (direction)")
+
+
+class TailorsTiles(unittest.TestCase):
+    """tailors §5.2's tile construction in tailors_overbooking.py, by hand: 20 rows of one
+    nonzero each except row 19 (5), csr at 12 B per nonzero and 4 B per offset, a 60-byte
+    partition, bands of e rows over all of k holding e + 1 offsets."""
+    counts = collections.Counter({r: 1 for r in range(19)})
+    counts[19] = 5
+
+    def test_share(self):
+        off = lambda rows: rows + 1
+        # e = 1: row 19 is 8 + 60 = 68 B > 60, the other 19 rows 20 B: 1 of 20 overbooks
+        self.assertAlmostEqual(tob.overbooked_share(self.counts, 20, 1, off, 60), 1 / 20)
+        # e = 2: rows 18-19 hold 6 nonzeros, 12 + 72 = 84 B; the 9 other bands 36 B: 1 of 10
+        self.assertAlmostEqual(tob.overbooked_share(self.counts, 20, 2, off, 60), 1 / 10)
+        # e = 3: six bands of 3 nonzeros (16 + 36 = 52 B) fit; rows 18-19 (2 rows, 84 B) do not
+        self.assertAlmostEqual(tob.overbooked_share(self.counts, 20, 3, off, 60), 1 / 7)
+        # e = 4: every band of 4 rows holds 4 nonzeros or more, 20 + 48 = 68 B > 60
+        self.assertAlmostEqual(tob.overbooked_share(self.counts, 20, 4, off, 60), 1.0)
+
+    def test_widest_edge(self):
+        # 2 is the widest edge at <= 10 %: 3 is at 14 % and 4 at 100 % ends the scan
+        self.assertEqual(tob.widest_edge(self.counts, 20, lambda r: r + 1, 60, 1), 2)
+
+    def test_line_counts_symmetric(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".mtx", delete=False) as f:
+            f.write("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n2 1\n3 2\n")
+        try:
+            nr, nc, rows, cols = tob.line_counts(f.name)
+        finally:
+            os.unlink(f.name)
+        # (1,1) once, (2,1) and (3,2) mirrored: rows 0 and 1 hold 2, row 2 holds 1
+        self.assertEqual((nr, nc), (3, 3))
+        self.assertEqual([rows[r] for r in range(3)], [2, 2, 1])
+        self.assertEqual([cols[c] for c in range(3)], [2, 2, 1])
 
 
 class OneClaim(unittest.TestCase):
@@ -58,6 +96,6 @@ class OneClaim(unittest.TestCase):
 if __name__ == "__main__":
     if not os.path.isdir(DATA):
         # the verdict cases need no data, the claim does: run the first, then skip
-        r = unittest.main(argv=[sys.argv[0], "Verdict"], exit=False).result
+        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles"], exit=False).result
         sys.exit(1 if r.failures or r.errors else 77)
     sys.exit(0 if unittest.main(argv=[sys.argv[0]], exit=False).result.wasSuccessful() else 1)

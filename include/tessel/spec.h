@@ -333,6 +333,10 @@ int tessel_spec_index(const tessel_spec *s, const char *name);
 int tessel_spec_tensor_index(const tessel_spec *s, const char *name);
 /* Level number of a level name, or -1. */
 int tessel_spec_level_index(const tessel_spec *s, const char *name);
+/* mapping.LEVEL.distribution's spelling of TESSEL_SPEC_SPATIAL_* policy p
+ * ("blocked", "static-round-robin", "dynamic"), and back (-1: none). */
+const char *tessel_spec_distribution_name(int policy);
+int tessel_spec_distribution_of(const char *name);
 /* Replaces tensor t's data binding (from --tensor NAME=FILE). */
 int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag);
 /* The share of level l's capacity its partitions add up to (1 = all of

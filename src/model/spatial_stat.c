@@ -104,7 +104,9 @@ int sp_stat_fill(const tessel_spec *spec, const tessel_stat_data *st, unsigned t
     if (!rc)
         rc = grid_counts(spec, st, tb, &ax[1], &ax[2], &mb, &nb, diag);
     if (!rc) {
-        rc = sp_pair_up(ma.slot, na, mb.slot, nb, ax, per_tile, 1, m);
+        /* intersection steps only with an intersection unit, as exact counts them */
+        rc = sp_pair_up(ma.slot, na, mb.slot, nb, ax, per_tile, 1,
+                        spec->compute.intersect.cls[0] != 0, m);
         if (rc)
             tessel_diag_set(diag, rc, spec->path, 0, 0, "spatial",
                             "spatial mapping: out of memory");

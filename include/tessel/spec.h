@@ -145,6 +145,11 @@ typedef struct tessel_spec_level {
      * to effectual multiplies (docs/models/timing.md). */
     unsigned network_width;
     int network_dense;
+    /* network.class (energy class of its wires, "" = the default `wire`) and
+     * network.hop_mm (mm a delivery travels, 0 = the side of the child's
+     * instances, docs/models/energy.md "Network energy"). */
+    char network_class[TESSEL_SPEC_NAME_MAX];
+    double network_hop_mm;
     unsigned instances;     /* copies of this level (e.g. one per PE); >= 1 */
     unsigned word_bits;     /* bits per access, for energy (default 64) */
     unsigned value_bits;    /* default 64 */

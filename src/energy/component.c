@@ -493,6 +493,8 @@ static int tech_factors(const en_where *w, const en_table *t, const char *node,
                        node, t->base, list);
 }
 
+/* One table class priced at the component's attributes: its model's rule (dram, sram,
+ * regfile, arith, wire), then the technology factors of the requested node. */
 static int resolve_class(const en_where *w, const en_table *t, const en_class *k,
                          const en_attrs *at, const char *technology, unsigned default_width,
                          uint64_t default_bytes, tessel_component_energy *out)

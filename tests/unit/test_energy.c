@@ -596,27 +596,36 @@ START_TEST(test_bad_documents)
 }
 END_TEST
 
+/* DRAM (LPDDR4), a 128 KiB LLB (SRAM, 256 bits), 4 PEbuf register files of
+ * 16 x 32 bits and 4 PEs of 8-bit intmacs, priced from tessel-45nm.yaml. */
+static void three_levels(tessel_spec *s, char *tab, tessel_yaml_doc **d)
+{
+    spec_init(s);
+    s->table[0] = tab;
+    s->ntables = 1;
+    tessel_spec_level *l = spec_level(s, "DRAM", "LPDDR4");
+    l->energy = component("LPDDR4", "{width: 64}", &d[0]);
+    l = spec_level(s, "LLB", "SRAM");
+    l->energy = component("SRAM", "{width: 256}", &d[1]); /* depth from the capacity */
+    l->capacity = 128 * 1024;
+    l = spec_level(s, "PEbuf", "regfile");
+    l->energy = component("regfile", "{depth: 16}", &d[2]); /* width from word_bits */
+    l->word_bits = 32;
+    l->instances = 4;
+    s->compute.pes = 4;
+    s->compute.macs_per_pe = 1;
+    s->compute.mac = component("intmac", "{width: 8}", &d[3]);
+}
+
 START_TEST(test_design)
 {
     static char tab[] = TABLE;
     tessel_spec s;
-    spec_init(&s);
-    s.table[0] = tab;
-    s.ntables = 1;
-    tessel_yaml_doc *d0, *d1, *d2, *d3;
-    tessel_spec_level *l = spec_level(&s, "DRAM", "LPDDR4");
-    l->energy = component("LPDDR4", "{width: 64}", &d0);
-    l = spec_level(&s, "LLB", "SRAM");
-    l->energy = component("SRAM", "{width: 256}", &d1); /* depth from the capacity */
-    l->capacity = 128 * 1024;
-    l->instances = 2;
-    l = spec_level(&s, "PEbuf", "regfile");
-    l->energy = component("regfile", "{depth: 16}", &d2); /* width from word_bits */
-    l->word_bits = 32;
-    l->instances = 4;
-    s.compute.pes = 4;
+    tessel_yaml_doc *dd[4];
+    three_levels(&s, tab, dd);
+    tessel_yaml_doc *d0 = dd[0], *d1 = dd[1], *d2 = dd[2], *d3 = dd[3];
+    s.level[1].instances = 2;
     s.compute.macs_per_pe = 2;
-    s.compute.mac = component("intmac", "{width: 8}", &d3);
     snprintf(s.compute.intersect.cls, sizeof(s.compute.intersect.cls), "intersect");
 
     tessel_diag_list errors;
@@ -668,26 +677,13 @@ START_TEST(test_network)
 {
     static char tab[] = TABLE;
     tessel_spec s;
-    spec_init(&s);
-    s.table[0] = tab;
-    s.ntables = 1;
-    tessel_yaml_doc *d0, *d1, *d2, *d3;
-    tessel_spec_level *l = spec_level(&s, "DRAM", "LPDDR4");
-    l->energy = component("LPDDR4", "{width: 64}", &d0);
-    l = spec_level(&s, "LLB", "SRAM");
-    l->energy = component("SRAM", "{width: 256}", &d1);
-    l->capacity = 128 * 1024;
-    l->network_width = 8;              /* priced: default class and hop */
-    l = spec_level(&s, "PEbuf", "regfile");
-    l->energy = component("regfile", "{depth: 16}", &d2);
-    l->word_bits = 32;
-    l->value_bits = 16;
-    l->instances = 4;
-    l->spatial[0] = 2;                 /* a split below the innermost level */
-    l->network_hop_mm = 0.5;
-    s.compute.pes = 4;
-    s.compute.macs_per_pe = 1;
-    s.compute.mac = component("intmac", "{width: 8}", &d3);
+    tessel_yaml_doc *dd[4];
+    three_levels(&s, tab, dd);
+    tessel_yaml_doc *d0 = dd[0], *d1 = dd[1], *d2 = dd[2], *d3 = dd[3];
+    s.level[1].network_width = 8;     /* priced: default class and hop */
+    s.level[2].value_bits = 16;
+    s.level[2].spatial[0] = 2;        /* a split below the innermost level */
+    s.level[2].network_hop_mm = 0.5;
 
     tessel_diag_list errors;
     tessel_diag_list_init(&errors, NULL);

@@ -700,6 +700,7 @@ static int network_energy(const tessel_energy_db *db, const tessel_spec *spec, u
     tessel_spec_component c;
     memset(&c, 0, sizeof(c));
     tessel_energy_fmt(c.cls, sizeof(c.cls), "%s", named ? lv->network_class : "wire");
+    c.pos = lv->pos; /* errors name the level (its network has no position of its own) */
     int inner = l + 1 >= spec->nlevels;
     const tessel_spec_level *child = &spec->level[inner ? l : l + 1];
     unsigned vb = child->value_bits ? child->value_bits : 64;
@@ -719,7 +720,8 @@ static int network_energy(const tessel_energy_db *db, const tessel_spec *spec, u
     double mm = lv->network_hop_mm > 0 ? lv->network_hop_mm : sqrt((n > 0 ? n : 1) * one) / 1000;
     if (!(mm > 0) || strcmp(e->method, "wire") != 0) {
         memset(e, 0, sizeof(*e)); /* no length, or not a wire class: not priced */
-        return named ? tessel_diag_set(d, TESSEL_EINVAL, spec->path, 0, 0, "network.class",
+        return named ? tessel_diag_set(d, TESSEL_EINVAL, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "network.class",
                                        "network of %s: class '%s' is not a wire class, or "
                                        "no hop length is known (give network.hop_mm)",
                                        lv->name, c.cls)

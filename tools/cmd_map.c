@@ -33,10 +33,13 @@ enum {
     OPT_BASE,
     OPT_PARTITION_STEP,
     OPT_KEEP_ORDER,
+    OPT_KEEP_TILES,
     OPT_FIT,
     OPT_STRICT,
     OPT_LEVELS,
     OPT_STRATEGIES,
+    OPT_SPATIAL,
+    OPT_DISTRIBUTIONS,
     OPT_OUTPUT,
     OPT_VERIFY,
     OPT_QUIET,
@@ -56,10 +59,13 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_BASE] = { "--base", NULL, 1 },
     [OPT_PARTITION_STEP] = { "--partition-step", NULL, 1 },
     [OPT_KEEP_ORDER] = { "--keep-order", NULL, 0 },
+    [OPT_KEEP_TILES] = { "--keep-tiles", NULL, 0 },
     [OPT_FIT] = { "--fit", NULL, 0 },
     [OPT_STRICT] = { "--strict", NULL, 0 },
     [OPT_LEVELS] = { "--levels", NULL, 1 },
     [OPT_STRATEGIES] = { "--strategies", NULL, 1 },
+    [OPT_SPATIAL] = { "--spatial", NULL, 0 },
+    [OPT_DISTRIBUTIONS] = { "--distributions", NULL, 1 },
     [OPT_OUTPUT] = { "--output", "-o", 1 },
     [OPT_VERIFY] = { "--verify", NULL, 0 },
     [OPT_QUIET] = { "--quiet", "-q", 0 },
@@ -93,6 +99,7 @@ static void help(void)
         "      --partition-step F   partition fractions in steps of F (default 0.1); 0\n"
         "                           keeps the spec's partitions\n"
         "      --keep-order         keep the spec's loop orders\n"
+        "      --keep-tiles         keep the spec's tiles\n"
         "      --fit                only mappings whose input and output tiles all fit\n"
         "                           their partitions (no overbooking; docs/map.md)\n"
         "      --strict             --fit, and no such mapping is an error (exit 2)\n"
@@ -101,6 +108,12 @@ static void help(void)
         "                           fixed,conservative,swiftiles,d2t2 (default fixed: tile\n"
         "                           edges searched); another strategy sizes the tiles of\n"
         "                           each order and partition split itself\n"
+        "      --spatial            search spatial splits too: factors per index whose\n"
+        "                           product divides the child's instances, at each\n"
+        "                           searched level, under every distribution policy\n"
+        "      --distributions LIST the policies --spatial searches (implies it), e.g.\n"
+        "                           blocked,dynamic (default: blocked,static-round-robin,\n"
+        "                           dynamic)\n"
         "  -o, --output FILE        the chosen mapping as a spec (default mapped.yaml): it\n"
         "                           includes SPEC and overrides the mapping\n"
         "      --verify             estimate the winner with the exact estimator too and\n"
@@ -161,6 +174,24 @@ static char *tensor_set(const char *arg)
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "workload.data.%.*s=", (int)(eq - arg), arg);
     return cli_quoted_set(prefix, eq + 1);
+}
+
+/* "blocked,dynamic" -> bits of TESSEL_SPEC_SPATIAL_* policies. */
+static int parse_distributions(const char *list, uint32_t *mask)
+{
+    char buf[256];
+    *mask = 0;
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        int k = tessel_spec_distribution_of(p);
+        if (k < 0)
+            return cli_usage_error("map", "--distributions: '%s' is not blocked, "
+                                   "static-round-robin or dynamic", p);
+        *mask |= 1u << k;
+    }
+    if (!*mask)
+        return cli_usage_error("map", "--distributions needs names separated by commas");
+    return CLI_EXIT_OK;
 }
 
 /* "fixed,swiftiles" -> bits of tessel_strategy_kind. */
@@ -244,6 +275,7 @@ static int parse_request(const cli_args *args, map_request *r)
     if (parse_numbers(args, r))
         return CLI_EXIT_USAGE;
     r->map.keep_order = cli_has(args, OPT_KEEP_ORDER);
+    r->map.keep_tiles = cli_has(args, OPT_KEEP_TILES);
     r->strict = cli_has(args, OPT_STRICT);
     r->map.fit = cli_has(args, OPT_FIT) || r->strict;
     r->map.no_memo = cli_has(args, OPT_NO_MEMO);
@@ -251,6 +283,10 @@ static int parse_request(const cli_args *args, map_request *r)
     const char *strategies = cli_value(args, OPT_STRATEGIES);
     if (strategies && parse_strategies(strategies, &r->map.strategies))
         return CLI_EXIT_USAGE;
+    const char *policies = cli_value(args, OPT_DISTRIBUTIONS);
+    if (policies && parse_distributions(policies, &r->map.spatial_policies))
+        return CLI_EXIT_USAGE;
+    r->map.spatial = cli_has(args, OPT_SPATIAL) || policies;
     r->verify = cli_has(args, OPT_VERIFY);
     r->quiet = cli_has(args, OPT_QUIET);
     for (int i = 0; i < args->count; i++) {
@@ -362,6 +398,9 @@ static void print_point(const char *what, const tessel_report_point *p)
     printf("  %-6s dram_bytes %llu (%.3fx compulsory), energy %.6g pJ, cycles %.6g (%s bound)\n",
            what, (unsigned long long)p->dram_bytes, p->traffic_ratio, p->energy_pj,
            p->roofline.cycles, p->bound);
+    if (!isnan(p->spatial_cycles)) /* a spatial split: its busiest instance per step */
+        printf("         spatial_cycles %.6g, imbalance %.4g, pe_utilization %.4g\n",
+               p->spatial_cycles, p->imbalance, p->pe_utilization);
     /* rule 4: what the point's overflowing tiles cost (priced above) */
     for (unsigned l = 1; l < p->nlevels; l++)
         for (unsigned t = 0; t < p->ntensors; t++) {

@@ -101,6 +101,13 @@ typedef struct tessel_design_energy {
     tessel_component_energy mac;
     tessel_component_energy intersect;
     double area_um2; /* sum over components x instances (PEs for the MAC) */
+    /* Level l's network to its child (a `network` or a spatial split;
+     * docs/models/energy.md "Network energy"): `read` is the pJ of one
+     * delivered value (the child's value_bits) over network_mm[l] mm of
+     * wire; method "" when not priced (no such network, or the default
+     * class `wire` in none of the tables, or no length known). */
+    tessel_component_energy network[TESSEL_SPEC_MAX_LEVELS];
+    double network_mm[TESSEL_SPEC_MAX_LEVELS];
 } tessel_design_energy;
 
 int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,

@@ -72,6 +72,11 @@ typedef struct tessel_report_pipeline {
     double network_bytes[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS]; /* in the child's
                                                                              value width */
     double network_cycles[TESSEL_SPEC_MAX_LEVELS];
+    /* their energy: values x the network's pJ per delivered value
+     * (tessel_design_energy.network; NaN where not priced), and the sum,
+     * part of the point's energy_pj (docs/models/energy.md "Network energy") */
+    double network_pj[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
+    double network_energy_pj;
     double cycles;                            /* the largest of the above and the roofline */
 } tessel_report_pipeline;
 

@@ -145,6 +145,11 @@ typedef struct tessel_spec_level {
      * to effectual multiplies (docs/models/timing.md). */
     unsigned network_width;
     int network_dense;
+    /* network.class (energy class of its wires, "" = the default `wire`) and
+     * network.hop_mm (mm a delivery travels, 0 = the side of the child's
+     * instances, docs/models/energy.md "Network energy"). */
+    char network_class[TESSEL_SPEC_NAME_MAX];
+    double network_hop_mm;
     unsigned instances;     /* copies of this level (e.g. one per PE); >= 1 */
     unsigned word_bits;     /* bits per access, for energy (default 64) */
     unsigned value_bits;    /* default 64 */
@@ -333,6 +338,10 @@ int tessel_spec_index(const tessel_spec *s, const char *name);
 int tessel_spec_tensor_index(const tessel_spec *s, const char *name);
 /* Level number of a level name, or -1. */
 int tessel_spec_level_index(const tessel_spec *s, const char *name);
+/* mapping.LEVEL.distribution's spelling of TESSEL_SPEC_SPATIAL_* policy p
+ * ("blocked", "static-round-robin", "dynamic"), and back (-1: none). */
+const char *tessel_spec_distribution_name(int policy);
+int tessel_spec_distribution_of(const char *name);
 /* Replaces tensor t's data binding (from --tensor NAME=FILE). */
 int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag);
 /* The share of level l's capacity its partitions add up to (1 = all of

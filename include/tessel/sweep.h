@@ -195,6 +195,7 @@ typedef struct tessel_map_options {
     double partition_step;     /* partition fractions in these steps (default 0.1); 0: keep
                                   the spec's partitions */
     int keep_order;            /* do not search loop orders */
+    int keep_tiles;            /* do not search tile edges: the spec's tiles */
     int fit;                   /* only points where no input or output tile overflows its
                                   partition (tessel_result_overflow): without it, rule 4
                                   prices what does not fit (streamed inputs, spilled
@@ -208,6 +209,13 @@ typedef struct tessel_map_options {
      * another strategy has no tile coordinates: the strategy sizes its
      * tiles for the point's order and partitions. */
     uint32_t strategies;
+    /* Search spatial splits too (docs/map.md): at every searched level whose
+     * child has more than one instance, each assignment of factors to the
+     * indices whose product divides the child's instances, under each
+     * distribution policy (bit p of spatial_policies: TESSEL_SPEC_SPATIAL_*
+     * p; 0: all). Every point then has a split (one level at a time). */
+    int spatial;
+    uint32_t spatial_policies;
     const tessel_workload_data *data; /* for strategies that read the data (may be NULL) */
     tessel_map_progress_fn progress;
     void *progress_ud;

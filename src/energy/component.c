@@ -493,6 +493,8 @@ static int tech_factors(const en_where *w, const en_table *t, const char *node,
                        node, t->base, list);
 }
 
+/* One table class priced at the component's attributes: its model's rule (dram, sram,
+ * regfile, arith, wire), then the technology factors of the requested node. */
 static int resolve_class(const en_where *w, const en_table *t, const en_class *k,
                          const en_attrs *at, const char *technology, unsigned default_width,
                          uint64_t default_bytes, tessel_component_energy *out)
@@ -532,6 +534,14 @@ static int resolve_class(const en_where *w, const en_table *t, const en_class *k
         rc = resolve_arith(w, t, k, at, out);
         break;
     case EN_MODEL_UNAVAILABLE:
+        break;
+    case EN_MODEL_WIRE:
+        /* one access: `width` bits over one mm; the caller multiplies by the
+         * length (tessel_energy_design: a network's hop) */
+        out->pj[TESSEL_ACTION_READ] = k->pj_per_bit * width;
+        tessel_energy_fmt(out->source, sizeof(out->source), "%s: %s %g pJ/bit/mm x %u bits",
+                          t->base, k->name, k->pj_per_bit, width);
+        tessel_energy_fmt(out->method, sizeof(out->method), "wire");
         break;
     }
     if (rc)
@@ -671,6 +681,61 @@ int tessel_energy_component(const tessel_energy_db *db, const tessel_spec_compon
     return tessel_energy_component_sized(db, c, instance, technology, 0, 0, out, diag);
 }
 
+/* Level l's network to its child (docs/models/energy.md "Network energy"):
+ * its wire class (default `wire`) at the child's value width, times the
+ * hop: network.hop_mm, else the side of the square the child's instances
+ * fill (sqrt(instances x area of one), the H-tree length sram_fit.c takes
+ * for banks). Unpriced (method "") without a network, or with the default
+ * class in no table, or without a length; a named class must resolve. */
+static int network_energy(const tessel_energy_db *db, const tessel_spec *spec, unsigned l,
+                          tessel_design_energy *out, tessel_diag *d)
+{
+    const tessel_spec_level *lv = &spec->level[l];
+    int split = 0;
+    for (unsigned x = 0; x < TESSEL_SPEC_MAX_INDICES; x++)
+        split |= lv->spatial[x] > 0;
+    if (!lv->network_width && !split)
+        return 0;
+    int named = lv->network_class[0] != '\0';
+    tessel_spec_component c;
+    memset(&c, 0, sizeof(c));
+    tessel_energy_fmt(c.cls, sizeof(c.cls), "%s", named ? lv->network_class : "wire");
+    c.pos = lv->pos; /* errors name the level (its network has no position of its own) */
+    int inner = l + 1 >= spec->nlevels;
+    const tessel_spec_level *child = &spec->level[inner ? l : l + 1];
+    unsigned vb = child->value_bits ? child->value_bits : 64;
+    char name[TESSEL_SPEC_NAME_MAX + 16];
+    tessel_energy_fmt(name, sizeof(name), "%s:network", lv->name);
+    tessel_component_energy *e = &out->network[l];
+    int rc = tessel_energy_component_sized(db, &c, name, spec->technology, vb, 0, e, d);
+    if (rc) {
+        memset(e, 0, sizeof(*e));
+        return named ? rc : 0;
+    }
+    double one = inner ? out->mac.area_um2 * (spec->compute.macs_per_pe ? spec->compute.macs_per_pe
+                                                                        : 1) +
+                             out->intersect.area_um2
+                       : out->level[l + 1].area_um2;
+    double n = inner ? spec->compute.pes : child->instances;
+    double mm = lv->network_hop_mm > 0 ? lv->network_hop_mm : sqrt((n > 0 ? n : 1) * one) / 1000;
+    if (!(mm > 0) || strcmp(e->method, "wire") != 0) {
+        memset(e, 0, sizeof(*e)); /* no length, or not a wire class: not priced */
+        return named ? tessel_diag_set(d, TESSEL_EINVAL, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "network.class",
+                                       "network of %s: class '%s' is not a wire class, or "
+                                       "no hop length is known (give network.hop_mm)",
+                                       lv->name, c.cls)
+                     : 0;
+    }
+    out->network_mm[l] = mm;
+    e->pj[TESSEL_ACTION_READ] *= mm;
+    size_t len = strlen(e->source);
+    if (len + 1 < sizeof(e->source))
+        tessel_energy_fmt(e->source + len, sizeof(e->source) - len, " x %.4g mm (%s)", mm,
+                          lv->network_hop_mm > 0 ? "network.hop_mm" : "side of the child's instances");
+    return 0;
+}
+
 int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,
                          tessel_design_energy *out, tessel_diag_list *errors)
 {
@@ -714,6 +779,14 @@ int tessel_energy_design(const tessel_energy_db *db, const tessel_spec *spec,
         } else {
             /* One intersection unit per PE (ExTensor's PE organisation). */
             out->area_um2 += out->intersect.area_um2 * pes;
+        }
+    }
+    for (unsigned l = 0; l < nlevels; l++) {
+        tessel_diag_clear(&d);
+        rc = network_energy(db, spec, l, out, &d);
+        if (rc) {
+            push(errors, &d);
+            first = first ? first : rc;
         }
     }
     return first;

@@ -21,7 +21,8 @@ typedef enum en_model {
     EN_MODEL_SRAM,     /* table points per width, log-log interpolation in depth */
     EN_MODEL_REGFILE,  /* Aladdin registers + address comparators */
     EN_MODEL_ARITH,    /* sum of parts scaled linearly / quadratically in width */
-    EN_MODEL_UNAVAILABLE /* named but without numbers: `source` holds the reason */
+    EN_MODEL_UNAVAILABLE, /* named but without numbers: `source` holds the reason */
+    EN_MODEL_WIRE      /* pj_per_bit_mm x width: one access per mm of wire */
 } en_model;
 
 /* One SRAM table point: energies (pJ per access of `width` bits), leak
@@ -73,7 +74,7 @@ typedef struct en_class {
     en_model model;
     char source[EN_SOURCE_MAX]; /* the reason, for unavailable classes */
     unsigned default_width;
-    /* dram */
+    /* dram; wire: pJ per bit per mm */
     double pj_per_bit;
     /* sram: sorted by (width, depth) */
     en_point *points;

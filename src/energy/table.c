@@ -19,7 +19,8 @@
 
 /* `unavailable` records a class the sources do not cover (with the
  * reason), so that asking for it says why instead of "unknown class". */
-static const char *const model_names[] = {"dram", "sram", "regfile", "arith", "unavailable"};
+static const char *const model_names[] = {"dram", "sram", "regfile", "arith", "unavailable",
+                                          "wire"};
 #define EN_NMODELS (sizeof(model_names) / sizeof(model_names[0]))
 
 static int read_ref(en_ctx *c, const tessel_yaml_node *m, const char *prefix, int need_width,
@@ -290,7 +291,7 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
                      "unknown model '%s' (did you mean '%s'?)", ms, near);
         else
             en_error(c, TESSEL_EPARSE, mn ? mn : m, field,
-                     "'model' must be one of dram, sram, regfile, arith, unavailable");
+                     "'model' must be one of dram, sram, regfile, arith, unavailable, wire");
         return TESSEL_EPARSE;
     }
     k->model = (en_model)model;
@@ -312,6 +313,13 @@ static int read_class(en_ctx *c, const tessel_yaml_node *m, const char *prefix, 
         bad |= en_get_uint(c, m, prefix, "default_width", NUM_POSITIVE, &k->default_width) < 0;
         bad |= en_get_number(c, m, m, prefix, "pj_per_bit", NUM_REQUIRED | NUM_POSITIVE,
                           &k->pj_per_bit) < 0;
+        break;
+    }
+    case EN_MODEL_WIRE: {
+        static const char *const keys[] = {"name", "model", "source", "pj_per_bit_mm"};
+        en_check_keys(c, m, keys, sizeof(keys) / sizeof(keys[0]), prefix);
+        bad |= en_get_number(c, m, m, prefix, "pj_per_bit_mm", NUM_REQUIRED | NUM_POSITIVE,
+                             &k->pj_per_bit) < 0;
         break;
     }
     case EN_MODEL_SRAM: {

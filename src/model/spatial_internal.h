@@ -59,10 +59,11 @@ uint64_t sp_child_of(const sp_axis *ax, uint64_t x);
 uint64_t sp_children(const sp_axis *ax);
 /* Pairs the sorted non-empty child tiles of A (key k child * children(i) +
  * i child, macs = nonzeros) and of B (k child * children(j) + j child) on
- * their k child: each pair's merged steps into m, and with estimate its
- * expected MACs nnz(A) nnz(B) / (the k child's length) into emacs. */
+ * their k child: each pair's merged steps into m (with `steps`: the compute
+ * has an intersection unit), and with estimate its expected MACs
+ * nnz(A) nnz(B) / (the k child's length) into emacs. */
 int sp_pair_up(const sp_entry *A, uint64_t na, const sp_entry *B, uint64_t nb,
-               const sp_axis ax[3], uint64_t per_tile, int estimate, sp_map *m);
+               const sp_axis ax[3], uint64_t per_tile, int estimate, int steps, sp_map *m);
 /* The expected maximum of n independent normal loads N(mu, var) (var 0:
  * exact), by integrating 1 - prod F over the loads' range (spatial_stat.c). */
 double sp_expected_max(const double *mu, const double *var, unsigned n);

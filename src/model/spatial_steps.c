@@ -65,7 +65,7 @@ static double k_length(const sp_axis *k, uint64_t gk)
 }
 
 int sp_pair_up(const sp_entry *A, uint64_t na, const sp_entry *B, uint64_t nb,
-               const sp_axis ax[3], uint64_t per_tile, int estimate, sp_map *m)
+               const sp_axis ax[3], uint64_t per_tile, int estimate, int steps, sp_map *m)
 {
     uint64_t ni = sp_children(&ax[0]), nj = sp_children(&ax[2]);
     uint64_t p = 0, q = 0;
@@ -81,7 +81,7 @@ int sp_pair_up(const sp_entry *A, uint64_t na, const sp_entry *B, uint64_t nb,
                 for (uint64_t y = q; y < qe; y++) {
                     uint64_t c[3] = { A[x].key % ni, ka, B[y].key % nj };
                     uint64_t key = unit_key(ax, c, per_tile);
-                    int rc = sp_map_add(m, key, 0, A[x].macs + B[y].macs);
+                    int rc = sp_map_add(m, key, 0, steps ? A[x].macs + B[y].macs : 0);
                     if (!rc && estimate)
                         rc = sp_map_add_expected(
                             m, key, (double)A[x].macs * (double)B[y].macs / k_length(&ax[1], ka));
@@ -109,7 +109,7 @@ int sp_steps_add(const tessel_spec *spec, const tessel_workload_data *data, unsi
     if (!rc)
         rc = tile_counts(spec, tb, data->tensor[tb], &ax[1], &ax[2], &mb, &nb);
     if (!rc)
-        rc = sp_pair_up(ma.slot, na, mb.slot, nb, ax, per_tile, 0, m);
+        rc = sp_pair_up(ma.slot, na, mb.slot, nb, ax, per_tile, 0, 1, m);
     tessel_dealloc(a, ma.slot);
     tessel_dealloc(a, mb.slot);
     return rc;

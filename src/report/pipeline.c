@@ -219,6 +219,20 @@ static void network_stage(const tessel_spec *spec, const tessel_result *r, unsig
     p->network_cycles[l] = (double)steps * ceil(per_step / (double)lv->network_width);
 }
 
+/* The energy of level l's deliveries: each value once over the network's
+ * hop at its pJ per value (tessel_design_energy.network), NaN unpriced. */
+static void network_price(const tessel_design_energy *e, const tessel_result *r, unsigned l,
+                          tessel_report_pipeline *p)
+{
+    int priced = e->network[l].method[0] != '\0';
+    for (unsigned t = 0; t < r->ntensors; t++) {
+        double v = p->network_values[l][t];
+        p->network_pj[l][t] = priced ? v * e->network[l].pj[TESSEL_ACTION_READ] : NAN;
+        if (priced && v > 0)
+            p->network_energy_pj += p->network_pj[l][t];
+    }
+}
+
 void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *result,
                                   tessel_report_point *pt)
 {
@@ -241,6 +255,7 @@ void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *
         }
         if (!multicast_stage(spec, result, l, p))
             network_stage(spec, result, l, p);
+        network_price(&pt->energy, result, l, p);
         if (p->network_cycles[l] > p->cycles) {
             p->cycles = p->network_cycles[l];
             what = "network";

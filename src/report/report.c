@@ -265,5 +265,7 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->leak_energy_pj = out->roofline.cycles * leak_per_cycle;
     out->energy_pj = out->storage_energy_pj + out->mac_energy_pj + out->intersect_energy_pj +
                      out->leak_energy_pj;
+    if (out->pipeline.present) /* the networks' deliveries (timing: pipeline) */
+        out->energy_pj += out->pipeline.network_energy_pj;
     return TESSEL_OK;
 }

@@ -508,6 +508,13 @@ static void json_energy_sources(emitter *e, const tessel_report_point *p)
     json_component(e, "MAC", &p->energy.mac);
     put(e, ", ", 2);
     json_component(e, "intersect", &p->energy.intersect);
+    for (unsigned l = 0; l < p->nlevels; l++) /* priced networks (docs/models/energy.md) */
+        if (p->energy.network[l].method[0]) {
+            char name[TESSEL_SPEC_NAME_MAX + 16];
+            snprintf(name, sizeof(name), "%s:network", p->level_name[l]);
+            put(e, ", ", 2);
+            json_component(e, name, &p->energy.network[l]);
+        }
     put_char(e, ']');
 }
 
@@ -562,7 +569,7 @@ static void traffic_record(emitter *e, const tessel_report_point *p, unsigned l,
 
 /* A network row (`timing: pipeline`, docs/outputs.md): the values level l's
  * network delivers of tensor t to its child, their bytes in the child's
- * value width; every other column 0, the energy empty (not priced). */
+ * value width, their energy (empty when not priced); every other column 0. */
 static void network_record(emitter *e, const tessel_report_point *p, unsigned l, unsigned t)
 {
     char level[TESSEL_SPEC_NAME_MAX + 16];
@@ -577,7 +584,7 @@ static void network_record(emitter *e, const tessel_report_point *p, unsigned l,
         emit_u64(e, zero[i], 0);
     emit_u64(e, "data_bytes", (uint64_t)(p->pipeline.network_bytes[l][t] + 0.5));
     emit_u64(e, "metadata_bytes", 0);
-    emit_double(e, "energy_pj", NAN);
+    emit_double(e, "energy_pj", p->pipeline.network_pj[l][t]);
     static const char *const zero2[] = { "algorithmic", "actual", "skipped", "gated",
                                          "bumped_bytes" };
     for (unsigned i = 0; i < 5; i++)

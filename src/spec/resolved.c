@@ -312,6 +312,10 @@ static void level_ports(rb *b, rs_level *r, const tessel_spec_level *lv,
     note_u64(b, key, tessel_yaml_get(nn, "width"), lv->network_width);
     snprintf(key, sizeof(key), "%s.network.deliver", path);
     note(b, key, tessel_yaml_get(nn, "deliver"), r->network_deliver);
+    if (lv->network_class[0])
+        r->network_class = dup(b, lv->network_class);
+    if (lv->network_hop_mm > 0 && (r->network_hop_mm = zalloc(b, 1, sizeof(double))))
+        *r->network_hop_mm = lv->network_hop_mm;
 }
 
 /* The sizes and widths of level l, each with its origin. */

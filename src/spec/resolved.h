@@ -56,6 +56,8 @@ typedef struct rs_level {
     double *read_bandwidth, *write_bandwidth;
     unsigned *network_width;
     char *network_deliver;
+    char *network_class;     /* network.class and hop_mm, when given */
+    double *network_hop_mm;
 } rs_level;
 
 typedef struct rs_model {

@@ -183,9 +183,15 @@ static void level(sb *b, const rs_level *lv)
         put(b, "      read_bandwidth: %.17g\n", *lv->read_bandwidth);
     if (lv->write_bandwidth)
         put(b, "      write_bandwidth: %.17g\n", *lv->write_bandwidth);
-    if (lv->network_width)
-        put(b, "      network: {width: %u, deliver: %s}\n", *lv->network_width,
+    if (lv->network_width) {
+        put(b, "      network: {width: %u, deliver: %s", *lv->network_width,
             lv->network_deliver ? lv->network_deliver : "effectual");
+        if (lv->network_class)
+            put(b, ", class: %s", lv->network_class);
+        if (lv->network_hop_mm)
+            put(b, ", hop_mm: %.17g", *lv->network_hop_mm);
+        put(b, "}\n");
+    }
     put(b, "      instances: %u\n      word_bits: %u\n      value_bits: %u\n"
            "      coord_bits: %u\n      offset_bits: %u\n      run_bits: %u\n"
            "      format: %s\n",

@@ -87,6 +87,8 @@ static const cyaml_schema_field_t level_fields[] = {
     CYAML_FIELD_FLOAT_PTR("write_bandwidth", OPT_PTR, rs_level, write_bandwidth),
     CYAML_FIELD_UINT_PTR("network_width", OPT_PTR, rs_level, network_width),
     OPT_STR("network_deliver", rs_level, network_deliver),
+    OPT_STR("network_class", rs_level, network_class),
+    CYAML_FIELD_FLOAT_PTR("network_hop_mm", OPT_PTR, rs_level, network_hop_mm),
     CYAML_FIELD_END
 };
 static const cyaml_schema_value_t level_entry = {

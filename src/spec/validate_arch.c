@@ -91,7 +91,7 @@ static void read_ports(vctx *v, const tessel_yaml_node *lv, const char *field,
     const tessel_yaml_node *net = tessel_yaml_get(lv, "network");
     if (!net || !(net = spec_mapping_of(v, net, f, "network")))
         return;
-    static const char *const net_keys[] = { "width", "deliver" };
+    static const char *const net_keys[] = { "width", "deliver", "class", "hop_mm" };
     static const char *const deliver_names[] = { "effectual", "dense" };
     spec_check_keys(v, net, f, net_keys, N_OF(net_keys));
     char g[300];
@@ -105,6 +105,13 @@ static void read_ports(vctx *v, const tessel_yaml_node *lv, const char *field,
         int k = spec_read_choice(v, n, g, "deliver", deliver_names, N_OF(deliver_names));
         L->network_dense = k == 1;
     }
+    /* its energy (docs/models/energy.md "Network energy"): a wire class and the hop */
+    spec_join(g, sizeof(g), f, "class");
+    if ((n = tessel_yaml_get(net, "class")))
+        spec_read_string(v, n, g, "class", L->network_class, sizeof(L->network_class));
+    spec_join(g, sizeof(g), f, "hop_mm");
+    if ((n = tessel_yaml_get(net, "hop_mm")))
+        spec_read_positive(v, n, g, "hop_mm", "mm", &L->network_hop_mm);
 }
 
 /* partition: "25%", 0.25 (a plain number <= 1) or a size. */

@@ -63,6 +63,9 @@ int spec_read_choice(vctx *v, const tessel_yaml_node *n, const char *field, cons
                      const char *const *names, size_t count);
 /* Index number of `name` (exact, then case-insensitive), or -1. */
 int spec_find_index(const tessel_spec *s, const char *name, size_t len);
+/* "i:128,k:64": a positive count per named index into out (validate_mapping.c). */
+void spec_read_index_counts(vctx *v, const tessel_yaml_node *n, const char *field,
+                            const char *what, uint64_t *out);
 /* mapping.LEVEL.spatial and .distribution of level l (validate_spatial.c). */
 void spec_read_spatial(vctx *v, const tessel_yaml_node *e, const char *field, unsigned l);
 

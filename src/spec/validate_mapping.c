@@ -40,9 +40,10 @@ static void unknown_index(vctx *v, const tessel_yaml_node *n, uint32_t column, c
                   (int)(len > 60 ? 60 : len), name, what, list);
 }
 
-/* "i:128,k:128,j:128" */
-static void read_tile_string(vctx *v, const tessel_yaml_node *n, const char *field,
-                             tessel_spec_level *L)
+/* "i:128,k:128,j:128": a positive count per named index into out[index]
+ * (`what` names the key in messages: tile, spatial). */
+void spec_read_index_counts(vctx *v, const tessel_yaml_node *n, const char *field,
+                            const char *what, uint64_t *out)
 {
     const char *text = n->value, *p = text;
     uint32_t base = n->column + (n->quoted ? 1u : 0u);
@@ -57,7 +58,8 @@ static void read_tile_string(vctx *v, const tessel_yaml_node *n, const char *fie
             p++;
         if (len == 0 || *p != ':') {
             spec_error_at(v->c, TESSEL_EINVAL, n->file, n->line, base + (uint32_t)(name - text),
-                          field, "'tile' must look like i:128,k:64 (index:size, comma separated)");
+                          field, "'%s' must look like i:128,k:64 (index:size, comma separated)",
+                          what);
             return;
         }
         p++;
@@ -79,21 +81,22 @@ static void read_tile_string(vctx *v, const tessel_yaml_node *n, const char *fie
             p++;
         if (num_end == num || overflow || x == 0 || (*p && *p != ',')) {
             spec_error_at(v->c, TESSEL_EINVAL, n->file, n->line, base + (uint32_t)(num - text),
-                          field, "tile size of '%.*s' must be a positive integer",
+                          field, "%s size of '%.*s' must be a positive integer", what,
                           (int)(len > 60 ? 60 : len), name);
             return;
         }
         int idx = spec_find_index(v->s, name, len);
         if (idx < 0)
-            unknown_index(v, n, base + (uint32_t)(name - text), field, "tile", name, len);
+            unknown_index(v, n, base + (uint32_t)(name - text), field, what, name, len);
         else
-            L->tile[idx] = x;
+            out[idx] = x;
         if (*p == ',') {
             p++;
             if (!*p) {
                 spec_error_at(v->c, TESSEL_EINVAL, n->file, n->line,
                               base + (uint32_t)(p - text), field,
-                              "'tile' must look like i:128,k:64 (index:size, comma separated)");
+                              "'%s' must look like i:128,k:64 (index:size, comma separated)",
+                              what);
                 return;
             }
         }
@@ -104,7 +107,7 @@ static void read_tile(vctx *v, const tessel_yaml_node *n, const char *field,
                       tessel_spec_level *L)
 {
     if (spec_is_string(n)) {
-        read_tile_string(v, n, field, L);
+        spec_read_index_counts(v, n, field, "tile", L->tile);
         return;
     }
     if (n->kind != TESSEL_YAML_MAPPING) {

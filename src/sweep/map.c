@@ -1,5 +1,6 @@
 /* The mapper: a point of the search space is, per searched level, a loop
- * order, a tile edge per index and a partition split among the tensors.
+ * order, a tile edge per index and a partition split among the tensors;
+ * with options.spatial also a spatial split (level, factors, policy).
  * Every point is priced by deriving its spec and running the stat
  * estimator, energy and roofline on it. */
 #include <math.h>
@@ -14,6 +15,8 @@
 #define MAP_MAX_ORDERS 40320u /* 8! */
 #define MAP_MAX_SPLITS 4096u
 #define MAP_VISITED_MAX (1u << 22)
+#define MAP_MAX_SPATIAL 4096u /* spatial splits (level, factors) searched */
+#define MAP_POLICIES 3u       /* TESSEL_SPEC_SPATIAL_* */
 
 typedef struct map_level {
     unsigned level;
@@ -30,8 +33,17 @@ typedef struct map_point {
     uint32_t order[TESSEL_SPEC_MAX_LEVELS];
     uint8_t edge[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_INDICES];
     uint32_t split[TESSEL_SPEC_MAX_LEVELS];
+    uint32_t spatial; /* split * npolicies + policy (0 when not searched) */
     uint32_t strategy;
 } map_point;
+
+/* A spatial split the mapper may choose: the level whose tiles are
+ * dealt and a factor per index (0: not split), product dividing the
+ * child's instances. */
+typedef struct map_split {
+    unsigned level;
+    unsigned factor[TESSEL_SPEC_MAX_INDICES];
+} map_split;
 
 typedef struct map_ctx {
     const tessel_spec *spec;
@@ -45,6 +57,11 @@ typedef struct map_ctx {
     unsigned steps;           /* partition steps: 1 / partition_step */
     unsigned nstrategies;     /* searched strategies, fixed (if searched) first */
     tessel_strategy_kind strategy[TESSEL_STRATEGY_COUNT];
+    map_split *splits;        /* spatial splits searched (options.spatial), or NULL */
+    unsigned nspatial;        /* their count */
+    unsigned npolicies;       /* distribution policies searched */
+    int policy[MAP_POLICIES];
+    int base_split;           /* the spec's own split level, or -1 */
     uint64_t rng;
     uint64_t *visited;        /* open addressing, point hashes (0 = empty) */
     uint64_t nvisited;
@@ -146,9 +163,10 @@ static int setup_level(map_ctx *c, unsigned l, const uint64_t *extent, map_level
     for (unsigned i = 0; i < n; i++) {
         unsigned k = 0;
         uint64_t base = c->opt->tile_base;
-        for (uint64_t e = base; e < extent[i] && k + 1 < MAP_MAX_EDGES; e *= 2)
+        for (uint64_t e = base; e < extent[i] && k + 1 < MAP_MAX_EDGES && !c->opt->keep_tiles;
+             e *= 2)
             ml->edge[i][k++] = e;
-        ml->edge[i][k++] = extent[i]; /* the whole extent */
+        ml->edge[i][k++] = extent[i]; /* the whole extent (with keep_tiles: unused) */
         ml->nedges[i] = k;
     }
     ml->nsplits = 1;
@@ -161,6 +179,12 @@ static int setup_level(map_ctx *c, unsigned l, const uint64_t *extent, map_level
                                    c->opt->partition_step, c->ntensors);
     }
     return TESSEL_OK;
+}
+
+/* Values of a point's spatial coordinate (1 when splits are not searched). */
+static unsigned spatial_count(const map_ctx *c)
+{
+    return c->nspatial ? c->nspatial * c->npolicies : 1u;
 }
 
 static int is_fixed(const map_ctx *c, const map_point *p)
@@ -182,7 +206,7 @@ static double space_size(const map_ctx *c)
     double n = 0;
     for (unsigned k = 0; k < c->nstrategies; k++)
         n += c->strategy[k] == TESSEL_STRATEGY_FIXED ? common * edges : common;
-    return n;
+    return n * spatial_count(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -192,6 +216,34 @@ static void add_set(tessel_map_result *r, const char *fmt, const char *a, const 
 {
     if (r->nsets < TESSEL_MAP_MAX_SETS)
         snprintf(r->sets[r->nsets++], sizeof(r->sets[0]), fmt, a, b);
+}
+
+/* The point's spatial split as overrides: "i:8,j:8" (the tile's spelling)
+ * and the policy at its level; `none` at the spec's own split level when
+ * the point splits another (one split level at a time). */
+static void spatial_sets(const map_ctx *c, const map_point *p, tessel_map_result *r)
+{
+    if (!c->nspatial)
+        return;
+    const tessel_spec *s = c->spec;
+    const map_split *sp = &c->splits[p->spatial / c->npolicies];
+    const char *name = s->level[sp->level].name;
+    char path[160], text[144];
+    size_t len = 0;
+    if (c->base_split >= 0 && (unsigned)c->base_split != sp->level) {
+        snprintf(path, sizeof(path), "mapping.%s.spatial", s->level[c->base_split].name);
+        add_set(r, "%s=%s", path, "none");
+    }
+    text[0] = '\0';
+    for (unsigned i = 0; i < c->nindices; i++)
+        if (sp->factor[i])
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s:%u", len ? "," : "",
+                                    s->workload.index_name[i], sp->factor[i]);
+    snprintf(path, sizeof(path), "mapping.%s.spatial", name);
+    add_set(r, "%s=%s", path, text);
+    snprintf(path, sizeof(path), "mapping.%s.distribution", name);
+    add_set(r, "%s=%s", path,
+            tessel_spec_distribution_name(c->policy[p->spatial % c->npolicies]));
 }
 
 /* The overrides of point p into r->sets (r->nsets reset). */
@@ -221,7 +273,7 @@ static void point_sets(const map_ctx *c, const map_point *p, tessel_map_result *
                                     s->workload.index_name[i],
                                     (unsigned long long)ml->edge[i][p->edge[l][i]]);
         snprintf(path, sizeof(path), "mapping.%s.tile", name);
-        if (is_fixed(c, p))
+        if (is_fixed(c, p) && !c->opt->keep_tiles)
             add_set(r, "%s=%s", path, text);
         if (c->steps) {
             unsigned parts[TESSEL_SPEC_MAX_TENSORS];
@@ -234,6 +286,7 @@ static void point_sets(const map_ctx *c, const map_point *p, tessel_map_result *
             }
         }
     }
+    spatial_sets(c, p, r);
 }
 
 static double objective_value(tessel_map_objective o, const tessel_report_point *pt)
@@ -426,6 +479,7 @@ static void random_point(map_ctx *c, map_point *p)
             p->edge[l][i] = (uint8_t)below(c, ml->nedges[i]);
         p->split[l] = below(c, ml->nsplits);
     }
+    p->spatial = below(c, spatial_count(c));
 }
 
 /* ------------------------------------------------------------------ */
@@ -448,6 +502,9 @@ static int next_point(const map_ctx *c, map_point *p)
             return 1;
         p->order[l] = 0;
     }
+    if (++p->spatial < spatial_count(c))
+        return 1;
+    p->spatial = 0;
     return ++p->strategy < c->nstrategies;
 }
 
@@ -525,6 +582,22 @@ static int best_neighbour(map_ctx *c, const map_point *p, map_point *best, doubl
             TRY();
         }
     }
+    /* spatial: the other policies of the split, the next split up or
+     * down in enumeration order under the same policy */
+    for (unsigned k = 0; c->nspatial && k < c->npolicies && !out_of_time(c); k++)
+        if (k != p->spatial % c->npolicies) {
+            q = *p;
+            q.spatial = p->spatial - p->spatial % c->npolicies + k;
+            TRY();
+        }
+    for (int step = -1; step <= 1 && c->nspatial > 1; step += 2) {
+        long s = (long)(p->spatial / c->npolicies) + step;
+        if (s < 0 || s >= (long)c->nspatial)
+            continue;
+        q = *p;
+        q.spatial = (uint32_t)s * c->npolicies + p->spatial % c->npolicies;
+        TRY();
+    }
 #undef TRY
     return found;
 }
@@ -548,6 +621,68 @@ static void search_climb(map_ctx *c, tessel_map_result *tmp)
 }
 
 /* ------------------------------------------------------------------ */
+
+/* Appends every assignment of factors to indices i.. (a factor at most
+ * the index's extent) whose product with `prod` divides n and exceeds 1. */
+static int add_splits(map_ctx *c, map_split *sp, unsigned i, uint64_t n, uint64_t prod,
+                      const uint64_t *extent)
+{
+    if (i == c->nindices) {
+        if (prod < 2)
+            return TESSEL_OK;
+        if (c->nspatial == MAP_MAX_SPATIAL)
+            return TESSEL_ERANGE;
+        c->splits[c->nspatial++] = *sp;
+        return TESSEL_OK;
+    }
+    uint64_t room = n / prod;
+    for (uint64_t d = 1; d <= room && d <= extent[i]; d++) {
+        if (room % d)
+            continue;
+        sp->factor[i] = d > 1 ? (unsigned)d : 0;
+        int rc = add_splits(c, sp, i + 1, n, prod * d, extent);
+        if (rc)
+            return rc;
+    }
+    sp->factor[i] = 0;
+    return TESSEL_OK;
+}
+
+/* The spatial splits searched: at each searched level whose child (the
+ * next level, or the compute's PEs below the innermost) has more than one
+ * instance, every factor assignment dividing the instances; and the
+ * policies. */
+static int setup_spatial(map_ctx *c, const uint64_t *extent, tessel_diag *diag)
+{
+    const tessel_spec *s = c->spec;
+    c->base_split = tessel_spatial_level(s);
+    uint32_t mask = c->opt->spatial_policies ? c->opt->spatial_policies : (1u << MAP_POLICIES) - 1;
+    for (unsigned k = 0; k < MAP_POLICIES; k++)
+        if (mask >> k & 1u)
+            c->policy[c->npolicies++] = (int)k;
+    if (!c->npolicies || mask >> MAP_POLICIES)
+        return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "spatial_policies",
+                               "unknown distribution policy bits in the mapper's options");
+    c->splits = tessel_alloc_array(s->alloc, MAP_MAX_SPATIAL, sizeof(*c->splits));
+    if (!c->splits)
+        return tessel_diag_set(diag, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
+    for (unsigned k = 0; k < c->nlevels; k++) {
+        unsigned l = c->level[k].level;
+        unsigned n = l + 1 < s->nlevels ? s->level[l + 1].instances : s->compute.pes;
+        map_split sp;
+        memset(&sp, 0, sizeof(sp));
+        sp.level = l;
+        if (n > 1 && add_splits(c, &sp, 0, n, 1, extent))
+            return tessel_diag_set(diag, TESSEL_ERANGE, "", 0, 0, "spatial",
+                                   "more than %u spatial splits to search: name fewer levels "
+                                   "with --levels", MAP_MAX_SPATIAL);
+    }
+    if (!c->nspatial)
+        return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "spatial",
+                               "no spatial split to search: no searched level has a child "
+                               "with more than one instance (or PEs below the innermost)");
+    return TESSEL_OK;
+}
 
 static int setup(map_ctx *c, const uint64_t *extent, tessel_diag *diag)
 {
@@ -581,7 +716,7 @@ static int setup(map_ctx *c, const uint64_t *extent, tessel_diag *diag)
         return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "levels",
                                "no level to search (the spec has only a backing store, or the "
                                "levels chosen are not in it)");
-    return TESSEL_OK;
+    return c->opt->spatial ? setup_spatial(c, extent, diag) : TESSEL_OK;
 }
 
 /* The mapper: enumerate loop orders, tile shapes and partitions, price each with the stat
@@ -598,8 +733,10 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
     memset(out, 0, sizeof(*out));
     out->best_value = INFINITY;
     map_ctx *c = tessel_alloc(spec->alloc, sizeof(*c));
-    if (c)
+    if (c) {
         c->shapes = NULL;
+        c->splits = NULL;
+    }
     tessel_map_result *tmp = tessel_alloc(spec->alloc, sizeof(*tmp));
     uint64_t *visited = tessel_alloc_array(spec->alloc, MAP_VISITED_MAX, sizeof(uint64_t));
     int rc = c && tmp && visited ? TESSEL_OK
@@ -650,8 +787,10 @@ int tessel_map_run(const tessel_spec *spec, const tessel_stat_data *stats,
                                  (unsigned long long)out->evaluated,
                                  (unsigned long long)out->unpriced);
     }
-    if (c)
+    if (c) {
         tessel_stat_cache_free(&c->shapes);
+        tessel_dealloc(spec->alloc, c->splits);
+    }
     tessel_dealloc(spec->alloc, visited);
     tessel_dealloc(spec->alloc, tmp);
     tessel_dealloc(spec->alloc, c);

@@ -38,6 +38,8 @@ typedef struct memo_level_key {
     uint64_t tile[TESSEL_SPEC_MAX_INDICES];
     uint32_t order[TESSEL_SPEC_MAX_INDICES];
     int32_t has_mapping;
+    uint32_t spatial[TESSEL_SPEC_MAX_INDICES]; /* the split and its policy: the */
+    int32_t spatial_policy;                    /* result's per-instance work */
 } memo_level_key;
 
 /* A density model of the spec (the analytic estimator's input). */
@@ -63,6 +65,10 @@ typedef struct memo_key {
     uint64_t extent[TESSEL_SPEC_MAX_INDICES];
     memo_model_key model[TESSEL_SPEC_MAX_TENSORS];
     memo_level_key level[TESSEL_SPEC_MAX_LEVELS];
+    /* With a spatial split the work per instance is in cycles at the PE
+     * rate (tessel_spatial): the compute's rates decide the estimate too. */
+    uint32_t pes, macs_per_pe;
+    double step_cycles;
 } memo_key;
 
 /* An entry is claimed by the thread that estimates it (IN_FLIGHT) before
@@ -164,6 +170,14 @@ static void key_build(const tessel_spec *spec, memo_key *k)
         for (unsigned i = 0; i < TESSEL_SPEC_MAX_INDICES; i++)
             o->order[i] = lv->order[i];
         o->has_mapping = lv->has_mapping;
+        for (unsigned i = 0; i < TESSEL_SPEC_MAX_INDICES; i++)
+            o->spatial[i] = lv->spatial[i];
+        o->spatial_policy = lv->spatial_policy;
+    }
+    if (tessel_spatial_level(spec) >= 0) {
+        k->pes = spec->compute.pes;
+        k->macs_per_pe = spec->compute.macs_per_pe;
+        k->step_cycles = spec->compute.intersect_step_cycles;
     }
 }
 

@@ -144,8 +144,19 @@ int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec, int b
                       const tessel_allocator *a, sweep_patch *out)
 {
     memset(out, 0, sizeof(*out));
+    /* A spatial split's work per instance is priced at the PE rate
+     * (tessel_spatial): with one, PEs and MACs per PE decide the estimate
+     * and the split's validity, so their axes are derived per point. */
+    int split = tessel_spatial_level(data_spec) >= 0;
+    for (size_t ax = 0; ax < s->naxes; ax++) {
+        const char *path = s->axis[ax].path;
+        size_t n = strlen(path);
+        split |= n >= 8 && strcmp(path + n - 8, ".spatial") == 0;
+    }
     for (size_t ax = 0; ax < s->naxes; ax++) {
         out->kind[ax] = classify(s->axis[ax].path, data_spec, &out->level[ax], &out->tensor[ax]);
+        if (split && (out->kind[ax] == SWEEP_PATCH_PES || out->kind[ax] == SWEEP_PATCH_MACS))
+            out->kind[ax] = SWEEP_PATCH_NONE;
         if (!buffers && out->kind[ax] >= SWEEP_PATCH_CAPACITY)
             out->kind[ax] = SWEEP_PATCH_NONE;
         if (out->kind[ax] && !read_values(s, ax, data_spec, a, out)) {

@@ -8,6 +8,7 @@ tessel run; climbing is deterministic for a seed; the time limit holds.
 import argparse
 import csv
 import itertools
+import math
 import os
 import sys
 import tempfile
@@ -136,6 +137,39 @@ def test_strategies(tessel, tmp):
           "a misspelt strategy: " + p.stderr)
 
 
+def test_spatial(tessel, tmp):
+    """--spatial (docs/map.md "Spatial splits"): A's rows hold 1, 1, 3, 1, 1, 1
+    MACs over 2 PEs; {i: 2} and {k: 2} under three policies. The work queue
+    over rows balances {4, 4}: stat's expected busiest of two N(4, 4) loads
+    is 4 + 2/sqrt(pi); exact gives 4; blocked rows N(5, 5) against N(3, 3)."""
+    spec = os.path.join(ROOT, "tests", "cli", "cases", "inputs", "spatial", "map.yaml")
+    out = os.path.join(tmp, "spatial.yaml")
+    common = ["--keep-order", "--keep-tiles", "--partition-step", "0", "--base", "1x1",
+              "--objective", "cycles"]
+    p = run(tessel, "map", spec, "--spatial", *common, "--verify", "-o", out)
+    check("exhaustive search: 6 of 6 points" in p.stdout, "six spatial points: "
+          + p.stdout.splitlines()[0])
+    best = best_line(p.stdout)
+    check(abs(best - (4 + 2 / math.sqrt(math.pi))) < 1e-6,
+          f"the work queue over rows wins at 4 + 2/sqrt(pi): {best!r}")
+    check("mapping.LLB.spatial=i:2" in p.stdout and "distribution=dynamic" in p.stdout,
+          "the winner splits i under the work queue")
+    check("exact  dram_bytes" in p.stdout and "cycles 4 (compute bound)" in p.stdout,
+          "--verify: exact's busiest PE takes 4 cycles")
+    run(tessel, "run", out, "-q", "--no-timing", "-o", os.path.join(tmp, "spatial-run"))
+    got = summary_rows(os.path.join(tmp, "spatial-run", "summary.csv"))[0]
+    check(float(got["spatial_cycles"]) == 4, "the written spec runs to 4 cycles (exact)")
+    # the static policies only: blocked and round-robin tie at N(5,5) vs N(3,3)
+    p = run(tessel, "map", spec, "--distributions", "blocked,static-round-robin", *common,
+            "-o", os.path.join(tmp, "spatial-static.yaml"))
+    check("exhaustive search: 4 of 4 points" in p.stdout, "--distributions restricts the "
+          "policies: " + p.stdout.splitlines()[0])
+    check(abs(best_line(p.stdout) - 5.399282456748484) < 1e-6,
+          "blocked rows: the expected maximum of N(5, 5) and N(3, 3)")
+    p = run(tessel, "map", spec, "--distributions", "queue", ok=False)
+    check(p.returncode == 2 and "--distributions" in p.stderr, "a bad policy: " + p.stderr)
+
+
 def test_errors(tessel, tmp):
     p = run(tessel, "map", SPEC, "-t", "A=" + G51, "--levels", "DRAM", ok=False)
     check(p.returncode == 2 and "backing" in p.stderr, "--levels DRAM refused: " + p.stderr)
@@ -152,6 +186,7 @@ def main():
         test_exhaustive_against_sweep(tessel, tmp)
         test_climb(tessel, tmp)
         test_strategies(tessel, tmp)
+        test_spatial(tessel, tmp)
         test_errors(tessel, tmp)
     print("map_test:", "FAILED" if failures else "all passed")
     return 1 if failures else 0

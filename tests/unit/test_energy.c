@@ -596,27 +596,36 @@ START_TEST(test_bad_documents)
 }
 END_TEST
 
+/* DRAM (LPDDR4), a 128 KiB LLB (SRAM, 256 bits), 4 PEbuf register files of
+ * 16 x 32 bits and 4 PEs of 8-bit intmacs, priced from tessel-45nm.yaml. */
+static void three_levels(tessel_spec *s, char *tab, tessel_yaml_doc **d)
+{
+    spec_init(s);
+    s->table[0] = tab;
+    s->ntables = 1;
+    tessel_spec_level *l = spec_level(s, "DRAM", "LPDDR4");
+    l->energy = component("LPDDR4", "{width: 64}", &d[0]);
+    l = spec_level(s, "LLB", "SRAM");
+    l->energy = component("SRAM", "{width: 256}", &d[1]); /* depth from the capacity */
+    l->capacity = 128 * 1024;
+    l = spec_level(s, "PEbuf", "regfile");
+    l->energy = component("regfile", "{depth: 16}", &d[2]); /* width from word_bits */
+    l->word_bits = 32;
+    l->instances = 4;
+    s->compute.pes = 4;
+    s->compute.macs_per_pe = 1;
+    s->compute.mac = component("intmac", "{width: 8}", &d[3]);
+}
+
 START_TEST(test_design)
 {
     static char tab[] = TABLE;
     tessel_spec s;
-    spec_init(&s);
-    s.table[0] = tab;
-    s.ntables = 1;
-    tessel_yaml_doc *d0, *d1, *d2, *d3;
-    tessel_spec_level *l = spec_level(&s, "DRAM", "LPDDR4");
-    l->energy = component("LPDDR4", "{width: 64}", &d0);
-    l = spec_level(&s, "LLB", "SRAM");
-    l->energy = component("SRAM", "{width: 256}", &d1); /* depth from the capacity */
-    l->capacity = 128 * 1024;
-    l->instances = 2;
-    l = spec_level(&s, "PEbuf", "regfile");
-    l->energy = component("regfile", "{depth: 16}", &d2); /* width from word_bits */
-    l->word_bits = 32;
-    l->instances = 4;
-    s.compute.pes = 4;
+    tessel_yaml_doc *dd[4];
+    three_levels(&s, tab, dd);
+    tessel_yaml_doc *d0 = dd[0], *d1 = dd[1], *d2 = dd[2], *d3 = dd[3];
+    s.level[1].instances = 2;
     s.compute.macs_per_pe = 2;
-    s.compute.mac = component("intmac", "{width: 8}", &d3);
     snprintf(s.compute.intersect.cls, sizeof(s.compute.intersect.cls), "intersect");
 
     tessel_diag_list errors;
@@ -652,6 +661,59 @@ START_TEST(test_design)
     ck_assert_ptr_nonnull(strstr(errors.items[0].message, "LLB: unknown energy class 'SRMA'"));
     ck_assert_ptr_nonnull(strstr(errors.items[1].message, "PEbuf: SRAM 32x268435456 cannot be priced"));
     ck_assert_ptr_nonnull(strstr(errors.items[2].message, "did you mean 'intersect'"));
+    tessel_energy_db_free(&db);
+    tessel_diag_list_free(&errors);
+    tessel_yaml_free(&d0);
+    tessel_yaml_free(&d1);
+    tessel_yaml_free(&d2);
+    tessel_yaml_free(&d3);
+}
+END_TEST
+
+/* Network energy (docs/models/energy.md "Network energy"): the `wire` class,
+ * 0.325 pJ per bit per mm, at the child's value width over the hop: the
+ * side of the child's instances by default, network.hop_mm when given. */
+START_TEST(test_network)
+{
+    static char tab[] = TABLE;
+    tessel_spec s;
+    tessel_yaml_doc *dd[4];
+    three_levels(&s, tab, dd);
+    tessel_yaml_doc *d0 = dd[0], *d1 = dd[1], *d2 = dd[2], *d3 = dd[3];
+    s.level[1].network_width = 8;     /* priced: default class and hop */
+    s.level[2].value_bits = 16;
+    s.level[2].spatial[0] = 2;        /* a split below the innermost level */
+    s.level[2].network_hop_mm = 0.5;
+
+    tessel_diag_list errors;
+    tessel_diag_list_init(&errors, NULL);
+    tessel_energy_db *db = NULL;
+    ck_assert_int_eq(tessel_energy_db_load(&s, NULL, &db, &errors), 0);
+    tessel_design_energy de;
+    int rc = tessel_energy_design(db, &s, &de, &errors);
+    if (rc)
+        dump(&errors);
+    ck_assert_int_eq(rc, 0);
+    /* LLB -> 4 PEbuf instances of 16x32-bit registers: a square of side
+     * sqrt(4 x area); one 16-bit value over it */
+    double rf_area = 32 * 16 * 5.98 + 16 * 70 * 4.0 / 32;
+    double side = sqrt(4 * rf_area) / 1000;
+    ck_assert_close(de.network_mm[1], side);
+    ck_assert_close(de.network[1].pj[TESSEL_ACTION_READ], 0.325 * 16 * side);
+    ck_assert_str_eq(de.network[1].method, "wire");
+    ck_assert_str_eq(de.network[1].entry, "wire");
+    /* PEbuf -> its MACs over the given 0.5 mm; DRAM has no network */
+    ck_assert_close(de.network[2].pj[TESSEL_ACTION_READ], 0.325 * 16 * 0.5);
+    ck_assert_str_eq(de.network[0].method, "");
+    ck_assert_close(de.area_um2, sqrt(199065.0 * 1069102.0) + 4 * rf_area + 4 * 332.25);
+
+    /* a named class must be a wire class */
+    snprintf(s.level[1].network_class, sizeof(s.level[1].network_class), "intmac");
+    tessel_diag_list_free(&errors);
+    tessel_diag_list_init(&errors, NULL);
+    ck_assert_int_eq(tessel_energy_design(db, &s, &de, &errors), TESSEL_EINVAL);
+    ck_assert_uint_eq(errors.count, 1);
+    ck_assert_ptr_nonnull(strstr(errors.items[0].message, "not a wire class"));
     tessel_energy_db_free(&db);
     tessel_diag_list_free(&errors);
     tessel_yaml_free(&d0);
@@ -978,6 +1040,7 @@ static Suite *energy_suite(void)
     TCase *d = tcase_create("design");
     tcase_set_timeout(d, 300);
     tcase_add_test(d, test_design);
+    tcase_add_test(d, test_network);
     tcase_add_test(d, test_warnings);
     tcase_add_test(d, test_roofline);
     tcase_add_test(d, test_oom);

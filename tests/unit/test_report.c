@@ -1102,6 +1102,16 @@ START_TEST(pipeline_multicast)
     ck_assert_double_eq_tol(p->pipeline.network_values[1][1], 200, 1e-9);
     /* 200 + 60 + 80 values, 10 a cycle */
     ck_assert_double_eq_tol(p->pipeline.network_cycles[1], 34, 1e-9);
+    /* unpriced (no network energy in e): empty row energy, total unchanged */
+    ck_assert(isnan(p->pipeline.network_pj[1][1]));
+    double unpriced = p->energy_pj;
+    /* priced at 0.5 pJ a delivered value: (200 + 60 + 80) x 0.5 = 170 pJ more */
+    snprintf(e.network[1].method, sizeof(e.network[1].method), "wire");
+    e.network[1].pj[TESSEL_ACTION_READ] = 0.5;
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", p, NULL), 0);
+    ck_assert_double_eq_tol(p->pipeline.network_pj[1][1], 100, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_energy_pj, 170, 1e-9);
+    ck_assert_double_eq_tol(p->energy_pj - unpriced, 170, 1e-6);
     free(p);
 }
 END_TEST

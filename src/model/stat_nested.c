@@ -124,12 +124,7 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
 static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
-    const operand *op = &e->in[sd->op];
     const stat_grid *x = sd->x, *p = sd->p;
-    tile_cost cost;
-    exact_tile_cost_init(e, &n->bd, op, &cost);
-    pricer pr = stat_pricer_of(&cost);
-    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
     /* both written in full below: no clearing */
     double *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(double));
     if (!runs)
@@ -156,6 +151,22 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
         rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
+    if (!rc)
+        rc = stat_nested_price_input(n, sd, runs, c);
+    tessel_dealloc(e->alloc, runs);
+    return rc;
+}
+
+int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c)
+{
+    engine *e = n->e;
+    const operand *op = &e->in[sd->op];
+    const stat_grid *x = sd->x, *p = sd->p;
+    tile_cost cost;
+    exact_tile_cost_init(e, &n->bd, op, &cost);
+    pricer pr = stat_pricer_of(&cost);
+    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
+    int rc = TESSEL_OK;
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -166,7 +177,6 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
                                   tp, part, runs[t], uses);
         }
-    tessel_dealloc(e->alloc, runs);
     return rc;
 }
 

@@ -195,6 +195,9 @@ int stat_nested_sizes_compact(const tessel_allocator *a, nested_summary *rec, un
 int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested *n,
                       int *shared, tessel_diag *diag);
 void stat_nested_teardown(nested *n, const int *shared);
+/* Input sd's fills (runs[] per tile of sd->x) and rule 4's streaming at
+ * level n->bd.b into c, registering each tile for rule 4 per child read. */
+int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c);
 /* The outcome o into e->res at boundary n->bd.b, with the algorithmic counts. */
 void stat_nested_store(nested *n, const stat_outcome *o);
 

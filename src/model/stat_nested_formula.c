@@ -294,21 +294,18 @@ static void suffix_sums(const nested *n, out_rows *r)
     }
 }
 
-/* The summary of boundary n->bd.b by the formulas above. */
-static int formula_summary(nested *n, const stat_output_sample *s, nested_summary *sm)
+/* The summary of boundary n->bd.b by the formulas above; cbj and cbi
+ * (per K, zeroed) get the inputs' runs before merges. */
+static int formula_summary(nested *n, const stat_output_sample *s, double *cbj, double *cbi,
+                           nested_summary *sm)
 {
     const tessel_allocator *a = n->e->alloc;
-    double *cbj = stat_zeroed(a, n->ext_k + 1, sizeof(double));
-    double *cbi = stat_zeroed(a, n->ext_k + 1, sizeof(double));
-    int rc = cbj && cbi ? TESSEL_OK : TESSEL_ENOMEM;
-    for (uint64_t k = 0; !rc && k < n->b.rows; k++)
+    int rc = TESSEL_OK;
+    for (uint64_t k = 0; k < n->b.rows; k++)
         cbj[k] = (double)stat_nested_row_blocks(&n->b, k, n->cf_j);
-    if (!rc)
-        rc = column_blocks(n, cbi);
+    rc = column_blocks(n, cbi);
     if (!rc)
         rc = input_sizes(n, cbj, cbi, sm);
-    tessel_dealloc(a, cbj);
-    tessel_dealloc(a, cbi);
     for (uint64_t k = 0; !rc && k < n->ext_k; k++) {
         sm->effectual += (double)n->n_a[k] * (double)n->n_b[k];
         sm->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
@@ -325,6 +322,58 @@ static int formula_summary(nested *n, const stat_output_sample *s, nested_summar
     return rc;
 }
 
+/* One input's runs per tile of x from per-K runs (x's columns are K for A,
+ * its rows J with columns K for B^T), priced tile by tile. */
+static int price_tiles(nested *n, const nested_side *sd, const double *per_k, stat_counts *c)
+{
+    const stat_grid *x = sd->x;
+    double *runs = tessel_alloc_array(n->e->alloc, x->n + 1, sizeof(double));
+    if (!runs)
+        return TESSEL_ENOMEM;
+    for (uint64_t t = 0; t < x->n; t++)
+        runs[t] = per_k[x->col[t]];
+    int rc = stat_nested_price_input(n, sd, runs, c);
+    tessel_dealloc(n->e->alloc, runs);
+    return rc;
+}
+
+/* The point tile by tile where the summary cannot price it by size (rule 4
+ * per child read, a tile over its partition): the output first, which
+ * declines with nothing kept when it may spill, then each input tile
+ * registered for rule 4 as the full path does. */
+static int formula_tiles(nested *n, const stat_output_sample *s, const nested_summary *sm,
+                         const double *cbj, const double *cbi)
+{
+    const tessel_allocator *a = n->e->alloc;
+    stat_outcome o;
+    memset(&o, 0, sizeof(o));
+    int rc = stat_nested_output_known(n, s, sm, &o);
+    if (rc)
+        return rc;
+    nested_side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
+    rc = price_tiles(n, &sa, cbj, &o.a);
+    stat_grid bt, at;
+    memset(&bt, 0, sizeof(bt));
+    memset(&at, 0, sizeof(at));
+    if (!rc)
+        rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc)
+        rc = stat_grid_transpose(&n->a, a, &at);
+    if (!rc) {
+        nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
+        rc = price_tiles(n, &sb, cbi, &o.b);
+    }
+    stat_grid_free(a, &bt);
+    stat_grid_free(a, &at);
+    if (rc)
+        return rc;
+    o.effectual = sm->effectual;
+    o.operand_nnz[0] = sm->operand_nnz[0];
+    o.operand_nnz[1] = sm->operand_nnz[1];
+    stat_nested_store(n, &o);
+    return TESSEL_OK;
+}
+
 int stat_nested_formula(engine *e, unsigned b, const stat_input *const *in,
                         const stat_output_sample *s, tessel_diag *diag)
 {
@@ -338,9 +387,15 @@ int stat_nested_formula(engine *e, unsigned b, const stat_input *const *in,
     nested_summary sm;
     memset(&sm, 0, sizeof(sm));
     sm.alloc = e->alloc;
-    rc = formula_summary(&n, s, &sm);
+    double *cbj = stat_zeroed(e->alloc, n.ext_k + 1, sizeof(double));
+    double *cbi = stat_zeroed(e->alloc, n.ext_k + 1, sizeof(double));
+    rc = cbj && cbi ? formula_summary(&n, s, cbj, cbi, &sm) : TESSEL_ENOMEM;
     if (!rc)
         rc = stat_nested_from_summary(e, &n.bd, &sm, s);
+    if (rc == STAT_NESTED_KNOWN_DECLINED)
+        rc = formula_tiles(&n, s, &sm, cbj, cbi);
+    tessel_dealloc(e->alloc, cbj);
+    tessel_dealloc(e->alloc, cbi);
     stat_nested_summary_free(&sm);
     stat_nested_teardown(&n, shared);
     if (rc == TESSEL_ENOMEM)

@@ -16,16 +16,17 @@
  *    between are not effectual (the merge walks' work) are not taken off:
  *    fills are upper bounds, as where the walks give up;
  *  - Z's pairs and groups (a pair's visits inside one coarse k block): per
- *    A tile row I and coarse k block, the output tile columns met are the
- *    union of the B tile rows K of the block, taken as independent inside
- *    each level b-1 j block (the outer tile that holds the pair: d2t2
- *    eq. 20's independence, conditioned on the outer tile's columns);
- *    groups of one pair in consecutive blocks are not joined (an upper
- *    bound on write-backs);
- *  - written nonzeros: a nonzero's first multiply falls in a uniform run
- *    of its pair, so it is carried by (runs / pairs + 1) / 2 runs on
- *    average (eq. 19's linear growth, as the fallback of
- *    stat_nested_out.c).
+ *    A tile row and coarse k block, the output tile columns met are the
+ *    union of the B tile rows K of the block, taken as a chain along k: a
+ *    row adjacent to the previous one adds the columns the two do not share
+ *    (counted exactly per adjacent pair of B rows, which keeps banded and
+ *    clustered operands), any other row its columns outside the union so far
+ *    as if independent (d2t2 eq. 20's independence). Groups of one pair in
+ *    consecutive blocks are not joined (an upper bound on write-backs);
+ *  - written nonzeros (a sampled nonzero is carried by its pair's runs from
+ *    the one of its first multiply on): counted exactly, without merges, on
+ *    a systematic subsample of at most FORMULA_PAIRS of the output sample's
+ *    cell groups and scaled by weight to the sample's nonzeros.
  *
  * The estimates go into a nested_summary, priced as a cached one is
  * (stat_nested_from_summary): points that summary cannot decide (rule 4
@@ -182,116 +183,89 @@ static void chain_add(chain *c, const nested *n, const double *ov, uint64_t k)
     c->last = k;
 }
 
-/* Per A tile row: its coarse k blocks (kept in rowblk[ptr[i] .. ptr[i+1]))
- * with the expected groups there; the row's pairs in pairs_of[i]. */
-typedef struct out_rows {
-    uint64_t *ptr, *blk;
-    double *groups, *pairs_of;
-} out_rows;
-
-static void out_rows_free(const tessel_allocator *a, out_rows *r)
-{
-    tessel_dealloc(a, r->ptr);
-    tessel_dealloc(a, r->blk);
-    tessel_dealloc(a, r->groups);
-    tessel_dealloc(a, r->pairs_of);
-}
-
 /* Z's pairs and groups (a pair's visits inside one coarse k block): per A
  * tile row and coarse k block, the output tile columns met are the chain
  * union of the B tile rows of the block's K; the row's pairs the chain
  * over all its K. */
-static int output_groups(const nested *n, out_rows *r, double *pairs, double *groups)
+static int output_groups(const nested *n, double *pairs, double *groups)
 {
-    const tessel_allocator *a = n->e->alloc;
-    memset(r, 0, sizeof(*r));
-    double *ov = stat_zeroed(a, n->b.rows + 1, sizeof(double));
-    r->ptr = tessel_alloc_array(a, n->a.rows + 1, sizeof(uint64_t));
-    r->blk = tessel_alloc_array(a, n->a.n + 1, sizeof(uint64_t));
-    r->groups = tessel_alloc_array(a, n->a.n + 1, sizeof(double));
-    r->pairs_of = tessel_alloc_array(a, n->a.rows + 1, sizeof(double));
-    if (!ov || !r->ptr || !r->blk || !r->groups || !r->pairs_of) {
-        tessel_dealloc(a, ov);
-        out_rows_free(a, r);
+    double *ov = stat_zeroed(n->e->alloc, n->b.rows + 1, sizeof(double));
+    if (!ov)
         return TESSEL_ENOMEM;
-    }
     adjacent_overlap(n, ov);
     *pairs = *groups = 0;
-    uint64_t m = 0;
     for (uint64_t i = 0; i < n->a.rows; i++) {
         chain all, blk;
         chain_reset(&all);
         chain_reset(&blk);
         uint64_t cur = UINT64_MAX;
-        r->ptr[i] = m;
         for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
             uint64_t k = n->a.col[t], b = block_of(k, n->cf_k);
             if (k >= n->b.rows || !n->n_b[k])
                 continue;
             if (b != cur) {
-                if (cur != UINT64_MAX)
-                    r->groups[m - 1] = blk.u;
+                *groups += blk.u;
                 chain_reset(&blk);
-                r->blk[m++] = b;
                 cur = b;
             }
             chain_add(&blk, n, ov, k);
             chain_add(&all, n, ov, k);
         }
-        if (cur != UINT64_MAX)
-            r->groups[m - 1] = blk.u;
-        r->pairs_of[i] = all.u;
+        *groups += blk.u;
         *pairs += all.u;
-        for (uint64_t g = r->ptr[i]; g < m; g++)
-            *groups += r->groups[g];
     }
-    r->ptr[n->a.rows] = m;
-    tessel_dealloc(a, ov);
+    tessel_dealloc(n->e->alloc, ov);
     return TESSEL_OK;
 }
 
-/* The nonzeros the write-backs carry: a sampled nonzero (cell of its
- * first multiply's K) is carried by its group there and, for each later
- * coarse k block of its row, with the chance that its pair has a group
- * there (the block's groups over the row's pairs). Suffix sums per row
- * make it one binary search per sampled cell. */
-static double written(const nested *n, const stat_output_sample *s, const out_rows *r)
+/* Whether B's tile row k holds tile column j. */
+static int b_has(const nested *n, uint64_t k, uint64_t j)
 {
-    double sum = 0;
-    uint64_t fi = n->ea[0] / s->base[0], fk = n->ea[1] / s->base[2];
-    if (!fi || !fk)
-        return s->nnz;
-    for (uint64_t c = 0; c < s->ncells; c++) {
-        uint64_t i = s->ci[c] / fi, b = block_of(s->ck[c] / fk, n->cf_k);
-        if (i >= n->a.rows || r->pairs_of[i] <= 0) {
-            sum += s->weight[c];
-            continue;
-        }
-        uint64_t lo = r->ptr[i], hi = r->ptr[i + 1];
-        while (lo < hi) { /* the first of the row's blocks after b */
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (r->blk[mid] <= b)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        double later = r->groups[lo] / r->pairs_of[i]; /* suffix sums, below */
-        sum += s->weight[c] * (1 + (lo < r->ptr[i + 1] ? later : 0));
+    uint64_t lo = n->b.ptr[k], hi = n->b.ptr[k + 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (n->b.col[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return sum;
+    return lo < n->b.ptr[k + 1] && n->b.col[lo] == j;
 }
 
-/* groups[] of each row turned into suffix sums (capped at 1 per block). */
-static void suffix_sums(const nested *n, out_rows *r)
+/* The nonzeros the write-backs carry: a sampled nonzero is carried by
+ * every group of its pair from the block of its first multiply on (merges
+ * left out, as for the groups). Counted exactly for a systematic subsample
+ * of at most FORMULA_PAIRS of the output sample's cell groups (each a
+ * pair's coarse k blocks from A's tile row against B's rows: its A tiles
+ * times a binary search), and scaled by weight to the sample's nonzeros:
+ * the cost is bounded, whatever the sample or the effectual iterations. */
+#define FORMULA_PAIRS 4096u
+static double written(const nested *n, const stat_output_sample *s, uint64_t *blk)
 {
-    for (uint64_t i = 0; i < n->a.rows; i++) {
-        double acc = 0, p = r->pairs_of[i];
-        for (uint64_t g = r->ptr[i + 1]; g-- > r->ptr[i];) {
-            double q = r->groups[g] < p ? r->groups[g] : p;
-            acc += q;
-            r->groups[g] = acc;
+    uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1],
+             fk = n->ea[1] / s->base[2];
+    if (!fi || !fj || !fk || !s->ngroups)
+        return s->nnz;
+    uint64_t step = s->ngroups / FORMULA_PAIRS + 1;
+    double wsub = 0, carried = 0;
+    for (uint64_t g = step / 2; g < s->ngroups; g += step) {
+        uint64_t c0 = s->gstart[g], i = s->ci[c0] / fi, j = s->cj[c0] / fj, cnt = 0;
+        if (i >= n->a.rows || j >= n->ext_j)
+            continue;
+        for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+            uint64_t k = n->a.col[t], b = block_of(k, n->cf_k);
+            if (k < n->b.rows && (!cnt || blk[cnt - 1] != b) && b_has(n, k, j))
+                blk[cnt++] = b;
+        }
+        for (uint64_t c = c0; c < s->gstart[g + 1]; c++) {
+            uint64_t b0 = block_of(s->ck[c] / fk, n->cf_k), from = 0;
+            while (from < cnt && blk[from] < b0)
+                from++;
+            wsub += s->weight[c];
+            carried += s->weight[c] * (double)(cnt - from);
         }
     }
+    return wsub > 0 ? s->nnz * carried / wsub : s->nnz;
 }
 
 /* The summary of boundary n->bd.b by the formulas above; cbj and cbi
@@ -311,14 +285,17 @@ static int formula_summary(nested *n, const stat_output_sample *s, double *cbj, 
         sm->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
         sm->operand_nnz[1] += n->b_nnz[k] * (double)n->n_a[k];
     }
-    out_rows r;
     if (!rc)
-        rc = output_groups(n, &r, &sm->out_pairs, &sm->out_runs);
-    if (!rc) {
-        suffix_sums(n, &r);
-        sm->out_written = written(n, s, &r);
-        out_rows_free(a, &r);
-    }
+        rc = output_groups(n, &sm->out_pairs, &sm->out_runs);
+    uint64_t longest = 1;
+    for (uint64_t i = 0; !rc && i < n->a.rows; i++)
+        longest = n->a.ptr[i + 1] - n->a.ptr[i] > longest ? n->a.ptr[i + 1] - n->a.ptr[i] : longest;
+    uint64_t *blk = rc ? NULL : tessel_alloc_array(a, longest, sizeof(uint64_t));
+    if (!rc && !blk)
+        rc = TESSEL_ENOMEM;
+    if (!rc)
+        sm->out_written = written(n, s, blk);
+    tessel_dealloc(a, blk);
     return rc;
 }
 

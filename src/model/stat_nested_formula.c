@@ -31,6 +31,7 @@
  * The estimates go into a nested_summary, priced as a cached one is
  * (stat_nested_from_summary): points that summary cannot decide (rule 4
  * per child read, an output that may spill) decline to the full path. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -108,8 +109,81 @@ static int column_blocks(const nested *n, double *cbi)
     return TESSEL_OK;
 }
 
+/* Level-b position of engine index x's digit (radix > 1), or UINT_MAX. */
+static unsigned level_pos(const nested *n, unsigned x)
+{
+    for (unsigned d = n->first_digit; d < n->bd.ndigits; d++)
+        if (n->bd.d[d].x == x && n->bd.d[d].radix > 1)
+            return d;
+    return UINT_MAX;
+}
+
+/* Level-b tiles of engine index x per level b-1 tile (UINT64_MAX: one). */
+static uint64_t outer_width(const nested *n, unsigned x)
+{
+    uint64_t w = UINT64_MAX;
+    for (unsigned d = 0; d < n->first_digit; d++)
+        if (n->bd.d[d].x == x && n->bd.d[d].radix > 1 && n->bd.d[d].div < w)
+            w = n->bd.d[d].div;
+    return w;
+}
+
+/* A's runs per tile, conditioned on the occupancy of the level b-1 tile
+ * that holds it. Where level b's j loop comes before A's innermost digit,
+ * two uses of A(I, K) at level-b tiles J1 < J2 of one level b-1 tile are
+ * separated only by the iterations of the loops inside j, which meet the
+ * A tiles sharing (I, K)'s digits placed before j (its companions: the
+ * same row I if i is outside j, the same column K if k is, all of the
+ * outer tile otherwise). A tile without companions has all its uses inside
+ * one outer tile consecutive: one run per outer j block holding a B tile
+ * of row K, instead of one per coarse j block (the merge walks' WALK_ALONE
+ * case, docs/models/stat.md). Tiles with companions keep their runs before
+ * merges (an upper bound); runs continuing into the next outer tile are
+ * not taken off. */
+static int a_runs(const nested *n, const double *cbj, double *runs)
+{
+    for (uint64_t t = 0; t < n->a.n; t++)
+        runs[t] = cbj[n->a.col[t]];
+    unsigned pi = level_pos(n, XI), pj = level_pos(n, XJ), pk = level_pos(n, XK);
+    unsigned inner = pi == UINT_MAX ? pk : pk == UINT_MAX ? pi : (pi > pk ? pi : pk);
+    uint64_t wi = outer_width(n, XI), wk = outer_width(n, XK), wj = outer_width(n, XJ);
+    if (pj == UINT_MAX || inner == UINT_MAX || pj > inner)
+        return TESSEL_OK; /* j does not split A's uses inside the outer tile */
+    int share_i = pi < pj, share_k = pk < pj;
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t *cnt = stat_zeroed(a, n->ext_k + 1, sizeof(uint64_t));
+    double *alone_runs = tessel_alloc_array(a, n->ext_k + 1, sizeof(double));
+    if (!cnt || !alone_runs) {
+        tessel_dealloc(a, cnt);
+        tessel_dealloc(a, alone_runs);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0; k <= n->ext_k; k++)
+        alone_runs[k] = k < n->b.rows ? (double)stat_nested_row_blocks(&n->b, k, wj) : 0;
+    /* rows in groups that share the companions' i: one row, or one outer i block */
+    uint64_t gi = share_i ? 1 : (wi == UINT64_MAX ? n->a.rows : wi);
+    for (uint64_t r0 = 0; r0 < n->a.rows; r0 += gi) {
+        uint64_t r1 = r0 + gi < n->a.rows ? r0 + gi : n->a.rows;
+        /* count per companion key along k: K itself, or its outer k block */
+        for (int pass = 0; pass < 3; pass++)
+            for (uint64_t t = n->a.ptr[r0]; t < n->a.ptr[r1]; t++) {
+                uint64_t k = n->a.col[t];
+                uint64_t key = share_k ? k : (wk == UINT64_MAX ? 0 : k / wk);
+                if (pass == 0)
+                    cnt[key]++;
+                else if (pass == 1 && cnt[key] == 1 && k < n->b.rows)
+                    runs[t] = alone_runs[k] < runs[t] ? alone_runs[k] : runs[t];
+                else if (pass == 2)
+                    cnt[key] = 0;
+            }
+    }
+    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, alone_runs);
+    return TESSEL_OK;
+}
+
 /* The inputs' runs and uses by tile size into sm. */
-static int input_sizes(nested *n, const double *cbj, const double *cbi, nested_summary *sm)
+static int input_sizes(nested *n, const double *ra, const double *cbi, nested_summary *sm)
 {
     const tessel_allocator *a = n->e->alloc;
     size_sums z[2];
@@ -123,7 +197,7 @@ static int input_sizes(nested *n, const double *cbj, const double *cbi, nested_s
     }
     for (uint64_t t = 0; t < n->a.n; t++) {
         uint64_t k = n->a.col[t];
-        sums_add(&z[0], n->a.nnz[t], cbj[k], (double)n->n_b[k]);
+        sums_add(&z[0], n->a.nnz[t], ra[t], (double)n->n_b[k]);
     }
     for (uint64_t k = 0; k < n->b.rows; k++)
         for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
@@ -268,18 +342,23 @@ static double written(const nested *n, const stat_output_sample *s, uint64_t *bl
     return wsub > 0 ? s->nnz * carried / wsub : s->nnz;
 }
 
-/* The summary of boundary n->bd.b by the formulas above; cbj and cbi
- * (per K, zeroed) get the inputs' runs before merges. */
-static int formula_summary(nested *n, const stat_output_sample *s, double *cbj, double *cbi,
+/* The summary of boundary n->bd.b by the formulas above; ra (per A tile)
+ * and cbi (per K, zeroed) get the inputs' runs. */
+static int formula_summary(nested *n, const stat_output_sample *s, double *ra, double *cbi,
                            nested_summary *sm)
 {
     const tessel_allocator *a = n->e->alloc;
-    int rc = TESSEL_OK;
+    double *cbj = tessel_alloc_array(a, n->ext_k + 1, sizeof(double));
+    if (!cbj)
+        return TESSEL_ENOMEM;
     for (uint64_t k = 0; k < n->b.rows; k++)
         cbj[k] = (double)stat_nested_row_blocks(&n->b, k, n->cf_j);
-    rc = column_blocks(n, cbi);
+    int rc = a_runs(n, cbj, ra);
+    tessel_dealloc(a, cbj);
     if (!rc)
-        rc = input_sizes(n, cbj, cbi, sm);
+        rc = column_blocks(n, cbi);
+    if (!rc)
+        rc = input_sizes(n, ra, cbi, sm);
     for (uint64_t k = 0; !rc && k < n->ext_k; k++) {
         sm->effectual += (double)n->n_a[k] * (double)n->n_b[k];
         sm->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
@@ -299,9 +378,8 @@ static int formula_summary(nested *n, const stat_output_sample *s, double *cbj, 
     return rc;
 }
 
-/* One input's runs per tile of x from per-K runs (x's columns are K for A,
- * its rows J with columns K for B^T), priced tile by tile. */
-static int price_tiles(nested *n, const nested_side *sd, const double *per_k, stat_counts *c)
+/* B's runs per tile of B^T from per-K runs, priced tile by tile. */
+static int price_b(nested *n, const nested_side *sd, const double *per_k, stat_counts *c)
 {
     const stat_grid *x = sd->x;
     double *runs = tessel_alloc_array(n->e->alloc, x->n + 1, sizeof(double));
@@ -319,7 +397,7 @@ static int price_tiles(nested *n, const nested_side *sd, const double *per_k, st
  * declines with nothing kept when it may spill, then each input tile
  * registered for rule 4 as the full path does. */
 static int formula_tiles(nested *n, const stat_output_sample *s, const nested_summary *sm,
-                         const double *cbj, const double *cbi)
+                         const double *ra, const double *cbi)
 {
     const tessel_allocator *a = n->e->alloc;
     stat_outcome o;
@@ -328,7 +406,7 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
     if (rc)
         return rc;
     nested_side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-    rc = price_tiles(n, &sa, cbj, &o.a);
+    rc = stat_nested_price_input(n, &sa, ra, &o.a);
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
@@ -338,7 +416,7 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
         rc = stat_grid_transpose(&n->a, a, &at);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
-        rc = price_tiles(n, &sb, cbi, &o.b);
+        rc = price_b(n, &sb, cbi, &o.b);
     }
     stat_grid_free(a, &bt);
     stat_grid_free(a, &at);
@@ -364,14 +442,14 @@ int stat_nested_formula(engine *e, unsigned b, const stat_input *const *in,
     nested_summary sm;
     memset(&sm, 0, sizeof(sm));
     sm.alloc = e->alloc;
-    double *cbj = stat_zeroed(e->alloc, n.ext_k + 1, sizeof(double));
+    double *ra = tessel_alloc_array(e->alloc, n.a.n + 1, sizeof(double));
     double *cbi = stat_zeroed(e->alloc, n.ext_k + 1, sizeof(double));
-    rc = cbj && cbi ? formula_summary(&n, s, cbj, cbi, &sm) : TESSEL_ENOMEM;
+    rc = ra && cbi ? formula_summary(&n, s, ra, cbi, &sm) : TESSEL_ENOMEM;
     if (!rc)
         rc = stat_nested_from_summary(e, &n.bd, &sm, s);
     if (rc == STAT_NESTED_KNOWN_DECLINED)
-        rc = formula_tiles(&n, s, &sm, cbj, cbi);
-    tessel_dealloc(e->alloc, cbj);
+        rc = formula_tiles(&n, s, &sm, ra, cbi);
+    tessel_dealloc(e->alloc, ra);
     tessel_dealloc(e->alloc, cbi);
     stat_nested_summary_free(&sm);
     stat_nested_teardown(&n, shared);

@@ -130,16 +130,18 @@ static uint64_t outer_width(const nested *n, unsigned x)
 
 /* A's runs per tile, conditioned on the occupancy of the level b-1 tile
  * that holds it. Where level b's j loop comes before A's innermost digit,
- * two uses of A(I, K) at level-b tiles J1 < J2 of one level b-1 tile are
- * separated only by the iterations of the loops inside j, which meet the
- * A tiles sharing (I, K)'s digits placed before j (its companions: the
- * same row I if i is outside j, the same column K if k is, all of the
- * outer tile otherwise). A tile without companions has all its uses inside
- * one outer tile consecutive: one run per outer j block holding a B tile
- * of row K, instead of one per coarse j block (the merge walks' WALK_ALONE
- * case, docs/models/stat.md). Tiles with companions keep their runs before
- * merges (an upper bound); runs continuing into the next outer tile are
- * not taken off. */
+ * two consecutive uses of A(I, K) at level-b tiles J1 < J2 of one level
+ * b-1 tile are separated only by the iterations of the loops inside j,
+ * which meet the A tiles sharing (I, K)'s digits placed before j (its
+ * companions: the same row I if i is outside j, the same column K if k is,
+ * all of the outer tile otherwise). The run continues when no companion K'
+ * has a B tile in the gap: about ext_j / n_b[K] level-b j tiles, each
+ * non-empty in row K' with the chance n_b[K'] / ext_j, independently. A
+ * tile without companions has all its uses inside one outer tile in one
+ * run (the merge walks' WALK_ALONE case). So a tile's runs go from one per
+ * coarse j block (cbj) towards one per outer j block holding a B tile of
+ * row K by that chance. Runs continuing into the next outer tile are not
+ * taken off (an upper bound there). */
 static int a_runs(const nested *n, const double *cbj, double *runs)
 {
     for (uint64_t t = 0; t < n->a.n; t++)
@@ -147,37 +149,51 @@ static int a_runs(const nested *n, const double *cbj, double *runs)
     unsigned pi = level_pos(n, XI), pj = level_pos(n, XJ), pk = level_pos(n, XK);
     unsigned inner = pi == UINT_MAX ? pk : pk == UINT_MAX ? pi : (pi > pk ? pi : pk);
     uint64_t wi = outer_width(n, XI), wk = outer_width(n, XK), wj = outer_width(n, XJ);
-    if (pj == UINT_MAX || inner == UINT_MAX || pj > inner)
+    if (pj == UINT_MAX || inner == UINT_MAX || pj > inner || !n->ext_j)
         return TESSEL_OK; /* j does not split A's uses inside the outer tile */
     int share_i = pi < pj, share_k = pk < pj;
     const tessel_allocator *a = n->e->alloc;
-    uint64_t *cnt = stat_zeroed(a, n->ext_k + 1, sizeof(uint64_t));
+    double *lsum = stat_zeroed(a, n->ext_k + 1, sizeof(double));
+    double *lk = tessel_alloc_array(a, n->ext_k + 1, sizeof(double));
     double *alone_runs = tessel_alloc_array(a, n->ext_k + 1, sizeof(double));
-    if (!cnt || !alone_runs) {
-        tessel_dealloc(a, cnt);
+    if (!lsum || !lk || !alone_runs) {
+        tessel_dealloc(a, lsum);
+        tessel_dealloc(a, lk);
         tessel_dealloc(a, alone_runs);
         return TESSEL_ENOMEM;
     }
-    for (uint64_t k = 0; k <= n->ext_k; k++)
+    double J = (double)n->ext_j;
+    for (uint64_t k = 0; k <= n->ext_k; k++) {
+        double nb = k < n->b.rows ? (double)n->n_b[k] : 0;
         alone_runs[k] = k < n->b.rows ? (double)stat_nested_row_blocks(&n->b, k, wj) : 0;
+        /* ln P(a j tile empty in row k); finite for a full row, so that sums
+         * without it stay defined (e^-64 is no chance at all) */
+        lk[k] = nb < J ? fmax(log1p(-nb / J), -64.0) : -64.0;
+    }
     /* rows in groups that share the companions' i: one row, or one outer i block */
     uint64_t gi = share_i ? 1 : (wi == UINT64_MAX ? n->a.rows : wi);
     for (uint64_t r0 = 0; r0 < n->a.rows; r0 += gi) {
         uint64_t r1 = r0 + gi < n->a.rows ? r0 + gi : n->a.rows;
-        /* count per companion key along k: K itself, or its outer k block */
+        /* per companion key along k (K itself, or its outer k block): the
+         * log chance that all its tiles' B rows are empty at one j tile */
         for (int pass = 0; pass < 3; pass++)
             for (uint64_t t = n->a.ptr[r0]; t < n->a.ptr[r1]; t++) {
                 uint64_t k = n->a.col[t];
                 uint64_t key = share_k ? k : (wk == UINT64_MAX ? 0 : k / wk);
-                if (pass == 0)
-                    cnt[key]++;
-                else if (pass == 1 && cnt[key] == 1 && k < n->b.rows)
-                    runs[t] = alone_runs[k] < runs[t] ? alone_runs[k] : runs[t];
-                else if (pass == 2)
-                    cnt[key] = 0;
+                if (pass == 0) {
+                    lsum[key] += lk[k];
+                } else if (pass == 1 && k < n->b.rows && n->n_b[k] && alone_runs[k] < runs[t]) {
+                    double others = lsum[key] - lk[k]; /* the companions' */
+                    double gap = J / (double)n->n_b[k];
+                    double go_on = exp(others < 0 ? others * gap : 0);
+                    runs[t] -= (runs[t] - alone_runs[k]) * go_on;
+                } else if (pass == 2) {
+                    lsum[key] = 0;
+                }
             }
     }
-    tessel_dealloc(a, cnt);
+    tessel_dealloc(a, lsum);
+    tessel_dealloc(a, lk);
     tessel_dealloc(a, alone_runs);
     return TESSEL_OK;
 }

@@ -185,7 +185,8 @@ static int a_runs(const nested *n, const double *cbj, double *runs)
                 } else if (pass == 1 && k < n->b.rows && n->n_b[k] && alone_runs[k] < runs[t]) {
                     double others = lsum[key] - lk[k]; /* the companions' */
                     double gap = J / (double)n->n_b[k];
-                    double go_on = exp(others < 0 ? others * gap : 0);
+                    double x = others < 0 ? others * gap : 0;
+                    double go_on = x > -40 ? exp(x) : 0; /* e^-40: none, and no exp */
                     runs[t] -= (runs[t] - alone_runs[k]) * go_on;
                 } else if (pass == 2) {
                     lsum[key] = 0;

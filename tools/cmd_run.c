@@ -124,8 +124,8 @@ static void help(void)
         "                          multiplies are estimated from a sample of level 1's\n"
         "                          i strips (default 0: every strip)\n"
         "      --nested-formula    stat: nested levels priced by a formula per tile\n"
-        "                          shape (no merge walks: fills and write-backs are\n"
-        "                          upper bounds; stat_path formula)\n"
+        "                          shape instead of the merge walks (an estimate:\n"
+        "                          stat_path formula)\n"
         "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
         "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
         "                          data (the spec's einsum must match; implies -e stat)\n"
@@ -656,7 +656,7 @@ static int finish(const run_request *req, run_state *st)
                 100 * st->result.stat_nested_fraction, 100 * st->result.stat_nested_stderr);
     if (st->result.stat_nested_formula)
         fprintf(stderr, "tessel run: note: nested levels priced by the formula per tile shape "
-                "(--nested-formula: fills and write-backs are upper bounds; docs/models/stat.md)\n");
+                "(--nested-formula: an estimate; docs/models/stat.md, \"The nested formula\")\n");
     if (st->result.stat_design_may_differ)
         fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
                 "base grid without the data; -e exact may decide others\n");

@@ -17,30 +17,20 @@ for the full path and for the formula, the worst point named; and the share of p
 the formula priced (the others declined to the full path). Figures only, no pass/fail.
 """
 import argparse
-import csv
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nested_sampled  # noqa: E402  (its run of one point)
 import stat_accuracy as sa  # noqa: E402  (its points, so both benches price the same ones)
 
 
-def run(tessel, spec, args, out):
-    cmd = [tessel, "run", spec, "-q", "-o", out] + args
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(" ".join(cmd) + "\n" + r.stderr)
-    with open(os.path.join(out, "summary.csv")) as f:
-        summary = next(csv.DictReader(f))
-    traffic = {}
-    with open(os.path.join(out, "traffic.csv")) as f:
-        for row in csv.DictReader(f):
-            traffic[(row["level"], row["tensor"])] = (float(row["data_bytes"]) +
-                                                      float(row["metadata_bytes"]))
+def run(args, spec, matrix, extra, out):
+    """(summary row, {(level, tensor): bytes}) of one `tessel run`."""
+    summary, traffic, _ = nested_sampled.run(args, spec, matrix, extra, out)
     return summary, traffic
 
 
@@ -53,11 +43,11 @@ def sets_of(depth, order, si):
 
 def point(args, tmp, matrix, depth, order, si, tsd):
     spec = sa.SPECS[depth]
-    sets = sets_of(depth, order, si) + ["-T", "A=" + matrix]
+    sets = sets_of(depth, order, si)
     d = os.path.join(tmp, "%d-%s-%d" % (depth, order, si))
-    ex = run(args.tessel, spec, sets + ["-e", "exact"], d + "-exact")
-    full = run(args.tessel, spec, sets + ["--stats", tsd], d + "-full")
-    form = run(args.tessel, spec, sets + ["--stats", tsd, "--nested-formula"], d + "-form")
+    ex = run(args, spec, matrix, sets + ["-e", "exact"], d + "-exact")
+    full = run(args, spec, matrix, sets + ["--stats", tsd], d + "-full")
+    form = run(args, spec, matrix, sets + ["--stats", tsd, "--nested-formula"], d + "-form")
     return (order, si), ex, full, form
 
 
@@ -114,9 +104,9 @@ def main():
                 continue
             tmp = tempfile.mkdtemp(prefix="nested_formula-")
             tsd = os.path.join(tmp, "stats.tsd")
-            run(args.tessel, sa.SPECS[depth],
+            run(args, sa.SPECS[depth], matrix,
                 ["-e", "stat", "--base", "8x16", "--output-sample", args.output_sample,
-                 "-T", "A=" + matrix, "--save-stats", tsd], os.path.join(tmp, "save"))
+                 "--save-stats", tsd], os.path.join(tmp, "save"))
             with ThreadPoolExecutor(args.jobs) as pool:
                 futs = [pool.submit(point, args, tmp, matrix, depth, o, si, tsd)
                         for o in sa.ORDERS for si in shapes]

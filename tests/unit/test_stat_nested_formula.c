@@ -1,12 +1,13 @@
 /* The nested formula (src/model/stat_nested_formula.c, `--nested-formula`)
  * at 3 and 4 levels (2 and 3 buffer levels) on random points: where it
- * prices a point (tessel_result.stat_nested_formula), DRAM and level 1 are
- * the full path's byte for byte (it prices only the nested boundaries), the
+ * prices a point (tessel_result.stat_nested_formula), DRAM and level 1's
+ * boundary are the full path's (it prices only the nested boundaries), the
  * effectual iterations and intersections are the full path's, B's fills at
  * nested levels bound the full path's (which equal exact's: runs before
- * merges) and A's stay above 0.8 of them (a merge chance), and the bytes into every nested level stay
- * within a bound of the exact estimator's; the formula off, results are the
- * full path's; out of memory anywhere, it fails cleanly. */
+ * merges) and A's stay above 0.8 of them (a merge chance), and the bytes
+ * into every nested level stay within 35 % of the full path's (the worst
+ * distance from the exact estimator is printed); the formula off, results
+ * are the full path's; out of memory anywhere, it fails cleanly. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,9 +34,18 @@ static double level_bytes(const tessel_result *r, unsigned l)
 static void check_point(const tessel_spec *s, const tessel_result *full, const tessel_result *form,
                         const tessel_result *exact, int p, double *worst)
 {
-    for (unsigned l = 0; l < 2; l++)
-        ck_assert_msg(!memcmp(full->traffic[l], form->traffic[l], sizeof(full->traffic[l])),
-                      "point %d: level %u moved", p, l);
+    /* DRAM and what crosses level 1's own boundary; its reads by level 2
+     * follow level 2's fills */
+    ck_assert_msg(!memcmp(full->traffic[0], form->traffic[0], sizeof(full->traffic[0])),
+                  "point %d: DRAM moved", p);
+    for (unsigned t = 0; t < 3; t++) {
+        const tessel_traffic *x = &full->traffic[1][t], *y = &form->traffic[1][t];
+        ck_assert_msg(x->fills == y->fills && x->updates == y->updates &&
+                          x->writebacks == y->writebacks && x->in_data == y->in_data &&
+                          x->in_metadata == y->in_metadata && x->out_data == y->out_data &&
+                          x->out_metadata == y->out_metadata,
+                      "point %d: level 1's boundary moved (tensor %u)", p, t);
+    }
     ck_assert_uint_eq(full->intersections, form->intersections);
     for (unsigned b = 2; b < s->nlevels; b++) {
         ck_assert_uint_eq(full->effectual_tiles[b], form->effectual_tiles[b]);
@@ -48,11 +58,14 @@ static void check_point(const tessel_spec *s, const tessel_result *full, const t
         ck_assert_msg((double)fa->fills >= 0.8 * (double)xa->fills,
                       "point %d, level %u: A %llu fills under 0.8 x %llu", p, b,
                       (unsigned long long)fa->fills, (unsigned long long)xa->fills);
-        double e = level_bytes(exact, b), f = level_bytes(form, b);
+        /* the full path's own distance from exact (formats, rule 4) is the
+         * estimator's, not the formula's: the formula is held to the full
+         * path, and its distance from exact is reported */
+        double e = level_bytes(exact, b), f = level_bytes(form, b), x = level_bytes(full, b);
         double err = e > 0 ? fabs(f - e) / e : 0;
         *worst = err > *worst ? err : *worst;
-        ck_assert_msg(err <= 0.35, "point %d, level %u: %.0f bytes against exact's %.0f", p, b,
-                      f, e);
+        ck_assert_msg(fabs(f - x) <= 0.35 * x, "point %d, level %u: %.0f bytes against the full "
+                      "path's %.0f (exact %.0f)", p, b, f, x, e);
     }
 }
 
@@ -95,7 +108,7 @@ static int compare(tessel_tensor *a, const tessel_stat_options *o, int points, u
         deep += s.nlevels > 3;
     }
     ck_assert_msg(deep > 0, "no 4-level point priced");
-    printf("note: nested formula: %d of %d points priced, worst inner-level bytes %.1f %%\n",
+    printf("note: nested formula: %d of %d points priced, worst inner-level bytes against exact %.1f %%\n",
            priced, points, 100 * worst);
     tessel_stat_data_free(&stats);
     return priced;

@@ -4,6 +4,7 @@
     python3 bench/nested_first.py --before OLD/tessel --after build/tools/tessel
                                   [--data ../shared/data] [--repeat 3] [--exact]
                                   [--matrices bcsstk16,wiki-Vote,ca-CondMat]
+                                  [--after-args "--nested-formula"]
 
 Per matrix and binary, in one invocation: specs/extensor.yaml (DRAM -> LLB -> PEB)
 with statistics saved once at `--base 8x16` (`--save-stats`) and loaded (`--stats`), so
@@ -17,6 +18,12 @@ an empty cache), as the first point of every geometry a map or a strategy visits
 - same: whether traffic.csv and summary.csv's counts are byte-identical between the two
   binaries (model_seconds excluded);
 - with --exact, one `-e exact` run of the after binary, and exact / stat (best).
+
+- with --exact, also the error of each binary's bytes into the nested level (PEB) per
+  tensor against exact (A / B / Z, %);
+- --after-args: extra `tessel run` arguments of the after binary's evaluations (e.g.
+  `--nested-formula`, the formula per tile shape against the full path of one binary:
+  `--before build/tools/tessel --after build/tools/tessel --after-args=--nested-formula`).
 
 Without --before, only the after binary is measured. Figures only, no pass/fail;
 valgrind must be installed for the instruction counts (else they print as -).
@@ -47,6 +54,15 @@ def tessel_run(tessel, args, out):
     return summary, traffic
 
 
+def inner_bytes(traffic, level="PEB"):
+    """{tensor: data + metadata bytes} at one level of a traffic.csv text."""
+    out = {}
+    for row in csv.DictReader(traffic.splitlines()):
+        if row["level"] == level:
+            out[row["tensor"]] = float(row["data_bytes"]) + float(row["metadata_bytes"])
+    return out
+
+
 def instructions(tessel, args, tmp):
     """Instructions inside tessel_model_stat_eval_cached, or None."""
     if not shutil.which("valgrind"):
@@ -64,13 +80,13 @@ def instructions(tessel, args, tmp):
     return None
 
 
-def measure(tessel, matrix, tmp, repeat):
+def measure(tessel, matrix, tmp, repeat, extra=()):
     """One binary on one matrix: its own statistics, then the points."""
     os.makedirs(tmp, exist_ok=True)
     tsd = os.path.join(tmp, "stats.tsd")
     tessel_run(tessel, ["-e", "stat", "--base", "8x16", "-T", "A=" + matrix,
                         "--save-stats", tsd], os.path.join(tmp, "save"))
-    args = ["-T", "A=" + matrix, "--stats", tsd]
+    args = ["-T", "A=" + matrix, "--stats", tsd] + list(extra)
     runs = [tessel_run(tessel, args, os.path.join(tmp, "run")) for _ in range(max(1, repeat))]
     times = [float(s["model_seconds"]) for s, _ in runs]
     summary, traffic = runs[0]
@@ -97,6 +113,7 @@ def main():
     ap.add_argument("--matrices", default="bcsstk16,wiki-Vote,ca-CondMat")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--exact", action="store_true", help="also time -e exact (after binary)")
+    ap.add_argument("--after-args", default="", help="extra run arguments of the after binary")
     args = ap.parse_args()
     os.chdir(here)
     binaries = [("before", args.before)] if args.before else []
@@ -115,13 +132,15 @@ def main():
                 continue
             res = {}
             for label, binary in binaries:
+                extra = args.after_args.split() if label == "after" else []
                 res[label] = measure(binary, matrix, os.path.join(tmp, name + "-" + label),
-                                     args.repeat)
+                                     args.repeat, extra)
             ex = None
             if args.exact:
-                s, _ = tessel_run(args.after, ["-e", "exact", "-T", "A=" + matrix],
-                                  os.path.join(tmp, name + "-exact"))
+                s, ex_traffic = tessel_run(args.after, ["-e", "exact", "-T", "A=" + matrix],
+                                           os.path.join(tmp, name + "-exact"))
                 ex = float(s["model_seconds"])
+                ex_peb = inner_bytes(ex_traffic)
             for label, _ in binaries:
                 r = res[label]
                 line = "%-12s %-7s %12s %11.2f %11.2f %7s" % (
@@ -131,6 +150,11 @@ def main():
                     line += "  %5s" % ("yes" if res["before"]["result"] == r["result"] else "NO")
                 if ex is not None and label == "after":
                     line += "  %9.2f %10.0f" % (ex, ex / r["best"] if r["best"] > 0 else 0)
+                if ex is not None:
+                    mine = inner_bytes(r["result"][1])
+                    line += "  PEB vs exact " + " / ".join(
+                        "%s %+.2f%%" % (t, 100 * (mine[t] - ex_peb[t]) / ex_peb[t])
+                        for t in ("A", "B", "Z") if ex_peb.get(t))
                 print(line)
             if args.before and res["before"]["instr"] and res["after"]["instr"]:
                 print("%-12s ratio   %11.2fx %10.2fx" % (

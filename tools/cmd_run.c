@@ -42,6 +42,7 @@ enum {
     OPT_SEED,
     OPT_OUTPUT_SAMPLE,
     OPT_NESTED_BUDGET,
+    OPT_NESTED_FORMULA,
     OPT_STATS,
     OPT_SAVE_STATS,
     OPT_STRATEGY,
@@ -73,6 +74,7 @@ static const cli_option options[OPT_COUNT] = {
     [OPT_SEED] = { "--seed", NULL, 1 },
     [OPT_OUTPUT_SAMPLE] = { "--output-sample", NULL, 1 },
     [OPT_NESTED_BUDGET] = { "--nested-budget", NULL, 1 },
+    [OPT_NESTED_FORMULA] = { "--nested-formula", NULL, 0 },
     [OPT_STATS] = { "--stats", NULL, 1 },
     [OPT_SAVE_STATS] = { "--save-stats", NULL, 1 },
     [OPT_STRATEGY] = { "--strategy", "-S", 1 },
@@ -121,6 +123,9 @@ static void help(void)
         "      --nested-budget N   stat: nested levels whose work exceeds N base tile\n"
         "                          multiplies are estimated from a sample of level 1's\n"
         "                          i strips (default 0: every strip)\n"
+        "      --nested-formula    stat: nested levels priced by a formula per tile\n"
+        "                          shape instead of the merge walks (an estimate:\n"
+        "                          stat_path formula)\n"
         "      --save-stats FILE   stat: also save the collected statistics (.tsd)\n"
         "      --stats FILE        stat: evaluate from saved statistics instead of the\n"
         "                          data (the spec's einsum must match; implies -e stat)\n"
@@ -161,6 +166,7 @@ typedef struct run_request {
     int stat;     /* --estimator stat */
     const char *stats_in, *stats_out; /* --stats, --save-stats */
     double nested_budget;             /* --nested-budget */
+    int nested_formula;               /* --nested-formula */
     int analytic; /* --estimator analytic: no data loaded */
     tessel_stat_options stat_options;
     tessel_load_options load;
@@ -214,6 +220,9 @@ static int parse_stat_options(const cli_args *args, run_request *req)
     if (nbudget && (cli_parse_double("run", "--nested-budget", nbudget, &req->nested_budget) ||
                     !(req->nested_budget >= 0)))
         return cli_usage_error("run", "--nested-budget must be >= 0, not '%s'", nbudget);
+    req->nested_formula = cli_has(args, OPT_NESTED_FORMULA);
+    if (req->nested_formula && !req->stat)
+        return cli_usage_error("run", "--nested-formula needs --estimator stat");
     if (osample) {
         double f;
         if (cli_parse_double("run", "--output-sample", osample, &f))
@@ -429,7 +438,7 @@ static int strategy_collects(const run_request *req, const tessel_spec *spec)
     tessel_stat_options_init(&defaults);
     tessel_point_request probe = { .spec = spec, .estimator = TESSEL_POINT_STAT };
     return !memcmp(&defaults, &req->stat_options, sizeof(defaults)) && !req->stats_out &&
-           req->nested_budget == TESSEL_STAT_NESTED_BUDGET &&
+           req->nested_budget == TESSEL_STAT_NESTED_BUDGET && !req->nested_formula &&
            tessel_point_route_of(&probe) == TESSEL_POINT_ROUTE_STRATEGY &&
            tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_D2T2;
 }
@@ -542,6 +551,8 @@ static int run(const run_request *req, run_state *st)
         rc = tessel_stat_data_load(req->stats_in, NULL, &st->stats, &d);
         if (!rc)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
+        if (!rc && st->stats)
+            tessel_stat_data_set_nested_formula(st->stats, req->nested_formula);
         if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         if (rc)
@@ -568,6 +579,8 @@ static int run(const run_request *req, run_state *st)
             rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
         if (!rc && st->stats)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
+        if (!rc && st->stats)
+            tessel_stat_data_set_nested_formula(st->stats, req->nested_formula);
         if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         /* saved only for a spec they evaluate */
@@ -641,6 +654,9 @@ static int finish(const run_request *req, run_state *st)
                 "strips (by work); relative standard error of their bytes %.2f %% "
                 "(--nested-budget; docs/models/stat.md)\n",
                 100 * st->result.stat_nested_fraction, 100 * st->result.stat_nested_stderr);
+    if (st->result.stat_nested_formula)
+        fprintf(stderr, "tessel run: note: nested levels priced by the formula per tile shape "
+                "(--nested-formula: an estimate; docs/models/stat.md, \"The nested formula\")\n");
     if (st->result.stat_design_may_differ)
         fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
                 "base grid without the data; -e exact may decide others\n");

@@ -152,6 +152,8 @@ typedef struct tessel_result {
                                     evaluated when they were sampled (stat_path "sampled") */
     double stat_nested_stderr;  /* stat: then the relative standard error of the inner
                                    levels' bytes */
+    int stat_nested_formula;    /* stat: nested boundaries priced by the formula per tile
+                                   shape (stat_path "formula") */
 } tessel_result;
 
 /* Exact estimator for SpMSpM (any loop order), TTM and MTTKRP over all
@@ -410,6 +412,12 @@ double tessel_stat_data_output_nnz_stderr(const tessel_stat_data *s);
  * TESSEL_STAT_NESTED_BUDGET. Set it before sharing s between threads. */
 #define TESSEL_STAT_NESTED_BUDGET 0.0
 void tessel_stat_data_set_nested_budget(tessel_stat_data *s, double budget);
+
+/* on != 0: nested buffer levels (boundaries 2 and below) of SpMSpM are
+ * priced by the formula per tile shape (docs/models/stat.md, "The nested
+ * formula"; stat_path "formula"), where it can decide the point. Default 0.
+ * Set it before sharing s between threads. */
+void tessel_stat_data_set_nested_formula(tessel_stat_data *s, int on);
 
 #ifdef __cplusplus
 }

@@ -126,6 +126,7 @@ struct tessel_stat_data {
     double flops;         /* multiplies from the line counts (SpMSpM, SpMV, TTM) */
     stat_census census;   /* rule 3's counts (compulsory.c) */
     double nested_budget; /* tessel_stat_data_set_nested_budget */
+    int nested_formula;   /* tessel_stat_data_set_nested_formula */
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -392,8 +393,13 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (closed && !ns.sampled)
             e.inspill = 1; /* the nested sample keeps the per-use charge (stat_inspill.c) */
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
-            rc = stat_nested_evaluate_cached(&e, b, ins, sample,
-                                             cache ? stat_cache_nested(cache) : NULL, diag);
+            rc = s->nested_formula ? stat_nested_formula(&e, b, ins, sample, diag)
+                                   : STAT_NESTED_KNOWN_DECLINED;
+            if (!rc)
+                out->stat_nested_formula = 1;
+            if (rc == STAT_NESTED_KNOWN_DECLINED)
+                rc = stat_nested_evaluate_cached(&e, b, ins, sample,
+                                                 cache ? stat_cache_nested(cache) : NULL, diag);
             if (!rc && e.inspill && b + 1 == spec->nlevels)
                 rc = stat_inspill_count(&e, b, ins); /* rule 4 per read of the compute */
             if (!rc)
@@ -490,6 +496,12 @@ const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned te
 double tessel_stat_data_output_nnz(const tessel_stat_data *s)
 {
     return s && s->has_sample ? s->sample.nnz : -1.0;
+}
+
+void tessel_stat_data_set_nested_formula(tessel_stat_data *s, int on)
+{
+    if (s)
+        s->nested_formula = on != 0;
 }
 
 void tessel_stat_data_set_nested_budget(tessel_stat_data *s, double budget)

@@ -124,12 +124,7 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
 static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
-    const operand *op = &e->in[sd->op];
     const stat_grid *x = sd->x, *p = sd->p;
-    tile_cost cost;
-    exact_tile_cost_init(e, &n->bd, op, &cost);
-    pricer pr = stat_pricer_of(&cost);
-    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
     /* both written in full below: no clearing */
     double *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(double));
     if (!runs)
@@ -156,6 +151,22 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
         rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
+    if (!rc)
+        rc = stat_nested_price_input(n, sd, runs, c);
+    tessel_dealloc(e->alloc, runs);
+    return rc;
+}
+
+int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c)
+{
+    engine *e = n->e;
+    const operand *op = &e->in[sd->op];
+    const stat_grid *x = sd->x, *p = sd->p;
+    tile_cost cost;
+    exact_tile_cost_init(e, &n->bd, op, &cost);
+    pricer pr = stat_pricer_of(&cost);
+    uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
+    int rc = TESSEL_OK;
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -166,7 +177,6 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
                                   tp, part, runs[t], uses);
         }
-    tessel_dealloc(e->alloc, runs);
     return rc;
 }
 
@@ -318,8 +328,7 @@ int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary
     int rc = stat_nested_output_known(&n, s, sm, &o);
     if (rc)
         return rc;
-    store(&n, &o);
-    exact_algorithmic_counts(e, &n.bd);
+    stat_nested_store(&n, &o);
     return TESSEL_OK;
 }
 
@@ -327,6 +336,50 @@ int stat_nested_evaluate(engine *e, unsigned b, const stat_input *const *in,
                          const stat_output_sample *s, tessel_diag *diag)
 {
     return stat_nested_evaluate_rec(e, b, in, s, NULL, diag);
+}
+
+int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested *n,
+                      int *shared, tessel_diag *diag)
+{
+    memset(n, 0, sizeof(*n));
+    n->e = e;
+    n->bd.b = b;
+    boundary outer;
+    memset(&outer, 0, sizeof(outer));
+    outer.b = b - 1;
+    int rc = exact_geometry(e, &outer);
+    if (!rc)
+        rc = exact_geometry(e, &n->bd);
+    n->first_digit = outer.ndigits;
+    shared[0] = shared[1] = 0;
+    if (!rc)
+        rc = level_grid(n, in[0], 0, &n->a, n->ea, &shared[0], diag);
+    if (!rc)
+        rc = level_grid(n, in[1], 1, &n->b, n->eb, &shared[1], diag);
+    if (!rc) {
+        n->ext_i = n->a.rows;
+        n->ext_k = n->a.cols > n->b.rows ? n->a.cols : n->b.rows;
+        n->ext_j = n->b.cols;
+        n->cf_j = stat_nested_block(&n->bd, XI, XK, XJ);
+        n->cf_i = stat_nested_block(&n->bd, XK, XJ, XI);
+        n->cf_k = stat_nested_block(&n->bd, XI, XJ, XK);
+        rc = counts_init(n);
+    }
+    if (rc)
+        stat_nested_teardown(n, shared);
+    return rc;
+}
+
+void stat_nested_teardown(nested *n, const int *shared)
+{
+    nested_unshare(n, shared[0], shared[1]);
+    nested_free(n);
+}
+
+void stat_nested_store(nested *n, const stat_outcome *o)
+{
+    store(n, o);
+    exact_algorithmic_counts(n->e, &n->bd);
 }
 
 int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
@@ -337,48 +390,22 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
                                "nested levels price the output from the output sample; "
                                "--output-sample 0 leaves none");
     nested n;
-    memset(&n, 0, sizeof(n));
-    n.e = e;
-    n.rec = rec;
-    n.bd.b = b;
-    boundary outer;
-    memset(&outer, 0, sizeof(outer));
-    outer.b = b - 1;
-    int rc = exact_geometry(e, &outer);
-    if (!rc)
-        rc = exact_geometry(e, &n.bd);
-    n.first_digit = outer.ndigits;
-    int shared_a = 0, shared_b = 0;
-    if (!rc)
-        rc = level_grid(&n, in[0], 0, &n.a, n.ea, &shared_a, diag);
-    if (!rc)
-        rc = level_grid(&n, in[1], 1, &n.b, n.eb, &shared_b, diag);
-    if (rc) {
-        nested_unshare(&n, shared_a, shared_b);
-        nested_free(&n);
-        return rc;
-    }
-    n.ext_i = n.a.rows;
-    n.ext_k = n.a.cols > n.b.rows ? n.a.cols : n.b.rows;
-    n.ext_j = n.b.cols;
-    n.cf_j = stat_nested_block(&n.bd, XI, XK, XJ);
-    n.cf_i = stat_nested_block(&n.bd, XK, XJ, XI);
-    n.cf_k = stat_nested_block(&n.bd, XI, XJ, XK);
-    stat_outcome o;
-    memset(&o, 0, sizeof(o));
-    rc = counts_init(&n);
-    if (!rc)
-        rc = inputs(&n, &o);
-    if (!rc)
-        rc = stat_nested_output(&n, s, &o);
+    int shared[2];
+    int rc = stat_nested_setup(e, b, in, &n, shared, diag);
     if (!rc) {
-        store(&n, &o);
-        exact_algorithmic_counts(e, &n.bd);
-        if (rec)
-            record_totals(&n, &o);
+        n.rec = rec;
+        stat_outcome o;
+        memset(&o, 0, sizeof(o));
+        rc = inputs(&n, &o);
+        if (!rc)
+            rc = stat_nested_output(&n, s, &o);
+        if (!rc) {
+            stat_nested_store(&n, &o);
+            if (rec)
+                record_totals(&n, &o);
+        }
+        stat_nested_teardown(&n, shared);
     }
-    nested_unshare(&n, shared_a, shared_b);
-    nested_free(&n);
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_oom(diag, NULL, "evaluating a nested boundary's tiles", 0);
     return rc;

@@ -181,5 +181,30 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
 void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const stat_grid *p,
                               const double *runs);
 void stat_nested_summary_free(nested_summary *sm);
+/* Tile sizes up to this many nonzeros are grouped in a dense table. */
+#define STAT_NESTED_SIZE_TABLE (UINT64_C(1) << 20)
+/* One size table of op into rec: the dense sums r (runs) and x (further
+ * uses) over sizes 0 .. max compacted to the sizes seen. */
+int stat_nested_sizes_compact(const tessel_allocator *a, nested_summary *rec, unsigned op,
+                              const double *r, const double *x, const unsigned char *seen,
+                              uint64_t max);
+
+/* stat_nested.c: n set up for boundary b (geometry, level-b grids, extents,
+ * coarse blocks, per-K counts); shared[2] says which grids are the
+ * statistics' own. stat_nested_teardown frees what setup made. */
+int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested *n,
+                      int *shared, tessel_diag *diag);
+void stat_nested_teardown(nested *n, const int *shared);
+/* Input sd's fills (runs[] per tile of sd->x) and rule 4's streaming at
+ * level n->bd.b into c, registering each tile for rule 4 per child read. */
+int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c);
+/* The outcome o into e->res at boundary n->bd.b, with the algorithmic counts. */
+void stat_nested_store(nested *n, const stat_outcome *o);
+
+/* stat_nested_formula.c: boundary b priced by the formula per tile shape
+ * (no merge walks, no output sample walk); STAT_NESTED_KNOWN_DECLINED, with
+ * nothing written, where its summary cannot decide the point. */
+int stat_nested_formula(engine *e, unsigned b, const stat_input *const *in,
+                        const stat_output_sample *s, tessel_diag *diag);
 
 #endif

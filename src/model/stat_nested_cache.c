@@ -26,8 +26,6 @@
 #define NESTED_CACHE_MAX 64u
 /* b, first digit, ndigits, 3 tile edges, 4 derived edges, 3 per digit */
 #define NESTED_KEY_MAX (10 + 3 * NX * NLEV)
-/* Tile sizes up to this many nonzeros are grouped in a dense table. */
-#define NESTED_SIZE_TABLE (UINT64_C(1) << 20)
 
 typedef struct nested_entry {
     uint64_t key[NESTED_KEY_MAX];
@@ -85,8 +83,7 @@ void stat_nested_cache_free(stat_nested_cache **c)
     *c = NULL;
 }
 
-/* One size table: the dense sums compacted to the sizes present. */
-static int sizes_compact(const tessel_allocator *a, nested_summary *rec, unsigned op,
+int stat_nested_sizes_compact(const tessel_allocator *a, nested_summary *rec, unsigned op,
                          const double *r, const double *x, const unsigned char *seen,
                          uint64_t max)
 {
@@ -118,7 +115,7 @@ void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const 
     uint64_t max = 0;
     for (uint64_t t = 0; t < x->n; t++)
         max = x->nnz[t] > max ? x->nnz[t] : max;
-    if (!rec->ok || max >= NESTED_SIZE_TABLE || rec->size[op]) {
+    if (!rec->ok || max >= STAT_NESTED_SIZE_TABLE || rec->size[op]) {
         rec->ok = 0;
         return;
     }
@@ -140,7 +137,7 @@ void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const 
             seen[x->nnz[t]] = 1;
         }
     if (!rc)
-        rc = sizes_compact(rec->alloc, rec, op, r, xs, seen, max);
+        rc = stat_nested_sizes_compact(rec->alloc, rec, op, r, xs, seen, max);
     if (rc)
         rec->ok = 0;
     tessel_dealloc(a, r);

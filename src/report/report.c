@@ -182,6 +182,7 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         snprintf(out->stat_path, sizeof(out->stat_path), "%s",
                  result->stat_walked                    ? "walk"
                  : result->stat_nested_fraction > 0 ? "sampled"
+                 : result->stat_nested_formula      ? "formula"
                                                     : "closed");
     for (unsigned l = 0; l < spec->nlevels && !rc; l++)
         rc = copy_name(out->level_name[l], sizeof(out->level_name[l]), spec->level[l].name,

@@ -275,7 +275,9 @@ int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag)
         if (rc)
             return rc;
     }
-    double out_nnz = (double)e->res->output_nnz;
+    /* the symbolic count where the statistics have it, as exact's */
+    double out_nnz = c->out_exact ? c->out_nnz : (double)e->res->output_nnz;
+    e->res->compulsory_estimated = !c->out_exact;
     occ[0] = c->out_rows < out_nnz ? c->out_rows : out_nnz;
     occ[1] = c->out_fibers < out_nnz ? c->out_fibers : out_nnz;
     operand_shape(e, &e->out, shape);

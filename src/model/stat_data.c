@@ -211,6 +211,8 @@ void stat_data_finish(tessel_stat_data *s)
     stat_census_collect(&s->e, ins, &s->census);
     if (s->count_exact) { /* rule 3 from the symbolic count, as exact's */
         s->census.out_exact = 1;
+        s->census.est_rows = s->census.out_rows;
+        s->census.est_fibers = s->census.out_fibers;
         s->census.out_nnz = (double)s->count.nnz;
         s->census.out_rows = (double)s->count.rows;
         s->census.out_fibers = (double)s->count.fibers;

@@ -201,6 +201,7 @@ typedef struct stat_census {
     double out_rows, out_fibers;
     int out_exact;   /* out_nnz, out_rows and out_fibers counted (outcount.c) */
     double out_nnz;
+    double est_rows, est_fibers; /* with out_exact: the estimates it replaced */
 } stat_census;
 void stat_census_collect(const engine *e, const stat_input *const *in, stat_census *c);
 /* rule 3 from the census and e->res->output_nnz */

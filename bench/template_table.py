@@ -8,9 +8,9 @@
 Run from the project root. For every `matrix` row of the data's MANIFEST.tsv it runs
 `tessel run` once per configuration below (Z = A*A, or A*A^T when A is not square;
 Sparsepipe: its iterative SpMV app on A) and prints, per configuration, the DRAM bytes and
-DRAM / compulsory (both in that configuration's own formats), then the geometric mean of
-DRAM / compulsory over the matrices that ran. With `--estimator both` the exact row is
-followed by the stat estimator's relative error on the DRAM bytes.
+DRAM / compulsory (compulsory: untiled in the backing store's format, rule 3), then the
+geometric mean of DRAM / compulsory over the matrices that ran. With `--estimator both` the
+exact row is followed by the stat estimator's relative error on the DRAM bytes.
 
 A configuration that refuses a matrix (for instance a tile that cannot fit) prints the
 first line of tessel's error instead of numbers; nothing is hidden from the table.
@@ -167,7 +167,8 @@ def main():
 
     print()
     print("Each configuration runs its own spec's architecture and formats; compulsory bytes are")
-    print("each input read once and the output written once in that spec's level-1 formats.")
+    print("each input read once and the output written once, untiled, in the backing store's")
+    print("format (rule 3).")
     if any(c[0] == "Sparsepipe" for c in configs):
         print("Sparsepipe runs its spec's app for all its iterations (specs/sparsepipe.yaml: PageRank,")
         print("10 iterations), against the compulsory bytes of one SpMV; `tessel run` prints its")

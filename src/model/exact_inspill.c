@@ -320,9 +320,11 @@ static int join_count(engine *e, unsigned b, unsigned i)
         sd[0] = sd[1];
         sd[1] = t;
     }
-    if (!rc && nside == 2) /* the second side's projection is the first's */
+    if (!rc && nside == 2) { /* the second side's projection is the first's */
+        unsigned x1 = sd[1].proj[0];
         odd = sd[1].nproj != 1 ||
-              (sd[0].proj[0] != sd[1].proj[0] && (sd[0].nproj < 2 || sd[0].proj[1] != sd[1].proj[0]));
+              (sd[0].proj[0] != x1 && (sd[0].nproj < 2 || sd[0].proj[1] != x1));
+    }
     for (uint64_t k = 0; odd && k < tb->n; k++)
         tb->t[k].child_nnz = tb->t[k].uses * tb->t[k].nnz;
     const tessel_tensor *t = X->t;

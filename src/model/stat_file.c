@@ -183,6 +183,8 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_f64s(w, s->vcell, s->xcell && s->vcell ? s->nxcell : 0);
 }
 
+/* Encodes s (roles, inputs, sample, rule 3's output count) and writes it
+ * as one atomic .tsd file. */
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
 {
     const stat_data_view v = stat_data_view_of(s);
@@ -630,6 +632,8 @@ static int roles_ok(const engine *e)
     return 1;
 }
 
+/* Decodes and checks a .tsd payload of any version read into v; 0 on a
+ * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
 {
     if (!get_string(r, v->einsum, 512, "einsum") || !get_string(r, v->label, 256, "label"))

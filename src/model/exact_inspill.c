@@ -18,6 +18,10 @@
  *   - its innermost own index is its output index (A under JKI/KJI, B
  *     under IKJ/KIJ): A's column k is scanned once per nonzero B(k, j),
  *     so each A(i, k) is read nnz(B row k) times (B(k, j): nnz(A column k)).
+ * TTM and MTTKRP take the same rule in general form (join_count below):
+ * an element is read once per distinct assignment of the indices its
+ * tensor does not carry that sit outside its innermost own index, where
+ * every other input meets it.
  * A fibre pair is scanned when both fibres are non-empty, whether or not
  * their coordinates meet: the intersection builds both coordinate streams
  * "in a scan access pattern over the shared dimension" (Tailors §5.2)

@@ -3,17 +3,22 @@
 
     python3 bench/template_table.py [--tessel build-rel/tools/tessel]
         [--data ../shared/data] [--estimator exact|stat|both] [--only NAME,...]
-        [--matrices NAME,...] [--csv FILE] [-j N]
+        [--matrices NAME,...] [--csv FILE] [-j N] [--before BIN [--before-root DIR]]
 
 Run from the project root. For every `matrix` row of the data's MANIFEST.tsv it runs
 `tessel run` once per configuration below (Z = A*A, or A*A^T when A is not square;
 Sparsepipe: its iterative SpMV app on A) and prints, per configuration, the DRAM bytes and
-DRAM / compulsory (both in that configuration's own formats), then the geometric mean of
-DRAM / compulsory over the matrices that ran. With `--estimator both` the exact row is
-followed by the stat estimator's relative error on the DRAM bytes.
+DRAM / compulsory (compulsory: untiled in the backing store's format, rule 3), then the
+geometric mean of DRAM / compulsory over the matrices that ran. With `--estimator both` the
+exact row is followed by the stat estimator's relative error on the DRAM bytes.
 
 A configuration that refuses a matrix (for instance a tile that cannot fit) prints the
 first line of tessel's error instead of numbers; nothing is hidden from the table.
+
+With `--before BIN` every configuration also runs with an older tessel binary, on the
+specs of the checkout at `--before-root DIR` (default: this one; an older commit's specs
+are its own, e.g. a `git worktree add --detach DIR COMMIT`), and a second table gives per
+cell the DRAM bytes and ratio before -> after and the change of the DRAM bytes.
 """
 import argparse
 import concurrent.futures
@@ -45,16 +50,16 @@ def matrices(data_dir):
                 yield row["name"], os.path.join(data_dir, row["file"]), row["rows"] == row["cols"]
 
 
-def run_one(tessel, config, path, square, estimator):
+def run_one(tessel, config, path, square, estimator, root="."):
     name, spec, sets = config
     with tempfile.TemporaryDirectory(prefix="tessel-table-") as out:
-        cmd = [tessel, "run", spec, "-q", "--no-timing", "-e", estimator, "-o", out,
-               "--tensor", "A=" + os.path.abspath(path)]
+        cmd = [os.path.abspath(tessel), "run", spec, "-q", "--no-timing", "-e", estimator,
+               "-o", out, "--tensor", "A=" + os.path.abspath(path)]
         if spec != "specs/sparsepipe.yaml" and not square:
             cmd += ["--tensor", "B=A^T"]
         for s in sets:
             cmd += ["--set", s]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
         if proc.returncode != 0:
             lines = (proc.stderr or proc.stdout).strip().splitlines()
             return {"error": lines[0] if lines else "exit %d" % proc.returncode}
@@ -67,6 +72,34 @@ def ratio(r):
     return r["dram"] / r["compulsory"] if r.get("compulsory") else float("nan")
 
 
+def print_before(results, mats, configs, estimator):
+    """Per cell: DRAM MB and DRAM / compulsory before -> after, and the DRAM change."""
+    print()
+    print("Before -> after (%s estimator): DRAM MB (DRAM / compulsory), change of DRAM bytes"
+          % estimator)
+    print()
+    print("| matrix | " + " | ".join(c[0] for c in configs) + " |")
+    print("|---|" + "---|" * len(configs))
+    logs = {c[0]: ([], []) for c in configs}
+    for m in mats:
+        cells = []
+        for c in configs:
+            b, a = results[(m[0], c[0], "before")], results[(m[0], c[0], estimator)]
+            if "error" in b or "error" in a:
+                cells.append("error: " + (b.get("error") or a.get("error"))[:60])
+                continue
+            logs[c[0]][0].append(math.log(ratio(b)))
+            logs[c[0]][1].append(math.log(ratio(a)))
+            change = 100 * (a["dram"] / b["dram"] - 1) if b["dram"] else 0.0
+            cells.append("%.3f (%.2f×) -> %.3f (%.2f×), %s" % (
+                b["dram"] / 1e6, ratio(b), a["dram"] / 1e6, ratio(a),
+                "same" if a["dram"] == b["dram"] else "%+.2f %%" % change))
+        print("| %s | %s |" % (m[0], " | ".join(cells)))
+    print("| geometric mean of DRAM / compulsory | " + " | ".join(
+        "%.2f× -> %.2f×" % (math.exp(sum(v[0]) / len(v[0])), math.exp(sum(v[1]) / len(v[1])))
+        if v[0] else "-" for v in logs.values()) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessel", default="build-rel/tools/tessel")
@@ -76,6 +109,9 @@ def main():
     ap.add_argument("--matrices", help="comma-separated matrix names")
     ap.add_argument("--csv", help="also write the numbers as CSV to this file")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--before", metavar="BIN", help="an older tessel to compare with")
+    ap.add_argument("--before-root", metavar="DIR", default=".",
+                    help="the checkout whose specs --before runs (default: this one)")
     args = ap.parse_args()
 
     configs = CONFIGS
@@ -98,6 +134,10 @@ def main():
             for c in configs:
                 for e in estimators:
                     jobs[(m[0], c[0], e)] = pool.submit(run_one, args.tessel, c, m[1], m[2], e)
+                if args.before:
+                    jobs[(m[0], c[0], "before")] = pool.submit(
+                        run_one, args.before, c, m[1], m[2], estimators[0],
+                        args.before_root)
         results = {k: f.result() for k, f in jobs.items()}
 
     first = estimators[0]
@@ -127,11 +167,14 @@ def main():
 
     print()
     print("Each configuration runs its own spec's architecture and formats; compulsory bytes are")
-    print("each input read once and the output written once in that spec's level-1 formats.")
+    print("each input read once and the output written once, untiled, in the backing store's")
+    print("format (rule 3).")
     if any(c[0] == "Sparsepipe" for c in configs):
         print("Sparsepipe runs its spec's app for all its iterations (specs/sparsepipe.yaml: PageRank,")
         print("10 iterations), against the compulsory bytes of one SpMV; `tessel run` prints its")
         print("baseline (A streamed every iteration) and the saving.")
+    if args.before:
+        print_before(results, mats, configs, estimators[0])
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)

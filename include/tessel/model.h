@@ -126,6 +126,8 @@ typedef struct tessel_result {
     int output_nnz_has_stderr;
     uint64_t compulsory_bytes;  /* rule 3: inputs read once + output written once, each
                                    untiled in the backing store's (level 0) format */
+    int compulsory_estimated;   /* stat: the output's count in compulsory_bytes is an
+                                   estimate (no symbolic count within the budget) */
     int64_t tiled_metadata_bytes; /* every level-1 tile once in level 1's format, less the
                                      untiled tensors in that format: what tiling adds */
     uint64_t dram_bytes;        /* bytes across the level 0 / level 1 boundary */
@@ -237,7 +239,15 @@ typedef struct tessel_stat_options {
      * errors on clustered graphs when the sample covers little of the
      * output, no standard error). For comparisons only; default 0. */
     int output_legacy;
+    /* Rule 3's output count: the output's nonzeros and non-empty rows are
+     * counted exactly by a symbolic pass (src/stats/outcount.c) when its
+     * work, the multiplies, is at most this (default
+     * TESSEL_STAT_OUTPUT_COUNT_BUDGET; 0: never), so that compulsory_bytes
+     * equals the exact estimator's; above it they are estimated
+     * (tessel_result.compulsory_estimated). */
+    double output_count_budget;
 } tessel_stat_options;
+#define TESSEL_STAT_OUTPUT_COUNT_BUDGET 1073741824.0 /* 2^30 multiplies */
 
 void tessel_stat_options_init(tessel_stat_options *o);
 /* Folds spec's tile edges (whole modes aside) into o->edge_gcd, so that

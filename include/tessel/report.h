@@ -119,6 +119,7 @@ typedef struct tessel_report_point {
     uint64_t macs, intersections, output_nnz;
     double output_nnz_stderr; /* NaN (an empty column) without one */
     uint64_t dram_bytes, compulsory_bytes;
+    int compulsory_estimated; /* tessel_result.compulsory_estimated: printed, not a column */
     double traffic_ratio;   /* dram_bytes / compulsory_bytes; 0 when compulsory_bytes is 0 */
     double model_seconds;   /* the estimator's wall time (tessel_result.seconds) */
     double area_um2;        /* tessel_design_energy.area_um2 */

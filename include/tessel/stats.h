@@ -316,6 +316,23 @@ int tessel_stats_part_read(const char *path, const tessel_allocator *a, tessel_s
                            tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
+/* The output's exact nonzero count (src/stats/outcount.c): a symbolic
+ * pass, one marker per output column, O(multiplies) time. Operands in
+ * the estimators' mode order: A [i, k] (or TTM's T [i, x, k]) times
+ * B [k, j]; with c, MTTKRP's T [i, j, k], B [j, r], C [k, r]. */
+typedef struct tessel_output_count {
+    uint64_t nnz;    /* the output's nonzeros */
+    uint64_t rows;   /* its non-empty first-mode slices (rows) */
+    uint64_t fibers; /* TTM: its non-empty (i, x) fibres; otherwise rows */
+} tessel_output_count;
+/* The pass's work: multiplies (MTTKRP: the lengths of the factor rows
+ * merged), in O(nnz(a)), so a caller can check it against a budget. */
+double tessel_output_count_work(const tessel_tensor *a, const tessel_tensor *b,
+                                const tessel_tensor *c);
+int tessel_output_count_run(const tessel_tensor *a, const tessel_tensor *b, const tessel_tensor *c,
+                        const tessel_allocator *al, tessel_output_count *out, tessel_diag *diag);
+
+/* ------------------------------------------------------------------ */
 /* Analytic density models (Sparseloop's vocabulary) and the tile
  * occupancy they imply, without any data. Implemented in
  * src/stats/density.c from the exact hypergeometric and binomial pmfs

@@ -275,13 +275,24 @@ int stat_compulsory(engine *e, const stat_census *c, tessel_diag *diag)
         if (rc)
             return rc;
     }
-    double out_nnz = (double)e->res->output_nnz;
-    occ[0] = c->out_rows < out_nnz ? c->out_rows : out_nnz;
-    occ[1] = c->out_fibers < out_nnz ? c->out_fibers : out_nnz;
+    /* Rule 3 takes the symbolic count where the statistics have it (as
+     * exact's); the untiled output in level 1's format, which
+     * tiled_metadata_bytes subtracts from the estimated tiles, keeps the
+     * estimate, so that the difference stays what tiling adds. */
+    double est_nnz = (double)e->res->output_nnz, x0 = 0, x1 = 0;
+    e->res->compulsory_estimated = !c->out_exact;
+    occ[0] = c->out_exact ? fmin(c->est_rows, est_nnz) : fmin(c->out_rows, est_nnz);
+    occ[1] = c->out_exact ? fmin(c->est_fibers, est_nnz) : fmin(c->out_fibers, est_nnz);
     operand_shape(e, &e->out, shape);
-    int rc = both_levels(e, &e->out, shape, occ, NULL, out_nnz, &at0, &at1, diag);
+    int rc = both_levels(e, &e->out, shape, occ, NULL, est_nnz, &x0, &at1, diag);
+    if (!rc && c->out_exact) {
+        occ[0] = c->out_rows;
+        occ[1] = c->out_fibers;
+        x0 = 0;
+        rc = both_levels(e, &e->out, shape, occ, NULL, c->out_nnz, &x0, &x1, diag);
+    }
     if (!rc)
-        store(e->res, at0, at1);
+        store(e->res, at0 + x0, at1);
     return rc;
 }
 

@@ -331,8 +331,9 @@ void exact_ob_free(engine *e);
 /* exact_inspill.c: rule 4 per read of the compute at the innermost level.
  * How the compute at level b reads input i: once per tile use, per fibre
  * of the other operand met in the k band, or per nonzero of the other
- * operand on each k. */
-enum { EXACT_READS_ONCE, EXACT_READS_FIBRES, EXACT_READS_ELEMENTS };
+ * operand on each k; TTM and MTTKRP: per distinct assignment of the
+ * indices i does not carry that the others' nonzeros reach (JOIN). */
+enum { EXACT_READS_ONCE, EXACT_READS_FIBRES, EXACT_READS_ELEMENTS, EXACT_READS_JOIN };
 int exact_inspill_reads(const engine *e, unsigned b, unsigned i);
 /* The compute's reads of level b's recorded overbooked tiles (child_nnz),
  * cascaded to level b-1 (exact_ob_cascade); exact_ob_settle follows. */

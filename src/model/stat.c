@@ -20,6 +20,7 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->seed = 1;
     o->output_fraction = 0;
     o->output_min_flops = 1u << 19;
+    o->output_count_budget = TESSEL_STAT_OUTPUT_COUNT_BUDGET;
 }
 
 /* ------------------------------------------------------------------ */

@@ -127,6 +127,8 @@ struct tessel_stat_data {
     stat_census census;   /* rule 3's counts (compulsory.c) */
     double nested_budget; /* tessel_stat_data_set_nested_budget */
     int nested_formula;   /* tessel_stat_data_set_nested_formula */
+    int count_exact;      /* rule 3's output count, symbolic (output_count) */
+    tessel_output_count count;
 };
 
 void tessel_stat_data_free(tessel_stat_data **sp)
@@ -178,7 +180,7 @@ stat_data_view stat_data_view_of(const tessel_stat_data *cs)
 {
     tessel_stat_data *s = (tessel_stat_data *)cs;
     stat_data_view v = { s->alloc, &s->e, s->einsum, s->label, s->in, s->same_as,
-                         &s->has_sample, &s->sample };
+                         &s->has_sample, &s->sample, &s->count_exact, &s->count };
     return v;
 }
 
@@ -208,6 +210,28 @@ void stat_data_finish(tessel_stat_data *s)
         s->flops = stat_flops_of(input_of(s, 0), input_of(s, 1));
     const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1), input_of(s, 2) };
     stat_census_collect(&s->e, ins, &s->census);
+    if (s->count_exact) { /* rule 3 from the symbolic count, as exact's */
+        s->census.out_exact = 1;
+        s->census.est_rows = s->census.out_rows;
+        s->census.est_fibers = s->census.out_fibers;
+        s->census.out_nnz = (double)s->count.nnz;
+        s->census.out_rows = (double)s->count.rows;
+        s->census.out_fibers = (double)s->count.fibers;
+    }
+}
+
+/* Rule 3's output count, exact when the symbolic pass's work is within
+ * the budget (docs/models/stat.md, "The output count of rule 3"). */
+static int output_count(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
+{
+    const engine *e = &s->e;
+    const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
+    if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c) ||
+        tessel_output_count_work(e->in[0].t, e->in[1].t, c) > opt->output_count_budget)
+        return TESSEL_OK;
+    int rc = tessel_output_count_run(e->in[0].t, e->in[1].t, c, s->alloc, &s->count, diag);
+    s->count_exact = !rc;
+    return rc;
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -308,6 +332,8 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
             rc = input_collect(s->e.in[i].t, opt, mode_base[i], a, &s->in[i], diag);
     if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
         rc = collect_sample(s, opt, diag);
+    if (!rc)
+        rc = output_count(s, opt, diag);
     if (!rc)
         stat_data_finish(s);
     s->e.spec = NULL;

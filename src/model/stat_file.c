@@ -33,9 +33,11 @@
 
 #define TSD_MAGIC "TESSELD\n"
 /* 2: the output sample's nnz_stderr after nnz; 3: its predictions per i
- * cell (xcell, vcell) at its end. 1 and 2 are still read (without them,
- * the nested output spill is priced from the sample alone). */
-#define TSD_VERSION 3u
+ * cell (xcell, vcell) at its end; 4: rule 3's symbolic output count after
+ * the sample (a flag, then nonzeros, rows, fibres). 1 to 3 are still read
+ * (without them, the nested output spill is priced from the sample alone;
+ * before 4, compulsory_bytes takes the estimated output count). */
+#define TSD_VERSION 4u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -181,6 +183,8 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_f64s(w, s->vcell, s->xcell && s->vcell ? s->nxcell : 0);
 }
 
+/* Encodes s (roles, inputs, sample, rule 3's output count) and writes it
+ * as one atomic .tsd file. */
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
 {
     const stat_data_view v = stat_data_view_of(s);
@@ -209,6 +213,10 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, (uint64_t)*v.has_sample);
     if (*v.has_sample)
         put_sample(&w, v.sample);
+    put_u64(&w, (uint64_t)*v.count_exact);
+    put_u64(&w, v.count->nnz);
+    put_u64(&w, v.count->rows);
+    put_u64(&w, v.count->fibers);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -624,6 +632,8 @@ static int roles_ok(const engine *e)
     return 1;
 }
 
+/* Decodes and checks a .tsd payload of any version read into v; 0 on a
+ * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
 {
     if (!get_string(r, v->einsum, 512, "einsum") || !get_string(r, v->label, 256, "label"))
@@ -673,6 +683,16 @@ static int load_payload(reader *r, stat_data_view *v)
         ins[i] = i < e->nin ? (v->same_as[i] < 0 ? &v->in[i] : &v->in[v->same_as[i]]) : NULL;
     if (*v->has_sample && !sample_fits(e, ins, v->sample))
         return corrupt(r, "sample.cells");
+    if (r->version >= 4) { /* rule 3's symbolic output count */
+        uint64_t flag = get_u64(r, "count.exact");
+        v->count->nnz = get_u64(r, "count.nnz");
+        v->count->rows = get_u64(r, "count.rows");
+        v->count->fibers = get_u64(r, "count.fibers");
+        if (flag > 1 || v->count->rows > v->count->nnz || v->count->fibers > v->count->nnz ||
+            v->count->rows > v->count->fibers)
+            return corrupt(r, "count");
+        *v->count_exact = (int)flag;
+    }
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -693,7 +713,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && h.version != 1 && h.version != 2) ||
+    if ((h.version != TSD_VERSION && h.version != 1 && h.version != 2 && h.version != 3) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

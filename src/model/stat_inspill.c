@@ -179,7 +179,9 @@ int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in)
     for (unsigned i = 0; i < e->nin && i < 2 && !rc; i++) {
         ob_table *t = &e->ob[b % 2][i];
         int kind = exact_inspill_reads(e, b, i);
-        if (kind == EXACT_READS_ONCE) /* once per use: the closed sums' charge */
+        /* once per use: the closed sums' charge; TTM's and MTTKRP's join
+         * (exact_inspill.c) has no estimate here yet (docs/semantics.md) */
+        if (kind == EXACT_READS_ONCE || kind == EXACT_READS_JOIN)
             for (uint64_t k = 0; k < t->n; k++)
                 t->t[k].child_nnz = t->t[k].uses * t->t[k].nnz;
         else if (t->n && kind == EXACT_READS_FIBRES)

@@ -199,6 +199,9 @@ int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output
 typedef struct stat_census {
     double rows[NIN], nnz[NIN], fibers[NIN];
     double out_rows, out_fibers;
+    int out_exact;   /* out_nnz, out_rows and out_fibers counted (outcount.c) */
+    double out_nnz;
+    double est_rows, est_fibers; /* with out_exact: the estimates it replaced */
 } stat_census;
 void stat_census_collect(const engine *e, const stat_input *const *in, stat_census *c);
 /* rule 3 from the census and e->res->output_nnz */
@@ -218,6 +221,8 @@ typedef struct stat_data_view {
     int *same_as;   /* NIN: the earlier input whose statistics these are, or -1 */
     int *has_sample;
     stat_output_sample *sample;
+    int *count_exact;           /* rule 3's output count below was counted */
+    tessel_output_count *count; /* (stat_data.c, output_count) */
 } stat_data_view;
 
 stat_data_view stat_data_view_of(const tessel_stat_data *s);

@@ -69,8 +69,9 @@ int tessel_report_print(FILE *f, const tessel_report_point *p, unsigned flags)
 
     human_bytes(b1, sizeof(b1), (double)p->dram_bytes);
     human_bytes(b2, sizeof(b2), (double)p->compulsory_bytes);
-    fprintf(f, "\n%s traffic %s, compulsory %s, ratio %.3f\n",
-            p->nlevels ? p->level_name[0] : "backing store", b1, b2, p->traffic_ratio);
+    fprintf(f, "\n%s traffic %s, compulsory %s%s, ratio %.3f\n",
+            p->nlevels ? p->level_name[0] : "backing store", b1, b2,
+            p->compulsory_estimated ? " (output count estimated)" : "", p->traffic_ratio);
     fprintf(f, "MACs %llu, intersections %llu, output nonzeros %llu",
             (unsigned long long)p->macs, (unsigned long long)p->intersections,
             (unsigned long long)p->output_nnz);

@@ -223,6 +223,7 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->output_nnz_stderr = result->output_nnz_has_stderr ? result->output_nnz_stderr : NAN;
     out->dram_bytes = result->dram_bytes;
     out->compulsory_bytes = result->compulsory_bytes;
+    out->compulsory_estimated = result->compulsory_estimated;
     out->traffic_ratio =
         result->compulsory_bytes ? (double)result->dram_bytes / (double)result->compulsory_bytes
                                  : 0.0;

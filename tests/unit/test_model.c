@@ -1191,6 +1191,184 @@ START_TEST(mttkrp_matches_brute_force)
 }
 END_TEST
 
+/* TTM and MTTKRP: the compute's re-reads of an overbooked input in the
+ * level's order (docs/semantics.md rule 4, "The compute's reads"). */
+
+/* Input t of dc from n coordinate tuples in its mode order. */
+static void case_from_list(dense_case *dc, unsigned t, const uint32_t *c, unsigned n)
+{
+    uint64_t size = 1, dims[3];
+    for (unsigned m = 0; m < dc->rank[t]; m++) {
+        dims[m] = dc->ext[dc->idx[t][m]];
+        size *= dims[m];
+    }
+    dc->val[t] = calloc(size, 1);
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(dc->rank[t], dims, 0, NULL, &b, NULL), 0);
+    for (unsigned e = 0; e < n; e++) {
+        uint64_t o = 0;
+        for (unsigned m = 0; m < dc->rank[t]; m++)
+            o = o * dims[m] + c[e * dc->rank[t] + m];
+        dc->val[t][o] = 1;
+        ck_assert_int_eq(tessel_coo_builder_add(b, c + e * dc->rank[t], 1.0), 0);
+    }
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &dc->t[t], NULL), 0);
+    tessel_coo_builder_free(&b);
+}
+
+static int case_carries(const dense_case *dc, unsigned t, unsigned x)
+{
+    for (unsigned m = 0; m < dc->rank[t]; m++)
+        if (dc->idx[t][m] == x)
+            return 1;
+    return 0;
+}
+
+/* Whether input o holds a nonzero agreeing with w on the indices in `fix`. */
+static int case_meets(const dense_case *dc, unsigned o, const uint64_t *w, unsigned fix)
+{
+    uint64_t lo[4], hi[4], c[4];
+    for (unsigned x = 0; x < dc->nidx; x++) {
+        int pin = case_carries(dc, o, x) && (fix >> x & 1u);
+        lo[x] = pin ? w[x] : 0;
+        hi[x] = pin ? w[x] + 1 : case_carries(dc, o, x) ? dc->ext[x] : 1;
+        c[x] = lo[x];
+    }
+    do {
+        if (dc->val[o][dense_offset(dc, o, c)])
+            return 1;
+    } while (box_next(dc->nidx, lo, hi, c));
+    return 0;
+}
+
+/* The reads of input t by the rule's definition, one tile per index (so
+ * a band or a tile is the whole extent): per nonzero of t, the
+ * coordinates of the indices t does not carry that the order puts outside
+ * t's innermost own index, for which every other input holds a nonzero
+ * agreeing on them and on t's own indices outside that innermost one. */
+static uint64_t brute_join_reads(const dense_case *dc, unsigned t, const unsigned *order)
+{
+    unsigned pos[4] = { 0 }, ps = 0, fix = 0, free_ = 0;
+    for (unsigned p = 0; p < dc->nidx; p++)
+        pos[order[p]] = p;
+    for (unsigned m = 0; m < dc->rank[t]; m++)
+        ps = pos[dc->idx[t][m]] > ps ? pos[dc->idx[t][m]] : ps;
+    for (unsigned x = 0; x < dc->nidx; x++)
+        if (pos[x] < ps) {
+            fix |= 1u << x;
+            free_ |= case_carries(dc, t, x) ? 0 : 1u << x;
+        }
+    uint64_t reads = 0, w[4] = { 0 }, lo[4] = { 0 }, hi[4];
+    for (unsigned x = 0; x < dc->nidx; x++)
+        hi[x] = dc->ext[x];
+    do { /* every w: t's nonzero on its indices, z on the free ones */
+        int skip = !dc->val[t][dense_offset(dc, t, w)];
+        for (unsigned x = 0; x < dc->nidx && !skip; x++)
+            skip = !case_carries(dc, t, x) && !(free_ >> x & 1u) && w[x] != 0;
+        for (unsigned o = 1; o < dc->ntensors && !skip; o++)
+            skip = o != t && !case_meets(dc, o, w, fix);
+        reads += !skip;
+    } while (box_next(dc->nidx, lo, hi, w));
+    return free_ ? reads : 0; /* no free index: once per use */
+}
+
+/* Every loop order at one tile per index: each input's bumped bytes are
+ * (R - 1)(S - P) with R its reads by the definition over its nonzeros. */
+static void check_join(dense_case *dc, tessel_workload_kind kind, unsigned *again)
+{
+    tessel_workload_data d;
+    memset(&d, 0, sizeof(d));
+    d.ntensors = dc->ntensors;
+    for (unsigned t = 1; t < dc->ntensors; t++)
+        d.tensor[t] = dc->t[t];
+    for (unsigned x = 0; x < dc->nidx; x++)
+        d.extent[x] = dc->ext[x];
+    unsigned order[4] = { 0, 1, 2, 3 };
+    const uint64_t tile[4] = { 64, 64, 64, 64 };
+    for (unsigned n = 0; n < 24; n++) {
+        unsigned rest[4] = { 0, 1, 2, 3 }, k = n;
+        for (unsigned p = 0; p < 4; p++) { /* permutation n, outermost first */
+            unsigned q = k % (4 - p);
+            k /= 4 - p;
+            order[p] = rest[q];
+            for (unsigned m = q; m + 1 < 4 - p; m++)
+                rest[m] = rest[m + 1];
+        }
+        tessel_spec s;
+        spec_from_case(&s, dc, kind, order, tile);
+        s.level[1].capacity = 100000;
+        tessel_result r = run(&s, &d);
+        uint64_t S[4], P[4];
+        for (unsigned t = 1; t < dc->ntensors; t++) {
+            S[t] = bytes(&r, 1, t);
+            P[t] = S[t] > 8 ? S[t] - 8 : S[t] / 2;
+            s.level[1].tensor[t].partition_bytes = P[t];
+        }
+        r = run(&s, &d);
+        for (unsigned t = 1; t < dc->ntensors; t++) {
+            double R = (double)brute_join_reads(dc, t, order) / (double)dc->t[t]->nnz;
+            uint64_t want = R > 1 ? (uint64_t)((R - 1) * (double)(S[t] - P[t])) : 0;
+            *again += R > 1;
+            ck_assert_msg(r.traffic[1][t].bumped_bytes == want,
+                          "order %u%u%u%u input %u: bumped %llu, want %llu (R %.3f)", order[0],
+                          order[1], order[2], order[3], t,
+                          (unsigned long long)r.traffic[1][t].bumped_bytes,
+                          (unsigned long long)want, R);
+            ck_assert_uint_eq(bytes(&r, 1, t), S[t] + want);
+        }
+    }
+}
+
+/* TTM Y[a,b,c] = T[a,b,d] M[d,c] (a = i, b = x, c = r, d = k), the hand
+ * case of docs/semantics.md: T = {(0,0,0) (0,1,0) (1,0,1) (1,1,3)},
+ * M = {(0,0) (0,1) (1,0) (2,3)}. */
+START_TEST(ttm_compute_reads)
+{
+    dense_case dc = { .nidx = 4, .ext = { 2, 2, 4, 4 }, .ntensors = 3, .rank = { 3, 3, 2 },
+                      .idx = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2 } } };
+    static const uint32_t t[] = { 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 3 };
+    static const uint32_t m[] = { 0, 0, 0, 1, 1, 0, 2, 3 };
+    case_from_list(&dc, 1, t, 4);
+    case_from_list(&dc, 2, m, 4);
+    /* by hand (the table in docs/semantics.md): reads of T and of M */
+    static const struct {
+        unsigned order[4];
+        uint64_t t, m;
+    } hand[] = {
+        { { 0, 1, 3, 2 }, 0, 5 },   /* IXKR: T once; M(k,r) per (i,x) on k: 2+2+1+0 */
+        { { 2, 0, 1, 3 }, 12, 16 }, /* RIXK: T per non-empty column of M (3), M per
+                                       non-empty fibre T(i,x,:) (4) */
+        { { 2, 3, 0, 1 }, 5, 0 },   /* RKIX: T(i,x,k) per nonzero of M's row k */
+        { { 0, 1, 2, 3 }, 12, 16 }, /* IXRK: both scan along k: M per non-empty fibre (4) */
+        { { 0, 3, 2, 1 }, 5, 3 },   /* IKRX: T per nonzero of M's row k; M per i with
+                                       T(i,:,k), x inside: 1+1+1+0 */
+    };
+    for (size_t n = 0; n < sizeof(hand) / sizeof(hand[0]); n++) {
+        ck_assert_uint_eq(brute_join_reads(&dc, 1, hand[n].order), hand[n].t);
+        ck_assert_uint_eq(brute_join_reads(&dc, 2, hand[n].order), hand[n].m);
+    }
+    unsigned again = 0;
+    check_join(&dc, TESSEL_WORKLOAD_TTM, &again);
+    ck_assert_uint_gt(again, 0);
+    dense_case_free(&dc);
+}
+END_TEST
+
+/* MTTKRP Y[a,b] = T[a,c,d] B[c,b] C[d,b] (a = i, b = r, c = j, d = k):
+ * random cases, every order, against the definition. */
+START_TEST(mttkrp_compute_reads)
+{
+    dense_case dc = { .nidx = 4, .ext = { 3, 4, 3, 4 }, .ntensors = 4,
+                      .rank = { 2, 3, 2, 2 },
+                      .idx = { { 0, 1 }, { 0, 2, 3 }, { 2, 1 }, { 3, 1 } } };
+    const double density[4] = { 0, 0.3, 0.5, 0.5 };
+    dense_case_fill(&dc, density, 41 + (unsigned)_i);
+    unsigned again = 0;
+    check_join(&dc, TESSEL_WORKLOAD_MTTKRP, &again);
+    ck_assert_uint_gt(again, 0);
+    dense_case_free(&dc);
+}
+END_TEST
 
 /* Empty rows and columns add no effectual iterations: a small matrix
  * embedded in a huge empty one moves exactly the same tiles. With tile
@@ -1283,6 +1461,8 @@ int main(void)
     tcase_add_test(tc, feasibility_before_estimate);
     tcase_add_loop_test(tc, ttm_matches_brute_force, 0, 3);
     tcase_add_loop_test(tc, mttkrp_matches_brute_force, 0, 3);
+    tcase_add_test(tc, ttm_compute_reads);
+    tcase_add_loop_test(tc, mttkrp_compute_reads, 0, 3);
     tcase_add_test(tc, padding_changes_nothing);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);

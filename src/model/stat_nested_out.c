@@ -625,6 +625,20 @@ static void spill_visit(const zprice *z, double nnz, double w, out_spill *sp)
     sp->meta += w * m;
 }
 
+/* A visit that holds a multiply with probability `live` (stat_visit_live)
+ * ends the spill of the run's earlier visits: exact charges a visit's
+ * spill only when a later visit of the same run holds a multiply, so the
+ * last visit with one before the run's end spills nothing. `last` holds
+ * the run's charges so far weighted by the chance that no later visit
+ * has held a multiply yet; each visit scales them by 1 - live, and the
+ * run's end takes what remains back out of sp. With every visit live
+ * (one step per visit, or the sample saw each grow) it stays 0. */
+static void run_spill_step(double live, out_spill *last)
+{
+    last->data *= 1 - live;
+    last->meta *= 1 - live;
+}
+
 /* Reduction steps of the child's width in level b's reduction tile k. */
 static double slots_of(const nested *n, uint64_t k)
 {
@@ -662,13 +676,14 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
     uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
     uint64_t c = 0, g = 0;
     double cum = 0, sampled = 0, mcum = 0, na, nb, prod, na2, nb2, prod2;
+    out_spill last = { 0, 0, 0, 0 }; /* the run's charges were their visit its last live one */
     pair_walk w;
     stat_pair_walk(n, bt, i, j, &w);
     uint64_t k = stat_pair_next(n, &w, &na, &nb, &prod);
     while (k != UINT64_MAX) {
         /* the next effectual K, to see whether this one closes its block */
         uint64_t next = stat_pair_next(n, &w, &na2, &nb2, &prod2);
-        double cum0 = cum;
+        double cum0 = cum, seen = sampled;
         while (c < ns && st[c] <= k)
             sampled += wt[c++];
         if (pp) {
@@ -683,11 +698,27 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
             g++;
         int closes = next == UINT64_MAX || blk_of(n, next) != b;
         int ends = closes && g < cnt && suf[g] != suf[g + 1];
+        /* grew: the sample saw a nonzero first appear here. A prior's path
+         * grows by some expected d nonzeros at every effectual visit: new
+         * nonzeros need a multiply, so the visit holds one at least with
+         * the chance that a Poisson count of mean d is not 0 */
+        double live = stat_visit_live(slots_of(n, k), na, nb, pp ? sampled > seen : cum > cum0);
+        if (pp && live < 1 && -expm1(cum0 - cum) > live)
+            live = -expm1(cum0 - cum);
+        run_spill_step(live, &last);
         if (ends) {
             if (zbytes(z, cum) > (double)z->part)
                 sp->overflow_wb += 1;
+            sp->data -= last.data;
+            sp->meta -= last.meta;
+            last.data = last.meta = 0;
         } else {
-            spill_visit(z, cum, stat_visit_live(slots_of(n, k), na, nb, cum > cum0), sp);
+            out_spill one = { 0, 0, 0, 0 };
+            spill_visit(z, cum, 1, &one);
+            sp->data += live * one.data;
+            sp->meta += live * one.meta;
+            last.data += live * one.data;
+            last.meta += live * one.meta;
         }
         k = next;
         na = na2;

@@ -319,7 +319,7 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
     for (uint64_t wd = w->words; wd-- > 0 && last == UINT64_MAX;)
         if (x[wd] & y[wd])
             last = wd * 64 + stat_high_bit(x[wd] & y[wd]);
-    double cum = 0;
+    double cum = 0, last_d = 0, last_m = 0; /* see stat_nested_out.c's run_spill_step */
     uint64_t c = 0;
     for (uint64_t wd = 0; wd < w->words; wd++)
         for (uint64_t m = x[wd] & y[wd]; m; m &= m - 1) {
@@ -332,14 +332,28 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
             double bytes = tile_bytes_of(z, cum);
             if (bytes > o->z_worst)
                 o->z_worst = bytes;
+            int over = !ends && spill_over(z, p->part_z, cum);
+            if (over || last_d + last_m > 0) {
+                /* exact spills a visit only when a later visit of its run
+                 * holds a multiply: this one's chance ends the run's
+                 * earlier charges' chance of being its last */
+                double live = stat_visit_live(visit_slots(p, k), cursor_nnz(&ar, k),
+                                              grid_nnz(&p->b, k, q), cum > cum0);
+                last_d *= 1 - live;
+                last_m *= 1 - live;
+                if (over) {
+                    double d0 = o->z_spill_data, m0 = o->z_spill_meta;
+                    spill_add(z, p->part_z, cum, live, o);
+                    last_d += o->z_spill_data - d0;
+                    last_m += o->z_spill_meta - m0;
+                }
+            }
             if (ends) {
                 if (bytes > (double)p->part_z)
                     o->z_overflow_writebacks += 1;
-            } else if (spill_over(z, p->part_z, cum)) {
-                spill_add(z, p->part_z, cum,
-                          stat_visit_live(visit_slots(p, k), cursor_nnz(&ar, k),
-                                          grid_nnz(&p->b, k, q), cum > cum0),
-                          o);
+                o->z_spill_data -= last_d;
+                o->z_spill_meta -= last_m;
+                last_d = last_m = 0;
             }
         }
 }

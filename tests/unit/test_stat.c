@@ -565,6 +565,72 @@ static void add_level(tessel_spec *s, const char *order, uint64_t ti, uint64_t t
         s->level[l].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
 }
 
+/* 4x4 matrices from their nonzeros (row, col). */
+static tessel_tensor *small_matrix(const uint32_t (*e)[2], unsigned n)
+{
+    uint64_t dims[2] = { 4, 4 };
+    tessel_coo_builder *bl = NULL;
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
+    for (unsigned m = 0; m < n; m++)
+        ck_assert_int_eq(tessel_coo_builder_add(bl, e[m], 1.0), 0);
+    ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&bl);
+    return t;
+}
+
+/* Rule 4 between visits, the run's last visit with a multiply (the G51 REG
+ * finding of issue 18 item 3). One output tile 4x4, IJK, k tiles of 2: the
+ * run is visits K0 and K1. A = {(0,0) (1,2)}, COO of 3 bytes a nonzero, Z
+ * partition 4 bytes. K0: A(0,0) x B(0,0), B(0,1) makes Z(0,0), Z(0,1), 6
+ * bytes, 2 over the partition.
+ *   case 1, B = {(0,0) (0,1) (3,2)}: K1 pairs A's k = 2 with B's k = 3, both
+ *     tiles non-empty but no multiply, so K0 was the run's last visit with
+ *     one: exact spills nothing. stat spilled K0's 2 bytes (its chance of a
+ *     multiply, 1: the sample saw it grow) whatever followed; now it weighs
+ *     them by the chance that K1 holds a multiply, one nonzero each spread
+ *     uniformly over its 2 steps: 1/2, 1 byte.
+ *   case 2, B adds (2,3): K1 makes Z(1,3), so K0 spills its 2 bytes, as
+ *     before.
+ * The same at a nested boundary (level 2 below an unbounded whole tile). */
+START_TEST(output_spill_run_last_live_visit)
+{
+    static const uint32_t ea[2][2] = { { 0, 0 }, { 1, 2 } };
+    static const uint32_t eb[4][2] = { { 0, 0 }, { 0, 1 }, { 3, 2 }, { 2, 3 } };
+    tessel_tensor *a = small_matrix(ea, 2);
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 2;
+    for (unsigned nb = 3; nb <= 4; nb++) {
+        tessel_tensor *b = small_matrix(eb, nb);
+        tessel_workload_data d;
+        data_of(&d, a, b);
+        uint64_t want = nb == 3 ? 0 : 2;
+        for (int nested = 0; nested < 2; nested++) {
+            tessel_spec s;
+            spec_zpart(&s, "IJK", 4, 2, 4, 4);
+            if (nested) {
+                s.level[1].tile[2] = 4;
+                s.level[1].tensor[0].partition_bytes = 0;
+                add_level(&s, "IJK", 4, 2, 4);
+                s.level[2].tensor[0].partition_bytes = 4;
+            }
+            unsigned l = s.nlevels - 1;
+            tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+            ck_assert_msg(x.traffic[l][0].bumped_bytes == want, "exact %u %d: %llu", nb, nested,
+                          (unsigned long long)x.traffic[l][0].bumped_bytes);
+            uint64_t got = r.traffic[l][0].bumped_bytes;
+            if (want)
+                ck_assert_msg(got == want, "stat %u %d: %llu", nb, nested, (unsigned long long)got);
+            else
+                ck_assert_msg(got <= 1, "stat %u %d: %llu, not 1", nb, nested,
+                              (unsigned long long)got);
+        }
+        tessel_tensor_free(&b);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 static double rel_err(double exact, double est)
 {
     if (exact == est)
@@ -1008,6 +1074,7 @@ int main(void)
     tcase_add_test(tc, full_sample_equals_exact_real_matrices);
     tcase_add_test(tc, full_sample_equals_exact_rectangular_overbooked);
     tcase_add_test(tc, output_spill_hand_example);
+    tcase_add_test(tc, output_spill_run_last_live_visit);
     tcase_add_test(tc, compute_reads_hand_example);
     tcase_add_test(tc, overbooked_inner_level_hand_example);
     tcase_add_test(tc, other_base_grid);

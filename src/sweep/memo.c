@@ -5,10 +5,11 @@
  * sizes, formats, partitions, sparse options, bit widths, tiles, orders,
  * extents); a test compares whole sweeps with and without the memo. The
  * table is shared by the sweep's threads (each traffic estimated once,
- * by the first thread that needs it); each thread's probe keeps its
- * per-shape summaries for the stat estimator (tessel_stat_cache): a point
- * with a new partition, capacity, format or loop order of a seen tile
- * shape then costs microseconds. */
+ * by the first thread that needs it); each thread's probe holds a cache
+ * into one table of per-shape summaries for the stat estimator
+ * (tessel_stat_cache, shared the same way: each shape built once): a
+ * point with a new partition, capacity, format or loop order of a seen
+ * tile shape then costs microseconds. */
 #include <pthread.h>
 #include <string.h>
 
@@ -93,8 +94,8 @@ struct sweep_memo {
 
 /* A thread's side of the memo: the key its last find built, for the put
  * or drop of the same spec after a miss (a key is thousands of bytes:
- * built once per point), the entry it claimed, and the thread's stat
- * shape summaries (tessel_stat_cache is not shared between threads). */
+ * built once per point), the entry it claimed, and the thread's cache
+ * into the shared stat shape summaries (its nested summaries are its own). */
 struct sweep_probe {
     const tessel_allocator *alloc;
     sweep_memo *memo;
@@ -217,7 +218,7 @@ void sweep_memo_free(sweep_memo **m)
 }
 
 sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
-                                const tessel_stat_data *stats)
+                                const tessel_stat_data *stats, sweep_probe *share)
 {
     sweep_probe *p = tessel_alloc(a, sizeof(*p));
     if (!p)
@@ -225,7 +226,12 @@ sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
     memset(p, 0, sizeof(*p));
     p->alloc = a;
     p->memo = m;
-    if (stats && tessel_stat_cache_create(stats, a, &p->shapes)) {
+    int rc = TESSEL_OK;
+    if (stats && share && share->shapes)
+        rc = tessel_stat_cache_create_shared(share->shapes, &p->shapes);
+    else if (stats)
+        rc = tessel_stat_cache_create(stats, a, &p->shapes);
+    if (rc) {
         tessel_dealloc(a, p);
         return NULL;
     }
@@ -239,10 +245,21 @@ tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p)
 
 double sweep_probe_waited(sweep_probe *p)
 {
-    double w = p ? p->waited : 0;
+    double w = p ? p->waited + tessel_stat_cache_waited(p->shapes) : 0;
     if (p)
         p->waited = 0;
     return w;
+}
+
+void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested)
+{
+    uint64_t hits, built = 0, nested_built = 0;
+    if (p && p->shapes) {
+        tessel_stat_cache_counts(p->shapes, &hits, &built);
+        tessel_stat_cache_nested_counts(p->shapes, &hits, &nested_built);
+    }
+    *shapes += built;
+    *nested += nested_built;
 }
 
 void sweep_probe_free(sweep_probe **p)

@@ -46,7 +46,8 @@ def default_files():
 
 def run(tessel, sweep, jobs, out):
     """(CPU, busiest thread, shape summaries, nested summaries) of one run."""
-    p = subprocess.run([tessel, "sweep", sweep, "-o", out, "-j", str(jobs), "--overwrite"],
+    p = subprocess.run([tessel, "sweep", sweep, "-o", out, "-j", str(jobs), "--overwrite",
+                        "--skip-invalid"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{os.path.basename(sweep)} -j {jobs}: exit {p.returncode}: "

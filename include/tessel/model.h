@@ -300,12 +300,13 @@ int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *
                              tessel_stat_cache **out);
 /* A cache for another thread that shares with's shape summaries (one
  * table under a lock: each shape is built once, by the first thread that
- * needs it, while the others wait for it); its nested summaries are its
- * own. Create it before the threads start; free the caches in any order. */
+ * needs it; a point whose shape another thread is building is evaluated
+ * without the summary, with the same result); its nested summaries are
+ * its own. Create it before the threads start; free them in any order. */
 int tessel_stat_cache_create_shared(tessel_stat_cache *with, tessel_stat_cache **out);
-/* Seconds c's thread waited for shapes other threads were building, since
- * the last call. */
-double tessel_stat_cache_waited(tessel_stat_cache *c);
+/* Points c evaluated without a summary because another thread was
+ * building it. */
+uint64_t tessel_stat_cache_passed(const tessel_stat_cache *c);
 void tessel_stat_cache_free(tessel_stat_cache **c);
 /* Shapes found in the cache and shapes summarised so far (by this cache:
  * the shapes another cache of the table built count as found). */

@@ -37,7 +37,8 @@
  * first cache holds (each thread of a sweep has its own cache into it).
  * A shape is built once, by the first thread that meets it: it claims the
  * shape (in flight) and builds it without the lock; a thread that needs
- * it meanwhile waits for it instead of building it again. A built shape
+ * it meanwhile evaluates its point without the summary (the same result,
+ * about a millisecond) instead of waiting or building it again. A built shape
  * is never written again, so threads price points from it without the
  * lock; a reference count keeps it alive while a thread reads it after
  * the table has been emptied. The nested summaries (stat_nested_cache.c)
@@ -84,9 +85,10 @@ typedef struct side {
     uint64_t *merge_bits[NORDERS], *merge_cols[NORDERS];
 } side;
 
-/* IN_FLIGHT: claimed by the thread building it; READY: built, read-only
- * from then on; FAILED: its build failed (out of memory), so the next
- * thread that needs it claims it and builds it again. */
+/* IN_FLIGHT: claimed by the thread building it (other threads evaluate
+ * their points without it meanwhile); READY: built, read-only from then
+ * on; FAILED: its build failed (out of memory), so the next thread that
+ * needs it claims it and builds it again. */
 typedef enum shape_state { SHAPE_IN_FLIGHT = 1, SHAPE_READY, SHAPE_FAILED } shape_state;
 
 typedef struct shape {
@@ -100,13 +102,11 @@ typedef struct shape {
 } shape;
 
 /* The shapes of one tessel_stat_data, shared by the caches made from one
- * first cache. mu guards everything below it; ready is signalled when a
- * shape leaves IN_FLIGHT. */
+ * first cache. mu guards everything below it. */
 typedef struct shape_table {
     const tessel_allocator *alloc;
     const tessel_stat_data *stats;
     pthread_mutex_t mu;
-    pthread_cond_t ready;
     unsigned users;             /* caches holding the table */
     uint32_t slot[CACHE_SLOTS]; /* shape index + 1; 0 = empty */
     shape *shape[CACHE_MAX_SHAPES];
@@ -118,7 +118,7 @@ struct tessel_stat_cache {
     const tessel_allocator *alloc;
     shape_table *table;
     uint64_t hits, misses;     /* this cache's: shapes found, shapes it built */
-    double waited;             /* seconds waited for other threads' builds */
+    uint64_t passed;           /* points evaluated without a shape another thread was building */
     stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c), per cache */
 };
 
@@ -136,11 +136,6 @@ static shape_table *table_create(const tessel_stat_data *s, const tessel_allocat
     t->alloc = a;
     t->stats = s;
     if (pthread_mutex_init(&t->mu, NULL)) {
-        tessel_dealloc(a, t);
-        return NULL;
-    }
-    if (pthread_cond_init(&t->ready, NULL)) {
-        pthread_mutex_destroy(&t->mu);
         tessel_dealloc(a, t);
         return NULL;
     }
@@ -169,7 +164,6 @@ int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *
     }
     int rc = cache_new(t, a, out);
     if (rc) {
-        pthread_cond_destroy(&t->ready);
         pthread_mutex_destroy(&t->mu);
         tessel_dealloc(a, t);
     }
@@ -262,7 +256,6 @@ void tessel_stat_cache_free(tessel_stat_cache **c)
     pthread_mutex_unlock(&t->mu);
     if (!left) {
         table_clear(t);
-        pthread_cond_destroy(&t->ready);
         pthread_mutex_destroy(&t->mu);
         tessel_dealloc(t->alloc, t);
     }
@@ -290,12 +283,9 @@ void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64
     *misses = c ? c->misses : 0;
 }
 
-double tessel_stat_cache_waited(tessel_stat_cache *c)
+uint64_t tessel_stat_cache_passed(const tessel_stat_cache *c)
 {
-    double w = c ? c->waited : 0;
-    if (c)
-        c->waited = 0;
-    return w;
+    return c ? c->passed : 0;
 }
 
 static uint32_t key_hash(const uint64_t *key)
@@ -817,9 +807,12 @@ static int shape_build(const stat_cache_point *pt, const tessel_allocator *a, sh
 }
 
 /* The built summary of pt's shape, with a reference the caller releases:
- * found in the table, or built here when no thread has built it (a thread
- * that meets it in flight waits for it; after a failed build the next
- * thread that needs it builds it). */
+ * found in the table, or built here when no thread has built it (after a
+ * failed build, the next thread that needs it builds it).
+ * STAT_CACHE_DECLINED when another thread is building it: the point is
+ * then evaluated without the summary (the same result) instead of
+ * waiting, so that a thread never idles behind another's build and no
+ * shape is built twice. */
 static int shape_acquire(tessel_stat_cache *c, const stat_cache_point *pt, shape **out)
 {
     uint64_t key[4] = { pt->factor[0][0], pt->factor[0][1], pt->factor[1][0],
@@ -836,13 +829,12 @@ static int shape_acquire(tessel_stat_cache *c, const stat_cache_point *pt, shape
         }
     } else {
         s = t->shape[*slot - 1];
-        s->refs++;
         if (s->state == SHAPE_IN_FLIGHT) {
-            double t0 = model_now();
-            while (s->state == SHAPE_IN_FLIGHT)
-                pthread_cond_wait(&t->ready, &t->mu);
-            c->waited += model_now() - t0;
+            c->passed++;
+            pthread_mutex_unlock(&t->mu);
+            return STAT_CACHE_DECLINED;
         }
+        s->refs++;
         if (s->state == SHAPE_READY) {
             c->hits++;
             pthread_mutex_unlock(&t->mu);
@@ -860,7 +852,6 @@ static int shape_acquire(tessel_stat_cache *c, const stat_cache_point *pt, shape
         if (!s->orphan)
             t->bytes += s->bytes;
     }
-    pthread_cond_broadcast(&t->ready);
     pthread_mutex_unlock(&t->mu);
     if (rc) {
         shape_release(t, s);

@@ -12,6 +12,7 @@
  * tile shape then costs microseconds. */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "sweep_internal.h"
 
@@ -72,10 +73,17 @@ typedef struct memo_key {
  * thread needing it estimates it itself (and meets the same error). */
 typedef enum memo_state { MEMO_IN_FLIGHT = 1, MEMO_READY, MEMO_FAILED } memo_state;
 
+/* The estimating thread's CPU clock, read at the claim (cpu0) and, once
+ * done, the CPU seconds the estimate took (cpu): a thread that waits is
+ * charged what the estimate still needed when it began to wait (the wait
+ * on idle cores), not the wall time, which grows with the machine's load. */
 typedef struct memo_entry {
     memo_key key;
     tessel_result result;
     memo_state state;
+    int has_clock;
+    clockid_t clock;
+    double cpu0, cpu;
 } memo_entry;
 
 /* One table for all the sweep's threads: every traffic is estimated once
@@ -187,6 +195,22 @@ static uint32_t key_hash(const memo_key *k)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+static double clock_seconds(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The entry's estimate is done (by the thread that claimed it, mu held). */
+static void entry_done(memo_entry *e, memo_state state)
+{
+    e->state = state;
+    if (e->has_clock)
+        e->cpu = clock_seconds(e->clock) - e->cpu0;
+}
+
 sweep_memo *sweep_memo_create(const tessel_allocator *a)
 {
     sweep_memo *m = tessel_alloc(a, sizeof(*m));
@@ -245,7 +269,7 @@ tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p)
 
 double sweep_probe_waited(sweep_probe *p)
 {
-    double w = p ? p->waited + tessel_stat_cache_waited(p->shapes) : 0;
+    double w = p ? p->waited : 0;
     if (p)
         p->waited = 0;
     return w;
@@ -300,6 +324,8 @@ static void memo_claim(sweep_memo *m, sweep_probe *p, uint32_t i, uint32_t h)
     memo_entry *e = &m->entry[m->count];
     e->key = p->pending;
     e->state = MEMO_IN_FLIGHT;
+    e->has_clock = pthread_getcpuclockid(pthread_self(), &e->clock) == 0;
+    e->cpu0 = e->has_clock ? clock_seconds(e->clock) : 0;
     m->hash[i] = h;
     m->slot[i] = ++m->count;
     p->claimed = m->count;
@@ -331,10 +357,13 @@ int sweep_memo_find(sweep_probe *p, const tessel_spec *spec, int cheap, tessel_r
     } else {
         memo_entry *e = &m->entry[m->slot[i] - 1];
         if (e->state == MEMO_IN_FLIGHT) {
+            /* the estimating thread is alive while its entry is in flight */
             double t0 = sweep_now();
+            double spent = e->has_clock ? clock_seconds(e->clock) - e->cpu0 : 0;
             while (e->state == MEMO_IN_FLIGHT)
                 pthread_cond_wait(&m->ready, &m->mu);
-            p->waited += sweep_now() - t0;
+            double left = e->has_clock ? e->cpu - spent : sweep_now() - t0;
+            p->waited += left > 0 ? left : 0;
         }
         if (e->state == MEMO_READY) {
             *r = e->result;
@@ -355,7 +384,7 @@ void sweep_memo_put(sweep_probe *p, const tessel_result *r)
     pthread_mutex_lock(&m->mu);
     memo_entry *e = &m->entry[p->claimed - 1];
     e->result = *r;
-    e->state = MEMO_READY;
+    entry_done(e, MEMO_READY);
     p->claimed = 0;
     pthread_cond_broadcast(&m->ready);
     pthread_mutex_unlock(&m->mu);
@@ -367,7 +396,7 @@ void sweep_memo_drop(sweep_probe *p)
         return;
     sweep_memo *m = p->memo;
     pthread_mutex_lock(&m->mu);
-    m->entry[p->claimed - 1].state = MEMO_FAILED;
+    entry_done(&m->entry[p->claimed - 1], MEMO_FAILED);
     p->claimed = 0;
     pthread_cond_broadcast(&m->ready);
     pthread_mutex_unlock(&m->mu);

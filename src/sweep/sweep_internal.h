@@ -206,8 +206,9 @@ void sweep_memo_free(sweep_memo **m);
 sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
                                 const tessel_stat_data *stats, sweep_probe *share);
 tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p);
-/* Seconds p's thread waited for other threads' estimates and shape
- * summaries since the last call. */
+/* Seconds p's thread waited for other threads' estimates since the last
+ * call, each wait counted as the CPU time the estimate still needed when
+ * it began (what it lasts on idle cores). */
 double sweep_probe_waited(sweep_probe *p);
 /* Adds the stat shape summaries and nested summaries p's thread built. */
 void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested);

@@ -310,8 +310,18 @@ typedef struct tessel_stat_cache tessel_stat_cache;
 
 int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *a,
                              tessel_stat_cache **out);
+/* A cache for another thread that shares with's shape summaries (one
+ * table under a lock: each shape is built once, by the first thread that
+ * needs it; a point whose shape another thread is building is evaluated
+ * without the summary, with the same result); its nested summaries are
+ * its own. Create it before the threads start; free them in any order. */
+int tessel_stat_cache_create_shared(tessel_stat_cache *with, tessel_stat_cache **out);
+/* Points c evaluated without a summary because another thread was
+ * building it. */
+uint64_t tessel_stat_cache_passed(const tessel_stat_cache *c);
 void tessel_stat_cache_free(tessel_stat_cache **c);
-/* Shapes found in the cache and shapes summarised so far. */
+/* Shapes found in the cache and shapes summarised so far (by this cache:
+ * the shapes another cache of the table built count as found). */
 void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64_t *misses);
 /* Nested boundaries (b >= 2) priced from a kept summary, and summaries
  * built (docs/models/stat.md "Nested summaries"). */

@@ -123,6 +123,8 @@ typedef struct tessel_sweep_report {
                                * for another thread's estimate, summed: the evaluation's
                                * wall time on an otherwise idle machine */
     unsigned threads;
+    uint64_t shape_summaries;  /* stat per-shape summaries built (the threads share them) */
+    uint64_t nested_summaries; /* stat nested summaries built (per thread) */
 } tessel_sweep_report;
 
 /* Evaluates the sweep (or its shard) into `dir`: summary.csv, traffic.csv

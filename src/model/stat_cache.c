@@ -32,8 +32,19 @@
  * the same order as stat_sample_written. tests/unit/test_stat_cache.c
  * compares both paths on real matrices.
  *
- * A cache is not shared between threads: each thread of a sweep has its
- * own (the statistics under it are read-only). */
+ * Shared between threads (issue 19 item 3): the shapes live in a table
+ * that every cache made by tessel_stat_cache_create_shared from one
+ * first cache holds (each thread of a sweep has its own cache into it).
+ * A shape is built once, by the first thread that meets it: it claims the
+ * shape (in flight) and builds it without the lock; a thread that needs
+ * it meanwhile evaluates its point without the summary (the same result,
+ * about a millisecond) instead of waiting or building it again. A built shape
+ * is never written again, so threads price points from it without the
+ * lock; a reference count keeps it alive while a thread reads it after
+ * the table has been emptied. The nested summaries (stat_nested_cache.c)
+ * stay per cache. Results do not depend on which thread built a shape:
+ * a summary depends on its key and the statistics alone. */
+#include <pthread.h>
 #include <string.h>
 
 #include "stat_closed.h"
@@ -74,37 +85,99 @@ typedef struct side {
     uint64_t *merge_bits[NORDERS], *merge_cols[NORDERS];
 } side;
 
+/* IN_FLIGHT: claimed by the thread building it (other threads evaluate
+ * their points without it meanwhile); READY: built, read-only from then
+ * on; FAILED: its build failed (out of memory), so the next thread that
+ * needs it claims it and builds it again. */
+typedef enum shape_state { SHAPE_IN_FLIGHT = 1, SHAPE_READY, SHAPE_FAILED } shape_state;
+
 typedef struct shape {
     uint64_t key[4]; /* coarsening of A (rows, columns) and of B */
     size_t bytes;
     side side[2];
+    /* under the table's lock */
+    shape_state state;
+    unsigned refs;   /* threads reading or building it */
+    int orphan;      /* dropped from the table: freed by the last reference */
 } shape;
 
-struct tessel_stat_cache {
+/* The shapes of one tessel_stat_data, shared by the caches made from one
+ * first cache. mu guards everything below it. */
+typedef struct shape_table {
     const tessel_allocator *alloc;
     const tessel_stat_data *stats;
+    pthread_mutex_t mu;
+    unsigned users;             /* caches holding the table */
     uint32_t slot[CACHE_SLOTS]; /* shape index + 1; 0 = empty */
     shape *shape[CACHE_MAX_SHAPES];
     unsigned count;
     size_t bytes;
-    uint64_t hits, misses;
-    stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c) */
+} shape_table;
+
+struct tessel_stat_cache {
+    const tessel_allocator *alloc;
+    shape_table *table;
+    uint64_t hits, misses;     /* this cache's: shapes found, shapes it built */
+    uint64_t passed;           /* points evaluated without a shape another thread was building */
+    stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c), per cache */
 };
 
 static const char *const order_names[NORDERS] = { "IJK", "IKJ", "KIJ" };
 
 /* ------------------------------------------------------------------ */
-/* The cache: a hash of shapes, emptied when full */
+/* The table: a hash of shapes, emptied when full */
 
-int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *a,
-                             tessel_stat_cache **out)
+static shape_table *table_create(const tessel_stat_data *s, const tessel_allocator *a)
+{
+    shape_table *t = tessel_alloc(a, sizeof(*t));
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof(*t));
+    t->alloc = a;
+    t->stats = s;
+    if (pthread_mutex_init(&t->mu, NULL)) {
+        tessel_dealloc(a, t);
+        return NULL;
+    }
+    t->users = 1;
+    return t;
+}
+
+static int cache_new(shape_table *t, const tessel_allocator *a, tessel_stat_cache **out)
 {
     *out = tessel_alloc(a, sizeof(**out));
     if (!*out)
         return TESSEL_ENOMEM;
     memset(*out, 0, sizeof(**out));
     (*out)->alloc = a;
-    (*out)->stats = s;
+    (*out)->table = t;
+    return TESSEL_OK;
+}
+
+int tessel_stat_cache_create(const tessel_stat_data *s, const tessel_allocator *a,
+                             tessel_stat_cache **out)
+{
+    shape_table *t = table_create(s, a);
+    if (!t) {
+        *out = NULL;
+        return TESSEL_ENOMEM;
+    }
+    int rc = cache_new(t, a, out);
+    if (rc) {
+        pthread_mutex_destroy(&t->mu);
+        tessel_dealloc(a, t);
+    }
+    return rc;
+}
+
+int tessel_stat_cache_create_shared(tessel_stat_cache *with, tessel_stat_cache **out)
+{
+    int rc = cache_new(with->table, with->alloc, out);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&with->table->mu);
+    with->table->users++;
+    pthread_mutex_unlock(&with->table->mu);
     return TESSEL_OK;
 }
 
@@ -137,32 +210,55 @@ static void side_drop_work(const tessel_allocator *a, side *sd)
     stat_grid_free(a, &sd->p.b);
 }
 
-static void shape_free(const tessel_allocator *a, shape *s)
+/* A shape's summary dropped, its key kept (a failed build leaves it so). */
+static void shape_empty(const tessel_allocator *a, shape *s)
 {
-    if (!s)
-        return;
     for (unsigned m = 0; m < 2; m++) {
         side_drop_work(a, &s->side[m]);
         for (unsigned r = 0; r < NROLES; r++)
             groups_free(a, &s->side[m].group[r]);
     }
+    memset(s->side, 0, sizeof(s->side));
+    s->bytes = 0;
+}
+
+static void shape_free(const tessel_allocator *a, shape *s)
+{
+    if (!s)
+        return;
+    shape_empty(a, s);
     tessel_dealloc(a, s);
 }
 
-static void cache_clear(tessel_stat_cache *c)
+/* Empties the table (mu held). A shape that a thread still reads or
+ * builds leaves the table now and is freed by its last reference. */
+static void table_clear(shape_table *t)
 {
-    for (unsigned i = 0; i < c->count; i++)
-        shape_free(c->alloc, c->shape[i]);
-    memset(c->slot, 0, sizeof(c->slot));
-    c->count = 0;
-    c->bytes = 0;
+    for (unsigned i = 0; i < t->count; i++) {
+        if (t->shape[i]->refs)
+            t->shape[i]->orphan = 1;
+        else
+            shape_free(t->alloc, t->shape[i]);
+    }
+    memset(t->slot, 0, sizeof(t->slot));
+    t->count = 0;
+    t->bytes = 0;
 }
 
+/* The last cache holding the table frees it (no thread reads it then). */
 void tessel_stat_cache_free(tessel_stat_cache **c)
 {
     if (!c || !*c)
         return;
-    cache_clear(*c);
+    shape_table *t = (*c)->table;
+    pthread_mutex_lock(&t->mu);
+    unsigned left = --t->users;
+    pthread_mutex_unlock(&t->mu);
+    if (!left) {
+        table_clear(t);
+        pthread_mutex_destroy(&t->mu);
+        tessel_dealloc(t->alloc, t);
+    }
     stat_nested_cache_free(&(*c)->nested);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
@@ -187,6 +283,11 @@ void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64
     *misses = c ? c->misses : 0;
 }
 
+uint64_t tessel_stat_cache_passed(const tessel_stat_cache *c)
+{
+    return c ? c->passed : 0;
+}
+
 static uint32_t key_hash(const uint64_t *key)
 {
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
@@ -197,25 +298,43 @@ static uint32_t key_hash(const uint64_t *key)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The slot holding key, or the empty slot where it would go. */
-static uint32_t *cache_slot(tessel_stat_cache *c, const uint64_t *key)
+/* The slot holding key, or the empty slot where it would go (mu held). */
+static uint32_t *table_slot(shape_table *t, const uint64_t *key)
 {
     uint32_t i = key_hash(key) & (CACHE_SLOTS - 1);
-    while (c->slot[i] && memcmp(c->shape[c->slot[i] - 1]->key, key, 4 * sizeof(uint64_t)) != 0)
+    while (t->slot[i] && memcmp(t->shape[t->slot[i] - 1]->key, key, 4 * sizeof(uint64_t)) != 0)
         i = (i + 1) & (CACHE_SLOTS - 1);
-    return &c->slot[i];
+    return &t->slot[i];
 }
 
-/* Full (in shapes or bytes): start again. Deterministic, and a sweep or a
- * search rarely visits more shapes than fit. */
-static void cache_insert(tessel_stat_cache *c, shape *s)
+/* A new shape for key, claimed by the caller (in flight, one reference;
+ * mu held); NULL out of memory. Full (in shapes or bytes): the table
+ * starts again. A sweep or a search rarely visits more shapes than fit,
+ * and results do not depend on which shapes the table holds. */
+static shape *table_claim(shape_table *t, const uint64_t *key)
 {
-    if (c->count == CACHE_MAX_SHAPES || c->bytes + s->bytes > CACHE_BUDGET_BYTES)
-        cache_clear(c);
-    uint32_t *slot = cache_slot(c, s->key);
-    c->shape[c->count++] = s;
-    *slot = c->count;
-    c->bytes += s->bytes;
+    shape *s = tessel_alloc(t->alloc, sizeof(*s));
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof(*s));
+    memcpy(s->key, key, sizeof(s->key));
+    s->state = SHAPE_IN_FLIGHT;
+    s->refs = 1;
+    if (t->count == CACHE_MAX_SHAPES || t->bytes >= CACHE_BUDGET_BYTES)
+        table_clear(t);
+    uint32_t *slot = table_slot(t, key);
+    t->shape[t->count++] = s;
+    *slot = t->count;
+    return s;
+}
+
+static void shape_release(shape_table *t, shape *s)
+{
+    pthread_mutex_lock(&t->mu);
+    int last = --s->refs == 0 && s->orphan;
+    pthread_mutex_unlock(&t->mu);
+    if (last)
+        shape_free(t->alloc, s); /* out of the table: no other thread can reach it */
 }
 
 /* ------------------------------------------------------------------ */
@@ -668,14 +787,10 @@ static int shape_grids(shape *s, const stat_cache_point *pt, const tessel_alloca
     return rc;
 }
 
-static int shape_build(const stat_cache_point *pt, const tessel_allocator *a,
-                       const uint64_t *key, shape **out)
+/* Builds the summary into s (zeroed but for its key); on failure s is
+ * left empty. */
+static int shape_build(const stat_cache_point *pt, const tessel_allocator *a, shape *s)
 {
-    shape *s = tessel_alloc(a, sizeof(*s));
-    if (!s)
-        return TESSEL_ENOMEM;
-    memset(s, 0, sizeof(*s));
-    memcpy(s->key, key, sizeof(s->key));
     int rc = shape_grids(s, pt, a);
     for (unsigned m = 0; !rc && m < 2; m++)
         rc = side_build(&s->side[m], pt, (int)m, a);
@@ -684,10 +799,64 @@ static int shape_build(const stat_cache_point *pt, const tessel_allocator *a,
     for (unsigned m = 0; m < 2; m++)
         side_drop_work(a, &s->side[m]);
     if (rc) {
-        shape_free(a, s);
+        shape_empty(a, s);
         return rc;
     }
     s->bytes = shape_bytes(s);
+    return TESSEL_OK;
+}
+
+/* The built summary of pt's shape, with a reference the caller releases:
+ * found in the table, or built here when no thread has built it (after a
+ * failed build, the next thread that needs it builds it).
+ * STAT_CACHE_DECLINED when another thread is building it: the point is
+ * then evaluated without the summary (the same result) instead of
+ * waiting, so that a thread never idles behind another's build and no
+ * shape is built twice. */
+static int shape_acquire(tessel_stat_cache *c, const stat_cache_point *pt, shape **out)
+{
+    uint64_t key[4] = { pt->factor[0][0], pt->factor[0][1], pt->factor[1][0],
+                        pt->factor[1][1] };
+    shape_table *t = c->table;
+    pthread_mutex_lock(&t->mu);
+    uint32_t *slot = table_slot(t, key);
+    shape *s;
+    if (!*slot) {
+        s = table_claim(t, key);
+        if (!s) {
+            pthread_mutex_unlock(&t->mu);
+            return TESSEL_ENOMEM;
+        }
+    } else {
+        s = t->shape[*slot - 1];
+        if (s->state == SHAPE_IN_FLIGHT) {
+            c->passed++;
+            pthread_mutex_unlock(&t->mu);
+            return STAT_CACHE_DECLINED;
+        }
+        s->refs++;
+        if (s->state == SHAPE_READY) {
+            c->hits++;
+            pthread_mutex_unlock(&t->mu);
+            *out = s;
+            return TESSEL_OK;
+        }
+        s->state = SHAPE_IN_FLIGHT; /* its build failed: build it here */
+    }
+    pthread_mutex_unlock(&t->mu);
+    int rc = shape_build(pt, t->alloc, s);
+    pthread_mutex_lock(&t->mu);
+    s->state = rc ? SHAPE_FAILED : SHAPE_READY;
+    if (!rc) {
+        c->misses++;
+        if (!s->orphan)
+            t->bytes += s->bytes;
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (rc) {
+        shape_release(t, s);
+        return rc;
+    }
     *out = s;
     return TESSEL_OK;
 }
@@ -738,7 +907,7 @@ static unsigned order_index(const char *order)
                                                                               : ORDER_KIJ;
 }
 
-static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
+static int side_evaluate(const side *sd, const stat_cache_point *pt, stat_outcome *o)
 {
     unsigned order = order_index(pt->order);
     memset(o, 0, sizeof(*o));
@@ -751,7 +920,8 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
         !price_input(&sd->group[ROLE_B], order, &pb, pt->part_b, &o->b, &comp_b))
         return STAT_CACHE_DECLINED;
     o->compulsory_in = comp_a + comp_b;
-    stat_problem *p = &sd->p;
+    stat_problem prob = sd->p; /* the point's own copy: the summary is shared */
+    stat_problem *p = &prob;
     memcpy(p->order, pt->order, 4);
     p->cost_a = pt->cost_a;
     p->cost_b = pt->cost_b;
@@ -778,26 +948,20 @@ static int side_evaluate(side *sd, const stat_cache_point *pt, stat_outcome *o)
     return stat_output_traffic(&w, &sd->ps, &known, o);
 }
 
+/* The point from its shape's summary; the summary is read-only here, so
+ * threads sharing the table price points from it at the same time. */
 int stat_cache_solve(tessel_stat_cache *c, const stat_cache_point *pt, stat_outcome *o)
 {
-    uint64_t key[4] = { pt->factor[0][0], pt->factor[0][1], pt->factor[1][0],
-                        pt->factor[1][1] };
-    uint32_t *slot = cache_slot(c, key);
     shape *s;
-    if (*slot) {
-        s = c->shape[*slot - 1];
-        c->hits++;
-    } else {
-        int rc = shape_build(pt, c->alloc, key, &s);
-        if (rc)
-            return rc;
-        c->misses++;
-        cache_insert(c, s);
-    }
-    return side_evaluate(&s->side[pt->mirror ? 1 : 0], pt, o);
+    int rc = shape_acquire(c, pt, &s);
+    if (rc)
+        return rc;
+    rc = side_evaluate(&s->side[pt->mirror ? 1 : 0], pt, o);
+    shape_release(c->table, s);
+    return rc;
 }
 
 int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s)
 {
-    return c->stats == s;
+    return c->table->stats == s;
 }

@@ -5,12 +5,14 @@
  * sizes, formats, partitions, sparse options, bit widths, tiles, orders,
  * extents); a test compares whole sweeps with and without the memo. The
  * table is shared by the sweep's threads (each traffic estimated once,
- * by the first thread that needs it); each thread's probe keeps its
- * per-shape summaries for the stat estimator (tessel_stat_cache): a point
- * with a new partition, capacity, format or loop order of a seen tile
- * shape then costs microseconds. */
+ * by the first thread that needs it); each thread's probe holds a cache
+ * into one table of per-shape summaries for the stat estimator
+ * (tessel_stat_cache, shared the same way: each shape built once): a
+ * point with a new partition, capacity, format or loop order of a seen
+ * tile shape then costs microseconds. */
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "sweep_internal.h"
 
@@ -77,10 +79,17 @@ typedef struct memo_key {
  * thread needing it estimates it itself (and meets the same error). */
 typedef enum memo_state { MEMO_IN_FLIGHT = 1, MEMO_READY, MEMO_FAILED } memo_state;
 
+/* The estimating thread's CPU clock, read at the claim (cpu0) and, once
+ * done, the CPU seconds the estimate took (cpu): a thread that waits is
+ * charged what the estimate still needed when it began to wait (the wait
+ * on idle cores), not the wall time, which grows with the machine's load. */
 typedef struct memo_entry {
     memo_key key;
     tessel_result result;
     memo_state state;
+    int has_clock;
+    clockid_t clock;
+    double cpu0, cpu;
 } memo_entry;
 
 /* One table for all the sweep's threads: every traffic is estimated once
@@ -99,8 +108,8 @@ struct sweep_memo {
 
 /* A thread's side of the memo: the key its last find built, for the put
  * or drop of the same spec after a miss (a key is thousands of bytes:
- * built once per point), the entry it claimed, and the thread's stat
- * shape summaries (tessel_stat_cache is not shared between threads). */
+ * built once per point), the entry it claimed, and the thread's cache
+ * into the shared stat shape summaries (its nested summaries are its own). */
 struct sweep_probe {
     const tessel_allocator *alloc;
     sweep_memo *memo;
@@ -200,6 +209,22 @@ static uint32_t key_hash(const memo_key *k)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+static double clock_seconds(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The entry's estimate is done (by the thread that claimed it, mu held). */
+static void entry_done(memo_entry *e, memo_state state)
+{
+    e->state = state;
+    if (e->has_clock)
+        e->cpu = clock_seconds(e->clock) - e->cpu0;
+}
+
 sweep_memo *sweep_memo_create(const tessel_allocator *a)
 {
     sweep_memo *m = tessel_alloc(a, sizeof(*m));
@@ -231,7 +256,7 @@ void sweep_memo_free(sweep_memo **m)
 }
 
 sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
-                                const tessel_stat_data *stats)
+                                const tessel_stat_data *stats, sweep_probe *share)
 {
     sweep_probe *p = tessel_alloc(a, sizeof(*p));
     if (!p)
@@ -239,7 +264,12 @@ sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
     memset(p, 0, sizeof(*p));
     p->alloc = a;
     p->memo = m;
-    if (stats && tessel_stat_cache_create(stats, a, &p->shapes)) {
+    int rc = TESSEL_OK;
+    if (stats && share && share->shapes)
+        rc = tessel_stat_cache_create_shared(share->shapes, &p->shapes);
+    else if (stats)
+        rc = tessel_stat_cache_create(stats, a, &p->shapes);
+    if (rc) {
         tessel_dealloc(a, p);
         return NULL;
     }
@@ -257,6 +287,17 @@ double sweep_probe_waited(sweep_probe *p)
     if (p)
         p->waited = 0;
     return w;
+}
+
+void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested)
+{
+    uint64_t hits, built = 0, nested_built = 0;
+    if (p && p->shapes) {
+        tessel_stat_cache_counts(p->shapes, &hits, &built);
+        tessel_stat_cache_nested_counts(p->shapes, &hits, &nested_built);
+    }
+    *shapes += built;
+    *nested += nested_built;
 }
 
 void sweep_probe_free(sweep_probe **p)
@@ -297,6 +338,8 @@ static void memo_claim(sweep_memo *m, sweep_probe *p, uint32_t i, uint32_t h)
     memo_entry *e = &m->entry[m->count];
     e->key = p->pending;
     e->state = MEMO_IN_FLIGHT;
+    e->has_clock = pthread_getcpuclockid(pthread_self(), &e->clock) == 0;
+    e->cpu0 = e->has_clock ? clock_seconds(e->clock) : 0;
     m->hash[i] = h;
     m->slot[i] = ++m->count;
     p->claimed = m->count;
@@ -328,10 +371,13 @@ int sweep_memo_find(sweep_probe *p, const tessel_spec *spec, int cheap, tessel_r
     } else {
         memo_entry *e = &m->entry[m->slot[i] - 1];
         if (e->state == MEMO_IN_FLIGHT) {
+            /* the estimating thread is alive while its entry is in flight */
             double t0 = sweep_now();
+            double spent = e->has_clock ? clock_seconds(e->clock) - e->cpu0 : 0;
             while (e->state == MEMO_IN_FLIGHT)
                 pthread_cond_wait(&m->ready, &m->mu);
-            p->waited += sweep_now() - t0;
+            double left = e->has_clock ? e->cpu - spent : sweep_now() - t0;
+            p->waited += left > 0 ? left : 0;
         }
         if (e->state == MEMO_READY) {
             *r = e->result;
@@ -352,7 +398,7 @@ void sweep_memo_put(sweep_probe *p, const tessel_result *r)
     pthread_mutex_lock(&m->mu);
     memo_entry *e = &m->entry[p->claimed - 1];
     e->result = *r;
-    e->state = MEMO_READY;
+    entry_done(e, MEMO_READY);
     p->claimed = 0;
     pthread_cond_broadcast(&m->ready);
     pthread_mutex_unlock(&m->mu);
@@ -364,7 +410,7 @@ void sweep_memo_drop(sweep_probe *p)
         return;
     sweep_memo *m = p->memo;
     pthread_mutex_lock(&m->mu);
-    m->entry[p->claimed - 1].state = MEMO_FAILED;
+    entry_done(&m->entry[p->claimed - 1], MEMO_FAILED);
     p->claimed = 0;
     pthread_cond_broadcast(&m->ready);
     pthread_mutex_unlock(&m->mu);

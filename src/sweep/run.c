@@ -258,8 +258,8 @@ static void workers_close(run_ctx *r)
 
 /* A fresh memo shared by the workers and per worker a probe into it and
  * a spec cache, for a data entry (none with --no-memo: every point is
- * then derived and estimated in full); with statistics, the probes keep
- * the stat estimator's shape summaries too. */
+ * then derived and estimated in full); with statistics, the probes share
+ * one table of the stat estimator's shape summaries too. */
 static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_diag *diag)
 {
     for (unsigned i = 0; i < r->nthreads; i++) {
@@ -273,7 +273,9 @@ static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_d
         return tessel_diag_oom(diag, "", "creating the sweep's traffic memo", 0);
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
-        if (!(w->memo = sweep_probe_create(r->alloc, r->memo, stats)) ||
+        /* worker 0's stat shape summaries are every worker's */
+        if (!(w->memo = sweep_probe_create(r->alloc, r->memo, stats,
+                                           i ? r->workers[0].memo : NULL)) ||
             !(w->specs = sweep_spec_cache_create(r->alloc)))
             return tessel_diag_oom(diag, "", "creating a worker's traffic memo and spec cache",
                                    0);
@@ -601,6 +603,8 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
         r->report->memo_hits += r->workers[i].memo_hits;
         r->report->invalid += r->workers[i].invalid;
         r->workers[i].memo_hits = r->workers[i].invalid = 0;
+        sweep_probe_summaries(r->workers[i].memo, &r->report->shape_summaries,
+                              &r->report->nested_summaries);
     }
     entry_free(&e);
     return rc;

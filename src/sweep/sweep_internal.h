@@ -201,12 +201,17 @@ int sweep_pareto(const char *summary_path, const char *out_path, const char *con
 sweep_memo *sweep_memo_create(const tessel_allocator *a);
 void sweep_memo_free(sweep_memo **m);
 /* stats (may be NULL): the stat estimator's statistics of the data entry,
- * whose per-shape summaries the probe keeps (tessel_stat_cache). */
+ * whose per-shape summaries the probe keeps (tessel_stat_cache): those of
+ * probe share when given (one table for the threads), else its own. */
 sweep_probe *sweep_probe_create(const tessel_allocator *a, sweep_memo *m,
-                                const tessel_stat_data *stats);
+                                const tessel_stat_data *stats, sweep_probe *share);
 tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p);
-/* Seconds p's thread waited for other threads' estimates since the last call. */
+/* Seconds p's thread waited for other threads' estimates since the last
+ * call, each wait counted as the CPU time the estimate still needed when
+ * it began (what it lasts on idle cores). */
 double sweep_probe_waited(sweep_probe *p);
+/* Adds the stat shape summaries and nested summaries p's thread built. */
+void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested);
 void sweep_probe_free(sweep_probe **p);
 /* 1 with *r = spec's estimate when the memo holds it (waiting while
  * another thread estimates it). 0: the caller estimates it, then passes

@@ -10,7 +10,8 @@ On tests/sweep/small.yaml (bundled matrices only) it checks that
   * the threads share the traffic memo: -j 2 and -j 3 estimate each traffic
     once, as -j 1 does (the points taking an earlier point's traffic are as
     many), with a pricing axis innermost (small.yaml) and outermost
-    (outer-pricing.yaml, where threads meet one traffic at once);
+    (outer-pricing.yaml, where threads meet one traffic at once); and they
+    share the stat shape summaries: -j 2 and -j 3 build as many as -j 1;
   * 3 and 4 shards merged (directories given in shuffled order) equal the
     single run byte for byte;
   * a run cut at many points (the .part files truncated the way a kill can
@@ -67,10 +68,13 @@ def test_threads_and_memo(tessel, tmp, ref):
 
 
 def memo_hits(tessel, sweep, d, j):
-    """The points that took an earlier point's traffic, from the summary line."""
-    p = run(tessel, "sweep", sweep, "-o", d, "-j", j, "--no-timing", "--skip-invalid")
+    """The points that took an earlier point's traffic, and the stat shape
+    summaries built, from the printed summary."""
+    p = run(tessel, "sweep", sweep, "-o", d, "-j", j, "--skip-invalid")
     m = re.search(r"; (\d+) with the traffic of an earlier point", p.stdout)
-    return int(m.group(1)) if m else 0
+    b = re.search(r"stat summaries built: (\d+) shape", p.stdout)
+    check(b is not None, f"no count of summaries built in: {p.stdout.strip()}")
+    return int(m.group(1)) if m else 0, int(b.group(1)) if b else -1
 
 
 def test_shared_memo(tessel, tmp):
@@ -79,14 +83,18 @@ def test_shared_memo(tessel, tmp):
                                     (MAPPING, 768, None)]:
         name = os.path.basename(sweep)
         ref = os.path.join(tmp, "memo-" + name + "-1")
-        one = points - memo_hits(tessel, sweep, ref, "1")
+        hits, shapes = memo_hits(tessel, sweep, ref, "1")
+        one = points - hits
         check(traffics is None or one == traffics, f"{name} -j 1: {one} traffics estimated, "
               f"not {traffics}")
+        check(shapes > 0, f"{name} -j 1: no shape summary built")
         for j in ["2", "3"]:
             d = os.path.join(tmp, "memo-" + name + "-" + j)
-            hits = memo_hits(tessel, sweep, d, j)
+            hits, built = memo_hits(tessel, sweep, d, j)
             check(points - hits == one,
                   f"{name} -j {j}: {points - hits} traffics estimated, not {one} as -j 1")
+            check(built == shapes,
+                  f"{name} -j {j}: {built} shape summaries built, not {shapes} as -j 1")
             same(ref, d, f"{name} -j {j}")
 
 

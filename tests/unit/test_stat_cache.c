@@ -3,8 +3,10 @@
  * for byte, over many random mappings (tile shapes, all six loop orders,
  * formats, bit widths, capacities, partitions) on real matrices at their
  * full size; a full cache starts again; running out of memory anywhere
- * in the cache falls back to the uncached path and leaks nothing. */
+ * in the cache falls back to the uncached path and leaks nothing; caches
+ * shared by threads give the same results and build each shape once. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +244,155 @@ START_TEST(full_cache_starts_again)
 }
 END_TEST
 
+/* Threads sharing one table of shapes (tessel_stat_cache_create_shared):
+ * each walks the same points from its own offset; every result equals the
+ * uncached one, and the shapes are built once among them. */
+#define SHARED_THREADS 3
+
+typedef struct shared_job {
+    const tessel_spec *points;
+    const tessel_result *plain;
+    int npoints, offset, mismatch;
+    const tessel_stat_data *stats;
+    tessel_stat_cache *cache;
+} shared_job;
+
+static void *shared_walk(void *arg)
+{
+    shared_job *j = arg;
+    for (int n = 0; n < j->npoints; n++) {
+        int p = (n + j->offset) % j->npoints;
+        tessel_result r;
+        tessel_diag d;
+        if (tessel_model_stat_eval_cached(&j->points[p], j->stats, j->cache, &r, &d) != 0) {
+            j->mismatch = p + 1;
+            break;
+        }
+        tessel_result want = j->plain[p];
+        r.seconds = want.seconds = 0;
+        if (memcmp(&r, &want, sizeof(r)) != 0) {
+            j->mismatch = p + 1;
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* The points s[0..n) run by SHARED_THREADS threads through shared caches;
+ * returns the shapes the threads built in all. */
+static uint64_t run_shared(const tessel_spec *s, const tessel_result *plain, int n,
+                           const tessel_stat_data *stats)
+{
+    shared_job job[SHARED_THREADS];
+    pthread_t tid[SHARED_THREADS];
+    for (int t = 0; t < SHARED_THREADS; t++) {
+        job[t] = (shared_job){ s, plain, n, t * n / SHARED_THREADS, 0, stats, NULL };
+        int rc = t == 0 ? tessel_stat_cache_create(stats, NULL, &job[t].cache)
+                        : tessel_stat_cache_create_shared(job[0].cache, &job[t].cache);
+        ck_assert_int_eq(rc, 0);
+    }
+    for (int t = 0; t < SHARED_THREADS; t++)
+        ck_assert_int_eq(pthread_create(&tid[t], NULL, shared_walk, &job[t]), 0);
+    uint64_t built = 0;
+    for (int t = 0; t < SHARED_THREADS; t++) {
+        pthread_join(tid[t], NULL);
+        ck_assert_msg(job[t].mismatch == 0, "thread %d: point %d differs from the uncached one",
+                      t, job[t].mismatch - 1);
+        uint64_t hits, misses;
+        tessel_stat_cache_counts(job[t].cache, &hits, &misses);
+        built += misses;
+    }
+    /* freed in another order than created: the table outlives its first cache */
+    for (int t = 0; t < SHARED_THREADS; t++)
+        tessel_stat_cache_free(&job[t].cache);
+    return built;
+}
+
+START_TEST(shared_between_threads)
+{
+    tessel_tensor *a = synthetic(300, 300, 0.02, 11);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 8;
+    o.output_min_flops = 4000;
+    enum { N = 240 };
+    tessel_spec *s = malloc(N * sizeof(*s));
+    tessel_result *plain = malloc(N * sizeof(*plain));
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(plain);
+    test_spec_spmspm(&s[0], "IKJ", 8, 8, 8, 1, 64, 32);
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    /* points of few shapes (edges from a short menu), so shapes repeat */
+    rng r = { 12 };
+    int n = 0;
+    while (n < N) {
+        random_point(&r, &d, 32, &s[n]);
+        if (tessel_model_stat_eval(&s[n], stats, &plain[n], &diag) == 0)
+            n++;
+    }
+    tessel_stat_cache *one = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &one), 0);
+    for (int p = 0; p < N; p++) {
+        tessel_result c;
+        ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p], stats, one, &c, &diag), 0);
+    }
+    uint64_t hits, shapes;
+    tessel_stat_cache_counts(one, &hits, &shapes);
+    tessel_stat_cache_free(&one);
+    ck_assert_msg(shapes > 1 && hits > shapes, "%llu shapes, %llu hits",
+                  (unsigned long long)shapes, (unsigned long long)hits);
+    for (int round = 0; round < 4; round++)
+        ck_assert_uint_eq(run_shared(s, plain, N, stats), shapes);
+    tessel_stat_data_free(&stats);
+    free(plain);
+    free(s);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* Threads walking more shapes than the table keeps: it empties itself
+ * while other threads read and build shapes, and results stay exact. */
+START_TEST(shared_table_starts_again)
+{
+    tessel_tensor *a = synthetic(200, 200, 0.02, 8);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 8;
+    enum { N = 1100 };
+    tessel_spec *s = malloc(N * sizeof(*s));
+    tessel_result *plain = malloc(N * sizeof(*plain));
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(plain);
+    test_spec_spmspm(&s[0], "IKJ", 8, 8, 8, 1, 64, 32);
+    s[0].level[1].capacity = 4096;
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    int n = 0;
+    for (uint64_t i = 8; i <= 200 && n < N; i += 8)
+        for (uint64_t k = 8; k <= 200 && n < N; k += 8)
+            for (uint64_t j = 8; j <= 96 && n < N; j += 8, n++) {
+                s[n] = s[0];
+                s[n].level[1].tile[0] = i;
+                s[n].level[1].tile[2] = k;
+                s[n].level[1].tile[1] = j;
+                ck_assert_int_eq(tessel_model_stat_eval(&s[n], stats, &plain[n], &diag), 0);
+            }
+    /* 1,100 shapes, 1,024 kept: each thread meets shapes another dropped */
+    ck_assert_uint_ge(run_shared(s, plain, N, stats), N);
+    tessel_stat_data_free(&stats);
+    free(plain);
+    free(s);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 /* Points the summaries do not cover take the uncached path; a cache
  * serves only its own statistics. */
 START_TEST(other_paths_and_wrong_statistics)
@@ -370,6 +521,8 @@ int main(void)
     }
     tcase_add_test(tc, cached_equals_uncached_rectangular_small_base);
     tcase_add_test(tc, full_cache_starts_again);
+    tcase_add_test(tc, shared_between_threads);
+    tcase_add_test(tc, shared_table_starts_again);
     tcase_add_test(tc, other_paths_and_wrong_statistics);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);

@@ -375,6 +375,8 @@ static int keep_tile_fills(stat_problem *p)
         p->tile_fills[q] = NULL;
         if ((!p->per_read && !p->compute_reads[q]) || !part[q])
             continue;
+        if (!stat_ob_may_overflow(g[q], q ? &p->cost_b : &p->cost_a, part[q]))
+            continue; /* every tile fits: stat_ob_level1 would record none */
         p->tile_fills[q] = stat_zeroed(p->alloc, g[q]->n, sizeof(double));
         if (!p->tile_fills[q])
             return TESSEL_ENOMEM;

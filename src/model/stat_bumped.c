@@ -102,8 +102,25 @@ int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, ui
     return TESSEL_OK;
 }
 
+int stat_ob_may_overflow(const stat_grid *g, const tile_cost *cost, uint64_t part)
+{
+    pricer pr = stat_pricer_of(cost);
+    if (!part)
+        return 0; /* unbounded: stat_ob_tile records nothing */
+    if (!(pr.per >= 0))
+        return 1;
+    uint64_t most = 0;
+    for (uint64_t n = 0; n < g->n; n++)
+        if (g->nnz[n] > most)
+            most = g->nnz[n];
+    price top = stat_fast_price(&pr, most);
+    return top.data + top.meta > (double)part;
+}
+
 int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const fills[2])
 {
+    if (!fills[0] && !fills[1])
+        return TESSEL_OK; /* no tile kept: none can overflow (keep_tile_fills) */
     const stat_grid *g[2] = { &p->a, &p->b };
     const tile_cost *cost[2] = { &p->cost_a, &p->cost_b };
     uint64_t part[2] = { p->part_a, p->part_b };

@@ -17,6 +17,13 @@ uint64_t stat_ob_pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint
 int stat_ob_tile(engine *e, unsigned b, unsigned i, uint64_t m0, uint64_t m1, uint64_t nnz,
                  price pr, uint64_t part, double fills, double uses);
 
+/* Whether some tile of grid g can exceed partition part (0: unbounded) at
+ * the price of cost: a tile's bytes (fixed + nnz x per bits, rounded up)
+ * do not decrease with its nonzeros, so the largest tile answers for every
+ * tile, and a level whose largest tile fits skips stat_ob_tile's per-tile
+ * test and keeps no per-tile fills. */
+int stat_ob_may_overflow(const stat_grid *g, const tile_cost *cost, uint64_t part);
+
 /* Boundary 1's input tiles after stat_spmspm_evaluate, canonical roles
  * (mirror: p->a is B^T, p->b is A^T), each tile's fills in fills[0] (p->a)
  * and fills[1] (p->b), through stat_ob_tile. */

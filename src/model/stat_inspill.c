@@ -62,11 +62,13 @@ static void strip_fibres(const stat_input *in, unsigned mf, uint64_t sidx, uint6
             *c += isinf(lq) ? 1 : -expm1((double)in->line_nnz[mf][f] * lq);
 }
 
-/* Per k band of level b (nb bands), the expected non-empty fibres of
- * operand o (its lines along its output index) with a nonzero in the
- * band, from o's base grid. `scratch` holds 2 x the fibre strips. */
+/* Per k band of level b (nb bands) that holds a recorded tile (need[K]),
+ * the expected non-empty fibres of operand o (its lines along its output
+ * index) with a nonzero in the band, from o's base grid; the other bands'
+ * counts are never read, so their exponentials are skipped. `scratch`
+ * holds 2 x the fibre strips. */
 static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_input *in,
-                        double *cnt, uint64_t nb, double *scratch)
+                        double *cnt, uint64_t nb, const unsigned char *need, double *scratch)
 {
     unsigned mk = k_mode(e, o), mf = 1 - mk;
     const stat_grid *g = in->base;
@@ -81,7 +83,7 @@ static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_inpu
                 double part = 0;
                 for (; n < g->ptr[r + 1] && g->col[n] * bk / ek == K; n++)
                     part += (double)g->nnz[n];
-                if (K < nb)
+                if (K < nb && need[K])
                     strip_fibres(in, mf, r, bf, part, all, &cnt[K]);
             }
         }
@@ -99,7 +101,7 @@ static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_inpu
             for (uint64_t n = g->ptr[r]; n < g->ptr[r + 1]; n++)
                 part[g->col[n]] += (double)g->nnz[n];
         for (uint64_t c = 0; c < ns; c++) {
-            if (part[c] > 0 && K < nb)
+            if (part[c] > 0 && K < nb && need[K])
                 strip_fibres(in, mf, c, bf, part[c], all[c], &cnt[K]);
             part[c] = 0;
         }
@@ -115,16 +117,25 @@ static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *othe
     const stat_grid *g = other->base;
     uint64_t ns = k_mode(e, 1 - i) ? 0 : g->cols;
     double *cnt = tessel_alloc_array(e->alloc, (nb ? nb : 1) + 2 * ns, sizeof(double));
-    if (!cnt)
+    unsigned char *need = tessel_alloc_array(e->alloc, nb ? nb : 1, 1);
+    if (!cnt || !need) {
+        tessel_dealloc(e->alloc, cnt);
+        tessel_dealloc(e->alloc, need);
         return TESSEL_ENOMEM;
+    }
     memset(cnt, 0, (nb ? nb : 1) * sizeof(double));
-    band_fibres(e, b, 1 - i, other, cnt, nb, cnt + (nb ? nb : 1));
+    memset(need, 0, nb ? nb : 1);
+    for (uint64_t s = 0; s < t->n; s++)
+        if (t->t[s].band < nb)
+            need[t->t[s].band] = 1;
+    band_fibres(e, b, 1 - i, other, cnt, nb, need, cnt + (nb ? nb : 1));
     for (uint64_t s = 0; s < t->n; s++) {
         ob_tile *n = &t->t[s];
         double v = n->band < nb ? cnt[n->band] * (double)n->nnz : 0;
         n->child_nnz = v > 0 ? (uint64_t)llround(v) : 0;
     }
     tessel_dealloc(e->alloc, cnt);
+    tessel_dealloc(e->alloc, need);
     return TESSEL_OK;
 }
 

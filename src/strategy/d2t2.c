@@ -225,18 +225,29 @@ static int finer_base(strat_ctx *c)
     return strat_collect_stats(c, want);
 }
 
+/* Whether shape, nested in the enclosing level's tiles (outer first) as
+ * *t, has worst tiles that fit: a candidate (counted). */
+static int admit(strat_ctx *c, unsigned l, const strat_tiles *shape, tessel_strategy_choice *ch,
+                 strat_tiles *t, int *fits)
+{
+    *t = *shape;
+    strat_nest(c, t);
+    int rc = strat_worst_fits(c, l, t, WORST_STATS, fits);
+    if (!rc && *fits)
+        ch->candidates++;
+    return rc;
+}
+
 /* Prices t when its worst tiles fit; keeps it when it beats *best. */
 static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
                     tessel_strategy_choice *ch, strat_tiles *winner, double *best,
                     double *best_dram)
 {
-    strat_tiles nested = *shape, *t = &nested;
-    strat_nest(c, t); /* outer first: inside the enclosing level's tiles */
-    int fits = 0, rc = strat_worst_fits(c, l, t, WORST_STATS, &fits);
+    strat_tiles nested, *t = &nested;
+    int fits = 0, rc = admit(c, l, shape, ch, t, &fits);
     if (rc || !fits)
         return rc;
     double bytes, dram, bound = 0;
-    ch->candidates++;
     /* a shape that cannot beat the best is not priced (d2t2_bound.c) */
     if (!isinf(*best) && !memo_has(c, l, t) && (rc = d2t2_bound(c, l, t, &bound)))
         return rc;
@@ -248,6 +259,84 @@ static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
         *best = bytes;
         *best_dram = dram;
         *winner = *t;
+    }
+    return TESSEL_OK;
+}
+
+/* The shapes of eq. 21 and the corners, gathered before any is priced
+ * (none depends on the best so far) and priced in ascending order of
+ * their lower bound (d2t2_bound.c): the best shape tends to come early,
+ * so the bound rules out more of the rest, and the first shape whose
+ * bound exceeds the best ends the search. The winner is the one the
+ * shapes' own order gives (least bytes, the earlier shape on a tie), since
+ * a shape is skipped only when its bound, hence its price, exceeds the
+ * best. */
+typedef struct d2t2_queue {
+    unsigned n, cap;
+    strat_tiles *t;
+    double *bound;
+    unsigned *rank; /* the shapes' indices by ascending bound */
+} d2t2_queue;
+
+static void queue_free(const strat_ctx *c, d2t2_queue *q)
+{
+    tessel_dealloc(c->alloc, q->t);
+    tessel_dealloc(c->alloc, q->bound);
+    tessel_dealloc(c->alloc, q->rank);
+}
+
+/* Adds shape to q when it fits and is not in q already (a repeat cannot
+ * win: the same bytes, later). */
+static int enqueue(strat_ctx *c, unsigned l, const strat_tiles *shape, tessel_strategy_choice *ch,
+                   d2t2_queue *q)
+{
+    strat_tiles t;
+    int fits = 0, rc = admit(c, l, shape, ch, &t, &fits);
+    if (rc || !fits)
+        return rc;
+    for (unsigned k = 0; k < q->n; k++)
+        if (!memcmp(q->t[k].t, t.t, c->nidx * sizeof(t.t[0])))
+            return TESSEL_OK;
+    if (q->n == q->cap)
+        return TESSEL_ENOMEM; /* sized by the caller */
+    q->t[q->n++] = t;
+    return TESSEL_OK;
+}
+
+static int by_bound(const d2t2_queue *q, unsigned a, unsigned b)
+{
+    return q->bound[a] < q->bound[b] || (q->bound[a] == q->bound[b] && a < b);
+}
+
+/* Prices q's shapes in ascending bound (insertion sort: a few hundred). */
+static int queue_price(strat_ctx *c, unsigned l, d2t2_queue *q, tessel_strategy_choice *ch,
+                       strat_tiles *winner, double *best, double *best_dram)
+{
+    for (unsigned k = 0; k < q->n; k++) {
+        int rc = memo_has(c, l, &q->t[k]) ? (q->bound[k] = 0, TESSEL_OK)
+                                          : d2t2_bound(c, l, &q->t[k], &q->bound[k]);
+        if (rc)
+            return rc;
+        unsigned j = k;
+        for (; j > 0 && by_bound(q, k, q->rank[j - 1]); j--)
+            q->rank[j] = q->rank[j - 1];
+        q->rank[j] = k;
+    }
+    unsigned at = q->n; /* the winner's index in q (none yet) */
+    for (unsigned r = 0; r < q->n; r++) {
+        unsigned k = q->rank[r];
+        if (q->bound[k] > *best)
+            break; /* so are the rest's */
+        double bytes, dram;
+        int rc = price(c, ch, l, &q->t[k], &bytes, &dram);
+        if (rc)
+            return rc;
+        if (bytes < *best || (bytes == *best && k < at)) {
+            *best = bytes;
+            *best_dram = dram;
+            *winner = q->t[k];
+            at = k;
+        }
     }
     return TESSEL_OK;
 }
@@ -293,8 +382,7 @@ static int refine(strat_ctx *c, unsigned l, const uint64_t *gran, tessel_strateg
  * panel of the output over a short reduction) that neither eq. 21 nor a
  * local descent from the square reaches. */
 static int corners(strat_ctx *c, unsigned l, const uint64_t *gran, const strat_tiles *square,
-                   tessel_strategy_choice *ch, strat_tiles *winner, double *best,
-                   double *best_dram)
+                   tessel_strategy_choice *ch, d2t2_queue *q)
 {
     static const double scale[] = { 0, 1, 4, 16 }; /* 0: the smallest edge */
     unsigned n = c->nidx, total = 1;
@@ -309,11 +397,40 @@ static int corners(strat_ctx *c, unsigned l, const uint64_t *gran, const strat_t
             t.t[x] = which == 4 ? 0
                    : round_edge(c, x, which ? edge * scale[which] : (double)gran[x], gran[x]);
         }
-        int rc = consider(c, l, &t, ch, winner, best, best_dram);
+        int rc = enqueue(c, l, &t, ch, q);
         if (rc)
             return rc;
     }
     return TESSEL_OK;
+}
+
+/* The shapes of eq. 21 (RF 1/16 .. 16, each also grown by eq. 22) and
+ * the corners into q, unpriced. */
+static int gather(strat_ctx *c, unsigned l, const uint64_t *gran, const strat_tiles *base,
+                  tessel_strategy_choice *ch, d2t2_queue *q)
+{
+    for (int e = -4; e <= 4; e++) {
+        double rf = ldexp(1.0, e);
+        strat_tiles t;
+        int valid = 1, rc;
+        for (unsigned x = 0; x < c->nidx; x++) {
+            double edge = (double)edge_of(c, base, x);
+            double want = contracted(c, x) ? edge / rf : edge * rf;
+            if (want < (double)gran[x])
+                valid = 0;
+            t.t[x] = round_edge(c, x, want, gran[x]);
+        }
+        if (!valid)
+            continue;
+        if ((rc = enqueue(c, l, &t, ch, q)))
+            return rc;
+        int changed = 0;
+        if ((rc = grow(c, l, gran, &t, &changed)))
+            return rc;
+        if (changed && (rc = enqueue(c, l, &t, ch, q)))
+            return rc;
+    }
+    return corners(c, l, gran, base, ch, q);
 }
 
 static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
@@ -329,28 +446,22 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
         return rc;
     double best = INFINITY, best_dram = 0;
     strat_tiles winner = base;
-    for (int e = -4; e <= 4; e++) {
-        double rf = ldexp(1.0, e);
-        strat_tiles t;
-        int valid = 1;
-        for (unsigned x = 0; x < c->nidx; x++) {
-            double edge = (double)edge_of(c, &base, x);
-            double want = contracted(c, x) ? edge / rf : edge * rf;
-            if (want < (double)gran[x])
-                valid = 0;
-            t.t[x] = round_edge(c, x, want, gran[x]);
-        }
-        if (!valid)
-            continue;
-        if ((rc = consider(c, l, &t, ch, &winner, &best, &best_dram)))
-            return rc;
-        int changed = 0;
-        if ((rc = grow(c, l, gran, &t, &changed)))
-            return rc;
-        if (changed && (rc = consider(c, l, &t, ch, &winner, &best, &best_dram)))
-            return rc;
-    }
-    if ((rc = corners(c, l, gran, &base, ch, &winner, &best, &best_dram)))
+    d2t2_queue q;
+    memset(&q, 0, sizeof(q));
+    unsigned total = 1; /* the corners, as corners() counts them */
+    for (unsigned x = 0; x < c->nidx; x++)
+        total *= 5;
+    q.cap = 18 + (total <= 15625 ? total : 0); /* eq. 21's nine factors, each grown */
+    q.t = tessel_alloc_array(c->alloc, q.cap, sizeof(*q.t));
+    q.bound = tessel_alloc_array(c->alloc, q.cap, sizeof(*q.bound));
+    q.rank = tessel_alloc_array(c->alloc, q.cap, sizeof(*q.rank));
+    rc = q.t && q.bound && q.rank ? TESSEL_OK : TESSEL_ENOMEM;
+    if (!rc)
+        rc = gather(c, l, gran, &base, ch, &q);
+    if (!rc)
+        rc = queue_price(c, l, &q, ch, &winner, &best, &best_dram);
+    queue_free(c, &q);
+    if (rc)
         return rc;
     if ((rc = refine(c, l, gran, ch, &winner, &best, &best_dram)))
         return rc;

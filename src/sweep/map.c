@@ -260,13 +260,7 @@ static int overflows(const tessel_result *r)
  * the capacity, else an equal share among the workload's tensors. */
 static uint64_t partition_of(const tessel_spec *spec, unsigned l, unsigned t)
 {
-    const tessel_spec_level *lv = &spec->level[l];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return spec->workload.ntensors ? lv->capacity / spec->workload.ntensors : 0;
+    return tessel_spec_partition_bytes(spec, l, t);
 }
 
 /* Rule 4 (issue 20): 1 when r moved the output at a level without

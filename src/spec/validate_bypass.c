@@ -19,10 +19,9 @@ static void check_no_partition(vctx *v, const tessel_yaml_node *n, const char *f
             continue;
         spec_err(v, n, field,
                  "'%s' is bypassed at level '%s' but has a partition there "
-                 "(architecture.levels.%s.tensors.%s.partition, line %llu): a tensor the "
-                 "level does not store takes none of its capacity",
-                 s->workload.tensor[t].name, L->name, L->name, s->workload.tensor[t].name,
-                 (unsigned long long)tl->pos.line);
+                 "(architecture.levels.%s.tensors.%s.partition): a tensor the level does "
+                 "not store takes none of its capacity",
+                 s->workload.tensor[t].name, L->name, L->name, s->workload.tensor[t].name);
     }
 }
 

@@ -175,6 +175,11 @@ typedef struct tessel_spec_level {
     unsigned spatial[TESSEL_SPEC_MAX_INDICES];
     int spatial_policy;
     tessel_spec_pos spatial_pos;
+    /* mapping.LEVEL.bypass / keep (docs/spec.md, Sparseloop's keep/bypass):
+     * bit t set = tensor t is not stored at this level; its child reads it
+     * from the nearest level above that keeps it. 0 at level 0. */
+    uint32_t bypass;
+    tessel_spec_pos bypass_pos;
 } tessel_spec_level;
 
 /* architecture.timing (docs/models/timing.md) */
@@ -349,10 +354,18 @@ int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_
 double tessel_spec_partition_sum(const tessel_spec *s, unsigned l);
 /* The bytes of tensor t's share of level l as the estimators use them: the
  * bytes given, else the fraction of the capacity, else an equal share for
- * every tensor (capacity / tensors, rounded down); in a double, so that a
+ * every tensor kept there (capacity / tensors, rounded down); in a double, so that a
  * fraction of a capacity near 2^64 stays in range. Validation refuses a
  * share below one byte at a bounded level. */
 double tessel_spec_partition_share(const tessel_spec *s, unsigned l, unsigned t);
+/* 1 when tensor t is bypassed at level l (mapping.LEVEL.bypass): not stored
+ * there, so it has no partition (its share is 0) and the equal default
+ * share is the capacity over the tensors kept. */
+int tessel_spec_bypassed(const tessel_spec *s, unsigned l, unsigned t);
+/* tessel_spec_partition_share as the estimators, strategies and the mapper
+ * take it, in whole bytes: 0 = unbounded (a level without capacity) or
+ * absent (a bypassed tensor), neither of which can overflow. */
+uint64_t tessel_spec_partition_bytes(const tessel_spec *s, unsigned l, unsigned t);
 
 /* ------------------------------------------------------------------ */
 /* The resolved spec: what tessel uses for a design, includes merged,

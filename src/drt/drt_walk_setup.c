@@ -11,13 +11,7 @@
 
 uint64_t drt_w_partition_bytes(const tessel_spec *s, unsigned level, unsigned t)
 {
-    const tessel_spec_level *lv = &s->level[level];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / s->workload.ntensors;
+    return tessel_spec_partition_bytes(s, level, t);
 }
 
 /* The engine index rank 0 of role's format runs along at the level: the

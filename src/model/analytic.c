@@ -436,7 +436,7 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     double meanA = A->nonempty > 0 ? A->nnz / A->nonempty : 0;
     double meanB = B->nonempty > 0 ? B->nnz / B->nonempty : 0;
     r->intersections = model_count(c.E * (meanA + meanB));
-    uint64_t coord = s->level[1].coord_bits / 8;
+    double coord = s->level[1].coord_bits / 8.0; /* 4-bit coordinates are half a byte */
     r->traffic[1][A->spec_tensor].child_read_metadata = model_count(c.E * meanA * coord);
     r->traffic[1][B->spec_tensor].child_read_metadata = model_count(c.E * meanB * coord);
     r->compulsory_bytes = model_count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +

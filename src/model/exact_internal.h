@@ -220,6 +220,9 @@ void exact_finish_counts(engine *e);
  * read-modify-write) replace the innermost level's per-MAC reads. */
 int model_tensor_uncompressed(const tessel_spec *spec, unsigned l, unsigned t);
 void exact_dense_output_reads(engine *e);
+/* bypass.c: a tensor bypassed at a level (mapping.LEVEL.bypass) leaves its
+ * row empty; its child's reads and writes go to the nearest kept level. */
+void exact_bypass(engine *e);
 void exact_record_tiles(const engine *e, tessel_result *r);
 void exact_engine_free(engine *e);
 void exact_boundary_free(engine *e, boundary *bd);

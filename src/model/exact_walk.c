@@ -276,13 +276,7 @@ int exact_gen_iterations(engine *e, const boundary *bd, model_vec *keys, int *al
  * else the fraction, else an equal share of the level. */
 uint64_t exact_partition_bytes(const engine *e, unsigned b, unsigned t)
 {
-    const tessel_spec_level *lv = &e->spec->level[b];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / (e->nin + 1);
+    return tessel_spec_partition_bytes(e->spec, b, t);
 }
 
 static void add_in(tessel_traffic *tr, uint64_t data, uint64_t meta)

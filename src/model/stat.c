@@ -359,10 +359,10 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
     r->output_nnz = model_count(o->out_nnz);
     r->compulsory_bytes = model_count(o->compulsory_in + o->compulsory_z);
     /* the MACs read each effectual iteration's operand nonzeros */
-    uint64_t coord = e->spec->level[1].coord_bits / 8;
+    double coord = e->spec->level[1].coord_bits / 8.0; /* 4-bit coordinates are half a byte */
     r->intersections = model_count(o->operand_nnz[0] + o->operand_nnz[1]);
-    r->traffic[1][t_a].child_read_metadata = model_count(o->operand_nnz[0] * (double)coord);
-    r->traffic[1][t_b].child_read_metadata = model_count(o->operand_nnz[1] * (double)coord);
+    r->traffic[1][t_a].child_read_metadata = model_count(o->operand_nnz[0] * coord);
+    r->traffic[1][t_b].child_read_metadata = model_count(o->operand_nnz[1] * coord);
 }
 
 /* Per-tile fills of the inputs that can overbook, when a buffer level

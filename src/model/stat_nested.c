@@ -237,12 +237,12 @@ static void store(nested *n, const stat_outcome *o)
     r->effectual_tiles[b] = model_count(o->effectual);
     if (b + 1 == e->nlev) {
         /* the MACs read each innermost effectual iteration's operand nonzeros */
-        uint64_t coord = e->spec->level[b].coord_bits / 8;
+        double coord = e->spec->level[b].coord_bits / 8.0; /* sub-byte widths too */
         r->intersections = model_count(o->operand_nnz[0] + o->operand_nnz[1]);
         r->traffic[b][e->in[0].spec_tensor].child_read_metadata =
-            model_count(o->operand_nnz[0] * (double)coord);
+            model_count(o->operand_nnz[0] * coord);
         r->traffic[b][e->in[1].spec_tensor].child_read_metadata =
-            model_count(o->operand_nnz[1] * (double)coord);
+            model_count(o->operand_nnz[1] * coord);
     }
 }
 

@@ -175,6 +175,31 @@ static int spatial_refused(const tessel_point_request *req, tessel_diag *diag)
                            spec->level[l].name, why);
 }
 
+/* Bypass (mapping.LEVEL.bypass) re-routes the uniform-tile counts of exact,
+ * stat and analytic (src/model/bypass.c); a template's buffer policy and
+ * drt's dynamic tiles keep every tensor at every level, so they refuse it
+ * with the reason rather than price a design they do not model. */
+static int bypass_refused(const tessel_point_request *req, tessel_diag *diag)
+{
+    const tessel_spec *spec = req->spec;
+    tessel_point_route route = tessel_point_route_of(req);
+    int drt = route == TESSEL_POINT_ROUTE_STRATEGY &&
+              tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_DRT;
+    if (route != TESSEL_POINT_ROUTE_TEMPLATE && !drt)
+        return TESSEL_OK;
+    for (unsigned l = 1; l < spec->nlevels; l++) {
+        if (!spec->level[l].bypass)
+            continue;
+        const tessel_spec_pos *p = &spec->level[l].bypass_pos;
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, p->file, p->line, p->column, "bypass",
+                               "bypass at %s is not priced here: %s", spec->level[l].name,
+                               drt ? "drt's dynamic tiles hold every tensor at every level"
+                                   : "a template's buffer policy holds every tensor at every "
+                                     "level");
+    }
+    return TESSEL_OK;
+}
+
 int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *out,
                           tessel_diag *diag)
 {
@@ -184,6 +209,8 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
         return rc;
     snprintf(out->strategy, sizeof(out->strategy), "%s", tessel_point_strategy(req->spec));
     rc = spatial_refused(req, diag);
+    if (!rc)
+        rc = bypass_refused(req, diag);
     if (!rc)
         rc = dispatch(req, out, diag);
     if (!rc && tessel_spatial_level(req->spec) >= 0)

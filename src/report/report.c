@@ -122,7 +122,8 @@ static void count_elements(const tessel_spec *spec, const tessel_result *result,
                 out->writes_elements[l][t] = elements_of(tr->child_write_data, vb);
             } else {
                 out->reads_elements[l][t] = tr->reads; /* the MACs' reads */
-                out->writes_elements[l][t] = t == 0 ? result->macs : 0;
+                out->writes_elements[l][t] =
+                    t == 0 && !tessel_spec_bypassed(spec, l, t) ? result->macs : 0;
             }
         }
 }

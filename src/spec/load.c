@@ -548,11 +548,34 @@ double tessel_spec_partition_share(const tessel_spec *s, unsigned l, unsigned t)
 {
     const tessel_spec_level *L = &s->level[l];
     const tessel_spec_tensor_level *tl = &L->tensor[t];
+    if (tessel_spec_bypassed(s, l, t))
+        return 0;
     if (tl->partition_bytes)
         return (double)tl->partition_bytes;
     if (tl->partition_fraction > 0)
         return tl->partition_fraction * (double)L->capacity;
-    return s->workload.ntensors ? (double)(L->capacity / s->workload.ntensors) : 0;
+    unsigned kept = 0;
+    for (unsigned u = 0; u < s->workload.ntensors; u++)
+        kept += !tessel_spec_bypassed(s, l, u);
+    return kept ? (double)(L->capacity / kept) : 0;
+}
+
+int tessel_spec_bypassed(const tessel_spec *s, unsigned l, unsigned t)
+{
+    return l < s->nlevels && t < TESSEL_SPEC_MAX_TENSORS && ((s->level[l].bypass >> t) & 1u);
+}
+
+uint64_t tessel_spec_partition_bytes(const tessel_spec *s, unsigned l, unsigned t)
+{
+    const tessel_spec_level *lv = &s->level[l];
+    const tessel_spec_tensor_level *tl = &lv->tensor[t];
+    if (tessel_spec_bypassed(s, l, t))
+        return 0;
+    if (tl->partition_bytes)
+        return tl->partition_bytes;
+    if (tl->partition_fraction > 0)
+        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
+    return (uint64_t)tessel_spec_partition_share(s, l, t);
 }
 
 int tessel_spec_bind(tessel_spec *s, const char *name, const char *data, tessel_diag *diag)

@@ -194,6 +194,31 @@ static char **tensor_names(rb *b, uint32_t mask, unsigned *count)
     return names;
 }
 
+/* The tensor's rank_order at a level as index names (none when the spec
+ * gives none: the canonical order). */
+static void rank_order_of(rb *b, rs_part *p, const tessel_spec_tensor_level *tl,
+                          const tessel_yaml_node *tn, const char *base)
+{
+    const tessel_spec_workload *w = &b->s->workload;
+    if (!tl->nrank_order)
+        return;
+    p->rank_order = zalloc(b, tl->nrank_order, sizeof(*p->rank_order));
+    if (!p->rank_order)
+        return;
+    p->rank_order_count = tl->nrank_order;
+    char text[TESSEL_SPEC_MAX_INDICES * (TESSEL_SPEC_NAME_MAX + 2) + 4];
+    size_t len = 0;
+    for (unsigned i = 0; i < tl->nrank_order; i++) {
+        const char *nm = w->index_name[tl->rank_order[i] % TESSEL_SPEC_MAX_INDICES];
+        p->rank_order[i] = dup(b, nm);
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s", i ? ", " : "[", nm);
+    }
+    snprintf(text + len, sizeof(text) - len, "]");
+    char key[256];
+    snprintf(key, sizeof(key), "%s.rank_order", base);
+    note(b, key, tessel_yaml_get(tn, "rank_order"), text);
+}
+
 /* Tensor t's format, share and skipping at level l. */
 static void part(rb *b, rs_part *p, unsigned l, unsigned t, const tessel_yaml_node *tn,
                  const char *path)
@@ -213,6 +238,7 @@ static void part(rb *b, rs_part *p, unsigned l, unsigned t, const tessel_yaml_no
     note_double(b, key, tessel_yaml_get(tn, "partition"), p->partition_bytes);
     p->skip_on = tensor_names(b, tl->sparse.skip_on, &p->skip_on_count);
     p->gate_on = tensor_names(b, tl->sparse.gate_on, &p->gate_on_count);
+    rank_order_of(b, p, tl, tn, base);
 }
 
 /* Index names in `order`, outermost first: "IJK" when every name is one
@@ -280,6 +306,19 @@ static rs_mapping *mapping(rb *b, unsigned l)
         note_u64(b, key, tessel_yaml_get(mn, "tile"), lv->tile[i]);
     }
     spatial_of(b, lv, mn, m);
+    if (lv->bypass) {
+        m->bypass = tensor_names(b, lv->bypass, &m->bypass_count);
+        char text[TESSEL_SPEC_MAX_TENSORS * (TESSEL_SPEC_NAME_MAX + 2) + 4] = "[";
+        for (unsigned i = 0; m->bypass && i < m->bypass_count; i++) {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof(text) - len, "%s%s", i ? ", " : "", m->bypass[i]);
+        }
+        size_t len = strlen(text);
+        snprintf(text + len, sizeof(text) - len, "]");
+        const tessel_yaml_node *n = tessel_yaml_get(mn, "bypass");
+        snprintf(key, sizeof(key), "mapping.%s.bypass", lv->name);
+        note(b, key, n ? n : tessel_yaml_get(mn, "keep"), text);
+    }
     return m;
 }
 

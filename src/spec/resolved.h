@@ -30,6 +30,8 @@ typedef struct rs_mapping {
     unsigned tile_count;
     char *spatial;      /* "{i: 8, j: 16}", or NULL without a spatial split */
     char *distribution; /* with spatial: its policy's name */
+    char **bypass;      /* tensors the level does not store (mapping.LEVEL.bypass) */
+    unsigned bypass_count;
 } rs_mapping;
 
 typedef struct rs_part {
@@ -40,6 +42,8 @@ typedef struct rs_part {
     unsigned skip_on_count;
     char **gate_on;
     unsigned gate_on_count;
+    char **rank_order; /* index names, outermost rank first; absent = canonical */
+    unsigned rank_order_count;
 } rs_part;
 
 typedef struct rs_level {

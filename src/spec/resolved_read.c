@@ -170,6 +170,11 @@ static void part(sb *b, const rs_level *lv, const rs_part *p)
         names(b, p->gate_on, p->gate_on_count);
         put(b, "\n");
     }
+    if (p->rank_order_count) {
+        put(b, "          rank_order: ");
+        names(b, p->rank_order, p->rank_order_count);
+        put(b, "\n");
+    }
 }
 
 static void level(sb *b, const rs_level *lv)
@@ -260,6 +265,11 @@ static void mapping(sb *b, const rs_spec *r)
         if (m->spatial)
             put(b, "    spatial: %s\n    distribution: %s\n", m->spatial,
                 m->distribution ? m->distribution : "blocked");
+        if (m->bypass_count) {
+            put(b, "    bypass: ");
+            names(b, m->bypass, m->bypass_count);
+            put(b, "\n");
+        }
     }
     const rs_strategy *st = &r->strategy;
     put(b, "  strategy: %s\n", st->name);

@@ -51,6 +51,8 @@ static const cyaml_schema_field_t mapping_fields[] = {
                          CYAML_UNLIMITED),
     OPT_STR("spatial", rs_mapping, spatial),
     OPT_STR("distribution", rs_mapping, distribution),
+    CYAML_FIELD_SEQUENCE("bypass", OPT_PTR, rs_mapping, bypass, &string_entry, 0,
+                         CYAML_UNLIMITED),
     CYAML_FIELD_END
 };
 
@@ -61,6 +63,8 @@ static const cyaml_schema_field_t part_fields[] = {
     CYAML_FIELD_SEQUENCE("skip_on", OPT_PTR, rs_part, skip_on, &string_entry, 0,
                          CYAML_UNLIMITED),
     CYAML_FIELD_SEQUENCE("gate_on", OPT_PTR, rs_part, gate_on, &string_entry, 0,
+                         CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE("rank_order", OPT_PTR, rs_part, rank_order, &string_entry, 0,
                          CYAML_UNLIMITED),
     CYAML_FIELD_END
 };

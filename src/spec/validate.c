@@ -348,7 +348,7 @@ static void check_partition_sizes(vctx *v, unsigned l)
     for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++) {
         const tessel_spec_tensor_level *tl = &L->tensor[t];
         double bytes = tessel_spec_partition_share(s, l, t);
-        if (bytes >= 1.0)
+        if (bytes >= 1.0 || tessel_spec_bypassed(s, l, t))
             continue;
         const char *name = s->workload.tensor[t].name;
         char f[128];

@@ -40,9 +40,10 @@ static void read_component(vctx *v, const tessel_yaml_node *m, const char *field
     comp->attributes = spec_mapping_of(v, tessel_yaml_get(m, "attributes"), f, "attributes");
 }
 
-/* skip_on / gate_on: a tensor name or a list of them -> mask. */
-static int read_mask(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
-                     unsigned self, uint32_t *mask)
+/* skip_on / gate_on (and mapping.LEVEL.bypass / keep, self = -1u): a
+ * tensor name or a list of them -> mask. */
+int spec_read_tensor_mask(vctx *v, const tessel_yaml_node *n, const char *field,
+                          const char *name, unsigned self, uint32_t *mask)
 {
     const tessel_spec *s = v->s;
     uint32_t m = 0;
@@ -239,11 +240,11 @@ static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
         }
         if ((n = tessel_yaml_get(m, "skip_on"))) {
             spec_join(kf, sizeof(kf), tf, "skip_on");
-            read_mask(v, n, kf, "skip_on", (unsigned)t, &tl->sparse.skip_on);
+            spec_read_tensor_mask(v, n, kf, "skip_on", (unsigned)t, &tl->sparse.skip_on);
         }
         if ((n = tessel_yaml_get(m, "gate_on"))) {
             spec_join(kf, sizeof(kf), tf, "gate_on");
-            read_mask(v, n, kf, "gate_on", (unsigned)t, &tl->sparse.gate_on);
+            spec_read_tensor_mask(v, n, kf, "gate_on", (unsigned)t, &tl->sparse.gate_on);
         }
     }
 }

@@ -66,6 +66,12 @@ int spec_find_index(const tessel_spec *s, const char *name, size_t len);
 /* "i:128,k:64": a positive count per named index into out (validate_mapping.c). */
 void spec_read_index_counts(vctx *v, const tessel_yaml_node *n, const char *field,
                             const char *what, uint64_t *out);
+/* A tensor name or a list of them -> a mask of tensor numbers; `self`
+ * (a tensor that may not appear, or -1u) (validate_arch.c). */
+int spec_read_tensor_mask(vctx *v, const tessel_yaml_node *n, const char *field,
+                          const char *name, unsigned self, uint32_t *mask);
+/* mapping.LEVEL.bypass and .keep of level l (validate_bypass.c). */
+void spec_read_bypass(vctx *v, const tessel_yaml_node *e, const char *field, unsigned l);
 /* mapping.LEVEL.spatial and .distribution of level l (validate_spatial.c). */
 void spec_read_spatial(vctx *v, const tessel_yaml_node *e, const char *field, unsigned l);
 

@@ -8,7 +8,8 @@
 
 #include "validate_internal.h"
 
-static const char *const mapping_keys[] = { "order", "tile", "spatial", "distribution" };
+static const char *const mapping_keys[] = { "order", "tile", "spatial", "distribution",
+                                            "bypass", "keep" };
 
 /* ------------------------------------------------------------------ */
 /* Mapping */
@@ -412,5 +413,6 @@ void spec_read_mapping(vctx *v, const tessel_yaml_node *root)
             read_order(v, n, f, L);
         }
         spec_read_spatial(v, e, field, (unsigned)l);
+        spec_read_bypass(v, e, field, (unsigned)l);
     }
 }

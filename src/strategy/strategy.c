@@ -243,15 +243,9 @@ int strat_need_stats(strat_ctx *c)
 
 uint64_t strat_partition(const strat_ctx *c, unsigned l, unsigned tensor)
 {
-    /* the rule of the estimators (exact_partition_bytes): bytes, else the
-     * fraction of the capacity, else an equal share */
-    const tessel_spec_level *lv = &c->spec->level[l];
-    const tessel_spec_tensor_level *tl = &lv->tensor[tensor];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return lv->capacity / (c->nin + 1);
+    /* the rule of the estimators (exact_partition_bytes): a bypassed
+     * tensor's partition is absent (0), as an unbounded one */
+    return tessel_spec_partition_bytes(c->spec, l, tensor);
 }
 
 void strat_shape(const strat_ctx *c, const strat_input *in, const strat_tiles *t, uint64_t *shape)

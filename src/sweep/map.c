@@ -141,6 +141,15 @@ static void composition(unsigned steps, unsigned parts, unsigned k, unsigned *ou
     out[parts - 1] = steps;
 }
 
+/* The tensors level l stores (a bypassed one takes no share of its split). */
+static unsigned kept_tensors(const map_ctx *c, unsigned l)
+{
+    unsigned n = 0;
+    for (unsigned t = 0; t < c->ntensors; t++)
+        n += !tessel_spec_bypassed(c->spec, l, t);
+    return n;
+}
+
 static unsigned count_compositions(unsigned steps, unsigned parts)
 {
     if (parts == 0 || steps < parts)
@@ -171,7 +180,7 @@ static int setup_level(map_ctx *c, unsigned l, const uint64_t *extent, map_level
     }
     ml->nsplits = 1;
     if (c->steps) {
-        ml->nsplits = count_compositions(c->steps, c->ntensors);
+        ml->nsplits = count_compositions(c->steps, kept_tensors(c, l));
         if (ml->nsplits == 0)
             return tessel_diag_set(diag, TESSEL_EINVAL, "", 0, 0, "partition_step",
                                    "partition steps of %g cannot split a buffer among %u "
@@ -277,11 +286,13 @@ static void point_sets(const map_ctx *c, const map_point *p, tessel_map_result *
             add_set(r, "%s=%s", path, text);
         if (c->steps) {
             unsigned parts[TESSEL_SPEC_MAX_TENSORS];
-            composition(c->steps, c->ntensors, p->split[l], parts);
-            for (unsigned t = 0; t < c->ntensors; t++) {
+            composition(c->steps, kept_tensors(c, ml->level), p->split[l], parts);
+            for (unsigned t = 0, k = 0; t < c->ntensors; t++) {
+                if (tessel_spec_bypassed(s, ml->level, t))
+                    continue; /* not stored there: no partition (docs/semantics.md "Bypass") */
                 snprintf(path, sizeof(path), "architecture.levels.%s.tensors.%s.partition", name,
                          s->workload.tensor[t].name);
-                snprintf(text, sizeof(text), "%g", (double)parts[t] / (double)c->steps);
+                snprintf(text, sizeof(text), "%g", (double)parts[k++] / (double)c->steps);
                 add_set(r, "%s=%s", path, text);
             }
         }
@@ -313,13 +324,7 @@ static int overflows(const tessel_result *r)
  * the capacity, else an equal share among the workload's tensors. */
 static uint64_t partition_of(const tessel_spec *spec, unsigned l, unsigned t)
 {
-    const tessel_spec_level *lv = &spec->level[l];
-    const tessel_spec_tensor_level *tl = &lv->tensor[t];
-    if (tl->partition_bytes)
-        return tl->partition_bytes;
-    if (tl->partition_fraction > 0)
-        return (uint64_t)(tl->partition_fraction * (double)lv->capacity);
-    return spec->workload.ntensors ? lv->capacity / spec->workload.ntensors : 0;
+    return tessel_spec_partition_bytes(spec, l, t);
 }
 
 /* Rule 4 (issue 20): 1 when r moved the output at a level without

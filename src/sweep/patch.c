@@ -280,7 +280,7 @@ static int shares_fit(const tessel_spec *s, unsigned l)
     if (!L->capacity || !s->workload.ntensors)
         return 1;
     for (unsigned t = 0; t < s->workload.ntensors && t < TESSEL_SPEC_MAX_TENSORS; t++)
-        if (!(tessel_spec_partition_share(s, l, t) >= 1.0))
+        if (!(tessel_spec_partition_share(s, l, t) >= 1.0) && !tessel_spec_bypassed(s, l, t))
             return 0;
     return 1;
 }

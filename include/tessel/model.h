@@ -420,6 +420,11 @@ const uint64_t *tessel_stat_data_line_nnz(const tessel_stat_data *s, unsigned te
  * tessel_stat_options), independent of any design; -1 when the statistics
  * were collected without an output sample. */
 double tessel_stat_data_output_nnz(const tessel_stat_data *s);
+/* The output's nonzeros and non-empty rows as the symbolic pass counted
+ * them at statistics time (rule 3's count); returns 1 and fills out when
+ * that count exists, 0 when only the estimate does (over the budget, or
+ * statistics saved before version 4). */
+int tessel_stat_data_output_count(const tessel_stat_data *s, tessel_output_count *out);
 /* Its standard error: 0 when the sample holds every row, -1 when not
  * estimated (no sample, MTTKRP, output_legacy, statistics saved before the
  * estimate had one). */

@@ -82,6 +82,7 @@ typedef struct drt_data {
     drt_otable out;
     double seconds;        /* collection time */
     double scale;          /* stat: calibration of the output hazards (drt_output.c) */
+    double out_count;      /* stat: Z's nonzeros counted exactly for rule 3, or -1 */
 } drt_data;
 
 struct tessel_drt_stats {

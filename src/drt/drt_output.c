@@ -297,6 +297,22 @@ static double model_sum(const drt_data *d, const double *area, const double *lam
     return s;
 }
 
+/* Z's nonzeros over every row, for rule 3 (compulsory Z as the other
+ * estimators count it: docs/models/stat.md, "The output count of rule 3");
+ * mark must hold the extent of j and be zero. */
+static double count_all(const drt_csr *va, const drt_csr *vb, uint64_t *mark)
+{
+    double n = 0;
+    for (uint64_t i = 0; i < va->rows; i++)
+        for (uint64_t p = va->ptr[i]; p < va->ptr[i + 1]; p++)
+            for (uint64_t q = vb->ptr[va->col[p]]; q < vb->ptr[va->col[p] + 1]; q++)
+                if (mark[vb->col[q]] != i + 1) {
+                    mark[vb->col[q]] = i + 1;
+                    n++;
+                }
+    return n;
+}
+
 /* Scales the statistical output-tile table so that its multiply count matches the
  * exact count on a sample of output tiles. */
 static int calibrate(drt_data *d, const tessel_workload_data *w)
@@ -304,6 +320,7 @@ static int calibrate(drt_data *d, const tessel_workload_data *w)
     const tessel_allocator *a = d->alloc;
     drt_otable *o = &d->out;
     d->scale = 1;
+    d->out_count = -1;
     if (!o->ntiles || !d->macs)
         return TESSEL_OK;
     uint64_t stride = d->macs <= DRT_SAMPLE_FLOPS ? 1 : (d->macs + DRT_SAMPLE_FLOPS - 1) / DRT_SAMPLE_FLOPS;
@@ -353,6 +370,12 @@ static int calibrate(drt_data *d, const tessel_workload_data *w)
             truth[o->tile_j[t]] = 0;
             k++;
         }
+    }
+    if (stride == 1)
+        d->out_count = want;
+    else if ((double)d->macs <= TESSEL_STAT_OUTPUT_COUNT_BUDGET) {
+        memset(mark, 0, (ej ? ej : 1) * sizeof(uint64_t));
+        d->out_count = count_all(&va, &vb, mark);
     }
     if (want > 0) {
         double lo = 1e-6, hi = 1e3;

@@ -167,6 +167,8 @@ void drt_w_finish(walker *w, tessel_drt_summary *summary)
          * rounded there, so compulsory_bytes matches other estimators' */
         double b0 = 1.8e19, b1 = 1.8e19;
         double n = role == DRT_Z ? (double)r->output_nnz : (double)d->grid[role].nnz_all;
+        if (role == DRT_Z && d->out.stat && d->out_count >= 0)
+            n = d->out_count; /* the exact count, as every estimator's rule 3 */
         unsigned t = d->roles.tensor[role];
         for (unsigned l = 0; l < 2; l++) {
             unsigned lvl = l ? w->lv : 0;

@@ -524,6 +524,14 @@ double tessel_stat_data_output_nnz(const tessel_stat_data *s)
     return s && s->has_sample ? s->sample.nnz : -1.0;
 }
 
+int tessel_stat_data_output_count(const tessel_stat_data *s, tessel_output_count *out)
+{
+    if (!s || !s->count_exact)
+        return 0;
+    *out = s->count;
+    return 1;
+}
+
 void tessel_stat_data_set_nested_formula(tessel_stat_data *s, int on)
 {
     if (s)

@@ -236,6 +236,17 @@ static int output_nnz_eval(const tessel_spec *spec, const tessel_stat_data *s,
     return rc;
 }
 
+/* Z's nonzeros and non-empty rows from rule 3's exact count, when the
+ * statistics hold it (docs/models/stat.md, "The output count of rule 3"). */
+static void exact_output(const tessel_stat_data *stats, tpl_counts *c)
+{
+    tessel_output_count oc;
+    if (tessel_stat_data_output_count(stats, &oc)) {
+        c->nnz_z = oc.nnz;
+        c->rows_z_nonempty = oc.rows;
+    }
+}
+
 int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                     const tessel_allocator *a, tpl_counts *c, tessel_diag *diag)
 {
@@ -292,5 +303,6 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
         c->rows_z_nonempty = c->nnz_z;
     if (c->nnz_z && !c->rows_z_nonempty)
         c->rows_z_nonempty = 1;
+    exact_output(stats, c);
     return TESSEL_OK;
 }

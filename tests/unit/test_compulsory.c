@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tessel/drt.h"
 #include "tessel/model.h"
 #include "test_specs.h"
 
@@ -309,6 +310,43 @@ START_TEST(test_partial_sample)
 }
 END_TEST
 
+/* drt's statistics sample output micro rows once its multiplies pass
+ * 2^20, and the templates under stat take Z from the statistics: both
+ * price rule 3 from the exact count, so compulsory_bytes equals exact's
+ * (and the statistics hand that count out). */
+START_TEST(test_drt_partial_sample)
+{
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 256, 256, 256, 1, 64, 32);
+    s.level[1].format = 1;
+    uniform(&s.workload.tensor[1], 2000, 2000, 60000, 3);
+    uniform(&s.workload.tensor[2], 2000, 2000, 60000, 4);
+    tessel_workload_data *d = load(&s);
+    tessel_diag diag;
+    tessel_result x, st;
+    ck_assert_int_eq(tessel_model_exact(&s, d, NULL, &x, &diag), 0);
+    ck_assert_msg(x.macs > (UINT64_C(1) << 20), "too few multiplies to sample: %llu",
+                  (unsigned long long)x.macs);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    tessel_drt_stats *ds = NULL;
+    ck_assert_int_eq(tessel_drt_stats_create(&s, d, &o, NULL, &ds, &diag), 0);
+    int rc = tessel_drt_stat(&s, ds, &st, NULL, &diag);
+    ck_assert_msg(rc == 0, "drt stat: %s", diag.message);
+    ck_assert_uint_eq(st.compulsory_bytes, x.compulsory_bytes);
+    tessel_drt_stats_free(&ds);
+    tessel_stat_options so;
+    tessel_stat_options_init(&so);
+    tessel_stat_data *sd = NULL;
+    ck_assert_int_eq(tessel_stat_data_create(&s, d, &so, NULL, &sd, &diag), 0);
+    tessel_output_count oc;
+    ck_assert_int_eq(tessel_stat_data_output_count(sd, &oc), 1);
+    ck_assert_uint_eq(oc.nnz, x.output_nnz);
+    tessel_stat_data_free(&sd);
+    tessel_workload_free(&d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("compulsory");
@@ -320,6 +358,7 @@ int main(void)
     tcase_add_test(tc, test_public_untiled);
     tcase_add_test(tc, test_output_count_by_hand);
     tcase_add_test(tc, test_partial_sample);
+    tcase_add_test(tc, test_drt_partial_sample);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

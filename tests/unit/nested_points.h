@@ -9,36 +9,12 @@
 
 #include "tessel/model.h"
 #include "test_specs.h"
+#include "test_synthetic.h"
 
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static inline uint64_t below(rng *r, uint64_t n)
-{
-    r->state = r->state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-    return (r->state >> 33) % n;
-}
-
-/* rows x cols with a band and random entries. */
+/* rows x cols with a band of 4 and random entries. */
 static inline tessel_tensor *synthetic(uint64_t rows, uint64_t cols, double density, unsigned seed)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    rng r = { seed };
-    for (uint32_t i = 0; i < rows; i++)
-        for (uint32_t j = 0; j < cols; j++) {
-            int band = (i > j ? i - j : j - i) < 4;
-            if (band || (double)below(&r, 1000000) < density * 1e6) {
-                uint32_t e[2] = { i, j };
-                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
-            }
-        }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return synthetic_banded(rows, cols, density, seed, 4);
 }
 
 static const char *const orders[4] = { "IJK", "KIJ", "IKJ", "JKI" };

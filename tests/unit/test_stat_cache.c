@@ -16,16 +16,7 @@
 #include "test_alloc.h"
 #include "test_specs.h"
 #include "test_data.h"
-
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static uint64_t below(rng *r, uint64_t n)
-{
-    r->state = r->state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-    return (r->state >> 33) % n;
-}
+#include "test_synthetic.h"
 
 static tessel_tensor *load(const char *name)
 {
@@ -40,25 +31,10 @@ static tessel_tensor *load(const char *name)
     return t;
 }
 
-/* rows x cols with a band and random entries (tiles of many sizes). */
+/* rows x cols with a band of 5 and random entries (tiles of many sizes). */
 static tessel_tensor *synthetic(uint64_t rows, uint64_t cols, double density, unsigned seed)
 {
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    rng r = { seed };
-    for (uint32_t i = 0; i < rows; i++)
-        for (uint32_t j = 0; j < cols; j++) {
-            int band = (i > j ? i - j : j - i) < 5;
-            if (band || (double)below(&r, 1000000) < density * 1e6) {
-                uint32_t e[2] = { i, j };
-                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
-            }
-        }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
+    return synthetic_banded(rows, cols, density, seed, 5);
 }
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)

@@ -3,7 +3,7 @@
 
     python3 bench/parse_speed.py [--tessel build/tools/tessel] [--sizes 1M,4M,16M]
                                  [--kinds uniform:real,rmat:pattern] [--cache DIR] [--runs 3]
-                                 [--formats mtx,tns] [--before OTHER/tools/tessel]
+                                 [--formats mtx,tns,gz] [--before OTHER/tools/tessel]
 
 Generates, once (cached in --cache, default a directory in the system's temp dir kept between
 runs), `tessel gen` square .mtx files of average degree 16 (rows = nnz / 16, seed 1) for each
@@ -16,7 +16,9 @@ per file, in the same run and with the file in the page cache (one untimed warm-
 - `wc -l FILE`: wall and CPU seconds.
 
 --formats tns also measures each matrix written as a FROSTT .tns file (`tessel convert`,
-cached beside it). --before measures a second tessel binary (say, main's release build) on
+cached beside it); --formats gz the .mtx gzipped (level 6, cached beside it), against
+`gzip -dc FILE | wc -l` (through sh; its CPU is the pipeline's) instead of `wc -l`, with MB
+and MB/s counted on the uncompressed text so the rows compare with the .mtx ones. --before measures a second tessel binary (say, main's release build) on
 the same files in the same run, each file's runs of both binaries interleaved, so a change is
 compared with its baseline under the same load: the `build` column says which binary a row is.
 
@@ -28,7 +30,9 @@ before the change, >= 25 % of `wc -l` (read/wc <= 4), mem/T <= 1.3. Figures only
 pass/fail. Standard library only.
 """
 import argparse
+import gzip
 import os
+import shutil
 import re
 import sys
 import tempfile
@@ -52,6 +56,16 @@ def tns_of(tessel, path):
     return tns
 
 
+def gz_of(path):
+    """The cached gzipped (level 6) form of the generated .mtx at path."""
+    gz = path + ".gz"
+    if not os.path.exists(gz):
+        with open(path, "rb") as src, gzip.open(gz + ".part", "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.replace(gz + ".part", gz)
+    return gz
+
+
 def best(runs, fn):
     """Element-wise minimum of runs calls of fn (each a tuple of numbers)."""
     out = None
@@ -71,7 +85,7 @@ def main():
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "tessel-parse"),
                     help="where the generated matrices are kept between runs")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--formats", default="mtx", help="mtx, tns or mtx,tns")
+    ap.add_argument("--formats", default="mtx", help="mtx, tns, gz (.mtx.gz) or a list")
     ap.add_argument("--before", default=None,
                     help="a second tessel binary measured on the same files in the same run")
     args = ap.parse_args()
@@ -94,8 +108,11 @@ def main():
                     field_bytes = 8  # a .tns entry always carries a value
                 else:
                     field_bytes = 8 if field == "real" else 0
-                mb = os.path.getsize(path) / 1e6
+                mb = os.path.getsize(path) / 1e6  # the text's size, also for gz
                 wc = ["wc", "-l", path]
+                if fmt == "gz":
+                    path = gz_of(path)
+                    wc = ["sh", "-c", 'gzip -dc "$1" | wc -l', "sh", path]
                 run_measured(wc)  # page cache warm-up
 
                 def tessel_once(binary):

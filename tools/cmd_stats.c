@@ -109,10 +109,11 @@ static void help(void)
         "      --seed N          seed of that sample (default 1)\n"
         "      --label TEXT      source identity to store (default: the input's path,\n"
         "                        size and modification time)\n"
-        "\nMatrices larger than memory (.mtx, .mtx.gz, 2-mode .tns, .tns.gz, .tsl):\n"
-        "      --stream          never hold the whole matrix: count the entries of every\n"
-        "                        row in one pass, then read blocks of whole rows of tiles\n"
-        "                        in one more pass each; same output, bit for bit\n"
+        "\nTensors larger than memory (.mtx, .mtx.gz, .tns, .tns.gz, 2-mode .tsl):\n"
+        "      --stream          never hold the whole tensor: count the entries of every\n"
+        "                        row (first-mode slice) in one pass, then read blocks of\n"
+        "                        whole rows of tiles in one more pass each (--spill-dir:\n"
+        "                        matrices only); same output, bit for bit\n"
         "      --block-entries N entries per streamed block (default 16777216)\n"
         "      --spill-dir DIR   read a text file once for many blocks: their entries go\n"
         "                        to an unlinked spill file in DIR (16 B per entry)\n"
@@ -120,8 +121,8 @@ static void help(void)
         "                        rows of tiles split evenly; implies --stream) into the\n"
         "                        --part file\n"
         "      --part OUT.tpart  where --shard writes its statistics part\n"
-        "      --merge           the FILEs are the N parts of one matrix (.tpart): print\n"
-        "                        its statistics, the same as for the whole matrix\n\n"
+        "      --merge           the FILEs are the N parts of one tensor (.tpart): print\n"
+        "                        its statistics, the same as for the whole tensor\n\n"
         "A FILE ending in .tstat is read back and its statistics printed. A FILE ending\n"
         "in .tsd (tessel run --save-stats) prints its output sample's estimate of the\n"
         "output's nonzeros and that estimate's standard error.\n\n"
@@ -439,13 +440,17 @@ static int from_part(tessel_stats_part *p, const char *path, file_stats *fs)
     tessel_diag d;
     tessel_diag_clear(&d);
     fs->path = path;
-    fs->order = 2;
+    fs->order = p->order;
     memcpy(fs->dims, p->dims, sizeof(p->dims));
     memcpy(fs->tile, p->tile, sizeof(p->tile));
     fs->nnz = p->nnz;
     snprintf(fs->field, sizeof(fs->field), "%s", p->field);
     snprintf(fs->symmetry, sizeof(fs->symmetry), "%s", p->symmetry);
-    if (tessel_stats_part_summary(p, &fs->occ, &fs->modes[0].occ, &fs->modes[1].occ, &d)) {
+    tessel_occupancy *modes[TESSEL_MAX_ORDER];
+    int rc = tessel_stats_part_summary(p, &fs->occ, modes, &d);
+    for (unsigned m = 0; m < p->order && !rc; m++)
+        fs->modes[m].occ = modes[m];
+    if (rc) {
         tessel_diag_set_file(&d, path);
         return cli_report(&d);
     }
@@ -457,9 +462,14 @@ static int stream_source(const char *path, const stats_request *req, tessel_stat
     if (tessel_file_kind_of(path) == TESSEL_FILE_UNKNOWN)
         return cli_usage_error("stats", "--stream and --shard read .mtx, .mtx.gz, .tns, .tns.gz "
                                         "and .tsl files, not %s", path);
-    uint64_t tile[2];
-    if (shape_for("--tile", req->tile, req->ntile, 2, path, tile))
+    /* One extent for every mode, or one per mode: a .tns file's order is
+     * known once streamed (checked below), a matrix's now. */
+    uint64_t tile[TESSEL_MAX_ORDER];
+    int tns = tessel_file_kind_of(path) == TESSEL_FILE_TNS;
+    if (!tns && shape_for("--tile", req->tile, req->ntile, 2, path, tile))
         return CLI_EXIT_USAGE;
+    for (unsigned m = 0; tns && m < TESSEL_MAX_ORDER; m++)
+        tile[m] = req->tile[req->ntile == 1 || m >= req->ntile ? 0 : m];
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_cache_source src;
@@ -470,6 +480,12 @@ static int stream_source(const char *path, const stats_request *req, tessel_stat
                                  req->spill_dir, NULL, p, &d);
     if (rc)
         return cli_report(&d);
+    unsigned order = (*p)->order;
+    if (req->ntile != 1 && req->ntile != order) {
+        tessel_stats_part_free(p);
+        return cli_usage_error("stats", "--tile has %u extents but %s has %u modes", req->ntile,
+                               path, order);
+    }
     snprintf((*p)->source, sizeof((*p)->source), "%s size=%llu mtime_ns=%lld", path,
              (unsigned long long)src.size, (long long)src.mtime_ns);
     return CLI_EXIT_OK;

@@ -264,47 +264,56 @@ int tessel_statfile_parse(const char *name, const void *data, size_t size,
                           tessel_tile_grid **grid, char *source, size_t source_size,
                           tessel_diag *diag);
 
-/* Occupancy statistics of a matrix in mergeable parts (src/stats/partial.c,
+/* Occupancy statistics of a tensor in mergeable parts (src/stats/part.c,
  * docs/data.md "Streamed and sharded statistics"): the tile occupancies,
- * the row slices and every column's count of the rows added so far. Rows
- * are added in blocks of whole rows of tiles, each row once; parts over
+ * the slices of the first mode (rows) and every other mode's count of each
+ * of its slices over the rows added so far. Rows (first-mode slices) are
+ * added in blocks of whole rows of tiles, each row once; parts over
  * disjoint rows merge exactly, and the summary depends only on the
- * multisets, so any split gives the whole matrix's statistics bit for bit. */
+ * multisets, so any split gives the whole tensor's statistics bit for bit. */
 typedef struct tessel_stats_part {
     const tessel_allocator *alloc;
-    uint64_t dims[2];
-    uint64_t tile[2];   /* as requested (a tile larger than a mode is cut when counting) */
+    unsigned order;     /* 1..TESSEL_MAX_ORDER (2: a matrix) */
+    uint64_t dims[TESSEL_MAX_ORDER];
+    uint64_t tile[TESSEL_MAX_ORDER]; /* as requested (a tile larger than a mode is cut) */
     uint64_t nnz;       /* stored entries of the rows added */
-    uint64_t shard, shards; /* 1-based shard of shards (1/1: the whole matrix) */
+    uint64_t shard, shards; /* 1-based shard of shards (1/1: the whole tensor) */
     uint64_t row_begin, row_end; /* the shard's rows */
     char field[16], symmetry[16];
     char source[4097];  /* the input's identity ("PATH size=N mtime_ns=T") */
     tessel_occupancy_acc *tiles;
     tessel_occupancy_acc *rows;
-    uint64_t *col_count; /* dims[1] counters */
+    /* [m] for 1 <= m < order: dims[m] counters, the entries of each slice
+     * of mode m ([1]: the columns of a matrix); [0] is unused (NULL). */
+    uint64_t *mode_count[TESSEL_MAX_ORDER];
 } tessel_stats_part;
 
-int tessel_stats_part_create(const uint64_t *dims, const uint64_t *tile, const tessel_allocator *a,
-                             tessel_stats_part **out, tessel_diag *diag);
+int tessel_stats_part_create(unsigned order, const uint64_t *dims, const uint64_t *tile,
+                             const tessel_allocator *a, tessel_stats_part **out,
+                             tessel_diag *diag);
 void tessel_stats_part_free(tessel_stats_part **p);
-/* Adds the rows [row_begin, row_end) of matrix m (m holds no other rows; m's
- * dims are p's; row_begin and row_end on tile-row boundaries or the end). */
+/* Adds the rows [row_begin, row_end) of tensor m (m holds no other rows;
+ * m's order and dims are p's; row_begin and row_end on tile-row boundaries
+ * or the end). */
 int tessel_stats_part_add(tessel_stats_part *p, const tessel_tensor *m, uint64_t row_begin,
                           uint64_t row_end, tessel_diag *diag);
-/* p += q (same dims, tile, field and symmetry; disjoint rows). */
+/* p += q (same order, dims, tile, field and symmetry; disjoint rows). */
 int tessel_stats_part_merge(tessel_stats_part *p, const tessel_stats_part *q, tessel_diag *diag);
-/* The summaries: tile occupancy, row and column slices. */
+/* The summaries: tile occupancy and, for every mode m < order, the slice
+ * distribution modes[m] (modes[0]: rows, modes[1]: columns). */
 int tessel_stats_part_summary(tessel_stats_part *p, tessel_occupancy **tiles,
-                              tessel_occupancy **rows, tessel_occupancy **cols, tessel_diag *diag);
-/* Streams a Matrix Market file, a 2-mode .tns file or a 2-mode .tsl cache:
- * one counting pass, then blocks of whole rows of tiles holding at most
- * `block_entries` entries (at least one row of tiles), over shard `shard` of
- * `shards` (1-based; rows of tiles split evenly). Each block is one more
- * pass over the file (a cache's blocks read only their rows), or, with
- * spill_dir (text files), one pass serves up to
+                              tessel_occupancy **modes, tessel_diag *diag);
+/* Streams a Matrix Market file, a .tns file of any order or a 2-mode .tsl
+ * cache: one counting pass, then blocks of whole rows (first-mode slices)
+ * of tiles holding at most `block_entries` entries (at least one row of
+ * tiles), over shard `shard` of `shards` (1-based; rows of tiles split
+ * evenly). tile[] holds one extent per mode of the file (TESSEL_MAX_ORDER
+ * entries are read; those past the file's order are ignored). Each block
+ * is one more pass over the file (a cache's blocks read only their rows),
+ * or, with spill_dir (2-mode text files), one pass serves up to
  * max(8, block_entries / 4096) blocks through an unlinked spill file in
  * spill_dir (16 B per entry of those blocks). Memory: one block's tensor
- * plus O(rows + cols), and 64 KiB per block of a pass when spilling. */
+ * plus O(sum of the extents), and 64 KiB per block of a pass when spilling. */
 int tessel_stats_stream(const char *path, const tessel_load_options *opt, const uint64_t *tile,
                         uint64_t shard, uint64_t shards, uint64_t block_entries,
                         const char *spill_dir, const tessel_allocator *a,

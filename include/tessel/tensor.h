@@ -158,15 +158,17 @@ int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint6
 int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
                           const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
                           tessel_diag *diag);
-/* The same for a 2-mode FROSTT .tns file (plain or gzipped; another order
- * is refused with TESSEL_EINVAL). Both read every line, so both give the
+/* The same for a FROSTT .tns file of any order (plain or gzipped), rows
+ * being the slices of its first mode: tessel_tns_read_rows gives a tensor
+ * of the file's order; tessel_tns_row_counts sets *order and dims[0..order)
+ * (dims holds TESSEL_MAX_ORDER). Both read every line, so both give the
  * whole file's extents (its largest coordinates). */
 int tessel_tns_read_rows(const char *path, const tessel_load_options *opt, uint64_t row_begin,
                          uint64_t row_end, uint64_t reserve, const tessel_allocator *a,
                          tessel_tensor **out, tessel_diag *diag);
 int tessel_tns_row_counts(const char *path, const tessel_load_options *opt,
-                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
-                          tessel_diag *diag);
+                          const tessel_allocator *a, unsigned *order, uint64_t *dims,
+                          uint64_t **counts, tessel_diag *diag);
 /* Every entry of a Matrix Market or 2-mode .tns file, in the order the
  * single-pass reader hands them to its coordinate builder (a symmetric
  * entry, then its mirror), passed to emit with 0-based coordinates; a

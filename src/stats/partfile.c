@@ -3,14 +3,18 @@
  *
  * Layout (little-endian, as .tstat; all fields u64 unless noted):
  *   magic "TESSELP\n" (8 bytes), version (u32), header size (u32),
- *   byte-order mark 0x01020304 (u32), flags (u32, 0), dims[2], tile[2],
- *   nnz, shard, shards, row_begin, row_end, tile pairs n_t, row pairs n_r,
- *   source length, field (16 bytes), symmetry (16 bytes), payload checksum,
- *   header checksum (of everything before it).
+ *   byte-order mark 0x01020304 (u32), flags (u32, 0), order (u32), padding
+ *   (u32, 0), dims[8], tile[8] (entries past the order 0), nnz, shard,
+ *   shards, row_begin, row_end, tile pairs n_t, row pairs n_r, source
+ *   length, field (16 bytes), symmetry (16 bytes), payload checksum, header
+ *   checksum (of everything before it).
  *   payload: tile values[n_t], tile counts[n_t], row values[n_r], row
- *   counts[n_r], col_count[dims[1]], source bytes.
- * The reader checks sizes before allocating, both checksums, ascending
- * values and that tiles, rows and columns each hold nnz entries. */
+ *   counts[n_r], mode_count[m][dims[m]] for m = 1..order-1, source bytes.
+ * Version 1 (tessel before 3-mode streaming) was 2-D only: dims[2] and
+ * tile[2] without an order; it is refused with a message naming both
+ * versions. The reader checks sizes before allocating, both checksums,
+ * ascending values and that tiles, rows and every mode's slices each hold
+ * nnz entries. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,14 +28,15 @@
 #endif
 
 #define PART_MAGIC "TESSELP\n"
-#define PART_VERSION 1u
+#define PART_VERSION 2u
 #define PART_BOM 0x01020304u
 #define PART_SOURCE_MAX 4096u
 
 typedef struct part_header {
     char magic[8];
     uint32_t version, header_bytes, bom, flags;
-    uint64_t dims[2], tile[2];
+    uint32_t order, padding;
+    uint64_t dims[TESSEL_MAX_ORDER], tile[TESSEL_MAX_ORDER];
     uint64_t nnz, shard, shards, row_begin, row_end;
     uint64_t ntile, nrow, source_len;
     char field[16], symmetry[16];
@@ -65,8 +70,9 @@ int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel
     h.version = PART_VERSION;
     h.header_bytes = sizeof(h);
     h.bom = PART_BOM;
-    memcpy(h.dims, p->dims, sizeof(h.dims));
-    memcpy(h.tile, p->tile, sizeof(h.tile));
+    h.order = p->order;
+    memcpy(h.dims, p->dims, p->order * sizeof(uint64_t));
+    memcpy(h.tile, p->tile, p->order * sizeof(uint64_t));
     h.nnz = p->nnz;
     h.shard = p->shard;
     h.shards = p->shards;
@@ -78,11 +84,19 @@ int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel
     memcpy(h.field, p->field, sizeof(h.field));
     memcpy(h.symmetry, p->symmetry, sizeof(h.symmetry));
     /* The payload's checksum goes in the header, so it is taken first. */
-    const void *piece[6] = { tv, tc, rv, rcnt, p->col_count, p->source };
-    uint64_t bytes[6] = { nt * 8, nt * 8, nr * 8, nr * 8, p->dims[1] * 8, h.source_len };
+    enum { PIECES = 5 + TESSEL_MAX_ORDER - 1 };
+    const void *piece[PIECES] = { tv, tc, rv, rcnt };
+    uint64_t bytes[PIECES] = { nt * 8, nt * 8, nr * 8, nr * 8 };
+    int np = 4;
+    for (unsigned m = 1; m < p->order; m++, np++) {
+        piece[np] = p->mode_count[m];
+        bytes[np] = p->dims[m] * 8;
+    }
+    piece[np] = p->source;
+    bytes[np++] = h.source_len;
     tessel_checksum c;
     tessel_checksum_init(&c);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < np; i++)
         if (bytes[i]) /* empty arrays are NULL */
             tessel_checksum_update(&c, piece[i], bytes[i]);
     h.payload_sum = tessel_checksum_final(&c);
@@ -93,7 +107,7 @@ int tessel_stats_part_write(const char *path, const tessel_stats_part *p, tessel
     if (!rc) {
         FILE *f = tessel_outfile_stream(out);
         int bad = put(f, &h, sizeof(h));
-        for (int i = 0; i < 6 && !bad; i++)
+        for (int i = 0; i < np && !bad; i++)
             bad = put(f, piece[i], bytes[i]);
         rc = bad ? tessel_outfile_abort_failed(&out, diag) : tessel_outfile_commit(&out, diag);
     }
@@ -125,15 +139,26 @@ static int check_header(const part_header *h, uint64_t file_bytes, const char *p
         return corrupt(diag, path, "header", "header size, byte order or flags");
     if (h->header_sum != sum_of(h, offsetof(part_header, header_sum)))
         return corrupt(diag, path, "header", "header checksum mismatch");
-    if (h->dims[0] > TESSEL_MAX_DIM || h->dims[1] > TESSEL_MAX_DIM || !h->tile[0] ||
-        !h->tile[1] || h->source_len > PART_SOURCE_MAX || !memchr(h->field, 0, 16) ||
+    int shape_ok = h->order >= 1 && h->order <= TESSEL_MAX_ORDER && h->padding == 0;
+    uint64_t slices = 0; /* counters of modes 1..order-1 */
+    for (unsigned m = 0; shape_ok && m < TESSEL_MAX_ORDER; m++) {
+        if (m < h->order)
+            shape_ok = h->dims[m] <= TESSEL_MAX_DIM && h->tile[m] != 0;
+        else
+            shape_ok = h->dims[m] == 0 && h->tile[m] == 0;
+        if (m >= 1 && m < h->order)
+            slices += h->dims[m];
+    }
+    if (!shape_ok || h->source_len > PART_SOURCE_MAX || !memchr(h->field, 0, 16) ||
         !memchr(h->symmetry, 0, 16) || h->shard == 0 || h->shard > h->shards ||
         h->row_begin > h->row_end || h->row_end > h->dims[0] || h->ntile > h->nnz ||
         h->nrow > h->dims[0])
         return corrupt(diag, path, "header", "a field is out of range");
     if (h->ntile > file_bytes / 16 || h->nrow > file_bytes / 16)
         return corrupt(diag, path, "payload", "the file size does not match the header");
-    uint64_t payload = (2 * h->ntile + 2 * h->nrow + h->dims[1]) * 8 + h->source_len;
+    /* no overflow: ntile and nrow are below file_bytes / 16, slices below
+     * 8 * 2^32 */
+    uint64_t payload = (2 * h->ntile + 2 * h->nrow + slices) * 8 + h->source_len;
     if (file_bytes != sizeof(*h) + payload)
         return corrupt(diag, path, "payload", "the file size does not match the header");
     return TESSEL_OK;
@@ -159,7 +184,7 @@ static int build(const part_header *h, const uint64_t *w, const tessel_allocator
                  const char *path, tessel_stats_part **out, tessel_diag *diag)
 {
     tessel_stats_part *p = NULL;
-    int rc = tessel_stats_part_create(h->dims, h->tile, a, &p, diag);
+    int rc = tessel_stats_part_create(h->order, h->dims, h->tile, a, &p, diag);
     if (rc)
         return rc;
     p->nnz = h->nnz;
@@ -170,18 +195,24 @@ static int build(const part_header *h, const uint64_t *w, const tessel_allocator
     memcpy(p->field, h->field, 16);
     memcpy(p->symmetry, h->symmetry, 16);
     const uint64_t *tv = w, *tc = tv + h->ntile, *rv = tc + h->ntile, *rcnt = rv + h->nrow;
-    const uint64_t *cols = rcnt + h->nrow;
-    memcpy(p->source, cols + h->dims[1], h->source_len);
-    p->source[h->source_len] = '\0';
-    uint64_t tn = 0, rn = 0, cn = 0;
+    const uint64_t *slices = rcnt + h->nrow;
+    uint64_t tn = 0, rn = 0;
     rc = add_pairs(p->tiles, tv, tc, h->ntile, &tn, diag);
     if (!rc)
         rc = add_pairs(p->rows, rv, rcnt, h->nrow, &rn, diag);
-    memcpy(p->col_count, cols, h->dims[1] * 8);
-    for (uint64_t c = 0; c < h->dims[1]; c++)
-        cn += cols[c];
-    if (!rc && (tn != h->nnz || rn != h->nnz || cn != h->nnz))
+    if (!rc && (tn != h->nnz || rn != h->nnz))
         rc = TESSEL_ECORRUPT;
+    for (unsigned m = 1; m < h->order; m++) {
+        uint64_t cn = 0;
+        memcpy(p->mode_count[m], slices, h->dims[m] * 8);
+        for (uint64_t c = 0; c < h->dims[m]; c++)
+            cn += slices[c];
+        slices += h->dims[m];
+        if (cn != h->nnz)
+            rc = rc ? rc : TESSEL_ECORRUPT;
+    }
+    memcpy(p->source, slices, h->source_len);
+    p->source[h->source_len] = '\0';
     if (rc) {
         tessel_stats_part_free(&p);
         return rc == TESSEL_ECORRUPT
@@ -202,10 +233,19 @@ int tessel_stats_part_read(const char *path, const tessel_allocator *a, tessel_s
     struct stat st;
     part_header h;
     uint64_t *payload = NULL;
-    int rc = fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(h)
+    /* The magic and version first: a version 1 file's header is shorter. */
+    size_t lead = offsetof(part_header, header_bytes);
+    memset(&h, 0, sizeof(h));
+    int rc = fstat(fd, &st) != 0 || (uint64_t)st.st_size < lead
                  ? corrupt(diag, path, "header", "the file is shorter than a header")
                  : TESSEL_OK;
-    if (!rc && tessel_read_full(fd, &h, sizeof(h)))
+    if (!rc && tessel_read_full(fd, &h, lead))
+        rc = corrupt(diag, path, "header", "cannot read the header");
+    if (!rc && memcmp(h.magic, PART_MAGIC, 8) == 0 && h.version != PART_VERSION)
+        rc = check_header(&h, (uint64_t)st.st_size, path, diag);
+    if (!rc && (uint64_t)st.st_size < sizeof(h))
+        rc = corrupt(diag, path, "header", "the file is shorter than a header");
+    if (!rc && tessel_read_full(fd, (char *)&h + lead, sizeof(h) - lead))
         rc = corrupt(diag, path, "header", "cannot read the header");
     if (!rc)
         rc = check_header(&h, (uint64_t)st.st_size, path, diag);

@@ -1,6 +1,6 @@
-/* Streamed statistics: a Matrix Market file, a 2-mode .tns file or a
- * 2-mode .tsl cache summarised in row blocks without ever holding the whole
- * matrix. A counting pass gives every row's entry count (an upper bound:
+/* Streamed statistics: a Matrix Market file, a .tns file of any order or a
+ * 2-mode .tsl cache summarised in row (first-mode slice) blocks without
+ * ever holding the whole tensor. A counting pass gives every row's entry count (an upper bound:
  * duplicates counted each time); blocks of whole rows of tiles are then cut
  * at `block_entries` and each is read by one more pass that keeps only its
  * rows (tessel_mtx_read_rows, tessel_tns_read_rows, or for a cache
@@ -37,11 +37,12 @@ static int add_block(tessel_stats_part *p, const char *path, const tessel_load_o
         rc = tessel_tns_read_rows(path, opt, r0, r1, reserve, a, &m, diag);
     else
         rc = tessel_mtx_read_rows(path, opt, r0, r1, reserve, a, &m, diag);
-    if (!rc && (m->dims[0] != p->dims[0] || m->dims[1] != p->dims[1]))
+    if (!rc && (m->order != p->order || memcmp(m->dims, p->dims, p->order * sizeof(uint64_t))))
         rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL,
-                             "the file changed while it was streamed (extents %llu x %llu, "
-                             "then %llu x %llu)", (unsigned long long)p->dims[0],
-                             (unsigned long long)p->dims[1], (unsigned long long)m->dims[0],
+                             "the file changed while it was streamed (%u modes, extents %llu x "
+                             "%llu..., then %u modes, %llu x %llu...)", p->order,
+                             (unsigned long long)p->dims[0], (unsigned long long)p->dims[1],
+                             m->order, (unsigned long long)m->dims[0],
                              (unsigned long long)m->dims[1]);
     if (!rc)
         rc = tessel_stats_part_add(p, m, r0, r1, diag);
@@ -80,14 +81,15 @@ static unsigned spill_group(uint64_t block_entries)
     return g < 8 ? 8u : g > 65536 ? 65536u : (unsigned)g;
 }
 
-/* The blocks of p's rows: one pass each, or with spill_dir (text input)
- * one pass per spill_group() blocks. */
+/* The blocks of p's rows: one pass each, or with spill_dir (2-mode text
+ * input: the spill file holds matrix entries) one pass per spill_group()
+ * blocks. */
 static int add_blocks(tessel_stats_part *p, const char *path, const tessel_load_options *opt,
                       const uint64_t *counts, uint64_t block_entries, const char *spill_dir,
                       const tessel_allocator *a, tessel_diag *diag)
 {
     uint64_t edge = p->tile[0] < p->dims[0] ? p->tile[0] : (p->dims[0] ? p->dims[0] : 1);
-    int spill = spill_dir && tessel_file_kind_of(path) != TESSEL_FILE_CACHE;
+    int spill = spill_dir && p->order == 2 && tessel_file_kind_of(path) != TESSEL_FILE_CACHE;
     unsigned group = spill ? spill_group(block_entries) : 1, n = 0;
     uint64_t *bounds = tessel_alloc_array(a, (uint64_t)group + 1, sizeof(uint64_t));
     uint64_t *room = tessel_alloc_array(a, group, sizeof(uint64_t));
@@ -125,21 +127,22 @@ int tessel_stats_stream(const char *path, const tessel_load_options *opt, const 
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "shard",
                                "shard %llu of %llu: shards are numbered 1..N, N < 2^32",
                                (unsigned long long)shard, (unsigned long long)shards);
-    if (tile[0] == 0 || tile[1] == 0)
+    if (tile[0] == 0)
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "tile",
                                "tile extents must be >= 1");
-    uint64_t dims[2], *counts = NULL;
+    uint64_t dims[TESSEL_MAX_ORDER] = { 0 }, *counts = NULL;
+    unsigned order = 2;
     int kind = tessel_file_kind_of(path), rc;
     if (kind == TESSEL_FILE_CACHE)
         rc = tessel_cache_row_counts(path, a, dims, &counts, diag);
     else if (kind == TESSEL_FILE_TNS)
-        rc = tessel_tns_row_counts(path, opt, a, dims, &counts, diag);
+        rc = tessel_tns_row_counts(path, opt, a, &order, dims, &counts, diag);
     else
         rc = tessel_mtx_row_counts(path, opt, a, dims, &counts, diag);
     if (rc)
         return rc;
     tessel_stats_part *p = NULL;
-    rc = tessel_stats_part_create(dims, tile, a, &p, diag);
+    rc = tessel_stats_part_create(order, dims, tile, a, &p, diag);
     if (!rc) {
         p->shard = shard;
         p->shards = shards;

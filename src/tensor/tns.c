@@ -287,17 +287,18 @@ int tessel_tensor_parse_tns(const char *name, const void *data, size_t size,
     return rc;
 }
 
-/* Reads the file at path through f; a file of other than two modes is
- * refused (the row-blocked readers serve matrix statistics). */
+/* Reads the file at path through f; with `matrix`, a file of other than
+ * two modes is refused (the entry walk serves the 2-mode spill). */
 static int read_filtered(const char *path, const tessel_load_options *opt, tns_filter *f,
-                         const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+                         int matrix, const tessel_allocator *a, tessel_tensor **out,
+                         tessel_diag *diag)
 {
     int rc = read_path(path, opt, f, a, out, diag);
-    if (!rc && f->order != 2) {
+    if (!rc && matrix && f->order != 2) {
         if (out)
             tessel_tensor_free(out);
         rc = tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, NULL,
-                             "%u modes: row-blocked reading takes a matrix (2 modes)", f->order);
+                             "%u modes: this entry walk takes a matrix (2 modes)", f->order);
     }
     return rc;
 }
@@ -312,18 +313,18 @@ int tessel_tns_read_rows(const char *path, const tessel_load_options *opt, uint6
     f.lo = row_begin;
     f.hi = row_end;
     f.reserve = reserve;
-    return read_filtered(path, opt, &f, a, out, diag);
+    return read_filtered(path, opt, &f, 0, a, out, diag);
 }
 
 int tessel_tns_row_counts(const char *path, const tessel_load_options *opt,
-                          const tessel_allocator *a, uint64_t *dims, uint64_t **counts,
-                          tessel_diag *diag)
+                          const tessel_allocator *a, unsigned *order, uint64_t *dims,
+                          uint64_t **counts, tessel_diag *diag)
 {
     *counts = NULL;
     tns_filter f;
     memset(&f, 0, sizeof(f));
     f.counting = 1;
-    int rc = read_filtered(path, opt, &f, a, NULL, diag);
+    int rc = read_filtered(path, opt, &f, 0, a, NULL, diag);
     if (rc) {
         tessel_dealloc(a, f.counts);
         return rc;
@@ -338,8 +339,8 @@ int tessel_tns_row_counts(const char *path, const tessel_load_options *opt,
     if (f.dims[0])
         memcpy(exact, f.counts, f.dims[0] * sizeof(uint64_t));
     tessel_dealloc(a, f.counts);
-    dims[0] = f.dims[0];
-    dims[1] = f.dims[1];
+    *order = f.order;
+    memcpy(dims, f.dims, f.order * sizeof(uint64_t));
     *counts = exact;
     return TESSEL_OK;
 }
@@ -352,7 +353,7 @@ int tessel_tns_for_each_entry(const char *path, const tessel_load_options *opt,
     memset(&f, 0, sizeof(f));
     f.emit = emit;
     f.ctx = ctx;
-    int rc = read_filtered(path, opt, &f, a, NULL, diag);
+    int rc = read_filtered(path, opt, &f, 1, a, NULL, diag);
     if (rc)
         return rc;
     memset(info, 0, sizeof(*info));

@@ -8,9 +8,12 @@ compares the output of `tessel stats FILE` (text, csv and json) with
   - `tessel stats FILE --stream --block-entries B` for small B (many blocks),
     with and without `--spill-dir` (one text pass for many blocks),
   - `tessel stats --shard K/N --part ...` for K = 1..N, then `--merge`,
-byte for byte. It also checks what must be refused: a part file of another
-version or with a damaged byte, missing or repeated shards, parts of two
-matrices, --stream on a 3-mode .tns file and on a damaged .tsl. Exit 0 when
+byte for byte. 3-mode .tns texts (generated with duplicates, comments and
+empty slices, plain and gzipped, and the shared 3-mode .tns.gz when present)
+go through the same comparisons. It also checks what must be refused: a
+part file of another version (older or newer) or with a damaged byte,
+missing or repeated shards, parts of two matrices, a --tile with the wrong
+number of extents for a 3-mode file, and --stream on a damaged .tsl. Exit 0 when
 all pass, 1 on a failure. The generated and hand-made matrices always run, so the test never
 passes without checking anything.
 
@@ -83,6 +86,38 @@ def tns_edge_cases(tmp):
         f.write(text.encode())
     files.append((gz, []))
     return files
+
+
+def tns3_cases(tmp, data):
+    """3-mode .tns texts: random entries with duplicates, comments, blank
+    lines and empty slices in every mode; plain and gzipped; the shared
+    3-mode files when present."""
+    files = []
+    g = 12345
+    lines = ["# a 3-mode tensor"]
+    for i in range(6000):
+        g = (g * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        # slices 1..400 x 1..150 x 1..60, every 7th first index never used
+        a = 1 + (g >> 20) % 400
+        a = a + 1 if a % 7 == 0 else a
+        b, c = 1 + (g >> 33) % 150, 1 + (g >> 45) % 60
+        lines.append("%d %d %d %d" % (a, b, c, (g >> 8) % 9 - 4))
+        if i % 997 == 0:
+            lines.append("")
+            lines.append("% comment")
+            lines.append("%d %d %d 1.5" % (a, b, c))  # a duplicate
+    text = "\n".join(lines) + "\n"
+    p = os.path.join(tmp, "three.tns")
+    write(p, text)
+    files.append((p, []))
+    files.append((p, ["--drop-zeros"]))
+    with gzip.open(p + ".gz", "wb") as f:
+        f.write(text.encode())
+    files.append((p + ".gz", []))
+    shared = []
+    if data and os.path.isdir(os.path.join(data, "tns")):
+        shared = sorted(glob.glob(os.path.join(data, "tns", "*.tns*")))
+    return files, shared
 
 
 def other_forms(tessel, tmp, path, tns=True):
@@ -158,11 +193,19 @@ def check_refusals(tessel, tmp, path):
     data = bytearray(open(parts[1], "rb").read())
     other = os.path.join(tmp, "v2.tpart")
     bumped = bytearray(data)
-    bumped[8:12] = struct.pack("<I", 2)
-    open(other, "wb").write(bumped)
-    p = run([tessel, "stats", "--merge", parts[0], other], expect=1)
-    if b"version 2" not in p.stderr or b"version 1" not in p.stderr:
-        FAILURES.append("a version-2 part is not refused by version: %r" % p.stderr)
+    for version in (1, 3):  # version 1: the 2-D format before 3-mode streaming
+        bumped[8:12] = struct.pack("<I", version)
+        open(other, "wb").write(bumped)
+        p = run([tessel, "stats", "--merge", parts[0], other], expect=1)
+        if b"version %d" % version not in p.stderr or b"version 2" not in p.stderr:
+            FAILURES.append("a version-%d part is not refused by version: %r" % (version,
+                                                                                p.stderr))
+    # a version-1 file is shorter than a version-2 header: refused by version too
+    short = os.path.join(tmp, "v1short.tpart")
+    open(short, "wb").write(b"TESSELP\n" + struct.pack("<I", 1) + bytes(100))
+    p = run([tessel, "stats", "--merge", short], expect=1)
+    if b"version 1" not in p.stderr:
+        FAILURES.append("a short version-1 part is not refused by version: %r" % p.stderr)
     # a damaged payload byte
     damaged = bytearray(data)
     damaged[-1] ^= 0x40
@@ -171,12 +214,14 @@ def check_refusals(tessel, tmp, path):
     p = run([tessel, "stats", "--merge", parts[0], bad], expect=1)
     if b"checksum" not in p.stderr:
         FAILURES.append("a damaged part is not refused by checksum: %r" % p.stderr)
-    # --stream summarises matrices: a 3-mode .tns is refused with a message
+    # a 3-mode .tns with a 2-extent --tile is refused as the in-memory path refuses it
     tns = os.path.join(tmp, "t.tns")
     write(tns, "1 2 3 1.0\n2 2 2 1.0\n")
-    p = run([tessel, "stats", tns, "--stream"], expect=1)
-    if b"3 modes" not in p.stderr:
-        FAILURES.append("--stream on a 3-mode .tns is not refused with a message: %r" % p.stderr)
+    want = run([tessel, "stats", tns, "--tile", "3x2"], expect=1)
+    p = run([tessel, "stats", tns, "--tile", "3x2", "--stream"], expect=1)
+    if b"3 modes" not in p.stderr or p.stderr != want.stderr:
+        FAILURES.append("--stream --tile 3x2 on a 3-mode .tns is not refused as in memory: "
+                        "%r vs %r" % (p.stderr, want.stderr))
     # a spill directory that cannot hold the spill file; none is ever left behind
     p = run([tessel, "stats", path, "--stream", "--block-entries", "1", "--spill-dir",
              os.path.join(tmp, "missing")], expect=1)
@@ -212,6 +257,7 @@ def main():
         edges += [(q, extra) for path, extra in edges[:5] if not extra
                   for q in other_forms(args.tessel, tmp, path, "empty" not in path)]
         gens += [(q, extra) for path, extra in gens for q in other_forms(args.tessel, tmp, path)]
+        tns3, tns3_shared = tns3_cases(tmp, args.data)
         cases = edges + gens
         for path, extra in edges:
             check_matrix(args.tessel, tmp, path, extra, ["2", "3x2", "128", "37x200"])
@@ -230,9 +276,16 @@ def main():
             run([args.tessel, "convert", path, tsl])
             check_matrix(args.tessel, tmp, tsl, [], ["128"], formats=("json",),
                          blocks=("20000",), shards=(3,), shard_block="20000")
+        for path, extra in tns3:
+            check_matrix(args.tessel, tmp, path, extra, ["2", "3x2x5", "128", "37x200x7"],
+                         blocks=("1", "700"), shards=(1, 3, 7), shard_block="500")
+        for path in tns3_shared:
+            check_matrix(args.tessel, tmp, path, [], ["128", "37x200x7"], formats=("json",),
+                         blocks=("5000",), shards=(4,), shard_block="5000")
         check_refusals(args.tessel, tmp, cases[-1][0])
-    print("stream_stats: %d matrices (%d shared)%s" % (len(cases) + len(shared), len(shared),
-          "" if shared else "; ../shared/data absent, shared matrices skipped"))
+    print("stream_stats: %d matrices (%d shared), %d 3-mode tensors (%d shared)%s" % (
+        len(cases) + len(shared), len(shared), len(tns3) + len(tns3_shared), len(tns3_shared),
+        "" if shared else "; ../shared/data absent, shared matrices skipped"))
     for f in FAILURES:
         print("FAIL:", f)
     return 1 if FAILURES else 0

@@ -375,21 +375,23 @@ START_TEST(occupancy_split_and_merge)
         assert_same_occupancy(from_grid, direct);
         /* Parts over row blocks of whole rows of tiles. */
         tessel_stats_part *whole = NULL;
-        ck_assert_int_eq(tessel_stats_part_create(dims, tiles[s], NULL, &whole, NULL), TESSEL_OK);
+        ck_assert_int_eq(tessel_stats_part_create(2, dims, tiles[s], NULL, &whole, NULL), TESSEL_OK);
         for (uint64_t r1 = dims[0]; r1 > 0;) {
             uint64_t r0 = r1 > 3 * tiles[s][0] ? r1 - 3 * tiles[s][0] : 0;
             r0 -= r0 % tiles[s][0];
             tessel_tensor *block = rows_of(t, r0, r1);
             tessel_stats_part *p = NULL;
-            ck_assert_int_eq(tessel_stats_part_create(dims, tiles[s], NULL, &p, NULL), TESSEL_OK);
+            ck_assert_int_eq(tessel_stats_part_create(2, dims, tiles[s], NULL, &p, NULL), TESSEL_OK);
             ck_assert_int_eq(tessel_stats_part_add(p, block, r0, r1, NULL), TESSEL_OK);
             ck_assert_int_eq(tessel_stats_part_merge(whole, p, NULL), TESSEL_OK);
             tessel_stats_part_free(&p);
             tessel_tensor_free(&block);
             r1 = r0;
         }
-        tessel_occupancy *rows = NULL, *cols = NULL;
-        ck_assert_int_eq(tessel_stats_part_summary(whole, &merged, &rows, &cols, NULL), TESSEL_OK);
+        tessel_occupancy *slices[2] = { NULL, NULL }, *rows, *cols;
+        ck_assert_int_eq(tessel_stats_part_summary(whole, &merged, slices, NULL), TESSEL_OK);
+        rows = slices[0];
+        cols = slices[1];
         assert_same_occupancy(from_grid, merged);
         ck_assert_uint_eq(rows->nnz, t->nnz);
         ck_assert_uint_eq(cols->nnz, t->nnz);

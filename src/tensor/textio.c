@@ -2,9 +2,9 @@
  * hand-written because strtod/strtoull dominate parse time otherwise: the
  * common decimal forms take a fast exact path (Clinger's: a mantissa below
  * 2^53 and a power of ten up to 22 are both exact doubles, so one multiply
- * or divide rounds correctly; up to 18 digits through x87 extended
- * precision, see scan_double_extended); everything else falls back to
- * strtod. */
+ * or divide rounds correctly; other mantissas of up to 18 digits and
+ * exponents within the double range through Eisel-Lemire, fastfloat.c);
+ * everything else falls back to strtod. */
 #include <errno.h>
 #include <float.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "fastfloat.h"
 #include "gzpipe.h"
 #include "gzsource.h"
 #include "textio.h"
@@ -275,49 +276,6 @@ static const double exact_pow10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
                                         1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                         1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
-#if defined(__x86_64__) && LDBL_MANT_DIG == 64
-/* 10^k for k <= 27 is exact in x87 extended precision (5^27 < 2^64). */
-static const long double exact_pow10_ext[28] = {
-    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-    1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-    1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L
-};
-
-/* Clinger's fast path (W. D. Clinger, "How to Read Floating Point Numbers
- * Accurately", PLDI 1990, section 5) carried out in x87 extended precision,
- * for the 16-18 digit mantissas that `%.17g` writes: a mantissa below 2^64
- * and 10^|e| for |e| <= 27 are exact 64-bit-significand numbers, so one
- * multiply or divide gives the exact value rounded once to 64 bits. Rounding
- * that again to 53 bits is correct unless the first rounding landed exactly
- * on a midpoint between two doubles (its 11 extra bits are 10000000000);
- * those rare cases, and results outside the normal range, go to strtod.
- * Returns 1 with *out set, or 0. */
-static int scan_double_extended(uint64_t mant, int exp10, double *out)
-{
-    if (exp10 < -27 || exp10 > 27)
-        return 0;
-    long double q = (long double)mant;
-    q = exp10 < 0 ? q / exact_pow10_ext[-exp10] : q * exact_pow10_ext[exp10];
-    uint64_t significand;
-    memcpy(&significand, &q, sizeof(significand)); /* x87: the low 8 bytes */
-    if ((significand & 0x7ffu) == 0x400u)
-        return 0;
-    double v = (double)q;
-    if (mant != 0 && !(fabs(v) >= DBL_MIN && fabs(v) <= DBL_MAX))
-        return 0;
-    *out = v;
-    return 1;
-}
-#else
-static int scan_double_extended(uint64_t mant, int exp10, double *out)
-{
-    (void)mant;
-    (void)exp10;
-    (void)out;
-    return 0;
-}
-#endif
-
 static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                         100000000 };
 
@@ -416,7 +374,7 @@ static int scan_double_fast(const char **pp, const char *end, double *out)
     if (mant <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
         v = (double)mant;
         v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
-    } else if (!scan_double_extended(mant, exp10, &v)) {
+    } else if (!fastfloat_decimal(mant, exp10, &v)) {
         return 0;
     }
     *out = neg ? -v : v;

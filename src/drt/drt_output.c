@@ -420,6 +420,23 @@ done:
     return rc;
 }
 
+/* The multiplies' total is known exactly (d->macs, from the micro grids'
+ * lines): the estimates nA nB / w_Kb are scaled to it, so that only their
+ * spread over the tiles is modelled (clustered matrices, where the
+ * independence inside a micro tile undercounts, keep their true total). */
+static void scale_mul(const drt_data *d, drt_otable *o)
+{
+    double sum = 0;
+    for (uint64_t t = 0; t < o->ntiles; t++)
+        if (o->start[t + 1] > o->start[t])
+            sum += o->mul[o->start[t + 1] - 1];
+    if (!(sum > 0) || !d->macs)
+        return;
+    double s = (double)d->macs / sum;
+    for (uint64_t e = 0; e < o->nent; e++)
+        o->mul[e] *= s;
+}
+
 /* The DRT output-tile table from line statistics: for each pair of A and B micro-tile
  * lines, the output micro tiles touched and their estimated nonzeros. */
 int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
@@ -514,6 +531,8 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
     }
     if (!rc)
         rc = finish_table(d, o);
+    if (!rc)
+        scale_mul(d, o);
     if (!rc)
         rc = calibrate(d, w);
     if (!rc)

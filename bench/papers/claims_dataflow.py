@@ -202,6 +202,23 @@ def _drt_template_claim(args, acc):
                    % (name, "OuterSpace" if name == "OuterSPACE" else name, sim,
                       ", ".join("%s %.2fx" % (f, geomean(g)) for f, g in gains.items()
                                 if f != sim)))
+    if name == "OuterSPACE":
+        # OuterSPACE's own multiply and merge phases inside each task (issue 21 item 2):
+        # products held unmerged until the task's merge, spilling past Z's partition
+        op = []
+        for m, path in available(args, args.matrices, c):
+            base = drt_portability.dram_bytes(args, untiled, path, [])
+            best = min(drt_portability.dram_bytes(
+                args, drt_spec, path, ["mapping.LLB.order=" + o,
+                                       "mapping.strategy_options.dataflow=outer-product"])
+                for o in sorted({own, "JKI"}))
+            op.append(base / best)
+            c.rows.append([m, sim + ", outer-product", "%.0f" % base, "%.0f" % best,
+                           "%.2fx" % op[-1]])
+        c.notes.append("the spec's dataflow is the DRT simulator's (products added into the "
+                       "LLB's output log as they are made: merged); with OuterSPACE's own "
+                       "multiply and merge phases inside each task (dataflow: outer-product, "
+                       "the task's products unmerged in Z's partition) %.2fx" % geomean(op))
     c.notes.append("orders: the dataflow's own and JKI; LLB %s" % args.llb)
     return c.decide()
 

@@ -264,6 +264,8 @@ typedef struct tessel_spec_strategy {
                               by the statistics' worst tile (0) */
     uint64_t micro[2];     /* drt: micro tile rows x columns (32 x 32) */
     int growth;            /* drt: 0 contracted index first, 1 alternating */
+    int dataflow;          /* drt: 0 merged (each product reduced into the output tile as it is
+                              made), 1 outer-product (a task's products held unmerged) */
     uint32_t levels;       /* bit l: the strategy sizes level l; 0 = every level below level 0 */
     int order;             /* which level is sized first: TESSEL_SPEC_ORDER_* (0: the strategy's paper) */
     tessel_spec_pos pos;

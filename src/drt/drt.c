@@ -150,6 +150,7 @@ int tessel_drt_exact(const tessel_spec *spec, const tessel_workload_data *data,
         return rc;
     drt_data d;
     rc = drt_data_build(spec, data, opt, a, &d, diag);
+    d.partials = spec->strategy.dataflow != 0; /* out.mul for the outer product's tasks */
     if (!rc)
         rc = drt_output_exact(&d, data, diag);
     if (!rc)

@@ -67,6 +67,9 @@ typedef struct drt_otable {
     uint64_t *start;       /* ntiles + 1 */
     uint32_t *kq;
     double *cum;
+    /* the multiplies after each prefix, beside cum (exact: built only for
+     * dataflow: outer-product, else NULL; stat: always, their expectation) */
+    double *mul;
     double total_n, total_m; /* the final output: nonzeros, non-empty micro tiles */
 } drt_otable;
 
@@ -83,6 +86,7 @@ typedef struct drt_data {
     double seconds;        /* collection time */
     double scale;          /* stat: calibration of the output hazards (drt_output.c) */
     double out_count;      /* stat: Z's nonzeros counted exactly for rule 3, or -1 */
+    int partials;          /* exact: build out.mul (the spec's dataflow is outer-product) */
 } drt_data;
 
 struct tessel_drt_stats {

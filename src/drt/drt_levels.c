@@ -499,6 +499,7 @@ int tessel_drt_levels_exact(const tessel_spec *spec, const tessel_workload_data 
         return rc;
     drt_data d;
     rc = drt_data_build(&cut, data, opt, a, &d, diag);
+    d.partials = spec->strategy.dataflow != 0; /* out.mul for the outer product's tasks */
     if (!rc)
         rc = drt_output_exact(&d, data, diag);
     if (!rc)

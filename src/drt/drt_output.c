@@ -14,7 +14,12 @@
  * the hazard lambda(Kb) = -w_Kb log(1 - pA pB), an element is non-zero
  * after the reduction prefix K with probability 1 - exp(-sum_{Kb<K}
  * lambda): the table stores the running hazard. This is a join of the two
- * micro grids, done once when the statistics are collected. */
+ * micro grids, done once when the statistics are collected.
+ *
+ * Multiplies (the `mul` column, for dataflow: outer-product, whose tasks
+ * hold their products unmerged: drt_walk.c): exact, every product counted
+ * at its micro k line; stat, nA nB / w_Kb per pair of micro tiles (the
+ * nonzeros uniform inside them, as above). */
 #include <math.h>
 #include <string.h>
 
@@ -54,6 +59,7 @@ typedef struct builder {
     const tessel_allocator *a;
     drt_otable *o;
     uint64_t cap_tiles, cap_ent;
+    int with_mul; /* fill o->mul beside o->cum */
 } builder;
 
 static int add_tile(builder *b, uint64_t i, uint64_t j)
@@ -78,7 +84,7 @@ static int add_tile(builder *b, uint64_t i, uint64_t j)
     return TESSEL_OK;
 }
 
-static int add_entry(builder *b, uint64_t kq, double cum)
+static int add_entry(builder *b, uint64_t kq, double cum, double mul)
 {
     drt_otable *o = b->o;
     uint64_t cap = b->cap_ent;
@@ -87,6 +93,12 @@ static int add_entry(builder *b, uint64_t kq, double cum)
     cap = b->cap_ent;
     if (grow_array(b->a, (void **)&o->cum, &cap, o->nent + 1, sizeof(double)))
         return TESSEL_ENOMEM;
+    if (b->with_mul) {
+        cap = b->cap_ent;
+        if (grow_array(b->a, (void **)&o->mul, &cap, o->nent + 1, sizeof(double)))
+            return TESSEL_ENOMEM;
+        o->mul[o->nent] = mul;
+    }
     b->cap_ent = cap;
     o->kq[o->nent] = (uint32_t)kq;
     o->cum[o->nent] = cum;
@@ -140,37 +152,41 @@ void drt_otable_free(const tessel_allocator *a, drt_otable *o)
     tessel_dealloc(a, o->start);
     tessel_dealloc(a, o->kq);
     tessel_dealloc(a, o->cum);
+    tessel_dealloc(a, o->mul);
     memset(o, 0, sizeof(*o));
 }
 
 /* ------------------------------------------------------------------ */
 /* Exact. */
 
-/* Sorted keys J * mext_k + kq of one micro row of Z become its tiles. */
+/* Sorted keys J * mext_k + kq of one micro row of Z become its tiles.
+ * With b->with_mul every product has a key, (J * mext_k + kq) * 2 + 1 for
+ * the first product reaching its element of Z and * 2 for the others. */
 static int flush_slab(builder *b, const drt_data *d, uint64_t slab, vec64 *keys)
 {
     if (!keys->n)
         return TESSEL_OK;
-    uint64_t mk = d->mext[DRT_K];
-    uint64_t max = d->mext[DRT_J] * mk;
+    uint64_t mk = d->mext[DRT_K], sh = b->with_mul ? 1 : 0;
+    uint64_t max = (d->mext[DRT_J] * mk) << sh;
     uint64_t *scratch = tessel_alloc_array(b->a, keys->n, sizeof(uint64_t));
     if (!scratch)
         return TESSEL_ENOMEM;
     tessel_sort_u64(keys->v, scratch, keys->n, max ? max - 1 : 0);
     tessel_dealloc(b->a, scratch);
-    uint64_t cum = 0;
+    uint64_t cum = 0, mul = 0;
     for (uint64_t p = 0; p < keys->n;) {
-        uint64_t key = keys->v[p], q = p;
-        while (q < keys->n && keys->v[q] == key)
-            q++;
+        uint64_t key = keys->v[p] >> sh, q = p, first = 0;
+        for (; q < keys->n && keys->v[q] >> sh == key; q++)
+            first += sh ? keys->v[q] & 1 : 1;
         uint64_t j = key / mk, kq = key % mk;
-        if (p == 0 || keys->v[p - 1] / mk != j) {
+        if (p == 0 || (keys->v[p - 1] >> sh) / mk != j) {
             if (add_tile(b, slab, j))
                 return TESSEL_ENOMEM;
-            cum = 0;
+            cum = mul = 0;
         }
-        cum += q - p;
-        if (add_entry(b, kq, (double)cum))
+        cum += first;
+        mul += q - p;
+        if (add_entry(b, kq, (double)cum, (double)mul))
             return TESSEL_ENOMEM;
         p = q;
     }
@@ -208,7 +224,7 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
     const tessel_allocator *a = d->alloc;
     drt_otable *o = &d->out;
     memset(o, 0, sizeof(*o));
-    builder b = { .a = a, .o = o };
+    builder b = { .a = a, .o = o, .with_mul = d->partials };
     drt_csr va, vb;
     vec64 keys = { 0 };
     uint64_t ej = d->roles.extent[DRT_J];
@@ -237,11 +253,11 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
         for (uint64_t p = va.ptr[i]; !rc && p < va.ptr[i + 1]; p++) {
             uint64_t k = va.col[p], kq = k / mkk;
             for (uint64_t q = vb.ptr[k]; q < vb.ptr[k + 1]; q++) {
-                uint64_t j = vb.col[q];
-                if (mark[j] == stamp)
+                uint64_t j = vb.col[q], key = j / mj * mk + kq, first = mark[j] != stamp;
+                if (!first && !b.with_mul)
                     continue;
                 mark[j] = stamp;
-                if (vec_push(a, &keys, j / mj * mk + kq)) {
+                if (vec_push(a, &keys, b.with_mul ? key * 2 + first : key)) {
                     rc = TESSEL_ENOMEM;
                     break;
                 }
@@ -273,7 +289,7 @@ static double edge(const drt_data *d, unsigned x, uint64_t c)
 
 typedef struct triple {
     uint64_t j, kb;
-    double lambda;
+    double lambda, mul;
 } triple;
 
 /* Calibration (the sampled output of d2t2 §5 / tessel_stat_options): the
@@ -404,6 +420,23 @@ done:
     return rc;
 }
 
+/* The multiplies' total is known exactly (d->macs, from the micro grids'
+ * lines): the estimates nA nB / w_Kb are scaled to it, so that only their
+ * spread over the tiles is modelled (clustered matrices, where the
+ * independence inside a micro tile undercounts, keep their true total). */
+static void scale_mul(const drt_data *d, drt_otable *o)
+{
+    double sum = 0;
+    for (uint64_t t = 0; t < o->ntiles; t++)
+        if (o->start[t + 1] > o->start[t])
+            sum += o->mul[o->start[t + 1] - 1];
+    if (!(sum > 0) || !d->macs)
+        return;
+    double s = (double)d->macs / sum;
+    for (uint64_t e = 0; e < o->nent; e++)
+        o->mul[e] *= s;
+}
+
 /* The DRT output-tile table from line statistics: for each pair of A and B micro-tile
  * lines, the output micro tiles touched and their estimated nonzeros. */
 int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
@@ -412,7 +445,7 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
     drt_otable *o = &d->out;
     memset(o, 0, sizeof(*o));
     o->stat = 1;
-    builder b = { .a = a, .o = o };
+    builder b = { .a = a, .o = o, .with_mul = 1 };
     const drt_grid *ga = &d->grid[DRT_A], *gb = &d->grid[DRT_B];
     const drt_lines *la = &ga->by[ga->x[0] == DRT_I ? 0 : 1]; /* lines along i, entries over k */
     const drt_lines *lb = &gb->by[gb->x[0] == DRT_K ? 0 : 1]; /* lines along k, entries over j */
@@ -445,6 +478,9 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
                 tr[ntr].j = j;
                 tr[ntr].kb = kb;
                 tr[ntr].lambda = lambda;
+                /* expected products: nA nB / w_Kb (uniform k in the micro tiles) */
+                tr[ntr].mul = (double)(la->cnz[p + 1] - la->cnz[p]) *
+                              (double)(lb->cnz[q + 1] - lb->cnz[q]) / wk;
                 ntr++;
                 if (!cnt[j]++ && vec_push(a, &touched, j)) {
                     rc = TESSEL_ENOMEM;
@@ -483,9 +519,10 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
                     break;
                 }
             }
-            double cum = (t == 0 || sorted[t].j != sorted[t - 1].j ? 0 : o->cum[o->nent - 1]) +
-                         sorted[t].lambda;
-            if (add_entry(&b, sorted[t].kb, cum))
+            int fresh = t == 0 || sorted[t].j != sorted[t - 1].j;
+            double cum = (fresh ? 0 : o->cum[o->nent - 1]) + sorted[t].lambda;
+            double mul = (fresh ? 0 : o->mul[o->nent - 1]) + sorted[t].mul;
+            if (add_entry(&b, sorted[t].kb, cum, mul))
                 rc = TESSEL_ENOMEM;
         }
         for (uint64_t t = 0; t < touched.n; t++)
@@ -494,6 +531,8 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
     }
     if (!rc)
         rc = finish_table(d, o);
+    if (!rc)
+        scale_mul(d, o);
     if (!rc)
         rc = calibrate(d, w);
     if (!rc)

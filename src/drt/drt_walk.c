@@ -91,7 +91,15 @@
  * tiles' footprints in the level's format at the micro shape: m * fixed +
  * n * per bits for m micro tiles and n nonzeros, rounded up to bytes once
  * per macro tile. The output tile likewise, from its partial nonzeros and
- * non-empty micro tiles (output rules unchanged: docs/semantics.md rule 2). */
+ * non-empty micro tiles (output rules unchanged: docs/semantics.md rule 2).
+ *
+ * In-task dataflow (mapping.strategy_options.dataflow). merged (default):
+ * every product is reduced into the output tile as it is made (ExTensor's
+ * inner product, MatRaptor's row-wise Gustavson merging a row in its
+ * sorting queues), so Z's partition holds the tile's partial sums only.
+ * outer-product (OuterSPACE): a task's products are held unmerged until
+ * its merge phase, beside the resident tile; what exceeds Z's partition
+ * spills (drt_walk_out.c, drt_w_partials). */
 #include <math.h>
 #include <string.h>
 
@@ -206,6 +214,8 @@ static void task(walker *w, const tile *ta, const tile *tb, uint64_t k0, uint64_
         drt_w_spill(w);
     }
     w->zk = k1;
+    if (w->spec->strategy.dataflow)
+        drt_w_partials(w, k0, k1);
     if (w->on_task && !w->err) {
         drt_task_box b;
         memset(&b, 0, sizeof(b));

@@ -40,6 +40,7 @@ typedef struct acc {
 
 typedef struct oq {
     double n, m, logempty;
+    double mul; /* multiplies so far (out.mul; 0 without it) */
 } oq;
 
 /* Rule 4 for the output while a tile grows (drt_walk_out.c): the output
@@ -181,6 +182,7 @@ static inline double drt_w_span(const drt_data *d, unsigned x, uint64_t lo, uint
     return (double)((b < e ? b : e) - (a < e ? a : e));
 }
 void drt_w_spill(walker *w);
+void drt_w_partials(walker *w, uint64_t k0, uint64_t k1);
 void drt_w_zg_lines(walker *w, unsigned x, uint64_t k);
 void drt_w_zg_rect(walker *w, unsigned x, uint64_t lo, uint64_t hi, uint64_t k);
 uint64_t drt_w_zg_add(walker *w, uint64_t from, uint64_t to, int force);

@@ -38,6 +38,8 @@ static void tile_at(walker *w, uint64_t t, uint64_t k, oq *q)
     }
     w->cursor[t] = (uint32_t)c;
     double v = c ? o->cum[s + c - 1] : 0;
+    if (c && o->mul)
+        q->mul += o->mul[s + c - 1];
     if (!o->stat) {
         q->n += v;
         if (c) {
@@ -152,6 +154,47 @@ void drt_w_spill(walker *w)
     if (total <= part)
         return;
     double extra = total - part, em = floor(extra * m / total);
+    w->out_data += extra - em;
+    w->out_meta += em;
+    w->in_data += extra - em;
+    w->in_meta += em;
+    w->spill += extra;
+}
+
+/* dataflow: outer-product (OuterSPACE's multiply and merge phases inside
+ * each task: drt §6.2, Fig. 10 top; gamma §2.2-2.3). The task's multiply
+ * phase writes one partial product per multiply, unmerged, beside the
+ * resident output tile (its partial sums at k0); the merge phase then
+ * reduces them into it. Both share Z's partition: the products that do
+ * not fit go to the parent in the multiply phase and come back for the
+ * merge (rule 4 for the output), at Z's bits per nonzero. The resident
+ * tile's own overflow is drt_w_spill's, so at most the products spill
+ * here. The merged dataflow (inner product, Gustavson's row merge) reduces
+ * each product as it is made and pays nothing here. */
+void drt_w_partials(walker *w, uint64_t k0, uint64_t k1)
+{
+    const cost *c = &w->c[DRT_Z];
+    if (!w->od->out.mul || !c->part || !c->per_bits)
+        return;
+    oq a, b;
+    query(w, w->zlo, w->zhi, k0, &a);
+    query(w, w->zlo, w->zhi, k1, &b);
+    double products = b.mul - a.mul;
+    if (!(products > 0))
+        return;
+    double d, m;
+    drt_w_out_bytes(w, &a, &d, &m);
+    double pbytes = products * (double)c->per_bits / 8, part = (double)c->part;
+    double extra = d + m + pbytes - part;
+    if (!(extra > 0))
+        return;
+    if (extra > pbytes)
+        extra = pbytes;
+    if (!w->od->out.stat)
+        extra = ceil(extra);
+    /* a product's metadata share: its bits beyond the value */
+    double vb = (double)(c->value_bits < c->per_bits ? c->value_bits : c->per_bits);
+    double em = floor(extra * ((double)c->per_bits - vb) / (double)c->per_bits);
     w->out_data += extra - em;
     w->out_meta += em;
     w->in_data += extra - em;

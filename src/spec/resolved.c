@@ -539,6 +539,11 @@ static void strategy(rb *b, rs_strategy *r)
     note(b, "mapping.strategy_options.micro_tile", tessel_yaml_get(on, "micro_tile"), micro);
     r->growth = dup(b, spec_growth_name(st->growth));
     note(b, "mapping.strategy_options.growth", tessel_yaml_get(on, "growth"), r->growth);
+    if (st->dataflow) { /* written only when set, so that other specs resolve as before */
+        r->dataflow = dup(b, spec_dataflow_name(st->dataflow));
+        note(b, "mapping.strategy_options.dataflow", tessel_yaml_get(on, "dataflow"),
+             r->dataflow);
+    }
     r->order = dup(b, spec_order_name(st->order));
     note(b, "mapping.strategy_options.order", tessel_yaml_get(on, "order"), r->order);
     strategy_levels(b, r, st->levels);

@@ -104,6 +104,7 @@ typedef struct rs_strategy {
     unsigned tail_samples, rounds;
     uint64_t seed, micro_rows, micro_cols;
     char *worst, *growth;
+    char *dataflow; /* drt: merged or outer-product */
     char *order;   /* which level is sized first: default, outer-first, inner-first */
     char **levels; /* the levels the strategy sizes */
     unsigned levels_count;

@@ -282,6 +282,8 @@ static void mapping(sb *b, const rs_spec *r)
         st->micro_cols, st->growth);
     if (st->order && strcmp(st->order, "default") != 0)
         put(b, "    order: %s\n", st->order);
+    if (st->dataflow && strcmp(st->dataflow, "merged") != 0)
+        put(b, "    dataflow: %s\n", st->dataflow);
     if (st->levels_count) {
         put(b, "    levels: ");
         names(b, st->levels, st->levels_count);

@@ -163,6 +163,7 @@ static const cyaml_schema_field_t strategy_fields[] = {
     CYAML_FIELD_UINT("micro_rows", CYAML_FLAG_DEFAULT, rs_strategy, micro_rows),
     CYAML_FIELD_UINT("micro_cols", CYAML_FLAG_DEFAULT, rs_strategy, micro_cols),
     STR("growth", rs_strategy, growth),
+    OPT_STR("dataflow", rs_strategy, dataflow),
     OPT_STR("order", rs_strategy, order),
     CYAML_FIELD_SEQUENCE("levels", OPT_PTR, rs_strategy, levels, &string_entry, 0,
                          CYAML_UNLIMITED),

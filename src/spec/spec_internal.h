@@ -99,6 +99,8 @@ const char *spec_format_name(int code);
 const char *spec_rank_format_name(unsigned code);
 const char *spec_worst_name(int dense);
 const char *spec_growth_name(int growth);
+/* mapping.strategy_options.dataflow: "merged" (0) or "outer-product" (1). */
+const char *spec_dataflow_name(int dataflow);
 /* mapping.strategy_options.order: "default" (0: the strategy's paper),
  * "outer-first", "inner-first". */
 const char *spec_order_name(int order);

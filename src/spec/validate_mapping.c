@@ -195,10 +195,11 @@ static const char *const strategy_names[] = { "fixed", "conservative", "prescien
                                               "swiftiles", "drt", "d2t2" };
 static const char *const strategy_option_keys[] = { "overbooking", "tail_samples", "rounds", "seed",
                                                     "worst", "micro_tile", "growth",
-                                                    "levels", "order" };
+                                                    "levels", "order", "dataflow" };
 static const char *const strategy_order_names[] = { "outer-first", "inner-first" };
 static const char *const strategy_worst_names[] = { "stats", "dense" };
 static const char *const drt_growth_names[] = { "contracted-first", "alternating" };
+static const char *const drt_dataflow_names[] = { "merged", "outer-product" };
 
 /* One of `names` (exactly), with a did-you-mean; -1 otherwise. */
 int spec_read_choice(vctx *v, const tessel_yaml_node *n, const char *field, const char *name,
@@ -317,6 +318,12 @@ static void read_strategy(vctx *v, const tessel_yaml_node *name, const tessel_ya
         if (k >= 0)
             st->growth = k;
     }
+    if ((n = tessel_yaml_get(opts, "dataflow"))) {
+        int k = spec_read_choice(v, n, "mapping.strategy_options.dataflow", "dataflow",
+                                 drt_dataflow_names, N_OF(drt_dataflow_names));
+        if (k >= 0)
+            st->dataflow = k;
+    }
     if ((n = tessel_yaml_get(opts, "levels")))
         read_strategy_levels(v, n, "mapping.strategy_options.levels");
     if ((n = tessel_yaml_get(opts, "order"))) {
@@ -341,6 +348,11 @@ const char *spec_worst_name(int dense)
 const char *spec_growth_name(int growth)
 {
     return drt_growth_names[growth ? 1 : 0];
+}
+
+const char *spec_dataflow_name(int dataflow)
+{
+    return drt_dataflow_names[dataflow ? 1 : 0];
 }
 
 static const char *const template_names[] = { "none", "extensor", "gamma", "outerspace",

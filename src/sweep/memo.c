@@ -57,7 +57,7 @@ typedef struct memo_strategy_key {
     double overbooking;
     uint64_t seed, micro[2];
     uint32_t tail_samples, rounds, levels;
-    int32_t dense_worst, growth;
+    int32_t dense_worst, growth, dataflow;
 } memo_strategy_key;
 
 typedef struct memo_key {
@@ -135,6 +135,7 @@ static void key_build(const tessel_spec *spec, memo_key *k)
     k->strategy.levels = strat->levels;
     k->strategy.dense_worst = strat->dense_worst;
     k->strategy.growth = strat->growth;
+    k->strategy.dataflow = strat->dataflow;
     memcpy(k->template_name, spec->template_.name, sizeof(k->template_name));
     memcpy(k->extent, spec->workload.extent, sizeof(k->extent));
     for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {

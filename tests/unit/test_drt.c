@@ -2,7 +2,8 @@
  * (scalar micro tiles, like drt §3.3), compulsory traffic when everything
  * fits, Tailors overbooking of a micro tile that alone overflows, DRT
  * against S-U-C at the micro tile on real matrices, stat against exact,
- * every loop order and growth mode, refusals, and out of memory at every
+ * every loop order and growth mode, the outer product's unmerged products
+ * (dataflow: outer-product), refusals, and out of memory at every
  * allocation. Two buffer levels (drt_levels.c): PE sub-tasks listed by
  * hand, the LLB level equal to the one-level DRT, unbounded PE buffers
  * filling each LLB task's content once, bounded ones at least that, stat
@@ -212,6 +213,59 @@ START_TEST(hand_example_ijk)
     ck_assert_uint_eq(r.traffic[1][0].writebacks, 2);
     ck_assert_uint_eq(r.traffic[1][0].updates, 0);
     ck_assert_uint_eq(bytes0(&r, 0), 4 * 16);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* dataflow: outer-product (OuterSPACE inside a task, drt §6.2 Fig. 10).
+ * Scalar micro tiles, coo (16 bytes a value), IKJ. A holds (0,0), (0,1);
+ * B holds (0,0), (1,0): Z(0,0) = a00 b00 + a01 b10, two products, one
+ * nonzero. A's and B's 32-byte partitions hold them whole, so there is
+ * one task over k[0,2). By hand:
+ *   merged: the products are reduced as they are made; the output tile
+ *     (one value, 16 bytes) fits Z's 16-byte partition and is written
+ *     once: DRAM = A 32 + B 32 + Z 16 = 80 bytes.
+ *   outer-product: the multiply phase holds both products unmerged, 32
+ *     bytes beside an empty resident tile, in 16 bytes: 16 bytes go to
+ *     DRAM and come back for the merge, then Z is written once: Z 16 +
+ *     16 + 16 = 48, DRAM 112 bytes. stat (expected products nA nB / w_k,
+ *     exact at 1x1 micro tiles) agrees.
+ *   With a 1 KiB Z partition both give 80. */
+START_TEST(outer_product_partials)
+{
+    const uint32_t ea[2][2] = { { 0, 0 }, { 0, 1 } };
+    const uint32_t eb[2][2] = { { 0, 0 }, { 1, 0 } };
+    tessel_tensor *a = matrix(2, 2, ea, 2), *b = matrix(2, 2, eb, 2);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 1;
+    const uint64_t pz[2] = { 16, 1024 };
+    for (unsigned zi = 0; zi < 2; zi++)
+        for (int flow = 0; flow < 2; flow++) {
+            tessel_spec s;
+            drt_spec(&s, "IKJ", 0, 4096, pz[zi], 32, 32);
+            s.strategy.dataflow = flow;
+            tessel_drt_summary sum;
+            tessel_result r = drt_exact(&s, &d, &o, &sum);
+            uint64_t zb = flow && zi == 0 ? 48 : 16;
+            ck_assert_uint_eq(sum.tasks, 1);
+            ck_assert_uint_eq(r.macs, 2);
+            ck_assert_uint_eq(bytes0(&r, 1), 32);
+            ck_assert_uint_eq(bytes0(&r, 2), 32);
+            ck_assert_uint_eq(bytes0(&r, 0), zb);
+            ck_assert_uint_eq(r.dram_bytes, 64 + zb);
+            tessel_drt_stats *st = NULL;
+            tessel_diag diag;
+            ck_assert_int_eq(tessel_drt_stats_create(&s, &d, &o, NULL, &st, &diag), 0);
+            tessel_result x;
+            ck_assert_int_eq(tessel_drt_stat(&s, st, &x, NULL, &diag), 0);
+            ck_assert_uint_eq(bytes0(&x, 0), zb);
+            ck_assert_uint_eq(x.dram_bytes, 64 + zb);
+            tessel_drt_stats_free(&st);
+        }
     tessel_tensor_free(&a);
     tessel_tensor_free(&b);
 }
@@ -1183,6 +1237,7 @@ int main(void)
     tcase_set_timeout(tc, 280);
     tcase_add_test(tc, hand_example_jki);
     tcase_add_test(tc, hand_example_ijk);
+    tcase_add_test(tc, outer_product_partials);
     tcase_add_test(tc, overbooked_micro_tiles);
     tcase_add_test(tc, fits_is_compulsory);
     tcase_add_test(tc, output_tile_bounded_by_z);

@@ -371,6 +371,9 @@ static int candidates_init(const tessel_allocator *a, across *ac)
 static int outer_any(const across *ac, const uint64_t *c)
 {
     uint64_t k1 = c[RK] + ac->blk[RK], lo = 0, hi = ac->nlive;
+    uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
+    if (ac->kbo) /* before the search below, which only the other test needs */
+        return candidate(ac, ob, fb, c[RK], k1 < ac->xt.rows ? k1 : ac->xt.rows, 0) != UINT64_MAX;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (ac->live[mid] < c[RK])
@@ -378,9 +381,6 @@ static int outer_any(const across *ac, const uint64_t *c)
         else
             hi = mid;
     }
-    uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
-    if (ac->kbo)
-        return candidate(ac, ob, fb, c[RK], k1 < ac->xt.rows ? k1 : ac->xt.rows, 0) != UINT64_MAX;
     for (uint64_t m = lo; m < ac->nlive && ac->live[m] < k1; m++) {
         uint64_t k = ac->live[m];
         if (ac->obits ? (ac->obits[k * ac->wo + ob / 64] >> (ob % 64) & 1) &&
@@ -534,6 +534,70 @@ static void scan_keys(const across *ac, const uint64_t *keys, uint64_t m, uint64
     }
 }
 
+/* Whether the outer key sorts as nested loops over the roles' blocks,
+ * ord[0] outermost: every role's share grows with its block by more than
+ * the later roles' shares can add. Then the outer tiles come in key order
+ * from three loops over the blocks, with no keys to enumerate and sort
+ * (the per-strip scan of scan_nested). */
+static int nested_order(const across *ac, unsigned *ord)
+{
+    unsigned m = 0, seen[3] = { 0, 0, 0 };
+    for (unsigned i = 0; i < ac->n->first_digit; i++) {
+        unsigned r = ac->role[i];
+        if (r < 3 && !seen[r] && ac->n->bd.d[i].radix > 1) {
+            seen[r] = 1;
+            ord[m++] = r;
+        }
+    }
+    for (unsigned r = 0; r < 3; r++)
+        if (!seen[r])
+            ord[m++] = r;
+    uint64_t inner = 0; /* the largest sum of the later roles' shares */
+    for (unsigned q = 3; q-- > 0;) {
+        const uint64_t *part = ac->part[ord[q]];
+        for (uint64_t b = 1; b < ac->nblk[ord[q]]; b++)
+            if (part[b] <= part[b - 1] || part[b] - part[b - 1] <= inner)
+                return 0;
+        uint64_t top = part[ac->nblk[ord[q]] - 1];
+        if (inner > UINT64_MAX - top)
+            return 0;
+        inner += top;
+    }
+    return 1;
+}
+
+/* scan_keys over every combination of outer blocks in the order of
+ * nested_order (ord), the candidate bitsets deciding which outer tiles
+ * are effectual: the same outer tiles in the same order, so the same
+ * runs are taken off. Cost: the combinations times the words of a k
+ * block, which the caller bounds by the outer tiles the keys would
+ * enumerate. */
+static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, double *runs)
+{
+    uint64_t q[3], c[3], pc[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
+    int have_prev = 0;
+    for (q[0] = 0; q[0] < ac->nblk[ord[0]]; q[0]++)
+        for (q[1] = 0; q[1] < ac->nblk[ord[1]]; q[1]++)
+            for (q[2] = 0; q[2] < ac->nblk[ord[2]]; q[2]++) {
+                for (unsigned m = 0; m < 3; m++)
+                    c[ord[m]] = q[m] * ac->blk[ord[m]];
+                if (!have_prev || c[RO] != pc[RO] || c[RK] != pc[RK]) {
+                    if (outer_any(ac, c)) {
+                        memcpy(pc, c, sizeof(pc));
+                        have_prev = 1;
+                    }
+                    continue;
+                }
+                if (!outer_end(ac, c, 0, v))
+                    continue;
+                outer_end(ac, pc, 1, z);
+                memcpy(pc, c, sizeof(pc));
+                if (z[RO] == v[RO] && z[RK] == v[RK] &&
+                    (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+                    runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+            }
+}
+
 /* The effectual outer tiles in key order, in chunks of about
  * NESTED_ACROSS_CHUNK keys, through scan_keys. */
 static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, double *runs)
@@ -546,6 +610,15 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, 
     }
     if (!total || total > NESTED_ACROSS_BUDGET)
         return TESSEL_OK;
+    unsigned ord[3];
+    if (ac->kbo && nested_order(ac, ord)) {
+        long double combos = (long double)ac->nblk[RO] * (long double)ac->nblk[RK] *
+                             (long double)ac->nblk[RF];
+        if (combos <= 4.0L * (long double)total + (long double)NESTED_ENDS_MIN) {
+            scan_nested(ac, ord, cf, runs);
+            return TESSEL_OK;
+        }
+    }
     for (unsigned r = 0; r < 3; r++) {
         uint64_t most = 0;
         for (uint64_t q = 0; q < ac->nblk[r]; q++)
@@ -619,8 +692,11 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
             ac.live[ac.nlive++] = k;
     ac.wo = ((x->rows + ac.blk[RO] - 1) / ac.blk[RO] + 63) / 64;
     ac.wf = ((p->cols + ac.blk[RF] - 1) / ac.blk[RF] + 63) / 64;
-    if (!rc && (long double)ac.xt.rows * (long double)(ac.wo + ac.wf) <=
-                   (long double)NESTED_ACROSS_BITS) {
+    if (!rc)
+        rc = candidates_init(a, &ac);
+    /* the per-k bitsets serve outer_any only without the candidate ones */
+    if (!rc && !ac.kbo &&
+        (long double)ac.xt.rows * (long double)(ac.wo + ac.wf) <= (long double)NESTED_ACROSS_BITS) {
         ac.obits = stat_zeroed(a, ac.xt.rows * ac.wo + 1, sizeof(uint64_t));
         ac.fbits = stat_zeroed(a, ac.xt.rows * ac.wf + 1, sizeof(uint64_t));
         if (!ac.obits || !ac.fbits)
@@ -636,8 +712,6 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
             }
         }
     }
-    if (!rc)
-        rc = candidates_init(a, &ac);
     if (!rc)
         rc = ends_init(a, &ac.xt, ac.blk[RO], &ac.xte);
     if (!rc)

@@ -566,59 +566,110 @@ static int nested_order(const across *ac, unsigned *ord)
     return 1;
 }
 
+/* One effectual outer tile c of the scan (scan_keys' step, c known to be
+ * effectual): a run continues into it only from the previous effectual
+ * outer tile pc on the same o and k blocks. */
+static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
+                      int *have_prev, double *runs)
+{
+    uint64_t v[3], z[3];
+    if (*have_prev && c[RO] == pc[RO] && c[RK] == pc[RK] && outer_end(ac, c, 0, v)) {
+        outer_end(ac, pc, 1, z);
+        if (z[RO] == v[RO] && z[RK] == v[RK] &&
+            (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+            runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+    }
+    memcpy(pc, c, 3 * sizeof(*pc));
+    *have_prev = 1;
+}
+
 /* scan_keys over every combination of outer blocks in the order of
  * nested_order (ord), the candidate bitsets deciding which outer tiles
  * are effectual: the same outer tiles in the same order, so the same
- * runs are taken off. Cost: the combinations times the words of a k
- * block, which the caller bounds by the outer tiles the keys would
- * enumerate. */
+ * runs are taken off. With k innermost, a strip pair (o block, f block)
+ * ANDs its two bitsets once and visits only the k blocks holding a bit
+ * (the per-strip summary: which k blocks meet); otherwise every
+ * combination is tested. Cost: the strip pairs times the words of k (or
+ * the combinations times a k block's words), which the caller bounds by
+ * the outer tiles the keys would enumerate. */
 static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, double *runs)
 {
-    uint64_t q[3], c[3], pc[3] = { 0, 0, 0 }, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
+    uint64_t q[3], c[3], pc[3] = { 0, 0, 0 };
     int have_prev = 0;
+    uint64_t kmax = ac->xt.rows; /* the candidate bitsets' extent in k */
     for (q[0] = 0; q[0] < ac->nblk[ord[0]]; q[0]++)
-        for (q[1] = 0; q[1] < ac->nblk[ord[1]]; q[1]++)
-            for (q[2] = 0; q[2] < ac->nblk[ord[2]]; q[2]++) {
-                for (unsigned m = 0; m < 3; m++)
-                    c[ord[m]] = q[m] * ac->blk[ord[m]];
-                if (!have_prev || c[RO] != pc[RO] || c[RK] != pc[RK]) {
-                    if (outer_any(ac, c)) {
-                        memcpy(pc, c, sizeof(pc));
-                        have_prev = 1;
-                    }
-                    continue;
+        for (q[1] = 0; q[1] < ac->nblk[ord[1]]; q[1]++) {
+            c[ord[0]] = q[0] * ac->blk[ord[0]];
+            c[ord[1]] = q[1] * ac->blk[ord[1]];
+            if (ord[2] == RK) {
+                const uint64_t *x = &ac->kbo[c[RO] / ac->blk[RO] * ac->wk];
+                const uint64_t *y = &ac->kbf[c[RF] / ac->blk[RF] * ac->wk];
+                for (uint64_t k = stat_nested_next_common(x, y, ac->wk, 0); k < kmax;) {
+                    uint64_t kb = k / ac->blk[RK];
+                    c[RK] = kb * ac->blk[RK];
+                    scan_step(ac, c, cf, pc, &have_prev, runs);
+                    k = stat_nested_next_common(x, y, ac->wk, c[RK] + ac->blk[RK]);
                 }
-                if (!outer_end(ac, c, 0, v))
-                    continue;
-                outer_end(ac, pc, 1, z);
-                memcpy(pc, c, sizeof(pc));
-                if (z[RO] == v[RO] && z[RK] == v[RK] &&
-                    (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
-                    runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+                continue;
             }
+            for (q[2] = 0; q[2] < ac->nblk[ord[2]]; q[2]++) {
+                c[ord[2]] = q[2] * ac->blk[ord[2]];
+                if (outer_any(ac, c))
+                    scan_step(ac, c, cf, pc, &have_prev, runs);
+            }
+        }
+}
+
+/* The outer tiles the keys would enumerate (X's and P's coarse grids
+ * meeting in a k block; coarse_cols' tiles, counted without building
+ * them): per k block, P's distinct f blocks; per o block, X's distinct k
+ * blocks. 0 when out of memory (*rc set). */
+static uint64_t outer_total(const tessel_allocator *a, const across *ac, int *rc)
+{
+    const stat_grid *x = ac->x, *p = ac->p;
+    uint64_t nkb = (p->rows + ac->blk[RK] - 1) / ac->blk[RK];
+    uint64_t ncb = (x->cols + ac->blk[RK] - 1) / ac->blk[RK];
+    uint64_t nfb = (p->cols + ac->blk[RF] - 1) / ac->blk[RF];
+    uint64_t *per = stat_zeroed(a, nkb + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, (nfb > ncb ? nfb : ncb) + 1, sizeof(uint64_t));
+    uint64_t total = 0;
+    if (!per || !stamp) {
+        *rc = TESSEL_ENOMEM;
+        tessel_dealloc(a, per);
+        tessel_dealloc(a, stamp);
+        return 0;
+    }
+    for (uint64_t kb = 0; kb < nkb; kb++)
+        for (uint64_t k = kb * ac->blk[RK]; k < p->rows && k < (kb + 1) * ac->blk[RK]; k++)
+            for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++) {
+                uint64_t f = p->col[t] / ac->blk[RF];
+                if (stamp[f] != kb + 1) {
+                    stamp[f] = kb + 1;
+                    per[kb]++;
+                }
+            }
+    memset(stamp, 0, ((nfb > ncb ? nfb : ncb) + 1) * sizeof(uint64_t));
+    uint64_t nob = (x->rows + ac->blk[RO] - 1) / ac->blk[RO];
+    for (uint64_t ob = 0; ob < nob; ob++)
+        for (uint64_t o = ob * ac->blk[RO]; o < x->rows && o < (ob + 1) * ac->blk[RO]; o++)
+            for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+                uint64_t kb = x->col[t] / ac->blk[RK];
+                if (stamp[kb] != ob + 1) {
+                    stamp[kb] = ob + 1;
+                    total += kb < nkb ? per[kb] : 0;
+                }
+            }
+    tessel_dealloc(a, per);
+    tessel_dealloc(a, stamp);
+    return total;
 }
 
 /* The effectual outer tiles in key order, in chunks of about
  * NESTED_ACROSS_CHUNK keys, through scan_keys. */
-static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, double *runs)
+static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t total, uint64_t cf,
+                      double *runs)
 {
-    uint64_t total = 0, maxkey = 0;
-    for (uint64_t t = 0; t < ac->xc.n; t++) {
-        uint64_t kb = ac->xc.col[t];
-        if (kb < ac->pc.rows)
-            total += ac->pc.ptr[kb + 1] - ac->pc.ptr[kb];
-    }
-    if (!total || total > NESTED_ACROSS_BUDGET)
-        return TESSEL_OK;
-    unsigned ord[3];
-    if (ac->kbo && nested_order(ac, ord)) {
-        long double combos = (long double)ac->nblk[RO] * (long double)ac->nblk[RK] *
-                             (long double)ac->nblk[RF];
-        if (combos <= 4.0L * (long double)total + (long double)NESTED_ENDS_MIN) {
-            scan_nested(ac, ord, cf, runs);
-            return TESSEL_OK;
-        }
-    }
+    uint64_t maxkey = 0;
     for (unsigned r = 0; r < 3; r++) {
         uint64_t most = 0;
         for (uint64_t q = 0; q < ac->nblk[r]; q++)
@@ -716,15 +767,28 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         rc = ends_init(a, &ac.xt, ac.blk[RO], &ac.xte);
     if (!rc)
         rc = ends_init(a, p, ac.blk[RF], &ac.pe);
-    if (!rc)
-        rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
-    if (!rc)
-        rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
     keyspace_init(&ac);
     if (!rc)
         rc = parts_init(a, &ac);
-    if (!rc)
-        rc = scan_outer(a, &ac, cf, runs);
+    uint64_t total = rc ? 0 : outer_total(a, &ac, &rc);
+    unsigned ord[3];
+    /* past the budget nothing is taken off (the runs stay upper bounds) */
+    if (!rc && total && total <= NESTED_ACROSS_BUDGET) {
+        long double combos = (long double)ac.nblk[RO] * (long double)ac.nblk[RK] *
+                             (long double)ac.nblk[RF];
+        long double strips = (long double)ac.nblk[RO] * (long double)ac.nblk[RF] * ac.wk;
+        if (ac.kbo && nested_order(&ac, ord) &&
+            (ord[2] == RK ? strips : combos) <=
+                4.0L * (long double)total + (long double)NESTED_ENDS_MIN) {
+            scan_nested(&ac, ord, cf, runs);
+        } else {
+            rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
+            if (!rc)
+                rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
+            if (!rc)
+                rc = scan_outer(a, &ac, total, cf, runs);
+        }
+    }
     for (unsigned r = 0; r < 3; r++)
         tessel_dealloc(a, ac.part[r]);
     stat_grid_free(a, &ac.xt);

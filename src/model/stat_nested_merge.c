@@ -131,6 +131,7 @@ typedef struct fbits {
     uint64_t *wall;          /* wf: the first f of every merge block */
     uint64_t *suf, cap;      /* one group's suffix unions, cap words */
     uint64_t *pre, *cnt;     /* wf: running union; per entry: merges */
+    uint64_t *one;           /* per row: 1 + the merges of a group of that row alone, 0 unknown */
 } fbits;
 
 /* Bitset memory beyond which the (f, k, o) walk keeps to sorted lists. */
@@ -145,6 +146,7 @@ static void fbits_free(const tessel_allocator *a, fbits *fb)
     tessel_dealloc(a, fb->suf);
     tessel_dealloc(a, fb->pre);
     tessel_dealloc(a, fb->cnt);
+    tessel_dealloc(a, fb->one);
 }
 
 /* P's rows as bitsets over f, merge blocks of cb_f; groups of up to
@@ -161,7 +163,8 @@ static int fbits_init(const tessel_allocator *a, const stat_grid *p, uint64_t cb
     fb->wall = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->pre = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->cnt = stat_zeroed(a, max_n + 1, sizeof(uint64_t));
-    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt) {
+    fb->one = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
+    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt || !fb->one) {
         fbits_free(a, fb);
         return TESSEL_ENOMEM;
     }
@@ -215,6 +218,12 @@ static uint64_t succ_count(const fbits *fb, const uint64_t *r, const uint64_t *n
 static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
                         const unsigned char *uniq, uint64_t n)
 {
+    /* a group of one entry depends on its row alone (the merges between
+     * consecutive f of the row in one merge block): computed once per row */
+    if (n == 1 && uniq[0] && fb->one[k[0]]) {
+        fb->cnt[0] = fb->one[k[0]] - 1;
+        return TESSEL_OK;
+    }
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t m = 0; m < n; m++) {
         fb->cnt[m] = 0;
@@ -241,6 +250,8 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
         for (uint64_t w = 0; w < span; w++)
             fb->pre[w] |= r[w];
     }
+    if (n == 1 && uniq[0])
+        fb->one[k[0]] = fb->cnt[0] + 1;
     return TESSEL_OK;
 }
 

@@ -195,20 +195,23 @@ static int fbits_reserve(const tessel_allocator *a, fbits *fb, uint64_t words)
 }
 
 /* How many f of F = r - pre have their predecessor in E (same merge
- * block) in L = r - next, over span words from word lo: L's bits moved
+ * block) in L = r - next, over span words (walls: the merge blocks'
+ * first f over the same words): L's bits moved
  * one place up, then carried across the gaps of E (but not over a wall)
  * onto the next effectual f, by one multi-word addition. */
-static uint64_t succ_count(const fbits *fb, const uint64_t *r, const uint64_t *next,
-                           const uint64_t *e, uint64_t lo, uint64_t span)
+static uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64_t *e,
+                           const uint64_t *pre, const uint64_t *walls, uint64_t span)
 {
     uint64_t carry = 0, in = 0, cnt = 0;
     for (uint64_t w = 0; w < span; w++) {
-        uint64_t l = r[w] & ~next[w], f = r[w] & ~fb->pre[w], wall = fb->wall[lo + w];
+        uint64_t l = r[w] & ~next[w], f = r[w] & ~pre[w], wall = walls[w];
         uint64_t x = (l << 1) | in;
         in = l >> 63;
         uint64_t s = x + (~e[w] & ~wall), s2 = s + carry;
         carry = (uint64_t)(s < x) | (uint64_t)(s2 < s);
-        cnt += stat_bits_set(s2 & e[w] & ~wall & f);
+        uint64_t hit = s2 & e[w] & ~wall & f;
+        if (hit)
+            cnt += stat_bits_set(hit);
     }
     return cnt;
 }
@@ -244,11 +247,17 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
     }
     memset(fb->pre, 0, span * sizeof(uint64_t));
     for (uint64_t m = 0; m < n; m++) {
-        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        /* only the entry's own words: its F and L lie there, and before
+         * them no L bit starts a carry (succ_count starts at 0 either way) */
+        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
+        if (fb->hi[k[m]] <= fb->lo[k[m]])
+            continue;
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo + off];
         if (uniq[m])
-            fb->cnt[m] = succ_count(fb, r, &suf[(m + 1) * span], suf, lo, span);
-        for (uint64_t w = 0; w < span; w++)
-            fb->pre[w] |= r[w];
+            fb->cnt[m] = succ_count(r, &suf[(m + 1) * span + off], suf + off, fb->pre + off,
+                                    fb->wall + lo + off, len);
+        for (uint64_t w = 0; w < len; w++)
+            fb->pre[off + w] |= r[w];
     }
     if (n == 1 && uniq[0])
         fb->one[k[0]] = fb->cnt[0] + 1;

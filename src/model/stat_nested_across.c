@@ -22,7 +22,12 @@
  * outer tiles times their candidate k, never the level-b effectual
  * iterations. More than one chunk enumerates the outer tiles once per
  * chunk; past NESTED_ACROSS_BUDGET outer tiles (16 chunks) nothing is
- * taken off and the runs stay upper bounds. */
+ * taken off and the runs stay upper bounds. Where the outer key sorts as
+ * nested loops over the roles' blocks (one loop digit per index before
+ * level b, as on a 3-level spec) and the candidate bitsets exist, the
+ * outer tiles come in key order from those loops instead (scan_nested):
+ * per strip pair (o block, f block), one AND of their bitsets over k gives
+ * the effectual k blocks, with no keys to enumerate, sort or decode. */
 #include <string.h>
 
 #include "stat_closed.h"

@@ -625,6 +625,29 @@ static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, doub
         }
 }
 
+/* Over g's rows in blocks of rb and its columns in blocks of cb: each
+ * (row block, distinct column block c) adds w[c] (0 past nw; 1 without
+ * w) to the sum returned and, with per, to per[row block]. stamp: one
+ * zeroed entry per column block and one more. */
+static uint64_t block_pairs(const stat_grid *g, uint64_t rb, uint64_t cb, const uint64_t *w,
+                            uint64_t nw, uint64_t *stamp, uint64_t *per)
+{
+    uint64_t sum = 0, nr = (g->rows + rb - 1) / rb;
+    for (uint64_t R = 0; R < nr; R++)
+        for (uint64_t r = R * rb; r < g->rows && r < (R + 1) * rb; r++)
+            for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+                uint64_t c = g->col[t] / cb;
+                if (stamp[c] == R + 1)
+                    continue;
+                stamp[c] = R + 1;
+                uint64_t v = w ? (c < nw ? w[c] : 0) : 1;
+                sum += v;
+                if (per)
+                    per[R] += v;
+            }
+    return sum;
+}
+
 /* The outer tiles the keys would enumerate (X's and P's coarse grids
  * meeting in a k block; coarse_cols' tiles, counted without building
  * them): per k block, P's distinct f blocks; per o block, X's distinct k
@@ -635,35 +658,16 @@ static uint64_t outer_total(const tessel_allocator *a, const across *ac, int *rc
     uint64_t nkb = (p->rows + ac->blk[RK] - 1) / ac->blk[RK];
     uint64_t ncb = (x->cols + ac->blk[RK] - 1) / ac->blk[RK];
     uint64_t nfb = (p->cols + ac->blk[RF] - 1) / ac->blk[RF];
+    uint64_t ns = (nfb > ncb ? nfb : ncb) + 1;
     uint64_t *per = stat_zeroed(a, nkb + 1, sizeof(uint64_t));
-    uint64_t *stamp = stat_zeroed(a, (nfb > ncb ? nfb : ncb) + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, ns, sizeof(uint64_t));
     uint64_t total = 0;
-    if (!per || !stamp) {
+    if (per && stamp) {
+        block_pairs(p, ac->blk[RK], ac->blk[RF], NULL, 0, stamp, per);
+        memset(stamp, 0, ns * sizeof(uint64_t));
+        total = block_pairs(x, ac->blk[RO], ac->blk[RK], per, nkb, stamp, NULL);
+    } else
         *rc = TESSEL_ENOMEM;
-        tessel_dealloc(a, per);
-        tessel_dealloc(a, stamp);
-        return 0;
-    }
-    for (uint64_t kb = 0; kb < nkb; kb++)
-        for (uint64_t k = kb * ac->blk[RK]; k < p->rows && k < (kb + 1) * ac->blk[RK]; k++)
-            for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++) {
-                uint64_t f = p->col[t] / ac->blk[RF];
-                if (stamp[f] != kb + 1) {
-                    stamp[f] = kb + 1;
-                    per[kb]++;
-                }
-            }
-    memset(stamp, 0, ((nfb > ncb ? nfb : ncb) + 1) * sizeof(uint64_t));
-    uint64_t nob = (x->rows + ac->blk[RO] - 1) / ac->blk[RO];
-    for (uint64_t ob = 0; ob < nob; ob++)
-        for (uint64_t o = ob * ac->blk[RO]; o < x->rows && o < (ob + 1) * ac->blk[RO]; o++)
-            for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
-                uint64_t kb = x->col[t] / ac->blk[RK];
-                if (stamp[kb] != ob + 1) {
-                    stamp[kb] = ob + 1;
-                    total += kb < nkb ? per[kb] : 0;
-                }
-            }
     tessel_dealloc(a, per);
     tessel_dealloc(a, stamp);
     return total;

@@ -88,6 +88,7 @@ typedef struct row_merger {
     const tessel_allocator *alloc;
     uint64_t cols, fc, nt, out;
     uint64_t *acc, *touched, *scratch;
+    uint64_t nruns, *run; /* touched holds nruns ascending runs, run[r] the end of run r */
 } row_merger;
 
 static void merger_free(row_merger *m)
@@ -95,12 +96,13 @@ static void merger_free(row_merger *m)
     tessel_dealloc(m->alloc, m->acc);
     tessel_dealloc(m->alloc, m->touched);
     tessel_dealloc(m->alloc, m->scratch);
+    tessel_dealloc(m->alloc, m->run);
 }
 
 /* A coarse grid of rows x ceil(fine cols / fc), with room for every fine
  * tile, and the merger that fills it. */
 static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_t fc,
-                       const tessel_allocator *a, stat_grid *g)
+                       uint64_t fine_rows, const tessel_allocator *a, stat_grid *g)
 {
     memset(m, 0, sizeof(*m));
     m->alloc = a;
@@ -111,8 +113,9 @@ static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_
         m->acc = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
         m->touched = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
         m->scratch = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
+        m->run = tessel_alloc_array(a, fine_rows + 1, sizeof(uint64_t));
     }
-    if (rc || !m->acc || !m->touched || !m->scratch) {
+    if (rc || !m->acc || !m->touched || !m->scratch || !m->run) {
         merger_free(m);
         stat_grid_free(a, g);
         return TESSEL_ENOMEM;
@@ -121,14 +124,48 @@ static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_
     return TESSEL_OK;
 }
 
+/* Adds a fine row: its columns are sorted, so the coarse columns it
+ * touches first come in ascending order, one run of touched[]. */
 static void merger_add(row_merger *m, const stat_grid *s, uint64_t row)
 {
+    uint64_t start = m->nt;
     for (uint64_t n = s->ptr[row]; n < s->ptr[row + 1]; n++) {
         uint64_t c = s->col[n] / m->fc;
         if (!m->acc[c])
             m->touched[m->nt++] = c;
         m->acc[c] += s->nnz[n];
     }
+    if (m->nt > start)
+        m->run[m->nruns++] = m->nt;
+}
+
+/* touched[] in order by merging its ascending runs pairwise (the fine
+ * rows are sorted: merging is linear per round, where sorting is not). */
+static void merger_order(row_merger *m)
+{
+    uint64_t *src = m->touched, *dst = m->scratch;
+    while (m->nruns > 1) {
+        uint64_t kept = 0, lo = 0;
+        for (uint64_t r = 0; r < m->nruns; r += 2) {
+            uint64_t mid = m->run[r], hi = r + 1 < m->nruns ? m->run[r + 1] : mid;
+            uint64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = src[i] < src[j] ? src[i++] : src[j++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+            m->run[kept++] = hi;
+            lo = hi;
+        }
+        m->nruns = kept;
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != m->touched)
+        memcpy(m->touched, src, m->nt * sizeof(uint64_t));
+    m->nruns = 0;
 }
 
 /* Ends coarse row r; `sorted` when the fine rows came from one fine row
@@ -136,7 +173,8 @@ static void merger_add(row_merger *m, const stat_grid *s, uint64_t row)
 static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
 {
     if (!sorted)
-        tessel_sort_u64(m->touched, m->scratch, m->nt, m->cols);
+        merger_order(m);
+    m->nruns = 0;
     for (uint64_t t = 0; t < m->nt; t++) {
         g->col[m->out] = m->touched[t];
         g->nnz[m->out++] = m->acc[m->touched[t]];
@@ -159,7 +197,7 @@ int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel
     }
     uint64_t rows = (s->rows + fr - 1) / fr;
     row_merger m;
-    if (merger_init(&m, s, rows, fc, a, g))
+    if (merger_init(&m, s, rows, fc, fr, a, g))
         return TESSEL_ENOMEM;
     for (uint64_t r = 0; r < rows; r++) {
         for (uint64_t f = r * fr; f < (r + 1) * fr && f < s->rows; f++)
@@ -177,7 +215,7 @@ int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xce
 {
     uint64_t it = (icells + fi - 1) / fi, xt = (xcells + fx - 1) / fx;
     row_merger m;
-    if (merger_init(&m, s, it * xt, fk, a, g))
+    if (merger_init(&m, s, it * xt, fk, fi * fx, a, g))
         return TESSEL_ENOMEM;
     for (uint64_t r = 0; r < it * xt; r++) {
         uint64_t ti = x_major ? r % it : r / xt, tx = x_major ? r / it : r % xt;

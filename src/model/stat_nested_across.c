@@ -22,7 +22,12 @@
  * outer tiles times their candidate k, never the level-b effectual
  * iterations. More than one chunk enumerates the outer tiles once per
  * chunk; past NESTED_ACROSS_BUDGET outer tiles (16 chunks) nothing is
- * taken off and the runs stay upper bounds. */
+ * taken off and the runs stay upper bounds. Where the outer key sorts as
+ * nested loops over the roles' blocks (one loop digit per index before
+ * level b, as on a 3-level spec) and the candidate bitsets exist, the
+ * outer tiles come in key order from those loops instead (scan_nested):
+ * per strip pair (o block, f block), one AND of their bitsets over k gives
+ * the effectual k blocks, with no keys to enumerate, sort or decode. */
 #include <string.h>
 
 #include "stat_closed.h"
@@ -371,6 +376,9 @@ static int candidates_init(const tessel_allocator *a, across *ac)
 static int outer_any(const across *ac, const uint64_t *c)
 {
     uint64_t k1 = c[RK] + ac->blk[RK], lo = 0, hi = ac->nlive;
+    uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
+    if (ac->kbo) /* before the search below, which only the other test needs */
+        return candidate(ac, ob, fb, c[RK], k1 < ac->xt.rows ? k1 : ac->xt.rows, 0) != UINT64_MAX;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (ac->live[mid] < c[RK])
@@ -378,9 +386,6 @@ static int outer_any(const across *ac, const uint64_t *c)
         else
             hi = mid;
     }
-    uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
-    if (ac->kbo)
-        return candidate(ac, ob, fb, c[RK], k1 < ac->xt.rows ? k1 : ac->xt.rows, 0) != UINT64_MAX;
     for (uint64_t m = lo; m < ac->nlive && ac->live[m] < k1; m++) {
         uint64_t k = ac->live[m];
         if (ac->obits ? (ac->obits[k * ac->wo + ob / 64] >> (ob % 64) & 1) &&
@@ -534,18 +539,146 @@ static void scan_keys(const across *ac, const uint64_t *keys, uint64_t m, uint64
     }
 }
 
+/* Whether the outer key sorts as nested loops over the roles' blocks,
+ * ord[0] outermost: every role's share grows with its block by more than
+ * the later roles' shares can add. Then the outer tiles come in key order
+ * from three loops over the blocks, with no keys to enumerate and sort
+ * (the per-strip scan of scan_nested). */
+static int nested_order(const across *ac, unsigned *ord)
+{
+    unsigned m = 0, seen[3] = { 0, 0, 0 };
+    for (unsigned i = 0; i < ac->n->first_digit; i++) {
+        unsigned r = ac->role[i];
+        if (r < 3 && !seen[r] && ac->n->bd.d[i].radix > 1) {
+            seen[r] = 1;
+            ord[m++] = r;
+        }
+    }
+    for (unsigned r = 0; r < 3; r++)
+        if (!seen[r])
+            ord[m++] = r;
+    uint64_t inner = 0; /* the largest sum of the later roles' shares */
+    for (unsigned q = 3; q-- > 0;) {
+        const uint64_t *part = ac->part[ord[q]];
+        for (uint64_t b = 1; b < ac->nblk[ord[q]]; b++)
+            if (part[b] <= part[b - 1] || part[b] - part[b - 1] <= inner)
+                return 0;
+        uint64_t top = part[ac->nblk[ord[q]] - 1];
+        if (inner > UINT64_MAX - top)
+            return 0;
+        inner += top;
+    }
+    return 1;
+}
+
+/* One effectual outer tile c of the scan (scan_keys' step, c known to be
+ * effectual): a run continues into it only from the previous effectual
+ * outer tile pc on the same o and k blocks. */
+static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
+                      int *have_prev, double *runs)
+{
+    uint64_t v[3], z[3];
+    if (*have_prev && c[RO] == pc[RO] && c[RK] == pc[RK] && outer_end(ac, c, 0, v)) {
+        outer_end(ac, pc, 1, z);
+        if (z[RO] == v[RO] && z[RK] == v[RK] &&
+            (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+            runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+    }
+    memcpy(pc, c, 3 * sizeof(*pc));
+    *have_prev = 1;
+}
+
+/* scan_keys over every combination of outer blocks in the order of
+ * nested_order (ord), the candidate bitsets deciding which outer tiles
+ * are effectual: the same outer tiles in the same order, so the same
+ * runs are taken off. With k innermost, a strip pair (o block, f block)
+ * ANDs its two bitsets once and visits only the k blocks holding a bit
+ * (the per-strip summary: which k blocks meet); otherwise every
+ * combination is tested. Cost: the strip pairs times the words of k (or
+ * the combinations times a k block's words), which the caller bounds by
+ * the outer tiles the keys would enumerate. */
+static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, double *runs)
+{
+    uint64_t q[3], c[3], pc[3] = { 0, 0, 0 };
+    int have_prev = 0;
+    uint64_t kmax = ac->xt.rows; /* the candidate bitsets' extent in k */
+    for (q[0] = 0; q[0] < ac->nblk[ord[0]]; q[0]++)
+        for (q[1] = 0; q[1] < ac->nblk[ord[1]]; q[1]++) {
+            c[ord[0]] = q[0] * ac->blk[ord[0]];
+            c[ord[1]] = q[1] * ac->blk[ord[1]];
+            if (ord[2] == RK) {
+                const uint64_t *x = &ac->kbo[c[RO] / ac->blk[RO] * ac->wk];
+                const uint64_t *y = &ac->kbf[c[RF] / ac->blk[RF] * ac->wk];
+                for (uint64_t k = stat_nested_next_common(x, y, ac->wk, 0); k < kmax;) {
+                    uint64_t kb = k / ac->blk[RK];
+                    c[RK] = kb * ac->blk[RK];
+                    scan_step(ac, c, cf, pc, &have_prev, runs);
+                    k = stat_nested_next_common(x, y, ac->wk, c[RK] + ac->blk[RK]);
+                }
+                continue;
+            }
+            for (q[2] = 0; q[2] < ac->nblk[ord[2]]; q[2]++) {
+                c[ord[2]] = q[2] * ac->blk[ord[2]];
+                if (outer_any(ac, c))
+                    scan_step(ac, c, cf, pc, &have_prev, runs);
+            }
+        }
+}
+
+/* Over g's rows in blocks of rb and its columns in blocks of cb: each
+ * (row block, distinct column block c) adds w[c] (0 past nw; 1 without
+ * w) to the sum returned and, with per, to per[row block]. stamp: one
+ * zeroed entry per column block and one more. */
+static uint64_t block_pairs(const stat_grid *g, uint64_t rb, uint64_t cb, const uint64_t *w,
+                            uint64_t nw, uint64_t *stamp, uint64_t *per)
+{
+    uint64_t sum = 0, nr = (g->rows + rb - 1) / rb;
+    for (uint64_t R = 0; R < nr; R++)
+        for (uint64_t r = R * rb; r < g->rows && r < (R + 1) * rb; r++)
+            for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+                uint64_t c = g->col[t] / cb;
+                if (stamp[c] == R + 1)
+                    continue;
+                stamp[c] = R + 1;
+                uint64_t v = w ? (c < nw ? w[c] : 0) : 1;
+                sum += v;
+                if (per)
+                    per[R] += v;
+            }
+    return sum;
+}
+
+/* The outer tiles the keys would enumerate (X's and P's coarse grids
+ * meeting in a k block; coarse_cols' tiles, counted without building
+ * them): per k block, P's distinct f blocks; per o block, X's distinct k
+ * blocks. 0 when out of memory (*rc set). */
+static uint64_t outer_total(const tessel_allocator *a, const across *ac, int *rc)
+{
+    const stat_grid *x = ac->x, *p = ac->p;
+    uint64_t nkb = (p->rows + ac->blk[RK] - 1) / ac->blk[RK];
+    uint64_t ncb = (x->cols + ac->blk[RK] - 1) / ac->blk[RK];
+    uint64_t nfb = (p->cols + ac->blk[RF] - 1) / ac->blk[RF];
+    uint64_t ns = (nfb > ncb ? nfb : ncb) + 1;
+    uint64_t *per = stat_zeroed(a, nkb + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, ns, sizeof(uint64_t));
+    uint64_t total = 0;
+    if (per && stamp) {
+        block_pairs(p, ac->blk[RK], ac->blk[RF], NULL, 0, stamp, per);
+        memset(stamp, 0, ns * sizeof(uint64_t));
+        total = block_pairs(x, ac->blk[RO], ac->blk[RK], per, nkb, stamp, NULL);
+    } else
+        *rc = TESSEL_ENOMEM;
+    tessel_dealloc(a, per);
+    tessel_dealloc(a, stamp);
+    return total;
+}
+
 /* The effectual outer tiles in key order, in chunks of about
  * NESTED_ACROSS_CHUNK keys, through scan_keys. */
-static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t cf, double *runs)
+static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t total, uint64_t cf,
+                      double *runs)
 {
-    uint64_t total = 0, maxkey = 0;
-    for (uint64_t t = 0; t < ac->xc.n; t++) {
-        uint64_t kb = ac->xc.col[t];
-        if (kb < ac->pc.rows)
-            total += ac->pc.ptr[kb + 1] - ac->pc.ptr[kb];
-    }
-    if (!total || total > NESTED_ACROSS_BUDGET)
-        return TESSEL_OK;
+    uint64_t maxkey = 0;
     for (unsigned r = 0; r < 3; r++) {
         uint64_t most = 0;
         for (uint64_t q = 0; q < ac->nblk[r]; q++)
@@ -619,8 +752,11 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
             ac.live[ac.nlive++] = k;
     ac.wo = ((x->rows + ac.blk[RO] - 1) / ac.blk[RO] + 63) / 64;
     ac.wf = ((p->cols + ac.blk[RF] - 1) / ac.blk[RF] + 63) / 64;
-    if (!rc && (long double)ac.xt.rows * (long double)(ac.wo + ac.wf) <=
-                   (long double)NESTED_ACROSS_BITS) {
+    if (!rc)
+        rc = candidates_init(a, &ac);
+    /* the per-k bitsets serve outer_any only without the candidate ones */
+    if (!rc && !ac.kbo &&
+        (long double)ac.xt.rows * (long double)(ac.wo + ac.wf) <= (long double)NESTED_ACROSS_BITS) {
         ac.obits = stat_zeroed(a, ac.xt.rows * ac.wo + 1, sizeof(uint64_t));
         ac.fbits = stat_zeroed(a, ac.xt.rows * ac.wf + 1, sizeof(uint64_t));
         if (!ac.obits || !ac.fbits)
@@ -637,20 +773,31 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         }
     }
     if (!rc)
-        rc = candidates_init(a, &ac);
-    if (!rc)
         rc = ends_init(a, &ac.xt, ac.blk[RO], &ac.xte);
     if (!rc)
         rc = ends_init(a, p, ac.blk[RF], &ac.pe);
-    if (!rc)
-        rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
-    if (!rc)
-        rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
     keyspace_init(&ac);
     if (!rc)
         rc = parts_init(a, &ac);
-    if (!rc)
-        rc = scan_outer(a, &ac, cf, runs);
+    uint64_t total = rc ? 0 : outer_total(a, &ac, &rc);
+    unsigned ord[3];
+    /* past the budget nothing is taken off (the runs stay upper bounds) */
+    if (!rc && total && total <= NESTED_ACROSS_BUDGET) {
+        long double combos = (long double)ac.nblk[RO] * (long double)ac.nblk[RK] *
+                             (long double)ac.nblk[RF];
+        long double strips = (long double)ac.nblk[RO] * (long double)ac.nblk[RF] * ac.wk;
+        if (ac.kbo && nested_order(&ac, ord) &&
+            (ord[2] == RK ? strips : combos) <=
+                4.0L * (long double)total + (long double)NESTED_ENDS_MIN) {
+            scan_nested(&ac, ord, cf, runs);
+        } else {
+            rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
+            if (!rc)
+                rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
+            if (!rc)
+                rc = scan_outer(a, &ac, total, cf, runs);
+        }
+    }
     for (unsigned r = 0; r < 3; r++)
         tessel_dealloc(a, ac.part[r]);
     stat_grid_free(a, &ac.xt);

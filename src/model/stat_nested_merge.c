@@ -131,6 +131,7 @@ typedef struct fbits {
     uint64_t *wall;          /* wf: the first f of every merge block */
     uint64_t *suf, cap;      /* one group's suffix unions, cap words */
     uint64_t *pre, *cnt;     /* wf: running union; per entry: merges */
+    uint64_t *one;           /* per row: 1 + the merges of a group of that row alone, 0 unknown */
 } fbits;
 
 /* Bitset memory beyond which the (f, k, o) walk keeps to sorted lists. */
@@ -145,6 +146,7 @@ static void fbits_free(const tessel_allocator *a, fbits *fb)
     tessel_dealloc(a, fb->suf);
     tessel_dealloc(a, fb->pre);
     tessel_dealloc(a, fb->cnt);
+    tessel_dealloc(a, fb->one);
 }
 
 /* P's rows as bitsets over f, merge blocks of cb_f; groups of up to
@@ -161,7 +163,8 @@ static int fbits_init(const tessel_allocator *a, const stat_grid *p, uint64_t cb
     fb->wall = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->pre = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->cnt = stat_zeroed(a, max_n + 1, sizeof(uint64_t));
-    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt) {
+    fb->one = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
+    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt || !fb->one) {
         fbits_free(a, fb);
         return TESSEL_ENOMEM;
     }
@@ -192,20 +195,23 @@ static int fbits_reserve(const tessel_allocator *a, fbits *fb, uint64_t words)
 }
 
 /* How many f of F = r - pre have their predecessor in E (same merge
- * block) in L = r - next, over span words from word lo: L's bits moved
+ * block) in L = r - next, over span words (walls: the merge blocks'
+ * first f over the same words): L's bits moved
  * one place up, then carried across the gaps of E (but not over a wall)
  * onto the next effectual f, by one multi-word addition. */
-static uint64_t succ_count(const fbits *fb, const uint64_t *r, const uint64_t *next,
-                           const uint64_t *e, uint64_t lo, uint64_t span)
+static uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64_t *e,
+                           const uint64_t *pre, const uint64_t *walls, uint64_t span)
 {
     uint64_t carry = 0, in = 0, cnt = 0;
     for (uint64_t w = 0; w < span; w++) {
-        uint64_t l = r[w] & ~next[w], f = r[w] & ~fb->pre[w], wall = fb->wall[lo + w];
+        uint64_t l = r[w] & ~next[w], f = r[w] & ~pre[w], wall = walls[w];
         uint64_t x = (l << 1) | in;
         in = l >> 63;
         uint64_t s = x + (~e[w] & ~wall), s2 = s + carry;
         carry = (uint64_t)(s < x) | (uint64_t)(s2 < s);
-        cnt += stat_bits_set(s2 & e[w] & ~wall & f);
+        uint64_t hit = s2 & e[w] & ~wall & f;
+        if (hit)
+            cnt += stat_bits_set(hit);
     }
     return cnt;
 }
@@ -215,6 +221,12 @@ static uint64_t succ_count(const fbits *fb, const uint64_t *r, const uint64_t *n
 static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
                         const unsigned char *uniq, uint64_t n)
 {
+    /* a group of one entry depends on its row alone (the merges between
+     * consecutive f of the row in one merge block): computed once per row */
+    if (n == 1 && uniq[0] && fb->one[k[0]]) {
+        fb->cnt[0] = fb->one[k[0]] - 1;
+        return TESSEL_OK;
+    }
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t m = 0; m < n; m++) {
         fb->cnt[m] = 0;
@@ -235,12 +247,20 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
     }
     memset(fb->pre, 0, span * sizeof(uint64_t));
     for (uint64_t m = 0; m < n; m++) {
-        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        /* only the entry's own words: its F and L lie there, and before
+         * them no L bit starts a carry (succ_count starts at 0 either way) */
+        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
+        if (fb->hi[k[m]] <= fb->lo[k[m]])
+            continue;
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo + off];
         if (uniq[m])
-            fb->cnt[m] = succ_count(fb, r, &suf[(m + 1) * span], suf, lo, span);
-        for (uint64_t w = 0; w < span; w++)
-            fb->pre[w] |= r[w];
+            fb->cnt[m] = succ_count(r, &suf[(m + 1) * span + off], suf + off, fb->pre + off,
+                                    fb->wall + lo + off, len);
+        for (uint64_t w = 0; w < len; w++)
+            fb->pre[off + w] |= r[w];
     }
+    if (n == 1 && uniq[0])
+        fb->one[k[0]] = fb->cnt[0] + 1;
     return TESSEL_OK;
 }
 

@@ -20,7 +20,8 @@ names for Z[i,j] = A[i,k] * B[k,j]:
 A and B cost their compressed sparse fiber per 32x32 tile: 12 B per nonzero, 8 B per
 non-empty row, 12 B per tile (simulator-outputs/README.md and validate-drt/README.md);
 O costs 16 B per (partial) nonzero in COO. This file implements that loop nest from the
-coordinates alone (stdlib only, no tessel code) on matrices made by `tessel gen` with
+coordinates alone (stdlib only, no tessel code; brute_stats.py's Matrix Market reader) on
+matrices made by `tessel gen` with
 more than 1024 rows, runs examples/validate-drt/extensor-static.yaml on them and
 requires tessel's DRAM bytes per tensor to equal the brute force's (A, B, and Z = reads
 back + writes). With one block per index (n <= 1024) nothing is read back and A and B
@@ -31,35 +32,17 @@ Exit 0 when tessel equals the brute force, 1 otherwise.
 """
 import argparse
 import csv
-import gzip
 import os
 import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from brute_stats import read_mtx  # noqa: E402  (the same directory's independent reader)
+
 TILE = 32          # basic tile edge (the simulator's tile_dim)
 BLOCK_TILES = 32   # basic tiles per top block (I_top = J_top = K_top = 32)
-
-
-def read_mtx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        banner = f.readline().split()
-        symmetric = banner[4].lower() != "general"
-        line = f.readline()
-        while line.startswith("%") or not line.strip():
-            line = f.readline()
-        rows, cols, _ = (int(x) for x in line.split())
-        entries = set()
-        for line in f:
-            if line.startswith("%") or not line.strip():
-                continue
-            i, j = (int(x) - 1 for x in line.split()[:2])
-            entries.add((i, j))
-            if symmetric and i != j:
-                entries.add((j, i))
-    return rows, cols, entries
 
 
 def tiles_of(entries):
@@ -141,7 +124,7 @@ def main():
             subprocess.run([args.tessel, "gen", "uniform", "--rows", str(n),
                             "--cols", str(n), "--nnz", str(10 * n), "--seed", str(seed),
                             "-o", mtx], check=True, stdout=subprocess.DEVNULL)
-            rows, cols, entries = read_mtx(mtx)
+            (rows, cols), entries, _, _ = read_mtx(mtx)
             a_top, b_top, o_r, o_w = simulate(rows, cols, cols, entries, entries)
             out = os.path.join(tmp, "out%d" % n)
             subprocess.run([args.tessel, "run", spec, "--tensor", "A=" + mtx, "--tensor", "B=A",

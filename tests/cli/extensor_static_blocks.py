@@ -23,8 +23,9 @@ O costs 16 B per (partial) nonzero in COO. This file implements that loop nest f
 coordinates alone (stdlib only, no tessel code; brute_stats.py's Matrix Market reader) on
 matrices made by `tessel gen` with more than 1024 rows, runs
 examples/validate-drt/extensor-static.yaml on them and requires tessel's DRAM bytes
-per tensor to equal the brute force's (A, B, and Z = reads back + writes). With one block per index (n <= 1024) nothing is read back and A and B
-cross once, which the shared 1000x1000 input checks in run.sh.
+per tensor to equal the brute force's (A, B, and Z = reads back + writes). With one
+block per index (n <= 1024) nothing is read back and A and B cross once, which the
+shared 1000x1000 input checks in run.sh.
 
 usage: extensor_static_blocks.py --tessel PATH
 Exit 0 when tessel equals the brute force, 1 otherwise.

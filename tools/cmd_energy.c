@@ -21,10 +21,11 @@ static const cli_option options[OPT_COUNT] = {
 static void help(void)
 {
     printf("usage: tessel energy SPEC [options]\n\n"
-           "Prices every component of SPEC (each storage level, the MAC and the\n"
-           "intersection unit) from the energy tables the spec names, as tessel run\n"
-           "does, and prints per component and action the energy (pJ) and the area,\n"
-           "the table and entry or fitted model that priced it and the attributes used\n"
+           "Prices every component of SPEC (each storage level, each level's network\n"
+           "where priced, the MAC and the intersection unit) from the energy tables\n"
+           "the spec names, as tessel run does, and prints per component and action\n"
+           "the energy (pJ) and the area, the table and entry or fitted model that\n"
+           "priced it and the attributes used\n"
            "(docs/models/energy.md). Warnings (ERT entries that match no component,\n"
            "implausible clocks, widths or partitions) go to standard error.\n\n"
            "options:\n"
@@ -35,13 +36,24 @@ static void help(void)
            "An unpriced component is an error (exit 2) that lists what was priced.\n");
 }
 
-/* One component: its spec name, spec entry and resolved energy. */
+/* One component: its name, energy class and resolved energy. */
 typedef struct energy_row {
-    const char *name;
-    const tessel_spec_component *c;
+    char name[TESSEL_SPEC_NAME_MAX + 16];
+    const char *cls;
     const tessel_component_energy *e;
     double instances;
 } energy_row;
+
+static energy_row row_of(const char *name, const char *cls, const tessel_component_energy *e,
+                         double instances)
+{
+    energy_row r;
+    snprintf(r.name, sizeof(r.name), "%s", name);
+    r.cls = cls;
+    r.e = e;
+    r.instances = instances;
+    return r;
+}
 
 static size_t rows_of(const tessel_spec *spec, const tessel_design_energy *de, energy_row *rows,
                       size_t cap)
@@ -49,14 +61,25 @@ static size_t rows_of(const tessel_spec *spec, const tessel_design_energy *de, e
     size_t n = 0;
     unsigned nl = spec->nlevels < TESSEL_SPEC_MAX_LEVELS ? spec->nlevels : TESSEL_SPEC_MAX_LEVELS;
     for (unsigned l = 0; l < nl && n < cap; l++)
-        rows[n++] = (energy_row){ spec->level[l].name, &spec->level[l].energy, &de->level[l],
-                                  cli_energy_instances(spec, (int)l, NULL) };
+        rows[n++] = row_of(spec->level[l].name, spec->level[l].energy.cls, &de->level[l],
+                           cli_energy_instances(spec, (int)l, NULL));
+    /* A level's network to its child, where priced (a `network` or a spatial
+     * split, docs/models/energy.md "Network energy"): one wire per boundary,
+     * read = the energy of one delivered value over the hop. */
+    for (unsigned l = 0; l < nl && n < cap; l++)
+        if (de->network[l].method[0]) {
+            char name[TESSEL_SPEC_NAME_MAX + 16];
+            snprintf(name, sizeof(name), "%s:network", spec->level[l].name);
+            rows[n++] = row_of(name, spec->level[l].network_class[0] ? spec->level[l].network_class
+                                                                     : "wire",
+                               &de->network[l], 1);
+        }
     if (n < cap)
-        rows[n++] = (energy_row){ "MAC", &spec->compute.mac, &de->mac,
-                                  cli_energy_instances(spec, -1, "MAC") };
+        rows[n++] = row_of("MAC", spec->compute.mac.cls, &de->mac,
+                           cli_energy_instances(spec, -1, "MAC"));
     if (spec->compute.intersect.cls[0] && n < cap)
-        rows[n++] = (energy_row){ "intersect", &spec->compute.intersect, &de->intersect,
-                                  cli_energy_instances(spec, -1, "intersect") };
+        rows[n++] = row_of("intersect", spec->compute.intersect.cls, &de->intersect,
+                           cli_energy_instances(spec, -1, "intersect"));
     return n;
 }
 
@@ -67,7 +90,7 @@ static void write_csv(FILE *f, const energy_row *rows, size_t n)
     for (size_t i = 0; i < n; i++)
         for (int a = 0; a < TESSEL_ACTION_COUNT; a++) {
             const tessel_component_energy *e = rows[i].e;
-            fprintf(f, "%s,%s,%.17g,%s,%.17g,%.17g,", rows[i].name, rows[i].c->cls,
+            fprintf(f, "%s,%s,%.17g,%s,%.17g,%.17g,", rows[i].name, rows[i].cls,
                     rows[i].instances, tessel_action_name((tessel_action)a), e->pj[a],
                     e->area_um2);
             tessel_csv_field(f, e->table);
@@ -84,7 +107,7 @@ static void print_table(const energy_row *rows, size_t n, double total_area)
 {
     for (size_t i = 0; i < n; i++) {
         const tessel_component_energy *e = rows[i].e;
-        printf("%s: class %s x %.0f, priced by %s entry %s (%s)\n", rows[i].name, rows[i].c->cls,
+        printf("%s: class %s x %.0f, priced by %s entry %s (%s)\n", rows[i].name, rows[i].cls,
                rows[i].instances, e->table, e->entry, e->method);
         printf("  attributes: width %u bits", e->width_bits);
         if (e->depth_words > 0)
@@ -138,7 +161,7 @@ int cmd_energy(int argc, char **argv)
     if (!rc)
         rc = cli_energy_resolve("energy", spec, &db, &de);
     if (!rc) {
-        energy_row rows[TESSEL_SPEC_MAX_LEVELS + 2];
+        energy_row rows[2 * TESSEL_SPEC_MAX_LEVELS + 2];
         size_t n = rows_of(spec, &de, rows, sizeof(rows) / sizeof(rows[0]));
         print_table(rows, n, de.area_um2);
         if (out) {

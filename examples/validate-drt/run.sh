@@ -147,7 +147,7 @@ validate "$out/os/summary.csv" "$f" -r drt --set-key design=drt-outerspace --set
 # ---------------------------------------------------------------- ExTensor static
 run extensor-static.yaml ex --tensor "A=$A" --tensor B=A
 f=$SIMREF/drt/extensor_static.txt
-header "ExTensor static 32x32x32 tiles (drt strategy as 32-tile loader, A·A): DRAM bytes"
+header "ExTensor static 32x32x32 tiles (fixed 1024-coordinate LLB tiles over 32x32 PE tiles, A·A): DRAM bytes"
 pz=$(tbytes "$out/ex" Z) pa=$(tbytes "$out/ex" A) pb=$(tbytes "$out/ex" B)
 ra=$(simfield "$f" a_top) rb=$(simfield "$f" b_top)
 rz=$(( $(simfield "$f" o_r_top) + $(simfield "$f" o_w_top) ))

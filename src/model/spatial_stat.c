@@ -126,14 +126,22 @@ static double cdf(double x, double mu, double s)
 
 /* E[max] = lo + integral from lo to hi of (1 - prod_p F_p(x)) dx, where lo is
  * where some load is surely above (its mean - 8 sigma, the largest such) and
- * hi where all are surely below; Simpson's rule on 512 intervals. A load at
+ * hi where all are surely below; Simpson's rule on 128 intervals (relative
+ * error below 3e-6 of the 4096-interval value on mixed loads of 2-128
+ * instances, against 1e-8 with 512: a quarter of the erfc calls). A load at
  * least 6 s (8.5 sigma) below x has F_p(x) = 0.5 erfc(-6) = 1 exactly in
- * doubles (erfc(6) = 2e-17 is below half an ulp of 2), so it is skipped:
- * the product, and the result, are bit for bit those of the full loop. */
+ * doubles (erfc(6) = 2e-17 is below half an ulp of 2), and an exact load
+ * (var 0) at or below x has F_p(x) = 1; x only grows, so such a load is 1 at
+ * every later point too and leaves the list of loads still to multiply (kept
+ * in their order). Multiplying by 1.0 is exact, and once the product is at
+ * most 2^-54, 1 - prod rounds to 1.0 whatever the factors left (all in
+ * [0, 1]) make of it, so the point stops there: the result is bit for bit
+ * that of the loop over every load at every point. */
 double sp_expected_max(const double *mu, const double *var, unsigned n)
 {
-    enum { STEPS = 512, CACHED = 256 };
+    enum { STEPS = 128, CACHED = 256 };
     double sd[CACHED]; /* sqrt(2 var) of the first loads, computed once */
+    unsigned act[CACHED]; /* the loads not yet 1 for good, in order */
     double top = 0, lo = 0, hi = 0;
     int spread = 0;
     for (unsigned p = 0; p < n; p++) {
@@ -148,16 +156,31 @@ double sp_expected_max(const double *mu, const double *var, unsigned n)
     if (!spread || !(hi > lo))
         return top;
     double h = (hi - lo) / STEPS, sum = 0;
+    unsigned na = 0;
+    for (unsigned p = 0; p < n && p < CACHED; p++)
+        act[na++] = p;
     for (unsigned q = 0; q <= STEPS; q++) {
         double x = lo + h * q, prod = 1;
-        for (unsigned p = 0; p < n && prod > 0; p++) {
-            double s = p < CACHED ? sd[p] : var[p] > 0 ? sqrt(2.0 * var[p]) : 0;
+        unsigned j = 0, w = 0;
+        for (; j < na && prod > 0x1p-54; j++) {
+            unsigned p = act[j];
+            double s = sd[p];
+            if (s > 0 ? x - mu[p] >= 6 * s : x >= mu[p])
+                continue; /* F_p is 1.0 here and from here on */
+            act[w++] = p;
+            prod *= cdf(x, mu[p], s);
+        }
+        while (j < na) /* after an early stop the rest stay listed */
+            act[w++] = act[j++];
+        na = w;
+        for (unsigned p = CACHED; p < n && prod > 0x1p-54; p++) {
+            double s = var[p] > 0 ? sqrt(2.0 * var[p]) : 0;
             if (s > 0 && x - mu[p] >= 6 * s)
                 continue; /* F_p(x) is 1.0 */
             prod *= cdf(x, mu[p], s);
         }
-        double w = q == 0 || q == STEPS ? 1 : (q % 2 ? 4 : 2);
-        sum += w * (1 - prod);
+        double w8 = q == 0 || q == STEPS ? 1 : (q % 2 ? 4 : 2);
+        sum += w8 * (1 - prod);
     }
     return lo + sum * h / 3;
 }

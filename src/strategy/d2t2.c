@@ -25,6 +25,9 @@ struct d2t2_memo {
     unsigned level[D2T2_MEMO];
     strat_tiles tiles[D2T2_MEMO];
     double bytes[D2T2_MEMO], dram[D2T2_MEMO];
+    /* 1: bytes is only the price without Z's spill, a lower bound that
+     * exceeded the level's best then (price(): the shape cannot win) */
+    unsigned char partial[D2T2_MEMO];
 };
 typedef struct d2t2_memo d2t2_memo;
 
@@ -143,19 +146,62 @@ static int memo_has(const strat_ctx *c, unsigned l, const strat_tiles *t)
     return 0;
 }
 
+/* The stat estimator's bytes across boundary `at` of spec, and DRAM's. */
+static int eval_bytes(strat_ctx *c, const tessel_spec *spec, unsigned at, double *bytes,
+                      double *dram)
+{
+    tessel_result r;
+    int rc = tessel_model_stat_eval_cached(spec, c->stats, NULL, &r, c->diag);
+    if (rc)
+        return rc;
+    double b = 0;
+    for (unsigned k = 0; k < r.ntensors; k++)
+        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
+    *bytes = b;
+    *dram = (double)r.dram_bytes;
+    return TESSEL_OK;
+}
+
+/* The price of one-level spec without rule 4's output spill: Z's
+ * partition made unbounded, every other count unchanged, so that it is a
+ * lower bound of the price (the spill only adds bytes that move out and
+ * back in). It skips the estimator's costliest pass, the output sample's
+ * spill (stat_spmspm_out.c), on shapes whose price without it already
+ * exceeds the best; *open 1 when that lower bound was taken. */
+static int price_open(strat_ctx *c, unsigned l, const strat_tiles *t, const tessel_spec *spec,
+                      double above, double *bytes, double *dram, int *open)
+{
+    *open = 0;
+    uint64_t zpart = strat_partition(c, l, 0);
+    if (isinf(above) || !zpart || strat_output_dense_bytes(c, l, t) <= zpart)
+        return TESSEL_OK; /* the best is not known yet, or Z's tiles cannot spill */
+    tessel_spec unbounded = *spec;
+    unbounded.level[1].tensor[0].partition_bytes = UINT64_C(1) << 62;
+    int rc = eval_bytes(c, &unbounded, 1, bytes, dram);
+    if (!rc)
+        *open = *bytes > above;
+    return rc;
+}
+
 /* Bytes across level l's boundary (with level l - 1) under tiles t;
  * every shape is priced once (the RF family, the corners and the line
- * searches revisit shapes). */
+ * searches revisit shapes). A shape whose price cannot be at most `above`
+ * (the best so far, INFINITY when none) may get only a lower bound above
+ * it (price_open), which is all the search needs of a shape that loses. */
 static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const strat_tiles *t,
-                 double *bytes, double *dram)
+                 double above, double *bytes, double *dram)
 {
     d2t2_memo *m = c->memo;
+    unsigned at_memo = m ? m->n : 0;
     for (unsigned k = 0; m && k < m->n; k++)
         /* the first nidx edges only: candidates leave the rest unset */
         if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, c->nidx * sizeof(t->t[0]))) {
             *bytes = m->bytes[k];
             *dram = m->dram[k];
-            return TESSEL_OK;
+            if (!m->partial[k] || *bytes > above)
+                return TESSEL_OK;
+            at_memo = k; /* a lower bound no longer enough: priced now */
+            break;
         }
     tessel_strategy_choice trial = *ch;
     memcpy(trial.tile[l], t->t, sizeof(trial.tile[l]));
@@ -169,24 +215,25 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
         }
     tessel_spec spec;
     unsigned at = l;
-    if (cut_to(c, &trial, l, &spec))
+    int open = 0, rc = TESSEL_OK;
+    if (cut_to(c, &trial, l, &spec)) {
         at = 1;
-    else
+        rc = price_open(c, l, t, &spec, above, bytes, dram, &open);
+    } else {
         tessel_strategy_apply(c->spec, &trial, &spec);
-    tessel_result r;
-    int rc = tessel_model_stat_eval_cached(&spec, c->stats, NULL, &r, c->diag);
+    }
+    if (!rc && !open)
+        rc = eval_bytes(c, &spec, at, bytes, dram);
     if (rc)
         return rc;
-    double b = 0;
-    for (unsigned k = 0; k < r.ntensors; k++)
-        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
-    *bytes = b;
-    *dram = (double)r.dram_bytes;
-    if (m && m->n < D2T2_MEMO) {
-        m->level[m->n] = l;
-        m->tiles[m->n] = *t;
-        m->bytes[m->n] = b;
-        m->dram[m->n++] = *dram;
+    if (m && at_memo < D2T2_MEMO) {
+        m->level[at_memo] = l;
+        m->tiles[at_memo] = *t;
+        m->bytes[at_memo] = *bytes;
+        m->dram[at_memo] = *dram;
+        m->partial[at_memo] = (unsigned char)open;
+        if (at_memo == m->n)
+            m->n++;
     }
     return TESSEL_OK;
 }
@@ -253,7 +300,7 @@ static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
         return rc;
     if (bound > *best)
         return TESSEL_OK;
-    if ((rc = price(c, ch, l, t, &bytes, &dram)))
+    if ((rc = price(c, ch, l, t, *best, &bytes, &dram)))
         return rc;
     if (bytes < *best) {
         *best = bytes;
@@ -328,7 +375,7 @@ static int queue_price(strat_ctx *c, unsigned l, d2t2_queue *q, tessel_strategy_
         if (q->bound[k] > *best)
             break; /* so are the rest's */
         double bytes, dram;
-        int rc = price(c, ch, l, &q->t[k], &bytes, &dram);
+        int rc = price(c, ch, l, &q->t[k], *best, &bytes, &dram);
         if (rc)
             return rc;
         if (bytes < *best || (bytes == *best && k < at)) {
@@ -467,7 +514,7 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
         return rc;
     if (isinf(best)) { /* nothing fits: the smallest square, overbooked */
         ch->candidates++;
-        if ((rc = price(c, ch, l, &winner, &best, &best_dram)))
+        if ((rc = price(c, ch, l, &winner, INFINITY, &best, &best_dram)))
             return rc;
     }
     memcpy(ch->tile[l], winner.t, sizeof(ch->tile[l]));

@@ -138,6 +138,9 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
                         int worst, strat_tiles *out, uint64_t *candidates);
 enum { WORST_DENSE = 0, WORST_STATS = 1, WORST_EXACT = 2 };
 int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits);
+/* Bytes of the output's tile under tiles t at level l were it dense (its
+ * largest; 0, not known, beyond 3 modes). */
+uint64_t strat_output_dense_bytes(const strat_ctx *c, unsigned l, const strat_tiles *t);
 /* The most nonzeros in one tile of `shape` (dense: its area). */
 int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
                           uint64_t *out);

@@ -175,25 +175,30 @@ int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, 
         *fits = strat_tile_bytes(c, l, in, shape, n) <= part;
     }
     /* dense sizing also fits the output's partition, as ExTensor-N does */
-    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
     uint64_t zpart = strat_partition(c, l, 0);
-    if (*fits && worst == WORST_DENSE && zpart && z->rank <= 3) {
-        strat_input out;
-        memset(&out, 0, sizeof(out));
-        out.order = z->rank;
-        for (unsigned m = 0; m < z->rank; m++) {
-            out.index[m] = (int)z->index[m];
-            out.dims[m] = c->extent[z->index[m]];
-        }
-        uint64_t shape[3];
-        strat_shape(c, &out, t, shape);
-        double dense = 1;
-        for (unsigned m = 0; m < out.order; m++)
-            dense *= (double)shape[m];
-        *fits = strat_tile_bytes(c, l, &out, shape, dense > 1e18 ? (uint64_t)1e18
-                                                                  : (uint64_t)dense) <= zpart;
-    }
+    if (*fits && worst == WORST_DENSE && zpart)
+        *fits = strat_output_dense_bytes(c, l, t) <= zpart;
     return TESSEL_OK;
+}
+
+uint64_t strat_output_dense_bytes(const strat_ctx *c, unsigned l, const strat_tiles *t)
+{
+    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
+    if (z->rank > 3)
+        return 0;
+    strat_input out;
+    memset(&out, 0, sizeof(out));
+    out.order = z->rank;
+    for (unsigned m = 0; m < z->rank; m++) {
+        out.index[m] = (int)z->index[m];
+        out.dims[m] = c->extent[z->index[m]];
+    }
+    uint64_t shape[3];
+    strat_shape(c, &out, t, shape);
+    double dense = 1;
+    for (unsigned m = 0; m < out.order; m++)
+        dense *= (double)shape[m];
+    return strat_tile_bytes(c, l, &out, shape, dense > 1e18 ? (uint64_t)1e18 : (uint64_t)dense);
 }
 
 int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uint64_t *gran,

@@ -239,14 +239,13 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
 }
 
 /* The shapes of eq. 21 divide the conservative edge T by up to 16, so the
- * base grid must be that fine: statistics the strategy collected itself
- * are collected again on T / 16 (at least 4) when coarser. */
-static int finer_base(strat_ctx *c)
+ * base grid must be that fine: statistics the strategy collects itself
+ * are on T / 16 (at least 4) when the grid that fits (strat_need_stats,
+ * c's grids now) is coarser. */
+int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge)
 {
-    if (!c->collected || !c->in[0].base)
-        return TESSEL_OK;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
-    if (!strat_levels(c, levels))
+    if (!c->in[0].base || !strat_levels(c, levels))
         return TESSEL_OK;
     uint64_t gran[STRAT_NX];
     double square[STRAT_NX];
@@ -260,16 +259,16 @@ static int finer_base(strat_ctx *c)
     int rc = strat_uniform_level(c, levels[0], square, gran, WORST_STATS, &t, &seen);
     if (rc)
         return rc;
-    uint64_t edge = UINT64_MAX;
+    uint64_t conservative = UINT64_MAX;
     for (unsigned x = 0; x < c->nidx; x++)
-        if (edge_of(c, &t, x) < edge)
-            edge = edge_of(c, &t, x);
+        if (edge_of(c, &t, x) < conservative)
+            conservative = edge_of(c, &t, x);
     uint64_t want = 4;
-    while (want * 2 <= edge / 16)
+    while (want * 2 <= conservative / 16)
         want *= 2;
-    if (want >= c->in[0].base->tile[0])
-        return TESSEL_OK;
-    return strat_collect_stats(c, want);
+    if (want < c->in[0].base->tile[0] && want < *edge)
+        *edge = want;
+    return TESSEL_OK;
 }
 
 /* Whether shape, nested in the enclosing level's tiles (outer first) as
@@ -525,10 +524,8 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
 
 int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
 {
-    int rc = strat_need_stats(c);
+    int rc = strat_need_stats(c); /* on the grid strat_d2t2_base_edge asks */
     if (rc)
-        return rc;
-    if ((rc = finer_base(c)))
         return rc;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     unsigned n = strat_levels(c, levels);

@@ -155,6 +155,9 @@ int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out);
 
 /* d2t2.c */
 int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out);
+/* The base grid edge d2t2 prices on: *edge (the grid c's inputs have
+ * now, which fits), or finer when eq. 21's shapes need it. */
+int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge);
 
 /* d2t2_bound.c: a lower bound (0: none) of the bytes across level l's
  * boundary under tiles t, below the price d2t2.c would compute. */

@@ -536,5 +536,6 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
         rc = search_level(c, levels[i], out);
     tessel_dealloc(c->alloc, c->memo);
     c->memo = NULL;
+    d2t2_bound_forget(c);
     return rc;
 }

@@ -117,6 +117,7 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
 
 void strat_ctx_free(strat_ctx *c)
 {
+    d2t2_bound_forget(c);
     tessel_stat_data_free(&c->own_stats);
     tessel_dealloc(c->alloc, c->worst);
     c->worst = NULL;
@@ -125,6 +126,7 @@ void strat_ctx_free(strat_ctx *c)
 void strat_worst_forget(strat_ctx *c)
 {
     c->nworst = 0;
+    d2t2_bound_forget(c); /* read off the old base grid too */
 }
 
 /* Whether every input's worst base tile (a dense one when the strategy

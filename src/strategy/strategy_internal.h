@@ -30,6 +30,7 @@ typedef struct strat_worst_entry {
 } strat_worst_entry;
 
 struct d2t2_memo; /* d2t2.c: the candidates priced so far */
+struct d2t2_bound_memo; /* d2t2_bound.c: what the bounds read off the base grids */
 
 typedef struct strat_ctx {
     const tessel_spec *spec;
@@ -47,6 +48,7 @@ typedef struct strat_ctx {
     strat_worst_entry *worst; /* STRAT_WORST_MEMO entries, or NULL (no memo) */
     unsigned nworst;
     struct d2t2_memo *memo;
+    struct d2t2_bound_memo *bound; /* NULL: none yet (d2t2_bound_forget frees it) */
     tessel_strategy_shared *shared; /* NULL: nothing kept past the decision */
     int outer_first;   /* levels sized outermost first (strat_levels) */
     uint64_t outer[STRAT_NX]; /* outer first: the enclosing level's edges the
@@ -162,5 +164,7 @@ int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge);
 /* d2t2_bound.c: a lower bound (0: none) of the bytes across level l's
  * boundary under tiles t, below the price d2t2.c would compute. */
 int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb);
+/* Frees what the bounds kept (the decision ended, or the base grid changed). */
+void d2t2_bound_forget(strat_ctx *c);
 
 #endif

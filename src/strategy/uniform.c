@@ -160,6 +160,26 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
     return TESSEL_OK;
 }
 
+/* A lower bound of the most nonzeros in one tile of `shape` from the worst
+ * tiles known (0: none): a shape nested in it (each edge a divisor of its
+ * edge, or its edge the whole mode) has tiles that are parts of its tiles. */
+static uint64_t worst_below(const strat_ctx *c, const strat_input *in, const uint64_t *shape,
+                            int worst)
+{
+    unsigned who = (unsigned)(in - c->in);
+    uint64_t lo = 0;
+    for (unsigned k = 0; k < c->nworst; k++) {
+        const strat_worst_entry *e = &c->worst[k];
+        int nested = e->input == who && e->worst == (unsigned)worst && e->max > lo;
+        for (unsigned m = 0; m < in->order && nested; m++)
+            nested = shape[m] >= in->dims[m] ||
+                     (e->shape[m] < in->dims[m] && shape[m] % e->shape[m] == 0);
+        if (nested)
+            lo = e->max;
+    }
+    return lo;
+}
+
 int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits)
 {
     *fits = 1;
@@ -169,6 +189,12 @@ int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, 
         if (!part || !in->order)
             continue;
         strat_shape(c, in, t, shape);
+        /* a nested shape's worst tile already too large: no pass over a grid */
+        uint64_t lo = worst == WORST_DENSE ? 0 : worst_below(c, in, shape, worst);
+        if (lo && strat_tile_bytes(c, l, in, shape, lo) > part) {
+            *fits = 0;
+            break;
+        }
         int rc = strat_worst_occupancy(c, in, shape, worst, &n);
         if (rc)
             return rc;

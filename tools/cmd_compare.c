@@ -205,6 +205,8 @@ static void state_free(compare_state *st)
     tessel_spec_free(&st->spec);
 }
 
+/* Loads the spec, energy tables and data (and the fixed mapping's statistics when fixed is
+ * compared); a template spec's rows are its variants. */
 static int load(const compare_request *r, compare_state *st)
 {
     tessel_diag_list errors;

@@ -205,6 +205,8 @@ static void state_free(compare_state *st)
     tessel_spec_free(&st->spec);
 }
 
+/* Loads the spec, energy tables and data (and the fixed mapping's statistics when fixed is
+ * compared); a template spec's rows are its variants. */
 static int load(const compare_request *r, compare_state *st)
 {
     tessel_diag_list errors;
@@ -254,7 +256,13 @@ static int load(const compare_request *r, compare_state *st)
     }
     tessel_workload_data_label(st->data, st->label, sizeof(st->label));
     /* the statistics are collected once for the fixed mapping, on the
-     * base grid the estimator chooses from its tiles */
+     * base grid the estimator chooses from its tiles (only it reads them:
+     * the strategies share theirs, st->shared) */
+    int fixed = 0;
+    for (unsigned k = 0; k < r->nstrategies; k++)
+        fixed |= strcmp(r->strategies[k], "fixed") == 0;
+    if (!fixed)
+        return CLI_EXIT_OK;
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_stat_options opt;

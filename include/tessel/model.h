@@ -30,6 +30,10 @@ typedef struct tessel_workload_data {
     int owned[TESSEL_SPEC_MAX_TENSORS];            /* 0 when shared with another binding */
     char label[TESSEL_SPEC_MAX_TENSORS][256];      /* the `data` CSV column part: file stem or A^T */
     uint64_t extent[TESSEL_SPEC_MAX_INDICES];      /* per workload index */
+    /* what is derived from the data once and kept with it (the output
+     * count, tessel_workload_output_count); NULL: nothing kept (data
+     * built by hand) */
+    struct tessel_workload_memo *memo;
 } tessel_workload_data;
 
 /* Loads every input's binding (file, other tensor, transpose, dense),
@@ -51,6 +55,14 @@ int tessel_workload_bind(const tessel_spec *spec, tessel_tensor *const *given,
 void tessel_workload_free(tessel_workload_data **w);
 /* "G51" or "G51*G51^T": the `data` report column. */
 void tessel_workload_data_label(const tessel_workload_data *w, char *buf, size_t n);
+/* Rule 3's output count of spec's einsum over w (src/model/workload_count.c):
+ * the output's nonzeros and rows by the symbolic pass of
+ * tessel_output_count_run, counted once per workload data and kept with it
+ * for every later asker (statistics on any base grid, DRT); *counted 0
+ * when its work (the multiplies) exceeds budget. */
+int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_data *w,
+                                 double budget, tessel_output_count *out, int *counted,
+                                 tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
 /* Counts for one tensor at one storage level.  For level l > 0 the

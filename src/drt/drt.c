@@ -182,7 +182,7 @@ int tessel_drt_stats_create(const tessel_spec *spec, const tessel_workload_data 
     s->growth = opt->growth;
     rc = drt_data_build(spec, data, opt, a, &s->d, diag);
     if (!rc)
-        rc = drt_output_stat(&s->d, data, diag);
+        rc = drt_output_stat(&s->d, spec, data, diag);
     if (rc) {
         drt_data_free(&s->d);
         tessel_dealloc(a, s);

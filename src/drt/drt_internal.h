@@ -133,7 +133,8 @@ void drt_csr_free(const tessel_allocator *a, drt_csr *v);
 
 /* drt_output.c */
 int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *diag);
-int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *diag);
+int drt_output_stat(drt_data *d, const tessel_spec *spec, const tessel_workload_data *w,
+                    tessel_diag *diag);
 void drt_otable_free(const tessel_allocator *a, drt_otable *o);
 
 /* drt_walk.c */

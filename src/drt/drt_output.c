@@ -313,25 +313,12 @@ static double model_sum(const drt_data *d, const double *area, const double *lam
     return s;
 }
 
-/* Z's nonzeros over every row, for rule 3 (compulsory Z as the other
- * estimators count it: docs/models/stat.md, "The output count of rule 3");
- * mark must hold the extent of j and be zero. */
-static double count_all(const drt_csr *va, const drt_csr *vb, uint64_t *mark)
-{
-    double n = 0;
-    for (uint64_t i = 0; i < va->rows; i++)
-        for (uint64_t p = va->ptr[i]; p < va->ptr[i + 1]; p++)
-            for (uint64_t q = vb->ptr[va->col[p]]; q < vb->ptr[va->col[p] + 1]; q++)
-                if (mark[vb->col[q]] != i + 1) {
-                    mark[vb->col[q]] = i + 1;
-                    n++;
-                }
-    return n;
-}
-
 /* Scales the statistical output-tile table so that its multiply count matches the
- * exact count on a sample of output tiles. */
-static int calibrate(drt_data *d, const tessel_workload_data *w)
+ * exact count on a sample of output tiles. Z's nonzeros over every row, for
+ * rule 3 (compulsory Z as the other estimators count it: docs/models/stat.md,
+ * "The output count of rule 3"), are the workload data's one count. */
+static int calibrate(drt_data *d, const tessel_spec *spec, const tessel_workload_data *w,
+                     tessel_diag *diag)
 {
     const tessel_allocator *a = d->alloc;
     drt_otable *o = &d->out;
@@ -390,8 +377,12 @@ static int calibrate(drt_data *d, const tessel_workload_data *w)
     if (stride == 1)
         d->out_count = want;
     else if ((double)d->macs <= TESSEL_STAT_OUTPUT_COUNT_BUDGET) {
-        memset(mark, 0, (ej ? ej : 1) * sizeof(uint64_t));
-        d->out_count = count_all(&va, &vb, mark);
+        tessel_output_count n;
+        int counted = 0;
+        rc = tessel_workload_output_count(spec, w, TESSEL_STAT_OUTPUT_COUNT_BUDGET, &n, &counted,
+                                          diag);
+        if (!rc && counted)
+            d->out_count = (double)n.nnz;
     }
     if (want > 0) {
         double lo = 1e-6, hi = 1e3;
@@ -439,7 +430,8 @@ static void scale_mul(const drt_data *d, drt_otable *o)
 
 /* The DRT output-tile table from line statistics: for each pair of A and B micro-tile
  * lines, the output micro tiles touched and their estimated nonzeros. */
-int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
+int drt_output_stat(drt_data *d, const tessel_spec *spec, const tessel_workload_data *w,
+                    tessel_diag *diag)
 {
     const tessel_allocator *a = d->alloc;
     drt_otable *o = &d->out;
@@ -534,7 +526,7 @@ int drt_output_stat(drt_data *d, const tessel_workload_data *w, tessel_diag *dia
     if (!rc)
         scale_mul(d, o);
     if (!rc)
-        rc = calibrate(d, w);
+        rc = calibrate(d, spec, w, diag);
     if (!rc)
         totals(d, o);
     tessel_dealloc(a, tr);

@@ -11,6 +11,11 @@ int model_permute(const tessel_tensor *t, const unsigned *perm, const tessel_all
 int model_transpose(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor **out,
                     tessel_diag *diag);
 
+/* workload_count.c: the memo kept with a workload data (NULL without
+ * memory: nothing kept). */
+int model_workload_memo_create(tessel_workload_data *w);
+void model_workload_memo_free(tessel_workload_data *w);
+
 /* Seconds on the monotonic clock (estimators time themselves). */
 double model_now(void);
 

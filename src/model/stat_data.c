@@ -221,17 +221,13 @@ void stat_data_finish(tessel_stat_data *s)
 }
 
 /* Rule 3's output count, exact when the symbolic pass's work is within
- * the budget (docs/models/stat.md, "The output count of rule 3"). */
-static int output_count(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
+ * the budget (docs/models/stat.md, "The output count of rule 3"); counted
+ * once per workload data (workload_count.c). */
+static int output_count(tessel_stat_data *s, const tessel_workload_data *data,
+                        const tessel_stat_options *opt, tessel_diag *diag)
 {
-    const engine *e = &s->e;
-    const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
-    if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c) ||
-        tessel_output_count_work(e->in[0].t, e->in[1].t, c) > opt->output_count_budget)
-        return TESSEL_OK;
-    int rc = tessel_output_count_run(e->in[0].t, e->in[1].t, c, s->alloc, &s->count, diag);
-    s->count_exact = !rc;
-    return rc;
+    return model_output_count(&s->e, data, opt->output_count_budget, &s->count, &s->count_exact,
+                              diag);
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -333,7 +329,7 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
         rc = collect_sample(s, opt, diag);
     if (!rc)
-        rc = output_count(s, opt, diag);
+        rc = output_count(s, data, opt, diag);
     if (!rc)
         stat_data_finish(s);
     s->e.spec = NULL;

@@ -20,6 +20,7 @@ void tessel_workload_free(tessel_workload_data **wp)
     for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++)
         if (w->owned[t])
             tessel_tensor_free(&w->tensor[t]);
+    model_workload_memo_free(w);
     tessel_dealloc(w->alloc, w);
     *wp = NULL;
 }
@@ -354,6 +355,7 @@ int tessel_workload_bind(const tessel_spec *spec, tessel_tensor *const *given,
     memset(w, 0, sizeof(*w));
     w->alloc = a;
     w->ntensors = spec->workload.ntensors;
+    model_workload_memo_create(w); /* without memory: nothing kept */
     size_t before = errors->count;
     int first = TESSEL_OK;
     const char *from[TESSEL_SPEC_MAX_INDICES] = { 0 };

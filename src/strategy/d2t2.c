@@ -25,6 +25,9 @@ struct d2t2_memo {
     unsigned level[D2T2_MEMO];
     strat_tiles tiles[D2T2_MEMO];
     double bytes[D2T2_MEMO], dram[D2T2_MEMO];
+    /* 1: bytes is only the price without Z's spill, a lower bound that
+     * exceeded the level's best then (price(): the shape cannot win) */
+    unsigned char partial[D2T2_MEMO];
 };
 typedef struct d2t2_memo d2t2_memo;
 
@@ -143,19 +146,62 @@ static int memo_has(const strat_ctx *c, unsigned l, const strat_tiles *t)
     return 0;
 }
 
+/* The stat estimator's bytes across boundary `at` of spec, and DRAM's. */
+static int eval_bytes(strat_ctx *c, const tessel_spec *spec, unsigned at, double *bytes,
+                      double *dram)
+{
+    tessel_result r;
+    int rc = tessel_model_stat_eval_cached(spec, c->stats, NULL, &r, c->diag);
+    if (rc)
+        return rc;
+    double b = 0;
+    for (unsigned k = 0; k < r.ntensors; k++)
+        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
+    *bytes = b;
+    *dram = (double)r.dram_bytes;
+    return TESSEL_OK;
+}
+
+/* The price of one-level spec without rule 4's output spill: Z's
+ * partition made unbounded, every other count unchanged, so that it is a
+ * lower bound of the price (the spill only adds bytes that move out and
+ * back in). It skips the estimator's costliest pass, the output sample's
+ * spill (stat_spmspm_out.c), on shapes whose price without it already
+ * exceeds the best; *open 1 when that lower bound was taken. */
+static int price_open(strat_ctx *c, unsigned l, const strat_tiles *t, const tessel_spec *spec,
+                      double above, double *bytes, double *dram, int *open)
+{
+    *open = 0;
+    uint64_t zpart = strat_partition(c, l, 0);
+    if (isinf(above) || !zpart || strat_output_dense_bytes(c, l, t) <= zpart)
+        return TESSEL_OK; /* the best is not known yet, or Z's tiles cannot spill */
+    tessel_spec unbounded = *spec;
+    unbounded.level[1].tensor[0].partition_bytes = UINT64_C(1) << 62;
+    int rc = eval_bytes(c, &unbounded, 1, bytes, dram);
+    if (!rc)
+        *open = *bytes > above;
+    return rc;
+}
+
 /* Bytes across level l's boundary (with level l - 1) under tiles t;
  * every shape is priced once (the RF family, the corners and the line
- * searches revisit shapes). */
+ * searches revisit shapes). A shape whose price cannot be at most `above`
+ * (the best so far, INFINITY when none) may get only a lower bound above
+ * it (price_open), which is all the search needs of a shape that loses. */
 static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const strat_tiles *t,
-                 double *bytes, double *dram)
+                 double above, double *bytes, double *dram)
 {
     d2t2_memo *m = c->memo;
+    unsigned at_memo = m ? m->n : 0;
     for (unsigned k = 0; m && k < m->n; k++)
         /* the first nidx edges only: candidates leave the rest unset */
         if (m->level[k] == l && !memcmp(m->tiles[k].t, t->t, c->nidx * sizeof(t->t[0]))) {
             *bytes = m->bytes[k];
             *dram = m->dram[k];
-            return TESSEL_OK;
+            if (!m->partial[k] || *bytes > above)
+                return TESSEL_OK;
+            at_memo = k; /* a lower bound no longer enough: priced now */
+            break;
         }
     tessel_strategy_choice trial = *ch;
     memcpy(trial.tile[l], t->t, sizeof(trial.tile[l]));
@@ -169,37 +215,37 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
         }
     tessel_spec spec;
     unsigned at = l;
-    if (cut_to(c, &trial, l, &spec))
+    int open = 0, rc = TESSEL_OK;
+    if (cut_to(c, &trial, l, &spec)) {
         at = 1;
-    else
+        rc = price_open(c, l, t, &spec, above, bytes, dram, &open);
+    } else {
         tessel_strategy_apply(c->spec, &trial, &spec);
-    tessel_result r;
-    int rc = tessel_model_stat_eval_cached(&spec, c->stats, NULL, &r, c->diag);
+    }
+    if (!rc && !open)
+        rc = eval_bytes(c, &spec, at, bytes, dram);
     if (rc)
         return rc;
-    double b = 0;
-    for (unsigned k = 0; k < r.ntensors; k++)
-        b += (double)r.traffic[at][k].data_bytes + (double)r.traffic[at][k].metadata_bytes;
-    *bytes = b;
-    *dram = (double)r.dram_bytes;
-    if (m && m->n < D2T2_MEMO) {
-        m->level[m->n] = l;
-        m->tiles[m->n] = *t;
-        m->bytes[m->n] = b;
-        m->dram[m->n++] = *dram;
+    if (m && at_memo < D2T2_MEMO) {
+        m->level[at_memo] = l;
+        m->tiles[at_memo] = *t;
+        m->bytes[at_memo] = *bytes;
+        m->dram[at_memo] = *dram;
+        m->partial[at_memo] = (unsigned char)open;
+        if (at_memo == m->n)
+            m->n++;
     }
     return TESSEL_OK;
 }
 
 /* The shapes of eq. 21 divide the conservative edge T by up to 16, so the
- * base grid must be that fine: statistics the strategy collected itself
- * are collected again on T / 16 (at least 4) when coarser. */
-static int finer_base(strat_ctx *c)
+ * base grid must be that fine: statistics the strategy collects itself
+ * are on T / 16 (at least 4) when the grid that fits (strat_need_stats,
+ * c's grids now) is coarser. */
+int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge)
 {
-    if (!c->collected || !c->in[0].base)
-        return TESSEL_OK;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
-    if (!strat_levels(c, levels))
+    if (!c->in[0].base || !strat_levels(c, levels))
         return TESSEL_OK;
     uint64_t gran[STRAT_NX];
     double square[STRAT_NX];
@@ -213,16 +259,16 @@ static int finer_base(strat_ctx *c)
     int rc = strat_uniform_level(c, levels[0], square, gran, WORST_STATS, &t, &seen);
     if (rc)
         return rc;
-    uint64_t edge = UINT64_MAX;
+    uint64_t conservative = UINT64_MAX;
     for (unsigned x = 0; x < c->nidx; x++)
-        if (edge_of(c, &t, x) < edge)
-            edge = edge_of(c, &t, x);
+        if (edge_of(c, &t, x) < conservative)
+            conservative = edge_of(c, &t, x);
     uint64_t want = 4;
-    while (want * 2 <= edge / 16)
+    while (want * 2 <= conservative / 16)
         want *= 2;
-    if (want >= c->in[0].base->tile[0])
-        return TESSEL_OK;
-    return strat_collect_stats(c, want);
+    if (want < c->in[0].base->tile[0] && want < *edge)
+        *edge = want;
+    return TESSEL_OK;
 }
 
 /* Whether shape, nested in the enclosing level's tiles (outer first) as
@@ -253,7 +299,7 @@ static int consider(strat_ctx *c, unsigned l, const strat_tiles *shape,
         return rc;
     if (bound > *best)
         return TESSEL_OK;
-    if ((rc = price(c, ch, l, t, &bytes, &dram)))
+    if ((rc = price(c, ch, l, t, *best, &bytes, &dram)))
         return rc;
     if (bytes < *best) {
         *best = bytes;
@@ -328,7 +374,7 @@ static int queue_price(strat_ctx *c, unsigned l, d2t2_queue *q, tessel_strategy_
         if (q->bound[k] > *best)
             break; /* so are the rest's */
         double bytes, dram;
-        int rc = price(c, ch, l, &q->t[k], &bytes, &dram);
+        int rc = price(c, ch, l, &q->t[k], *best, &bytes, &dram);
         if (rc)
             return rc;
         if (bytes < *best || (bytes == *best && k < at)) {
@@ -467,7 +513,7 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
         return rc;
     if (isinf(best)) { /* nothing fits: the smallest square, overbooked */
         ch->candidates++;
-        if ((rc = price(c, ch, l, &winner, &best, &best_dram)))
+        if ((rc = price(c, ch, l, &winner, INFINITY, &best, &best_dram)))
             return rc;
     }
     memcpy(ch->tile[l], winner.t, sizeof(ch->tile[l]));
@@ -478,10 +524,8 @@ static int search_level(strat_ctx *c, unsigned l, tessel_strategy_choice *ch)
 
 int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
 {
-    int rc = strat_need_stats(c);
+    int rc = strat_need_stats(c); /* on the grid strat_d2t2_base_edge asks */
     if (rc)
-        return rc;
-    if ((rc = finer_base(c)))
         return rc;
     unsigned levels[TESSEL_SPEC_MAX_LEVELS];
     unsigned n = strat_levels(c, levels);
@@ -492,5 +536,6 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out)
         rc = search_level(c, levels[i], out);
     tessel_dealloc(c->alloc, c->memo);
     c->memo = NULL;
+    d2t2_bound_forget(c);
     return rc;
 }

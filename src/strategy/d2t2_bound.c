@@ -63,47 +63,209 @@ static int per_k(const strat_ctx *c, const strat_input *in, const uint64_t *f, u
     return ok;
 }
 
-/* Bytes R's tiles can save by staying resident from one row of O's
- * tiles (along u, O's mode 0) to the next: IJK's walk keeps R's tile
- * when row u's first pair starts on the (k, j) tile the previous row
- * with a pair ended on, so k is in both rows; the tile holds at most
- * R's nonzeros in row k and at most rmax. 0 (*ok 0) when O's rows are
- * not its mode 0 or without memory. */
-static double row_reuse(strat_ctx *c, unsigned l, const strat_input *o, const uint64_t *fo,
-                        const strat_input *r, const uint64_t *sr, const uint64_t *nnz_r,
-                        uint64_t ext, uint64_t rmax, int *ok)
+/* What the bound reads off the base grids at one shape, kept for the
+ * decision: candidates share their inputs' shapes (the corners' 125
+ * shapes hold 25 per input), and each read is a pass over a base grid. */
+#define BOUND_MEMO 128u
+typedef struct bound_counts {
+    unsigned input, kmode;
+    uint64_t shape[2];
+    uint64_t *cnt, *nnz; /* per_k's, per tile of the contracted mode */
+} bound_counts;
+
+/* row_reuse's largest R row per row of O's tiles, as distinct values and
+ * how many rows have each (their bytes summed in any order are exact:
+ * whole bytes far below 2^53). */
+typedef struct bound_rows {
+    unsigned o, r;
+    uint64_t oshape[2], rk;
+    int ok;
+    uint64_t n;
+    uint64_t *value, *times;
+} bound_rows;
+
+struct d2t2_bound_memo {
+    unsigned ncounts, nrows;
+    bound_counts counts[BOUND_MEMO];
+    bound_rows rows[BOUND_MEMO];
+};
+
+static void memo_clear(const strat_ctx *c, struct d2t2_bound_memo *m)
+{
+    for (unsigned k = 0; k < m->ncounts; k++) {
+        tessel_dealloc(c->alloc, m->counts[k].cnt);
+        tessel_dealloc(c->alloc, m->counts[k].nnz);
+    }
+    for (unsigned k = 0; k < m->nrows; k++) {
+        tessel_dealloc(c->alloc, m->rows[k].value);
+        tessel_dealloc(c->alloc, m->rows[k].times);
+    }
+    m->ncounts = m->nrows = 0;
+}
+
+void d2t2_bound_forget(strat_ctx *c)
+{
+    if (!c->bound)
+        return;
+    memo_clear(c, c->bound);
+    tessel_dealloc(c->alloc, c->bound);
+    c->bound = NULL;
+}
+
+/* The memo with room for what one bound adds (two counts, one rows),
+ * emptied when full (entries read by an earlier bound only); NULL
+ * without memory. */
+static struct d2t2_bound_memo *memo_of(strat_ctx *c)
+{
+    if (!c->bound && (c->bound = tessel_alloc(c->alloc, sizeof(*c->bound))))
+        c->bound->ncounts = c->bound->nrows = 0;
+    if (c->bound && (c->bound->ncounts + 2 > BOUND_MEMO || c->bound->nrows + 1 > BOUND_MEMO))
+        memo_clear(c, c->bound);
+    return c->bound;
+}
+
+/* per_k of input in at shape (kmode contracted), from the memo or counted
+ * now (ext tiles along kmode, ext1 along mode 1); NULL without memory. */
+static const bound_counts *counts_of(strat_ctx *c, const strat_input *in, const uint64_t *shape,
+                                     const uint64_t *f, unsigned kmode, uint64_t ext,
+                                     uint64_t ext1)
+{
+    unsigned who = (unsigned)(in - c->in);
+    struct d2t2_bound_memo *m = c->bound; /* room made by memo_of */
+    for (unsigned k = 0; m && k < m->ncounts; k++) {
+        const bound_counts *e = &m->counts[k];
+        if (e->input == who && e->kmode == kmode && e->shape[0] == shape[0] &&
+            e->shape[1] == shape[1])
+            return e;
+    }
+    if (!m)
+        return NULL;
+    bound_counts *e = &m->counts[m->ncounts];
+    e->input = who;
+    e->kmode = kmode;
+    e->shape[0] = shape[0];
+    e->shape[1] = shape[1];
+    e->cnt = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
+    e->nnz = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
+    uint64_t *seen = tessel_alloc_array(c->alloc, ext1, sizeof(uint64_t));
+    int ok = e->cnt && e->nnz && seen;
+    if (ok) {
+        memset(e->cnt, 0, ext * sizeof(uint64_t));
+        memset(e->nnz, 0, ext * sizeof(uint64_t));
+        memset(seen, 0, ext1 * sizeof(uint64_t));
+        ok = per_k(c, in, f, kmode, seen, e->cnt, e->nnz);
+    }
+    tessel_dealloc(c->alloc, seen);
+    if (!ok) {
+        tessel_dealloc(c->alloc, e->cnt);
+        tessel_dealloc(c->alloc, e->nnz);
+        return NULL;
+    }
+    m->ncounts++;
+    return e;
+}
+
+/* The largest R row k kept from one row of O's tiles (along u, O's mode
+ * 0) to the next, per row: IJK's walk keeps R's tile when row u's first
+ * pair starts on the (k, j) tile the previous row with a pair ended on,
+ * so k is in both rows; the tile holds at most R's nonzeros in row k.
+ * Rows without one are left out. ok 0 without memory. */
+static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
+                       const uint64_t *nnz_r, uint64_t ext, bound_rows *e)
 {
     const tessel_tile_grid *g = o->base;
     uint64_t *to0 = strat_div_table(c, g->extent[0], fo[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], fo[1]);
     uint64_t *last = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    double saved = 0;
-    *ok = to0 && to1 && last;
-    if (*ok) {
+    uint64_t cap = 64, n = 0, *most_of = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
+    e->ok = to0 && to1 && last && most_of;
+    if (e->ok) {
         memset(last, 0, ext * sizeof(uint64_t));
         uint64_t row = UINT64_MAX, prev = UINT64_MAX, most = 0;
-        for (uint64_t n = 0; n < g->nonempty; n++) {
-            uint64_t u = to0[g->group[n]], kt = to1[g->key[n]];
-            if (!nnz_r[kt])
+        for (uint64_t k = 0; e->ok && k <= g->nonempty; k++) {
+            uint64_t u = k < g->nonempty ? to0[g->group[k]] : UINT64_MAX;
+            uint64_t kt = k < g->nonempty ? to1[g->key[k]] : 0;
+            if (k < g->nonempty && !nnz_r[kt])
                 continue; /* no multiply: the tile joins no pair */
             if (u != row) {
-                if (most)
-                    saved += (double)strat_tile_bytes(c, l, r, sr, most < rmax ? most : rmax);
+                if (most && n == cap) {
+                    uint64_t *grown = tessel_alloc_array(c->alloc, cap * 2, sizeof(uint64_t));
+                    if (grown)
+                        memcpy(grown, most_of, n * sizeof(uint64_t));
+                    tessel_dealloc(c->alloc, most_of);
+                    most_of = grown;
+                    cap *= 2;
+                    e->ok = grown != NULL;
+                }
+                if (most && e->ok)
+                    most_of[n++] = most;
                 prev = row;
                 row = u;
                 most = 0;
             }
+            if (k == g->nonempty)
+                break;
             if (prev != UINT64_MAX && last[kt] == prev + 1 && nnz_r[kt] > most)
                 most = nnz_r[kt];
             if (last[kt] != u + 1)
                 last[kt] = u + 1;
         }
-        if (most)
-            saved += (double)strat_tile_bytes(c, l, r, sr, most < rmax ? most : rmax);
+    }
+    e->n = 0;
+    e->value = e->times = NULL;
+    if (e->ok && n) { /* distinct values and their counts */
+        tessel_sort_u64_inplace(most_of, n, UINT64_MAX);
+        e->value = tessel_alloc_array(c->alloc, n, sizeof(uint64_t));
+        e->times = tessel_alloc_array(c->alloc, n, sizeof(uint64_t));
+        e->ok = e->value && e->times;
+        for (uint64_t k = 0; e->ok && k < n; k++) {
+            if (!e->n || e->value[e->n - 1] != most_of[k]) {
+                e->value[e->n] = most_of[k];
+                e->times[e->n++] = 0;
+            }
+            e->times[e->n - 1]++;
+        }
     }
     tessel_dealloc(c->alloc, to0);
     tessel_dealloc(c->alloc, to1);
     tessel_dealloc(c->alloc, last);
+    tessel_dealloc(c->alloc, most_of);
+}
+
+/* Bytes R's tiles can save by staying resident from one row of O's tiles
+ * to the next (rows_count), each of R's row k at most rmax nonzeros. 0
+ * (*ok 0) without memory. The rows are kept per (O's shape, R's k edge). */
+static double row_reuse(strat_ctx *c, unsigned l, const strat_input *o, const uint64_t *so,
+                        const uint64_t *fo, const strat_input *r, const uint64_t *sr,
+                        unsigned rk, const uint64_t *nnz_r, uint64_t ext, uint64_t rmax, int *ok)
+{
+    unsigned ow = (unsigned)(o - c->in), rw = (unsigned)(r - c->in);
+    struct d2t2_bound_memo *m = c->bound; /* room made by memo_of */
+    bound_rows *e = NULL, one;
+    for (unsigned k = 0; m && k < m->nrows && !e; k++)
+        if (m->rows[k].o == ow && m->rows[k].r == rw && m->rows[k].oshape[0] == so[0] &&
+            m->rows[k].oshape[1] == so[1] && m->rows[k].rk == sr[rk])
+            e = &m->rows[k];
+    if (!e) {
+        e = m ? &m->rows[m->nrows] : &one;
+        e->o = ow;
+        e->r = rw;
+        e->oshape[0] = so[0];
+        e->oshape[1] = so[1];
+        e->rk = sr[rk];
+        rows_count(c, o, fo, nnz_r, ext, e);
+        if (m && e->ok)
+            m->nrows++;
+    }
+    double saved = 0;
+    *ok = e->ok;
+    for (uint64_t k = 0; e->ok && k < e->n; k++)
+        saved += (double)e->times[k] *
+                 (double)strat_tile_bytes(c, l, r, sr, e->value[k] < rmax ? e->value[k] : rmax);
+    if (e == &one || !e->ok) {
+        tessel_dealloc(c->alloc, e->value);
+        tessel_dealloc(c->alloc, e->times);
+    }
     return saved;
 }
 
@@ -157,30 +319,20 @@ int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb)
     if (rc)
         return rc;
     uint64_t ext = eo[ok];
-    uint64_t *cnt_o = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t *nnz_o = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t *cnt_r = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t *nnz_r = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t *seen_o = tessel_alloc_array(c->alloc, eo[1], sizeof(uint64_t));
-    uint64_t *seen_r = tessel_alloc_array(c->alloc, er[1], sizeof(uint64_t));
-    if (cnt_o && nnz_o && cnt_r && nnz_r && seen_o && seen_r) { /* no memory: no bound */
-        memset(cnt_o, 0, ext * sizeof(uint64_t));
-        memset(nnz_o, 0, ext * sizeof(uint64_t));
-        memset(cnt_r, 0, ext * sizeof(uint64_t));
-        memset(nnz_r, 0, ext * sizeof(uint64_t));
-        memset(seen_o, 0, eo[1] * sizeof(uint64_t));
-        memset(seen_r, 0, er[1] * sizeof(uint64_t));
+    struct d2t2_bound_memo *mm = memo_of(c);
+    const bound_counts *co = mm ? counts_of(c, o, so, fo, ok, ext, eo[1]) : NULL;
+    const bound_counts *cr = co ? counts_of(c, r, sr, fr, rk, ext, er[1]) : NULL;
+    if (cr) { /* no memory: no bound */
+        const uint64_t *cnt_o = co->cnt, *nnz_o = co->nnz, *cnt_r = cr->cnt, *nnz_r = cr->nnz;
         double uses_r = 0, uses_o = 0, E = 0, vb = (double)lv->value_bits / 8;
-        int counted = per_k(c, o, fo, ok, seen_o, cnt_o, nnz_o) &&
-                      per_k(c, r, fr, rk, seen_r, cnt_r, nnz_r);
-        for (uint64_t x = 0; counted && x < ext; x++) {
+        for (uint64_t x = 0; x < ext; x++) {
             E += (double)cnt_o[x] * (double)cnt_r[x]; /* effectual iterations */
             uses_r += (double)cnt_o[x] * (double)nnz_r[x];
             uses_o += (double)cnt_r[x] * (double)nnz_o[x];
         }
         int rows = 0;
-        double reuse_r = ok == 1 && counted
-                             ? row_reuse(c, l, o, fo, r, sr, nnz_r, ext, rmax, &rows) : 0;
+        double reuse_r = ok == 1 ? row_reuse(c, l, o, so, fo, r, sr, rk, nnz_r, ext, rmax, &rows)
+                                 : 0;
         if (!rows) /* one reuse per tile of u, each of R's largest tile */
             reuse_r = (double)eo[1 - ok] * (double)strat_tile_bytes(c, l, r, sr, rmax);
         double keeps = (double)eo[1 - ok] * (double)(er[1 - rk] - 1);
@@ -190,11 +342,5 @@ int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb)
         double lb_o = E * (double)strat_tile_bytes(c, l, o, so, 0) + uses_o * vb - reuse_o;
         *lb = 0.5 * (lb_r > 0 ? lb_r : 0) + 0.5 * (lb_o > 0 ? lb_o : 0);
     }
-    tessel_dealloc(c->alloc, cnt_o);
-    tessel_dealloc(c->alloc, nnz_o);
-    tessel_dealloc(c->alloc, cnt_r);
-    tessel_dealloc(c->alloc, nnz_r);
-    tessel_dealloc(c->alloc, seen_o);
-    tessel_dealloc(c->alloc, seen_r);
     return rc;
 }

@@ -117,6 +117,7 @@ int strat_ctx_init(strat_ctx *c, const tessel_spec *spec, const tessel_strategy_
 
 void strat_ctx_free(strat_ctx *c)
 {
+    d2t2_bound_forget(c);
     tessel_stat_data_free(&c->own_stats);
     tessel_dealloc(c->alloc, c->worst);
     c->worst = NULL;
@@ -125,6 +126,7 @@ void strat_ctx_free(strat_ctx *c)
 void strat_worst_forget(strat_ctx *c)
 {
     c->nworst = 0;
+    d2t2_bound_forget(c); /* read off the old base grid too */
 }
 
 /* Whether every input's worst base tile (a dense one when the strategy
@@ -221,11 +223,42 @@ int strat_collect_stats(strat_ctx *c, uint64_t edge)
     return TESSEL_OK;
 }
 
+/* Statistics for sizing tiles only, on an edge x edge base grid: the
+ * base grids without the output sample or the output count (the costly
+ * part of a collection, which only pricing reads), or the full ones when
+ * they are shared already. Never shared: strat_collect_stats collects the
+ * full ones on the grid finally chosen. */
+static int collect_grids(strat_ctx *c, uint64_t edge)
+{
+    const tessel_stat_data *kept = shared_stats(c, edge);
+    if (kept)
+        return strat_collect_stats(c, edge);
+    strat_worst_forget(c);
+    tessel_stat_data_free(&c->own_stats);
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    opt.base[0] = opt.base[1] = edge;
+    opt.output_fraction = 0;
+    opt.output_min_flops = 0;
+    opt.output_count_budget = 0;
+    int rc = tessel_stat_data_create(c->spec, c->data, &opt, c->alloc, &c->own_stats, c->diag);
+    if (rc)
+        return rc;
+    c->stats = c->own_stats;
+    for (unsigned i = 0; i < c->nin; i++) {
+        int index[TESSEL_MAX_ORDER];
+        c->in[i].base = tessel_stat_data_grid(c->stats, c->in[i].tensor, index);
+    }
+    return TESSEL_OK;
+}
+
 /* The stat estimator's statistics. Given ones are used as they are (their
  * base grid is the caller's choice); otherwise they are collected from the
  * data on the default 128 x 128 base grid, halved (down to 4) while no
  * base tile fits the partitions, since the strategies' tiles are multiples
- * of the base grid. */
+ * of the base grid (d2t2: finer still, strat_d2t2_base_edge). The grid is
+ * chosen on the base grids alone, and the full statistics collected once,
+ * on it. */
 int strat_need_stats(strat_ctx *c)
 {
     if (c->stats)
@@ -234,9 +267,13 @@ int strat_need_stats(strat_ctx *c)
     if (!c->data)
         return tessel_diag_set(c->diag, TESSEL_EINVAL, NULL, 0, 0, "mapping.strategy",
                                "this strategy needs the data or its statistics");
-    uint64_t first = 128; /* the strategies' own grid, halved while nothing fits */
-    int rc = strat_collect_stats(c, first);
-    for (uint64_t edge = first / 2; !rc && edge >= 4 && !base_fits(c); edge /= 2)
+    uint64_t edge = 128; /* the strategies' own grid, halved while nothing fits */
+    int rc = collect_grids(c, edge);
+    while (!rc && edge / 2 >= 4 && !base_fits(c))
+        rc = collect_grids(c, edge /= 2);
+    if (!rc && tessel_strategy_from_name(c->spec->strategy.name) == TESSEL_STRATEGY_D2T2)
+        rc = strat_d2t2_base_edge(c, &edge);
+    if (!rc && c->stats != shared_stats(c, edge))
         rc = strat_collect_stats(c, edge);
     return rc;
 }

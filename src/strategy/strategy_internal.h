@@ -30,6 +30,7 @@ typedef struct strat_worst_entry {
 } strat_worst_entry;
 
 struct d2t2_memo; /* d2t2.c: the candidates priced so far */
+struct d2t2_bound_memo; /* d2t2_bound.c: what the bounds read off the base grids */
 
 typedef struct strat_ctx {
     const tessel_spec *spec;
@@ -47,6 +48,7 @@ typedef struct strat_ctx {
     strat_worst_entry *worst; /* STRAT_WORST_MEMO entries, or NULL (no memo) */
     unsigned nworst;
     struct d2t2_memo *memo;
+    struct d2t2_bound_memo *bound; /* NULL: none yet (d2t2_bound_forget frees it) */
     tessel_strategy_shared *shared; /* NULL: nothing kept past the decision */
     int outer_first;   /* levels sized outermost first (strat_levels) */
     uint64_t outer[STRAT_NX]; /* outer first: the enclosing level's edges the
@@ -138,6 +140,9 @@ int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uin
                         int worst, strat_tiles *out, uint64_t *candidates);
 enum { WORST_DENSE = 0, WORST_STATS = 1, WORST_EXACT = 2 };
 int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits);
+/* Bytes of the output's tile under tiles t at level l were it dense (its
+ * largest; 0, not known, beyond 3 modes). */
+uint64_t strat_output_dense_bytes(const strat_ctx *c, unsigned l, const strat_tiles *t);
 /* The most nonzeros in one tile of `shape` (dense: its area). */
 int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *shape, int worst,
                           uint64_t *out);
@@ -152,9 +157,14 @@ int strat_swiftiles(strat_ctx *c, tessel_strategy_choice *out);
 
 /* d2t2.c */
 int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out);
+/* The base grid edge d2t2 prices on: *edge (the grid c's inputs have
+ * now, which fits), or finer when eq. 21's shapes need it. */
+int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge);
 
 /* d2t2_bound.c: a lower bound (0: none) of the bytes across level l's
  * boundary under tiles t, below the price d2t2.c would compute. */
 int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb);
+/* Frees what the bounds kept (the decision ended, or the base grid changed). */
+void d2t2_bound_forget(strat_ctx *c);
 
 #endif

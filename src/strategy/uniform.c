@@ -160,6 +160,26 @@ int strat_worst_occupancy(strat_ctx *c, const strat_input *in, const uint64_t *s
     return TESSEL_OK;
 }
 
+/* A lower bound of the most nonzeros in one tile of `shape` from the worst
+ * tiles known (0: none): a shape nested in it (each edge a divisor of its
+ * edge, or its edge the whole mode) has tiles that are parts of its tiles. */
+static uint64_t worst_below(const strat_ctx *c, const strat_input *in, const uint64_t *shape,
+                            int worst)
+{
+    unsigned who = (unsigned)(in - c->in);
+    uint64_t lo = 0;
+    for (unsigned k = 0; k < c->nworst; k++) {
+        const strat_worst_entry *e = &c->worst[k];
+        int nested = e->input == who && e->worst == (unsigned)worst && e->max > lo;
+        for (unsigned m = 0; m < in->order && nested; m++)
+            nested = shape[m] >= in->dims[m] ||
+                     (e->shape[m] < in->dims[m] && shape[m] % e->shape[m] == 0);
+        if (nested)
+            lo = e->max;
+    }
+    return lo;
+}
+
 int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, int *fits)
 {
     *fits = 1;
@@ -169,31 +189,42 @@ int strat_worst_fits(strat_ctx *c, unsigned l, const strat_tiles *t, int worst, 
         if (!part || !in->order)
             continue;
         strat_shape(c, in, t, shape);
+        /* a nested shape's worst tile already too large: no pass over a grid */
+        uint64_t lo = worst == WORST_DENSE ? 0 : worst_below(c, in, shape, worst);
+        if (lo && strat_tile_bytes(c, l, in, shape, lo) > part) {
+            *fits = 0;
+            break;
+        }
         int rc = strat_worst_occupancy(c, in, shape, worst, &n);
         if (rc)
             return rc;
         *fits = strat_tile_bytes(c, l, in, shape, n) <= part;
     }
     /* dense sizing also fits the output's partition, as ExTensor-N does */
-    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
     uint64_t zpart = strat_partition(c, l, 0);
-    if (*fits && worst == WORST_DENSE && zpart && z->rank <= 3) {
-        strat_input out;
-        memset(&out, 0, sizeof(out));
-        out.order = z->rank;
-        for (unsigned m = 0; m < z->rank; m++) {
-            out.index[m] = (int)z->index[m];
-            out.dims[m] = c->extent[z->index[m]];
-        }
-        uint64_t shape[3];
-        strat_shape(c, &out, t, shape);
-        double dense = 1;
-        for (unsigned m = 0; m < out.order; m++)
-            dense *= (double)shape[m];
-        *fits = strat_tile_bytes(c, l, &out, shape, dense > 1e18 ? (uint64_t)1e18
-                                                                  : (uint64_t)dense) <= zpart;
-    }
+    if (*fits && worst == WORST_DENSE && zpart)
+        *fits = strat_output_dense_bytes(c, l, t) <= zpart;
     return TESSEL_OK;
+}
+
+uint64_t strat_output_dense_bytes(const strat_ctx *c, unsigned l, const strat_tiles *t)
+{
+    const tessel_spec_tensor *z = &c->spec->workload.tensor[0];
+    if (z->rank > 3)
+        return 0;
+    strat_input out;
+    memset(&out, 0, sizeof(out));
+    out.order = z->rank;
+    for (unsigned m = 0; m < z->rank; m++) {
+        out.index[m] = (int)z->index[m];
+        out.dims[m] = c->extent[z->index[m]];
+    }
+    uint64_t shape[3];
+    strat_shape(c, &out, t, shape);
+    double dense = 1;
+    for (unsigned m = 0; m < out.order; m++)
+        dense *= (double)shape[m];
+    return strat_tile_bytes(c, l, &out, shape, dense > 1e18 ? (uint64_t)1e18 : (uint64_t)dense);
 }
 
 int strat_uniform_level(strat_ctx *c, unsigned l, const double *ratio, const uint64_t *gran,

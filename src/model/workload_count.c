@@ -1,0 +1,127 @@
+/* Rule 3's output count (docs/semantics.md rule 3; docs/models/stat.md "The
+ * output count of rule 3") kept with the workload data: the symbolic pass
+ * of src/stats/outcount.c runs once per workload data and einsum, and
+ * serves every later asker (each statistics collection, DRT's
+ * calibration), so that a `tessel compare` running drt and the stat
+ * strategies, or collecting statistics on several base grids, counts the
+ * output once. The memo is filled under a lock: workload data is shared
+ * read-only between a sweep's threads. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "exact_internal.h"
+
+struct tessel_workload_memo {
+    pthread_mutex_t mu;
+    int has;              /* count holds the einsum's output count */
+    char einsum[512];     /* whose count it is */
+    double work;          /* the count's multiplies */
+    tessel_output_count count;
+};
+
+int model_workload_memo_create(tessel_workload_data *w)
+{
+    w->memo = tessel_alloc(w->alloc, sizeof(*w->memo));
+    if (!w->memo)
+        return TESSEL_ENOMEM;
+    memset(w->memo, 0, sizeof(*w->memo));
+    if (pthread_mutex_init(&w->memo->mu, NULL)) {
+        tessel_dealloc(w->alloc, w->memo);
+        w->memo = NULL;
+        return TESSEL_ENOMEM;
+    }
+    return TESSEL_OK;
+}
+
+void model_workload_memo_free(tessel_workload_data *w)
+{
+    if (!w->memo)
+        return;
+    pthread_mutex_destroy(&w->memo->mu);
+    tessel_dealloc(w->alloc, w->memo);
+    w->memo = NULL;
+}
+
+static const char *einsum_of(const tessel_spec *spec)
+{
+    return spec->workload.einsum ? spec->workload.einsum : "";
+}
+
+/* The kept count of spec's einsum, if there is one within budget (the
+ * caller holds the lock). */
+static int memo_hit(const struct tessel_workload_memo *m, const tessel_spec *spec, double budget,
+                    tessel_output_count *out, int *counted)
+{
+    if (!m->has || strcmp(m->einsum, einsum_of(spec)) != 0)
+        return 0;
+    *counted = m->work <= budget;
+    if (*counted)
+        *out = m->count;
+    return 1;
+}
+
+/* The count of e's operands (roles set up from w), counted now unless w
+ * keeps it; the caller holds w's lock when w has a memo. */
+static int count_locked(const engine *e, const tessel_workload_data *w, double budget,
+                        tessel_output_count *out, int *counted, tessel_diag *diag)
+{
+    struct tessel_workload_memo *m = w ? w->memo : NULL;
+    if (m && memo_hit(m, e->spec, budget, out, counted))
+        return TESSEL_OK;
+    const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
+    *counted = 0;
+    if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c))
+        return TESSEL_OK;
+    double work = tessel_output_count_work(e->in[0].t, e->in[1].t, c);
+    if (work > budget)
+        return TESSEL_OK;
+    int rc = tessel_output_count_run(e->in[0].t, e->in[1].t, c, e->alloc, out, diag);
+    *counted = !rc;
+    if (!rc && m && strlen(einsum_of(e->spec)) < sizeof(m->einsum)) {
+        snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
+        m->work = work;
+        m->count = *out;
+        m->has = 1;
+    }
+    return rc;
+}
+
+int model_output_count(const engine *e, const tessel_workload_data *w, double budget,
+                       tessel_output_count *out, int *counted, tessel_diag *diag)
+{
+    struct tessel_workload_memo *m = w ? w->memo : NULL;
+    if (m)
+        pthread_mutex_lock(&m->mu);
+    int rc = count_locked(e, w, budget, out, counted, diag);
+    if (m)
+        pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_data *w,
+                                 double budget, tessel_output_count *out, int *counted,
+                                 tessel_diag *diag)
+{
+    struct tessel_workload_memo *m = w->memo;
+    memset(out, 0, sizeof(*out));
+    *counted = 0;
+    if (m) {
+        pthread_mutex_lock(&m->mu);
+        int hit = memo_hit(m, spec, budget, out, counted);
+        pthread_mutex_unlock(&m->mu);
+        if (hit)
+            return TESSEL_OK;
+    }
+    /* the estimators' roles (A [i, k] times B [k, j]), bound once here */
+    engine e;
+    memset(&e, 0, sizeof(e));
+    e.spec = spec;
+    e.alloc = w->alloc;
+    e.diag = diag;
+    e.nlev = spec->nlevels;
+    int rc = exact_setup_roles(&e, w);
+    if (!rc)
+        rc = model_output_count(&e, w, budget, out, counted, diag);
+    exact_engine_free(&e);
+    return rc;
+}

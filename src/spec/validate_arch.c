@@ -512,6 +512,8 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     }
 }
 
+/* The architecture section: tables, timing, every level (action_optimization only at the
+ * innermost) and the compute. */
 void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
 {
     tessel_spec *s = v->s;

@@ -465,7 +465,7 @@ START_TEST(traffic_rows)
                                        "10,100,2,3,800,80,477.875,40,12,20,8,0,100,1000,"
                                        "0.3333333333333333,6,500,900,0,0,0,0\n"));
     /* an input's share counts its fills: 5 of 10 */
-    ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800\n"));
+    ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800,0,0,0,0\n"));
     ck_assert_int_eq(strncmp(rows, "toy,spmspm,G51*G51^T,fixed,exact,DRAM,Z,0,10,0,0,800,80,", 56),
                      0);
     free(rows);

@@ -32,10 +32,18 @@ typedef enum tessel_action {
 
 const char *tessel_action_name(tessel_action a);
 
+/* Gated actions (an Accelergy ERT's gated_read, gated_metadata_read and
+ * mac_gated): what a skipped or gated scalar access costs (Sparseloop
+ * charges its skipped and gated scalar reads at gated_read); 0 when the
+ * table has none. Not actions of energy.csv. */
+enum { TESSEL_GATED_READ = 0, TESSEL_GATED_METADATA_READ, TESSEL_GATED_COMPUTE,
+       TESSEL_GATED_COUNT };
+
 /* Energy per action (pJ) and area (um^2) of one component instance, with
  * the table entry it came from (for reports and --explain). */
 typedef struct tessel_component_energy {
     double pj[TESSEL_ACTION_COUNT];
+    double gated_pj[TESSEL_GATED_COUNT]; /* ERT only: see TESSEL_GATED_READ */
     double area_um2;
     unsigned width_bits; /* bits moved per storage access (from the attributes) */
     char source[256];    /* e.g. "tessel-45nm.yaml: SRAM (CACTI 45nm, interpolated depth 30720)" */

@@ -93,6 +93,13 @@ typedef struct tessel_traffic {
     uint64_t algorithmic; /* tile transfers of the dense loop nest (every iteration) */
     uint64_t skipped;     /* avoided: the tile (or a skip_on partner) was empty */
     uint64_t gated;       /* slot spent but no data moved (gate_on partner empty) */
+    /* Scalar `action_optimization` at the innermost level (Sparseloop's
+     * skipped and gated scalar reads, docs/semantics.md "Scalar skipping
+     * and gating"): the compute's reads of this tensor found with a zero
+     * condition operand, and the format (metadata) bytes read to find
+     * them; 0 without it. */
+    uint64_t skipped_reads, gated_reads;
+    uint64_t skipped_metadata_bytes, gated_metadata_bytes;
     uint64_t bumped_bytes; /* Tailors rule 4: bytes streamed because a tile overflowed its partition */
     /* Rule 4 feasibility at level l (0 at level 0): the tile transfers
      * larger than this tensor's partition (inputs: fills; outputs:

@@ -51,6 +51,7 @@ typedef struct tessel_report_access {
     double word_bits;        /* W used for this level */
     double reads, writes, updates, metadata_reads, metadata_writes; /* accesses (words) */
     double energy_pj;        /* storage energy: sum of accesses x energy per action */
+    double gated_energy_pj;  /* its skipped and gated scalar reads' part (in `read`) */
 } tessel_report_access;
 
 /* One design point: everything traffic.csv, summary.csv and the human
@@ -200,7 +201,7 @@ int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n);
 #define TESSEL_REPORT_SUMMARY_INTS 8u
 #define TESSEL_REPORT_SUMMARY_DOUBLES 17u
 #define TESSEL_REPORT_SUMMARY_TEXTS 9u
-#define TESSEL_REPORT_TRAFFIC_INTS 16u
+#define TESSEL_REPORT_TRAFFIC_INTS 20u
 #define TESSEL_REPORT_TRAFFIC_DOUBLES 2u
 #define TESSEL_REPORT_VALUE_LISTS 5
 #define TESSEL_REPORT_TEXTS_MAX 8192u /* bytes tessel_report_point_texts may need */
@@ -208,7 +209,7 @@ const char *tessel_report_value_columns(int which);
 /* summary.csv's numbers: ints[0..8), doubles[0..13). */
 void tessel_report_summary_values(const tessel_report_point *p, int64_t *ints, double *doubles);
 /* traffic.csv's numbers, nlevels x ntensors rows in traffic.csv's order:
- * row r at ints[16 r] and doubles[2 r]. */
+ * row r at ints[20 r] and doubles[2 r]. */
 void tessel_report_traffic_values(const tessel_report_point *p, int64_t *ints, double *doubles);
 /* The text cells, each followed by a NUL: the nine summary texts (list 2),
  * then the nlevels level names and the ntensors tensor names (traffic.csv's

@@ -104,6 +104,10 @@ typedef struct tessel_spec_component {
 typedef struct tessel_spec_sparse {
     uint32_t skip_on; /* skip this tensor's accesses where any of these is empty */
     uint32_t gate_on; /* gate (no data moved, slot still spent) where any is empty */
+    /* `action_optimization` at the level (Sparseloop's scalar skipping and
+     * gating, docs/spec.md): the compute's scalar reads of this tensor are
+     * skipped (gated) where any tensor of the mask holds a zero; 0 = none. */
+    uint32_t scalar_skip_on, scalar_gate_on;
 } tessel_spec_sparse;
 
 /* Tensor formats per level: one of tessel_format in stats.h (kept as an

@@ -567,6 +567,7 @@ static void fill_ert(const en_table *t, const en_ert *e, unsigned width,
                      tessel_component_energy *out)
 {
     memcpy(out->pj, e->pj, sizeof(out->pj));
+    memcpy(out->gated_pj, e->gated_pj, sizeof(out->gated_pj));
     out->area_um2 = e->has_area ? e->area : 0;
     out->width_bits = width;
     tessel_energy_fmt(out->method, sizeof(out->method), "ert");

@@ -107,6 +107,7 @@ typedef struct en_ert {
     char full[EN_FULLNAME_MAX];     /* as written */
     int has_energy, has_area;
     double pj[TESSEL_ACTION_COUNT];
+    double gated_pj[TESSEL_GATED_COUNT];
     double area;
 } en_ert;
 

@@ -103,7 +103,7 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
     en_join_field(af, sizeof(af), pf, "actions");
     if (!acts || acts->kind != TESSEL_YAML_SEQUENCE)
         return en_error(c, TESSEL_EPARSE, acts ? acts : m, af, "'actions' must be a sequence");
-    double val[TESSEL_ACTION_COUNT] = {0};
+    double val[TESSEL_ACTION_COUNT] = {0}, gval[TESSEL_GATED_COUNT] = {0};
     int have[TESSEL_ACTION_COUNT] = {0}, pref[TESSEL_ACTION_COUNT] = {0};
     int bad = 0;
     for (size_t i = 0; i < acts->count; i++) {
@@ -128,6 +128,12 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
             continue;
         }
         int act = map_action(an);
+        static const char *const gated[TESSEL_GATED_COUNT] = { "gated_read",
+                                                               "gated_metadata_read",
+                                                               "mac_gated" };
+        for (int g = 0; g < TESSEL_GATED_COUNT; g++)
+            if (strcmp(an, gated[g]) == 0)
+                gval[g] = e;
         if (act < 0)
             continue;
         int p = preferred_arguments(tessel_yaml_get(a, "arguments"));
@@ -156,6 +162,7 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
     if (!have[TESSEL_ACTION_METADATA_WRITE])
         val[TESSEL_ACTION_METADATA_WRITE] = val[TESSEL_ACTION_WRITE];
     memcpy(e->pj, val, sizeof(val));
+    memcpy(e->gated_pj, gval, sizeof(gval));
     e->has_energy = 1;
     return 0;
 }

@@ -439,6 +439,16 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     double coord = s->level[1].coord_bits / 8.0; /* 4-bit coordinates are half a byte */
     r->traffic[1][A->spec_tensor].child_read_metadata = model_count(c.E * meanA * coord);
     r->traffic[1][B->spec_tensor].child_read_metadata = model_count(c.E * meanB * coord);
+    if (e->nlev == 2) {
+        /* scalar action_optimization (model_scalar.c): per effectual tile
+         * iteration A's nonzeros and format once per j of the tile, B's
+         * once per i; exact_scalar_finish splits them */
+        unsigned ia = mirror ? 1 : 0;
+        e->scalar_reads[ia] = c.E * meanA * (tj < J ? tj : J);
+        e->scalar_format[ia] = c.E * mA * (tj < J ? tj : J);
+        e->scalar_reads[1 - ia] = c.E * meanB * (ti < I ? ti : I);
+        e->scalar_format[1 - ia] = c.E * mB * (ti < I ? ti : I);
+    }
     r->compulsory_bytes = model_count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +
                                             out_tiles * m0 + nnz * (d1 + m1));
     return TESSEL_OK;
@@ -716,6 +726,11 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
                                  "the analytic estimator takes either two banded models or none; "
                                  "for a banded one times another model use --estimator stat");
     }
+    if (!rc && banded && (exact_scalar_on(&e, 0) || exact_scalar_on(&e, 1)))
+        rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line, w->pos.column,
+                             "action_optimization",
+                             "the analytic estimator prices scalar skipping and gating for "
+                             "tiles that are alike, not for banded models: use -e exact");
     if (!rc && banded) {
         rc = banded_evaluate(&e, &oa, &ob, &bd, diag);
     } else if (!rc) {

@@ -27,6 +27,11 @@ void exact_bypass(engine *e)
             up->child_read_metadata = tr->child_read_metadata;
             up->child_write_data = tr->child_write_data;
             up->child_write_metadata = tr->child_write_metadata;
+            /* the compute's scalar skips happen where it reads (model_scalar.c) */
+            up->skipped_reads = tr->skipped_reads;
+            up->gated_reads = tr->gated_reads;
+            up->skipped_metadata_bytes = tr->skipped_metadata_bytes;
+            up->gated_metadata_bytes = tr->gated_metadata_bytes;
             memset(tr, 0, sizeof(*tr));
         }
 }

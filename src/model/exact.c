@@ -94,6 +94,7 @@ void exact_finish_counts(engine *e)
             tr->child_write_data = r->macs * value_bytes;
     }
     exact_dense_output_reads(e);
+    exact_scalar_finish(e);
     exact_bypass(e);
     for (unsigned l = 0; l <= L; l++)
         for (unsigned t = 0; t < r->ntensors; t++) {

@@ -123,6 +123,9 @@ typedef struct engine {
     uint64_t *touched;
     ob_table ob[2][NIN]; /* [b % 2]: overbooked tiles recorded at level b */
     int inspill;         /* the compute's reads price the innermost level (exact_inspill.c) */
+    /* scalar action_optimization (model_scalar.c): per input, the scalar
+     * reads the compute traverses and the format bytes they read */
+    double scalar_reads[NIN], scalar_format[NIN];
 } engine;
 
 
@@ -220,6 +223,13 @@ void exact_finish_counts(engine *e);
  * read-modify-write) replace the innermost level's per-MAC reads. */
 int model_tensor_uncompressed(const tessel_spec *spec, unsigned l, unsigned t);
 void exact_dense_output_reads(engine *e);
+/* Scalar skipping and gating at the compute (model_scalar.c): whether
+ * input i's reads at the innermost level carry an action_optimization;
+ * one effectual innermost tile iteration's traversal of input i (tile
+ * coordinates c, nnz nonzeros, meta format bytes); the counts at the end. */
+int exact_scalar_on(const engine *e, unsigned i);
+void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, uint64_t meta);
+void exact_scalar_finish(engine *e);
 /* bypass.c: a tensor bypassed at a level (mapping.LEVEL.bypass) leaves its
  * row empty; its child's reads and writes go to the nearest kept level. */
 void exact_bypass(engine *e);

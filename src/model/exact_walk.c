@@ -567,8 +567,11 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
         if (innermost)
             for (unsigned i = 0; i < e->nin; i++) {
                 e->res->intersections += nnz_now[i];
-                e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
-                    nnz_now[i] * e->spec->level[b].coord_bits / 8;
+                if (exact_scalar_on(e, i)) /* its format reads replace the intersection's */
+                    exact_scalar_note(e, i, c, nnz_now[i], w->res[i].meta);
+                else
+                    e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
+                        nnz_now[i] * e->spec->level[b].coord_bits / 8;
             }
         rc = walk_output(e, bd, c, &w->os);
     }

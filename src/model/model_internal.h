@@ -23,6 +23,14 @@ double model_now(void);
  * at UINT64_MAX instead of wrapping. */
 uint64_t model_count(double x);
 
+/* Scalar action_optimization (model_scalar.c): an input's traversed
+ * scalar reads and their format bytes split into actual and skipped (or
+ * gated) reads; the actual format share becomes child_read_metadata. The
+ * output's dense loop nest reads beyond its reads are skipped (gated). */
+void model_scalar_split(tessel_traffic *tr, const tessel_spec_sparse *sp, double traversed,
+                        double format_bytes, double actual);
+void model_scalar_output(tessel_traffic *tz, const tessel_spec_sparse *sp, double dense_reads);
+
 /* TESSEL_ERANGE when a count of r saturated at 2^64 - 1. */
 int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_diag *diag);
 

@@ -65,6 +65,19 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        lv->name, s->workload.tensor[t].name);
         }
     }
+    /* after the formats, whose refusals name the design's first obstacle */
+    for (unsigned l = 1; l < s->nlevels; l++) {
+        const tessel_spec_level *lv = &s->level[l];
+        for (unsigned t = 0; t < s->workload.ntensors; t++)
+            if (lv->tensor[t].sparse.scalar_skip_on | lv->tensor[t].sparse.scalar_gate_on)
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "action_optimization",
+                                       "level %s: the stat estimator does not price scalar "
+                                       "skipping or gating of %s (its closed sums and walk "
+                                       "count tiles, not the compute's scalar traversals): use "
+                                       "-e exact or -e analytic",
+                                       lv->name, s->workload.tensor[t].name);
+    }
     return TESSEL_OK;
 }
 

@@ -188,6 +188,18 @@ static int bypass_refused(const tessel_point_request *req, tessel_diag *diag)
     if (route != TESSEL_POINT_ROUTE_TEMPLATE && !drt)
         return TESSEL_OK;
     for (unsigned l = 1; l < spec->nlevels; l++) {
+        /* the same for scalar action_optimization (src/model/model_scalar.c):
+         * their walks count no scalar traversals */
+        for (unsigned t = 0; t < spec->workload.ntensors; t++) {
+            const tessel_spec_sparse *sp = &spec->level[l].tensor[t].sparse;
+            if (sp->scalar_skip_on | sp->scalar_gate_on)
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, spec->level[l].pos.file,
+                                       spec->level[l].pos.line, spec->level[l].pos.column,
+                                       "action_optimization",
+                                       "scalar skipping or gating at %s is not priced by %s "
+                                       "(use the fixed mapping or another strategy)",
+                                       spec->level[l].name, drt ? "drt" : "a template");
+        }
         if (!spec->level[l].bypass)
             continue;
         const tessel_spec_pos *p = &spec->level[l].bypass_pos;

@@ -46,8 +46,8 @@ static double word_bits_of(const tessel_spec_level *lv, const tessel_component_e
 }
 
 /* Storage accesses of one tensor at one level and their energy. */
-static void account(const tessel_traffic *t, double word_bits, const tessel_component_energy *e,
-                    tessel_report_access *out)
+static void account(const tessel_traffic *t, double word_bits, unsigned value_bits,
+                    const tessel_component_energy *e, tessel_report_access *out)
 {
     /* bytes x 8 / W, in that order, as documented. */
     out->word_bits = word_bits;
@@ -55,7 +55,8 @@ static void account(const tessel_traffic *t, double word_bits, const tessel_comp
     out->writes = (double)t->in_data * 8.0 / word_bits;
     out->updates = (double)t->child_write_data * 8.0 / word_bits;
     out->metadata_reads =
-        ((double)t->out_metadata + (double)t->child_read_metadata) * 8.0 / word_bits;
+        ((double)t->out_metadata + (double)t->child_read_metadata +
+         (double)t->skipped_metadata_bytes) * 8.0 / word_bits;
     out->metadata_writes =
         ((double)t->in_metadata + (double)t->child_write_metadata) * 8.0 / word_bits;
     out->energy_pj = out->reads * e->pj[TESSEL_ACTION_READ] +
@@ -63,6 +64,15 @@ static void account(const tessel_traffic *t, double word_bits, const tessel_comp
                      out->updates * e->pj[TESSEL_ACTION_UPDATE] +
                      out->metadata_reads * e->pj[TESSEL_ACTION_METADATA_READ] +
                      out->metadata_writes * e->pj[TESSEL_ACTION_METADATA_WRITE];
+    /* Scalar skipping and gating (model_scalar.c): the format reads that
+     * found a skip are metadata reads above; the skipped and gated scalar
+     * reads cost the gated read, as Sparseloop charges them, and gated
+     * format reads the gated metadata read (ERT energies, else 0). */
+    out->gated_energy_pj =
+        ((double)t->skipped_reads + (double)t->gated_reads) * value_bits / word_bits *
+            e->gated_pj[TESSEL_GATED_READ] +
+        (double)t->gated_metadata_bytes * 8.0 / word_bits * e->gated_pj[TESSEL_GATED_METADATA_READ];
+    out->energy_pj += out->gated_energy_pj;
 }
 
 /* The `tiles` column: per level below the backing store that the
@@ -204,10 +214,11 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
         double w = word_bits_of(&spec->level[l], e);
         for (unsigned t = 0; t < out->ntensors; t++) {
             const tessel_report_access *ac = &out->access[l][t];
-            account(&result->traffic[l][t], w, e, &out->access[l][t]);
+            account(&result->traffic[l][t], w, spec->level[l].value_bits, e,
+                    &out->access[l][t]);
             out->level_energy_pj[l] += ac->energy_pj;
             double *by = out->level_action_pj[l];
-            by[0] += ac->reads * e->pj[TESSEL_ACTION_READ];
+            by[0] += ac->reads * e->pj[TESSEL_ACTION_READ] + ac->gated_energy_pj;
             by[1] += ac->writes * e->pj[TESSEL_ACTION_WRITE];
             by[2] += ac->updates * e->pj[TESSEL_ACTION_UPDATE];
             by[3] += ac->metadata_reads * e->pj[TESSEL_ACTION_METADATA_READ];

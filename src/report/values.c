@@ -24,7 +24,7 @@ static const char *const value_columns[TESSEL_REPORT_VALUE_LISTS] = {
     /* traffic ints */
     "fills,reads,updates,writebacks,data_bytes,metadata_bytes,algorithmic,actual,skipped,"
     "gated,bumped_bytes,reads_elements,writes_elements,overflow_bytes,partition_bytes,"
-    "worst_tile_bytes",
+    "worst_tile_bytes,skipped_reads,gated_reads,skipped_metadata_bytes,gated_metadata_bytes",
     /* traffic doubles */
     "energy_pj,overflow_tiles_share",
 };
@@ -70,6 +70,8 @@ void tessel_report_traffic_values(const tessel_report_point *p, int64_t *ints, d
                 (int64_t)tr->bumped_bytes,   (int64_t)p->reads_elements[l][t],
                 (int64_t)p->writes_elements[l][t], (int64_t)tr->overflow_bytes,
                 (int64_t)tr->partition_bytes, (int64_t)tr->worst_tile_bytes,
+                (int64_t)tr->skipped_reads,  (int64_t)tr->gated_reads,
+                (int64_t)tr->skipped_metadata_bytes, (int64_t)tr->gated_metadata_bytes,
             };
             const double dn[TESSEL_REPORT_TRAFFIC_DOUBLES] = {
                 p->access[l][t].energy_pj,

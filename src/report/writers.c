@@ -13,7 +13,7 @@ static const char traffic_header[] =
     "design,workload,data,strategy,estimator,level,tensor,fills,reads,updates,writebacks,"
     "data_bytes,metadata_bytes,energy_pj,algorithmic,actual,skipped,gated,bumped_bytes,"
     "reads_elements,writes_elements,overflow_tiles_share,overflow_bytes,partition_bytes,"
-    "worst_tile_bytes\n";
+    "worst_tile_bytes,skipped_reads,gated_reads,skipped_metadata_bytes,gated_metadata_bytes\n";
 static const char summary_header[] =
     "design,workload,data,strategy,estimator,dram_bytes,compulsory_bytes,traffic_ratio,flops,"
     "energy_pj,cycles,bound,seconds,model_seconds,output_nnz,output_nnz_stderr,intersections,"
@@ -564,6 +564,11 @@ static void traffic_record(emitter *e, const tessel_report_point *p, unsigned l,
     emit_u64(e, "overflow_bytes", tr->overflow_bytes);
     emit_u64(e, "partition_bytes", tr->partition_bytes);
     emit_u64(e, "worst_tile_bytes", tr->worst_tile_bytes);
+    /* scalar action_optimization at the compute (model_scalar.c) */
+    emit_u64(e, "skipped_reads", tr->skipped_reads);
+    emit_u64(e, "gated_reads", tr->gated_reads);
+    emit_u64(e, "skipped_metadata_bytes", tr->skipped_metadata_bytes);
+    emit_u64(e, "gated_metadata_bytes", tr->gated_metadata_bytes);
     end(e);
 }
 
@@ -595,6 +600,10 @@ static void network_record(emitter *e, const tessel_report_point *p, unsigned l,
     emit_u64(e, "overflow_bytes", 0);
     emit_u64(e, "partition_bytes", 0);
     emit_u64(e, "worst_tile_bytes", 0);
+    static const char *const zero3[] = { "skipped_reads", "gated_reads",
+                                         "skipped_metadata_bytes", "gated_metadata_bytes" };
+    for (unsigned i = 0; i < 4; i++)
+        emit_u64(e, zero3[i], 0);
     end(e);
 }
 

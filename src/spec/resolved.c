@@ -238,6 +238,8 @@ static void part(rb *b, rs_part *p, unsigned l, unsigned t, const tessel_yaml_no
     note_double(b, key, tessel_yaml_get(tn, "partition"), p->partition_bytes);
     p->skip_on = tensor_names(b, tl->sparse.skip_on, &p->skip_on_count);
     p->gate_on = tensor_names(b, tl->sparse.gate_on, &p->gate_on_count);
+    p->scalar_skip_on = tensor_names(b, tl->sparse.scalar_skip_on, &p->scalar_skip_on_count);
+    p->scalar_gate_on = tensor_names(b, tl->sparse.scalar_gate_on, &p->scalar_gate_on_count);
     rank_order_of(b, p, tl, tn, base);
 }
 

@@ -44,6 +44,11 @@ typedef struct rs_part {
     unsigned gate_on_count;
     char **rank_order; /* index names, outermost rank first; absent = canonical */
     unsigned rank_order_count;
+    /* the level's action_optimization for this tensor (condition tensors) */
+    char **scalar_skip_on;
+    unsigned scalar_skip_on_count;
+    char **scalar_gate_on;
+    unsigned scalar_gate_on_count;
 } rs_part;
 
 typedef struct rs_level {

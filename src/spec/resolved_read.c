@@ -206,6 +206,22 @@ static void level(sb *b, const rs_level *lv)
     put(b, "      tensors:\n");
     for (unsigned t = 0; t < lv->tensors_count; t++)
         part(b, lv, &lv->tensors[t]);
+    /* the parts' scalar conditions back into the level's action_optimization */
+    int any = 0;
+    for (unsigned t = 0; t < lv->tensors_count; t++) {
+        const rs_part *p = &lv->tensors[t];
+        for (int g = 0; g < 2; g++) {
+            unsigned n = g ? p->scalar_gate_on_count : p->scalar_skip_on_count;
+            if (!n)
+                continue;
+            if (!any++)
+                put(b, "      action_optimization:\n");
+            put(b, "        - {type: %s, target: %s, condition_on: ", g ? "gating" : "skipping",
+                p->tensor);
+            names(b, g ? p->scalar_gate_on : p->scalar_skip_on, n);
+            put(b, "}\n");
+        }
+    }
 }
 
 static void architecture(sb *b, const rs_spec *r)

@@ -66,6 +66,10 @@ static const cyaml_schema_field_t part_fields[] = {
                          CYAML_UNLIMITED),
     CYAML_FIELD_SEQUENCE("rank_order", OPT_PTR, rs_part, rank_order, &string_entry, 0,
                          CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE("scalar_skip_on", OPT_PTR, rs_part, scalar_skip_on, &string_entry, 0,
+                         CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE("scalar_gate_on", OPT_PTR, rs_part, scalar_gate_on, &string_entry, 0,
+                         CYAML_UNLIMITED),
     CYAML_FIELD_END
 };
 static const cyaml_schema_value_t part_entry = {

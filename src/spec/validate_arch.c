@@ -15,7 +15,7 @@ static const char *const level_keys[] = { "name",       "capacity",    "bandwidt
                                           "coord_bits", "offset_bits", "run_bits",
                                           "format",     "class",       "attributes",
                                           "tensors",    "read_bandwidth", "write_bandwidth",
-                                          "network" };
+                                          "network",    "action_optimization" };
 static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on",
                                                  "rank_order" };
 static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
@@ -65,7 +65,9 @@ int spec_read_tensor_mask(vctx *v, const tessel_yaml_node *n, const char *field,
         }
         if ((unsigned)t == self) {
             rc = spec_err(v, it, field, "a tensor cannot %s on itself",
-                     strcmp(name, "skip_on") == 0 ? "skip" : "gate");
+                     strcmp(name, "skip_on") == 0   ? "skip"
+                     : strcmp(name, "gate_on") == 0 ? "gate"
+                                                    : "condition");
             continue;
         }
         m |= 1u << t;
@@ -249,6 +251,82 @@ static void read_level_tensors(vctx *v, unsigned l, const tessel_yaml_node *lv,
     }
 }
 
+/* One `action_optimization` entry, Sparseloop's spelling
+ * {type: skipping|gating, target: A, condition_on: [B]}: the compute's
+ * scalar reads of the target are skipped (gated) where a condition tensor
+ * is zero (docs/spec.md, docs/sparseloop.md). An input conditions on other
+ * inputs; the output on every input (its reads and updates are those of
+ * the multiplies). */
+static void read_action(vctx *v, unsigned l, const tessel_yaml_node *a, const char *field)
+{
+    static const char *const keys[] = { "type", "target", "condition_on" };
+    static const char *const types[] = { "skipping", "gating" };
+    const tessel_spec *s = v->s;
+    if (a->kind != TESSEL_YAML_MAPPING) {
+        spec_err(v, a, field, "an 'action_optimization' entry is a mapping {type, target, "
+                 "condition_on}");
+        return;
+    }
+    spec_check_keys(v, a, field, keys, N_OF(keys));
+    char f[300];
+    const tessel_yaml_node *ty = tessel_yaml_get(a, "type"), *tg = tessel_yaml_get(a, "target");
+    const tessel_yaml_node *co = tessel_yaml_get(a, "condition_on");
+    if (!ty || !tg || !co) {
+        spec_err(v, a, field, "an 'action_optimization' entry needs 'type' (skipping or "
+                 "gating), 'target' and 'condition_on'");
+        return;
+    }
+    spec_join(f, sizeof(f), field, "type");
+    int k = spec_read_choice(v, ty, f, "type", types, N_OF(types));
+    spec_join(f, sizeof(f), field, "target");
+    int t = spec_is_string(tg) ? tessel_spec_tensor_index(s, tg->value) : -1;
+    if (t < 0) {
+        char list[256];
+        spec_tensor_list(s, list, sizeof(list));
+        spec_err(v, tg, f, "'%.60s' is not a tensor of the einsum (%s)", spec_shown(tg), list);
+        return;
+    }
+    uint32_t mask = 0, inputs = 0;
+    for (unsigned u = 1; u < s->workload.ntensors; u++)
+        inputs |= 1u << u;
+    spec_join(f, sizeof(f), field, "condition_on");
+    if (spec_read_tensor_mask(v, co, f, "condition_on", (unsigned)t, &mask) || k < 0)
+        return;
+    if (!mask || (mask & 1u) || (t == 0 && mask != inputs)) {
+        spec_err(v, co, f, t == 0 ? "the output conditions on every input (its reads follow "
+                                    "the multiplies)"
+                                  : "an input conditions on one or more other inputs");
+        return;
+    }
+    tessel_spec_sparse *sp = &v->s->level[l].tensor[t].sparse;
+    if (k == 0)
+        sp->scalar_skip_on |= mask;
+    else
+        sp->scalar_gate_on |= mask;
+}
+
+/* `action_optimization: [...]` of level l: scalar skipping and gating of
+ * the compute's reads, so only at the innermost level (checked by the
+ * caller, which knows the number of levels). */
+static void read_actions(vctx *v, unsigned l, const tessel_yaml_node *lv, const char *field)
+{
+    const tessel_yaml_node *n = tessel_yaml_get(lv, "action_optimization");
+    if (!n || !v->einsum_ok)
+        return;
+    char f[256];
+    spec_join(f, sizeof(f), field, "action_optimization");
+    if (n->kind != TESSEL_YAML_SEQUENCE) {
+        spec_err(v, n, f, "'action_optimization' must be a list of {type, target, "
+                 "condition_on}");
+        return;
+    }
+    for (size_t i = 0; i < n->count; i++) {
+        char g[300];
+        snprintf(g, sizeof(g), "%s[%zu]", f, i);
+        read_action(v, l, n->items[i], g);
+    }
+}
+
 static void level_defaults(tessel_spec *s, tessel_spec_level *L)
 {
     L->instances = 1;
@@ -335,6 +413,7 @@ static void read_level(vctx *v, unsigned l, const tessel_yaml_node *lv)
         spec_format_code(v, n, f, &L->format, &L->nranks, L->ranks);
     read_component(v, lv, field, &L->energy);
     read_level_tensors(v, l, lv, field);
+    read_actions(v, l, lv, field);
 }
 
 static void read_tables(vctx *v, const tessel_yaml_node *arch)
@@ -433,6 +512,8 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     }
 }
 
+/* The architecture section: tables, timing, every level (action_optimization only at the
+ * innermost) and the compute. */
 void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
 {
     tessel_spec *s = v->s;
@@ -483,6 +564,15 @@ void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
                 continue;
             }
             read_level(v, (unsigned)l, lv);
+            const tessel_yaml_node *ao = tessel_yaml_get(lv, "action_optimization");
+            char af[128];
+            spec_join(af, sizeof(af), "architecture.levels", s->level[l].name);
+            spec_append(af, sizeof(af), ".action_optimization");
+            if (ao && l + 1 < count)
+                spec_err(v, ao, af,
+                         "'action_optimization' acts on the compute's scalar reads, so only "
+                         "the innermost level takes it (skip_on / gate_on act on tiles at "
+                         "any level)");
         }
     }
     read_compute(v, arch);

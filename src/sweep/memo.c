@@ -25,7 +25,7 @@ typedef struct memo_tensor_key {
     uint8_t ranks[TESSEL_SPEC_MAX_INDICES];
     double partition_fraction;
     uint64_t partition_bytes;
-    uint32_t skip_on, gate_on;
+    uint32_t skip_on, gate_on, scalar_skip_on, scalar_gate_on;
     uint32_t nrank_order;
     uint8_t rank_order[TESSEL_SPEC_MAX_INDICES];
 } memo_tensor_key;
@@ -173,6 +173,8 @@ static void key_build(const tessel_spec *spec, memo_key *k)
             o->tensor[t].partition_bytes = tl->partition_bytes;
             o->tensor[t].skip_on = tl->sparse.skip_on;
             o->tensor[t].gate_on = tl->sparse.gate_on;
+            o->tensor[t].scalar_skip_on = tl->sparse.scalar_skip_on;
+            o->tensor[t].scalar_gate_on = tl->sparse.scalar_gate_on;
             o->tensor[t].nrank_order = tl->nrank_order;
             memcpy(o->tensor[t].rank_order, tl->rank_order, sizeof(tl->rank_order));
         }

@@ -166,7 +166,7 @@ static void values_path(const tessel_spec *s, const tessel_workload_data *w,
               ints[11] == p->nlevels && ints[12] == p->ntensors,
           "feasible and the row count");
     check(ints[h] == (int64_t)p->traffic[0][0].fills &&
-              ints[h + 16 * last + 4] ==
+              ints[h + TESSEL_REPORT_TRAFFIC_INTS * last + 4] ==
                   (int64_t)p->traffic[p->nlevels - 1][p->ntensors - 1].data_bytes &&
               doubles[TESSEL_REPORT_SUMMARY_DOUBLES + 2 * last] ==
                   p->access[p->nlevels - 1][p->ntensors - 1].energy_pj,

@@ -131,6 +131,41 @@ static void make_point(tessel_report_point *p)
 /* ------------------------------------------------------------------ */
 /* Energy accounting */
 
+/* Scalar skipping and gating (docs/models/energy.md): at the LLB (128-bit
+ * words, 32-bit values: 4 values a word) 40 skipped and 8 gated scalar
+ * reads are 12 words at a gated read of 0.0625 pJ = 0.75 pJ; 64 skipped
+ * format bytes are 4 more metadata-read words at 0.25 = 1 pJ; 32 gated
+ * format bytes 2 words at a gated metadata read of 0.5 = 1 pJ. A's storage
+ * energy grows by 2.75 pJ, counted in the level's `read` (gated) and
+ * `metadata_read` terms. */
+START_TEST(skipped_and_gated_energy)
+{
+    tessel_spec s;
+    tessel_result r;
+    tessel_design_energy e;
+    tessel_report_point base, p;
+    make_spec(&s);
+    s.level[1].value_bits = 32;
+    make_result(&r);
+    make_energy(&e);
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", &base, NULL), 0);
+    e.level[1].gated_pj[TESSEL_GATED_READ] = 0.0625;
+    e.level[1].gated_pj[TESSEL_GATED_METADATA_READ] = 0.5;
+    tessel_traffic *a = &r.traffic[1][1];
+    a->skipped_reads = 40;
+    a->gated_reads = 8;
+    a->skipped_metadata_bytes = 64;
+    a->gated_metadata_bytes = 32;
+    ck_assert_int_eq(tessel_report_point_build(&s, &r, &e, "d", "fixed", &p, NULL), 0);
+    ck_assert(fabs(p.access[1][1].energy_pj - base.access[1][1].energy_pj - 2.75) < 1e-9);
+    ck_assert(fabs(p.access[1][1].gated_energy_pj - 1.75) < 1e-9);
+    ck_assert(fabs(p.access[1][1].metadata_reads - base.access[1][1].metadata_reads - 4) < 1e-9);
+    ck_assert(fabs(p.level_action_pj[1][0] - base.level_action_pj[1][0] - 1.75) < 1e-9);
+    ck_assert(fabs(p.level_action_pj[1][3] - base.level_action_pj[1][3] - 1.0) < 1e-9);
+    ck_assert(fabs(p.energy_pj - base.energy_pj - 2.75) < 1e-9);
+}
+END_TEST
+
 /* reads_elements / writes_elements: the child's bytes over the child's
  * value width below the innermost level; at the innermost level the MACs'
  * reads (the level's `reads`: one value per operand per multiply, fewer
@@ -167,7 +202,7 @@ START_TEST(element_counts)
     ck_assert_int_eq(tessel_report_traffic_csv_row(f, &p, 0, 1), 0);
     ck_assert_int_eq(tessel_report_traffic_json(f, &p, 1), 0);
     ck_assert_int_eq(fclose(f), 0);
-    ck_assert_ptr_nonnull(strstr(rows, ",1067,0,0,0,0,0\n"));
+    ck_assert_ptr_nonnull(strstr(rows, ",1067,0,0,0,0,0,0,0,0,0\n"));
     ck_assert_ptr_nonnull(strstr(rows, "\"reads_elements\": 533, \"writes_elements\": 107"));
     free(rows);
 }
@@ -395,7 +430,8 @@ START_TEST(headers_match_design)
     ck_assert_str_eq(t, DESIGN_TRAFFIC_COLUMNS
                      ",algorithmic,actual,skipped,gated,bumped_bytes,"
                      "reads_elements,writes_elements,overflow_tiles_share,overflow_bytes,"
-                     "partition_bytes,worst_tile_bytes\n");
+                     "partition_bytes,worst_tile_bytes,skipped_reads,gated_reads,"
+                     "skipped_metadata_bytes,gated_metadata_bytes\n");
     ck_assert_str_eq(s, DESIGN_SUMMARY_COLUMNS
                      ",model_seconds,output_nnz,output_nnz_stderr,intersections,compute_cycles,"
                      "compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
@@ -427,9 +463,9 @@ START_TEST(traffic_rows)
     /* LLB, Z row spelled out: energy 420 + 50 + 2 + 5.25 + 0.625 = 477.875. */
     ck_assert_ptr_nonnull(strstr(rows, "toy,spmspm,G51*G51^T,fixed,exact,LLB,Z,"
                                        "10,100,2,3,800,80,477.875,40,12,20,8,0,100,1000,"
-                                       "0.3333333333333333,6,500,900\n"));
+                                       "0.3333333333333333,6,500,900,0,0,0,0\n"));
     /* an input's share counts its fills: 5 of 10 */
-    ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800\n"));
+    ck_assert_ptr_nonnull(strstr(rows, ",0.5,7,500,1800,0,0,0,0\n"));
     ck_assert_int_eq(strncmp(rows, "toy,spmspm,G51*G51^T,fixed,exact,DRAM,Z,0,10,0,0,800,80,", 56),
                      0);
     free(rows);
@@ -1122,6 +1158,7 @@ int main(void)
     TCase *tc = tcase_create("report");
     tcase_add_test(tc, energy_arithmetic);
     tcase_add_test(tc, element_counts);
+    tcase_add_test(tc, skipped_and_gated_energy);
     tcase_add_test(tc, word_size_default_and_fractions);
     tcase_add_test(tc, build_rejects_mismatch);
     tcase_add_test(tc, workload_names);

@@ -145,6 +145,10 @@ static void ref_traffic_record(ref_emitter *e, const tessel_report_point *p, uns
     ref_emit_u64(e, "overflow_bytes", tr->overflow_bytes);
     ref_emit_u64(e, "partition_bytes", tr->partition_bytes);
     ref_emit_u64(e, "worst_tile_bytes", tr->worst_tile_bytes);
+    ref_emit_u64(e, "skipped_reads", tr->skipped_reads);
+    ref_emit_u64(e, "gated_reads", tr->gated_reads);
+    ref_emit_u64(e, "skipped_metadata_bytes", tr->skipped_metadata_bytes);
+    ref_emit_u64(e, "gated_metadata_bytes", tr->gated_metadata_bytes);
     ref_end(e);
 }
 
@@ -444,7 +448,9 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
                                    &tr->data_bytes, &tr->metadata_bytes, &tr->algorithmic,
                                    &tr->skipped, &tr->gated, &tr->bumped_bytes,
                                    &tr->overflow_tiles, &tr->overflow_bytes,
-                                   &tr->partition_bytes, &tr->worst_tile_bytes };
+                                   &tr->partition_bytes, &tr->worst_tile_bytes,
+                                   &tr->skipped_reads, &tr->gated_reads,
+                                   &tr->skipped_metadata_bytes, &tr->gated_metadata_bytes };
             for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
                 *counts[i] = random_u64(rng);
             p->access[l][t].energy_pj = random_double(rng);

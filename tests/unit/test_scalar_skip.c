@@ -1,0 +1,183 @@
+/* Scalar skipping and gating at the compute (issue 26 item 3; a level's
+ * `action_optimization`, docs/semantics.md "Scalar skipping and gating"):
+ * the skipped (gated) scalar reads and the format bytes read to find them,
+ * hand-counted, and the spec key's errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "tessel/spec.h"
+#include "tessel/tensor.h"
+#include "test_specs.h"
+#include "test_data.h"
+
+/* 4x4 matrices, COO with 8-bit values and coordinates (1 byte of data and
+ * 2 of metadata per nonzero), DRAM -> LLB -> MACs, LLB tiles 2x2x2, IJK:
+ *   A(i,k): (0,0) (1,0) (1,2)      B(k,j): (0,1) (0,3) (2,0)
+ * Effectual tile iterations (I, J, K): (0,0,0) (0,0,1) (0,1,0); MACs 5.
+ * The compute visits every j of the tile for each nonzero of A's tile and
+ * every i for each nonzero of B's:
+ *   (0,0,0): A(0,0), A(1,0) x j in {0,1}: B(0,1) only -> 2 read, 2 skipped;
+ *            B(0,1) x i in {0,1}: A(0,0), A(1,0) -> 2 read
+ *   (0,0,1): A(1,2) x j in {0,1}: B(2,0) -> 1 read, 1 skipped;
+ *            B(2,0) x i in {0,1}: A(1,2) only -> 1 read, 1 skipped
+ *   (0,1,0): A(0,0), A(1,0) x j in {2,3}: B(0,3) -> 2 read, 2 skipped;
+ *            B(0,3) x i in {0,1}: 2 read
+ * A: 10 traversals, 5 read (the MACs), 5 skipped; B: 6, 5 read, 1 skipped.
+ * Format bytes: each traversal reads its nonzero's 2 coordinate bytes: A
+ * 20 (10 actual, 10 skipped), B 12 (10 actual, 2 skipped). Z conditions
+ * on both: of the dense nest's 4 x 4 x 4 = 64 reads of a compressed Z,
+ * the 5 multiplies' are made and 59 skipped. */
+static const uint32_t sk_a[3][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 } };
+static const uint32_t sk_b[3][2] = { { 0, 1 }, { 0, 3 }, { 2, 0 } };
+
+static tessel_result sk_run(uint32_t a_on, uint32_t b_on, uint32_t z_on, int gate)
+{
+    tessel_tensor *a = test_coo_matrix(4, 4, 0, sk_a, 3);
+    tessel_tensor *b = test_coo_matrix(4, 4, 0, sk_b, 3);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 2, 2, 2, 0 /* coo */, 8, 8);
+    uint32_t on[3] = { z_on, a_on, b_on };
+    for (unsigned t = 0; t < 3; t++) {
+        if (gate)
+            s.level[1].tensor[t].sparse.scalar_gate_on = on[t];
+        else
+            s.level[1].tensor[t].sparse.scalar_skip_on = on[t];
+    }
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_result r;
+    tessel_diag diag;
+    int rc = tessel_model_exact(&s, &d, NULL, &r, &diag);
+    ck_assert_msg(rc == 0, "estimate failed: %s", diag.message);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+    ck_assert_uint_eq(r.macs, 5);
+    return r;
+}
+
+START_TEST(skipping_counts_by_hand)
+{
+    tessel_result off = sk_run(0, 0, 0, 0);
+    tessel_result r = sk_run(1u << 2, 1u << 1, (1u << 1) | (1u << 2), 0);
+    const tessel_traffic *ta = &r.traffic[1][1], *tb = &r.traffic[1][2], *tz = &r.traffic[1][0];
+    ck_assert_uint_eq(ta->reads, 5);
+    ck_assert_uint_eq(ta->skipped_reads, 5);
+    ck_assert_uint_eq(ta->skipped_metadata_bytes, 10);
+    ck_assert_uint_eq(ta->child_read_metadata, 10);
+    ck_assert_uint_eq(tb->reads, 5);
+    ck_assert_uint_eq(tb->skipped_reads, 1);
+    ck_assert_uint_eq(tb->skipped_metadata_bytes, 2);
+    ck_assert_uint_eq(tb->child_read_metadata, 10);
+    ck_assert_uint_eq(tz->skipped_reads, 59);
+    ck_assert_uint_eq(tz->skipped_metadata_bytes, 0);
+    ck_assert_uint_eq(ta->gated_reads + tb->gated_reads + tz->gated_reads, 0);
+    /* Without it: no skipped reads, and the intersection reads each tile's
+     * coordinates once per effectual iteration: A 2 + 1 + 2, B 3 nonzeros,
+     * one 1-byte coordinate each (the intersection's charge). Data moved
+     * across the DRAM boundary does not change. */
+    ck_assert_uint_eq(off.traffic[1][1].skipped_reads, 0);
+    ck_assert_uint_eq(off.traffic[1][1].child_read_metadata, 5);
+    ck_assert_uint_eq(off.traffic[1][2].child_read_metadata, 3);
+    ck_assert_uint_eq(off.dram_bytes, r.dram_bytes);
+    ck_assert_uint_eq(off.traffic[1][1].fills, ta->fills);
+}
+END_TEST
+
+/* Gating gives the same split as gated reads: nothing skipped. */
+START_TEST(gating_counts_by_hand)
+{
+    tessel_result r = sk_run(1u << 2, 1u << 1, (1u << 1) | (1u << 2), 1);
+    const tessel_traffic *ta = &r.traffic[1][1], *tb = &r.traffic[1][2], *tz = &r.traffic[1][0];
+    ck_assert_uint_eq(ta->gated_reads, 5);
+    ck_assert_uint_eq(ta->gated_metadata_bytes, 10);
+    ck_assert_uint_eq(tb->gated_reads, 1);
+    ck_assert_uint_eq(tb->gated_metadata_bytes, 2);
+    ck_assert_uint_eq(tz->gated_reads, 59);
+    ck_assert_uint_eq(ta->skipped_reads + tb->skipped_reads + tz->skipped_reads, 0);
+    ck_assert_uint_eq(ta->skipped_metadata_bytes + tb->skipped_metadata_bytes, 0);
+}
+END_TEST
+
+static tessel_spec *sk_parse(const char *actions, int two_levels, tessel_diag_list *l, int *rc)
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "name: t\n"
+             "workload:\n"
+             "  einsum: \"Z[m,n] = A[m,k] * B[n,k]\"\n"
+             "  data: {A: dense, B: dense}\n"
+             "  dims: {m: 4, n: 4, k: 4}\n"
+             "architecture:\n"
+             "  compute: {pes: 1, clock: 1GHz, class: fpmac}\n"
+             "  levels:\n"
+             "    - {name: DRAM, class: DRAM}\n"
+             "    - name: LLB\n"
+             "      class: SRAM\n"
+             "      capacity: 1MiB\n"
+             "      action_optimization: %s\n"
+             "%s"
+             "mapping:\n"
+             "  LLB: {order: [m, n, k]}\n",
+             actions, two_levels ? "" : "    - {name: PEB, class: regfile, capacity: 1KiB}\n");
+    tessel_diag_list_init(l, NULL);
+    tessel_spec *s = NULL;
+    *rc = tessel_spec_parse("mem.yaml", text, strlen(text), NULL, 0, NULL, &s, l);
+    return s;
+}
+
+/* Sparseloop's spelling: one entry per target; masks per tensor. Errors at
+ * line 13 (the key): a condition on itself, an input conditioned on the
+ * output, the output on fewer than every input, an unknown type, and the
+ * key at a level that is not the innermost. */
+START_TEST(action_optimization_spec)
+{
+    tessel_diag_list l;
+    int rc;
+    tessel_spec *s = sk_parse("[{type: skipping, target: A, condition_on: [B]}, "
+                              "{type: gating, target: B, condition_on: [A]}, "
+                              "{type: skipping, target: Z, condition_on: [A, B]}]",
+                              1, &l, &rc);
+    ck_assert_msg(rc == 0, "%s", l.count ? l.items[0].message : "");
+    int a = tessel_spec_tensor_index(s, "A"), b = tessel_spec_tensor_index(s, "B");
+    ck_assert_uint_eq(s->level[1].tensor[a].sparse.scalar_skip_on, 1u << b);
+    ck_assert_uint_eq(s->level[1].tensor[b].sparse.scalar_gate_on, 1u << a);
+    ck_assert_uint_eq(s->level[1].tensor[b].sparse.scalar_skip_on, 0);
+    ck_assert_uint_eq(s->level[1].tensor[0].sparse.scalar_skip_on, (1u << a) | (1u << b));
+    tessel_spec_free(&s);
+    tessel_diag_list_free(&l);
+    const char *bad[] = { "[{type: skipping, target: A, condition_on: [A]}]",
+                          "[{type: skipping, target: A, condition_on: [Z]}]",
+                          "[{type: skipping, target: Z, condition_on: [A]}]",
+                          "[{type: bypass, target: A, condition_on: [B]}]",
+                          "[{type: skipping, target: A}]",
+                          "[{type: skipping, target: A, condition_on: [B]}]" };
+    for (unsigned i = 0; i < 6; i++) {
+        s = sk_parse(bad[i], i < 5, &l, &rc);
+        ck_assert_msg(rc != 0, "%s was accepted", bad[i]);
+        ck_assert_uint_ge(l.count, 1);
+        ck_assert_uint_eq(l.items[0].line, 13);
+        ck_assert_msg(strstr(l.items[0].field, "action_optimization") != NULL, "%s",
+                      l.items[0].field);
+        tessel_spec_free(&s);
+        tessel_diag_list_free(&l);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("scalar_skip");
+    TCase *tc = tcase_create("scalar_skip");
+    tcase_add_test(tc, skipping_counts_by_hand);
+    tcase_add_test(tc, gating_counts_by_hand);
+    tcase_add_test(tc, action_optimization_spec);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -47,15 +47,16 @@ static int per_k(const strat_ctx *c, const strat_input *in, const uint64_t *f, u
     const tessel_tile_grid *g = in->base;
     uint64_t *to0 = strat_div_table(c, g->extent[0], f[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], f[1]);
-    for (uint64_t n = 0; to0 && to1 && n < g->nonempty; n++) {
-        uint64_t c0 = to0[g->group[n]], c1 = to1[g->key[n]];
+    for (uint64_t n = 0, gr = 0; to0 && to1 && n < g->nonempty; n++) {
+        gr = tessel_tile_grid_group_from(g, n, gr);
+        uint64_t c0 = to0[gr], c1 = to1[tessel_tile_grid_key(g, n)];
         uint64_t kt = kmode == 0 ? c0 : c1;
         if (cnt && seen[c1] != c0 + 1) {
             seen[c1] = c0 + 1;
             cnt[kt]++;
         }
         if (nnz)
-            nnz[kt] += g->count[n];
+            nnz[kt] += tessel_tile_grid_count(g, n);
     }
     int ok = to0 && to1;
     tessel_dealloc(c->alloc, to0);
@@ -82,8 +83,9 @@ static double row_reuse(strat_ctx *c, unsigned l, const strat_input *o, const ui
     if (*ok) {
         memset(last, 0, ext * sizeof(uint64_t));
         uint64_t row = UINT64_MAX, prev = UINT64_MAX, most = 0;
-        for (uint64_t n = 0; n < g->nonempty; n++) {
-            uint64_t u = to0[g->group[n]], kt = to1[g->key[n]];
+        for (uint64_t n = 0, gr = 0; n < g->nonempty; n++) {
+            gr = tessel_tile_grid_group_from(g, n, gr);
+            uint64_t u = to0[gr], kt = to1[tessel_tile_grid_key(g, n)];
             if (!nnz_r[kt])
                 continue; /* no multiply: the tile joins no pair */
             if (u != row) {

@@ -613,8 +613,8 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
 
 static int assemble_bad(tessel_diag *diag, uint64_t i, const char *why)
 {
-    return tessel_diag_set(diag, TESSEL_ECORRUPT, NULL, 0, 0, "grid", "tile %llu: %s",
-                           (unsigned long long)i, why);
+    return tessel_diag_set(diag, TESSEL_ECORRUPT, NULL, 0, 0, "grid", "%s at tile %llu", why,
+                           (unsigned long long)i);
 }
 
 int tessel_tile_grid_assemble(unsigned order, const uint64_t *dims, const uint64_t *tile,
@@ -648,12 +648,12 @@ int tessel_tile_grid_assemble(unsigned order, const uint64_t *dims, const uint64
     for (uint64_t i = 0; i < n; i++) {
         const char *why = NULL;
         if (group[i] >= g->extent[0] || key[i] >= keyspace)
-            why = "outside the tile grid";
+            why = "a tile lies outside the tile grid";
         else if (i && (group[i] < group[i - 1] ||
                        (group[i] == group[i - 1] && key[i] <= key[i - 1])))
             why = "tiles are not sorted and unique";
         else if (count[i] < 1 || count[i] > g->nnz - sum)
-            why = "count out of range";
+            why = "a count is out of range";
         if (why) {
             tessel_tile_grid_free(out);
             return assemble_bad(diag, i, why);

@@ -656,6 +656,7 @@ static void fill_header(const tessel_d2t2_stats *s, uint64_t source_bytes, statf
     h->source_bytes = source_bytes;
 }
 
+/* Writes s and its base grid as a version 2 file, after the reader's checks. */
 int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
                           const tessel_tile_grid *grid, const char *source, tessel_diag *diag)
 {

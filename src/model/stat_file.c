@@ -368,7 +368,7 @@ static int get_operand(reader *r, operand *o, unsigned nx)
 
 /* The saved per-tile arrays as a grid: tessel_tile_grid_assemble checks
  * them against the shape (sorted, inside the extents, counts positive and
- * summing to nnz); 0 when they fail or memory runs out. */
+ * summing to nnz); 0 and r marked corrupt when they fail or memory runs out. */
 static int grid_ok(reader *r, tessel_tile_grid **gp, uint64_t *arr[3])
 {
     tessel_tile_grid *g = *gp, *out = NULL;
@@ -377,7 +377,7 @@ static int grid_ok(reader *r, tessel_tile_grid **gp, uint64_t *arr[3])
     for (unsigned k = 0; k < 3; k++)
         tessel_dealloc(r->alloc, arr[k]);
     if (rc)
-        return 0;
+        return corrupt(r, rc == TESSEL_ENOMEM ? "out of memory" : "grid");
     tessel_tile_grid_free(gp);
     *gp = out;
     return 1;
@@ -418,7 +418,7 @@ static int get_input(reader *r, stat_input *in)
         return 0;
     }
     if (!grid_ok(r, &in->grid, arr))
-        return corrupt(r, "grid");
+        return 0;
     g = in->grid;
     in->dims[0] = get_u64(r, "lines.rows");
     in->dims[1] = get_u64(r, "lines.cols");

@@ -391,7 +391,7 @@ static int fits(const bench_case *c, const uint64_t *t)
             return 0;
         uint64_t mx = 0;
         for (uint64_t k = 0; k < g->nonempty; k++)
-            mx = g->count[k] > mx ? g->count[k] : mx;
+            mx = tessel_tile_grid_count(g, k) > mx ? tessel_tile_grid_count(g, k) : mx;
         tessel_tile_grid_free(&g);
         uint64_t part = (uint64_t)(lv->tensor[in].partition_fraction * (double)lv->capacity);
         if (tessel_format_footprint(TESSEL_FORMAT_CSR, 2, shape, mx, &w) > part)

@@ -15,9 +15,15 @@ extern "C" {
 /* The non-empty tiles of a coordinate-space tiling.  Tile t covers, in
  * mode m, coordinates [c_m * tile[m], (c_m + 1) * tile[m]) cut at dims[m]
  * (edge tiles count as tiles).  Only non-empty tiles are stored, sorted
- * lexicographically by tile coordinate: c_0 is group[i]; c_1..c_{order-1}
- * are packed in key[i] in mixed radix of extent[1..] (mode order-1 least
- * significant). */
+ * lexicographically by tile coordinate: the tiles with c_0 = r (row of
+ * tiles r) are [row[r], row[r + 1]); c_1..c_{order-1} are packed in the
+ * tile's key in mixed radix of extent[1..] (mode order-1 least
+ * significant).  At most 8 B per non-empty tile plus 8 B per row of tiles
+ * (issue 27 item 2): keys and counts are 32-bit (key32, count32); key64
+ * replaces key32 when the key space (the product of extent[1..]) exceeds
+ * 2^32, and count64 replaces count32 when a tile holds 2^32 or more
+ * nonzeros.  Exactly one of each pair is set (both NULL without tiles).
+ * Read tiles through the accessors below, never the arrays. */
 typedef struct tessel_tile_grid {
     const tessel_allocator *alloc;
     unsigned order;
@@ -26,10 +32,66 @@ typedef struct tessel_tile_grid {
     uint64_t extent[TESSEL_MAX_ORDER]; /* ceil(dims / tile) */
     uint64_t nnz;
     uint64_t nonempty;
-    uint64_t *group;
-    uint64_t *key;
-    uint64_t *count;
+    uint64_t *row; /* extent[0] + 1 offsets */
+    uint32_t *key32;
+    uint64_t *key64;
+    uint32_t *count32;
+    uint64_t *count64;
 } tessel_tile_grid;
+
+/* The first tile of row of tiles r (r <= extent[0]; r = extent[0] gives
+ * nonempty): row r's tiles are [row_begin(r), row_begin(r + 1)). */
+static inline uint64_t tessel_tile_grid_row_begin(const tessel_tile_grid *g, uint64_t r)
+{
+    return g->row[r];
+}
+
+/* The packed coordinates c_1..c_{order-1} of non-empty tile i. */
+static inline uint64_t tessel_tile_grid_key(const tessel_tile_grid *g, uint64_t i)
+{
+    return g->key32 ? g->key32[i] : g->key64[i];
+}
+
+/* The nonzeros of non-empty tile i. */
+static inline uint64_t tessel_tile_grid_count(const tessel_tile_grid *g, uint64_t i)
+{
+    return g->count32 ? g->count32[i] : g->count64[i];
+}
+
+/* c_0 of non-empty tile i, searching forward from row of tiles r (at most
+ * the answer): amortised O(1) per tile over an ascending scan. */
+static inline uint64_t tessel_tile_grid_group_from(const tessel_tile_grid *g, uint64_t i,
+                                                   uint64_t r)
+{
+    while (g->row[r + 1] <= i)
+        r++;
+    return r;
+}
+
+/* c_0 of non-empty tile i (i < nonempty): a binary search over the rows of
+ * tiles, O(log extent[0]); scans use tessel_tile_grid_group_from. */
+static inline uint64_t tessel_tile_grid_group(const tessel_tile_grid *g, uint64_t i)
+{
+    uint64_t lo = 0, hi = g->extent[0]; /* the answer r has row[r] <= i < row[r + 1] */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->row[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A grid from per-tile arrays (c_0, key, count of each non-empty tile, in
+ * the grid's order; the .tstat version 1 and .tsd layouts): checked sorted,
+ * unique, inside the extents, counts >= 1 summing to nnz (TESSEL_ECORRUPT
+ * naming the field "grid" otherwise). dims/tile as tessel_tile_grid_build. */
+int tessel_tile_grid_assemble(unsigned order, const uint64_t *dims, const uint64_t *tile,
+                              uint64_t nnz, uint64_t n, const uint64_t *group,
+                              const uint64_t *key, const uint64_t *count,
+                              const tessel_allocator *a, tessel_tile_grid **out,
+                              tessel_diag *diag);
 
 /* One pass over t: O(nnz + non-empty tiles) time, memory proportional to
  * the non-empty tiles. tile has t->order entries, each >= 1 (a tile larger

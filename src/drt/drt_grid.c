@@ -55,10 +55,10 @@ static int grid_from(drt_data *d, unsigned role, const tessel_spec_tensor *st,
     drt_lines *r = &g->by[0], *c = &g->by[1];
     /* by rows: the tile grid's own order */
     r->cnz[0] = 0;
-    for (uint64_t t = 0; t < n; t++) {
-        r->ptr[tg->group[t] + 1]++;
-        r->other[t] = (uint32_t)(st->rank > 1 ? tg->key[t] : 0);
-        r->cnz[t + 1] = r->cnz[t] + tg->count[t];
+    for (uint64_t t = 0, gr = 0; t < n; t++) {
+        r->ptr[(gr = tessel_tile_grid_group_from(tg, t, gr)) + 1]++;
+        r->other[t] = (uint32_t)(st->rank > 1 ? tessel_tile_grid_key(tg, t) : 0);
+        r->cnz[t + 1] = r->cnz[t] + tessel_tile_grid_count(tg, t);
     }
     for (uint64_t l = 0; l < r->nlines; l++)
         r->ptr[l + 1] += r->ptr[l];
@@ -76,10 +76,10 @@ static int grid_from(drt_data *d, unsigned role, const tessel_spec_tensor *st,
         tessel_dealloc(a, fill);
         return TESSEL_ENOMEM;
     }
-    for (uint64_t t = 0; t < n; t++) {
+    for (uint64_t t = 0, gr = 0; t < n; t++) {
         uint64_t p = fill[r->other[t]]++;
-        c->other[p] = (uint32_t)tg->group[t];
-        cnt[p] = tg->count[t];
+        c->other[p] = (uint32_t)(gr = tessel_tile_grid_group_from(tg, t, gr));
+        cnt[p] = tessel_tile_grid_count(tg, t);
     }
     c->cnz[0] = 0;
     for (uint64_t p = 0; p < n; p++)

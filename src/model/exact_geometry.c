@@ -159,19 +159,15 @@ int exact_index_grid(engine *e, boundary *bd, unsigned i)
 {
     const tessel_tile_grid *g = bd->grid[i];
     uint64_t n = bd->ntiles[e->in[i].x[0]];
-    if (g->nonempty && g->group[g->nonempty - 1] >= n)
-        n = g->group[g->nonempty - 1] + 1;
+    if (g->nonempty && tessel_tile_grid_group(g, g->nonempty - 1) >= n)
+        n = tessel_tile_grid_group(g, g->nonempty - 1) + 1;
     bd->groups[i] = n;
     tessel_dealloc(e->alloc, bd->rowptr[i]);
     bd->rowptr[i] = tessel_alloc_array(e->alloc, n + 1, sizeof(uint64_t));
     if (!bd->rowptr[i])
         return exact_oom_step(e, "indexing an input's tiles", (n + 1) * sizeof(uint64_t));
-    uint64_t t = 0;
-    for (uint64_t r = 0; r <= n; r++) {
-        while (t < g->nonempty && g->group[t] < r)
-            t++;
-        bd->rowptr[i][r] = t;
-    }
+    for (uint64_t r = 0; r <= n; r++)
+        bd->rowptr[i][r] = r <= g->extent[0] ? tessel_tile_grid_row_begin(g, r) : g->nonempty;
     return TESSEL_OK;
 }
 
@@ -193,10 +189,13 @@ int exact_build_grids(engine *e, boundary *bd)
 /* First non-empty tile of grid g at or after (group, key). */
 uint64_t exact_grid_lower(const tessel_tile_grid *g, uint64_t group, uint64_t key)
 {
-    uint64_t lo = 0, hi = g->nonempty;
+    if (group >= g->extent[0])
+        return g->nonempty;
+    uint64_t lo = tessel_tile_grid_row_begin(g, group);
+    uint64_t hi = tessel_tile_grid_row_begin(g, group + 1);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (g->group[mid] < group || (g->group[mid] == group && g->key[mid] < key))
+        if (tessel_tile_grid_key(g, mid) < key)
             lo = mid + 1;
         else
             hi = mid;
@@ -219,18 +218,18 @@ uint64_t exact_tile_index(const engine *e, const boundary *bd, unsigned i, const
     uint64_t lo = bd->rowptr[i][group], hi = bd->rowptr[i][group + 1];
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (g->key[mid] < key)
+        if (tessel_tile_grid_key(g, mid) < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < bd->rowptr[i][group + 1] && g->key[lo] == key ? lo : UINT64_MAX;
+    return lo < bd->rowptr[i][group + 1] && tessel_tile_grid_key(g, lo) == key ? lo : UINT64_MAX;
 }
 
 uint64_t exact_tile_nnz(const engine *e, const boundary *bd, unsigned i, const uint64_t *c)
 {
     uint64_t t = exact_tile_index(e, bd, i, c);
-    return t == UINT64_MAX ? 0 : bd->grid[i]->count[t];
+    return t == UINT64_MAX ? 0 : tessel_tile_grid_count(bd->grid[i], t);
 }
 
 /* Counts of one pass over a matrix operand seen as rows along rank 0 of

@@ -94,8 +94,9 @@ static int plan_effectual(engine *e, const boundary *bd, unsigned x0, uint64_t d
         else
             hist_add(hist, ma >= 0 ? tc[ma] / div0 : 0, n);
     }
-    for (uint64_t u = 0; bkey && u < g1->nonempty; u++)
-        hist_add(hist, g1->key[u] / div0, na[g1->group[u]]);
+    for (uint64_t u = 0, gr = 0; bkey && u < g1->nonempty; u++)
+        hist_add(hist, tessel_tile_grid_key(g1, u) / div0,
+                 na[gr = tessel_tile_grid_group_from(g1, u, gr)]);
     tessel_dealloc(e->alloc, na);
     return TESSEL_OK;
 }
@@ -140,7 +141,8 @@ static int input_footprints(engine *e, const boundary *bd, uint64_t **fp)
             return exact_oom_step(e, "pricing the input tiles", 2 * n * sizeof(uint64_t));
         unsigned depths = bd->occ_stride[i];
         for (uint64_t t = 0; t < g->nonempty; t++)
-            exact_tile_bytes(&bd->cost[i], g->count[t], bd->occ[i] ? &bd->occ[i][t * depths] : NULL,
+            exact_tile_bytes(&bd->cost[i], tessel_tile_grid_count(g, t),
+                             bd->occ[i] ? &bd->occ[i][t * depths] : NULL,
                              &fp[i][2 * t], &fp[i][2 * t + 1]);
     }
     return TESSEL_OK;

@@ -86,14 +86,14 @@ static int gen_effectual_b(engine *e, const boundary *bd, model_vec *keys, const
     uint64_t p0, p1;
     tile_span(rng, rng->by[1], g1->nonempty, &p0, &p1);
     for (uint64_t p = p0; p < p1; p++) {
-        uint64_t u = rng->by[1]->perm[p], shared = g1->group[u];
+        uint64_t u = rng->by[1]->perm[p], shared = tessel_tile_grid_group(g1, u);
         const exact_tile_order *a = rng->a_shared;
         for (uint64_t q = a->start[shared]; shared < a->n && q < a->start[shared + 1]; q++) {
             uint64_t c[NX] = { 0 }, tc[3];
             tessel_tile_grid_coords(g0, a->perm[q], tc);
             for (unsigned m = 0; m < o0->order; m++)
                 c[o0->x[m]] = tc[m];
-            c[o1->x[1]] = g1->key[u];
+            c[o1->x[1]] = tessel_tile_grid_key(g1, u);
             if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
                 continue;
             if (push_iteration(e, bd, keys, c, rng))
@@ -153,9 +153,9 @@ static int gen_effectual(engine *e, const boundary *bd, model_vec *keys, const e
             continue;
         uint64_t shared = c[o1->x[0]];
         for (uint64_t u = exact_grid_lower(g1, shared, in_bkey ? rng->lo : 0);
-             u < g1->nonempty && g1->group[u] == shared; u++) {
-            c[o1->x[1]] = g1->key[u];
-            if (in_bkey && g1->key[u] >= rng->hi)
+             shared < g1->extent[0] && u < tessel_tile_grid_row_begin(g1, shared + 1); u++) {
+            c[o1->x[1]] = tessel_tile_grid_key(g1, u);
+            if (in_bkey && tessel_tile_grid_key(g1, u) >= rng->hi)
                 break;
             if (e->nin == 3 && !exact_tile_nnz(e, bd, 2, c))
                 continue;
@@ -313,7 +313,7 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
         key[i] = exact_tile_key(bd, &e->in[i], c);
         idx[i] = key[i] == res[i].key ? res[i].idx
                                       : exact_tile_index(e, bd, i, c);
-        nnz_now[i] = idx[i] == UINT64_MAX ? 0 : bd->grid[i]->count[idx[i]];
+        nnz_now[i] = idx[i] == UINT64_MAX ? 0 : tessel_tile_grid_count(bd->grid[i], idx[i]);
     }
     for (unsigned i = 0; i < e->nin; i++) {
         const operand *o = &e->in[i];
@@ -677,7 +677,8 @@ void exact_compulsory(engine *e, const boundary *bd)
     for (unsigned i = 0; i < e->nin; i++) {
         const tessel_tile_grid *g = bd->grid[i];
         for (uint64_t t = 0; t < g->nonempty; t++) {
-            exact_tile_bytes(&bd->cost[i], g->count[t], input_occ(e, bd, i, t), &data, &meta);
+            exact_tile_bytes(&bd->cost[i], tessel_tile_grid_count(g, t), input_occ(e, bd, i, t),
+                             &data, &meta);
             total += data + meta;
         }
     }

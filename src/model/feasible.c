@@ -17,12 +17,12 @@
 /* The tile coordinates of grid g's non-empty tile t, per mode. */
 static void grid_coords(const tessel_tile_grid *g, uint64_t t, uint64_t *c)
 {
-    uint64_t key = g->key[t];
+    uint64_t key = tessel_tile_grid_key(g, t);
     for (unsigned m = g->order; m-- > 1;) {
         c[m] = key % g->extent[m];
         key /= g->extent[m];
     }
-    c[0] = g->group[t];
+    c[0] = tessel_tile_grid_group(g, t);
 }
 
 static tessel_overflow_check *add_check(tessel_feasibility *f, unsigned b, unsigned t)
@@ -59,7 +59,7 @@ static void check_input(const engine *e, const boundary *bd, unsigned i, tessel_
     for (uint64_t t = 0; t < g->nonempty; t++) {
         uint64_t data, meta;
         const uint64_t *occ = bd->occ[i] ? &bd->occ[i][t * bd->occ_stride[i]] : NULL;
-        exact_tile_bytes(&bd->cost[i], g->count[t], occ, &data, &meta);
+        exact_tile_bytes(&bd->cost[i], tessel_tile_grid_count(g, t), occ, &data, &meta);
         if (data + meta > part)
             over++;
         if (data + meta > worst) {

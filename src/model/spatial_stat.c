@@ -81,7 +81,8 @@ static int grid_counts(const tessel_spec *spec, const tessel_stat_data *st, unsi
             else if (gidx[d] == ax_o->index)
                 co = c[d] * g->tile[d];
         }
-        int rc = sp_map_add(m, sp_child_of(ax_k, ck) * no + sp_child_of(ax_o, co), g->count[i], 0);
+        int rc = sp_map_add(m, sp_child_of(ax_k, ck) * no + sp_child_of(ax_o, co),
+                            tessel_tile_grid_count(g, i), 0);
         if (rc)
             return tessel_diag_set(diag, rc, spec->path, 0, 0, "spatial",
                                    "spatial mapping: out of memory");

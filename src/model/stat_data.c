@@ -59,11 +59,12 @@ static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_
         stat_grid u;
         rc = stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty, a, &u);
         if (!rc) {
-            for (uint64_t n = 0; n < g->nonempty; n++) {
-                uint64_t row = g->group[n] * g->extent[1] + g->key[n] / g->extent[2];
+            for (uint64_t n = 0, gr = 0; n < g->nonempty; n++) {
+                gr = tessel_tile_grid_group_from(g, n, gr);
+                uint64_t row = gr * g->extent[1] + tessel_tile_grid_key(g, n) / g->extent[2];
                 u.ptr[row + 1]++;
-                u.col[n] = g->key[n] % g->extent[2];
-                u.nnz[n] = g->count[n];
+                u.col[n] = tessel_tile_grid_key(g, n) % g->extent[2];
+                u.nnz[n] = tessel_tile_grid_count(g, n);
             }
             for (uint64_t r = 0; r < u.rows; r++)
                 u.ptr[r + 1] += u.ptr[r];

@@ -134,6 +134,21 @@ static void put_operand(writer *w, const operand *o)
     put_u64(w, o->ranks);
 }
 
+/* The grid's tiles as the .tsd stores them: u64 arrays of every tile's
+ * row of tiles, key and count (the in-memory grid is more compact). */
+static void put_grid_tiles(writer *w, const tessel_tile_grid *g)
+{
+    put_u64(w, g->nonempty);
+    for (uint64_t t = 0, gr = 0; t < g->nonempty; t++)
+        put_u64(w, gr = tessel_tile_grid_group_from(g, t, gr));
+    put_u64(w, g->nonempty);
+    for (uint64_t t = 0; t < g->nonempty; t++)
+        put_u64(w, tessel_tile_grid_key(g, t));
+    put_u64(w, g->nonempty);
+    for (uint64_t t = 0; t < g->nonempty; t++)
+        put_u64(w, tessel_tile_grid_count(g, t));
+}
+
 static void put_input(writer *w, const stat_input *in)
 {
     const tessel_tile_grid *g = in->grid;
@@ -143,9 +158,7 @@ static void put_input(writer *w, const stat_input *in)
         put_u64(w, m < g->order ? g->tile[m] : 0);
     }
     put_u64(w, g->nnz);
-    put_u64s(w, g->group, g->nonempty);
-    put_u64s(w, g->key, g->nonempty);
-    put_u64s(w, g->count, g->nonempty);
+    put_grid_tiles(w, g);
     put_u64(w, in->dims[0]);
     put_u64(w, in->dims[1]);
     put_u64s(w, in->line_nnz[0], in->dims[0]);
@@ -353,27 +366,21 @@ static int get_operand(reader *r, operand *o, unsigned nx)
     return 1;
 }
 
-/* A grid's arrays against its shape: sorted, inside the extents, counts
- * positive and summing to nnz. */
-static int grid_ok(const tessel_tile_grid *g)
+/* The saved per-tile arrays as a grid: tessel_tile_grid_assemble checks
+ * them against the shape (sorted, inside the extents, counts positive and
+ * summing to nnz); 0 and r marked corrupt when they fail or memory runs out. */
+static int grid_ok(reader *r, tessel_tile_grid **gp, uint64_t *arr[3])
 {
-    uint64_t keyspace = 1, sum = 0;
-    for (unsigned m = 1; m < g->order; m++) {
-        if (g->extent[m] && keyspace > UINT64_MAX / g->extent[m])
-            return 0;
-        keyspace *= g->extent[m];
-    }
-    for (uint64_t t = 0; t < g->nonempty; t++) {
-        if (g->group[t] >= g->extent[0] || g->key[t] >= keyspace || !g->count[t])
-            return 0;
-        if (t && (g->group[t] < g->group[t - 1] ||
-                  (g->group[t] == g->group[t - 1] && g->key[t] <= g->key[t - 1])))
-            return 0;
-        if (sum > UINT64_MAX - g->count[t])
-            return 0;
-        sum += g->count[t];
-    }
-    return sum == g->nnz;
+    tessel_tile_grid *g = *gp, *out = NULL;
+    int rc = tessel_tile_grid_assemble(g->order, g->dims, g->tile, g->nnz, g->nonempty, arr[0],
+                                       arr[1], arr[2], r->alloc, &out, NULL);
+    for (unsigned k = 0; k < 3; k++)
+        tessel_dealloc(r->alloc, arr[k]);
+    if (rc)
+        return corrupt(r, rc == TESSEL_ENOMEM ? "out of memory" : "grid");
+    tessel_tile_grid_free(gp);
+    *gp = out;
+    return 1;
 }
 
 /* Reads one input's saved statistics (grid shape, per-tile counts, line counts) from
@@ -401,13 +408,18 @@ static int get_input(reader *r, stat_input *in)
         }
     }
     g->nnz = get_u64(r, "grid.nnz");
-    g->group = get_array(r, 8, UINT64_MAX, &g->nonempty, "grid.group");
-    g->key = get_array(r, 8, g->nonempty, NULL, "grid.key");
-    g->count = get_array(r, 8, g->nonempty, NULL, "grid.count");
-    if (r->bad)
+    uint64_t *arr[3];
+    arr[0] = get_array(r, 8, UINT64_MAX, &g->nonempty, "grid.group");
+    arr[1] = get_array(r, 8, g->nonempty, NULL, "grid.key");
+    arr[2] = get_array(r, 8, g->nonempty, NULL, "grid.count");
+    if (r->bad) {
+        for (unsigned k = 0; k < 3; k++)
+            tessel_dealloc(r->alloc, arr[k]);
         return 0;
-    if (!grid_ok(g))
-        return corrupt(r, "grid");
+    }
+    if (!grid_ok(r, &in->grid, arr))
+        return 0;
+    g = in->grid;
     in->dims[0] = get_u64(r, "lines.rows");
     in->dims[1] = get_u64(r, "lines.cols");
     if (in->dims[0] != g->dims[0] || in->dims[1] != g->dims[g->order - 1])
@@ -450,10 +462,11 @@ static int get_input(reader *r, stat_input *in)
         if (stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty,
                                  r->alloc, &u))
             return corrupt(r, "out of memory");
-        for (uint64_t t = 0; t < g->nonempty; t++) {
-            u.ptr[g->group[t] * g->extent[1] + g->key[t] / g->extent[2] + 1]++;
-            u.col[t] = g->key[t] % g->extent[2];
-            u.nnz[t] = g->count[t];
+        for (uint64_t t = 0, gr = 0; t < g->nonempty; t++) {
+            gr = tessel_tile_grid_group_from(g, t, gr);
+            u.ptr[gr * g->extent[1] + tessel_tile_grid_key(g, t) / g->extent[2] + 1]++;
+            u.col[t] = tessel_tile_grid_key(g, t) % g->extent[2];
+            u.nnz[t] = tessel_tile_grid_count(g, t);
         }
         for (uint64_t row = 0; row < u.rows; row++)
             u.ptr[row + 1] += u.ptr[row];

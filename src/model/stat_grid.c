@@ -47,10 +47,10 @@ int stat_grid_from_tile_grid(const tessel_tile_grid *t, const tessel_allocator *
     int rc = grid_alloc(a, t->extent[0], t->extent[1], t->nonempty, g);
     if (rc)
         return rc;
-    for (uint64_t n = 0; n < t->nonempty; n++) {
-        g->ptr[t->group[n] + 1]++;
-        g->col[n] = t->key[n];
-        g->nnz[n] = t->count[n];
+    for (uint64_t n = 0, gr = 0; n < t->nonempty; n++) {
+        g->ptr[(gr = tessel_tile_grid_group_from(t, n, gr)) + 1]++;
+        g->col[n] = tessel_tile_grid_key(t, n);
+        g->nnz[n] = tessel_tile_grid_count(t, n);
     }
     for (uint64_t r = 0; r < g->rows; r++)
         g->ptr[r + 1] += g->ptr[r];

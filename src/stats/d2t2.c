@@ -116,10 +116,11 @@ static int tile_sets(const tessel_tile_grid *g, const tessel_allocator *a, uint6
         tessel_dealloc(a, scratch);
         return TESSEL_ENOMEM;
     }
-    for (uint64_t i = 0; i < n; i++) {
-        if (*nrows == 0 || r[*nrows - 1] != g->group[i])
-            r[(*nrows)++] = g->group[i];
-        c[i] = g->key[i];
+    for (uint64_t i = 0, gr = 0; i < n; i++) {
+        gr = tessel_tile_grid_group_from(g, i, gr);
+        if (*nrows == 0 || r[*nrows - 1] != gr)
+            r[(*nrows)++] = gr;
+        c[i] = tessel_tile_grid_key(g, i);
     }
     tessel_sort_u64(c, scratch, n, g->extent[1] - 1);
     for (uint64_t i = 0; i < n; i++)
@@ -194,7 +195,7 @@ static uint64_t find_pick(const corr_work *w, uint64_t lo, uint64_t hi, uint64_t
     uint64_t end = hi;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        uint64_t k = w->g->key[w->pick[mid]];
+        uint64_t k = tessel_tile_grid_key(w->g, w->pick[mid]);
         if (k == j)
             return mid;
         if (k < j)
@@ -271,17 +272,17 @@ static void band_pairs(corr_work *w, uint64_t lo, uint64_t hi)
 {
     const tessel_tensor *t = w->t;
     uint64_t b0 = w->s->base[0], b1 = w->s->base[1];
-    uint64_t r0 = w->g->group[w->pick[lo]] * b0;
+    uint64_t r0 = tessel_tile_grid_group(w->g, w->pick[lo]) * b0;
     uint64_t r1 = r0 + b0 < t->dims[0] ? r0 + b0 : t->dims[0];
     uint64_t off = 0;
     for (uint64_t i = lo; i < hi; i++) {
         w->fill[i - lo] = off;
-        off += w->g->count[w->pick[i]];
+        off += tessel_tile_grid_count(w->g, w->pick[i]);
     }
     uint64_t band_nnz = t->ptr[r1] - t->ptr[r0];
     if ((double)(hi - lo) * (double)(r1 - r0) * 2 < (double)band_nnz) {
         for (uint64_t i = lo; i < hi; i++) {
-            uint64_t start = w->g->key[w->pick[i]] * b1, end = start + b1;
+            uint64_t start = tessel_tile_grid_key(w->g, w->pick[i]) * b1, end = start + b1;
             for (uint64_t r = r0; r < r1; r++)
                 for (uint64_t p = tessel_tensor_row_lower_bound(t, r, start);
                      p < t->ptr[r + 1] && t->idx[1][p] < end; p++)
@@ -292,7 +293,7 @@ static void band_pairs(corr_work *w, uint64_t lo, uint64_t hi)
     }
     off = 0;
     for (uint64_t i = lo; i < hi; i++) {
-        uint64_t n = w->g->count[w->pick[i]];
+        uint64_t n = tessel_tile_grid_count(w->g, w->pick[i]);
         tile_pairs(w, w->ent + off, n);
         off += n;
     }
@@ -311,8 +312,9 @@ static int corrs_of(const tessel_tensor *t, const tessel_tile_grid *g, tessel_d2
     uint64_t most = 0, most_tiles = 0;
     for (uint64_t i = 0; i < w.npick;) {
         uint64_t j = i, sum = 0;
-        while (j < w.npick && g->group[w.pick[j]] == g->group[w.pick[i]])
-            sum += g->count[w.pick[j++]];
+        while (j < w.npick &&
+               tessel_tile_grid_group(g, w.pick[j]) == tessel_tile_grid_group(g, w.pick[i]))
+            sum += tessel_tile_grid_count(g, w.pick[j++]);
         most = sum > most ? sum : most;
         most_tiles = j - i > most_tiles ? j - i : most_tiles;
         i = j;
@@ -326,7 +328,8 @@ static int corrs_of(const tessel_tensor *t, const tessel_tile_grid *g, tessel_d2
     }
     for (uint64_t i = 0; i < w.npick && !rc;) {
         uint64_t j = i;
-        while (j < w.npick && g->group[w.pick[j]] == g->group[w.pick[i]])
+        while (j < w.npick &&
+               tessel_tile_grid_group(g, w.pick[j]) == tessel_tile_grid_group(g, w.pick[i]))
             j++;
         band_pairs(&w, i, j);
         i = j;
@@ -421,7 +424,8 @@ static int grid_fields(const tessel_tile_grid *g, tessel_d2t2_stats *s, const te
 {
     s->nonempty_tiles = g->nonempty;
     for (uint64_t i = 0; i < g->nonempty; i++)
-        s->max_tile = g->count[i] > s->max_tile ? g->count[i] : s->max_tile;
+        s->max_tile = tessel_tile_grid_count(g, i) > s->max_tile ? tessel_tile_grid_count(g, i)
+                                                                  : s->max_tile;
     double n = (double)g->nonempty;
     s->size_tile = g->nonempty ? (double)s->nnz / n : 0;
     uint64_t *set[2], nset[2];

@@ -6,7 +6,15 @@
  * other modes) in a counter that is cleared between groups.  The counter is
  * a dense array when the key space is small next to the input, else an
  * open-addressing hash, so memory never follows the dense tile grid of a
- * huge sparse tensor. Each group's keys leave in ascending order. */
+ * huge sparse tensor. Each group's keys leave in ascending order.
+ *
+ * The grid keeps 8 B per non-empty tile (a 32-bit key and a 32-bit count)
+ * and 8 B per row of tiles (issue 27 item 2). Its arrays are reserved once
+ * from an upper bound counted before the pass (per row of tiles, the
+ * smaller of its input entries and the key space: the row pointers give
+ * it without touching the entries), so they never move while counting;
+ * pages past the tiles found are never written, hence never resident, and
+ * the arrays are shrunk to the tiles found at the end. */
 #include <string.h>
 
 #include "tessel/stats.h"
@@ -34,6 +42,7 @@ typedef struct key_counter {
 typedef struct grid_writer {
     tessel_tile_grid *g;
     uint64_t cap;
+    uint64_t next_row; /* rows of tiles before it have their offsets */
     uint64_t asked; /* out of memory: the bytes the failed growth asked for */
     /* Set: the counts go to this accumulator and the grid keeps none of
      * them (tessel_tile_occupancy_add). */
@@ -211,32 +220,60 @@ static inline int counter_add(key_counter *c, uint64_t key, uint64_t weight)
 /* ------------------------------------------------------------------ */
 /* grid_writer */
 
-static int writer_reserve(grid_writer *w, uint64_t extra)
+/* Reserves `cap` tiles (the pass's upper bound) and the row offsets. */
+static int writer_open(grid_writer *w, uint64_t cap)
 {
     tessel_tile_grid *g = w->g;
-    if (g->nonempty + extra <= w->cap)
-        return TESSEL_OK;
-    uint64_t cap = w->cap ? w->cap : 1024;
-    while (cap < g->nonempty + extra)
-        cap += cap / 2;
-    uint64_t *group = tessel_realloc_array(g->alloc, g->group, cap, sizeof(uint64_t));
-    if (group)
-        g->group = group;
-    uint64_t *key = tessel_realloc_array(g->alloc, g->key, cap, sizeof(uint64_t));
-    if (key)
-        g->key = key;
-    uint64_t *count = tessel_realloc_array(g->alloc, g->count, cap, sizeof(uint64_t));
-    if (count)
-        g->count = count;
-    if (!group || !key || !count) {
-        w->asked = 3 * cap * sizeof(uint64_t);
+    uint64_t space = 1;
+    for (unsigned m = 1; m < g->order; m++)
+        space = g->extent[m] ? space * g->extent[m] : space; /* <= 2^62 (grid_create) */
+    int wide_key = space - 1 > UINT32_MAX;
+    w->asked = (g->extent[0] + 1) * sizeof(uint64_t) + cap * (wide_key ? 12 : 8);
+    g->row = tessel_alloc_array(g->alloc, g->extent[0] + 1, sizeof(uint64_t));
+    if (!g->row)
         return TESSEL_ENOMEM;
-    }
+    g->row[0] = 0;
     w->cap = cap;
+    if (cap == 0)
+        return TESSEL_OK;
+    if (wide_key)
+        g->key64 = tessel_alloc_array(g->alloc, cap, sizeof(uint64_t));
+    else
+        g->key32 = tessel_alloc_array(g->alloc, cap, sizeof(uint32_t));
+    g->count32 = tessel_alloc_array(g->alloc, cap, sizeof(uint32_t));
+    if ((!g->key32 && !g->key64) || !g->count32)
+        return TESSEL_ENOMEM;
+    w->asked = 0;
     return TESSEL_OK;
 }
 
-static void writer_emit(grid_writer *w, uint64_t group, uint64_t key, uint64_t count)
+/* The counts go 64-bit: a tile holds 2^32 or more nonzeros. */
+static int writer_widen(grid_writer *w)
+{
+    tessel_tile_grid *g = w->g;
+    uint64_t *wide = tessel_alloc_array(g->alloc, w->cap, sizeof(uint64_t));
+    if (!wide) {
+        w->asked = w->cap * sizeof(uint64_t);
+        w->failed = 1;
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t i = 0; i < g->nonempty; i++)
+        wide[i] = g->count32[i];
+    tessel_dealloc(g->alloc, g->count32);
+    g->count32 = NULL;
+    g->count64 = wide;
+    return TESSEL_OK;
+}
+
+/* Row offsets up to row of tiles `group` (exclusive) take the tiles so far. */
+static void writer_rows(grid_writer *w, uint64_t group)
+{
+    tessel_tile_grid *g = w->g;
+    for (; w->next_row < group; w->next_row++)
+        g->row[w->next_row + 1] = g->nonempty;
+}
+
+static void writer_emit(grid_writer *w, uint64_t key, uint64_t count)
 {
     tessel_tile_grid *g = w->g;
     if (w->acc) {
@@ -245,9 +282,18 @@ static void writer_emit(grid_writer *w, uint64_t group, uint64_t key, uint64_t c
         g->nonempty++;
         return;
     }
-    g->group[g->nonempty] = group;
-    g->key[g->nonempty] = key;
-    g->count[g->nonempty] = count;
+    if (g->nonempty >= w->cap || (count > UINT32_MAX && g->count32 && writer_widen(w))) {
+        w->failed = 1; /* the bound cannot be passed: a bug, reported as memory */
+        return;
+    }
+    if (g->key32)
+        g->key32[g->nonempty] = (uint32_t)key;
+    else
+        g->key64[g->nonempty] = key;
+    if (g->count32)
+        g->count32[g->nonempty] = (uint32_t)count;
+    else
+        g->count64[g->nonempty] = count;
     g->nonempty++;
 }
 
@@ -257,19 +303,19 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
     uint64_t n = c->ntouched;
     if (n == 0)
         return TESSEL_OK;
-    if (!w->acc && writer_reserve(w, n))
-        return TESSEL_ENOMEM;
+    if (!w->acc)
+        writer_rows(w, group);
     if (c->dense && n > c->touched_cap) {
         for (uint64_t k = 0; k < c->keyspace; k++)
             if (c->counts[k]) {
-                writer_emit(w, group, k, c->counts[k]);
+                writer_emit(w, k, c->counts[k]);
                 c->counts[k] = 0;
             }
     } else if (c->dense) {
         tessel_sort_u64(c->touched, c->scratch, n, c->keyspace - 1);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = c->touched[i];
-            writer_emit(w, group, k, c->counts[k]);
+            writer_emit(w, k, c->counts[k]);
             c->counts[k] = 0;
         }
     } else {
@@ -277,7 +323,7 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
             c->keys[i] = c->slot_key[c->touched[i]];
         tessel_sort_u64(c->keys, c->scratch, n, c->keyspace - 1);
         for (uint64_t i = 0; i < n; i++)
-            writer_emit(w, group, c->keys[i], c->counts[hash_find(c, c->keys[i])]);
+            writer_emit(w, c->keys[i], c->counts[hash_find(c, c->keys[i])]);
         /* Cleared by slot: emptying slots one key lookup at a time would cut
          * the probe chains of keys not yet looked up. */
         for (uint64_t i = 0; i < n; i++) {
@@ -286,6 +332,8 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
         }
     }
     c->ntouched = 0;
+    if (!w->acc)
+        writer_rows(w, group + 1);
     return w->failed ? TESSEL_ENOMEM : TESSEL_OK;
 }
 
@@ -332,17 +380,24 @@ static int grid_create(unsigned order, const uint64_t *dims, const uint64_t *til
     return TESSEL_OK;
 }
 
-static void grid_shrink(tessel_tile_grid *g)
+/* Offsets of the rows of tiles after the last non-empty one; the arrays cut
+ * to the tiles found (realloc keeps the leading bytes). */
+static void grid_finish(grid_writer *w)
 {
-    if (g->nonempty == 0)
+    tessel_tile_grid *g = w->g;
+    writer_rows(w, g->extent[0]);
+    if (g->nonempty == w->cap)
         return;
-    uint64_t *p;
-    if ((p = tessel_realloc_array(g->alloc, g->group, g->nonempty, sizeof(uint64_t))))
-        g->group = p;
-    if ((p = tessel_realloc_array(g->alloc, g->key, g->nonempty, sizeof(uint64_t))))
-        g->key = p;
-    if ((p = tessel_realloc_array(g->alloc, g->count, g->nonempty, sizeof(uint64_t))))
-        g->count = p;
+    uint64_t n = g->nonempty ? g->nonempty : 1;
+    void *p;
+    if (g->key32 && (p = tessel_realloc_array(g->alloc, g->key32, n, sizeof(uint32_t))))
+        g->key32 = p;
+    if (g->key64 && (p = tessel_realloc_array(g->alloc, g->key64, n, sizeof(uint64_t))))
+        g->key64 = p;
+    if (g->count32 && (p = tessel_realloc_array(g->alloc, g->count32, n, sizeof(uint32_t))))
+        g->count32 = p;
+    if (g->count64 && (p = tessel_realloc_array(g->alloc, g->count64, n, sizeof(uint64_t))))
+        g->count64 = p;
 }
 
 void tessel_tile_grid_free(tessel_tile_grid **gp)
@@ -351,9 +406,11 @@ void tessel_tile_grid_free(tessel_tile_grid **gp)
         return;
     tessel_tile_grid *g = *gp;
     *gp = NULL;
-    tessel_dealloc(g->alloc, g->group);
-    tessel_dealloc(g->alloc, g->key);
-    tessel_dealloc(g->alloc, g->count);
+    tessel_dealloc(g->alloc, g->row);
+    tessel_dealloc(g->alloc, g->key32);
+    tessel_dealloc(g->alloc, g->key64);
+    tessel_dealloc(g->alloc, g->count32);
+    tessel_dealloc(g->alloc, g->count64);
     tessel_dealloc(g->alloc, g);
 }
 
@@ -402,8 +459,22 @@ static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_all
 {
     tessel_tile_grid *g = w->g;
     key_counter c;
-    int rc = counter_start(&c, keyspace, t->nnz, a);
     uint64_t rows_per_group = g->tile[0];
+    if (!w->acc) {
+        /* The counting pass: at most min(entries, key space) tiles per row of tiles. */
+        uint64_t bound = 0;
+        for (uint64_t grp = 0; grp < g->extent[0]; grp++) {
+            uint64_t r0 = grp * rows_per_group;
+            uint64_t r1 = r0 + rows_per_group < t->dims[0] ? r0 + rows_per_group : t->dims[0];
+            uint64_t n = t->ptr[r1] - t->ptr[r0];
+            bound += n < keyspace ? n : keyspace;
+        }
+        if (writer_open(w, bound)) {
+            *asked = w->asked;
+            return TESSEL_ENOMEM;
+        }
+    }
+    int rc = counter_start(&c, keyspace, t->nnz, a);
     for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
         uint64_t r0 = grp * rows_per_group;
         uint64_t r1 = r0 + rows_per_group < t->dims[0] ? r0 + rows_per_group : t->dims[0];
@@ -426,13 +497,13 @@ int tessel_tile_grid_build(const tessel_tensor *t, const uint64_t *tile,
     int rc = grid_create(t->order, t->dims, tile, t->nnz, a, out, &keyspace, diag);
     if (rc)
         return rc;
-    grid_writer w = { *out, 0, 0, NULL, 0 };
+    grid_writer w = { .g = *out };
     rc = count_tensor(t, &w, a, keyspace, &asked);
     if (rc) {
         tessel_tile_grid_free(out);
         return oom(diag, "counting the nonzeros of each tile", asked);
     }
-    grid_shrink(*out);
+    grid_finish(&w);
     return TESSEL_OK;
 }
 
@@ -444,7 +515,7 @@ int tessel_tile_occupancy_add(const tessel_tensor *t, const uint64_t *tile,
     int rc = grid_create(t->order, t->dims, tile, t->nnz, t->alloc, &shell, &keyspace, diag);
     if (rc)
         return rc;
-    grid_writer w = { shell, 0, 0, acc, 0 };
+    grid_writer w = { .g = shell, .acc = acc };
     rc = count_tensor(t, &w, t->alloc, keyspace, &asked);
     tessel_tile_grid_free(&shell);
     return rc ? oom(diag, "counting the nonzeros of each tile", asked) : TESSEL_OK;
@@ -455,8 +526,8 @@ int tessel_tile_occupancy_add(const tessel_tensor *t, const uint64_t *tile,
 
 void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *coords)
 {
-    coords[0] = g->group[i];
-    uint64_t key = g->key[i];
+    coords[0] = tessel_tile_grid_group(g, i);
+    uint64_t key = tessel_tile_grid_key(g, i);
     for (unsigned m = g->order; m-- > 1;) {
         coords[m] = key % g->extent[m];
         key /= g->extent[m];
@@ -500,13 +571,30 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         return rc;
     tessel_tile_grid *g = *out;
     key_counter c;
-    grid_writer w = { g, 0, 0, NULL, 0 };
+    grid_writer w = { .g = g };
+    /* Row of tiles grp covers the base rows [grp * factor[0], ...): its base
+     * tiles bound its tiles (the counting pass), as the key space does. */
+    uint64_t bound = 0;
+    for (uint64_t grp = 0; grp < g->extent[0]; grp++) {
+        uint64_t b0 = grp * factor[0], b1 = b0 + factor[0];
+        b1 = b1 < base->extent[0] ? b1 : base->extent[0];
+        uint64_t n = base->row[b1] - base->row[b0];
+        bound += n < keyspace ? n : keyspace;
+    }
+    if (writer_open(&w, bound)) {
+        tessel_tile_grid_free(out);
+        return oom(diag, "coarsening a tile grid", w.asked);
+    }
     rc = counter_start(&c, keyspace, base->nonempty, base->alloc);
-    uint64_t i = 0;
-    while (i < base->nonempty && !rc) {
-        uint64_t grp = base->group[i] / factor[0];
-        for (; i < base->nonempty && base->group[i] / factor[0] == grp && !rc; i++)
-            rc = counter_add(&c, coarse_key(base, g, factor, base->key[i]), base->count[i]);
+    for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
+        uint64_t b0 = grp * factor[0], b1 = b0 + factor[0];
+        b1 = b1 < base->extent[0] ? b1 : base->extent[0];
+        uint64_t i = base->row[b0], end = base->row[b1];
+        if (i == end)
+            continue;
+        for (; i < end && !rc; i++)
+            rc = counter_add(&c, coarse_key(base, g, factor, tessel_tile_grid_key(base, i)),
+                             tessel_tile_grid_count(base, i));
         if (!rc)
             rc = counter_flush(&c, grp, &w);
     }
@@ -516,7 +604,75 @@ int tessel_tile_grid_derive(const tessel_tile_grid *base, const uint64_t *tile,
         tessel_tile_grid_free(out);
         return oom(diag, "coarsening a tile grid", asked);
     }
-    grid_shrink(g);
+    grid_finish(&w);
+    return TESSEL_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* A grid from per-tile arrays */
+
+static int assemble_bad(tessel_diag *diag, uint64_t i, const char *why)
+{
+    return tessel_diag_set(diag, TESSEL_ECORRUPT, NULL, 0, 0, "grid", "%s at tile %llu", why,
+                           (unsigned long long)i);
+}
+
+int tessel_tile_grid_assemble(unsigned order, const uint64_t *dims, const uint64_t *tile,
+                              uint64_t nnz, uint64_t n, const uint64_t *group,
+                              const uint64_t *key, const uint64_t *count,
+                              const tessel_allocator *a, tessel_tile_grid **out,
+                              tessel_diag *diag)
+{
+    uint64_t keyspace;
+    int rc = grid_create(order, dims, tile, nnz, a, out, &keyspace, diag);
+    if (rc)
+        return rc;
+    tessel_tile_grid *g = *out;
+    grid_writer w = { .g = g };
+    if (n > g->nnz || (n && g->extent[0] == 0)) {
+        tessel_tile_grid_free(out);
+        return assemble_bad(diag, 0, "more non-empty tiles than nonzeros");
+    }
+    /* The row offsets are not bounded by the tiles: refuse, as the tensor
+     * reader refuses hypersparse row pointers, offsets of more than 1 GiB
+     * that are also more than 16 words per tile. */
+    if (g->extent[0] >= (1u << 27) && g->extent[0] / 16 > n) {
+        tessel_tile_grid_free(out);
+        return assemble_bad(diag, 0, "too many rows of tiles for its non-empty tiles");
+    }
+    if (writer_open(&w, n)) {
+        tessel_tile_grid_free(out);
+        return oom(diag, "storing a tile grid", w.asked);
+    }
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *why = NULL;
+        if (group[i] >= g->extent[0] || key[i] >= keyspace)
+            why = "a tile lies outside the tile grid";
+        else if (i && (group[i] < group[i - 1] ||
+                       (group[i] == group[i - 1] && key[i] <= key[i - 1])))
+            why = "tiles are not sorted and unique";
+        else if (count[i] < 1 || count[i] > g->nnz - sum)
+            why = "a count is out of range";
+        if (why) {
+            tessel_tile_grid_free(out);
+            return assemble_bad(diag, i, why);
+        }
+        sum += count[i];
+        writer_rows(&w, group[i]);
+        writer_emit(&w, key[i], count[i]);
+        if (w.failed) {
+            tessel_tile_grid_free(out);
+            return oom(diag, "storing a tile grid", w.asked);
+        }
+        if (i + 1 == n || group[i + 1] != group[i])
+            writer_rows(&w, group[i] + 1);
+    }
+    if (sum != g->nnz) {
+        tessel_tile_grid_free(out);
+        return assemble_bad(diag, n, "the tile counts do not sum to nnz");
+    }
+    grid_finish(&w);
     return TESSEL_OK;
 }
 

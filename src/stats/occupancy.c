@@ -17,7 +17,7 @@ int tessel_occupancy_create(const tessel_tile_grid *g, tessel_occupancy **out, t
     tessel_occupancy_acc *acc = NULL;
     int rc = tessel_occupancy_acc_create(g->alloc, &acc, diag);
     for (uint64_t i = 0; i < g->nonempty && !rc; i++)
-        rc = tessel_occupancy_acc_add(acc, g->count[i], 1, diag);
+        rc = tessel_occupancy_acc_add(acc, tessel_tile_grid_count(g, i), 1, diag);
     if (!rc)
         rc = tessel_occupancy_acc_finish(acc, tiles, out, diag);
     tessel_occupancy_acc_free(&acc);

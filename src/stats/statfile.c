@@ -30,8 +30,13 @@
  *      224    24  zero
  *      248     8  checksum of bytes 0..247
  *   payload: corrs[0][ncorrs[0]], corrs[1][ncorrs[1]], tile_corrs[0][..],
- *   tile_corrs[1][..] (f64); the base grid's group[n], key[n], count[n]
- *   (u64, n = nonempty_tiles); the source identity bytes.
+ *   tile_corrs[1][..] (f64); the base grid (n = nonempty_tiles): its row
+ *   offsets row[extent[0] + 1] (u64; the tiles of row of tiles r are
+ *   [row[r], row[r + 1])), key[n] (u32: the tile's column), count[n] (u32,
+ *   or u64 when max_tile >= 2^32); zero bytes to a multiple of 8; the source
+ *   identity bytes.
+ *   Version 1 (still read, converted): the grid as group[n], key[n],
+ *   count[n] (u64), no padding.
  *
  * Nothing in a file is trusted: every count is checked against the header's
  * other fields and the payload size against the file size before anything
@@ -57,7 +62,9 @@
 #endif
 
 #define STATFILE_MAGIC "TESSELS\n"
-#define STATFILE_VERSION 1u
+/* 2: the grid as row offsets and 32-bit keys and counts (issue 27 item 2);
+ * 1 (per-tile u64 group, key and count) is read and converted. */
+#define STATFILE_VERSION 2u
 #define STATFILE_HEADER_BYTES 256u
 #define STATFILE_BOM 0x01020304u
 #define STATFILE_SOURCE_MAX 4096u
@@ -145,8 +152,24 @@ static int close_to(double v, double expect)
     return fabs(v - expect) <= 1e-9 * fmax(1.0, fabs(expect)); /* false for NaN */
 }
 
+/* Bytes of one stored tile count: 8 when a tile may hold 2^32 nonzeros. */
+static uint64_t count_bytes(const statfile_header *h)
+{
+    return h->max_tile > UINT32_MAX ? 8 : 4;
+}
+
+/* Bytes of the grid's arrays in the payload (version 2 with padding). */
+static uint64_t grid_bytes(const statfile_header *h)
+{
+    if (h->version == 1)
+        return h->nonempty_tiles * 24;
+    uint64_t b = (h->extent[0] + 1) * 8 + h->nonempty_tiles * (4 + count_bytes(h));
+    return (b + 7) / 8 * 8;
+}
+
 /* Payload bytes implied by the header; 0 with *ok = 0 on overflow. Counts
- * are already bounded (ncorrs, ntile_corrs <= 2^32, source <= 4096). */
+ * are already bounded (ncorrs, ntile_corrs <= 2^32, source <= 4096,
+ * extent[0] < 2^32). */
 static uint64_t payload_size(const statfile_header *h, int *ok)
 {
     *ok = 0;
@@ -154,7 +177,7 @@ static uint64_t payload_size(const statfile_header *h, int *ok)
     if (h->nonempty_tiles > (UINT64_MAX / 2) / 24)
         return 0;
     *ok = 1;
-    return doubles * 8 + h->nonempty_tiles * 24 + h->source_bytes;
+    return doubles * 8 + grid_bytes(h) + h->source_bytes;
 }
 
 /* Everything a later allocation or loop relies on is settled here. */
@@ -164,8 +187,8 @@ static int header_problem(const statfile_header *h, uint64_t total, problem *p)
         return bad(p, "magic", "not a tessel statistics file (bad magic)");
     if (h->bom != STATFILE_BOM)
         return bad(p, "byte_order", "written on a machine with the other byte order");
-    if (h->version != STATFILE_VERSION)
-        return bad(p, "version", "format version %u; this tessel reads version %u",
+    if (h->version != STATFILE_VERSION && h->version != 1)
+        return bad(p, "version", "format version %u; this tessel reads versions 1 and %u",
                    (unsigned)h->version, STATFILE_VERSION);
     if (h->header_bytes != STATFILE_HEADER_BYTES || header_checksum(h) != h->header_checksum)
         return bad(p, "header_checksum", "header checksum mismatch");
@@ -241,7 +264,7 @@ static int header_problem(const statfile_header *h, uint64_t total, problem *p)
 typedef struct statfile_payload {
     double *corrs[2];
     double *tile_corrs[2];
-    uint64_t *group, *key, *count;
+    const tessel_tile_grid *grid;
     char *source; /* source_bytes bytes, not NUL-terminated */
 } statfile_payload;
 
@@ -267,20 +290,30 @@ static int payload_problem(const statfile_header *h, const statfile_payload *pl,
             curve_problem(pl->tile_corrs[m], h->ntile_corrs[m], h->nnz, "tile_corrs", m, p))
             return 1;
     uint64_t sum = 0, most = 0, rows = 0;
-    for (uint64_t i = 0; i < h->nonempty_tiles; i++) {
-        uint64_t g = pl->group[i], k = pl->key[i], c = pl->count[i];
-        if (g >= h->extent[0] || k >= h->extent[1])
-            return bad(p, "grid", "tile %llu lies outside the %llu x %llu tile grid",
-                       (unsigned long long)i, (unsigned long long)h->extent[0],
-                       (unsigned long long)h->extent[1]);
-        if (i && (g < pl->group[i - 1] || (g == pl->group[i - 1] && k <= pl->key[i - 1])))
-            return bad(p, "grid", "tiles are not sorted and unique at tile %llu",
-                       (unsigned long long)i);
-        if (c < 1 || c > h->max_tile || c > h->nnz - sum)
-            return bad(p, "grid", "count of tile %llu is out of range", (unsigned long long)i);
-        sum += c;
-        most = c > most ? c : most;
-        rows += i == 0 || g != pl->group[i - 1];
+    const tessel_tile_grid *gr = pl->grid;
+    if (gr->row[0] != 0 || gr->row[h->extent[0]] != h->nonempty_tiles)
+        return bad(p, "grid", "row offsets do not span the %llu tiles",
+                   (unsigned long long)h->nonempty_tiles);
+    for (uint64_t g = 0; g < h->extent[0]; g++) {
+        if (gr->row[g + 1] < gr->row[g] || gr->row[g + 1] > h->nonempty_tiles)
+            return bad(p, "grid", "row offsets decrease at row of tiles %llu",
+                       (unsigned long long)g);
+        rows += gr->row[g + 1] > gr->row[g];
+        for (uint64_t i = gr->row[g]; i < gr->row[g + 1]; i++) {
+            uint64_t k = tessel_tile_grid_key(gr, i), c = tessel_tile_grid_count(gr, i);
+            if (k >= h->extent[1])
+                return bad(p, "grid", "tile %llu lies outside the %llu x %llu tile grid",
+                           (unsigned long long)i, (unsigned long long)h->extent[0],
+                           (unsigned long long)h->extent[1]);
+            if (i > gr->row[g] && k <= tessel_tile_grid_key(gr, i - 1))
+                return bad(p, "grid", "tiles are not sorted and unique at tile %llu",
+                           (unsigned long long)i);
+            if (c < 1 || c > h->max_tile || c > h->nnz - sum)
+                return bad(p, "grid", "count of tile %llu is out of range",
+                           (unsigned long long)i);
+            sum += c;
+            most = c > most ? c : most;
+        }
     }
     if (sum != h->nnz)
         return bad(p, "grid", "tile counts sum to %llu, not nnz %llu", (unsigned long long)sum,
@@ -372,11 +405,68 @@ static int alloc_outputs(const statfile_header *h, const tessel_allocator *a,
     g->alloc = a;
     *gp = g;
     uint64_t n = h->nonempty_tiles;
-    if (n && (!(g->group = tessel_alloc_array(a, n, sizeof(uint64_t))) ||
-              !(g->key = tessel_alloc_array(a, n, sizeof(uint64_t))) ||
-              !(g->count = tessel_alloc_array(a, n, sizeof(uint64_t)))))
+    if (h->version == 1) /* read into per-tile arrays, then converted */
+        return TESSEL_OK;
+    if (!(g->row = tessel_alloc_array(a, h->extent[0] + 1, sizeof(uint64_t))))
+        return TESSEL_ENOMEM;
+    if (n && (!(g->key32 = tessel_alloc_array(a, n, sizeof(uint32_t))) ||
+              (count_bytes(h) == 4 ? !(g->count32 = tessel_alloc_array(a, n, sizeof(uint32_t)))
+                                   : !(g->count64 = tessel_alloc_array(a, n, sizeof(uint64_t))))))
         return TESSEL_ENOMEM;
     return TESSEL_OK;
+}
+
+/* Version 2's grid arrays and their zero padding. */
+static int read_grid(statfile_input *in, const statfile_header *h, tessel_tile_grid *g,
+                     tessel_checksum *sum, problem *p)
+{
+    uint64_t n = h->nonempty_tiles, cb = count_bytes(h);
+    int rc = read_into(in, g->row, (h->extent[0] + 1) * 8, sum);
+    if (!rc)
+        rc = read_into(in, g->key32, n * 4, sum);
+    if (!rc)
+        rc = read_into(in, cb == 4 ? (void *)g->count32 : (void *)g->count64, n * cb, sum);
+    unsigned char pad[8] = { 0 };
+    uint64_t npad = grid_bytes(h) - (h->extent[0] + 1) * 8 - n * (4 + cb);
+    if (!rc)
+        rc = read_into(in, pad, npad, sum);
+    for (unsigned i = 0; !rc && i < npad; i++)
+        if (pad[i])
+            return bad(p, "grid", "padding after the grid is not zero") ? TESSEL_ECORRUPT : 0;
+    return rc;
+}
+
+/* Version 1's per-tile u64 group, key and count arrays, read and converted
+ * to a grid (tessel_tile_grid_assemble checks their order and ranges). */
+static int read_grid_v1(statfile_input *in, const statfile_header *h, const tessel_allocator *a,
+                        tessel_tile_grid **gp, tessel_checksum *sum, problem *p)
+{
+    uint64_t n = h->nonempty_tiles, *arr[3] = { NULL, NULL, NULL };
+    int rc = TESSEL_OK;
+    for (unsigned k = 0; k < 3 && !rc; k++) {
+        if (n && !(arr[k] = tessel_alloc_array(a, n, sizeof(uint64_t))))
+            rc = TESSEL_ENOMEM;
+        if (!rc)
+            rc = read_into(in, arr[k], n * 8, sum);
+    }
+    tessel_tile_grid *g = NULL;
+    tessel_diag d;
+    if (!rc) {
+        uint64_t dims[2] = { h->dims[0], h->dims[1] }, tile[2] = { h->base[0], h->base[1] };
+        rc = tessel_tile_grid_assemble(2, dims, tile, h->nnz, n, arr[0], arr[1], arr[2], a, &g,
+                                       &d);
+        if (rc && rc != TESSEL_ENOMEM) {
+            bad(p, "grid", "%s", d.message);
+            rc = TESSEL_ECORRUPT;
+        }
+    }
+    for (unsigned k = 0; k < 3; k++)
+        tessel_dealloc(a, arr[k]);
+    if (!rc) {
+        tessel_tile_grid_free(gp);
+        *gp = g;
+    }
+    return rc;
 }
 
 static void fill_outputs(const statfile_header *h, tessel_d2t2_stats *s, tessel_tile_grid *g)
@@ -425,29 +515,26 @@ static int load(statfile_input *in, const tessel_allocator *a, tessel_d2t2_stats
     rc = alloc_outputs(&h, a, &s, &g);
     statfile_payload pl = { { s ? s->corrs[0] : NULL, s ? s->corrs[1] : NULL },
                             { s ? s->tile_corrs[0] : NULL, s ? s->tile_corrs[1] : NULL },
-                            g ? g->group : NULL,
-                            g ? g->key : NULL,
-                            g ? g->count : NULL,
+                            NULL,
                             text };
     tessel_checksum sum;
     tessel_checksum_init(&sum);
-    uint64_t n = h.nonempty_tiles;
     for (unsigned m = 0; m < 2 && !rc; m++)
         rc = read_into(in, pl.corrs[m], h.ncorrs[m] * 8, &sum);
     for (unsigned m = 0; m < 2 && !rc; m++)
         rc = read_into(in, pl.tile_corrs[m], h.ntile_corrs[m] * 8, &sum);
     if (!rc)
-        rc = read_into(in, pl.group, n * 8, &sum);
-    if (!rc)
-        rc = read_into(in, pl.key, n * 8, &sum);
-    if (!rc)
-        rc = read_into(in, pl.count, n * 8, &sum);
+        rc = h.version == 1 ? read_grid_v1(in, &h, a, &g, &sum, &p)
+                            : read_grid(in, &h, g, &sum, &p);
+    pl.grid = g;
     if (!rc)
         rc = read_into(in, text, h.source_bytes, &sum);
     if (rc == TESSEL_ENOMEM) { /* the arrays the header promises */
         rc = tessel_diag_oom(diag, in->name, "reading a statistics file's arrays",
                              (size_t)((h.ncorrs[0] + h.ncorrs[1] + h.ntile_corrs[0] +
-                                       h.ntile_corrs[1] + 3 * n) * 8));
+                                       h.ntile_corrs[1]) * 8 + grid_bytes(&h)));
+    } else if (rc == TESSEL_ECORRUPT && p.field) {
+        rc = corrupt(diag, in->name, &p);
     } else if (rc == TESSEL_EIO) {
         rc = tessel_diag_set(diag, rc, in->name, 0, 0, NULL, "read failed: %s", strerror(errno));
     } else if (rc) {
@@ -569,6 +656,7 @@ static void fill_header(const tessel_d2t2_stats *s, uint64_t source_bytes, statf
     h->source_bytes = source_bytes;
 }
 
+/* Writes s and its base grid as a version 2 file, after the reader's checks. */
 int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
                           const tessel_tile_grid *grid, const char *source, tessel_diag *diag)
 {
@@ -587,20 +675,29 @@ int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
     fill_header(s, len, &h);
     statfile_payload pl = { { s->corrs[0], s->corrs[1] },
                             { s->tile_corrs[0], s->tile_corrs[1] },
-                            grid->group,
-                            grid->key,
-                            grid->count,
+                            grid,
                             (char *)(uintptr_t)(source ? source : "") };
+    /* The stored widths are the grid's: 32-bit keys (a column of tiles <
+     * 2^32), counts 64-bit exactly when a tile holds 2^32 or more. */
+    uint64_t n = h.nonempty_tiles, cb = count_bytes(&h);
+    if (!grid->row || (n && (!grid->key32 || (cb == 4 ? !grid->count32 : !grid->count64))))
+        return tessel_diag_set(diag, TESSEL_EINVAL, path, 0, 0, "grid",
+                               "the tile grid's count width disagrees with its MaxTile");
+    static const unsigned char zeros[8] = { 0 };
+    uint64_t row_bytes = (h.extent[0] + 1) * 8;
+    uint64_t pad = grid_bytes(&h) - row_bytes - n * (4 + cb);
     typedef struct { const void *data; uint64_t bytes; } piece;
-    piece parts[8] = {
+    piece parts[9] = {
         { pl.corrs[0], h.ncorrs[0] * 8 },          { pl.corrs[1], h.ncorrs[1] * 8 },
         { pl.tile_corrs[0], h.ntile_corrs[0] * 8 }, { pl.tile_corrs[1], h.ntile_corrs[1] * 8 },
-        { pl.group, h.nonempty_tiles * 8 },        { pl.key, h.nonempty_tiles * 8 },
-        { pl.count, h.nonempty_tiles * 8 },        { pl.source, len },
+        { grid->row, row_bytes },
+        { grid->key32, n * 4 },
+        { cb == 4 ? (const void *)grid->count32 : (const void *)grid->count64, n * cb },
+        { zeros, pad },                            { pl.source, len },
     };
     tessel_checksum sum;
     tessel_checksum_init(&sum);
-    for (unsigned i = 0; i < 8; i++)
+    for (unsigned i = 0; i < 9; i++)
         if (parts[i].bytes)
             tessel_checksum_update(&sum, parts[i].data, parts[i].bytes);
     int ok = 0;
@@ -619,7 +716,7 @@ int tessel_statfile_write(const char *path, const tessel_d2t2_stats *s,
         return rc;
     FILE *out = tessel_outfile_stream(f);
     int failed = fwrite(&h, sizeof(h), 1, out) != 1;
-    for (unsigned i = 0; i < 8 && !failed; i++)
+    for (unsigned i = 0; i < 9 && !failed; i++)
         failed = parts[i].bytes && fwrite(parts[i].data, 1, parts[i].bytes, out) != parts[i].bytes;
     if (failed) {
         return tessel_outfile_abort_failed(&f, diag);

@@ -47,15 +47,16 @@ static int per_k(const strat_ctx *c, const strat_input *in, const uint64_t *f, u
     const tessel_tile_grid *g = in->base;
     uint64_t *to0 = strat_div_table(c, g->extent[0], f[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], f[1]);
-    for (uint64_t n = 0; to0 && to1 && n < g->nonempty; n++) {
-        uint64_t c0 = to0[g->group[n]], c1 = to1[g->key[n]];
+    for (uint64_t n = 0, gr = 0; to0 && to1 && n < g->nonempty; n++) {
+        gr = tessel_tile_grid_group_from(g, n, gr);
+        uint64_t c0 = to0[gr], c1 = to1[tessel_tile_grid_key(g, n)];
         uint64_t kt = kmode == 0 ? c0 : c1;
         if (cnt && seen[c1] != c0 + 1) {
             seen[c1] = c0 + 1;
             cnt[kt]++;
         }
         if (nnz)
-            nnz[kt] += g->count[n];
+            nnz[kt] += tessel_tile_grid_count(g, n);
     }
     int ok = to0 && to1;
     tessel_dealloc(c->alloc, to0);
@@ -182,9 +183,11 @@ static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
     if (e->ok) {
         memset(last, 0, ext * sizeof(uint64_t));
         uint64_t row = UINT64_MAX, prev = UINT64_MAX, most = 0;
-        for (uint64_t k = 0; e->ok && k <= g->nonempty; k++) {
-            uint64_t u = k < g->nonempty ? to0[g->group[k]] : UINT64_MAX;
-            uint64_t kt = k < g->nonempty ? to1[g->key[k]] : 0;
+        for (uint64_t k = 0, gr = 0; e->ok && k <= g->nonempty; k++) {
+            if (k < g->nonempty)
+                gr = tessel_tile_grid_group_from(g, k, gr);
+            uint64_t u = k < g->nonempty ? to0[gr] : UINT64_MAX;
+            uint64_t kt = k < g->nonempty ? to1[tessel_tile_grid_key(g, k)] : 0;
             if (k < g->nonempty && !nnz_r[kt])
                 continue; /* no multiply: the tile joins no pair */
             if (u != row) {

@@ -142,8 +142,8 @@ static int base_fits(const strat_ctx *c)
             continue;
         uint64_t mx = 0;
         for (uint64_t k = 0; k < in->base->nonempty; k++)
-            if (in->base->count[k] > mx)
-                mx = in->base->count[k];
+            if (tessel_tile_grid_count(in->base, k) > mx)
+                mx = tessel_tile_grid_count(in->base, k);
         if (c->spec->strategy.dense_worst) /* sized as if dense: the base tile's area */
             mx = in->base->tile[0] * (in->order > 1 ? in->base->tile[1] : 1);
         for (unsigned j = 0; j < n; j++) {
@@ -572,7 +572,7 @@ static int achieved(strat_ctx *c, tessel_strategy_choice *ch)
                 return TESSEL_OK;
             }
             for (uint64_t k = 0; k < g->nonempty; k++) {
-                uint64_t b = strat_tile_bytes(c, l, in, shape, g->count[k]);
+                uint64_t b = strat_tile_bytes(c, l, in, shape, tessel_tile_grid_count(g, k));
                 over += b > part;
                 util += b >= part ? 1.0 : (double)b / (double)part;
             }

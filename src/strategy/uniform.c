@@ -21,8 +21,8 @@ static uint64_t base_max(const tessel_tile_grid *g)
 {
     uint64_t mx = 0;
     for (uint64_t k = 0; k < g->nonempty; k++)
-        if (g->count[k] > mx)
-            mx = g->count[k];
+        if (tessel_tile_grid_count(g, k) > mx)
+            mx = tessel_tile_grid_count(g, k);
     return mx;
 }
 
@@ -62,11 +62,11 @@ static int max_from_base(strat_ctx *c, const strat_input *in, const uint64_t *sh
         return TESSEL_OK;
     }
     memset(acc, 0, row * sizeof(uint64_t));
-    uint64_t mx = 0, nt = 0, tile0 = g->nonempty ? to0[g->group[0]] : 0;
+    uint64_t gr = 0, mx = 0, nt = 0, tile0 = g->nonempty ? to0[tessel_tile_grid_group(g, 0)] : 0;
     for (uint64_t n = 0; n < g->nonempty; n++) {
         /* the base key's coordinates (mode order-1 least significant),
          * each made the coordinate of shape's tile */
-        uint64_t key = g->key[n], coarse = 0, scale = 1;
+        uint64_t key = tessel_tile_grid_key(g, n), coarse = 0, scale = 1;
         if (to1)
             coarse = to1[key];
         else
@@ -77,8 +77,9 @@ static int max_from_base(strat_ctx *c, const strat_input *in, const uint64_t *sh
             }
         if (!acc[coarse])
             touched[nt++] = coarse;
-        acc[coarse] += g->count[n];
-        uint64_t next0 = n + 1 < g->nonempty ? to0[g->group[n + 1]] : UINT64_MAX;
+        acc[coarse] += tessel_tile_grid_count(g, n);
+        uint64_t next0 = n + 1 < g->nonempty ? to0[gr = tessel_tile_grid_group_from(g, n + 1, gr)]
+                                              : UINT64_MAX;
         if (next0 != tile0) {
             tile0 = next0;
             for (uint64_t x = 0; x < nt; x++) {

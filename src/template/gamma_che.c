@@ -49,7 +49,7 @@ int gamma_che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g, con
     }
     memset(colsum, 0, (nkb ? nkb : 1) * sizeof(double));
     for (uint64_t t = 0; t < g->nonempty; t++)
-        colsum[g->key[t]] += (double)g->count[t];
+        colsum[tessel_tile_grid_key(g, t)] += (double)tessel_tile_grid_count(g, t);
     for (uint64_t k = 0; k < K; k++)
         res[k] = 0, last[k] = 0;
     cum[0] = 0;
@@ -57,18 +57,19 @@ int gamma_che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g, con
     uint64_t t0 = 0;
     for (uint64_t b = 0; b < nb; b++) {
         cum[b + 1] = cum[b];
-        if (t0 >= g->nonempty || g->group[t0] != b)
+        if (b >= g->extent[0] || t0 == tessel_tile_grid_row_begin(g, b + 1))
             continue;
         uint64_t t1 = t0;
         double M = 0;
-        while (t1 < g->nonempty && g->group[t1] == b)
-            M += (double)g->count[t1++];
+        while (t1 < tessel_tile_grid_row_begin(g, b + 1))
+            M += (double)tessel_tile_grid_count(g, t1++);
         /* the band's footprint */
         double foot = 0;
         for (uint64_t t = t0; t < t1; t++) {
-            double share = (double)g->count[t] / colsum[g->key[t]];
-            uint64_t k1 = (g->key[t] + 1) * tw < K ? (g->key[t] + 1) * tw : K;
-            for (uint64_t k = g->key[t] * tw; k < k1; k++) {
+            uint64_t kt = tessel_tile_grid_key(g, t);
+            double share = (double)tessel_tile_grid_count(g, t) / colsum[kt];
+            uint64_t k1 = (kt + 1) * tw < K ? (kt + 1) * tw : K;
+            for (uint64_t k = kt * tw; k < k1; k++) {
                 double s = (double)gamma_fiber_bits(b_rows[k], lv);
                 if (a_cols[k] && s <= cap)
                     foot += s * -expm1(-(double)a_cols[k] * share);
@@ -82,9 +83,10 @@ int gamma_che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g, con
                     it < 30 && hi > 2 * lo ? sqrt((lo > 0 ? lo : 1e-9 * M) * hi) : 0.5 * (lo + hi);
                 double f = 0;
                 for (uint64_t t = t0; t < t1; t++) {
-                    double share = (double)g->count[t] / colsum[g->key[t]];
-                    uint64_t k1 = (g->key[t] + 1) * tw < K ? (g->key[t] + 1) * tw : K;
-                    for (uint64_t k = g->key[t] * tw; k < k1; k++) {
+                    uint64_t kt = tessel_tile_grid_key(g, t);
+                    double share = (double)tessel_tile_grid_count(g, t) / colsum[kt];
+                    uint64_t k1 = (kt + 1) * tw < K ? (kt + 1) * tw : K;
+                    for (uint64_t k = kt * tw; k < k1; k++) {
                         double s = (double)gamma_fiber_bits(b_rows[k], lv);
                         if (a_cols[k] && s <= cap)
                             f += s * -expm1(-(double)a_cols[k] * share * mid / M);
@@ -98,9 +100,10 @@ int gamma_che_banded(const tessel_spec_level *lv, const tessel_tile_grid *g, con
             T = 0.5 * (lo + hi);
         }
         for (uint64_t t = t0; t < t1; t++) {
-            double share = (double)g->count[t] / colsum[g->key[t]];
-            uint64_t k1 = (g->key[t] + 1) * tw < K ? (g->key[t] + 1) * tw : K;
-            for (uint64_t k = g->key[t] * tw; k < k1; k++) {
+            uint64_t kt = tessel_tile_grid_key(g, t);
+            double share = (double)tessel_tile_grid_count(g, t) / colsum[kt];
+            uint64_t k1 = (kt + 1) * tw < K ? (kt + 1) * tw : K;
+            for (uint64_t k = kt * tw; k < k1; k++) {
                 if (!a_cols[k])
                     continue;
                 double n = (double)a_cols[k] * share;

@@ -383,11 +383,12 @@ static int stat_blocks(const tessel_spec *spec, const tessel_tile_grid *g, uint6
                                (unsigned long long)b);
     double blocks = 0;
     for (uint64_t t = 0; t < g->nonempty; t++) {
-        uint64_t r0 = g->group[t] * g->tile[0], c0 = g->key[t] * g->tile[1];
+        uint64_t r0 = tessel_tile_grid_group(g, t) * g->tile[0];
+        uint64_t c0 = tessel_tile_grid_key(g, t) * g->tile[1];
         uint64_t rows = g->dims[0] - r0 < g->tile[0] ? g->dims[0] - r0 : g->tile[0];
         uint64_t cols = g->dims[1] - c0 < g->tile[1] ? g->dims[1] - c0 : g->tile[1];
         double nb = (double)((rows + b - 1) / b) * (double)((cols + b - 1) / b);
-        double c = (double)g->count[t];
+        double c = (double)tessel_tile_grid_count(g, t);
         blocks += nb > 1 ? nb * -expm1(c * log1p(-1 / nb)) : 1;
     }
     *out = blocks;
@@ -398,7 +399,8 @@ static int stat_blocks(const tessel_spec *spec, const tessel_tile_grid *g, uint6
 static void tile_ranges(const tessel_tile_grid *g, uint64_t t, int swapped, uint64_t *r0,
                         uint64_t *r1, uint64_t *c0, uint64_t *c1)
 {
-    uint64_t a0 = g->group[t] * g->tile[0], b0 = g->key[t] * g->tile[1];
+    uint64_t a0 = tessel_tile_grid_group(g, t) * g->tile[0];
+    uint64_t b0 = tessel_tile_grid_key(g, t) * g->tile[1];
     uint64_t a1 = a0 + g->tile[0] < g->dims[0] ? a0 + g->tile[0] : g->dims[0];
     uint64_t b1 = b0 + g->tile[1] < g->dims[1] ? b0 + g->tile[1] : g->dims[1];
     if (swapped) {
@@ -424,11 +426,11 @@ static int tiles_by_row_block(const tessel_tile_grid *g, int swapped, const tess
     }
     memset(first, 0, (nb + 2) * sizeof(uint64_t));
     for (uint64_t t = 0; t < g->nonempty; t++)
-        first[(swapped ? g->key[t] : g->group[t]) + 2]++;
+        first[(swapped ? tessel_tile_grid_key(g, t) : tessel_tile_grid_group(g, t)) + 2]++;
     for (uint64_t b = 0; b < nb; b++)
         first[b + 2] += first[b + 1];
     for (uint64_t t = 0; t < g->nonempty; t++)
-        ord[first[(swapped ? g->key[t] : g->group[t]) + 1]++] = t;
+        ord[first[(swapped ? tessel_tile_grid_key(g, t) : tessel_tile_grid_group(g, t)) + 1]++] = t;
     *first_out = first;
     *ord_out = ord;
     return TESSEL_OK;
@@ -452,7 +454,8 @@ static void stat_step(sp_sim *sim, const tessel_tile_grid *g, int swapped, uint6
                 uint64_t p = pk + SP_LAG;
                 if (p <= o)
                     continue;
-                double c = (double)g->count[t] * fr * step_share(c0, c1, T, pk) * SP_ONE;
+                double c =
+                    (double)tessel_tile_grid_count(g, t) * fr * step_share(c0, c1, T, pk) * SP_ONE;
                 uint64_t ci = tpl_round_count(c);
                 if (ci)
                     sp_sim_arrive(sim, p, ci);

@@ -233,12 +233,16 @@ static uint64_t find_tile(const tessel_tile_grid *g, uint64_t group, uint64_t ke
     uint64_t lo = 0, hi = g->nonempty;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (g->group[mid] < group || (g->group[mid] == group && g->key[mid] < key))
+        uint64_t gm = tessel_tile_grid_group(g, mid);
+        if (gm < group || (gm == group && tessel_tile_grid_key(g, mid) < key))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < g->nonempty && g->group[lo] == group && g->key[lo] == key ? lo : UINT64_MAX;
+    return lo < g->nonempty && tessel_tile_grid_group(g, lo) == group &&
+                   tessel_tile_grid_key(g, lo) == key
+               ? lo
+               : UINT64_MAX;
 }
 
 static void check_grid_shape(const tessel_tile_grid *g, const tessel_tensor *t,
@@ -258,24 +262,31 @@ static void check_grid_shape(const tessel_tile_grid *g, const tessel_tensor *t,
 static void check_grid_tiles(const tessel_tile_grid *g)
 {
     uint64_t sum = 0;
+    FUZZ_REQUIRE(tessel_tile_grid_row_begin(g, 0) == 0 &&
+                     tessel_tile_grid_row_begin(g, g->extent[0]) == g->nonempty,
+                 "the rows of tiles span the tiles");
+    for (uint64_t r = 0; r < g->extent[0]; r++)
+        FUZZ_REQUIRE(tessel_tile_grid_row_begin(g, r) <= tessel_tile_grid_row_begin(g, r + 1),
+                     "row offsets never decrease");
     for (uint64_t i = 0; i < g->nonempty; i++) {
-        FUZZ_REQUIRE(g->count[i] > 0, "only non-empty tiles are stored");
-        FUZZ_REQUIRE(g->group[i] < g->extent[0], "tile group inside the grid");
+        FUZZ_REQUIRE(tessel_tile_grid_count(g, i) > 0, "only non-empty tiles are stored");
+        FUZZ_REQUIRE(tessel_tile_grid_group(g, i) < g->extent[0], "tile group inside the grid");
         if (i > 0)
-            FUZZ_REQUIRE(g->group[i - 1] < g->group[i] ||
-                             (g->group[i - 1] == g->group[i] && g->key[i - 1] < g->key[i]),
+            FUZZ_REQUIRE(tessel_tile_grid_group(g, i - 1) < tessel_tile_grid_group(g, i) ||
+                             (tessel_tile_grid_group(g, i - 1) == tessel_tile_grid_group(g, i) &&
+                              tessel_tile_grid_key(g, i - 1) < tessel_tile_grid_key(g, i)),
                          "tiles strictly increase by (group, key)");
         uint64_t coords[TESSEL_MAX_ORDER];
         tessel_tile_grid_coords(g, i, coords);
-        FUZZ_REQUIRE(coords[0] == g->group[i], "coords[0] is the group");
+        FUZZ_REQUIRE(coords[0] == tessel_tile_grid_group(g, i), "coords[0] is the group");
         uint64_t key = 0;
         for (unsigned m = 1; m < g->order; m++) {
             FUZZ_REQUIRE(coords[m] < g->extent[m], "tile coordinates inside the extents");
             key = key * g->extent[m] + coords[m];
         }
-        FUZZ_REQUIRE(key == g->key[i], "tile coordinates pack back into the key");
-        FUZZ_REQUIRE(g->count[i] <= g->nnz - sum, "tile counts do not exceed nnz");
-        sum += g->count[i];
+        FUZZ_REQUIRE(key == tessel_tile_grid_key(g, i), "tile coordinates pack back into the key");
+        FUZZ_REQUIRE(tessel_tile_grid_count(g, i) <= g->nnz - sum, "tile counts do not exceed nnz");
+        sum += tessel_tile_grid_count(g, i);
     }
     FUZZ_REQUIRE(sum == g->nnz, "the tile counts sum to nnz");
 }
@@ -302,7 +313,8 @@ static void check_grid_counts(const tessel_tile_grid *g, const tessel_tensor *t)
         }
     }
     for (uint64_t i = 0; i < g->nonempty; i++)
-        FUZZ_REQUIRE(seen[i] == g->count[i], "each tile's count matches a brute-force count");
+        FUZZ_REQUIRE(seen[i] == tessel_tile_grid_count(g, i),
+                     "each tile's count matches a brute-force count");
     free(seen);
 }
 
@@ -313,11 +325,13 @@ static void check_same_grid(const tessel_tile_grid *a, const tessel_tile_grid *b
     for (unsigned m = 0; m < a->order; m++)
         FUZZ_REQUIRE(a->tile[m] == b->tile[m] && a->extent[m] == b->extent[m],
                      "derived grid == directly built grid (shape)");
-    size_t bytes = (size_t)a->nonempty * sizeof(uint64_t);
-    FUZZ_REQUIRE(a->nonempty == 0 || (memcmp(a->group, b->group, bytes) == 0 &&
-                                      memcmp(a->key, b->key, bytes) == 0 &&
-                                      memcmp(a->count, b->count, bytes) == 0),
-                 "derived grid == directly built grid (tiles and counts)");
+    for (uint64_t r = 0; r <= a->extent[0]; r++)
+        FUZZ_REQUIRE(tessel_tile_grid_row_begin(a, r) == tessel_tile_grid_row_begin(b, r),
+                     "derived grid == directly built grid (rows of tiles)");
+    for (uint64_t i = 0; i < a->nonempty; i++)
+        FUZZ_REQUIRE(tessel_tile_grid_key(a, i) == tessel_tile_grid_key(b, i) &&
+                         tessel_tile_grid_count(a, i) == tessel_tile_grid_count(b, i),
+                     "derived grid == directly built grid (tiles and counts)");
 }
 
 static void check_occupancy(const tessel_tile_grid *g)

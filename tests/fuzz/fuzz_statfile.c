@@ -50,14 +50,16 @@ static void check_accepted(const uint8_t *data, size_t size, const tessel_d2t2_s
                  "the grid is the statistics' base grid");
     uint64_t sum = 0, most = 0;
     for (uint64_t i = 0; i < g->nonempty; i++) {
-        FUZZ_REQUIRE(g->group[i] < g->extent[0] && g->key[i] < g->extent[1],
+        FUZZ_REQUIRE(tessel_tile_grid_group(g, i) < g->extent[0] &&
+                         tessel_tile_grid_key(g, i) < g->extent[1],
                      "every tile lies inside the grid");
-        FUZZ_REQUIRE(i == 0 || g->group[i] > g->group[i - 1] ||
-                         (g->group[i] == g->group[i - 1] && g->key[i] > g->key[i - 1]),
+        FUZZ_REQUIRE(i == 0 || tessel_tile_grid_group(g, i) > tessel_tile_grid_group(g, i - 1) ||
+                         (tessel_tile_grid_group(g, i) == tessel_tile_grid_group(g, i - 1) &&
+                          tessel_tile_grid_key(g, i) > tessel_tile_grid_key(g, i - 1)),
                      "tiles are sorted and unique");
-        FUZZ_REQUIRE(g->count[i] >= 1, "stored tiles are non-empty");
-        sum += g->count[i];
-        most = g->count[i] > most ? g->count[i] : most;
+        FUZZ_REQUIRE(tessel_tile_grid_count(g, i) >= 1, "stored tiles are non-empty");
+        sum += tessel_tile_grid_count(g, i);
+        most = tessel_tile_grid_count(g, i) > most ? tessel_tile_grid_count(g, i) : most;
     }
     FUZZ_REQUIRE(sum == s->nnz, "tile counts sum to nnz");
     FUZZ_REQUIRE(most == s->max_tile, "MaxTile is the largest count");

@@ -570,9 +570,38 @@ static void assert_same_grid(const tessel_tile_grid *a, const tessel_tile_grid *
         ck_assert_uint_eq(a->tile[m], b->tile[m]);
         ck_assert_uint_eq(a->extent[m], b->extent[m]);
     }
-    ck_assert(memcmp(a->group, b->group, a->nonempty * 8) == 0);
-    ck_assert(memcmp(a->key, b->key, a->nonempty * 8) == 0);
-    ck_assert(memcmp(a->count, b->count, a->nonempty * 8) == 0);
+    for (uint64_t r = 0; r <= a->extent[0]; r++)
+        ck_assert_uint_eq(tessel_tile_grid_row_begin(a, r), tessel_tile_grid_row_begin(b, r));
+    for (uint64_t i = 0; i < a->nonempty; i++) {
+        ck_assert_uint_eq(tessel_tile_grid_key(a, i), tessel_tile_grid_key(b, i));
+        ck_assert_uint_eq(tessel_tile_grid_count(a, i), tessel_tile_grid_count(b, i));
+    }
+}
+
+/* sv's file rewritten in the version 1 layout (per-tile u64 group, key
+ * and count): *size bytes, malloc'd. */
+static unsigned char *as_version1(const saved *sv, size_t *size)
+{
+    const tessel_d2t2_stats *s = sv->s;
+    size_t grid = HEADER_BYTES + (s->ncorrs[0] + s->ncorrs[1] + s->ntile_corrs[0] +
+                                  s->ntile_corrs[1]) * 8;
+    uint64_t n = sv->g->nonempty, src = 0;
+    memcpy(&src, sv->bytes + 200, 8);
+    *size = grid + 24 * n + src;
+    unsigned char *b = malloc(*size);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, sv->bytes, grid);
+    memcpy(b + *size - src, sv->bytes + sv->size - src, src);
+    for (uint64_t i = 0, gr = 0; i < n; i++) {
+        gr = tessel_tile_grid_group_from(sv->g, i, gr);
+        put_u64(b, grid + 8 * i, gr);
+        put_u64(b, grid + 8 * (n + i), tessel_tile_grid_key(sv->g, i));
+        put_u64(b, grid + 8 * (2 * n + i), tessel_tile_grid_count(sv->g, i));
+    }
+    memcpy(b + 8, &(uint32_t){ 1 }, 4);
+    put_u64(b, 208, *size - HEADER_BYTES);
+    repair(b, *size);
+    return b;
 }
 
 START_TEST(statfile_round_trip)
@@ -598,6 +627,22 @@ START_TEST(statfile_round_trip)
     ck_assert_str_eq(small, "data");
     assert_same(sv.s, s);
     tessel_d2t2_free(&s);
+    /* A version 1 file reads, converted to the same grid; a version 1 file
+     * with its tiles out of order is refused. */
+    size_t v1size;
+    unsigned char *v1 = as_version1(&sv, &v1size);
+    ck_assert_int_eq(tessel_statfile_parse("v1", v1, v1size, NULL, &s, &g, src, sizeof(src), &d),
+                     TESSEL_OK);
+    ck_assert_str_eq(src, "data/a.mtx size=123 mtime_ns=456");
+    assert_same(sv.s, s);
+    assert_same_grid(sv.g, g);
+    tessel_d2t2_free(&s);
+    tessel_tile_grid_free(&g);
+    size_t grid1 = v1size - 24 * sv.g->nonempty - strlen(src);
+    put_u64(v1, grid1, 1000000); /* tile 0's row of tiles */
+    repair(v1, v1size);
+    expect_corrupt(v1, v1size, "grid", "version 1, tile outside the grid");
+    free(v1);
     /* The grid and the statistics of another shape do not go together. */
     tessel_tile_grid *other = NULL;
     const uint64_t tile[2] = { 8, 8 };
@@ -648,7 +693,7 @@ START_TEST(statfile_corruption)
         const char *field;
     } edits[] = {
         { 0, 0x21534c4553534554ull, 0, 0, "magic" },
-        { 8, 2, 0, 0, "version" },
+        { 8, 3, 0, 0, "version" },
         { 16, 0x04030201, 0, 0, "byte_order" },
         { 20, 1, 0, 0, "flags" },
         { 24, 1ull << 40, 0, 0, "dims" },
@@ -700,17 +745,26 @@ START_TEST(statfile_corruption)
     put_f64(buf, grid - 8, NAN);
     repair(buf, sv.size);
     expect_corrupt(buf, sv.size, "tile_corrs", "tile_corrs NaN");
+    /* Version 2's grid: row offsets (u64), then u32 keys and counts. */
+    size_t keys = grid + 8 * (s->extent[0] + 1), counts = keys + 4 * n;
+    uint64_t r = 0;
+    while (tessel_tile_grid_row_begin(sv.g, r + 1) - tessel_tile_grid_row_begin(sv.g, r) < 2)
+        r++; /* a row of tiles holding two tiles */
+    size_t second = keys + 4 * (tessel_tile_grid_row_begin(sv.g, r) + 1);
     memcpy(buf, sv.bytes, sv.size);
-    memcpy(buf + grid + 8 * n, sv.bytes + grid + 8 * n + 8, 8); /* key[0] = key[1] */
-    memcpy(buf + grid, sv.bytes + grid + 8, 8);                 /* group[0] = group[1] */
+    memcpy(buf + second, buf + second - 4, 4); /* its second key = its first */
     repair(buf, sv.size);
     expect_corrupt(buf, sv.size, "grid", "duplicate tile");
     memcpy(buf, sv.bytes, sv.size);
-    put_u64(buf, grid, 1ull << 40);
+    memcpy(buf + keys, &(uint32_t){ UINT32_MAX }, 4);
     repair(buf, sv.size);
     expect_corrupt(buf, sv.size, "grid", "tile outside the grid");
     memcpy(buf, sv.bytes, sv.size);
-    put_u64(buf, grid + 16 * n, 1);
+    put_u64(buf, grid + 8, n + 1);
+    repair(buf, sv.size);
+    expect_corrupt(buf, sv.size, "grid", "row offset past the tiles");
+    memcpy(buf, sv.bytes, sv.size);
+    memcpy(buf + counts, &(uint32_t){ 1 }, 4);
     repair(buf, sv.size);
     expect_corrupt(buf, sv.size, NULL, "count changed");
     memcpy(buf, sv.bytes, sv.size);

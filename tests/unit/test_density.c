@@ -665,12 +665,12 @@ START_TEST(banded_density_one_is_exact)
         assert_near(o->nnz, (double)g->nnz, 0, "nnz");
         uint64_t max = 0;
         for (uint64_t i = 0; i < g->nonempty; i++)
-            max = g->count[i] > max ? g->count[i] : max;
+            max = tessel_tile_grid_count(g, i) > max ? tessel_tile_grid_count(g, i) : max;
         ck_assert_uint_eq(o->npmf, max + 1);
         double *hist = calloc(max + 1, sizeof(double));
         ck_assert_ptr_nonnull(hist);
         for (uint64_t i = 0; i < g->nonempty; i++)
-            hist[g->count[i]] += 1;
+            hist[tessel_tile_grid_count(g, i)] += 1;
         for (uint64_t n = 0; n <= max; n++)
             ck_assert_msg(fabs(o->pmf[n] - hist[n] / (double)g->nonempty) < 1e-12,
                           "shape %zu: pmf[%llu] = %.17g, histogram %.17g", s,

@@ -69,7 +69,7 @@ static uint64_t worst_tile(const fixture *f, const uint64_t *t)
     ck_assert_int_eq(tessel_tile_grid_build(a, shape, NULL, &g, NULL), 0);
     uint64_t mx = 0;
     for (uint64_t k = 0; k < g->nonempty; k++)
-        mx = g->count[k] > mx ? g->count[k] : mx;
+        mx = tessel_tile_grid_count(g, k) > mx ? tessel_tile_grid_count(g, k) : mx;
     tessel_tile_grid_free(&g);
     return mx;
 }

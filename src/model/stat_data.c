@@ -222,14 +222,16 @@ void stat_data_finish(tessel_stat_data *s)
 
 /* Rule 3's output count, exact when the symbolic pass's work is within
  * the budget (docs/models/stat.md, "The output count of rule 3"). */
-static int output_count(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
+static int output_count(tessel_stat_data *s, const tessel_stat_options *opt, double *row_nnz,
+                        tessel_diag *diag)
 {
     const engine *e = &s->e;
     const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
     if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c) ||
         tessel_output_count_work(e->in[0].t, e->in[1].t, c) > opt->output_count_budget)
         return TESSEL_OK;
-    int rc = tessel_output_count_run(e->in[0].t, e->in[1].t, c, s->alloc, &s->count, diag);
+    int rc = tessel_output_count_rows(e->in[0].t, e->in[1].t, c, s->alloc, &s->count,
+                                      c ? NULL : row_nnz, diag);
     s->count_exact = !rc;
     return rc;
 }
@@ -253,7 +255,8 @@ void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *ba
     base[3] = ga->order == 3 ? ga->tile[1] : 1;
 }
 
-static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, tessel_diag *diag)
+static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt,
+                          const double *row_nnz, tessel_diag *diag)
 {
     const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1),
                                    s->e.nin > 2 ? input_of(s, 2) : NULL };
@@ -267,7 +270,7 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt, t
     else
         rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
                                         opt->output_min_flops, opt->seed, opt->output_legacy,
-                                        s->alloc, &s->sample);
+                                        row_nnz, s->alloc, &s->sample);
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "
@@ -330,10 +333,17 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     for (unsigned i = 0; !rc && i < s->e.nin; i++)
         if (s->same_as[i] < 0)
             rc = input_collect(s->e.in[i].t, opt, mode_base[i], a, &s->in[i], diag);
-    if (!rc && (opt->output_fraction > 0 || opt->output_min_flops > 0))
-        rc = collect_sample(s, opt, diag);
+    /* rule 3's count first: its rows' exact nonzeros are the output
+     * sample's covariate when the count is within its budget */
+    int sampling = opt->output_fraction > 0 || opt->output_min_flops > 0;
+    double *row_nnz = NULL;
+    if (!rc && sampling && !opt->output_legacy && s->e.nin >= 1 && s->e.in[0].t)
+        row_nnz = tessel_alloc_array(a, s->e.in[0].t->dims[0] + 1, sizeof(double));
     if (!rc)
-        rc = output_count(s, opt, diag);
+        rc = output_count(s, opt, row_nnz, diag);
+    if (!rc && sampling)
+        rc = collect_sample(s, opt, s->count_exact ? row_nnz : NULL, diag);
+    tessel_dealloc(a, row_nnz);
     if (!rc)
         stat_data_finish(s);
     s->e.spec = NULL;

@@ -4,6 +4,7 @@
     python3 bench/output_spill.py [--tessel build/tools/tessel] [--data ../shared/data]
                                   [--out bench-out/output_spill] [--seeds 3]
                                   [--fractions default,0.05,0.01] [--points NAME,...]
+                                  [--before OTHER_TESSEL]
 
 Points where Z's tiles outgrow their partition at an inner level:
   - d2t2-condmat: d2t2's ca-CondMat winner on specs/extensor.yaml (LLB
@@ -16,7 +17,8 @@ Points where Z's tiles outgrow their partition at an inner level:
 For each, exact once, then stat at each --fractions ("default" = the 2^19-multiply
 sample) and seed: the relative error of the inner level's Z bytes (data + metadata)
 and of its bumped bytes (the spill), mean and worst over seeds, and of total DRAM
-bytes. Figures only, no pass/fail.
+bytes. With --before, each stat row is run with that binary too (a "before" row under
+the same load and exact cache; exact runs with --tessel). Figures only, no pass/fail.
 """
 import argparse
 import csv
@@ -95,6 +97,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--fractions", default="default,0.05,0.01")
     ap.add_argument("--points", default="")
+    ap.add_argument("--before", default="", help="another tessel binary to compare against")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     files = {}
@@ -129,17 +132,20 @@ def main():
                 json.dump(ex, f)
         for frac in args.fractions.split(","):
             extra = [] if frac == "default" else ["--output-sample", frac]
-            rows = [run(args.tessel, spec, path, sets,
-                        ["-e", "stat", "--seed", str(s)] + extra, level)
-                    for s in range(1, args.seeds + 1)]
-            cols = []
-            for q in ("z", "bumped", "dram"):
-                e = [rel(ex[q], r[q]) for r in rows]
-                worst = max(e, key=abs)
-                cols.append("%+.1f %% / %+.1f %%" % (100 * sum(e) / len(e), 100 * worst))
-            print("%s | %s | %.0f / %.0f | %s" % (name, frac, ex["z"], ex["bumped"],
-                                                  " | ".join(cols)))
-            sys.stdout.flush()
+            for label, binary in ([("before", args.before)] if args.before else []) + [
+                    ("after" if args.before else "", args.tessel)]:
+                rows = [run(binary, spec, path, sets,
+                            ["-e", "stat", "--seed", str(s)] + extra, level)
+                        for s in range(1, args.seeds + 1)]
+                cols = []
+                for q in ("z", "bumped", "dram"):
+                    e = [rel(ex[q], r[q]) for r in rows]
+                    worst = max(e, key=abs)
+                    cols.append("%+.1f %% / %+.1f %%" % (100 * sum(e) / len(e), 100 * worst))
+                print("%s | %s%s | %.0f / %.0f | %s" % (
+                    name, frac, " " + label if label else "", ex["z"], ex["bumped"],
+                    " | ".join(cols)))
+                sys.stdout.flush()
     return 0
 
 

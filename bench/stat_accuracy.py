@@ -4,7 +4,7 @@
     python3 bench/stat_accuracy.py [--tessel build/tools/tessel] [--data ../shared/data]
                                    [--out bench-out/stat_accuracy] [--jobs 2] [--quick]
                                    [--matrices G51,ca-GrQc,...] [--no-gen]
-                                   [--output-sample 0.05] [--max-exact-flops N]
+                                   [--output-sample 0.05] [--max-exact-flops N] [--seed N]
 
 One command (issue 18's accuracy target): Z = A*A on every shared matrix (MANIFEST.tsv,
 kind=matrix, square) and on generated graphs (`tessel gen` rmat, uniform and clustered
@@ -189,7 +189,7 @@ def exact_side(args, name, path, depth, keys):
 def stat_side(args, mats, depth, keys):
     sw = os.path.join(args.out, "sweeps", "stat-%d.yaml" % depth)
     write_sweep(sw, SPECS[depth], "stat", [p for _, p in mats],
-                [point_sets(depth, o, si) for o, si in keys], args.output_sample)
+                [point_sets(depth, o, si) for o, si in keys], args.output_sample, args.seed)
     return sweep(args, sw, os.path.join(args.out, "sweeps", "stat-%d" % depth), depth, keys)
 
 
@@ -416,6 +416,8 @@ def main():
     ap.add_argument("--output-sample", default="0.05")
     ap.add_argument("--max-exact-flops", type=float, default=1e6)
     ap.add_argument("--levels", default="1,2,3", help="buffer level counts to run")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the output sample's seed for the tables (default: stat's own, 1)")
     ap.add_argument("--worst-seeds", type=int, default=8,
                     help="rerun each worst case with output-sample seeds 1..N (0: no)")
     args = ap.parse_args()

@@ -402,6 +402,13 @@ double tessel_output_count_work(const tessel_tensor *a, const tessel_tensor *b,
                                 const tessel_tensor *c);
 int tessel_output_count_run(const tessel_tensor *a, const tessel_tensor *b, const tessel_tensor *c,
                         const tessel_allocator *al, tessel_output_count *out, tessel_diag *diag);
+/* The same, with each output row's (TTM: slice's) nonzeros into row_nnz
+ * (a->dims[0] entries) when not NULL; MTTKRP leaves row_nnz untouched.
+ * The stat estimator's output sample draws and calibrates on them
+ * (docs/models/stat.md, "Exact rows' counts as the covariate"). */
+int tessel_output_count_rows(const tessel_tensor *a, const tessel_tensor *b,
+                             const tessel_tensor *c, const tessel_allocator *al,
+                             tessel_output_count *out, double *row_nnz, tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
 /* Analytic density models (Sparseloop's vocabulary) and the tile

@@ -36,8 +36,10 @@
  * cell (xcell, vcell) at its end; 4: rule 3's symbolic output count after
  * the sample (a flag, then nonzeros, rows, fibres). 1 to 3 are still read
  * (without them, the nested output spill is priced from the sample alone;
- * before 4, compulsory_bytes takes the estimated output count). */
-#define TSD_VERSION 4u
+ * before 4, compulsory_bytes takes the estimated output count); 5: after
+ * the count, whether the sample's predictions are the rows' exact
+ * nonzeros (sample.xexact; before 5: sketches). */
+#define TSD_VERSION 5u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -230,6 +232,7 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, v.count->nnz);
     put_u64(&w, v.count->rows);
     put_u64(&w, v.count->fibers);
+    put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -706,6 +709,15 @@ static int load_payload(reader *r, stat_data_view *v)
             return corrupt(r, "count");
         *v->count_exact = (int)flag;
     }
+    if (r->version >= 5) {
+        uint64_t xexact = get_u64(r, "sample.xexact");
+        if (xexact > 1 || (xexact && (!*v->has_sample || !v->sample->xcell)))
+            return corrupt(r, "sample.xexact");
+        if (*v->has_sample) {
+            v->sample->xexact = (int)xexact;
+            stat_output_sample_scell(r->alloc, v->sample);
+        }
+    }
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -726,7 +738,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && h.version != 1 && h.version != 2 && h.version != 3) ||
+    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 4)) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

@@ -54,6 +54,13 @@ typedef struct stat_output_sample {
      * the row's prediction: the sampling variance of a tile's estimate
      * were its rows' nonzeros their predictions (NULL with xcell) */
     double *vcell;
+    /* xcell holds the rows' exact nonzeros (rule 3's symbolic count, not
+     * the sketches): a tile row's predictions are then its nonzeros */
+    int xexact;
+    /* with xexact: the sample's weighted nonzeros per i cell (derived from
+     * the cells, not saved), the estimate of xcell that the written
+     * nonzeros' ratio estimators set against it (NULL otherwise) */
+    double *scell;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
      * nonzero depends on the loop order of j and k, so each sampled
      * nonzero keeps the (j, k) cells of all its multiplies instead
@@ -66,11 +73,12 @@ typedef struct stat_output_sample {
 } stat_output_sample;
 
 /* legacy: the draw in proportion to multiplies with weights calibrated to
- * them (before issue 18), kept for comparisons (tessel_stat_options). */
+ * them (before issue 18), kept for comparisons (tessel_stat_options).
+ * row_nnz: each row's exact output nonzeros (NULL: predicted by sketches). */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, int legacy, const tessel_allocator *al,
-                               stat_output_sample *out);
+                               uint64_t seed, int legacy, const double *row_nnz,
+                               const tessel_allocator *al, stat_output_sample *out);
 /* MTTKRP: t is T[i,j,k], b B[j,r], c C[k,r] (operand mode orders);
  * base: i, r, k, j cell edges as in the other sample. */
 int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
@@ -78,6 +86,9 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
                                       double fraction, uint64_t min_flops, uint64_t seed,
                                       const tessel_allocator *al, stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
+/* s->scell from the cells when s->xexact (s->xexact = 0 when it cannot be
+ * allocated: the estimators then take the sample's sums unscaled). */
+void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s);
 /* The cells of a map from packed keys ((i * ext[1] + x) * ext[2] + j) *
  * ext[3] + k to weights (as double bits), sorted, into s (other fields
  * are the caller's). */

@@ -56,6 +56,9 @@ typedef struct out_runs {
     double groups, pairs, merges;
     model_map merged;
     uint64_t *key_i, *key_j, *key_k, nblk, ext_j;
+    /* per tile row I: its groups, pairs and merges (written_ratio's
+     * covariate); NULL past the memory of ext_i doubles */
+    double *row_groups, *row_pairs, *row_merges;
     unsigned nsplit;
     split sp[NX * NLEV];
 } out_runs;
@@ -212,6 +215,7 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     tessel_dealloc(a, r->key_i);
     tessel_dealloc(a, r->key_j);
     tessel_dealloc(a, r->key_k);
+    tessel_dealloc(a, r->row_groups);
     for (unsigned q = 0; q < r->nsplit; q++) {
         tessel_dealloc(a, r->sp[q].lo);
         tessel_dealloc(a, r->sp[q].hi);
@@ -268,8 +272,11 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
     r->key_i = tessel_alloc_array(a, n->ext_i + 1, sizeof(uint64_t));
     r->key_j = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
     r->key_k = tessel_alloc_array(a, r->nblk + 1, sizeof(uint64_t));
-    if (!r->key_i || !r->key_j || !r->key_k)
+    r->row_groups = stat_zeroed(a, 3 * n->ext_i + 1, sizeof(double));
+    if (!r->key_i || !r->key_j || !r->key_k || !r->row_groups)
         return TESSEL_ENOMEM;
+    r->row_pairs = r->row_groups + n->ext_i;
+    r->row_merges = r->row_pairs + n->ext_i;
     for (uint64_t i = 0; i < n->ext_i; i++)
         r->key_i[i] = key_part(bd, XI, i);
     for (uint64_t j = 0; j < n->ext_j; j++)
@@ -318,6 +325,7 @@ static void visit_group(out_runs *r, uint64_t i, uint64_t j, uint64_t b)
 {
     uint64_t key = r->key_i[i] + r->key_j[j] + r->key_k[b];
     r->groups += 1;
+    r->row_groups[i] += 1;
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
         uint64_t p = sp->pre_i[i] + sp->pre_j[j] + sp->pre_k[b];
@@ -351,6 +359,7 @@ static int groups_by_stamps(const nested *n, out_runs *r)
                 if (stamp[j] != i + 1) {
                     stamp[j] = i + 1;
                     np++;
+                    r->row_pairs[i] += 1;
                 } else if (last[j] == b) {
                     continue;
                 }
@@ -398,6 +407,7 @@ static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, 
     if (!cnt)
         return;
     r->groups += (double)cnt;
+    r->row_groups[i] += (double)cnt;
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
         uint64_t base = r->key_i[i] + r->key_k[b], pbase = sp->pre_i[i] + sp->pre_k[b];
@@ -455,8 +465,11 @@ static int groups_by_unions(const nested *n, out_runs *r)
             for (uint64_t w = 0; w < wj; w++)
                 row[w] |= u[w];
         }
+        double row_np = 0;
         for (uint64_t w = 0; w < wj; w++)
-            np += (double)stat_bits_set(row[w]);
+            row_np += (double)stat_bits_set(row[w]);
+        np += row_np;
+        r->row_pairs[i] = row_np;
     }
     r->pairs = np;
     for (unsigned q = 0; q < nseg; q++)
@@ -484,6 +497,16 @@ static int same_tile(const nested *n, uint64_t k1, uint64_t k2)
     return c1[XI] == c2[XI] && c1[XJ] == c2[XJ];
 }
 
+/* The tile row I of the greatest group under prefix p of split sp. */
+static uint64_t tile_row(const nested *n, const split *sp, uint64_t p)
+{
+    if (sp->hi_pair)
+        return sp->hi_pair[p] / n->ext_j;
+    uint64_t c[NX];
+    exact_loop_decode(&n->bd, sp->hi[p], c);
+    return c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
+}
+
 /* Two groups are neighbours among the non-empty groups exactly when they
  * are the last group under one prefix of a split and the first under the
  * next non-empty prefix of the same parent (the digit they first differ
@@ -502,6 +525,7 @@ static int join_splits(const nested *n, out_runs *r)
                 if (!model_map_slot(&r->merged, sp->hi[prev], 1))
                     return TESSEL_ENOMEM;
                 r->merges += 1;
+                r->row_merges[tile_row(n, sp, prev)] += 1;
             }
             prev = p;
         }
@@ -609,6 +633,44 @@ static double sample_written(const nested *n, const stat_output_sample *s, const
                 sum += (double)suf[first_at(blk, cnt, blk_of(n, k))] * s->weight[c];
     }
     return sum;
+}
+
+/* The written nonzeros as a ratio estimate (issue 18 item 3; docs/models/
+ * stat.md "The written nonzeros: a ratio on the tile rows' runs"). The
+ * sample's sum weights each sampled row by the runs its nonzeros are
+ * carried through, which depend on its tile row: rows of I whose pairs
+ * have many runs carry each nonzero many times. With the rows' exact
+ * nonzeros known (s->xexact), every tile row's nonzeros X_I are known,
+ * and so is the covariate z_I = X_I h_I, h_I = (runs_I + pairs_I) /
+ * (2 pairs_I) the mean runs carrying a nonzero whose first multiply is
+ * uniform over its pair's runs (eq. 19's linear growth). The ratio
+ * estimator W^ Z / Z^ (Z = sum z_I, Z^ its estimate from the sampled
+ * nonzeros of each tile row, weighted as W^'s) is approximately unbiased
+ * (bias O(1/n) in the drawn rows) whatever h_I's own error, and removes
+ * the part of W^'s variance that follows z: which tile rows the draw
+ * happened to hit. Unchanged with a whole sample, sketch predictions,
+ * or no runs per tile row. */
+static void written_ratio(const nested *n, const stat_output_sample *s, const out_runs *r,
+                          double *written)
+{
+    uint64_t fi = s->base[0] ? n->ea[0] / s->base[0] : 0;
+    if (s->whole || !s->xexact || !s->scell || !r || !r->row_groups || !fi || *written <= 0)
+        return;
+    double z = 0, zhat = 0;
+    for (uint64_t i = 0; i < n->ext_i; i++) {
+        double pairs = r->row_pairs[i], x = 0, shat = 0;
+        if (pairs <= 0)
+            continue;
+        for (uint64_t c = i * fi; c < (i + 1) * fi && c < s->nxcell; c++) {
+            x += s->xcell[c];
+            shat += s->scell[c];
+        }
+        double h = (r->row_groups[i] - r->row_merges[i] + pairs) / (2 * pairs);
+        z += x * h;
+        zhat += shat * h;
+    }
+    if (zhat > 0 && z > 0)
+        *written *= z / zhat;
 }
 
 /* A visit that leaves its run open with a tile of `bytes` (meta of them
@@ -1042,6 +1104,7 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
         pairs = r.pairs;
         runs = r.groups - r.merges;
         written = sample_written(n, s, &r, blk, suf);
+        written_ratio(n, s, &r, &written);
     } else if (!rc) {
         rc = runs_without_groups(n, s, blk, suf, &pairs, &runs, &written);
     }

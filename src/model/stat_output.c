@@ -24,6 +24,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->gstart);
     tessel_dealloc(al, s->xcell);
     tessel_dealloc(al, s->vcell);
+    tessel_dealloc(al, s->scell);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -451,8 +452,8 @@ static int predictions_by_cell(const double *x, const double *m, double c, const
  * out, weighted and aggregated into cells, with the rows' predictions. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, int legacy, const tessel_allocator *al,
-                               stat_output_sample *s)
+                               uint64_t seed, int legacy, const double *row_nnz,
+                               const tessel_allocator *al, stat_output_sample *s)
 {
     memset(s, 0, sizeof(*s));
     int ttm = a->order == 3;
@@ -470,7 +471,16 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     if (budget < (double)min_flops)
         budget = (double)min_flops;
     int whole = budget >= s->flops;
-    double *x = whole || legacy ? NULL : row_predictions(a, b, mix(seed), al);
+    /* the rows' exact nonzeros (rule 3's count) where known, else the
+     * sketches' predictions */
+    double *x = NULL;
+    if (!whole && !legacy && row_nnz) {
+        if ((x = tessel_alloc_array(al, rows + 1, sizeof(double))))
+            memcpy(x, row_nnz, rows * sizeof(double));
+        s->xexact = 1;
+    } else if (!whole && !legacy) {
+        x = row_predictions(a, b, mix(seed), al);
+    }
     double *m = x ? tessel_alloc_array(al, rows + 1, sizeof(double)) : NULL;
     if (!f || !stamp || (!whole && !legacy && (!x || !m))) {
         tessel_dealloc(al, f);
@@ -535,11 +545,28 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     tessel_dealloc(al, m);
     if (!rc)
         rc = cells_out(al, &take, &cs, s);
+    if (!rc)
+        stat_output_sample_scell(al, s);
     model_map_free(&take);
     model_map_free(&drawn);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;
+}
+
+void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s)
+{
+    if (!s->xexact || s->whole || !s->xcell || s->scell)
+        return;
+    s->scell = tessel_alloc_array(al, s->nxcell + 1, sizeof(double));
+    if (!s->scell) {
+        s->xexact = 0;
+        return;
+    }
+    memset(s->scell, 0, (s->nxcell + 1) * sizeof(double));
+    for (uint64_t c = 0; c < s->ncells; c++)
+        if (s->ci[c] < s->nxcell)
+            s->scell[s->ci[c]] += s->weight[c];
 }
 
 /* ------------------------------------------------------------------ */

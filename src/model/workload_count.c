@@ -17,6 +17,8 @@ struct tessel_workload_memo {
     char einsum[512];     /* whose count it is */
     double work;          /* the count's multiplies */
     tessel_output_count count;
+    double *rows;         /* each output row's nonzeros (nrows), once asked for */
+    uint64_t nrows;
 };
 
 int model_workload_memo_create(tessel_workload_data *w)
@@ -38,6 +40,7 @@ void model_workload_memo_free(tessel_workload_data *w)
     if (!w->memo)
         return;
     pthread_mutex_destroy(&w->memo->mu);
+    tessel_dealloc(w->alloc, w->memo->rows);
     tessel_dealloc(w->alloc, w->memo);
     w->memo = NULL;
 }
@@ -47,52 +50,81 @@ static const char *einsum_of(const tessel_spec *spec)
     return spec->workload.einsum ? spec->workload.einsum : "";
 }
 
-/* The kept count of spec's einsum, if there is one within budget (the
+/* The kept count of spec's einsum, if there is one within budget and it
+ * holds the rows' counts when row_nnz (nrows entries) asks for them (the
  * caller holds the lock). */
 static int memo_hit(const struct tessel_workload_memo *m, const tessel_spec *spec, double budget,
-                    tessel_output_count *out, int *counted)
+                    tessel_output_count *out, int *counted, double *row_nnz, uint64_t nrows)
 {
     if (!m->has || strcmp(m->einsum, einsum_of(spec)) != 0)
         return 0;
+    if (row_nnz && m->work <= budget && (!m->rows || m->nrows != nrows))
+        return 0;
     *counted = m->work <= budget;
-    if (*counted)
+    if (*counted) {
         *out = m->count;
+        if (row_nnz)
+            memcpy(row_nnz, m->rows, nrows * sizeof(double));
+    }
     return 1;
 }
 
+/* Keep the count (and the rows' counts when there are some) in m. */
+static void memo_keep(struct tessel_workload_memo *m, const engine *e, double work,
+                      const tessel_output_count *out, const double *row_nnz, uint64_t nrows)
+{
+    if (strlen(einsum_of(e->spec)) >= sizeof(m->einsum))
+        return;
+    snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
+    m->work = work;
+    m->count = *out;
+    m->has = 1;
+    if (!row_nnz || (m->rows && m->nrows == nrows))
+        return;
+    double *kept = tessel_alloc_array(e->alloc, nrows ? nrows : 1, sizeof(double));
+    if (!kept)
+        return; /* nothing kept: a later asker counts again */
+    memcpy(kept, row_nnz, nrows * sizeof(double));
+    tessel_dealloc(e->alloc, m->rows);
+    m->rows = kept;
+    m->nrows = nrows;
+}
+
 /* The count of e's operands (roles set up from w), counted now unless w
- * keeps it; the caller holds w's lock when w has a memo. */
+ * keeps it; row_nnz (A's rows entries, or NULL) takes each output row's
+ * nonzeros (not for MTTKRP); the caller holds w's lock when w has a memo. */
 static int count_locked(const engine *e, const tessel_workload_data *w, double budget,
-                        tessel_output_count *out, int *counted, tessel_diag *diag)
+                        tessel_output_count *out, int *counted, double *row_nnz,
+                        tessel_diag *diag)
 {
     struct tessel_workload_memo *m = w ? w->memo : NULL;
-    if (m && memo_hit(m, e->spec, budget, out, counted))
-        return TESSEL_OK;
     const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
+    uint64_t nrows = e->nin >= 1 && e->in[0].t ? e->in[0].t->dims[0] : 0;
+    if (c)
+        row_nnz = NULL;
+    if (m && memo_hit(m, e->spec, budget, out, counted, row_nnz, nrows))
+        return TESSEL_OK;
     *counted = 0;
     if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c))
         return TESSEL_OK;
     double work = tessel_output_count_work(e->in[0].t, e->in[1].t, c);
     if (work > budget)
         return TESSEL_OK;
-    int rc = tessel_output_count_run(e->in[0].t, e->in[1].t, c, e->alloc, out, diag);
+    int rc = tessel_output_count_rows(e->in[0].t, e->in[1].t, c, e->alloc, out, row_nnz, diag);
     *counted = !rc;
-    if (!rc && m && strlen(einsum_of(e->spec)) < sizeof(m->einsum)) {
-        snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
-        m->work = work;
-        m->count = *out;
-        m->has = 1;
-    }
+    if (!rc && m)
+        memo_keep(m, e, work, out, row_nnz, nrows);
     return rc;
 }
 
 int model_output_count(const engine *e, const tessel_workload_data *w, double budget,
-                       tessel_output_count *out, int *counted, tessel_diag *diag)
+                       tessel_output_count *out, int *counted, double *row_nnz,
+                       tessel_diag *diag)
 {
     struct tessel_workload_memo *m = w ? w->memo : NULL;
     if (m)
         pthread_mutex_lock(&m->mu);
-    int rc = count_locked(e, w, budget, out, counted, diag);
+    int rc = count_locked(e, w, budget, out, counted, row_nnz, diag);
     if (m)
         pthread_mutex_unlock(&m->mu);
     return rc;
@@ -107,7 +139,7 @@ int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_
     *counted = 0;
     if (m) {
         pthread_mutex_lock(&m->mu);
-        int hit = memo_hit(m, spec, budget, out, counted);
+        int hit = memo_hit(m, spec, budget, out, counted, NULL, 0);
         pthread_mutex_unlock(&m->mu);
         if (hit)
             return TESSEL_OK;
@@ -121,7 +153,7 @@ int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_
     e.nlev = spec->nlevels;
     int rc = exact_setup_roles(&e, w);
     if (!rc)
-        rc = model_output_count(&e, w, budget, out, counted, diag);
+        rc = model_output_count(&e, w, budget, out, counted, NULL, diag);
     exact_engine_free(&e);
     return rc;
 }

@@ -36,9 +36,10 @@ double tessel_output_count_work(const tessel_tensor *a, const tessel_tensor *b,
     return w;
 }
 
-/* A B for A [i, k] or T [i, x, k] (TTM) against B [k, j]. */
+/* A B for A [i, k] or T [i, x, k] (TTM) against B [k, j]; each row's
+ * (slice's) nonzeros into row_nnz when not NULL. */
 static void count_product(const tessel_tensor *a, const tessel_tensor *b, uint64_t *marker,
-                          tessel_output_count *out)
+                          tessel_output_count *out, double *row_nnz)
 {
     unsigned km = a->order - 1;
     uint64_t stamp = 0;
@@ -58,6 +59,8 @@ static void count_product(const tessel_tensor *a, const tessel_tensor *b, uint64
             }
             row += fibre;
         }
+        if (row_nnz)
+            row_nnz[i] = (double)row;
         out->nnz += row;
         out->rows += row > 0;
     }
@@ -92,6 +95,13 @@ static void count_mttkrp(const tessel_tensor *t, const tessel_tensor *b, const t
 int tessel_output_count_run(const tessel_tensor *a, const tessel_tensor *b, const tessel_tensor *c,
                         const tessel_allocator *al, tessel_output_count *out, tessel_diag *diag)
 {
+    return tessel_output_count_rows(a, b, c, al, out, NULL, diag);
+}
+
+int tessel_output_count_rows(const tessel_tensor *a, const tessel_tensor *b,
+                             const tessel_tensor *c, const tessel_allocator *al,
+                             tessel_output_count *out, double *row_nnz, tessel_diag *diag)
+{
     memset(out, 0, sizeof(*out));
     if (!a || !b || a->order < 2 || a->order > 3 || b->order != 2 ||
         (c && (c->order != 2 || a->order != 3 || c->dims[1] != b->dims[1])))
@@ -106,7 +116,7 @@ int tessel_output_count_run(const tessel_tensor *a, const tessel_tensor *b, cons
     if (c)
         count_mttkrp(a, b, c, marker, out);
     else
-        count_product(a, b, marker, out);
+        count_product(a, b, marker, out, row_nnz);
     tessel_dealloc(al, marker);
     return TESSEL_OK;
 }

@@ -50,6 +50,9 @@ static tessel_result run_stat(const tessel_spec *s, const tessel_workload_data *
     o.output_min_flops = 0;
     o.seed = seed;
     o.output_legacy = legacy;
+    /* the sketches' covariate: rule 3's exact rows' counts would make the
+     * output nonzeros exact (exact_rows_make_the_nonzeros_exact) */
+    o.output_count_budget = 0;
     tessel_result r;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(s, d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
@@ -138,6 +141,7 @@ START_TEST(stderr_zero_when_whole_and_kept_when_saved)
     tessel_stat_options_init(&o);
     o.output_fraction = 0.05;
     o.output_min_flops = 0;
+    o.output_count_budget = 0; /* the sketches' covariate */
     tessel_stat_data *sd = NULL, *back = NULL;
     ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag), 0);
     double se = tessel_stat_data_output_nnz_stderr(sd);
@@ -164,6 +168,49 @@ START_TEST(stderr_zero_when_whole_and_kept_when_saved)
 }
 END_TEST
 
+/* Within rule 3's count budget every row's output nonzeros are known: the
+ * draw calibrates on them, so a 5 % sample's estimate is the exact count
+ * with standard error 0, and saved statistics (.tsd 5) keep it. */
+START_TEST(exact_rows_make_the_nonzeros_exact)
+{
+    tessel_tensor *a = clustered(3000, 1500, 500, 0.8, 5);
+    tessel_workload_data d;
+    data_of(&d, a);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 64, 32);
+    tessel_result x;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 0.05;
+    o.output_min_flops = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        o.seed = seed;
+        tessel_stat_data *sd = NULL, *back = NULL;
+        ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag), 0);
+        ck_assert(fabs(tessel_stat_data_output_nnz(sd) - (double)x.output_nnz) < 1e-6);
+        ck_assert(tessel_stat_data_output_nnz_stderr(sd) == 0);
+        char path[] = "/tmp/tessel-test-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
+        ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
+        unlink(path);
+        tessel_result r, y;
+        ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &r, &diag), 0);
+        ck_assert_int_eq(tessel_model_stat_eval(&s, back, &y, &diag), 0);
+        ck_assert_uint_eq(r.output_nnz, x.output_nnz);
+        ck_assert(r.output_nnz_stderr == 0 && y.output_nnz_stderr == 0);
+        ck_assert_uint_eq(y.traffic[0][0].data_bytes, r.traffic[0][0].data_bytes);
+        tessel_stat_data_free(&sd);
+        tessel_stat_data_free(&back);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stat_output");
@@ -171,6 +218,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, unbiased_where_the_sample_covers_little);
     tcase_add_test(tc, stderr_zero_when_whole_and_kept_when_saved);
+    tcase_add_test(tc, exact_rows_make_the_nonzeros_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

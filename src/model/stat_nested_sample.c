@@ -79,7 +79,7 @@ typedef struct plan {
     uint64_t units, rows_per_unit; /* base rows of A per strip */
     uint64_t cell_div;             /* sample cells per strip along i */
     double *w;                     /* weight per strip: base tile multiplies */
-    double *z;                     /* the output sample's weight per strip */
+    double *z;                     /* Z's covariate per strip (strip_output_weights) */
     signed char *call;             /* -1: left out, 0: whole, 1..G: group */
     double x_total, x_whole, x_group[GROUPS + 1];
     double z_total, z_whole, z_group[GROUPS + 1];
@@ -92,6 +92,26 @@ static uint64_t mix(uint64_t z)
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
+}
+
+/* Z's covariate per strip: the rows' exact output nonzeros when the
+ * sample has them (rule 3's count, s->xexact), else the output sample's
+ * weight in the strip; either is known for every strip. */
+static void strip_output_weights(const stat_output_sample *s, plan *pl)
+{
+    if (s->xexact && s->xcell) {
+        for (uint64_t c = 0; c < s->nxcell; c++) {
+            uint64_t u = c / pl->cell_div;
+            if (u < pl->units)
+                pl->z[u] += s->xcell[c];
+        }
+        return;
+    }
+    for (uint64_t q = 0; q < s->ncells; q++) {
+        uint64_t u = s->ci[q] / pl->cell_div;
+        if (u < pl->units)
+            pl->z[u] += s->weight[q];
+    }
 }
 
 /* The strip edge along i: level 1's i tile (the merges of runs inside and
@@ -156,11 +176,7 @@ static int plan_weights(engine *e, const stat_input *const *in, const stat_outpu
     pl->call = stat_zeroed(e->alloc, pl->units, 1);
     if (!pl->w || !pl->z || !pl->call)
         return TESSEL_ENOMEM;
-    for (uint64_t q = 0; q < s->ncells; q++) {
-        uint64_t u = s->ci[q] / pl->cell_div;
-        if (u < pl->units)
-            pl->z[u] += s->weight[q];
-    }
+    strip_output_weights(s, pl);
     /* B's base tiles in the rows of B that A's base column K overlaps
      * (the two grids' k edges may differ) */
     double *nb = stat_zeroed(e->alloc, a->cols ? a->cols : 1, sizeof(double));
@@ -499,8 +515,8 @@ static void combine(engine *e, const plan *pl, const tessel_result *base, double
         zs += pl->z_group[g];
     }
     double rest = pl->x_total - pl->x_whole, ratio = rest / xs;
-    /* Z's counts follow its output nonzeros, calibrated to the output
-     * sample's weight per strip (known for every strip) */
+    /* Z's counts follow its output nonzeros, calibrated to Z's covariate
+     * per strip (known for every strip) */
     double zrest = pl->z_total - pl->z_whole, zratio = zs > 0 ? zrest / zs : ratio;
     tessel_result *r = e->res;
     double total[NVALUES];

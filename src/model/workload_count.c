@@ -70,9 +70,10 @@ static int memo_hit(const struct tessel_workload_memo *m, const tessel_spec *spe
 }
 
 /* Keep the count (and the rows' counts when there are some) in m. */
-static void memo_keep(struct tessel_workload_memo *m, const engine *e, double work,
+static void memo_keep(const tessel_workload_data *w, const engine *e, double work,
                       const tessel_output_count *out, const double *row_nnz, uint64_t nrows)
 {
+    struct tessel_workload_memo *m = w->memo;
     if (strlen(einsum_of(e->spec)) >= sizeof(m->einsum))
         return;
     snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
@@ -81,11 +82,12 @@ static void memo_keep(struct tessel_workload_memo *m, const engine *e, double wo
     m->has = 1;
     if (!row_nnz || (m->rows && m->nrows == nrows))
         return;
-    double *kept = tessel_alloc_array(e->alloc, nrows ? nrows : 1, sizeof(double));
+    /* w's allocator, which frees the memo (e's may be a caller's own) */
+    double *kept = tessel_alloc_array(w->alloc, nrows ? nrows : 1, sizeof(double));
     if (!kept)
         return; /* nothing kept: a later asker counts again */
     memcpy(kept, row_nnz, nrows * sizeof(double));
-    tessel_dealloc(e->alloc, m->rows);
+    tessel_dealloc(w->alloc, m->rows);
     m->rows = kept;
     m->nrows = nrows;
 }
@@ -113,7 +115,7 @@ static int count_locked(const engine *e, const tessel_workload_data *w, double b
     int rc = tessel_output_count_rows(e->in[0].t, e->in[1].t, c, e->alloc, out, row_nnz, diag);
     *counted = !rc;
     if (!rc && m)
-        memo_keep(m, e, work, out, row_nnz, nrows);
+        memo_keep(w, e, work, out, row_nnz, nrows);
     return rc;
 }
 

@@ -69,18 +69,24 @@ static int memo_hit(const struct tessel_workload_memo *m, const tessel_spec *spe
     return 1;
 }
 
-/* Keep the count (and the rows' counts when there are some) in m. */
+/* Keep the count (and the rows' counts when there are some) in m; rows
+ * kept for another einsum are dropped. */
 static void memo_keep(const tessel_workload_data *w, const engine *e, double work,
                       const tessel_output_count *out, const double *row_nnz, uint64_t nrows)
 {
     struct tessel_workload_memo *m = w->memo;
     if (strlen(einsum_of(e->spec)) >= sizeof(m->einsum))
         return;
+    if (!m->has || strcmp(m->einsum, einsum_of(e->spec)) != 0) {
+        tessel_dealloc(w->alloc, m->rows);
+        m->rows = NULL;
+        m->nrows = 0;
+    }
     snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
     m->work = work;
     m->count = *out;
     m->has = 1;
-    if (!row_nnz || (m->rows && m->nrows == nrows))
+    if (!row_nnz)
         return;
     /* w's allocator, which frees the memo (e's may be a caller's own) */
     double *kept = tessel_alloc_array(w->alloc, nrows ? nrows : 1, sizeof(double));

@@ -75,14 +75,29 @@ D2T2_THIRDS = "bench/papers/specs/d2t2-pe.yaml"
 
 
 def _d2t2_rows(args, c, order, spec=D2T2_SPEC):
-    """compare rows on D2T2's setup (d2t2 §6: a 128 KB PE buffer, A x A^T), per matrix."""
+    """compare rows on D2T2's setup (d2t2 §6: a 128 KB PE buffer, A x A^T), per matrix.
+    Besides the strategies' own rows: "conservative-dense", the paper's Conservative (d2t2 §3:
+    square tiles that fit "in the worst case, i.e. a fully dense tile"; `worst: dense`), and
+    "drt-tiled-csf", DRT's tiles with A and B in the DRT simulator's tiled-csf layout (d2t2
+    §6.2: "The DRT execution backend is employed for evaluating the DRT-generated tiles")."""
     out = []
     for name, path in available(args, args.matrices, c):
-        rows = compare(args, spec, path, ["conservative", "prescient", "swiftiles",
-                                          "drt", "d2t2"],
-                       ["mapping.LLB.order=" + order], tensors=["B=A^T"])
-        out.append((name, rows))
+        out.append((name, _d2t2_matrix(args, spec, path, order)))
     return out
+
+
+def _d2t2_matrix(args, spec, path, order):
+    sets, tensors = ["mapping.LLB.order=" + order], ["B=A^T"]
+    rows = compare(args, spec, path, ["conservative", "prescient", "swiftiles", "drt", "d2t2"],
+                   sets, tensors=tensors)
+    if order != "IKJ":  # the extra rows serve the §6.2 claims (ikj) only
+        return rows
+    rows["conservative-dense"] = compare(
+        args, spec, path, ["conservative"], sets + ["mapping.strategy_options.worst=dense"],
+        tensors=tensors)["conservative"]
+    rows["drt-tiled-csf"] = compare(args, spec, path, ["drt"], sets + micro_tile_sets("tiled-csf"),
+                                    tensors=tensors)["drt"]
+    return rows
 
 
 def _d2t2_gains(args, c, order, base, spec, metric="dram_bytes", rows_out=None):
@@ -106,26 +121,59 @@ def _traffic_claim(args, name, section, paper, quote, base, order="IKJ"):
                    "values per operand (Z's size is not stated: ours); with the 128 KiB buffer "
                    "split in thirds (%s, stop 24) %.2fx" % (D2T2_SPEC, order.lower(),
                                                              D2T2_THIRDS, thirds))
-    return c.decide()
+    return c
+
+
+# Shared matrices of the kind that fills d2t2's Table 2 (FEM, circuit, banded: mc2depi,
+# consph, rma10, shipsec1, pwtk, cop20k_A, cant, bcsstk17, ...), for the Conservative note.
+STRUCTURED = ["bcsstk11", "bcsstk13", "bcsstk16", "hangGlider_2", "jagmesh7", "adder_dcop_05"]
 
 
 def claim_d2t2_over_conservative(args):
-    return _traffic_claim(args, "D2T2 moves less than Conservative square tiles",
-                          "d2t2 §6.2", 4.17, "on average 4.17x lower traffic than Conservative",
-                          "conservative")
+    c = _traffic_claim(args, "D2T2 moves less than Conservative square tiles",
+                       "d2t2 §6.2", 4.17, "on average 4.17x lower traffic than Conservative",
+                       "conservative-dense")
+    stats = geomean(_d2t2_gains(args, c, "IKJ", "conservative", D2T2_SPEC))
+    c.notes.append("Conservative as d2t2 §3 defines it: square tiles that fit the buffer \"in "
+                   "the worst case, i.e. a fully dense tile\" (`worst: dense`: 104 x 104 in csr "
+                   "at 128 KiB); tessel's default conservative (the worst tile of the data, a "
+                   "sparsity-aware tile close to Prescient's) gives %.2fx" % stats)
+    if not args.matrices_given:
+        st = []
+        for name, path in available(args, STRUCTURED, c):
+            rows = cached(args, ("d2t2-structured", name),
+                          lambda: _d2t2_matrix(args, D2T2_SPEC, path, "IKJ"))
+            st.append(float(rows["conservative-dense"]["dram_bytes"]) /
+                      float(rows["d2t2"]["dram_bytes"]))
+        c.notes.append("on the structured shared matrices (%s) %.2fx: %s"
+                       % (", ".join(STRUCTURED), geomean(st),
+                          ", ".join("%.2fx" % x for x in st)))
+    c.why = ("the 4.17x averages d2t2 Table 2's 19 matrices, 12 of them FEM, circuit or "
+             "banded: on such shared matrices ours is within 2x (note); on our power-law "
+             "graphs (3 of the 5) the dense 104 x 104 tile costs 15-112x, Z's partial tiles "
+             "going to DRAM once per k tile (d2t2 §6: \"accumulations across tiles are "
+             "performed at the main memory level\"); Fig. 6c's per-matrix figures are not in "
+             "the text")
+    return c.decide()
 
 
 def claim_d2t2_over_prescient(args):
-    return _traffic_claim(args, "D2T2 moves less than Prescient square tiles", "d2t2 §6.2",
-                          1.83, "1.83x lower traffic than Prescient tiling", "prescient")
+    c = _traffic_claim(args, "D2T2 moves less than Prescient square tiles", "d2t2 §6.2",
+                       1.83, "1.83x lower traffic than Prescient tiling", "prescient")
+    return c.decide()
 
 
 def claim_d2t2_over_drt(args):
     c = _traffic_claim(args, "D2T2 moves less than DRT", "d2t2 §6.2", 1.13,
-                       "D2T2 provides a 1.13x reduction in memory traffic over DRT", "drt")
-    c.notes.append("DRT's micro tiles are CSR (drt §4.1), whose offsets dominate sparse 32x32 "
-                   "micro tiles (docs/reproductions.md, DRT on OuterSPACE and MatRaptor)")
-    return c
+                       "D2T2 provides a 1.13x reduction in memory traffic over DRT",
+                       "drt-tiled-csf")
+    csr = geomean(_d2t2_gains(args, c, "IKJ", "drt", D2T2_SPEC))
+    c.notes.append("DRT's tiles priced as the DRT simulator stores them (d2t2 §6.2: \"The DRT "
+                   "execution backend is employed for evaluating the DRT-generated tiles\"): "
+                   "A and B in tiled-csf, its A_csf/B_csf (drt §2, §4.1 Fig. 5; "
+                   "docs/reproductions.md, the DRT claims); with the level's csr per micro tile "
+                   "(132 B of offsets per 32 x 32 micro tile, until stop 25) %.2fx" % csr)
+    return c.decide()
 
 
 def claim_d2t2_over_tailors(args):

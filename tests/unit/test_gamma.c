@@ -824,9 +824,11 @@ START_TEST(test_oom)
                            "{policy: set-associative, ways: 2, banks: 2, line_bytes: 8}",
                            "{tiling: selective, radix: 2, tile_fraction: 0.1}",
                            "{tiling: selective, radix: 2, tile_fraction: 0.1, reorder: affinity, "
-                           "policy: set-associative, ways: 1, banks: 1, line_bytes: 16}" };
+                           "policy: set-associative, ways: 1, banks: 1, line_bytes: 16}",
+                           "{tiling: selective, radix: 2, tile_fraction: 0.1, reorder: affinity, "
+                           "subrows: together}" };
     /* the banded stat model allocates: run the stat OOM with it too */
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 7; v++) {
         hand h;
         hand_init(&h, 3, 4, 3, LA, 6, LB, 4, 32, opts[v]);
         oom_run(&h.spec, &h.data, NULL);

@@ -23,6 +23,9 @@ class Claim:
         self.name, self.section, self.paper, self.unit = name, section, paper, unit
         self.kind, self.quote = kind, quote
         self.header, self.rows, self.tessel, self.verdict, self.notes = [], [], None, "", []
+        # why the claim cannot hold where it does not, citing the paper by section (shown in
+        # the table of all claims when the verdict is not "holds")
+        self.why = ""
 
     def decide(self):
         self.verdict = verdict(self.paper, self.tessel, self.kind)
@@ -165,14 +168,19 @@ def print_claim(c, out=None):
             w("| " + " | ".join(str(x).ljust(n) for x, n in zip(r, widths)) + " |\n")
     w("\npaper: %s   tessel: %s   verdict: %s\n" % (fmt_paper(c), fmt_value(c, c.tessel),
                                                      c.verdict))
+    if c.why:
+        w("why: %s\n" % c.why)
     for n in c.notes:
         w("note: %s\n" % n)
 
 
 def summary_table(claims):
-    """One markdown row per claim: section, claim, paper, tessel, verdict."""
-    rows = ["| claim | section | paper | tessel | verdict |", "|---|---|---|---|---|"]
+    """One markdown row per claim: section, claim, paper, tessel, verdict, and why a claim
+    that does not hold cannot (Claim.why)."""
+    rows = ["| claim | section | paper | tessel | verdict | why not |",
+            "|---|---|---|---|---|---|"]
     for c in claims:
-        rows.append("| %s | %s | %s | %s | %s |" % (c.name, c.section, fmt_paper(c),
-                                                    fmt_value(c, c.tessel), c.verdict))
+        why = c.why if c.why and not c.verdict.startswith("holds") else ""
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (c.name, c.section, fmt_paper(c),
+                                                         fmt_value(c, c.tessel), c.verdict, why))
     return "\n".join(rows) + "\n"

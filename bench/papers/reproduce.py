@@ -74,6 +74,8 @@ def main():
         return 77
     if not os.path.exists(args.tessel):
         sys.exit("tessel not found at %s (build it, or pass --tessel)" % args.tessel)
+    # claims that add matrices of their own to a note do so only on the default set
+    args.matrices_given = bool(args.matrices) or args.quick
     args.matrices = args.matrices.split(",") if args.matrices else MATRICES
     if args.quick:
         args.matrices = args.matrices[:3]

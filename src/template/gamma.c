@@ -41,7 +41,8 @@
  * cache_bytes (a size > 0), radix (2 .. 2^20), policy (lru |
  * set-associative, default lru), ways (16), banks (48), line_bytes (64),
  * reorder (affinity | none, default none), tiling (selective | none,
- * default none), tile_fraction (0.25; see split), stat_model (irm |
+ * default none), tile_fraction (0.25; see split), subrows (scattered |
+ * together, default scattered; gamma_subrows_together), stat_model (irm |
  * banded, default irm; see gamma_che_banded; the set-associative policy has its
  * own stat model, gamma_che_set_assoc).
  *

@@ -143,6 +143,8 @@ void gamma_part_use(fiber_cache *c, uint32_t s, tpl_gamma_counts *g);
 /* gamma_order.c: affinity-based reordering of A's rows or tasks */
 int gamma_task_order(const tpl_csr_view *T, const tpl_csr_view *B, const tpl_options *o,
                      const tessel_spec_level *lv, const tessel_allocator *a, uint32_t **order);
+int gamma_subrows_together(const tpl_csr_view *A, const tpl_csr_view *T,
+                           const tessel_allocator *a, uint32_t *order);
 
 /* gamma_tile.c: the merger's rounds and selective tiling into tasks */
 uint64_t gamma_union_size(const tpl_csr_view *A, const tpl_csr_view *B, uint64_t p0, uint64_t p1,

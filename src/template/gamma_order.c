@@ -130,3 +130,57 @@ int gamma_task_order(const tpl_csr_view *T, const tpl_csr_view *B, const tpl_opt
  * level-L nodes merge R^L consecutive fibers (the groups of gamma_merge_rounds).
  * A node at level 1 <= L < D (D the root's level) produces a partial fiber
  * after its children; the root's output leaves the PE. */
+
+/* `subrows: together`: the task order `order` (T's rows, an affinity
+ * order of the subrows) rewritten so that a tiled row's subrows run one
+ * after another, in their coordinate order, where the affinity order first
+ * reaches one of them. Selective tiling's subrows then finish close in
+ * time and their partial fibers are merged before B's traffic evicts them
+ * (gamma §4.2 expects scattered ones to be "likely spilled"). The tasks of
+ * row i are consecutive in T: the first is the row's (an empty or unsplit
+ * row has exactly one), the others start inside the row (split leaves are
+ * non-empty). O(T's rows + A's rows). */
+int gamma_subrows_together(const tpl_csr_view *A, const tpl_csr_view *T,
+                           const tessel_allocator *a, uint32_t *order)
+{
+    uint64_t n = T->rows, R = A->rows;
+    uint32_t *row = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
+    uint64_t *first = tessel_alloc_array(a, R + 1, sizeof(uint64_t));
+    unsigned char *done = tessel_alloc_array(a, R ? R : 1, 1);
+    uint32_t *out = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
+    int rc = TESSEL_OK;
+    if (!row || !first || !done || !out) {
+        rc = TESSEL_ENOMEM;
+        goto out;
+    }
+    uint64_t t = 0;
+    for (uint64_t i = 0; i < R; i++) {
+        first[i] = t;
+        if (t < n)
+            row[t++] = (uint32_t)i;
+        while (t < n && T->ptr[t] < A->ptr[i + 1])
+            row[t++] = (uint32_t)i;
+    }
+    first[R] = n;
+    if (t != n) { /* T is not a split of A's rows */
+        rc = TESSEL_EINVAL;
+        goto out;
+    }
+    memset(done, 0, R ? R : 1);
+    uint64_t k = 0;
+    for (uint64_t p = 0; p < n; p++) {
+        uint32_t i = row[order[p]];
+        if (done[i])
+            continue;
+        done[i] = 1;
+        for (uint64_t q = first[i]; q < first[i + 1]; q++)
+            out[k++] = (uint32_t)q;
+    }
+    memcpy(order, out, n * sizeof(uint32_t));
+out:
+    tessel_dealloc(a, row);
+    tessel_dealloc(a, first);
+    tessel_dealloc(a, done);
+    tessel_dealloc(a, out);
+    return rc;
+}

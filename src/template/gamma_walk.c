@@ -97,6 +97,8 @@ int gamma_exact(const tessel_spec *spec, const tpl_roles *r, const tessel_worklo
     rc = gamma_make_tasks(&A, &B, o, lv, mark, a, &stamp, g, &T, pc && o->tiling ? &st : NULL);
     if (!rc && o->reorder && T.rows)
         rc = gamma_task_order(&T, &B, o, lv, a, &order);
+    if (!rc && order && o->tiling && o->subrows_together)
+        rc = gamma_subrows_together(&A, &T, a, order);
     if (rc)
         goto out;
     walker w = { &c, &T, &B, lv, { 1 }, mark, &stamp, g, NULL, 0, NIL };

@@ -63,6 +63,13 @@ static int read_gamma_extra(const tessel_yaml_node *v, const char *key, tpl_opti
         }
         snprintf(what, n, "partials must be cache or memory, not '%s'",
                  val ? val : "(not a scalar)");
+    } else if (strcmp(key, "subrows") == 0) {
+        if (val && (strcmp(val, "together") == 0 || strcmp(val, "scattered") == 0)) {
+            o->subrows_together = strcmp(val, "together") == 0;
+            return TESSEL_OK;
+        }
+        snprintf(what, n, "subrows must be scattered or together, not '%s'",
+                 val ? val : "(not a scalar)");
     } else if (strcmp(key, "tile_fraction") == 0) {
         char *end = NULL;
         double f = val ? strtod(val, &end) : 0;
@@ -153,6 +160,7 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
         o->line_bytes = 64; /* assumption: gamma gives no line size */
         o->tiling = 0;
         o->tile_fraction = 0.25; /* gamma §4.2 (rows over 25 % of the FiberCache) */
+        o->subrows_together = 0; /* gamma §4.2: subrows reordered one by one */
         o->partials_mem = 0;     /* gamma §3.3: partial fibers live in the FiberCache */
     }
     const tessel_yaml_node *m = spec->template_.options;

@@ -31,6 +31,7 @@ static const char *const gamma_reorder[] = { "affinity", "none" };
 static const char *const gamma_stat[] = { "banded", "irm" };
 static const char *const gamma_tiling[] = { "selective", "none" };
 static const char *const gamma_partials[] = { "cache", "memory" };
+static const char *const gamma_subrows[] = { "scattered", "together" };
 
 /* Defaults: gamma §3 (whole rows, radix 64, partial fibers in the
  * FiberCache), §4.2 (tiling threshold 25 %), §5 / Table 1 (16 ways, 48
@@ -56,6 +57,8 @@ static const tessel_template_option gamma_opts[] = {
       "share of the FiberCache above which a row is tiled, in (0, 1]" },
     { "partials", TESSEL_TEMPLATE_OPT_CHOICE, gamma_partials, 2, "cache",
       "where partial fibers live: the FiberCache (gamma §3.3) or memory" },
+    { "subrows", TESSEL_TEMPLATE_OPT_CHOICE, gamma_subrows, 2, "scattered",
+      "reorder with tiling: subrows ordered one by one, or each row's together" },
 };
 
 static const char *const sp_app_names[] = { "pagerank", "bfs", "sssp", "label", "cg" };

@@ -49,6 +49,7 @@ typedef struct tpl_options {
     uint64_t ways, banks, line_bytes; /* set-associative organisation */
     int tiling;           /* tiling: selective (1) or none (0, default) */
     double tile_fraction; /* tile_fraction: footprint / cache over which a row is split */
+    int subrows_together; /* subrows: together (1) or scattered (0, default) */
     int partials_mem;     /* partials: memory (1) or cache (0, default) */
 } tpl_options;
 

@@ -15,7 +15,7 @@ import unittest
 
 ROOT, TESSEL, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(ROOT, "bench", "papers"))
-from claimlib import verdict  # noqa: E402
+from claimlib import Claim, summary_table, verdict  # noqa: E402
 import tailors_overbooking as tob  # noqa: E402
 
 
@@ -74,6 +74,20 @@ class TailorsTiles(unittest.TestCase):
         self.assertEqual([cols[c] for c in range(3)], [2, 2, 1])
 
 
+class WhyColumn(unittest.TestCase):
+    def test_why_only_where_not_held(self):
+        """The table of all claims gives a claim's why-not only when its verdict is not holds."""
+        miss = Claim("miss", "x §1", 4.0, "x")
+        miss.tessel, miss.why = 29.0, "x §1 says so"
+        held = Claim("held", "x §2", 2.0, "x")
+        held.tessel, held.why = 2.1, "never shown"
+        rows = summary_table([miss.decide(), held.decide()]).splitlines()
+        self.assertEqual(rows[0], "| claim | section | paper | tessel | verdict | why not |")
+        self.assertEqual(rows[2], "| miss | x §1 | 4.00x | 29.00x | direction only (7.25x the "
+                                  "paper's magnitude) | x §1 says so |")
+        self.assertEqual(rows[3], "| held | x §2 | 2.00x | 2.10x | holds |  |")
+
+
 class OneClaim(unittest.TestCase):
     def test_sparsepipe_table1(self):
         """Sparsepipe Table I on the shared ca-* graphs: the held share printed per graph
@@ -96,6 +110,6 @@ class OneClaim(unittest.TestCase):
 if __name__ == "__main__":
     if not os.path.isdir(DATA):
         # the verdict cases need no data, the claim does: run the first, then skip
-        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles"], exit=False).result
+        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles", "WhyColumn"], exit=False).result
         sys.exit(1 if r.failures or r.errors else 77)
     sys.exit(0 if unittest.main(argv=[sys.argv[0]], exit=False).result.wasSuccessful() else 1)

@@ -431,6 +431,58 @@ START_TEST(test_tiling_hand)
 }
 END_TEST
 
+/* `subrows: together` by hand (partials: cache). A rows 0 and 1 = {k0, k2};
+ * B k0 {j0}, k2 {j1} (k1, k3 unused): 16-byte fibers and one-column partials.
+ * cache 48 bytes (3 fibers), tile_fraction 0.25: limit 0.75 entries, so both
+ * rows split, radix 2 over K = 4 into {k0} {k2}: tasks T0 = (0, k0),
+ * T1 = (0, k2), T2 = (1, k0), T3 = (1, k2). The affinity window is 3 tasks;
+ * its order: T0; T2 (shares k0); nothing shares k0 now, so the next unvisited
+ * T1; T3 (shares k2). Scattered (that order), LRU first at the right:
+ *   T0 k0 miss [k0]; S00 [S00 k0]; T2 k0 hit [k0 S00]; S10 [S10 k0 S00];
+ *   T1 k2 miss, evicts S00 (written back) [k2 S10 k0]; S01 evicts k0
+ *   [S01 k2 S10]; row 0's merge reads S00 back, S01 hits; T3 k2 hit; S11;
+ *   row 1's merge hits both -> B 2 misses, 1 partial spilled (12 + 4 bytes).
+ * Together (T0 T1 T2 T3): T0 k0 miss, S00; T1 k2 miss [k2 S00 k0], S01
+ * evicts k0; row 0 merges from the cache [k2]; T2 k0 miss [k0 k2], S10
+ * [S10 k0 k2]; T3 k2 hit, S11 evicts k0; row 1 merges from the cache ->
+ * B 3 misses, no spill. Without reordering the tasks are already in row
+ * order, so `together` changes nothing. */
+START_TEST(test_subrows_together)
+{
+    static const uint32_t a[4][2] = { { 0, 0 }, { 0, 2 }, { 1, 0 }, { 1, 2 } };
+    static const uint32_t b[4][2] = { { 0, 0 }, { 1, 0 }, { 2, 1 }, { 3, 2 } };
+    static const struct {
+        const char *opts;
+        uint64_t misses, spills;
+    } cases[] = {
+        { "{radix: 2, tile_fraction: 0.25, tiling: selective, reorder: affinity}", 2, 1 },
+        { "{radix: 2, tile_fraction: 0.25, tiling: selective, reorder: affinity, "
+          "subrows: scattered}", 2, 1 },
+        { "{radix: 2, tile_fraction: 0.25, tiling: selective, reorder: affinity, "
+          "subrows: together}", 3, 0 },
+        { "{radix: 2, tile_fraction: 0.25, tiling: selective, subrows: together}", 3, 0 },
+        { "{radix: 2, tile_fraction: 0.25, tiling: selective}", 3, 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hand h;
+        tessel_result r;
+        tessel_diag d;
+        hand_init(&h, 2, 4, 3, a, 4, b, 4, 48, cases[i].opts);
+        int rc = tessel_template_run(&h.spec, &h.data, NULL, NULL, &r, &d);
+        ck_assert_msg(rc == 0, "%s", d.message);
+        hand_free(&h);
+        ck_assert_msg(r.traffic[1][2].fills == cases[i].misses, "%s: %llu misses", cases[i].opts,
+                      (unsigned long long)r.traffic[1][2].fills);
+        ck_assert_msg(r.traffic[1][0].updates == cases[i].spills, "%s: %llu spills",
+                      cases[i].opts, (unsigned long long)r.traffic[1][0].updates);
+        ck_assert_uint_eq(r.traffic[1][0].in_data + r.traffic[1][0].in_metadata,
+                          cases[i].spills * 16);
+        ck_assert_uint_eq(bytes_of(&r.traffic[0][2]), cases[i].misses * 16);
+        ck_assert_uint_eq(r.output_nnz, 4);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Real matrices. */
 
@@ -718,6 +770,7 @@ START_TEST(test_bad_options)
     bad_option("template_options.tile_fraction=1.5", "template_options.tile_fraction");
     bad_option("template_options.tile_fraction=half", "template_options.tile_fraction");
     bad_option("template_options.partials=dram", "template_options.partials");
+    bad_option("template_options.subrows=mixed", "template_options.subrows");
     bad_option("template_options.partials=[cache]", "template_options.partials");
     bad_option("template_options.partial=cache", "template_options.partial");
     bad_option("template_options.partials=memory", NULL);
@@ -771,9 +824,11 @@ START_TEST(test_oom)
                            "{policy: set-associative, ways: 2, banks: 2, line_bytes: 8}",
                            "{tiling: selective, radix: 2, tile_fraction: 0.1}",
                            "{tiling: selective, radix: 2, tile_fraction: 0.1, reorder: affinity, "
-                           "policy: set-associative, ways: 1, banks: 1, line_bytes: 16}" };
+                           "policy: set-associative, ways: 1, banks: 1, line_bytes: 16}",
+                           "{tiling: selective, radix: 2, tile_fraction: 0.1, reorder: affinity, "
+                           "subrows: together}" };
     /* the banded stat model allocates: run the stat OOM with it too */
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 7; v++) {
         hand h;
         hand_init(&h, 3, 4, 3, LA, 6, LB, 4, 32, opts[v]);
         oom_run(&h.spec, &h.data, NULL);
@@ -837,6 +892,7 @@ int main(void)
     tcase_add_test(tc, test_reorder);
     tcase_add_test(tc, test_set_associative_hand);
     tcase_add_test(tc, test_tiling_hand);
+    tcase_add_test(tc, test_subrows_together);
     tcase_add_test(tc, test_stat_set_associative_tiling);
     tcase_add_test(tc, test_stat_vs_exact);
     tcase_add_test(tc, test_bad_options);

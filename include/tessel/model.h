@@ -130,6 +130,18 @@ typedef struct tessel_spatial {
     double max_work, mean_work, stdev_work; /* per-instance work over the run */
 } tessel_spatial;
 
+/* A last phase that starts only when every other transfer and the compute
+ * are done, filled by a template that has one (OuterSPACE's merge of the
+ * partial rows on one PE, docs/models/templates.md): its compute cycles
+ * (also the last step of `spatial`) and, per boundary l, the bytes it moves
+ * into level l and out of it (also in `traffic`). `timing: pipeline` times
+ * it after the rest (docs/models/timing.md); the roofline ignores it. */
+typedef struct tessel_tail {
+    int present;
+    double cycles;
+    double in_bytes[TESSEL_SPEC_MAX_LEVELS], out_bytes[TESSEL_SPEC_MAX_LEVELS];
+} tessel_tail;
+
 typedef struct tessel_result {
     unsigned nlevels, ntensors;
     tessel_traffic traffic[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
@@ -167,6 +179,7 @@ typedef struct tessel_result {
     int stat_walked;            /* stat: some boundary took the walk over effectual
                                    iterations (stat_walk.c) instead of the closed form */
     tessel_spatial spatial;     /* the spatial split's work per instance (present 0: none) */
+    tessel_tail tail;           /* a template's serial last phase (present 0: none) */
     uint64_t extent[TESSEL_SPEC_MAX_INDICES]; /* per index when the point had the data (else 0):
                                                  the pipeline timing's output pieces */
     double stat_nested_fraction; /* stat: 0, or the share of the nested boundaries' work

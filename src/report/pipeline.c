@@ -152,11 +152,17 @@ static int double_buffered(const tessel_spec *spec, const tessel_result *r, unsi
     return total <= (double)lv->capacity;
 }
 
-/* Boundary l's stage: transfer, exposed fill and drain, and its time. */
+/* Boundary l's stage: transfer, exposed fill and drain, and its time. A
+ * template's tail (tessel_tail: OuterSPACE's merge on one PE) comes after
+ * the rest: its reads overlap its compute, its writes follow it. */
 static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsigned l,
                            tessel_report_pipeline *p)
 {
-    double in = 0, out = 0, first = 0;
+    const tessel_tail *tail = &r->tail;
+    double tail_in = tail->present ? tail->in_bytes[l] : 0;
+    double tail_out = tail->present ? tail->out_bytes[l] : 0;
+    double compute = tail->present ? fmax(0, p->compute - tail->cycles) : p->compute;
+    double in = -tail_in, out = -tail_out, first = 0;
     for (unsigned t = 0; t < r->ntensors; t++) {
         const tessel_traffic *tr = &r->traffic[l][t];
         in += traffic_in(tr);
@@ -178,11 +184,14 @@ static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsi
     p->double_buffered[l] = double_buffered(spec, r, l);
     if (z->writebacks) {
         double pieces = output_pieces(spec, r, l) * (double)z->writebacks;
-        p->drain[l] = fmax(boundary_time(spec, l, 0, traffic_out(z) / pieces), emit / pieces);
+        p->drain[l] = fmax(boundary_time(spec, l, 0, (traffic_out(z) - tail_out) / pieces),
+                           emit / pieces);
     }
-    p->stage[l] = p->double_buffered[l]
-                      ? fmax(p->transfer[l], p->fill[l] + p->compute + p->drain[l])
-                      : p->transfer[l] + p->compute + emit;
+    p->stage[l] = p->double_buffered[l] ? fmax(p->transfer[l], p->fill[l] + compute + p->drain[l])
+                                        : p->transfer[l] + compute + emit;
+    if (tail->present)
+        p->stage[l] += fmax(boundary_time(spec, l, tail_in, 0), tail->cycles) +
+                       boundary_time(spec, l, 0, tail_out);
 }
 
 /* Level l's network (`network: {width, deliver}`) delivering to its child

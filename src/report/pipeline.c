@@ -152,11 +152,23 @@ static int double_buffered(const tessel_spec *spec, const tessel_result *r, unsi
     return total <= (double)lv->capacity;
 }
 
-/* Boundary l's stage: transfer, exposed fill and drain, and its time. A
- * template's tail (tessel_tail: OuterSPACE's merge on one PE) comes after
- * the rest: its reads overlap its compute, its writes follow it. */
+/* A template's tail (tessel_tail: OuterSPACE's merge on one PE) starts when
+ * every other transfer and the compute are done: at each boundary its reads
+ * overlap its compute and its writes follow it; the slowest boundary decides. */
+static double tail_time(const tessel_spec *spec, const tessel_result *r)
+{
+    const tessel_tail *tail = &r->tail;
+    double t = 0;
+    for (unsigned l = 1; tail->present && l < spec->nlevels; l++)
+        t = fmax(t, fmax(boundary_time(spec, l, tail->in_bytes[l], 0), tail->cycles) +
+                        boundary_time(spec, l, 0, tail->out_bytes[l]));
+    return t;
+}
+
+/* Boundary l's stage: transfer, exposed fill and drain, and its time; without
+ * the tail's transfers and compute, then the tail (tail_time) after it. */
 static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsigned l,
-                           tessel_report_pipeline *p)
+                           double tail_cycles, tessel_report_pipeline *p)
 {
     const tessel_tail *tail = &r->tail;
     double tail_in = tail->present ? tail->in_bytes[l] : 0;
@@ -189,9 +201,7 @@ static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsi
     }
     p->stage[l] = p->double_buffered[l] ? fmax(p->transfer[l], p->fill[l] + compute + p->drain[l])
                                         : p->transfer[l] + compute + emit;
-    if (tail->present)
-        p->stage[l] += fmax(boundary_time(spec, l, tail_in, 0), tail->cycles) +
-                       boundary_time(spec, l, 0, tail_out);
+    p->stage[l] += tail_cycles;
 }
 
 /* Level l's network (`network: {width, deliver}`) delivering to its child
@@ -253,9 +263,10 @@ void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *
     p->cycles = rf->cycles;
     const char *what = NULL;
     unsigned at = 0;
+    double tail = tail_time(spec, result);
     for (unsigned l = 0; l < spec->nlevels; l++) {
         if (l > 0) {
-            boundary_stage(spec, result, l, p);
+            boundary_stage(spec, result, l, tail, p);
             if (p->stage[l] > p->cycles) {
                 p->cycles = p->stage[l];
                 what = "pipeline";

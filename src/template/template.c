@@ -151,6 +151,7 @@ static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
     return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
+/* The template's options from template_options, over their defaults. */
 static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_options *o,
                         tessel_diag *diag)
 {

@@ -267,6 +267,7 @@ static void exact_output(const tessel_stat_data *stats, tpl_counts *c)
     }
 }
 
+/* The counts from the statistics: exact from the line counts but Z's. */
 int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                     const tessel_allocator *a, tpl_counts *c, tessel_diag *diag)
 {

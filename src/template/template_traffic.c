@@ -217,6 +217,7 @@ static void outerspace_column_link(const tpl_counts *c, const tpl_options *o, wi
     z->out_meta = tpl_sat_add(pm, z->out_meta);
 }
 
+/* OuterSPACE's traffic per boundary (the header's rules) and its options. */
 void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c,
                     const tpl_options *o, tessel_result *r)
 {

@@ -109,6 +109,11 @@ typedef struct tessel_traffic {
      * partition and the largest tile seen (bytes). */
     uint64_t overflow_tiles, overflow_bytes;
     uint64_t partition_bytes, worst_tile_bytes;
+    /* `timing: pipeline`'s per-step network count (docs/models/timing.md): at level
+     * l >= 1 when level l-1 has a `network`, the sum over this input's fills of
+     * ceil(values filled / the network's width); exact only, 0 otherwise (the
+     * pipeline then uses the mean fill). */
+    uint64_t fill_network_cycles;
 } tessel_traffic;
 
 /* Spatial mapping (src/model/spatial.c, docs/models/spatial.md): the work

@@ -236,6 +236,12 @@ static void network_stage(const tessel_spec *spec, const tessel_result *r, unsig
         p->network_bytes[l][t] = p->network_values[l][t] * vb / 8.0;
     }
     p->network_cycles[l] = (double)steps * ceil(per_step / (double)lv->network_width);
+    /* Per step (dense, exact): each stationary fill's own ceil(values / width),
+     * once per streamed step it stays for (steps / its fills: STONNE's
+     * per-fold ceilings, every column of a fold takes its fold's cycles). */
+    uint64_t per_fill = r->traffic[c][stationary].fill_network_cycles;
+    if (lv->network_dense && c == l + 1 && per_fill)
+        p->network_cycles[l] = (double)steps / (double)least * (double)per_fill;
 }
 
 /* The energy of level l's deliveries: each value once over the network's

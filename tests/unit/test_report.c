@@ -1138,6 +1138,19 @@ START_TEST(pipeline_network)
     ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 10, 1e-9);
     ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 30, 1e-9);
     free(p);
+    /* per step (exact's fill_network_cycles): A's two fills hold 3 and 13 values, the same
+     * 16 in all, ceil(3 / 4) + ceil(13 / 4) = 1 + 4 = 5 cycles a step over both fills; each
+     * stays for 10 / 2 = 5 steps: 25 cycles, where the mean fill gives 20; effectual keeps
+     * its MACs per step */
+    r.traffic[1][1].fill_network_cycles = 5;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 10, 1e-9);
+    free(p);
+    s.level[0].network_dense = 1;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 25, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 80, 1e-9);
+    free(p);
 }
 END_TEST
 

@@ -144,6 +144,24 @@ else
 fi
 validate "$out/os/summary.csv" "$f" -r drt --set-key design=drt-outerspace --set-key data=rand1k_d1_A
 
+# The LLB -> PE link (tessel's PEB rows; pe_link: per-column, docs/models/templates.md)
+# against the simulator's "Middle bandwidth logger": must be equal.
+header "OuterSPACE LLB -> PE bytes (pe_link: per-column), must be equal"
+pm=0
+for t in A B Z; do
+    d=$(tcol "$out/os" PEB $t data_bytes) m=$(tcol "$out/os" PEB $t metadata_bytes)
+    row "$t" $((d + m)) -
+    pm=$((pm + d + m))
+done
+rm_=$(simfield "$f" "Middle bandwidth logger")
+row total "$pm" "$rm_"
+if [ "$pm" -ne "$rm_" ]; then
+    echo "FAIL: OuterSPACE LLB -> PE bytes differ from the simulator's Middle"
+    fail=1
+else
+    echo "ok: OuterSPACE LLB -> PE bytes equal the simulator's Middle"
+fi
+
 # ---------------------------------------------------------------- ExTensor static
 run extensor-static.yaml ex --tensor "A=$A" --tensor B=A
 f=$SIMREF/drt/extensor_static.txt
@@ -193,10 +211,12 @@ echo "tessel busiest PE: $sp cycles (spatial_cycles); roofline cycles (the large
 # fill and the last output piece's drain are exposed around the PE work.
 run extensor-static.yaml exp --tensor "A=$A" --tensor B=A --set architecture.timing=pipeline
 run tactile-dyn.yaml tap --tensor "A=$A" --tensor "B=$B" --set architecture.timing=pipeline
+run outerspace.yaml osp --tensor "A=$A" --tensor B=A --set architecture.timing=pipeline
 echo
 echo "== Cycles: tessel's roofline (default) and timing: pipeline against the simulator"
 printf '%-24s %12s %12s %12s %9s\n' design tessel simulator difference rel
-for d in "ExTensor static:ex:exp:extensor_static" "TACTile:ta:tap:tactile_dyn"; do
+for d in "ExTensor static:ex:exp:extensor_static" "TACTile:ta:tap:tactile_dyn" \
+    "OuterSPACE:os:osp:outerspace_patched"; do
     label=${d%%:*} rest=${d#*:}
     rf=${rest%%:*} rest=${rest#*:}
     pl=${rest%%:*} sim=${rest#*:}
@@ -204,7 +224,8 @@ for d in "ExTensor static:ex:exp:extensor_static" "TACTile:ta:tap:tactile_dyn"; 
     row "$label roofline" "$(scol "$out/$rf" cycles | awk '{ printf "%d", $1 + 0.5 }')" "$sc"
     row "$label pipeline" "$(scol "$out/$pl" cycles | awk '{ printf "%d", $1 + 0.5 }')" "$sc"
 done
-echo "pipeline bounds: ExTensor $(scol "$out/exp" bound), TACTile $(scol "$out/tap" bound)"
+echo "pipeline bounds: ExTensor $(scol "$out/exp" bound), TACTile $(scol "$out/tap" bound), OuterSPACE $(scol "$out/osp" bound)"
+echo "OuterSPACE PE work (merge: single-pe): busiest PE + merge $(scol "$out/os" spatial_cycles) cycles"
 
 # ---------------------------------------------------------------- A and B in tiled-csf
 # The inputs are stored as the simulator stores them, a CSF of 32x32 tiles (tiled-csf over

@@ -182,7 +182,7 @@ if ! "$TESSEL" run "$here/sigma-sparse-gemm.yaml" -o "$out/stp" -q --no-timing \
 fi
 row "cycles (pipeline)" "$(scol "$out/stp" cycles)" "$scycles"
 row "network deliveries of B" "$(tcol "$out/stp" GlobalBuffer:network B reads_elements)" "$mults"
-echo "tessel's pipeline: bound $(scol "$out/stp" bound): steps (B fills at MS) x ceil(A values per fold / 64)."
+echo "tessel's pipeline: bound $(scol "$out/stp" bound): per fold, 1000 columns x ceil(A values in the fold / 64)."
 
 # ---------------------------------------------------------------- the gap, measured
 # STONNE multiplies every stationary nonzero with every streamed column, zeros included,

@@ -109,6 +109,11 @@ typedef struct tessel_traffic {
      * partition and the largest tile seen (bytes). */
     uint64_t overflow_tiles, overflow_bytes;
     uint64_t partition_bytes, worst_tile_bytes;
+    /* `timing: pipeline`'s per-step network count (docs/models/timing.md): at level
+     * l >= 1 when level l-1 has a `network`, the sum over this input's fills of
+     * ceil(values filled / the network's width); exact only, 0 otherwise (the
+     * pipeline then uses the mean fill). */
+    uint64_t fill_network_cycles;
 } tessel_traffic;
 
 /* Spatial mapping (src/model/spatial.c, docs/models/spatial.md): the work
@@ -129,6 +134,18 @@ typedef struct tessel_spatial {
     double step_max_work;     /* sum over the steps of the busiest instance's work */
     double max_work, mean_work, stdev_work; /* per-instance work over the run */
 } tessel_spatial;
+
+/* A last phase that starts only when every other transfer and the compute
+ * are done, filled by a template that has one (OuterSPACE's merge of the
+ * partial rows on one PE, docs/models/templates.md): its compute cycles
+ * (also the last step of `spatial`) and, per boundary l, the bytes it moves
+ * into level l and out of it (also in `traffic`). `timing: pipeline` times
+ * it after the rest (docs/models/timing.md); the roofline ignores it. */
+typedef struct tessel_tail {
+    int present;
+    double cycles;
+    double in_bytes[TESSEL_SPEC_MAX_LEVELS], out_bytes[TESSEL_SPEC_MAX_LEVELS];
+} tessel_tail;
 
 typedef struct tessel_result {
     unsigned nlevels, ntensors;
@@ -167,6 +184,7 @@ typedef struct tessel_result {
     int stat_walked;            /* stat: some boundary took the walk over effectual
                                    iterations (stat_walk.c) instead of the closed form */
     tessel_spatial spatial;     /* the spatial split's work per instance (present 0: none) */
+    tessel_tail tail;           /* a template's serial last phase (present 0: none) */
     uint64_t extent[TESSEL_SPEC_MAX_INDICES]; /* per index when the point had the data (else 0):
                                                  the pipeline timing's output pieces */
     double stat_nested_fraction; /* stat: 0, or the share of the nested boundaries' work

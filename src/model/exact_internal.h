@@ -315,6 +315,7 @@ int exact_walk_all(engine *e, const boundary *bd);
 void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t *cursors,
                         uint64_t *data, uint64_t *meta);
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
+void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data);
 /* exact_stream.c: the walk of one boundary in chunks of keys, memory
  * O(tiles + output tiles); e->walk.old_walk walks every key at once
  * (the comparison test's reference) */

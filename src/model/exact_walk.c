@@ -292,6 +292,18 @@ static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i
     return bd->occ[i] ? &bd->occ[i][idx * bd->occ_stride[i]] : NULL;
 }
 
+/* The pipeline's per-step network count: the cycles level b-1's network
+ * takes to deliver this fill's values (docs/models/timing.md). */
+void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data)
+{
+    uint64_t w = b ? spec->level[b - 1].network_width : 0;
+    if (!w)
+        return;
+    unsigned vb = spec->level[b].value_bits ? spec->level[b].value_bits : 64;
+    uint64_t values = (data * 8 + vb - 1) / vb;
+    tr->fill_network_cycles += (values + w - 1) / w;
+}
+
 /* Rule 4 bookkeeping: the partition and the largest tile moved. */
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
 {
@@ -357,6 +369,7 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
             tr->fills++;
             add_in(tr, res[i].data, res[i].meta);
             exact_note_tile(tr, part, res[i].data + res[i].meta);
+            exact_note_network(e->spec, b, tr, res[i].data);
             if (part && res[i].data + res[i].meta > part) {
                 r->overflow_tiles++;
                 tr->overflow_tiles++;

@@ -152,11 +152,29 @@ static int double_buffered(const tessel_spec *spec, const tessel_result *r, unsi
     return total <= (double)lv->capacity;
 }
 
-/* Boundary l's stage: transfer, exposed fill and drain, and its time. */
-static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsigned l,
-                           tessel_report_pipeline *p)
+/* A template's tail (tessel_tail: OuterSPACE's merge on one PE) starts when
+ * every other transfer and the compute are done: at each boundary its reads
+ * overlap its compute and its writes follow it; the slowest boundary decides. */
+static double tail_time(const tessel_spec *spec, const tessel_result *r)
 {
-    double in = 0, out = 0, first = 0;
+    const tessel_tail *tail = &r->tail;
+    double t = 0;
+    for (unsigned l = 1; tail->present && l < spec->nlevels; l++)
+        t = fmax(t, fmax(boundary_time(spec, l, tail->in_bytes[l], 0), tail->cycles) +
+                        boundary_time(spec, l, 0, tail->out_bytes[l]));
+    return t;
+}
+
+/* Boundary l's stage: transfer, exposed fill and drain, and its time; without
+ * the tail's transfers and compute, then the tail (tail_time) after it. */
+static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsigned l,
+                           double tail_cycles, tessel_report_pipeline *p)
+{
+    const tessel_tail *tail = &r->tail;
+    double tail_in = tail->present ? tail->in_bytes[l] : 0;
+    double tail_out = tail->present ? tail->out_bytes[l] : 0;
+    double compute = tail->present ? fmax(0, p->compute - tail->cycles) : p->compute;
+    double in = -tail_in, out = -tail_out, first = 0;
     for (unsigned t = 0; t < r->ntensors; t++) {
         const tessel_traffic *tr = &r->traffic[l][t];
         in += traffic_in(tr);
@@ -178,11 +196,12 @@ static void boundary_stage(const tessel_spec *spec, const tessel_result *r, unsi
     p->double_buffered[l] = double_buffered(spec, r, l);
     if (z->writebacks) {
         double pieces = output_pieces(spec, r, l) * (double)z->writebacks;
-        p->drain[l] = fmax(boundary_time(spec, l, 0, traffic_out(z) / pieces), emit / pieces);
+        p->drain[l] = fmax(boundary_time(spec, l, 0, (traffic_out(z) - tail_out) / pieces),
+                           emit / pieces);
     }
-    p->stage[l] = p->double_buffered[l]
-                      ? fmax(p->transfer[l], p->fill[l] + p->compute + p->drain[l])
-                      : p->transfer[l] + p->compute + emit;
+    p->stage[l] = p->double_buffered[l] ? fmax(p->transfer[l], p->fill[l] + compute + p->drain[l])
+                                        : p->transfer[l] + compute + emit;
+    p->stage[l] += tail_cycles;
 }
 
 /* Level l's network (`network: {width, deliver}`) delivering to its child
@@ -217,6 +236,12 @@ static void network_stage(const tessel_spec *spec, const tessel_result *r, unsig
         p->network_bytes[l][t] = p->network_values[l][t] * vb / 8.0;
     }
     p->network_cycles[l] = (double)steps * ceil(per_step / (double)lv->network_width);
+    /* Per step (dense, exact): each stationary fill's own ceil(values / width),
+     * once per streamed step it stays for (steps / its fills: STONNE's
+     * per-fold ceilings, every column of a fold takes its fold's cycles). */
+    uint64_t per_fill = r->traffic[c][stationary].fill_network_cycles;
+    if (lv->network_dense && c == l + 1 && per_fill)
+        p->network_cycles[l] = (double)steps / (double)least * (double)per_fill;
 }
 
 /* The energy of level l's deliveries: each value once over the network's
@@ -244,9 +269,10 @@ void tessel_report_pipeline_apply(const tessel_spec *spec, const tessel_result *
     p->cycles = rf->cycles;
     const char *what = NULL;
     unsigned at = 0;
+    double tail = tail_time(spec, result);
     for (unsigned l = 0; l < spec->nlevels; l++) {
         if (l > 0) {
-            boundary_stage(spec, result, l, p);
+            boundary_stage(spec, result, l, tail, p);
             if (p->stage[l] > p->cycles) {
                 p->cycles = p->stage[l];
                 what = "pipeline";

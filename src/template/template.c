@@ -31,6 +31,22 @@ static int read_layout(const tessel_spec *spec, const tessel_yaml_node *key,
     return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
+/* A choice of two words: *out 0 for `off`, 1 for `on`. */
+static int read_choice(const tessel_spec *spec, const tessel_yaml_node *key,
+                       const tessel_yaml_node *v, const char *off, const char *on,
+                       tessel_diag *diag, int *out)
+{
+    if (v && v->kind == TESSEL_YAML_SCALAR &&
+        (strcmp(v->value, off) == 0 || strcmp(v->value, on) == 0)) {
+        *out = strcmp(v->value, on) == 0;
+        return TESSEL_OK;
+    }
+    char what[160];
+    snprintf(what, sizeof(what), "%s must be %s or %s, not '%s'", key->value, off, on,
+             v && v->kind == TESSEL_YAML_SCALAR ? v->value : "(not a scalar)");
+    return tpl_option_error(spec, v ? v : key, key->value, what, diag);
+}
+
 /* A key of the template's descriptor (template_desc.c). */
 static int is_option(tessel_template_kind kind, const char *key)
 {
@@ -142,11 +158,14 @@ static int read_gamma(const tessel_spec *spec, const tessel_yaml_node *key,
     return tpl_option_error(spec, v ? v : key, key->value, what, diag);
 }
 
+/* The template's options from template_options, over their defaults. */
 static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_options *o,
                         tessel_diag *diag)
 {
     o->output = TPL_COO;   /* as the DRT simulator writes Z */
     o->partial = TPL_CSR;  /* partial rows, as OuterSPACE makes them (gamma §2.3) */
+    o->pe_link_column = 0; /* a nonzero of A and its row of B per PE */
+    o->merge_single = 0;   /* no PE model */
     if (kind == TESSEL_TEMPLATE_GAMMA) {
         o->output = TPL_CSR;                  /* whole rows from the PEs (gamma §3) */
         /* the LLB models the FiberCache; capacity 0 (unbounded): no misses but compulsory */
@@ -178,6 +197,10 @@ static int read_options(const tessel_spec *spec, tessel_template_kind kind, tpl_
             rc = read_layout(spec, k, v, diag, &o->output);
         else if (strcmp(k->value, "partial_format") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
             rc = read_layout(spec, k, v, diag, &o->partial);
+        else if (strcmp(k->value, "pe_link") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
+            rc = read_choice(spec, k, v, "per-nonzero", "per-column", diag, &o->pe_link_column);
+        else if (strcmp(k->value, "merge") == 0 && kind == TESSEL_TEMPLATE_OUTERSPACE)
+            rc = read_choice(spec, k, v, "none", "single-pe", diag, &o->merge_single);
         else if (kind == TESSEL_TEMPLATE_GAMMA && is_option(kind, k->value))
             rc = read_gamma(spec, k, v, diag, o);
         else {

@@ -112,6 +112,16 @@ int tpl_csr_of(const tessel_tensor *t, int row_mode, const tessel_allocator *a, 
     return csr_transpose(t, a, v);
 }
 
+/* Column k's share of the per-column counts (tpl_counts.a_col_sq, a_col_sq_b
+ * and the PEs' round-robin deal): a nonzeros in A's column, b in B's row. */
+static void column_counts(tpl_counts *c, tpl_pe_deal_state *d, uint64_t a, uint64_t b)
+{
+    uint64_t sq = tpl_sat_mul(a, a);
+    c->a_col_sq = tpl_sat_add(c->a_col_sq, sq);
+    c->a_col_sq_b = tpl_sat_add(c->a_col_sq_b, tpl_sat_mul(sq, b));
+    tpl_pe_deal_column(d, a, b);
+}
+
 /* The counts from the data: line counts, multiplies, effectual pairs and nnz(Z). */
 int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                      const tessel_workload_data *data, const tessel_allocator *a,
@@ -139,9 +149,11 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
                              (unsigned long long)A.cols, spec->workload.tensor[r->tb].name,
                              (unsigned long long)B.rows);
     uint64_t nmark = A.cols > B.cols ? A.cols : B.cols;
+    tpl_pe_deal_state deal;
+    memset(&deal, 0, sizeof(deal));
     if (!rc) {
         mark = tessel_alloc_array(a, nmark ? nmark : 1, sizeof(uint64_t));
-        if (!mark)
+        if (!mark || tpl_pe_deal_begin(&deal, spec->compute.pes, a))
             rc = TESSEL_ENOMEM;
     }
     if (rc == TESSEL_ENOMEM)
@@ -169,6 +181,13 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
             c->multiplies = tpl_sat_add(c->multiplies, len);
             c->a_effectual += len > 0;
         }
+        /* per column of A: its nonzeros (mark[k] counts them now), in column order */
+        memset(mark, 0, (nmark ? nmark : 1) * sizeof(uint64_t));
+        for (uint64_t p = 0; p < A.nnz; p++)
+            mark[A.idx[p]]++;
+        for (uint64_t k = 0; k < A.cols; k++)
+            column_counts(c, &deal, mark[k], B.ptr[k + 1] - B.ptr[k]);
+        tpl_pe_deal_end(&deal, &c->deal);
         /* symbolic Gustavson: mark[j] = i + 1 once Z(i, j) is counted */
         memset(mark, 0, (nmark ? nmark : 1) * sizeof(uint64_t));
         for (uint64_t i = 0; i < A.rows; i++) {
@@ -188,6 +207,7 @@ int tpl_counts_exact(const tessel_spec *spec, const tpl_roles *r,
             c->rows_z_nonempty += row > 0;
         }
     }
+    tpl_pe_deal_free(&deal);
     tessel_dealloc(a, mark);
     tpl_csr_view_free(a, &A);
     tpl_csr_view_free(a, &B);
@@ -247,6 +267,7 @@ static void exact_output(const tessel_stat_data *stats, tpl_counts *c)
     }
 }
 
+/* The counts from the statistics: exact from the line counts but Z's. */
 int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_stat_data *stats,
                     const tessel_allocator *a, tpl_counts *c, tessel_diag *diag)
 {
@@ -260,6 +281,9 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
     if (!a_rows || !a_cols || !b_rows || !b_cols || x_ai != (int)r->xi || x_ak != (int)r->xk ||
         x_bk != (int)r->xk || x_bj != r->xj || n_ak != n_bk)
         return stat_mismatch(spec, diag);
+    tpl_pe_deal_state deal;
+    if (tpl_pe_deal_begin(&deal, spec->compute.pes, a))
+        return tessel_diag_set(diag, TESSEL_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     c->rows_a = n_ai;
     c->cols_a = n_ak;
     c->cols_b = n_bj;
@@ -272,6 +296,7 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
         c->rows_b_nonempty += b_rows[k] > 0;
         c->cols_a_nonempty += a_cols[k] > 0;
         c->multiplies = tpl_sat_add(c->multiplies, tpl_sat_mul(a_cols[k], b_rows[k]));
+        column_counts(c, &deal, a_cols[k], b_rows[k]);
         if (b_rows[k] && a_cols[k]) {
             /* exact from the line counts: the pairs (A column k, B row k)
              * that hold a multiply */
@@ -280,6 +305,7 @@ int tpl_counts_stat(const tessel_spec *spec, const tpl_roles *r, const tessel_st
             c->k_effectual++;
         }
     }
+    tpl_pe_deal_end(&deal, &c->deal);
     double nnz = tessel_stat_data_output_nnz(stats);
     if (nnz < 0) {
         int rc = output_nnz_eval(spec, stats, a, &nnz, diag);

@@ -18,12 +18,23 @@ static const tessel_template_option matraptor_opts[] = {
       "writes it), csr a row offset per row instead of the row coordinate" },
 };
 
+static const char *const os_pe_link[] = { "per-nonzero", "per-column" };
+static const char *const os_merge[] = { "none", "single-pe" };
+
 static const tessel_template_option outerspace_opts[] = {
     { "output_format", TESSEL_TEMPLATE_OPT_CHOICE, layouts, 2, "coo",
       "Z as written to memory (see matraptor)" },
     { "partial_format", TESSEL_TEMPLATE_OPT_CHOICE, layouts, 2, "csr",
       "the partial products: csr one partial row per nonzero of A that meets a non-empty "
       "row of B, coo value + row + column per product" },
+    { "pe_link", TESSEL_TEMPLATE_OPT_CHOICE, os_pe_link, 2, "per-nonzero",
+      "what the LLB->PE link (level 2) carries: per-nonzero a nonzero of A and its row of B "
+      "per PE; per-column, as the DRT simulator, every PE of column k its whole batch (A's "
+      "column, B's row and all the column's partial rows)" },
+    { "merge", TESSEL_TEMPLATE_OPT_CHOICE, os_merge, 2, "none",
+      "PE work: none (no PE model); single-pe, as the DRT simulator: A's nonzeros dealt "
+      "round-robin over the PEs, then the partial rows merged on one PE (MACs - nnz(Z) "
+      "cycles) after every other transfer" },
 };
 
 static const char *const gamma_policy[] = { "lru", "set-associative" };

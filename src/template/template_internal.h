@@ -15,6 +15,29 @@ typedef struct tpl_roles {
     int spmv;
 } tpl_roles;
 
+/* outerspace_pe.c: per-PE multiply cycles of the DRT simulator's
+ * round-robin deal of A's nonzeros, column by column. */
+typedef struct tpl_pe_deal {
+    uint64_t pes;
+    uint64_t last;           /* the PE the round robin points at after the last column */
+    double sum, sumsq;       /* over the PEs: their cycles, and squared */
+    double max;              /* the busiest PE */
+    double max_other;        /* the busiest PE other than `last` */
+    double last_work;        /* PE `last`'s cycles */
+} tpl_pe_deal;
+
+typedef struct tpl_pe_deal_state {
+    uint64_t pes, slot;
+    double all;   /* cycles every PE has */
+    double *diff; /* pes + 1: difference array of the rest */
+    const tessel_allocator *alloc;
+} tpl_pe_deal_state;
+
+int tpl_pe_deal_begin(tpl_pe_deal_state *s, uint64_t pes, const tessel_allocator *a);
+void tpl_pe_deal_column(tpl_pe_deal_state *s, uint64_t a, uint64_t b);
+void tpl_pe_deal_end(tpl_pe_deal_state *s, tpl_pe_deal *out);
+void tpl_pe_deal_free(tpl_pe_deal_state *s);
+
 /* Everything both templates' traffic depends on: sizes, nonzeros and the
  * few joint counts of A and B. Exact from the data, or from the
  * statistics (then nnz_z and rows_z are estimates, the rest exact). */
@@ -32,6 +55,12 @@ typedef struct tpl_counts {
     uint64_t k_effectual;     /* k with both A column k and B row k non-empty */
     uint64_t nnz_z;
     uint64_t rows_z_nonempty;
+    /* Per column k of A with a_k nonzeros and b_k in B's row k (OuterSPACE
+     * as the DRT simulator runs it, outerspace_pe.c): sum of a_k^2 and of
+     * a_k^2 b_k (saturating), and the round-robin deal of A's nonzeros over
+     * the PEs (compute.pes), b_k cycles each. */
+    uint64_t a_col_sq, a_col_sq_b;
+    tpl_pe_deal deal;
 } tpl_counts;
 
 /* Output / partial-product layouts (template_options). */
@@ -40,6 +69,8 @@ typedef enum tpl_layout { TPL_COO = 0, TPL_CSR = 1 } tpl_layout;
 typedef struct tpl_options {
     tpl_layout output;  /* output_format: Z as written to memory (default coo) */
     tpl_layout partial; /* partial_format, outerspace: partial products (default csr) */
+    int pe_link_column; /* pe_link, outerspace: per-column (1) or per-nonzero (0, default) */
+    int merge_single;   /* merge, outerspace: single-pe (1) or none (0, default) */
     /* gamma only (gamma.c): */
     uint64_t cache_bytes; /* cache_bytes: FiberCache capacity (default level 1's) */
     uint64_t radix;       /* radix: PE merger radix (default 64) */
@@ -78,6 +109,10 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *r, const tpl_counts
                    const tpl_options *o, tessel_result *out);
 void tpl_outerspace(const tessel_spec *spec, const tpl_roles *r, const tpl_counts *c,
                     const tpl_options *o, tessel_result *out);
+/* outerspace_pe.c: template option merge: single-pe, the PEs' work (the
+ * round-robin multiply phase, then MACs - nnz(Z) on one PE) into
+ * out->spatial and the merge as out->tail's cycles. */
+void tpl_outerspace_merge(const tpl_counts *c, tessel_result *out);
 
 /* gamma.c: exact (data) or Che-approximated (stats) FiberCache traffic. */
 int tpl_gamma(const tessel_spec *spec, const tpl_roles *r, const tessel_workload_data *data,

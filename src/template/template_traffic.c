@@ -192,6 +192,32 @@ void tpl_matraptor(const tessel_spec *spec, const tpl_roles *rl, const tpl_count
     tpl_finish(spec, r);
 }
 
+/* pe_link: per-column (the DRT simulator's Scheduler_9::Run, whose middle
+ * logger takes, for each nonzero of column k of A, top_traffic_read +
+ * top_traffic_write: the whole column's batch). Per PE of column k: A's
+ * column (a_k values + coordinates), B's row k (b_k + an offset) and the
+ * column's a_k partial rows (a_k (b_k + an offset)); summed over the a_k PEs
+ * that is a_k^2, a_k b_k and a_k^2 b_k, so the link grows with the square of
+ * a column's nonzeros. The merge then reads the partial rows once and writes
+ * Z (Run's last middle update, pproduct_write_back + final_write_back). */
+static void outerspace_column_link(const tpl_counts *c, const tpl_options *o, widths w,
+                                   xfer *a, xfer *b, xfer *z)
+{
+    *a = (xfer){ .fills = c->nnz_a,
+                 .in_data = tpl_bytes(c->a_col_sq, w.v),
+                 .in_meta = tpl_bytes(c->a_col_sq, w.c) };
+    *b = (xfer){ .fills = c->nnz_a,
+                 .in_data = tpl_bytes(c->multiplies, w.v),
+                 .in_meta = tpl_sat_add(tpl_bytes(c->multiplies, w.c), tpl_bytes(c->nnz_a, w.o)) };
+    uint64_t pm = o->partial == TPL_COO ? tpl_bytes(c->a_col_sq_b, 2 * w.c)
+                                        : tpl_sat_add(tpl_bytes(c->a_col_sq_b, w.c),
+                                                      tpl_bytes(c->a_col_sq, w.o));
+    z->writebacks = tpl_sat_add(c->nnz_a, c->rows_z_nonempty);
+    z->out_data = tpl_sat_add(tpl_bytes(c->a_col_sq_b, w.v), z->out_data);
+    z->out_meta = tpl_sat_add(pm, z->out_meta);
+}
+
+/* OuterSPACE's traffic per boundary (the header's rules) and its options. */
 void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_counts *c,
                     const tpl_options *o, tessel_result *r)
 {
@@ -239,10 +265,23 @@ void tpl_outerspace(const tessel_spec *spec, const tpl_roles *rl, const tpl_coun
                    .in_meta = pm,
                    .out_data = tpl_sat_add(pd, zd),
                    .out_meta = tpl_sat_add(pm, zm) };
+        if (l >= 2 && o->pe_link_column) {
+            /* the partial rows' write: the per-column batches instead */
+            z.writebacks = 0;
+            z.out_data = zd;
+            z.out_meta = zm;
+            outerspace_column_link(c, o, w, &a, &b, &z);
+        }
         put(r, l, rl->ta, &a);
         put(r, l, rl->tb, &b);
         put(r, l, 0, &z);
+        if (o->merge_single) { /* the merge's own transfers: its partial rows in, Z out */
+            r->tail.in_bytes[l] = (double)pd + (double)pm;
+            r->tail.out_bytes[l] = (double)zd + (double)zm;
+        }
     }
+    if (o->merge_single)
+        tpl_outerspace_merge(c, r);
     r->compulsory_bytes = compulsory(spec, rl, c);
     tpl_finish(spec, r);
 }

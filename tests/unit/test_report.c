@@ -1063,6 +1063,42 @@ START_TEST(pipeline_accumulator_drain)
 }
 END_TEST
 
+/* A template's serial tail (tessel_tail, OuterSPACE's merge on one PE): Z's partial rows
+ * (160 B) read back and its 320 B written after the rest, 50 merge cycles, which the PE
+ * work (150 = 100 + 50) includes. Main stage, double-buffered: the first fill 80 + the
+ * compute without the tail 100 + the last piece's emission 10 values / 4 lanes / 4 pieces
+ * = 2.5 (its bytes are the tail's) = 182.5; then the tail, max(160 / 16, 50) + 320 / 16 =
+ * 70: 252.5. The roofline alone: the PE work, 150. */
+START_TEST(pipeline_serial_tail)
+{
+    tessel_spec s;
+    tessel_result r;
+    pipe_spec(&s, 16, 10000, 4);
+    pipe_result(&r, 400);
+    r.traffic[1][0].in_data = 160;
+    r.traffic[0][0].child_read_data = 160;
+    r.spatial.present = 1;
+    r.spatial.level = 1;
+    r.spatial.step_max_work = r.spatial.max_work = 150;
+    r.spatial.mean_work = 100;
+    r.tail.present = 1;
+    r.tail.cycles = 50;
+    r.tail.in_bytes[1] = 160;
+    r.tail.out_bytes[1] = 320;
+    tessel_report_point *p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.transfer[1], 80, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.drain[1], 2.5, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.stage[1], 252.5, 1e-9);
+    ck_assert_double_eq_tol(p->roofline.cycles, 252.5, 1e-9);
+    ck_assert_str_eq(p->bound, "pipeline:Buf");
+    free(p);
+    s.timing = TESSEL_SPEC_TIMING_ROOFLINE;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->roofline.cycles, 150, 1e-9);
+    free(p);
+}
+END_TEST
+
 START_TEST(pipeline_network)
 {
     /* DRAM's network, 4 values a cycle, to Buf: A (stationary) filled twice with 8 values
@@ -1101,6 +1137,19 @@ START_TEST(pipeline_network)
     p = pipe_point(&s, &r);
     ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 10, 1e-9);
     ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 30, 1e-9);
+    free(p);
+    /* per step (exact's fill_network_cycles): A's two fills hold 3 and 13 values, the same
+     * 16 in all, ceil(3 / 4) + ceil(13 / 4) = 1 + 4 = 5 cycles a step over both fills; each
+     * stays for 10 / 2 = 5 steps: 25 cycles, where the mean fill gives 20; effectual keeps
+     * its MACs per step */
+    r.traffic[1][1].fill_network_cycles = 5;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 10, 1e-9);
+    free(p);
+    s.level[0].network_dense = 1;
+    p = pipe_point(&s, &r);
+    ck_assert_double_eq_tol(p->pipeline.network_cycles[0], 25, 1e-9);
+    ck_assert_double_eq_tol(p->pipeline.network_values[0][2], 80, 1e-9);
     free(p);
 }
 END_TEST
@@ -1175,6 +1224,7 @@ int main(void)
     tcase_add_test(tc, pipeline_accumulator_drain);
     tcase_add_test(tc, pipeline_network);
     tcase_add_test(tc, pipeline_multicast);
+    tcase_add_test(tc, pipeline_serial_tail);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -169,6 +169,81 @@ START_TEST(test_outerspace_hand)
 }
 END_TEST
 
+/* The DRT simulator's OuterSPACE (template options merge: single-pe,
+ * pe_link: per-column; docs/models/templates.md) on the hand-made product
+ * with a PE level below the LLB and 2 PEs. Columns k of A hold a_k = 1, 1,
+ * 2, 1 nonzeros, rows of B b_k = 2, 0, 1, 2:
+ *   round robin from PE 0: k0 -> PE0 (+2), k1 -> PE1 (+0), k2 -> PE0, PE1
+ *   (+1 each), k3 -> PE0 (+2): PE0 5, PE1 1 cycles; the merge, MACs -
+ *   nnz(Z) = 6 - 5 = 1 cycle, on the next PE, PE1: 5 and 2.
+ *   spatial_cycles (step_max_work) = 5 + 1 = 6, max_work 5, mean 3.5,
+ *   stdev 1.5.
+ *   LLB->PE per column: A sum a_k^2 x 12 = 7 x 12 = 84; B 6 x 12 + 5 x 4 =
+ *   92; partial rows sum a_k^2 b_k x 12 + sum a_k^2 x 4 = 8 x 12 + 7 x 4 =
+ *   124, then Z coo 80 out and the partial rows read back, 6 x 12 + 4 x 4
+ *   = 88 (the simulator's 92 charges a_21's empty partial row too). */
+START_TEST(test_outerspace_simulator_options)
+{
+    small s;
+    small_init(&s, "outerspace", 0, 0);
+    s.spec.nlevels = 3;
+    s.spec.level[2] = s.spec.level[1];
+    snprintf(s.spec.level[2].name, sizeof(s.spec.level[2].name), "PE");
+    s.spec.compute.pes = 2;
+    static const char opts[] = "{merge: single-pe, pe_link: per-column}";
+    tessel_yaml_doc *doc = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_yaml_parse("opts", opts, sizeof(opts) - 1, NULL, &doc, &d), 0);
+    s.spec.template_.options = tessel_yaml_root(doc);
+    tessel_result r;
+    int rc = tessel_template_run(&s.spec, &s.data, NULL, NULL, &r, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    /* DRAM as without the options (test_outerspace_hand) */
+    ck_assert_uint_eq(r.dram_bytes, 396);
+    const tessel_spatial *sp = &r.spatial;
+    ck_assert_int_eq(sp->present, 1);
+    ck_assert_uint_eq(sp->used, 2);
+    ck_assert_uint_eq(sp->steps, 2);
+    ck_assert(fabs(sp->step_max_work - 6) < 1e-12);
+    ck_assert(fabs(sp->max_work - 5) < 1e-12);
+    ck_assert(fabs(sp->mean_work - 3.5) < 1e-12);
+    ck_assert(fabs(sp->stdev_work - 1.5) < 1e-12);
+    ck_assert_int_eq(r.tail.present, 1);
+    ck_assert(fabs(r.tail.cycles - 1) < 1e-12);
+    ck_assert(fabs(r.tail.in_bytes[1] - 88) < 1e-12 && fabs(r.tail.out_bytes[1] - 80) < 1e-12);
+    ck_assert(fabs(r.tail.in_bytes[2] - 88) < 1e-12 && fabs(r.tail.out_bytes[2] - 80) < 1e-12);
+    const tessel_traffic *a = &r.traffic[2][1], *b = &r.traffic[2][2], *z = &r.traffic[2][0];
+    ck_assert_uint_eq(bytes_of(a), 84);
+    ck_assert_uint_eq(a->data_bytes, 56);
+    ck_assert_uint_eq(a->fills, 5);
+    ck_assert_uint_eq(bytes_of(b), 92);
+    ck_assert_uint_eq(z->in_data + z->in_metadata, 88);
+    ck_assert_uint_eq(z->out_data + z->out_metadata, 124 + 80);
+    /* the stat path: the same deal and link from the line counts */
+    tessel_stat_options sopt;
+    tessel_stat_options_init(&sopt);
+    tessel_stat_data *st = NULL;
+    rc = tessel_stat_data_create(&s.spec, &s.data, &sopt, NULL, &st, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    tessel_result sr;
+    rc = tessel_template_run(&s.spec, NULL, st, NULL, &sr, &d);
+    ck_assert_msg(rc == 0, "%s", d.message);
+    ck_assert(fabs(sr.spatial.step_max_work - 6) < 1e-12);
+    ck_assert_uint_eq(bytes_of(&sr.traffic[2][1]), 84);
+    ck_assert_uint_eq(bytes_of(&sr.traffic[2][2]), 92);
+    tessel_stat_data_free(&st);
+    /* a bad value names the option */
+    static const char bad[] = "{merge: two-pe}";
+    tessel_yaml_free(&doc);
+    ck_assert_int_eq(tessel_yaml_parse("opts", bad, sizeof(bad) - 1, NULL, &doc, &d), 0);
+    s.spec.template_.options = tessel_yaml_root(doc);
+    ck_assert_int_eq(tessel_template_run(&s.spec, &s.data, NULL, NULL, &r, &d), TESSEL_EINVAL);
+    ck_assert_str_eq(d.field, "template_options.merge");
+    tessel_yaml_free(&doc);
+    small_free(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* No fetch without a multiply (issue 20): the smallest case. A 3 x 3 with
  * a_01 and a_20 (1-based (1,2) and (3,1)), Z = A * A (B = A):
@@ -625,6 +700,7 @@ int main(void)
     tcase_add_test(tc, test_outerspace_hand);
     tcase_add_test(tc, test_deeper_levels);
     tcase_add_test(tc, test_outerspace_unused);
+    tcase_add_test(tc, test_outerspace_simulator_options);
     tcase_add_test(tc, test_matraptor_unused);
     tcase_add_test(tc, test_spmv);
     tcase_add_test(tc, test_simulator_matraptor);

@@ -401,6 +401,22 @@ static uint64_t last_set(const uint64_t *u, uint64_t from, uint64_t to)
     return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
 }
 
+/* First set bit of u at or after from (wj words), UINT64_MAX when none:
+ * stat_nested_next_common(u, u, ...), inlined for visit_union's ranges. */
+static inline uint64_t next_set(const uint64_t *u, uint64_t wj, uint64_t from)
+{
+    uint64_t w = from / 64;
+    if (w >= wj)
+        return UINT64_MAX;
+    uint64_t m = u[w] & (~UINT64_C(0) << (from % 64));
+    while (!m) {
+        if (++w >= wj)
+            return UINT64_MAX;
+        m = u[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(m);
+}
+
 /* The groups of tile row i and block b, the columns of union u (wj
  * words): their count, and per split the least and greatest key under
  * each prefix, one range of columns with one prefix at a time (segment
@@ -418,12 +434,12 @@ static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, 
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
         uint64_t base = r->key_i[i] + r->key_k[b], pbase = sp->pre_i[i] + sp->pre_k[b];
-        uint64_t j = stat_nested_next_common(u, u, wj, 0);
-        while (j != UINT64_MAX) {
-            uint64_t end = seg[q][j], jl = last_set(u, j, end);
-            uint64_t p = pbase + sp->pre_j[j], lo = base + r->key_j[j], hi = base + r->key_j[jl];
-            split_see(sp, p, lo, hi, r->ext_j * i + j, r->ext_j * i + jl);
-            j = stat_nested_next_common(u, u, wj, end);
+        const uint64_t *sg = seg[q], *pj = sp->pre_j, *kj = r->key_j;
+        uint64_t row = r->ext_j * i;
+        for (uint64_t j = next_set(u, wj, 0); j != UINT64_MAX;) {
+            uint64_t end = sg[j], jl = last_set(u, j, end);
+            split_see(sp, pbase + pj[j], base + kj[j], base + kj[jl], row + j, row + jl);
+            j = next_set(u, wj, end);
         }
     }
 }

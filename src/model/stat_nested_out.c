@@ -730,6 +730,9 @@ static double sample_written_mask(const nested *n, const stat_output_sample *s,
     double sum = 0;
     cell_map m = cell_map_of(n, s);
     int words = n->cf_k != UINT64_MAX && n->cf_k % 64 == 0;
+    /* floor(floor(ck / fk) / cf_k) = floor(ck / (fk cf_k)); 0: one block */
+    uint64_t kdiv = n->cf_k == UINT64_MAX || n->cf_k > UINT64_MAX / (m.fk ? m.fk : 1)
+                        ? 0 : m.fk * n->cf_k;
     for (uint64_t g = 0; g < s->ngroups; g++) {
         uint64_t c = s->gstart[g], pair, k;
         if (!cell_at(n, s, &m, c, &pair, &k))
@@ -742,9 +745,10 @@ static double sample_written_mask(const nested *n, const stat_output_sample *s,
             ends = pair_ends(r, i, j, pair_mask(n, i, j, nz, xw, nnz, blk));
         }
         last = pair;
-        /* a group's cells share their (i, j) cell, so its pair */
+        /* a group's cells share their (i, j) cell, so its pair; a cell's
+         * block is its k cell over fk cells per tile, cf_k tiles per block */
         for (; c < s->gstart[g + 1]; c++) {
-            uint64_t b = blk_of(n, s->ck[c] / m.fk);
+            uint64_t b = kdiv ? s->ck[c] / kdiv : 0;
             uint64_t runs = b < 64 ? (uint64_t)stat_bits_set(ends >> b) : 0;
             sum += (double)runs * s->weight[c];
         }

@@ -216,6 +216,50 @@ static uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64
     return cnt;
 }
 
+/* Groups of at most this many entries take group_merges_small. */
+#define NESTED_SMALL_GROUP 16
+
+/* group_merges for a small group, word by word: per word of the group's
+ * span the entries' suffix unions and running union are a few registers,
+ * and each entry keeps its own carry (succ_count's over the whole span,
+ * which counts the same: outside an entry's words its row is 0, so no
+ * carry starts there and no f is hit). */
+static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char *uniq,
+                               uint64_t n, uint64_t lo, uint64_t hi)
+{
+    const uint64_t *row[NESTED_SMALL_GROUP];
+    uint64_t carry[NESTED_SMALL_GROUP], in[NESTED_SMALL_GROUP], cnt[NESTED_SMALL_GROUP];
+    uint64_t rv[NESTED_SMALL_GROUP + 1], sfx[NESTED_SMALL_GROUP + 1];
+    for (uint64_t m = 0; m < n; m++) {
+        row[m] = &fb->bits[k[m] * fb->wf];
+        carry[m] = in[m] = cnt[m] = 0;
+    }
+    sfx[n] = 0;
+    for (uint64_t w = lo; w < hi; w++) {
+        for (uint64_t m = n; m-- > 0;) {
+            rv[m] = row[m][w];
+            sfx[m] = sfx[m + 1] | rv[m];
+        }
+        uint64_t e = sfx[0], open = ~e & ~fb->wall[w], pre = 0;
+        for (uint64_t m = 0; m < n; m++) {
+            uint64_t r = rv[m];
+            if (uniq[m]) {
+                uint64_t l = r & ~sfx[m + 1], f = r & ~pre;
+                uint64_t x = (l << 1) | in[m];
+                in[m] = l >> 63;
+                uint64_t s1 = x + open, s2 = s1 + carry[m];
+                carry[m] = (uint64_t)(s1 < x) | (uint64_t)(s2 < s1);
+                uint64_t hit = s2 & e & ~fb->wall[w] & f;
+                if (hit)
+                    cnt[m] += stat_bits_set(hit);
+            }
+            pre |= r;
+        }
+    }
+    for (uint64_t m = 0; m < n; m++)
+        fb->cnt[m] = cnt[m];
+}
+
 /* One group of n entries (P rows k[m]; uniq[m]: k[m] occurs once in the
  * group): the merges on each entry into fb->cnt[m]. */
 static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
@@ -235,6 +279,12 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
     }
     if (lo >= hi)
         return TESSEL_OK;
+    if (n <= NESTED_SMALL_GROUP) {
+        group_merges_small(fb, k, uniq, n, lo, hi);
+        if (n == 1 && uniq[0])
+            fb->one[k[0]] = fb->cnt[0] + 1;
+        return TESSEL_OK;
+    }
     uint64_t span = hi - lo;
     if (fbits_reserve(a, fb, (n + 1) * span))
         return TESSEL_ENOMEM;

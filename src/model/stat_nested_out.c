@@ -37,6 +37,9 @@
  * and greatest group, so that join_splits compares them instead of
  * decoding the keys. */
 #define NESTED_PAIR_BUDGET (UINT64_C(1) << 18)
+/* Output pairs up to which join_splits keeps a bitset of the pairs that
+ * hold a merged group (8 MiB). */
+#define NESTED_MERGED_PAIRS_BUDGET (UINT64_C(1) << 26)
 
 /* One k digit placed before Z's innermost digit: the prefix of the
  * composite key through it is key / below; prefix / radix is its parent.
@@ -59,6 +62,9 @@ typedef struct out_runs {
     /* per tile row I: its groups, pairs and merges (written_ratio's
      * covariate); NULL past the memory of ext_i doubles */
     double *row_groups, *row_pairs, *row_merges;
+    /* bit i * ext_j + j: pair (i, j) has a merged group (NULL: not kept,
+     * every pair's groups are looked up in `merged`) */
+    uint64_t *merged_pairs;
     unsigned nsplit;
     split sp[NX * NLEV];
 } out_runs;
@@ -216,6 +222,7 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     tessel_dealloc(a, r->key_j);
     tessel_dealloc(a, r->key_k);
     tessel_dealloc(a, r->row_groups);
+    tessel_dealloc(a, r->merged_pairs);
     for (unsigned q = 0; q < r->nsplit; q++) {
         tessel_dealloc(a, r->sp[q].lo);
         tessel_dealloc(a, r->sp[q].hi);
@@ -394,6 +401,22 @@ static uint64_t last_set(const uint64_t *u, uint64_t from, uint64_t to)
     return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
 }
 
+/* First set bit of u at or after from (wj words), UINT64_MAX when none:
+ * stat_nested_next_common(u, u, ...), inlined for visit_union's ranges. */
+static inline uint64_t next_set(const uint64_t *u, uint64_t wj, uint64_t from)
+{
+    uint64_t w = from / 64;
+    if (w >= wj)
+        return UINT64_MAX;
+    uint64_t m = u[w] & (~UINT64_C(0) << (from % 64));
+    while (!m) {
+        if (++w >= wj)
+            return UINT64_MAX;
+        m = u[w];
+    }
+    return w * 64 + (uint64_t)__builtin_ctzll(m);
+}
+
 /* The groups of tile row i and block b, the columns of union u (wj
  * words): their count, and per split the least and greatest key under
  * each prefix, one range of columns with one prefix at a time (segment
@@ -411,12 +434,12 @@ static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, 
     for (unsigned q = 0; q < r->nsplit; q++) {
         split *sp = &r->sp[q];
         uint64_t base = r->key_i[i] + r->key_k[b], pbase = sp->pre_i[i] + sp->pre_k[b];
-        uint64_t j = stat_nested_next_common(u, u, wj, 0);
-        while (j != UINT64_MAX) {
-            uint64_t end = seg[q][j], jl = last_set(u, j, end);
-            uint64_t p = pbase + sp->pre_j[j], lo = base + r->key_j[j], hi = base + r->key_j[jl];
-            split_see(sp, p, lo, hi, r->ext_j * i + j, r->ext_j * i + jl);
-            j = stat_nested_next_common(u, u, wj, end);
+        const uint64_t *sg = seg[q], *pj = sp->pre_j, *kj = r->key_j;
+        uint64_t row = r->ext_j * i;
+        for (uint64_t j = next_set(u, wj, 0); j != UINT64_MAX;) {
+            uint64_t end = sg[j], jl = last_set(u, j, end);
+            split_see(sp, pbase + pj[j], base + kj[j], base + kj[jl], row + j, row + jl);
+            j = next_set(u, wj, end);
         }
     }
 }
@@ -507,12 +530,31 @@ static uint64_t tile_row(const nested *n, const split *sp, uint64_t p)
     return c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
 }
 
+/* The output pair i * ext_j + j of the greatest group under prefix p of
+ * split sp. */
+static uint64_t tile_pair(const nested *n, const split *sp, uint64_t p)
+{
+    if (sp->hi_pair)
+        return sp->hi_pair[p];
+    uint64_t c[NX];
+    exact_loop_decode(&n->bd, sp->hi[p], c);
+    uint64_t i = c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
+    uint64_t j = c[XJ] < n->ext_j ? c[XJ] : n->ext_j - 1;
+    return i * n->ext_j + j;
+}
+
 /* Two groups are neighbours among the non-empty groups exactly when they
  * are the last group under one prefix of a split and the first under the
  * next non-empty prefix of the same parent (the digit they first differ
  * in). Neighbours of one tile are one run: the first is marked merged. */
 static int join_splits(const nested *n, out_runs *r)
 {
+    /* which pairs hold a merged group, so that sample_written looks up
+     * only theirs (not kept past 2^26 pairs or without memory: every
+     * pair is looked up, the same result) */
+    uint64_t npairs = n->ext_i * n->ext_j;
+    if (n->ext_j && npairs / n->ext_j == n->ext_i && npairs <= NESTED_MERGED_PAIRS_BUDGET)
+        r->merged_pairs = stat_zeroed(n->e->alloc, npairs / 64 + 1, sizeof(uint64_t));
     for (unsigned q = 0; q < r->nsplit; q++) {
         const split *sp = &r->sp[q];
         uint64_t prev = UINT64_MAX;
@@ -526,6 +568,10 @@ static int join_splits(const nested *n, out_runs *r)
                     return TESSEL_ENOMEM;
                 r->merges += 1;
                 r->row_merges[tile_row(n, sp, prev)] += 1;
+                if (r->merged_pairs) {
+                    uint64_t pair = tile_pair(n, sp, prev);
+                    r->merged_pairs[pair / 64] |= UINT64_C(1) << (pair % 64);
+                }
             }
             prev = p;
         }
@@ -612,12 +658,113 @@ static int cell_at(const nested *n, const stat_output_sample *s, const cell_map 
     return 1;
 }
 
+/* Tile row i's non-zero words of A's bitset over k: their indices into nz
+ * and their bits into xw (n->words each); returns how many. */
+static unsigned row_words(const nested *n, uint64_t i, uint64_t *nz, uint64_t *xw)
+{
+    const uint64_t *x = &n->arows[i * n->words];
+    unsigned cnt = 0;
+    for (uint64_t w = 0; w < n->words; w++)
+        if (x[w]) {
+            xw[cnt] = x[w];
+            nz[cnt++] = w;
+        }
+    return cnt;
+}
+
+/* Pair (i, j)'s effectual coarse k blocks as bits (at most 64 blocks):
+ * pair_blocks' blocks. When a block is a whole number of words, one AND
+ * per non-zero word of A's row (nz, cnt: row_words). */
+static uint64_t pair_mask(const nested *n, uint64_t i, uint64_t j, const uint64_t *nz,
+                          const uint64_t *xw, unsigned cnt, uint64_t *blk)
+{
+    const uint64_t *y = &n->bcols[j * n->words];
+    uint64_t m = 0;
+    if (n->cf_k == 64) {
+        for (unsigned q = 0; q < cnt; q++)
+            m |= (uint64_t)((xw[q] & y[nz[q]]) != 0) << nz[q];
+        return m;
+    }
+    if (n->cf_k != UINT64_MAX && n->cf_k % 64 == 0) {
+        uint64_t per = n->cf_k / 64;
+        for (unsigned q = 0; q < cnt; q++)
+            if (xw[q] & y[nz[q]])
+                m |= UINT64_C(1) << (nz[q] / per);
+        return m;
+    }
+    uint64_t nb = pair_blocks(n, i, j, blk);
+    for (uint64_t g = 0; g < nb; g++)
+        m |= UINT64_C(1) << blk[g];
+    return m;
+}
+
+/* Of pair (i, j)'s blocks `m`, those whose group ends its run (is not
+ * marked merged): pair_runs' ends as bits. */
+static uint64_t pair_ends(const out_runs *r, uint64_t i, uint64_t j, uint64_t m)
+{
+    if (!r || !r->merged.n)
+        return m;
+    uint64_t pair = i * r->ext_j + j;
+    if (r->merged_pairs && !(r->merged_pairs[pair / 64] >> (pair % 64) & 1))
+        return m;
+    uint64_t ends = m, base = r->key_i[i] + r->key_j[j];
+    for (uint64_t left = m; left; left &= left - 1) {
+        unsigned b = (unsigned)__builtin_ctzll(left);
+        if (model_map_find(&r->merged, base + r->key_k[b]) != UINT64_MAX)
+            ends &= ~(UINT64_C(1) << b);
+    }
+    return ends;
+}
+
+/* sample_written with at most 64 coarse k blocks: a pair's ends as one
+ * word, and a nonzero's runs from its block on as the ends at or above
+ * it (the same counts, summed in the same order, as the list walk). */
+static double sample_written_mask(const nested *n, const stat_output_sample *s,
+                                  const out_runs *r, uint64_t *blk, uint64_t *suf)
+{
+    /* with whole-word blocks pair_blocks is not called: blk and suf
+     * (ext_k + 2 >= words entries each) hold the row's words */
+    uint64_t *nz = blk, *xw = suf;
+    unsigned nnz = 0;
+    uint64_t last = UINT64_MAX, last_i = UINT64_MAX, ends = 0;
+    double sum = 0;
+    cell_map m = cell_map_of(n, s);
+    int words = n->cf_k != UINT64_MAX && n->cf_k % 64 == 0;
+    /* floor(floor(ck / fk) / cf_k) = floor(ck / (fk cf_k)); 0: one block */
+    uint64_t kdiv = n->cf_k == UINT64_MAX || n->cf_k > UINT64_MAX / (m.fk ? m.fk : 1)
+                        ? 0 : m.fk * n->cf_k;
+    for (uint64_t g = 0; g < s->ngroups; g++) {
+        uint64_t c = s->gstart[g], pair, k;
+        if (!cell_at(n, s, &m, c, &pair, &k))
+            continue;
+        if (pair != last) {
+            uint64_t i = pair / n->ext_j, j = pair % n->ext_j;
+            if (words && i != last_i)
+                nnz = row_words(n, i, nz, xw);
+            last_i = i;
+            ends = pair_ends(r, i, j, pair_mask(n, i, j, nz, xw, nnz, blk));
+        }
+        last = pair;
+        /* a group's cells share their (i, j) cell, so its pair; a cell's
+         * block is its k cell over fk cells per tile, cf_k tiles per block */
+        for (; c < s->gstart[g + 1]; c++) {
+            uint64_t b = kdiv ? s->ck[c] / kdiv : 0;
+            uint64_t runs = b < 64 ? (uint64_t)stat_bits_set(ends >> b) : 0;
+            sum += (double)runs * s->weight[c];
+        }
+    }
+    return sum;
+}
+
 /* Runs of its tile from the block of its first multiply on, summed over
  * the sample's nonzeros (weighted): the nonzeros the write-backs carry.
  * With r, the runs (merges included); else the pair walk's blocks. */
 static double sample_written(const nested *n, const stat_output_sample *s, const out_runs *r,
                              uint64_t *blk, uint64_t *suf)
 {
+    uint64_t nblk = n->cf_k == UINT64_MAX ? 1 : (n->ext_k + n->cf_k - 1) / n->cf_k;
+    if (nblk <= 64)
+        return sample_written_mask(n, s, r, blk, suf);
     uint64_t last = UINT64_MAX, cnt = 0;
     double sum = 0;
     cell_map m = cell_map_of(n, s);

@@ -36,7 +36,7 @@
 
 /* Bytes read per block; a line longer than this sends the file to the
  * single-pass reader (which refuses lines over TEXT_READER_MAX_LINE). */
-#define CHUNK_BLOCK (4u << 20)
+#define CHUNK_BLOCK (256u << 10)
 /* Automatic thread counts give every thread at least this much text. */
 #define CHUNK_MIN_BYTES (1u << 20)
 #define CHUNK_MAX_THREADS 64
@@ -68,6 +68,8 @@ typedef struct chunk {
     int direct;
     uint64_t base, limit;
     uint32_t first_row, last_row; /* of its entries, when stored > 0 */
+    uint32_t first_col, last_col;
+    int strict;          /* PASS_DIRECT: columns rise strictly within rows */
     uint64_t lines;      /* entry lines seen */
     uint64_t stored;     /* entries placed (mirrors included) */
     int status;          /* TESSEL_OK, MTX_CHUNKED_FALLBACK or < 0 */
@@ -262,9 +264,14 @@ static int direct_line(chunk *c, const char *p, const char *end)
         t->idx[1][dst] = j;
         if (t->values)
             t->values[dst] = v;
-        if (!c->stored)
+        if (!c->stored) {
             c->first_row = i;
+            c->first_col = j;
+        } else if (i == c->last_row && j <= c->last_col) {
+            c->strict = 0; /* a duplicate or a column out of order */
+        }
         c->last_row = i;
+        c->last_col = j;
     }
     c->stored++;
     return TESSEL_OK;
@@ -715,16 +722,20 @@ static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tenso
     for (int k = 0; k < n; k++) {
         ch[k].t = t;
         ch[k].direct = 1;
+        ch[k].strict = 1;
     }
     return TESSEL_OK;
 }
 
-/* After PASS_DIRECT: whether every chunk filled its slots exactly with rows
- * that never decrease, also from one chunk to the next: the entries are
- * then the rows' in file order, and pass 2 is not needed. */
+/* After PASS_DIRECT: 0 unless every chunk filled its slots exactly with
+ * rows that never decrease, also from one chunk to the next: the entries
+ * are then the rows' in file order, and pass 2 is not needed. 2 when the
+ * columns also rise strictly within every row: no row needs sorting and
+ * no entry is a duplicate. */
 static int direct_complete(const chunk *ch, int n)
 {
     const chunk *prev = NULL;
+    int strict = 1;
     for (int k = 0; k < n; k++) {
         if (!ch[k].direct || ch[k].stored != ch[k].limit - ch[k].base)
             return 0;
@@ -732,9 +743,11 @@ static int direct_complete(const chunk *ch, int n)
             continue;
         if (prev && prev->last_row > ch[k].first_row)
             return 0;
+        strict &= ch[k].strict && !(prev && prev->last_row == ch[k].first_row &&
+                                     prev->last_col >= ch[k].first_col);
         prev = &ch[k];
     }
-    return 1;
+    return strict ? 2 : 1;
 }
 
 /* Both passes over the chunks and the finishing sort and merge: the tensor,
@@ -799,7 +812,8 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
                      nnz * ((order - 1) * sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
     if (!rc)
         rc = row_pointers(ch, n, t);
-    if (!rc && !(direct && direct_complete(ch, n))) {
+    int complete = direct ? direct_complete(ch, n) : 0;
+    if (!rc && !complete) {
         for (int k = 0; k < n; k++)
             ch[k].t = t;
         run_pass(ch, n, 2, NULL);
@@ -811,7 +825,9 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     free_chunks(a, ch, n);
     if (!rc && (placed != nnz || !same_file_state(job, &before)))
         rc = MTX_CHUNKED_FALLBACK;
-    if (!rc)
+    /* sorted, duplicate-free rows: the finish would change nothing but
+     * drop zeros */
+    if (!rc && !(complete == 2 && !(job->flags & TESSEL_BUILD_DROP_ZEROS)))
         rc = tensor_finish_slices(t, job->flags, diag);
     if (rc) {
         tessel_tensor_free(&t);

@@ -659,6 +659,34 @@ static int tns_extents(const mtx_chunk_job *job, const tessel_allocator *a, chun
     return rc;
 }
 
+/* Whether the rows of the whole entry lines in the first BOUNDARY_WINDOW
+ * bytes never decrease: a file whose rows fall early (a column-major
+ * export) is not worth PASS_DIRECT's line count. 1 also when the bytes
+ * cannot be read or the window cannot be allocated (pass 1 then says). */
+static int head_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
+{
+    uint64_t n = job->end - job->begin < BOUNDARY_WINDOW ? job->end - job->begin
+                                                         : BOUNDARY_WINDOW;
+    char *w = n ? tessel_alloc(a, (size_t)n) : NULL;
+    if (!w || read_at(job, w, (size_t)n, job->begin)) {
+        tessel_dealloc(a, w);
+        return 1;
+    }
+    const char *p = w, *end = w + n, *nl;
+    uint32_t last = 0, row;
+    int rise = 1;
+    while (rise && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+        const char *q = p;
+        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row)) {
+            rise = row >= last;
+            last = row;
+        }
+        p = nl + 1;
+    }
+    tessel_dealloc(a, w);
+    return rise;
+}
+
 /* PASS_DIRECT's slots: chunk k's entries fill [base, limit) in file order,
  * after those of the chunks before it, from the lines of the chunks after
  * it (PASS_LINES); a chunk with comment or blank lines has fewer entries
@@ -749,7 +777,8 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     /* A general matrix has as many entries as the size line declares (or
      * the single-pass reader says why not): its arrays are allocated first
      * and filled by the first pass where its rows allow. */
-    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most;
+    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
+                 head_rows_rise(job, a);
     uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
     if (direct && alloc_tensor(job, a, 2, dims, job->entries, &t) != TESSEL_OK)
         rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",

@@ -17,7 +17,7 @@
 #include "gzpipe.h"
 
 #define PIPE_BLOCKS 4
-#define PIPE_BLOCK (1u << 20)
+#define PIPE_BLOCK (256u << 10)
 
 struct gz_pipe {
     const tessel_allocator *alloc;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "builder_internal.h"
+#include "csr_stream.h"
 #include "mtx_chunked.h"
 #include "textio.h"
 #include "tessel/tensor.h"
@@ -38,6 +39,7 @@ typedef struct row_filter {
     uint64_t *counts; /* counting pass: no tensor is built */
     tessel_entry_sink emit; /* tessel_mtx_for_each_entry: every entry to emit */
     void *ctx;
+    csr_stream *stream; /* the whole matrix, built in place (csr_stream.h) */
 } row_filter;
 
 static int parse_error(const text_reader *r, const char *field, tessel_diag *diag,
@@ -287,9 +289,36 @@ static int entry_value(text_reader *r, const char **p, const char *end, const mt
     return TESSEL_OK;
 }
 
+/* The value of a real, integer or pattern entry as entry_value reads it;
+ * 0 when entry_value must say why not. */
+static int fast_value(const char **p, const char *end, enum mtx_field field, double *out)
+{
+    if (field == FIELD_PATTERN) {
+        *out = 1.0;
+        return 1;
+    }
+    if (field == FIELD_INTEGER) {
+        int64_t iv;
+        if (scan_i64(p, end, &iv) != SCAN_OK)
+            return 0;
+        *out = (double)iv;
+        return 1;
+    }
+    return scan_double(p, end, out) == SCAN_OK;
+}
+
 static int add_entry(text_reader *r, tessel_coo_builder *b, const row_filter *f, uint32_t i,
                      uint32_t j, double v, tessel_diag *diag)
 {
+    if (f && f->stream) {
+        if (csr_stream_add(f->stream, i, j, v) != TESSEL_OK)
+            return tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
+                                   "out of memory while storing the entries after %llu of them "
+                                   "(asked for %llu bytes)",
+                                   (unsigned long long)f->stream->count,
+                                   (unsigned long long)csr_stream_grow_bytes(f->stream));
+        return TESSEL_OK;
+    }
     if (f && f->counts) {
         f->counts[i]++;
         return TESSEL_OK;
@@ -329,14 +358,23 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
         const char *p = line, *end = line + len;
         uint32_t i = 0, j = 0;
         double v = 0;
-        if ((rc = entry_index(r, &p, end, "row", h->rows, &i, diag)) ||
-            (rc = entry_index(r, &p, end, "column", h->cols, &j, diag)) ||
-            (rc = entry_value(r, &p, end, h, &v, diag)))
-            return rc;
-        if (!scan_at_end(p, end))
-            return parse_error(r, NULL, diag, "unexpected extra field after the %s",
-                               h->field == FIELD_PATTERN ? "column index (the field is pattern)"
-                                                         : "value");
+        /* A well-formed line of a real, integer or pattern matrix the fast
+         * way (as the chunked reader reads it, the same values); anything
+         * else, and so every error and its message, the careful way. */
+        if (!(h->field != FIELD_COMPLEX && scan_index_fast(&p, end, h->rows, &i) &&
+              scan_index_fast(&p, end, h->cols, &j) && fast_value(&p, end, h->field, &v) &&
+              scan_at_end(p, end))) {
+            p = line;
+            if ((rc = entry_index(r, &p, end, "row", h->rows, &i, diag)) ||
+                (rc = entry_index(r, &p, end, "column", h->cols, &j, diag)) ||
+                (rc = entry_value(r, &p, end, h, &v, diag)))
+                return rc;
+            if (!scan_at_end(p, end))
+                return parse_error(r, NULL, diag, "unexpected extra field after the %s",
+                                   h->field == FIELD_PATTERN
+                                       ? "column index (the field is pattern)"
+                                       : "value");
+        }
         if (h->symmetry == SYM_SKEW && i == j)
             return parse_error(r, NULL, diag,
                                "skew-symmetric matrices have no diagonal entries (row = column "
@@ -443,6 +481,10 @@ static int read_header(text_reader *r, const tessel_load_options **opt,
     return rc ? rc : parse_size_line(r, h, diag);
 }
 
+static int mtx_read_stream(text_reader *r, const tessel_load_options *opt, const mtx_header *h,
+                           uint64_t reserve, const tessel_allocator *a, tessel_tensor **out,
+                           tessel_diag *diag);
+
 static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_filter *f,
                     const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
@@ -457,8 +499,6 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_fi
     uint64_t dims[2] = { h.rows, h.cols };
     if (f)
         return mtx_read_filtered(r, opt, &h, f, a, out, diag);
-    tessel_coo_builder *b = NULL;
-    rc = tessel_coo_builder_create(2, dims, h.field != FIELD_PATTERN, a, &b, diag);
     /* Reserving the declared count up front saves regrowing (and copying)
      * the arrays; a huge claim with a small body must not allocate
      * gigabytes, so the file's size bounds the reservation. */
@@ -468,6 +508,12 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_fi
         reserve = fits;
     if (h.symmetry != SYM_GENERAL)
         reserve = reserve > UINT64_MAX / 2 ? UINT64_MAX : reserve * 2;
+    uint64_t most = h.symmetry != SYM_GENERAL && h.entries <= UINT64_MAX / 2 ? 2 * h.entries
+                                                                              : h.entries;
+    if (csr_stream_fits(h.rows, reserve, most, h.field != FIELD_PATTERN))
+        return mtx_read_stream(r, opt, &h, reserve, a, out, diag);
+    tessel_coo_builder *b = NULL;
+    rc = tessel_coo_builder_create(2, dims, h.field != FIELD_PATTERN, a, &b, diag);
     if (!rc && reserve && tessel_coo_builder_reserve(b, reserve) != TESSEL_OK)
         rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
                              "out of memory while reserving room for %llu entries (asked for "
@@ -490,6 +536,40 @@ static int mtx_read(text_reader *r, const tessel_load_options *opt, const row_fi
     if (!rc) {
         strcpy((*out)->field, h.field_name);
         strcpy((*out)->symmetry, h.symmetry_name);
+    }
+    return rc;
+}
+
+/* The single-pass reader's entries straight into the tensor's arrays
+ * (csr_stream.h): the coordinate builder's tensor, without its staging
+ * copy. */
+static int mtx_read_stream(text_reader *r, const tessel_load_options *opt, const mtx_header *h,
+                           uint64_t reserve, const tessel_allocator *a, tessel_tensor **out,
+                           tessel_diag *diag)
+{
+    csr_stream s;
+    row_filter f = { 0, 0, 0, NULL, NULL, NULL, &s };
+    int rc = TESSEL_OK;
+    if (csr_stream_init(&s, h->rows, h->cols, h->field != FIELD_PATTERN, reserve, a) != TESSEL_OK)
+        rc = tessel_diag_set(diag, TESSEL_ENOMEM, r->name, r->line, 0, NULL,
+                             "out of memory while reserving room for %llu entries (asked for "
+                             "%llu bytes)", (unsigned long long)reserve,
+                             (unsigned long long)((h->rows + 1) * sizeof(uint64_t) +
+                                                  reserve * (sizeof(uint32_t) +
+                                                             (s.has_values ? sizeof(double) : 0))));
+    if (!rc)
+        rc = read_entries(r, h, NULL, &f, diag);
+    if (!rc)
+        rc = csr_stream_finish(&s, opt->drop_zeros ? TESSEL_BUILD_DROP_ZEROS : 0, out, diag);
+    csr_stream_free(&s);
+    if (rc && diag && !diag->file[0]) {
+        tessel_diag_set_file(diag, r->name);
+        if (rc == TESSEL_ERANGE && !diag->line)
+            diag->line = h->size_line;
+    }
+    if (!rc) {
+        strcpy((*out)->field, h->field_name);
+        strcpy((*out)->symmetry, h->symmetry_name);
     }
     return rc;
 }
@@ -533,7 +613,7 @@ int tessel_mtx_read_rows(const char *path, const tessel_load_options *opt, uint6
                          tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
-    row_filter f = { row_begin, row_end, reserve, NULL, NULL, NULL };
+    row_filter f = { row_begin, row_end, reserve, NULL, NULL, NULL, NULL };
     return read_file(path, opt, &f, a, out, diag);
 }
 
@@ -586,7 +666,7 @@ int tessel_mtx_row_counts(const char *path, const tessel_load_options *opt,
                           tessel_diag *diag)
 {
     *counts = NULL;
-    row_filter f = { 0, 0, 0, NULL, NULL, NULL };
+    row_filter f = { 0, 0, 0, NULL, NULL, NULL, NULL };
     count_setup_ctx c = { path, a, dims };
     int rc = scan_file(path, opt, a, &f, count_setup, &c, diag);
     if (rc) {
@@ -616,6 +696,6 @@ int tessel_mtx_for_each_entry(const char *path, const tessel_load_options *opt,
                               const tessel_allocator *a, tessel_entry_sink emit, void *ctx,
                               tessel_entry_info *info, tessel_diag *diag)
 {
-    row_filter f = { 0, 0, 0, NULL, emit, ctx };
+    row_filter f = { 0, 0, 0, NULL, emit, ctx, NULL };
     return scan_file(path, opt, a, &f, info_setup, info, diag);
 }

@@ -36,10 +36,15 @@
 
 /* Bytes read per block; a line longer than this sends the file to the
  * single-pass reader (which refuses lines over TEXT_READER_MAX_LINE). */
-#define CHUNK_BLOCK (4u << 20)
+#define CHUNK_BLOCK (256u << 10)
 /* Automatic thread counts give every thread at least this much text. */
 #define CHUNK_MIN_BYTES (1u << 20)
 #define CHUNK_MAX_THREADS 64
+/* The passes: 1 counts the rows, 2 places the entries; PASS_DIRECT does
+ * both at once for rows that do not decrease (falling back to counting),
+ * and PASS_LINES counts a chunk's lines to give the next one its slots. */
+#define PASS_DIRECT 3
+#define PASS_LINES 4
 /* Bytes searched per read for the line break that ends a chunk. */
 #define BOUNDARY_WINDOW 65536u
 /* Row counters per thread for a .tns file whose first and last lines give
@@ -55,8 +60,16 @@ typedef struct chunk {
     uint64_t count_rows; /* row_count's length */
     uint64_t need_rows;  /* .tns pass 1: rows seen beyond count_rows (0: none) */
     uint64_t maxc[TESSEL_MAX_ORDER]; /* .tns pass 1: largest coordinate + 1 */
-    tessel_tensor *t;    /* pass 2: the arrays being filled */
+    tessel_tensor *t;    /* pass 2 and PASS_DIRECT: the arrays being filled */
     int pass;
+    /* PASS_DIRECT (a general matrix): entries go to slots base.. below
+     * limit in file order while its rows do not decrease (`direct`), and
+     * are only counted from the first decrease on. */
+    int direct;
+    uint64_t base, limit;
+    uint32_t first_row, last_row; /* of its entries, when stored > 0 */
+    uint32_t first_col, last_col;
+    int strict;          /* PASS_DIRECT: columns rise strictly within rows */
     uint64_t lines;      /* entry lines seen */
     uint64_t stored;     /* entries placed (mirrors included) */
     int status;          /* TESSEL_OK, MTX_CHUNKED_FALLBACK or < 0 */
@@ -121,41 +134,8 @@ static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const ch
     return *p == '%';
 }
 
-/* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
- * The common form (spaces or tabs, then up to 18 digits ending the token)
- * is read inline, saving scan_u64's call and overflow checks on every
- * index, and up to 7 digits in one word (scan_swar_digits); anything else
- * goes to scan_u64, which decides as it always has. */
-static int read_index(const char **pp, const char *end, uint64_t limit, uint32_t *out)
-{
-    const char *p = *pp;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    const char *digits = p;
-    uint64_t v = 0;
-    unsigned n;
-    /* Up to 7 digits in one word when 8 bytes of the line remain. */
-    if (end - p >= 8 && (n = scan_swar_digits(p, &v)) < 8) {
-        p += n;
-    } else {
-        v = 0;
-        while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
-            v = v * 10 + (uint64_t)(*p++ - '0');
-    }
-    int ends = p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f';
-    if (p == digits || !ends) {
-        uint64_t general; /* its own variable: v stays in a register */
-        p = *pp;
-        if (scan_u64(&p, end, &general) != SCAN_OK)
-            return 0;
-        v = general;
-    }
-    if (v == 0 || v > limit)
-        return 0;
-    *pp = p;
-    *out = (uint32_t)(v - 1);
-    return 1;
-}
+/* A 1-based index in 1..limit (textio.h). */
+#define read_index scan_index_fast
 
 static int read_value(const char **p, const char *end, enum mtx_field field, double *out)
 {
@@ -226,6 +206,44 @@ static int place_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
+/* PASS_DIRECT: while the chunk's rows do not decrease and its slots last,
+ * the entry is written to the next slot in file order (a general matrix's
+ * entries are then already grouped by row), and counted; from the first
+ * decrease on the chunk only counts, as pass 1 does, and pass 2 follows. */
+static int direct_line(chunk *c, const char *p, const char *end)
+{
+    const mtx_chunk_job *job = c->job;
+    if (!c->direct)
+        return count_line(c, p, end);
+    tessel_tensor *t = c->t;
+    uint32_t i, j;
+    double v;
+    if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
+        !read_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        return MTX_CHUNKED_FALLBACK;
+    if (c->row_count[i] == UINT32_MAX)
+        return MTX_CHUNKED_FALLBACK;
+    c->row_count[i]++;
+    if ((c->stored && i < c->last_row) || c->base + c->stored >= c->limit) {
+        c->direct = 0;
+    } else {
+        uint64_t dst = c->base + c->stored;
+        t->idx[1][dst] = j;
+        if (t->values)
+            t->values[dst] = v;
+        if (!c->stored) {
+            c->first_row = i;
+            c->first_col = j;
+        } else if (i == c->last_row && j <= c->last_col) {
+            c->strict = 0; /* a duplicate or a column out of order */
+        }
+        c->last_row = i;
+        c->last_col = j;
+    }
+    c->stored++;
+    return TESSEL_OK;
+}
+
 /* .tns pass 1: the line's coordinates widen the extents and its first
  * counts its row (when the counters reach it). */
 static int count_tns_line(chunk *c, const char *p, const char *end)
@@ -284,6 +302,8 @@ static int chunk_line(chunk *c, char *p, char *end)
         return MTX_CHUNKED_FALLBACK;
     if (c->job->tns)
         return c->pass == 1 ? count_tns_line(c, p, end) : place_tns_line(c, p, end);
+    if (c->pass == PASS_DIRECT)
+        return direct_line(c, p, end);
     return c->pass == 1 ? count_line(c, p, end) : place_line(c, p, end);
 }
 
@@ -319,12 +339,56 @@ static int chunk_run(chunk *c)
     }
 }
 
+/* The line breaks in b[0..n), eight bytes per step: a byte of x = w ^
+ * 0x0a0a.. is zero exactly where b holds '\n', and ((x & 0x7f..) + 0x7f..)
+ * | x has its high bit clear exactly in x's zero bytes (no carry crosses a
+ * byte). */
+static uint64_t count_newlines(const char *b, size_t n)
+{
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, nl = 0x0A0A0A0A0A0A0A0Aull;
+    uint64_t count = 0;
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, b + k, 8);
+        uint64_t x = w ^ nl;
+        uint64_t t = ((x & low7) + low7) | x;
+        /* one bit per line break, at the bottom of its byte, summed by
+         * the multiply into the top byte */
+        count += (((~t & ~low7) >> 7) * 0x0101010101010101ull) >> 56;
+    }
+    for (; k < n; k++)
+        count += b[k] == '\n';
+    return count;
+}
+
+/* PASS_LINES: the chunk's lines (line breaks, and a last line without
+ * one) into c->lines; an upper bound of its entries, exact without comment
+ * and blank lines. */
+static int count_lines(chunk *c)
+{
+    uint64_t lines = 0;
+    char last = '\n';
+    for (uint64_t pos = c->lo; pos < c->hi;) {
+        size_t n = c->hi - pos < c->cap ? (size_t)(c->hi - pos) : c->cap;
+        if (read_at(c->job, c->buf, n, pos)) {
+            c->read_errno = errno;
+            return TESSEL_EIO;
+        }
+        lines += count_newlines(c->buf, n);
+        last = c->buf[n - 1];
+        pos += n;
+    }
+    c->lines = lines + (last != '\n');
+    return TESSEL_OK;
+}
+
 static void *chunk_main(void *arg)
 {
     chunk *c = arg;
     c->lines = c->stored = c->need_rows = 0;
     memset(c->maxc, 0, sizeof(c->maxc));
-    c->status = chunk_run(c);
+    c->status = c->pass == PASS_LINES ? count_lines(c) : chunk_run(c);
     return NULL;
 }
 
@@ -595,6 +659,92 @@ static int tns_extents(const mtx_chunk_job *job, const tessel_allocator *a, chun
     return rc;
 }
 
+/* Whether the rows of the whole entry lines in the first BOUNDARY_WINDOW
+ * bytes never decrease: a file whose rows fall early (a column-major
+ * export) is not worth PASS_DIRECT's line count. 1 also when the bytes
+ * cannot be read or the window cannot be allocated (pass 1 then says). */
+static int head_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
+{
+    uint64_t n = job->end - job->begin < BOUNDARY_WINDOW ? job->end - job->begin
+                                                         : BOUNDARY_WINDOW;
+    char *w = n ? tessel_alloc(a, (size_t)n) : NULL;
+    if (!w || read_at(job, w, (size_t)n, job->begin)) {
+        tessel_dealloc(a, w);
+        return 1;
+    }
+    const char *p = w, *end = w + n, *nl;
+    uint32_t last = 0, row;
+    int rise = 1;
+    while (rise && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+        const char *q = p;
+        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row)) {
+            rise = row >= last;
+            last = row;
+        }
+        p = nl + 1;
+    }
+    tessel_dealloc(a, w);
+    return rise;
+}
+
+/* PASS_DIRECT's slots: chunk k's entries fill [base, limit) in file order,
+ * after those of the chunks before it, from the lines of the chunks after
+ * it (PASS_LINES); a chunk with comment or blank lines has fewer entries
+ * than lines, and the check after the pass (direct_complete) then finds a
+ * gap and pass 2 runs. No chunk is direct when the lines exceed the
+ * entries. */
+static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t,
+                        tessel_diag *diag)
+{
+    unsigned char later[CHUNK_MAX_THREADS] = { 0 };
+    for (int k = 1; k < n; k++)
+        later[k] = 1;
+    if (n > 1) {
+        run_pass(ch, n, PASS_LINES, later);
+        int rc = pass_status(ch, n, diag);
+        if (rc)
+            return rc;
+    }
+    uint64_t end = job->entries;
+    for (int k = n - 1; k >= 0; k--) {
+        uint64_t lines = k ? ch[k].lines : end;
+        if (lines > end)
+            return TESSEL_OK; /* more lines than entries: pass 1, then 2 */
+        ch[k].base = end - lines;
+        ch[k].limit = end;
+        end -= lines;
+    }
+    for (int k = 0; k < n; k++) {
+        ch[k].t = t;
+        ch[k].direct = 1;
+        ch[k].strict = 1;
+    }
+    return TESSEL_OK;
+}
+
+/* After PASS_DIRECT: 0 unless every chunk filled its slots exactly with
+ * rows that never decrease, also from one chunk to the next: the entries
+ * are then the rows' in file order, and pass 2 is not needed. 2 when the
+ * columns also rise strictly within every row: no row needs sorting and
+ * no entry is a duplicate. */
+static int direct_complete(const chunk *ch, int n)
+{
+    const chunk *prev = NULL;
+    int strict = 1;
+    for (int k = 0; k < n; k++) {
+        if (!ch[k].direct || ch[k].stored != ch[k].limit - ch[k].base)
+            return 0;
+        if (!ch[k].stored)
+            continue;
+        if (prev && prev->last_row > ch[k].first_row)
+            return 0;
+        strict &= ch[k].strict && !(prev && prev->last_row == ch[k].first_row &&
+                                     prev->last_col >= ch[k].first_col);
+        prev = &ch[k];
+    }
+    return strict ? 2 : 1;
+}
+
 /* Both passes over the chunks and the finishing sort and merge: the tensor,
  * or why not (see mtx_chunked.h). */
 int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
@@ -623,8 +773,23 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     int rc = make_chunks(job, a, n, &ch, diag);
     if (rc)
         return rc;
-    run_pass(ch, n, 1, NULL);
-    rc = pass_status(ch, n, diag);
+    tessel_tensor *t = NULL;
+    /* A general matrix has as many entries as the size line declares (or
+     * the single-pass reader says why not): its arrays are allocated first
+     * and filled by the first pass where its rows allow. */
+    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
+                 head_rows_rise(job, a);
+    uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
+    if (direct && alloc_tensor(job, a, 2, dims, job->entries, &t) != TESSEL_OK)
+        rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",
+                 (dims[0] + 1) * sizeof(uint64_t) +
+                     job->entries * (sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
+    if (!rc && direct)
+        rc = direct_setup(job, ch, n, t, diag);
+    if (!rc) {
+        run_pass(ch, n, direct ? PASS_DIRECT : 1, NULL);
+        rc = pass_status(ch, n, diag);
+    }
     uint64_t lines = 0, nnz = 0;
     for (int k = 0; k < n; k++) {
         lines += ch[k].lines;
@@ -633,11 +798,9 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     if (!rc && !job->tns && lines != job->entries)
         rc = MTX_CHUNKED_FALLBACK;
     unsigned order = job->tns ? job->order : 2;
-    uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
     if (!rc && job->tns)
         rc = tns_extents(job, a, ch, n, nnz, dims, diag);
-    tessel_tensor *t = NULL;
-    if (!rc && alloc_tensor(job, a, order, dims, nnz, &t) != TESSEL_OK)
+    if (!rc && !t && alloc_tensor(job, a, order, dims, nnz, &t) != TESSEL_OK)
         rc = oom(job, diag,
                  job->tns ? "allocating the tensor's pointers, indices and values"
                           : "allocating the matrix's row pointers, indices and values",
@@ -645,7 +808,8 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
                      nnz * ((order - 1) * sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
     if (!rc)
         rc = row_pointers(ch, n, t);
-    if (!rc) {
+    int complete = direct ? direct_complete(ch, n) : 0;
+    if (!rc && !complete) {
         for (int k = 0; k < n; k++)
             ch[k].t = t;
         run_pass(ch, n, 2, NULL);
@@ -657,7 +821,9 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
     free_chunks(a, ch, n);
     if (!rc && (placed != nnz || !same_file_state(job, &before)))
         rc = MTX_CHUNKED_FALLBACK;
-    if (!rc)
+    /* sorted, duplicate-free rows: the finish would change nothing but
+     * drop zeros */
+    if (!rc && !(complete == 2 && !(job->flags & TESSEL_BUILD_DROP_ZEROS)))
         rc = tensor_finish_slices(t, job->flags, diag);
     if (rc) {
         tessel_tensor_free(&t);

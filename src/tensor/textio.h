@@ -78,6 +78,42 @@ static inline unsigned scan_swar_digits(const char *p, uint64_t *val)
     return n;
 }
 
+/* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
+ * The common form (spaces or tabs, then up to 18 digits ending the token)
+ * is read inline, saving scan_u64's call and overflow checks on every
+ * index, and up to 7 digits in one word (scan_swar_digits); anything else
+ * goes to scan_u64, which decides as it always has. */
+static inline int scan_index_fast(const char **pp, const char *end, uint64_t limit, uint32_t *out)
+{
+    const char *p = *pp;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *digits = p;
+    uint64_t v = 0;
+    unsigned n;
+    /* Up to 7 digits in one word when 8 bytes of the line remain. */
+    if (end - p >= 8 && (n = scan_swar_digits(p, &v)) < 8) {
+        p += n;
+    } else {
+        v = 0;
+        while (p < end && (unsigned)(*p - '0') < 10u && p - digits < 18)
+            v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    int ends = p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\v' || *p == '\f';
+    if (p == digits || !ends) {
+        uint64_t general; /* its own variable: v stays in a register */
+        p = *pp;
+        if (scan_u64(&p, end, &general) != SCAN_OK)
+            return 0;
+        v = general;
+    }
+    if (v == 0 || v > limit)
+        return 0;
+    *pp = p;
+    *out = (uint32_t)(v - 1);
+    return 1;
+}
+
 /* A word of letters/digits/'-' (for headers); copies at most cap-1 chars. */
 int scan_word(const char **p, const char *end, char *out, size_t cap);
 /* 1 if only blanks remain. */

@@ -1161,6 +1161,175 @@ START_TEST(plain_file_chunked_match)
 }
 END_TEST
 
+/* A general matrix of `entries` lines in row-major order (duplicates and
+ * every value form), with `variant`: 0 clean; 1 a comment and a blank line
+ * in the last quarter (a gap in the one-pass slots); 2 a malformed value on
+ * a line of the last quarter (an error in the second chunk); 3 one row that
+ * decreases in the last quarter; 4 rows decreasing only where the text is
+ * cut in two; 5 a size line declaring one entry too many. */
+static size_t make_sorted_text(char *buf, size_t cap, int entries, int variant)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%%%%MatrixMarket matrix coordinate real general\n"
+                                            "%% row-major\n500 61 %d\n",
+                                  entries + (variant == 5));
+    unsigned long long s = 99;
+    int quarter = entries * 3 / 4 + 7;
+    for (int e = 0; e < entries; e++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned i = 1 + (unsigned)((unsigned long long)e * 500 / (unsigned)entries);
+        unsigned j = 1 + (unsigned)((s >> 33) % 61);
+        if (variant == 3 && e == quarter)
+            i = 1;
+        if (variant == 4)
+            i = 1 + (unsigned)(e < entries / 2 ? e * 250ull / (unsigned)entries + 250
+                                               : e * 250ull / (unsigned)entries - 125);
+        if (variant == 1 && e == quarter)
+            len += (size_t)snprintf(buf + len, cap - len, "%% late comment\n\n");
+        if (variant == 2 && e == quarter)
+            len += (size_t)snprintf(buf + len, cap - len, "%u %u 1.5x\n", i, j);
+        else if (e % 7 == 0)
+            len += (size_t)snprintf(buf + len, cap - len, "%u %u %d\n", i, j, (int)(s % 9) - 4);
+        else
+            len += (size_t)snprintf(buf + len, cap - len, "%u\t%u %.17g\n", i, j,
+                                    (double)(s >> 11) / 9e15 - 0.5);
+    }
+    return len;
+}
+
+/* Row-major files, which the chunked reader reads in one pass when every
+ * chunk's rows keep rising: the same tensor or the same error (file, line,
+ * message) as the single-pass reader, with the gap, error, decrease or
+ * miscount in the last quarter, i.e. in the second chunk of two. */
+START_TEST(chunked_one_pass_cases)
+{
+    size_t cap = 1u << 20;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int variant = 0; variant <= 5; variant++) {
+        for (int entries = 1; entries <= 9001; entries += 3000) {
+            size_t len = make_sorted_text(buf, cap, entries, variant);
+            char what[64];
+            snprintf(what, sizeof(what), "row-major variant %d, %d entries", variant, entries);
+            check_both_ways(buf, len, what);
+        }
+    }
+    /* the error in the second chunk names its line and field */
+    size_t len = make_sorted_text(buf, cap, 9001, 2);
+    int rc;
+    tessel_diag d;
+    tessel_tensor *t = parse_with_threads(buf, len, 2, 0, &rc, &d);
+    ck_assert_ptr_null(t);
+    ck_assert_int_eq(rc, TESSEL_EPARSE);
+    ck_assert_str_eq(d.file, "chunk.mtx");
+    ck_assert_uint_eq(d.line, 3 + 9001 * 3 / 4 + 7 + 1);
+    ck_assert_str_eq(d.field, "value");
+    free(buf);
+}
+END_TEST
+
+struct coo_sink {
+    tessel_coo_builder *b;
+};
+
+static int add_to_builder(void *ctx, const uint32_t *coords, double value)
+{
+    struct coo_sink *c = ctx;
+    return tessel_coo_builder_add(c->b, coords, value);
+}
+
+/* The single-pass reader builds the rows in place (src/tensor/csr_stream.c):
+ * the same tensor, bit for bit, as the coordinate builder given the same
+ * entries in the same order, for rows in order, out of order from the start
+ * or late, symmetric mirrors, duplicates and explicit zeros (dropped or
+ * kept), empty matrices, and gzipped text. */
+START_TEST(stream_builder_matches_coordinate_builder)
+{
+    size_t cap = 1u << 20;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int variant = 0; variant <= 9; variant++) {
+        size_t len;
+        if (variant <= 4) {
+            len = make_sorted_text(buf, cap, 5000, variant == 2 ? 4 : variant);
+        } else if (variant == 5) {
+            len = (size_t)snprintf(buf, cap, "%%%%MatrixMarket matrix coordinate real general\n"
+                                             "3 3 0\n");
+        } else {
+            const char *sym = variant == 6 ? "symmetric" : variant == 7 ? "skew-symmetric"
+                              : variant == 8 ? "general" : "symmetric";
+            const char *field = variant == 9 ? "pattern" : "real";
+            len = (size_t)snprintf(buf, cap, "%%%%MatrixMarket matrix coordinate %s %s\n"
+                                             "300 300 4000\n", field, sym);
+            unsigned long long s = 5;
+            for (int k = 0; k < 4000; k++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                unsigned i = 1 + (unsigned)((s >> 33) % 300), j = 1 + (unsigned)((s >> 13) % 300);
+                if (variant == 7 && i == j)
+                    i = i % 300 + 1;
+                unsigned hi = i > j ? i : j, lo = i > j ? j : i;
+                if (variant == 9)
+                    len += (size_t)snprintf(buf + len, cap - len, "%u %u\n", hi, lo);
+                else
+                    len += (size_t)snprintf(buf + len, cap - len, "%u %u %.17g\n", hi, lo,
+                                            k % 11 == 0 ? 0.0 : (double)(s >> 11) / 9e15);
+            }
+        }
+        for (int gz = 0; gz <= 1; gz++) {
+            char path[] = "/tmp/tessel-stream-XXXXXX";
+            int fd = mkstemp(path);
+            ck_assert_int_ge(fd, 0);
+            close(fd);
+            if (gz) {
+                gzFile g = gzopen(path, "wb");
+                ck_assert_int_eq(gzwrite(g, buf, (unsigned)len), (int)len);
+                gzclose(g);
+            } else {
+                FILE *f = fopen(path, "wb");
+                ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+                fclose(f);
+            }
+            for (int drop = 0; drop <= 1; drop++) {
+                tessel_load_options opt;
+                tessel_load_options_init(&opt);
+                opt.parse_threads = -1;
+                opt.drop_zeros = drop;
+                tessel_diag d;
+                tessel_entry_info info;
+                struct coo_sink sink = { NULL };
+                uint64_t dims[2] = { 300, 300 };
+                if (variant <= 4)
+                    dims[0] = 500, dims[1] = 61;
+                else if (variant == 5)
+                    dims[0] = dims[1] = 3;
+                ck_assert_int_eq(tessel_coo_builder_create(2, dims, variant != 9, NULL, &sink.b,
+                                                           &d), TESSEL_OK);
+                ck_assert_int_eq(tessel_mtx_for_each_entry(path, &opt, NULL, add_to_builder,
+                                                           &sink, &info, &d), TESSEL_OK);
+                tessel_tensor *ref = NULL, *t = NULL;
+                ck_assert_int_eq(tessel_coo_builder_finish(
+                                     sink.b, drop ? TESSEL_BUILD_DROP_ZEROS : 0, &ref, &d),
+                                 TESSEL_OK);
+                tessel_coo_builder_free(&sink.b);
+                strcpy(ref->field, info.field);
+                strcpy(ref->symmetry, info.symmetry);
+                test_alloc ta;
+                test_alloc_init(&ta, 0);
+                ck_assert_int_eq(tessel_tensor_read_mtx(path, &opt, &ta.allocator, &t, &d),
+                                 TESSEL_OK);
+                check_invariants(t);
+                assert_same_tensor(ref, t, path);
+                ck_assert_uint_eq(ta.bytes - sizeof(*t), tessel_tensor_bytes(t));
+                tessel_tensor_free(&t);
+                ck_assert_int_eq(ta.live, 0);
+                tessel_tensor_free(&ref);
+            }
+            unlink(path);
+        }
+    }
+    free(buf);
+}
+END_TEST
+
 /* Every shared real matrix loads, satisfies the layout invariants and has
  * as many entries as its stored triangle(s) allow. */
 START_TEST(shared_matrices_load)
@@ -1222,6 +1391,8 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, chunked_reader_matches_single_pass);
     tcase_add_test(tc, shared_matrices_chunked_match);
     tcase_add_test(tc, plain_file_chunked_match);
+    tcase_add_test(tc, chunked_one_pass_cases);
+    tcase_add_test(tc, stream_builder_matches_coordinate_builder);
     tcase_add_test(tc, tns_chunked_matches_single_pass);
     tcase_add_test(tc, shared_tns_chunked_match);
     suite_add_tcase(s, tc);

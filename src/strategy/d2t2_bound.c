@@ -173,6 +173,35 @@ static const bound_counts *counts_of(strat_ctx *c, const strat_input *in, const 
  * pair starts on the (k, j) tile the previous row with a pair ended on,
  * so k is in both rows; the tile holds at most R's nonzeros in row k.
  * Rows without one are left out. ok 0 without memory. */
+/* rows_count's state: the row of O's tiles being read (u), the one before
+ * it, the largest R row kept into it so far, and the largest per row. */
+typedef struct rows_acc {
+    uint64_t row, prev, most;
+    uint64_t n, cap, *most_of;
+} rows_acc;
+
+/* The walk moves to row u of O's tiles: the row it leaves keeps its
+ * largest, if any. 0 without memory. */
+static int row_change(strat_ctx *c, rows_acc *a, uint64_t u)
+{
+    if (a->most && a->n == a->cap) {
+        uint64_t *grown = tessel_alloc_array(c->alloc, a->cap * 2, sizeof(uint64_t));
+        if (grown)
+            memcpy(grown, a->most_of, a->n * sizeof(uint64_t));
+        tessel_dealloc(c->alloc, a->most_of);
+        a->most_of = grown;
+        a->cap *= 2;
+        if (!grown)
+            return 0;
+    }
+    if (a->most)
+        a->most_of[a->n++] = a->most;
+    a->prev = a->row;
+    a->row = u;
+    a->most = 0;
+    return 1;
+}
+
 static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
                        const uint64_t *nnz_r, uint64_t ext, bound_rows *e)
 {
@@ -180,42 +209,30 @@ static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
     uint64_t *to0 = strat_div_table(c, g->extent[0], fo[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], fo[1]);
     uint64_t *last = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t cap = 64, n = 0, *most_of = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
-    e->ok = to0 && to1 && last && most_of;
+    rows_acc a = { UINT64_MAX, UINT64_MAX, 0, 0, 64, NULL };
+    a.most_of = tessel_alloc_array(c->alloc, a.cap, sizeof(uint64_t));
+    e->ok = to0 && to1 && last && a.most_of;
     if (e->ok) {
         memset(last, 0, ext * sizeof(uint64_t));
-        uint64_t row = UINT64_MAX, prev = UINT64_MAX, most = 0;
-        for (uint64_t k = 0, gr = 0; e->ok && k <= g->nonempty; k++) {
-            if (k < g->nonempty)
-                gr = tessel_tile_grid_group_from(g, k, gr);
-            uint64_t u = k < g->nonempty ? to0[gr] : UINT64_MAX;
-            uint64_t kt = k < g->nonempty ? to1[tessel_tile_grid_key(g, k)] : 0;
-            if (k < g->nonempty && !nnz_r[kt])
-                continue; /* no multiply: the tile joins no pair */
-            if (u != row) {
-                if (most && n == cap) {
-                    uint64_t *grown = tessel_alloc_array(c->alloc, cap * 2, sizeof(uint64_t));
-                    if (grown)
-                        memcpy(grown, most_of, n * sizeof(uint64_t));
-                    tessel_dealloc(c->alloc, most_of);
-                    most_of = grown;
-                    cap *= 2;
-                    e->ok = grown != NULL;
-                }
-                if (most && e->ok)
-                    most_of[n++] = most;
-                prev = row;
-                row = u;
-                most = 0;
+        /* row by row of base tiles, u the row's */
+        for (uint64_t r = 0; e->ok && r < g->extent[0]; r++) {
+            uint64_t u = to0[r], end = tessel_tile_grid_row_begin(g, r + 1);
+            for (uint64_t k = tessel_tile_grid_row_begin(g, r); k < end; k++) {
+                uint64_t kt = to1[tessel_tile_grid_key(g, k)];
+                if (!nnz_r[kt])
+                    continue; /* no multiply: the tile joins no pair */
+                if (u != a.row && !(e->ok = row_change(c, &a, u)))
+                    break;
+                if (a.prev != UINT64_MAX && last[kt] == a.prev + 1 && nnz_r[kt] > a.most)
+                    a.most = nnz_r[kt];
+                if (last[kt] != u + 1)
+                    last[kt] = u + 1;
             }
-            if (k == g->nonempty)
-                break;
-            if (prev != UINT64_MAX && last[kt] == prev + 1 && nnz_r[kt] > most)
-                most = nnz_r[kt];
-            if (last[kt] != u + 1)
-                last[kt] = u + 1;
         }
+        if (e->ok && a.row != UINT64_MAX)
+            e->ok = row_change(c, &a, UINT64_MAX);
     }
+    uint64_t n = a.n, *most_of = a.most_of;
     e->n = 0;
     e->value = e->times = NULL;
     if (e->ok && n) { /* distinct values and their counts */

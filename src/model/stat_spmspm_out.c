@@ -303,10 +303,33 @@ static void spill_inside(const work *w, affine z, row_cursor *ar, uint64_t k, ui
     o->z_spill_meta += extra * share;
 }
 
+/* stat_visit_live is a pure function whose arguments repeat (a few slot
+ * widths, small tile counts) over the visits of every spilling pair: its
+ * values are kept in a direct-mapped table, the same numbers. */
+#define LIVE_MEMO 512u
+typedef struct live_memo {
+    double slots[LIVE_MEMO], na[LIVE_MEMO], nb[LIVE_MEMO], live[LIVE_MEMO];
+} live_memo;
+
+static double visit_live(live_memo *m, double slots, double na, double nb, int grew)
+{
+    if (grew || slots <= 1 || !(na < 0x1p52) || !(nb < 0x1p52))
+        return stat_visit_live(slots, na, nb, grew);
+    unsigned h = (unsigned)(((uint64_t)na * 0x9E3779B1u + (uint64_t)nb * 0x85EBCA77u +
+                             (uint64_t)slots) % LIVE_MEMO);
+    if (m->slots[h] != slots || m->na[h] != na || m->nb[h] != nb) {
+        m->slots[h] = slots; /* slots > 1: an empty entry (0) never matches */
+        m->na[h] = na;
+        m->nb[h] = nb;
+        m->live[h] = stat_visit_live(slots, na, nb, 0);
+    }
+    return m->live[h];
+}
+
 /* One output tile pair that may overflow: its visits in step order with
  * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
 static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
-                        uint64_t n, pair_runs *pr, affine z, stat_outcome *o)
+                        uint64_t n, pair_runs *pr, live_memo *lm, affine z, stat_outcome *o)
 {
     const stat_problem *p = w->p;
     uint64_t r = pair / p->ext_j, q = pair % p->ext_j;
@@ -337,7 +360,7 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
                 /* exact spills a visit only when a later visit of its run
                  * holds a multiply: this one's chance ends the run's
                  * earlier charges' chance of being its last */
-                double live = stat_visit_live(visit_slots(p, k), cursor_nnz(&ar, k),
+                double live = visit_live(lm, visit_slots(p, k), cursor_nnz(&ar, k),
                                               grid_nnz(&p->b, k, q), cum > cum0);
                 last_d *= 1 - live;
                 last_m *= 1 - live;
@@ -431,12 +454,20 @@ static int shrink_init(const stat_problem *p, const cell_place *cp, const model_
     int some = pairs >= 1024;
     model_map diff = { .alloc = p->alloc };
     uint64_t group = 0;
-    for (uint64_t i = 0; !rc && i < s->ncells; i++) {
+    /* a group's cells share one (i, x, j), hence one pair: its slot is
+     * found once and the weights added to it in cell order */
+    for (uint64_t g = 0; !rc && g < s->ngroups; g++) {
+        uint64_t i = s->gstart[g], end = s->gstart[g + 1];
         if (i && (s->ci[i] != s->ci[i - 1] || (s->cx && s->cx[i] != s->cx[i - 1])))
             group++;
-        uint64_t pair = cell_pair(p, cp, i);
-        if (!some || in_subset(pair))
-            rc = model_map_add(&diff, pair, group & 1 ? -s->weight[i] : s->weight[i]);
+        uint64_t pair = cell_pair(p, cp, i), *slot;
+        if (some && !in_subset(pair))
+            continue;
+        if (!(slot = model_map_slot(&diff, pair, 0)))
+            rc = TESSEL_ENOMEM;
+        for (; !rc && i < end; i++)
+            *slot = model_double_bits(model_bits_double(*slot) +
+                                      (group & 1 ? -s->weight[i] : s->weight[i]));
     }
     double n = 0, spread = 0, noise = 0, total = 0;
     for (uint64_t e = 0; !rc && e < final->cap; e++) {
@@ -519,13 +550,16 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
     }
     uint64_t *st = NULL;
     double *wt = NULL;
+    live_memo *lm = NULL;
     if (!rc && keys.n) {
         tessel_sort_u64_inplace(keys.v, keys.n, UINT64_MAX);
         st = tessel_alloc_array(p->alloc, keys.n, sizeof(uint64_t));
         wt = tessel_alloc_array(p->alloc, keys.n, sizeof(double));
         pr.ends = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
         pr.suffix = tessel_alloc_array(p->alloc, w->words + 1, sizeof(uint64_t));
-        if (!st || !wt || !pr.ends || !pr.suffix)
+        if ((lm = tessel_alloc(p->alloc, sizeof(*lm))))
+            memset(lm, 0, sizeof(*lm));
+        if (!st || !wt || !pr.ends || !pr.suffix || !lm)
             rc = TESSEL_ENOMEM;
     }
     for (uint64_t b = 0; !rc && b < keys.n;) {
@@ -535,11 +569,12 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
             st[e - b] = keys.v[e] % p->ext_k;
             wt[e - b] = scale * model_map_weight(&steps, keys.v[e]);
         }
-        pair_spills(w, pair, st, wt, e - b, &pr, z, o);
+        pair_spills(w, pair, st, wt, e - b, &pr, lm, z, o);
         b = e;
     }
     tessel_dealloc(p->alloc, st);
     tessel_dealloc(p->alloc, wt);
+    tessel_dealloc(p->alloc, lm);
     tessel_dealloc(p->alloc, pr.ends);
     tessel_dealloc(p->alloc, pr.suffix);
     model_vec_free(&keys);

@@ -238,6 +238,18 @@ static int price(strat_ctx *c, tessel_strategy_choice *ch, unsigned l, const str
     return TESSEL_OK;
 }
 
+int strat_d2t2_price(strat_ctx *c, unsigned l, const strat_tiles *t, double *bytes)
+{
+    tessel_strategy_choice none;
+    memset(&none, 0, sizeof(none));
+    struct d2t2_memo *memo = c->memo;
+    double dram;
+    c->memo = NULL; /* priced now, in full */
+    int rc = price(c, &none, l, t, INFINITY, bytes, &dram);
+    c->memo = memo;
+    return rc;
+}
+
 /* The shapes of eq. 21 divide the conservative edge T by up to 16, so the
  * base grid must be that fine: statistics the strategy collects itself
  * are on T / 16 (at least 4) when the grid that fits (strat_need_stats,

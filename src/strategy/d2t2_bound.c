@@ -38,25 +38,27 @@ static int factors(const strat_input *in, const uint64_t *shape, uint64_t *f, ui
 
 /* Per tile kt of the contracted mode (kmode) of input in at `shape`, read
  * off the base grid (sorted by its mode-0 coordinate, so that tiles of
- * shape come in nondecreasing mode-0 tile): with cnt, its non-empty tiles
- * (a tile is new when `seen` does not hold its mode-0 tile yet); with
- * nnz, its nonzeros. 0 without memory. */
+ * shape come in nondecreasing mode-0 tile): in cnt, its non-empty tiles
+ * (a tile is new when `seen` does not hold its mode-0 tile yet); in nnz,
+ * its nonzeros. 0 without memory. */
 static int per_k(const strat_ctx *c, const strat_input *in, const uint64_t *f, unsigned kmode,
                  uint64_t *seen, uint64_t *cnt, uint64_t *nnz)
 {
     const tessel_tile_grid *g = in->base;
     uint64_t *to0 = strat_div_table(c, g->extent[0], f[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], f[1]);
-    for (uint64_t n = 0, gr = 0; to0 && to1 && n < g->nonempty; n++) {
-        gr = tessel_tile_grid_group_from(g, n, gr);
-        uint64_t c0 = to0[gr], c1 = to1[tessel_tile_grid_key(g, n)];
-        uint64_t kt = kmode == 0 ? c0 : c1;
-        if (cnt && seen[c1] != c0 + 1) {
-            seen[c1] = c0 + 1;
-            cnt[kt]++;
-        }
-        if (nnz)
+    /* row by row of base tiles: c0 is the row's, the same counts */
+    for (uint64_t r = 0; to0 && to1 && r < g->extent[0]; r++) {
+        uint64_t c0 = to0[r], end = tessel_tile_grid_row_begin(g, r + 1);
+        for (uint64_t n = tessel_tile_grid_row_begin(g, r); n < end; n++) {
+            uint64_t c1 = to1[tessel_tile_grid_key(g, n)];
+            uint64_t kt = kmode == 0 ? c0 : c1;
+            if (seen[c1] != c0 + 1) {
+                seen[c1] = c0 + 1;
+                cnt[kt]++;
+            }
             nnz[kt] += tessel_tile_grid_count(g, n);
+        }
     }
     int ok = to0 && to1;
     tessel_dealloc(c->alloc, to0);
@@ -171,6 +173,35 @@ static const bound_counts *counts_of(strat_ctx *c, const strat_input *in, const 
  * pair starts on the (k, j) tile the previous row with a pair ended on,
  * so k is in both rows; the tile holds at most R's nonzeros in row k.
  * Rows without one are left out. ok 0 without memory. */
+/* rows_count's state: the row of O's tiles being read (u), the one before
+ * it, the largest R row kept into it so far, and the largest per row. */
+typedef struct rows_acc {
+    uint64_t row, prev, most;
+    uint64_t n, cap, *most_of;
+} rows_acc;
+
+/* The walk moves to row u of O's tiles: the row it leaves keeps its
+ * largest, if any. 0 without memory. */
+static int row_change(strat_ctx *c, rows_acc *a, uint64_t u)
+{
+    if (a->most && a->n == a->cap) {
+        uint64_t *grown = tessel_alloc_array(c->alloc, a->cap * 2, sizeof(uint64_t));
+        if (grown)
+            memcpy(grown, a->most_of, a->n * sizeof(uint64_t));
+        tessel_dealloc(c->alloc, a->most_of);
+        a->most_of = grown;
+        a->cap *= 2;
+        if (!grown)
+            return 0;
+    }
+    if (a->most)
+        a->most_of[a->n++] = a->most;
+    a->prev = a->row;
+    a->row = u;
+    a->most = 0;
+    return 1;
+}
+
 static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
                        const uint64_t *nnz_r, uint64_t ext, bound_rows *e)
 {
@@ -178,42 +209,30 @@ static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
     uint64_t *to0 = strat_div_table(c, g->extent[0], fo[0]);
     uint64_t *to1 = strat_div_table(c, g->extent[1], fo[1]);
     uint64_t *last = tessel_alloc_array(c->alloc, ext, sizeof(uint64_t));
-    uint64_t cap = 64, n = 0, *most_of = tessel_alloc_array(c->alloc, cap, sizeof(uint64_t));
-    e->ok = to0 && to1 && last && most_of;
+    rows_acc a = { UINT64_MAX, UINT64_MAX, 0, 0, 64, NULL };
+    a.most_of = tessel_alloc_array(c->alloc, a.cap, sizeof(uint64_t));
+    e->ok = to0 && to1 && last && a.most_of;
     if (e->ok) {
         memset(last, 0, ext * sizeof(uint64_t));
-        uint64_t row = UINT64_MAX, prev = UINT64_MAX, most = 0;
-        for (uint64_t k = 0, gr = 0; e->ok && k <= g->nonempty; k++) {
-            if (k < g->nonempty)
-                gr = tessel_tile_grid_group_from(g, k, gr);
-            uint64_t u = k < g->nonempty ? to0[gr] : UINT64_MAX;
-            uint64_t kt = k < g->nonempty ? to1[tessel_tile_grid_key(g, k)] : 0;
-            if (k < g->nonempty && !nnz_r[kt])
-                continue; /* no multiply: the tile joins no pair */
-            if (u != row) {
-                if (most && n == cap) {
-                    uint64_t *grown = tessel_alloc_array(c->alloc, cap * 2, sizeof(uint64_t));
-                    if (grown)
-                        memcpy(grown, most_of, n * sizeof(uint64_t));
-                    tessel_dealloc(c->alloc, most_of);
-                    most_of = grown;
-                    cap *= 2;
-                    e->ok = grown != NULL;
-                }
-                if (most && e->ok)
-                    most_of[n++] = most;
-                prev = row;
-                row = u;
-                most = 0;
+        /* row by row of base tiles, u the row's */
+        for (uint64_t r = 0; e->ok && r < g->extent[0]; r++) {
+            uint64_t u = to0[r], end = tessel_tile_grid_row_begin(g, r + 1);
+            for (uint64_t k = tessel_tile_grid_row_begin(g, r); k < end; k++) {
+                uint64_t kt = to1[tessel_tile_grid_key(g, k)];
+                if (!nnz_r[kt])
+                    continue; /* no multiply: the tile joins no pair */
+                if (u != a.row && !(e->ok = row_change(c, &a, u)))
+                    break;
+                if (a.prev != UINT64_MAX && last[kt] == a.prev + 1 && nnz_r[kt] > a.most)
+                    a.most = nnz_r[kt];
+                if (last[kt] != u + 1)
+                    last[kt] = u + 1;
             }
-            if (k == g->nonempty)
-                break;
-            if (prev != UINT64_MAX && last[kt] == prev + 1 && nnz_r[kt] > most)
-                most = nnz_r[kt];
-            if (last[kt] != u + 1)
-                last[kt] = u + 1;
         }
+        if (e->ok && a.row != UINT64_MAX)
+            e->ok = row_change(c, &a, UINT64_MAX);
     }
+    uint64_t n = a.n, *most_of = a.most_of;
     e->n = 0;
     e->value = e->times = NULL;
     if (e->ok && n) { /* distinct values and their counts */
@@ -235,12 +254,80 @@ static void rows_count(strat_ctx *c, const strat_input *o, const uint64_t *fo,
     tessel_dealloc(c->alloc, most_of);
 }
 
+/* What one tile of an input costs at level l as the stat estimator prices
+ * it (rule 1: ceil((fixed + n per) / 8) bytes for n nonzeros, the formats
+ * of tessel_format_footprint_bits) in the input's own mode order, or
+ * bounded over both orders when a rank order is given (it may swap which
+ * mode's offsets are stored): lo below every tile's price, hi above. affine 0 for the formats whose
+ * price is not affine in n (per-rank formats, tiled-csf): there lo is the
+ * empty tile plus the values, halved (a margin), and hi the strategy's
+ * footprint. */
+typedef struct tile_price {
+    int affine;
+    double fixed_lo, per_lo, fixed_hi, per_hi;
+    double empty, value;  /* !affine: the strategy's empty tile, value bytes */
+    const strat_ctx *c;
+    unsigned l;
+    const strat_input *in;
+    const uint64_t *shape;
+} tile_price;
+
+static void tile_price_init(const strat_ctx *c, unsigned l, const strat_input *in,
+                            const uint64_t *shape, tile_price *tp)
+{
+    const tessel_spec_level *lv = &c->spec->level[l];
+    const tessel_spec_tensor_level *tl = &lv->tensor[in->tensor];
+    int fmt = tl->format >= 0 ? tl->format : lv->format;
+    memset(tp, 0, sizeof(*tp));
+    tp->c = c;
+    tp->l = l;
+    tp->in = in;
+    tp->shape = shape;
+    tp->affine = fmt != TESSEL_SPEC_FORMAT_RANKS && fmt != TESSEL_SPEC_FORMAT_TILED_CSF &&
+                 in->order == 2;
+    if (!tp->affine) {
+        tp->empty = (double)strat_tile_bytes(c, l, in, shape, 0);
+        tp->value = (double)lv->value_bits / 8;
+        return;
+    }
+    tessel_format_widths w = { .value_bits = lv->value_bits, .coord_bits = lv->coord_bits,
+                               .offset_bits = lv->offset_bits, .run_bits = lv->run_bits };
+    /* a rank order (docs/spec.md) may store the modes the other way round */
+    uint64_t other[2] = { shape[1], shape[0] };
+    double f0, p0, f1, p1;
+    tessel_format_footprint_bits(tessel_model_format(fmt), 2, shape, &w, &f0, &p0);
+    tessel_format_footprint_bits(tessel_model_format(fmt), 2, tl->nrank_order ? other : shape,
+                                 &w, &f1, &p1);
+    tp->fixed_lo = f0 < f1 ? f0 : f1;
+    tp->per_lo = p0 < p1 ? p0 : p1;
+    tp->fixed_hi = f0 > f1 ? f0 : f1;
+    tp->per_hi = p0 > p1 ? p0 : p1;
+}
+
+/* At most the price of one tile of n nonzeros. */
+static double price_most(const tile_price *tp, uint64_t n)
+{
+    if (!tp->affine)
+        return (double)strat_tile_bytes(tp->c, tp->l, tp->in, tp->shape, n);
+    return ceil((tp->fixed_hi + (double)n * tp->per_hi) / 8);
+}
+
+/* At least the price of `fills` tiles holding nnz nonzeros in all, less
+ * `saved` (bytes of fills saved, each at most its tile's price). */
+static double price_least(const tile_price *tp, double fills, double nnz, double saved)
+{
+    double b = tp->affine ? (fills * tp->fixed_lo + nnz * tp->per_lo) / 8 - saved
+                          : 0.5 * (fills * tp->empty + nnz * tp->value - saved);
+    return b > 0 ? b : 0;
+}
+
 /* Bytes R's tiles can save by staying resident from one row of O's tiles
  * to the next (rows_count), each of R's row k at most rmax nonzeros. 0
  * (*ok 0) without memory. The rows are kept per (O's shape, R's k edge). */
-static double row_reuse(strat_ctx *c, unsigned l, const strat_input *o, const uint64_t *so,
-                        const uint64_t *fo, const strat_input *r, const uint64_t *sr,
-                        unsigned rk, const uint64_t *nnz_r, uint64_t ext, uint64_t rmax, int *ok)
+static double row_reuse(strat_ctx *c, const tile_price *pr_r, const strat_input *o,
+                        const uint64_t *so, const uint64_t *fo, const strat_input *r,
+                        const uint64_t *sr, unsigned rk, const uint64_t *nnz_r, uint64_t ext,
+                        uint64_t rmax, int *ok)
 {
     unsigned ow = (unsigned)(o - c->in), rw = (unsigned)(r - c->in);
     struct d2t2_bound_memo *m = c->bound; /* room made by memo_of */
@@ -263,8 +350,7 @@ static double row_reuse(strat_ctx *c, unsigned l, const strat_input *o, const ui
     double saved = 0;
     *ok = e->ok;
     for (uint64_t k = 0; e->ok && k < e->n; k++)
-        saved += (double)e->times[k] *
-                 (double)strat_tile_bytes(c, l, r, sr, e->value[k] < rmax ? e->value[k] : rmax);
+        saved += (double)e->times[k] * price_most(pr_r, e->value[k] < rmax ? e->value[k] : rmax);
     if (e == &one || !e->ok) {
         tessel_dealloc(c->alloc, e->value);
         tessel_dealloc(c->alloc, e->times);
@@ -327,23 +413,25 @@ int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb)
     const bound_counts *cr = co ? counts_of(c, r, sr, fr, rk, ext, er[1]) : NULL;
     if (cr) { /* no memory: no bound */
         const uint64_t *cnt_o = co->cnt, *nnz_o = co->nnz, *cnt_r = cr->cnt, *nnz_r = cr->nnz;
-        double uses_r = 0, uses_o = 0, E = 0, vb = (double)lv->value_bits / 8;
+        double uses_r = 0, uses_o = 0, E = 0;
         for (uint64_t x = 0; x < ext; x++) {
             E += (double)cnt_o[x] * (double)cnt_r[x]; /* effectual iterations */
             uses_r += (double)cnt_o[x] * (double)nnz_r[x];
             uses_o += (double)cnt_r[x] * (double)nnz_o[x];
         }
+        tile_price pr_r, pr_o;
+        tile_price_init(c, l, r, sr, &pr_r);
+        tile_price_init(c, l, o, so, &pr_o);
         int rows = 0;
-        double reuse_r = ok == 1 ? row_reuse(c, l, o, so, fo, r, sr, rk, nnz_r, ext, rmax, &rows)
+        double reuse_r = ok == 1 ? row_reuse(c, &pr_r, o, so, fo, r, sr, rk, nnz_r, ext, rmax,
+                                             &rows)
                                  : 0;
         if (!rows) /* one reuse per tile of u, each of R's largest tile */
-            reuse_r = (double)eo[1 - ok] * (double)strat_tile_bytes(c, l, r, sr, rmax);
+            reuse_r = (double)eo[1 - ok] * price_most(&pr_r, rmax);
         double keeps = (double)eo[1 - ok] * (double)(er[1 - rk] - 1);
-        double reuse_o = (keeps < E ? keeps : E) * (double)strat_tile_bytes(c, l, o, so, omax);
-        /* a use moves at least an empty tile's bytes and its values */
-        double lb_r = E * (double)strat_tile_bytes(c, l, r, sr, 0) + uses_r * vb - reuse_r;
-        double lb_o = E * (double)strat_tile_bytes(c, l, o, so, 0) + uses_o * vb - reuse_o;
-        *lb = 0.5 * (lb_r > 0 ? lb_r : 0) + 0.5 * (lb_o > 0 ? lb_o : 0);
+        double reuse_o = (keeps < E ? keeps : E) * price_most(&pr_o, omax);
+        /* a use moves at least its tile's price */
+        *lb = price_least(&pr_r, E, uses_r, reuse_r) + price_least(&pr_o, E, uses_o, reuse_o);
     }
     return rc;
 }

@@ -161,6 +161,11 @@ int strat_d2t2(strat_ctx *c, tessel_strategy_choice *out);
  * now, which fits), or finer when eq. 21's shapes need it. */
 int strat_d2t2_base_edge(strat_ctx *c, uint64_t *edge);
 
+/* The price d2t2 gives tiles t of level l (the outer levels whole, the
+ * inner ones as the mapping has them): bytes across level l's boundary,
+ * priced in full (tests hold d2t2_bound below it). */
+int strat_d2t2_price(strat_ctx *c, unsigned l, const strat_tiles *t, double *bytes);
+
 /* d2t2_bound.c: a lower bound (0: none) of the bytes across level l's
  * boundary under tiles t, below the price d2t2.c would compute. */
 int d2t2_bound(strat_ctx *c, unsigned l, const strat_tiles *t, double *lb);

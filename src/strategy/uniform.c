@@ -26,6 +26,32 @@ static uint64_t base_max(const tessel_tile_grid *g)
     return mx;
 }
 
+/* max_from_base's pass for a matrix: the base rows of one row of shape's
+ * tiles (to0 equal) add their tiles into acc by column of shape's tiles
+ * (to1), read and cleared when that row of tiles ends. */
+static uint64_t max_of_matrix(const tessel_tile_grid *g, const uint64_t *to0,
+                              const uint64_t *to1, uint64_t *acc, uint64_t *touched)
+{
+    uint64_t mx = 0, nt = 0;
+    for (uint64_t r = 0; r < g->extent[0]; r++) {
+        uint64_t end = tessel_tile_grid_row_begin(g, r + 1);
+        for (uint64_t n = tessel_tile_grid_row_begin(g, r); n < end; n++) {
+            uint64_t coarse = to1[tessel_tile_grid_key(g, n)];
+            if (!acc[coarse])
+                touched[nt++] = coarse;
+            acc[coarse] += tessel_tile_grid_count(g, n);
+        }
+        if (r + 1 == g->extent[0] || to0[r + 1] != to0[r]) {
+            for (uint64_t x = 0; x < nt; x++) {
+                mx = acc[touched[x]] > mx ? acc[touched[x]] : mx;
+                acc[touched[x]] = 0;
+            }
+            nt = 0;
+        }
+    }
+    return mx;
+}
+
 /* The most nonzeros in one tile of `shape` read off the base grid in one
  * pass, without deriving the grid (d2t2 asks it of a hundred shapes per
  * decision; the same sums as tessel_tile_grid_derive's): the base tiles
@@ -63,18 +89,17 @@ static int max_from_base(strat_ctx *c, const strat_input *in, const uint64_t *sh
     }
     memset(acc, 0, row * sizeof(uint64_t));
     uint64_t gr = 0, mx = 0, nt = 0, tile0 = g->nonempty ? to0[tessel_tile_grid_group(g, 0)] : 0;
-    for (uint64_t n = 0; n < g->nonempty; n++) {
+    if (to1) /* a matrix: row by row of base tiles */
+        mx = max_of_matrix(g, to0, to1, acc, touched);
+    for (uint64_t n = 0; !to1 && n < g->nonempty; n++) {
         /* the base key's coordinates (mode order-1 least significant),
          * each made the coordinate of shape's tile */
         uint64_t key = tessel_tile_grid_key(g, n), coarse = 0, scale = 1;
-        if (to1)
-            coarse = to1[key];
-        else
-            for (unsigned m = g->order; m-- > 1;) {
-                coarse += (key % bext[m]) / f[m] * scale;
-                key /= bext[m];
-                scale *= ext[m];
-            }
+        for (unsigned m = g->order; m-- > 1;) {
+            coarse += (key % bext[m]) / f[m] * scale;
+            key /= bext[m];
+            scale *= ext[m];
+        }
         if (!acc[coarse])
             touched[nt++] = coarse;
         acc[coarse] += tessel_tile_grid_count(g, n);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../src/strategy/strategy_internal.h"
 #include "tessel/strategy.h"
 #include "test_alloc.h"
 
@@ -286,6 +287,59 @@ START_TEST(test_d2t2)
 }
 END_TEST
 
+/* d2t2's lower bound of a candidate's price (src/strategy/d2t2_bound.c)
+ * stays below the price itself on every shape tried, at both levels of the
+ * seed spec (csr), with B's ranks stored the other way round, in coo and
+ * bitmap, and under the mirrored order JIK: a bound above a price would
+ * skip a shape that could win, and change d2t2's choice. */
+START_TEST(test_d2t2_bound)
+{
+    static const char *const variants[] = { NULL, "PEB.tensors.B.rank_order=[j,k]",
+                                            "PEB.format=coo", "PEB.format=bitmap",
+                                            "mapping.PEB.order=JIK" };
+    for (unsigned v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+        const char *sets[3] = { "workload.data.A='examples/data/jagmesh7.mtx.gz'",
+                                "mapping.strategy=d2t2", variants[v] };
+        tessel_diag_list errors;
+        tessel_diag_list_init(&errors, NULL);
+        tessel_spec *spec = NULL;
+        tessel_workload_data *data = NULL;
+        int rc = tessel_spec_load("specs/extensor.yaml", sets, variants[v] ? 3 : 2, NULL, &spec,
+                                  &errors);
+        ck_assert_msg(rc == 0, "%s", errors.count ? errors.items[0].message : "?");
+        tessel_load_options opt;
+        tessel_load_options_init(&opt);
+        rc = tessel_workload_load(spec, &opt, NULL, &data, &errors);
+        ck_assert_msg(rc == 0, "%s", errors.count ? errors.items[0].message : "?");
+        tessel_diag_list_free(&errors);
+        tessel_strategy_inputs in = { data, NULL, NULL };
+        strat_ctx c;
+        tessel_diag d;
+        ck_assert_int_eq(strat_ctx_init(&c, spec, &in, TESSEL_STRATEGY_STAT, NULL, &d), 0);
+        ck_assert_int_eq(strat_need_stats(&c), 0);
+        unsigned bounded = 0;
+        for (unsigned l = 1; l <= 2; l++)
+            for (unsigned code = 0; code < 27; code++) {
+                strat_tiles t;
+                memset(&t, 0, sizeof(t));
+                for (unsigned x = 0, k = code; x < 3; x++, k /= 3) /* base edge, 8x, whole */
+                    t.t[x] = k % 3 == 2 ? 0 : strat_base_granule(&c, x) * (k % 3 ? 8 : 1);
+                double lb = -1, bytes = -1;
+                ck_assert_int_eq(d2t2_bound(&c, l, &t, &lb), 0);
+                ck_assert_int_eq(strat_d2t2_price(&c, l, &t, &bytes), 0);
+                ck_assert_msg(lb <= bytes, "%s: level %u tiles %llu,%llu,%llu: bound %.17g > %.17g",
+                              variants[v] ? variants[v] : "csr", l, (unsigned long long)t.t[0],
+                              (unsigned long long)t.t[1], (unsigned long long)t.t[2], lb, bytes);
+                bounded += lb > 0;
+            }
+        ck_assert_uint_gt(bounded, 10); /* the bound applies to most of the shapes */
+        strat_ctx_free(&c);
+        tessel_workload_free(&data);
+        tessel_spec_free(&spec);
+    }
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     fixture f;
@@ -380,6 +434,7 @@ int main(void)
     tcase_add_test(tc, test_conservative_dense);
     tcase_add_test(tc, test_swiftiles_target);
     tcase_add_test(tc, test_d2t2);
+    tcase_add_test(tc, test_d2t2_bound);
     tcase_add_test(tc, test_level_order);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_oom);

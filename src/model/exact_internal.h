@@ -235,7 +235,8 @@ int exact_scalar_on(const engine *e, unsigned i);
 void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, uint64_t meta);
 void exact_scalar_finish(engine *e);
 /* Compute skipping and gating (model_scalar.c): an effectual innermost tile
- * iteration at c with its inputs' nonzeros; the compute's counts into
+ * iteration at c with its inputs' nonzeros (under compute_optimization
+ * only); the compute's counts into
  * e->res at the end (every estimator: algorithmic and actual also without
  * compute_optimization). */
 void exact_compute_note(engine *e, const uint64_t *c, const uint64_t *nnz);

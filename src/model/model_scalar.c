@@ -158,8 +158,6 @@ void model_scalar_sums(engine *e, const boundary *bd, unsigned t_a, const double
 
 void exact_compute_note(engine *e, const uint64_t *c, const uint64_t *nnz)
 {
-    if (!e->spec->compute.optimization)
-        return;
     for (unsigned i = 0; i < e->nin; i++)
         e->compute_nz[i] += (double)nnz[i] * other_points(e, &e->in[i], c);
     e->compute_points += other_points(e, NULL, c);

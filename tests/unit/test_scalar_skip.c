@@ -3,6 +3,7 @@
  * the skipped (gated) scalar reads and the format bytes read to find them,
  * hand-counted, and the spec key's errors. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,72 @@ START_TEST(stat_matches_exact_by_hand)
     t = sk_estimate(&s, TEST_HAND_STAT);
     ck_assert_uint_eq(t.computes_gated, x.computes_gated);
     ck_assert_uint_eq(t.computes_actual, x.computes_actual);
+}
+END_TEST
+
+/* stat against exact on real matrices (A x A, csr tiles 32 x 32 x 32, IJK):
+ * the traversals from stat's sums use the mean tile extent along the
+ * non-carried index, so they differ where the effectual iterations meet the
+ * narrower edge tiles out of proportion; docs/semantics.md reports the
+ * error on six shared matrices (at most 1.42 %). Here within 2 %. */
+static double rel_err(uint64_t x, uint64_t t)
+{
+    return x ? fabs((double)t - (double)x) / (double)x : (double)t;
+}
+
+START_TEST(stat_near_exact_real_matrices)
+{
+    const char *files[] = { "examples/data/G51.mtx.gz", "examples/data/jagmesh7.mtx.gz" };
+    for (unsigned f = 0; f < 2; f++) {
+        tessel_load_options opt;
+        tessel_load_options_init(&opt);
+        tessel_tensor *a = NULL;
+        tessel_diag d;
+        int rc = tessel_tensor_load(files[f], &opt, NULL, &a, NULL, &d);
+        ck_assert_msg(rc == 0, "%s: %s", files[f], d.message);
+        for (unsigned v = 0; v < 2; v++) {
+            tessel_spec s;
+            test_spec_spmspm(&s, "IJK", 32, 32, 32, 1 /* csr */, 64, 32);
+            if (v == 0) {
+                s.level[1].tensor[1].sparse.scalar_skip_on = 1u << 2;
+                s.level[1].tensor[2].sparse.scalar_skip_on = 1u << 1;
+                s.level[1].tensor[0].sparse.scalar_skip_on = (1u << 1) | (1u << 2);
+            } else {
+                s.compute.optimization =
+                    TESSEL_SPEC_COMPUTE_OPT_GIVEN | TESSEL_SPEC_COMPUTE_OPT_GATING;
+            }
+            tessel_workload_data w;
+            test_spmspm_data(&w, a, a);
+            tessel_result x, t;
+            rc = tessel_model_exact(&s, &w, NULL, &x, &d);
+            ck_assert_msg(rc == 0, "%s", d.message);
+            rc = tessel_model_stat(&s, &w, NULL, NULL, &t, &d);
+            ck_assert_msg(rc == 0, "%s", d.message);
+            for (unsigned q = 1; q < 3; q++) {
+                const tessel_traffic *tx = &x.traffic[1][q], *ts = &t.traffic[1][q];
+                ck_assert_msg(rel_err(tx->skipped_reads, ts->skipped_reads) < 0.02,
+                              "%s: skipped reads %llu against %llu", files[f],
+                              (unsigned long long)ts->skipped_reads,
+                              (unsigned long long)tx->skipped_reads);
+                ck_assert_msg(rel_err(tx->skipped_metadata_bytes, ts->skipped_metadata_bytes) <
+                                  0.02, "%s: skipped format bytes", files[f]);
+            }
+            if (v == 0) {
+                ck_assert_uint_gt(x.traffic[1][1].skipped_reads, 0);
+            } else {
+                ck_assert_uint_gt(x.computes_gated, 0);
+                ck_assert_msg(rel_err(x.computes_gated, t.computes_gated) < 0.02,
+                              "%s: gated computes %llu against %llu", files[f],
+                              (unsigned long long)t.computes_gated,
+                              (unsigned long long)x.computes_gated);
+                /* the multiplies, up to Sparseloop's rounding of the rest down
+                 * (stat's gated and absent counts are not whole: 2 at most) */
+                ck_assert_uint_le(t.computes_actual, x.computes_actual + 2);
+                ck_assert_uint_ge(t.computes_actual + 2, x.computes_actual);
+            }
+        }
+        tessel_tensor_free(&a);
+    }
 }
 END_TEST
 
@@ -356,6 +423,7 @@ int main(void)
     tcase_add_test(tc, gating_counts_by_hand);
     tcase_add_test(tc, action_optimization_spec);
     tcase_add_test(tc, stat_matches_exact_by_hand);
+    tcase_add_test(tc, stat_near_exact_real_matrices);
     tcase_add_test(tc, compute_counts_by_hand);
     tcase_add_test(tc, compute_energy_and_cycles);
     tcase_add_test(tc, compute_optimization_spec);

@@ -32,12 +32,13 @@ typedef enum tessel_action {
 
 const char *tessel_action_name(tessel_action a);
 
-/* Gated actions (an Accelergy ERT's gated_read, gated_metadata_read and
- * mac_gated): what a skipped or gated scalar access costs (Sparseloop
- * charges its skipped and gated scalar reads at gated_read); 0 when the
- * table has none. Not actions of energy.csv. */
+/* Gated actions (an Accelergy ERT's gated_read, gated_metadata_read,
+ * mac_gated and mac_skipped): what a skipped or gated scalar access or
+ * compute costs (Sparseloop charges its skipped and gated scalar reads at
+ * gated_read, a skipped compute at mac_skipped, else mac_gated); 0 when
+ * the table has none. Not actions of energy.csv. */
 enum { TESSEL_GATED_READ = 0, TESSEL_GATED_METADATA_READ, TESSEL_GATED_COMPUTE,
-       TESSEL_GATED_COUNT };
+       TESSEL_SKIPPED_COMPUTE, TESSEL_GATED_COUNT };
 
 /* Energy per action (pJ) and area (um^2) of one component instance, with
  * the table entry it came from (for reports and --explain). */

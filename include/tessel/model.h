@@ -151,6 +151,13 @@ typedef struct tessel_result {
     unsigned nlevels, ntensors;
     tessel_traffic traffic[TESSEL_SPEC_MAX_LEVELS][TESSEL_SPEC_MAX_TENSORS];
     uint64_t macs;              /* effectual multiplies (flops), element level */
+    /* The compute in Sparseloop's words (docs/semantics.md "Compute skipping
+     * and gating"), filled by exact, stat and analytic: the dense loop
+     * nest's points (algorithmic); under compute_optimization the MAC
+     * operations that run (actual: the multiplies plus the ineffectual ones
+     * neither gated nor skipped), gated and skipped. Without it actual =
+     * macs and gated = skipped = 0. */
+    uint64_t computes_algorithmic, computes_actual, computes_gated, computes_skipped;
     uint64_t intersections;     /* intersection steps: per effectual innermost tile
                                    iteration, the nonzeros of the operand tiles merged */
     uint64_t effectual_tiles[TESSEL_SPEC_MAX_LEVELS]; /* effectual tile iterations per level */

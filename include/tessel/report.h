@@ -17,7 +17,10 @@
  * Storage energy of (l, t) is the sum of the five products; it is the
  * `energy_pj` column of traffic.csv.  Counts are totals over all instances
  * of a level, so no per-instance factor applies to access energy.
- *   MAC energy          = macs x mac.pj[compute]
+ *   MAC energy          = actual computes x mac.pj[compute]
+ *                         + gated computes x gated_pj[compute]
+ *                         + skipped computes x gated_pj[skipped compute]
+ *                         (actual = macs without compute_optimization)
  *   intersection energy = intersections x intersect.pj[compute]
  *   leak energy         = cycles x (sum over levels of pj[leak] x instances
  *                          + (mac.pj[leak] + intersect.pj[leak]) x pes)
@@ -118,6 +121,9 @@ typedef struct tessel_report_point {
     tessel_report_pipeline pipeline;  /* `timing: pipeline` terms (present 0: roofline) */
     double clock_ghz;
     uint64_t macs, intersections, output_nnz;
+    /* Sparseloop's compute counts (tessel_result.computes_*; without
+     * compute_optimization actual = macs, gated = skipped = 0) */
+    uint64_t computes_algorithmic, computes_actual, computes_gated, computes_skipped;
     double output_nnz_stderr; /* NaN (an empty column) without one */
     uint64_t dram_bytes, compulsory_bytes;
     int compulsory_estimated; /* tessel_result.compulsory_estimated: printed, not a column */
@@ -198,7 +204,7 @@ int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n);
  * Every summary.csv column is in exactly one of 0-2; every traffic.csv
  * column but the point's keys (design ... estimator, also in 2) and
  * level, tensor is in 3 or 4. */
-#define TESSEL_REPORT_SUMMARY_INTS 8u
+#define TESSEL_REPORT_SUMMARY_INTS 12u
 #define TESSEL_REPORT_SUMMARY_DOUBLES 17u
 #define TESSEL_REPORT_SUMMARY_TEXTS 9u
 #define TESSEL_REPORT_TRAFFIC_INTS 20u

@@ -248,8 +248,14 @@ typedef struct tessel_spec_compute {
     /* intersect.step_cycles: cycles one intersection step takes in a PE (1;
      * docs/models/spatial.md: a unit's work under a spatial split). */
     double intersect_step_cycles;
+    /* compute_optimization (Sparseloop's compute-optimization, docs/spec.md):
+     * 0 = not given (the MAC runs the effectual multiplies only), else
+     * TESSEL_SPEC_COMPUTE_OPT_GIVEN with GATING and/or SKIPPING. */
+    unsigned optimization;
     tessel_spec_pos pos;
 } tessel_spec_compute;
+enum { TESSEL_SPEC_COMPUTE_OPT_GIVEN = 1, TESSEL_SPEC_COMPUTE_OPT_GATING = 2,
+       TESSEL_SPEC_COMPUTE_OPT_SKIPPING = 4 };
 
 /* The tiling strategy (`mapping.strategy` and `mapping.strategy_options`):
  * who decides the tiles of the levels. Names (the strategy module's):

@@ -105,7 +105,7 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
         return en_error(c, TESSEL_EPARSE, acts ? acts : m, af, "'actions' must be a sequence");
     double val[TESSEL_ACTION_COUNT] = {0}, gval[TESSEL_GATED_COUNT] = {0};
     int have[TESSEL_ACTION_COUNT] = {0}, pref[TESSEL_ACTION_COUNT] = {0};
-    int bad = 0;
+    int bad = 0, skipped_given = 0;
     for (size_t i = 0; i < acts->count; i++) {
         const tessel_yaml_node *a = acts->items[i];
         char ef[128];
@@ -130,10 +130,12 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
         int act = map_action(an);
         static const char *const gated[TESSEL_GATED_COUNT] = { "gated_read",
                                                                "gated_metadata_read",
-                                                               "mac_gated" };
+                                                               "mac_gated", "mac_skipped" };
         for (int g = 0; g < TESSEL_GATED_COUNT; g++)
-            if (strcmp(an, gated[g]) == 0)
+            if (strcmp(an, gated[g]) == 0) {
                 gval[g] = e;
+                skipped_given |= g == TESSEL_SKIPPED_COMPUTE;
+            }
         if (act < 0)
             continue;
         int p = preferred_arguments(tessel_yaml_get(a, "arguments"));
@@ -162,6 +164,9 @@ static int read_ert_entry(en_ctx *c, const tessel_yaml_node *m, const char *pf, 
     if (!have[TESSEL_ACTION_METADATA_WRITE])
         val[TESSEL_ACTION_METADATA_WRITE] = val[TESSEL_ACTION_WRITE];
     memcpy(e->pj, val, sizeof(val));
+    /* Sparseloop prices a skipped compute at mac_skipped, else mac_gated */
+    if (!skipped_given)
+        gval[TESSEL_SKIPPED_COMPUTE] = gval[TESSEL_GATED_COMPUTE];
     memcpy(e->gated_pj, gval, sizeof(gval));
     e->has_energy = 1;
     return 0;

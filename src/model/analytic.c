@@ -448,6 +448,12 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
         e->scalar_format[ia] = c.E * mA * (tj < J ? tj : J);
         e->scalar_reads[1 - ia] = c.E * meanB * (ti < I ? ti : I);
         e->scalar_format[1 - ia] = c.E * mB * (ti < I ? ti : I);
+        /* compute_optimization: the same nonzero points, and the tiles'
+         * points (model_scalar.c) */
+        e->compute_nz[ia] = e->scalar_reads[ia];
+        e->compute_nz[1 - ia] = e->scalar_reads[1 - ia];
+        e->compute_points = c.E * (ti < I ? ti : I) * (tj < J ? tj : J) * (tk < K ? tk : K);
+        e->compute_macs = macs; /* unrounded, as Sparseloop's probabilities */
     }
     r->compulsory_bytes = model_count(A->nonempty * (dA + mA) + B->nonempty * (dB + mB) +
                                             out_tiles * m0 + nnz * (d1 + m1));
@@ -726,11 +732,13 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
                                  "the analytic estimator takes either two banded models or none; "
                                  "for a banded one times another model use --estimator stat");
     }
-    if (!rc && banded && (exact_scalar_on(&e, 0) || exact_scalar_on(&e, 1)))
+    if (!rc && banded && (exact_scalar_on(&e, 0) || exact_scalar_on(&e, 1) ||
+                          spec->compute.optimization))
         rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line, w->pos.column,
                              "action_optimization",
-                             "the analytic estimator prices scalar skipping and gating for "
-                             "tiles that are alike, not for banded models: use -e exact");
+                             "the analytic estimator prices scalar and compute skipping and "
+                             "gating for tiles that are alike, not for banded models: use -e "
+                             "exact");
     if (!rc && banded) {
         rc = banded_evaluate(&e, &oa, &ob, &bd, diag);
     } else if (!rc) {

@@ -95,6 +95,7 @@ void exact_finish_counts(engine *e)
     }
     exact_dense_output_reads(e);
     exact_scalar_finish(e);
+    exact_compute_finish(e);
     exact_bypass(e);
     for (unsigned l = 0; l <= L; l++)
         for (unsigned t = 0; t < r->ntensors; t++) {

@@ -126,6 +126,10 @@ typedef struct engine {
     /* scalar action_optimization (model_scalar.c): per input, the scalar
      * reads the compute traverses and the format bytes they read */
     double scalar_reads[NIN], scalar_format[NIN];
+    /* compute_optimization (model_scalar.c): per input, the points of the
+     * effectual innermost tiles where it is nonzero; the tiles' points */
+    double compute_nz[NIN], compute_points;
+    double compute_macs; /* analytic, stat: the multiplies' expectation (else 0: res->macs) */
 } engine;
 
 
@@ -230,6 +234,19 @@ void exact_dense_output_reads(engine *e);
 int exact_scalar_on(const engine *e, unsigned i);
 void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, uint64_t meta);
 void exact_scalar_finish(engine *e);
+/* Compute skipping and gating (model_scalar.c): an effectual innermost tile
+ * iteration at c with its inputs' nonzeros (under compute_optimization
+ * only); the compute's counts into
+ * e->res at the end (every estimator: algorithmic and actual also without
+ * compute_optimization). */
+void exact_compute_note(engine *e, const uint64_t *c, const uint64_t *nnz);
+void exact_compute_finish(engine *e);
+/* stat at one buffer level (model_scalar.c): the scalar traversals, their
+ * format bytes and the compute's points from the sums over the effectual
+ * tile iterations of boundary bd: operand_nnz[0] of input t_a's tiles,
+ * [1] of the other's, and the iterations. */
+void model_scalar_sums(engine *e, const boundary *bd, unsigned t_a, const double *operand_nnz,
+                       double effectual);
 /* bypass.c: a tensor bypassed at a level (mapping.LEVEL.bypass) leaves its
  * row empty; its child's reads and writes go to the nearest kept level. */
 void exact_bypass(engine *e);

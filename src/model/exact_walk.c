@@ -586,6 +586,8 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
                     e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
                         nnz_now[i] * e->spec->level[b].coord_bits / 8;
             }
+        if (innermost && e->spec->compute.optimization)
+            exact_compute_note(e, c, nnz_now);
         rc = walk_output(e, bd, c, &w->os);
     }
     w->done += n;

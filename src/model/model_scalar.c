@@ -20,7 +20,21 @@
  * The output conditions on every input: its reads at the compute are the
  * multiplies' (rule 2), and the dense loop nest's other reads (M·N·K,
  * less M·N for an uncompressed output whose first reduction step reads
- * nothing) are skipped or gated. */
+ * nothing) are skipped or gated.
+ *
+ * Compute skipping and gating (architecture.compute.compute_optimization,
+ * docs/semantics.md "Compute skipping and gating") classify the points of
+ * the loop nest inside the effectual innermost tile iterations as
+ * Sparseloop v3.0.3 classifies its computes: each operand is, at a point,
+ * nonzero (ENZ), a stored zero (EZ: an uncompressed operand) or absent
+ * (NE: a compressed operand's zero). An operand whose reads skip or gate
+ * on the other (action_optimization) sends nothing where the other is
+ * zero, so the point does not exist for the compute. Of the rest, all
+ * ENZ is an effectual multiply; all NE does not exist; some NE is skipped
+ * (skipping), else gated (gating), else runs (a bubble, an actual
+ * compute); some EZ and no NE is gated (gating), else runs. */
+#include <math.h>
+
 #include "exact_internal.h"
 
 void model_scalar_split(tessel_traffic *tr, const tessel_spec_sparse *sp, double traversed,
@@ -56,14 +70,15 @@ int exact_scalar_on(const engine *e, unsigned i)
 }
 
 /* The points of the innermost tile at coordinates c along the indices
- * operand o does not carry (an edge clipped at the extent). */
+ * operand o does not carry (an edge clipped at the extent); o NULL: along
+ * every index (the tile's dense points). */
 static double other_points(const engine *e, const operand *o, const uint64_t *c)
 {
     unsigned L = e->nlev - 1;
     double n = 1;
     for (unsigned x = 0; x < e->nx; x++) {
         int carried = e->spec_index[x] < 0; /* SpMV's unit index has no loop */
-        for (unsigned m = 0; m < o->order; m++)
+        for (unsigned m = 0; o && m < o->order; m++)
             carried |= o->x[m] == x;
         if (carried)
             continue;
@@ -101,4 +116,108 @@ void exact_scalar_finish(engine *e)
     if (model_tensor_uncompressed(e->spec, L, e->out.spec_tensor))
         dense -= cells;
     model_scalar_output(&r->traffic[L][e->out.spec_tensor], sz, dense);
+}
+
+/* The mean points of boundary bd's tiles along the indices o does not
+ * carry (o NULL: along every index): extent over tiles per index. */
+static double mean_other(const engine *e, const boundary *bd, const operand *o)
+{
+    double n = 1;
+    for (unsigned x = 0; x < e->nx; x++) {
+        int carried = e->spec_index[x] < 0;
+        for (unsigned m = 0; o && m < o->order; m++)
+            carried |= o->x[m] == x;
+        uint64_t edge = bd->tile[x] ? bd->tile[x] : e->extent[x];
+        if (!carried && edge)
+            n *= (double)e->extent[x] / (double)((e->extent[x] + edge - 1) / edge);
+    }
+    return n;
+}
+
+void model_scalar_sums(engine *e, const boundary *bd, unsigned t_a, const double *operand_nnz,
+                       double effectual)
+{
+    for (unsigned i = 0; i < e->nin && i < 2; i++) {
+        double nnz = operand_nnz[e->in[i].spec_tensor == t_a ? 0 : 1];
+        tile_cost tc;
+        if (exact_tile_cost_init(e, bd, &e->in[i], &tc))
+            continue;
+        double fixed = 0, per = 0;
+        tessel_format_footprint_bits(tc.format, tc.order, tc.shape, &tc.widths, &fixed, &per);
+        double meta = (effectual * fixed + nnz * per) / 8 - nnz * tc.widths.value_bits / 8;
+        double n = mean_other(e, bd, &e->in[i]);
+        e->scalar_reads[i] = nnz * n;
+        e->scalar_format[i] = (meta > 0 ? meta : 0) * n;
+        e->compute_nz[i] = nnz * n;
+    }
+    e->compute_points = effectual * mean_other(e, bd, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Compute skipping and gating */
+
+void exact_compute_note(engine *e, const uint64_t *c, const uint64_t *nnz)
+{
+    for (unsigned i = 0; i < e->nin; i++)
+        e->compute_nz[i] += (double)nnz[i] * other_points(e, &e->in[i], c);
+    e->compute_points += other_points(e, NULL, c);
+}
+
+/* Whether input i's zeros are stored (uncompressed) where the compute reads
+ * it: the innermost level, or the nearest level above that keeps it. */
+static int stored_zeros(const engine *e, unsigned i)
+{
+    unsigned t = e->in[i].spec_tensor, l = e->nlev - 1;
+    while (l > 0 && tessel_spec_bypassed(e->spec, l, t))
+        l--;
+    return model_tensor_uncompressed(e->spec, l, t);
+}
+
+/* Points of one state class (all operands' zeros of that kind) by the
+ * compute's options: some absent operand first, then some stored zero. */
+static void classify(unsigned opt, int some_absent, double n, double *run, double *gated,
+                     double *skipped)
+{
+    if (some_absent && (opt & TESSEL_SPEC_COMPUTE_OPT_SKIPPING))
+        *skipped += n;
+    else if (opt & TESSEL_SPEC_COMPUTE_OPT_GATING)
+        *gated += n;
+    else
+        *run += n;
+}
+
+void exact_compute_finish(engine *e)
+{
+    tessel_result *r = e->res;
+    double dense = 1;
+    for (unsigned x = 0; x < e->nx; x++)
+        dense *= e->spec_index[x] < 0 ? 1 : (double)e->extent[x];
+    r->computes_algorithmic = model_count(dense);
+    r->computes_actual = r->macs;
+    r->computes_gated = r->computes_skipped = 0;
+    unsigned opt = e->spec->compute.optimization;
+    if (!opt || e->nin != 2) /* the spec refuses three inputs */
+        return;
+    /* the points by the two inputs' states: A nonzero and B zero (ca), A
+     * zero and B nonzero (cb), both zero (c0); M both nonzero */
+    double M = e->compute_macs > 0 ? e->compute_macs : (double)r->macs, P = e->compute_points;
+    double ca = e->compute_nz[0] - M, cb = e->compute_nz[1] - M;
+    double c0 = P - e->compute_nz[0] - e->compute_nz[1] + M;
+    ca = ca > 0 ? ca : 0, cb = cb > 0 ? cb : 0, c0 = c0 > 0 ? c0 : 0;
+    int opt_a = exact_scalar_on(e, 0), opt_b = exact_scalar_on(e, 1);
+    int ez_a = stored_zeros(e, 0), ez_b = stored_zeros(e, 1);
+    double run = 0, gated = 0, skipped = 0;
+    if (!opt_a) /* B zero where A is not: absent unless stored */
+        classify(opt, !ez_b, ca, &run, &gated, &skipped);
+    if (!opt_b)
+        classify(opt, !ez_a, cb, &run, &gated, &skipped);
+    if (!opt_a && !opt_b && (ez_a || ez_b)) /* both absent: no compute */
+        classify(opt, !ez_a || !ez_b, c0, &run, &gated, &skipped);
+    /* Sparseloop rounds the skipped, gated and absent computes down and
+     * runs the rest */
+    double absent = P - M - run - gated - skipped;
+    double actual = P - floor(skipped) - floor(gated) - floor(absent > 0 ? absent : 0);
+    r->computes_actual = model_count(actual > (double)r->macs ? actual : (double)r->macs);
+    r->computes_gated = model_count(floor(gated));
+    r->computes_skipped = model_count(floor(skipped));
 }

@@ -65,17 +65,24 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        lv->name, s->workload.tensor[t].name);
         }
     }
-    /* after the formats, whose refusals name the design's first obstacle */
-    for (unsigned l = 1; l < s->nlevels; l++) {
+    /* after the formats, whose refusals name the design's first obstacle: scalar
+     * and compute skipping come from the sums of one buffer level (model_scalar.c) */
+    if (s->nlevels > 2 && s->compute.optimization)
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->compute.pos.file,
+                               s->compute.pos.line, s->compute.pos.column,
+                               "compute_optimization",
+                               "the stat estimator prices compute gating and skipping at one "
+                               "buffer level, not under nested levels: use -e exact");
+    for (unsigned l = 1; l < s->nlevels && s->nlevels > 2; l++) {
         const tessel_spec_level *lv = &s->level[l];
         for (unsigned t = 0; t < s->workload.ntensors; t++)
             if (lv->tensor[t].sparse.scalar_skip_on | lv->tensor[t].sparse.scalar_gate_on)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "action_optimization",
-                                       "level %s: the stat estimator does not price scalar "
-                                       "skipping or gating of %s (its closed sums and walk "
-                                       "count tiles, not the compute's scalar traversals): use "
-                                       "-e exact or -e analytic",
+                                       "level %s: the stat estimator prices scalar skipping "
+                                       "and gating of %s at one buffer level, not under nested "
+                                       "levels (their sums count tiles, not the compute's "
+                                       "scalar traversals): use -e exact",
                                        lv->name, s->workload.tensor[t].name);
     }
     return TESSEL_OK;
@@ -456,6 +463,8 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
         rc = stat_ob_level1(e, p, mirror, p->tile_fills);
     if (!rc) {
         stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
+        model_scalar_sums(e, bd, mirror ? tb : ta, o.operand_nnz, o.effectual);
+        e->compute_macs = p->flops;
         exact_algorithmic_counts(e, bd);
     }
     for (unsigned q = 0; q < 2; q++) {
@@ -590,6 +599,8 @@ int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_s
     p.flops = flops;
     unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
     stat_store_outcome(e, &p, &o, pt.mirror ? tb : ta, pt.mirror ? ta : tb);
+    model_scalar_sums(e, &bd, pt.mirror ? tb : ta, o.operand_nnz, o.effectual);
+    e->compute_macs = flops;
     exact_algorithmic_counts(e, &bd);
     return TESSEL_OK;
 }

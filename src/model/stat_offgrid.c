@@ -116,7 +116,8 @@ static void corner_spec(const engine *e, const axis *ax, unsigned n, unsigned co
     X(fills) X(updates) X(writebacks) X(reads) X(data_bytes) X(metadata_bytes) X(in_data)      \
     X(in_metadata) X(out_data) X(out_metadata) X(child_read_data) X(child_read_metadata)       \
     X(child_write_data) X(child_write_metadata) X(algorithmic) X(skipped) X(gated)             \
-    X(bumped_bytes) X(overflow_tiles) X(overflow_bytes)
+    X(bumped_bytes) X(overflow_tiles) X(overflow_bytes) X(skipped_reads) X(gated_reads)        \
+    X(skipped_metadata_bytes) X(gated_metadata_bytes)
 
 /* acc += w * r over the counts; the named fields only, so that a field
  * added later keeps the nearest corner's value (copied first). */
@@ -133,7 +134,8 @@ static void accumulate(double *acc, const tessel_result *r, double w)
     for (unsigned l = 0; l < TESSEL_SPEC_MAX_LEVELS; l++)
         acc[k++] += w * (double)r->effectual_tiles[l];
     const uint64_t v[] = { r->macs, r->intersections, r->output_nnz, r->compulsory_bytes,
-                           r->dram_bytes, r->overflow_tiles };
+                           r->dram_bytes, r->overflow_tiles, r->computes_algorithmic,
+                           r->computes_actual, r->computes_gated, r->computes_skipped };
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         acc[k++] += w * (double)v[i];
     acc[k++] += w * (double)r->tiled_metadata_bytes;
@@ -157,14 +159,15 @@ static void store(const double *acc, tessel_result *out)
     for (unsigned l = 0; l < TESSEL_SPEC_MAX_LEVELS; l++)
         out->effectual_tiles[l] = rounded(acc[k++]);
     uint64_t *v[] = { &out->macs, &out->intersections, &out->output_nnz, &out->compulsory_bytes,
-                      &out->dram_bytes, &out->overflow_tiles };
+                      &out->dram_bytes, &out->overflow_tiles, &out->computes_algorithmic,
+                      &out->computes_actual, &out->computes_gated, &out->computes_skipped };
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         *v[i] = rounded(acc[k++]);
     out->tiled_metadata_bytes = (int64_t)llround(acc[k++]);
 }
 
-#define BLEND_SLOTS (TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * 20 + \
-                     TESSEL_SPEC_MAX_LEVELS + 7)
+#define BLEND_SLOTS (TESSEL_SPEC_MAX_LEVELS * TESSEL_SPEC_MAX_TENSORS * 24 + \
+                     TESSEL_SPEC_MAX_LEVELS + 11)
 
 int stat_offgrid_eval(const engine *e, const stat_input *const *ins, stat_point_fn fn,
                       void *ud, tessel_result *out, tessel_diag *diag)

@@ -187,6 +187,12 @@ static int bypass_refused(const tessel_point_request *req, tessel_diag *diag)
               tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_DRT;
     if (route != TESSEL_POINT_ROUTE_TEMPLATE && !drt)
         return TESSEL_OK;
+    if (spec->compute.optimization) /* nor the compute's (src/model/model_scalar.c) */
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, spec->compute.pos.file,
+                               spec->compute.pos.line, spec->compute.pos.column,
+                               "compute_optimization",
+                               "compute gating or skipping is not priced by %s (use the fixed "
+                               "mapping or another strategy)", drt ? "drt" : "a template");
     for (unsigned l = 1; l < spec->nlevels; l++) {
         /* the same for scalar action_optimization (src/model/model_scalar.c):
          * their walks count no scalar traversals */

@@ -230,6 +230,13 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
 
     count_elements(spec, result, out);
     out->macs = result->macs;
+    /* Sparseloop's compute counts (src/model/model_scalar.c); templates and
+     * drt, which refuse compute_optimization, count the multiplies only */
+    int copt = spec->compute.optimization != 0;
+    out->computes_algorithmic = result->computes_algorithmic;
+    out->computes_actual = copt ? result->computes_actual : result->macs;
+    out->computes_gated = copt ? result->computes_gated : 0;
+    out->computes_skipped = copt ? result->computes_skipped : 0;
     out->intersections = result->intersections;
     out->output_nnz = result->output_nnz;
     out->output_nnz_stderr = result->output_nnz_has_stderr ? result->output_nnz_stderr : NAN;
@@ -249,7 +256,8 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     out->clock_ghz = spec->compute.clock_ghz;
 
     spatial_columns(spec, &result->spatial, out);
-    tessel_roofline_evaluate_busy(spec, (double)result->macs,
+    /* a gated compute takes its cycle, a skipped one none (Sparseloop) */
+    tessel_roofline_evaluate_busy(spec, (double)out->computes_actual + (double)out->computes_gated,
                                   isnan(out->spatial_cycles) ? 0 : out->spatial_cycles,
                                   out->level_bytes, &out->roofline);
     const char *bound = tessel_roofline_bound_name(spec, &out->roofline);
@@ -261,7 +269,10 @@ int tessel_report_point_build(const tessel_spec *spec, const tessel_result *resu
     if (spec->timing == TESSEL_SPEC_TIMING_PIPELINE) /* docs/models/timing.md */
         tessel_report_pipeline_apply(spec, result, out);
 
-    out->mac_energy_pj = (double)result->macs * energy->mac.pj[TESSEL_ACTION_COMPUTE];
+    out->mac_energy_pj =
+        (double)out->computes_actual * energy->mac.pj[TESSEL_ACTION_COMPUTE] +
+        (double)out->computes_gated * energy->mac.gated_pj[TESSEL_GATED_COMPUTE] +
+        (double)out->computes_skipped * energy->mac.gated_pj[TESSEL_SKIPPED_COMPUTE];
     out->intersect_energy_pj =
         (double)result->intersections * energy->intersect.pj[TESSEL_ACTION_COMPUTE];
     /* Leakage is paid by every instance for every cycle of the run; one MAC

@@ -14,7 +14,8 @@
 static const char *const value_columns[TESSEL_REPORT_VALUE_LISTS] = {
     /* summary ints */
     "dram_bytes,compulsory_bytes,flops,output_nnz,intersections,stat_offgrid_edges,"
-    "stat_design_may_differ,tiled_metadata_bytes",
+    "stat_design_may_differ,tiled_metadata_bytes,algorithmic_computes,actual_computes,"
+    "gated_computes,skipped_computes",
     /* summary doubles */
     "traffic_ratio,energy_pj,cycles,seconds,model_seconds,output_nnz_stderr,compute_cycles,"
     "compute_utilization,area_um2,storage_energy_pj,mac_energy_pj,intersect_energy_pj,"
@@ -41,6 +42,8 @@ void tessel_report_summary_values(const tessel_report_point *p, int64_t *ints, d
         (int64_t)p->macs,               (int64_t)p->output_nnz,
         (int64_t)p->intersections,      (int64_t)p->stat_offgrid_edges,
         (int64_t)p->stat_design_may_differ, p->tiled_metadata_bytes,
+        (int64_t)p->computes_algorithmic, (int64_t)p->computes_actual,
+        (int64_t)p->computes_gated,     (int64_t)p->computes_skipped,
     };
     const double dn[TESSEL_REPORT_SUMMARY_DOUBLES] = {
         p->traffic_ratio,          p->energy_pj,           p->roofline.cycles,

@@ -20,7 +20,7 @@ static const char summary_header[] =
     "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
     "stat_path,tiled_metadata_bytes,tiles,storage_energy_pj,mac_energy_pj,"
     "intersect_energy_pj,leak_energy_pj,level_energy,spatial_cycles,imbalance,work_stdev,"
-    "pe_utilization\n";
+    "pe_utilization,algorithmic_computes,actual_computes,gated_computes,skipped_computes\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -659,6 +659,11 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_double(e, "imbalance", p->imbalance);
     emit_double(e, "work_stdev", p->work_stdev);
     emit_double(e, "pe_utilization", p->pe_utilization);
+    /* the compute in Sparseloop's words (model_scalar.c) */
+    emit_u64(e, "algorithmic_computes", p->computes_algorithmic);
+    emit_u64(e, "actual_computes", p->computes_actual);
+    emit_u64(e, "gated_computes", p->computes_gated);
+    emit_u64(e, "skipped_computes", p->computes_skipped);
     if (e->json)
         json_energy_sources(e, p);
     end(e);

@@ -488,6 +488,14 @@ static void compute(rb *b, rs_compute *r)
     r->clock_ghz = c->clock_ghz;
     note_double(b, "architecture.compute.clock", tessel_yaml_get(cn, "clock"), c->clock_ghz);
     component(b, &r->mac, &c->mac, tessel_yaml_get(cn, "class"), "architecture.compute");
+    if (c->optimization) {
+        unsigned g = c->optimization & TESSEL_SPEC_COMPUTE_OPT_GATING;
+        unsigned k = c->optimization & TESSEL_SPEC_COMPUTE_OPT_SKIPPING;
+        r->compute_optimization = dup(b, g && k ? "gating,skipping"
+                                         : g    ? "gating"
+                                         : k    ? "skipping"
+                                                : "none");
+    }
     if (c->intersect.cls[0]) {
         r->intersect = zalloc(b, 1, sizeof(*r->intersect));
         if (r->intersect)

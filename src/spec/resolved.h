@@ -101,6 +101,9 @@ typedef struct rs_compute {
     rs_component mac;
     rs_component *intersect; /* NULL when not priced */
     double *intersect_step_cycles; /* intersect.step_cycles; NULL without intersect */
+    /* compute_optimization: "none", "gating", "skipping" or "gating,skipping";
+     * NULL when the spec gives none */
+    char *compute_optimization;
 } rs_compute;
 
 typedef struct rs_strategy {

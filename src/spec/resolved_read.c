@@ -249,6 +249,13 @@ static void architecture(sb *b, const rs_spec *r)
         if (c->intersect_step_cycles)
             put(b, "      step_cycles: %.17g\n", *c->intersect_step_cycles);
     }
+    if (c->compute_optimization) {
+        const char *o = c->compute_optimization;
+        put(b, "    compute_optimization: [%s%s%s]\n",
+            strstr(o, "gating") ? "{type: gating}" : "",
+            strstr(o, "gating") && strstr(o, "skipping") ? ", " : "",
+            strstr(o, "skipping") ? "{type: skipping}" : "");
+    }
 }
 
 /* The tile as "i:128,k:64", leaving out the indices tiled whole (0). */

@@ -154,6 +154,7 @@ static const cyaml_schema_field_t compute_fields[] = {
     CYAML_FIELD_MAPPING("mac", CYAML_FLAG_DEFAULT, rs_compute, mac, component_fields),
     CYAML_FIELD_MAPPING_PTR("intersect", OPT_PTR, rs_compute, intersect, component_fields),
     CYAML_FIELD_FLOAT_PTR("intersect_step_cycles", OPT_PTR, rs_compute, intersect_step_cycles),
+    OPT_STR("compute_optimization", rs_compute, compute_optimization),
     CYAML_FIELD_END
 };
 

@@ -19,7 +19,8 @@ static const char *const level_keys[] = { "name",       "capacity",    "bandwidt
 static const char *const tensor_level_keys[] = { "partition", "format", "skip_on", "gate_on",
                                                  "rank_order" };
 static const char *const compute_keys[] = { "pes",   "macs_per_pe", "clock",
-                                            "class", "attributes",  "intersect" };
+                                            "class", "attributes",  "intersect",
+                                            "compute_optimization" };
 static const char *const intersect_keys[] = { "class", "attributes", "step_cycles" };
 
 /* ------------------------------------------------------------------ */
@@ -472,6 +473,49 @@ static void read_clock(vctx *v, const tessel_yaml_node *n, const char *field, do
     spec_err(v, n, field, "'clock' must be a frequency such as 1GHz or 800MHz (a number is GHz)");
 }
 
+/* `compute_optimization: [{type: gating}, {type: skipping}]` (Sparseloop's
+ * compute-optimization of the compute target, docs/spec.md): given, even
+ * empty, the MAC follows Sparseloop's compute rules (docs/semantics.md
+ * "Compute skipping and gating"); absent, it runs the effectual multiplies
+ * only. */
+static void read_compute_optimization(vctx *v, const tessel_yaml_node *n, tessel_spec_compute *cp)
+{
+    static const char *const types[] = { "gating", "skipping" };
+    static const char *const keys[] = { "type" };
+    const char *field = "architecture.compute.compute_optimization";
+    if (n->kind != TESSEL_YAML_SEQUENCE) {
+        spec_err(v, n, field, "'compute_optimization' must be a list of {type: gating} or "
+                 "{type: skipping} ([] for neither)");
+        return;
+    }
+    if (v->einsum_ok && v->s->workload.ntensors > 3) {
+        spec_err(v, n, field, "'compute_optimization' takes a workload of two inputs (the "
+                 "compute's states of three operands are not built)");
+        return;
+    }
+    cp->optimization = TESSEL_SPEC_COMPUTE_OPT_GIVEN;
+    for (size_t i = 0; i < n->count; i++) {
+        char f[128];
+        snprintf(f, sizeof(f), "%s[%zu]", field, i);
+        const tessel_yaml_node *a = n->items[i];
+        const tessel_yaml_node *ty = a->kind == TESSEL_YAML_MAPPING ? tessel_yaml_get(a, "type")
+                                                                    : NULL;
+        if (!ty) {
+            spec_err(v, a, f, "a 'compute_optimization' entry is a mapping {type: gating} or "
+                     "{type: skipping}");
+            continue;
+        }
+        spec_check_keys(v, a, f, keys, N_OF(keys));
+        char tf[160];
+        spec_join(tf, sizeof(tf), f, "type");
+        int k = spec_read_choice(v, ty, tf, "type", types, N_OF(types));
+        if (k == 0)
+            cp->optimization |= TESSEL_SPEC_COMPUTE_OPT_GATING;
+        else if (k == 1)
+            cp->optimization |= TESSEL_SPEC_COMPUTE_OPT_SKIPPING;
+    }
+}
+
 static void read_compute(vctx *v, const tessel_yaml_node *arch)
 {
     tessel_spec_compute *cp = &v->s->compute;
@@ -501,6 +545,8 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     if ((n = tessel_yaml_get(c, "clock")))
         read_clock(v, n, "architecture.compute.clock", &cp->clock_ghz);
     read_component(v, c, field, &cp->mac);
+    if ((n = tessel_yaml_get(c, "compute_optimization")))
+        read_compute_optimization(v, n, cp);
     const tessel_yaml_node *in = tessel_yaml_get(c, "intersect");
     const char *inf = "architecture.compute.intersect";
     if (in && (in = spec_mapping_of(v, in, inf, "intersect"))) {

@@ -71,6 +71,7 @@ typedef struct memo_key {
      * rate (tessel_spatial): the compute's rates decide the estimate too. */
     uint32_t pes, macs_per_pe;
     double step_cycles;
+    uint32_t compute_optimization; /* the compute's counts follow it (model_scalar.c) */
 } memo_key;
 
 /* An entry is claimed by the thread that estimates it (IN_FLIGHT) before
@@ -186,6 +187,7 @@ static void key_build(const tessel_spec *spec, memo_key *k)
             o->spatial[i] = lv->spatial[i];
         o->spatial_policy = lv->spatial_policy;
     }
+    k->compute_optimization = spec->compute.optimization;
     if (tessel_spatial_level(spec) >= 0) {
         k->pes = spec->compute.pes;
         k->macs_per_pe = spec->compute.macs_per_pe;

@@ -11,6 +11,7 @@
 #include "tessel/tensor.h"
 #include "test_specs.h"
 #include "test_data.h"
+#include "test_hand.h"
 
 /* 4x4, COO with 8-bit values and coordinates (1 byte of data and 2 of
  * metadata per nonzero), DRAM -> LLB -> MACs, LLB tiles 2x2x2 under IJK:
@@ -22,24 +23,14 @@
 static const uint32_t bp_a[3][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 } };
 static const uint32_t bp_b[3][2] = { { 0, 1 }, { 0, 3 }, { 2, 0 } };
 
-enum { BP_EXACT, BP_STAT };
+enum { BP_EXACT = TEST_HAND_EXACT, BP_STAT = TEST_HAND_STAT };
 
 static tessel_result bp_run(uint32_t bypass, int estimator)
 {
-    tessel_tensor *a = test_coo_matrix(4, 4, 0, bp_a, 3);
-    tessel_tensor *b = test_coo_matrix(4, 4, 0, bp_b, 3);
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 2, 2, 2, 0 /* coo */, 8, 8);
     s.level[1].bypass = bypass;
-    tessel_workload_data d;
-    test_spmspm_data(&d, a, b);
-    tessel_result r;
-    tessel_diag diag;
-    int rc = estimator == BP_EXACT ? tessel_model_exact(&s, &d, NULL, &r, &diag)
-                                   : tessel_model_stat(&s, &d, NULL, NULL, &r, &diag);
-    ck_assert_msg(rc == 0, "estimate failed: %s", diag.message);
-    tessel_tensor_free(&a);
-    tessel_tensor_free(&b);
+    tessel_result r = test_hand_run(&s, 4, 4, 4, bp_a, 3, bp_b, 3, estimator, 0);
     ck_assert_uint_eq(r.macs, 5);
     return r;
 }

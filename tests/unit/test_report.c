@@ -437,7 +437,8 @@ START_TEST(headers_match_design)
                      "compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
                      "stat_path,tiled_metadata_bytes,tiles,"
                      "storage_energy_pj,mac_energy_pj,intersect_energy_pj,leak_energy_pj,"
-                     "level_energy,spatial_cycles,imbalance,work_stdev,pe_utilization\n");
+                     "level_energy,spatial_cycles,imbalance,work_stdev,pe_utilization,"
+                     "algorithmic_computes,actual_computes,gated_computes,skipped_computes\n");
 }
 END_TEST
 

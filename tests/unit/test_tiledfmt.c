@@ -10,6 +10,7 @@
 #include "tessel/tensor.h"
 #include "test_specs.h"
 #include "test_data.h"
+#include "test_hand.h"
 
 /* A: (0,0) (1,0) (1,2) (3,3); B: (0,0) (0,1) (2,3). */
 static const uint32_t ta[4][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 }, { 3, 3 } };
@@ -17,18 +18,7 @@ static const uint32_t tb[3][2] = { { 0, 0 }, { 0, 1 }, { 2, 3 } };
 
 static tessel_result run(tessel_spec *s, int expect_rc)
 {
-    tessel_tensor *a = test_coo_matrix(4, 4, 0, ta, 4);
-    tessel_tensor *b = test_coo_matrix(4, 4, 0, tb, 3);
-    tessel_workload_data d;
-    test_spmspm_data(&d, a, b);
-    tessel_result r;
-    memset(&r, 0, sizeof(r));
-    tessel_diag diag;
-    int rc = tessel_model_exact(s, &d, NULL, &r, &diag);
-    ck_assert_msg(rc == expect_rc, "exact returned %d: %s", rc, diag.message);
-    tessel_tensor_free(&a);
-    tessel_tensor_free(&b);
-    return r;
+    return test_hand_run(s, 4, 4, 4, ta, 4, tb, 3, TEST_HAND_EXACT, expect_rc);
 }
 
 /* LLB tiles i 4, k 4, j 2 under IJK: A is one tile, B two k 4 x j 2 tiles,

@@ -254,6 +254,10 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_double(e, "imbalance", p->imbalance);
     ref_emit_double(e, "work_stdev", p->work_stdev);
     ref_emit_double(e, "pe_utilization", p->pe_utilization);
+    ref_emit_u64(e, "algorithmic_computes", p->computes_algorithmic);
+    ref_emit_u64(e, "actual_computes", p->computes_actual);
+    ref_emit_u64(e, "gated_computes", p->computes_gated);
+    ref_emit_u64(e, "skipped_computes", p->computes_skipped);
     if (e->json) {
         ref_key(e, "energy_sources");
         fputc('[', e->f);
@@ -478,6 +482,11 @@ static void random_point(uint64_t *rng, tessel_report_point *p)
     double *spatial[] = { &p->spatial_cycles, &p->imbalance, &p->work_stdev, &p->pe_utilization };
     for (size_t i = 0; i < sizeof(spatial) / sizeof(spatial[0]); i++)
         *spatial[i] = random_double(rng);
+    /* issue 26's compute columns */
+    p->computes_algorithmic = random_u64(rng);
+    p->computes_actual = random_u64(rng);
+    p->computes_gated = random_u64(rng);
+    p->computes_skipped = random_u64(rng);
     for (unsigned l = 0; l < p->nlevels; l++) {
         for (unsigned a = 0; a < 6; a++)
             p->level_action_pj[l][a] = random_double(rng);

@@ -372,6 +372,31 @@ uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, d
     return UINT64_MAX;
 }
 
+/* The strata's fill curves from their sampled paths (at, over their
+ * final totals tot), each pulled toward the pooled curve by PRIOR_POOL
+ * pseudo tile rows against its cnt tile rows. */
+static void pool_curves(double (*at)[PRIOR_CURVE + 1], const double *tot, const double *cnt,
+                        out_prior *pr)
+{
+    /* the global curve, then each stratum's pulled toward it by
+     * PRIOR_POOL pseudo tile rows (as the ratios rho) */
+    double all[PRIOR_CURVE + 1], total = 0;
+    memset(all, 0, sizeof(all));
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++) {
+        total += tot[bin];
+        for (unsigned c = 1; c < PRIOR_CURVE; c++)
+            all[c] += at[bin][c];
+    }
+    if (total <= 0)
+        return;
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++)
+        for (unsigned c = 1; c < PRIOR_CURVE; c++) {
+            double own = tot[bin] > 0 ? at[bin][c] / tot[bin] : 0;
+            pr->curve[bin][c] = (cnt[bin] * own + PRIOR_POOL * all[c] / total) /
+                                (cnt[bin] + PRIOR_POOL);
+        }
+}
+
 int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,
                       const model_map *steps, out_prior *pr)
 {
@@ -422,23 +447,7 @@ int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *key
     }
     tessel_dealloc(a, k);
     tessel_dealloc(a, w);
-    /* the global curve, then each stratum's pulled toward it by
-     * PRIOR_POOL pseudo tile rows (as the ratios rho) */
-    double all[PRIOR_CURVE + 1], total = 0;
-    memset(all, 0, sizeof(all));
-    for (unsigned bin = 0; bin < PRIOR_BINS; bin++) {
-        total += tot[bin];
-        for (unsigned c = 1; c < PRIOR_CURVE; c++)
-            all[c] += at[bin][c];
-    }
-    if (total <= 0)
-        return TESSEL_OK;
-    for (unsigned bin = 0; bin < PRIOR_BINS; bin++)
-        for (unsigned c = 1; c < PRIOR_CURVE; c++) {
-            double own = tot[bin] > 0 ? at[bin][c] / tot[bin] : 0;
-            pr->curve[bin][c] = (cnt[bin] * own + PRIOR_POOL * all[c] / total) /
-                                (cnt[bin] + PRIOR_POOL);
-        }
+    pool_curves(at, tot, cnt, pr);
     return TESSEL_OK;
 }
 

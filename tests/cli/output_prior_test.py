@@ -10,15 +10,17 @@ Bounds (relative error of stat's bumped_bytes of Z at the inner level against ex
    2000 --skew 0.9 --clique-max 24 --seed 11`, not a shared matrix), specs/extensor.yaml,
    IJK, LLB i:256,j:8192,k:8192, PEB i:8,j:2048,k:16, 5 % sample, seeds 1-3: within
    CLUSTERED_TOL (measured -2.9 to -0.5 %; stop 25 -5.2 to -4.3 %, stop 23 -7.2 to
-   +3.6 %; with partial tiles growing linearly in the products -25 to -28 %). Stop 24 removed an over-charge of
-   the spill between visits (a run's last visit with a multiply) that had offset the
-   prior's low bias here: without the prior's floor on a visit's chance of a multiply
-   (docs/models/stat.md, "Rule 4 inside a visit") it reads -17.5 %, failing.
+   +3.6 %; with partial tiles growing linearly in the products -25 to -28 %). Stop 24
+   removed an over-charge of the spill between visits (a run's last visit with a
+   multiply) that had offset the prior's low bias here: without the prior's floor on a
+   visit's chance of a multiply (docs/models/stat.md, "Rule 4 inside a visit") it reads
+   -17.5 %, failing.
 2. ca-CondMat (../shared/data), d2t2's winner (LLB i:128,j:23133,k:23133, PEB
    i:4,j:23133,k:4, IJK), 5 % and 1 %, seeds 1-2: within CONDMAT_TOL (measured -6.6 to
    +0.7 %; stop 23 -6.9 to -21.9 %; with linear partial tiles -22 to -34 %, failing;
-   before the prior +946 % and +1,406 % on average). The partial tiles follow a fill curve per stratum of the products,
-   fitted from the sampled pairs' paths (docs/models/stat.md).
+   before the prior +946 % and +1,406 % on average). The partial tiles follow a fill
+   curve per stratum of the products, fitted from the sampled pairs' paths
+   (docs/models/stat.md).
 3. G51 (bundled), IJK, LLB i:256,k:1024,j:1024, PEB i:32,k:64,j:64: within G51_TOL at
    5 %, seeds 1-3 (measured -11.7 to -1.5 %; -24.8 to +3.2 % while the strata counted
    their pairs, failing; before the coverage split, with each

@@ -13,7 +13,10 @@ Points where Z's tiles outgrow their partition at an inner level:
   - clustered-4k: a `tessel gen clustered` graph of 4k vertices at PEB i:8,j:1024,k:16;
   - g51-llb: G51, IJK, LLB 256x1024x1024, PEB 32x64x64 (docs/models/stat.md);
   - clustered-8k, rmat-8k: generated graphs of 8k vertices (a clustered one with
-    stronger skew, an R-MAT one of 64k draws) at PEB i:8,j:2048,k:16.
+    stronger skew, an R-MAT one of 64k draws) at PEB i:8,j:2048,k:16;
+  - unseen-clustered-4k, unseen-clustered-6k, unseen-rmat-8k, unseen-rmat-4k: generated
+    graphs with seeds not used while the prior was built (stop 26), to check that its
+    figures hold on graphs it was not tuned on.
 For each, exact once, then stat at each --fractions ("default" = the 2^19-multiply
 sample) and seed: the relative error of the inner level's Z bytes (data + metadata)
 and of its bumped bytes (the spill), mean and worst over seeds, and of total DRAM
@@ -61,6 +64,18 @@ POINTS = {
                      ijk([("LLB", "i:256,j:8192,k:8192"), ("PEB", "i:8,j:2048,k:16")])),
     "rmat-8k": ("specs/extensor.yaml", "gen:rmat --size 8192 --nnz 65536 --seed 5", "PEB",
                 ijk([("LLB", "i:256,j:8192,k:8192"), ("PEB", "i:8,j:2048,k:16")])),
+    "unseen-clustered-4k": ("specs/extensor.yaml",
+                            "gen:clustered --size 4096 --cliques 2600 --tail 1000 --skew 0.8 "
+                            "--clique-max 16 --seed 21", "PEB",
+                            ijk([("LLB", "i:256,j:4096,k:4096"), ("PEB", "i:8,j:1024,k:16")])),
+    "unseen-clustered-6k": ("specs/extensor.yaml",
+                            "gen:clustered --size 6144 --cliques 4000 --tail 1500 --skew 0.85 "
+                            "--clique-max 20 --seed 33", "PEB",
+                            ijk([("LLB", "i:256,j:6144,k:6144"), ("PEB", "i:8,j:1536,k:16")])),
+    "unseen-rmat-8k": ("specs/extensor.yaml", "gen:rmat --size 8192 --nnz 65536 --seed 17", "PEB",
+                       ijk([("LLB", "i:256,j:8192,k:8192"), ("PEB", "i:8,j:2048,k:16")])),
+    "unseen-rmat-4k": ("specs/extensor.yaml", "gen:rmat --size 4096 --nnz 40000 --seed 29", "PEB",
+                       ijk([("LLB", "i:256,j:4096,k:4096"), ("PEB", "i:16,j:1024,k:16")])),
 }
 
 

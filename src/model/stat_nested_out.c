@@ -908,12 +908,15 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
         int closes = next == UINT64_MAX || blk_of(n, next) != b;
         int ends = closes && g < cnt && suf[g] != suf[g + 1];
         /* grew: the sample saw a nonzero first appear here. A prior's path
-         * grows by some expected d nonzeros at every effectual visit: new
-         * nonzeros need a multiply, so the visit holds one at least with
-         * the chance that a Poisson count of mean d is not 0 */
+         * grows by some expected d nonzeros at every effectual visit, and
+         * the whole sample's rule (live when a nonzero first appears, else
+         * the chance of a multiply h) is taken in expectation over that
+         * growth, a Poisson count of mean d: 1 - (1 - h) e^-d. Until stop
+         * 26 max(h, 1 - e^-d), a lower bound (docs/models/stat.md "The
+         * strata's evidence") */
         double live = stat_visit_live(slots_of(n, k), na, nb, pp ? sampled > seen : cum > cum0);
-        if (pp && live < 1 && -expm1(cum0 - cum) > live)
-            live = -expm1(cum0 - cum);
+        if (pp && live < 1)
+            live = 1 - (1 - live) * exp(cum0 - cum);
         run_spill_step(live, &last);
         if (ends) {
             if (zbytes(z, cum) > (double)z->part)

@@ -32,7 +32,8 @@
 
 #include "stat_nested.h"
 
-/* Pseudo-pairs pulling a stratum's ratio toward the global one. */
+/* Pseudo tile rows pulling a stratum's ratio and fill curve toward the
+ * global ones (prior_ratios: a stratum counts its tile rows). */
 #define PRIOR_POOL 8.0
 /* log2 of the products at bin 0 (fractional products: uniform spread). */
 #define PRIOR_BIN0 (-20)
@@ -137,7 +138,11 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
 /* Per stratum of the products: their sum, the sample's estimates and the
  * pairs sampled; pooled: the sums of the calibration and the moments. */
 typedef struct prior_sums {
-    double m[PRIOR_BINS], s[PRIOR_BINS], sampled[PRIOR_BINS], pairs[PRIOR_BINS];
+    double m[PRIOR_BINS], s[PRIOR_BINS], pairs[PRIOR_BINS];
+    /* the tile rows holding a sampled pair (the evidence: see prior_ratios),
+     * and the last one counted per stratum (I + 1) */
+    double sampled[PRIOR_BINS];
+    uint64_t last[PRIOR_BINS];
     double x; /* the bands' predictions, rows with an effectual pair */
     double q, sq, qq, vqq, ss, st;
     /* the spread of sum (S^ - S)^2 under the draw alone: per pair
@@ -177,7 +182,10 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
                 unsigned b = prior_bin(m);
                 ps->m[b] += m;
                 ps->s[b] += s;
-                ps->sampled[b] += s > 0 ? 1 : 0;
+                if (s > 0 && ps->last[b] != i + 1) {
+                    ps->sampled[b] += 1;
+                    ps->last[b] = i + 1;
+                }
                 ps->pairs[b] += 1;
                 continue;
             }
@@ -198,7 +206,11 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
 }
 
 /* The strata's compression ratios, pooled toward the global one; 0 when
- * the sample holds nothing. */
+ * the sample holds nothing. A stratum's own ratio counts as many
+ * observations as tile rows hold its sampled pairs, not as many pairs: the
+ * draw is systematic in storage order, so a tile row of a few rows holds
+ * about one drawn row at 5 % and its pairs in the stratum all rest on it
+ * (docs/models/stat.md "The strata's evidence"). */
 static int prior_ratios(const prior_sums *ps, out_prior *pr)
 {
     double m = 0, sum = 0;
@@ -360,6 +372,31 @@ uint64_t stat_pair_next(const nested *n, pair_walk *w, double *na, double *nb, d
     return UINT64_MAX;
 }
 
+/* The strata's fill curves from their sampled paths (at, over their
+ * final totals tot), each pulled toward the pooled curve by PRIOR_POOL
+ * pseudo tile rows against its cnt tile rows. */
+static void pool_curves(double (*at)[PRIOR_CURVE + 1], const double *tot, const double *cnt,
+                        out_prior *pr)
+{
+    /* the global curve, then each stratum's pulled toward it by
+     * PRIOR_POOL pseudo tile rows (as the ratios rho) */
+    double all[PRIOR_CURVE + 1], total = 0;
+    memset(all, 0, sizeof(all));
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++) {
+        total += tot[bin];
+        for (unsigned c = 1; c < PRIOR_CURVE; c++)
+            all[c] += at[bin][c];
+    }
+    if (total <= 0)
+        return;
+    for (unsigned bin = 0; bin < PRIOR_BINS; bin++)
+        for (unsigned c = 1; c < PRIOR_CURVE; c++) {
+            double own = tot[bin] > 0 ? at[bin][c] / tot[bin] : 0;
+            pr->curve[bin][c] = (cnt[bin] * own + PRIOR_POOL * all[c] / total) /
+                                (cnt[bin] + PRIOR_POOL);
+        }
+}
+
 int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *keys,
                       const model_map *steps, out_prior *pr)
 {
@@ -381,6 +418,8 @@ int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *key
      * products, their final total and the pairs (a ratio estimator of the
      * stratum's fill curve: the rows' weights cancel in the share) */
     double at[PRIOR_BINS][PRIOR_CURVE + 1], tot[PRIOR_BINS], cnt[PRIOR_BINS];
+    uint64_t last[PRIOR_BINS]; /* the last tile row counted per stratum (I + 1) */
+    memset(last, 0, sizeof(last));
     memset(at, 0, sizeof(at));
     memset(tot, 0, sizeof(tot));
     memset(cnt, 0, sizeof(cnt));
@@ -399,27 +438,16 @@ int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *key
         unsigned bin = prior_bin(m);
         fill_path(n, bt, i, j, k, w, ns, m, at[bin]);
         tot[bin] += fin;
-        cnt[bin] += 1;
+        /* the stratum's evidence is its tile rows, not its pairs (keys are
+         * sorted by pair, so by I): as prior_ratios */
+        if (last[bin] != i + 1) {
+            cnt[bin] += 1;
+            last[bin] = i + 1;
+        }
     }
     tessel_dealloc(a, k);
     tessel_dealloc(a, w);
-    /* the global curve, then each stratum's pulled toward it by
-     * PRIOR_POOL pseudo-pairs (as the ratios rho) */
-    double all[PRIOR_CURVE + 1], total = 0;
-    memset(all, 0, sizeof(all));
-    for (unsigned bin = 0; bin < PRIOR_BINS; bin++) {
-        total += tot[bin];
-        for (unsigned c = 1; c < PRIOR_CURVE; c++)
-            all[c] += at[bin][c];
-    }
-    if (total <= 0)
-        return TESSEL_OK;
-    for (unsigned bin = 0; bin < PRIOR_BINS; bin++)
-        for (unsigned c = 1; c < PRIOR_CURVE; c++) {
-            double own = tot[bin] > 0 ? at[bin][c] / tot[bin] : 0;
-            pr->curve[bin][c] = (cnt[bin] * own + PRIOR_POOL * all[c] / total) /
-                                (cnt[bin] + PRIOR_POOL);
-        }
+    pool_curves(at, tot, cnt, pr);
     return TESSEL_OK;
 }
 

@@ -189,7 +189,7 @@ static void print_report(const tessel_sweep_report *r, const char *dir, int timi
         printf(", %llu found finished", (unsigned long long)r->resumed);
     printf(" on %u thread%s", r->threads, r->threads == 1 ? "" : "s");
     if (timing)
-        printf(" in %.3f s (%.0f points/s; CPU %.3f s, busiest thread %.3f s)", r->eval_seconds,
+        printf(" in %.3f s (%.0f points/s; CPU %.6f s, busiest thread %.6f s)", r->eval_seconds,
                r->eval_seconds > 0 ? (double)r->evaluated / r->eval_seconds : 0,
                r->eval_cpu_seconds, r->busiest_seconds);
     if (r->memo_hits)

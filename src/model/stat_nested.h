@@ -145,7 +145,7 @@ double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
  * against B's tile column j (bt, B's grid transposed), p and q the
  * positions in each. */
 typedef struct pair_walk {
-    const uint64_t *x, *y, *na, *nb;
+    const uint32_t *x, *y, *na, *nb; /* stat_grid columns and counts */
     uint64_t nx, ny, p, q;
 } pair_walk;
 void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w);

@@ -164,11 +164,12 @@ static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t r
     out->rows = (g->rows + rb - 1) / rb;
     out->cols = (g->cols + cb - 1) / cb;
     out->ptr = stat_zeroed(a, out->rows + 1, sizeof(uint64_t));
-    uint64_t *stamp = stat_zeroed(a, out->cols + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, 2 * (out->cols + 1), sizeof(uint64_t));
     if (!out->ptr || !stamp) {
         tessel_dealloc(a, stamp);
         return TESSEL_ENOMEM;
     }
+    uint64_t *row = stamp + out->cols + 1; /* a row's columns, sorted, then stored 32-bit */
     /* two passes: count, then fill (stamp: 1 + the row block last seen) */
     for (int pass = 0; pass < 2; pass++) {
         uint64_t cnt = 0;
@@ -182,17 +183,20 @@ static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t r
                         continue;
                     stamp[c] = R + 1;
                     if (pass)
-                        out->col[cnt] = c;
+                        row[cnt - start] = c;
                     cnt++;
                 }
-            if (pass)
-                tessel_sort_u64_inplace(&out->col[start], cnt - start, out->cols);
-            else
+            if (pass) {
+                tessel_sort_u64_inplace(row, cnt - start, out->cols);
+                for (uint64_t q = start; q < cnt; q++)
+                    out->col[q] = (uint32_t)row[q - start];
+            } else {
                 out->ptr[R + 1] = cnt;
+            }
         }
         if (!pass) {
             out->n = cnt;
-            out->col = stat_zeroed(a, cnt + 1, sizeof(uint64_t));
+            out->col = stat_zeroed(a, cnt + 1, sizeof(uint32_t));
             if (!out->col) {
                 tessel_dealloc(a, stamp);
                 return TESSEL_ENOMEM;

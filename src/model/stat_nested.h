@@ -87,9 +87,11 @@ uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t 
 
 /* stat_nested_across.c: runs of input X[o, k] (partner P[k, f]; engine
  * indices xo, xf; cf the coarse f block splitting its runs) that continue
- * from one level b-1 tile into the next, taken off runs[] (per X tile). */
-int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
-                             unsigned xo, unsigned xf, uint64_t cf, double *runs);
+ * from one level b-1 tile into the next, taken off runs[] (per X tile).
+ * xt: X's transpose when the caller holds it (read, not copied), or NULL. */
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
+                             const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
+                             double *runs);
 
 /* Output Z at boundary n->bd.b into o: pairs, runs (write-backs), updates
  * and the bytes they move. */

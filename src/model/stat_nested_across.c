@@ -728,8 +728,9 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t tota
 }
 
 /* Takes off runs[] the runs of X that continue across outer tiles. */
-int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
-                             unsigned xo, unsigned xf, uint64_t cf, double *runs)
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
+                             const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
+                             double *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     if (!n->first_digit || !x->n || !p->n)
@@ -748,7 +749,13 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     for (unsigned r = 0; r < 3; r++)
         ac.blk[r] = outer_edge(n, ac.ex[r], ac.ext[r]);
     level_order(&ac);
-    int rc = stat_grid_transpose(x, a, &ac.xt);
+    int rc = TESSEL_OK;
+    if (xt) { /* stat_grid_free(&ac.xt) below keeps the caller's arrays */
+        ac.xt = *xt;
+        ac.xt.borrowed = 1;
+    } else {
+        rc = stat_grid_transpose(x, a, &ac.xt);
+    }
     if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
         rc = TESSEL_ENOMEM;
     for (uint64_t k = 0; !rc && k < ac.xt.rows && k < p->rows; k++)

@@ -52,6 +52,10 @@ const tessel_allocator *tessel_allocator_default(void);
 void *tessel_alloc(const tessel_allocator *a, size_t size);
 void *tessel_alloc_array(const tessel_allocator *a, size_t count, size_t size);
 void *tessel_realloc_array(const tessel_allocator *a, void *ptr, size_t count, size_t size);
+/* tessel_alloc_array's memory, zeroed. With the default allocator, calloc:
+ * the pages of a large array that are never written are never made
+ * resident (sparse tables sized by a budget cost only what they touch). */
+void *tessel_alloc_zeroed(const tessel_allocator *a, size_t count, size_t size);
 void tessel_dealloc(const tessel_allocator *a, void *ptr);
 /* A NUL-terminated copy of s through the allocator, or NULL. */
 char *tessel_strdup(const tessel_allocator *a, const char *s);

@@ -80,6 +80,19 @@ void *tessel_realloc_array(const tessel_allocator *a, void *ptr, size_t count, s
     return a->fn(a->ud, ptr, count * size);
 }
 
+void *tessel_alloc_zeroed(const tessel_allocator *a, size_t count, size_t size)
+{
+    if (count == 0 || size == 0 || count > SIZE_MAX / size)
+        return NULL;
+    a = pick(a);
+    if (a->fn == default_alloc_fn) /* no huge-page hint: it would fault in 2 MiB per touch */
+        return calloc(count, size);
+    void *p = a->fn(a->ud, NULL, count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
 void tessel_dealloc(const tessel_allocator *a, void *ptr)
 {
     if (!ptr)

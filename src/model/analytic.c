@@ -506,9 +506,13 @@ static int band_grid(const operand_model *om, uint64_t tr, uint64_t tc, const te
             double p = -expm1(cells * log1p(-d->density));
             if (cells <= 0 || p < 0.5)
                 continue;
-            g->col[n] = c;
-            g->nnz[n++] = model_count(d->density * cells / p) ? model_count(d->density * cells / p)
-                                                             : 1;
+            uint64_t cnt = model_count(d->density * cells / p);
+            if (cnt > UINT32_MAX) { /* stat_grid counts are 32-bit */
+                stat_grid_free(a, g);
+                return TESSEL_ERANGE;
+            }
+            g->col[n] = (uint32_t)c;
+            g->nnz[n++] = cnt ? (uint32_t)cnt : 1;
         }
         g->ptr[r + 1] = n;
     }
@@ -595,6 +599,10 @@ static int banded_evaluate(engine *e, const operand_model *oa, const operand_mod
     if (rc) {
         stat_grid_free(a, &g.ga);
         stat_grid_free(a, &g.gb);
+        if (rc == TESSEL_ERANGE)
+            return tessel_diag_set(diag, rc, NULL, 0, 0, "model",
+                                   "a tile of the banded model holds 2^32 or more nonzeros: "
+                                   "more than the stat estimator's 32-bit tile counts hold");
         return tessel_diag_oom(diag, NULL, "building the banded model's tile grids and output "
                                "sample", 0);
     }

@@ -392,7 +392,8 @@ static int sizes_by_sort(const tessel_allocator *a, const stat_grid *g, uint64_t
         tessel_dealloc(a, scratch);
         return TESSEL_ENOMEM;
     }
-    memcpy(sorted, g->nnz, g->n * sizeof(uint64_t));
+    for (uint64_t n = 0; n < g->n; n++)
+        sorted[n] = g->nnz[n];
     tessel_sort_u64(sorted, scratch, g->n, max);
     tessel_dealloc(a, scratch);
     uint64_t d = 0;

@@ -46,34 +46,16 @@ static int line_counts(const tessel_tensor *t, const tessel_allocator *a, stat_i
     return TESSEL_OK;
 }
 
-/* The base grid as compressed rows: a matrix's tile rows, or a 3-tensor's
- * (i, x) cells i-major against k. */
+/* The base grid as compressed rows (stat_grid_base): a matrix's tile rows,
+ * read in place from its tile grid, or a 3-tensor's (i, x) cells i-major
+ * against k. */
 static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid **out)
 {
     stat_grid *b = tessel_alloc(a, sizeof(*b));
     if (!b)
         return TESSEL_ENOMEM;
-    int rc = stat_grid_from_tile_grid(g, a, b);
-    if (!rc && g->order == 3) {
-        /* key = x * ext_k + k: rows become i * ext_x + x */
-        stat_grid u;
-        rc = stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty, a, &u);
-        if (!rc) {
-            for (uint64_t n = 0, gr = 0; n < g->nonempty; n++) {
-                gr = tessel_tile_grid_group_from(g, n, gr);
-                uint64_t row = gr * g->extent[1] + tessel_tile_grid_key(g, n) / g->extent[2];
-                u.ptr[row + 1]++;
-                u.col[n] = tessel_tile_grid_key(g, n) % g->extent[2];
-                u.nnz[n] = tessel_tile_grid_count(g, n);
-            }
-            for (uint64_t r = 0; r < u.rows; r++)
-                u.ptr[r + 1] += u.ptr[r];
-            stat_grid_free(a, b);
-            *b = u;
-        }
-    }
+    int rc = stat_grid_base(g, a, b);
     if (rc) {
-        stat_grid_free(a, b);
         tessel_dealloc(a, b);
         return rc;
     }
@@ -97,7 +79,13 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
     } else {
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }
-    if (!rc && base_rows(in->grid, a, &in->base))
+    int brc = rc ? rc : base_rows(in->grid, a, &in->base);
+    if (!rc && brc == TESSEL_ERANGE)
+        rc = tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, "data",
+                             "the stat estimator counts an input's nonzeros in 32 bits: "
+                             "%llu nonzeros is more than it can hold (use -e exact)",
+                             (unsigned long long)t->nnz);
+    else if (!rc && brc)
         rc = tessel_diag_oom(diag, NULL, "building an input's base tile grid",
                              (size_t)stat_grid_bytes(in->grid->extent[0] * (t->order == 3
                                                                                 ? in->grid->extent[1]

@@ -457,24 +457,14 @@ static int get_input(reader *r, stat_input *in)
     if (r->bad)
         return 0;
     in->base = tessel_alloc(r->alloc, sizeof(*in->base));
-    if (!in->base || stat_grid_from_tile_grid(g, r->alloc, in->base))
+    if (!in->base)
         return corrupt(r, "out of memory");
-    if (g->order == 3) {
-        /* the unfolded rows, as input_collect makes them */
-        stat_grid u;
-        if (stat_grid_alloc_like(g->extent[0] * g->extent[1], g->extent[2], g->nonempty,
-                                 r->alloc, &u))
-            return corrupt(r, "out of memory");
-        for (uint64_t t = 0, gr = 0; t < g->nonempty; t++) {
-            gr = tessel_tile_grid_group_from(g, t, gr);
-            u.ptr[gr * g->extent[1] + tessel_tile_grid_key(g, t) / g->extent[2] + 1]++;
-            u.col[t] = tessel_tile_grid_key(g, t) % g->extent[2];
-            u.nnz[t] = tessel_tile_grid_count(g, t);
-        }
-        for (uint64_t row = 0; row < u.rows; row++)
-            u.ptr[row + 1] += u.ptr[row];
-        stat_grid_free(r->alloc, in->base);
-        *in->base = u;
+    int rc = stat_grid_base(g, r->alloc, in->base);
+    if (rc) {
+        tessel_dealloc(r->alloc, in->base);
+        in->base = NULL;
+        return corrupt(r, rc == TESSEL_ERANGE ? "grid.nnz (2^32 or more nonzeros)"
+                                              : "out of memory");
     }
     return 1;
 }

@@ -7,9 +7,11 @@
 
 void stat_grid_free(const tessel_allocator *a, stat_grid *g)
 {
-    tessel_dealloc(a, g->ptr);
-    tessel_dealloc(a, g->col);
-    tessel_dealloc(a, g->nnz);
+    if (!g->borrowed) {
+        tessel_dealloc(a, g->ptr);
+        tessel_dealloc(a, g->col);
+        tessel_dealloc(a, g->nnz);
+    }
     memset(g, 0, sizeof(*g));
 }
 
@@ -21,8 +23,8 @@ static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, u
     g->cols = cols;
     g->n = n;
     g->ptr = tessel_alloc_array(a, rows + 1, sizeof(uint64_t));
-    g->col = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
-    g->nnz = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+    g->col = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
+    g->nnz = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
     if (!g->ptr || !g->col || !g->nnz) {
         stat_grid_free(a, g);
         return TESSEL_ENOMEM;
@@ -33,7 +35,7 @@ static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, u
 
 uint64_t stat_grid_bytes(uint64_t rows, uint64_t n)
 {
-    return (rows + 1) * sizeof(uint64_t) + n * 2 * sizeof(uint64_t);
+    return (rows + 1) * sizeof(uint64_t) + n * 2 * sizeof(uint32_t);
 }
 
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
@@ -42,15 +44,28 @@ int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_
     return grid_alloc(a, rows, cols, n, out);
 }
 
-int stat_grid_from_tile_grid(const tessel_tile_grid *t, const tessel_allocator *a, stat_grid *g)
+int stat_grid_base(const tessel_tile_grid *t, const tessel_allocator *a, stat_grid *g)
 {
-    int rc = grid_alloc(a, t->extent[0], t->extent[1], t->nonempty, g);
+    memset(g, 0, sizeof(*g));
+    if (t->nnz > UINT32_MAX) /* a tile's count, at any coarsening, is at most t->nnz */
+        return TESSEL_ERANGE;
+    if (t->order == 2 && t->key32 && t->count32) {
+        /* a matrix's grid holds exactly these arrays: read it in place */
+        *g = (stat_grid){ .rows = t->extent[0], .cols = t->extent[1], .n = t->nonempty,
+                          .ptr = t->row, .col = t->key32, .nnz = t->count32, .borrowed = 1 };
+        return TESSEL_OK;
+    }
+    /* a 3-tensor's key x * ext_k + k: rows become i * ext_x + x */
+    uint64_t xs = t->order == 3 ? t->extent[1] : 1, ks = t->extent[t->order - 1];
+    int rc = grid_alloc(a, t->extent[0] * xs, ks, t->nonempty, g);
     if (rc)
         return rc;
     for (uint64_t n = 0, gr = 0; n < t->nonempty; n++) {
-        g->ptr[(gr = tessel_tile_grid_group_from(t, n, gr)) + 1]++;
-        g->col[n] = tessel_tile_grid_key(t, n);
-        g->nnz[n] = tessel_tile_grid_count(t, n);
+        gr = tessel_tile_grid_group_from(t, n, gr);
+        uint64_t key = tessel_tile_grid_key(t, n);
+        g->ptr[gr * xs + key / ks + 1]++;
+        g->col[n] = (uint32_t)(key % ks);
+        g->nnz[n] = (uint32_t)tessel_tile_grid_count(t, n);
     }
     for (uint64_t r = 0; r < g->rows; r++)
         g->ptr[r + 1] += g->ptr[r];
@@ -75,7 +90,7 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
     for (uint64_t r = 0; r < s->rows; r++)
         for (uint64_t n = s->ptr[r]; n < s->ptr[r + 1]; n++) {
             uint64_t d = next[s->col[n]]++;
-            g->col[d] = r;
+            g->col[d] = (uint32_t)r;
             g->nnz[d] = s->nnz[n];
         }
     tessel_dealloc(a, next);
@@ -176,8 +191,8 @@ static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
         merger_order(m);
     m->nruns = 0;
     for (uint64_t t = 0; t < m->nt; t++) {
-        g->col[m->out] = m->touched[t];
-        g->nnz[m->out++] = m->acc[m->touched[t]];
+        g->col[m->out] = (uint32_t)m->touched[t];
+        g->nnz[m->out++] = (uint32_t)m->acc[m->touched[t]];
         m->acc[m->touched[t]] = 0;
     }
     m->nt = 0;
@@ -187,12 +202,9 @@ static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
 int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *g)
 {
-    if (fr == 1 && fc == 1) { /* the base shape itself: a copy */
-        if (grid_alloc(a, s->rows, s->cols, s->n, g))
-            return TESSEL_ENOMEM;
-        memcpy(g->ptr, s->ptr, (s->rows + 1) * sizeof(uint64_t));
-        memcpy(g->col, s->col, s->n * sizeof(uint64_t));
-        memcpy(g->nnz, s->nnz, s->n * sizeof(uint64_t));
+    if (fr == 1 && fc == 1) { /* the base shape itself, read in place */
+        *g = *s;
+        g->borrowed = 1;
         return TESSEL_OK;
     }
     uint64_t rows = (s->rows + fr - 1) / fr;

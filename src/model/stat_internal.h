@@ -95,13 +95,17 @@ void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s)
 int stat_output_sample_from_cells(const tessel_allocator *al, const model_map *cells,
                                   const uint64_t *cell_extent, stat_output_sample *s);
 
-/* A tile grid of a matrix as compressed tile rows. */
+/* A tile grid of a matrix as compressed tile rows: 8 B per non-empty tile
+ * (issue 27 item 2). Columns fit 32 bits (dimensions are at most
+ * TESSEL_MAX_DIM) and so do counts (stat_grid_base refuses inputs of 2^32
+ * or more nonzeros, so no tile at any coarsening holds more). */
 typedef struct stat_grid {
     uint64_t rows, cols;  /* tile extents */
     uint64_t n;           /* non-empty tiles */
     uint64_t *ptr;        /* rows + 1 */
-    uint64_t *col;        /* tile column of each non-empty tile, ascending per row */
-    uint64_t *nnz;        /* nonzeros of each */
+    uint32_t *col;        /* tile column of each non-empty tile, ascending per row */
+    uint32_t *nnz;        /* nonzeros of each */
+    int borrowed;         /* the arrays belong to another grid (stat_grid_free keeps them) */
 } stat_grid;
 
 /* Everything one SpMSpM boundary evaluation needs, in canonical roles:
@@ -245,7 +249,11 @@ void stat_data_finish(tessel_stat_data *s);
 tessel_stat_data *stat_data_alloc(const tessel_allocator *a);
 
 /* stat_grid.c and stat_spmspm.c */
-int stat_grid_from_tile_grid(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
+/* The statistics' base grid as compressed rows: a matrix's tile rows, read
+ * in place from g (borrowed: g must outlive it), or a 3-tensor's (i, x)
+ * cells i-major against k (a copy). TESSEL_ERANGE for g of 2^32 or more
+ * nonzeros, TESSEL_ENOMEM. */
+int stat_grid_base(const tessel_tile_grid *g, const tessel_allocator *a, stat_grid *out);
 /* An empty grid of rows x cols with room for n tiles, ptr zeroed. */
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
                          stat_grid *out);
@@ -271,7 +279,8 @@ static inline uint64_t stat_grid_lower(const stat_grid *g, uint64_t r, uint64_t 
 int stat_grid_coarsen_unfolded(const stat_grid *g, uint64_t icells, uint64_t xcells, uint64_t fi,
                                uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
                                stat_grid *out);
-/* The grid of tiles fr x fc times as large (from the counts alone). */
+/* The grid of tiles fr x fc times as large (from the counts alone); at
+ * fr = fc = 1, g itself (borrowed). */
 int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *out);
 void stat_grid_free(const tessel_allocator *a, stat_grid *g);

@@ -148,7 +148,8 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
     rc = stat_nested_merge_inside(n, sd, w, runs);
     /* runs that continue into the next level b-1 tile */
     if (!rc)
-        rc = stat_nested_merge_across(n, x, p, sd->xo, sd->xf, sd->cf, runs);
+        rc = stat_nested_merge_across(n, x, sd->op ? &n->b : NULL, p, sd->xo, sd->xf, sd->cf,
+                                      runs); /* B's side: X = B^T, so X^T is B (input_b) */
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
     if (!rc)

@@ -87,9 +87,11 @@ uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t 
 
 /* stat_nested_across.c: runs of input X[o, k] (partner P[k, f]; engine
  * indices xo, xf; cf the coarse f block splitting its runs) that continue
- * from one level b-1 tile into the next, taken off runs[] (per X tile). */
-int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
-                             unsigned xo, unsigned xf, uint64_t cf, double *runs);
+ * from one level b-1 tile into the next, taken off runs[] (per X tile).
+ * xt: X's transpose when the caller holds it (read, not copied), or NULL. */
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
+                             const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
+                             double *runs);
 
 /* Output Z at boundary n->bd.b into o: pairs, runs (write-backs), updates
  * and the bytes they move. */
@@ -145,7 +147,7 @@ double stat_prior_path(const prior_pair *pp, double sampled, double mcum);
  * against B's tile column j (bt, B's grid transposed), p and q the
  * positions in each. */
 typedef struct pair_walk {
-    const uint64_t *x, *y, *na, *nb;
+    const uint32_t *x, *y, *na, *nb; /* stat_grid columns and counts */
     uint64_t nx, ny, p, q;
 } pair_walk;
 void stat_pair_walk(const nested *n, const stat_grid *bt, uint64_t i, uint64_t j, pair_walk *w);

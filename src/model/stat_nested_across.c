@@ -164,11 +164,12 @@ static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t r
     out->rows = (g->rows + rb - 1) / rb;
     out->cols = (g->cols + cb - 1) / cb;
     out->ptr = stat_zeroed(a, out->rows + 1, sizeof(uint64_t));
-    uint64_t *stamp = stat_zeroed(a, out->cols + 1, sizeof(uint64_t));
+    uint64_t *stamp = stat_zeroed(a, 2 * (out->cols + 1), sizeof(uint64_t));
     if (!out->ptr || !stamp) {
         tessel_dealloc(a, stamp);
         return TESSEL_ENOMEM;
     }
+    uint64_t *row = stamp + out->cols + 1; /* a row's columns, sorted, then stored 32-bit */
     /* two passes: count, then fill (stamp: 1 + the row block last seen) */
     for (int pass = 0; pass < 2; pass++) {
         uint64_t cnt = 0;
@@ -182,17 +183,20 @@ static int coarse_cols(const tessel_allocator *a, const stat_grid *g, uint64_t r
                         continue;
                     stamp[c] = R + 1;
                     if (pass)
-                        out->col[cnt] = c;
+                        row[cnt - start] = c;
                     cnt++;
                 }
-            if (pass)
-                tessel_sort_u64_inplace(&out->col[start], cnt - start, out->cols);
-            else
+            if (pass) {
+                tessel_sort_u64_inplace(row, cnt - start, out->cols);
+                for (uint64_t q = start; q < cnt; q++)
+                    out->col[q] = (uint32_t)row[q - start];
+            } else {
                 out->ptr[R + 1] = cnt;
+            }
         }
         if (!pass) {
             out->n = cnt;
-            out->col = stat_zeroed(a, cnt + 1, sizeof(uint64_t));
+            out->col = stat_zeroed(a, cnt + 1, sizeof(uint32_t));
             if (!out->col) {
                 tessel_dealloc(a, stamp);
                 return TESSEL_ENOMEM;
@@ -724,8 +728,9 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t tota
 }
 
 /* Takes off runs[] the runs of X that continue across outer tiles. */
-int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *p,
-                             unsigned xo, unsigned xf, uint64_t cf, double *runs)
+int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
+                             const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
+                             double *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     if (!n->first_digit || !x->n || !p->n)
@@ -744,7 +749,13 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     for (unsigned r = 0; r < 3; r++)
         ac.blk[r] = outer_edge(n, ac.ex[r], ac.ext[r]);
     level_order(&ac);
-    int rc = stat_grid_transpose(x, a, &ac.xt);
+    int rc = TESSEL_OK;
+    if (xt) { /* stat_grid_free(&ac.xt) below keeps the caller's arrays */
+        ac.xt = *xt;
+        ac.xt.borrowed = 1;
+    } else {
+        rc = stat_grid_transpose(x, a, &ac.xt);
+    }
     if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
         rc = TESSEL_ENOMEM;
     for (uint64_t k = 0; !rc && k < ac.xt.rows && k < p->rows; k++)

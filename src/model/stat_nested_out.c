@@ -46,7 +46,8 @@
  * lo / hi: the smallest and largest group key per prefix. */
 typedef struct split {
     uint64_t below, radix, space;
-    uint64_t *lo, *hi;
+    uint64_t *nlo, *hi; /* nlo: ~ the lowest key (0: none yet), so both start zeroed
+                         * and the pages of unseen prefixes are never touched */
     uint64_t *lo_pair, *hi_pair;     /* their pairs i * ext_j + j (NULL: decode) */
     uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
 } split;
@@ -224,7 +225,7 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     tessel_dealloc(a, r->row_groups);
     tessel_dealloc(a, r->merged_pairs);
     for (unsigned q = 0; q < r->nsplit; q++) {
-        tessel_dealloc(a, r->sp[q].lo);
+        tessel_dealloc(a, r->sp[q].nlo);
         tessel_dealloc(a, r->sp[q].hi);
         tessel_dealloc(a, r->sp[q].lo_pair);
         tessel_dealloc(a, r->sp[q].hi_pair);
@@ -263,11 +264,10 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
         sp->below = below;
         sp->radix = bd->d[d].radix;
         sp->space = (uint64_t)space;
-        sp->lo = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
+        sp->nlo = stat_zeroed(a, sp->space, sizeof(uint64_t));
         sp->hi = stat_zeroed(a, sp->space, sizeof(uint64_t));
-        if (!sp->lo || !sp->hi)
+        if (!sp->nlo || !sp->hi)
             return TESSEL_ENOMEM;
-        memset(sp->lo, 0xff, sp->space * sizeof(uint64_t));
         if (sp->space <= NESTED_PAIR_BUDGET) {
             sp->lo_pair = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
             sp->hi_pair = stat_zeroed(a, sp->space, sizeof(uint64_t));
@@ -313,8 +313,8 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
 /* Keys lo and hi (pairs plo and phi) under prefix p of split sp. */
 static void split_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi, uint64_t plo, uint64_t phi)
 {
-    if (lo < sp->lo[p]) {
-        sp->lo[p] = lo;
+    if (~lo > sp->nlo[p]) {
+        sp->nlo[p] = ~lo;
         if (sp->lo_pair)
             sp->lo_pair[p] = plo;
     }
@@ -559,11 +559,11 @@ static int join_splits(const nested *n, out_runs *r)
         const split *sp = &r->sp[q];
         uint64_t prev = UINT64_MAX;
         for (uint64_t p = 0; p < sp->space; p++) {
-            if (sp->lo[p] == UINT64_MAX)
+            if (!sp->nlo[p])
                 continue;
             if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
                 (sp->lo_pair ? sp->hi_pair[prev] == sp->lo_pair[p]
-                             : same_tile(n, sp->hi[prev], sp->lo[p]))) {
+                             : same_tile(n, sp->hi[prev], ~sp->nlo[p]))) {
                 if (!model_map_slot(&r->merged, sp->hi[prev], 1))
                     return TESSEL_ENOMEM;
                 r->merges += 1;

@@ -280,8 +280,8 @@ static int restrict_inputs(const engine *e, const stat_input *const *in, const p
     for (uint64_t r = 0; r < a->rows; r++)
         if (pl->call[r / pl->rows_per_unit] == c)
             na += a->ptr[r + 1] - a->ptr[r];
-    ra->col = tessel_alloc_array(al, na ? na : 1, sizeof(uint64_t));
-    ra->nnz = tessel_alloc_array(al, na ? na : 1, sizeof(uint64_t));
+    ra->col = tessel_alloc_array(al, na ? na : 1, sizeof(uint32_t));
+    ra->nnz = tessel_alloc_array(al, na ? na : 1, sizeof(uint32_t));
     if (!ra->col || !ra->nnz) {
         tessel_dealloc(al, meet);
         return TESSEL_ENOMEM;
@@ -304,8 +304,8 @@ static int restrict_inputs(const engine *e, const stat_input *const *in, const p
     for (uint64_t k = 0; k < b->rows; k++)
         if (meet[k])
             nb += b->ptr[k + 1] - b->ptr[k];
-    rb->col = tessel_alloc_array(al, nb ? nb : 1, sizeof(uint64_t));
-    rb->nnz = tessel_alloc_array(al, nb ? nb : 1, sizeof(uint64_t));
+    rb->col = tessel_alloc_array(al, nb ? nb : 1, sizeof(uint32_t));
+    rb->nnz = tessel_alloc_array(al, nb ? nb : 1, sizeof(uint32_t));
     if (!rb->col || !rb->nnz) {
         tessel_dealloc(al, meet);
         return TESSEL_ENOMEM;
@@ -316,8 +316,8 @@ static int restrict_inputs(const engine *e, const stat_input *const *in, const p
         if (!meet[k])
             continue;
         uint64_t len = b->ptr[k + 1] - b->ptr[k];
-        memcpy(rb->col + rb->ptr[k], b->col + b->ptr[k], len * sizeof(uint64_t));
-        memcpy(rb->nnz + rb->ptr[k], b->nnz + b->ptr[k], len * sizeof(uint64_t));
+        memcpy(rb->col + rb->ptr[k], b->col + b->ptr[k], len * sizeof(*rb->col));
+        memcpy(rb->nnz + rb->ptr[k], b->nnz + b->ptr[k], len * sizeof(*rb->nnz));
         rb->ptr[k + 1] += len;
     }
     rb->n = nb;

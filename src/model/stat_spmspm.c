@@ -80,10 +80,7 @@ affine stat_affine_fit(const tile_cost *tc, uint64_t cells)
 
 void *stat_zeroed(const tessel_allocator *a, uint64_t n, size_t size)
 {
-    void *p = tessel_alloc_array(a, n ? n : 1, size);
-    if (p)
-        memset(p, 0, (n ? n : 1) * size);
-    return p;
+    return tessel_alloc_zeroed(a, n ? n : 1, size);
 }
 
 int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)

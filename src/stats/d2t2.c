@@ -98,35 +98,40 @@ static int tile_corrs_of(const uint64_t *set, uint64_t n, uint64_t extent, uint6
     return TESSEL_OK;
 }
 
-/* The sorted distinct tile rows (groups) and tile columns (keys) of g. */
+/* The sorted distinct tile rows (groups) and tile columns (keys) of g, in
+ * memory of the extents, not of the non-empty tiles (issue 27 item 2): the
+ * rows come in order, the columns are marked in a bitset and read back
+ * ascending. */
 static int tile_sets(const tessel_tile_grid *g, const tessel_allocator *a, uint64_t **rows,
                      uint64_t *nrows, uint64_t **cols, uint64_t *ncols)
 {
-    uint64_t n = g->nonempty;
+    uint64_t n = g->nonempty, ext_r = g->extent[0], ext_c = g->extent[1];
     *rows = *cols = NULL;
     *nrows = *ncols = 0;
     if (n == 0)
         return TESSEL_OK;
-    uint64_t *r = tessel_alloc_array(a, n, sizeof(uint64_t));
-    uint64_t *c = tessel_alloc_array(a, n, sizeof(uint64_t));
-    uint64_t *scratch = tessel_alloc_array(a, n, sizeof(uint64_t));
-    if (!r || !c || !scratch) {
+    uint64_t words = ext_c / 64 + 1;
+    uint64_t *r = tessel_alloc_array(a, (n < ext_r ? n : ext_r) + 1, sizeof(uint64_t));
+    uint64_t *c = tessel_alloc_array(a, (n < ext_c ? n : ext_c) + 1, sizeof(uint64_t));
+    uint64_t *bits = tessel_alloc_array(a, words, sizeof(uint64_t));
+    if (!r || !c || !bits) {
         tessel_dealloc(a, r);
         tessel_dealloc(a, c);
-        tessel_dealloc(a, scratch);
+        tessel_dealloc(a, bits);
         return TESSEL_ENOMEM;
     }
+    memset(bits, 0, words * sizeof(uint64_t));
     for (uint64_t i = 0, gr = 0; i < n; i++) {
         gr = tessel_tile_grid_group_from(g, i, gr);
         if (*nrows == 0 || r[*nrows - 1] != gr)
             r[(*nrows)++] = gr;
-        c[i] = tessel_tile_grid_key(g, i);
+        uint64_t k = tessel_tile_grid_key(g, i);
+        bits[k / 64] |= UINT64_C(1) << (k % 64);
     }
-    tessel_sort_u64(c, scratch, n, g->extent[1] - 1);
-    for (uint64_t i = 0; i < n; i++)
-        if (*ncols == 0 || c[*ncols - 1] != c[i])
-            c[(*ncols)++] = c[i];
-    tessel_dealloc(a, scratch);
+    for (uint64_t w = 0; w < words; w++)
+        for (uint64_t b = bits[w]; b; b &= b - 1)
+            c[(*ncols)++] = w * 64 + (uint64_t)__builtin_ctzll(b);
+    tessel_dealloc(a, bits);
     *rows = r;
     *cols = c;
     return TESSEL_OK;

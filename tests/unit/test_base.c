@@ -51,6 +51,40 @@ START_TEST(alloc_helpers)
 }
 END_TEST
 
+/* tessel_alloc_zeroed: zero bytes through a custom allocator (whose
+ * blocks are dirty: a freed block's bytes come back) and through the
+ * default one (calloc), NULL on a zero count or an overflowing size, and a
+ * custom allocator's failure passed on. */
+START_TEST(alloc_zeroed)
+{
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    unsigned char *dirty = tessel_alloc_array(&ta.allocator, 4096, 1);
+    ck_assert_ptr_nonnull(dirty);
+    memset(dirty, 0xab, 4096);
+    tessel_dealloc(&ta.allocator, dirty);
+    uint64_t *z = tessel_alloc_zeroed(&ta.allocator, 512, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(z);
+    for (int i = 0; i < 512; i++)
+        ck_assert_uint_eq(z[i], 0);
+    ck_assert_int_eq(ta.live, 1);
+    tessel_dealloc(&ta.allocator, z);
+    ck_assert_ptr_null(tessel_alloc_zeroed(&ta.allocator, 0, 8));
+    ck_assert_ptr_null(tessel_alloc_zeroed(&ta.allocator, SIZE_MAX / 2, 4));
+    test_alloc_init(&ta, 1);
+    ck_assert_ptr_null(tessel_alloc_zeroed(&ta.allocator, 8, 8));
+    ck_assert_int_eq(ta.live, 0);
+    for (int round = 0; round < 2; round++) { /* the second may reuse the first's block */
+        uint64_t *d = tessel_alloc_zeroed(NULL, 1 << 20, sizeof(uint64_t));
+        ck_assert_ptr_nonnull(d);
+        for (int i = 0; i < (1 << 20); i += 997)
+            ck_assert_uint_eq(d[i], 0);
+        memset(d, 0xcd, (size_t)(1 << 20) * sizeof(uint64_t));
+        tessel_dealloc(NULL, d);
+    }
+}
+END_TEST
+
 START_TEST(checksum_independent_of_split)
 {
     unsigned char data[1000];
@@ -168,6 +202,7 @@ int main(void)
     tcase_set_timeout(tc, 120); /* the radix-sort check takes seconds under ASan on a busy machine */
     tcase_add_test(tc, diag_formatting);
     tcase_add_test(tc, alloc_helpers);
+    tcase_add_test(tc, alloc_zeroed);
     tcase_add_test(tc, checksum_independent_of_split);
     tcase_add_test(tc, outfile_atomic);
     tcase_add_test(tc, radix_sorts_match_qsort);

@@ -111,8 +111,9 @@ typedef struct tessel_traffic {
     uint64_t partition_bytes, worst_tile_bytes;
     /* `timing: pipeline`'s per-step network count (docs/models/timing.md): at level
      * l >= 1 when level l-1 has a `network`, the sum over this input's fills of
-     * ceil(values filled / the network's width); exact only, 0 otherwise (the
-     * pipeline then uses the mean fill). */
+     * ceil(values filled / the network's width), or for a dense network's
+     * stationary rows the same sum over STONNE's packed folds (exact_fold.c); exact
+     * only, 0 otherwise (the pipeline then uses the mean fill). */
     uint64_t fill_network_cycles;
 } tessel_traffic;
 

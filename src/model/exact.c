@@ -59,7 +59,8 @@ static int run_boundary(engine *e, unsigned b)
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         e->res->macs = macs;
-        if (b == 1) {
+        rc = exact_fold_note(e, &bd);
+        if (!rc && b == 1) {
             exact_compulsory(e, &bd);
             rc = exact_untiled_compulsory(e, &bd);
             e->res->output_nnz = bd.rows_nnz;

@@ -333,6 +333,10 @@ void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t
                         uint64_t *data, uint64_t *meta);
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
 void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data);
+/* exact_fold.c: the per-step network count packed as STONNE packs its folds */
+uint64_t exact_fold_pack(const uint64_t *row_values, uint64_t nrows, uint64_t lanes,
+                         uint64_t width);
+int exact_fold_note(engine *e, const boundary *bd);
 /* exact_stream.c: the walk of one boundary in chunks of keys, memory
  * O(tiles + output tiles); e->walk.old_walk walks every key at once
  * (the comparison test's reference) */

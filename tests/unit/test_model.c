@@ -89,6 +89,68 @@ static tessel_result hand_run(const char *order)
     return r;
 }
 
+/* ------------------------------------------------------------------ */
+/* `timing: pipeline`'s per-step network count under a dense network: the
+ * stationary rows packed into folds of at most the compute's lanes, as
+ * STONNE's SIGMA controller packs them (docs/models/timing.md, "Per step").
+ * A is 7x8 with row counts 3 3 2 4 1 0 7 (COO, one byte a value), B 8x2
+ * full; LLB tiles i:2, k whole, j:1, order IJK; DRAM's network delivers 2
+ * values a cycle; 5 lanes.
+ *   packed: {3} {3+2} {4+1+0} {7: 5, then 2 + the partial sum = 3}
+ *           ceil(3/2) + ceil(5/2) + ceil(5/2) + ceil(5/2) + ceil(3/2) = 2+3+3+3+2 = 13
+ *   fixed tiles (the sum over A's 4 fills, rows {0,1} {2,3} {4,5} {6}):
+ *           ceil(6/2) + ceil(6/2) + ceil(1/2) + ceil(7/2) = 3+3+1+4 = 11
+ * B's tiles (j:1) are not whole along j: they keep the sum over their fills,
+ * 4 A tiles x 2 columns x ceil(8/2). */
+START_TEST(network_folds_packed)
+{
+    static const unsigned counts[7] = { 3, 3, 2, 4, 1, 0, 7 };
+    uint32_t ae[20][2], be[16][2];
+    size_t na = 0;
+    for (uint32_t r = 0; r < 7; r++)
+        for (uint32_t k = 0; k < counts[r]; k++) {
+            ae[na][0] = r;
+            ae[na++][1] = k;
+        }
+    for (uint32_t k = 0; k < 8; k++)
+        for (uint32_t j = 0; j < 2; j++) {
+            be[2 * k + j][0] = k;
+            be[2 * k + j][1] = j;
+        }
+    ck_assert_uint_eq(na, 20);
+    tessel_tensor *a = matrix(7, 8, (const uint32_t (*)[2])ae, na);
+    tessel_tensor *b = matrix(8, 2, (const uint32_t (*)[2])be, 16);
+    tessel_spec s;
+    spec_spmspm(&s, "IJK", 2, 0, 1, 0 /* coo */);
+    s.compute.pes = 5;
+    s.level[0].network_width = 2;
+    s.level[0].network_dense = 1;
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_result r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fills, 4);
+    ck_assert_uint_eq(r.traffic[1][A].fill_network_cycles, 13);
+    ck_assert_uint_eq(r.traffic[1][B].fill_network_cycles, 4 * 2 * 4);
+    /* more lanes: {3+3+2} {4+1+0} {7} = 4 + 3 + 4 */
+    s.compute.pes = 8;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fill_network_cycles, 11);
+    s.compute.pes = 9;
+    s.compute.macs_per_pe = 2; /* 18 lanes: {3+3+2+4+1+0} {7} = 7 + 4 */
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fill_network_cycles, 11);
+    s.compute.pes = 10; /* 20 lanes: one fold of 20 values */
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fill_network_cycles, 10);
+    /* effectual delivery: the sum over A's fixed tiles */
+    s.level[0].network_dense = 0;
+    r = run(&s, &d);
+    ck_assert_uint_eq(r.traffic[1][A].fill_network_cycles, 11);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* IJK (inner product): A(I,K) and B(K,J) change on every iteration:
  * 8 fills each (24 bytes). Z(I,J) stays for its two K steps: 4 write-backs
  * (2+0+0+2 nonzeros = 12 bytes), no read-backs. DRAM: 60 bytes. */
@@ -1464,6 +1526,7 @@ int main(void)
     tcase_add_test(tc, ttm_compute_reads);
     tcase_add_loop_test(tc, mttkrp_compute_reads, 0, 3);
     tcase_add_test(tc, padding_changes_nothing);
+    tcase_add_test(tc, network_folds_packed);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -299,15 +299,17 @@ int tessel_sweep_record_feasible(const tessel_sweep_record *r, unsigned *level,
  * tessel_sweep_record_create prices it, into caller-owned arrays, with no
  * CSV text written:
  *   ints[TESSEL_SWEEP_VALUES_INTS]: summary ints (tessel_report_value_columns
- *     list 0) at [0, 8); then feasible, overflow_level, overflow_tensor,
- *     nlevels, ntensors, the bytes of text used, and two bit masks over
- *     the summary doubles: bit i set when double i is written as an
- *     integer (integral, below 1e15 in magnitude), and when it is written
- *     as an empty cell (not finite), at [8, 16); then the traffic rows'
- *     ints (list 3) from [16], 16 per row, nlevels x ntensors rows in
- *     traffic.csv's order;
+ *     list 0) at [0, S) with S = TESSEL_REPORT_SUMMARY_INTS; then feasible,
+ *     overflow_level, overflow_tensor, nlevels, ntensors, the bytes of text
+ *     used, and two bit masks over the summary doubles: bit i set when
+ *     double i is written as an integer (integral, below 1e15 in
+ *     magnitude), and when it is written as an empty cell (not finite), at
+ *     [S, S + 8); then the traffic rows' ints (list 3) from
+ *     TESSEL_SWEEP_VALUES_HEAD, TESSEL_REPORT_TRAFFIC_INTS per row,
+ *     nlevels x ntensors rows in traffic.csv's order;
  *   doubles[TESSEL_SWEEP_VALUES_DOUBLES]: summary doubles (list 1) at
- *     [0, 17), then the traffic rows' doubles (list 4), 2 per row;
+ *     [0, TESSEL_REPORT_SUMMARY_DOUBLES), then the traffic rows' doubles (list
+ *     4), TESSEL_REPORT_TRAFFIC_DOUBLES per row;
  *   text[TESSEL_REPORT_TEXTS_MAX]: tessel_report_point_texts.
  * With keep, *keep is the point's record (its text on request, freed by
  * the caller); NULL: none is kept. Errors as tessel_sweep_record_create's

@@ -162,8 +162,11 @@ static void values_path(const tessel_spec *s, const tessel_workload_data *w,
     check(ints[0] == (int64_t)p->dram_bytes && ints[2] == (int64_t)p->macs &&
               doubles[1] == p->energy_pj && doubles[2] == p->roofline.cycles,
           "summary numbers are the record's");
-    check(ints[8] == tessel_sweep_record_feasible(r, NULL, NULL) &&
-              ints[11] == p->nlevels && ints[12] == p->ntensors,
+    /* the head after the summary ints: feasible, overflow level and tensor,
+     * nlevels, ntensors (tessel/sweep.h) */
+    const unsigned s0 = TESSEL_REPORT_SUMMARY_INTS;
+    check(ints[s0] == tessel_sweep_record_feasible(r, NULL, NULL) &&
+              ints[s0 + 3] == p->nlevels && ints[s0 + 4] == p->ntensors,
           "feasible and the row count");
     check(ints[h] == (int64_t)p->traffic[0][0].fills &&
               ints[h + TESSEL_REPORT_TRAFFIC_INTS * last + 4] ==

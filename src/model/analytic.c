@@ -732,6 +732,8 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
                                  "the analytic estimator takes either two banded models or none; "
                                  "for a banded one times another model use --estimator stat");
     }
+    if (!rc)
+        rc = model_scalar_outer_refuse(spec, diag, "the analytic estimator");
     if (!rc && banded && (exact_scalar_on(&e, 0) || exact_scalar_on(&e, 1) ||
                           spec->compute.optimization))
         rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line, w->pos.column,

@@ -19,9 +19,8 @@ static uint32_t all_inputs_mask(const engine *e)
  * which a partner is empty. */
 static int needs_extra(const engine *e, unsigned b, unsigned i)
 {
-    const tessel_spec_tensor_level *tl = &e->spec->level[b].tensor[e->in[i].spec_tensor];
     uint32_t partners = all_inputs_mask(e) & ~(1u << e->in[i].spec_tensor);
-    return (tl->sparse.skip_on & partners) != partners;
+    return (exact_fill_skip_mask(e, b, i) & partners) != partners;
 }
 
 
@@ -173,7 +172,7 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
                          const exact_range *rng)
 {
     const operand *o = &e->in[i];
-    const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[o->spec_tensor];
+    uint32_t skip_mask = exact_fill_skip_mask(e, bd->b, i);
     unsigned free_x[NX], nfree = 0;
     for (unsigned x = 0; x < e->nx; x++) {
         int used = 0;
@@ -218,7 +217,7 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
             }
             int keep = 1;
             for (unsigned p = 0; p < e->nin && keep; p++)
-                if (p != i && (tl->sparse.skip_on >> e->in[p].spec_tensor & 1u))
+                if (p != i && (skip_mask >> e->in[p].spec_tensor & 1u))
                     keep = exact_tile_nnz(e, bd, p, c) != 0;
             if (!keep)
                 continue;
@@ -292,6 +291,19 @@ static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i
     return bd->occ[i] ? &bd->occ[i][idx * bd->occ_stride[i]] : NULL;
 }
 
+/* The data and metadata bytes of input i's grid tile idx: the streaming
+ * walk prices every tile once, up front (fp). */
+static void tile_fill_bytes(const boundary *bd, unsigned i, uint64_t idx, uint64_t nnz,
+                            const uint64_t *const *fp, uint64_t *data, uint64_t *meta)
+{
+    if (fp[i]) {
+        *data = fp[i][2 * idx];
+        *meta = fp[i][2 * idx + 1];
+    } else {
+        exact_tile_bytes(&bd->cost[i], nnz, input_occ(NULL, bd, i, idx), data, meta);
+    }
+}
+
 /* The pipeline's per-step network count: the cycles level b-1's network
  * takes to deliver this fill's values (docs/models/timing.md). */
 void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data)
@@ -333,6 +345,13 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
         tessel_traffic *tr = &r->traffic[b][o->spec_tensor];
         if (!nnz_now[i])
             continue; /* a compressed format skips its own empty tiles */
+        int outer = exact_outer_cond(e, b, i) != 0;
+        if (outer && key[i] != res[i].dense_key) { /* a fill of the dense schedule */
+            uint64_t d, m;
+            tile_fill_bytes(bd, i, idx[i], nnz_now[i], fp, &d, &m);
+            exact_outer_dense(e, b, i, nnz_now[i], m);
+            res[i].dense_key = key[i];
+        }
         int skip = 0, gate = 0;
         for (unsigned p = 0; !effectual && p < e->nin; p++) {
             if (p == i || nnz_now[p] != 0)
@@ -359,14 +378,10 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
             res[i].idx = idx[i];
             res[i].gated = 0;
             res[i].nnz = nnz_now[i];
-            if (fp[i]) { /* the streaming walk prices every tile once, up front */
-                res[i].data = fp[i][2 * idx[i]];
-                res[i].meta = fp[i][2 * idx[i] + 1];
-            } else {
-                exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]),
-                                 &res[i].data, &res[i].meta);
-            }
+            tile_fill_bytes(bd, i, idx[i], nnz_now[i], fp, &res[i].data, &res[i].meta);
             tr->fills++;
+            if (outer)
+                exact_outer_fill(e, b, i, nnz_now[i], res[i].meta);
             add_in(tr, res[i].data, res[i].meta);
             exact_note_tile(tr, part, res[i].data + res[i].meta);
             exact_note_network(e->spec, b, tr, res[i].data);
@@ -530,7 +545,7 @@ int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int liv
     w->bd = bd;
     w->all_effectual = all_effectual;
     for (unsigned i = 0; i < e->nin; i++) {
-        w->res[i].key = UINT64_MAX;
+        w->res[i].key = w->res[i].dense_key = UINT64_MAX;
         w->res[i].gated = 0;
     }
     exact_out_state *os = &w->os;

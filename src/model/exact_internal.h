@@ -134,6 +134,8 @@ typedef struct engine {
      * nonzeros and format bytes of its fills of level l + 1 without the skipping
      * (the dense schedule), less those of its actual fills */
     double outer_nnz[TESSEL_SPEC_MAX_LEVELS][NIN], outer_meta[TESSEL_SPEC_MAX_LEVELS][NIN];
+    unsigned char outer_on[TESSEL_SPEC_MAX_LEVELS][NIN]; /* per boundary b: exact_outer_cond */
+    unsigned char outer_any[TESSEL_SPEC_MAX_LEVELS];     /* any input's at boundary b */
 } engine;
 
 
@@ -222,6 +224,7 @@ typedef struct exact_walker {
     exact_outspill steps;
     const uint64_t *fp[NIN]; /* streaming: data, meta per input grid tile, or NULL */
     int outputs_only;        /* a replay: the inputs were walked already */
+    int outer;               /* an outer action_optimization at this boundary (outer_note) */
     uint64_t done, total;    /* progress: keys walked, of about total */
 } exact_walker;
 
@@ -244,6 +247,7 @@ void exact_scalar_finish(engine *e);
  * skip_on mask the walk generates iterations by (without those); the dense
  * schedule's note per walked tile iteration and the actual fill's. */
 uint32_t exact_outer_cond(const engine *e, unsigned b, unsigned i);
+void exact_outer_setup(engine *e);
 uint32_t exact_fill_skip_mask(const engine *e, unsigned b, unsigned i);
 void exact_outer_dense(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta);
 void exact_outer_fill(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta);

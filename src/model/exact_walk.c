@@ -304,6 +304,30 @@ static void tile_fill_bytes(const boundary *bd, unsigned i, uint64_t idx, uint64
     }
 }
 
+/* An outer action_optimization (model_scalar.c) after walk_inputs: each
+ * input's fill of the dense schedule (its non-empty tile changed, filled or
+ * not) and its actual fill (its resident tile changed, or a gated slot was
+ * filled: was[] holds the resident keys and gated flags before). */
+static void outer_note(engine *e, const boundary *bd, const uint64_t *c, exact_resident *res,
+                       const uint64_t *const *fp, const uint64_t *nnz_now, const uint64_t *was)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        if (!e->outer_on[bd->b][i] || !nnz_now[i])
+            continue;
+        uint64_t key = exact_tile_key(bd, &e->in[i], c);
+        if (key != res[i].dense_key) {
+            uint64_t idx = key == res[i].key ? res[i].idx : exact_tile_index(e, bd, i, c), d, m;
+            tile_fill_bytes(bd, i, idx, nnz_now[i], fp, &d, &m);
+            exact_outer_dense(e, bd->b, i, nnz_now[i], m);
+            res[i].dense_key = key;
+        }
+        int filled = (res[i].key != was[2 * i] || (was[2 * i + 1] && res[i].key == key)) &&
+                     !res[i].gated;
+        if (filled)
+            exact_outer_fill(e, bd->b, i, nnz_now[i], res[i].meta);
+    }
+}
+
 /* The pipeline's per-step network count: the cycles level b-1's network
  * takes to deliver this fill's values (docs/models/timing.md). */
 void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data)
@@ -345,13 +369,6 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
         tessel_traffic *tr = &r->traffic[b][o->spec_tensor];
         if (!nnz_now[i])
             continue; /* a compressed format skips its own empty tiles */
-        int outer = exact_outer_cond(e, b, i) != 0;
-        if (outer && key[i] != res[i].dense_key) { /* a fill of the dense schedule */
-            uint64_t d, m;
-            tile_fill_bytes(bd, i, idx[i], nnz_now[i], fp, &d, &m);
-            exact_outer_dense(e, b, i, nnz_now[i], m);
-            res[i].dense_key = key[i];
-        }
         int skip = 0, gate = 0;
         for (unsigned p = 0; !effectual && p < e->nin; p++) {
             if (p == i || nnz_now[p] != 0)
@@ -378,10 +395,14 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
             res[i].idx = idx[i];
             res[i].gated = 0;
             res[i].nnz = nnz_now[i];
-            tile_fill_bytes(bd, i, idx[i], nnz_now[i], fp, &res[i].data, &res[i].meta);
+            if (fp[i]) { /* the streaming walk prices every tile once, up front */
+                res[i].data = fp[i][2 * idx[i]];
+                res[i].meta = fp[i][2 * idx[i] + 1];
+            } else {
+                exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]),
+                                 &res[i].data, &res[i].meta);
+            }
             tr->fills++;
-            if (outer)
-                exact_outer_fill(e, b, i, nnz_now[i], res[i].meta);
             add_in(tr, res[i].data, res[i].meta);
             exact_note_tile(tr, part, res[i].data + res[i].meta);
             exact_note_network(e->spec, b, tr, res[i].data);
@@ -544,6 +565,7 @@ int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int liv
     w->e = e;
     w->bd = bd;
     w->all_effectual = all_effectual;
+    w->outer = e->outer_any[bd->b];
     for (unsigned i = 0; i < e->nin; i++) {
         w->res[i].key = w->res[i].dense_key = UINT64_MAX;
         w->res[i].gated = 0;
@@ -588,7 +610,14 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
                 rc = walk_output(e, bd, c, &w->os);
             continue;
         }
+        uint64_t was[2 * NIN];
+        for (unsigned i = 0; w->outer && i < e->nin; i++) {
+            was[2 * i] = w->res[i].key;
+            was[2 * i + 1] = (uint64_t)w->res[i].gated;
+        }
         rc = walk_inputs(e, bd, c, effectual, w->res, w->fp, nnz_now);
+        if (w->outer)
+            outer_note(e, bd, c, w->res, w->fp, nnz_now, was);
         if (rc || !effectual)
             continue;
         e->res->effectual_tiles[b]++;

@@ -133,6 +133,13 @@ uint32_t exact_outer_cond(const engine *e, unsigned b, unsigned i)
     return sp->scalar_skip_on | sp->scalar_gate_on;
 }
 
+void exact_outer_setup(engine *e)
+{
+    for (unsigned b = 0; b < e->nlev; b++)
+        for (unsigned i = 0; i < e->nin; i++)
+            e->outer_any[b] |= e->outer_on[b][i] = exact_outer_cond(e, b, i) != 0;
+}
+
 uint32_t exact_fill_skip_mask(const engine *e, unsigned b, unsigned i)
 {
     return e->spec->level[b].tensor[e->in[i].spec_tensor].sparse.skip_on &

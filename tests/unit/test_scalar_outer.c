@@ -95,6 +95,36 @@ START_TEST(outer_gating_and_stationary_by_hand)
 }
 END_TEST
 
+/* The old walk (every key at once) and the streaming walk in chunks of 2
+ * keys count what the default walk counts (IJK, A <- B and B <- A). */
+START_TEST(outer_walks_agree)
+{
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 2, 2, 2, 0, 8, 8);
+    s.level[0].tensor[1].sparse.scalar_skip_on = 1u << 2;
+    s.level[0].tensor[2].sparse.scalar_skip_on = 1u << 1;
+    tessel_tensor *ta = test_coo_matrix(4, 4, 0, so_a, 3);
+    tessel_tensor *tb = test_coo_matrix(4, 4, 0, so_b, 3);
+    tessel_workload_data d;
+    test_spmspm_data(&d, ta, tb);
+    const tessel_exact_options opts[2] = { { 1, 0 }, { 0, 2 } };
+    for (unsigned k = 0; k < 2; k++) {
+        tessel_result r;
+        tessel_diag diag;
+        memset(&diag, 0, sizeof(diag));
+        int rc = tessel_model_exact_opts(&s, &d, NULL, &opts[k], NULL, NULL, &r, &diag);
+        ck_assert_msg(rc == 0, "%s", diag.message);
+        ck_assert_uint_eq(r.traffic[0][1].skipped_reads, 1);
+        ck_assert_uint_eq(r.traffic[0][1].skipped_metadata_bytes, 2);
+        ck_assert_uint_eq(r.traffic[0][2].skipped_reads, 3);
+        ck_assert_uint_eq(r.traffic[0][2].skipped_metadata_bytes, 6);
+        ck_assert_uint_eq(r.traffic[1][1].fills, 3);
+    }
+    tessel_tensor_free(&ta);
+    tessel_tensor_free(&tb);
+}
+END_TEST
+
 /* stat refuses it with the reason (analytic alike, by the same check);
  * exact prices it. */
 START_TEST(outer_refusals)
@@ -181,6 +211,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, outer_skipping_by_hand);
     tcase_add_test(tc, outer_gating_and_stationary_by_hand);
+    tcase_add_test(tc, outer_walks_agree);
     tcase_add_test(tc, outer_refusals);
     tcase_add_test(tc, outer_spec);
     suite_add_tcase(s, tc);

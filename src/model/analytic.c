@@ -173,6 +173,39 @@ static double ijk_a_saves(const closed *c)
     return c->nI * saves;
 }
 
+/* action_optimization at the backing store (model_scalar.c, docs/semantics.md
+ * "At an outer level"): the expected fills of each input without the
+ * skipping (a fill at every change of its non-empty tile in loop order) less
+ * its fills, times the mean non-empty tile's nonzeros and metadata. A row of
+ * A's tiles (I) with one non-empty tile keeps it across j under IJK; one with
+ * a >= 2 refills each across every j. B's non-empty tiles repeat per i
+ * under IJK and IKJ (one in all stays), per k row under KIJ (one in its row
+ * stays across i). */
+static void outer_dense(engine *e, const closed *c, const char *canon, unsigned ia,
+                        double fillsA, double fillsB, double nzA, double mA, double nzB,
+                        double mB)
+{
+    double dA, dB;
+    if (strcmp(canon, "IJK") == 0) {
+        double one = binom_pmf(c->nK, c->pA, 1);
+        dA = c->nI * (one + (c->nK * c->pA - one) * c->nJ);
+    } else {
+        dA = c->nI * c->nK * c->pA;
+    }
+    if (strcmp(canon, "KIJ") == 0) {
+        double one = binom_pmf(c->nJ, c->pB, 1);
+        dB = c->nK * (one + (c->nJ * c->pB - one) * c->nI);
+    } else {
+        double one = binom_pmf(c->nK * c->nJ, c->pB, 1);
+        dB = c->nI * c->nK * c->nJ * c->pB - (c->nI - 1) * one;
+    }
+    double sA = dA > fillsA ? dA - fillsA : 0, sB = dB > fillsB ? dB - fillsB : 0;
+    e->outer_nnz[0][ia] = sA * nzA;
+    e->outer_meta[0][ia] = sA * mA;
+    e->outer_nnz[0][1 - ia] = sB * nzB;
+    e->outer_meta[0][1 - ia] = sB * mB;
+}
+
 static void set_input(tessel_traffic *tr, double fills, double data, double meta, double bumped)
 {
     tr->fills = model_count(fills);
@@ -439,6 +472,8 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     double coord = s->level[1].coord_bits / 8.0; /* 4-bit coordinates are half a byte */
     r->traffic[1][A->spec_tensor].child_read_metadata = model_count(c.E * meanA * coord);
     r->traffic[1][B->spec_tensor].child_read_metadata = model_count(c.E * meanB * coord);
+    if (e->nlev == 2)
+        outer_dense(e, &c, canon, mirror ? 1 : 0, fillsA, fillsB, meanA, mA, meanB, mB);
     if (e->nlev == 2) {
         /* scalar action_optimization (model_scalar.c): per effectual tile
          * iteration A's nonzeros and format once per j of the tile, B's
@@ -740,6 +775,10 @@ int tessel_model_analytic(const tessel_spec *spec, const tessel_allocator *a, te
                                  "the analytic estimator takes either two banded models or none; "
                                  "for a banded one times another model use --estimator stat");
     }
+    if (!rc) /* priced at the backing store of two levels, uniform models */
+        rc = model_scalar_outer_refuse(spec, diag, spec->nlevels == 2 && !banded ? NULL
+                                       : "the analytic estimator under nested levels or "
+                                         "banded models");
     if (!rc && banded && (exact_scalar_on(&e, 0) || exact_scalar_on(&e, 1) ||
                           spec->compute.optimization))
         rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, w->pos.file, w->pos.line, w->pos.column,

@@ -180,7 +180,11 @@ int tessel_model_exact_opts(const tessel_spec *spec, const tessel_workload_data 
         e.walk = *opt;
     e.nlev = spec->nlevels;
     e.inspill = 1;
-    int rc = exact_setup_roles(&e, data);
+    int rc = model_scalar_outer_refuse(spec, diag, NULL);
+    if (!rc)
+        rc = exact_setup_roles(&e, data);
+    if (!rc)
+        exact_outer_setup(&e);
     if (!rc) {
         /* markers over the output's last engine index */
         uint64_t n = e.extent[e.out.x[e.out.order - 1]] + 1;

@@ -130,6 +130,12 @@ typedef struct engine {
      * effectual innermost tiles where it is nonzero; the tiles' points */
     double compute_nz[NIN], compute_points;
     double compute_macs; /* analytic, stat: the multiplies' expectation (else 0: res->macs) */
+    /* action_optimization at an outer level l (model_scalar.c): per input, the
+     * nonzeros and format bytes of its fills of level l + 1 without the skipping
+     * (the dense schedule), less those of its actual fills */
+    double outer_nnz[TESSEL_SPEC_MAX_LEVELS][NIN], outer_meta[TESSEL_SPEC_MAX_LEVELS][NIN];
+    unsigned char outer_on[TESSEL_SPEC_MAX_LEVELS][NIN]; /* per boundary b: exact_outer_cond */
+    unsigned char outer_any[TESSEL_SPEC_MAX_LEVELS];     /* any input's at boundary b */
 } engine;
 
 
@@ -175,6 +181,7 @@ typedef struct exact_resident {
     int gated;      /* the slot is taken but the data never came (gating) */
     uint64_t nnz;
     uint64_t data, meta;
+    uint64_t dense_key; /* outer action_optimization: the tile resident without skipping */
 } exact_resident;
 
 /* Streaming walk: per output tile, what pricing its next write-back or
@@ -217,6 +224,7 @@ typedef struct exact_walker {
     exact_outspill steps;
     const uint64_t *fp[NIN]; /* streaming: data, meta per input grid tile, or NULL */
     int outputs_only;        /* a replay: the inputs were walked already */
+    int outer;               /* an outer action_optimization at this boundary (outer_note) */
     uint64_t done, total;    /* progress: keys walked, of about total */
 } exact_walker;
 
@@ -234,6 +242,15 @@ void exact_dense_output_reads(engine *e);
 int exact_scalar_on(const engine *e, unsigned i);
 void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, uint64_t meta);
 void exact_scalar_finish(engine *e);
+/* action_optimization at the level above boundary b (model_scalar.c): the
+ * tensors input i's fills of level b skip (gate) on at the scalar level; the
+ * skip_on mask the walk generates iterations by (without those); the dense
+ * schedule's note per walked tile iteration and the actual fill's. */
+uint32_t exact_outer_cond(const engine *e, unsigned b, unsigned i);
+void exact_outer_setup(engine *e);
+uint32_t exact_fill_skip_mask(const engine *e, unsigned b, unsigned i);
+void exact_outer_dense(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta);
+void exact_outer_fill(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta);
 /* Compute skipping and gating (model_scalar.c): an effectual innermost tile
  * iteration at c with its inputs' nonzeros (under compute_optimization
  * only); the compute's counts into

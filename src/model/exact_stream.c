@@ -364,11 +364,10 @@ static int walk_boundary(engine *e, const boundary *bd, boundary *rows_bd, uint6
         rc = exact_too_many(e, bd);
     int all_effectual = exact_all_effectual(e, bd);
     for (unsigned i = 0; !rc && !all_effectual && i < e->nin; i++) {
-        const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[e->in[i].spec_tensor];
         uint32_t partners = 0;
         for (unsigned p = 0; p < e->nin; p++)
             partners |= p == i ? 0 : 1u << e->in[p].spec_tensor;
-        if ((tl->sparse.skip_on & partners) != partners)
+        if ((exact_fill_skip_mask(e, bd->b, i) & partners) != partners)
             plan_input(e, bd, i, x0, div0, radix0, hist);
     }
     if (!rc)

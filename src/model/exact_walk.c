@@ -19,9 +19,8 @@ static uint32_t all_inputs_mask(const engine *e)
  * which a partner is empty. */
 static int needs_extra(const engine *e, unsigned b, unsigned i)
 {
-    const tessel_spec_tensor_level *tl = &e->spec->level[b].tensor[e->in[i].spec_tensor];
     uint32_t partners = all_inputs_mask(e) & ~(1u << e->in[i].spec_tensor);
-    return (tl->sparse.skip_on & partners) != partners;
+    return (exact_fill_skip_mask(e, b, i) & partners) != partners;
 }
 
 
@@ -173,7 +172,7 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
                          const exact_range *rng)
 {
     const operand *o = &e->in[i];
-    const tessel_spec_tensor_level *tl = &e->spec->level[bd->b].tensor[o->spec_tensor];
+    uint32_t skip_mask = exact_fill_skip_mask(e, bd->b, i);
     unsigned free_x[NX], nfree = 0;
     for (unsigned x = 0; x < e->nx; x++) {
         int used = 0;
@@ -218,7 +217,7 @@ static int gen_for_input(engine *e, const boundary *bd, unsigned i, model_vec *k
             }
             int keep = 1;
             for (unsigned p = 0; p < e->nin && keep; p++)
-                if (p != i && (tl->sparse.skip_on >> e->in[p].spec_tensor & 1u))
+                if (p != i && (skip_mask >> e->in[p].spec_tensor & 1u))
                     keep = exact_tile_nnz(e, bd, p, c) != 0;
             if (!keep)
                 continue;
@@ -290,6 +289,43 @@ static const uint64_t *input_occ(const engine *e, const boundary *bd, unsigned i
 {
     (void)e;
     return bd->occ[i] ? &bd->occ[i][idx * bd->occ_stride[i]] : NULL;
+}
+
+/* The data and metadata bytes of input i's grid tile idx: the streaming
+ * walk prices every tile once, up front (fp). */
+static void tile_fill_bytes(const boundary *bd, unsigned i, uint64_t idx, uint64_t nnz,
+                            const uint64_t *const *fp, uint64_t *data, uint64_t *meta)
+{
+    if (fp[i]) {
+        *data = fp[i][2 * idx];
+        *meta = fp[i][2 * idx + 1];
+    } else {
+        exact_tile_bytes(&bd->cost[i], nnz, input_occ(NULL, bd, i, idx), data, meta);
+    }
+}
+
+/* An outer action_optimization (model_scalar.c) after walk_inputs: each
+ * input's fill of the dense schedule (its non-empty tile changed, filled or
+ * not) and its actual fill (its resident tile changed, or a gated slot was
+ * filled: was[] holds the resident keys and gated flags before). */
+static void outer_note(engine *e, const boundary *bd, const uint64_t *c, exact_resident *res,
+                       const uint64_t *const *fp, const uint64_t *nnz_now, const uint64_t *was)
+{
+    for (unsigned i = 0; i < e->nin; i++) {
+        if (!e->outer_on[bd->b][i] || !nnz_now[i])
+            continue;
+        uint64_t key = exact_tile_key(bd, &e->in[i], c);
+        if (key != res[i].dense_key) {
+            uint64_t idx = key == res[i].key ? res[i].idx : exact_tile_index(e, bd, i, c), d, m;
+            tile_fill_bytes(bd, i, idx, nnz_now[i], fp, &d, &m);
+            exact_outer_dense(e, bd->b, i, nnz_now[i], m);
+            res[i].dense_key = key;
+        }
+        int filled = (res[i].key != was[2 * i] || (was[2 * i + 1] && res[i].key == key)) &&
+                     !res[i].gated;
+        if (filled)
+            exact_outer_fill(e, bd->b, i, nnz_now[i], res[i].meta);
+    }
 }
 
 /* The pipeline's per-step network count: the cycles level b-1's network
@@ -529,8 +565,9 @@ int exact_walker_begin(engine *e, const boundary *bd, int all_effectual, int liv
     w->e = e;
     w->bd = bd;
     w->all_effectual = all_effectual;
+    w->outer = e->outer_any[bd->b];
     for (unsigned i = 0; i < e->nin; i++) {
-        w->res[i].key = UINT64_MAX;
+        w->res[i].key = w->res[i].dense_key = UINT64_MAX;
         w->res[i].gated = 0;
     }
     exact_out_state *os = &w->os;
@@ -573,7 +610,14 @@ int exact_walker_keys(exact_walker *w, const uint64_t *keys, uint64_t n)
                 rc = walk_output(e, bd, c, &w->os);
             continue;
         }
+        uint64_t was[2 * NIN];
+        for (unsigned i = 0; w->outer && i < e->nin; i++) {
+            was[2 * i] = w->res[i].key;
+            was[2 * i + 1] = (uint64_t)w->res[i].gated;
+        }
         rc = walk_inputs(e, bd, c, effectual, w->res, w->fp, nnz_now);
+        if (w->outer)
+            outer_note(e, bd, c, w->res, w->fp, nnz_now, was);
         if (rc || !effectual)
             continue;
         e->res->effectual_tiles[b]++;

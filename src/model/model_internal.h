@@ -30,6 +30,9 @@ uint64_t model_count(double x);
 void model_scalar_split(tessel_traffic *tr, const tessel_spec_sparse *sp, double traversed,
                         double format_bytes, double actual);
 void model_scalar_output(tessel_traffic *tz, const tessel_spec_sparse *sp, double dense_reads);
+/* action_optimization above the innermost level: who (an estimator's or a
+ * route's name) refuses it; NULL (exact) only under bypass. */
+int model_scalar_outer_refuse(const tessel_spec *s, tessel_diag *diag, const char *who);
 
 /* TESSEL_ERANGE when a count of r saturated at 2^64 - 1. */
 int model_result_check(const tessel_result *r, const tessel_spec *spec, tessel_diag *diag);

@@ -96,10 +96,96 @@ void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, u
     e->scalar_format[i] += (double)meta * n;
 }
 
+int model_scalar_outer_refuse(const tessel_spec *s, tessel_diag *diag, const char *who)
+{
+    for (unsigned l = 0; l + 1 < s->nlevels; l++)
+        for (unsigned t = 0; t < s->workload.ntensors; t++) {
+            const tessel_spec_sparse *sp = &s->level[l].tensor[t].sparse;
+            if (!(sp->scalar_skip_on | sp->scalar_gate_on))
+                continue;
+            const tessel_spec_level *lv = &s->level[l];
+            if (who)
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "action_optimization",
+                                       "level %s: %s does not price scalar skipping or gating "
+                                       "of %s above the innermost level (its reads that fill "
+                                       "level %s are counted from the tiles the walk visits): "
+                                       "use -e exact",
+                                       lv->name, who, s->workload.tensor[t].name,
+                                       s->level[l + 1].name);
+            if (tessel_spec_bypassed(s, l, t) || tessel_spec_bypassed(s, l + 1, t))
+                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                       lv->pos.column, "action_optimization",
+                                       "level %s: scalar skipping or gating of %s above the "
+                                       "innermost level is not priced where %s bypasses this "
+                                       "level or level %s",
+                                       lv->name, s->workload.tensor[t].name,
+                                       s->workload.tensor[t].name, s->level[l + 1].name);
+        }
+    return TESSEL_OK;
+}
+
+uint32_t exact_outer_cond(const engine *e, unsigned b, unsigned i)
+{
+    if (b == 0 || b >= e->nlev)
+        return 0;
+    const tessel_spec_sparse *sp = &e->spec->level[b - 1].tensor[e->in[i].spec_tensor].sparse;
+    return sp->scalar_skip_on | sp->scalar_gate_on;
+}
+
+void exact_outer_setup(engine *e)
+{
+    for (unsigned b = 0; b < e->nlev; b++)
+        for (unsigned i = 0; i < e->nin; i++)
+            e->outer_any[b] |= e->outer_on[b][i] = exact_outer_cond(e, b, i) != 0;
+}
+
+uint32_t exact_fill_skip_mask(const engine *e, unsigned b, unsigned i)
+{
+    return e->spec->level[b].tensor[e->in[i].spec_tensor].sparse.skip_on &
+           ~exact_outer_cond(e, b, i);
+}
+
+void exact_outer_dense(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta)
+{
+    e->outer_nnz[b - 1][i] += (double)nnz;
+    e->outer_meta[b - 1][i] += (double)meta;
+}
+
+void exact_outer_fill(engine *e, unsigned b, unsigned i, uint64_t nnz, uint64_t meta)
+{
+    e->outer_nnz[b - 1][i] -= (double)nnz;
+    e->outer_meta[b - 1][i] -= (double)meta;
+}
+
+/* The outer levels' skipped (gated) reads: the dense schedule's less the
+ * actual fills, never below zero. */
+static void outer_finish(engine *e)
+{
+    for (unsigned l = 0; l + 1 < e->nlev; l++)
+        for (unsigned i = 0; i < e->nin; i++) {
+            unsigned t = e->in[i].spec_tensor;
+            const tessel_spec_sparse *sp = &e->spec->level[l].tensor[t].sparse;
+            if (!(sp->scalar_skip_on | sp->scalar_gate_on))
+                continue;
+            tessel_traffic *tr = &e->res->traffic[l][t];
+            uint64_t n = model_count(e->outer_nnz[l][i] > 0 ? e->outer_nnz[l][i] : 0);
+            uint64_t m = model_count(e->outer_meta[l][i] > 0 ? e->outer_meta[l][i] : 0);
+            if (sp->scalar_skip_on) {
+                tr->skipped_reads = n;
+                tr->skipped_metadata_bytes = m;
+            } else {
+                tr->gated_reads = n;
+                tr->gated_metadata_bytes = m;
+            }
+        }
+}
+
 void exact_scalar_finish(engine *e)
 {
     unsigned L = e->nlev - 1;
     tessel_result *r = e->res;
+    outer_finish(e);
     for (unsigned i = 0; i < e->nin; i++)
         if (exact_scalar_on(e, i))
             model_scalar_split(&r->traffic[L][e->in[i].spec_tensor],

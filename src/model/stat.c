@@ -85,7 +85,7 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        "scalar traversals): use -e exact",
                                        lv->name, s->workload.tensor[t].name);
     }
-    return TESSEL_OK;
+    return model_scalar_outer_refuse(s, diag, "the stat estimator");
 }
 
 /* The closed sums of stat_spmspm.c cover one buffer level with default

@@ -193,7 +193,7 @@ static int bypass_refused(const tessel_point_request *req, tessel_diag *diag)
                                "compute_optimization",
                                "compute gating or skipping is not priced by %s (use the fixed "
                                "mapping or another strategy)", drt ? "drt" : "a template");
-    for (unsigned l = 1; l < spec->nlevels; l++) {
+    for (unsigned l = 0; l < spec->nlevels; l++) {
         /* the same for scalar action_optimization (src/model/model_scalar.c):
          * their walks count no scalar traversals */
         for (unsigned t = 0; t < spec->workload.ntensors; t++) {

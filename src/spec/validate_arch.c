@@ -307,8 +307,9 @@ static void read_action(vctx *v, unsigned l, const tessel_yaml_node *a, const ch
 }
 
 /* `action_optimization: [...]` of level l: scalar skipping and gating of
- * the compute's reads, so only at the innermost level (checked by the
- * caller, which knows the number of levels). */
+ * the reads the level serves its child (the compute's at the innermost;
+ * the caller, which knows the number of levels, refuses the output's
+ * above it). */
 static void read_actions(vctx *v, unsigned l, const tessel_yaml_node *lv, const char *field)
 {
     const tessel_yaml_node *n = tessel_yaml_get(lv, "action_optimization");
@@ -558,8 +559,8 @@ static void read_compute(vctx *v, const tessel_yaml_node *arch)
     }
 }
 
-/* The architecture section: tables, timing, every level (action_optimization only at the
- * innermost) and the compute. */
+/* The architecture section: tables, timing, every level (an outer level's
+ * action_optimization targets inputs only) and the compute. */
 void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
 {
     tessel_spec *s = v->s;
@@ -614,11 +615,13 @@ void spec_read_architecture(vctx *v, const tessel_yaml_node *root)
             char af[128];
             spec_join(af, sizeof(af), "architecture.levels", s->level[l].name);
             spec_append(af, sizeof(af), ".action_optimization");
-            if (ao && l + 1 < count)
+            const tessel_spec_sparse *zs = &s->level[l].tensor[0].sparse;
+            if (ao && l + 1 < count && (zs->scalar_skip_on | zs->scalar_gate_on))
                 spec_err(v, ao, af,
-                         "'action_optimization' acts on the compute's scalar reads, so only "
-                         "the innermost level takes it (skip_on / gate_on act on tiles at "
-                         "any level)");
+                         "above the innermost level 'action_optimization' skips (gates) an "
+                         "input's reads that fill the level below; the output's (its "
+                         "read-backs) are not built: target an input here, or the output "
+                         "at the innermost level");
         }
     }
     read_compute(v, arch);

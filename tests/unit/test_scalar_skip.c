@@ -342,7 +342,7 @@ START_TEST(action_optimization_spec)
                           "[{type: skipping, target: Z, condition_on: [A]}]",
                           "[{type: bypass, target: A, condition_on: [B]}]",
                           "[{type: skipping, target: A}]",
-                          "[{type: skipping, target: A, condition_on: [B]}]" };
+                          "[{type: skipping, target: Z, condition_on: [A, B]}]" };
     for (unsigned i = 0; i < 6; i++) {
         s = sk_parse(bad[i], i < 5, &l, &rc);
         ck_assert_msg(rc != 0, "%s was accepted", bad[i]);

@@ -478,8 +478,10 @@ void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint
         return;
     }
     if (tc->ranked) {
-        uint64_t occupied[3];
-        for (unsigned d = 0; d + 1 < tc->nranks; d++)
+        uint64_t occupied[3] = { 0, 0, 0 };
+        /* no counts (the stat estimator): an affine list, which does not
+         * read them (model_ranks_affine) */
+        for (unsigned d = 0; occ && d + 1 < tc->nranks; d++)
             occupied[d] = occ[d];
         occupied[tc->nranks - 1] = n;
         double db, mb;

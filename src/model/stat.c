@@ -41,8 +41,8 @@ int stat_check_workload(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-/* Formats: per-rank lists need per-tile prefix counts that only the data
- * has. */
+/* Formats: per-rank lists whose price needs per-tile prefix counts, which
+ * only the data has (stat_ranks.c prices the others), and tiled-csf. */
 int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
     for (unsigned l = 1; l < s->nlevels; l++) {
@@ -50,12 +50,11 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
         for (unsigned t = 0; t < s->workload.ntensors; t++) {
             const tessel_spec_tensor_level *tl = &lv->tensor[t];
             int f = tl->format >= 0 ? tl->format : lv->format;
-            if (f == TESSEL_SPEC_FORMAT_RANKS)
-                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                                       lv->pos.column, "format",
-                                       "level %s: the stat estimator prices single-name formats "
-                                       "(csr, coo, bitmap, ...), not per-rank lists, for %s",
-                                       lv->name, s->workload.tensor[t].name);
+            if (f == TESSEL_SPEC_FORMAT_RANKS) {
+                int rc = stat_ranks_check(s, l, t, diag);
+                if (rc)
+                    return rc;
+            }
             if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "format",

@@ -51,8 +51,7 @@ void stat_work_free(work *w)
 pricer stat_pricer_of(const tile_cost *tc)
 {
     pricer pr;
-    tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &pr.fixed,
-                                 &pr.per);
+    model_cost_footprint_bits(tc, &pr.fixed, &pr.per);
     pr.value_bits = tc->widths.value_bits;
     pr.whole = pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
                pr.fixed == floor(pr.fixed) && pr.per == floor(pr.per);

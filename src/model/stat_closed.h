@@ -25,6 +25,8 @@ typedef struct affine {
 typedef struct pricer {
     double fixed, per, value_bits;
     int whole;                  /* all three whole numbers: integer arithmetic */
+    int split;                  /* a per-rank list: data and metadata rounded to bytes
+                                   apart, as exact_tile_bytes rounds them (stat_ranks.c) */
     uint64_t ifixed, iper, ivalue;
 } pricer;
 
@@ -79,8 +81,10 @@ static inline price stat_fast_price(const pricer *pr, uint64_t nnz)
             data = total;
         return (price){ (double)data, (double)(total - data) };
     }
-    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
     double data = ceil((double)nnz * pr->value_bits / 8);
+    if (pr->split)
+        return (price){ data, ceil((pr->fixed + (double)nnz * (pr->per - pr->value_bits)) / 8) };
+    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
     if (data > total)
         data = total;
     return (price){ data, total - data };

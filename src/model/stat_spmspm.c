@@ -53,7 +53,8 @@ pricer stat_pricer_of(const tile_cost *tc)
     pricer pr;
     model_cost_footprint_bits(tc, &pr.fixed, &pr.per);
     pr.value_bits = tc->widths.value_bits;
-    pr.whole = pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
+    pr.split = tc->ranked;
+    pr.whole = !pr.split && pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
                pr.fixed == floor(pr.fixed) && pr.per == floor(pr.per);
     pr.ifixed = pr.whole ? (uint64_t)pr.fixed : 0;
     pr.iper = pr.whole ? (uint64_t)pr.per : 0;

@@ -3,7 +3,8 @@
  * column, then estimates one design point from those alone
  * (src/model/stat_spmspm.c; nested buffer levels: stat_nested.c).
  * Supports SpMSpM and SpMV at any number of buffer levels, default
- * skipping, and the single-name formats. With a tessel_stat_cache, points of one tile shape
+ * skipping, the single-name formats and the per-rank lists affine in a
+ * tile's nonzeros (stat_ranks.c). With a tessel_stat_cache, points of one tile shape
  * share a summary (src/model/stat_cache.c) and give the same results. */
 #include <math.h>
 #include <string.h>

@@ -1,8 +1,10 @@
 /* Per-rank format lists under the stat estimator (src/model/stat_ranks.c,
- * docs/models/stat.md "Per-rank format lists"): a list whose ranks above
- * the leaf are uncompressed and whose leaf is compressed is priced from the
- * tiles' nonzero counts, byte for byte as exact prices it, at one and at
- * two buffer levels; the other lists are refused with their reason. */
+ * docs/models/stat.md "Per-rank format lists"): a list whose price reads no
+ * prefix count is priced from the tiles' nonzero counts, byte for byte as
+ * exact prices it, at one and at two buffer levels; a list that reads one
+ * ([CP, CP]) prices each tile's non-empty rows at their balls-in-bins
+ * expectation (hand-checked); what stat cannot price is refused with its
+ * reason. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,9 +125,39 @@ START_TEST(hand_example_one_tile)
 }
 END_TEST
 
+/* The tile above in [CP, CP]: rank 0 keeps a coordinate and an offset per
+ * non-empty row and one more offset, rank 1 a coordinate per nonzero.
+ * Exact counts 3 rows: 3 x 16 + 8 + 3 x 8 = 80 bits, 10 bytes. stat has
+ * the tile's 3 nonzeros only and expects 4 (1 - (3/4)^3) = 2.3125 rows:
+ * 2.3125 x 16 + 8 + 24 = 69 bits, 9 bytes. */
+START_TEST(hand_example_estimated_rows)
+{
+    static const uint32_t ea[3][2] = { { 0, 0 }, { 1, 2 }, { 3, 3 } };
+    static const uint32_t eb[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
+    tessel_tensor *a = from_entries(ea, 3), *b = from_entries(eb, 4);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 2;
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 12, 8);
+    set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
+    tessel_result r, x;
+    tessel_diag diag;
+    ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
+    ck_assert_uint_eq(r.traffic[1][1].data_bytes, 5);
+    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 9);
+    ck_assert_uint_eq(x.traffic[1][1].data_bytes, 5);
+    ck_assert_uint_eq(x.traffic[1][1].metadata_bytes, 10);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
-/* The affine lists against exact on 96x80 by 80x72 banded matrices, in
+/* The lists that read no prefix count against exact on 96x80 by 80x72 banded matrices, in
  * every order at two tile shapes, at one buffer level and under a nested
  * PE level that holds B in the same list. */
 START_TEST(affine_lists_equal_exact)
@@ -134,14 +166,14 @@ START_TEST(affine_lists_equal_exact)
     tessel_workload_data d;
     data_of(&d, a, b);
     tessel_stat_options o = full_sample();
-    static const unsigned char lists[4][2] = {
-        { TESSEL_RANK_UB, TESSEL_RANK_CP },
-        { TESSEL_RANK_UOP, TESSEL_RANK_B },
-        { TESSEL_RANK_UOP, TESSEL_RANK_RLE },
-        { TESSEL_RANK_UB, TESSEL_RANK_B },
+    /* the last two: inputs only (the output keeps csr) */
+    static const unsigned char lists[6][2] = {
+        { TESSEL_RANK_UB, TESSEL_RANK_CP },  { TESSEL_RANK_UOP, TESSEL_RANK_B },
+        { TESSEL_RANK_UOP, TESSEL_RANK_RLE }, { TESSEL_RANK_B, TESSEL_RANK_CP },
+        { TESSEL_RANK_UOP, TESSEL_RANK_UB }, { TESSEL_RANK_UB, TESSEL_RANK_UB },
     };
     static const uint64_t shapes[2][3] = { { 32, 16, 24 }, { 0, 40, 16 } };
-    for (unsigned f = 0; f < 4; f++)
+    for (unsigned f = 0; f < 6; f++)
         for (unsigned n = 0; n < 2; n++)
             for (unsigned q = 0; q < 6; q++)
                 for (unsigned nested = 0; nested < 2; nested++) {
@@ -149,7 +181,7 @@ START_TEST(affine_lists_equal_exact)
                     test_spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][1], shapes[n][2],
                                      1, 32, 16);
                     s.level[1].run_bits = 8;
-                    for (unsigned t = 0; t < 3; t++)
+                    for (unsigned t = f < 4 ? 0 : 1; t < 3; t++)
                         set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
                     if (nested) {
                         s.nlevels = 3;
@@ -184,17 +216,20 @@ START_TEST(refuses_with_reason)
     static const struct {
         unsigned t;
         unsigned char r0, r1;
+        int skip;
         const char *reason;
     } cases[] = {
-        { 1, TESSEL_RANK_CP, TESSEL_RANK_CP, "CP at rank 0, which stores only the occupied" },
-        { 2, TESSEL_RANK_B, TESSEL_RANK_CP, "B at rank 0, which stores only the occupied" },
-        { 1, TESSEL_RANK_UOP, TESSEL_RANK_UB, "stores every position of its leaf" },
-        { 0, TESSEL_RANK_UB, TESSEL_RANK_UB, "does not price an uncompressed output (Z [UB, UB])" },
+        { 0, TESSEL_RANK_UB, TESSEL_RANK_UB, 0,
+          "does not price an uncompressed output (Z [UB, UB])" },
+        { 0, TESSEL_RANK_CP, TESSEL_RANK_CP, 0, "needs each output tile's non-empty rows" },
+        { 1, TESSEL_RANK_CP, TESSEL_RANK_CP, 1, "prices scalar skipping and gating with a" },
     };
     for (unsigned q = 0; q < sizeof(cases) / sizeof(cases[0]); q++) {
         tessel_spec s;
         test_spec_spmspm(&s, "IJK", 16, 16, 16, 1, 32, 32);
         set_ranks(&s.level[1].tensor[cases[q].t], cases[q].r0, cases[q].r1);
+        if (cases[q].skip)
+            s.level[1].tensor[1].sparse.scalar_skip_on = 4u; /* A on B */
         tessel_result r;
         tessel_diag diag;
         ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
@@ -211,6 +246,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, hand_example_one_tile);
+    tcase_add_test(tc, hand_example_estimated_rows);
     tcase_add_test(tc, affine_lists_equal_exact);
     tcase_add_test(tc, refuses_with_reason);
     suite_add_tcase(s, tc);

@@ -85,8 +85,8 @@ static uint64_t first_step_macs(const engine *e)
 void exact_dense_output_reads(engine *e)
 {
     unsigned L = e->nlev - 1;
-    /* stat and analytic refuse per-rank formats, uncompressed ones
-     * included (stat_check_design_levels, analytic's operand check), so
+    /* stat refuses an uncompressed output (stat_ranks.c) and analytic
+     * per-rank formats (its operand check), so
      * only the exact estimator, which has the data, gets here with one */
     if (!model_tensor_uncompressed(e->spec, L, e->out.spec_tensor))
         return;

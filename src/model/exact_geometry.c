@@ -478,13 +478,18 @@ void exact_tile_bytes(const tile_cost *tc, uint64_t n, const uint64_t *occ, uint
         return;
     }
     if (tc->ranked) {
-        uint64_t occupied[3];
-        for (unsigned d = 0; d + 1 < tc->nranks; d++)
-            occupied[d] = occ[d];
-        occupied[tc->nranks - 1] = n;
         double db, mb;
-        tessel_rank_footprint_bits(tc->ranks, tc->nranks, tc->shape, occupied, &tc->widths, &db,
-                                   &mb);
+        if (!occ) {
+            /* no counts (the stat estimator): estimated from n */
+            model_ranks_estimated_bits(tc, n, &db, &mb);
+        } else {
+            uint64_t occupied[3];
+            for (unsigned d = 0; d + 1 < tc->nranks; d++)
+                occupied[d] = occ[d];
+            occupied[tc->nranks - 1] = n;
+            tessel_rank_footprint_bits(tc->ranks, tc->nranks, tc->shape, occupied, &tc->widths,
+                                       &db, &mb);
+        }
         double dbytes = ceil(db / 8), mbytes = ceil(mb / 8);
         *data = dbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)dbytes;
         *meta = mbytes >= 1.8e19 ? UINT64_MAX : (uint64_t)mbytes;

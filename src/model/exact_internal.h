@@ -235,6 +235,19 @@ void exact_finish_counts(engine *e);
  * read-modify-write) replace the innermost level's per-MAC reads. */
 int model_tensor_uncompressed(const tessel_spec *spec, unsigned l, unsigned t);
 void exact_dense_output_reads(engine *e);
+/* Whether a per-rank list's price reads a prefix count (a tile's non-empty
+ * rows or fibres) (src/model/stat_ranks.c). */
+int model_ranks_need_prefixes(const unsigned char *ranks, unsigned n);
+/* A per-rank list priced from the nonzero count alone with n values: no
+ * prefix count read, the leaf compressed. */
+int model_ranks_affine(const unsigned char *ranks, unsigned n);
+/* A tile's footprint as fixed + n * per bits: a single-name format, or an
+ * affine per-rank list (model_ranks_affine). */
+void model_cost_footprint_bits(const tile_cost *tc, double *fixed, double *per);
+/* A per-rank tile of n nonzeros without its prefix counts (the stat
+ * estimator): the counts estimated from n (src/model/stat_ranks.c). */
+void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
+                                double *meta_bits);
 /* Scalar skipping and gating at the compute (model_scalar.c): whether
  * input i's reads at the innermost level carry an action_optimization;
  * one effectual innermost tile iteration's traversal of input i (tile

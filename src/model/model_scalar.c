@@ -229,7 +229,7 @@ void model_scalar_sums(engine *e, const boundary *bd, unsigned t_a, const double
         if (exact_tile_cost_init(e, bd, &e->in[i], &tc))
             continue;
         double fixed = 0, per = 0;
-        tessel_format_footprint_bits(tc.format, tc.order, tc.shape, &tc.widths, &fixed, &per);
+        model_cost_footprint_bits(&tc, &fixed, &per);
         double meta = (effectual * fixed + nnz * per) / 8 - nnz * tc.widths.value_bits / 8;
         double n = mean_other(e, bd, &e->in[i]);
         e->scalar_reads[i] = nnz * n;

@@ -3,7 +3,8 @@
  * column, then estimates one design point from those alone
  * (src/model/stat_spmspm.c; nested buffer levels: stat_nested.c).
  * Supports SpMSpM and SpMV at any number of buffer levels, default
- * skipping, and the single-name formats. With a tessel_stat_cache, points of one tile shape
+ * skipping, the single-name formats and the per-rank lists affine in a
+ * tile's nonzeros (stat_ranks.c). With a tessel_stat_cache, points of one tile shape
  * share a summary (src/model/stat_cache.c) and give the same results. */
 #include <math.h>
 #include <string.h>
@@ -41,8 +42,8 @@ int stat_check_workload(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-/* Formats: per-rank lists need per-tile prefix counts that only the data
- * has. */
+/* Formats: per-rank lists whose price needs per-tile prefix counts, which
+ * only the data has (stat_ranks.c prices the others), and tiled-csf. */
 int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
     for (unsigned l = 1; l < s->nlevels; l++) {
@@ -50,12 +51,11 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
         for (unsigned t = 0; t < s->workload.ntensors; t++) {
             const tessel_spec_tensor_level *tl = &lv->tensor[t];
             int f = tl->format >= 0 ? tl->format : lv->format;
-            if (f == TESSEL_SPEC_FORMAT_RANKS)
-                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                                       lv->pos.column, "format",
-                                       "level %s: the stat estimator prices single-name formats "
-                                       "(csr, coo, bitmap, ...), not per-rank lists, for %s",
-                                       lv->name, s->workload.tensor[t].name);
+            if (f == TESSEL_SPEC_FORMAT_RANKS) {
+                int rc = stat_ranks_check(s, l, t, diag);
+                if (rc)
+                    return rc;
+            }
             if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "format",

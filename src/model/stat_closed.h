@@ -25,6 +25,11 @@ typedef struct affine {
 typedef struct pricer {
     double fixed, per, value_bits;
     int whole;                  /* all three whole numbers: integer arithmetic */
+    int split;                  /* a per-rank list: data and metadata rounded to bytes
+                                   apart, as exact_tile_bytes rounds them (stat_ranks.c) */
+    int rows;                   /* a per-rank list not affine in n: priced by
+                                   stat_rows_price from estimated prefix counts */
+    tile_cost cost;             /* with rows: the tile's format and shape */
     uint64_t ifixed, iper, ivalue;
 } pricer;
 
@@ -70,6 +75,10 @@ static inline uint64_t stat_bits_set(uint64_t x)
     return (x * UINT64_C(0x0101010101010101)) >> 56;
 }
 
+/* A per-rank list whose price needs the tile's non-empty prefixes (rows):
+ * those estimated from nnz (src/model/stat_ranks.c). */
+price stat_rows_price(const pricer *pr, uint64_t nnz);
+
 /* A tile of nnz nonzeros at pricer pr: whole bytes of data and metadata. */
 static inline price stat_fast_price(const pricer *pr, uint64_t nnz)
 {
@@ -79,8 +88,12 @@ static inline price stat_fast_price(const pricer *pr, uint64_t nnz)
             data = total;
         return (price){ (double)data, (double)(total - data) };
     }
-    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
+    if (pr->rows)
+        return stat_rows_price(pr, nnz);
     double data = ceil((double)nnz * pr->value_bits / 8);
+    if (pr->split)
+        return (price){ data, ceil((pr->fixed + (double)nnz * (pr->per - pr->value_bits)) / 8) };
+    double total = ceil((pr->fixed + (double)nnz * pr->per) / 8);
     if (data > total)
         data = total;
     return (price){ data, total - data };

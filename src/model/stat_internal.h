@@ -346,6 +346,9 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
  * a tessel_stat_cache; STAT_CACHE_DECLINED: evaluate without). */
 int stat_check_workload(const tessel_spec *s, tessel_diag *diag);
 int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag);
+/* Level l's per-rank list of tensor t: 0 when stat prices it (an affine
+ * list, src/model/stat_ranks.c), else the refusal with its reason. */
+int stat_ranks_check(const tessel_spec *s, unsigned l, unsigned t, tessel_diag *diag);
 int stat_closed_sums_apply(const engine *e);
 double stat_flops_of(const stat_input *a, const stat_input *b);
 int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,

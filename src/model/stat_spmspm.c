@@ -51,10 +51,13 @@ void stat_work_free(work *w)
 pricer stat_pricer_of(const tile_cost *tc)
 {
     pricer pr;
-    tessel_format_footprint_bits(tc->format, tc->order, tc->shape, &tc->widths, &pr.fixed,
-                                 &pr.per);
+    memset(&pr, 0, sizeof(pr));
+    model_cost_footprint_bits(tc, &pr.fixed, &pr.per);
     pr.value_bits = tc->widths.value_bits;
-    pr.whole = pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
+    pr.split = tc->ranked;
+    pr.rows = tc->ranked && !model_ranks_affine(tc->ranks, tc->nranks);
+    pr.cost = *tc;
+    pr.whole = !pr.split && pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
                pr.fixed == floor(pr.fixed) && pr.per == floor(pr.per);
     pr.ifixed = pr.whole ? (uint64_t)pr.fixed : 0;
     pr.iper = pr.whole ? (uint64_t)pr.per : 0;

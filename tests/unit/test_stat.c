@@ -768,7 +768,8 @@ START_TEST(refuses_what_it_does_not_model)
     tessel_spec s;
     tessel_result r;
     tessel_diag diag;
-    /* per-rank formats */
+    /* a per-rank list whose leaf stores every position ([UOP, UOP]; the
+     * lists stat prices: test_stat_ranks.c) */
     spec_spmspm(&s, "IJK", 256, 256, 256, TESSEL_SPEC_FORMAT_RANKS, 0);
     s.level[1].nranks = 2;
     ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);

@@ -667,6 +667,36 @@ static inline uint64_t runs_from(const uint64_t *ends, const uint64_t *suffix, u
     return stat_bits_set(ends[wd] & (~UINT64_C(0) << (k % 64))) + suffix[wd];
 }
 
+/* One group's terms of sample_pass into the strata of stat_sample_written
+ * (stat_written_strata): per walk n, wh[n] by (tile row s1, reduction
+ * tile), and the weights into sh, in cell order. */
+static int sample_pass_strata(const stat_output_sample *smp, uint64_t c, uint64_t end,
+                              uint64_t K, uint64_t fk, const uint32_t *step,
+                              const uint64_t *visits, const uint64_t *vsuffix, const runs *r,
+                              int any_merged, uint64_t s1, model_map *wh, model_map *sh)
+{
+    uint64_t last_k = UINT64_MAX;
+    double count[NWALKS] = { 0 };
+    for (; c < end; c++) {
+        uint64_t ck = smp->ck[c], k = ck < K * fk ? step[ck] : ck / fk;
+        if (k != last_k) {
+            double v = (double)runs_from(visits, vsuffix, k);
+            for (unsigned n = 0; n < NWALKS; n++)
+                count[n] = any_merged && r[n].merged ? (double)runs_from(r[n].ends, r[n].suffix, k)
+                                                     : v;
+            last_k = k;
+        }
+        uint64_t key = stat_written_key(s1, k);
+        double w = smp->weight[c];
+        for (unsigned n = 0; n < NWALKS; n++)
+            if (model_map_add(&wh[n], key, count[n] * w))
+                return TESSEL_ENOMEM;
+        if (model_map_add(sh, key, w))
+            return TESSEL_ENOMEM;
+    }
+    return TESSEL_OK;
+}
+
 /* Each sampled nonzero weighs in once per run of visits to its output
  * tile that ends at or after its first reduction step: the terms of
  * stat_sample_written, added in its order, for four walks at once (the
@@ -688,6 +718,13 @@ static int sample_pass(shape *s, const tessel_allocator *a)
         tessel_dealloc(a, step);
         return TESSEL_ENOMEM;
     }
+    /* stat_sample_written's strata: per walk, each stratum's terms in its
+     * order (stat_written_strata) */
+    int strat = smp->nfcell && smp->xexact && !smp->whole && !s0->p.unfolded;
+    model_map wh[NWALKS], sh = { .alloc = a };
+    for (unsigned n = 0; n < NWALKS; n++)
+        wh[n] = (model_map){ .alloc = a };
+    int rc = TESSEL_OK;
     uint64_t *visits = buf, *vsuffix = buf + (words + 1);
     for (unsigned n = 0; n < NWALKS; n++) {
         r[n].sd = &s->side[n / 2];
@@ -720,6 +757,13 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             }
         }
         last1 = s1, last2 = s2;
+        if (strat) {
+            rc = sample_pass_strata(smp, c, end, K, fk, step, visits, vsuffix, r, any_merged,
+                                    s1, wh, &sh);
+            if (rc)
+                break;
+            continue;
+        }
         /* a group's cells ascend in k: cells of one step share the counts;
          * without merged runs the four walks add the same term */
         for (double v = 0; !any_merged && c < end; c++) {
@@ -751,6 +795,20 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             sum2 += count[2] * w;
             sum3 += count[3] * w;
         }
+    }
+    if (!rc && strat) {
+        sum0 = stat_written_strata(&s0->p, &wh[0], &sh, 0);
+        sum1 = stat_written_strata(&s0->p, &wh[1], &sh, 0);
+        sum2 = stat_written_strata(&s0->p, &wh[2], &sh, 0);
+        sum3 = stat_written_strata(&s0->p, &wh[3], &sh, 0);
+    }
+    for (unsigned n = 0; n < NWALKS; n++)
+        model_map_free(&wh[n]);
+    model_map_free(&sh);
+    if (rc) {
+        tessel_dealloc(a, buf);
+        tessel_dealloc(a, step);
+        return rc;
     }
     s->side[0].written[ORDER_IKJ] = sum0;
     s->side[0].written[ORDER_KIJ] = sum1;

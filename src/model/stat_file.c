@@ -38,8 +38,11 @@
  * (without them, the nested output spill is priced from the sample alone;
  * before 4, compulsory_bytes takes the estimated output count); 5: after
  * the count, whether the sample's predictions are the rows' exact
- * nonzeros (sample.xexact; before 5: sketches). */
-#define TSD_VERSION 5u
+ * nonzeros (sample.xexact; before 5: sketches); 6: after it, the output's
+ * exact nonzeros per (i cell, first k cell) (sample.first_cells: i
+ * cells, k cells, counts; before 6: none, the one-level written nonzeros
+ * are then the sample's sum). */
+#define TSD_VERSION 6u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -233,6 +236,10 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, v.count->rows);
     put_u64(&w, v.count->fibers);
     put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
+    uint64_t nf = *v.has_sample ? v.sample->nfcell : 0;
+    put_u32s(&w, nf ? v.sample->fci : NULL, nf);
+    put_u32s(&w, nf ? v.sample->fck : NULL, nf);
+    put_f64s(&w, nf ? v.sample->fnnz : NULL, nf);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -565,6 +572,31 @@ static int get_predictions(reader *r, stat_output_sample *s)
     return 1;
 }
 
+/* Version 6: the output's nonzeros per (i cell, first k cell), into s
+ * (NULL: no sample, none may be stored). */
+static int get_first_cells(reader *r, stat_output_sample *s)
+{
+    uint64_t n = 0;
+    uint32_t *fi = get_array(r, 4, UINT64_MAX, &n, "sample.first_cells");
+    uint32_t *fk = get_array(r, 4, n, NULL, "sample.first_cells");
+    double *fn = get_array(r, 8, n, NULL, "sample.first_cells");
+    int ok = !r->bad && (!n || (s && s->xexact && weights_ok(fn, n)));
+    for (uint64_t c = 0; ok && c < n; c++)
+        ok = fi[c] < s->nxcell && (c == 0 || fi[c] > fi[c - 1] ||
+                                   (fi[c] == fi[c - 1] && fk[c] > fk[c - 1]));
+    if (!ok || !n || !s) {
+        tessel_dealloc(r->alloc, fi);
+        tessel_dealloc(r->alloc, fk);
+        tessel_dealloc(r->alloc, fn);
+        return ok || r->bad ? !r->bad : corrupt(r, "sample.first_cells");
+    }
+    s->fci = fi;
+    s->fck = fk;
+    s->fnnz = fn;
+    s->nfcell = n;
+    return 1;
+}
+
 static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
 {
     memset(s, 0, sizeof(*s));
@@ -718,6 +750,8 @@ static int load_payload(reader *r, stat_data_view *v)
             stat_output_sample_scell(r->alloc, v->sample);
         }
     }
+    if (r->version >= 6 && !get_first_cells(r, *v->has_sample ? v->sample : NULL))
+        return 0;
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -738,7 +772,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 4)) ||
+    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 5)) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

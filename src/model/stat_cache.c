@@ -668,12 +668,12 @@ static inline uint64_t runs_from(const uint64_t *ends, const uint64_t *suffix, u
 }
 
 /* One group's terms of sample_pass into the strata of stat_sample_written
- * (stat_written_strata): per walk n, wh[n] by (tile row s1, reduction
- * tile), and the weights into sh, in cell order. */
-static int sample_pass_strata(const stat_output_sample *smp, uint64_t c, uint64_t end,
-                              uint64_t K, uint64_t fk, const uint32_t *step,
-                              const uint64_t *visits, const uint64_t *vsuffix, const runs *r,
-                              int any_merged, uint64_t s1, model_map *wh, model_map *sh)
+ * (stat_written_strata): per walk n, ws[n * nt + t] by reduction tile t,
+ * and the weights into ws[NWALKS * nt + t], in cell order. */
+static void sample_pass_strata(const stat_output_sample *smp, uint64_t c, uint64_t end,
+                               uint64_t K, uint64_t fk, const uint32_t *step,
+                               const uint64_t *visits, const uint64_t *vsuffix, const runs *r,
+                               int any_merged, double *ws, uint64_t nt)
 {
     uint64_t last_k = UINT64_MAX;
     double count[NWALKS] = { 0 };
@@ -686,15 +686,13 @@ static int sample_pass_strata(const stat_output_sample *smp, uint64_t c, uint64_
                                                      : v;
             last_k = k;
         }
-        uint64_t key = stat_written_key(s1, k);
+        if (k >= nt)
+            continue;
         double w = smp->weight[c];
         for (unsigned n = 0; n < NWALKS; n++)
-            if (model_map_add(&wh[n], key, count[n] * w))
-                return TESSEL_ENOMEM;
-        if (model_map_add(sh, key, w))
-            return TESSEL_ENOMEM;
+            ws[n * nt + k] += count[n] * w;
+        ws[NWALKS * nt + k] += w;
     }
-    return TESSEL_OK;
 }
 
 /* Each sampled nonzero weighs in once per run of visits to its output
@@ -720,11 +718,13 @@ static int sample_pass(shape *s, const tessel_allocator *a)
     }
     /* stat_sample_written's strata: per walk, each stratum's terms in its
      * order (stat_written_strata) */
-    int strat = smp->nfcell && smp->xexact && !smp->whole && !s0->p.unfolded;
-    model_map wh[NWALKS], sh = { .alloc = a };
-    for (unsigned n = 0; n < NWALKS; n++)
-        wh[n] = (model_map){ .alloc = a };
-    int rc = TESSEL_OK;
+    uint64_t nt = stat_written_tiles(smp, fk, s0->p.unfolded);
+    double *ws = nt ? stat_zeroed(a, (NWALKS + 1) * nt, sizeof(double)) : NULL;
+    if (nt && !ws) {
+        tessel_dealloc(a, buf);
+        tessel_dealloc(a, step);
+        return TESSEL_ENOMEM;
+    }
     uint64_t *visits = buf, *vsuffix = buf + (words + 1);
     for (unsigned n = 0; n < NWALKS; n++) {
         r[n].sd = &s->side[n / 2];
@@ -757,11 +757,8 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             }
         }
         last1 = s1, last2 = s2;
-        if (strat) {
-            rc = sample_pass_strata(smp, c, end, K, fk, step, visits, vsuffix, r, any_merged,
-                                    s1, wh, &sh);
-            if (rc)
-                break;
+        if (ws) {
+            sample_pass_strata(smp, c, end, K, fk, step, visits, vsuffix, r, any_merged, ws, nt);
             continue;
         }
         /* a group's cells ascend in k: cells of one step share the counts;
@@ -796,19 +793,13 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             sum3 += count[3] * w;
         }
     }
-    if (!rc && strat) {
-        sum0 = stat_written_strata(&s0->p, &wh[0], &sh, 0);
-        sum1 = stat_written_strata(&s0->p, &wh[1], &sh, 0);
-        sum2 = stat_written_strata(&s0->p, &wh[2], &sh, 0);
-        sum3 = stat_written_strata(&s0->p, &wh[3], &sh, 0);
-    }
-    for (unsigned n = 0; n < NWALKS; n++)
-        model_map_free(&wh[n]);
-    model_map_free(&sh);
-    if (rc) {
-        tessel_dealloc(a, buf);
-        tessel_dealloc(a, step);
-        return rc;
+    if (ws) {
+        const double *sh = ws + NWALKS * nt;
+        sum0 = stat_written_strata(smp, fk, ws, sh, nt);
+        sum1 = stat_written_strata(smp, fk, ws + nt, sh, nt);
+        sum2 = stat_written_strata(smp, fk, ws + 2 * nt, sh, nt);
+        sum3 = stat_written_strata(smp, fk, ws + 3 * nt, sh, nt);
+        tessel_dealloc(a, ws);
     }
     s->side[0].written[ORDER_IKJ] = sum0;
     s->side[0].written[ORDER_KIJ] = sum1;

@@ -39,9 +39,9 @@
  * before 4, compulsory_bytes takes the estimated output count); 5: after
  * the count, whether the sample's predictions are the rows' exact
  * nonzeros (sample.xexact; before 5: sketches); 6: after it, the output's
- * exact nonzeros per (i cell, first k cell) (sample.first_cells: i
- * cells, k cells, counts; before 6: none, the one-level written nonzeros
- * are then the sample's sum). */
+ * exact nonzeros per k cell of their first multiply (sample.first_k;
+ * before 6: none, the one-level written nonzeros are then the sample's
+ * sum). */
 #define TSD_VERSION 6u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
@@ -236,10 +236,8 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, v.count->rows);
     put_u64(&w, v.count->fibers);
     put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
-    uint64_t nf = *v.has_sample ? v.sample->nfcell : 0;
-    put_u32s(&w, nf ? v.sample->fci : NULL, nf);
-    put_u32s(&w, nf ? v.sample->fck : NULL, nf);
-    put_f64s(&w, nf ? v.sample->fnnz : NULL, nf);
+    uint64_t nf = *v.has_sample ? v.sample->nfk : 0;
+    put_f64s(&w, nf ? v.sample->fknnz : NULL, nf);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -572,28 +570,21 @@ static int get_predictions(reader *r, stat_output_sample *s)
     return 1;
 }
 
-/* Version 6: the output's nonzeros per (i cell, first k cell), into s
- * (NULL: no sample, none may be stored). */
-static int get_first_cells(reader *r, stat_output_sample *s)
+/* Version 6: the output's nonzeros per first k cell, into s (NULL: no
+ * sample, none may be stored); as many as the sample's k cells. */
+static int get_first_k(reader *r, stat_output_sample *s, uint64_t cells)
 {
     uint64_t n = 0;
-    uint32_t *fi = get_array(r, 4, UINT64_MAX, &n, "sample.first_cells");
-    uint32_t *fk = get_array(r, 4, n, NULL, "sample.first_cells");
-    double *fn = get_array(r, 8, n, NULL, "sample.first_cells");
-    int ok = !r->bad && (!n || (s && s->xexact && weights_ok(fn, n)));
-    for (uint64_t c = 0; ok && c < n; c++)
-        ok = fi[c] < s->nxcell && (c == 0 || fi[c] > fi[c - 1] ||
-                                   (fi[c] == fi[c - 1] && fk[c] > fk[c - 1]));
-    if (!ok || !n || !s) {
-        tessel_dealloc(r->alloc, fi);
+    double *fk = get_array(r, 8, UINT64_MAX, &n, "sample.first_k");
+    if (r->bad)
+        return 0;
+    int ok = !n || (s && s->xexact && n == cells && weights_ok(fk, n));
+    if (!ok || !n) {
         tessel_dealloc(r->alloc, fk);
-        tessel_dealloc(r->alloc, fn);
-        return ok || r->bad ? !r->bad : corrupt(r, "sample.first_cells");
+        return ok ? 1 : corrupt(r, "sample.first_k");
     }
-    s->fci = fi;
-    s->fck = fk;
-    s->fnnz = fn;
-    s->nfcell = n;
+    s->fknnz = fk;
+    s->nfk = n;
     return 1;
 }
 
@@ -750,7 +741,9 @@ static int load_payload(reader *r, stat_data_view *v)
             stat_output_sample_scell(r->alloc, v->sample);
         }
     }
-    if (r->version >= 6 && !get_first_cells(r, *v->has_sample ? v->sample : NULL))
+    if (r->version >= 6 &&
+        !get_first_k(r, *v->has_sample ? v->sample : NULL,
+                     *v->has_sample ? e->extent[2] / v->sample->base[2] + 1 : 0))
         return 0;
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");

@@ -25,9 +25,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->xcell);
     tessel_dealloc(al, s->vcell);
     tessel_dealloc(al, s->scell);
-    tessel_dealloc(al, s->fci);
-    tessel_dealloc(al, s->fck);
-    tessel_dealloc(al, s->fnnz);
+    tessel_dealloc(al, s->fknnz);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -451,51 +449,31 @@ static int predictions_by_cell(const double *x, const double *m, double c, const
     return TESSEL_OK;
 }
 
-/* The output's exact nonzeros per (i cell, k cell of their first
- * multiply) of Z = A B into s->nfcell, fci / fck / fnnz (sorted by cell):
- * a pass over every multiply (A's rows are sorted by k: the first k
- * reaching j is the smallest), stamp (cols + 1 entries) as scratch, left
- * zeroed. The cells are among A's non-empty base tiles. */
+/* The output's exact nonzeros per k cell of their first multiply of
+ * Z = A B into s->nfk, fknnz: a pass over every multiply (A's rows are
+ * sorted by k: the first k reaching j is the smallest), stamp (cols + 1
+ * entries) as scratch, left zeroed. */
 static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cell_space *cs,
                        uint64_t *stamp, const tessel_allocator *al, stat_output_sample *s)
 {
-    model_map m = { .alloc = al };
-    uint64_t ek = cs->ext[3];
-    int rc = TESSEL_OK;
-    for (uint64_t i = 0; !rc && i < a->dims[0]; i++)
-        for (uint64_t p = a->ptr[i]; !rc && p < a->ptr[i + 1]; p++) {
+    uint64_t nk = cs->ext[3];
+    s->fknnz = tessel_alloc_array(al, nk, sizeof(double));
+    if (!s->fknnz)
+        return TESSEL_ENOMEM;
+    memset(s->fknnz, 0, nk * sizeof(double));
+    for (uint64_t i = 0; i < a->dims[0]; i++)
+        for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
             uint64_t k = a->idx[1][p], n = 0;
             for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++)
                 if (stamp[b->idx[1][q]] != i + 1) {
                     stamp[b->idx[1][q]] = i + 1;
                     n++;
                 }
-            if (n)
-                rc = model_map_add(&m, i / s->base[0] * ek + k / s->base[2], (double)n);
+            s->fknnz[k / s->base[2]] += (double)n;
         }
     memset(stamp, 0, (b->dims[1] + 1) * sizeof(uint64_t));
-    model_vec keys = { .alloc = al };
-    for (uint64_t e = 0; !rc && e < m.cap; e++)
-        if (m.keys[e] != UINT64_MAX)
-            rc = model_vec_push(&keys, m.keys[e]);
-    if (!rc && keys.n) {
-        tessel_sort_u64_inplace(keys.v, keys.n, UINT64_MAX);
-        s->fci = tessel_alloc_array(al, keys.n, sizeof(uint32_t));
-        s->fck = tessel_alloc_array(al, keys.n, sizeof(uint32_t));
-        s->fnnz = tessel_alloc_array(al, keys.n, sizeof(double));
-        if (!s->fci || !s->fck || !s->fnnz)
-            rc = TESSEL_ENOMEM;
-        for (uint64_t n = 0; !rc && n < keys.n; n++) {
-            s->fci[n] = (uint32_t)(keys.v[n] / ek);
-            s->fck[n] = (uint32_t)(keys.v[n] % ek);
-            s->fnnz[n] = model_map_weight(&m, keys.v[n]);
-        }
-        if (!rc)
-            s->nfcell = keys.n;
-    }
-    model_vec_free(&keys);
-    model_map_free(&m);
-    return rc;
+    s->nfk = nk;
+    return TESSEL_OK;
 }
 
 /* The output sample of Z = A B (TTM: per slice): rows drawn, multiplied

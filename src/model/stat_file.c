@@ -578,7 +578,7 @@ static int get_first_k(reader *r, stat_output_sample *s, uint64_t cells)
     double *fk = get_array(r, 8, UINT64_MAX, &n, "sample.first_k");
     if (r->bad)
         return 0;
-    int ok = !n || (s && s->xexact && n == cells && weights_ok(fk, n));
+    int ok = !n || (s && n == cells && weights_ok(fk, n));
     if (!ok || !n) {
         tessel_dealloc(r->alloc, fk);
         return ok ? 1 : corrupt(r, "sample.first_k");

@@ -668,6 +668,34 @@ static inline uint64_t runs_from(const uint64_t *ends, const uint64_t *suffix, u
     return stat_bits_set(ends[wd] & (~UINT64_C(0) << (k % 64))) + suffix[wd];
 }
 
+/* One group's terms of sample_pass into the strata of stat_sample_written
+ * (stat_written_strata): per walk n, ws[n * nt + t] by reduction tile t,
+ * and the weights into ws[NWALKS * nt + t], in cell order. */
+static void sample_pass_strata(const stat_output_sample *smp, uint64_t c, uint64_t end,
+                               uint64_t K, uint64_t fk, const uint32_t *step,
+                               const uint64_t *visits, const uint64_t *vsuffix, const runs *r,
+                               int any_merged, double *ws, uint64_t nt)
+{
+    uint64_t last_k = UINT64_MAX;
+    double count[NWALKS] = { 0 };
+    for (; c < end; c++) {
+        uint64_t ck = smp->ck[c], k = ck < K * fk ? step[ck] : ck / fk;
+        if (k != last_k) {
+            double v = (double)runs_from(visits, vsuffix, k);
+            for (unsigned n = 0; n < NWALKS; n++)
+                count[n] = any_merged && r[n].merged ? (double)runs_from(r[n].ends, r[n].suffix, k)
+                                                     : v;
+            last_k = k;
+        }
+        if (k >= nt)
+            continue;
+        double w = smp->weight[c];
+        for (unsigned n = 0; n < NWALKS; n++)
+            ws[n * nt + k] += count[n] * w;
+        ws[NWALKS * nt + k] += w;
+    }
+}
+
 /* Each sampled nonzero weighs in once per run of visits to its output
  * tile that ends at or after its first reduction step: the terms of
  * stat_sample_written, added in its order, for four walks at once (the
@@ -685,6 +713,15 @@ static int sample_pass(shape *s, const tessel_allocator *a)
     uint64_t *buf = tessel_alloc_array(a, (2 * NWALKS + 2) * (words + 1), sizeof(uint64_t));
     uint32_t *step = tessel_alloc_array(a, K * fk + 1, sizeof(uint32_t));
     if (!buf || !step) {
+        tessel_dealloc(a, buf);
+        tessel_dealloc(a, step);
+        return TESSEL_ENOMEM;
+    }
+    /* stat_sample_written's strata: per walk, each stratum's terms in its
+     * order (stat_written_strata) */
+    uint64_t nt = stat_written_tiles(smp, fk, s0->p.unfolded);
+    double *ws = nt ? stat_zeroed(a, (NWALKS + 1) * nt, sizeof(double)) : NULL;
+    if (nt && !ws) {
         tessel_dealloc(a, buf);
         tessel_dealloc(a, step);
         return TESSEL_ENOMEM;
@@ -721,6 +758,10 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             }
         }
         last1 = s1, last2 = s2;
+        if (ws) {
+            sample_pass_strata(smp, c, end, K, fk, step, visits, vsuffix, r, any_merged, ws, nt);
+            continue;
+        }
         /* a group's cells ascend in k: cells of one step share the counts;
          * without merged runs the four walks add the same term */
         for (double v = 0; !any_merged && c < end; c++) {
@@ -752,6 +793,14 @@ static int sample_pass(shape *s, const tessel_allocator *a)
             sum2 += count[2] * w;
             sum3 += count[3] * w;
         }
+    }
+    if (ws) {
+        const double *sh = ws + NWALKS * nt;
+        sum0 = stat_written_strata(smp, fk, ws, sh, nt);
+        sum1 = stat_written_strata(smp, fk, ws + nt, sh, nt);
+        sum2 = stat_written_strata(smp, fk, ws + 2 * nt, sh, nt);
+        sum3 = stat_written_strata(smp, fk, ws + 3 * nt, sh, nt);
+        tessel_dealloc(a, ws);
     }
     s->side[0].written[ORDER_IKJ] = sum0;
     s->side[0].written[ORDER_KIJ] = sum1;

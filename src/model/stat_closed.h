@@ -131,6 +131,9 @@ void stat_estimate_pairs(const work *w, double effectual, pair_sums *ps);
  * p->order. */
 void stat_find_merges(work *w);
 int stat_sample_written(const work *w, double *written);
+uint64_t stat_written_tiles(const stat_output_sample *s, uint64_t f_k, int unfolded);
+double stat_written_strata(const stat_output_sample *s, uint64_t f_k, const double *wh,
+                           const double *sh, uint64_t nt);
 int stat_sample_pairs(const work *w, double *pairs);
 /* Whether an output tile of p's shape could outgrow the output's
  * partition (rule 4): then stat_output_traffic needs the pair bitsets

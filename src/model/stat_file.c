@@ -38,8 +38,11 @@
  * (without them, the nested output spill is priced from the sample alone;
  * before 4, compulsory_bytes takes the estimated output count); 5: after
  * the count, whether the sample's predictions are the rows' exact
- * nonzeros (sample.xexact; before 5: sketches). */
-#define TSD_VERSION 5u
+ * nonzeros (sample.xexact; before 5: sketches); 6: after it, the output's
+ * exact nonzeros per k cell of their first multiply (sample.first_k;
+ * before 6: none, the one-level written nonzeros are then the sample's
+ * sum). */
+#define TSD_VERSION 6u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -233,6 +236,8 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, v.count->rows);
     put_u64(&w, v.count->fibers);
     put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
+    uint64_t nf = *v.has_sample ? v.sample->nfk : 0;
+    put_f64s(&w, nf ? v.sample->fknnz : NULL, nf);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -555,6 +560,24 @@ static int get_predictions(reader *r, stat_output_sample *s)
     return 1;
 }
 
+/* Version 6: the output's nonzeros per first k cell, into s (NULL: no
+ * sample, none may be stored); as many as the sample's k cells. */
+static int get_first_k(reader *r, stat_output_sample *s, uint64_t cells)
+{
+    uint64_t n = 0;
+    double *fk = get_array(r, 8, UINT64_MAX, &n, "sample.first_k");
+    if (r->bad)
+        return 0;
+    int ok = !n || (s && n == cells && weights_ok(fk, n));
+    if (!ok || !n) {
+        tessel_dealloc(r->alloc, fk);
+        return ok ? 1 : corrupt(r, "sample.first_k");
+    }
+    s->fknnz = fk;
+    s->nfk = n;
+    return 1;
+}
+
 static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
 {
     memset(s, 0, sizeof(*s));
@@ -708,6 +731,10 @@ static int load_payload(reader *r, stat_data_view *v)
             stat_output_sample_scell(r->alloc, v->sample);
         }
     }
+    if (r->version >= 6 &&
+        !get_first_k(r, *v->has_sample ? v->sample : NULL,
+                     *v->has_sample ? e->extent[2] / v->sample->base[2] + 1 : 0))
+        return 0;
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -728,7 +755,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 4)) ||
+    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 5)) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

@@ -61,6 +61,12 @@ typedef struct stat_output_sample {
      * the cells, not saved), the estimate of xcell that the written
      * nonzeros' ratio estimators set against it (NULL otherwise) */
     double *scell;
+    /* with xexact, SpMSpM only: the output's exact nonzeros per k cell of
+     * their first multiply (nfk = the k cells; 0: not known), from a pass
+     * over every multiply like rule 3's count. The one-level written
+     * nonzeros are post-stratified on them (stat_spmspm_out.c). */
+    uint64_t nfk;
+    double *fknnz;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
      * nonzero depends on the loop order of j and k, so each sampled
      * nonzero keeps the (j, k) cells of all its multiplies instead

@@ -25,6 +25,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->xcell);
     tessel_dealloc(al, s->vcell);
     tessel_dealloc(al, s->scell);
+    tessel_dealloc(al, s->fknnz);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -448,6 +449,33 @@ static int predictions_by_cell(const double *x, const double *m, double c, const
     return TESSEL_OK;
 }
 
+/* The output's exact nonzeros per k cell of their first multiply of
+ * Z = A B into s->nfk, fknnz: a pass over every multiply (A's rows are
+ * sorted by k: the first k reaching j is the smallest), stamp (cols + 1
+ * entries) as scratch, left zeroed. */
+static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cell_space *cs,
+                       uint64_t *stamp, const tessel_allocator *al, stat_output_sample *s)
+{
+    uint64_t nk = cs->ext[3];
+    s->fknnz = tessel_alloc_array(al, nk, sizeof(double));
+    if (!s->fknnz)
+        return TESSEL_ENOMEM;
+    memset(s->fknnz, 0, nk * sizeof(double));
+    for (uint64_t i = 0; i < a->dims[0]; i++)
+        for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
+            uint64_t k = a->idx[1][p], n = 0;
+            for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++)
+                if (stamp[b->idx[1][q]] != i + 1) {
+                    stamp[b->idx[1][q]] = i + 1;
+                    n++;
+                }
+            s->fknnz[k / s->base[2]] += (double)n;
+        }
+    memset(stamp, 0, (b->dims[1] + 1) * sizeof(uint64_t));
+    s->nfk = nk;
+    return TESSEL_OK;
+}
+
 /* The output sample of Z = A B (TTM: per slice): rows drawn, multiplied
  * out, weighted and aggregated into cells, with the rows' predictions. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
@@ -490,6 +518,7 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         return TESSEL_ENOMEM;
     }
     memset(stamp, 0, (cols + 1) * sizeof(uint64_t));
+    int orc = s->xexact && !ttm ? first_cells(a, b, &cs, stamp, al, s) : TESSEL_OK;
     for (uint64_t i = 0; m && i < rows; i++)
         m[i] = f[i] ? x[i] / sqrt((double)f[i]) : 0;
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);
@@ -497,7 +526,7 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     systematic_init(&sy, seed);
     model_map take = { .alloc = al }, drawn = { .alloc = al };
     ratio_sums r = { 0 };
-    int rc = TESSEL_OK;
+    int rc = orc;
     uint64_t fiber = 0;
     for (uint64_t i = 0; i < rows && !rc; i++) {
         if (!f[i])

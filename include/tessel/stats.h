@@ -409,6 +409,15 @@ int tessel_output_count_run(const tessel_tensor *a, const tessel_tensor *b, cons
 int tessel_output_count_rows(const tessel_tensor *a, const tessel_tensor *b,
                              const tessel_tensor *c, const tessel_allocator *al,
                              tessel_output_count *out, double *row_nnz, tessel_diag *diag);
+/* The same, and for a matrix A [i, k] each k's share of the output: the
+ * nonzeros first reached by a multiply through k (A's rows sorted by k, so
+ * the smallest k reaching (i, j)) into k_nnz (b->dims[0] entries) when not
+ * NULL; the one-level written nonzeros' strata (docs/models/stat.md, "The
+ * written nonzeros at one level: strata by first step"). */
+int tessel_output_count_detail(const tessel_tensor *a, const tessel_tensor *b,
+                               const tessel_tensor *c, const tessel_allocator *al,
+                               tessel_output_count *out, double *row_nnz, double *k_nnz,
+                               tessel_diag *diag);
 
 /* ------------------------------------------------------------------ */
 /* Analytic density models (Sparseloop's vocabulary) and the tile

@@ -290,10 +290,12 @@ int exact_oom_step(engine *e, const char *step, uint64_t bytes);
 int exact_setup_roles(engine *e, const tessel_workload_data *w);
 /* workload_count.c: rule 3's output count of e's operands (roles set up
  * from w, which may be NULL), within budget, kept with w; row_nnz (A's
- * rows entries, or NULL) takes each output row's nonzeros (not MTTKRP). */
+ * rows entries, or NULL) takes each output row's nonzeros (not MTTKRP),
+ * k_nnz (B's rows entries, or NULL) each k's first-reached nonzeros (A a
+ * matrix; tessel_output_count_detail). */
 int model_output_count(const engine *e, const tessel_workload_data *w, double budget,
                        tessel_output_count *out, int *counted, double *row_nnz,
-                       tessel_diag *diag);
+                       double *k_nnz, tessel_diag *diag);
 /* exact_geometry.c: tiles, composite loop keys, grids, tile bytes */
 /* Level l's tile edge for engine index x: 0 = the whole extent (tile),
  * or clamped to the extent, at least 1 (edge). */

@@ -212,12 +212,13 @@ void stat_data_finish(tessel_stat_data *s)
 /* Rule 3's output count, exact when the symbolic pass's work is within
  * the budget (docs/models/stat.md, "The output count of rule 3"); counted
  * once per workload data (workload_count.c). Each output row's nonzeros go
- * to row_nnz when it is not NULL. */
+ * to row_nnz and each k's first-reached ones to k_nnz when not NULL. */
 static int output_count(tessel_stat_data *s, const tessel_workload_data *data,
-                        const tessel_stat_options *opt, double *row_nnz, tessel_diag *diag)
+                        const tessel_stat_options *opt, double *row_nnz, double *k_nnz,
+                        tessel_diag *diag)
 {
     return model_output_count(&s->e, data, opt->output_count_budget, &s->count, &s->count_exact,
-                              row_nnz, diag);
+                              row_nnz, k_nnz, diag);
 }
 
 void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *base)
@@ -240,7 +241,7 @@ void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *ba
 }
 
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt,
-                          const double *row_nnz, tessel_diag *diag)
+                          const double *row_nnz, const double *k_nnz, tessel_diag *diag)
 {
     const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1),
                                    s->e.nin > 2 ? input_of(s, 2) : NULL };
@@ -254,7 +255,7 @@ static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt,
     else
         rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
                                         opt->output_min_flops, opt->seed, opt->output_legacy,
-                                        row_nnz, s->alloc, &s->sample);
+                                        row_nnz, k_nnz, s->alloc, &s->sample);
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "
@@ -320,14 +321,20 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     /* rule 3's count first: its rows' exact nonzeros are the output
      * sample's covariate when the count is within its budget */
     int sampling = opt->output_fraction > 0 || opt->output_min_flops > 0;
-    double *row_nnz = NULL;
+    double *row_nnz = NULL, *k_nnz = NULL;
     if (!rc && sampling && !opt->output_legacy && s->e.nin >= 1 && s->e.in[0].t)
         row_nnz = tessel_alloc_array(a, s->e.in[0].t->dims[0] + 1, sizeof(double));
+    /* each k's share, for the one-level written nonzeros' strata (else the
+     * sample counts it in a pass of its own) */
+    if (row_nnz && s->e.nin == 2 && s->e.in[0].t->order == 2 && s->e.in[1].t)
+        k_nnz = tessel_alloc_array(a, s->e.in[1].t->dims[0] + 1, sizeof(double));
     if (!rc)
-        rc = output_count(s, data, opt, row_nnz, diag);
+        rc = output_count(s, data, opt, row_nnz, k_nnz, diag);
     if (!rc && sampling)
-        rc = collect_sample(s, opt, s->count_exact ? row_nnz : NULL, diag);
+        rc = collect_sample(s, opt, s->count_exact ? row_nnz : NULL,
+                            s->count_exact ? k_nnz : NULL, diag);
     tessel_dealloc(a, row_nnz);
+    tessel_dealloc(a, k_nnz);
     if (!rc)
         stat_data_finish(s);
     s->e.spec = NULL;

@@ -84,7 +84,8 @@ typedef struct stat_output_sample {
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, int legacy, const double *row_nnz,
-                               const tessel_allocator *al, stat_output_sample *out);
+                               const double *k_nnz, const tessel_allocator *al,
+                               stat_output_sample *out);
 /* MTTKRP: t is T[i,j,k], b B[j,r], c C[k,r] (operand mode orders);
  * base: i, r, k, j cell edges as in the other sample. */
 int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,

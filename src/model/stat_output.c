@@ -450,17 +450,25 @@ static int predictions_by_cell(const double *x, const double *m, double c, const
 }
 
 /* The output's exact nonzeros per k cell of their first multiply of
- * Z = A B into s->nfk, fknnz: a pass over every multiply (A's rows are
- * sorted by k: the first k reaching j is the smallest), stamp (cols + 1
- * entries) as scratch, left zeroed. */
+ * Z = A B into s->nfk, fknnz: from rule 3's count per k (k_nnz) when it
+ * was kept, else a pass over every multiply (A's rows are sorted by k:
+ * the first k reaching j is the smallest), stamp (cols + 1 entries) as
+ * scratch, left zeroed. */
 static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cell_space *cs,
-                       uint64_t *stamp, const tessel_allocator *al, stat_output_sample *s)
+                       const double *k_nnz, uint64_t *stamp, const tessel_allocator *al,
+                       stat_output_sample *s)
 {
     uint64_t nk = cs->ext[3];
     s->fknnz = tessel_alloc_array(al, nk, sizeof(double));
     if (!s->fknnz)
         return TESSEL_ENOMEM;
     memset(s->fknnz, 0, nk * sizeof(double));
+    s->nfk = nk;
+    if (k_nnz) {
+        for (uint64_t k = 0; k < b->dims[0]; k++)
+            s->fknnz[k / s->base[2]] += k_nnz[k];
+        return TESSEL_OK;
+    }
     for (uint64_t i = 0; i < a->dims[0]; i++)
         for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
             uint64_t k = a->idx[1][p], n = 0;
@@ -472,7 +480,6 @@ static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cel
             s->fknnz[k / s->base[2]] += (double)n;
         }
     memset(stamp, 0, (b->dims[1] + 1) * sizeof(uint64_t));
-    s->nfk = nk;
     return TESSEL_OK;
 }
 
@@ -481,7 +488,8 @@ static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cel
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
                                uint64_t seed, int legacy, const double *row_nnz,
-                               const tessel_allocator *al, stat_output_sample *s)
+                               const double *k_nnz, const tessel_allocator *al,
+                               stat_output_sample *s)
 {
     memset(s, 0, sizeof(*s));
     int ttm = a->order == 3;
@@ -518,7 +526,7 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         return TESSEL_ENOMEM;
     }
     memset(stamp, 0, (cols + 1) * sizeof(uint64_t));
-    int orc = s->xexact && !ttm ? first_cells(a, b, &cs, stamp, al, s) : TESSEL_OK;
+    int orc = s->xexact && !ttm ? first_cells(a, b, &cs, k_nnz, stamp, al, s) : TESSEL_OK;
     for (uint64_t i = 0; m && i < rows; i++)
         m[i] = f[i] ? x[i] / sqrt((double)f[i]) : 0;
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);

@@ -19,7 +19,16 @@ struct tessel_workload_memo {
     tessel_output_count count;
     double *rows;         /* each output row's nonzeros (nrows), once asked for */
     uint64_t nrows;
+    double *ks;           /* each k's first-reached nonzeros (nks), once asked for */
+    uint64_t nks;
 };
+
+/* What an asker wants beyond the count: each row's and each k's nonzeros
+ * (arrays of nrows and nks entries, or NULL). */
+typedef struct count_parts {
+    double *rows, *ks;
+    uint64_t nrows, nks;
+} count_parts;
 
 int model_workload_memo_create(tessel_workload_data *w)
 {
@@ -41,6 +50,7 @@ void model_workload_memo_free(tessel_workload_data *w)
         return;
     pthread_mutex_destroy(&w->memo->mu);
     tessel_dealloc(w->alloc, w->memo->rows);
+    tessel_dealloc(w->alloc, w->memo->ks);
     tessel_dealloc(w->alloc, w->memo);
     w->memo = NULL;
 }
@@ -51,88 +61,106 @@ static const char *einsum_of(const tessel_spec *spec)
 }
 
 /* The kept count of spec's einsum, if there is one within budget and it
- * holds the rows' counts when row_nnz (nrows entries) asks for them (the
- * caller holds the lock). */
+ * holds the rows' and k's counts that `want` asks for (the caller holds
+ * the lock). */
 static int memo_hit(const struct tessel_workload_memo *m, const tessel_spec *spec, double budget,
-                    tessel_output_count *out, int *counted, double *row_nnz, uint64_t nrows)
+                    tessel_output_count *out, int *counted, const count_parts *want)
 {
     if (!m->has || strcmp(m->einsum, einsum_of(spec)) != 0)
         return 0;
-    if (row_nnz && m->work <= budget && (!m->rows || m->nrows != nrows))
+    int within = m->work <= budget;
+    if (within && want->rows && (!m->rows || m->nrows != want->nrows))
         return 0;
-    *counted = m->work <= budget;
+    if (within && want->ks && (!m->ks || m->nks != want->nks))
+        return 0;
+    *counted = within;
     if (*counted) {
         *out = m->count;
-        if (row_nnz)
-            memcpy(row_nnz, m->rows, nrows * sizeof(double));
+        if (want->rows)
+            memcpy(want->rows, m->rows, want->nrows * sizeof(double));
+        if (want->ks)
+            memcpy(want->ks, m->ks, want->nks * sizeof(double));
     }
     return 1;
 }
 
-/* Keep the count (and the rows' counts when there are some) in m; rows
- * kept for another einsum are dropped. */
+/* A copy of n values with w's allocator (which frees the memo; e's may be
+ * a caller's own) in place of *kept; NULL on no memory (nothing kept: a
+ * later asker counts again). */
+static void keep_copy(const tessel_workload_data *w, double **kept, uint64_t *nkept,
+                      const double *v, uint64_t n)
+{
+    double *copy = tessel_alloc_array(w->alloc, n ? n : 1, sizeof(double));
+    if (copy)
+        memcpy(copy, v, n * sizeof(double));
+    tessel_dealloc(w->alloc, *kept);
+    *kept = copy;
+    *nkept = copy ? n : 0;
+}
+
+/* Keep the count (and the rows' and k's counts when there are some) in m;
+ * those kept for another einsum are dropped. */
 static void memo_keep(const tessel_workload_data *w, const engine *e, double work,
-                      const tessel_output_count *out, const double *row_nnz, uint64_t nrows)
+                      const tessel_output_count *out, const count_parts *got)
 {
     struct tessel_workload_memo *m = w->memo;
     if (strlen(einsum_of(e->spec)) >= sizeof(m->einsum))
         return;
     if (!m->has || strcmp(m->einsum, einsum_of(e->spec)) != 0) {
         tessel_dealloc(w->alloc, m->rows);
-        m->rows = NULL;
-        m->nrows = 0;
+        tessel_dealloc(w->alloc, m->ks);
+        m->rows = m->ks = NULL;
+        m->nrows = m->nks = 0;
     }
     snprintf(m->einsum, sizeof(m->einsum), "%s", einsum_of(e->spec));
     m->work = work;
     m->count = *out;
     m->has = 1;
-    if (!row_nnz)
-        return;
-    /* w's allocator, which frees the memo (e's may be a caller's own) */
-    double *kept = tessel_alloc_array(w->alloc, nrows ? nrows : 1, sizeof(double));
-    if (!kept)
-        return; /* nothing kept: a later asker counts again */
-    memcpy(kept, row_nnz, nrows * sizeof(double));
-    tessel_dealloc(w->alloc, m->rows);
-    m->rows = kept;
-    m->nrows = nrows;
+    if (got->rows)
+        keep_copy(w, &m->rows, &m->nrows, got->rows, got->nrows);
+    if (got->ks)
+        keep_copy(w, &m->ks, &m->nks, got->ks, got->nks);
 }
 
 /* The count of e's operands (roles set up from w), counted now unless w
  * keeps it; row_nnz (A's rows entries, or NULL) takes each output row's
- * nonzeros (not for MTTKRP); the caller holds w's lock when w has a memo. */
+ * nonzeros (not for MTTKRP), k_nnz (B's rows entries, or NULL) each k's
+ * first-reached ones (A a matrix only); the caller holds w's lock when w
+ * has a memo. */
 static int count_locked(const engine *e, const tessel_workload_data *w, double budget,
                         tessel_output_count *out, int *counted, double *row_nnz,
-                        tessel_diag *diag)
+                        double *k_nnz, tessel_diag *diag)
 {
     struct tessel_workload_memo *m = w ? w->memo : NULL;
     const tessel_tensor *c = e->kind == TESSEL_WORKLOAD_MTTKRP ? e->in[2].t : NULL;
-    uint64_t nrows = e->nin >= 1 && e->in[0].t ? e->in[0].t->dims[0] : 0;
-    if (c)
-        row_nnz = NULL;
-    if (m && memo_hit(m, e->spec, budget, out, counted, row_nnz, nrows))
+    const tessel_tensor *a = e->nin >= 1 ? e->in[0].t : NULL;
+    const tessel_tensor *b = e->nin >= 2 ? e->in[1].t : NULL;
+    count_parts want = { .rows = c ? NULL : row_nnz, .nrows = a ? a->dims[0] : 0,
+                         .ks = c || !a || a->order != 2 || !b ? NULL : k_nnz,
+                         .nks = b ? b->dims[0] : 0 };
+    if (m && memo_hit(m, e->spec, budget, out, counted, &want))
         return TESSEL_OK;
     *counted = 0;
-    if (e->nin < 2 || !e->in[0].t || !e->in[1].t || (e->nin > 2 && !c))
+    if (e->nin < 2 || !a || !b || (e->nin > 2 && !c))
         return TESSEL_OK;
-    double work = tessel_output_count_work(e->in[0].t, e->in[1].t, c);
+    double work = tessel_output_count_work(a, b, c);
     if (work > budget)
         return TESSEL_OK;
-    int rc = tessel_output_count_rows(e->in[0].t, e->in[1].t, c, e->alloc, out, row_nnz, diag);
+    int rc = tessel_output_count_detail(a, b, c, e->alloc, out, want.rows, want.ks, diag);
     *counted = !rc;
     if (!rc && m)
-        memo_keep(w, e, work, out, row_nnz, nrows);
+        memo_keep(w, e, work, out, &want);
     return rc;
 }
 
 int model_output_count(const engine *e, const tessel_workload_data *w, double budget,
                        tessel_output_count *out, int *counted, double *row_nnz,
-                       tessel_diag *diag)
+                       double *k_nnz, tessel_diag *diag)
 {
     struct tessel_workload_memo *m = w ? w->memo : NULL;
     if (m)
         pthread_mutex_lock(&m->mu);
-    int rc = count_locked(e, w, budget, out, counted, row_nnz, diag);
+    int rc = count_locked(e, w, budget, out, counted, row_nnz, k_nnz, diag);
     if (m)
         pthread_mutex_unlock(&m->mu);
     return rc;
@@ -147,7 +175,8 @@ int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_
     *counted = 0;
     if (m) {
         pthread_mutex_lock(&m->mu);
-        int hit = memo_hit(m, spec, budget, out, counted, NULL, 0);
+        count_parts none = { 0 };
+        int hit = memo_hit(m, spec, budget, out, counted, &none);
         pthread_mutex_unlock(&m->mu);
         if (hit)
             return TESSEL_OK;
@@ -161,7 +190,7 @@ int tessel_workload_output_count(const tessel_spec *spec, const tessel_workload_
     e.nlev = spec->nlevels;
     int rc = exact_setup_roles(&e, w);
     if (!rc)
-        rc = model_output_count(&e, w, budget, out, counted, NULL, diag);
+        rc = model_output_count(&e, w, budget, out, counted, NULL, NULL, diag);
     exact_engine_free(&e);
     return rc;
 }

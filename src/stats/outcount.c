@@ -37,9 +37,10 @@ double tessel_output_count_work(const tessel_tensor *a, const tessel_tensor *b,
 }
 
 /* A B for A [i, k] or T [i, x, k] (TTM) against B [k, j]; each row's
- * (slice's) nonzeros into row_nnz when not NULL. */
+ * (slice's) nonzeros into row_nnz, and (A a matrix) each k's first-reached
+ * nonzeros into k_nnz, when not NULL. */
 static void count_product(const tessel_tensor *a, const tessel_tensor *b, uint64_t *marker,
-                          tessel_output_count *out, double *row_nnz)
+                          tessel_output_count *out, double *row_nnz, double *k_nnz)
 {
     unsigned km = a->order - 1;
     uint64_t stamp = 0;
@@ -53,6 +54,8 @@ static void count_product(const tessel_tensor *a, const tessel_tensor *b, uint64
             uint64_t k = a->idx[km][p], fibre = 0;
             for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++)
                 fibre += (uint64_t)mark(marker, b->idx[1][q], stamp);
+            if (k_nnz && a->order == 2)
+                k_nnz[k] += (double)fibre; /* A's row is sorted by k: its first reach */
             if (fibre && a->order == 3 && marker[b->dims[1]] != stamp) {
                 marker[b->dims[1]] = stamp; /* the fibre's first nonzero */
                 out->fibers++;
@@ -102,6 +105,14 @@ int tessel_output_count_rows(const tessel_tensor *a, const tessel_tensor *b,
                              const tessel_tensor *c, const tessel_allocator *al,
                              tessel_output_count *out, double *row_nnz, tessel_diag *diag)
 {
+    return tessel_output_count_detail(a, b, c, al, out, row_nnz, NULL, diag);
+}
+
+int tessel_output_count_detail(const tessel_tensor *a, const tessel_tensor *b,
+                               const tessel_tensor *c, const tessel_allocator *al,
+                               tessel_output_count *out, double *row_nnz, double *k_nnz,
+                               tessel_diag *diag)
+{
     memset(out, 0, sizeof(*out));
     if (!a || !b || a->order < 2 || a->order > 3 || b->order != 2 ||
         (c && (c->order != 2 || a->order != 3 || c->dims[1] != b->dims[1])))
@@ -113,10 +124,12 @@ int tessel_output_count_rows(const tessel_tensor *a, const tessel_tensor *b,
     if (!marker)
         return tessel_diag_oom(diag, NULL, "the output count's markers", cols * sizeof(uint64_t));
     memset(marker, 0, cols * sizeof(uint64_t));
+    if (k_nnz && !c && a->order == 2)
+        memset(k_nnz, 0, b->dims[0] * sizeof(double));
     if (c)
         count_mttkrp(a, b, c, marker, out);
     else
-        count_product(a, b, marker, out, row_nnz);
+        count_product(a, b, marker, out, row_nnz, k_nnz);
     tessel_dealloc(al, marker);
     return TESSEL_OK;
 }

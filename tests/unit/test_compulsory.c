@@ -220,6 +220,17 @@ START_TEST(test_output_count_by_hand)
     ck_assert_uint_eq(n.rows, 2);
     ck_assert_uint_eq(n.fibers, 2);
     ck_assert_double_eq(tessel_output_count_work(a, a, NULL), 5);
+    /* per k, the nonzeros first reached through it: row 0's k = 0 reaches
+     * {0, 1} first, its k = 1 only column 0 again (1 multiply, nothing
+     * new); row 1's k = 0 reaches {0, 1}; row 2's k = 3 nothing */
+    double rows[4], ks[4];
+    ck_assert_int_eq(tessel_output_count_detail(a, a, NULL, NULL, &n, rows, ks, NULL), 0);
+    ck_assert_uint_eq(n.nnz, 4);
+    const double want_rows[4] = { 2, 2, 0, 0 }, want_ks[4] = { 4, 0, 0, 0 };
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_double_eq(rows[i], want_rows[i]);
+        ck_assert_double_eq(ks[i], want_ks[i]);
+    }
     /* TTM: T[i,x,k] = {(0,0,0) (0,0,1) (0,1,3) (1,2,1)} 2x3x4 times M = A:
      * fibre (0,0) = rows 0, 1 of M = {0, 1}; (0,1) = row 3: empty;
      * (1,2) = row 1 = {0}: 3 nonzeros, 2 fibres, 2 slices */

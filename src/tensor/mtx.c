@@ -289,24 +289,6 @@ static int entry_value(text_reader *r, const char **p, const char *end, const mt
     return TESSEL_OK;
 }
 
-/* The value of a real, integer or pattern entry as entry_value reads it;
- * 0 when entry_value must say why not. */
-static int fast_value(const char **p, const char *end, enum mtx_field field, double *out)
-{
-    if (field == FIELD_PATTERN) {
-        *out = 1.0;
-        return 1;
-    }
-    if (field == FIELD_INTEGER) {
-        int64_t iv;
-        if (scan_i64(p, end, &iv) != SCAN_OK)
-            return 0;
-        *out = (double)iv;
-        return 1;
-    }
-    return scan_double(p, end, out) == SCAN_OK;
-}
-
 static int add_entry(text_reader *r, tessel_coo_builder *b, const row_filter *f, uint32_t i,
                      uint32_t j, double v, tessel_diag *diag)
 {
@@ -362,7 +344,7 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
          * way (as the chunked reader reads it, the same values); anything
          * else, and so every error and its message, the careful way. */
         if (!(h->field != FIELD_COMPLEX && scan_index_fast(&p, end, h->rows, &i) &&
-              scan_index_fast(&p, end, h->cols, &j) && fast_value(&p, end, h->field, &v) &&
+              scan_index_fast(&p, end, h->cols, &j) && mtx_scan_value(&p, end, h->field, &v) &&
               scan_at_end(p, end))) {
             p = line;
             if ((rc = entry_index(r, &p, end, "row", h->rows, &i, diag)) ||

@@ -137,22 +137,6 @@ static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const ch
 /* A 1-based index in 1..limit (textio.h). */
 #define read_index scan_index_fast
 
-static int read_value(const char **p, const char *end, enum mtx_field field, double *out)
-{
-    if (field == FIELD_PATTERN) {
-        *out = 1.0;
-        return 1;
-    }
-    if (field == FIELD_INTEGER) {
-        int64_t iv;
-        if (scan_i64(p, end, &iv) != SCAN_OK)
-            return 0;
-        *out = (double)iv;
-        return 1;
-    }
-    return scan_double(p, end, out) == SCAN_OK;
-}
-
 /* Pass 1: counts the entry of the line at the rows it lands in. A general
  * matrix needs only the row here; pass 2 checks the rest of the line. */
 static int count_line(chunk *c, const char *p, const char *end)
@@ -185,7 +169,7 @@ static int place_line(chunk *c, const char *p, const char *end)
     uint32_t i, j;
     double v;
     if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
-        !read_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        !mtx_scan_value(&p, end, job->field, &v) || !scan_at_end(p, end))
         return MTX_CHUNKED_FALLBACK;
     uint64_t dst = t->ptr[i] + c->row_count[i]++;
     if (dst >= t->ptr[i + 1])
@@ -219,7 +203,7 @@ static int direct_line(chunk *c, const char *p, const char *end)
     uint32_t i, j;
     double v;
     if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
-        !read_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        !mtx_scan_value(&p, end, job->field, &v) || !scan_at_end(p, end))
         return MTX_CHUNKED_FALLBACK;
     if (c->row_count[i] == UINT32_MAX)
         return MTX_CHUNKED_FALLBACK;

@@ -7,9 +7,29 @@
 
 #include <stdint.h>
 
+#include "textio.h"
 #include "tessel/tensor.h"
 
 enum mtx_field { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN, FIELD_COMPLEX };
+
+/* The value of a real, integer or pattern entry at *p (advanced past it);
+ * 0 when the careful reader must say why not. Both entry readers use it. */
+static inline int mtx_scan_value(const char **p, const char *end, enum mtx_field field,
+                                 double *out)
+{
+    if (field == FIELD_PATTERN) {
+        *out = 1.0;
+        return 1;
+    }
+    if (field == FIELD_INTEGER) {
+        int64_t iv;
+        if (scan_i64(p, end, &iv) != SCAN_OK)
+            return 0;
+        *out = (double)iv;
+        return 1;
+    }
+    return scan_double(p, end, out) == SCAN_OK;
+}
 enum mtx_symmetry { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW, SYM_HERMITIAN };
 
 /* Returned (positive) when the entries need the single-pass reader: any

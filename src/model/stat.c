@@ -22,6 +22,7 @@ void tessel_stat_options_init(tessel_stat_options *o)
     o->output_fraction = 0;
     o->output_min_flops = 1u << 19;
     o->output_count_budget = TESSEL_STAT_OUTPUT_COUNT_BUDGET;
+    o->output_sample_max = TESSEL_STAT_OUTPUT_SAMPLE_MAX;
 }
 
 /* ------------------------------------------------------------------ */

@@ -168,6 +168,36 @@ START_TEST(stderr_zero_when_whole_and_kept_when_saved)
 }
 END_TEST
 
+/* A sample of more multiplies than output_sample_max is refused before
+ * any is made, naming the fraction; at the cap it runs. */
+START_TEST(sample_past_its_cap_is_refused)
+{
+    tessel_tensor *a = clustered(3000, 1500, 500, 0.8, 5);
+    tessel_workload_data d;
+    data_of(&d, a);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 128, 128, 128, 1, 64, 32);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 0.5;
+    o.output_min_flops = 0;
+    double all = tessel_output_count_work(a, a, NULL);
+    o.output_sample_max = 0.25 * all;
+    tessel_stat_data *sd = NULL;
+    tessel_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag), TESSEL_EINVAL);
+    ck_assert_ptr_null(sd);
+    ck_assert_ptr_nonnull(strstr(diag.message, "output fraction 0.5"));
+    ck_assert_str_eq(diag.field, "output_fraction");
+    o.output_sample_max = 0.5 * all;
+    ck_assert_msg(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag) == 0, "%s",
+                  diag.message);
+    tessel_stat_data_free(&sd);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 /* Within rule 3's count budget every row's output nonzeros are known: the
  * draw calibrates on them, so a 5 % sample's estimate is the exact count
  * with standard error 0, and saved statistics (.tsd 5) keep it. */
@@ -219,6 +249,7 @@ int main(void)
     tcase_add_test(tc, unbiased_where_the_sample_covers_little);
     tcase_add_test(tc, stderr_zero_when_whole_and_kept_when_saved);
     tcase_add_test(tc, exact_rows_make_the_nonzeros_exact);
+    tcase_add_test(tc, sample_past_its_cap_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tessel/model.h"
+#include "tessel/spec.h"
 #include "tessel/tensor.h"
 #include "test_data.h"
 
@@ -33,6 +34,29 @@ static inline tessel_result test_hand_run(const tessel_spec *s, uint64_t rows, u
     tessel_tensor_free(&ta);
     tessel_tensor_free(&tb);
     return r;
+}
+
+/* A spec parsed from text in memory ("mem.yaml"); its errors into l
+ * (initialised here), the return code into *rc. */
+static inline tessel_spec *test_hand_parse(const char *text, tessel_diag_list *l, int *rc)
+{
+    tessel_diag_list_init(l, NULL);
+    tessel_spec *s = NULL;
+    *rc = tessel_spec_parse("mem.yaml", text, strlen(text), NULL, 0, NULL, &s, l);
+    return s;
+}
+
+/* The spec `what` was refused, its first error at `line` naming a field
+ * that contains `field`; frees s and l. */
+static inline void test_hand_refused(const char *what, int rc, tessel_spec **s,
+                                     tessel_diag_list *l, unsigned line, const char *field)
+{
+    ck_assert_msg(rc != 0, "%s was accepted", what);
+    ck_assert_uint_ge(l->count, 1);
+    ck_assert_uint_eq(l->items[0].line, line);
+    ck_assert_msg(strstr(l->items[0].field, field) != NULL, "%s", l->items[0].field);
+    tessel_spec_free(s);
+    tessel_diag_list_free(l);
 }
 
 #endif

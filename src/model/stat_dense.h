@@ -1,0 +1,31 @@
+/* Private to the stat estimator: an output whose per-rank list stores every
+ * position of a tile ([UB, UB], [UOP, UB]), priced from the tile's shape and
+ * the write-back and read-back counts (stat_dense.c, docs/models/stat.md
+ * "Uncompressed outputs"). */
+#ifndef TESSEL_MODEL_STAT_DENSE_H
+#define TESSEL_MODEL_STAT_DENSE_H
+
+#include "stat_internal.h"
+
+/* Whether a per-rank list's footprint is the same for every tile of one
+ * shape: no rank reads a prefix count and the leaf stores every position
+ * (UB). */
+int stat_dense_list(const unsigned char *ranks, unsigned n);
+
+/* Whether the output is held at level l in such a list. */
+int stat_dense_output(const tessel_spec *s, unsigned l);
+
+/* The data bytes of `tiles` level-1 output tiles held in such a list, which
+ * the closed form's affine price (no fixed data per tile) leaves out of the
+ * tiled floor (tiled_metadata_bytes); 0 for any other list. */
+double stat_dense_floor(engine *e, double tiles);
+
+/* After every boundary's outcome is stored and before exact_finish_counts:
+ * each level holding the output in a fixed-footprint list gets its
+ * write-back and read-back bytes from the tile's bytes, and an uncompressed
+ * output at the innermost level gets the multiplies at the first reduction
+ * coordinate (its reads that do not read, docs/semantics.md rule 2) from the
+ * inputs' line counts. An error names what the statistics cannot price. */
+int stat_dense_apply(engine *e, const stat_input *const *in, tessel_diag *diag);
+
+#endif

@@ -16,6 +16,20 @@
 
 #include "stat_dense.h"
 
+/* The refusal of an uncompressed innermost output whose first-step
+ * multiplies the line counts do not give. */
+static int refuse_first_step(const tessel_spec_level *lv, const char *name, tessel_diag *diag)
+{
+    return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                           lv->pos.column, "format",
+                           "level %s: the stat estimator counts the updates of an "
+                           "uncompressed output (%s) that read nothing, the multiplies at "
+                           "the first reduction coordinate, from the inputs' nonzeros per "
+                           "row and column, which do not give them for this workload's "
+                           "reduction: use -e exact",
+                           lv->name, name);
+}
+
 int stat_dense_list(const unsigned char *ranks, unsigned n)
 {
     return n > 0 && ranks[n - 1] == TESSEL_RANK_UB && !model_ranks_need_prefixes(ranks, n);
@@ -29,6 +43,15 @@ int stat_dense_output(const tessel_spec *s, unsigned l)
     if ((own ? tl->format : lv->format) != TESSEL_SPEC_FORMAT_RANKS)
         return 0;
     return stat_dense_list(own ? tl->ranks : lv->ranks, own ? tl->nranks : lv->nranks);
+}
+
+int stat_dense_check(const tessel_spec *s, unsigned l, tessel_diag *diag)
+{
+    const tessel_spec_level *lv = &s->level[l];
+    if (s->workload.kind != TESSEL_WORKLOAD_MTTKRP || l + 1 != s->nlevels ||
+        !model_tensor_uncompressed(s, l, 0))
+        return TESSEL_OK;
+    return refuse_first_step(lv, s->workload.tensor[0].name, diag);
 }
 
 /* The bytes of one output tile at boundary b (any nonzeros). */
@@ -102,13 +125,7 @@ static int first_step(engine *e, const stat_input *const *in, tessel_diag *diag)
         n = c < 0 ? -1 : n * c;
     }
     if (n < 0) /* MTTKRP: T(:,0,0) and the r that B's and C's row 0 share */
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                               lv->pos.column, "format",
-                               "level %s: the stat estimator counts an uncompressed output's "
-                               "writes without a read (its multiplies at the first reduction "
-                               "coordinate) from the inputs' line counts, which %s's "
-                               "reduction does not index: use -e exact",
-                               lv->name, e->spec->workload.tensor[t].name);
+        return refuse_first_step(lv, e->spec->workload.tensor[t].name, diag);
     e->dense_first_set = 1;
     e->dense_first = model_count(n);
     return TESSEL_OK;

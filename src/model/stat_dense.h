@@ -15,6 +15,11 @@ int stat_dense_list(const unsigned char *ranks, unsigned n);
 /* Whether the output is held at level l in such a list. */
 int stat_dense_output(const tessel_spec *s, unsigned l);
 
+/* Level l's output list passes stat_dense_list: what stat still refuses
+ * before any work (an uncompressed innermost output of MTTKRP, whose
+ * first-step multiplies the line counts do not give), else TESSEL_OK. */
+int stat_dense_check(const tessel_spec *s, unsigned l, tessel_diag *diag);
+
 /* The data bytes of `tiles` level-1 output tiles held in such a list, which
  * the closed form's affine price (no fixed data per tile) leaves out of the
  * tiled floor (tiled_metadata_bytes); 0 for any other list. */

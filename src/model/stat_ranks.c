@@ -79,7 +79,7 @@ int stat_ranks_check(const tessel_spec *s, unsigned l, unsigned t, tessel_diag *
     if (model_ranks_affine(r, n))
         return TESSEL_OK; /* affine in n: priced exactly */
     if (t == 0 && stat_dense_list(r, n))
-        return TESSEL_OK; /* every position stored: one price per tile (stat_dense.c) */
+        return stat_dense_check(s, l, diag); /* every position stored: stat_dense.c */
     if (t == 0)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                "format",

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "stat_bumped.h"
-#include "stat_dense.h"
 #include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
@@ -379,8 +378,7 @@ void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o,
     r->effectual_tiles[1] = model_count(o->effectual);
     r->macs = model_count(p->flops);
     r->output_nnz = model_count(o->out_nnz);
-    r->compulsory_bytes = model_count(o->compulsory_in + o->compulsory_z +
-                                      stat_dense_floor(e, o->out_nonempty));
+    r->compulsory_bytes = model_count(o->compulsory_in + o->compulsory_z);
     /* the MACs read each effectual iteration's operand nonzeros */
     double coord = e->spec->level[1].coord_bits / 8.0; /* 4-bit coordinates are half a byte */
     r->intersections = model_count(o->operand_nnz[0] + o->operand_nnz[1]);

@@ -70,32 +70,36 @@ static int tile_bytes(engine *e, unsigned b, uint64_t *data, uint64_t *meta)
     return rc;
 }
 
-/* Level b's output row: every write-back and read-back moves a whole tile. */
-static int price_level(engine *e, unsigned b, tessel_diag *diag)
+/* Level b's output row: every write-back and read-back moves a whole tile.
+ * Rule 4's spill, priced by the closed forms with the tile's fixed bytes
+ * (bumped_bytes), moves out and back in; each event streams the tile's
+ * excess over the partition, split into data and metadata as
+ * exact_spill_charge splits it. */
+static int price_level(engine *e, unsigned b)
 {
     uint64_t d = 0, m = 0;
     int rc = tile_bytes(e, b, &d, &m);
     if (rc)
         return rc;
     unsigned t = e->out.spec_tensor;
-    uint64_t part = exact_partition_bytes(e, b, t);
-    const tessel_spec_level *lv = &e->spec->level[b];
-    if (part && d + m > part)
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                               lv->pos.column, "format",
-                               "level %s: the stat estimator prices an uncompressed output "
-                               "tile that fits its partition; %s's tile is %llu B over a "
-                               "partition of %llu B, whose spill within a visit is counted "
-                               "from the data: use -e exact, or a larger partition",
-                               lv->name, e->spec->workload.tensor[t].name,
-                               (unsigned long long)(d + m), (unsigned long long)part);
+    uint64_t part = exact_partition_bytes(e, b, t), S = d + m;
     tessel_traffic *tz = &e->res->traffic[b][t];
-    tz->out_data = tz->writebacks * d;
-    tz->out_metadata = tz->writebacks * m;
-    tz->in_data = tz->updates * d;
-    tz->in_metadata = tz->updates * m;
-    tz->bumped_bytes = tz->overflow_bytes = tz->overflow_tiles = 0;
-    tz->worst_tile_bytes = tz->writebacks ? d + m : 0;
+    double spill_d = 0, spill_m = 0;
+    if (part && S > part && tz->bumped_bytes) {
+        uint64_t extra = S - part, em = (uint64_t)((double)extra * (double)m / (double)S);
+        double events = (double)tz->bumped_bytes / (double)extra;
+        spill_m = events * (double)em;
+        spill_d = (double)tz->bumped_bytes - spill_m;
+    } else {
+        tz->bumped_bytes = tz->overflow_bytes = 0;
+    }
+    if (!(part && S > part))
+        tz->overflow_tiles = 0;
+    tz->out_data = tz->writebacks * d + model_count(spill_d);
+    tz->out_metadata = tz->writebacks * m + model_count(spill_m);
+    tz->in_data = tz->updates * d + model_count(spill_d);
+    tz->in_metadata = tz->updates * m + model_count(spill_m);
+    tz->worst_tile_bytes = tz->writebacks ? S : 0;
     return TESSEL_OK;
 }
 
@@ -131,19 +135,11 @@ static int first_step(engine *e, const stat_input *const *in, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-double stat_dense_floor(engine *e, double tiles)
-{
-    uint64_t d = 0, m = 0;
-    if (e->nlev < 2 || !stat_dense_output(e->spec, 1) || tile_bytes(e, 1, &d, &m))
-        return 0;
-    return tiles * (double)d;
-}
-
 int stat_dense_apply(engine *e, const stat_input *const *in, tessel_diag *diag)
 {
     for (unsigned b = 1; b < e->nlev; b++)
         if (stat_dense_output(e->spec, b)) {
-            int rc = price_level(e, b, diag);
+            int rc = price_level(e, b);
             if (rc)
                 return rc;
         }

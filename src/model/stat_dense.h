@@ -20,11 +20,6 @@ int stat_dense_output(const tessel_spec *s, unsigned l);
  * first-step multiplies the line counts do not give), else TESSEL_OK. */
 int stat_dense_check(const tessel_spec *s, unsigned l, tessel_diag *diag);
 
-/* The data bytes of `tiles` level-1 output tiles held in such a list, which
- * the closed form's affine price (no fixed data per tile) leaves out of the
- * tiled floor (tiled_metadata_bytes); 0 for any other list. */
-double stat_dense_floor(engine *e, double tiles);
-
 /* After every boundary's outcome is stored and before exact_finish_counts:
  * each level holding the output in a fixed-footprint list gets its
  * write-back and read-back bytes from the tile's bytes, and an uncompressed

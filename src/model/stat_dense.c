@@ -5,7 +5,9 @@
  * by the tile's shape, whatever its nonzeros. Rule 2 moves a whole tile per
  * write-back and per read-back, so the bytes are those counts times the
  * tile's bytes: exact wherever the counts are (they come from the input
- * tiles' occupancy, not from the output's nonzeros).
+ * tiles' occupancy, not from the output's nonzeros). A tile larger than its
+ * partition also spills inside its visits: that part is the closed forms'
+ * estimate (stat_affine_fit keeps the tile's fixed values in m0).
  *
  * At the innermost level an all-UB output is also read by the compute
  * before every update but those at the first reduction coordinate

@@ -17,9 +17,9 @@
  * at the boundary's shape (D2T2's size_tile_rows is a mean over base
  * tiles): they are estimated from the tile's nonzeros as if these fell
  * independently on its positions. An output's tiles have only estimated
- * nonzeros, so its lists are priced only when affine; an uncompressed output
- * also needs the compute's read-modify-write of its partial sums
- * (docs/semantics.md rule 2), counted from the data. */
+ * nonzeros, so its lists are priced only when affine, or when they store
+ * every position ([UB, UB], [UOP, UB]: whole tiles per write-back and
+ * read-back, stat_dense.c). */
 #include <math.h>
 #include <stdio.h>
 

@@ -343,8 +343,8 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
         /* A well-formed line of a real, integer or pattern matrix the fast
          * way (as the chunked reader reads it, the same values); anything
          * else, and so every error and its message, the careful way. */
-        if (!(h->field != FIELD_COMPLEX && scan_index_fast(&p, end, h->rows, &i) &&
-              scan_index_fast(&p, end, h->cols, &j) && mtx_scan_value(&p, end, h->field, &v) &&
+        if (!(h->field != FIELD_COMPLEX && scan_index_padded(&p, end, h->rows, &i) &&
+              scan_index_padded(&p, end, h->cols, &j) && mtx_scan_value(&p, end, h->field, &v) &&
               scan_at_end(p, end))) {
             p = line;
             if ((rc = entry_index(r, &p, end, "row", h->rows, &i, diag)) ||

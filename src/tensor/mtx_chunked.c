@@ -54,7 +54,7 @@
 typedef struct chunk {
     const mtx_chunk_job *job;
     uint64_t lo, hi;     /* byte range, whole lines */
-    char *buf;           /* cap + 1 bytes */
+    char *buf;           /* cap + 1 + TEXT_PAD bytes */
     size_t cap;          /* CHUNK_BLOCK, or less for a shorter range */
     uint32_t *row_count; /* pass 1: entries per row; pass 2: next slot per row */
     uint64_t count_rows; /* row_count's length */
@@ -125,6 +125,8 @@ static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *w
  * (\v, \f and \r too), tns.c's only spaces and tabs. */
 static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const char *end)
 {
+    if (p < end && (unsigned)(*p - '0') < 10u)
+        return 0; /* the common entry line */
     if (!job->tns && scan_at_end(p, end))
         return 1;
     while (p < end && (*p == ' ' || *p == '\t'))
@@ -134,8 +136,11 @@ static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const ch
     return *p == '%';
 }
 
-/* A 1-based index in 1..limit (textio.h). */
-#define read_index scan_index_fast
+/* A 1-based index in 1..limit (textio.h): on a chunk's lines, which end
+ * in a NUL with TEXT_PAD bytes after it, one word at the line's end too;
+ * on the windows' lines, only within the line. */
+#define read_index scan_index_padded
+#define read_window_index scan_index_fast
 
 /* Pass 1: counts the entry of the line at the rows it lands in. A general
  * matrix needs only the row here; pass 2 checks the rest of the line. */
@@ -169,7 +174,7 @@ static int place_line(chunk *c, const char *p, const char *end)
     uint32_t i, j;
     double v;
     if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
-        !mtx_scan_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        !mtx_scan_value(&p, end, job->field, &v) || !(p == end || scan_at_end(p, end)))
         return MTX_CHUNKED_FALLBACK;
     uint64_t dst = t->ptr[i] + c->row_count[i]++;
     if (dst >= t->ptr[i + 1])
@@ -203,7 +208,7 @@ static int direct_line(chunk *c, const char *p, const char *end)
     uint32_t i, j;
     double v;
     if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
-        !mtx_scan_value(&p, end, job->field, &v) || !scan_at_end(p, end))
+        !mtx_scan_value(&p, end, job->field, &v) || !(p == end || scan_at_end(p, end)))
         return MTX_CHUNKED_FALLBACK;
     if (c->row_count[i] == UINT32_MAX)
         return MTX_CHUNKED_FALLBACK;
@@ -459,7 +464,7 @@ static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, 
     while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
         const char *q = p;
         uint32_t row;
-        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row) &&
+        if (!is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row) &&
             row + 1ull > most)
             most = row + 1ull;
         p = nl + 1;
@@ -522,12 +527,15 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
     for (int k = 0; k < n && !rc; k++) {
         /* Small inputs (tests, fuzzers) get small buffers. */
         ch[k].cap = ch[k].hi - ch[k].lo < CHUNK_BLOCK ? (size_t)(ch[k].hi - ch[k].lo) : CHUNK_BLOCK;
-        ch[k].buf = tessel_alloc(a, ch[k].cap + 1);
+        ch[k].buf = tessel_alloc(a, ch[k].cap + 1 + TEXT_PAD);
+        if (ch[k].buf)
+            memset(ch[k].buf + ch[k].cap + 1, 0, TEXT_PAD);
         ch[k].count_rows = count_rows;
         ch[k].row_count = tessel_alloc_array(a, ch[k].count_rows, sizeof(uint32_t));
         if (!ch[k].buf || !ch[k].row_count)
             rc = oom(job, diag, "allocating a chunk's read buffer and row counts",
-                     !ch[k].buf ? ch[k].cap + 1 : ch[k].count_rows * sizeof(uint32_t));
+                     !ch[k].buf ? ch[k].cap + 1 + TEXT_PAD
+                                : ch[k].count_rows * sizeof(uint32_t));
         else
             memset(ch[k].row_count, 0, ch[k].count_rows * sizeof(uint32_t));
     }
@@ -661,7 +669,7 @@ static int head_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
     int rise = 1;
     while (rise && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
         const char *q = p;
-        if (!is_comment_or_blank(job, p, nl) && read_index(&q, nl, TESSEL_MAX_DIM, &row)) {
+        if (!is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row)) {
             rise = row >= last;
             last = row;
         }

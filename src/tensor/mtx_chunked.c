@@ -29,6 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "builder_internal.h"
 #include "mtx_chunked.h"
@@ -337,6 +340,20 @@ static uint64_t count_newlines(const char *b, size_t n)
     const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, nl = 0x0A0A0A0A0A0A0A0Aull;
     uint64_t count = 0;
     size_t k = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+    /* Sixteen bytes per step where SSE2 is the baseline (x86-64): a byte
+     * compare gives -1 per line break, subtracted into 16 byte counters
+     * that are summed (psadbw) before any can pass 255. */
+    const __m128i nlv = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (n - k >= 16) {
+        size_t steps = (n - k) / 16 < 255 ? (n - k) / 16 : 255;
+        __m128i acc = zero;
+        for (size_t s = 0; s < steps; s++, k += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(b + k)), nlv));
+        __m128i sum = _mm_sad_epu8(acc, zero);
+        count += (uint64_t)_mm_cvtsi128_si64(sum) + (uint64_t)_mm_extract_epi16(sum, 4);
+    }
+#endif
     for (; k + 8 <= n; k += 8) {
         uint64_t w;
         memcpy(&w, b + k, 8);

@@ -288,7 +288,8 @@ static int chunk_line(chunk *c, char *p, char *end)
     if (end > p && end[-1] == '\r')
         end--;
     *end = '\0'; /* strtod, in scan_double's fallback, stops here */
-    if (is_comment_or_blank(c->job, p, end))
+    /* a line starting with a digit (nearly all) without the call */
+    if (!(p < end && (unsigned)(*p - '0') < 10u) && is_comment_or_blank(c->job, p, end))
         return TESSEL_OK;
     if (++c->lines > c->job->entries)
         return MTX_CHUNKED_FALLBACK;

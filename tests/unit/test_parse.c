@@ -280,9 +280,10 @@ static void decimal(char *out, size_t cap, unsigned long long *g, int digits, in
 /* scan_double itself (no reader around it) against strtod on well over a
  * million strings: random doubles at 1 to 25 significant digits, random
  * decimals of 1 to 40 digits with and without a point and exponents
- * -360..330, 19- and 20-digit integers, exact ties between two doubles
- * printed in full (halfway cases, normal and subnormal) and just above and
- * below them, subnormals, huge exponents and the forms strtod alone takes. */
+ * -360..330, 19- and 20-digit integers, midpoints between two doubles
+ * (normal and subnormal) printed in full (exact halfway cases) or to 41
+ * digits, and just above and below them, huge exponents and the forms
+ * strtod alone takes. */
 START_TEST(scanner_matches_strtod)
 {
     static const char *const forms[] = {

@@ -5,10 +5,10 @@
 
 #include <stdint.h>
 
-/* 1 with *out the double nearest w * 10^q (ties to even; w exact, below
- * 10^19; +0 when w is 0), or 0 when the caller must fall back to strtod
- * (q out of range, an overflow to infinity, an exact tie outside the range
- * the algorithm resolves, or no 128-bit integer type). */
+/* 1 with *out the double nearest w * 10^q (ties to even; w any 64-bit
+ * integer, +0 when it is 0), or 0 when the caller must fall back to strtod
+ * (q past the double range, an overflow to infinity, or no 128-bit integer
+ * type). */
 int fastfloat_decimal(uint64_t w, int q, double *out);
 
 #endif

@@ -67,6 +67,8 @@ static int next_content_line(text_reader *r, char **line, size_t *len, tessel_di
         if (rc <= 0)
             return rc;
         const char *p = *line, *end = *line + *len;
+        if (p < end && (unsigned)(*p - '0') < 10u)
+            return 1; /* a line starting with a digit (nearly all) at once */
         if (scan_at_end(p, end))
             continue;
         while (p < end && (*p == ' ' || *p == '\t'))
@@ -343,9 +345,9 @@ static int read_entries(text_reader *r, const mtx_header *h, tessel_coo_builder 
         /* A well-formed line of a real, integer or pattern matrix the fast
          * way (as the chunked reader reads it, the same values); anything
          * else, and so every error and its message, the careful way. */
-        if (!(h->field != FIELD_COMPLEX && scan_index_fast(&p, end, h->rows, &i) &&
-              scan_index_fast(&p, end, h->cols, &j) && mtx_scan_value(&p, end, h->field, &v) &&
-              scan_at_end(p, end))) {
+        if (!(h->field != FIELD_COMPLEX && scan_index_padded(&p, end, h->rows, &i) &&
+              scan_index_padded(&p, end, h->cols, &j) && mtx_scan_value(&p, end, h->field, &v) &&
+              (p == end || scan_at_end(p, end)))) {
             p = line;
             if ((rc = entry_index(r, &p, end, "row", h->rows, &i, diag)) ||
                 (rc = entry_index(r, &p, end, "column", h->cols, &j, diag)) ||

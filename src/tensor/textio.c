@@ -2,9 +2,10 @@
  * hand-written because strtod/strtoull dominate parse time otherwise: the
  * common decimal forms take a fast exact path (Clinger's: a mantissa below
  * 2^53 and a power of ten up to 22 are both exact doubles, so one multiply
- * or divide rounds correctly; other mantissas of up to 18 digits and
- * exponents within the double range through Eisel-Lemire, fastfloat.c);
- * everything else falls back to strtod. */
+ * or divide rounds correctly; other mantissas, their first 19 significant
+ * digits exact, and exponents within the double range through Eisel-Lemire,
+ * fastfloat.c); the rest (overflow, a truncated mantissa whose bracket
+ * straddles two doubles, hexadecimal, inf, nan) falls back to strtod. */
 #include <errno.h>
 #include <float.h>
 #include <fcntl.h>
@@ -122,10 +123,11 @@ static int refill(text_reader *r, tessel_diag *diag)
         r->cap = READ_CHUNK + TEXT_READER_MAX_LINE;
         if (r->mem && r->mem_size < r->cap)
             r->cap = r->mem_size;
-        r->buf = tessel_alloc(r->alloc, r->cap + 1);
+        r->buf = tessel_alloc(r->alloc, r->cap + 1 + TEXT_PAD);
         if (!r->buf)
             return tessel_diag_oom(diag, r->name, "allocating the text reader's buffer",
-                                   r->cap + 1);
+                                   r->cap + 1 + TEXT_PAD);
+        memset(r->buf + r->cap + 1, 0, TEXT_PAD); /* textio.h's TEXT_PAD */
     }
     if (r->pos > 0) {
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
@@ -193,9 +195,10 @@ int text_reader_next(text_reader *r, char **line, size_t *len, tessel_diag *diag
 
 /* ------------------------------------------------------------------ */
 
+/* ' ', '\t', '\v', '\f' or '\r' (two tests for the common space or digit) */
 static int is_blank(char c)
 {
-    return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+    return c == ' ' || ((unsigned)(c - '\t') < 5u && c != '\n');
 }
 
 static const char *skip_blanks(const char *p, const char *end)
@@ -279,79 +282,92 @@ static const double exact_pow10[23] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
 static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
                                         100000000 };
 
-/* Digits of a mantissa read so far, counted from its first nonzero one (as
- * scan_double_fast counts them): up to 8 digits of the first word read at
- * once, the rest one by one. Returns the digits taken (0 when fewer than 8
- * bytes remain, the mantissa has 11 significant digits or more, or no digit
- * leads). */
-static unsigned mantissa_word(const char *p, const char *end, uint64_t *mant, int *digits)
+/* The digits at p (up to end) appended to *mant, eight per step where 8
+ * bytes of the line remain (scan_swar_digits), then one by one; *mant
+ * wraps modulo 2^64 past 19 digits (the caller counts them and then reads
+ * them again with truncated_mantissa). Returns the end of the digits. */
+static inline const char *mantissa_digits(const char *p, const char *end, uint64_t *mant)
 {
-    uint64_t chunk;
-    unsigned n;
-    if (end - p < 8 || *digits > 10 || !(n = scan_swar_digits(p, &chunk)))
-        return 0;
-    *mant = *mant * pow10_u64[n] + chunk;
-    if (*digits > 0) {
-        *digits += (int)n;
-    } else {
-        int d = 0; /* the leading zeros did not count */
-        while (d < 9 && *mant >= pow10_u64[d])
-            d++;
-        *digits = d;
+    uint64_t m = *mant, chunk;
+    for (;;) {
+        if (end - p < 8) {
+            while (p < end && (unsigned)(*p - '0') < 10u)
+                m = m * 10 + (uint64_t)(*p++ - '0');
+            break;
+        }
+        unsigned n;
+        if ((unsigned)(*p - '0') >= 10u || !(n = scan_swar_digits(p, &chunk)))
+            break; /* no digit: the test saves the word's conversion */
+        m = m * pow10_u64[n] + chunk;
+        p += n;
+        if (n < 8)
+            break;
     }
-    return n;
+    *mant = m;
+    return p;
 }
 
-/* Fast path; returns 0 and leaves *pp alone when the token needs strtod. */
+/* The first 19 digits of [p, end) (digits, the first one nonzero, and at
+ * most one '.', which is skipped) as *mant; 1 when a later digit is
+ * nonzero (the mantissa is truncated). */
+static int truncated_mantissa(const char *p, const char *end, uint64_t *mant)
+{
+    uint64_t m = 0;
+    int digits = 0, dropped = 0;
+    for (; p < end; p++) {
+        if (*p == '.')
+            continue;
+        if (digits < 19) {
+            m = m * 10 + (uint64_t)(*p - '0');
+            digits++;
+        } else {
+            dropped |= *p != '0';
+        }
+    }
+    *mant = m;
+    return dropped;
+}
+
+/* Fast path; returns 0 and leaves *pp alone when the token needs strtod.
+ * The digits are gathered into a 64-bit word and counted afterwards (as
+ * Lemire's fast_float does): up to 19 significant digits the word is the
+ * exact mantissa (10^19 - 1 < 2^64). Past 19, the first 19 are read again
+ * and a nonzero digit among the later ones marks the mantissa truncated:
+ * the value then lies in [w, w + 1) x 10^q, and when both ends round to
+ * the same double that double is the answer (Lemire 2021, section 11),
+ * else strtod decides. */
 static int scan_double_fast(const char **pp, const char *end, double *out)
 {
     const char *p = *pp;
     int neg = 0;
     if (p < end && (*p == '-' || *p == '+'))
         neg = *p++ == '-';
+    const char *first = p;
+    while (p < end && *p == '0')
+        p++; /* leading zeros: no significant digit */
     uint64_t mant = 0;
-    int digits = 0, exp10 = 0, any = 0;
-    unsigned n;
-    while ((n = mantissa_word(p, end, &mant, &digits)) == 8) {
-        p += n;
-        any = 1;
-    }
-    p += n;
-    any |= n > 0;
-    while (p < end && *p >= '0' && *p <= '9') {
-        if (digits < 19) {
-            mant = mant * 10 + (uint64_t)(*p - '0');
-            if (mant)
-                digits++;
-        } else {
-            exp10++;
-        }
-        any = 1;
-        p++;
-    }
+    const char *sig = p;
+    p = mantissa_digits(p, end, &mant);
+    long int_digits = p - sig, digits = int_digits; /* significant ones */
+    int exp10 = 0;
+    const char *digits_end = p, *fsig = p;
     if (p < end && *p == '.') {
-        p++;
-        while ((n = mantissa_word(p, end, &mant, &digits)) == 8) {
-            p += n;
-            exp10 -= 8;
-            any = 1;
-        }
-        p += n;
-        exp10 -= (int)n;
-        any |= n > 0;
-        while (p < end && *p >= '0' && *p <= '9') {
-            if (digits < 19) {
-                mant = mant * 10 + (uint64_t)(*p - '0');
-                if (mant)
-                    digits++;
-                exp10--;
-            }
-            any = 1;
-            p++;
-        }
+        const char *frac = ++p;
+        if (!int_digits)
+            while (p < end && *p == '0')
+                p++; /* zeros before the first significant digit */
+        fsig = p;
+        p = mantissa_digits(p, end, &mant);
+        digits += p - fsig;
+        if (p - frac > 100000)
+            return 0; /* strtod takes such a fraction */
+        exp10 = -(int)(p - frac);
+        if (p == frac && sig == first)
+            return 0; /* "." or "-.": no digit */
+        digits_end = p;
+    } else if (p == first) {
+        return 0; /* no digit */
     }
-    if (!any)
-        return 0;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
         int eneg = 0, edig = 0;
@@ -359,8 +375,9 @@ static int scan_double_fast(const char **pp, const char *end, double *out)
         if (p < end && (*p == '-' || *p == '+'))
             eneg = *p++ == '-';
         while (p < end && *p >= '0' && *p <= '9') {
-            if (e < 100000)
-                e = e * 10 + (*p - '0');
+            if (e >= 100000)
+                return 0; /* far outside the double range: strtod says how */
+            e = e * 10 + (*p - '0');
             edig = 1;
             p++;
         }
@@ -368,14 +385,25 @@ static int scan_double_fast(const char **pp, const char *end, double *out)
             return 0;
         exp10 += (int)(eneg ? -e : e);
     }
-    if (!token_ends(p, end) || digits >= 19)
+    if (!token_ends(p, end))
         return 0;
+    int dropped = 0;
+    if (digits > 19) {
+        /* the value is S x 10^exp10 for the significant digits S; their
+         * first 19 as w give S = w x 10^(digits - 19) + the rest */
+        dropped = truncated_mantissa(int_digits ? sig : fsig, digits_end, &mant);
+        exp10 += (int)(digits - 19);
+    }
     double v;
-    if (mant <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+    if (!dropped && mant <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
         v = (double)mant;
         v = exp10 < 0 ? v / exact_pow10[-exp10] : v * exact_pow10[exp10];
     } else if (!fastfloat_decimal(mant, exp10, &v)) {
         return 0;
+    } else if (dropped) {
+        double above;
+        if (!fastfloat_decimal(mant + 1, exp10, &above) || memcmp(&v, &above, sizeof(v)) != 0)
+            return 0;
     }
     *out = neg ? -v : v;
     *pp = p;

@@ -78,12 +78,21 @@ static inline unsigned scan_swar_digits(const char *p, uint64_t *val)
     return n;
 }
 
+/* Bytes past a line's terminating NUL that the readers' line buffers keep
+ * allocated and zeroed (the text reader's and each chunk's), so that
+ * scan_index_padded may load a whole word at any digit of the line: the
+ * NUL ends the digits before the word's bytes past it matter. */
+#define TEXT_PAD 8
+
 /* A 1-based index in 1..limit, as a 0-based one; 0 when it is not one.
  * The common form (spaces or tabs, then up to 18 digits ending the token)
  * is read inline, saving scan_u64's call and overflow checks on every
- * index, and up to 7 digits in one word (scan_swar_digits); anything else
- * goes to scan_u64, which decides as it always has. */
-static inline int scan_index_fast(const char **pp, const char *end, uint64_t limit, uint32_t *out)
+ * index, and up to 7 digits in one word (scan_swar_digits) when 8 bytes
+ * of the line remain or, `padded`, always (the line NUL-terminated in a
+ * buffer with TEXT_PAD bytes after it); anything else goes to scan_u64,
+ * which decides as it always has. */
+static inline int scan_index_word(const char **pp, const char *end, uint64_t limit,
+                                  uint32_t *out, int padded)
 {
     const char *p = *pp;
     while (p < end && (*p == ' ' || *p == '\t'))
@@ -91,8 +100,8 @@ static inline int scan_index_fast(const char **pp, const char *end, uint64_t lim
     const char *digits = p;
     uint64_t v = 0;
     unsigned n;
-    /* Up to 7 digits in one word when 8 bytes of the line remain. */
-    if (end - p >= 8 && (n = scan_swar_digits(p, &v)) < 8) {
+    /* Up to 7 digits in one word. */
+    if ((padded || end - p >= 8) && (n = scan_swar_digits(p, &v)) < 8) {
         p += n;
     } else {
         v = 0;
@@ -112,6 +121,21 @@ static inline int scan_index_fast(const char **pp, const char *end, uint64_t lim
     *pp = p;
     *out = (uint32_t)(v - 1);
     return 1;
+}
+
+/* Any line (8 bytes read only within it). */
+static inline int scan_index_fast(const char **pp, const char *end, uint64_t limit, uint32_t *out)
+{
+    return scan_index_word(pp, end, limit, out, 0);
+}
+
+/* A line NUL-terminated at end in a buffer with TEXT_PAD bytes after the
+ * NUL: one word read for up to 7 digits even at the line's end (a pattern
+ * line's column). */
+static inline int scan_index_padded(const char **pp, const char *end, uint64_t limit,
+                                    uint32_t *out)
+{
+    return scan_index_word(pp, end, limit, out, 1);
 }
 
 /* A word of letters/digits/'-' (for headers); copies at most cap-1 chars. */

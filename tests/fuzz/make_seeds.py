@@ -320,6 +320,39 @@ def valid_caches(tessel):
     return made
 
 
+# ---------------------------------------------------------------- values
+# One value per file for fuzz_float (scan_double against strtod): every
+# path of the scanner once (Clinger's exact case, Eisel-Lemire, 19 and 20+
+# digit mantissas, exact ties, subnormals, overflow, the forms only strtod
+# reads, malformed tokens).
+FLOAT = {
+    "ok-small.txt": b"0.5",
+    "ok-17-digits.txt": b"0.94406926352530718",
+    "ok-negative-exp.txt": b"-3.25e-7",
+    "ok-19-digits.txt": b"9223372036854775807",
+    "ok-20-digits.txt": b"18446744073709551616",
+    "ok-long-fraction.txt": b"0.00000000000000000000000000000012345678901234567890123",
+    "ok-tie.txt": b"9007199254740993",
+    "ok-tie-full.txt": b"1.00000000000000011102230246251565404236316680908203125",
+    "ok-near-tie.txt": b"1.00000000000000011102230246251565404236316680908203126",
+    "ok-subnormal.txt": b"4.9406564584124654e-324",
+    "ok-half-subnormal.txt": b"2.4703282292062328e-324",
+    "ok-max.txt": b"1.7976931348623157e308",
+    "ok-minus-zero.txt": b"-0",
+    "ok-blanks.txt": b" \t1e22 \t",
+    "ok-inf.txt": b"inf",
+    "ok-nan.txt": b"nan",
+    "ok-hex.txt": b"0x1.8p-1",
+    "overflow.txt": b"1e400",
+    "underflow.txt": b"1e-400",
+    "huge-exponent.txt": b"1e99999999999",
+    "bad-dot.txt": b"-.",
+    "bad-exponent.txt": b"1e+",
+    "bad-suffix.txt": b"1.5x",
+    "blank.txt": b"  ",
+}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data"))
@@ -329,6 +362,8 @@ def main():
         write("mtx", name, data)
     for name, data in TNS.items():
         write("tns", name, data)
+    for name, data in FLOAT.items():
+        write("float", name, data)
     mtx_dir = os.path.join(args.data, "mtx")
     for stem in REAL_HEADS:
         path = os.path.join(mtx_dir, stem + ".mtx.gz")
@@ -345,8 +380,8 @@ def main():
             if name in caches:
                 data = caches[name]
                 write("cache", "bad-truncated-" + name[3:], data[: 256 + (len(data) - 256) // 2])
-    print("make_seeds: wrote %d mtx, %d tns seeds and caches into %s"
-          % (len(MTX), len(TNS), CORPUS))
+    print("make_seeds: wrote %d mtx, %d tns, %d float seeds and caches into %s"
+          % (len(MTX), len(TNS), len(FLOAT), CORPUS))
 
 
 if __name__ == "__main__":

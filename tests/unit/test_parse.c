@@ -4,6 +4,8 @@
  * strings, each through the single-pass and the chunked reader; and the
  * generated table of powers of five against values computed here. */
 #include <check.h>
+#include <errno.h>
+#include <limits.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "../../src/tensor/pow5_table.h"
+#include "../../src/tensor/textio.h"
 #include "tessel/tensor.h"
 
 /* A growing text of one matrix row, one value per column. */
@@ -203,6 +206,167 @@ START_TEST(random_match_strtod)
 }
 END_TEST
 
+/* What scan_double must return for the token s (a line of its own), by
+ * the rules it has always followed: strtod's value, SCAN_BAD when strtod
+ * takes no number or stops inside the token, SCAN_OVERFLOW for a finite
+ * decimal beyond the double range ("inf" and "nan" themselves are
+ * strtod's values, as the readers have always accepted them). */
+static int reference_scan(const char *s, double *out, size_t *stop_at)
+{
+    const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!*p)
+        return SCAN_NONE;
+    char *stop = NULL;
+    errno = 0;
+    double v = strtod(p, &stop);
+    if (stop == p || (*stop && *stop != ' ' && *stop != '\t'))
+        return SCAN_BAD;
+    if (errno == ERANGE && isinf(v))
+        return SCAN_OVERFLOW;
+    *out = v;
+    *stop_at = (size_t)(stop - s);
+    return SCAN_OK;
+}
+
+/* scan_double on one string against reference_scan, bit for bit; the line
+ * is copied to a buffer with 8 more readable bytes, as the readers' are,
+ * and NUL-terminated at its end. */
+static size_t scanned;
+static void check_scan(const char *s)
+{
+    static char line[1024 + 16];
+    size_t n = strlen(s);
+    ck_assert_uint_lt(n, 1024);
+    memcpy(line, s, n + 1);
+    memset(line + n + 1, '7', 8); /* digits past the NUL must not be read as the number's */
+    const char *p = line;
+    double got = 0, want = 0;
+    int rc = scan_double(&p, line + n, &got);
+    size_t stop = 0;
+    int wrc = reference_scan(s, &want, &stop);
+    ck_assert_msg(rc == wrc, "\"%s\": scan_double %d, strtod says %d", s, rc, wrc);
+    if (rc == SCAN_OK) {
+        ck_assert_msg(memcmp(&got, &want, sizeof(got)) == 0 || (isnan(got) && isnan(want)),
+                      "\"%s\": %a, strtod %a", s, got, want);
+        ck_assert_msg(p == line + stop, "\"%s\": stopped at %td, strtod at %zu", s, p - line,
+                      stop);
+    }
+    scanned++;
+}
+
+/* A random decimal of `digits` digits (first nonzero unless zeros > 0:
+ * that many leading zeros), a point at `point` (< 0: none) and exponent
+ * e (INT_MIN: none). */
+static void decimal(char *out, size_t cap, unsigned long long *g, int digits, int point, int e)
+{
+    char mant[128];
+    int k = 0;
+    if (next(g) & 1)
+        mant[k++] = '-';
+    for (int d = 0; d < digits && k < 100; d++) {
+        if (d == point)
+            mant[k++] = '.';
+        mant[k++] = (char)('0' + (d == 0 ? 1 + next(g) % 9 : next(g) % 10));
+    }
+    mant[k] = '\0';
+    if (e == INT_MIN)
+        snprintf(out, cap, "%s", mant);
+    else
+        snprintf(out, cap, "%s%c%d", mant, (next(g) & 1) ? 'e' : 'E', e);
+}
+
+/* scan_double itself (no reader around it) against strtod on well over a
+ * million strings: random doubles at 1 to 25 significant digits, random
+ * decimals of 1 to 40 digits with and without a point and exponents
+ * -360..330, 19- and 20-digit integers, midpoints between two doubles
+ * (normal and subnormal) printed in full (exact halfway cases) or to 41
+ * digits, and just above and below them, huge exponents and the forms
+ * strtod alone takes. */
+START_TEST(scanner_matches_strtod)
+{
+    static const char *const forms[] = {
+        "1e400", "-1e400", "1e-400", "0e999999999", "1e999999999", "1e-999999999", "-0", "+0",
+        "-0.0e-5", "inf", "-inf", "infinity", "nan", "-nan", "NaN", "0x1p3", "0x1.8p-1", "1e",
+        "1e+", "1e-", ".", "-.", "+", "-", "e5", ".e5", "1.2.3", "1x", "--1", "+-1", "1 ",
+        "0.", ".0", "00000000000000000000000000001", "0.0000000000000000000000000000000001",
+        "18446744073709551615", "18446744073709551616", "10000000000000000000",
+        "9999999999999999999", "99999999999999999999", "1000000000000000000000000e-24",
+        "4.9406564584124654e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+        "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
+        "179769313486231580793728971405301e276", "0.000000000000000000000000000000000000e999",
+        "123456789012345678901234567890e-330", "1234567890123456789012345678901234567890e300",
+    };
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+        check_scan(forms[i]);
+    unsigned long long g = 4242;
+    char num[1024];
+    for (int i = 0; i < 600000; i++) {
+        /* random finite doubles, 1 to 25 significant digits */
+        unsigned long long bits = next(&g);
+        double x;
+        memcpy(&x, &bits, sizeof(x));
+        if (!isfinite(x))
+            continue;
+        int prec = 1 + (int)(next(&g) % 25);
+        snprintf(num, sizeof(num), (next(&g) & 1) ? "%.*g" : "%.*e", prec, x);
+        check_scan(num);
+    }
+    for (int i = 0; i < 600000; i++) {
+        /* random decimals */
+        int digits = 1 + (int)(next(&g) % 40);
+        int point = (next(&g) % 3) ? (int)(next(&g) % (unsigned)(digits + 1)) : -1;
+        int e = (next(&g) % 4) ? (int)(next(&g) % 691) - 360 : INT_MIN;
+        decimal(num, sizeof(num), &g, digits, point, e);
+        check_scan(num);
+    }
+    for (int i = 0; i < 200000; i++) {
+        /* 19- and 20-digit mantissas, with and without exponents */
+        unsigned long long w = next(&g) | (1ull << 63);
+        if (i & 1)
+            w = 1000000000000000000ull + w % 9000000000000000000ull;
+        int e = (int)(next(&g) % 661) - 345;
+        snprintf(num, sizeof(num), (i & 2) ? "%llue%d" : "%llu", w, e);
+        check_scan(num);
+        snprintf(num, sizeof(num), "%llu%u.%ue%d", w, (unsigned)(next(&g) % 10),
+                 (unsigned)(next(&g) % 1000), e);
+        check_scan(num);
+    }
+    for (int i = 0; i < 60000; i++) {
+        /* halfway cases printed exactly (a midpoint of two doubles has a
+         * finite decimal expansion, printed in full by glibc), then the
+         * same string with its last digit raised and lowered */
+        int sub = (i % 4) == 0;
+        unsigned long long m = (next(&g) >> 12) | (sub ? 0 : (1ull << 52));
+        int e2 = sub ? -1074 : (int)(next(&g) % 2000) - 1074;
+        long double lo = ldexpl((long double)m, e2);
+        long double mid = lo + ldexpl(0.5L, e2);
+        if (!isfinite((double)mid) || (double)lo > DBL_MAX)
+            continue;
+        int len = snprintf(num, sizeof(num), "%.*Le", (i & 1) ? 800 : 40, mid);
+        if (len >= (int)sizeof(num))
+            continue;
+        char *e = strchr(num, 'e'); /* strip trailing zeros of the exact form */
+        char *z = e;
+        while (z[-1] == '0')
+            z--;
+        if (z[-1] == '.')
+            z++;
+        memmove(z, e, strlen(e) + 1);
+        check_scan(num);
+        char *last = z - 1;
+        if (*last >= '1' && *last <= '8') {
+            (*last)++;
+            check_scan(num);
+            *last = (char)(*last - 2);
+            check_scan(num);
+        }
+    }
+    ck_assert_uint_gt(scanned, 1500000);
+}
+END_TEST
+
 /* The generated table against 5^q computed here: exactly for 0 <= q <= 55
  * (5^55 < 2^128), and 5^q * 5^-q close to a power of two for q < 0. */
 START_TEST(pow5_table_matches)
@@ -238,6 +402,7 @@ static Suite *parse_suite(void)
     tcase_add_test(tc, ties_match_strtod);
     tcase_add_test(tc, random_match_strtod);
     tcase_add_test(tc, pow5_table_matches);
+    tcase_add_test(tc, scanner_matches_strtod);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -208,6 +208,9 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
  * (tile: the derived edges), with stat_derived_edge's checks. */
 int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
                      const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag);
+/* stat_actions.c: the innermost level's scalar and compute actions of a
+ * nested closed-path point, from the grids at the innermost tile shape. */
+int stat_actions_nested(engine *e, const stat_input *const *in, tessel_diag *diag);
 /* stat_walk.c: every boundary by the exact walk on derived grids, the
  * output from the sample. */
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,

@@ -84,7 +84,10 @@ int stat_closed_sums_apply(const engine *e)
         return 0;
     if (s->nlevels > 2 && e->kind == TESSEL_WORKLOAD_TTM)
         return 0;
-    for (unsigned l = 0; l + 1 < s->nlevels; l++) /* outer actions: the walk's dense schedule */
+    /* outer actions: closed at the backing store of one buffer level of
+     * SpMSpM and SpMV (stat_actions.c), else the walk's dense schedule */
+    int closed_outer = s->nlevels == 2 && e->kind != TESSEL_WORKLOAD_TTM;
+    for (unsigned l = 0; !closed_outer && l + 1 < s->nlevels; l++)
         for (unsigned i = 0; i < e->nin; i++)
             if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
                 s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
@@ -453,6 +456,7 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     if (!rc) {
         stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
         model_scalar_sums(e, bd, mirror ? tb : ta, o.operand_nnz, o.effectual);
+        stat_actions_outer_fills(e, bd, &o, mirror);
         e->compute_macs = p->flops;
         exact_algorithmic_counts(e, bd);
     }
@@ -589,6 +593,7 @@ int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_s
     unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
     stat_store_outcome(e, &p, &o, pt.mirror ? tb : ta, pt.mirror ? ta : tb);
     model_scalar_sums(e, &bd, pt.mirror ? tb : ta, o.operand_nnz, o.effectual);
+    stat_actions_outer_fills(e, &bd, &o, pt.mirror);
     e->compute_macs = flops;
     exact_algorithmic_counts(e, &bd);
     return TESSEL_OK;

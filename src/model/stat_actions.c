@@ -127,9 +127,130 @@ static int inner_sums(engine *e, const boundary *bd, const stat_grid *a, const s
     return TESSEL_OK;
 }
 
-int stat_actions_nested(engine *e, const stat_input *const *in, tessel_diag *diag)
+/* ------------------------------------------------------------------ */
+/* An outer action at the backing store of one buffer level (closed path):
+ * docs/semantics.md "At an outer level". Input X's tiles at level 1, in
+ * level 1's loop order, with the index u that X does not carry swept in
+ * full (the dense schedule visits every X tile at every u tile): a fill at
+ * every change of X's tile. With u's loop inside both of X's, each tile is
+ * visited in one run (one fill); outside both, X's tiles repeat per u tile
+ * (nU x the tiles, one fill in all when X has one tile); between them, per
+ * slice of X's outer index, a slice of one tile keeps it across u (one
+ * fill), one of c >= 2 tiles refills each at every u (nU x c). The closed
+ * sums' fills of X (stat_actions_outer_fills) are taken off. */
+
+/* Input i's dense-schedule fills (their nonzeros and format bytes) into
+ * e->outer_nnz[0][i], e->outer_meta[0][i]. */
+static void outer_dense(engine *e, const boundary *bd, unsigned i, const stat_grid *g)
 {
-    if (e->nlev < 3 || e->nin != 2 || !actions_on(e))
+    const operand *o = &e->in[i];
+    unsigned u = e->nx;
+    for (unsigned x = 0; x < e->nx && x < 3; x++)
+        if (x != o->x[0] && x != o->x[1])
+            u = x;
+    double nU = 1;
+    if (u < e->nx && e->spec_index[u] >= 0) {
+        uint64_t edge = exact_level_edge(e, 1, u);
+        nU = edge ? (double)((e->extent[u] + edge - 1) / edge) : 1;
+    }
+    double fixed, per;
+    if (meta_rates(e, bd, i, &fixed, &per))
+        return;
+    int pu = u < e->nx ? stat_loop_position(bd, u) : -1;
+    int p0 = stat_loop_position(bd, o->x[0]), p1 = stat_loop_position(bd, o->x[1]);
+    double nnz = 0, tiles = 0, dn = 0, dt = 0;
+    for (uint64_t t = 0; t < g->n; t++)
+        nnz += (double)g->nnz[t];
+    tiles = (double)g->n;
+    if (nU <= 1 || (pu > p0 && pu > p1)) { /* each tile in one run */
+        dn = nnz, dt = tiles;
+    } else if (pu < p0 && pu < p1) { /* X's tiles repeat per u tile */
+        dn = nU * nnz, dt = nU * tiles;
+        if (g->n == 1)
+            dn = nnz, dt = 1;
+    } else if (p0 < p1) { /* slices are rows */
+        for (uint64_t r = 0; r < g->rows; r++) {
+            double c = (double)(g->ptr[r + 1] - g->ptr[r]), z = 0;
+            for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++)
+                z += (double)g->nnz[t];
+            double m = c == 1 ? 1 : nU;
+            dn += m * z, dt += m * c;
+        }
+    } else { /* slices are columns */
+        double *c = stat_zeroed(e->alloc, 2 * (g->cols + 1), sizeof(double));
+        if (!c)
+            return;
+        for (uint64_t t = 0; t < g->n; t++) {
+            c[g->col[t]] += 1;
+            c[g->cols + 1 + g->col[t]] += (double)g->nnz[t];
+        }
+        for (uint64_t q = 0; q < g->cols; q++) {
+            double m = c[q] == 1 ? 1 : nU;
+            dn += m * c[g->cols + 1 + q], dt += m * c[q];
+        }
+        tessel_dealloc(e->alloc, c);
+    }
+    e->outer_nnz[0][i] += dn;
+    e->outer_meta[0][i] += dt * fixed + dn * per;
+}
+
+void stat_actions_outer_fills(engine *e, const boundary *bd, const stat_outcome *o, int mirror)
+{
+    if (e->nlev != 2 || e->nin != 2)
+        return;
+    for (unsigned i = 0; i < 2; i++) {
+        const tessel_spec_sparse *sp = &e->spec->level[0].tensor[e->in[i].spec_tensor].sparse;
+        if (!(sp->scalar_skip_on | sp->scalar_gate_on))
+            continue;
+        const stat_counts *c = (i == 0) != (mirror != 0) ? &o->a : &o->b;
+        tile_cost tc;
+        if (exact_tile_cost_init(e, bd, &e->in[i], &tc) || !tc.widths.value_bits)
+            continue;
+        e->outer_nnz[0][i] -= c->fill_data * 8 / tc.widths.value_bits;
+        e->outer_meta[0][i] -= c->fill_meta;
+    }
+}
+
+/* Whether level 0 (of two) holds an action on an input. */
+static int outer_on(const engine *e)
+{
+    for (unsigned i = 0; e->nlev == 2 && i < e->nin; i++) {
+        const tessel_spec_sparse *sp = &e->spec->level[0].tensor[e->in[i].spec_tensor].sparse;
+        if (sp->scalar_skip_on | sp->scalar_gate_on)
+            return 1;
+    }
+    return 0;
+}
+
+static int outer_grids(engine *e, const stat_input *const *in, tessel_diag *diag)
+{
+    boundary bd;
+    memset(&bd, 0, sizeof(bd));
+    bd.b = 1;
+    int rc = exact_geometry(e, &bd);
+    for (unsigned i = 0; !rc && i < 2; i++) {
+        const tessel_spec_sparse *sp = &e->spec->level[0].tensor[e->in[i].spec_tensor].sparse;
+        if (!(sp->scalar_skip_on | sp->scalar_gate_on))
+            continue;
+        stat_grid g;
+        int own = 0;
+        memset(&g, 0, sizeof(g));
+        rc = inner_grid(e, in[i], i, &bd, &g, &own, diag);
+        if (!rc)
+            outer_dense(e, &bd, i, &g);
+        if (own)
+            stat_grid_free(e->alloc, &g);
+    }
+    return rc;
+}
+
+int stat_actions_grids(engine *e, const stat_input *const *in, tessel_diag *diag)
+{
+    if (e->nin != 2)
+        return TESSEL_OK;
+    if (outer_on(e))
+        return outer_grids(e, in, diag);
+    if (e->nlev < 3 || !actions_on(e))
         return TESSEL_OK;
     boundary bd;
     memset(&bd, 0, sizeof(bd));

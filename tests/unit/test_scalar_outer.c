@@ -125,9 +125,8 @@ START_TEST(outer_walks_agree)
 }
 END_TEST
 
-/* stat prices it by its walk on the tile grids (exact_walk's dense
- * schedule; src/model/stat.c sends the point there): the hand counts
- * above, skipping and gating, and IKJ's stationary A. */
+/* stat prices it (one buffer level: its closed form, stat_actions.c): the
+ * hand counts above, skipping and gating, and IKJ's stationary A. */
 START_TEST(outer_stat_by_hand)
 {
     tessel_result r = so_run("IJK", 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
@@ -142,6 +141,33 @@ START_TEST(outer_stat_by_hand)
     tessel_result k = so_run("IKJ", 1u << 2, 0, 0, TEST_HAND_STAT);
     ck_assert_uint_eq(k.traffic[0][1].skipped_reads, 0);
     ck_assert_uint_eq(k.traffic[1][1].fills, 2);
+}
+END_TEST
+
+/* One buffer level, stat's closed form (src/model/stat_actions.c): B's
+ * dense schedule under KIJ, per row K of B's tiles over I (2 tiles):
+ * K = 0 holds B(0,0) and B(0,1): refilled at each I, 2 x 2 = 4 fills; K = 1
+ * holds B(1,0) alone: kept across I, 1 fill; 5 fills of one nonzero. The
+ * actual fills: K = 0, I = 0 (A(0,0) non-empty) B(0,0) and B(0,1); I = 1
+ * has A(1,0) empty; K = 1, I = 0: B(1,0): 3. Skipped 2 reads, 4 format
+ * bytes. A: j innermost, each non-empty tile once: nothing. The other
+ * orders as exact counts them (IJK is the hand count above). */
+START_TEST(outer_stat_orders)
+{
+    tessel_result k = so_run("KIJ", 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
+    ck_assert_uint_eq(k.traffic[0][2].skipped_reads, 2);
+    ck_assert_uint_eq(k.traffic[0][2].skipped_metadata_bytes, 4);
+    ck_assert_uint_eq(k.traffic[0][1].skipped_reads, 0);
+    const char *orders[] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+    for (unsigned o = 0; o < 6; o++) {
+        tessel_result x = so_run(orders[o], 1u << 2, 1u << 1, 0, TEST_HAND_EXACT);
+        tessel_result t = so_run(orders[o], 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
+        for (unsigned q = 1; q < 3; q++) {
+            ck_assert_uint_eq(t.traffic[0][q].skipped_reads, x.traffic[0][q].skipped_reads);
+            ck_assert_uint_eq(t.traffic[0][q].skipped_metadata_bytes,
+                              x.traffic[0][q].skipped_metadata_bytes);
+        }
+    }
 }
 END_TEST
 
@@ -233,6 +259,7 @@ int main(void)
     tcase_add_test(tc, outer_walks_agree);
     tcase_add_test(tc, outer_stat_by_hand);
     tcase_add_test(tc, outer_nested_by_hand);
+    tcase_add_test(tc, outer_stat_orders);
     tcase_add_test(tc, outer_spec);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -1,7 +1,9 @@
 /* Scalar skipping and gating (a level's `action_optimization`) and compute
- * skipping and gating (`compute_optimization`) at the innermost level of a
- * nested stat point (2+ buffer levels, the closed path of SpMSpM and SpMV;
- * docs/semantics.md "Scalar skipping and gating").
+ * skipping and gating (`compute_optimization`) of a stat point on the
+ * closed path of SpMSpM and SpMV, one buffer level or nested: at the
+ * innermost level from the input grids at its tile shape, and at the
+ * backing store of one buffer level from level 1's grids (docs/semantics.md
+ * "Scalar skipping and gating", "At an outer level").
  *
  * With tile-level skipping at every level, the effectual innermost tile
  * iterations are those of a one-level problem at the innermost tile shape:
@@ -246,19 +248,18 @@ static int outer_grids(engine *e, const stat_input *const *in, tessel_diag *diag
 
 int stat_actions_grids(engine *e, const stat_input *const *in, tessel_diag *diag)
 {
-    if (e->nin != 2)
-        return TESSEL_OK;
-    if (outer_on(e))
-        return outer_grids(e, in, diag);
-    if (e->nlev < 3 || !actions_on(e))
-        return TESSEL_OK;
+    if (e->nin != 2 || (e->kind != TESSEL_WORKLOAD_SPMSPM && e->kind != TESSEL_WORKLOAD_SPMV))
+        return TESSEL_OK; /* TTM's one level: model_scalar_sums' mean extents */
+    int rc = outer_on(e) ? outer_grids(e, in, diag) : TESSEL_OK;
+    if (rc || !actions_on(e))
+        return rc;
     boundary bd;
     memset(&bd, 0, sizeof(bd));
     bd.b = e->nlev - 1;
     stat_grid g[2];
     int own[2] = { 0, 0 };
     memset(g, 0, sizeof(g));
-    int rc = exact_geometry(e, &bd);
+    rc = exact_geometry(e, &bd);
     for (unsigned i = 0; !rc && i < 2; i++)
         rc = inner_grid(e, in[i], i, &bd, &g[i], &own[i], diag);
     if (!rc)

@@ -85,16 +85,16 @@ static uint64_t first_step_macs(const engine *e)
 void exact_dense_output_reads(engine *e)
 {
     unsigned L = e->nlev - 1;
-    /* stat refuses an uncompressed output (stat_ranks.c) and analytic
-     * per-rank formats (its operand check), so
-     * only the exact estimator, which has the data, gets here with one */
+    /* analytic refuses per-rank formats (its operand check); stat sets
+     * dense_first from its line counts (stat_dense.c); exact has the data */
     if (!model_tensor_uncompressed(e->spec, L, e->out.spec_tensor))
         return;
-    for (unsigned i = 0; i < e->nin; i++)
+    for (unsigned i = 0; !e->dense_first_set && i < e->nin; i++)
         if (!e->in[i].t)
             return;
     tessel_traffic *tr = &e->res->traffic[L][e->out.spec_tensor];
     uint64_t value_bytes = e->spec->level[L].value_bits / 8;
-    tr->reads = e->res->macs - first_step_macs(e);
+    uint64_t first = e->dense_first_set ? e->dense_first : first_step_macs(e);
+    tr->reads = e->res->macs - (first < e->res->macs ? first : e->res->macs);
     tr->child_read_data = tr->reads * value_bytes;
 }

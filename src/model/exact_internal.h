@@ -130,6 +130,10 @@ typedef struct engine {
      * effectual innermost tiles where it is nonzero; the tiles' points */
     double compute_nz[NIN], compute_points;
     double compute_macs; /* analytic, stat: the multiplies' expectation (else 0: res->macs) */
+    /* stat: the multiplies at the first reduction coordinate from the line
+     * counts (stat_dense.c); unset, exact_dense.c counts them from the data */
+    int dense_first_set;
+    uint64_t dense_first;
     /* action_optimization at an outer level l (model_scalar.c): per input, the
      * nonzeros and format bytes of its fills of level l + 1 without the skipping
      * (the dense schedule), less those of its actual fills */

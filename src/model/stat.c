@@ -66,9 +66,9 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        lv->name, s->workload.tensor[t].name);
         }
     }
-    /* scalar and compute actions: one buffer level from its sums, nested
-     * levels from the innermost grids (stat_actions.c), outer levels and the
-     * walk's workloads by the walk (exact_walk.c); refused under bypass */
+    /* scalar and compute actions: the closed path from the tile grids
+     * (stat_actions.c), the walk's points by the walk (exact_walk.c);
+     * refused under bypass and for a strict subset of three inputs */
     return model_scalar_outer_refuse(s, diag, NULL);
 }
 

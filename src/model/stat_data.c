@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "stat_bumped.h"
+#include "stat_dense.h"
 #include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
@@ -470,6 +471,8 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         out->stat_walked = !closed;
         if (!rc)
             rc = stat_compulsory(&e, &s->census, diag);
+        if (!rc) /* an output stored uncompressed: whole tiles (stat_dense.c) */
+            rc = stat_dense_apply(&e, ins, diag);
     }
     if (!rc)
         exact_finish_counts(&e);

@@ -17,14 +17,15 @@
  * at the boundary's shape (D2T2's size_tile_rows is a mean over base
  * tiles): they are estimated from the tile's nonzeros as if these fell
  * independently on its positions. An output's tiles have only estimated
- * nonzeros, so its lists are priced only when affine; an uncompressed output
- * also needs the compute's read-modify-write of its partial sums
- * (docs/semantics.md rule 2), counted from the data. */
+ * nonzeros, so its lists are priced only when affine, or when they store
+ * every position ([UB, UB], [UOP, UB]: whole tiles per write-back and
+ * read-back, stat_dense.c). */
 #include <math.h>
 #include <stdio.h>
 
 #include "exact_internal.h"
 #include "stat_closed.h"
+#include "stat_dense.h"
 
 static int compressed(unsigned char r)
 {
@@ -77,15 +78,8 @@ int stat_ranks_check(const tessel_spec *s, unsigned l, unsigned t, tessel_diag *
     list_name(r, n, list, sizeof(list));
     if (model_ranks_affine(r, n))
         return TESSEL_OK; /* affine in n: priced exactly */
-    if (t == 0 && model_tensor_uncompressed(s, l, t))
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
-                               "format",
-                               "level %s: the stat estimator does not price an uncompressed "
-                               "output (%s %s): its write-backs carry every position and the "
-                               "compute reads its partial sums before each update "
-                               "(docs/semantics.md rule 2), counted from the data: use -e "
-                               "exact, or a compressed leaf rank",
-                               lv->name, name, list);
+    if (t == 0 && stat_dense_list(r, n))
+        return stat_dense_check(s, l, diag); /* every position stored: stat_dense.c */
     if (t == 0)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                "format",

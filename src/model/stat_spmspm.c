@@ -76,7 +76,9 @@ affine stat_affine_fit(const tile_cost *tc, uint64_t cells)
 {
     uint64_t n = cells ? cells : 1;
     price empty = tile_price(tc, 0), full = tile_price(tc, n);
-    affine f = { (full.data - empty.data) / (double)n, empty.meta,
+    /* an uncompressed output's values (data in an empty tile) are a fixed
+     * cost per tile like its mask: in m0 (stat_dense.c splits them back) */
+    affine f = { (full.data - empty.data) / (double)n, empty.meta + empty.data,
                  (full.meta - empty.meta) / (double)n };
     return f;
 }

@@ -24,18 +24,6 @@ import tempfile
 
 # spec -> a piece of the error the stat estimator gives (not about tiles)
 UNSUPPORTED = {
-    # Z uncompressed ([UB, UB]) at MS: SIGMA writes every output of a fold; stat prices
-    # per-rank lists with uncompressed ranks above a compressed leaf only (src/model/stat_ranks.c)
-    "examples/validate-stonne/sigma-sparse-gemm.yaml":
-        "the stat estimator does not price an uncompressed output",
-    # Z uncompressed ([UB, UB]) at the Buffer: its run under stat is the golden
-    # run-sparseloop-dense-z-stat-refused
-    "examples/validate-sparseloop/spmspm64.yaml":
-        "the stat estimator does not price an uncompressed output",
-    # the same design with B bypassed: the same refusal (run-sparseloop-bypass-analytic
-    # runs it with Z compressed)
-    "examples/validate-sparseloop/spmspm64-bypass.yaml":
-        "the stat estimator does not price an uncompressed output",
     # the DRT simulator's static 1024-coordinate top tiles over 32x32 PE tiles with A and
     # B in tiled-csf (their row segments per inner tile come from the data); before it
     # followed the simulator at any n it ran the drt strategy, which stat prices

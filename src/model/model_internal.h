@@ -31,7 +31,9 @@ void model_scalar_split(tessel_traffic *tr, const tessel_spec_sparse *sp, double
                         double format_bytes, double actual);
 void model_scalar_output(tessel_traffic *tz, const tessel_spec_sparse *sp, double dense_reads);
 /* action_optimization above the innermost level: who (an estimator's or a
- * route's name) refuses it; NULL (exact) only under bypass. */
+ * route's name) refuses it; NULL (exact, stat) only under bypass. At any
+ * level, an input conditioned on a strict subset of the other inputs
+ * (three inputs) is refused. */
 int model_scalar_outer_refuse(const tessel_spec *s, tessel_diag *diag, const char *who);
 
 /* TESSEL_ERANGE when a count of r saturated at 2^64 - 1. */

@@ -96,8 +96,38 @@ void exact_scalar_note(engine *e, unsigned i, const uint64_t *c, uint64_t nnz, u
     e->scalar_format[i] += (double)meta * n;
 }
 
+/* An input conditioned on some but not all of the other inputs (three
+ * inputs: MTTKRP): its actual reads would be the points where it and its
+ * conditions are nonzero, which the multiplies (all nonzero) do not give. */
+static int refuse_subset(const tessel_spec *s, tessel_diag *diag)
+{
+    uint32_t inputs = 0;
+    for (unsigned t = 1; t < s->workload.ntensors; t++)
+        inputs |= 1u << t;
+    for (unsigned l = 0; l < s->nlevels; l++)
+        for (unsigned t = 1; t < s->workload.ntensors; t++) {
+            const tessel_spec_sparse *sp = &s->level[l].tensor[t].sparse;
+            uint32_t on = sp->scalar_skip_on | sp->scalar_gate_on;
+            if (!on || on == (inputs & ~(1u << t)))
+                continue;
+            const tessel_spec_level *lv = &s->level[l];
+            return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                                   lv->pos.column, "action_optimization",
+                                   "level %s: scalar skipping or gating of %s conditioned on "
+                                   "some but not all of the other inputs is not priced (its "
+                                   "actual reads would be the points where only those are "
+                                   "nonzero, not the multiplies): condition it on every other "
+                                   "input",
+                                   lv->name, s->workload.tensor[t].name);
+        }
+    return TESSEL_OK;
+}
+
 int model_scalar_outer_refuse(const tessel_spec *s, tessel_diag *diag, const char *who)
 {
+    int rc = refuse_subset(s, diag);
+    if (rc)
+        return rc;
     for (unsigned l = 0; l + 1 < s->nlevels; l++)
         for (unsigned t = 0; t < s->workload.ntensors; t++) {
             const tessel_spec_sparse *sp = &s->level[l].tensor[t].sparse;

@@ -66,27 +66,10 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                                        lv->name, s->workload.tensor[t].name);
         }
     }
-    /* after the formats, whose refusals name the design's first obstacle: scalar
-     * and compute skipping come from the sums of one buffer level (model_scalar.c) */
-    if (s->nlevels > 2 && s->compute.optimization)
-        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->compute.pos.file,
-                               s->compute.pos.line, s->compute.pos.column,
-                               "compute_optimization",
-                               "the stat estimator prices compute gating and skipping at one "
-                               "buffer level, not under nested levels: use -e exact");
-    for (unsigned l = 1; l < s->nlevels && s->nlevels > 2; l++) {
-        const tessel_spec_level *lv = &s->level[l];
-        for (unsigned t = 0; t < s->workload.ntensors; t++)
-            if (lv->tensor[t].sparse.scalar_skip_on | lv->tensor[t].sparse.scalar_gate_on)
-                return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
-                                       lv->pos.column, "action_optimization",
-                                       "level %s: the stat estimator prices scalar skipping "
-                                       "and gating of %s at one buffer level, not under nested "
-                                       "levels (their sums count tiles, not the compute's "
-                                       "scalar traversals): use -e exact",
-                                       lv->name, s->workload.tensor[t].name);
-    }
-    return model_scalar_outer_refuse(s, diag, "the stat estimator");
+    /* scalar and compute actions: the closed path from the tile grids
+     * (stat_actions.c), the walk's points by the walk (exact_walk.c);
+     * refused under bypass and for a strict subset of three inputs */
+    return model_scalar_outer_refuse(s, diag, NULL);
 }
 
 /* The closed sums of stat_spmspm.c cover one buffer level with default
@@ -101,6 +84,14 @@ int stat_closed_sums_apply(const engine *e)
         return 0;
     if (s->nlevels > 2 && e->kind == TESSEL_WORKLOAD_TTM)
         return 0;
+    /* outer actions: closed at the backing store of one buffer level of
+     * SpMSpM and SpMV (stat_actions.c), else the walk's dense schedule */
+    int closed_outer = s->nlevels == 2 && e->kind != TESSEL_WORKLOAD_TTM;
+    for (unsigned l = 0; !closed_outer && l + 1 < s->nlevels; l++)
+        for (unsigned i = 0; i < e->nin; i++)
+            if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
+                s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
+                return 0;
     for (unsigned l = 1; l < s->nlevels; l++) {
         const tessel_spec_level *lv = &s->level[l];
         for (unsigned i = 0; i < e->nin; i++) {
@@ -465,6 +456,7 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     if (!rc) {
         stat_store_outcome(e, p, &o, mirror ? tb : ta, mirror ? ta : tb);
         model_scalar_sums(e, bd, mirror ? tb : ta, o.operand_nnz, o.effectual);
+        stat_actions_outer_fills(e, bd, &o, mirror);
         e->compute_macs = p->flops;
         exact_algorithmic_counts(e, bd);
     }
@@ -601,6 +593,7 @@ int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_s
     unsigned ta = e->in[0].spec_tensor, tb = e->in[1].spec_tensor;
     stat_store_outcome(e, &p, &o, pt.mirror ? tb : ta, pt.mirror ? ta : tb);
     model_scalar_sums(e, &bd, pt.mirror ? tb : ta, o.operand_nnz, o.effectual);
+    stat_actions_outer_fills(e, &bd, &o, pt.mirror);
     e->compute_macs = flops;
     exact_algorithmic_counts(e, &bd);
     return TESSEL_OK;

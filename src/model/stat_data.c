@@ -461,6 +461,8 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
+        if (!rc && closed) /* action_optimization (stat_actions.c) */
+            rc = stat_actions_grids(&e, ins, diag);
         if (!rc && e.inspill && spec->nlevels == 2)
             rc = stat_inspill_count(&e, 1, ins);
         if (!rc && e.inspill)

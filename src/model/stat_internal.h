@@ -208,6 +208,13 @@ int stat_derived_edge(const engine *e, const boundary *bd, unsigned x, uint64_t 
  * (tile: the derived edges), with stat_derived_edge's checks. */
 int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
                      const tessel_allocator *a, stat_grid *out, uint64_t *tile, tessel_diag *diag);
+/* stat_actions.c: on the closed path, the innermost level's scalar and
+ * compute actions of a nested point, from the grids at the innermost tile
+ * shape, and an outer action's dense-schedule fills at the backing store of
+ * one buffer level, from level 1's grids; stat_actions_outer_fills takes
+ * boundary 1's fills (outcome o, canonical roles swapped when mirror) off. */
+int stat_actions_grids(engine *e, const stat_input *const *in, tessel_diag *diag);
+void stat_actions_outer_fills(engine *e, const boundary *bd, const stat_outcome *o, int mirror);
 /* stat_walk.c: every boundary by the exact walk on derived grids, the
  * output from the sample. */
 int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output_sample *s,

@@ -184,6 +184,7 @@ int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output
                                "this spec needs the stat estimator's walk, which prices the "
                                "output from the output sample; --output-sample 0 leaves none");
     int rc = TESSEL_OK;
+    exact_outer_setup(e); /* action_optimization above the innermost level */
     for (unsigned b = 1; !rc && b < e->spec->nlevels; b++) {
         rc = walk_boundary(e, b, in, s, diag);
         if (!rc && b >= 2)

@@ -29,10 +29,6 @@ UNSUPPORTED = {
     # followed the simulator at any n it ran the drt strategy, which stat prices
     "examples/validate-drt/extensor-static.yaml":
         "the stat estimator does not price tiled-csf",
-    # action_optimization above the innermost level (branch outer, stop 26): the skipped
-    # reads that fill the child level are counted from the tiles the walk visits
-    "examples/specs/outer-skip.yaml":
-        "does not price scalar skipping or gating of A above the innermost level",
 }
 
 # spec -> --set overrides shrinking generated data (the walk over three

@@ -125,25 +125,78 @@ START_TEST(outer_walks_agree)
 }
 END_TEST
 
-/* stat refuses it with the reason (analytic alike, by the same check);
- * exact prices it. */
-START_TEST(outer_refusals)
+/* stat prices it (one buffer level: its closed form, stat_actions.c): the
+ * hand counts above, skipping and gating, and IKJ's stationary A. */
+START_TEST(outer_stat_by_hand)
+{
+    tessel_result r = so_run("IJK", 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
+    ck_assert_uint_eq(r.traffic[0][1].skipped_reads, 1);
+    ck_assert_uint_eq(r.traffic[0][1].skipped_metadata_bytes, 2);
+    ck_assert_uint_eq(r.traffic[0][2].skipped_reads, 3);
+    ck_assert_uint_eq(r.traffic[0][2].skipped_metadata_bytes, 6);
+    ck_assert_uint_eq(r.traffic[1][1].fills, 3);
+    tessel_result g = so_run("IJK", 1u << 2, 1u << 1, 1, TEST_HAND_STAT);
+    ck_assert_uint_eq(g.traffic[0][1].gated_reads, 1);
+    ck_assert_uint_eq(g.traffic[0][2].gated_metadata_bytes, 6);
+    tessel_result k = so_run("IKJ", 1u << 2, 0, 0, TEST_HAND_STAT);
+    ck_assert_uint_eq(k.traffic[0][1].skipped_reads, 0);
+    ck_assert_uint_eq(k.traffic[1][1].fills, 2);
+}
+END_TEST
+
+/* One buffer level, stat's closed form (src/model/stat_actions.c): B's
+ * dense schedule under KIJ, per row K of B's tiles over I (2 tiles):
+ * K = 0 holds B(0,0) and B(0,1): refilled at each I, 2 x 2 = 4 fills; K = 1
+ * holds B(1,0) alone: kept across I, 1 fill; 5 fills of one nonzero. The
+ * actual fills: K = 0, I = 0 (A(0,0) non-empty) B(0,0) and B(0,1); I = 1
+ * has A(1,0) empty; K = 1, I = 0: B(1,0): 3. Skipped 2 reads, 4 format
+ * bytes. A: j innermost, each non-empty tile once: nothing. The other
+ * orders as exact counts them (IJK is the hand count above). */
+START_TEST(outer_stat_orders)
+{
+    tessel_result k = so_run("KIJ", 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
+    ck_assert_uint_eq(k.traffic[0][2].skipped_reads, 2);
+    ck_assert_uint_eq(k.traffic[0][2].skipped_metadata_bytes, 4);
+    ck_assert_uint_eq(k.traffic[0][1].skipped_reads, 0);
+    const char *orders[] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+    for (unsigned o = 0; o < 6; o++) {
+        tessel_result x = so_run(orders[o], 1u << 2, 1u << 1, 0, TEST_HAND_EXACT);
+        tessel_result t = so_run(orders[o], 1u << 2, 1u << 1, 0, TEST_HAND_STAT);
+        for (unsigned q = 1; q < 3; q++) {
+            ck_assert_uint_eq(t.traffic[0][q].skipped_reads, x.traffic[0][q].skipped_reads);
+            ck_assert_uint_eq(t.traffic[0][q].skipped_metadata_bytes,
+                              x.traffic[0][q].skipped_metadata_bytes);
+        }
+    }
+}
+END_TEST
+
+/* Three levels, the action at the middle one: the LLB holds the whole
+ * 4x4x4 problem in one tile and PEB takes 2x2x2 tiles, IJK. Boundary
+ * LLB -> PEB is then the two-level walk above (one effectual LLB tile
+ * iteration around it), so the LLB skips what DRAM skips there: A 1 read
+ * and 2 format bytes, B 3 and 6; nothing at DRAM or PEB. Under exact and
+ * stat (nested levels: the walk). */
+START_TEST(outer_nested_by_hand)
 {
     tessel_spec s;
-    test_spec_spmspm(&s, "IJK", 2, 2, 2, 0, 8, 8);
-    s.level[0].tensor[1].sparse.scalar_skip_on = 1u << 2;
-    tessel_tensor *ta = test_coo_matrix(4, 4, 0, so_a, 3);
-    tessel_tensor *tb = test_coo_matrix(4, 4, 0, so_b, 3);
-    tessel_workload_data d;
-    test_spmspm_data(&d, ta, tb);
-    tessel_result r;
-    tessel_diag diag;
-    memset(&diag, 0, sizeof(diag));
-    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
-    ck_assert_msg(strstr(diag.message, "above the innermost level") != NULL, "%s", diag.message);
-    ck_assert_str_eq(diag.field, "action_optimization");
-    tessel_tensor_free(&ta);
-    tessel_tensor_free(&tb);
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 0 /* coo */, 8, 8);
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PEB");
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 2;
+    s.nlevels = 3;
+    s.level[1].tensor[1].sparse.scalar_skip_on = 1u << 2;
+    s.level[1].tensor[2].sparse.scalar_skip_on = 1u << 1;
+    for (int est = TEST_HAND_EXACT; est <= TEST_HAND_STAT; est++) {
+        tessel_result r = test_hand_run(&s, 4, 4, 4, so_a, 3, so_b, 3, est, 0);
+        ck_assert_uint_eq(r.macs, 5);
+        ck_assert_uint_eq(r.traffic[1][1].skipped_reads, 1);
+        ck_assert_uint_eq(r.traffic[1][1].skipped_metadata_bytes, 2);
+        ck_assert_uint_eq(r.traffic[1][2].skipped_reads, 3);
+        ck_assert_uint_eq(r.traffic[1][2].skipped_metadata_bytes, 6);
+        for (unsigned l = 0; l < 3; l += 2)
+            ck_assert_uint_eq(r.traffic[l][1].skipped_reads + r.traffic[l][2].skipped_reads, 0);
+    }
 }
 END_TEST
 
@@ -204,7 +257,9 @@ int main(void)
     tcase_add_test(tc, outer_skipping_by_hand);
     tcase_add_test(tc, outer_gating_and_stationary_by_hand);
     tcase_add_test(tc, outer_walks_agree);
-    tcase_add_test(tc, outer_refusals);
+    tcase_add_test(tc, outer_stat_by_hand);
+    tcase_add_test(tc, outer_nested_by_hand);
+    tcase_add_test(tc, outer_stat_orders);
     tcase_add_test(tc, outer_spec);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -108,11 +108,13 @@ def micro_tile_sets(fmt, levels=("LLB",)):
     return ["architecture.levels.%s.format=%s" % (lv, fmt) for lv in levels]
 
 
-def run(args, spec, matrix, sets=(), estimator="exact", strategy=None):
+def run(args, spec, matrix, sets=(), estimator="exact", strategy=None, tensors=()):
     """One `tessel run`: (stdout, summary row, traffic rows)."""
     with tempfile.TemporaryDirectory() as d:
         cmd = ["run", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-o", d, "--no-timing",
                "-e", estimator]
+        for t in tensors:
+            cmd += ["-T", t]
         if strategy:
             cmd += ["-S", strategy]
         for s in sets:

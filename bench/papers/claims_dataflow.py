@@ -146,6 +146,26 @@ def claim_outerspace_density(args):
         c.notes.append("with the halves by sqrt(multiplies) instead (until stop 25): %.2fx"
                        % (geomean([x[2] for x in by_mult[-half:]]) /
                           geomean([x[2] for x in by_mult[:half]])))
+        # gamma §6.3 names both: the extended set's matrices "are denser and have more
+        # nonzeros per row"; nnz / (rows x cols) is also a row fibre's density, which sets
+        # how far partial fibres merge (gamma §3, footnote 5)
+        shape = _shapes(args)
+        deg = {m: d * shape[m][1] for d, _, _, m in per if m in shape}
+        if len(deg) == len(per):
+            by_deg = sorted(per, key=lambda x: deg[x[3]])
+            c.notes.append("with the halves by nonzeros per row (gamma §6.3: \"more nonzeros per "
+                           "row\"): %.2fx (denser half %s)"
+                           % (geomean([x[2] for x in by_deg[-half:]]) /
+                              geomean([x[2] for x in by_deg[:half]]),
+                              ", ".join(x[3] for x in by_deg[-half:])))
+        rest = [x for x in per if x[2] != max(y[2] for y in per)]
+        h = len(rest) // 2
+        if h:
+            c.notes.append("without the matrix of the largest ratio (%s, %.2f), halves by "
+                           "density: %.2fx" % (max(per, key=lambda x: x[2])[3],
+                                                max(x[2] for x in per),
+                                                geomean([x[2] for x in rest[-h:]]) /
+                                                geomean([x[2] for x in rest[:h]])))
     return c.decide()
 
 

@@ -21,9 +21,10 @@ Conservative as d2t2 §3 and §6 state it (fixed 128 x 128 tiles: "Extensor [13]
 the DRAM bytes, the ratios, and the share of Conservative's bytes that are Z's (rule 2: a
 partial output tile written back and read back at every k step, which d2t2 §4.2.2 does not
 charge: each partial tile is stored once, "accumulations across tiles are performed at the
-main memory level", §6), the ratio with both rows' Z priced as d2t2 §4.2.2 stores it (each step's partial tile once:
-both at Z's final nonzeros once, 12 B each, or both at one 20 B CSF entry per multiply plus
-12 B per partial tile; claimlib.stored_once_z), then the paper's "average" (arithmetic mean) and the geometric mean.
+main memory level", §6), the ratio with both rows' Z priced as d2t2 §4.2.2 stores it
+(each step's partial tile once: both at Z's final nonzeros once, 12 B each, or both at one
+20 B CSF entry per multiply plus 12 B per partial tile; claimlib.stored_once_z), then the
+paper's "average" (arithmetic mean) and the geometric mean.
 Standard library only. Exit 77 when tessel is missing.
 """
 import argparse

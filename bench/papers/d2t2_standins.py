@@ -29,6 +29,7 @@ Standard library only. Exit 77 when tessel is missing.
 """
 import argparse
 import csv
+import math
 import os
 import subprocess
 import sys
@@ -82,7 +83,8 @@ def compare(args, path, strategies, sets=()):
 
 
 def run(args, path, sets=(), strategy=None):
-    """One tessel run on D2T2's setup: stored_once_split's (total, Z's bytes, low, high)."""
+    """One tessel run on D2T2's setup: (its summary row, stored_once_split's (total, Z's
+    bytes, low, high))."""
     with tempfile.TemporaryDirectory() as d:
         cmd = [args.tessel, "run", SPEC, "-T", "A=" + path, "-T", "B=A^T", "-o", d,
                "--no-timing", "-e", "exact", "--set", "mapping.LLB.order=IKJ"]
@@ -95,7 +97,42 @@ def run(args, path, sets=(), strategy=None):
             traffic = list(csv.DictReader(f))
         with open(os.path.join(d, "summary.csv")) as f:
             s = next(csv.DictReader(f))
-    return stored_once_split(s, traffic)
+    return s, stored_once_split(s, traffic)
+
+
+def measure(args, entry):
+    """One Table 2 stand-in (generated into args.work): a dict of its figures."""
+    label, name, rows, nnz, graph = entry
+    t = CONSERVATIVE_TILE
+    path = os.path.join(args.work, "%s.tsl" % name)
+    gen(args, rows, nnz, graph, path)
+    _, (c, z, clo, chi) = run(args, path, ["mapping.LLB.tile=i:%d,j:%d,k:%d" % (t, t, t)])
+    ds, (d, _, dlo, dhi) = run(args, path, strategy="d2t2")
+    p = float(compare(args, path, ["prescient"])["prescient"]["dram_bytes"])
+    return {"label": label, "name": name, "rows": rows, "nnz": nnz, "graph": graph,
+            "conservative": c, "z_share": z / c, "prescient": p, "d2t2": d,
+            "d2t2_tiles": ds["tiles"], "cons": c / d, "presc": p / d, "low": clo / dlo,
+            "high": chi / dhi}
+
+
+def am(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def gm(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def summary_rows(results):
+    """Means over all, the graphs and the banded stand-ins: (what, n, {figure: (arithmetic,
+    geometric)})."""
+    out = []
+    for what, sel in (("all", lambda r: True), ("graphs", lambda r: r["graph"]),
+                      ("banded", lambda r: not r["graph"])):
+        rs = [r for r in results if sel(r)]
+        out.append((what, len(rs), {k: (am([r[k] for r in rs]), gm([r[k] for r in rs]))
+                                    for k in ("cons", "presc", "low", "high")}))
+    return out
 
 
 def main():
@@ -111,56 +148,30 @@ def main():
         return 77
     os.makedirs(args.work, exist_ok=True)
     only = set(args.only.split(",")) if args.only else None
-    t = CONSERVATIVE_TILE
     lines = ["| label | stand-in of | rows | nonzeros | kind | Conservative 128 DRAM bytes | "
-             "Z share | Prescient | d2t2 | d2t2 tile | Cons / d2t2 | Presc / d2t2 | "
+             "Z share | Prescient | d2t2 | d2t2 tiles | Cons / d2t2 | Presc / d2t2 | "
              "Cons / d2t2, both Z as d2t2 §4.2.2 |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    cons_r, pres_r, kinds, lo_r, hi_r = [], [], [], [], []
-    for label, name, rows, nnz, graph in TABLE2:
-        if (only and label not in only) or (args.max_nnz and nnz > args.max_nnz):
+    results = []
+    for entry in TABLE2:
+        if (only and entry[0] not in only) or (args.max_nnz and entry[3] > args.max_nnz):
             continue
         t0 = time.time()
-        path = os.path.join(args.work, "%s.tsl" % name)
-        gen(args, rows, nnz, graph, path)
-        fixed = compare(args, path, ["fixed"], ["mapping.LLB.tile=i:%d,j:%d,k:%d" % (t, t, t)])
-        rows_ = compare(args, path, ["prescient", "d2t2"])
-        c = float(fixed["fixed"]["dram_bytes"])
-        p = float(rows_["prescient"]["dram_bytes"])
-        d = float(rows_["d2t2"]["dram_bytes"])
-        c2, z, clo, chi = run(args, path, ["mapping.LLB.tile=i:%d,j:%d,k:%d" % (t, t, t)])
-        _, _, dlo, dhi = run(args, path, strategy="d2t2")
-        lo, hi = clo / dlo, chi / dhi
-        cons_r.append(c / d)
-        lo_r.append(lo)
-        hi_r.append(hi)
-        pres_r.append(p / d)
-        kinds.append(graph)
+        r = measure(args, entry)
+        results.append(r)
         lines.append("| %s | %s | %d | %d | %s | %.0f | %.0f %% | %.0f | %.0f | %s | %.2fx | "
-                     "%.2fx | %.2f-%.2fx |" % (label, name, rows, nnz, "graph (rmat)" if graph
-                                              else "banded", c, 100 * z / c2, p, d,
-                                              rows_["d2t2"]["tile_shape"], c / d, p / d,
-                                              lo, hi))
+                     "%.2fx | %.2f-%.2fx |"
+                     % (r["label"], r["name"], r["rows"], r["nnz"],
+                        "graph (rmat)" if r["graph"] else "banded", r["conservative"],
+                        100 * r["z_share"], r["prescient"], r["d2t2"], r["d2t2_tiles"],
+                        r["cons"], r["presc"], r["low"], r["high"]))
         print(lines[-1], flush=True)
         print("  (%.0f s)" % (time.time() - t0), file=sys.stderr, flush=True)
-
-    def am(xs):
-        return sum(xs) / len(xs) if xs else float("nan")
-
-    def gm(xs):
-        import math
-        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
-    for what, sel in (("all", [True] * len(kinds)), ("graphs", kinds),
-                      ("structured", [not k for k in kinds])):
-        cr = [x for x, s in zip(cons_r, sel) if s]
-        pr = [x for x, s in zip(pres_r, sel) if s]
-        lo = [x for x, s in zip(lo_r, sel) if s]
-        hi = [x for x, s in zip(hi_r, sel) if s]
+    for what, n, m in summary_rows(results):
         lines.append("| mean, %s (%d) | | | | | | | | | | %.2fx (geomean %.2fx) | %.2fx "
                      "(geomean %.2fx) | %.2f-%.2fx (geomean %.2f-%.2fx) |"
-                     % (what, len(cr), am(cr), gm(cr), am(pr), gm(pr), am(lo), am(hi), gm(lo),
-                        gm(hi)))
+                     % (what, n, m["cons"][0], m["cons"][1], m["presc"][0], m["presc"][1],
+                        m["low"][0], m["high"][0], m["low"][1], m["high"][1]))
         print(lines[-1])
     if args.markdown:
         with open(args.markdown, "w") as f:

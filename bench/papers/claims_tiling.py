@@ -227,9 +227,9 @@ def claim_d2t2_over_conservative(args):
              "once, accumulated \"at the main memory level\" (§6): Z is most of "
              "Conservative's bytes here (note); and the shared graphs are a tenth of d2t2 "
              "Table 2's sizes or less, so D2T2's tiles span all of k while Conservative's "
-             "128-wide tiles re-read B at every row panel; on stand-ins of Table 2's sizes "
-             "the factor is 3.4x (geometric mean; about 2x with the output stored as the "
-             "paper stores it; docs/reproductions.md)")
+             "128-wide tiles re-read B at every row panel; on generated stand-ins of Table "
+             "2's sizes and degrees (--standins, docs/reproductions.md) the factor comes "
+             "within 2x of the paper's")
     return c.decide()
 
 

@@ -108,11 +108,13 @@ def micro_tile_sets(fmt, levels=("LLB",)):
     return ["architecture.levels.%s.format=%s" % (lv, fmt) for lv in levels]
 
 
-def run(args, spec, matrix, sets=(), estimator="exact", strategy=None):
+def run(args, spec, matrix, sets=(), estimator="exact", strategy=None, tensors=()):
     """One `tessel run`: (stdout, summary row, traffic rows)."""
     with tempfile.TemporaryDirectory() as d:
         cmd = ["run", os.path.join(ROOT, spec), "-T", "A=" + matrix, "-o", d, "--no-timing",
                "-e", estimator]
+        for t in tensors:
+            cmd += ["-T", t]
         if strategy:
             cmd += ["-S", strategy]
         for s in sets:
@@ -184,3 +186,29 @@ def summary_table(claims):
         rows.append("| %s | %s | %s | %s | %s | %s |" % (c.name, c.section, fmt_paper(c),
                                                          fmt_value(c, c.tessel), c.verdict, why))
     return "\n".join(rows) + "\n"
+
+
+def stored_once_z(output_nnz, multiplies, partial_tiles, z_rule2, value=8, meta=4):
+    """Bounds (low, high) of the output's bytes when each partial output tile is stored once,
+    as d2t2 §4.2.2 sums the output traffic ("Summing this over the entire domain yields the
+    total expected output traffic"; accumulations "at the main memory level", §6), against
+    tessel's rule 2 (a partial tile written back with its partial sums and read back at the
+    next step: z_rule2 bytes). Low: each final nonzero stored once (value and coordinate).
+    High: one CSF entry per multiply (value, coordinate, and its own row's coordinate and
+    segment) plus per partial tile its segment heads (three words), and never above z_rule2
+    (a partial tile holds at most its own products, and rule 2 stores at least that)."""
+    low = output_nnz * (value + meta)
+    high = multiplies * (value + 3 * meta) + partial_tiles * 3 * meta
+    return float(low), float(min(z_rule2, high))
+
+
+def stored_once_split(summary, traffic, out="Z", level="LLB"):
+    """A run's DRAM bytes as (total, the output's bytes under rule 2, total with the output
+    stored once: low, high; stored_once_z) from its summary row and traffic rows; the partial
+    tiles are the output's write-backs at `level`."""
+    by = {(r["level"], r["tensor"]): r for r in traffic}
+    z = float(by[("DRAM", out)]["data_bytes"]) + float(by[("DRAM", out)]["metadata_bytes"])
+    total = float(summary["dram_bytes"])
+    low, high = stored_once_z(float(summary["output_nnz"]), float(summary["flops"]),
+                              float(by[(level, out)]["writebacks"]), z)
+    return total, z, total - z + low, total - z + high

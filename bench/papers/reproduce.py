@@ -60,6 +60,9 @@ def parse():
     ap.add_argument("--map-points", type=int, default=200,
                     help="points tessel map prices for the best static tile (default 200)")
     ap.add_argument("--markdown", help="also write the tables to this file")
+    ap.add_argument("--standins", action="store_true",
+                    help="D2T2 over Conservative also on generated stand-ins of d2t2 Table 2's "
+                         "19 matrices (bench/papers/d2t2_standins.py; about 45 min more)")
     return ap.parse_args()
 
 

@@ -15,7 +15,7 @@ import unittest
 
 ROOT, TESSEL, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(ROOT, "bench", "papers"))
-from claimlib import Claim, summary_table, verdict  # noqa: E402
+from claimlib import Claim, stored_once_z, summary_table, verdict  # noqa: E402
 import tailors_overbooking as tob  # noqa: E402
 
 
@@ -74,6 +74,18 @@ class TailorsTiles(unittest.TestCase):
         self.assertEqual([cols[c] for c in range(3)], [2, 2, 1])
 
 
+class StoredOnce(unittest.TestCase):
+    def test_bounds(self):
+        """d2t2 §4.2.2's output stores against rule 2, hand-worked: Z = A x B with A's column
+        k0 = {(0,0), (1,0)}, B's row 0 = {(0,0)}, and k1 = {(0,1)} x {(1,0)}, each k its own
+        step: 3 multiplies, 2 partial tiles (one per k step), Z's final nonzeros (0,0) and
+        (1,0), 2 of them. Low: 2 x (8 + 4) = 24 B. High: 3 x (8 + 3 x 4) + 2 x 3 x 4 = 84 B,
+        below rule 2's 100 B (tile written back at step 1, read back and written at step 2)."""
+        self.assertEqual(stored_once_z(2, 3, 2, 100.0), (24.0, 84.0))
+        # the high bound never exceeds rule 2's bytes
+        self.assertEqual(stored_once_z(2, 3, 2, 60.0), (24.0, 60.0))
+
+
 class WhyColumn(unittest.TestCase):
     def test_why_only_where_not_held(self):
         """The table of all claims gives a claim's why-not only when its verdict is not holds."""
@@ -110,6 +122,6 @@ class OneClaim(unittest.TestCase):
 if __name__ == "__main__":
     if not os.path.isdir(DATA):
         # the verdict cases need no data, the claim does: run the first, then skip
-        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles", "WhyColumn"], exit=False).result
+        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles", "StoredOnce", "WhyColumn"], exit=False).result
         sys.exit(1 if r.failures or r.errors else 77)
     sys.exit(0 if unittest.main(argv=[sys.argv[0]], exit=False).result.wasSuccessful() else 1)

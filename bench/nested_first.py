@@ -21,6 +21,10 @@ an empty cache), as the first point of every geometry a map or a strategy visits
 
 - with --exact, also the error of each binary's bytes into the nested level (PEB) per
   tensor against exact (A / B / Z, %);
+- with --second, the cached point: a one-thread `tessel sweep` (statistics at --base
+  8x16) of one point and one of two points of the same geometry (PEB value_bits 64, 32:
+  the second prices the first's nested summary, stat_nested_cache.c); its instructions
+  are the difference of the two sweeps' (callgrind, tessel_model_stat_eval_cached);
 - --after-args: extra `tessel run` arguments of the after binary's evaluations (e.g.
   `--nested-formula`, the formula per tile shape against the full path of one binary:
   `--before build/tools/tessel --after build/tools/tessel --after-args=--nested-formula`).
@@ -80,6 +84,33 @@ def instructions(tessel, args, tmp):
     return None
 
 
+def second_point(tessel, matrix, tmp):
+    """Instructions of a point whose nested geometry an earlier point of the
+    same sweep priced (the nested summary cache), or None."""
+    if not shutil.which("valgrind"):
+        return None
+    total = []
+    for values in ("[64]", "[64, 32]"):
+        yaml = os.path.join(tmp, "second.yaml")
+        with open(yaml, "w") as f:
+            f.write("spec: %s\nestimator: stat\nstat: {base: 8x16}\ndata:\n  - %s\n"
+                    "axes:\n  architecture.levels.PEB.value_bits: %s\n"
+                    % (os.path.abspath(SPEC), os.path.abspath(matrix), values))
+        cg = os.path.join(tmp, "callgrind.sweep")
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
+               "--toggle-collect=tessel_model_stat_eval_cached", tessel, "sweep", yaml, "-q",
+               "-j", "1", "--overwrite", "-o", os.path.join(tmp, "sweep")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(" ".join(cmd) + "\n" + r.stderr)
+        got = [int(line.split(":")[-1].strip().replace(",", ""))
+               for line in r.stderr.splitlines() if "Collected :" in line]
+        if not got:
+            return None
+        total.append(got[0])
+    return total[1] - total[0]
+
+
 def measure(tessel, matrix, tmp, repeat, extra=()):
     """One binary on one matrix: its own statistics, then the points."""
     os.makedirs(tmp, exist_ok=True)
@@ -114,16 +145,20 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--exact", action="store_true", help="also time -e exact (after binary)")
     ap.add_argument("--after-args", default="", help="extra run arguments of the after binary")
+    ap.add_argument("--second", action="store_true",
+                    help="also the instructions of a cached (second) point of the geometry")
     args = ap.parse_args()
     os.chdir(here)
     binaries = [("before", args.before)] if args.before else []
     binaries.append(("after", args.after))
+    binary_of = dict(binaries)
     print("first point of a new geometry, %s, statistics loaded (--base 8x16); "
           "wall: model_seconds best / median of %d" % (SPEC, args.repeat))
     head = "%-12s %-7s %12s %11s %11s %7s" % ("matrix", "binary", "instr", "best ms",
                                              "median ms", "path")
     print(head + ("  %5s" % "same" if args.before else "") +
-          ("  %9s %10s" % ("exact s", "exact/stat") if args.exact else ""))
+          ("  %9s %10s" % ("exact s", "exact/stat") if args.exact else "") +
+          ("  %10s" % "2nd instr" if args.second else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.matrices.split(","):
             matrix = os.path.join(args.data, "mtx", name + ".mtx.gz")
@@ -150,6 +185,12 @@ def main():
                     line += "  %5s" % ("yes" if res["before"]["result"] == r["result"] else "NO")
                 if ex is not None and label == "after":
                     line += "  %9.2f %10.0f" % (ex, ex / r["best"] if r["best"] > 0 else 0)
+                elif ex is not None:
+                    line += "  %9s %10s" % ("", "")
+                if args.second:
+                    sec = second_point(binary_of[label], matrix,
+                                       os.path.join(tmp, name + "-" + label))
+                    line += "  %10s" % ("-" if sec is None else "%.1f k" % (sec / 1e3))
                 if ex is not None:
                     mine = inner_bytes(r["result"][1])
                     line += "  PEB vs exact " + " / ".join(

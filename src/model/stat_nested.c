@@ -158,6 +158,64 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
     return rc;
 }
 
+/* Tiles of at most this many nonzeros are priced by size (price_by_size). */
+#define NESTED_PRICE_SIZES (UINT64_C(1) << 16)
+
+/* stat_nested_price_input summed per tile size instead of per tile: the
+ * runs and the further uses of the tiles with a run, per size, priced
+ * once each (as stat_nested_from_summary prices a summary). Equal to the
+ * per-tile sums, whole numbers below 2^52, and only where rule 4 needs no
+ * tile itself: no overbooked tile at level b-1 to read (stat_ob_tile's
+ * child reads) and none kept at level b (a tile over the partition where
+ * stat_ob_tile records one). 1: priced into c; 0: c untouched, the caller
+ * prices per tile. */
+static int price_by_size(nested *n, const nested_side *sd, const double *runs, const pricer *pr,
+                         uint64_t part, stat_counts *c)
+{
+    engine *e = n->e;
+    const stat_grid *x = sd->x, *p = sd->p;
+    unsigned b = n->bd.b;
+    if (e->ob[(b - 1) % 2][sd->op].n)
+        return 0;
+    uint64_t max = 0;
+    for (uint64_t t = 0; t < x->n; t++)
+        max = x->nnz[t] > max ? x->nnz[t] : max;
+    if (max >= NESTED_PRICE_SIZES)
+        return 0;
+    int keeps = b + 1 < e->nlev || stat_inspill_on(e, b); /* stat_ob_tile may keep a tile */
+    double *rs = stat_zeroed(e->alloc, 2 * (max + 1), sizeof(double)), *xs = rs + max + 1;
+    if (!rs)
+        return 0;
+    /* input_uses' terms: a tile with a run adds its runs as fills and its
+     * further uses, where positive, as bumped uses */
+    for (uint64_t o = 0; o < x->rows; o++)
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
+            if (runs[t] <= 0)
+                continue;
+            uint64_t k = x->col[t];
+            double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
+            rs[x->nnz[t]] += runs[t];
+            if (uses > runs[t])
+                xs[x->nnz[t]] += uses - runs[t];
+        }
+    double total = 0;
+    int ok = 1;
+    for (uint64_t v = 0; v <= max; v++) {
+        price tp = stat_fast_price(pr, v);
+        total += (rs[v] + xs[v]) * (tp.data + tp.meta);
+        if (keeps && part && rs[v] > 0 && tp.data + tp.meta > (double)part)
+            ok = 0;
+    }
+    ok = ok && total < 0x1p52;
+    for (uint64_t v = 0; ok && v <= max; v++)
+        if (rs[v] > 0) {
+            price tp = stat_fast_price(pr, v);
+            input_uses(c, tp, part, rs[v], rs[v] + xs[v]);
+        }
+    tessel_dealloc(e->alloc, rs);
+    return ok;
+}
+
 int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c)
 {
     engine *e = n->e;
@@ -167,6 +225,8 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
     exact_tile_cost_init(e, &n->bd, op, &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
+    if (price_by_size(n, sd, runs, &pr, part, c))
+        return TESSEL_OK;
     int rc = TESSEL_OK;
     for (uint64_t o = 0; !rc && o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {

@@ -592,6 +592,18 @@ static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t
     *have_prev = 1;
 }
 
+/* The last K where both bitsets x and y (words words) are set, or
+ * UINT64_MAX. */
+static uint64_t last_common(const uint64_t *x, const uint64_t *y, uint64_t words)
+{
+    for (uint64_t w = words; w-- > 0;) {
+        uint64_t m = x[w] & y[w];
+        if (m)
+            return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+    }
+    return UINT64_MAX;
+}
+
 /* scan_keys over every combination of outer blocks in the order of
  * nested_order (ord), the candidate bitsets deciding which outer tiles
  * are effectual: the same outer tiles in the same order, so the same
@@ -611,13 +623,22 @@ static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, doub
             c[ord[0]] = q[0] * ac->blk[ord[0]];
             c[ord[1]] = q[1] * ac->blk[ord[1]];
             if (ord[2] == RK) {
+                /* consecutive outer tiles of one strip pair differ in their
+                 * k block, so only its first can continue a run (from the
+                 * previous strip pair's last) and only its last is the
+                 * next one's predecessor: the blocks between change
+                 * nothing and are not visited */
                 const uint64_t *x = &ac->kbo[c[RO] / ac->blk[RO] * ac->wk];
                 const uint64_t *y = &ac->kbf[c[RF] / ac->blk[RF] * ac->wk];
-                for (uint64_t k = stat_nested_next_common(x, y, ac->wk, 0); k < kmax;) {
-                    uint64_t kb = k / ac->blk[RK];
-                    c[RK] = kb * ac->blk[RK];
+                uint64_t k = stat_nested_next_common(x, y, ac->wk, 0);
+                if (k >= kmax)
+                    continue;
+                c[RK] = k / ac->blk[RK] * ac->blk[RK];
+                scan_step(ac, c, cf, pc, &have_prev, runs);
+                uint64_t kl = last_common(x, y, ac->wk);
+                if (kl < kmax && kl / ac->blk[RK] * ac->blk[RK] != c[RK]) {
+                    c[RK] = kl / ac->blk[RK] * ac->blk[RK];
                     scan_step(ac, c, cf, pc, &have_prev, runs);
-                    k = stat_nested_next_common(x, y, ac->wk, c[RK] + ac->blk[RK]);
                 }
                 continue;
             }

@@ -162,7 +162,7 @@ static int fbits_init(const tessel_allocator *a, const stat_grid *p, uint64_t cb
     fb->hi = stat_zeroed(a, p->rows, sizeof(uint64_t));
     fb->wall = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->pre = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
-    fb->cnt = stat_zeroed(a, max_n + 1, sizeof(uint64_t));
+    fb->cnt = tessel_alloc_array(a, max_n + 1, sizeof(uint64_t)); /* set per group */
     fb->one = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
     if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt || !fb->one) {
         fbits_free(a, fb);
@@ -334,9 +334,10 @@ static void group_free(const tessel_allocator *a, group *g)
 static int group_init(const tessel_allocator *a, uint64_t cap, group *g)
 {
     g->n = 0;
-    g->k = stat_zeroed(a, cap + 1, sizeof(uint64_t));
-    g->t = stat_zeroed(a, cap + 1, sizeof(uint64_t));
-    g->uniq = stat_zeroed(a, cap + 1, sizeof(unsigned char));
+    /* written before read: entries 0 .. n-1 only */
+    g->k = tessel_alloc_array(a, cap + 1, sizeof(uint64_t));
+    g->t = tessel_alloc_array(a, cap + 1, sizeof(uint64_t));
+    g->uniq = tessel_alloc_array(a, cap + 1, sizeof(unsigned char));
     return g->k && g->t && g->uniq ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
@@ -421,7 +422,7 @@ static int merge_outer_walk(const nested *n, const nested_side *sd, double *runs
     int rc = fbits_init(a, p, outer_block(n, sd->xf), x->n, &fb);
     if (rc)
         return rc;
-    uint64_t *next = stat_zeroed(a, x->n + 1, sizeof(uint64_t));
+    uint64_t *next = tessel_alloc_array(a, x->n + 1, sizeof(uint64_t)); /* set as linked */
     uint64_t *head = stat_zeroed(a, nkb, sizeof(uint64_t));
     uint64_t *tail = stat_zeroed(a, nkb, sizeof(uint64_t));
     uint64_t *cnt = stat_zeroed(a, K + 1, sizeof(uint64_t));
@@ -620,7 +621,7 @@ static int merge_column_groups(const nested *n, const nested_side *sd, const sta
     memset(&q, 0, sizeof(q));
     uint64_t *head = stat_zeroed(a, nob, sizeof(uint64_t));
     uint64_t *tail = stat_zeroed(a, nob, sizeof(uint64_t));
-    uint64_t *link = stat_zeroed(a, 2 * x->n + 1, sizeof(uint64_t));
+    uint64_t *link = tessel_alloc_array(a, 2 * x->n + 1, sizeof(uint64_t)); /* set as linked */
     uint64_t *touched = stat_zeroed(a, nob, sizeof(uint64_t));
     if (group_init(a, 2 * x->n, &g) || group_init(a, 2 * x->n, &q) || !head || !tail ||
         !link || !touched)

@@ -444,11 +444,161 @@ static void visit_union(out_runs *r, uint64_t i, uint64_t b, const uint64_t *u, 
     }
 }
 
+/* Words of one strip's unions (strip_rows): past them, row by row. */
+#define NESTED_STRIP_WORDS (UINT64_C(1) << 20)
+
+/* Tile rows that one split may take as a strip (visit_strip): the first
+ * row of each strip of rows sharing the split's prefix of i into
+ * start[], *ns strips; 0 when the keys do not order a strip's groups
+ * under a prefix by (row, column), or a strip's unions would pass
+ * NESTED_STRIP_WORDS (then the rows go one by one). With one split, under
+ * one prefix a row's keys all lie below the next row's when key_i grows
+ * within the strip by more than key_j spans inside any segment. */
+static int strip_rows(const nested *n, const out_runs *r, uint64_t *const *seg, uint64_t wj,
+                      uint64_t *start, uint64_t *ns)
+{
+    if (r->nsplit != 1)
+        return 0;
+    const split *sp = &r->sp[0];
+    uint64_t span = 0;
+    for (uint64_t j = 0; j < n->ext_j; j++) {
+        uint64_t d = r->key_j[seg[0][j] - 1] - r->key_j[j];
+        span = d > span ? d : span;
+    }
+    uint64_t nblk = r->nblk, most = 0;
+    *ns = 0;
+    for (uint64_t i = 0; i < n->ext_i; i++) {
+        if (!i || sp->pre_i[i] != sp->pre_i[i - 1]) {
+            start[(*ns)++] = i;
+            continue;
+        }
+        if (r->key_i[i] <= r->key_i[i - 1] || r->key_i[i] - r->key_i[i - 1] <= span)
+            return 0;
+        uint64_t rows = i - start[*ns - 1] + 1;
+        most = rows > most ? rows : most;
+    }
+    start[*ns] = n->ext_i;
+    return (long double)most * (long double)nblk * (long double)wj <=
+           (long double)NESTED_STRIP_WORDS;
+}
+
+/* visit_union's split work for a strip of tile rows i0 .. i1 (strip_rows)
+ * at block b, their unions at buf + (i - i0) * stride: per segment of
+ * columns met by any row, the least key is the first row's (with a
+ * column there) first column, the greatest the last row's last column, so
+ * one split_see per segment and strip instead of per segment and row. */
+static void visit_strip(out_runs *r, uint64_t i0, uint64_t i1, uint64_t b, const uint64_t *buf,
+                        uint64_t stride, uint64_t *any, uint64_t wj, const uint64_t *seg)
+{
+    split *sp = &r->sp[0];
+    memset(any, 0, wj * sizeof(uint64_t));
+    for (uint64_t i = i0; i < i1; i++)
+        for (uint64_t w = 0; w < wj; w++)
+            any[w] |= buf[(i - i0) * stride + w];
+    uint64_t pbase = sp->pre_i[i0] + sp->pre_k[b];
+    for (uint64_t j = next_set(any, wj, 0); j != UINT64_MAX;) {
+        uint64_t end = seg[j], il = i0, ih = i1 - 1, jl = 0, jh = 0;
+        for (;; il++) {
+            jl = next_set(buf + (il - i0) * stride, wj, j);
+            if (jl < end)
+                break;
+        }
+        for (;; ih--) {
+            const uint64_t *u = buf + (ih - i0) * stride;
+            uint64_t f = next_set(u, wj, j);
+            if (f < end) {
+                jh = last_set(u, f, end);
+                break;
+            }
+        }
+        split_see(sp, pbase + sp->pre_j[j], r->key_i[il] + r->key_k[b] + r->key_j[jl],
+                  r->key_i[ih] + r->key_k[b] + r->key_j[jh], r->ext_j * il + jl,
+                  r->ext_j * ih + jh);
+        j = next_set(any, wj, end);
+    }
+}
+
+/* groups_by_unions by strips of tile rows (strip_rows): the rows' unions
+ * per block kept for the strip (buf), the groups and pairs counted per
+ * row as visit_union does, the split's least and greatest keys per strip
+ * (visit_strip). */
+static int unions_by_strips(const nested *n, out_runs *r, const uint64_t *bb, uint64_t kr,
+                            uint64_t wj, uint64_t *const *seg, const uint64_t *start, uint64_t ns)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t nblk = r->nblk, most = 0;
+    for (uint64_t q = 0; q < ns; q++)
+        most = start[q + 1] - start[q] > most ? start[q + 1] - start[q] : most;
+    uint64_t stride = wj, rowlen = nblk * wj;
+    uint64_t *buf = stat_zeroed(a, most * rowlen + 1, sizeof(uint64_t));
+    uint64_t *row = stat_zeroed(a, 2 * wj + 1, sizeof(uint64_t)), *any = row ? row + wj : NULL;
+    /* per block: whether the strip met it, and the blocks it met */
+    uint64_t *met = stat_zeroed(a, 2 * nblk + 1, sizeof(uint64_t)), *list = met ? met + nblk : NULL;
+    uint64_t *col = stat_zeroed(a, most * wj + 1, sizeof(uint64_t)); /* one block's column */
+    if (!buf || !row || !met || !col) {
+        tessel_dealloc(a, buf);
+        tessel_dealloc(a, row);
+        tessel_dealloc(a, met);
+        tessel_dealloc(a, col);
+        return TESSEL_ENOMEM;
+    }
+    double np = 0;
+    for (uint64_t q = 0; q < ns; q++) {
+        uint64_t i0 = start[q], i1 = start[q + 1], nmet = 0;
+        for (uint64_t i = i0; i < i1; i++) {
+            memset(row, 0, wj * sizeof(uint64_t));
+            uint64_t *ub = buf + (i - i0) * rowlen;
+            for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1];) {
+                uint64_t b = blk_of(n, n->a.col[t]);
+                uint64_t *u = ub + b * wj;
+                for (; t < n->a.ptr[i + 1] && blk_of(n, n->a.col[t]) == b; t++) {
+                    uint64_t k = n->a.col[t];
+                    if (k >= kr)
+                        continue;
+                    for (uint64_t w = 0; w < wj; w++)
+                        u[w] |= bb[k * wj + w];
+                }
+                uint64_t cnt = 0;
+                for (uint64_t w = 0; w < wj; w++) {
+                    cnt += stat_bits_set(u[w]);
+                    row[w] |= u[w];
+                }
+                r->groups += (double)cnt;
+                r->row_groups[i] += (double)cnt;
+                if (cnt && !met[b]) {
+                    met[b] = 1;
+                    list[nmet++] = b;
+                }
+            }
+            double row_np = 0;
+            for (uint64_t w = 0; w < wj; w++)
+                row_np += (double)stat_bits_set(row[w]);
+            np += row_np;
+            r->row_pairs[i] = row_np;
+        }
+        for (uint64_t m = 0; m < nmet; m++) {
+            uint64_t b = list[m];
+            for (uint64_t i = i0; i < i1; i++)
+                memcpy(col + (i - i0) * stride, buf + (i - i0) * rowlen + b * wj,
+                       wj * sizeof(uint64_t));
+            visit_strip(r, i0, i1, b, col, stride, any, wj, seg[0]);
+            met[b] = 0;
+        }
+        memset(buf, 0, (i1 - i0) * rowlen * sizeof(uint64_t));
+    }
+    r->pairs = np;
+    tessel_dealloc(a, buf);
+    tessel_dealloc(a, row);
+    tessel_dealloc(a, met);
+    tessel_dealloc(a, col);
+    return TESSEL_OK;
+}
+
 /* The groups by unions of B's tile rows as bitsets over J: per tile row
  * I and coarse k block, the columns J met are the union of the rows of B
  * at the block's K. Cost: A's tiles times the words of a row of J (plus
- * the column ranges per split), not the tile-level multiplies. Needs
- * keys_monotone. */
+ * the column ranges per split, per strip of rows where strip_rows allows),
+ * not the tile-level multiplies. Needs keys_monotone. */
 static int groups_by_unions(const nested *n, out_runs *r)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -471,6 +621,19 @@ static int groups_by_unions(const nested *n, out_runs *r)
     for (uint64_t k = 0; !rc && k < kr; k++)
         for (uint64_t t = n->b.ptr[k]; t < n->b.ptr[k + 1]; t++)
             bb[k * wj + n->b.col[t] / 64] |= UINT64_C(1) << (n->b.col[t] % 64);
+    uint64_t *start = rc ? NULL : stat_zeroed(a, n->ext_i + 2, sizeof(uint64_t)), ns = 0;
+    if (!rc && !start)
+        rc = TESSEL_ENOMEM;
+    if (!rc && strip_rows(n, r, seg, wj, start, &ns)) {
+        rc = unions_by_strips(n, r, bb, kr, wj, seg, start, ns);
+        tessel_dealloc(a, start);
+        for (unsigned q = 0; q < nseg; q++)
+            tessel_dealloc(a, seg[q]);
+        tessel_dealloc(a, bb);
+        tessel_dealloc(a, u);
+        return rc;
+    }
+    tessel_dealloc(a, start);
     double np = 0;
     for (uint64_t i = 0; !rc && i < n->a.rows; i++) {
         memset(row, 0, wj * sizeof(uint64_t));

@@ -330,6 +330,12 @@ const tessel_tile_grid *tessel_stat_data_grid(const tessel_stat_data *s, unsigne
  * (src/model/spatial_stat.c, docs/models/spatial.md). */
 int tessel_model_spatial_stat(const tessel_spec *spec, const tessel_stat_data *stats,
                               const tessel_allocator *a, tessel_spatial *out, tessel_diag *diag);
+/* `timing: pipeline`'s per-step network count under -e stat: each dense
+ * network's stationary input's fill_network_cycles from its base grid
+ * (src/model/spatial_network.c, docs/models/timing.md); left 0 (the mean)
+ * where the grid's cells do not lie inside the child's tiles. */
+int tessel_model_network_stat(const tessel_spec *spec, const tessel_stat_data *stats,
+                              const tessel_allocator *a, tessel_result *r, tessel_diag *diag);
 
 /* Saved statistics (.tsd, src/model/stat_file.c): everything a design
  * point of this workload needs, without the data. Written atomically; a

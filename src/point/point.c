@@ -238,6 +238,9 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
                                              &out->result.spatial, diag)
                  : tessel_model_spatial(req->spec, req->data, req->alloc, &out->result.spatial,
                                         diag);
+    if (!rc && req->estimator == TESSEL_POINT_STAT && req->stats &&
+        tessel_point_route_of(req) == TESSEL_POINT_ROUTE_FIXED)
+        rc = tessel_model_network_stat(req->spec, req->stats, req->alloc, &out->result, diag);
     if (rc)
         return rc;
     if (req->data) /* the pipeline timing's output pieces (docs/models/timing.md) */

@@ -563,6 +563,67 @@ START_TEST(stat_matches_exact)
 }
 END_TEST
 
+/* timing: pipeline's per-step network count under -e stat
+ * (tessel_model_network_stat, docs/models/timing.md "Per step") against
+ * exact's. A = rows 3,1,1,1,2,0 (8 nonzeros), B = I; LLB tiles i:2, k
+ * whole, j:1; DRAM's dense network delivers 2 values a cycle to 3 lanes.
+ *   IJK: A is stationary (3 fills, one per i tile, each nonzero once).
+ *     1x1 cells: folds as STONNE packs them, {3} {1+1+1} {2+0}:
+ *       ceil(3/2) + ceil(3/2) + ceil(2/2) = 5, exact's count;
+ *     2x2 cells: no row counts to pack, 0 (the pipeline keeps the mean);
+ *     3x3 cells cross the i:2 tiles: 0 as well.
+ *   JIK with B = A: B is stationary (3 fills: its non-empty columns hold
+ *     5, 2 and 1 values) and its j:1 tiles are not whole rows: the sum
+ *     over its tiles, ceil(5/2) + ceil(2/2) + ceil(1/2) = 5 on 1x1 cells,
+ *     exact's (the mean tile would give 3 x ceil(8/3/2) = 6); 2x2 cells
+ *     cross the j:1 tiles: 0. */
+static uint64_t network_stat(tessel_spec *s, const tessel_workload_data *d, tessel_result *r,
+                             unsigned t, uint64_t cell)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = cell;
+    tessel_stat_data *st = NULL;
+    tessel_diag diag;
+    ck_assert_msg(tessel_stat_data_create(s, d, &o, NULL, &st, &diag) == 0, "stats: %s",
+                  diag.message);
+    for (unsigned u = 0; u < r->ntensors; u++)
+        r->traffic[1][u].fill_network_cycles = 0;
+    int rc = tessel_model_network_stat(s, st, NULL, r, &diag);
+    ck_assert_msg(rc == 0, "network stat failed: %s", diag.message);
+    tessel_stat_data_free(&st);
+    return r->traffic[1][t].fill_network_cycles;
+}
+
+START_TEST(network_stat_matches_exact)
+{
+    static const unsigned w[6] = { 3, 1, 1, 1, 2, 0 };
+    tessel_tensor *a = rows_of(w);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, a);
+    static const char *const orders[2] = { "IJK", "JIK" };
+    for (int v = 0; v < 2; v++) {
+        tessel_spec s;
+        test_spec_spmspm(&s, orders[v], 2, 0, 1, 0, 8, 8);
+        s.compute.pes = 3;
+        s.level[0].network_width = 2;
+        s.level[0].network_dense = 1;
+        tessel_result r;
+        tessel_diag diag;
+        ck_assert_msg(tessel_model_exact(&s, &d, NULL, &r, &diag) == 0, "exact: %s",
+                      diag.message);
+        unsigned t = v == 0 ? 1 : 2; /* the stationary input */
+        ck_assert_uint_eq(r.traffic[1][t].fills, 3);
+        uint64_t want = r.traffic[1][t].fill_network_cycles;
+        ck_assert_uint_eq(want, 5);
+        ck_assert_uint_eq(network_stat(&s, &d, &r, t, 1), want);
+        ck_assert_uint_eq(network_stat(&s, &d, &r, t, 2), 0);
+        ck_assert_uint_eq(network_stat(&s, &d, &r, t, 3), 0);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 /* Splits the model does not price are refused with a reason. */
 START_TEST(refusals)
 {
@@ -602,6 +663,7 @@ static Suite *spatial_suite(void)
     tcase_add_test(tc, intersection_work_matches_brute_force);
     tcase_add_test(tc, stat_expected_busiest_by_hand);
     tcase_add_test(tc, stat_matches_exact);
+    tcase_add_test(tc, network_stat_matches_exact);
     tcase_add_test(tc, refusals);
     suite_add_tcase(s, tc);
     return s;

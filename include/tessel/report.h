@@ -206,7 +206,7 @@ int tessel_report_summary_json(FILE *f, const tessel_report_point *p, size_t n);
  * level, tensor is in 3 or 4. */
 #define TESSEL_REPORT_SUMMARY_INTS 12u
 #define TESSEL_REPORT_SUMMARY_DOUBLES 17u
-#define TESSEL_REPORT_SUMMARY_TEXTS 9u
+#define TESSEL_REPORT_SUMMARY_TEXTS 10u
 #define TESSEL_REPORT_TRAFFIC_INTS 20u
 #define TESSEL_REPORT_TRAFFIC_DOUBLES 2u
 #define TESSEL_REPORT_VALUE_LISTS 5
@@ -217,7 +217,7 @@ void tessel_report_summary_values(const tessel_report_point *p, int64_t *ints, d
 /* traffic.csv's numbers, nlevels x ntensors rows in traffic.csv's order:
  * row r at ints[20 r] and doubles[2 r]. */
 void tessel_report_traffic_values(const tessel_report_point *p, int64_t *ints, double *doubles);
-/* The text cells, each followed by a NUL: the nine summary texts (list 2),
+/* The text cells, each followed by a NUL: the ten summary texts (list 2),
  * then the nlevels level names and the ntensors tensor names (traffic.csv's
  * level and tensor). Returns the bytes used, or 0 when n is too small
  * (TESSEL_REPORT_TEXTS_MAX always suffices). */

@@ -170,7 +170,7 @@ class Values(object):
         return bool(_unpack_q(self.raw, self._lay.feasible_at)[0])
 
     def texts(self):
-        """The text cells: nine summary texts, then level names, then tensor names."""
+        """The text cells: the summary texts (tessel_report_value_columns(2)), then level names, then tensor names."""
         if self._texts is None:
             self._texts = self.text.decode("utf-8").split("\0")[:-1]
         return self._texts

@@ -28,5 +28,8 @@ uint32_t report_csv_header_column(const struct tessel_report_csv *t, size_t col)
 #define REPORT_LEVEL_ENERGY_MAX (TESSEL_SPEC_MAX_LEVELS * (TESSEL_SPEC_NAME_MAX + 6 * 48))
 struct tessel_report_point;
 void report_level_energy_text(const struct tessel_report_point *p, char *buf, size_t n);
+/* summary.csv's `level_cycles` cell of p into buf (REPORT_LEVEL_ENERGY_MAX
+ * bytes always suffice: a name and one number per level). */
+void report_level_cycles_text(const struct tessel_report_point *p, char *buf, size_t n);
 
 #endif

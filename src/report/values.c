@@ -21,7 +21,7 @@ static const char *const value_columns[TESSEL_REPORT_VALUE_LISTS] = {
     "compute_utilization,area_um2,storage_energy_pj,mac_energy_pj,intersect_energy_pj,"
     "leak_energy_pj,spatial_cycles,imbalance,work_stdev,pe_utilization",
     /* summary texts */
-    "design,workload,data,strategy,estimator,bound,stat_path,tiles,level_energy",
+    "design,workload,data,strategy,estimator,bound,stat_path,tiles,level_energy,level_cycles",
     /* traffic ints */
     "fills,reads,updates,writebacks,data_bytes,metadata_bytes,algorithmic,actual,skipped,"
     "gated,bumped_bytes,reads_elements,writes_elements,overflow_bytes,partition_bytes,"
@@ -101,10 +101,12 @@ static int append(char *buf, size_t n, size_t *len, const char *s)
 size_t tessel_report_point_texts(const tessel_report_point *p, char *buf, size_t n)
 {
     char levels[REPORT_LEVEL_ENERGY_MAX];
+    char cycles[REPORT_LEVEL_ENERGY_MAX];
     report_level_energy_text(p, levels, sizeof(levels));
+    report_level_cycles_text(p, cycles, sizeof(cycles));
     const char *const cells[TESSEL_REPORT_SUMMARY_TEXTS] = {
         p->design, p->workload, p->data, p->strategy, p->estimator,
-        p->bound,  p->stat_path, p->tiles, levels,
+        p->bound,  p->stat_path, p->tiles, levels, cycles,
     };
     size_t len = 0;
     for (unsigned i = 0; i < TESSEL_REPORT_SUMMARY_TEXTS; i++)

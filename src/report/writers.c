@@ -20,7 +20,8 @@ static const char summary_header[] =
     "compute_cycles,compute_utilization,area_um2,stat_offgrid_edges,stat_design_may_differ,"
     "stat_path,tiled_metadata_bytes,tiles,storage_energy_pj,mac_energy_pj,"
     "intersect_energy_pj,leak_energy_pj,level_energy,spatial_cycles,imbalance,work_stdev,"
-    "pe_utilization,algorithmic_computes,actual_computes,gated_computes,skipped_computes\n";
+    "pe_utilization,algorithmic_computes,actual_computes,gated_computes,skipped_computes,"
+    "level_cycles\n";
 
 const char *tessel_report_traffic_header(void)
 {
@@ -458,6 +459,27 @@ void report_level_energy_text(const tessel_report_point *p, char *buf, size_t n)
         buf[ok ? len : 0] = '\0';
 }
 
+/* "DRAM=1200;LLB=310.5;PEB=0" (docs/outputs.md): each level's busy cycles,
+ * the cycles its bandwidth needs for the bytes across the boundary with
+ * its parent (the roofline's per-level term; 0 for an unbounded level). */
+void report_level_cycles_text(const tessel_report_point *p, char *buf, size_t n)
+{
+    size_t len = 0;
+    int ok = n > 0;
+    for (unsigned l = 0; ok && l < p->nlevels; l++) {
+        char cell[48];
+        size_t k = 0;
+        double v = p->roofline.level_cycles[l];
+        if (isfinite(v))
+            k = format_double(cell, v);
+        ok = (!l || append_text(buf, n, &len, ";", 1)) &&
+             append_text(buf, n, &len, p->level_name[l], strlen(p->level_name[l])) &&
+             append_text(buf, n, &len, "=", 1) && append_text(buf, n, &len, cell, k);
+    }
+    if (n)
+        buf[ok ? len : 0] = '\0';
+}
+
 /* JSON only: which table, entry and per-action pJ priced each component. */
 static void json_component(emitter *e, const char *name, const tessel_component_energy *c)
 {
@@ -664,6 +686,8 @@ static void summary_record(emitter *e, const tessel_report_point *p)
     emit_u64(e, "actual_computes", p->computes_actual);
     emit_u64(e, "gated_computes", p->computes_gated);
     emit_u64(e, "skipped_computes", p->computes_skipped);
+    report_level_cycles_text(p, levels, sizeof(levels));
+    emit_str(e, "level_cycles", levels);
     if (e->json)
         json_energy_sources(e, p);
     end(e);

@@ -174,9 +174,9 @@ static void values_path(const tessel_spec *s, const tessel_workload_data *w,
               doubles[TESSEL_REPORT_SUMMARY_DOUBLES + 2 * last] ==
                   p->access[p->nlevels - 1][p->ntensors - 1].energy_pj,
           "first and last traffic rows are the record's");
-    /* the text cells: design first, the level names after the nine */
+    /* the text cells: design first, the level names after the summary's */
     const char *cell = text;
-    for (int i = 0; i < 9; i++)
+    for (unsigned i = 0; i < TESSEL_REPORT_SUMMARY_TEXTS; i++)
         cell += strlen(cell) + 1;
     check(strcmp(text, p->design) == 0 && strcmp(cell, p->level_name[0]) == 0 &&
               strcmp(text + strlen(text) + 1, p->workload) == 0,

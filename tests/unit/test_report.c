@@ -438,7 +438,7 @@ START_TEST(headers_match_design)
                      "stat_path,tiled_metadata_bytes,tiles,"
                      "storage_energy_pj,mac_energy_pj,intersect_energy_pj,leak_energy_pj,"
                      "level_energy,spatial_cycles,imbalance,work_stdev,pe_utilization,"
-                     "algorithmic_computes,actual_computes,gated_computes,skipped_computes\n");
+                     "algorithmic_computes,actual_computes,gated_computes,skipped_computes,level_cycles\n");
 }
 END_TEST
 

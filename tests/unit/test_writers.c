@@ -182,6 +182,20 @@ static void ref_level_energy(const tessel_report_point *p, char *buf, size_t n)
         buf[0] = '\0';
 }
 
+/* level_cycles: "NAME=C;..." (an empty number for a value that is not finite) */
+static void ref_level_cycles(const tessel_report_point *p, char *buf, size_t n)
+{
+    char tmp[8192] = "";
+    for (unsigned l = 0; l < p->nlevels; l++) {
+        char num[40] = "";
+        if (isfinite(p->roofline.level_cycles[l]))
+            ref_format_double(num, sizeof(num), p->roofline.level_cycles[l]);
+        snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "%s%s=%s", l ? ";" : "",
+                 p->level_name[l], num);
+    }
+    snprintf(buf, n, "%s", tmp);
+}
+
 static void ref_component(FILE *f, const char *name, const tessel_component_energy *c)
 {
     static const char *const actions[TESSEL_ACTION_COUNT] = {
@@ -258,6 +272,8 @@ static void ref_summary_record(ref_emitter *e, const tessel_report_point *p)
     ref_emit_u64(e, "actual_computes", p->computes_actual);
     ref_emit_u64(e, "gated_computes", p->computes_gated);
     ref_emit_u64(e, "skipped_computes", p->computes_skipped);
+    ref_level_cycles(p, levels, sizeof(levels));
+    ref_emit_str(e, "level_cycles", levels);
     if (e->json) {
         ref_key(e, "energy_sources");
         fputc('[', e->f);

@@ -123,9 +123,40 @@ static int refuse_subset(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+/* An input stored uncompressed where the compute reads it (the innermost
+ * level or the nearest level above that keeps it) as a scalar target: the
+ * compute would visit its stored zeros too, which the traversal count (its
+ * nonzeros times the extent it does not carry) leaves out. */
+static int refuse_uncompressed_target(const tessel_spec *s, tessel_diag *diag)
+{
+    unsigned inner = s->nlevels - 1;
+    for (unsigned t = 1; t < s->workload.ntensors; t++) {
+        const tessel_spec_sparse *sp = &s->level[inner].tensor[t].sparse;
+        if (!(sp->scalar_skip_on | sp->scalar_gate_on))
+            continue;
+        unsigned l = inner;
+        while (l > 0 && tessel_spec_bypassed(s, l, t))
+            l--;
+        if (!model_tensor_uncompressed(s, l, t))
+            continue;
+        const tessel_spec_level *lv = &s->level[inner];
+        return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
+                               lv->pos.column, "action_optimization",
+                               "level %s: scalar skipping or gating of %s is not priced where "
+                               "%s is stored uncompressed (at %s): the compute would visit its "
+                               "stored zeros too, which the count of its traversals leaves out; "
+                               "compress it or leave it out of action_optimization",
+                               lv->name, s->workload.tensor[t].name, s->workload.tensor[t].name,
+                               s->level[l].name);
+    }
+    return TESSEL_OK;
+}
+
 int model_scalar_outer_refuse(const tessel_spec *s, tessel_diag *diag, const char *who)
 {
     int rc = refuse_subset(s, diag);
+    if (!rc)
+        rc = refuse_uncompressed_target(s, diag);
     if (rc)
         return rc;
     for (unsigned l = 0; l + 1 < s->nlevels; l++)

@@ -1,9 +1,18 @@
 /* Rule 4 for an output tile inside one visit in the stat estimator
  * (docs/semantics.md rule 4, "Outputs"): the update steps exact_outspill.c
  * counts from the data, estimated from the visit's operand tiles. */
+#define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>
 
 #include "stat_internal.h"
+
+/* lgamma without its write of the global signgam (a data race between a
+ * sweep's threads, make tsan); the same value. */
+static double log_gamma(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
 
 uint64_t stat_step_width(const engine *e, unsigned b)
 {
@@ -127,7 +136,7 @@ double stat_visit_live(double slots, double na, double nb, int grew)
     double db = -slots * expm1(nb * log1p(-1 / slots));
     if (da + db >= slots + 1) /* 1 / Gamma(slots - da - db + 1) = 0 from here on */
         return 1;
-    double miss = lgamma(slots - da + 1) + lgamma(slots - db + 1) - lgamma(slots + 1) -
-                  lgamma(slots - da - db + 1);
+    double miss = log_gamma(slots - da + 1) + log_gamma(slots - db + 1) -
+                  log_gamma(slots + 1) - log_gamma(slots - da - db + 1);
     return -expm1(miss);
 }

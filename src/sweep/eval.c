@@ -121,43 +121,58 @@ static int derive_full(const sweep_shared *sh, const uint32_t *idx, tessel_spec 
     return rc;
 }
 
-/* The cache entry of point idx's unpatched axes, deriving its spec when
- * missing; NULL when the cache is full (*owned is then the spec) or the
- * derivation failed (*owned NULL). */
+/* The spec of point idx's unpatched axes into *base: the worker's cache
+ * entry's (returned), else the store's (published by whichever worker
+ * derived it first), else derived here and published. NULL with *base
+ * set when the worker's cache is full, with *owned (the caller frees it)
+ * when the store is full too; *base NULL when the derivation failed. */
 static sweep_cached *structural_spec(const sweep_shared *sh, sweep_spec_cache *cache,
-                                     const uint32_t *idx, tessel_spec **owned)
+                                     const uint32_t *idx, tessel_spec **owned,
+                                     const tessel_spec **base)
 {
     const tessel_sweep *s = sh->sweep;
     uint32_t key[TESSEL_SWEEP_MAX_AXES] = { 0 };
     for (size_t a = 0; a < s->naxes; a++)
         key[a] = sh->patch->kind[a] ? 0 : idx[a];
     sweep_cached *entry = sweep_spec_cache_find(cache, key);
-    if (entry)
+    if (entry) {
+        *base = entry->spec;
         return entry;
-    const char *sets[TESSEL_SWEEP_MAX_AXES];
-    size_t axes[TESSEL_SWEEP_MAX_AXES];
-    size_t n = point_sets(s, idx, sh->patch, sets, axes);
-    if (tessel_spec_derive(sh->data_spec, sets, n, s->alloc, owned, NULL))
-        return NULL;
-    return sweep_spec_cache_put(cache, key, owned);
+    }
+    const tessel_spec *spec = sweep_spec_store_find(sh->specs, key);
+    if (!spec) {
+        const char *sets[TESSEL_SWEEP_MAX_AXES];
+        size_t axes[TESSEL_SWEEP_MAX_AXES];
+        size_t n = point_sets(s, idx, sh->patch, sets, axes);
+        *base = NULL;
+        if (tessel_spec_derive(sh->data_spec, sets, n, s->alloc, owned, NULL))
+            return NULL;
+        if (!(spec = sweep_spec_store_put(sh->specs, key, owned))) {
+            *base = *owned;
+            return NULL;
+        }
+    }
+    *base = spec;
+    return sweep_spec_cache_put(cache, key, spec);
 }
 
 /* The point's spec: a patched copy of a cached spec (*view, with *entry
- * its cache entry, or of *owned when the cache is full), or one derived
- * for this point alone (*owned, the caller frees it; *entry NULL). */
+ * the worker's cache entry when it has one), or one derived for this point
+ * alone (*owned, the caller frees it; *entry NULL). */
 static int point_spec(const sweep_shared *sh, sweep_spec_cache *cache, const uint32_t *idx,
                       tessel_spec *view, tessel_spec **owned, const tessel_spec **spec,
                       sweep_cached **entry, size_t *axes, size_t *naxes,
                       tessel_diag_list *errors)
 {
     const sweep_patch *patch = cache ? sh->patch : NULL;
+    const tessel_spec *base = NULL;
     *entry = NULL;
     if (!patch)
         return derive_full(sh, idx, owned, spec, axes, naxes, errors);
-    *entry = structural_spec(sh, cache, idx, owned);
-    if (!*entry && !*owned) /* the derivation failed: this point's own error */
+    *entry = structural_spec(sh, cache, idx, owned, &base);
+    if (!base) /* the derivation failed: this point's own error */
         return derive_full(sh, idx, owned, spec, axes, naxes, errors);
-    *view = *entry ? *(*entry)->spec : **owned; /* shares strings and tree: never freed */
+    *view = *base; /* shares strings and tree: never freed */
     sweep_patch_apply(patch, idx, sh->sweep->naxes, view);
     if (patch->traffic && !sweep_patch_consistent(view)) {
         *entry = NULL;

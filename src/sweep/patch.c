@@ -1,6 +1,7 @@
 /* Axes patched into cached specs (see sweep_internal.h): a sweep over
  * bandwidths, clocks, PE counts, capacities and partitions derives one
  * spec per combination of its other axes, not one per point. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,11 +183,99 @@ void sweep_patch_free(const tessel_allocator *a, sweep_patch *p)
 }
 
 /* ------------------------------------------------------------------ */
+/* Derived specs by structural key: one store shared by the workers, and
+ * per worker a cache of entries into it. */
 
+static size_t key_slot(const uint32_t *key)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < TESSEL_SWEEP_MAX_AXES; i++)
+        h = (h ^ key[i]) * UINT64_C(1099511628211);
+    return (size_t)(h % SPEC_CACHE_SLOTS);
+}
+
+typedef struct store_slot {
+    uint32_t key[TESSEL_SWEEP_MAX_AXES];
+    tessel_spec *spec; /* NULL: empty */
+} store_slot;
+
+/* mu guards the slots: a spec is published under it and never written
+ * again, so a worker reads a spec it found without the lock. */
+struct sweep_spec_store {
+    const tessel_allocator *alloc;
+    pthread_mutex_t mu;
+    size_t count;
+    store_slot slot[SPEC_CACHE_SLOTS];
+};
+
+sweep_spec_store *sweep_spec_store_create(const tessel_allocator *a)
+{
+    sweep_spec_store *st = tessel_alloc(a, sizeof(*st));
+    if (!st)
+        return NULL;
+    memset(st, 0, sizeof(*st));
+    st->alloc = a;
+    if (pthread_mutex_init(&st->mu, NULL)) {
+        tessel_dealloc(a, st);
+        return NULL;
+    }
+    return st;
+}
+
+void sweep_spec_store_free(sweep_spec_store **st)
+{
+    if (!st || !*st)
+        return;
+    for (size_t i = 0; i < SPEC_CACHE_SLOTS; i++)
+        tessel_spec_free(&(*st)->slot[i].spec);
+    pthread_mutex_destroy(&(*st)->mu);
+    tessel_dealloc((*st)->alloc, *st);
+    *st = NULL;
+}
+
+/* The slot of key (mu held): its own, or the empty one where it goes. */
+static store_slot *store_slot_of(sweep_spec_store *st, const uint32_t *key)
+{
+    size_t i = key_slot(key);
+    while (st->slot[i].spec &&
+           memcmp(st->slot[i].key, key, sizeof(st->slot[i].key)) != 0)
+        i = (i + 1) % SPEC_CACHE_SLOTS;
+    return &st->slot[i];
+}
+
+const tessel_spec *sweep_spec_store_find(sweep_spec_store *st, const uint32_t *key)
+{
+    pthread_mutex_lock(&st->mu);
+    const tessel_spec *spec = store_slot_of(st, key)->spec;
+    pthread_mutex_unlock(&st->mu);
+    return spec;
+}
+
+const tessel_spec *sweep_spec_store_put(sweep_spec_store *st, const uint32_t *key,
+                                        tessel_spec **spec)
+{
+    pthread_mutex_lock(&st->mu);
+    store_slot *e = store_slot_of(st, key);
+    const tessel_spec *out = e->spec;
+    if (out) { /* another worker published it first: the same spec */
+        tessel_spec_free(spec);
+    } else if (4 * (st->count + 1) <= 3 * SPEC_CACHE_SLOTS) {
+        memcpy(e->key, key, sizeof(e->key));
+        e->spec = *spec;
+        *spec = NULL;
+        out = e->spec;
+        st->count++;
+    }
+    pthread_mutex_unlock(&st->mu);
+    return out;
+}
+
+/* A worker's entries, each allocated when first used (an entry holds an
+ * estimate and an energy: kilobytes). */
 struct sweep_spec_cache {
     const tessel_allocator *alloc;
     size_t count;
-    sweep_cached *slot; /* SPEC_CACHE_SLOTS */
+    sweep_cached *slot[SPEC_CACHE_SLOTS];
 };
 
 sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a)
@@ -194,14 +283,8 @@ sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a)
     sweep_spec_cache *c = tessel_alloc(a, sizeof(*c));
     if (!c)
         return NULL;
+    memset(c, 0, sizeof(*c));
     c->alloc = a;
-    c->count = 0;
-    c->slot = tessel_alloc_array(a, SPEC_CACHE_SLOTS, sizeof(*c->slot));
-    if (!c->slot) {
-        tessel_dealloc(a, c);
-        return NULL;
-    }
-    memset(c->slot, 0, SPEC_CACHE_SLOTS * sizeof(*c->slot));
     return c;
 }
 
@@ -210,39 +293,37 @@ void sweep_spec_cache_free(sweep_spec_cache **c)
     if (!c || !*c)
         return;
     for (size_t i = 0; i < SPEC_CACHE_SLOTS; i++)
-        tessel_spec_free(&(*c)->slot[i].spec);
-    tessel_dealloc((*c)->alloc, (*c)->slot);
+        tessel_dealloc((*c)->alloc, (*c)->slot[i]);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
 }
 
-static sweep_cached *cache_slot(sweep_spec_cache *c, const uint32_t *key)
+static size_t cache_slot(const sweep_spec_cache *c, const uint32_t *key)
 {
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (size_t i = 0; i < TESSEL_SWEEP_MAX_AXES; i++)
-        h = (h ^ key[i]) * UINT64_C(1099511628211);
-    size_t i = (size_t)(h % SPEC_CACHE_SLOTS);
-    while (c->slot[i].spec && memcmp(c->slot[i].key, key, sizeof(c->slot[i].key)) != 0)
+    size_t i = key_slot(key);
+    while (c->slot[i] && memcmp(c->slot[i]->key, key, sizeof(c->slot[i]->key)) != 0)
         i = (i + 1) % SPEC_CACHE_SLOTS;
-    return &c->slot[i];
+    return i;
 }
 
 sweep_cached *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key)
 {
-    sweep_cached *e = cache_slot(c, key);
-    return e->spec ? e : NULL;
+    return c->slot[cache_slot(c, key)];
 }
 
 sweep_cached *sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key,
-                                   tessel_spec **spec)
+                                   const tessel_spec *spec)
 {
     if (4 * (c->count + 1) > 3 * SPEC_CACHE_SLOTS)
         return NULL;
-    sweep_cached *e = cache_slot(c, key);
+    size_t i = cache_slot(c, key);
+    sweep_cached *e = tessel_alloc(c->alloc, sizeof(*e));
+    if (!e)
+        return NULL;
     memset(e, 0, sizeof(*e));
     memcpy(e->key, key, sizeof(e->key));
-    e->spec = *spec;
-    *spec = NULL;
+    e->spec = spec;
+    c->slot[i] = e;
     c->count++;
     return e;
 }

@@ -40,7 +40,7 @@ typedef struct worker {
     char *summary_buf, *traffic_buf;
     size_t summary_size, traffic_size;
     sweep_probe *memo;       /* into run_ctx's memo, shared by the workers */
-    sweep_spec_cache *specs;
+    sweep_spec_cache *specs; /* entries into run_ctx's spec store */
     tessel_report_point *point;
     uint64_t memo_hits, invalid;
     double cpu, waited; /* this batch: CPU seconds, and seconds waiting for other
@@ -61,9 +61,8 @@ typedef struct batch {
     worker *workers;
     chunk *chunks;
     size_t nchunks;
-    atomic_size_t next_chunk;
+    sweep_sched *sched;  /* which chunk each worker takes (sched.c) */
     atomic_uint_fast64_t done;
-    atomic_int failed;
     /* progress (worker 0, the calling thread, reports it) */
     const tessel_sweep_options *opt;
     uint64_t done_before, total;
@@ -109,7 +108,6 @@ static void run_chunk(batch *b, worker *w, chunk *c)
                 tessel_diag_set(&c->diag, c->rc, "", 0, 0, "", "out of memory buffering the "
                                 "row of point %llu", (unsigned long long)p);
                 c->failed_point = p;
-                atomic_store(&b->failed, 1);
                 break;
             }
             w->invalid++;
@@ -123,7 +121,6 @@ static void run_chunk(batch *b, worker *w, chunk *c)
                                     (unsigned long long)p);
         if (c->rc) {
             c->failed_point = p;
-            atomic_store(&b->failed, 1);
         } else {
             w->memo_hits += (uint64_t)hit;
             atomic_fetch_add(&b->done, 1);
@@ -143,14 +140,17 @@ static double thread_cpu(void)
 static void work(batch *b, unsigned index)
 {
     worker *w = &b->workers[index];
+    sweep_sched_start(b->sched, index);
     double cpu0 = thread_cpu();
     sweep_probe_waited(w->memo);
     for (;;) {
-        size_t c = atomic_fetch_add(&b->next_chunk, 1);
-        if (c >= b->nchunks || atomic_load(&b->failed))
+        size_t c = sweep_sched_take(b->sched, index);
+        if (c >= b->nchunks)
             break;
         b->chunks[c].worker = index;
         run_chunk(b, w, &b->chunks[c]);
+        if (b->chunks[c].rc)
+            sweep_sched_failed(b->sched, c);
         if (index == 0)
             report_progress(b, 0);
     }
@@ -173,12 +173,15 @@ static int run_batch(batch *b, unsigned nthreads)
     unsigned started = 0;
     for (unsigned i = 0; i < nthreads; i++)
         b->workers[i].cpu = b->workers[i].waited = 0;
+    sweep_sched_reset(b->sched, b->nchunks, nthreads);
     for (unsigned i = 1; i < nthreads; i++) {
         args[i] = (worker_arg){ b, i };
         if (pthread_create(&tid[i], NULL, worker_main, &args[i]) != 0)
             break; /* fewer threads: same output, only slower */
         started = i;
     }
+    for (unsigned i = started + 1; i < nthreads; i++)
+        sweep_sched_gone(b->sched, i); /* its share is the others' */
     work(b, 0);
     for (unsigned i = 1; i <= started; i++)
         pthread_join(tid[i], NULL);
@@ -201,6 +204,8 @@ typedef struct run_ctx {
     unsigned nthreads;
     worker *workers;
     sweep_memo *memo;  /* the data entry's traffic memo, shared by the workers */
+    sweep_spec_store *specs; /* the data entry's derived specs, shared by the workers */
+    sweep_sched *sched;      /* deals each batch's chunks to the workers */
     uint64_t group;    /* points in a run that share a traffic (pricing_group) */
     uint64_t first, end, next; /* this run's points and the first one not yet written */
     uint64_t batch_points;
@@ -225,6 +230,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
         return tessel_diag_oom(diag, "", "starting the sweep's worker threads",
                                r->nthreads * sizeof(*r->workers));
     memset(r->workers, 0, r->nthreads * sizeof(*r->workers));
+    if (!(r->sched = sweep_sched_create(r->alloc, r->nthreads)))
+        return tessel_diag_oom(diag, "", "starting the sweep's chunk scheduler", 0);
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
         w->summary = open_memstream(&w->summary_buf, &w->summary_size);
@@ -253,13 +260,16 @@ static void workers_close(run_ctx *r)
     }
     tessel_dealloc(r->alloc, r->workers);
     sweep_memo_free(&r->memo);
+    sweep_spec_store_free(&r->specs);
+    sweep_sched_free(&r->sched);
     r->workers = NULL;
 }
 
-/* A fresh memo shared by the workers and per worker a probe into it and
- * a spec cache, for a data entry (none with --no-memo: every point is
- * then derived and estimated in full); with statistics, the probes share
- * one table of the stat estimator's shape summaries too. */
+/* A fresh memo and spec store shared by the workers and per worker a
+ * probe and a spec cache into them, for a data entry (none with
+ * --no-memo: every point is then derived and estimated in full); with
+ * statistics, the probes share one table of the stat estimator's shape
+ * summaries too. */
 static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_diag *diag)
 {
     for (unsigned i = 0; i < r->nthreads; i++) {
@@ -267,10 +277,12 @@ static int workers_new_memos(run_ctx *r, const tessel_stat_data *stats, tessel_d
         sweep_spec_cache_free(&r->workers[i].specs);
     }
     sweep_memo_free(&r->memo);
+    sweep_spec_store_free(&r->specs);
     if (r->opt->no_memo)
         return TESSEL_OK;
-    if (!(r->memo = sweep_memo_create(r->alloc)))
-        return tessel_diag_oom(diag, "", "creating the sweep's traffic memo", 0);
+    if (!(r->memo = sweep_memo_create(r->alloc)) ||
+        !(r->specs = sweep_spec_store_create(r->alloc)))
+        return tessel_diag_oom(diag, "", "creating the sweep's traffic memo and spec store", 0);
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
         /* worker 0's stat shape summaries are every worker's */
@@ -300,7 +312,8 @@ static int commit_chunks(run_ctx *r, batch *b, size_t *committed, tessel_diag *d
         fflush(r->workers[i].traffic);
     }
     size_t n = 0;
-    /* chunks are claimed in order; one never started has no offsets */
+    /* every chunk before the first failed one ran (sched.c); one never
+     * started has no offsets */
     while (n < b->nchunks && b->chunks[n].rc == 0 && b->chunks[n].summary_off >= 0)
         n++;
     for (size_t c = 0; c < n; c++) {
@@ -393,11 +406,9 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
             chunks[c].summary_off = -1;
         }
         batch b = { .shared = sh, .workers = r->workers, .chunks = chunks, .nchunks = nchunks,
-                    .opt = r->opt, .done_before = r->report->evaluated, .total = r->report->points
-                    - r->report->resumed };
-        atomic_init(&b.next_chunk, 0);
+                    .sched = r->sched, .opt = r->opt, .done_before = r->report->evaluated,
+                    .total = r->report->points - r->report->resumed };
         atomic_init(&b.done, 0);
-        atomic_init(&b.failed, 0);
         b.start = r->report->eval_seconds > 0 ? sweep_now() - r->report->eval_seconds
                                               : sweep_now();
         b.last_report = 0;
@@ -598,7 +609,7 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
     group_floor(r);
     if (!rc) {
         sweep_shared sh = { s, e.spec, e.data, e.stats, r->db, e.label, r->opt->timing,
-                            r->opt->no_memo ? NULL : &patch };
+                            r->opt->no_memo ? NULL : &patch, r->specs };
         rc = evaluate_range(r, &sh, lo, hi, diag);
     }
     sweep_patch_free(r->alloc, &patch);

@@ -120,13 +120,28 @@ int sweep_patch_build(const tessel_sweep *s, const tessel_spec *data_spec, int b
                       const tessel_allocator *a, sweep_patch *out);
 void sweep_patch_free(const tessel_allocator *a, sweep_patch *p);
 
-/* Per worker: derived specs by their structural axis values, with the
- * last estimate (for its patched capacities and partitions; the other
- * patched axes cannot change it), and the energy for given PEs, MACs per
- * PE (the MACs' area counts them) and capacities. */
+/* Derived specs by their structural axis values (the unpatched axes'
+ * value indices), shared by the workers of a data entry: each spec is
+ * derived once, by the first worker that needs it, and read-only once
+ * published (a point patches a copy). */
+typedef struct sweep_spec_store sweep_spec_store;
+sweep_spec_store *sweep_spec_store_create(const tessel_allocator *a);
+void sweep_spec_store_free(sweep_spec_store **st);
+/* The published spec of key, or NULL. */
+const tessel_spec *sweep_spec_store_find(sweep_spec_store *st, const uint32_t *key);
+/* Publishes *spec (taking it: *spec set NULL) and returns it; when another
+ * worker published key meanwhile, frees *spec and returns that one; NULL
+ * when the store is full (*spec is then still the caller's). */
+const tessel_spec *sweep_spec_store_put(sweep_spec_store *st, const uint32_t *key,
+                                        tessel_spec **spec);
+
+/* Per worker: an entry per structural key it met, pointing at the store's
+ * spec, with the worker's last estimate of it (for its patched capacities
+ * and partitions; the other patched axes cannot change it), and the energy
+ * for given PEs, MACs per PE (the MACs' area counts them) and capacities. */
 typedef struct sweep_cached {
     uint32_t key[TESSEL_SWEEP_MAX_AXES];
-    tessel_spec *spec;
+    const tessel_spec *spec; /* the store's */
     int has_result, has_energy;
     uint32_t result_key[TESSEL_SWEEP_MAX_AXES]; /* result's patched capacity and
                                                  * partition value indices */
@@ -140,10 +155,9 @@ typedef struct sweep_spec_cache sweep_spec_cache;
 sweep_spec_cache *sweep_spec_cache_create(const tessel_allocator *a);
 void sweep_spec_cache_free(sweep_spec_cache **c);
 sweep_cached *sweep_spec_cache_find(sweep_spec_cache *c, const uint32_t *key);
-/* Takes *spec (sets it NULL) and returns its entry when there is room;
- * NULL when full. */
+/* A new entry for key and the store's spec; NULL when full or out of memory. */
 sweep_cached *sweep_spec_cache_put(sweep_spec_cache *c, const uint32_t *key,
-                                   tessel_spec **spec);
+                                   const tessel_spec *spec);
 /* Sets the patched fields of spec to point idx's values. */
 void sweep_patch_apply(const sweep_patch *p, const uint32_t *idx, size_t naxes,
                        tessel_spec *spec);
@@ -160,6 +174,7 @@ typedef struct sweep_shared {
     const char *label;                  /* the `data` column */
     int timing;
     const sweep_patch *patch;           /* NULL: derive every point's spec in full */
+    sweep_spec_store *specs;            /* with patch: the derived specs */
 } sweep_shared;
 
 /* Rule 4 verdict of a point, the entry point's (tessel_point_feasible on
@@ -222,6 +237,27 @@ void sweep_probe_free(sweep_probe **p);
 int sweep_memo_find(sweep_probe *p, const tessel_spec *spec, int cheap, tessel_result *r);
 void sweep_memo_put(sweep_probe *p, const tessel_result *r);
 void sweep_memo_drop(sweep_probe *p);
+
+/* ------------------------------------------------------------------ */
+/* sched.c: which chunk of a batch each worker evaluates next (contiguous
+ * shares, taken in order, the largest share's last chunk once a worker's
+ * own is done), the threads paced by their CPU clocks so that each takes
+ * what it would take on idle cores. Worker indices are 0..nworkers-1. */
+typedef struct sweep_sched sweep_sched;
+sweep_sched *sweep_sched_create(const tessel_allocator *a, unsigned nworkers);
+void sweep_sched_free(sweep_sched **s);
+/* A new batch of nchunks chunks for nworkers workers (at most those of
+ * create), before any of their threads runs it. */
+void sweep_sched_reset(sweep_sched *s, size_t nchunks, unsigned nworkers);
+/* Called by worker index's thread before it takes a chunk of the batch. */
+void sweep_sched_start(sweep_sched *s, unsigned index);
+/* Worker index's thread will not run the batch: its share is the others'. */
+void sweep_sched_gone(sweep_sched *s, unsigned index);
+/* The next chunk for worker index (waiting when its pace says so);
+ * nchunks when none is left. */
+size_t sweep_sched_take(sweep_sched *s, unsigned index);
+/* Chunk `chunk` failed: no later chunk is taken from now on. */
+void sweep_sched_failed(sweep_sched *s, size_t chunk);
 
 /* ------------------------------------------------------------------ */
 /* output.c: sweep.state, the .part files, resume. */

@@ -20,6 +20,10 @@ On tests/sweep/small.yaml (bundled matrices only) it checks that
   * on tests/sweep/mapping.yaml (capacities and partitions patched into
     cached specs, invalid points skipped) -j 1, 2, 3, --no-memo and 3
     shards merged write identical files;
+  * a sweep with invalid points at 5 and 20 (without --skip-invalid) stops
+    at point 5's error with -j 1, 2 and 3, the rows before it written: a
+    thread that meets point 20 first (its share starts at point 16) does
+    not decide the error;
   * a fresh run over an unfinished one is refused, --overwrite starts over,
     --resume of another sweep is refused, merge refuses a missing shard.
 """
@@ -244,6 +248,34 @@ def test_patched(tessel, tmp):
     same(ref, m, "mapping sweep, 3 shards merged")
 
 
+def test_first_error(tessel, tmp):
+    """The first invalid point in point order stops the sweep, whatever -j."""
+    spec = os.path.join(ROOT, "examples", "sweep", "spmspm-llb.yaml")
+    data = os.path.join(ROOT, "examples", "data", "G51.mtx.gz")
+    points = []
+    for i in range(40):
+        order = "IXJ" if i in (5, 20) else ("IJK", "IKJ", "KIJ")[i % 3]
+        points.append(f"  - {{mapping.LLB.order: {order}, "
+                      f"architecture.levels.DRAM.bandwidth: {10 + i}}}")
+    sweep = os.path.join(tmp, "first-error.yaml")
+    with open(sweep, "w") as f:
+        f.write(f"spec: {spec}\ndata: [{data}]\naxes:\n"
+                "  mapping.LLB.order: [IJK, IKJ, KIJ, IXJ]\n"
+                "  architecture.levels.DRAM.bandwidth: [10, 20]\n"
+                "points:\n" + "\n".join(points) + "\n")
+    seen = {}
+    for j in ("1", "2", "3"):
+        d = os.path.join(tmp, f"first-error-j{j}")
+        p = run(tessel, "sweep", sweep, "-o", d, "-q", "-j", j, ok=False)
+        check(p.returncode == 2 and "error: point 5 (" in p.stderr,
+              f"first error -j {j}: point 5's expected: {p.stderr.strip()}")
+        seen[j] = (p.stderr, read(d, "summary.csv.part"), read(d, "traffic.csv.part"))
+    rows = (seen["1"][1] or b"").count(b"\n")
+    check(rows == 6, f"first error -j 1: the header and points 0-4 written, not {rows} lines")
+    for j in ("2", "3"):
+        check(seen[j] == seen["1"], f"first error -j {j}: message or rows differ from -j 1")
+
+
 def test_refusals(tessel, tmp, ref):
     d = os.path.join(tmp, "partial")
     shutil.copytree(ref, d)
@@ -274,6 +306,7 @@ def main():
         kills = test_kill(tessel, tmp)
         test_invalid_resume(tessel, tmp)
         test_patched(tessel, tmp)
+        test_first_error(tessel, tmp)
         test_refusals(tessel, tmp, ref)
     print(f"sweep_test: threads, memo, shards, {cuts} cut-and-resume cases, {kills} kills: "
           f"{'FAILED' if failures else 'all identical'}")

@@ -1,12 +1,14 @@
 /* The sweep module: ranges and samples, Pareto fronts, and out-of-memory at
  * every allocation of a sweep file's parse and of a whole sweep run. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/sweep/sweep_internal.h"
 #include "tessel/sweep.h"
 #include "test_alloc.h"
 
@@ -477,6 +479,91 @@ START_TEST(patched_equals_derived)
 }
 END_TEST
 
+/* src/sweep/sched.c, on one thread: a worker takes its share in order,
+ * then the largest share's last chunk of a worker whose thread will not
+ * run; a failed chunk ends the batch there (earlier chunks still taken). */
+START_TEST(sched_shares_and_first_failure)
+{
+    sweep_sched *s = sweep_sched_create(NULL, 3);
+    ck_assert_ptr_nonnull(s);
+    /* 10 chunks for 3 workers: shares [0, 3), [3, 6), [6, 10) */
+    sweep_sched_reset(s, 10, 3);
+    sweep_sched_gone(s, 1);
+    sweep_sched_gone(s, 2);
+    sweep_sched_start(s, 0);
+    const size_t order[10] = { 0, 1, 2, 9, 5, 8, 4, 7, 3, 6 };
+    for (size_t i = 0; i < 10; i++)
+        ck_assert_uint_eq(sweep_sched_take(s, 0), order[i]);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 10);
+    /* chunk 5 fails: 6-9 are never taken, 3 and 4 still are */
+    sweep_sched_reset(s, 10, 3);
+    sweep_sched_gone(s, 1);
+    sweep_sched_gone(s, 2);
+    sweep_sched_start(s, 0);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 0);
+    sweep_sched_failed(s, 5);
+    const size_t left[3] = { 1, 2, 4 };
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_uint_eq(sweep_sched_take(s, 0), left[i]);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 3);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 10);
+    /* one chunk each: the gone worker's is taken too */
+    sweep_sched_reset(s, 2, 2);
+    sweep_sched_gone(s, 1);
+    sweep_sched_start(s, 0);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 0);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 1);
+    ck_assert_uint_eq(sweep_sched_take(s, 0), 2);
+    sweep_sched_free(&s);
+    ck_assert_ptr_null(s);
+}
+END_TEST
+
+/* Two threads on one batch: every chunk taken exactly once, each thread's
+ * own share from its front, whatever the timing. */
+typedef struct sched_arg {
+    sweep_sched *s;
+    unsigned index;
+    size_t taken[64], n;
+} sched_arg;
+
+static void *sched_thread(void *p)
+{
+    sched_arg *a = p;
+    sweep_sched_start(a->s, a->index);
+    for (size_t c; (c = sweep_sched_take(a->s, a->index)) < 64;) {
+        a->taken[a->n++] = c;
+        for (volatile unsigned spin = 0; spin < 20000u * (1 + (unsigned)(c % 3)); spin++)
+            ;
+    }
+    return NULL;
+}
+
+START_TEST(sched_two_threads_take_every_chunk_once)
+{
+    sweep_sched *s = sweep_sched_create(NULL, 2);
+    ck_assert_ptr_nonnull(s);
+    for (int round = 0; round < 20; round++) {
+        sweep_sched_reset(s, 64, 2);
+        sched_arg a[2] = { { .s = s, .index = 0 }, { .s = s, .index = 1 } };
+        pthread_t t;
+        ck_assert_int_eq(pthread_create(&t, NULL, sched_thread, &a[1]), 0);
+        sched_thread(&a[0]);
+        pthread_join(t, NULL);
+        int seen[64] = { 0 };
+        for (unsigned w = 0; w < 2; w++) {
+            ck_assert_uint_gt(a[w].n, 0);
+            ck_assert_uint_eq(a[w].taken[0], w * 32); /* its share's front first */
+            for (size_t i = 0; i < a[w].n; i++)
+                seen[a[w].taken[i]]++;
+        }
+        for (size_t c = 0; c < 64; c++)
+            ck_assert_int_eq(seen[c], 1);
+    }
+    sweep_sched_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -493,6 +580,8 @@ int main(void)
                         (int)(sizeof(oom_sweeps) / sizeof(oom_sweeps[0])));
     tcase_add_test(tc, patched_equals_derived);
     tcase_add_test(tc, merge_survives_every_failed_allocation);
+    tcase_add_test(tc, sched_shares_and_first_failure);
+    tcase_add_test(tc, sched_two_threads_take_every_chunk_once);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -143,8 +143,8 @@ static double binom_pmf(double n, double p, double k)
         return k == 0 ? 1 : 0;
     if (p >= 1)
         return k == n ? 1 : 0;
-    double l = lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + k * log(p) +
-               (n - k) * log1p(-p);
+    double l = model_log_gamma(n + 1) - model_log_gamma(k + 1) -
+               model_log_gamma(n - k + 1) + k * log(p) + (n - k) * log1p(-p);
     return exp(l);
 }
 

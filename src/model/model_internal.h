@@ -88,4 +88,8 @@ int model_map_add(model_map *m, uint64_t key, double w);
 /* key's weight (the key must be present). */
 double model_map_weight(const model_map *m, uint64_t key);
 
+/* lgamma(x) without writing the global signgam, so that threads may call
+ * it (stat_outspill.c). */
+double model_log_gamma(double x);
+
 #endif

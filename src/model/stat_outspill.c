@@ -8,7 +8,7 @@
 
 /* lgamma without its write of the global signgam (a data race between a
  * sweep's threads, make tsan); the same value. */
-static double log_gamma(double x)
+double model_log_gamma(double x)
 {
     int sign;
     return lgamma_r(x, &sign);
@@ -136,7 +136,7 @@ double stat_visit_live(double slots, double na, double nb, int grew)
     double db = -slots * expm1(nb * log1p(-1 / slots));
     if (da + db >= slots + 1) /* 1 / Gamma(slots - da - db + 1) = 0 from here on */
         return 1;
-    double miss = log_gamma(slots - da + 1) + log_gamma(slots - db + 1) -
-                  log_gamma(slots + 1) - log_gamma(slots - da - db + 1);
+    double miss = model_log_gamma(slots - da + 1) + model_log_gamma(slots - db + 1) -
+                  model_log_gamma(slots + 1) - model_log_gamma(slots - da - db + 1);
     return -expm1(miss);
 }

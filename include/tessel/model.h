@@ -291,15 +291,15 @@ typedef struct tessel_stat_options {
      * equals the exact estimator's; above it they are estimated
      * (tessel_result.compulsory_estimated). */
     double output_count_budget;
-    /* The output sample holds its rows' cells, about 50 bytes per multiply
-     * it multiplies out (a 16M-nonzero R-MAT at output_fraction 0.005: 96M
-     * multiplies, 5.5 GB): a sample of more multiplies than this is refused
-     * before any is made, naming the fraction (default and 0:
-     * TESSEL_STAT_OUTPUT_SAMPLE_MAX). */
+    /* A bound on the output sample's time: a sample of more multiplies
+     * than this is refused before any is made, naming the fraction
+     * (default and 0: TESSEL_STAT_OUTPUT_SAMPLE_MAX, rule 3's count
+     * budget: the sample makes about the same work per multiply). Its
+     * memory follows the base cells it touches, 24 bytes each. */
     double output_sample_max;
 } tessel_stat_options;
 #define TESSEL_STAT_OUTPUT_COUNT_BUDGET 1073741824.0 /* 2^30 multiplies */
-#define TESSEL_STAT_OUTPUT_SAMPLE_MAX 134217728.0    /* 2^27 multiplies */
+#define TESSEL_STAT_OUTPUT_SAMPLE_MAX 1073741824.0   /* 2^30 multiplies */
 
 void tessel_stat_options_init(tessel_stat_options *o);
 /* Folds spec's tile edges (whole modes aside) into o->edge_gcd, so that

@@ -266,6 +266,11 @@ typedef struct tessel_stat_options {
      * points served by these statistics use (gcd so far; 0: none), see
      * tessel_stat_options_add_tiles */
     uint64_t edge_gcd[TESSEL_SPEC_MAX_INDICES];
+    /* automatic base only, for a template with its own buffer policy
+     * (whose tiles say nothing of the grid it reads): the base edge it
+     * needs per workload index (0: 128), set by
+     * tessel_template_stat_options (template.h) */
+    uint64_t own_base[TESSEL_SPEC_MAX_INDICES];
     double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically

@@ -192,7 +192,8 @@ typedef struct cell_acc {
     double *lwt, *lwd;    /* their weights (whole rows, drawn rows) */
     uint64_t lcap;
     model_vec sorted;     /* scratch for the flush */
-    uint32_t *ci, *cx, *cj, *ck; /* the sample's cells so far, in key order */
+    uint32_t *ci, *cx, *cj, *ck; /* the sample's cells so far, in key order (cx
+                                  * only with an x mode: else zeros at the end) */
     double *wd;
     model_vec take;       /* (cell, wt's bits) of cells whole rows reach */
     uint64_t n, cap;
@@ -222,9 +223,9 @@ static int acc_reserve(cell_acc *acc, uint64_t need)
         return TESSEL_OK;
     uint64_t cap = acc->cap ? acc->cap : 4096;
     while (cap < need)
-        cap *= 2;
-    uint32_t **u[4] = { &acc->ci, &acc->cx, &acc->cj, &acc->ck };
-    for (unsigned m = 0; m < 4; m++) {
+        cap += cap / 2;
+    uint32_t **u[4] = { &acc->ci, &acc->cj, &acc->ck, &acc->cx };
+    for (unsigned m = 0; m < (acc->cs->ext[1] > 1 ? 4u : 3u); m++) {
         uint32_t *v = tessel_realloc_array(acc->al, *u[m], cap, sizeof(uint32_t));
         if (!v)
             return TESSEL_ENOMEM;
@@ -266,7 +267,8 @@ static int acc_flush(cell_acc *acc)
         key /= ext[3];
         acc->cj[c] = (uint32_t)(key % ext[2]);
         key /= ext[2];
-        acc->cx[c] = (uint32_t)(key % ext[1]);
+        if (ext[1] > 1)
+            acc->cx[c] = (uint32_t)(key % ext[1]);
         acc->ci[c] = (uint32_t)(key / ext[1]);
     }
     acc->lkey.n = 0;
@@ -338,6 +340,20 @@ static int acc_finish(cell_acc *acc, double g_take, double g_drawn, stat_output_
         }
         acc->wd[c] = wt * g_take + acc->wd[c] * g_drawn;
     }
+    /* the arrays trimmed to the cells (in place for large blocks); without
+     * an x mode cx is zeros that are never written (calloc's zero pages) */
+    uint64_t n = acc->n ? acc->n : 1;
+    if (n < acc->cap) {
+        uint32_t **u[4] = { &acc->ci, &acc->cj, &acc->ck, &acc->cx };
+        for (unsigned m = 0; m < (acc->cs->ext[1] > 1 ? 4u : 3u); m++) {
+            uint32_t *v = tessel_realloc_array(acc->al, *u[m], n, sizeof(uint32_t));
+            *u[m] = v ? v : *u[m];
+        }
+        double *v = tessel_realloc_array(acc->al, acc->wd, n, sizeof(double));
+        acc->wd = v ? v : acc->wd;
+    }
+    if (acc->cs->ext[1] <= 1 && !(acc->cx = tessel_alloc_zeroed(acc->al, n, sizeof(uint32_t))))
+        return TESSEL_ENOMEM;
     s->ci = acc->ci;
     s->cx = acc->cx;
     s->cj = acc->cj;

@@ -300,7 +300,7 @@ typedef struct tessel_stat_options {
      * than this is refused before any is made, naming the fraction
      * (default and 0: TESSEL_STAT_OUTPUT_SAMPLE_MAX, rule 3's count
      * budget: the sample makes about the same work per multiply). Its
-     * memory follows the base cells it touches, 24 bytes each. */
+     * memory follows the base cells it reaches, about 20 bytes each. */
     double output_sample_max;
 } tessel_stat_options;
 #define TESSEL_STAT_OUTPUT_COUNT_BUDGET 1073741824.0 /* 2^30 multiplies */

@@ -181,8 +181,8 @@ static int cells_groups(const tessel_allocator *al, stat_output_sample *s)
  * whole (wt) and of drawn rows (wd) are summed apart, as the drawn ones'
  * factor is known only after the draw (ratio_finish): wd goes to the
  * cell's weight, a nonzero wt to a list of (cell, wt) beside it. Memory:
- * the sample's cells, 24 bytes each (and 16 per cell a whole row reaches),
- * and one i cell's cells, whatever the multiplies. */
+ * the sample's cells, 20 bytes each (24 with an x mode; 16 more per cell
+ * a whole row reaches), and one i cell's cells, whatever the multiplies. */
 typedef struct cell_acc {
     const tessel_allocator *al;
     const cell_space *cs;

@@ -267,6 +267,7 @@ static int load(const compare_request *r, compare_state *st)
     tessel_diag_clear(&d);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
+    tessel_template_stat_options(st->spec, &opt); /* a template's own grid (sparsepipe) */
     rc = tessel_stat_data_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
     if (rc && rc != TESSEL_EUNSUPPORTED && rc != TESSEL_EINVAL)
         return cli_report(&d);

@@ -575,8 +575,10 @@ static int run(const run_request *req, run_state *st)
 
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {
+        tessel_stat_options so = req->stat_options;
+        tessel_template_stat_options(spec, &so); /* a template's own grid (sparsepipe) */
         if (!strategy_collects(req, spec))
-            rc = tessel_stat_data_create(spec, st->data, &req->stat_options, NULL, &st->stats, &d);
+            rc = tessel_stat_data_create(spec, st->data, &so, NULL, &st->stats, &d);
         if (!rc && st->stats)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
         if (!rc && st->stats)

@@ -266,6 +266,11 @@ typedef struct tessel_stat_options {
      * points served by these statistics use (gcd so far; 0: none), see
      * tessel_stat_options_add_tiles */
     uint64_t edge_gcd[TESSEL_SPEC_MAX_INDICES];
+    /* automatic base only, for a template with its own buffer policy
+     * (whose tiles say nothing of the grid it reads): the base edge it
+     * needs per workload index (0: 128), set by
+     * tessel_template_stat_options (template.h) */
+    uint64_t own_base[TESSEL_SPEC_MAX_INDICES];
     double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
     uint64_t seed;          /* of the samples (default 1) */
     /* The output sample: rows of the output multiplied out symbolically
@@ -291,15 +296,15 @@ typedef struct tessel_stat_options {
      * equals the exact estimator's; above it they are estimated
      * (tessel_result.compulsory_estimated). */
     double output_count_budget;
-    /* The output sample holds its rows' cells, about 50 bytes per multiply
-     * it multiplies out (a 16M-nonzero R-MAT at output_fraction 0.005: 96M
-     * multiplies, 5.5 GB): a sample of more multiplies than this is refused
-     * before any is made, naming the fraction (default and 0:
-     * TESSEL_STAT_OUTPUT_SAMPLE_MAX). */
+    /* A bound on the output sample's time: a sample of more multiplies
+     * than this is refused before any is made, naming the fraction
+     * (default and 0: TESSEL_STAT_OUTPUT_SAMPLE_MAX, rule 3's count
+     * budget: the sample makes about the same work per multiply). Its
+     * memory follows the base cells it reaches, about 20 bytes each. */
     double output_sample_max;
 } tessel_stat_options;
 #define TESSEL_STAT_OUTPUT_COUNT_BUDGET 1073741824.0 /* 2^30 multiplies */
-#define TESSEL_STAT_OUTPUT_SAMPLE_MAX 134217728.0    /* 2^27 multiplies */
+#define TESSEL_STAT_OUTPUT_SAMPLE_MAX 1073741824.0   /* 2^30 multiplies */
 
 void tessel_stat_options_init(tessel_stat_options *o);
 /* Folds spec's tile edges (whole modes aside) into o->edge_gcd, so that

@@ -188,6 +188,13 @@ int tessel_template_sparsepipe(const tessel_spec *spec, const tessel_workload_da
                                tessel_result *out, tessel_sparsepipe_figures *fig,
                                tessel_diag *diag);
 
+/* Sets o->own_base to the base grid the spec's template reads its
+ * statistics on when it needs one of its own (sparsepipe: its blocks, so
+ * that the nonzero blocks are counted, not estimated); other specs and a
+ * caller's --base (o->base) are left alone. Call it before
+ * tessel_stat_data_create. */
+void tessel_template_stat_options(const tessel_spec *spec, tessel_stat_options *o);
+
 /* extensor: the strategy its variant runs ("conservative", "prescient",
  * "swiftiles", "drt"); NULL when the spec's template is not extensor or
  * its variant is bad (tessel_template_extensor_run then says why). */

@@ -72,7 +72,8 @@ static int over_cap(const engine *e, const uint64_t *base, unsigned *worst)
 /* A template with its own buffer policy (gamma, outerspace, matraptor,
  * sparsepipe) reads the base grid as its own statistics (row bands,
  * steps), not as the tile model's cells: its tiles say nothing about the
- * grid it wants. */
+ * grid it wants, so it gets the default grid or the edges it asked for
+ * (opt->own_base, tessel_template_stat_options: sparsepipe's blocks). */
 static int own_policy_template(const tessel_spec *s)
 {
     const char *t = s->template_.name;
@@ -82,8 +83,11 @@ static int own_policy_template(const tessel_spec *s)
 void stat_auto_base(const engine *e, const tessel_stat_options *opt, uint64_t *base)
 {
     int templ = own_policy_template(e->spec);
-    for (unsigned x = 0; x < e->nx && templ; x++)
-        base[x] = STAT_DEFAULT_BASE;
+    for (unsigned x = 0; x < e->nx && templ; x++) {
+        int sx = e->spec_index[x];
+        uint64_t own = sx >= 0 && (unsigned)sx < TESSEL_SPEC_MAX_INDICES ? opt->own_base[sx] : 0;
+        base[x] = own ? own : STAT_DEFAULT_BASE;
+    }
     for (unsigned x = 0; x < e->nx && !templ; x++) {
         int sx = e->spec_index[x];
         uint64_t g = sx >= 0 && (unsigned)sx < TESSEL_SPEC_MAX_INDICES ? opt->edge_gcd[sx] : 0;

@@ -241,50 +241,35 @@ void stat_sample_base(const engine *e, const stat_input *const *in, uint64_t *ba
     base[3] = ga->order == 3 ? ga->tile[1] : 1;
 }
 
-/* The multiplies the output sample would make (its budget, or all of
- * them when that covers the product), refused past opt->output_sample_max:
- * its memory grows with them (tessel_stat_options). */
-static int sample_fits(const tessel_stat_data *s, const tessel_stat_options *opt,
-                       tessel_diag *diag)
-{
-    const tessel_tensor *c = s->e.kind == TESSEL_WORKLOAD_MTTKRP ? s->e.in[2].t : NULL;
-    double all = tessel_output_count_work(s->e.in[0].t, s->e.in[1].t, c);
-    double want = opt->output_fraction * all;
-    if (want < (double)opt->output_min_flops)
-        want = (double)opt->output_min_flops;
-    if (want > all)
-        want = all;
-    double cap = opt->output_sample_max > 0 ? opt->output_sample_max
-                                            : TESSEL_STAT_OUTPUT_SAMPLE_MAX;
-    if (want <= cap)
-        return TESSEL_OK;
-    return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "output_fraction",
-                           "the output sample would multiply out %.4g of the product's %.4g "
-                           "multiplies (output fraction %g), more than the %.4g it may make: "
-                           "its memory grows with them (about 50 bytes each); use a smaller "
-                           "fraction, or the default fixed budget", want, all,
-                           opt->output_fraction, cap);
-}
-
 static int collect_sample(tessel_stat_data *s, const tessel_stat_options *opt,
                           const double *row_nnz, const double *k_nnz, tessel_diag *diag)
 {
-    int fits = sample_fits(s, opt, diag);
-    if (fits)
-        return fits;
     const stat_input *ins[NIN] = { input_of(s, 0), input_of(s, 1),
                                    s->e.nin > 2 ? input_of(s, 2) : NULL };
     uint64_t base[4];
     stat_sample_base(&s->e, ins, base);
     int rc;
+    double cap = opt->output_sample_max > 0 ? opt->output_sample_max
+                                            : TESSEL_STAT_OUTPUT_SAMPLE_MAX;
     if (s->e.kind == TESSEL_WORKLOAD_MTTKRP)
         rc = stat_output_sample_collect_mttkrp(s->e.in[0].t, s->e.in[1].t, s->e.in[2].t, base,
                                                opt->output_fraction, opt->output_min_flops,
-                                               opt->seed, s->alloc, &s->sample);
+                                               cap, opt->seed, s->alloc, &s->sample);
     else
         rc = stat_output_sample_collect(s->e.in[0].t, s->e.in[1].t, base, opt->output_fraction,
-                                        opt->output_min_flops, opt->seed, opt->output_legacy,
-                                        row_nnz, k_nnz, s->alloc, &s->sample);
+                                        opt->output_min_flops, cap, opt->seed,
+                                        opt->output_legacy, row_nnz, k_nnz, s->alloc,
+                                        &s->sample);
+    if (rc == TESSEL_EINVAL) { /* past the cap (stat_output_sample_collect) */
+        double want = s->sample.sampled_flops, all = s->sample.flops;
+        memset(&s->sample, 0, sizeof(s->sample));
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, "output_fraction",
+                               "the output sample would multiply out %.4g of the product's "
+                               "%.4g multiplies (output fraction %g), more than the %.4g it "
+                               "may make (its time grows with them); use a smaller fraction, "
+                               "or the default fixed budget",
+                               want, all, opt->output_fraction, cap);
+    }
     if (rc == TESSEL_ERANGE)
         return tessel_diag_set(diag, rc, NULL, 0, 0, NULL,
                                "the output sample's base cells do not fit in 64 bits; use a "

@@ -80,18 +80,22 @@ typedef struct stat_output_sample {
 
 /* legacy: the draw in proportion to multiplies with weights calibrated to
  * them (before issue 18), kept for comparisons (tessel_stat_options).
- * row_nnz: each row's exact output nonzeros (NULL: predicted by sketches). */
+ * row_nnz: each row's exact output nonzeros (NULL: predicted by sketches).
+ * A sample of more than max_flops multiplies (> 0) is refused before any
+ * is made: TESSEL_EINVAL with out->flops the product's multiplies and
+ * out->sampled_flops the sample's (both collectors). */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, int legacy, const double *row_nnz,
+                               double max_flops, uint64_t seed, int legacy, const double *row_nnz,
                                const double *k_nnz, const tessel_allocator *al,
                                stat_output_sample *out);
 /* MTTKRP: t is T[i,j,k], b B[j,r], c C[k,r] (operand mode orders);
  * base: i, r, k, j cell edges as in the other sample. */
 int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
                                       const tessel_tensor *c, const uint64_t *base,
-                                      double fraction, uint64_t min_flops, uint64_t seed,
-                                      const tessel_allocator *al, stat_output_sample *out);
+                                      double fraction, uint64_t min_flops, double max_flops,
+                                      uint64_t seed, const tessel_allocator *al,
+                                      stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
 /* s->scell from the cells when s->xexact (s->xexact = 0 when it cannot be
  * allocated: the estimators then take the sample's sums unscaled). */

@@ -5,10 +5,11 @@
  * multiplied out symbolically (Gustavson), each nonzero recorded with the
  * smallest reduction index that produces it and its row's weight (a ratio
  * estimator calibrated to the predictions, with a standard error),
- * aggregated into base cells. Cost: the sampled rows' multiplies (the
- * requested fraction of all), a sketch pass over A and B, and a hash and a
- * radix sort of the sampled nonzeros, once per input pair; a design point
- * afterwards reads only the cells. */
+ * aggregated into base cells one i cell at a time (memory: the cells, not
+ * the multiplies). Cost: the sampled rows' multiplies (the requested
+ * fraction of all), a sketch pass over A and B, and a hash and a radix sort
+ * of each i cell's cells, once per input pair; a design point afterwards
+ * reads only the cells. */
 #include <math.h>
 #include <string.h>
 
@@ -114,6 +115,8 @@ static int space_init(cell_space *cs, const uint64_t *extent, const uint64_t *ba
     return n > 9.2e18L ? TESSEL_ERANGE : TESSEL_OK;
 }
 
+static int cells_groups(const tessel_allocator *al, stat_output_sample *s);
+
 /* The map's cells, sorted by key, into the sample's arrays. */
 static int cells_out(const tessel_allocator *al, const model_map *m, const cell_space *cs,
                      stat_output_sample *s)
@@ -148,8 +151,14 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     }
     s->ncells = c;
     tessel_dealloc(al, keys);
-    /* the groups of one output cell pair, for the evaluation's outer loop */
-    uint64_t groups = 0;
+    return cells_groups(al, s);
+}
+
+/* s->gstart from s's sorted cells: the groups of one output cell pair,
+ * for the evaluation's outer loop. */
+static int cells_groups(const tessel_allocator *al, stat_output_sample *s)
+{
+    uint64_t c = s->ncells, groups = 0;
     for (uint64_t i = 0; i < c; i++)
         groups += i == 0 || s->ci[i] != s->ci[i - 1] || s->cx[i] != s->cx[i - 1] ||
                   s->cj[i] != s->cj[i - 1];
@@ -165,24 +174,201 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     return TESSEL_OK;
 }
 
-/* Adds one sampled nonzero at (i, x, j) first produced at k. */
-static int record(const cell_space *cs, stat_output_sample *s, model_map *cells, uint64_t i,
-                  uint64_t x, uint64_t j, uint64_t k, double weight)
+/* The sample's cells, built one i cell at a time (rows come in storage
+ * order, and the key's leading digit is the i cell): the current i cell's
+ * cells in a map (key -> index into lkey, lwt, lwd), appended in key order
+ * to the sample's arrays when the i cell ends. The weights of rows taken
+ * whole (wt) and of drawn rows (wd) are summed apart, as the drawn ones'
+ * factor is known only after the draw (ratio_finish): wd goes to the
+ * cell's weight, a nonzero wt to a list of (cell, wt) beside it. Memory:
+ * the sample's cells, 20 bytes each (24 with an x mode; 16 more per cell
+ * a whole row reaches), and one i cell's cells, whatever the multiplies. */
+typedef struct cell_acc {
+    const tessel_allocator *al;
+    const cell_space *cs;
+    uint64_t icell;       /* the i cell being gathered */
+    model_map map;        /* its cells: key -> index */
+    model_vec lkey;       /* their keys, in order of arrival */
+    double *lwt, *lwd;    /* their weights (whole rows, drawn rows) */
+    uint64_t lcap;
+    model_vec sorted;     /* scratch for the flush */
+    uint32_t *ci, *cx, *cj, *ck; /* the sample's cells so far, in key order (cx
+                                  * only with an x mode: else zeros at the end) */
+    double *wd;
+    model_vec take;       /* (cell, wt's bits) of cells whole rows reach */
+    uint64_t n, cap;
+} cell_acc;
+
+static void acc_free(cell_acc *acc)
 {
-    uint64_t key = ((i / s->base[0] * cs->ext[1] + x / s->base[3]) * cs->ext[2] + j / s->base[1]) *
+    const tessel_allocator *al = acc->al;
+    model_map_free(&acc->map);
+    model_vec_free(&acc->lkey);
+    model_vec_free(&acc->sorted);
+    model_vec_free(&acc->take);
+    tessel_dealloc(al, acc->lwt);
+    tessel_dealloc(al, acc->lwd);
+    tessel_dealloc(al, acc->ci);
+    tessel_dealloc(al, acc->cx);
+    tessel_dealloc(al, acc->cj);
+    tessel_dealloc(al, acc->ck);
+    tessel_dealloc(al, acc->wd);
+    memset(acc, 0, sizeof(*acc));
+}
+
+/* Room for `need` cells in the sample's arrays (doubling). */
+static int acc_reserve(cell_acc *acc, uint64_t need)
+{
+    if (need <= acc->cap)
+        return TESSEL_OK;
+    uint64_t cap = acc->cap ? acc->cap : 4096;
+    while (cap < need)
+        cap += cap / 2;
+    uint32_t **u[4] = { &acc->ci, &acc->cj, &acc->ck, &acc->cx };
+    for (unsigned m = 0; m < (acc->cs->ext[1] > 1 ? 4u : 3u); m++) {
+        uint32_t *v = tessel_realloc_array(acc->al, *u[m], cap, sizeof(uint32_t));
+        if (!v)
+            return TESSEL_ENOMEM;
+        *u[m] = v;
+    }
+    double *v = tessel_realloc_array(acc->al, acc->wd, cap, sizeof(double));
+    if (!v)
+        return TESSEL_ENOMEM;
+    acc->wd = v;
+    acc->cap = cap;
+    return TESSEL_OK;
+}
+
+/* Appends the current i cell's cells in key order and empties it (the
+ * map's table is kept unless it is much larger than this i cell needed). */
+static int acc_flush(cell_acc *acc)
+{
+    uint64_t n = acc->lkey.n;
+    if (!n)
+        return TESSEL_OK;
+    acc->sorted.n = 0;
+    uint64_t max = 0;
+    for (uint64_t l = 0; l < n; l++) {
+        if (model_vec_push(&acc->sorted, acc->lkey.v[l]))
+            return TESSEL_ENOMEM;
+        max = acc->lkey.v[l] > max ? acc->lkey.v[l] : max;
+    }
+    tessel_sort_u64_inplace(acc->sorted.v, n, max);
+    if (acc_reserve(acc, acc->n + n))
+        return TESSEL_ENOMEM;
+    const uint64_t *ext = acc->cs->ext;
+    for (uint64_t l = 0; l < n; l++) {
+        uint64_t key = acc->sorted.v[l], at = model_map_find(&acc->map, key), c = acc->n++;
+        acc->wd[c] = acc->lwd[at];
+        if (acc->lwt[at] != 0 && (model_vec_push(&acc->take, c) ||
+                                  model_vec_push(&acc->take, model_double_bits(acc->lwt[at]))))
+            return TESSEL_ENOMEM;
+        acc->ck[c] = (uint32_t)(key % ext[3]);
+        key /= ext[3];
+        acc->cj[c] = (uint32_t)(key % ext[2]);
+        key /= ext[2];
+        if (ext[1] > 1)
+            acc->cx[c] = (uint32_t)(key % ext[1]);
+        acc->ci[c] = (uint32_t)(key / ext[1]);
+    }
+    acc->lkey.n = 0;
+    if (acc->map.cap > 8 * n && acc->map.cap > 65536) {
+        model_map_free(&acc->map);
+    } else if (acc->map.cap) {
+        memset(acc->map.keys, 0xff, acc->map.cap * sizeof(uint64_t));
+        acc->map.n = 0;
+    }
+    return TESSEL_OK;
+}
+
+/* Adds one sampled nonzero at (i, x, j) first produced at k, with weight
+ * w, to the whole rows' sum (take) or the drawn rows'. */
+static int record(cell_acc *acc, stat_output_sample *s, uint64_t i, uint64_t x, uint64_t j,
+                  uint64_t k, double w, int take)
+{
+    const cell_space *cs = acc->cs;
+    uint64_t ic = i / s->base[0];
+    if (ic != acc->icell) {
+        if (acc_flush(acc))
+            return TESSEL_ENOMEM;
+        acc->icell = ic;
+    }
+    uint64_t key = ((ic * cs->ext[1] + x / s->base[3]) * cs->ext[2] + j / s->base[1]) *
                        cs->ext[3] +
                    k / s->base[2];
-    if (model_map_add(cells, key, weight))
+    uint64_t *slot = model_map_slot(&acc->map, key, acc->lkey.n);
+    if (!slot)
         return TESSEL_ENOMEM;
+    uint64_t at = *slot;
+    if (at == acc->lkey.n) { /* a new cell */
+        if (model_vec_push(&acc->lkey, key))
+            return TESSEL_ENOMEM;
+        if (acc->lkey.cap > acc->lcap) {
+            double *t = tessel_realloc_array(acc->al, acc->lwt, acc->lkey.cap, sizeof(double));
+            if (t)
+                acc->lwt = t;
+            double *d = t ? tessel_realloc_array(acc->al, acc->lwd, acc->lkey.cap,
+                                                 sizeof(double))
+                          : NULL;
+            if (!d)
+                return TESSEL_ENOMEM;
+            acc->lwd = d;
+            acc->lcap = acc->lkey.cap;
+        }
+        acc->lwt[at] = acc->lwd[at] = 0;
+    }
+    if (take)
+        acc->lwt[at] += w;
+    else
+        acc->lwd[at] += w;
     s->sampled_nnz++;
     return TESSEL_OK;
+}
+
+/* The cells into s with their final weights g_take wt + g_drawn wd, each
+ * sum made in row order (as a map per kind of row would). */
+static int acc_finish(cell_acc *acc, double g_take, double g_drawn, stat_output_sample *s)
+{
+    if (acc_flush(acc) || acc_reserve(acc, 1))
+        return TESSEL_ENOMEM;
+    const model_vec *t = &acc->take;
+    for (uint64_t c = 0, e = 0; c < acc->n; c++) {
+        double wt = 0;
+        if (e < t->n && t->v[e] == c) {
+            wt = model_bits_double(t->v[e + 1]);
+            e += 2;
+        }
+        acc->wd[c] = wt * g_take + acc->wd[c] * g_drawn;
+    }
+    /* the arrays trimmed to the cells (in place for large blocks); without
+     * an x mode cx is zeros that are never written (calloc's zero pages) */
+    uint64_t n = acc->n ? acc->n : 1;
+    if (n < acc->cap) {
+        uint32_t **u[4] = { &acc->ci, &acc->cj, &acc->ck, &acc->cx };
+        for (unsigned m = 0; m < (acc->cs->ext[1] > 1 ? 4u : 3u); m++) {
+            uint32_t *v = tessel_realloc_array(acc->al, *u[m], n, sizeof(uint32_t));
+            *u[m] = v ? v : *u[m];
+        }
+        double *v = tessel_realloc_array(acc->al, acc->wd, n, sizeof(double));
+        acc->wd = v ? v : acc->wd;
+    }
+    if (acc->cs->ext[1] <= 1 && !(acc->cx = tessel_alloc_zeroed(acc->al, n, sizeof(uint32_t))))
+        return TESSEL_ENOMEM;
+    s->ci = acc->ci;
+    s->cx = acc->cx;
+    s->cj = acc->cj;
+    s->ck = acc->ck;
+    s->weight = acc->wd;
+    s->ncells = acc->n;
+    acc->ci = acc->cx = acc->cj = acc->ck = NULL;
+    acc->wd = NULL;
+    return cells_groups(acc->al, s);
 }
 
 /* Multiplies out row i of A B, adding each new nonzero's weight to its
  * cell. */
 static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i, double weight,
-                      const cell_space *cs, uint64_t *stamp, model_map *cells,
-                      stat_output_sample *s)
+                      int take, uint64_t *stamp, cell_acc *acc, stat_output_sample *s)
 {
     /* A's row is sorted by k, so the first k reaching j is the smallest */
     for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
@@ -192,7 +378,7 @@ static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i
             if (stamp[j] == i + 1)
                 continue;
             stamp[j] = i + 1;
-            int rc = record(cs, s, cells, i, 0, j, k, weight);
+            int rc = record(acc, s, i, 0, j, k, weight, take);
             if (rc)
                 return rc;
         }
@@ -203,8 +389,8 @@ static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i
 /* TTM: slice i of Y = T x_k M, fiber by fiber (T is sorted by (i, j, k),
  * so each fiber's first k reaching r is the smallest). */
 static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t i, double weight,
-                        const cell_space *cs, uint64_t *stamp, uint64_t *fiber,
-                        model_map *cells, stat_output_sample *s)
+                        int take, uint64_t *stamp, uint64_t *fiber, cell_acc *acc,
+                        stat_output_sample *s)
 {
     for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
         uint64_t j = t->idx[1][p], k = t->idx[2][p];
@@ -215,7 +401,7 @@ static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t
             if (stamp[r] == *fiber)
                 continue;
             stamp[r] = *fiber;
-            int rc = record(cs, s, cells, i, j, r, k, weight);
+            int rc = record(acc, s, i, j, r, k, weight, take);
             if (rc)
                 return rc;
         }
@@ -373,22 +559,6 @@ static double ratio_variance(const ratio_sums *r, double hz, double vzy, double 
     return *g * *g * (v > 0 ? v : 0);
 }
 
-/* Scales the drawn rows' weights by g_drawn (and the whole rows' by
- * g_take) and merges them into take. */
-static int merge_weights(model_map *take, const model_map *drawn, double g_take, double g_drawn)
-{
-    if (g_take != 1)
-        for (uint64_t slot = 0; slot < take->cap; slot++)
-            if (take->keys[slot] != UINT64_MAX)
-                take->vals[slot] = model_double_bits(model_bits_double(take->vals[slot]) * g_take);
-    for (uint64_t slot = 0; slot < drawn->cap; slot++)
-        if (drawn->keys[slot] != UINT64_MAX &&
-            model_map_add(take, drawn->keys[slot],
-                          model_bits_double(drawn->vals[slot]) * g_drawn))
-            return TESSEL_ENOMEM;
-    return TESSEL_OK;
-}
-
 /* The estimate, its standard error and the weights' factors. The legacy
  * draw calibrates every weight to the multiplies (its standard error is
  * not known: -1). */
@@ -483,11 +653,26 @@ static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cel
     return TESSEL_OK;
 }
 
+/* The one rule on a sample's size, both collectors': it multiplies out
+ * fraction of the product's `all` multiplies, at least min_flops and at
+ * most all of them (then every row is in), and is refused past max_flops
+ * (> 0), a bound on its time (its memory follows its cells, not its
+ * multiplies): TESSEL_EINVAL, with the multiplies it would make in *want. */
+static int sample_budget(double all, double fraction, uint64_t min_flops, double max_flops,
+                         double *budget, double *want)
+{
+    *budget = fraction * all;
+    if (*budget < (double)min_flops)
+        *budget = (double)min_flops;
+    *want = *budget < all ? *budget : all;
+    return max_flops > 0 && *want > max_flops ? TESSEL_EINVAL : TESSEL_OK;
+}
+
 /* The output sample of Z = A B (TTM: per slice): rows drawn, multiplied
  * out, weighted and aggregated into cells, with the rows' predictions. */
 int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
                                const uint64_t *base, double fraction, uint64_t min_flops,
-                               uint64_t seed, int legacy, const double *row_nnz,
+                               double max_flops, uint64_t seed, int legacy, const double *row_nnz,
                                const double *k_nnz, const tessel_allocator *al,
                                stat_output_sample *s)
 {
@@ -502,10 +687,15 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     if (space_init(&cs, extent, s->base))
         return TESSEL_ERANGE;
     uint64_t *f = row_flops(a, b, al, &s->flops);
+    if (!f)
+        return TESSEL_ENOMEM;
+    double budget, want;
+    if (sample_budget(s->flops, fraction, min_flops, max_flops, &budget, &want)) {
+        tessel_dealloc(al, f);
+        s->sampled_flops = want;
+        return TESSEL_EINVAL;
+    }
     uint64_t *stamp = tessel_alloc_array(al, cols + 1, sizeof(uint64_t));
-    double budget = fraction * s->flops;
-    if (budget < (double)min_flops)
-        budget = (double)min_flops;
     int whole = budget >= s->flops;
     /* the rows' exact nonzeros (rule 3's count) where known, else the
      * sketches' predictions */
@@ -532,7 +722,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);
     systematic sy;
     systematic_init(&sy, seed);
-    model_map take = { .alloc = al }, drawn = { .alloc = al };
+    cell_acc acc = { .al = al, .cs = &cs };
+    acc.map.alloc = acc.lkey.alloc = acc.sorted.alloc = acc.take.alloc = al;
     ratio_sums r = { 0 };
     int rc = orc;
     uint64_t fiber = 0;
@@ -547,12 +738,11 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         if (!systematic_draw(&sy, p))
             continue;
         double w = p < 1 ? 1 / p : 1;
-        model_map *into = p < 1 ? &drawn : &take;
         uint64_t before = s->sampled_nnz;
         s->sampled_rows++;
         s->sampled_flops += (double)f[i];
-        rc = ttm ? sample_slice(a, b, i, w, &cs, stamp, &fiber, into, s)
-                 : sample_row(a, b, i, w, &cs, stamp, into, s);
+        rc = ttm ? sample_slice(a, b, i, w, p >= 1, stamp, &fiber, &acc, s)
+                 : sample_row(a, b, i, w, p >= 1, stamp, &acc, s);
         double y = (double)(s->sampled_nnz - before);
         if (p >= 1) {
             r.y_take += y;
@@ -574,18 +764,15 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         rc = predictions_by_cell(x, m, c, f, rows, s, al);
     double g_take = 1, g_drawn = 1;
     ratio_finish(&r, legacy, s->flops, s, &g_take, &g_drawn);
-    if (!rc)
-        rc = merge_weights(&take, &drawn, g_take, g_drawn);
     tessel_dealloc(al, f);
     tessel_dealloc(al, stamp);
     tessel_dealloc(al, x);
     tessel_dealloc(al, m);
     if (!rc)
-        rc = cells_out(al, &take, &cs, s);
+        rc = acc_finish(&acc, g_take, g_drawn, s);
+    acc_free(&acc);
     if (!rc)
         stat_output_sample_scell(al, s);
-    model_map_free(&take);
-    model_map_free(&drawn);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;
@@ -745,8 +932,9 @@ static int lists_out(const tessel_allocator *al, elem_lists *l, double calibrate
 
 int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tensor *b,
                                       const tessel_tensor *c, const uint64_t *base,
-                                      double fraction, uint64_t min_flops, uint64_t seed,
-                                      const tessel_allocator *al, stat_output_sample *s)
+                                      double fraction, uint64_t min_flops, double max_flops,
+                                      uint64_t seed, const tessel_allocator *al,
+                                      stat_output_sample *s)
 {
     memset(s, 0, sizeof(*s));
     s->rows = t->dims[0];
@@ -760,9 +948,13 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     uint64_t *f = slice_measure(t, b, c, al, &measure);
     if (!f)
         return TESSEL_ENOMEM;
-    double budget = fraction * measure;
-    if (budget < (double)min_flops)
-        budget = (double)min_flops;
+    double budget, want;
+    if (sample_budget(measure, fraction, min_flops, max_flops, &budget, &want)) {
+        tessel_dealloc(al, f);
+        s->flops = measure;
+        s->sampled_flops = want;
+        return TESSEL_EINVAL;
+    }
     double scale = budget >= measure ? HUGE_VAL : pps_scale(NULL, f, s->rows, budget);
     systematic sy;
     systematic_init(&sy, seed);

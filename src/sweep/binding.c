@@ -9,6 +9,7 @@
 #include "tessel/point.h"
 #include "tessel/report.h"
 #include "tessel/sweep.h"
+#include "tessel/template.h"
 
 struct tessel_sweep_record {
     const tessel_allocator *alloc;
@@ -38,6 +39,7 @@ int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_dat
         o.output_fraction = output_sample;
         o.output_min_flops = 0;
     }
+    tessel_template_stat_options(spec, &o); /* a template's own grid (sparsepipe) */
     return tessel_stat_data_create(spec, data, &o, a, out, diag);
 }
 

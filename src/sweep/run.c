@@ -536,6 +536,7 @@ static void entry_stat_options(const run_ctx *r, const tessel_spec *spec,
 {
     const tessel_sweep *s = r->sweep;
     *opt = s->stat;
+    tessel_template_stat_options(spec, opt); /* a template's own grid (sparsepipe) */
     if (opt->base[0] && opt->base[1])
         return;
     for (size_t a = 0; a < s->naxes; a++) {

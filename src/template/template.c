@@ -302,6 +302,15 @@ int tpl_eval_counts(const tessel_template_call *call, tessel_result *out,
     return rc;
 }
 
+void tessel_template_stat_options(const tessel_spec *spec, tessel_stat_options *o)
+{
+    if (o->base[0] || tessel_template_of(spec) != TESSEL_TEMPLATE_SPARSEPIPE)
+        return;
+    uint64_t b = tpl_sparsepipe_stat_base(spec);
+    for (unsigned x = 0; b && x < spec->workload.nindices && x < TESSEL_SPEC_MAX_INDICES; x++)
+        o->own_base[x] = b;
+}
+
 /* sparsepipe: its own options and figures (sparsepipe.c). */
 int tpl_eval_sparsepipe(const tessel_template_call *call, tessel_result *out,
                         tessel_strategy_choice *choice, tessel_sparsepipe_figures *fig,

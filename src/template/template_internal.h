@@ -15,6 +15,10 @@ typedef struct tpl_roles {
     int spmv;
 } tpl_roles;
 
+/* sparsepipe.c: the base edge its stat path needs on A's indices (0:
+ * none of its own; bad options: 0, the evaluation reports them). */
+uint64_t tpl_sparsepipe_stat_base(const tessel_spec *spec);
+
 /* outerspace_pe.c: per-PE multiply cycles of the DRT simulator's
  * round-robin deal of A's nonzeros, column by column. */
 typedef struct tpl_pe_deal {

@@ -326,6 +326,47 @@ START_TEST(test_stat_vs_exact)
 }
 END_TEST
 
+/* The template sets the base grid its stat path needs (no --base): its
+ * 16 x 16 blocks, so the nonzero blocks and A's DRAM bytes are exact; on
+ * the default 128 grid they were estimated by uniform placement (+43 % on
+ * A's metadata). A caller's base is kept. */
+START_TEST(test_own_base_grid)
+{
+    loaded l;
+    const char *const dflt[] = { NULL };
+    ck_assert(load(&l, "examples/data/jagmesh7.mtx.gz", dflt));
+    tessel_stat_options opt;
+    tessel_stat_options_init(&opt);
+    tessel_template_stat_options(l.spec, &opt);
+    ck_assert_uint_eq(opt.own_base[0], 16);
+    ck_assert_uint_eq(opt.own_base[1], 16);
+    tessel_result r, rs, r128;
+    tessel_sparsepipe_figures ex, st, st128;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_template_sparsepipe(l.spec, l.data, NULL, NULL, &r, &ex, &d), 0);
+    tessel_stat_data *s = NULL;
+    ck_assert_msg(tessel_stat_data_create(l.spec, l.data, &opt, NULL, &s, &d) == 0, "%s",
+                  d.message);
+    ck_assert_int_eq(tessel_template_sparsepipe(l.spec, NULL, s, NULL, &rs, &st, &d), 0);
+    tessel_stat_data_free(&s);
+    ck_assert_double_eq_tol(st.nonzero_blocks, ex.nonzero_blocks, 1e-9);
+    ck_assert_uint_eq(rs.traffic[0][1].metadata_bytes, r.traffic[0][1].metadata_bytes);
+    ck_assert_uint_eq(rs.dram_bytes, r.dram_bytes);
+    /* without the template's grid: the estimate this replaces */
+    tessel_stat_options_init(&opt);
+    ck_assert_int_eq(tessel_stat_data_create(l.spec, l.data, &opt, NULL, &s, &d), 0);
+    ck_assert_int_eq(tessel_template_sparsepipe(l.spec, NULL, s, NULL, &r128, &st128, &d), 0);
+    tessel_stat_data_free(&s);
+    ck_assert(st128.nonzero_blocks > 1.2 * ex.nonzero_blocks);
+    /* a caller's --base wins */
+    tessel_stat_options_init(&opt);
+    opt.base[0] = opt.base[1] = 32;
+    tessel_template_stat_options(l.spec, &opt);
+    ck_assert_uint_eq(opt.own_base[0], 0);
+    unload(&l);
+}
+END_TEST
+
 /* Table I's figure on ca-GrQc (one step per row, unbounded): the SNAP
  * collaboration graphs hold a quarter of the entries at most and a sixth
  * on average, as a random order's cut does (sparsepipe Table I, "ca":
@@ -494,6 +535,7 @@ int main(void)
     tcase_add_test(tc, test_unused_hand);
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_stat_vs_exact);
+    tcase_add_test(tc, test_own_base_grid);
     tcase_add_test(tc, test_table_one);
     tcase_add_test(tc, test_bad_options);
     tcase_add_test(tc, test_bad_workloads);

@@ -923,6 +923,46 @@ START_TEST(mttkrp_full_sample_equals_exact)
 }
 END_TEST
 
+/* The output sample's cap is one rule for both collectors: an MTTKRP
+ * sample of more multiplies than output_sample_max is refused before any
+ * is made, naming the fraction, as an SpMSpM one is
+ * (test_stat_output.c). */
+START_TEST(mttkrp_sample_past_its_cap_is_refused)
+{
+    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *b = test_matrix(t->dims[1], 64, 0.05, 12);
+    tessel_tensor *c = test_matrix(t->dims[2], 64, 0.2, 13);
+    tessel_workload_data d;
+    memset(&d, 0, sizeof(d));
+    d.ntensors = 4;
+    d.tensor[1] = t;
+    d.tensor[2] = b;
+    d.tensor[3] = c;
+    d.extent[0] = t->dims[0];
+    d.extent[1] = 64;
+    d.extent[2] = t->dims[1];
+    d.extent[3] = t->dims[2];
+    tessel_stat_options o = full_sample();
+    o.base[0] = o.base[1] = 32;
+    static const uint64_t tile[4] = { 512, 32, 256, 64 };
+    tessel_spec s;
+    spec_mttkrp(&s, "IJKR", tile);
+    o.output_sample_max = 1000;
+    tessel_result r;
+    tessel_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EINVAL);
+    ck_assert_str_eq(diag.field, "output_fraction");
+    ck_assert_ptr_nonnull(strstr(diag.message, "more than the 1000 it may make"));
+    o.output_sample_max = 0; /* the default cap: this sample is far below it */
+    r = stat_run(&s, &d, &o);
+    ck_assert(r.output_nnz > 0);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&b);
+    tessel_tensor_free(&c);
+}
+END_TEST
+
 /* Fails allocation n for every n until the estimate succeeds: each
  * failure is ENOMEM and leaks nothing. */
 static void oom_loop(const tessel_spec *s, const tessel_workload_data *d,
@@ -1085,6 +1125,7 @@ int main(void)
     tcase_add_test(tc, walk_equals_exact);
     tcase_add_test(tc, nested_close_to_exact);
     tcase_add_test(tc, mttkrp_full_sample_equals_exact);
+    tcase_add_test(tc, mttkrp_sample_past_its_cap_is_refused);
     tcase_add_test(tc, saved_statistics_roundtrip);
     tcase_add_test(tc, refuses_what_it_does_not_model);
     tcase_add_test(tc, ttm_full_sample_equals_exact);

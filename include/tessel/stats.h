@@ -112,6 +112,23 @@ void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *co
 /* Total number of tiles (product of extents); TESSEL_ERANGE if > 2^64-1. */
 int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
 
+/* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): rows[i]
+ * the rows holding a nonzero in non-empty tile i (in the grid's order), and
+ * strip[r] the non-empty rows of row of tiles r. 4 B per non-empty tile and
+ * per row of tiles; one walk over the entries. */
+typedef struct tessel_tile_rows {
+    const tessel_allocator *alloc;
+    uint64_t n, nstrips; /* the grid's non-empty tiles, its rows of tiles */
+    uint32_t *rows;
+    uint32_t *strip;
+} tessel_tile_rows;
+
+/* t a matrix (order 2) and g its grid (tessel_tile_grid_build of t);
+ * TESSEL_EINVAL otherwise. */
+int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
+                          const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
+void tessel_tile_rows_free(tessel_tile_rows **rows);
+
 /* ------------------------------------------------------------------ */
 /* Occupancy summary over the non-empty tiles of a grid. */
 typedef struct tessel_occupancy {

@@ -13,6 +13,7 @@
 #include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
+#include "stat_tiledfmt.h"
 
 void tessel_stat_options_init(tessel_stat_options *o)
 {
@@ -57,12 +58,12 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                 if (rc)
                     return rc;
             }
-            if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
+            if (f == TESSEL_SPEC_FORMAT_TILED_CSF && t == 0)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "format",
                                        "level %s: the stat estimator does not price tiled-csf "
-                                       "for %s (a tile's inner tiles and row segments are "
-                                       "counted from the data: use -e exact)",
+                                       "for the output %s (exact refuses it too: its inner "
+                                       "tiles and row segments would be counted from the data)",
                                        lv->name, s->workload.tensor[t].name);
         }
     }
@@ -183,6 +184,10 @@ int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const bo
     if (rc) /* at most the base grid's tiles, in fewer rows */
         return tessel_diag_oom(diag, NULL, "coarsening an input's tile grid",
                                (size_t)stat_grid_bytes((in->base->rows + f0 - 1) / f0, in->base->n));
+    /* the tiles' rows, when the format's price reads them */
+    if (stat_tiledfmt_attach(e, in, i, bd, tile, a, out))
+        return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty rows",
+                               (size_t)(out->n * 2 * sizeof(double)));
     return TESSEL_OK;
 }
 

@@ -19,6 +19,7 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     }
     tessel_tile_grid_free(&in->grid);
     tessel_d2t2_free(&in->d2t2);
+    tessel_tile_rows_free(&in->rows);
     tessel_dealloc(a, in->line_nnz[0]);
     tessel_dealloc(a, in->line_nnz[1]);
     memset(in, 0, sizeof(*in));
@@ -76,6 +77,8 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
                                  diag);
         if (!rc)
             rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
+        if (!rc) /* per base tile its non-empty rows (stat_tiledfmt.c) */
+            rc = tessel_tile_grid_rows(t, in->grid, a, &in->rows, diag);
     } else {
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }

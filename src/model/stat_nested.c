@@ -37,6 +37,7 @@
 #include "stat_closed.h"
 #include "stat_inspill.h"
 #include "stat_nested.h"
+#include "stat_tiledfmt.h"
 
 /* First K >= from where A's row and B's column (bitsets x, y) are both
  * non-empty, or UINT64_MAX. */
@@ -172,7 +173,7 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
-            price tp = stat_fast_price(&pr, x->nnz[t]);
+            price tp = stat_grid_price(&pr, x, t);
             input_uses(c, tp, part, runs[t], uses);
             if (!rc) /* rule 4 per child read; X is B^T for B */
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
@@ -308,6 +309,8 @@ int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary
         tile_cost cost;
         exact_tile_cost_init(e, &n.bd, op, &cost);
         pricer pr = stat_pricer_of(&cost);
+        if (stat_pricer_needs_rows(&pr)) /* priced per tile (stat_tiledfmt.c) */
+            return STAT_NESTED_KNOWN_DECLINED;
         uint64_t part = exact_partition_bytes(e, b, op->spec_tensor);
         stat_counts *c = i ? &o.b : &o.a;
         for (uint64_t d = 0; d < sm->nsizes[i]; d++) {

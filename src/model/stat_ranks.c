@@ -124,18 +124,15 @@ static double prefix_estimate(const tile_cost *tc, unsigned d, uint64_t n)
     return e < (double)n ? e : (double)n;
 }
 
-void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
-                                double *meta_bits)
+void model_ranks_bits_at(const tile_cost *tc, uint64_t n, const double *est, double *data_bits,
+                         double *meta_bits)
 {
     /* the footprint is affine in each prefix count (tessel_rank_footprint_bits
      * multiplies none of them together), so a fractional count is priced by
      * interpolating between whole ones */
-    double est[3] = { 0, 0, 0 };
     uint64_t lo[3] = { 0, 0, 0 };
-    for (unsigned d = 0; d + 1 < tc->nranks; d++) {
-        est[d] = prefix_estimate(tc, d, n);
+    for (unsigned d = 0; d + 1 < tc->nranks; d++)
         lo[d] = (uint64_t)floor(est[d]);
-    }
     lo[tc->nranks - 1] = n;
     double d0, m0;
     tessel_rank_footprint_bits(tc->ranks, tc->nranks, tc->shape, lo, &tc->widths, &d0, &m0);
@@ -152,6 +149,15 @@ void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bi
         *data_bits += frac * (d1 - d0);
         *meta_bits += frac * (m1 - m0);
     }
+}
+
+void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
+                                double *meta_bits)
+{
+    double est[3] = { 0, 0, 0 };
+    for (unsigned d = 0; d + 1 < tc->nranks; d++)
+        est[d] = prefix_estimate(tc, d, n);
+    model_ranks_bits_at(tc, n, est, data_bits, meta_bits);
 }
 
 void model_cost_footprint_bits(const tile_cost *tc, double *fixed, double *per)

@@ -113,21 +113,33 @@ void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *co
 int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
 
 /* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): rows[i]
- * the rows holding a nonzero in non-empty tile i (in the grid's order), and
- * strip[r] the non-empty rows of row of tiles r. 4 B per non-empty tile and
- * per row of tiles; one walk over the entries. */
+ * the rows holding a nonzero in non-empty tile i (in the grid's order);
+ * strip[r] the non-empty rows of row of tiles r; and per level l = 1 ..
+ * nlevels, block[l - 1] the rows of every non-empty aligned block of 2^l
+ * tiles of one row of tiles (tiles 2^l c .. 2^l (c + 1) - 1), rows of
+ * tiles in order, a row's blocks by column (nblocks[l - 1] of them). 4 B
+ * per non-empty tile, per row of tiles and per non-empty block. */
+#define TESSEL_TILE_ROWS_LEVELS 32
 typedef struct tessel_tile_rows {
     const tessel_allocator *alloc;
     uint64_t n, nstrips; /* the grid's non-empty tiles, its rows of tiles */
     uint32_t *rows;
     uint32_t *strip;
+    unsigned nlevels; /* blocks up to 2^nlevels >= the grid's columns of tiles */
+    uint64_t nblocks[TESSEL_TILE_ROWS_LEVELS];
+    uint32_t *block[TESSEL_TILE_ROWS_LEVELS];
 } tessel_tile_rows;
 
 /* t a matrix (order 2) and g its grid (tessel_tile_grid_build of t);
- * TESSEL_EINVAL otherwise. */
+ * TESSEL_EINVAL otherwise. One walk over the entries. */
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
+/* Non-empty blocks of 2^l tiles in row of tiles `strip` of g (l = 0: its
+ * non-empty tiles). */
+uint64_t tessel_tile_rows_blocks(const tessel_tile_grid *g, unsigned l, uint64_t strip);
+/* Bytes held by the arrays of tr. */
+uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr);
 
 /* ------------------------------------------------------------------ */
 /* Occupancy summary over the non-empty tiles of a grid. */

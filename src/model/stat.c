@@ -185,10 +185,10 @@ int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const bo
         return tessel_diag_oom(diag, NULL, "coarsening an input's tile grid",
                                (size_t)stat_grid_bytes((in->base->rows + f0 - 1) / f0, in->base->n));
     /* the tiles' rows, when the format's price reads them */
-    if (stat_tiledfmt_attach(e, in, i, bd, tile, a, out))
-        return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty rows",
-                               (size_t)(out->n * 2 * sizeof(double)));
-    return TESSEL_OK;
+    rc = stat_tiledfmt_attach(e, in, i, bd, tile, a, out, diag);
+    if (rc)
+        stat_grid_free(a, out);
+    return rc;
 }
 
 /* Position of engine index x in level 1's loop order; a whole-extent

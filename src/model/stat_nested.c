@@ -252,10 +252,14 @@ static void store(nested *n, const stat_outcome *o)
  * leaves them. */
 static void nested_unshare(nested *n, int shared_a, int shared_b)
 {
-    if (shared_a)
+    if (shared_a) {
+        tessel_dealloc(n->e->alloc, n->a.occ); /* its own (stat_tiledfmt_attach) */
         memset(&n->a, 0, sizeof(n->a));
-    if (shared_b)
+    }
+    if (shared_b) {
+        tessel_dealloc(n->e->alloc, n->b.occ);
         memset(&n->b, 0, sizeof(n->b));
+    }
 }
 
 /* Input i's grid at level b's tiles into g (edges into edge): the
@@ -274,7 +278,8 @@ static int level_grid(nested *n, const stat_input *in, unsigned i, stat_grid *g,
     if (edge[0] == in->grid->tile[0] && edge[1] == in->grid->tile[1]) {
         *g = *in->base;
         *shared = 1;
-        return TESSEL_OK;
+        /* the tiles' rows when the format reads them (owned by g) */
+        return stat_tiledfmt_attach(n->e, in, i, &n->bd, edge, n->e->alloc, g, diag);
     }
     return stat_derive_grid(n->e, in, i, &n->bd, n->e->alloc, g, edge, diag);
 }

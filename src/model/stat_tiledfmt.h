@@ -10,9 +10,12 @@
 
 /* Sets g->occ for input i's tiles at bd (g: in's base grid merged to the
  * edges `tile`) when its format at bd reads them and in holds the rows
- * statistic; else leaves it NULL (the estimate from nnz alone). */
+ * statistic; else leaves it NULL (a list's rows then estimated from nnz
+ * alone). Tiled-csf without the statistic, in a swapped rank order or with
+ * inner tiles off the base grid is refused (TESSEL_EUNSUPPORTED). */
 int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, const boundary *bd,
-                         const uint64_t *tile, const tessel_allocator *a, stat_grid *g);
+                         const uint64_t *tile, const tessel_allocator *a, stat_grid *g,
+                         tessel_diag *diag);
 
 /* Tile t of g at pricer pr: from its counts when g keeps them, else
  * stat_fast_price of its nonzeros. */

@@ -42,7 +42,8 @@
  * exact nonzeros per k cell of their first multiply (sample.first_k;
  * before 6: none, the one-level written nonzeros are then the sample's
  * sum); 7: at the end, per saved input a flag and, set, its base tiles'
- * non-empty rows and its rows of tiles' (tessel_tile_rows; before 7: none,
+ * non-empty rows, its rows of tiles', the number of block levels and each
+ * level's blocks' rows (tessel_tile_rows; before 7: none,
  * the lists that read a tile's rows are priced from its nonzeros alone and
  * tiled-csf at its worst case, docs/models/stat.md). */
 #define TSD_VERSION 7u
@@ -249,6 +250,9 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
         if (tr) {
             put_u32s(&w, tr->rows, tr->n);
             put_u32s(&w, tr->strip, tr->nstrips);
+            put_u64(&w, tr->nlevels);
+            for (unsigned l = 0; l < tr->nlevels; l++)
+                put_u32s(&w, tr->block[l], tr->nblocks[l]);
         }
     }
     if (w.failed) {
@@ -675,8 +679,10 @@ static int roles_ok(const engine *e)
 }
 
 /* Version 7's per-tile rows of one input (stat_tiledfmt.c): each tile's
- * rows between 1 and its nonzeros and the tile's height, each strip's
- * at most its height and at least its fullest tile's. */
+ * rows between 1 and its nonzeros, each strip's at most its height and at
+ * least its fullest tile's; the levels the grid's width gives, each block
+ * count as the grid's tiles give it, each block's rows between 1 and its
+ * strip's. */
 static int get_tile_rows(reader *r, stat_input *in)
 {
     uint64_t flag = get_u64(r, "rows.flag");
@@ -695,8 +701,27 @@ static int get_tile_rows(reader *r, stat_input *in)
     in->rows = tr; /* freed with the input from here */
     tr->rows = get_array(r, 4, g->nonempty, &tr->n, "rows.tiles");
     tr->strip = get_array(r, 4, g->extent[0], &tr->nstrips, "rows.strips");
+    uint64_t levels = get_u64(r, "rows.levels");
     if (r->bad)
         return 0;
+    uint64_t want = 0;
+    while (want < TESSEL_TILE_ROWS_LEVELS && g->extent[1] > (UINT64_C(1) << want))
+        want++;
+    if (levels != want)
+        return corrupt(r, "rows.levels");
+    tr->nlevels = (unsigned)levels;
+    for (unsigned l = 0; l < tr->nlevels; l++) {
+        uint64_t n = 0;
+        for (uint64_t s = 0; s < g->extent[0]; s++)
+            n += tessel_tile_rows_blocks(g, l + 1, s);
+        tr->block[l] = get_array(r, 4, n, &tr->nblocks[l], "rows.blocks");
+        if (r->bad)
+            return 0;
+        for (uint64_t s = 0, q = 0; s < g->extent[0]; s++)
+            for (uint64_t e = q + tessel_tile_rows_blocks(g, l + 1, s); q < e; q++)
+                if (tr->block[l][q] < 1 || tr->block[l][q] > tr->strip[s])
+                    return corrupt(r, "rows.blocks");
+    }
     for (uint64_t s = 0, t = 0; s < g->extent[0]; s++) {
         uint64_t h = g->dims[0] - s * g->tile[0] < g->tile[0] ? g->dims[0] - s * g->tile[0]
                                                               : g->tile[0];

@@ -44,8 +44,9 @@ int stat_check_workload(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-/* Formats: per-rank lists whose price needs per-tile prefix counts, which
- * only the data has (stat_ranks.c prices the others), and tiled-csf. */
+/* Formats: per-rank lists that stat cannot price (stat_ranks.c), and
+ * tiled-csf of an output (an input's is priced from the statistics' rows,
+ * stat_tiledfmt.c). */
 int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
     for (unsigned l = 1; l < s->nlevels; l++) {

@@ -13,10 +13,11 @@
  * position's (stat_rows_price).
  *
  * Other lists of an input ([CP, CP], [CP, UOP], [B, B] ...) need each
- * tile's non-empty rows (fibres), which the statistics do not hold per tile
- * at the boundary's shape (D2T2's size_tile_rows is a mean over base
- * tiles): they are estimated from the tile's nonzeros as if these fell
- * independently on its positions. An output's tiles have only estimated
+ * tile's non-empty rows (fibres): a matrix's come from the statistics'
+ * per-tile rows (stat_tiledfmt.c, model_ranks_bits_at); without them (a
+ * 3-tensor, statistics saved before them) they are estimated from the
+ * tile's nonzeros as if these fell independently on its positions
+ * (model_ranks_estimated_bits). An output's tiles have only estimated
  * nonzeros, so its lists are priced only when affine; an uncompressed output
  * also needs the compute's read-modify-write of its partial sums
  * (docs/semantics.md rule 2), counted from the data. */

@@ -7,10 +7,9 @@
  *    level's tiles) and row segments (a row inside one inner tile).
  * Rows of different strips (rows of base tiles) are different rows, so a
  * tile's rows are the sum over its strips of the rows its base tiles in
- * that strip hold together: exact when the tile spans one base tile or
- * every non-empty base tile of the strip, else estimated
- * (stat_tiledfmt_union). An inner tile on the base grid is exact, so
- * tiled-csf over base-sized inner tiles is exact. */
+ * that strip hold together: read from the statistic's level-l blocks when
+ * the tile (or inner tile) is 2^l base tiles wide, exactly, else estimated
+ * (stat_tiledfmt_union), exact still for one base tile or a whole strip. */
 #include <math.h>
 #include <string.h>
 

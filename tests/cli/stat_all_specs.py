@@ -36,11 +36,6 @@ UNSUPPORTED = {
     # runs it with Z compressed)
     "examples/validate-sparseloop/spmspm64-bypass.yaml":
         "the stat estimator does not price an uncompressed output",
-    # the DRT simulator's static 1024-coordinate top tiles over 32x32 PE tiles with A and
-    # B in tiled-csf (their row segments per inner tile come from the data); before it
-    # followed the simulator at any n it ran the drt strategy, which stat prices
-    "examples/validate-drt/extensor-static.yaml":
-        "the stat estimator does not price tiled-csf",
     # action_optimization above the innermost level (branch outer, stop 26): the skipped
     # reads that fill the child level are counted from the tiles the walk visits
     "examples/specs/outer-skip.yaml":

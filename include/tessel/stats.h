@@ -115,10 +115,13 @@ int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
 /* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): rows[i]
  * the rows holding a nonzero in non-empty tile i (in the grid's order);
  * strip[r] the non-empty rows of row of tiles r; and per level l = 1 ..
- * nlevels, block[l - 1] the rows of every non-empty aligned block of 2^l
- * tiles of one row of tiles (tiles 2^l c .. 2^l (c + 1) - 1), rows of
- * tiles in order, a row's blocks by column (nblocks[l - 1] of them). 4 B
- * per non-empty tile, per row of tiles and per non-empty block. */
+ * nlevels, the rows of every aligned block of 2^l tiles of one row of
+ * tiles (tiles 2^l b .. 2^l (b + 1) - 1) whose two halves both hold a
+ * tile (any other block holds the same tiles as a smaller one):
+ * key[l - 1][q] = r << 32 | b ascending, block[l - 1][q] its rows
+ * (nblocks[l - 1] of them; at most one fewer than the row of tiles' tiles
+ * over all levels). 4 B per non-empty tile and per row of tiles, 12 B per
+ * block kept. */
 #define TESSEL_TILE_ROWS_LEVELS 32
 typedef struct tessel_tile_rows {
     const tessel_allocator *alloc;
@@ -127,6 +130,7 @@ typedef struct tessel_tile_rows {
     uint32_t *strip;
     unsigned nlevels; /* blocks up to 2^nlevels >= the grid's columns of tiles */
     uint64_t nblocks[TESSEL_TILE_ROWS_LEVELS];
+    uint64_t *key[TESSEL_TILE_ROWS_LEVELS];
     uint32_t *block[TESSEL_TILE_ROWS_LEVELS];
 } tessel_tile_rows;
 
@@ -135,9 +139,9 @@ typedef struct tessel_tile_rows {
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
-/* Non-empty blocks of 2^l tiles in row of tiles `strip` of g (l = 0: its
- * non-empty tiles). */
-uint64_t tessel_tile_rows_blocks(const tessel_tile_grid *g, unsigned l, uint64_t strip);
+/* The rows of block b of level l (>= 1) of row of tiles r: 0 when it is
+ * not kept (empty, or one half empty). */
+uint32_t tessel_tile_rows_block(const tessel_tile_rows *tr, unsigned l, uint64_t r, uint64_t b);
 /* Bytes held by the arrays of tr. */
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr);
 

@@ -43,7 +43,7 @@
  * before 6: none, the one-level written nonzeros are then the sample's
  * sum); 7: at the end, per saved input a flag and, set, its base tiles'
  * non-empty rows, its rows of tiles', the number of block levels and each
- * level's blocks' rows (tessel_tile_rows; before 7: none,
+ * level's kept blocks' keys and rows (tessel_tile_rows; before 7: none,
  * the lists that read a tile's rows are priced from its nonzeros alone and
  * tiled-csf at its worst case, docs/models/stat.md). */
 #define TSD_VERSION 7u
@@ -251,8 +251,10 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
             put_u32s(&w, tr->rows, tr->n);
             put_u32s(&w, tr->strip, tr->nstrips);
             put_u64(&w, tr->nlevels);
-            for (unsigned l = 0; l < tr->nlevels; l++)
+            for (unsigned l = 0; l < tr->nlevels; l++) {
+                put_u64s(&w, tr->key[l], tr->nblocks[l]);
                 put_u32s(&w, tr->block[l], tr->nblocks[l]);
+            }
         }
     }
     if (w.failed) {
@@ -680,9 +682,9 @@ static int roles_ok(const engine *e)
 
 /* Version 7's per-tile rows of one input (stat_tiledfmt.c): each tile's
  * rows between 1 and its nonzeros, each strip's at most its height and at
- * least its fullest tile's; the levels the grid's width gives, each block
- * count as the grid's tiles give it, each block's rows between 1 and its
- * strip's. */
+ * least its fullest tile's; the levels the grid's width gives, each
+ * level's keys ascending inside the grid, each block's rows between 1 and
+ * its strip's. */
 static int get_tile_rows(reader *r, stat_input *in)
 {
     uint64_t flag = get_u64(r, "rows.flag");
@@ -711,16 +713,18 @@ static int get_tile_rows(reader *r, stat_input *in)
         return corrupt(r, "rows.levels");
     tr->nlevels = (unsigned)levels;
     for (unsigned l = 0; l < tr->nlevels; l++) {
-        uint64_t n = 0;
-        for (uint64_t s = 0; s < g->extent[0]; s++)
-            n += tessel_tile_rows_blocks(g, l + 1, s);
-        tr->block[l] = get_array(r, 4, n, &tr->nblocks[l], "rows.blocks");
+        tr->key[l] = get_array(r, 8, UINT64_MAX, &tr->nblocks[l], "rows.keys");
+        tr->block[l] = get_array(r, 4, tr->nblocks[l], NULL, "rows.blocks");
         if (r->bad)
             return 0;
-        for (uint64_t s = 0, q = 0; s < g->extent[0]; s++)
-            for (uint64_t e = q + tessel_tile_rows_blocks(g, l + 1, s); q < e; q++)
-                if (tr->block[l][q] < 1 || tr->block[l][q] > tr->strip[s])
-                    return corrupt(r, "rows.blocks");
+        for (uint64_t q = 0; q < tr->nblocks[l]; q++) {
+            uint64_t s = tr->key[l][q] >> 32, b = tr->key[l][q] & UINT32_MAX;
+            if (s >= g->extent[0] || b > (g->extent[1] - 1) >> (l + 1) ||
+                (q && tr->key[l][q] <= tr->key[l][q - 1]))
+                return corrupt(r, "rows.keys");
+            if (tr->block[l][q] < 1 || tr->block[l][q] > tr->strip[s])
+                return corrupt(r, "rows.blocks");
+        }
     }
     for (uint64_t s = 0, t = 0; s < g->extent[0]; s++) {
         uint64_t h = g->dims[0] - s * g->tile[0] < g->tile[0] ? g->dims[0] - s * g->tile[0]

@@ -22,6 +22,11 @@ typedef struct stat_input {
     tessel_tile_rows *rows;
 } stat_input;
 
+/* stat_tiledfmt.c: whether a level of spec stores a tensor in a format
+ * whose price reads a tile's rows (a per-rank list that reads a prefix
+ * count, tiled-csf): then the statistics collect them. */
+int stat_spec_reads_rows(const tessel_spec *spec);
+
 /* A seeded sample of the output's rows, multiplied out symbolically once
  * per input pair: every nonzero (i, j) of a sampled row of Z = A B (TTM:
  * (i, x, j) of a sampled slice of Y = T x_k M, x being T's second mode) with

@@ -7,9 +7,11 @@
  *    level's tiles) and row segments (a row inside one inner tile).
  * Rows of different strips (rows of base tiles) are different rows, so a
  * tile's rows are the sum over its strips of the rows its base tiles in
- * that strip hold together: read from the statistic's level-l blocks when
- * the tile (or inner tile) is 2^l base tiles wide, exactly, else estimated
- * (stat_tiledfmt_union), exact still for one base tile or a whole strip. */
+ * that strip hold together: read from the statistic's blocks, exactly,
+ * when they are all the strip's base tiles of an aligned block of 2^l
+ * (always so for a tile or inner tile 2^l base tiles wide), else
+ * estimated (stat_tiledfmt_union), exact still for one base tile or a
+ * whole strip. */
 #include <math.h>
 #include <string.h>
 
@@ -38,6 +40,23 @@ double stat_tiledfmt_union(const uint32_t *rows, uint64_t lo, uint64_t hi, uint6
     return u < sum ? u : sum;
 }
 
+int stat_spec_reads_rows(const tessel_spec *spec)
+{
+    for (unsigned l = 1; l < spec->nlevels; l++) {
+        const tessel_spec_level *lv = &spec->level[l];
+        for (unsigned t = 0; t < spec->workload.ntensors; t++) {
+            const tessel_spec_tensor_level *tl = &lv->tensor[t];
+            int f = tl->format >= 0 ? tl->format : lv->format;
+            unsigned n = tl->format >= 0 ? tl->nranks : lv->nranks;
+            const unsigned char *r = tl->format >= 0 ? tl->ranks : lv->ranks;
+            if (f == TESSEL_SPEC_FORMAT_TILED_CSF ||
+                (f == TESSEL_SPEC_FORMAT_RANKS && model_ranks_need_prefixes(r, n)))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* What input i's format at bd reads per tile: 1 its rows, 2 tiled-csf's
  * counts (inner: the inner tile's edges), 0 nothing the rows give. */
 static unsigned counts_needed(const engine *e, unsigned i, const boundary *bd, tile_cost *tc)
@@ -59,54 +78,47 @@ static unsigned counts_needed(const engine *e, unsigned i, const boundary *bd, t
     return tc->nranks == 2 && model_ranks_need_prefixes(tc->ranks, tc->nranks) ? 1 : 0;
 }
 
-/* The level whose blocks are `f` base tiles wide (f a power of two), else
- * -1: their rows are then estimated (stat_tiledfmt_union). */
-static int level_of(const tessel_tile_rows *tr, uint64_t f)
-{
-    if (f & (f - 1))
-        return -1;
-    int l = 0;
-    while ((UINT64_C(1) << l) < f)
-        l++;
-    return l <= (int)tr->nlevels ? l : -1;
-}
-
-/* Non-empty blocks of 2^l base tiles in strip s of the base grid. */
-static uint64_t strip_blocks(const stat_grid *b, unsigned l, uint64_t s)
-{
-    uint64_t n = 0, last = UINT64_MAX;
-    for (uint64_t q = b->ptr[s]; q < b->ptr[s + 1]; q++) {
-        n += (b->col[q] >> l) != last;
-        last = b->col[q] >> l;
-    }
-    return n;
-}
-
 /* The walk over g's tiles: per coarse row its strips, each with a cursor
- * into the base grid's tiles of that strip (tiles come in column order)
- * and, for a tile or inner tile 2^l base tiles wide, one into the level-l
- * blocks (which come in the same order). */
+ * into the base grid's tiles of that strip (tiles come in column order). */
 typedef struct occ_walk {
     const stat_grid *base;
     const tessel_tile_rows *rows;
     uint64_t fr, fc, ir, ic; /* tile and inner tile edges in base tiles */
-    int lt, li;              /* their levels (level_of) */
     unsigned stride;
-    uint64_t *cur, *bt, *bi; /* per strip of the coarse row */
-    uint64_t run_t, run_i;   /* blocks of the strips before */
+    uint64_t *cur;           /* per strip of the coarse row */
     uint64_t *mark, stamp;
 } occ_walk;
 
-/* Rows of strip s's base tiles [p, q), a block of level l (-1: none) at
- * cursor *bc. */
-static double rows_of(occ_walk *w, uint64_t s, uint64_t p, uint64_t q, int l, uint64_t *bc)
+/* Highest set bit of x > 0, plus one. */
+static unsigned bit_length(uint64_t x)
 {
-    if (l == 0)
+    unsigned n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+}
+
+/* Rows of strip s's base tiles [p, q) together: when they are all the
+ * strip's tiles of the smallest aligned block that holds them, that
+ * block's kept count (exact); else stat_tiledfmt_union. */
+static double rows_of(const occ_walk *w, uint64_t s, uint64_t p, uint64_t q)
+{
+    const stat_grid *b = w->base;
+    if (q - p == 1)
         return w->rows->rows[p];
-    if (l > 0)
-        return w->rows->block[l - 1][(*bc)++];
-    return stat_tiledfmt_union(w->rows->rows, p, q, w->base->ptr[s], w->base->ptr[s + 1],
-                               w->rows->strip[s]);
+    uint64_t lo = b->ptr[s], hi = b->ptr[s + 1];
+    if (p == lo && q == hi)
+        return w->rows->strip[s];
+    unsigned l = bit_length((uint64_t)b->col[p] ^ b->col[q - 1]);
+    uint64_t blk = (uint64_t)b->col[p] >> l;
+    if ((p == lo || (b->col[p - 1] >> l) != blk) && (q == hi || (b->col[q] >> l) != blk)) {
+        uint32_t v = tessel_tile_rows_block(w->rows, l, s, blk);
+        if (v)
+            return v;
+    }
+    return stat_tiledfmt_union(w->rows->rows, p, q, lo, hi, w->rows->strip[s]);
 }
 
 /* Tile (R, C)'s counts into occ[0 .. stride). */
@@ -123,7 +135,7 @@ static void tile_counts(occ_walk *w, uint64_t R, uint64_t C, double *occ)
         if (p == q)
             continue;
         if (w->stride == 1) {
-            rows += rows_of(w, s, p, q, w->lt, &w->bt[k]);
+            rows += rows_of(w, s, p, q);
             continue;
         }
         if (s / w->ir != last_block) { /* a new row of inner tiles */
@@ -134,7 +146,7 @@ static void tile_counts(occ_walk *w, uint64_t R, uint64_t C, double *occ)
             uint64_t blk = b->col[u] / w->ic, v = u;
             while (v < q && b->col[v] / w->ic == blk)
                 v++;
-            segs += rows_of(w, s, u, v, w->li, &w->bi[k]);
+            segs += rows_of(w, s, u, v);
             if (w->mark[blk] != w->stamp) {
                 w->mark[blk] = w->stamp;
                 tiles++;
@@ -150,30 +162,13 @@ static void tile_counts(occ_walk *w, uint64_t R, uint64_t C, double *occ)
     }
 }
 
-/* Starts coarse row R: the cursors of its strips. */
-static void row_start(occ_walk *w, uint64_t R)
-{
-    const stat_grid *b = w->base;
-    for (uint64_t k = 0; k < w->fr; k++) {
-        uint64_t s = R * w->fr + k;
-        w->cur[k] = s < b->rows ? b->ptr[s] : 0;
-        w->bt[k] = w->run_t;
-        w->bi[k] = w->run_i;
-        if (s >= b->rows)
-            continue;
-        if (w->stride == 1 && w->lt > 0)
-            w->run_t += strip_blocks(b, (unsigned)w->lt, s);
-        if (w->stride == 2 && w->li > 0)
-            w->run_i += strip_blocks(b, (unsigned)w->li, s);
-    }
-}
-
 /* Why tiled-csf cannot be priced from in's statistics (NULL: it can). */
 static const char *tiled_obstacle(const stat_input *in, const tile_cost *tc)
 {
     if (!in->rows || !in->base)
-        return "needs each base tile's non-empty rows, which these statistics lack (a 3-tensor, "
-               ".tstat files, or a .tsd written before version 7: collect them again)";
+        return "needs each base tile's non-empty rows, which these statistics lack (collected "
+               "for formats that do not read them, a 3-tensor, .tstat files, or a .tsd before "
+               "version 7: collect them for this spec)";
     if (tc->swapped)
         return "in a rank order other than the canonical one counts its row segments along the "
                "other mode, which the statistics do not";
@@ -211,13 +206,9 @@ int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, cons
     w.fc = tile[1] / in->grid->tile[1];
     w.ir = stride == 2 ? tc.inner[0] / in->grid->tile[0] : 1;
     w.ic = stride == 2 ? tc.inner[1] / in->grid->tile[1] : 1;
-    w.lt = level_of(in->rows, w.fc);
-    w.li = level_of(in->rows, w.ic);
     w.stride = stride;
     g->occ = tessel_alloc_array(a, g->n ? g->n * stride : 1, sizeof(double));
-    w.cur = tessel_alloc_array(a, 3 * w.fr, sizeof(uint64_t));
-    w.bt = w.cur ? w.cur + w.fr : NULL;
-    w.bi = w.cur ? w.cur + 2 * w.fr : NULL;
+    w.cur = tessel_alloc_array(a, w.fr, sizeof(uint64_t));
     w.mark = stride == 2 ? stat_zeroed(a, in->base->cols / w.ic + 1, sizeof(uint64_t)) : NULL;
     if (!g->occ || !w.cur || (stride == 2 && !w.mark)) {
         tessel_dealloc(a, g->occ);
@@ -229,7 +220,8 @@ int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, cons
     }
     g->occ_stride = stride;
     for (uint64_t R = 0; R < g->rows; R++) {
-        row_start(&w, R);
+        for (uint64_t k = 0; k < w.fr; k++)
+            w.cur[k] = R * w.fr + k < in->base->rows ? in->base->ptr[R * w.fr + k] : 0;
         for (uint64_t t = g->ptr[R]; t < g->ptr[R + 1]; t++)
             tile_counts(&w, R, g->col[t], &g->occ[t * stride]);
     }

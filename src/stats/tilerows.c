@@ -6,18 +6,20 @@
  * Rows of different rows of tiles (strips) are different rows, so a merged
  * tile's rows are a sum over its strips of the rows that its tiles in one
  * strip hold together, which per-tile counts alone do not give (a row may
- * sit in several of them). So besides each tile's rows (level 0) the
- * statistic keeps, per strip, the rows of every non-empty aligned block of
- * 2^l tiles (level l = 1 .. nlevels): a merged tile 2^l tiles wide, or an
- * inner tile that wide, starting at a multiple of its width, reads its
- * rows per strip exactly. A strip's blocks are stored in column order,
- * strips in order, one array per level: no coordinates (the grid's tiles
- * give them). One walk over the entries: a row's entries are sorted by
- * column, so a block is new to a row where its column changes, and at the
- * first level where it does not, no wider block changes either. */
+ * sit in several of them). So besides each tile's rows the statistic
+ * keeps, per strip, the rows of the aligned blocks of 2^l tiles whose two
+ * halves both hold a tile: the nodes of the binary trie over the strip's
+ * tile columns, at most one fewer than its tiles. Any run of a strip's
+ * tiles that is all the tiles of the smallest aligned block holding it
+ * (every run a tile 2^l tiles wide holds) reads its rows from that node.
+ * One walk over the entries: a row's entries are sorted by column, so a
+ * block is new to a row where its column changes, and at the first level
+ * where it does not, no wider block changes either. */
 #include <string.h>
 
 #include "tessel/stats.h"
+
+#define NOT_KEPT UINT32_MAX
 
 /* Levels above 0 that a grid `cols` tiles wide has: blocks of 2^l tiles
  * until one block spans every column. */
@@ -29,59 +31,66 @@ static unsigned levels_of(uint64_t cols)
     return l;
 }
 
-uint64_t tessel_tile_rows_blocks(const tessel_tile_grid *g, unsigned l, uint64_t strip)
+/* The strip's blocks of level l whose halves both hold a tile, in column
+ * order: how many; with map, their numbers among them (map[b], NOT_KEPT
+ * for the strip's other blocks); with key, their keys from key[next]. */
+static uint64_t strip_nodes(const tessel_tile_grid *g, unsigned l, uint64_t s, uint32_t *map,
+                            uint64_t *key, uint64_t next)
 {
-    uint64_t n = 0, last = UINT64_MAX;
-    for (uint64_t t = g->row[strip]; t < g->row[strip + 1]; t++) {
-        uint64_t b = tessel_tile_grid_key(g, t) >> l;
-        n += b != last;
-        last = b;
+    uint64_t n = 0, t = g->row[s], end = g->row[s + 1];
+    while (t < end) {
+        uint64_t b = tessel_tile_grid_key(g, t) >> l, first = tessel_tile_grid_key(g, t), last;
+        do {
+            last = tessel_tile_grid_key(g, t++);
+        } while (t < end && (tessel_tile_grid_key(g, t) >> l) == b);
+        int kept = ((first ^ last) >> (l - 1)) != 0;
+        if (map)
+            map[b] = kept ? (uint32_t)n : NOT_KEPT;
+        if (kept && key)
+            key[next + n] = s << 32 | b;
+        n += kept;
     }
     return n;
 }
 
-/* Per-level position of each block of the strip among the strip's blocks
- * (map + moff[l], indexed by the block's column >> l). */
-static void strip_map(const tessel_tile_grid *g, unsigned levels, uint64_t s, const uint64_t *moff,
-                      uint32_t *map)
-{
-    for (unsigned l = 0; l <= levels; l++) {
-        uint64_t last = UINT64_MAX;
-        uint32_t k = 0;
-        for (uint64_t t = g->row[s]; t < g->row[s + 1]; t++) {
-            uint64_t b = tessel_tile_grid_key(g, t) >> l;
-            if (b != last) {
-                map[moff[l] + b] = k++;
-                last = b;
-            }
-        }
-    }
-}
-
-/* Rows [r0, r1) of strip s: one more row for every tile and block a row
- * touches (soff[l]: the strip's first block at level l). */
+/* Rows [r0, r1) of strip s: one more row for every tile and kept block a
+ * row touches (first[l]: the strip's first kept block at level l). */
 static void strip_walk(const tessel_tensor *t, const tessel_tile_grid *g, tessel_tile_rows *tr,
-                       uint64_t r0, uint64_t r1, const uint64_t *soff, const uint64_t *moff,
+                       uint64_t s, const uint64_t *first, const uint64_t *moff,
                        const uint32_t *map)
 {
     const uint32_t *col = t->idx[1];
     uint64_t w = g->tile[1], last[TESSEL_TILE_ROWS_LEVELS + 1];
+    uint64_t r0 = s * g->tile[0], r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0] : t->dims[0];
+    uint64_t t0 = g->row[s];
     for (uint64_t r = r0; r < r1; r++) {
         for (unsigned l = 0; l <= tr->nlevels; l++)
             last[l] = UINT64_MAX;
         for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++) {
             uint64_t c = col[p] / w;
-            for (unsigned l = 0; l <= tr->nlevels && (c >> l) != last[l]; l++) {
-                uint64_t b = c >> l;
-                last[l] = b;
-                uint32_t *cnt = l ? tr->block[l - 1] : tr->rows;
-                cnt[soff[l] + map[moff[l] + b]]++;
+            if (c == last[0])
+                continue;
+            last[0] = c;
+            tr->rows[t0 + map[c]]++;
+            for (unsigned l = 1; l <= tr->nlevels && (c >> l) != last[l]; l++) {
+                last[l] = c >> l;
+                uint32_t k = map[moff[l] + (c >> l)];
+                if (k != NOT_KEPT)
+                    tr->block[l - 1][first[l] + k]++;
             }
         }
     }
 }
 
-/* The arrays of tr for grid g (counts zeroed); 0 or TESSEL_ENOMEM. */
+uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr)
+{
+    uint64_t n = (tr->n + tr->nstrips) * sizeof(uint32_t);
+    for (unsigned l = 0; l < tr->nlevels; l++)
+        n += tr->nblocks[l] * (sizeof(uint64_t) + sizeof(uint32_t));
+    return n;
+}
+
+/* The arrays of tr for grid g, counts zeroed, keys written. */
 static int rows_alloc(tessel_tile_rows *tr, const tessel_tile_grid *g)
 {
     const tessel_allocator *a = tr->alloc;
@@ -95,21 +104,16 @@ static int rows_alloc(tessel_tile_rows *tr, const tessel_tile_grid *g)
     for (unsigned l = 1; l <= tr->nlevels; l++) {
         uint64_t n = 0;
         for (uint64_t s = 0; s < g->extent[0]; s++)
-            n += tessel_tile_rows_blocks(g, l, s);
+            n += strip_nodes(g, l, s, NULL, NULL, 0);
         tr->nblocks[l - 1] = n;
         tr->block[l - 1] = tessel_alloc_zeroed(a, n ? n : 1, sizeof(uint32_t));
-        if (!tr->block[l - 1])
+        tr->key[l - 1] = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
+        if (!tr->block[l - 1] || !tr->key[l - 1])
             return TESSEL_ENOMEM;
+        for (uint64_t s = 0, at = 0; s < g->extent[0]; s++)
+            at += strip_nodes(g, l, s, NULL, tr->key[l - 1], at);
     }
     return TESSEL_OK;
-}
-
-uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr)
-{
-    uint64_t n = tr->n + tr->nstrips;
-    for (unsigned l = 0; l < tr->nlevels; l++)
-        n += tr->nblocks[l];
-    return n * sizeof(uint32_t);
 }
 
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -121,7 +125,7 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                "per-tile rows are counted for a matrix on its own tile grid");
     tessel_tile_rows *tr = tessel_alloc(a, sizeof(*tr));
-    uint64_t moff[TESSEL_TILE_ROWS_LEVELS + 2], soff[TESSEL_TILE_ROWS_LEVELS + 1];
+    uint64_t moff[TESSEL_TILE_ROWS_LEVELS + 2], first[TESSEL_TILE_ROWS_LEVELS + 1];
     uint32_t *map = NULL;
     int rc = TESSEL_ENOMEM;
     if (tr) {
@@ -131,9 +135,10 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
     }
     if (!rc) {
         moff[0] = 0;
-        for (unsigned l = 0; l <= tr->nlevels; l++)
+        moff[1] = g->extent[1] + 1;
+        for (unsigned l = 1; l <= tr->nlevels; l++)
             moff[l + 1] = moff[l] + ((g->extent[1] + (UINT64_C(1) << l) - 1) >> l) + 1;
-        map = tessel_alloc_array(a, moff[tr->nlevels + 1], sizeof(uint32_t));
+        map = tessel_alloc_array(a, moff[tr->nlevels + 1] + 1, sizeof(uint32_t));
         rc = map ? TESSEL_OK : TESSEL_ENOMEM;
     }
     if (rc) {
@@ -141,21 +146,39 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
         tessel_tile_rows_free(&tr);
         return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty rows", (size_t)asked);
     }
-    memset(soff, 0, sizeof(soff));
+    memset(first, 0, sizeof(first));
     for (uint64_t s = 0; s < g->extent[0]; s++) {
-        uint64_t r0 = s * g->tile[0], r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0]
-                                                                         : t->dims[0];
-        strip_map(g, tr->nlevels, s, moff, map);
-        soff[0] = g->row[s];
-        strip_walk(t, g, tr, r0, r1, soff, moff, map);
+        uint64_t kept[TESSEL_TILE_ROWS_LEVELS + 1];
+        for (uint64_t q = g->row[s]; q < g->row[s + 1]; q++) /* level 0: the tiles */
+            map[tessel_tile_grid_key(g, q)] = (uint32_t)(q - g->row[s]);
         for (unsigned l = 1; l <= tr->nlevels; l++)
-            soff[l] += tessel_tile_rows_blocks(g, l, s);
-        for (uint64_t r = r0; r < r1; r++)
+            kept[l] = strip_nodes(g, l, s, map + moff[l], NULL, 0);
+        strip_walk(t, g, tr, s, first, moff, map);
+        for (unsigned l = 1; l <= tr->nlevels; l++)
+            first[l] += kept[l];
+        uint64_t r0 = s * g->tile[0];
+        for (uint64_t r = r0; r < r0 + g->tile[0] && r < t->dims[0]; r++)
             tr->strip[s] += t->ptr[r + 1] > t->ptr[r];
     }
     tessel_dealloc(a, map);
     *out = tr;
     return TESSEL_OK;
+}
+
+uint32_t tessel_tile_rows_block(const tessel_tile_rows *tr, unsigned l, uint64_t r, uint64_t b)
+{
+    if (l < 1 || l > tr->nlevels)
+        return 0;
+    const uint64_t *k = tr->key[l - 1], want = r << 32 | b;
+    uint64_t lo = 0, hi = tr->nblocks[l - 1];
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (k[mid] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < tr->nblocks[l - 1] && k[lo] == want ? tr->block[l - 1][lo] : 0;
 }
 
 void tessel_tile_rows_free(tessel_tile_rows **p)
@@ -166,7 +189,9 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
     *p = NULL;
     tessel_dealloc(tr->alloc, tr->rows);
     tessel_dealloc(tr->alloc, tr->strip);
-    for (unsigned l = 0; l < TESSEL_TILE_ROWS_LEVELS; l++)
+    for (unsigned l = 0; l < TESSEL_TILE_ROWS_LEVELS; l++) {
         tessel_dealloc(tr->alloc, tr->block[l]);
+        tessel_dealloc(tr->alloc, tr->key[l]);
+    }
     tessel_dealloc(tr->alloc, tr);
 }

@@ -16,10 +16,11 @@
  *   strip 0 (rows 0-1): (0,0) (1,1) in tile 0, (1,2) in tile 1, (0,5) in tile 2;
  *   strip 1 (rows 2-3): (3,3) in tile 1, (2,7) (3,6) in tile 3.
  * Tiles' rows, grid order: 2 (rows 0, 1), 1, 1 | 1, 2. Strips: 2, 2.
- * Level 1 (blocks of 2 tiles): strip 0 block 0 = tiles 0-1 holds rows 0
- * and 1 (2, not 2 + 1: row 1 is in both), block 1 = tile 2: 1; strip 1
- * block 0 = tile 1: 1, block 1 = tile 3: 2. Level 2 (4 tiles, the whole
- * width): 2 | 2. */
+ * Blocks kept (both halves hold a tile): level 1 (2 tiles) strip 0 block 0
+ * = tiles 0-1, rows 0 and 1: 2 (not 2 + 1: row 1 is in both); strip 0's
+ * block 1 (tile 2 alone) and strip 1's (tile 1 alone, tile 3 alone) are
+ * not kept. Level 2 (4 tiles, the whole width): strip 0 (tiles 0-2 over
+ * both halves) 2, strip 1 (tiles 1 and 3) 2. */
 static const uint32_t hand[7][2] = { { 0, 0 }, { 0, 5 }, { 1, 1 }, { 1, 2 },
                                      { 2, 7 }, { 3, 3 }, { 3, 6 } };
 
@@ -31,7 +32,7 @@ START_TEST(rows_hand_counted)
     ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
     tessel_tile_rows *tr = NULL;
     ck_assert_int_eq(tessel_tile_grid_rows(t, g, NULL, &tr, NULL), 0);
-    static const uint32_t rows[5] = { 2, 1, 1, 1, 2 }, l1[4] = { 2, 1, 1, 2 }, l2[2] = { 2, 2 };
+    static const uint32_t rows[5] = { 2, 1, 1, 1, 2 };
     ck_assert_uint_eq(tr->n, 5);
     for (unsigned q = 0; q < 5; q++)
         ck_assert_uint_eq(tr->rows[q], rows[q]);
@@ -39,13 +40,15 @@ START_TEST(rows_hand_counted)
     ck_assert_uint_eq(tr->strip[0], 2);
     ck_assert_uint_eq(tr->strip[1], 2);
     ck_assert_uint_eq(tr->nlevels, 2);
-    ck_assert_uint_eq(tr->nblocks[0], 4);
+    ck_assert_uint_eq(tr->nblocks[0], 1);
     ck_assert_uint_eq(tr->nblocks[1], 2);
-    for (unsigned q = 0; q < 4; q++)
-        ck_assert_uint_eq(tr->block[0][q], l1[q]);
-    for (unsigned q = 0; q < 2; q++)
-        ck_assert_uint_eq(tr->block[1][q], l2[q]);
-    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (5 + 2 + 4 + 2) * 4);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 0, 0), 2);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 0, 1), 0);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 1, 0), 0);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 1, 1), 0);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 2, 0, 0), 2);
+    ck_assert_uint_eq(tessel_tile_rows_block(tr, 2, 1, 0), 2);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (5 + 2) * 4 + 3 * 12);
     tessel_tile_rows_free(&tr);
     /* a grid of another matrix is refused */
     tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
@@ -67,14 +70,15 @@ static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned c
 }
 
 /* The hand matrix as A (4 x 8) against an 8 x 4 B of its transpose's
- * pattern, A in [CP, CP] at the LLB with one i:4 x k:8 tile, 8-bit
- * values, coordinates and offsets. The tile holds 7 nonzeros on 4 rows:
- * rank 0 a coordinate per row and 4 + 1 offsets, rank 1 a coordinate per
- * nonzero: 4 x 8 + 5 x 8 + 7 x 8 = 128 bits, 16 B of metadata. The base
- * grid is 2 x 2 (--base), so the tile merges 2 x 4 base tiles: strip 0
- * reads level 2's 2 rows, strip 1 its 2 (the tiles' own 2 + 1 + 1 and 1 +
- * 2 would say 7). Before the rows statistic stat expected 8 (1 - (7/8)^7)
- * = 4.90... rows: 137 bits, 18 B. */
+ * pattern, A in [CP, CP] at the LLB in i:4 x k:4 tiles over the 2 x 2 base
+ * grid, 8-bit values, coordinates and offsets; each A tile filled once.
+ * Tile k 0-3 holds (0,0) (1,1) (1,2) (3,3): strip 0's base tiles 0-1 are
+ * level 1's kept block, 2 rows (their own 2 + 1 would say 3), strip 1's
+ * tile 1 one row: 3 rows; rank 0 a coordinate per row and 3 + 1 offsets,
+ * rank 1 a coordinate per nonzero: 24 + 32 + 32 = 88 bits, 11 B. Tile k
+ * 4-7 holds (0,5) | (2,7) (3,6): 1 + 2 rows, 24 + 32 + 24 = 80 bits, 10 B.
+ * 21 B of metadata, 4 + 3 B of values. From the nonzeros alone (4 (1 -
+ * (3/4)^n) rows) the second tile would be 9 B. */
 START_TEST(list_rows_from_blocks)
 {
     tessel_tensor *a = test_coo_matrix(4, 8, 0, hand, 7);
@@ -91,16 +95,18 @@ START_TEST(list_rows_from_blocks)
     o.output_fraction = 1;
     o.base[0] = o.base[1] = 2;
     tessel_spec s;
-    test_spec_spmspm(&s, "IJK", 4, 8, 4, 1, 8, 8);
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 8, 8);
     set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
     tessel_result r, x;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
     ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
+    ck_assert_uint_eq(x.traffic[1][1].fills, 2);
     ck_assert_uint_eq(x.traffic[1][1].data_bytes, 7);
-    ck_assert_uint_eq(x.traffic[1][1].metadata_bytes, 16);
+    ck_assert_uint_eq(x.traffic[1][1].metadata_bytes, 21);
+    ck_assert_uint_eq(r.traffic[1][1].fills, 2);
     ck_assert_uint_eq(r.traffic[1][1].data_bytes, 7);
-    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 16);
+    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 21);
     tessel_tensor_free(&a);
     tessel_tensor_free(&b);
 }

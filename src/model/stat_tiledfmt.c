@@ -166,15 +166,14 @@ static void tile_counts(occ_walk *w, uint64_t R, uint64_t C, double *occ)
 static const char *tiled_obstacle(const stat_input *in, const tile_cost *tc)
 {
     if (!in->rows || !in->base)
-        return "needs each base tile's non-empty rows, which these statistics lack (collected "
-               "for formats that do not read them, a 3-tensor, .tstat files, or a .tsd before "
-               "version 7: collect them for this spec)";
+        return "these statistics lack them (collected for formats that do not read them, a "
+               "3-tensor, .tstat files, or a .tsd before version 7: collect them for this spec)";
     if (tc->swapped)
-        return "in a rank order other than the canonical one counts its row segments along the "
-               "other mode, which the statistics do not";
+        return "in a rank order other than the canonical one its row segments run along the "
+               "other mode, whose rows the statistics do not hold";
     if (tc->inner[0] % in->grid->tile[0] || tc->inner[1] % in->grid->tile[1])
-        return "needs inner tiles made of whole base tiles (give a --base that divides the "
-               "inner level's tile)";
+        return "its inner tiles are not whole base tiles (give a --base that divides the inner "
+               "level's tile)";
     return NULL;
 }
 
@@ -195,7 +194,7 @@ int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, cons
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                lv->pos.column, "format",
                                "level %s: the stat estimator prices %s's tiled-csf from the "
-                               "base tiles' rows; it %s: use -e exact", lv->name,
+                               "base tiles' rows, and %s: use -e exact", lv->name,
                                e->spec->workload.tensor[e->in[i].spec_tensor].name, why);
     }
     occ_walk w;

@@ -42,8 +42,8 @@
  * exact nonzeros per k cell of their first multiply (sample.first_k;
  * before 6: none, the one-level written nonzeros are then the sample's
  * sum); 7: at the end, per saved input a flag and, set, its base tiles'
- * non-empty rows, its rows of tiles', the number of block levels and each
- * level's kept blocks' keys and rows (tessel_tile_rows; before 7: none,
+ * non-empty rows, its rows of tiles' and its trie nodes' (tessel_tile_rows;
+ * before 7: none,
  * the lists that read a tile's rows are priced from its nonzeros alone and
  * tiled-csf at its worst case, docs/models/stat.md). */
 #define TSD_VERSION 7u
@@ -250,11 +250,7 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
         if (tr) {
             put_u32s(&w, tr->rows, tr->n);
             put_u32s(&w, tr->strip, tr->nstrips);
-            put_u64(&w, tr->nlevels);
-            for (unsigned l = 0; l < tr->nlevels; l++) {
-                put_u64s(&w, tr->key[l], tr->nblocks[l]);
-                put_u32s(&w, tr->block[l], tr->nblocks[l]);
-            }
+            put_u32s(&w, tr->node, tr->n);
         }
     }
     if (w.failed) {
@@ -682,9 +678,8 @@ static int roles_ok(const engine *e)
 
 /* Version 7's per-tile rows of one input (stat_tiledfmt.c): each tile's
  * rows between 1 and its nonzeros, each strip's at most its height and at
- * least its fullest tile's; the levels the grid's width gives, each
- * level's keys ascending inside the grid, each block's rows between 1 and
- * its strip's. */
+ * least its fullest tile's; each node's between its two tiles' larger and
+ * its strip's (0 after a strip's last tile). */
 static int get_tile_rows(reader *r, stat_input *in)
 {
     uint64_t flag = get_u64(r, "rows.flag");
@@ -703,38 +698,24 @@ static int get_tile_rows(reader *r, stat_input *in)
     in->rows = tr; /* freed with the input from here */
     tr->rows = get_array(r, 4, g->nonempty, &tr->n, "rows.tiles");
     tr->strip = get_array(r, 4, g->extent[0], &tr->nstrips, "rows.strips");
-    uint64_t levels = get_u64(r, "rows.levels");
+    tr->node = get_array(r, 4, g->nonempty, NULL, "rows.nodes");
     if (r->bad)
         return 0;
-    uint64_t want = 0;
-    while (want < TESSEL_TILE_ROWS_LEVELS && g->extent[1] > (UINT64_C(1) << want))
-        want++;
-    if (levels != want)
-        return corrupt(r, "rows.levels");
-    tr->nlevels = (unsigned)levels;
-    for (unsigned l = 0; l < tr->nlevels; l++) {
-        tr->key[l] = get_array(r, 8, UINT64_MAX, &tr->nblocks[l], "rows.keys");
-        tr->block[l] = get_array(r, 4, tr->nblocks[l], NULL, "rows.blocks");
-        if (r->bad)
-            return 0;
-        for (uint64_t q = 0; q < tr->nblocks[l]; q++) {
-            uint64_t s = tr->key[l][q] >> 32, b = tr->key[l][q] & UINT32_MAX;
-            if (s >= g->extent[0] || b > (g->extent[1] - 1) >> (l + 1) ||
-                (q && tr->key[l][q] <= tr->key[l][q - 1]))
-                return corrupt(r, "rows.keys");
-            if (tr->block[l][q] < 1 || tr->block[l][q] > tr->strip[s])
-                return corrupt(r, "rows.blocks");
-        }
-    }
     for (uint64_t s = 0, t = 0; s < g->extent[0]; s++) {
         uint64_t h = g->dims[0] - s * g->tile[0] < g->tile[0] ? g->dims[0] - s * g->tile[0]
                                                               : g->tile[0];
+        uint64_t end = tessel_tile_grid_row_begin(g, s + 1);
         if (tr->strip[s] > h)
             return corrupt(r, "rows.strips");
-        for (; t < tessel_tile_grid_row_begin(g, s + 1); t++)
+        for (; t < end; t++) {
             if (tr->rows[t] < 1 || tr->rows[t] > tessel_tile_grid_count(g, t) ||
                 tr->rows[t] > tr->strip[s])
                 return corrupt(r, "rows.tiles");
+            uint32_t v = tr->node[t];
+            if (t + 1 == end ? v != 0
+                             : v < tr->rows[t] || v < tr->rows[t + 1] || v > tr->strip[s])
+                return corrupt(r, "rows.nodes");
+        }
     }
     return 1;
 }

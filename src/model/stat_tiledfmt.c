@@ -89,35 +89,29 @@ typedef struct occ_walk {
     uint64_t *mark, stamp;
 } occ_walk;
 
-/* Highest set bit of x > 0, plus one. */
-static unsigned bit_length(uint64_t x)
-{
-    unsigned n = 0;
-    while (x) {
-        n++;
-        x >>= 1;
-    }
-    return n;
-}
-
 /* Rows of strip s's base tiles [p, q) together: when they are all the
  * strip's tiles of the smallest aligned block that holds them, that
- * block's kept count (exact); else stat_tiledfmt_union. */
+ * block's trie node (the highest among the gaps between them), exactly;
+ * else stat_tiledfmt_union. */
 static double rows_of(const occ_walk *w, uint64_t s, uint64_t p, uint64_t q)
 {
     const stat_grid *b = w->base;
     if (q - p == 1)
         return w->rows->rows[p];
-    uint64_t lo = b->ptr[s], hi = b->ptr[s + 1];
+    uint64_t lo = b->ptr[s], hi = b->ptr[s + 1], top = p;
     if (p == lo && q == hi)
         return w->rows->strip[s];
-    unsigned l = bit_length((uint64_t)b->col[p] ^ b->col[q - 1]);
-    uint64_t blk = (uint64_t)b->col[p] >> l;
-    if ((p == lo || (b->col[p - 1] >> l) != blk) && (q == hi || (b->col[q] >> l) != blk)) {
-        uint32_t v = tessel_tile_rows_block(w->rows, l, s, blk);
-        if (v)
-            return v;
+    unsigned l = 0;
+    for (uint64_t g = p; g + 1 < q; g++) {
+        unsigned lg = tessel_tile_rows_level(b->col[g], b->col[g + 1]);
+        if (lg > l) {
+            l = lg;
+            top = g;
+        }
     }
+    uint64_t blk = (uint64_t)b->col[p] >> l;
+    if ((p == lo || (b->col[p - 1] >> l) != blk) && (q == hi || (b->col[q] >> l) != blk))
+        return w->rows->node[top];
     return stat_tiledfmt_union(w->rows->rows, p, q, lo, hi, w->rows->strip[s]);
 }
 

@@ -16,11 +16,11 @@
  *   strip 0 (rows 0-1): (0,0) (1,1) in tile 0, (1,2) in tile 1, (0,5) in tile 2;
  *   strip 1 (rows 2-3): (3,3) in tile 1, (2,7) (3,6) in tile 3.
  * Tiles' rows, grid order: 2 (rows 0, 1), 1, 1 | 1, 2. Strips: 2, 2.
- * Blocks kept (both halves hold a tile): level 1 (2 tiles) strip 0 block 0
- * = tiles 0-1, rows 0 and 1: 2 (not 2 + 1: row 1 is in both); strip 0's
- * block 1 (tile 2 alone) and strip 1's (tile 1 alone, tile 3 alone) are
- * not kept. Level 2 (4 tiles, the whole width): strip 0 (tiles 0-2 over
- * both halves) 2, strip 1 (tiles 1 and 3) 2. */
+ * Trie nodes, one between each two neighbouring tiles of a strip (the
+ * smallest aligned block holding both): strip 0, tiles 0|1 the 2-tile
+ * block 0, rows 0 and 1: 2 (not 2 + 1: row 1 is in both); tiles 1|2 the
+ * 4-tile block, rows 0 and 1: 2; strip 1, tiles 1|3 the 4-tile block,
+ * rows 2 and 3: 2; a strip's last tile 0. */
 static const uint32_t hand[7][2] = { { 0, 0 }, { 0, 5 }, { 1, 1 }, { 1, 2 },
                                      { 2, 7 }, { 3, 3 }, { 3, 6 } };
 
@@ -32,23 +32,17 @@ START_TEST(rows_hand_counted)
     ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
     tessel_tile_rows *tr = NULL;
     ck_assert_int_eq(tessel_tile_grid_rows(t, g, NULL, &tr, NULL), 0);
-    static const uint32_t rows[5] = { 2, 1, 1, 1, 2 };
+    static const uint32_t rows[5] = { 2, 1, 1, 1, 2 }, node[5] = { 2, 2, 0, 2, 0 };
     ck_assert_uint_eq(tr->n, 5);
-    for (unsigned q = 0; q < 5; q++)
+    for (unsigned q = 0; q < 5; q++) {
         ck_assert_uint_eq(tr->rows[q], rows[q]);
+        ck_assert_uint_eq(tr->node[q], node[q]);
+    }
     ck_assert_uint_eq(tr->nstrips, 2);
     ck_assert_uint_eq(tr->strip[0], 2);
     ck_assert_uint_eq(tr->strip[1], 2);
-    ck_assert_uint_eq(tr->nlevels, 2);
-    ck_assert_uint_eq(tr->nblocks[0], 1);
-    ck_assert_uint_eq(tr->nblocks[1], 2);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 0, 0), 2);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 0, 1), 0);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 1, 0), 0);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 1, 1, 1), 0);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 2, 0, 0), 2);
-    ck_assert_uint_eq(tessel_tile_rows_block(tr, 2, 1, 0), 2);
-    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (5 + 2) * 4 + 3 * 12);
+    ck_assert_uint_eq(tessel_tile_rows_level(1, 2), 2);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (2 * 5 + 2) * 4);
     tessel_tile_rows_free(&tr);
     /* a grid of another matrix is refused */
     tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
@@ -73,7 +67,8 @@ static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned c
  * pattern, A in [CP, CP] at the LLB in i:4 x k:4 tiles over the 2 x 2 base
  * grid, 8-bit values, coordinates and offsets; each A tile filled once.
  * Tile k 0-3 holds (0,0) (1,1) (1,2) (3,3): strip 0's base tiles 0-1 are
- * level 1's kept block, 2 rows (their own 2 + 1 would say 3), strip 1's
+ * all the tiles of the 2-tile block 0 (tile 2 is outside it), whose node
+ * says 2 rows (their own 2 + 1 would say 3), strip 1's
  * tile 1 one row: 3 rows; rank 0 a coordinate per row and 3 + 1 offsets,
  * rank 1 a coordinate per nonzero: 24 + 32 + 32 = 88 bits, 11 B. Tile k
  * 4-7 holds (0,5) | (2,7) (3,6): 1 + 2 rows, 24 + 32 + 24 = 80 bits, 10 B.

@@ -302,6 +302,14 @@ typedef struct tessel_stat_options {
      * budget: the sample makes about the same work per multiply). Its
      * memory follows the base cells it reaches, about 20 bytes each. */
     double output_sample_max;
+    /* 1: collect each input matrix's per-tile non-empty rows
+     * (src/stats/tilerows.c; 4 B per non-empty base tile and per aligned
+     * block of them) even when the spec's formats do not read them. They
+     * are collected anyway for a spec, or a point given to
+     * tessel_stat_options_add_tiles, with a per-rank list that reads a
+     * tile's rows or tiled-csf (docs/models/stat.md, "Per-tile non-empty
+     * rows"). Default 0. */
+    int tile_rows;
 } tessel_stat_options;
 #define TESSEL_STAT_OUTPUT_COUNT_BUDGET 1073741824.0 /* 2^30 multiplies */
 #define TESSEL_STAT_OUTPUT_SAMPLE_MAX 1073741824.0   /* 2^30 multiplies */
@@ -309,7 +317,8 @@ typedef struct tessel_stat_options {
 void tessel_stat_options_init(tessel_stat_options *o);
 /* Folds spec's tile edges (whole modes aside) into o->edge_gcd, so that
  * automatic statistics serve that design point on their grid too (a
- * sweep's or map's points). */
+ * sweep's or map's points), and sets o->tile_rows when its formats read
+ * a tile's rows. */
 void tessel_stat_options_add_tiles(tessel_stat_options *o, const tessel_spec *spec);
 
 /* The statistics of a workload's inputs, collected once (one pass over

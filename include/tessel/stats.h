@@ -112,6 +112,39 @@ void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *co
 /* Total number of tiles (product of extents); TESSEL_ERANGE if > 2^64-1. */
 int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
 
+/* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): rows[i]
+ * the rows holding a nonzero in non-empty tile i (in the grid's order);
+ * strip[r] the non-empty rows of row of tiles r; and node[i], when tile
+ * i + 1 is in the same row of tiles, the rows of the smallest aligned
+ * block of 2^l tiles of that row of tiles holding tiles i and i + 1 (the
+ * node between them of the binary trie over the row's tile columns; 0 for
+ * a row's last tile). 4 B per non-empty tile (rows), 4 B per non-empty
+ * tile (node) and 4 B per row of tiles. */
+typedef struct tessel_tile_rows {
+    const tessel_allocator *alloc;
+    uint64_t n, nstrips; /* the grid's non-empty tiles, its rows of tiles */
+    uint32_t *rows;
+    uint32_t *strip;
+    uint32_t *node;
+} tessel_tile_rows;
+
+/* t a matrix (order 2) and g its grid (tessel_tile_grid_build of t);
+ * TESSEL_EINVAL otherwise. One walk over the entries. */
+int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
+                          const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
+void tessel_tile_rows_free(tessel_tile_rows **rows);
+/* The level of the node between tile columns c and d (c != d): the
+ * smallest l with c >> l == d >> l. */
+static inline unsigned tessel_tile_rows_level(uint64_t c, uint64_t d)
+{
+    unsigned l = 0;
+    for (uint64_t x = c ^ d; x; x >>= 1)
+        l++;
+    return l;
+}
+/* Bytes held by the arrays of tr. */
+uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr);
+
 /* ------------------------------------------------------------------ */
 /* Occupancy summary over the non-empty tiles of a grid. */
 typedef struct tessel_occupancy {

@@ -252,6 +252,10 @@ void model_cost_footprint_bits(const tile_cost *tc, double *fixed, double *per);
  * estimator): the counts estimated from n (src/model/stat_ranks.c). */
 void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
                                 double *meta_bits);
+/* The same at given prefix counts est[0 .. nranks - 2] (fractional counts
+ * interpolated between whole ones; the leaf's is n). */
+void model_ranks_bits_at(const tile_cost *tc, uint64_t n, const double *est, double *data_bits,
+                         double *meta_bits);
 /* Scalar skipping and gating at the compute (model_scalar.c): whether
  * input i's reads at the innermost level carry an action_optimization;
  * one effectual innermost tile iteration's traversal of input i (tile

@@ -13,6 +13,7 @@
 #include "stat_inspill.h"
 #include "stat_internal.h"
 #include "stat_nested.h"
+#include "stat_tiledfmt.h"
 
 void tessel_stat_options_init(tessel_stat_options *o)
 {
@@ -43,8 +44,9 @@ int stat_check_workload(const tessel_spec *s, tessel_diag *diag)
     return TESSEL_OK;
 }
 
-/* Formats: per-rank lists whose price needs per-tile prefix counts, which
- * only the data has (stat_ranks.c prices the others), and tiled-csf. */
+/* Formats: per-rank lists that stat cannot price (stat_ranks.c), and
+ * tiled-csf of an output (an input's is priced from the statistics' rows,
+ * stat_tiledfmt.c). */
 int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
 {
     for (unsigned l = 1; l < s->nlevels; l++) {
@@ -57,12 +59,12 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                 if (rc)
                     return rc;
             }
-            if (f == TESSEL_SPEC_FORMAT_TILED_CSF)
+            if (f == TESSEL_SPEC_FORMAT_TILED_CSF && t == 0)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "format",
                                        "level %s: the stat estimator does not price tiled-csf "
-                                       "for %s (a tile's inner tiles and row segments are "
-                                       "counted from the data: use -e exact)",
+                                       "for the output %s (exact refuses it too: its inner "
+                                       "tiles and row segments would be counted from the data)",
                                        lv->name, s->workload.tensor[t].name);
         }
     }
@@ -174,7 +176,11 @@ int stat_derive_grid(const engine *e, const stat_input *in, unsigned i, const bo
     if (rc) /* at most the base grid's tiles, in fewer rows */
         return tessel_diag_oom(diag, NULL, "coarsening an input's tile grid",
                                (size_t)stat_grid_bytes((in->base->rows + f0 - 1) / f0, in->base->n));
-    return TESSEL_OK;
+    /* the tiles' rows, when the format's price reads them */
+    rc = stat_tiledfmt_attach(e, in, i, bd, tile, a, out, diag);
+    if (rc)
+        stat_grid_free(a, out);
+    return rc;
 }
 
 /* Position of engine index x in level 1's loop order; a whole-extent

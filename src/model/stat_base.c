@@ -26,6 +26,8 @@ void tessel_stat_options_add_tiles(tessel_stat_options *o, const tessel_spec *sp
             if (t && !(ext && t >= ext))
                 o->edge_gcd[x] = tessel_gcd(o->edge_gcd[x], t);
         }
+    if (stat_spec_reads_rows(spec)) /* its formats need the rows statistic */
+        o->tile_rows = 1;
 }
 
 static uint64_t cells(uint64_t extent, uint64_t base)

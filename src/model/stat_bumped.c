@@ -22,6 +22,7 @@
 
 #include "stat_bumped.h"
 #include "stat_inspill.h"
+#include "stat_tiledfmt.h"
 
 uint64_t stat_ob_pack(const engine *e, unsigned l, unsigned i, uint64_t m0, uint64_t m1)
 {
@@ -109,6 +110,14 @@ int stat_ob_may_overflow(const stat_grid *g, const tile_cost *cost, uint64_t par
         return 0; /* unbounded: stat_ob_tile records nothing */
     if (!(pr.per >= 0))
         return 1;
+    if (g->occ && stat_pricer_needs_rows(&pr)) { /* not monotone in nnz: every tile */
+        for (uint64_t n = 0; n < g->n; n++) {
+            price tp = stat_grid_price(&pr, g, n);
+            if (tp.data + tp.meta > (double)part)
+                return 1;
+        }
+        return 0;
+    }
     uint64_t most = 0;
     for (uint64_t n = 0; n < g->n; n++)
         if (g->nnz[n] > most)
@@ -143,7 +152,7 @@ int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const f
                 double uses = q ? (double)a_col[k]
                                 : (k < p->b.rows ? (double)(p->b.ptr[k + 1] - p->b.ptr[k]) : 0);
                 uint64_t m0 = mirror ? c : r, m1 = mirror ? r : c;
-                rc = stat_ob_tile(e, 1, op, m0, m1, g[q]->nnz[n], stat_fast_price(&pr, g[q]->nnz[n]),
+                rc = stat_ob_tile(e, 1, op, m0, m1, g[q]->nnz[n], stat_grid_price(&pr, g[q], n),
                                   part[q], fills[q] ? fills[q][n] : 0, uses);
             }
     }

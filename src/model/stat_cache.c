@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "stat_closed.h"
+#include "stat_tiledfmt.h"
 
 #define CACHE_MAX_SHAPES 1024u
 #define CACHE_SLOTS (2u * CACHE_MAX_SHAPES)
@@ -965,6 +966,8 @@ static int side_evaluate(const side *sd, const stat_cache_point *pt, stat_outcom
     o->operand_nnz[0] = sd->operand_nnz[0];
     o->operand_nnz[1] = sd->operand_nnz[1];
     pricer pa = stat_pricer_of(&pt->cost_a), pb = stat_pricer_of(&pt->cost_b);
+    if (stat_pricer_needs_rows(&pa) || stat_pricer_needs_rows(&pb))
+        return STAT_CACHE_DECLINED; /* priced per tile from its rows (stat_tiledfmt.c) */
     double comp_a = 0, comp_b = 0;
     if (!price_input(&sd->group[ROLE_A], order, &pa, pt->part_a, &o->a, &comp_a) ||
         !price_input(&sd->group[ROLE_B], order, &pb, pt->part_b, &o->b, &comp_b))

@@ -20,6 +20,7 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     }
     tessel_tile_grid_free(&in->grid);
     tessel_d2t2_free(&in->d2t2);
+    tessel_tile_rows_free(&in->rows);
     tessel_dealloc(a, in->line_nnz[0]);
     tessel_dealloc(a, in->line_nnz[1]);
     memset(in, 0, sizeof(*in));
@@ -67,8 +68,8 @@ static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_
 /* mode_base: the base edge of each of t's modes (a matrix's rows and
  * columns; a 3-tensor's three modes). */
 static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
-                         const uint64_t *mode_base, const tessel_allocator *a, stat_input *in,
-                         tessel_diag *diag)
+                         const uint64_t *mode_base, int rows, const tessel_allocator *a,
+                         stat_input *in, tessel_diag *diag)
 {
     memset(in, 0, sizeof(*in));
     int rc;
@@ -77,6 +78,8 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
                                  diag);
         if (!rc)
             rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
+        if (!rc && rows) /* per base tile its non-empty rows (stat_tiledfmt.c) */
+            rc = tessel_tile_grid_rows(t, in->grid, a, &in->rows, diag);
     } else {
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }
@@ -331,7 +334,8 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
         collection_bases(&s->e, opt, s->same_as, mode_base);
     for (unsigned i = 0; !rc && i < s->e.nin; i++)
         if (s->same_as[i] < 0)
-            rc = input_collect(s->e.in[i].t, opt, mode_base[i], a, &s->in[i], diag);
+            rc = input_collect(s->e.in[i].t, opt, mode_base[i],
+                               opt->tile_rows || stat_spec_reads_rows(spec), a, &s->in[i], diag);
     /* rule 3's count first: its rows' exact nonzeros are the output
      * sample's covariate when the count is within its budget */
     int sampling = opt->output_fraction > 0 || opt->output_min_flops > 0;

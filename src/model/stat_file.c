@@ -41,8 +41,12 @@
  * nonzeros (sample.xexact; before 5: sketches); 6: after it, the output's
  * exact nonzeros per k cell of their first multiply (sample.first_k;
  * before 6: none, the one-level written nonzeros are then the sample's
- * sum). */
-#define TSD_VERSION 6u
+ * sum); 7: at the end, per saved input a flag and, set, its base tiles'
+ * non-empty rows, its rows of tiles' and its trie nodes' (tessel_tile_rows;
+ * before 7: none,
+ * the lists that read a tile's rows are priced from its nonzeros alone and
+ * tiled-csf at its worst case, docs/models/stat.md). */
+#define TSD_VERSION 7u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -238,6 +242,17 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
     uint64_t nf = *v.has_sample ? v.sample->nfk : 0;
     put_f64s(&w, nf ? v.sample->fknnz : NULL, nf);
+    for (unsigned i = 0; i < e->nin; i++) {
+        const tessel_tile_rows *tr = v.same_as[i] < 0 ? v.in[i].rows : NULL;
+        if (v.same_as[i] >= 0)
+            continue;
+        put_u64(&w, tr != NULL);
+        if (tr) {
+            put_u32s(&w, tr->rows, tr->n);
+            put_u32s(&w, tr->strip, tr->nstrips);
+            put_u32s(&w, tr->node, tr->n);
+        }
+    }
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -661,6 +676,50 @@ static int roles_ok(const engine *e)
     return 1;
 }
 
+/* Version 7's per-tile rows of one input (stat_tiledfmt.c): each tile's
+ * rows between 1 and its nonzeros, each strip's at most its height and at
+ * least its fullest tile's; each node's between its two tiles' larger and
+ * its strip's (0 after a strip's last tile). */
+static int get_tile_rows(reader *r, stat_input *in)
+{
+    uint64_t flag = get_u64(r, "rows.flag");
+    if (r->bad || flag > 1)
+        return corrupt(r, "rows.flag");
+    if (!flag)
+        return 1;
+    const tessel_tile_grid *g = in->grid;
+    if (g->order != 2)
+        return corrupt(r, "rows.order");
+    tessel_tile_rows *tr = tessel_alloc(r->alloc, sizeof(*tr));
+    if (!tr)
+        return corrupt(r, "out of memory");
+    memset(tr, 0, sizeof(*tr));
+    tr->alloc = r->alloc;
+    in->rows = tr; /* freed with the input from here */
+    tr->rows = get_array(r, 4, g->nonempty, &tr->n, "rows.tiles");
+    tr->strip = get_array(r, 4, g->extent[0], &tr->nstrips, "rows.strips");
+    tr->node = get_array(r, 4, g->nonempty, NULL, "rows.nodes");
+    if (r->bad)
+        return 0;
+    for (uint64_t s = 0, t = 0; s < g->extent[0]; s++) {
+        uint64_t h = g->dims[0] - s * g->tile[0] < g->tile[0] ? g->dims[0] - s * g->tile[0]
+                                                              : g->tile[0];
+        uint64_t end = tessel_tile_grid_row_begin(g, s + 1);
+        if (tr->strip[s] > h)
+            return corrupt(r, "rows.strips");
+        for (; t < end; t++) {
+            if (tr->rows[t] < 1 || tr->rows[t] > tessel_tile_grid_count(g, t) ||
+                tr->rows[t] > tr->strip[s])
+                return corrupt(r, "rows.tiles");
+            uint32_t v = tr->node[t];
+            if (t + 1 == end ? v != 0
+                             : v < tr->rows[t] || v < tr->rows[t + 1] || v > tr->strip[s])
+                return corrupt(r, "rows.nodes");
+        }
+    }
+    return 1;
+}
+
 /* Decodes and checks a .tsd payload of any version read into v; 0 on a
  * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
@@ -735,6 +794,9 @@ static int load_payload(reader *r, stat_data_view *v)
         !get_first_k(r, *v->has_sample ? v->sample : NULL,
                      *v->has_sample ? e->extent[2] / v->sample->base[2] + 1 : 0))
         return 0;
+    for (unsigned i = 0; r->version >= 7 && i < e->nin; i++)
+        if (v->same_as[i] < 0 && !get_tile_rows(r, &v->in[i]))
+            return corrupt(r, "rows");
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -755,7 +817,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 5)) ||
+    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 6)) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

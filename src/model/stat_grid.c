@@ -12,6 +12,7 @@ void stat_grid_free(const tessel_allocator *a, stat_grid *g)
         tessel_dealloc(a, g->col);
         tessel_dealloc(a, g->nnz);
     }
+    tessel_dealloc(a, g->occ);
     memset(g, 0, sizeof(*g));
 }
 
@@ -87,11 +88,23 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
         return TESSEL_ENOMEM;
     }
     memcpy(next, g->ptr, (g->rows + 1) * sizeof(uint64_t));
+    if (s->occ) {
+        g->occ = tessel_alloc_array(a, s->n ? s->n * s->occ_stride : 1, sizeof(double));
+        g->occ_stride = s->occ_stride;
+        if (!g->occ) {
+            tessel_dealloc(a, next);
+            stat_grid_free(a, g);
+            return TESSEL_ENOMEM;
+        }
+    }
     for (uint64_t r = 0; r < s->rows; r++)
         for (uint64_t n = s->ptr[r]; n < s->ptr[r + 1]; n++) {
             uint64_t d = next[s->col[n]]++;
             g->col[d] = (uint32_t)r;
             g->nnz[d] = s->nnz[n];
+            if (g->occ) /* the tiles' other counts move with them (stat_tiledfmt.c) */
+                memcpy(&g->occ[d * s->occ_stride], &s->occ[n * s->occ_stride],
+                       s->occ_stride * sizeof(double));
         }
     tessel_dealloc(a, next);
     return TESSEL_OK;

@@ -16,7 +16,16 @@ typedef struct stat_input {
     tessel_d2t2_stats *d2t2;  /* Corrs (eq. 11) */
     uint64_t *line_nnz[2];    /* nonzeros per row [0] and per column [1] (3-tensor: per k) */
     uint64_t dims[2];
+    /* non-empty rows per base tile and per row of base tiles (matrices;
+     * NULL for a 3-tensor or a .tsd before version 7): per-tile prefix
+     * counts for the lists that read them and tiled-csf (stat_tiledfmt.c) */
+    tessel_tile_rows *rows;
 } stat_input;
+
+/* stat_tiledfmt.c: whether a level of spec stores a tensor in a format
+ * whose price reads a tile's rows (a per-rank list that reads a prefix
+ * count, tiled-csf): then the statistics collect them. */
+int stat_spec_reads_rows(const tessel_spec *spec);
 
 /* A seeded sample of the output's rows, multiplied out symbolically once
  * per input pair: every nonzero (i, j) of a sampled row of Z = A B (TTM:
@@ -117,6 +126,12 @@ typedef struct stat_grid {
     uint32_t *col;        /* tile column of each non-empty tile, ascending per row */
     uint32_t *nnz;        /* nonzeros of each */
     int borrowed;         /* the arrays belong to another grid (stat_grid_free keeps them) */
+    /* Per non-empty tile, occ_stride counts its format's price reads
+     * besides nnz (stat_tiledfmt.c): a per-rank list's non-empty rows (1),
+     * or tiled-csf's non-empty inner tiles and row segments (2), estimated
+     * from the base tiles' rows. NULL: not kept. Always owned. */
+    double *occ;
+    unsigned occ_stride;
 } stat_grid;
 
 /* Everything one SpMSpM boundary evaluation needs, in canonical roles:

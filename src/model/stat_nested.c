@@ -37,6 +37,7 @@
 #include "stat_closed.h"
 #include "stat_inspill.h"
 #include "stat_nested.h"
+#include "stat_tiledfmt.h"
 
 /* First K >= from where A's row and B's column (bitsets x, y) are both
  * non-empty, or UINT64_MAX. */
@@ -232,7 +233,7 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
-            price tp = stat_fast_price(&pr, x->nnz[t]);
+            price tp = stat_grid_price(&pr, x, t);
             input_uses(c, tp, part, runs[t], uses);
             if (!rc) /* rule 4 per child read; X is B^T for B */
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
@@ -311,10 +312,14 @@ static void store(nested *n, const stat_outcome *o)
  * leaves them. */
 static void nested_unshare(nested *n, int shared_a, int shared_b)
 {
-    if (shared_a)
+    if (shared_a) {
+        tessel_dealloc(n->e->alloc, n->a.occ); /* its own (stat_tiledfmt_attach) */
         memset(&n->a, 0, sizeof(n->a));
-    if (shared_b)
+    }
+    if (shared_b) {
+        tessel_dealloc(n->e->alloc, n->b.occ);
         memset(&n->b, 0, sizeof(n->b));
+    }
 }
 
 /* Input i's grid at level b's tiles into g (edges into edge): the
@@ -333,7 +338,8 @@ static int level_grid(nested *n, const stat_input *in, unsigned i, stat_grid *g,
     if (edge[0] == in->grid->tile[0] && edge[1] == in->grid->tile[1]) {
         *g = *in->base;
         *shared = 1;
-        return TESSEL_OK;
+        /* the tiles' rows when the format reads them (owned by g) */
+        return stat_tiledfmt_attach(n->e, in, i, &n->bd, edge, n->e->alloc, g, diag);
     }
     return stat_derive_grid(n->e, in, i, &n->bd, n->e->alloc, g, edge, diag);
 }
@@ -368,6 +374,8 @@ int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary
         tile_cost cost;
         exact_tile_cost_init(e, &n.bd, op, &cost);
         pricer pr = stat_pricer_of(&cost);
+        if (stat_pricer_needs_rows(&pr)) /* priced per tile (stat_tiledfmt.c) */
+            return STAT_NESTED_KNOWN_DECLINED;
         uint64_t part = exact_partition_bytes(e, b, op->spec_tensor);
         stat_counts *c = i ? &o.b : &o.a;
         for (uint64_t d = 0; d < sm->nsizes[i]; d++) {

@@ -774,6 +774,7 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     if (xt) { /* stat_grid_free(&ac.xt) below keeps the caller's arrays */
         ac.xt = *xt;
         ac.xt.borrowed = 1;
+        ac.xt.occ = NULL; /* the caller's too */
     } else {
         rc = stat_grid_transpose(x, a, &ac.xt);
     }

@@ -13,10 +13,11 @@
  * position's (stat_rows_price).
  *
  * Other lists of an input ([CP, CP], [CP, UOP], [B, B] ...) need each
- * tile's non-empty rows (fibres), which the statistics do not hold per tile
- * at the boundary's shape (D2T2's size_tile_rows is a mean over base
- * tiles): they are estimated from the tile's nonzeros as if these fell
- * independently on its positions. An output's tiles have only estimated
+ * tile's non-empty rows (fibres): a matrix's come from the statistics'
+ * per-tile rows (stat_tiledfmt.c, model_ranks_bits_at); without them (a
+ * 3-tensor, statistics saved before them) they are estimated from the
+ * tile's nonzeros as if these fell independently on its positions
+ * (model_ranks_estimated_bits). An output's tiles have only estimated
  * nonzeros, so its lists are priced only when affine, or when they store
  * every position ([UB, UB], [UOP, UB]: whole tiles per write-back and
  * read-back, stat_dense.c). */
@@ -118,18 +119,15 @@ static double prefix_estimate(const tile_cost *tc, unsigned d, uint64_t n)
     return e < (double)n ? e : (double)n;
 }
 
-void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
-                                double *meta_bits)
+void model_ranks_bits_at(const tile_cost *tc, uint64_t n, const double *est, double *data_bits,
+                         double *meta_bits)
 {
     /* the footprint is affine in each prefix count (tessel_rank_footprint_bits
      * multiplies none of them together), so a fractional count is priced by
      * interpolating between whole ones */
-    double est[3] = { 0, 0, 0 };
     uint64_t lo[3] = { 0, 0, 0 };
-    for (unsigned d = 0; d + 1 < tc->nranks; d++) {
-        est[d] = prefix_estimate(tc, d, n);
+    for (unsigned d = 0; d + 1 < tc->nranks; d++)
         lo[d] = (uint64_t)floor(est[d]);
-    }
     lo[tc->nranks - 1] = n;
     double d0, m0;
     tessel_rank_footprint_bits(tc->ranks, tc->nranks, tc->shape, lo, &tc->widths, &d0, &m0);
@@ -146,6 +144,15 @@ void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bi
         *data_bits += frac * (d1 - d0);
         *meta_bits += frac * (m1 - m0);
     }
+}
+
+void model_ranks_estimated_bits(const tile_cost *tc, uint64_t n, double *data_bits,
+                                double *meta_bits)
+{
+    double est[3] = { 0, 0, 0 };
+    for (unsigned d = 0; d + 1 < tc->nranks; d++)
+        est[d] = prefix_estimate(tc, d, n);
+    model_ranks_bits_at(tc, n, est, data_bits, meta_bits);
 }
 
 void model_cost_footprint_bits(const tile_cost *tc, double *fixed, double *per)

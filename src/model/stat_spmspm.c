@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "stat_closed.h"
+#include "stat_tiledfmt.h"
 
 /* Walks that would cost more word operations than this use the
  * independence approximation of the tile-pair structure instead. */
@@ -55,9 +56,10 @@ pricer stat_pricer_of(const tile_cost *tc)
     model_cost_footprint_bits(tc, &pr.fixed, &pr.per);
     pr.value_bits = tc->widths.value_bits;
     pr.split = tc->ranked;
-    pr.rows = tc->ranked && !model_ranks_affine(tc->ranks, tc->nranks);
+    /* tiled-csf: its counts, else its worst case (exact_tile_bytes) */
+    pr.rows = (tc->ranked && !model_ranks_affine(tc->ranks, tc->nranks)) || tc->tiled;
     pr.cost = *tc;
-    pr.whole = !pr.split && pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
+    pr.whole = !pr.split && !tc->tiled && pr.fixed >= 0 && pr.fixed < 0x1p52 && pr.per >= 0 && pr.per < 0x1p20 &&
                pr.fixed == floor(pr.fixed) && pr.per == floor(pr.per);
     pr.ifixed = pr.whole ? (uint64_t)pr.fixed : 0;
     pr.iper = pr.whole ? (uint64_t)pr.per : 0;
@@ -127,7 +129,7 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
             if (prices)
-                w->b_price[n] = stat_fast_price(&w->price_b, p->b.nnz[n]);
+                w->b_price[n] = stat_grid_price(&w->price_b, &p->b, n);
             w->b_row_nnz[k] += (double)p->b.nnz[n];
             if (bitsets)
                 w->bcols[p->b.col[n] * w->words + k / 64] |= UINT64_C(1) << (k % 64);
@@ -136,7 +138,7 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
         for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
             uint64_t k = p->a.col[n];
             if (prices)
-                w->a_price[n] = stat_fast_price(&w->price_a, p->a.nnz[n]);
+                w->a_price[n] = stat_grid_price(&w->price_a, &p->a, n);
             w->a_col[k]++;
             w->a_col_nnz[k] += (double)p->a.nnz[n];
             if (w->a_first[k] == UINT64_MAX)

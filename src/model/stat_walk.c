@@ -156,6 +156,12 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
         rc = walk_grids(e, &bd, in, diag);
     for (unsigned i = 0; !rc && i < e->nin; i++)
         rc = exact_tile_cost_init(e, &bd, &e->in[i], &bd.cost[i]);
+    for (unsigned i = 0; !rc && i < e->nin; i++)
+        if (bd.cost[i].tiled) /* its counts come per derived grid (stat_tiledfmt.c) */
+            rc = tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, "format",
+                                 "level %s: the stat estimator's walk (this workload's loop "
+                                 "order) does not price tiled-csf: use -e exact",
+                                 e->spec->level[b].name);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)

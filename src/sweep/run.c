@@ -530,17 +530,20 @@ static int uses_strategies(const tessel_sweep *s, const tessel_spec *spec)
  * sweep file as it is; otherwise the estimator chooses it from the tiles
  * of every point (each tile axis's values, derived one at a time: a
  * point's edge is the spec's or one axis value's), so that every point is
- * on the grid. */
+ * on the grid; and, base given or not, the per-tile rows when a format
+ * axis's value reads them (tessel_stat_options_add_tiles). */
 static void entry_stat_options(const run_ctx *r, const tessel_spec *spec,
                                tessel_stat_options *opt)
 {
     const tessel_sweep *s = r->sweep;
     *opt = s->stat;
     tessel_template_stat_options(spec, opt); /* a template's own grid (sparsepipe) */
-    if (opt->base[0] && opt->base[1])
-        return;
+    int base = opt->base[0] && opt->base[1];
     for (size_t a = 0; a < s->naxes; a++) {
-        if (!strstr(s->axis[a].path, "tile"))
+        /* a format axis too: its values may read the tiles' rows (tile_rows) */
+        if (!strstr(s->axis[a].path, "tile") && !strstr(s->axis[a].path, "format"))
+            continue;
+        if (base && !strstr(s->axis[a].path, "format"))
             continue;
         for (size_t v = 0; v < s->axis[a].nvalues; v++) {
             tessel_spec *p = NULL;

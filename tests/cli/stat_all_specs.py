@@ -24,11 +24,7 @@ import tempfile
 
 # spec -> a piece of the error the stat estimator gives (not about tiles)
 UNSUPPORTED = {
-    # the DRT simulator's static 1024-coordinate top tiles over 32x32 PE tiles with A and
-    # B in tiled-csf (their row segments per inner tile come from the data); before it
-    # followed the simulator at any n it ran the drt strategy, which stat prices
-    "examples/validate-drt/extensor-static.yaml":
-        "the stat estimator does not price tiled-csf",
+    # none: every spec and sweep file runs under stat (issue 18 item 2)
 }
 
 # spec -> --set overrides shrinking generated data (the walk over three

@@ -2,9 +2,9 @@
  * docs/models/stat.md "Per-rank format lists"): a list whose price reads no
  * prefix count is priced from the tiles' nonzero counts, byte for byte as
  * exact prices it, at one and at two buffer levels; a list that reads one
- * ([CP, CP]) prices each tile's non-empty rows at their balls-in-bins
- * expectation (hand-checked); what stat cannot price is refused with its
- * reason. */
+ * ([CP, CP]) prices each tile's non-empty rows from the base tiles' rows
+ * (hand-checked; more in test_stat_tiledfmt.c); what stat cannot price is
+ * refused with its reason. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +127,12 @@ END_TEST
 
 /* The tile above in [CP, CP]: rank 0 keeps a coordinate and an offset per
  * non-empty row and one more offset, rank 1 a coordinate per nonzero.
- * Exact counts 3 rows: 3 x 16 + 8 + 3 x 8 = 80 bits, 10 bytes. stat has
- * the tile's 3 nonzeros only and expects 4 (1 - (3/4)^3) = 2.3125 rows:
- * 2.3125 x 16 + 8 + 24 = 69 bits, 9 bytes. */
+ * Exact counts 3 rows: 3 x 16 + 8 + 3 x 8 = 80 bits, 10 bytes. stat reads
+ * them from the 2 x 2 base tiles' rows (src/model/stat_tiledfmt.c): strip
+ * 0's two tiles (rows 0 and 1) are its whole width, 2 rows, strip 1's one
+ * tile 1 row: 3, 10 bytes. (From the tile's 3 nonzeros alone, as without
+ * the rows statistic, it would expect 4 (1 - (3/4)^3) = 2.3125 rows: 69
+ * bits, 9 bytes.) */
 START_TEST(hand_example_estimated_rows)
 {
     static const uint32_t ea[3][2] = { { 0, 0 }, { 1, 2 }, { 3, 3 } };
@@ -147,7 +150,7 @@ START_TEST(hand_example_estimated_rows)
     ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
     ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
     ck_assert_uint_eq(r.traffic[1][1].data_bytes, 5);
-    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 9);
+    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 10);
     ck_assert_uint_eq(x.traffic[1][1].data_bytes, 5);
     ck_assert_uint_eq(x.traffic[1][1].metadata_bytes, 10);
     tessel_tensor_free(&a);

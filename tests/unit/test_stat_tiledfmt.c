@@ -1,0 +1,311 @@
+/* Per-tile non-empty rows (src/stats/tilerows.c) and what the stat
+ * estimator prices from them (src/model/stat_tiledfmt.c, docs/models/stat.md
+ * "Per-tile non-empty rows"): the per-rank lists that read a tile's rows
+ * and tiled-csf, hand-counted, then against exact on banded matrices at one
+ * and two buffer levels. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessel/model.h"
+#include "tessel/stats.h"
+#include "test_data.h"
+#include "test_specs.h"
+
+/* A 4 x 8 matrix on 2 x 2 tiles (2 rows of 4 tiles):
+ *   strip 0 (rows 0-1): (0,0) (1,1) in tile 0, (1,2) in tile 1, (0,5) in tile 2;
+ *   strip 1 (rows 2-3): (3,3) in tile 1, (2,7) (3,6) in tile 3.
+ * Tiles' rows, grid order: 2 (rows 0, 1), 1, 1 | 1, 2. Strips: 2, 2.
+ * Trie nodes, one between each two neighbouring tiles of a strip (the
+ * smallest aligned block holding both): strip 0, tiles 0|1 the 2-tile
+ * block 0, rows 0 and 1: 2 (not 2 + 1: row 1 is in both); tiles 1|2 the
+ * 4-tile block, rows 0 and 1: 2; strip 1, tiles 1|3 the 4-tile block,
+ * rows 2 and 3: 2; a strip's last tile 0. */
+static const uint32_t hand[7][2] = { { 0, 0 }, { 0, 5 }, { 1, 1 }, { 1, 2 },
+                                     { 2, 7 }, { 3, 3 }, { 3, 6 } };
+
+START_TEST(rows_hand_counted)
+{
+    tessel_tensor *t = test_coo_matrix(4, 8, 0, hand, 7);
+    uint64_t tile[2] = { 2, 2 };
+    tessel_tile_grid *g = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    tessel_tile_rows *tr = NULL;
+    ck_assert_int_eq(tessel_tile_grid_rows(t, g, NULL, &tr, NULL), 0);
+    static const uint32_t rows[5] = { 2, 1, 1, 1, 2 }, node[5] = { 2, 2, 0, 2, 0 };
+    ck_assert_uint_eq(tr->n, 5);
+    for (unsigned q = 0; q < 5; q++) {
+        ck_assert_uint_eq(tr->rows[q], rows[q]);
+        ck_assert_uint_eq(tr->node[q], node[q]);
+    }
+    ck_assert_uint_eq(tr->nstrips, 2);
+    ck_assert_uint_eq(tr->strip[0], 2);
+    ck_assert_uint_eq(tr->strip[1], 2);
+    ck_assert_uint_eq(tessel_tile_rows_level(1, 2), 2);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (2 * 5 + 2) * 4);
+    tessel_tile_rows_free(&tr);
+    /* a grid of another matrix is refused */
+    tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_tile_grid_rows(u, g, NULL, &tr, &diag), TESSEL_EINVAL);
+    ck_assert_ptr_null(tr);
+    tessel_tile_grid_free(&g);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&u);
+}
+END_TEST
+
+static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned char r1)
+{
+    tl->format = TESSEL_SPEC_FORMAT_RANKS;
+    tl->nranks = 2;
+    tl->ranks[0] = r0;
+    tl->ranks[1] = r1;
+}
+
+/* The hand matrix as A (4 x 8) against an 8 x 4 B of its transpose's
+ * pattern, A in [CP, CP] at the LLB in i:4 x k:4 tiles over the 2 x 2 base
+ * grid, 8-bit values, coordinates and offsets; each A tile filled once.
+ * Tile k 0-3 holds (0,0) (1,1) (1,2) (3,3): strip 0's base tiles 0-1 are
+ * all the tiles of the 2-tile block 0 (tile 2 is outside it), whose node
+ * says 2 rows (their own 2 + 1 would say 3), strip 1's
+ * tile 1 one row: 3 rows; rank 0 a coordinate per row and 3 + 1 offsets,
+ * rank 1 a coordinate per nonzero: 24 + 32 + 32 = 88 bits, 11 B. Tile k
+ * 4-7 holds (0,5) | (2,7) (3,6): 1 + 2 rows, 24 + 32 + 24 = 80 bits, 10 B.
+ * 21 B of metadata, 4 + 3 B of values. From the nonzeros alone (4 (1 -
+ * (3/4)^n) rows) the second tile would be 9 B. */
+START_TEST(list_rows_from_blocks)
+{
+    tessel_tensor *a = test_coo_matrix(4, 8, 0, hand, 7);
+    uint32_t bt[7][2];
+    for (unsigned q = 0; q < 7; q++) {
+        bt[q][0] = hand[q][1];
+        bt[q][1] = hand[q][0];
+    }
+    tessel_tensor *b = test_coo_matrix(8, 4, 0, (const uint32_t(*)[2])bt, 7);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    o.base[0] = o.base[1] = 2;
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 8, 8);
+    set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
+    tessel_result r, x;
+    tessel_diag diag;
+    ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
+    ck_assert_uint_eq(x.traffic[1][1].fills, 2);
+    ck_assert_uint_eq(x.traffic[1][1].data_bytes, 7);
+    ck_assert_uint_eq(x.traffic[1][1].metadata_bytes, 21);
+    ck_assert_uint_eq(r.traffic[1][1].fills, 2);
+    ck_assert_uint_eq(r.traffic[1][1].data_bytes, 7);
+    ck_assert_uint_eq(r.traffic[1][1].metadata_bytes, 21);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* rows x cols: a band of half-width 3 and every 7th entry of a pseudo-random
+ * pattern, so that tiles differ in fill and rows recur across tiles. */
+static tessel_tensor *band_matrix(uint64_t rows, uint64_t cols, unsigned seed)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *bl = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
+    uint32_t x = seed;
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++) {
+            x = x * 1103515245u + 12345u;
+            if ((r > c ? r - c : c - r) < 3 || (x >> 16) % 7 == 0) {
+                uint32_t e[2] = { r, c };
+                ck_assert_int_eq(tessel_coo_builder_add(bl, e, 1.0), 0);
+            }
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&bl);
+    return t;
+}
+
+static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
+
+/* A and B in [CP, CP], [B, B] or [CP, UOP] at the LLB (one buffer level)
+ * or at the LLB and a PE level of 8-wide tiles (two), or in tiled-csf at
+ * the LLB over the PE tiles: every tile 2^l base tiles wide along its
+ * columns, so stat's bytes are exact's, every tensor, level and order. */
+START_TEST(rows_formats_equal_exact)
+{
+    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    static const unsigned char lists[3][2] = {
+        { TESSEL_RANK_CP, TESSEL_RANK_CP }, { TESSEL_RANK_B, TESSEL_RANK_B },
+        { TESSEL_RANK_CP, TESSEL_RANK_UOP } };
+    static const uint64_t shapes[2][3] = { { 24, 32, 16 }, { 0, 64, 32 } }; /* i, j, k */
+    for (unsigned f = 0; f < 4; f++)
+        for (unsigned n = 0; n < 2; n++)
+            for (unsigned q = 0; q < 6; q++)
+                for (unsigned nested = f == 3; nested < 2; nested++) {
+                    tessel_spec s;
+                    test_spec_spmspm(&s, orders[q], shapes[n][0], shapes[n][2], shapes[n][1],
+                                     1, 32, 16);
+                    for (unsigned t = 1; t < 3; t++) {
+                        if (f < 3)
+                            set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
+                        else
+                            s.level[1].tensor[t].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+                    }
+                    if (nested) {
+                        s.nlevels = 3;
+                        s.level[2] = s.level[1];
+                        snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+                        s.level[2].tensor[1].format = f < 3 ? s.level[2].tensor[1].format : -1;
+                        s.level[2].tensor[2].format = f < 3 ? s.level[2].tensor[2].format : -1;
+                        s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
+                    }
+                    tessel_result r, x;
+                    tessel_diag diag;
+                    ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s",
+                                  diag.message);
+                    ck_assert_msg(tessel_model_exact(&s, &d, NULL, &x, &diag) == 0, "%s",
+                                  diag.message);
+                    for (unsigned l = 0; l < x.nlevels; l++)
+                        for (unsigned t = 1; t < 3; t++) {
+                            const tessel_traffic *e = &x.traffic[l][t], *g = &r.traffic[l][t];
+                            ck_assert_msg(e->fills == g->fills &&
+                                              e->data_bytes == g->data_bytes &&
+                                              e->metadata_bytes == g->metadata_bytes,
+                                          "format %u shape %u %s nested %u level %u tensor %u: "
+                                          "exact %llu fills %llu+%llu B, stat %llu fills "
+                                          "%llu+%llu B",
+                                          f, n, orders[q], nested, l, t,
+                                          (unsigned long long)e->fills,
+                                          (unsigned long long)e->data_bytes,
+                                          (unsigned long long)e->metadata_bytes,
+                                          (unsigned long long)g->fills,
+                                          (unsigned long long)g->data_bytes,
+                                          (unsigned long long)g->metadata_bytes);
+                        }
+                    ck_assert_uint_eq(x.dram_bytes, r.dram_bytes);
+                }
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+/* Tiled-csf that the statistics cannot count: ranks along the columns
+ * (rank_order k, i), refused with the reason. */
+START_TEST(tiled_refusals)
+{
+    tessel_tensor *a = band_matrix(32, 32, 3);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, a);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 16, 16, 16, 1, 32, 32);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
+    s.level[1].tensor[1].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+    s.level[1].tensor[1].nrank_order = 2;
+    s.level[1].tensor[1].rank_order[0] = 2; /* k */
+    s.level[1].tensor[1].rank_order[1] = 0; /* i */
+    tessel_result r;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "rank order other than the canonical"), "%s",
+                  diag.message);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* A and B in tiled-csf at the LLB over 8-wide PE tiles, from statistics
+ * saved (.tsd version 7, the rows included) and read back: the same
+ * bytes. Statistics collected for csr (no rows) refuse tiled-csf with the
+ * reason, and price [CP, CP] from the tiles' nonzeros alone. */
+START_TEST(saved_rows_roundtrip)
+{
+    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, b);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 24, 32, 16, 1, 32, 16);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
+    s.level[1].tensor[1].format = s.level[1].tensor[2].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+    tessel_stat_data *sd = NULL, *back = NULL;
+    tessel_diag diag;
+    ck_assert_msg(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag) == 0, "%s", diag.message);
+    char path[] = "/tmp/tessel-tiledfmt-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
+    ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
+    unlink(path);
+    tessel_result x, y;
+    ck_assert_msg(tessel_model_stat_eval(&s, sd, &x, &diag) == 0, "%s", diag.message);
+    ck_assert_msg(tessel_model_stat_eval(&s, back, &y, &diag) == 0, "%s", diag.message);
+    for (unsigned l = 0; l < x.nlevels; l++)
+        for (unsigned t = 0; t < x.ntensors; t++) {
+            ck_assert_uint_eq(x.traffic[l][t].data_bytes, y.traffic[l][t].data_bytes);
+            ck_assert_uint_eq(x.traffic[l][t].metadata_bytes, y.traffic[l][t].metadata_bytes);
+        }
+    tessel_stat_data_free(&sd);
+    tessel_stat_data_free(&back);
+    /* collected for csr: no rows */
+    tessel_spec c = s;
+    c.level[1].tensor[1].format = c.level[1].tensor[2].format = -1;
+    ck_assert_int_eq(tessel_stat_data_create(&c, &d, &o, NULL, &sd, &diag), 0);
+    ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &x, &diag), TESSEL_EUNSUPPORTED);
+    ck_assert_msg(strstr(diag.message, "these statistics lack them"), "%s", diag.message);
+    c.level[1].tensor[1].format = TESSEL_SPEC_FORMAT_RANKS;
+    c.level[1].tensor[1].nranks = 2;
+    c.level[1].tensor[1].ranks[0] = c.level[1].tensor[1].ranks[1] = TESSEL_RANK_CP;
+    ck_assert_msg(tessel_model_stat_eval(&c, sd, &x, &diag) == 0, "%s", diag.message);
+    tessel_stat_data_free(&sd);
+    /* tile_rows collects them for any spec */
+    o.tile_rows = 1;
+    c.level[1].tensor[1].format = -1;
+    ck_assert_int_eq(tessel_stat_data_create(&c, &d, &o, NULL, &sd, &diag), 0);
+    ck_assert_msg(tessel_model_stat_eval(&s, sd, &y, &diag) == 0, "%s", diag.message);
+    tessel_stat_data_free(&sd);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("stat_tiledfmt");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, rows_hand_counted);
+    tcase_add_test(tc, list_rows_from_blocks);
+    tcase_add_test(tc, rows_formats_equal_exact);
+    tcase_add_test(tc, tiled_refusals);
+    tcase_add_test(tc, saved_rows_roundtrip);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

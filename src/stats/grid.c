@@ -308,7 +308,16 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
         return TESSEL_OK;
     if (!w->acc)
         writer_rows(w, group);
-    if (c->dense && n > c->touched_cap) {
+    if (w->acc && (!c->dense || n <= c->touched_cap)) {
+        /* an occupancy count takes the tiles in any order: no sort */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t s = c->touched[i];
+            writer_emit(w, 0, c->counts[s]);
+            c->counts[s] = 0;
+            if (!c->dense)
+                c->slot_key[s] = KEY_EMPTY;
+        }
+    } else if (c->dense && n > c->touched_cap) {
         for (uint64_t k = 0; k < c->keyspace; k++)
             if (c->counts[k]) {
                 writer_emit(w, k, c->counts[k]);

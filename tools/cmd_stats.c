@@ -287,6 +287,7 @@ static int parse_request(const cli_args *args, stats_request *req)
     memset(req, 0, sizeof(*req));
     tessel_format_widths_init(&req->widths);
     tessel_load_options_init(&req->load);
+    req->load.pattern_only = 1; /* no statistic reads a value */
     const char *tile = cli_value(args, OPT_TILE);
     if (cli_parse_shape("stats", "--tile", tile ? tile : "128", req->tile, TESSEL_MAX_ORDER,
                         &req->ntile))

@@ -108,6 +108,12 @@ typedef struct tessel_load_options {
      * the single-pass reader that gzip and complex input use. The tensor is
      * the same bit for bit (docs/data.md "Parsing"). */
     int parse_threads;
+    /* Nonzero: the tensor comes without values (values NULL, field as
+     * read), for callers that read only the pattern (tessel stats): a
+     * .tsl's values are checksummed through a small buffer and never
+     * held; a text source's are dropped after parsing (and after its
+     * cache, which keeps them, is written). */
+    int pattern_only;
 } tessel_load_options;
 
 /* Zero-initialised options are the defaults. */

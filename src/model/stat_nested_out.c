@@ -48,6 +48,11 @@ typedef struct split {
     uint64_t below, radix, space;
     uint64_t *nlo, *hi; /* nlo: ~ the lowest key (0: none yet), so both start zeroed
                          * and the pages of unseen prefixes are never touched */
+    /* Narrow (below < 2^32, so a key under prefix p is p * below plus a
+     * 32-bit remainder): nlo32 = UINT32_MAX - the lowest remainder, hi32 =
+     * 1 + the highest (0: none yet), 8 B per prefix instead of 16; nlo and
+     * hi are then NULL. */
+    uint32_t *nlo32, *hi32;
     uint64_t *lo_pair, *hi_pair;     /* their pairs i * ext_j + j (NULL: decode) */
     uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
 } split;
@@ -227,6 +232,8 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
     for (unsigned q = 0; q < r->nsplit; q++) {
         tessel_dealloc(a, r->sp[q].nlo);
         tessel_dealloc(a, r->sp[q].hi);
+        tessel_dealloc(a, r->sp[q].nlo32);
+        tessel_dealloc(a, r->sp[q].hi32);
         tessel_dealloc(a, r->sp[q].lo_pair);
         tessel_dealloc(a, r->sp[q].hi_pair);
         tessel_dealloc(a, r->sp[q].pre_i);
@@ -264,10 +271,17 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
         sp->below = below;
         sp->radix = bd->d[d].radix;
         sp->space = (uint64_t)space;
-        sp->nlo = stat_zeroed(a, sp->space, sizeof(uint64_t));
-        sp->hi = stat_zeroed(a, sp->space, sizeof(uint64_t));
-        if (!sp->nlo || !sp->hi)
-            return TESSEL_ENOMEM;
+        if (below < UINT32_MAX) {
+            sp->nlo32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
+            sp->hi32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
+            if (!sp->nlo32 || !sp->hi32)
+                return TESSEL_ENOMEM;
+        } else {
+            sp->nlo = stat_zeroed(a, sp->space, sizeof(uint64_t));
+            sp->hi = stat_zeroed(a, sp->space, sizeof(uint64_t));
+            if (!sp->nlo || !sp->hi)
+                return TESSEL_ENOMEM;
+        }
         if (sp->space <= NESTED_PAIR_BUDGET) {
             sp->lo_pair = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
             sp->hi_pair = stat_zeroed(a, sp->space, sizeof(uint64_t));
@@ -310,9 +324,40 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
     return TESSEL_OK;
 }
 
+/* Whether prefix p of split sp holds a group; its least and greatest key. */
+static inline int split_seen(const split *sp, uint64_t p)
+{
+    return sp->nlo32 ? sp->nlo32[p] != 0 : sp->nlo[p] != 0;
+}
+
+static inline uint64_t split_lo(const split *sp, uint64_t p)
+{
+    return sp->nlo32 ? p * sp->below + (UINT32_MAX - sp->nlo32[p]) : ~sp->nlo[p];
+}
+
+static inline uint64_t split_hi(const split *sp, uint64_t p)
+{
+    return sp->hi32 ? p * sp->below + sp->hi32[p] - 1 : sp->hi[p];
+}
+
 /* Keys lo and hi (pairs plo and phi) under prefix p of split sp. */
 static void split_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi, uint64_t plo, uint64_t phi)
 {
+    if (sp->nlo32) { /* lo and hi are p * below plus their remainders */
+        uint32_t nlo = (uint32_t)(UINT32_MAX - (lo - p * sp->below));
+        uint32_t hi1 = (uint32_t)(hi - p * sp->below + 1);
+        if (nlo > sp->nlo32[p]) {
+            sp->nlo32[p] = nlo;
+            if (sp->lo_pair)
+                sp->lo_pair[p] = plo;
+        }
+        if (hi1 > sp->hi32[p]) {
+            sp->hi32[p] = hi1;
+            if (sp->hi_pair)
+                sp->hi_pair[p] = phi;
+        }
+        return;
+    }
     if (~lo > sp->nlo[p]) {
         sp->nlo[p] = ~lo;
         if (sp->lo_pair)
@@ -689,7 +734,7 @@ static uint64_t tile_row(const nested *n, const split *sp, uint64_t p)
     if (sp->hi_pair)
         return sp->hi_pair[p] / n->ext_j;
     uint64_t c[NX];
-    exact_loop_decode(&n->bd, sp->hi[p], c);
+    exact_loop_decode(&n->bd, split_hi(sp, p), c);
     return c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
 }
 
@@ -700,7 +745,7 @@ static uint64_t tile_pair(const nested *n, const split *sp, uint64_t p)
     if (sp->hi_pair)
         return sp->hi_pair[p];
     uint64_t c[NX];
-    exact_loop_decode(&n->bd, sp->hi[p], c);
+    exact_loop_decode(&n->bd, split_hi(sp, p), c);
     uint64_t i = c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
     uint64_t j = c[XJ] < n->ext_j ? c[XJ] : n->ext_j - 1;
     return i * n->ext_j + j;
@@ -722,12 +767,12 @@ static int join_splits(const nested *n, out_runs *r)
         const split *sp = &r->sp[q];
         uint64_t prev = UINT64_MAX;
         for (uint64_t p = 0; p < sp->space; p++) {
-            if (!sp->nlo[p])
+            if (!split_seen(sp, p))
                 continue;
             if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
                 (sp->lo_pair ? sp->hi_pair[prev] == sp->lo_pair[p]
-                             : same_tile(n, sp->hi[prev], ~sp->nlo[p]))) {
-                if (!model_map_slot(&r->merged, sp->hi[prev], 1))
+                             : same_tile(n, split_hi(sp, prev), split_lo(sp, p)))) {
+                if (!model_map_slot(&r->merged, split_hi(sp, prev), 1))
                     return TESSEL_ENOMEM;
                 r->merges += 1;
                 r->row_merges[tile_row(n, sp, prev)] += 1;

@@ -37,6 +37,8 @@ typedef struct key_counter {
     uint64_t *scratch;  /* radix sort buffer, touched_cap words */
     uint64_t *keys;     /* hash only: the group's keys, touched_cap words */
     uint64_t asked;     /* out of memory: the bytes the failed step asked for */
+    uint32_t *block;    /* count_blocked's chunk of keys (NULL: not yet, or none) */
+    uint64_t block_cap;
 } key_counter;
 
 typedef struct grid_writer {
@@ -66,6 +68,7 @@ static void counter_free(key_counter *c)
     tessel_dealloc(c->alloc, c->touched);
     tessel_dealloc(c->alloc, c->scratch);
     tessel_dealloc(c->alloc, c->keys);
+    tessel_dealloc(c->alloc, c->block);
     memset(c, 0, sizeof(*c));
 }
 
@@ -305,7 +308,16 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
         return TESSEL_OK;
     if (!w->acc)
         writer_rows(w, group);
-    if (c->dense && n > c->touched_cap) {
+    if (w->acc && (!c->dense || n <= c->touched_cap)) {
+        /* an occupancy count takes the tiles in any order: no sort */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t s = c->touched[i];
+            writer_emit(w, 0, c->counts[s]);
+            c->counts[s] = 0;
+            if (!c->dense)
+                c->slot_key[s] = KEY_EMPTY;
+        }
+    } else if (c->dense && n > c->touched_cap) {
         for (uint64_t k = 0; k < c->keyspace; k++)
             if (c->counts[k]) {
                 writer_emit(w, k, c->counts[k]);
@@ -427,6 +439,59 @@ static uint64_t entry_key(const tessel_tensor *t, const uint64_t *tile, const ui
     return key;
 }
 
+/* count_blocked: a dense key space of more counters than this (2 MiB)
+ * leaves the caches; its keys are grouped in chunks of up to
+ * BLOCK_CHUNK_MAX (16 MiB of 32-bit keys, fewer when the group is
+ * smaller) by their top bits into BLOCK_BUCKETS ranges of counters. */
+#define BLOCKED_MIN_KEYSPACE (1ull << 18)
+#define BLOCK_CHUNK_MAX (1ull << 22)
+#define BLOCK_BUCKETS 256u
+
+/* Key of column index x: x >> shift, or x / div when div is not 0. */
+static inline uint32_t col_key(uint32_t x, unsigned shift, uint32_t div)
+{
+    return div ? x / div : x >> shift;
+}
+
+/* counter_add of the keys of columns col[lo .. hi) in a dense counter whose
+ * key space far exceeds the caches (the column-slice count of a large
+ * matrix, one counter per column): each chunk's keys are first sorted into
+ * BLOCK_BUCKETS ranges by their top bits (a counting sort), so the
+ * counters one range touches stay cached while it is added, instead of a
+ * miss per entry. The same counts as adding the keys in order; 0 when the
+ * chunk buffer cannot be had (the caller adds them in order). */
+static int count_blocked(key_counter *c, const uint32_t *col, unsigned shift, uint32_t div,
+                         uint64_t lo, uint64_t hi)
+{
+    uint64_t chunk = hi - lo < BLOCK_CHUNK_MAX ? hi - lo : BLOCK_CHUNK_MAX;
+    if (c->block_cap < chunk) {
+        tessel_dealloc(c->alloc, c->block);
+        c->block = tessel_alloc_array(c->alloc, chunk, sizeof(uint32_t));
+        c->block_cap = c->block ? chunk : 0;
+        if (!c->block)
+            return 0;
+    }
+    unsigned bs = 0;
+    while (((c->keyspace - 1) >> bs) >= BLOCK_BUCKETS)
+        bs++;
+    uint64_t pos[BLOCK_BUCKETS + 1];
+    for (uint64_t k0 = lo; k0 < hi; k0 += chunk) {
+        uint64_t k1 = hi - k0 < chunk ? hi : k0 + chunk;
+        memset(pos, 0, sizeof(pos));
+        for (uint64_t k = k0; k < k1; k++)
+            pos[(col_key(col[k], shift, div) >> bs) + 1]++;
+        for (unsigned b = 1; b <= BLOCK_BUCKETS; b++)
+            pos[b] += pos[b - 1];
+        for (uint64_t k = k0; k < k1; k++) {
+            uint32_t key = col_key(col[k], shift, div);
+            c->block[pos[key >> bs]++] = key;
+        }
+        for (uint64_t i = 0; i < k1 - k0; i++)
+            counter_add(c, c->block[i], 1); /* dense: cannot fail */
+    }
+    return 1;
+}
+
 static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile_grid *g,
                        uint64_t lo, uint64_t hi)
 {
@@ -435,6 +500,15 @@ static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile
         /* The hot case: matrices. Shift when the tile width is a power of two. */
         const uint32_t *col = t->idx[1];
         uint64_t w = g->tile[1];
+        /* Enough entries to reuse each cache line of the counters several times. */
+        if (c->dense && c->keyspace > BLOCKED_MIN_KEYSPACE && hi - lo >= c->keyspace / 4) {
+            unsigned shift = 0;
+            while ((1ull << shift) < w && shift < 32)
+                shift++;
+            uint32_t div = (w & (w - 1)) == 0 ? 0 : w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+            if (count_blocked(c, col, shift, div, lo, hi))
+                return TESSEL_OK;
+        }
         if ((w & (w - 1)) == 0) {
             unsigned shift = 0;
             while ((1ull << shift) < w)

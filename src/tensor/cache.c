@@ -158,6 +158,30 @@ static int read_array(cache_input *in, const tessel_allocator *a, uint64_t count
     return TESSEL_OK;
 }
 
+/* read_array's checksum of count * size bytes without keeping them: one
+ * CACHE_CHUNK buffer at most (a pattern-only load's values). */
+static int skip_array(cache_input *in, const tessel_allocator *a, uint64_t count, size_t size,
+                      tessel_checksum *sum)
+{
+    uint64_t total = count * size;
+    if (total == 0)
+        return TESSEL_OK;
+    uint64_t cap = total < CACHE_CHUNK ? total : CACHE_CHUNK;
+    unsigned char *buf = tessel_alloc(a, (size_t)cap);
+    if (!buf)
+        return TESSEL_ENOMEM;
+    int rc = TESSEL_OK;
+    for (uint64_t done = 0; done < total && !rc;) {
+        uint64_t n = total - done < cap ? total - done : cap;
+        rc = input_read(in, buf, n);
+        if (!rc)
+            tessel_checksum_update(sum, buf, n);
+        done += n;
+    }
+    tessel_dealloc(a, buf);
+    return rc;
+}
+
 static int entry_less(const tessel_tensor *t, uint64_t x, uint64_t y)
 {
     for (unsigned m = 1; m < t->order; m++)
@@ -193,8 +217,8 @@ static int matches(const cache_header *h, const tessel_cache_source *expect)
            h->source_options == expect->options;
 }
 
-static int read_payload(cache_input *in, const cache_header *h, const tessel_allocator *a,
-                        tessel_tensor *t, tessel_diag *diag)
+static int read_payload(cache_input *in, const cache_header *h, int pattern_only,
+                        const tessel_allocator *a, tessel_tensor *t, tessel_diag *diag)
 {
     tessel_checksum sum;
     tessel_checksum_init(&sum);
@@ -206,7 +230,8 @@ static int read_payload(cache_input *in, const cache_header *h, const tessel_all
     }
     if (!rc && (h->flags & CACHE_FLAG_VALUES)) {
         asked = t->nnz * sizeof(double);
-        rc = read_array(in, a, t->nnz, sizeof(double), &sum, (void **)&t->values);
+        rc = pattern_only ? skip_array(in, a, t->nnz, sizeof(double), &sum)
+                          : read_array(in, a, t->nnz, sizeof(double), &sum, (void **)&t->values);
     }
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_oom(diag, in->name, "reading a cached tensor's arrays", (size_t)asked);
@@ -223,7 +248,7 @@ static int read_payload(cache_input *in, const cache_header *h, const tessel_all
     return TESSEL_OK;
 }
 
-static int cache_load(cache_input *in, const tessel_cache_source *expect,
+static int cache_load(cache_input *in, const tessel_cache_source *expect, int pattern_only,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
     *out = NULL;
@@ -249,7 +274,7 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect,
     t->nnz = h.nnz;
     memcpy(t->field, h.field, sizeof(t->field));
     memcpy(t->symmetry, h.symmetry, sizeof(t->symmetry));
-    rc = read_payload(in, &h, a, t, diag);
+    rc = read_payload(in, &h, pattern_only, a, t, diag);
     if (rc) {
         tessel_tensor_free(&t);
         return rc;
@@ -261,6 +286,12 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect,
 int tessel_cache_read(const char *path, const tessel_cache_source *expect,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
+    return cache_read_file(path, expect, 0, a, out, diag);
+}
+
+int cache_read_file(const char *path, const tessel_cache_source *expect, int pattern_only,
+                    const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
+{
     *out = NULL;
     cache_input in = { path, tessel_input_open(path, diag), NULL, 0, 0 };
     if (in.fd < 0)
@@ -271,7 +302,7 @@ int tessel_cache_read(const char *path, const tessel_cache_source *expect,
         rc = tessel_diag_set(diag, TESSEL_EIO, path, 0, 0, NULL, "not a regular file");
     } else {
         in.size = (uint64_t)st.st_size;
-        rc = cache_load(&in, expect, a, out, diag);
+        rc = cache_load(&in, expect, pattern_only, a, out, diag);
     }
     close(in.fd);
     return rc;
@@ -281,7 +312,7 @@ int tessel_cache_parse(const char *name, const void *data, size_t size, const te
                        tessel_tensor **out, tessel_diag *diag)
 {
     cache_input in = { name, -1, data, size, 0 };
-    return cache_load(&in, NULL, a, out, diag);
+    return cache_load(&in, NULL, 0, a, out, diag);
 }
 
 /* ------------------------------------------------------------------ */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_internal.h"
 #include "tessel/tensor.h"
 
 void tessel_load_options_init(tessel_load_options *o)
@@ -102,7 +103,7 @@ static int read_source(const char *path, int kind, const tessel_load_options *op
     if (kind == TESSEL_FILE_TNS)
         return tessel_tensor_read_tns(path, opt, a, out, diag);
     if (kind == TESSEL_FILE_CACHE)
-        return tessel_cache_read(path, NULL, a, out, diag);
+        return cache_read_file(path, NULL, opt->pattern_only, a, out, diag);
     int fd = tessel_input_open(path, diag);
     if (fd < 0)
         return fd;
@@ -110,6 +111,16 @@ static int read_source(const char *path, int kind, const tessel_load_options *op
     return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, path, 0, 0, NULL,
                            "unknown tensor file type: expected .mtx, .mtx.gz, .tns, .tns.gz or "
                            ".tsl");
+}
+
+/* A pattern-only load's tensor: its values freed (a text source parses
+ * them; a cache of it keeps them). */
+static void drop_values(const tessel_load_options *opt, tessel_tensor *t)
+{
+    if (!opt->pattern_only || !t || !t->values)
+        return;
+    tessel_dealloc(t->alloc, t->values);
+    t->values = NULL;
 }
 
 int tessel_tensor_load(const char *path, const tessel_load_options *opt,
@@ -126,18 +137,24 @@ int tessel_tensor_load(const char *path, const tessel_load_options *opt,
     if (origin)
         *origin = kind == TESSEL_FILE_CACHE ? TESSEL_LOADED_CACHE : TESSEL_LOADED_SOURCE;
     if (opt->cache_policy == TESSEL_CACHE_OFF || kind == TESSEL_FILE_CACHE ||
-        kind == TESSEL_FILE_UNKNOWN)
-        return read_source(path, kind, opt, a, out, diag);
+        kind == TESSEL_FILE_UNKNOWN) {
+        int rc = read_source(path, kind, opt, a, out, diag);
+        drop_values(opt, *out);
+        return rc;
+    }
 
     tessel_cache_source src;
     int rc = tessel_cache_source_of(path, opt, &src, diag);
     if (rc)
         return rc;
     char cache_path[PATH_MAX + 64];
-    if (tessel_cache_path_for(path, opt, cache_path, sizeof(cache_path)) != TESSEL_OK)
-        return read_source(path, kind, opt, a, out, diag);
+    if (tessel_cache_path_for(path, opt, cache_path, sizeof(cache_path)) != TESSEL_OK) {
+        rc = read_source(path, kind, opt, a, out, diag);
+        drop_values(opt, *out);
+        return rc;
+    }
     if (opt->cache_policy == TESSEL_CACHE_USE &&
-        tessel_cache_read(cache_path, &src, a, out, NULL) == TESSEL_OK) {
+        cache_read_file(cache_path, &src, opt->pattern_only, a, out, NULL) == TESSEL_OK) {
         if (origin)
             *origin = TESSEL_LOADED_CACHE;
         return TESSEL_OK;
@@ -149,5 +166,6 @@ int tessel_tensor_load(const char *path, const tessel_load_options *opt,
      * (read-only directory, full disk) only costs speed next time. */
     if (tessel_cache_write(*out, &src, cache_path, NULL) == TESSEL_OK && origin)
         *origin = TESSEL_LOADED_CACHE_REBUILT;
+    drop_values(opt, *out);
     return TESSEL_OK;
 }

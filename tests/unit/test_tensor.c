@@ -591,6 +591,53 @@ START_TEST(cache_round_trip)
 }
 END_TEST
 
+/* pattern_only: a cache's and a text's tensor come without values, the
+ * pattern the same; a cache's values are still checksummed. */
+START_TEST(cache_pattern_only)
+{
+    char dir[64], path[128], text[128];
+    make_temp_dir(dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/x.tsl", dir);
+    snprintf(text, sizeof(text), "%s/x.mtx", dir);
+    const char *mtx = "%%MatrixMarket matrix coordinate real general\n"
+                      "4 5 5\n1 1 1\n1 5 2\n2 3 3\n4 1 4\n4 4 5\n";
+    write_text(text, mtx);
+    tessel_tensor *a = parse_mtx_ok(mtx, 0), *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, &d), TESSEL_OK);
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.pattern_only = 1;
+    const char *files[] = { path, text };
+    for (unsigned f = 0; f < 2; f++) {
+        ck_assert_int_eq(tessel_tensor_load(files[f], &opt, NULL, &b, NULL, &d), TESSEL_OK);
+        ck_assert_ptr_null(b->values);
+        ck_assert_str_eq(b->field, "real");
+        ck_assert_uint_eq(b->nnz, a->nnz);
+        ck_assert_mem_eq(b->ptr, a->ptr, (a->dims[0] + 1) * sizeof(uint64_t));
+        ck_assert_mem_eq(b->idx[1], a->idx[1], a->nnz * sizeof(uint32_t));
+        tessel_tensor_free(&b);
+    }
+    /* a flipped byte in the values (the file's last 8 * nnz bytes) */
+    unsigned char *data;
+    size_t size;
+    read_file(path, &data, &size);
+    data[size - 3] ^= 0x20;
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(data, 1, size, fp), size);
+    fclose(fp);
+    ck_assert_int_eq(tessel_tensor_load(path, &opt, NULL, &b, NULL, &d), TESSEL_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(d.message, "checksum"));
+    ck_assert_ptr_null(b);
+    free(data);
+    tessel_tensor_free(&a);
+    unlink(path);
+    unlink(text);
+    rmdir(dir);
+}
+END_TEST
+
 /* Every truncation and every flipped byte of a cache is reported, never
  * trusted and never a crash. */
 START_TEST(cache_corruption_detected)
@@ -1382,6 +1429,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, gzip_read_ahead_equals_plain);
     tcase_add_test(tc, hypersparse_is_refused_cleanly);
     tcase_add_test(tc, cache_round_trip);
+    tcase_add_test(tc, cache_pattern_only);
     tcase_add_test(tc, cache_corruption_detected);
     tcase_add_test(tc, cache_policy);
     tcase_add_test(tc, cache_out_of_memory);

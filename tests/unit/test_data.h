@@ -28,6 +28,30 @@ static inline tessel_tensor *test_coo_matrix(uint64_t rows, uint64_t cols, int h
     return t;
 }
 
+/* rows x cols: a band of half-width `half` (|r - c| < half) and every
+ * `every`-th position of a pseudo-random pattern (an LCG from seed), so
+ * that tiles differ in fill and some rows are empty in a tile. */
+static inline tessel_tensor *test_band_matrix(uint64_t rows, uint64_t cols, unsigned seed,
+                                              uint32_t half, unsigned every)
+{
+    uint64_t dims[2] = { rows, cols };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
+    uint32_t x = seed;
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++) {
+            x = x * 1103515245u + 12345u;
+            if ((r > c ? r - c : c - r) < half || (x >> 16) % every == 0) {
+                uint32_t e[2] = { r, c };
+                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
+            }
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
 /* rows x cols, each position nonzero with probability density (rand, seeded). */
 static inline tessel_tensor *test_random_matrix(uint64_t rows, uint64_t cols, double density,
                                                 unsigned seed)

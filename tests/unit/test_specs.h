@@ -9,6 +9,16 @@
 
 #include "tessel/spec.h"
 
+/* A matrix's per-rank format list [r0, r1] (TESSEL_RANK_*) at one level. */
+static inline void test_set_ranks(tessel_spec_tensor_level *tl, unsigned char r0,
+                                  unsigned char r1)
+{
+    tl->format = TESSEL_SPEC_FORMAT_RANKS;
+    tl->nranks = 2;
+    tl->ranks[0] = r0;
+    tl->ranks[1] = r1;
+}
+
 /* order like "IKJ"; LLB tile edges ti, tk, tj (0: the whole mode); every
  * width coord_bits except values. */
 static inline void test_spec_spmspm(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk,

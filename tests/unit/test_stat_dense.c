@@ -14,52 +14,6 @@
 #include "test_data.h"
 #include "test_specs.h"
 
-static tessel_tensor *from_entries(const uint32_t (*e)[2], unsigned n, uint64_t rows,
-                                   uint64_t cols)
-{
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    for (unsigned q = 0; q < n; q++)
-        ck_assert_int_eq(tessel_coo_builder_add(b, e[q], 1.0), 0);
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
-}
-
-/* rows x cols: a band of half-width 2 and every 9th entry of a pseudo-random
- * pattern; row 0 and column 0 hold several nonzeros, so the first reduction
- * coordinate has multiplies. */
-static tessel_tensor *band_matrix(uint64_t rows, uint64_t cols, unsigned seed)
-{
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    uint32_t x = seed;
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            x = x * 1103515245u + 12345u;
-            int band = (r > c ? r - c : c - r) < 2;
-            if (band || (x >> 16) % 9 == 0) {
-                uint32_t e[2] = { r, c };
-                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
-            }
-        }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
-}
-
-static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned char r1)
-{
-    tl->format = TESSEL_SPEC_FORMAT_RANKS;
-    tl->nranks = 2;
-    tl->ranks[0] = r0;
-    tl->ranks[1] = r1;
-}
-
 static tessel_stat_options sample_of(double fraction)
 {
     tessel_stat_options o;
@@ -126,14 +80,14 @@ START_TEST(hand_worked_kij)
 {
     static const uint32_t ea[3][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 } };
     static const uint32_t eb[3][2] = { { 0, 1 }, { 0, 3 }, { 2, 0 } };
-    tessel_tensor *a = from_entries(ea, 3, 4, 4), *b = from_entries(eb, 3, 4, 4);
+    tessel_tensor *a = test_coo_matrix(4, 4, 0, ea, 3), *b = test_coo_matrix(4, 4, 0, eb, 3);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     tessel_stat_options o = sample_of(1);
     o.base[0] = o.base[1] = 2;
     tessel_spec s;
     test_spec_spmspm(&s, "KIJ", 2, 2, 2, 1, 32, 8);
-    set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
+    test_set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
     tessel_result r, x;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
@@ -169,7 +123,7 @@ static void compare_point(const tessel_workload_data *d, const tessel_stat_optio
     tessel_spec s;
     test_spec_spmspm(&s, order, shape[0], shape[1], shape[2], 1, 32, 16);
     if (f & 1)
-        set_ranks(&s.level[1].tensor[0], lz[0], lz[1]);
+        test_set_ranks(&s.level[1].tensor[0], lz[0], lz[1]);
     if (nested) {
         s.nlevels = 3;
         s.level[2] = s.level[1];
@@ -177,7 +131,7 @@ static void compare_point(const tessel_workload_data *d, const tessel_stat_optio
         s.level[2].tensor[0].format = -1;
         s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
         if (f & 2)
-            set_ranks(&s.level[2].tensor[0], lz[0], lz[1]);
+            test_set_ranks(&s.level[2].tensor[0], lz[0], lz[1]);
     }
     tessel_result r, x;
     tessel_diag diag;
@@ -200,7 +154,7 @@ static void compare_point(const tessel_workload_data *d, const tessel_stat_optio
  * tiles, not from the output's nonzeros. */
 START_TEST(equal_exact_every_order)
 {
-    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_tensor *a = test_band_matrix(96, 80, 1, 2, 9), *b = test_band_matrix(80, 72, 2, 2, 9);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     static const unsigned char lists[2][2] = { { TESSEL_RANK_UB, TESSEL_RANK_UB },
@@ -236,7 +190,7 @@ END_TEST
  * inside a visit decide it (KIJ, KJI: the visit's k band, estimated). */
 START_TEST(overflow_priced)
 {
-    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_tensor *a = test_band_matrix(96, 80, 1, 2, 9), *b = test_band_matrix(80, 72, 2, 2, 9);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     for (unsigned fr = 0; fr < 2; fr++)
@@ -244,7 +198,7 @@ START_TEST(overflow_priced)
             tessel_stat_options o = sample_of(fr ? 1 : 0.1);
             tessel_spec s;
             test_spec_spmspm(&s, orders[q], 32, 16, 24, 1, 32, 16);
-            set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
+            test_set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
             s.level[1].capacity = 1u << 20;
             s.level[1].tensor[0].partition_bytes = 2048;
             tessel_result r, x;
@@ -276,12 +230,12 @@ END_TEST
 /* [CP, CP] Z keeps its refusal (its tiles' non-empty rows). */
 START_TEST(refuses_with_reason)
 {
-    tessel_tensor *a = band_matrix(64, 64, 3);
+    tessel_tensor *a = test_band_matrix(64, 64, 3, 2, 9);
     tessel_workload_data d;
     test_spmspm_data(&d, a, a);
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 16, 16, 16, 1, 32, 32);
-    set_ranks(&s.level[1].tensor[0], TESSEL_RANK_CP, TESSEL_RANK_CP);
+    test_set_ranks(&s.level[1].tensor[0], TESSEL_RANK_CP, TESSEL_RANK_CP);
     tessel_result r;
     tessel_diag diag;
     ck_assert_int_eq(tessel_model_stat(&s, &d, NULL, NULL, &r, &diag), TESSEL_EUNSUPPORTED);

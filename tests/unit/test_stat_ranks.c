@@ -13,53 +13,9 @@
 #include "test_data.h"
 #include "test_specs.h"
 
-/* rows x cols: a band of half-width 3 and every 7th entry of a pseudo-random
- * pattern, so that tiles differ in fill and some rows are empty in a tile. */
-static tessel_tensor *band_matrix(uint64_t rows, uint64_t cols, unsigned seed)
-{
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    uint32_t x = seed;
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            x = x * 1103515245u + 12345u;
-            int band = (r > c ? r - c : c - r) < 3;
-            if (band || (x >> 16) % 7 == 0) {
-                uint32_t e[2] = { r, c };
-                ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
-            }
-        }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
-}
-
-static tessel_tensor *from_entries(const uint32_t (*e)[2], unsigned n)
-{
-    uint64_t dims[2] = { 4, 4 };
-    tessel_coo_builder *b = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), 0);
-    for (unsigned q = 0; q < n; q++)
-        ck_assert_int_eq(tessel_coo_builder_add(b, e[q], 1.0), 0);
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&b);
-    return t;
-}
-
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
     test_spmspm_data(d, a, b);
-}
-
-static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned char r1)
-{
-    tl->format = TESSEL_SPEC_FORMAT_RANKS;
-    tl->nranks = 2;
-    tl->ranks[0] = r0;
-    tl->ranks[1] = r1;
 }
 
 static tessel_stat_options full_sample(void)
@@ -99,7 +55,7 @@ START_TEST(hand_example_one_tile)
 {
     static const uint32_t ea[3][2] = { { 0, 0 }, { 1, 2 }, { 3, 3 } };
     static const uint32_t eb[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
-    tessel_tensor *a = from_entries(ea, 3), *b = from_entries(eb, 4);
+    tessel_tensor *a = test_coo_matrix(4, 4, 0, ea, 3), *b = test_coo_matrix(4, 4, 0, eb, 4);
     tessel_workload_data d;
     data_of(&d, a, b);
     tessel_stat_options o = full_sample();
@@ -109,7 +65,7 @@ START_TEST(hand_example_one_tile)
     for (unsigned q = 0; q < 2; q++) {
         tessel_spec s;
         test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 12, 8);
-        set_ranks(&s.level[1].tensor[1], r0[q], TESSEL_RANK_CP);
+        test_set_ranks(&s.level[1].tensor[1], r0[q], TESSEL_RANK_CP);
         tessel_result r, x;
         tessel_diag diag;
         ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
@@ -137,14 +93,14 @@ START_TEST(hand_example_estimated_rows)
 {
     static const uint32_t ea[3][2] = { { 0, 0 }, { 1, 2 }, { 3, 3 } };
     static const uint32_t eb[4][2] = { { 0, 1 }, { 2, 0 }, { 1, 3 }, { 3, 2 } };
-    tessel_tensor *a = from_entries(ea, 3), *b = from_entries(eb, 4);
+    tessel_tensor *a = test_coo_matrix(4, 4, 0, ea, 3), *b = test_coo_matrix(4, 4, 0, eb, 4);
     tessel_workload_data d;
     data_of(&d, a, b);
     tessel_stat_options o = full_sample();
     o.base[0] = o.base[1] = 2;
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 12, 8);
-    set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
+    test_set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
     tessel_result r, x;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
@@ -165,7 +121,7 @@ static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" 
  * PE level that holds B in the same list. */
 START_TEST(affine_lists_equal_exact)
 {
-    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_tensor *a = test_band_matrix(96, 80, 1, 3, 7), *b = test_band_matrix(80, 72, 2, 3, 7);
     tessel_workload_data d;
     data_of(&d, a, b);
     tessel_stat_options o = full_sample();
@@ -185,7 +141,7 @@ START_TEST(affine_lists_equal_exact)
                                      1, 32, 16);
                     s.level[1].run_bits = 8;
                     for (unsigned t = f < 4 ? 0 : 1; t < 3; t++)
-                        set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
+                        test_set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
                     if (nested) {
                         s.nlevels = 3;
                         s.level[2] = s.level[1];
@@ -214,7 +170,7 @@ END_TEST
  * uncompressed output is priced: test_stat_dense.c). */
 START_TEST(refuses_with_reason)
 {
-    tessel_tensor *a = band_matrix(64, 64, 3);
+    tessel_tensor *a = test_band_matrix(64, 64, 3, 3, 7);
     tessel_workload_data d;
     data_of(&d, a, a);
     static const struct {
@@ -229,7 +185,7 @@ START_TEST(refuses_with_reason)
     for (unsigned q = 0; q < sizeof(cases) / sizeof(cases[0]); q++) {
         tessel_spec s;
         test_spec_spmspm(&s, "IJK", 16, 16, 16, 1, 32, 32);
-        set_ranks(&s.level[1].tensor[cases[q].t], cases[q].r0, cases[q].r1);
+        test_set_ranks(&s.level[1].tensor[cases[q].t], cases[q].r0, cases[q].r1);
         if (cases[q].skip)
             s.level[1].tensor[1].sparse.scalar_skip_on = 4u; /* A on B */
         tessel_result r;

@@ -57,14 +57,6 @@ START_TEST(rows_hand_counted)
 }
 END_TEST
 
-static void set_ranks(tessel_spec_tensor_level *tl, unsigned char r0, unsigned char r1)
-{
-    tl->format = TESSEL_SPEC_FORMAT_RANKS;
-    tl->nranks = 2;
-    tl->ranks[0] = r0;
-    tl->ranks[1] = r1;
-}
-
 /* The hand matrix as A (4 x 8) against an 8 x 4 B of its transpose's
  * pattern, A in [CP, CP] at the LLB in i:4 x k:4 tiles over the 2 x 2 base
  * grid, 8-bit values, coordinates and offsets; each A tile filled once.
@@ -93,7 +85,7 @@ START_TEST(list_rows_from_blocks)
     o.base[0] = o.base[1] = 2;
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 8, 8);
-    set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
+    test_set_ranks(&s.level[1].tensor[1], TESSEL_RANK_CP, TESSEL_RANK_CP);
     tessel_result r, x;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
@@ -109,28 +101,6 @@ START_TEST(list_rows_from_blocks)
 }
 END_TEST
 
-/* rows x cols: a band of half-width 3 and every 7th entry of a pseudo-random
- * pattern, so that tiles differ in fill and rows recur across tiles. */
-static tessel_tensor *band_matrix(uint64_t rows, uint64_t cols, unsigned seed)
-{
-    uint64_t dims[2] = { rows, cols };
-    tessel_coo_builder *bl = NULL;
-    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &bl, NULL), 0);
-    uint32_t x = seed;
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            x = x * 1103515245u + 12345u;
-            if ((r > c ? r - c : c - r) < 3 || (x >> 16) % 7 == 0) {
-                uint32_t e[2] = { r, c };
-                ck_assert_int_eq(tessel_coo_builder_add(bl, e, 1.0), 0);
-            }
-        }
-    tessel_tensor *t = NULL;
-    ck_assert_int_eq(tessel_coo_builder_finish(bl, 0, &t, NULL), 0);
-    tessel_coo_builder_free(&bl);
-    return t;
-}
-
 static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" };
 
 /* A and B in [CP, CP], [B, B] or [CP, UOP] at the LLB (one buffer level)
@@ -139,7 +109,7 @@ static const char *const orders[6] = { "IJK", "IKJ", "KIJ", "JIK", "JKI", "KJI" 
  * columns, so stat's bytes are exact's, every tensor, level and order. */
 START_TEST(rows_formats_equal_exact)
 {
-    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_tensor *a = test_band_matrix(96, 80, 1, 3, 7), *b = test_band_matrix(80, 72, 2, 3, 7);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     tessel_stat_options o;
@@ -158,7 +128,7 @@ START_TEST(rows_formats_equal_exact)
                                      1, 32, 16);
                     for (unsigned t = 1; t < 3; t++) {
                         if (f < 3)
-                            set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
+                            test_set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
                         else
                             s.level[1].tensor[t].format = TESSEL_SPEC_FORMAT_TILED_CSF;
                     }
@@ -204,7 +174,7 @@ END_TEST
  * (rank_order k, i), refused with the reason. */
 START_TEST(tiled_refusals)
 {
-    tessel_tensor *a = band_matrix(32, 32, 3);
+    tessel_tensor *a = test_band_matrix(32, 32, 3, 3, 7);
     tessel_workload_data d;
     test_spmspm_data(&d, a, a);
     tessel_spec s;
@@ -232,7 +202,7 @@ END_TEST
  * reason, and price [CP, CP] from the tiles' nonzeros alone. */
 START_TEST(saved_rows_roundtrip)
 {
-    tessel_tensor *a = band_matrix(96, 80, 1), *b = band_matrix(80, 72, 2);
+    tessel_tensor *a = test_band_matrix(96, 80, 1, 3, 7), *b = test_band_matrix(80, 72, 2, 3, 7);
     tessel_workload_data d;
     test_spmspm_data(&d, a, b);
     tessel_stat_options o;

@@ -176,8 +176,8 @@ static int price_by_size(nested *n, const nested_side *sd, const double *runs, c
     engine *e = n->e;
     const stat_grid *x = sd->x, *p = sd->p;
     unsigned b = n->bd.b;
-    if (e->ob[(b - 1) % 2][sd->op].n)
-        return 0;
+    if (e->ob[(b - 1) % 2][sd->op].n || stat_pricer_needs_rows(pr))
+        return 0; /* a tile's price needs its rows (stat_grid_price), not its size alone */
     uint64_t max = 0;
     for (uint64_t t = 0; t < x->n; t++)
         max = x->nnz[t] > max ? x->nnz[t] : max;

@@ -219,6 +219,8 @@ static void totals(const drt_data *d, drt_otable *o)
     }
 }
 
+/* The exact output table: Z's micro tiles with their nonzeros per micro k prefix
+ * (symbolic multiplication, row by row of A), and the final output's row segments. */
 int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
 {
     const tessel_allocator *a = d->alloc;

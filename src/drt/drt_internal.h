@@ -71,8 +71,8 @@ typedef struct drt_otable {
      * dataflow: outer-product, else NULL; stat: always, their expectation) */
     double *mul;
     double total_n, total_m; /* the final output: nonzeros, non-empty micro tiles */
-    /* exact only: the final output's row segments (a row i inside one
-     * micro tile, for Z in tiled-csf, docs/spec.md); 0 under stat */
+    /* the final output's row segments (a row i inside one micro tile, for
+     * Z in tiled-csf, docs/spec.md): counted (exact), expected (stat) */
     double segs;
 } drt_otable;
 

@@ -200,6 +200,8 @@ static int flush_slab(builder *b, const drt_data *d, uint64_t slab, vec64 *keys)
 static void totals(const drt_data *d, drt_otable *o)
 {
     o->total_n = o->total_m = 0;
+    if (o->stat)
+        o->segs = 0;
     for (uint64_t t = 0; t < o->ntiles; t++) {
         double v = o->cum[o->start[t + 1] - 1];
         if (!o->stat) {
@@ -207,15 +209,19 @@ static void totals(const drt_data *d, drt_otable *o)
             o->total_m += 1;
             continue;
         }
-        double area = 1;
+        double area = 1, edge_of[2];
         const unsigned xs[2] = { DRT_I, DRT_J };
         const uint32_t c[2] = { o->tile_i[t], o->tile_j[t] };
         for (unsigned i = 0; i < 2; i++) {
             uint64_t lo = c[i] * d->mu[xs[i]], e = d->roles.extent[xs[i]];
-            area *= (double)(e - lo < d->mu[xs[i]] ? e - lo : d->mu[xs[i]]);
+            edge_of[i] = (double)(e - lo < d->mu[xs[i]] ? e - lo : d->mu[xs[i]]);
+            area *= edge_of[i];
         }
         o->total_n += area * -expm1(-v);
         o->total_m += -expm1(-area * v);
+        /* tiled-csf's row segments: a row of the tile is non-empty when one
+         * of its elements is, each independently (the same hazard model) */
+        o->segs += edge_of[0] * -expm1(-edge_of[1] * v);
     }
 }
 

@@ -100,6 +100,8 @@ void drt_w_out_bytes(const walker *w, const oq *q, double *data, double *meta)
         return;
     }
     double total = (q->m * (double)c->fixed_bits + q->n * (double)c->per_bits) / 8;
+    if (c->seg_num) /* tiled-csf: the row segments at their mean (drt_w_bits) */
+        total += q->m * (double)c->seg_num / ((double)c->seg_den * 8);
     double d = q->n * (double)c->value_bits / 8;
     *data = d < total ? d : total;
     *meta = total - *data;

@@ -48,21 +48,18 @@ int drt_w_setup_costs(walker *w, tessel_diag *diag)
         const drt_grid *g = &d->grid[role];
         int tiled = f == TESSEL_SPEC_FORMAT_TILED_CSF;
         unsigned r0 = rank0_index(d, tl, shape_x[role][0]);
-        /* Z in tiled-csf: its row segments are counted by the exact output
-         * table (drt_output_exact), rows along i only */
+        /* Z in tiled-csf: its row segments come with the output table
+         * (drt_output.c: counted, or expected under stat), rows along i only */
         const drt_otable *zo = &w->od->out;
-        int zbad = role == DRT_Z && (zo->stat || r0 != DRT_I);
+        int zbad = role == DRT_Z && r0 != DRT_I;
         if (f == TESSEL_SPEC_FORMAT_RANKS || (tiled && (zbad || (role != DRT_Z && !g->segs_tiles))))
             return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                    "format", "level %s: DRT needs a single-name format for %s "
                                    "(%s)", lv->name, s->workload.tensor[t].name,
                                    !tiled ? "a per-rank format is not affine in micro-tile "
                                             "counts"
-                                   : zo->stat && role == DRT_Z
-                                       ? "tiled-csf of the output needs its row segments, "
-                                         "counted under -e exact only"
-                                       : "tiled-csf of the output is priced with rows along "
-                                         "its first index only");
+                                   : "tiled-csf of the output is priced with rows along "
+                                     "its first index only");
         unsigned r1 = r0 == shape_x[role][0] ? shape_x[role][1] : shape_x[role][0];
         uint64_t shape[2] = { d->mu[r0], d->mu[r1] };
         double fixed, per;

@@ -227,12 +227,13 @@ done
 echo "pipeline bounds: ExTensor $(scol "$out/exp" bound), TACTile $(scol "$out/tap" bound), OuterSPACE $(scol "$out/osp" bound)"
 echo "OuterSPACE PE work (merge: single-pe): busiest PE + merge $(scol "$out/os" spatial_cycles) cycles"
 
-# ---------------------------------------------------------------- A and B in tiled-csf
-# The inputs are stored as the simulator stores them, a CSF of 32x32 tiles (tiled-csf over
-# the drt strategy's micro tiles, docs/spec.md): with every micro tile loaded once, A's and
-# B's DRAM bytes must equal the simulator's A_csf and B_csf.
+# ---------------------------------------------------------------- tiled-csf
+# The tensors are stored as the simulator stores them, a CSF of 32x32 tiles (tiled-csf over
+# the drt strategy's micro tiles or the PE level's tiles, docs/spec.md): with every micro
+# tile moved once, A's and B's DRAM bytes must equal the simulator's A_csf and B_csf, and
+# TACTile's Z (written once) its O_csf.
 echo
-echo "== Inputs in tiled-csf: tessel's DRAM bytes must equal the simulator's A_csf / B_csf"
+echo "== tiled-csf: tessel's DRAM bytes must equal the simulator's A_csf / B_csf / O_csf"
 printf '%-22s %12s %12s %s\n' tensor tessel simulator ""
 equal() {
     if [ "$2" -eq "$3" ]; then verdict=equal; else verdict=DIFFERS; fail=1; fi
@@ -242,8 +243,9 @@ equal "ExTensor A" "$(tbytes "$out/ex" A)" "$(simfield "$SIMREF/drt/extensor_sta
 equal "ExTensor B (= A)" "$(tbytes "$out/ex" B)" "$(simfield "$SIMREF/drt/extensor_static.txt" B_csf)"
 equal "TACTile A" "$(tbytes "$out/ta" A)" "$(simfield "$SIMREF/drt/tactile_dyn.txt" A_csf)"
 equal "TACTile B" "$(tbytes "$out/ta" B)" "$(simfield "$SIMREF/drt/tactile_dyn.txt" B_csf)"
+equal "TACTile Z" "$(tbytes "$out/ta" Z)" "$(simfield "$SIMREF/drt/tactile_dyn.txt" O_csf)"
 if [ "$fail" -ne 0 ]; then
-    echo "FAIL: tiled-csf inputs differ from the simulator's A_csf / B_csf"
+    echo "FAIL: tiled-csf tensors differ from the simulator's A_csf / B_csf / O_csf"
 fi
 
 echo
@@ -251,4 +253,4 @@ if [ "$fail" -ne 0 ]; then
     echo "validate-drt: FAILED"
     exit 1
 fi
-echo "validate-drt: ok (MatRaptor equal, OuterSPACE within 10 %, A and B in tiled-csf equal; Z differences: see README.md)"
+echo "validate-drt: ok (MatRaptor equal, OuterSPACE within 10 %, A, B and TACTile's Z in tiled-csf equal)"

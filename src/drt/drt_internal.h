@@ -71,6 +71,9 @@ typedef struct drt_otable {
      * dataflow: outer-product, else NULL; stat: always, their expectation) */
     double *mul;
     double total_n, total_m; /* the final output: nonzeros, non-empty micro tiles */
+    /* the final output's row segments (a row i inside one micro tile, for
+     * Z in tiled-csf, docs/spec.md): counted (exact), expected (stat) */
+    double segs;
 } drt_otable;
 
 /* Everything a design point needs, from one pass over each input. */

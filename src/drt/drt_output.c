@@ -200,6 +200,8 @@ static int flush_slab(builder *b, const drt_data *d, uint64_t slab, vec64 *keys)
 static void totals(const drt_data *d, drt_otable *o)
 {
     o->total_n = o->total_m = 0;
+    if (o->stat)
+        o->segs = 0;
     for (uint64_t t = 0; t < o->ntiles; t++) {
         double v = o->cum[o->start[t + 1] - 1];
         if (!o->stat) {
@@ -207,18 +209,24 @@ static void totals(const drt_data *d, drt_otable *o)
             o->total_m += 1;
             continue;
         }
-        double area = 1;
+        double area = 1, edge_of[2];
         const unsigned xs[2] = { DRT_I, DRT_J };
         const uint32_t c[2] = { o->tile_i[t], o->tile_j[t] };
         for (unsigned i = 0; i < 2; i++) {
             uint64_t lo = c[i] * d->mu[xs[i]], e = d->roles.extent[xs[i]];
-            area *= (double)(e - lo < d->mu[xs[i]] ? e - lo : d->mu[xs[i]]);
+            edge_of[i] = (double)(e - lo < d->mu[xs[i]] ? e - lo : d->mu[xs[i]]);
+            area *= edge_of[i];
         }
         o->total_n += area * -expm1(-v);
         o->total_m += -expm1(-area * v);
+        /* tiled-csf's row segments: a row of the tile is non-empty when one
+         * of its elements is, each independently (the same hazard model) */
+        o->segs += edge_of[0] * -expm1(-edge_of[1] * v);
     }
 }
 
+/* The exact output table: Z's micro tiles with their nonzeros per micro k prefix
+ * (symbolic multiplication, row by row of A), and the final output's row segments. */
 int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *diag)
 {
     const tessel_allocator *a = d->alloc;
@@ -228,7 +236,7 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
     drt_csr va, vb;
     vec64 keys = { 0 };
     uint64_t ej = d->roles.extent[DRT_J];
-    uint64_t *mark = NULL;
+    uint64_t *mark = NULL, *segmark = NULL;
     int rc = drt_csr_view(d, w, DRT_A, DRT_I, &va);
     if (rc)
         return drt_oom(diag);
@@ -237,12 +245,16 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
         drt_csr_free(a, &va);
         return drt_oom(diag);
     }
+    uint64_t mj = d->mu[DRT_J], mjt = d->mext[DRT_J] ? d->mext[DRT_J] : 1;
     mark = tessel_alloc_array(a, ej ? ej : 1, sizeof(uint64_t));
-    if (!mark)
+    segmark = tessel_alloc_array(a, mjt, sizeof(uint64_t));
+    if (!mark || !segmark) {
         rc = TESSEL_ENOMEM;
-    else
+    } else {
         memset(mark, 0, (ej ? ej : 1) * sizeof(uint64_t));
-    uint64_t mi = d->mu[DRT_I], mkk = d->mu[DRT_K], mj = d->mu[DRT_J], mk = d->mext[DRT_K];
+        memset(segmark, 0, mjt * sizeof(uint64_t));
+    }
+    uint64_t mi = d->mu[DRT_I], mkk = d->mu[DRT_K], mk = d->mext[DRT_K], segs = 0;
     uint64_t slab = 0;
     for (uint64_t i = 0; !rc && i < va.rows; i++) {
         if (i / mi != slab) {
@@ -257,6 +269,11 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
                 if (!first && !b.with_mul)
                     continue;
                 mark[j] = stamp;
+                /* a row segment: row i's first nonzero in micro column j / mj */
+                if (first && segmark[j / mj] != stamp) {
+                    segmark[j / mj] = stamp;
+                    segs++;
+                }
                 if (vec_push(a, &keys, b.with_mul ? key * 2 + first : key)) {
                     rc = TESSEL_ENOMEM;
                     break;
@@ -270,8 +287,10 @@ int drt_output_exact(drt_data *d, const tessel_workload_data *w, tessel_diag *di
         rc = finish_table(d, o);
     if (!rc)
         totals(d, o);
+    o->segs = (double)segs;
     tessel_dealloc(a, keys.v);
     tessel_dealloc(a, mark);
+    tessel_dealloc(a, segmark);
     drt_csr_free(a, &va);
     drt_csr_free(a, &vb);
     return rc ? drt_oom(diag) : TESSEL_OK;

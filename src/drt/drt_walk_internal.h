@@ -16,6 +16,7 @@ typedef struct cost {
     /* tiled-csf: a micro tile's row segments at their mean over the input,
      * seg_num / seg_den bits per micro tile (0 / 1 otherwise) */
     uint64_t seg_num, seg_den;
+    uint64_t seg_bits;             /* tiled-csf: one row segment's bits, else 0 */
     uint64_t value_bits;
     uint64_t part;                 /* partition bytes; 0 = unbounded */
 } cost;

@@ -100,6 +100,8 @@ void drt_w_out_bytes(const walker *w, const oq *q, double *data, double *meta)
         return;
     }
     double total = (q->m * (double)c->fixed_bits + q->n * (double)c->per_bits) / 8;
+    if (c->seg_num) /* tiled-csf: the row segments at their mean (drt_w_bits) */
+        total += q->m * (double)c->seg_num / ((double)c->seg_den * 8);
     double d = q->n * (double)c->value_bits / 8;
     *data = d < total ? d : total;
     *meta = total - *data;
@@ -135,6 +137,7 @@ static int output_may_spill(const walker *w)
         cells *= drt_w_span(w->d, ix, w->zlo[x], w->zhi[x]);
     }
     double bytes = (micro * (double)c->fixed_bits + cells * (double)c->per_bits) / 8;
+    bytes += cells * (double)c->seg_bits / 8; /* tiled-csf: a segment per element at most */
     return bytes > (double)c->part;
 }
 
@@ -234,6 +237,8 @@ static int z_fits(const walker *w, double m, double n)
 {
     const cost *c = &w->c[DRT_Z];
     double bits = m * (double)c->fixed_bits + n * (double)c->per_bits;
+    if (c->seg_num) /* tiled-csf: the row segments at their mean (drt_w_bits) */
+        bits += ceil(m * (double)c->seg_num / (double)c->seg_den);
     double bytes = w->od->out.stat ? bits / 8 : ceil(bits / 8);
     return bytes <= (double)c->part;
 }

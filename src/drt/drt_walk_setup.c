@@ -47,28 +47,40 @@ int drt_w_setup_costs(walker *w, tessel_diag *diag)
         const tessel_spec_pos *pos = tl->pos.file ? &tl->pos : &lv->pos;
         const drt_grid *g = &d->grid[role];
         int tiled = f == TESSEL_SPEC_FORMAT_TILED_CSF;
-        if (f == TESSEL_SPEC_FORMAT_RANKS || (tiled && (role == DRT_Z || !g->segs_tiles)))
+        unsigned r0 = rank0_index(d, tl, shape_x[role][0]);
+        /* Z in tiled-csf: its row segments come with the output table
+         * (drt_output.c: counted, or expected under stat), rows along i only */
+        const drt_otable *zo = &w->od->out;
+        int zbad = role == DRT_Z && r0 != DRT_I;
+        if (f == TESSEL_SPEC_FORMAT_RANKS || (tiled && (zbad || (role != DRT_Z && !g->segs_tiles))))
             return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
                                    "format", "level %s: DRT needs a single-name format for %s "
                                    "(%s)", lv->name, s->workload.tensor[t].name,
-                                   tiled ? "tiled-csf is priced for the inputs only: the "
-                                           "output's row segments are not counted"
-                                         : "a per-rank format is not affine in micro-tile "
-                                           "counts");
-        unsigned r0 = rank0_index(d, tl, shape_x[role][0]);
+                                   !tiled ? "a per-rank format is not affine in micro-tile "
+                                            "counts"
+                                   : "tiled-csf of the output is priced with rows along "
+                                     "its first index only");
         unsigned r1 = r0 == shape_x[role][0] ? shape_x[role][1] : shape_x[role][0];
         uint64_t shape[2] = { d->mu[r0], d->mu[r1] };
         double fixed, per;
         w->c[role].seg_num = 0;
         w->c[role].seg_den = 1;
+        w->c[role].seg_bits = 0;
         if (tiled) {
             /* per micro tile its two coordinates and an offset; per nonzero
              * its column and value; per row segment a coordinate and an offset */
             fixed = 2.0 * wd.coord_bits + wd.offset_bits;
             per = (double)wd.coord_bits + wd.value_bits;
-            w->c[role].seg_num = g->segs[r0 == g->x[0] ? 0 : 1] *
-                                 ((uint64_t)wd.coord_bits + wd.offset_bits);
-            w->c[role].seg_den = g->segs_tiles;
+            uint64_t sbits = (uint64_t)wd.coord_bits + wd.offset_bits;
+            w->c[role].seg_bits = sbits;
+            if (role == DRT_Z) {
+                /* the final output's segments at their mean per micro tile */
+                w->c[role].seg_num = (uint64_t)llround(zo->segs) * sbits;
+                w->c[role].seg_den = zo->total_m >= 1 ? (uint64_t)llround(zo->total_m) : 1;
+            } else {
+                w->c[role].seg_num = g->segs[r0 == g->x[0] ? 0 : 1] * sbits;
+                w->c[role].seg_den = g->segs_tiles;
+            }
         } else {
             tessel_format_footprint_bits(tessel_model_format(f), 2, shape, &wd, &fixed, &per);
         }

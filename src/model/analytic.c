@@ -291,6 +291,41 @@ static double output_spill_inside(const closed *c, double tk, double ps, double 
     return c->nI * c->nJ * spill;
 }
 
+/* An uncompressed output (rule 2 with a dense tile): each write-back and
+ * read-back moves the whole tile, the first visit of a tile pair reads
+ * nothing back; at the compute the MACs read the partial sum before every
+ * update but those of the first reduction coordinate, E[MACs] (K - 1) / K
+ * rounded down as Sparseloop counts it (issue 26; exact_dense.c). */
+static void dense_output(engine *e, const closed *c, const char *canon, const tile_cost *cz,
+                        double nnz, double macs, double pairs, double K)
+{
+    tessel_result *r = e->res;
+    tessel_traffic *tz = &r->traffic[1][0];
+    uint64_t occ[2] = { cz->shape[0], cz->shape[0] * cz->shape[1] }, data, meta;
+    exact_tile_bytes(cz, occ[1], occ, &data, &meta);
+    double wb = pairs, up = 0;
+    if (strcmp(canon, "IJK") != 0) {
+        wb = c->E;
+        up = c->E - pairs;
+    }
+    tz->writebacks = model_count(wb);
+    tz->updates = model_count(up);
+    tz->out_data = model_count(wb * (double)data);
+    tz->out_metadata = model_count(wb * (double)meta);
+    tz->in_data = model_count(up * (double)data);
+    tz->in_metadata = model_count(up * (double)meta);
+    uint64_t partZ = exact_partition_bytes(e, 1, 0);
+    tz->partition_bytes = partZ;
+    tz->worst_tile_bytes = data + meta;
+    if (partZ && data + meta > partZ)
+        tz->overflow_tiles = tz->writebacks;
+    r->macs = model_count(macs);
+    r->output_nnz = model_count(nnz);
+    double reads = K > 0 ? floor(macs * (K - 1) / K) : 0;
+    e->dense_first_set = 1;
+    e->dense_first = r->macs > (uint64_t)reads ? r->macs - (uint64_t)reads : 0;
+}
+
 /* Traffic of one loop order and tile shape (ti, tk, tj) at the buffer level from the
  * density models: fills, reads and spills of A, B and Z into e->res. */
 static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
@@ -308,11 +343,15 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
         rc = exact_tile_cost_init(e, bd, &e->out, &cz);
     if (rc)
         return rc;
-    if (ca.ranked || cb.ranked || cz.ranked || ca.tiled || cb.tiled || cz.tiled)
+    /* an uncompressed output ([UB, UB]): a dense tile, the same bytes at
+     * every write-back (docs/semantics.md, dense outputs) */
+    int zdense = cz.ranked && model_tensor_uncompressed(s, 1, e->out.spec_tensor);
+    if (ca.ranked || cb.ranked || (cz.ranked && !zdense) || ca.tiled || cb.tiled || cz.tiled)
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, s->level[1].pos.file,
                                s->level[1].pos.line, s->level[1].pos.column, "format",
-                               "the analytic estimator prices single-name formats, not per-rank "
-                               "lists or tiled-csf");
+                               "the analytic estimator prices single-name formats and an "
+                               "uncompressed output ([UB, UB]), not other per-rank lists or "
+                               "tiled-csf");
     /* mirror: orders with j outside i swap the operands */
     int mirror = strcmp(order, "JIK") == 0 || strcmp(order, "JKI") == 0 ||
                  strcmp(order, "KJI") == 0;
@@ -412,56 +451,60 @@ static int evaluate(engine *e, const operand_model *oa, const operand_model *ob,
     double zfixed, zper;
     tessel_format_footprint_bits(cz.format, cz.order, cz.shape, &cz.widths, &zfixed, &zper);
     double d1 = cz.widths.value_bits / 8.0, m0 = zfixed / 8, m1 = zper / 8 - d1;
-    tessel_traffic *tz = &r->traffic[1][0];
-    double written = nnz, wb = pairs, up = 0;
-    if (strcmp(canon, "IJK") != 0) {
-        /* A nonzero first appears at reduction tile t0 (geometric in the
-         * tiles' chance of no multiply, rho) and is written back at every
-         * later visit of its tile pair (each k tile a visit with pA pB). */
-        double rho = exp(tk * log1p(-q)), norm = -expm1(c.nK * log(rho > 0 ? rho : 1e-300));
-        double later = 0, w = 1;
-        for (double t = 0; t < c.nK && norm > 0; t++, w *= rho)
-            later += w * (1 - rho) / norm * (c.nK - 1 - t);
-        written = nnz * (1 + c.pA * c.pB * later);
-        wb = c.E;
-        up = c.E - pairs;
+    if (zdense) {
+        dense_output(e, &c, canon, &cz, nnz, macs, pairs, K);
+    } else {
+        tessel_traffic *tz = &r->traffic[1][0];
+        double written = nnz, wb = pairs, up = 0;
+        if (strcmp(canon, "IJK") != 0) {
+            /* A nonzero first appears at reduction tile t0 (geometric in the
+             * tiles' chance of no multiply, rho) and is written back at every
+             * later visit of its tile pair (each k tile a visit with pA pB). */
+            double rho = exp(tk * log1p(-q)), norm = -expm1(c.nK * log(rho > 0 ? rho : 1e-300));
+            double later = 0, w = 1;
+            for (double t = 0; t < c.nK && norm > 0; t++, w *= rho)
+                later += w * (1 - rho) / norm * (c.nK - 1 - t);
+            written = nnz * (1 + c.pA * c.pB * later);
+            wb = c.E;
+            up = c.E - pairs;
+        }
+        double read = written - nnz;
+        tz->writebacks = model_count(wb);
+        tz->updates = model_count(up);
+        tz->out_data = model_count(written * d1);
+        tz->out_metadata = model_count(wb * m0 + written * m1);
+        tz->in_data = model_count(read * d1);
+        tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
+        uint64_t partZ = exact_partition_bytes(e, 1, 0);
+        double spill = output_spill(&c, canon, cells, exp(tk * log1p(-q)), d1, m0, m1, partZ);
+        /* inside a visit, per live group of the order inside the tile
+         * (exact_live_edge): a group of li x lj cells with its share of the
+         * tile's fixed metadata, steps where its rows of A and columns of B
+         * both hold a nonzero */
+        double li = (double)exact_live_edge(e, 1, mirror ? 1 : 0, (uint64_t)ti);
+        double lj = (double)exact_live_edge(e, 1, mirror ? 0 : 1, (uint64_t)tj);
+        double groups = ceil(ti / li) * ceil(tj / lj);
+        double ps = -expm1(li * log1p(-A->density)) * -expm1(lj * log1p(-B->density));
+        spill += groups * output_spill_inside(&c, tk, ps, li * lj, q, d1, m0 / groups, m1, partZ);
+        if (spill > 0) {
+            double sm = written > 0 ? spill * (wb * m0 + written * m1) /
+                                          (wb * m0 + written * (d1 + m1))
+                                    : 0;
+            tz->out_data = sat_add(tz->out_data, model_count(spill - sm));
+            tz->in_data = sat_add(tz->in_data, model_count(spill - sm));
+            tz->out_metadata = sat_add(tz->out_metadata, model_count(sm));
+            tz->in_metadata = sat_add(tz->in_metadata, model_count(sm));
+            tz->bumped_bytes = model_count(spill);
+            tz->overflow_bytes = 2 * tz->bumped_bytes;
+        }
+        /* the mean write-back against the partition */
+        double mean_wb = wb > 0 ? m0 + written / wb * (d1 + m1) : 0;
+        tz->partition_bytes = partZ;
+        tz->worst_tile_bytes = model_count(m0 + cells * pz * (d1 + m1) > mean_wb
+                                               ? m0 + cells * pz * (d1 + m1) : mean_wb);
+        if (partZ && mean_wb > (double)partZ)
+            tz->overflow_tiles = tz->writebacks;
     }
-    double read = written - nnz;
-    tz->writebacks = model_count(wb);
-    tz->updates = model_count(up);
-    tz->out_data = model_count(written * d1);
-    tz->out_metadata = model_count(wb * m0 + written * m1);
-    tz->in_data = model_count(read * d1);
-    tz->in_metadata = model_count((up > 0 ? up : 0) * m0 + read * m1);
-    uint64_t partZ = exact_partition_bytes(e, 1, 0);
-    double spill = output_spill(&c, canon, cells, exp(tk * log1p(-q)), d1, m0, m1, partZ);
-    /* inside a visit, per live group of the order inside the tile
-     * (exact_live_edge): a group of li x lj cells with its share of the
-     * tile's fixed metadata, steps where its rows of A and columns of B
-     * both hold a nonzero */
-    double li = (double)exact_live_edge(e, 1, mirror ? 1 : 0, (uint64_t)ti);
-    double lj = (double)exact_live_edge(e, 1, mirror ? 0 : 1, (uint64_t)tj);
-    double groups = ceil(ti / li) * ceil(tj / lj);
-    double ps = -expm1(li * log1p(-A->density)) * -expm1(lj * log1p(-B->density));
-    spill += groups * output_spill_inside(&c, tk, ps, li * lj, q, d1, m0 / groups, m1, partZ);
-    if (spill > 0) {
-        double sm = written > 0 ? spill * (wb * m0 + written * m1) /
-                                      (wb * m0 + written * (d1 + m1))
-                                : 0;
-        tz->out_data = sat_add(tz->out_data, model_count(spill - sm));
-        tz->in_data = sat_add(tz->in_data, model_count(spill - sm));
-        tz->out_metadata = sat_add(tz->out_metadata, model_count(sm));
-        tz->in_metadata = sat_add(tz->in_metadata, model_count(sm));
-        tz->bumped_bytes = model_count(spill);
-        tz->overflow_bytes = 2 * tz->bumped_bytes;
-    }
-    /* the mean write-back against the partition */
-    double mean_wb = wb > 0 ? m0 + written / wb * (d1 + m1) : 0;
-    tz->partition_bytes = partZ;
-    tz->worst_tile_bytes = model_count(m0 + cells * pz * (d1 + m1) > mean_wb
-                                           ? m0 + cells * pz * (d1 + m1) : mean_wb);
-    if (partZ && mean_wb > (double)partZ)
-        tz->overflow_tiles = tz->writebacks;
 
     r->effectual_tiles[1] = model_count(c.E);
     r->macs = model_count(macs);

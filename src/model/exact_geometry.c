@@ -432,14 +432,17 @@ int exact_tile_cost_init(const engine *e, const boundary *bd, const operand *o, 
     for (unsigned d = 0; d < o->order; d++)
         tc->shape[d] = bd->tile[o->x[tc->rmode[d]]];
     /* the counts a swapped per-rank format or tiled-csf needs are counted
-     * for matrix inputs only (exact_input_occupancy) */
-    int counted = o != &e->out && o->order == 2 && o->ranks == 2;
+     * for matrix inputs (exact_input_occupancy) and, tiled-csf in the
+     * canonical rank order, for a matrix output (exact_output.c) */
+    int matrix = o->order == 2 && o->ranks == 2;
+    int counted = matrix && (o != &e->out || (tc->tiled && !tc->swapped));
     if ((tc->tiled || (tc->ranked && tc->swapped)) && !counted)
         return tessel_diag_set(e->diag, TESSEL_EUNSUPPORTED, pos->file, pos->line, pos->column,
-                               "format", "level %s: %s: %s is priced for a matrix input only (its "
-                               "per-tile row counts are counted from the input's data)", lv->name,
+                               "format", "level %s: %s: %s is priced for a matrix input%s only "
+                               "(its per-tile row counts are counted from the data)", lv->name,
                                name, tc->tiled ? "tiled-csf" : "a per-rank format in a rank order "
-                               "other than the canonical one");
+                               "other than the canonical one",
+                               tc->tiled ? " or a matrix output in its canonical rank order" : "");
     if (tc->tiled) {
         if (bd->b + 1 >= e->spec->nlevels)
             return tessel_diag_set(e->diag, TESSEL_EUNSUPPORTED, pos->file, pos->line,

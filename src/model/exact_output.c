@@ -44,6 +44,11 @@ typedef struct out_emitter {
     uint64_t ttm_stamp;   /* TTM's fibre stamps, carried from row range to row range */
     uint64_t budget;      /* > 0: end the row range at a slab start once this many entries */
     uint64_t stop;        /* the row the range ended before, UINT64_MAX: all rows */
+    /* tiled-csf output (docs/spec.md): depth 0 counts inner tiles, depth 1
+     * row segments; their buffers are indexed by inner column (j / inner[1]),
+     * not by output tile */
+    unsigned tiled;
+    uint64_t inner[2], otile1, ncols, gen[2];
 } out_emitter;
 
 #define DENSE_COUNTERS (UINT64_C(1) << 21)
@@ -127,11 +132,14 @@ static int prefix_flush(out_emitter *em, unsigned d)
 {
     prefix_buf *p = &em->pre[d];
     for (uint64_t i = 0; i < p->touched.n; i++) {
-        uint64_t rest = p->touched.v[i];
-        if (agg_add(&em->agg[d], rest * (em->space / em->per_slab) + p->min[rest]))
+        uint64_t slot = p->touched.v[i];
+        /* tiled: the inner column's output tile within the slab */
+        uint64_t rest = em->tiled ? slot * em->inner[1] / em->otile1 : slot;
+        if (agg_add(&em->agg[d], rest * (em->space / em->per_slab) + p->min[slot]))
             return TESSEL_ENOMEM;
     }
     p->touched.n = 0;
+    em->gen[d]++; /* tiled: the next prefix's stamps */
     return TESSEL_OK;
 }
 
@@ -169,7 +177,22 @@ static int emitter_init(engine *e, const boundary *bd, out_emitter *em, int rank
         em->per_slab *= bd->ntiles[e->out.x[m]];
     em->space = em->per_slab * bd->red_space;
     em->depths = ranked ? e->out.ranks : 1;
-    if (em->depths > 1 && em->per_slab > MAX_PREFIX_TILES)
+    uint64_t slots = em->per_slab;
+    if (ranked && bd->out_cost.tiled) {
+        /* a matrix output (exact_tile_cost_init): inner tiles, row
+         * segments, elements; the inner tile cut to the output tile */
+        em->tiled = 1;
+        em->depths = 3;
+        for (unsigned m = 0; m < 2; m++) {
+            uint64_t t = bd->tile[e->out.x[m]], in = bd->out_cost.inner[m];
+            em->inner[m] = in && in < t ? in : t;
+        }
+        em->otile1 = bd->tile[e->out.x[1]];
+        uint64_t ext = e->extent[e->out.x[1]];
+        em->ncols = ext ? (ext + em->inner[1] - 1) / em->inner[1] : 1;
+        slots = em->ncols;
+    }
+    if (em->depths > 1 && slots > MAX_PREFIX_TILES)
         return tessel_diag_set(e->diag, TESSEL_ERANGE, NULL, 0, 0, "format",
                                "level %s: a per-rank format for %s needs at most 2^24 tiles per "
                                "output tile row; use larger tiles",
@@ -181,11 +204,11 @@ static int emitter_init(engine *e, const boundary *bd, out_emitter *em, int rank
     for (unsigned d = 0; d + 1 < em->depths; d++) {
         prefix_buf *p = &em->pre[d];
         p->touched.alloc = e->alloc;
-        p->min = tessel_alloc_array(e->alloc, em->per_slab, sizeof(uint64_t));
-        p->stamp = tessel_alloc_array(e->alloc, em->per_slab, sizeof(uint64_t));
+        p->min = tessel_alloc_array(e->alloc, slots, sizeof(uint64_t));
+        p->stamp = tessel_alloc_array(e->alloc, slots, sizeof(uint64_t));
         if (!p->min || !p->stamp)
             return exact_oom(e);
-        memset(p->stamp, 0, em->per_slab * sizeof(uint64_t));
+        memset(p->stamp, 0, slots * sizeof(uint64_t));
     }
     return TESSEL_OK;
 }
@@ -226,6 +249,35 @@ static int range_full(out_emitter *em, const boundary *bd, uint64_t i, uint64_t 
     return 1;
 }
 
+/* A tiled-csf output's element: its inner tile (depth 0, prefix the inner
+ * row i / inner[0]) and its row segment (depth 1, prefix the row i), both
+ * kept per inner column j / inner[1] with their smallest reduction key.
+ * The passes emit rows in ascending order, so both prefixes are
+ * contiguous; their counts go to the output tile of the inner column. */
+static int emit_tiled(engine *e, out_emitter *em, const uint64_t *c_elem, uint64_t red)
+{
+    uint64_t i = c_elem[e->out.x[0]], slot = c_elem[e->out.x[1]] / em->inner[1];
+    for (unsigned d = 0; d < 2; d++) {
+        prefix_buf *p = &em->pre[d];
+        uint64_t id = (d ? i : i / em->inner[0]) + 1;
+        if (id != p->current) {
+            if (prefix_flush(em, d))
+                return exact_oom(e);
+            p->current = id;
+        }
+        uint64_t g = em->gen[d] + 1;
+        if (p->stamp[slot] != g) {
+            p->stamp[slot] = g;
+            p->min[slot] = red;
+            if (model_vec_push(&p->touched, slot))
+                return exact_oom(e);
+        } else if (red < p->min[slot]) {
+            p->min[slot] = red;
+        }
+    }
+    return TESSEL_OK;
+}
+
 /* Counts one output element of the current slab, in output tile `rest`
  * within the slab, first produced at reduction key `red`. */
 static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *c_elem,
@@ -239,6 +291,8 @@ static int emit(engine *e, const boundary *bd, out_emitter *em, const uint64_t *
         em->prefixes[d] += id != em->last[d];
         em->last[d] = id;
     }
+    if (em->tiled)
+        return emit_tiled(e, em, c_elem, red);
     for (unsigned d = 0; d + 1 < em->depths; d++) {
         prefix_buf *p = &em->pre[d];
         uint64_t id = prefix_id(e, c_elem, d) + 1;
@@ -519,7 +573,7 @@ int exact_output_rows_begin(engine *e, boundary *bd, struct out_emitter **h)
     *h = tessel_alloc(e->alloc, sizeof(out_emitter));
     if (!*h)
         return exact_oom_step(e, "starting the output tables", sizeof(out_emitter));
-    return emitter_start(e, bd, *h, bd->out_cost.ranked);
+    return emitter_start(e, bd, *h, bd->out_cost.ranked || bd->out_cost.tiled);
 }
 
 int exact_output_rows(engine *e, boundary *bd, struct out_emitter *h, unsigned m, uint64_t lo,

@@ -180,7 +180,7 @@ int exact_outspill_prepare(engine *e, const boundary *bd, exact_outspill *os)
     uint64_t macs = 0, n = e->extent[e->out.x[e->out.order - 1]] + 1;
     memset(e->mark, 0, n * sizeof(uint64_t)); /* the pass stamps rows anew */
     if (!rc)
-        rc = exact_build_output(e, f, bd->out_cost.ranked, &macs);
+        rc = exact_build_output(e, f, bd->out_cost.ranked || bd->out_cost.tiled, &macs);
     memset(e->mark, 0, n * sizeof(uint64_t));
     if (!rc)
         rc = group_presence(e, bd, os);

@@ -446,6 +446,8 @@ static int rows_can_spill(engine *e, boundary *bd, uint64_t budget, int *spill)
         dense = dense > UINT64_MAX / t ? UINT64_MAX : dense * t;
         occ[m] = dense; /* a dense tile's prefixes (per-rank formats) */
     }
+    if (bd->out_cost.tiled) /* tiled-csf: every nonzero alone, an upper bound */
+        occ[0] = occ[1] = dense;
     exact_tile_bytes(&bd->out_cost, dense, occ, &data, &meta);
     *spill = 0;
     if (!part || data + meta <= part)
@@ -513,7 +515,7 @@ int exact_output_and_walk(engine *e, boundary *bd, uint64_t *macs)
         bd->by_rows = 1;
         return walk_boundary(e, bd, bd, macs, 0, 0, UINT64_MAX);
     }
-    int rc = exact_build_output(e, bd, bd->out_cost.ranked, macs);
+    int rc = exact_build_output(e, bd, bd->out_cost.ranked || bd->out_cost.tiled, macs);
     if (rc || !bd->ntables) /* no table when building it failed */
         return rc;
     const out_table *t = &bd->table[bd->ntables - 1];

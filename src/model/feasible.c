@@ -153,7 +153,8 @@ static void check_output(const engine *e, const boundary *bd, const uint64_t *ro
     if ((double)ti * (double)tj < (double)nnz)
         nnz = ti * tj;
     uint64_t occ[1] = { nnz < ti ? nnz : ti }, data, meta;
-    exact_tile_bytes(&bd->out_cost, nnz, occ, &data, &meta);
+    /* tiled-csf: no counts, every nonzero alone (exact_tile_bytes) */
+    exact_tile_bytes(&bd->out_cost, nnz, bd->out_cost.tiled ? NULL : occ, &data, &meta);
     if (data + meta <= part)
         return;
     tessel_overflow_check *ck = add_check(f, bd->b, 0);

@@ -63,8 +63,10 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
                 return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, lv->pos.file, lv->pos.line,
                                        lv->pos.column, "format",
                                        "level %s: the stat estimator does not price tiled-csf "
-                                       "for the output %s (exact refuses it too: its inner "
-                                       "tiles and row segments would be counted from the data)",
+                                       "for the output %s: its inner tiles and row segments per "
+                                       "tile are counted from the output's data (-e exact), and "
+                                       "stat has only estimates of the output's nonzeros per "
+                                       "tile, not of their rows; use -e exact",
                                        lv->name, s->workload.tensor[t].name);
         }
     }

@@ -23,11 +23,10 @@ simulator does not spill there (one block of output columns, one of B's rows, no
 outgrowing O's partition: n > 1024 alone does not make TACTile spill), so a_top = the CSF
 of A's micro tiles, b_top = B's and o_r_top = 0. It then runs
 examples/validate-drt/tactile-dyn.yaml on them and requires tessel's DRAM bytes of A and
-B to equal a_top and b_top, Z never to be read back, and Z's bytes to equal `csr` over
-the output's micro tiles (12 B a nonzero + 33 offsets of 4 B a non-empty tile, the
-format the spec keeps for Z); the simulator's O in CSF (12 B a nonzero, 8 B a row
-segment, 12 B a tile) is printed beside it (examples/validate-drt/README.md explains
-the difference).
+B to equal a_top and b_top, Z never to be read back, and Z's bytes (tiled-csf, as the
+spec stores it) to equal the simulator's O in CSF (12 B a nonzero, 8 B a row segment,
+12 B a micro tile), o_w_top; `csr` over the micro tiles (12 B a nonzero + 33 offsets of
+4 B a non-empty tile, the spec's Z before) is printed beside it.
 
 usage: tactile_any_n.py --tessel PATH
 Exit 0 when tessel equals the model, 1 otherwise.
@@ -149,10 +148,10 @@ def main():
             got = {x: dram(t, x) for x in ("A", "B", "Z")}
             size = {x: int(r["data_bytes"]) + int(r["metadata_bytes"]) for x, r in got.items()}
             print("n=%d nnz(Z)=%d: simulator a_top %d b_top %d o_r_top 0 o_w_top (O_csf) %d; "
-                  "tessel A %d B %d Z %d (csr per micro tile %d, %+.2f %% from O_csf)"
+                  "tessel A %d B %d Z %d (csr per micro tile would be %d, %+.2f %% from O_csf)"
                   % (n, len(z), a_top, b_top, o_csf, size["A"], size["B"], size["Z"], z_csr,
-                     100.0 * (size["Z"] / o_csf - 1)))
-            for x, want in (("A", a_top), ("B", b_top), ("Z", z_csr)):
+                     100.0 * (z_csr / o_csf - 1)))
+            for x, want in (("A", a_top), ("B", b_top), ("Z", o_csf)):
                 if size[x] != want:
                     print("FAIL: n=%d %s: tessel %d, expected %d" % (n, x, size[x], want))
                     failed = 1

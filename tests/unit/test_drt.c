@@ -182,6 +182,38 @@ START_TEST(hand_example_jki)
 }
 END_TEST
 
+/* Z = A.B in tiled-csf over 2 x 2 micro tiles, everything fitting one
+ * macro tile (JKI, large partitions). A (0,0) (1,0) (1,2) (3,3), B (0,0)
+ * (0,1) (2,3): Z (0,0) (0,1) (1,0) (1,1) from row 0 of B and (1,3) from
+ * A(1,2) x B(2,3); A(3,3) meets B's empty row 3. Micro tile (0,0) holds
+ * rows 0 and 1 (two segments, four nonzeros), (0,1) row 1 (one, one).
+ * 64-bit values, 32-bit coordinates and offsets (docs/spec.md): 12 x 5 +
+ * 8 x 3 + 12 x 2 = 108 B, written once; 40 B of it values. */
+START_TEST(hand_output_tiled_csf)
+{
+    const uint32_t ea[4][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 }, { 3, 3 } };
+    const uint32_t eb[3][2] = { { 0, 0 }, { 0, 1 }, { 2, 3 } };
+    tessel_tensor *a = matrix(4, 4, ea, 4), *b = matrix(4, 4, eb, 3);
+    tessel_workload_data d;
+    data_of(&d, a, b);
+    tessel_spec s;
+    drt_spec(&s, "JKI", 1, 1 << 20, 1 << 18, 1 << 18, 1 << 18);
+    s.level[1].tensor[0].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+    tessel_drt_options o;
+    tessel_drt_options_init(&o);
+    o.micro[0] = o.micro[1] = 2;
+    tessel_drt_summary sum;
+    tessel_result r = drt_exact(&s, &d, &o, &sum);
+    ck_assert_uint_eq(r.traffic[1][0].writebacks, 1);
+    ck_assert_uint_eq(r.traffic[1][0].updates, 0);
+    ck_assert_uint_eq(bytes0(&r, 0), 108);
+    ck_assert_uint_eq(r.traffic[0][0].data_bytes, 40);
+    ck_assert_uint_eq(r.output_nnz, 5);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 /* Output stationary (IJK) on the same data: A (stationary, indexed by
  * the outer i) grows k first: i[0,1) k[0,4) holds A(0,0) only, i+1 adds
  * A(1,0) (2 values), i+2 would add A(2,1): panel i[0,2), A's k line 0
@@ -1236,6 +1268,7 @@ int main(void)
     TCase *tc = tcase_create("drt");
     tcase_set_timeout(tc, 280);
     tcase_add_test(tc, hand_example_jki);
+    tcase_add_test(tc, hand_output_tiled_csf);
     tcase_add_test(tc, hand_example_ijk);
     tcase_add_test(tc, outer_product_partials);
     tcase_add_test(tc, overbooked_micro_tiles);

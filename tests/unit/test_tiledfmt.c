@@ -114,15 +114,66 @@ START_TEST(tiled_csf_counts_inner_tiles_and_segments)
 }
 END_TEST
 
+/* The output Z = A.B in tiled-csf at the LLB over the PE's 2x2 tiles.
+ * Z row 0: A(0,0) x B(0,0), B(0,1) -> (0,0) (0,1); row 1: A(1,0) -> (1,0)
+ * (1,1), A(1,2) x B(2,3) -> (1,3); row 3: A(3,3) meets B's empty row 3.
+ * Five nonzeros; inner tile (0,0) holds rows 0 and 1 (two segments),
+ * inner tile (0,1) holds (1,3) (one): 2 x (2 x 8 + 8) + 3 x (8 + 8) +
+ * 5 x 8 = 48 + 48 + 40 = 136 bits = 17 B of metadata, 5 B of values. */
+static tessel_spec out_tiled_spec(const char *order, uint64_t ti, uint64_t tk)
+{
+    tessel_spec s = tiled_spec(3, 0);
+    s.level[1].tensor[1].format = -1;
+    s.level[1].tensor[0].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+    s.level[1].tile[0] = ti;
+    s.level[1].tile[2] = tk;
+    for (unsigned p = 0; p < 3; p++)
+        s.level[1].order[p] = order[p] == 'I' ? 0 : order[p] == 'J' ? 1 : 2;
+    return s;
+}
+
+START_TEST(tiled_csf_output_written_once)
+{
+    tessel_spec s = out_tiled_spec("IJK", 0, 0);
+    tessel_result r = run(&s, 0);
+    ck_assert_uint_eq(r.traffic[1][0].out_data, 5);
+    ck_assert_uint_eq(r.traffic[1][0].out_metadata, 17);
+    ck_assert_uint_eq(r.traffic[1][0].in_data, 0);
+    ck_assert_uint_eq(r.traffic[1][0].in_metadata, 0);
+}
+END_TEST
+
+/* LLB tiles i 2, k 2 (j whole) in the order KIJ, A with (2,1) added (B's
+ * row 1 is empty: Z is unchanged). k tile 0 visits Z's row tile i 0
+ * (A(0,0), A(1,0)), then i 1 (A(2,1)), so i 0 goes back holding (0,0)
+ * (0,1) (1,0) (1,1): one inner tile, two segments, four nonzeros: 24 + 32
+ * + 32 = 88 bits = 11 B, 4 B of values. k tile 1 reads it back and adds
+ * (1,3) (A(1,2)); A(3,3) then makes i 1 resident and i 0 goes back final:
+ * 17 B and 5 B. Row tile i 1 never holds a nonzero: 0 B. */
+static const uint32_t ta2[5][2] = { { 0, 0 }, { 1, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
+
+START_TEST(tiled_csf_output_partials)
+{
+    tessel_spec s = out_tiled_spec("KIJ", 2, 2);
+    tessel_result r = test_hand_run(&s, 4, 4, 4, ta2, 5, tb, 3, TEST_HAND_EXACT, 0);
+    ck_assert_uint_eq(r.traffic[1][0].out_data, 4 + 5);
+    ck_assert_uint_eq(r.traffic[1][0].out_metadata, 11 + 17);
+    ck_assert_uint_eq(r.traffic[1][0].in_data, 4);
+    ck_assert_uint_eq(r.traffic[1][0].in_metadata, 11);
+}
+END_TEST
+
 /* At the innermost level there are no inner tiles to store it in; the
- * output's and stat's counts are not made: refused with the reason. */
+ * output in a swapped rank order (its segments would run along j) is not
+ * counted: refused with the reason. */
 START_TEST(tiled_csf_refusals)
 {
     tessel_spec s = tiled_spec(2, 0);
     run(&s, TESSEL_EUNSUPPORTED);
-    s = tiled_spec(3, 0);
-    s.level[1].tensor[1].format = -1;
-    s.level[1].tensor[0].format = TESSEL_SPEC_FORMAT_TILED_CSF;
+    s = out_tiled_spec("IJK", 0, 0);
+    s.level[1].tensor[0].nrank_order = 2;
+    s.level[1].tensor[0].rank_order[0] = 1; /* j */
+    s.level[1].tensor[0].rank_order[1] = 0; /* i */
     run(&s, TESSEL_EUNSUPPORTED);
 }
 END_TEST
@@ -183,6 +234,8 @@ int main(void)
     tcase_add_test(tc, rank_order_moves_csr_offsets);
     tcase_add_test(tc, rank_order_counts_other_fibres);
     tcase_add_test(tc, tiled_csf_counts_inner_tiles_and_segments);
+    tcase_add_test(tc, tiled_csf_output_written_once);
+    tcase_add_test(tc, tiled_csf_output_partials);
     tcase_add_test(tc, tiled_csf_refusals);
     tcase_add_test(tc, rank_order_spec_key);
     suite_add_tcase(s, tc);

@@ -242,7 +242,11 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
     return rc;
 }
 
-/* B as X = B^T against P = A^T. */
+/* B as X = B^T against P = A^T. B's side reads only P's ptr and col, and
+ * never A itself: an owned A is let go while it runs and rebuilt after as
+ * (A^T)^T (a grid's columns ascend per row, stat_internal.h, so the round
+ * trip gives back the same ptr, col, nnz and occ), else A^T is made
+ * without its counts (docs/models/stat.md, "Memory of the nested pass"). */
 static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -250,14 +254,20 @@ static int input_b(nested *n, stat_counts *c)
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
-    int rc = stat_grid_transpose(&n->b, a, &bt);
+    int rc = n->a_owned ? stat_grid_transpose(&n->a, a, &at)
+                        : stat_grid_transpose_pattern(&n->a, a, &at);
+    int parked = !rc && n->a_owned;
+    if (parked)
+        stat_grid_free(a, &n->a);
     if (!rc)
-        rc = stat_grid_transpose(&n->a, a, &at);
+        rc = stat_grid_transpose(&n->b, a, &bt);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
         rc = input_side(n, &sb, w, c);
     }
     stat_grid_free(a, &bt);
+    if (parked && !rc)
+        rc = stat_grid_transpose(&at, a, &n->a);
     stat_grid_free(a, &at);
     return rc;
 }
@@ -423,6 +433,7 @@ int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested
     shared[0] = shared[1] = 0;
     if (!rc)
         rc = level_grid(n, in[0], 0, &n->a, n->ea, &shared[0], diag);
+    n->a_owned = !rc && !shared[0] && !n->a.borrowed;
     if (!rc)
         rc = level_grid(n, in[1], 1, &n->b, n->eb, &shared[1], diag);
     if (!rc) {

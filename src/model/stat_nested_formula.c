@@ -435,6 +435,8 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
         stat_grid_free(a, &n->a);
     if (!rc)
         rc = stat_grid_transpose(&n->b, a, &bt);
+    if (!rc && n->b_owned) /* nor B itself */
+        stat_grid_free(a, &n->b);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
         rc = price_b(n, &sb, cbi, &o.b);

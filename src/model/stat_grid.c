@@ -16,8 +16,9 @@ void stat_grid_free(const tessel_allocator *a, stat_grid *g)
     memset(g, 0, sizeof(*g));
 }
 
-static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, uint64_t n,
-                      stat_grid *g)
+/* counts 0: no nnz array (a pattern, stat_grid_transpose_pattern) */
+static int grid_alloc_counts(const tessel_allocator *a, uint64_t rows, uint64_t cols, uint64_t n,
+                             int counts, stat_grid *g)
 {
     memset(g, 0, sizeof(*g));
     g->rows = rows;
@@ -25,13 +26,19 @@ static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, u
     g->n = n;
     g->ptr = tessel_alloc_array(a, rows + 1, sizeof(uint64_t));
     g->col = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
-    g->nnz = tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t));
-    if (!g->ptr || !g->col || !g->nnz) {
+    g->nnz = counts ? tessel_alloc_array(a, n ? n : 1, sizeof(uint32_t)) : NULL;
+    if (!g->ptr || !g->col || (counts && !g->nnz)) {
         stat_grid_free(a, g);
         return TESSEL_ENOMEM;
     }
     memset(g->ptr, 0, (rows + 1) * sizeof(uint64_t));
     return TESSEL_OK;
+}
+
+static int grid_alloc(const tessel_allocator *a, uint64_t rows, uint64_t cols, uint64_t n,
+                      stat_grid *g)
+{
+    return grid_alloc_counts(a, rows, cols, n, 1, g);
 }
 
 uint64_t stat_grid_bytes(uint64_t rows, uint64_t n)
@@ -73,9 +80,10 @@ int stat_grid_base(const tessel_tile_grid *t, const tessel_allocator *a, stat_gr
     return TESSEL_OK;
 }
 
-int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+/* s transposed into g; counts 0: ptr and col only (no nnz, no occ). */
+static int transpose(const stat_grid *s, const tessel_allocator *a, int counts, stat_grid *g)
 {
-    int rc = grid_alloc(a, s->cols, s->rows, s->n, g);
+    int rc = grid_alloc_counts(a, s->cols, s->rows, s->n, counts, g);
     if (rc)
         return rc;
     for (uint64_t n = 0; n < s->n; n++)
@@ -88,7 +96,7 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
         return TESSEL_ENOMEM;
     }
     memcpy(next, g->ptr, (g->rows + 1) * sizeof(uint64_t));
-    if (s->occ) {
+    if (counts && s->occ) {
         g->occ = tessel_alloc_array(a, s->n ? s->n * s->occ_stride : 1, sizeof(double));
         g->occ_stride = s->occ_stride;
         if (!g->occ) {
@@ -101,13 +109,24 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
         for (uint64_t n = s->ptr[r]; n < s->ptr[r + 1]; n++) {
             uint64_t d = next[s->col[n]]++;
             g->col[d] = (uint32_t)r;
-            g->nnz[d] = s->nnz[n];
+            if (counts)
+                g->nnz[d] = s->nnz[n];
             if (g->occ) /* the tiles' other counts move with them (stat_tiledfmt.c) */
                 memcpy(&g->occ[d * s->occ_stride], &s->occ[n * s->occ_stride],
                        s->occ_stride * sizeof(double));
         }
     tessel_dealloc(a, next);
     return TESSEL_OK;
+}
+
+int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+{
+    return transpose(s, a, 1, g);
+}
+
+int stat_grid_transpose_pattern(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+{
+    return transpose(s, a, 0, g);
 }
 
 /* Merges fine tiles into one coarse tile row at a time: counts per coarse

@@ -291,6 +291,8 @@ int stat_grid_base(const tessel_tile_grid *g, const tessel_allocator *a, stat_gr
 int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_allocator *a,
                          stat_grid *out);
 int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+/* The same without the counts: out->nnz and out->occ NULL (4 B a tile less). */
+int stat_grid_transpose_pattern(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
 /* First position in row r of g whose column is >= c (g->ptr[r + 1] when
  * none): the index of tile (r, c) when that tile is non-empty. */
 static inline uint64_t stat_grid_lower(const stat_grid *g, uint64_t r, uint64_t c)

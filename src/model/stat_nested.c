@@ -149,8 +149,9 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
     rc = stat_nested_merge_inside(n, sd, w, runs);
     /* runs that continue into the next level b-1 tile */
     if (!rc)
-        rc = stat_nested_merge_across(n, x, sd->op ? &n->b : NULL, p, sd->xo, sd->xf, sd->cf,
-                                      runs); /* B's side: X = B^T, so X^T is B (input_b) */
+        rc = stat_nested_merge_across(n, x, sd->op && n->b.col ? &n->b : NULL, p, sd->xo, sd->xf,
+                                      sd->cf, runs); /* B's side: X = B^T, so X^T is B (input_b),
+                                                        unless let go there */
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
     if (!rc)
@@ -242,7 +243,13 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
     return rc;
 }
 
-/* B as X = B^T against P = A^T. */
+/* B as X = B^T against P = A^T. B's side reads only P's ptr and col, and
+ * neither A nor B itself (merge_across transposes X again where B is gone):
+ * an owned A and B are let go while it runs and rebuilt after as (A^T)^T
+ * and (B^T)^T (a grid's columns ascend per row, stat_internal.h, so the
+ * round trip gives back the same ptr, col, nnz and occ); a shared A's
+ * A^T is made without its counts (docs/models/stat.md, "Memory of the
+ * nested pass"). */
 static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -250,14 +257,25 @@ static int input_b(nested *n, stat_counts *c)
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
-    int rc = stat_grid_transpose(&n->b, a, &bt);
+    int rc = n->a_owned ? stat_grid_transpose(&n->a, a, &at)
+                        : stat_grid_transpose_pattern(&n->a, a, &at);
+    int parked_a = !rc && n->a_owned;
+    if (parked_a)
+        stat_grid_free(a, &n->a);
     if (!rc)
-        rc = stat_grid_transpose(&n->a, a, &at);
+        rc = stat_grid_transpose(&n->b, a, &bt);
+    int parked_b = !rc && n->b_owned;
+    if (parked_b)
+        stat_grid_free(a, &n->b);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
         rc = input_side(n, &sb, w, c);
     }
+    if (parked_b && !rc)
+        rc = stat_grid_transpose(&bt, a, &n->b);
     stat_grid_free(a, &bt);
+    if (parked_a && !rc)
+        rc = stat_grid_transpose(&at, a, &n->a);
     stat_grid_free(a, &at);
     return rc;
 }
@@ -425,6 +443,8 @@ int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested
         rc = level_grid(n, in[0], 0, &n->a, n->ea, &shared[0], diag);
     if (!rc)
         rc = level_grid(n, in[1], 1, &n->b, n->eb, &shared[1], diag);
+    n->a_owned = !rc && !shared[0] && !n->a.borrowed;
+    n->b_owned = !rc && !shared[1] && !n->b.borrowed;
     if (!rc) {
         n->ext_i = n->a.rows;
         n->ext_k = n->a.cols > n->b.rows ? n->a.cols : n->b.rows;

@@ -34,6 +34,7 @@ typedef struct nested {
     double out_written;      /* the output's written nonzeros (stat_nested_output) */
     boundary bd;
     stat_grid a, b;          /* A: rows I, columns K; B: rows K, columns J (level b) */
+    int a_owned, b_owned;    /* a's (b's) arrays are this evaluation's own (not the base grid's) */
     uint64_t ea[2], eb[2];   /* derived tile edges: A (i, k), B (k, j) */
     uint64_t ext_i, ext_k, ext_j;
     uint64_t cf_j, cf_i, cf_k; /* coarse blocks (in level-b tiles) separating runs of A, B, Z */

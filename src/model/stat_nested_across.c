@@ -776,7 +776,7 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         ac.xt.borrowed = 1;
         ac.xt.occ = NULL; /* the caller's too */
     } else {
-        rc = stat_grid_transpose(x, a, &ac.xt);
+        rc = stat_grid_transpose_pattern(x, a, &ac.xt); /* its ptr and col only */
     }
     if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
         rc = TESSEL_ENOMEM;

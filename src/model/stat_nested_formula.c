@@ -427,10 +427,16 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
+    if (!rc) /* P = A^T: its ptr and col only */
+        rc = stat_grid_transpose_pattern(&n->a, a, &at);
+    /* nothing below reads A itself: an owned A goes before B^T is made
+     * (as input_b, stat_nested.c; the teardown frees an emptied grid) */
+    if (!rc && n->a_owned)
+        stat_grid_free(a, &n->a);
     if (!rc)
         rc = stat_grid_transpose(&n->b, a, &bt);
-    if (!rc)
-        rc = stat_grid_transpose(&n->a, a, &at);
+    if (!rc && n->b_owned) /* nor B itself */
+        stat_grid_free(a, &n->b);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
         rc = price_b(n, &sb, cbi, &o.b);

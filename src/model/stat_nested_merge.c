@@ -566,9 +566,9 @@ static int merge_column_lists(const nested *n, const nested_side *sd, double *ru
     int rc = tracker_init(a, nob * nkb, &tr);
     if (rc)
         return rc;
-    rc = stat_grid_transpose(x, a, &xt);
+    rc = stat_grid_transpose_pattern(x, a, &xt);
     if (!rc)
-        rc = stat_grid_transpose(p, a, &pt);
+        rc = stat_grid_transpose_pattern(p, a, &pt);
     uint64_t fb = UINT64_MAX;
     for (uint64_t f = 0; !rc && f < pt.rows; f++) {
         if (block_of(f, cb_f) != fb) {
@@ -688,7 +688,7 @@ static int merge_column_walk(const nested *n, const nested_side *sd, double *run
         return merge_column_lists(n, sd, runs);
     stat_grid xt;
     memset(&xt, 0, sizeof(xt));
-    int rc = stat_grid_transpose(x, a, &xt);
+    int rc = stat_grid_transpose_pattern(x, a, &xt);
     if (!rc)
         rc = merge_column_groups(n, sd, &xt, runs);
     stat_grid_free(a, &xt);

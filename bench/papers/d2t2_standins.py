@@ -82,7 +82,8 @@ def gen(args, rows, nnz, graph, out):
     else:
         w = max(1, round(nnz / rows))
         cmd += ["banded", "--size", str(rows), "--bandwidth", str(w), "--density", "0.5"]
-    tmp = out + ".part"  # renamed when whole: an interrupted run leaves no half file behind
+    # renamed when whole: an interrupted run leaves no half file behind
+    tmp = out[:-len(".tsl")] + ".part.tsl"
     subprocess.run(cmd + ["--pattern", "--seed", "1", "-o", tmp], check=True,
                    capture_output=True)
     os.replace(tmp, out)

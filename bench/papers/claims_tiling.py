@@ -9,6 +9,7 @@ import copy
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 from claimlib import (ROOT, Claim, available, cached, compare, geomean, mean, micro_tile_sets, run,
@@ -167,7 +168,11 @@ def _standins(args):
     a.work = ds.default_work(args.tessel)
     os.makedirs(a.work, exist_ok=True)
     try:
-        res = [ds.measure(a, e) for e in ds.TABLE2]
+        res = []
+        for e in ds.TABLE2:
+            res.append(ds.measure(a, e))
+            print("  stand-in %s %s: %.1f s CPU" % (e[0], e[1], res[-1]["cpu_s"]),
+                  file=sys.stderr, flush=True)
     except subprocess.CalledProcessError as e:  # reproduce.py reports it as could not run
         raise RuntimeError("%s: %s" % (" ".join(e.cmd), (e.stderr or b"").decode()[-400:]))
     return res, ds.summary_rows(res)

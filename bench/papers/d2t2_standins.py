@@ -31,6 +31,7 @@ import argparse
 import csv
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,7 @@ def measure(args, entry):
     """One Table 2 stand-in (generated into args.work): a dict of its figures."""
     label, name, rows, nnz, graph = entry
     t = CONSERVATIVE_TILE
+    cpu0 = children_cpu()
     path = os.path.join(args.work, standin_name(entry))
     gen(args, rows, nnz, graph, path)
     _, (c, z, clo, chi) = run(args, path, ["mapping.LLB.tile=i:%d,j:%d,k:%d" % (t, t, t)])
@@ -131,7 +133,13 @@ def measure(args, entry):
     return {"label": label, "name": name, "rows": rows, "nnz": nnz, "graph": graph,
             "conservative": c, "z_share": z / c, "prescient": p, "d2t2": d,
             "d2t2_tiles": ds["tiles"], "cons": c / d, "presc": p / d, "low": clo / dlo,
-            "high": chi / dhi}
+            "high": chi / dhi, "cpu_s": children_cpu() - cpu0}
+
+
+def children_cpu():
+    """CPU seconds (user + system) of this process's finished children: the tessel runs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def am(xs):
@@ -187,7 +195,8 @@ def main():
                         100 * r["z_share"], r["prescient"], r["d2t2"], r["d2t2_tiles"],
                         r["cons"], r["presc"], r["low"], r["high"]))
         print(lines[-1], flush=True)
-        print("  (%.0f s)" % (time.time() - t0), file=sys.stderr, flush=True)
+        print("  (%.0f s wall, %.1f s CPU)" % (time.time() - t0, r["cpu_s"]), file=sys.stderr,
+              flush=True)
     for what, n, m in summary_rows(results):
         lines.append("| mean, %s (%d) | | | | | | | | | | %.2fx (geomean %.2fx) | %.2fx "
                      "(geomean %.2fx) | %.2f-%.2fx (geomean %.2f-%.2fx) |"

@@ -208,7 +208,7 @@ def _standins_headline(args, c, shared_gains):
                    "(bench/papers/d2t2_standins.py; the paper's sizes and degrees, not its "
                    "structure); exact estimator; " + "; ".join(parts) +
                    "; Prescient over D2T2 there %.2fx (paper 1.83x)" % summary[0][2]["presc"][0])
-    c.notes.append("on the five shared matrices (%s) instead: %.2fx (geometric mean; arithmetic "
+    c.notes.append("on the shared matrices (%s) instead: %.2fx (geometric mean; arithmetic "
                    "%.2fx), %s. They differ by scale: 2-23 K rows against Table 2's 7-526 K, "
                    "so D2T2's tiles span all of k while Conservative's 128-wide tiles re-read "
                    "B's row panels tens of times, and the output's rule 2 (a partial tile read "
@@ -259,7 +259,7 @@ def claim_d2t2_over_conservative(args):
                        % (", ".join(STRUCTURED), geomean(st),
                           ", ".join("%.2fx" % x for x in st)))
     if getattr(args, "no_standins", False):
-        c.notes.append("the claim's figure is the five shared matrices' here (--no-standins); "
+        c.notes.append("the claim's figure is the shared matrices' here (--no-standins); "
                        "by default it is the arithmetic mean over generated stand-ins of "
                        "d2t2 Table 2's 19 matrices (d2t2_standins.py, docs/reproductions.md)")
     else:

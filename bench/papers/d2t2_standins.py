@@ -31,6 +31,7 @@ import argparse
 import csv
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,22 @@ TABLE2 = [
 CONSERVATIVE_TILE = 128  # d2t2 §3 ("Extensor [13] uses a 128x128 size"), §6, Fig. 5 (T = 128)
 
 
+def default_work(tessel):
+    """The stand-ins' cache: `d2t2-standins` in the build directory of `tessel`
+    (build/tools/tessel -> build/d2t2-standins), so a fresh clone generates them once and a
+    `make clean` drops them."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(tessel))),
+                        "d2t2-standins")
+
+
+def standin_name(entry, seed=1):
+    """The cached file of a Table 2 entry: its name, rows, nonzeros, generator and seed, so
+    that a changed entry or generator never reuses a stale file."""
+    label, name, rows, nnz, graph = entry
+    return "%s-%s-r%d-n%d-%s-s%d.tsl" % (label, name, rows, nnz,
+                                         "rmat" if graph else "banded", seed)
+
+
 def gen(args, rows, nnz, graph, out):
     if os.path.exists(out):
         return
@@ -66,8 +83,11 @@ def gen(args, rows, nnz, graph, out):
     else:
         w = max(1, round(nnz / rows))
         cmd += ["banded", "--size", str(rows), "--bandwidth", str(w), "--density", "0.5"]
-    subprocess.run(cmd + ["--pattern", "--seed", "1", "-o", out], check=True,
+    # renamed when whole: an interrupted run leaves no half file behind
+    tmp = out[:-len(".tsl")] + ".part.tsl"
+    subprocess.run(cmd + ["--pattern", "--seed", "1", "-o", tmp], check=True,
                    capture_output=True)
+    os.replace(tmp, out)
 
 
 def compare(args, path, strategies, sets=()):
@@ -104,7 +124,8 @@ def measure(args, entry):
     """One Table 2 stand-in (generated into args.work): a dict of its figures."""
     label, name, rows, nnz, graph = entry
     t = CONSERVATIVE_TILE
-    path = os.path.join(args.work, "%s.tsl" % name)
+    cpu0 = children_cpu()
+    path = os.path.join(args.work, standin_name(entry))
     gen(args, rows, nnz, graph, path)
     _, (c, z, clo, chi) = run(args, path, ["mapping.LLB.tile=i:%d,j:%d,k:%d" % (t, t, t)])
     ds, (d, _, dlo, dhi) = run(args, path, strategy="d2t2")
@@ -112,7 +133,13 @@ def measure(args, entry):
     return {"label": label, "name": name, "rows": rows, "nnz": nnz, "graph": graph,
             "conservative": c, "z_share": z / c, "prescient": p, "d2t2": d,
             "d2t2_tiles": ds["tiles"], "cons": c / d, "presc": p / d, "low": clo / dlo,
-            "high": chi / dhi}
+            "high": chi / dhi, "cpu_s": children_cpu() - cpu0}
+
+
+def children_cpu():
+    """CPU seconds (user + system) of this process's finished children: the tessel runs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def am(xs):
@@ -138,7 +165,8 @@ def summary_rows(results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "tools", "tessel"))
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "tessel-d2t2-standins"))
+    ap.add_argument("--work", help="where the generated stand-ins are cached (default: "
+                    "d2t2-standins beside tessel's build directory, default_work)")
     ap.add_argument("--only", help="comma-separated Table 2 labels")
     ap.add_argument("--max-nnz", type=int, default=0, help="skip stand-ins with more nonzeros")
     ap.add_argument("--markdown", help="also write the table to this file")
@@ -146,6 +174,7 @@ def main():
     if not os.path.exists(args.tessel):
         print("tessel not found at %s" % args.tessel, file=sys.stderr)
         return 77
+    args.work = args.work or default_work(args.tessel)
     os.makedirs(args.work, exist_ok=True)
     only = set(args.only.split(",")) if args.only else None
     lines = ["| label | stand-in of | rows | nonzeros | kind | Conservative 128 DRAM bytes | "
@@ -166,7 +195,8 @@ def main():
                         100 * r["z_share"], r["prescient"], r["d2t2"], r["d2t2_tiles"],
                         r["cons"], r["presc"], r["low"], r["high"]))
         print(lines[-1], flush=True)
-        print("  (%.0f s)" % (time.time() - t0), file=sys.stderr, flush=True)
+        print("  (%.0f s wall, %.1f s CPU)" % (time.time() - t0, r["cpu_s"]), file=sys.stderr,
+              flush=True)
     for what, n, m in summary_rows(results):
         lines.append("| mean, %s (%d) | | | | | | | | | | %.2fx (geomean %.2fx) | %.2fx "
                      "(geomean %.2fx) | %.2f-%.2fx (geomean %.2f-%.2fx) |"

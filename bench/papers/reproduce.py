@@ -3,11 +3,12 @@
 
 Usage: python3 bench/papers/reproduce.py [--tessel PATH] [--data DIR] [--quick]
                                          [--matrices a,b,...] [--only NAME,...] [--list]
-                                         [--llb SIZE] [--markdown FILE]
+                                         [--llb SIZE] [--no-standins] [--markdown FILE]
 
 Runs each claim of claims_tiling.py, claims_dataflow.py and tailors_overbooking.py (one
 function per claim), prints per claim the paper's number and section, tessel's number on
-the shared matrices with its per-matrix table, and a verdict: the direction, then the
+the shared matrices with its per-matrix table (D2T2 over Conservative: on generated
+stand-ins of d2t2 Table 2's matrices, the shared ones in a note), and a verdict: the direction, then the
 magnitude within 2x of the paper's (claimlib.verdict). The last table lists every claim;
 --markdown writes it (with the per-claim tables) to FILE, e.g. a section of
 docs/reproductions.md. Progress and the time left go to standard error.
@@ -60,9 +61,10 @@ def parse():
     ap.add_argument("--map-points", type=int, default=200,
                     help="points tessel map prices for the best static tile (default 200)")
     ap.add_argument("--markdown", help="also write the tables to this file")
-    ap.add_argument("--standins", action="store_true",
-                    help="D2T2 over Conservative also on generated stand-ins of d2t2 Table 2's "
-                         "19 matrices (bench/papers/d2t2_standins.py; about 45 min more)")
+    ap.add_argument("--no-standins", action="store_true",
+                    help="D2T2 over Conservative on the shared matrices only, not on the "
+                         "generated stand-ins of d2t2 Table 2's 19 matrices "
+                         "(bench/papers/d2t2_standins.py, cached in the build directory)")
     return ap.parse_args()
 
 

@@ -17,6 +17,8 @@ ROOT, TESSEL, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(ROOT, "bench", "papers"))
 from claimlib import Claim, stored_once_z, summary_table, verdict  # noqa: E402
 import tailors_overbooking as tob  # noqa: E402
+import claims_tiling  # noqa: E402
+import d2t2_standins as ds  # noqa: E402
 
 
 class Verdict(unittest.TestCase):
@@ -86,6 +88,38 @@ class StoredOnce(unittest.TestCase):
         self.assertEqual(stored_once_z(2, 3, 2, 60.0), (24.0, 60.0))
 
 
+class Standins(unittest.TestCase):
+    """d2t2_standins.py's cache and the mean the D2T2-over-Conservative claim reports."""
+
+    def test_cache_names(self):
+        # the build directory of build/tools/tessel is build/
+        self.assertEqual(ds.default_work("/x/build/tools/tessel"), "/x/build/d2t2-standins")
+        # label, name, rows, nonzeros, generator and seed: a changed entry is a new file
+        self.assertEqual(ds.standin_name(("K", "geom", 7343, 23796, True)),
+                         "K-geom-r7343-n23796-rmat-s1.tsl")
+        self.assertEqual(ds.standin_name(("N", "bcsstk17", 10974, 428650, False)),
+                         "N-bcsstk17-r10974-n428650-banded-s1.tsl")
+        self.assertEqual(len(ds.TABLE2), 19)  # d2t2 Table 2's matrices A-S
+        self.assertEqual(sum(e[4] for e in ds.TABLE2), 8)  # of which 8 graphs
+
+    def test_means(self):
+        """Three stand-ins, by hand: Conservative over D2T2 1, 2 and 9 (the 9 a graph).
+        Arithmetic mean (1 + 2 + 9) / 3 = 4; geometric (1 x 2 x 9)^(1/3) = 18^(1/3) = 2.621;
+        the banded two 1.5 (geometric sqrt 2 = 1.414), the graph 9."""
+        rs = [{"graph": g, "cons": x, "presc": 1.0, "low": x, "high": x}
+              for g, x in ((False, 1.0), (False, 2.0), (True, 9.0))]
+        rows = ds.summary_rows(rs)
+        self.assertEqual([(w, n) for w, n, _ in rows], [("all", 3), ("graphs", 1),
+                                                        ("banded", 2)])
+        self.assertAlmostEqual(rows[0][2]["cons"][0], 4.0)
+        self.assertAlmostEqual(rows[0][2]["cons"][1], 18 ** (1 / 3))
+        self.assertAlmostEqual(rows[2][2]["cons"][0], 1.5)
+        self.assertAlmostEqual(rows[2][2]["cons"][1], 2 ** 0.5)
+        # the claim's figure is the arithmetic mean over all (d2t2 §6.2's "on average")
+        self.assertAlmostEqual(claims_tiling.standins_figure(rows), 4.0)
+        self.assertEqual(verdict(4.17, claims_tiling.standins_figure(rows)), "holds")
+
+
 class WhyColumn(unittest.TestCase):
     def test_why_only_where_not_held(self):
         """The table of all claims gives a claim's why-not only when its verdict is not holds."""
@@ -122,6 +156,7 @@ class OneClaim(unittest.TestCase):
 if __name__ == "__main__":
     if not os.path.isdir(DATA):
         # the verdict cases need no data, the claim does: run the first, then skip
-        r = unittest.main(argv=[sys.argv[0], "Verdict", "TailorsTiles", "StoredOnce", "WhyColumn"], exit=False).result
+        names = ["Verdict", "TailorsTiles", "StoredOnce", "Standins", "WhyColumn"]
+        r = unittest.main(argv=[sys.argv[0]] + names, exit=False).result
         sys.exit(1 if r.failures or r.errors else 77)
     sys.exit(0 if unittest.main(argv=[sys.argv[0]], exit=False).result.wasSuccessful() else 1)

@@ -41,6 +41,8 @@ typedef struct key_counter {
     uint64_t block_cap;
 } key_counter;
 
+#define WRITER_SMALL 64
+
 typedef struct grid_writer {
     tessel_tile_grid *g;
     uint64_t cap;
@@ -49,6 +51,10 @@ typedef struct grid_writer {
     /* Set: the counts go to this accumulator and the grid keeps none of
      * them (tessel_tile_occupancy_add). */
     tessel_occupancy_acc *acc;
+    /* acc's tiles of occupancy below WRITER_SMALL, counted here and added to
+     * acc once per occupancy at the end (the accumulator is order-free, so
+     * the result is the same; one call per tile cost more than the count). */
+    uint64_t small[WRITER_SMALL];
     int failed;
 } grid_writer;
 
@@ -198,11 +204,15 @@ static int hash_grow(key_counter *c)
 static inline int counter_add(key_counter *c, uint64_t key, uint64_t weight)
 {
     if (c->dense) {
-        if (c->counts[key] == 0) {
-            if (c->ntouched < c->touched_cap)
-                c->touched[c->ntouched] = key;
-            c->ntouched++;
-        }
+        /* Without a branch on whether the key is new: once the tiles of a row
+         * of tiles outnumber its entries (uniform matrices from about 4M
+         * nonzeros on), that branch is mispredicted about once per entry.
+         * The slot past the touched keys is written always and kept only
+         * when the key is new. */
+        uint64_t n = c->ntouched;
+        if (n < c->touched_cap)
+            c->touched[n] = key;
+        c->ntouched = n + (c->counts[key] == 0);
         c->counts[key] += weight;
         return TESSEL_OK;
     }
@@ -280,7 +290,9 @@ static void writer_emit(grid_writer *w, uint64_t key, uint64_t count)
 {
     tessel_tile_grid *g = w->g;
     if (w->acc) {
-        if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+        if (count < WRITER_SMALL)
+            w->small[count]++;
+        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
             w->failed = 1;
         g->nonempty++;
         return;
@@ -559,6 +571,9 @@ static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_all
         if (!rc)
             rc = counter_flush(&c, grp, w);
     }
+    for (uint64_t v = 1; v < WRITER_SMALL && w->acc && !rc; v++)
+        if (w->small[v] && tessel_occupancy_acc_add(w->acc, v, w->small[v], NULL))
+            rc = TESSEL_ENOMEM;
     *asked = c.asked ? c.asked : w->asked; /* set only by the step that failed */
     counter_free(&c);
     return rc;

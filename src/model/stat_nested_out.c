@@ -107,6 +107,20 @@ static uint64_t blk_of(const nested *n, uint64_t k)
     return n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
 }
 
+/* ORs into u (wj words) the j bitsets bb of A's row-i tiles from *t on
+ * whose k falls in block b (below kr), and moves *t past them. */
+static void or_block(const nested *n, uint64_t i, uint64_t *t, uint64_t b, const uint64_t *bb,
+                     uint64_t wj, uint64_t kr, uint64_t *u)
+{
+    for (; *t < n->a.ptr[i + 1] && blk_of(n, n->a.col[*t]) == b; (*t)++) {
+        uint64_t k = n->a.col[*t];
+        if (k >= kr)
+            continue;
+        for (uint64_t w = 0; w < wj; w++)
+            u[w] |= bb[k * wj + w];
+    }
+}
+
 static int bitsets_init(nested *n)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -596,13 +610,7 @@ static int unions_by_strips(const nested *n, out_runs *r, const uint64_t *bb, ui
             for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1];) {
                 uint64_t b = blk_of(n, n->a.col[t]);
                 uint64_t *u = ub + b * wj;
-                for (; t < n->a.ptr[i + 1] && blk_of(n, n->a.col[t]) == b; t++) {
-                    uint64_t k = n->a.col[t];
-                    if (k >= kr)
-                        continue;
-                    for (uint64_t w = 0; w < wj; w++)
-                        u[w] |= bb[k * wj + w];
-                }
+                or_block(n, i, &t, b, bb, wj, kr, u);
                 uint64_t cnt = 0;
                 for (uint64_t w = 0; w < wj; w++) {
                     cnt += stat_bits_set(u[w]);
@@ -685,13 +693,7 @@ static int groups_by_unions(const nested *n, out_runs *r)
         for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1];) {
             uint64_t b = blk_of(n, n->a.col[t]);
             memset(u, 0, wj * sizeof(uint64_t));
-            for (; t < n->a.ptr[i + 1] && blk_of(n, n->a.col[t]) == b; t++) {
-                uint64_t k = n->a.col[t];
-                if (k >= kr)
-                    continue;
-                for (uint64_t w = 0; w < wj; w++)
-                    u[w] |= bb[k * wj + w];
-            }
+            or_block(n, i, &t, b, bb, wj, kr, u);
             visit_union(r, i, b, u, wj, seg);
             for (uint64_t w = 0; w < wj; w++)
                 row[w] |= u[w];

@@ -29,10 +29,7 @@ static tessel_spec nx_spec(uint64_t inner, uint32_t a_on, uint32_t b_on, uint32_
 {
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 4, 4, 4, 0 /* coo */, 8, 8);
-    s.level[2] = s.level[1];
-    snprintf(s.level[2].name, sizeof(s.level[2].name), "PEB");
-    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = inner;
-    s.nlevels = 3;
+    test_spec_nest(&s, "PEB", inner);
     uint32_t on[3] = { z_on, a_on, b_on };
     for (unsigned t = 0; t < 3; t++) {
         if (gate)

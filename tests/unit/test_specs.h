@@ -9,6 +9,16 @@
 
 #include "tessel/spec.h"
 
+/* A buffer level appended inside s's innermost one: its copy, named name,
+ * with tiles of edge on every index of SpMSpM. */
+static inline void test_spec_nest(tessel_spec *s, const char *name, uint64_t edge)
+{
+    unsigned l = s->nlevels++;
+    s->level[l] = s->level[l - 1];
+    snprintf(s->level[l].name, sizeof(s->level[l].name), "%s", name);
+    s->level[l].tile[0] = s->level[l].tile[1] = s->level[l].tile[2] = edge;
+}
+
 /* A matrix's per-rank format list [r0, r1] (TESSEL_RANK_*) at one level. */
 static inline void test_set_ranks(tessel_spec_tensor_level *tl, unsigned char r0,
                                   unsigned char r1)

@@ -125,11 +125,8 @@ static void compare_point(const tessel_workload_data *d, const tessel_stat_optio
     if (f & 1)
         test_set_ranks(&s.level[1].tensor[0], lz[0], lz[1]);
     if (nested) {
-        s.nlevels = 3;
-        s.level[2] = s.level[1];
-        snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+        test_spec_nest(&s, "PE", 8);
         s.level[2].tensor[0].format = -1;
-        s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
         if (f & 2)
             test_set_ranks(&s.level[2].tensor[0], lz[0], lz[1]);
     }

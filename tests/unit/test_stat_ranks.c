@@ -143,12 +143,9 @@ START_TEST(affine_lists_equal_exact)
                     for (unsigned t = f < 4 ? 0 : 1; t < 3; t++)
                         test_set_ranks(&s.level[1].tensor[t], lists[f][0], lists[f][1]);
                     if (nested) {
-                        s.nlevels = 3;
-                        s.level[2] = s.level[1];
-                        snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+                        test_spec_nest(&s, "PE", 8);
                         s.level[2].tensor[0].format = -1;
                         s.level[2].tensor[1].format = -1;
-                        s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
                     }
                     tessel_result r, x;
                     tessel_diag diag;

@@ -133,12 +133,9 @@ START_TEST(rows_formats_equal_exact)
                             s.level[1].tensor[t].format = TESSEL_SPEC_FORMAT_TILED_CSF;
                     }
                     if (nested) {
-                        s.nlevels = 3;
-                        s.level[2] = s.level[1];
-                        snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
+                        test_spec_nest(&s, "PE", 8);
                         s.level[2].tensor[1].format = f < 3 ? s.level[2].tensor[1].format : -1;
                         s.level[2].tensor[2].format = f < 3 ? s.level[2].tensor[2].format : -1;
-                        s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
                     }
                     tessel_result r, x;
                     tessel_diag diag;
@@ -179,10 +176,7 @@ START_TEST(tiled_refusals)
     test_spmspm_data(&d, a, a);
     tessel_spec s;
     test_spec_spmspm(&s, "IJK", 16, 16, 16, 1, 32, 32);
-    s.nlevels = 3;
-    s.level[2] = s.level[1];
-    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
-    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
+    test_spec_nest(&s, "PE", 8);
     s.level[1].tensor[1].format = TESSEL_SPEC_FORMAT_TILED_CSF;
     s.level[1].tensor[1].nrank_order = 2;
     s.level[1].tensor[1].rank_order[0] = 2; /* k */
@@ -210,10 +204,7 @@ START_TEST(saved_rows_roundtrip)
     o.output_fraction = 1;
     tessel_spec s;
     test_spec_spmspm(&s, "IKJ", 24, 32, 16, 1, 32, 16);
-    s.nlevels = 3;
-    s.level[2] = s.level[1];
-    snprintf(s.level[2].name, sizeof(s.level[2].name), "PE");
-    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 8;
+    test_spec_nest(&s, "PE", 8);
     s.level[1].tensor[1].format = s.level[1].tensor[2].format = TESSEL_SPEC_FORMAT_TILED_CSF;
     tessel_stat_data *sd = NULL, *back = NULL;
     tessel_diag diag;

@@ -146,7 +146,18 @@ static void merger_free(row_merger *m)
     tessel_dealloc(m->alloc, m->run);
 }
 
-/* A coarse grid of rows x ceil(fine cols / fc), with room for every fine
+/* Room for the coarse tiles: no more than the fine tiles, nor than the
+ * coarse grid's cells (the bound that matters when coarse tiles hold many
+ * fine ones: at uniform 4M, B's 1024x1024 tiles from 8x16 base tiles
+ * need 65,536 entries where the fine tiles are 4.2 M). */
+static uint64_t coarse_capacity(const stat_grid *s, uint64_t rows, uint64_t cols)
+{
+    if (rows && cols > s->n / rows)
+        return s->n;
+    return rows * cols < s->n ? rows * cols : s->n;
+}
+
+/* A coarse grid of rows x ceil(fine cols / fc), with room for every coarse
  * tile, and the merger that fills it. */
 static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_t fc,
                        uint64_t fine_rows, const tessel_allocator *a, stat_grid *g)
@@ -155,7 +166,7 @@ static int merger_init(row_merger *m, const stat_grid *s, uint64_t rows, uint64_
     m->alloc = a;
     m->fc = fc;
     m->cols = (s->cols + fc - 1) / fc;
-    int rc = grid_alloc(a, rows, m->cols, s->n, g);
+    int rc = grid_alloc(a, rows, m->cols, coarse_capacity(s, rows, m->cols), g);
     if (!rc) {
         m->acc = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
         m->touched = tessel_alloc_array(a, m->cols + 1, sizeof(uint64_t));
@@ -231,6 +242,20 @@ static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
     g->ptr[r + 1] = m->out;
 }
 
+/* The coarse grid's tile count, its arrays cut to it (they were sized for
+ * the bound of coarse_capacity), and the merger's scratch freed. */
+static void merger_finish(row_merger *m, stat_grid *g)
+{
+    if (m->out < g->n && m->out > 0) { /* shrinking keeps the block when it cannot move */
+        uint32_t *col = tessel_realloc_array(m->alloc, g->col, m->out, sizeof(uint32_t));
+        uint32_t *nnz = tessel_realloc_array(m->alloc, g->nnz, m->out, sizeof(uint32_t));
+        g->col = col ? col : g->col;
+        g->nnz = nnz ? nnz : g->nnz;
+    }
+    g->n = m->out;
+    merger_free(m);
+}
+
 int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *g)
 {
@@ -248,8 +273,7 @@ int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel
             merger_add(&m, s, f);
         merger_emit(&m, g, r, fr == 1);
     }
-    g->n = m.out;
-    merger_free(&m);
+    merger_finish(&m, g);
     return TESSEL_OK;
 }
 
@@ -268,7 +292,6 @@ int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xce
                 merger_add(&m, s, i * xcells + x);
         merger_emit(&m, g, r, fi == 1 && fx == 1);
     }
-    g->n = m.out;
-    merger_free(&m);
+    merger_finish(&m, g);
     return TESSEL_OK;
 }

@@ -242,20 +242,6 @@ static void merger_emit(row_merger *m, stat_grid *g, uint64_t r, int sorted)
     g->ptr[r + 1] = m->out;
 }
 
-/* The coarse grid's tile count, its arrays cut to it (they were sized for
- * the bound of coarse_capacity), and the merger's scratch freed. */
-static void merger_finish(row_merger *m, stat_grid *g)
-{
-    if (m->out < g->n && m->out > 0) { /* shrinking keeps the block when it cannot move */
-        uint32_t *col = tessel_realloc_array(m->alloc, g->col, m->out, sizeof(uint32_t));
-        uint32_t *nnz = tessel_realloc_array(m->alloc, g->nnz, m->out, sizeof(uint32_t));
-        g->col = col ? col : g->col;
-        g->nnz = nnz ? nnz : g->nnz;
-    }
-    g->n = m->out;
-    merger_free(m);
-}
-
 int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel_allocator *a,
                       stat_grid *g)
 {
@@ -273,7 +259,8 @@ int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel
             merger_add(&m, s, f);
         merger_emit(&m, g, r, fr == 1);
     }
-    merger_finish(&m, g);
+    g->n = m.out;
+    merger_free(&m);
     return TESSEL_OK;
 }
 
@@ -292,6 +279,7 @@ int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xce
                 merger_add(&m, s, i * xcells + x);
         merger_emit(&m, g, r, fi == 1 && fx == 1);
     }
-    merger_finish(&m, g);
+    g->n = m.out;
+    merger_free(&m);
     return TESSEL_OK;
 }

@@ -236,6 +236,114 @@ static int direct_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
+/* Bytes a line read by fast_lines must leave before the block's end: its
+ * two indices' words (p + 16) lie inside, so a line cut by the block is
+ * never mistaken for a whole one. */
+#define FAST_TAIL 32
+
+/* One pattern line "ROW COL\n" at p (one space, 1 to 7 digits each, both
+ * in range), its two indices each read as one word (scan_swar_digits) and
+ * its line break found by them: the line's length, or 0 for any other
+ * form (chunk_line then reads it). Needs 16 readable bytes at p. */
+static inline unsigned fast_pair(const char *p, uint64_t rows, uint64_t cols, uint32_t *i,
+                                 uint32_t *j)
+{
+    uint64_t vi, vj;
+    unsigned ni = scan_swar_digits(p, &vi);
+    if (ni - 1u >= 7u || p[ni] != ' ')
+        return 0; /* no digit, 8 or more, or another separator */
+    const char *q = p + ni + 1;
+    unsigned nj = scan_swar_digits(q, &vj);
+    if (nj - 1u >= 7u || q[nj] != '\n' || vi - 1u >= rows || vj - 1u >= cols)
+        return 0; /* an index 0 wraps round to the largest value */
+    *i = (uint32_t)(vi - 1);
+    *j = (uint32_t)(vj - 1);
+    return ni + nj + 2;
+}
+
+/* fast_lines for PASS_DIRECT while the chunk is direct: direct_line's
+ * work on the fields kept in locals (the index stores could otherwise
+ * alias them). Returns where it stopped; c->direct 0 if it turned. */
+static char *fast_direct(chunk *c, char *p, const char *stop)
+{
+    const uint64_t rows = c->job->rows, cols = c->job->cols, entries = c->job->entries;
+    uint32_t *restrict rc = c->row_count;
+    uint32_t *restrict idx = c->t->idx[1] + c->base;
+    uint64_t stored = c->stored, lines = c->lines, room = c->limit - c->base;
+    uint32_t last_row = c->last_row, last_col = c->last_col;
+    int strict = c->strict;
+    uint32_t i, j;
+    unsigned len;
+    if (!stored && stop - p >= FAST_TAIL && lines < entries && room &&
+        (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+        rc[i]++;
+        idx[0] = j;
+        c->first_row = last_row = i;
+        c->first_col = last_col = j;
+        stored = 1;
+        lines++;
+        p += len;
+    }
+    while (stored && stop - p >= FAST_TAIL && lines < entries &&
+           (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+        if (i < last_row || stored >= room) {
+            c->direct = 0; /* this entry is counted below, not placed */
+            break;
+        }
+        rc[i]++;
+        idx[stored] = j;
+        strict &= !(i == last_row && j <= last_col);
+        last_row = i;
+        last_col = j;
+        stored++;
+        lines++;
+        p += len;
+    }
+    c->stored = stored;
+    c->lines = lines;
+    c->last_row = last_row;
+    c->last_col = last_col;
+    c->strict = strict;
+    return p;
+}
+
+/* The common lines of a pattern general matrix (fast_pair) from p on
+ * while FAST_TAIL bytes remain before stop, in passes 1, 2 and
+ * PASS_DIRECT, without chunk_line's memchr and checks: the entries
+ * count_line, place_line and direct_line would store. Returns where it
+ * stopped: the start of a line it does not read (any other form, or one
+ * chunk_line must refuse), which chunk_line then reads as always. */
+static char *fast_lines(chunk *c, char *p, const char *stop)
+{
+    if (c->pass == PASS_DIRECT && c->direct)
+        p = fast_direct(c, p, stop);
+    const uint64_t rows = c->job->rows, cols = c->job->cols, entries = c->job->entries;
+    uint32_t *restrict rc = c->row_count;
+    uint64_t n = 0, lines = c->lines;
+    uint32_t i, j;
+    unsigned len;
+    if (c->pass == 2) {
+        const uint64_t *ptr = c->t->ptr;
+        uint32_t *restrict idx = c->t->idx[1];
+        while (stop - p >= FAST_TAIL && lines + n < entries &&
+               (len = fast_pair(p, rows, cols, &i, &j)) && ptr[i] + rc[i] < ptr[i + 1]) {
+            idx[ptr[i] + rc[i]++] = j;
+            n++;
+            p += len;
+        }
+    } else if (c->pass == 1 || !c->direct) {
+        while (stop - p >= FAST_TAIL && lines + n < entries &&
+               (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+            rc[i]++;
+            n++;
+            p += len;
+        }
+    }
+    c->lines = lines + n;
+    c->stored += n;
+    return p;
+}
+
 /* .tns pass 1: the line's coordinates widen the extents and its first
  * counts its row (when the counters reach it). */
 static int count_tns_line(chunk *c, const char *p, const char *end)
@@ -305,6 +413,10 @@ static int chunk_run(chunk *c)
 {
     uint64_t pos = c->lo;
     size_t carry = 0;
+    const mtx_chunk_job *job = c->job;
+    /* fast_lines reads pattern general lines in passes 1, 2 and direct */
+    int fast = !job->tns && job->field == FIELD_PATTERN && job->symmetry == SYM_GENERAL &&
+               c->pass != PASS_LINES;
     for (;;) {
         size_t room = c->cap - carry;
         size_t n = c->hi - pos < room ? (size_t)(c->hi - pos) : room;
@@ -317,7 +429,11 @@ static int chunk_run(chunk *c)
         int last = pos == c->hi;
         char *p = c->buf, *stop = c->buf + len;
         char *nl;
-        while ((nl = memchr(p, '\n', (size_t)(stop - p)))) {
+        for (;;) {
+            if (fast)
+                p = fast_lines(c, p, stop);
+            if (!(nl = memchr(p, '\n', (size_t)(stop - p))))
+                break;
             int rc = chunk_line(c, p, nl);
             if (rc)
                 return rc;

@@ -241,24 +241,46 @@ static int direct_line(chunk *c, const char *p, const char *end)
  * never mistaken for a whole one. */
 #define FAST_TAIL 32
 
-/* One pattern line "ROW COL\n" at p (one space, 1 to 7 digits each, both
- * in range), its two indices each read as one word (scan_swar_digits) and
- * its line break found by them: the line's length, or 0 for any other
- * form (chunk_line then reads it). Needs 16 readable bytes at p. */
-static inline unsigned fast_pair(const char *p, uint64_t rows, uint64_t cols, uint32_t *i,
-                                 uint32_t *j)
+/* One common entry line at p: "ROW COL\n" for a pattern matrix, "ROW COL
+ * VALUE\n" otherwise (one space after each index, 1 to 7 digits each,
+ * both in range), each index read as one word (scan_swar_digits) and a
+ * pattern line's break found by them; a value is read by mtx_scan_value
+ * up to the line break (`skip`: only found, for pass 1, which needs the
+ * row alone). The line's length, or 0 for any other form or a value that
+ * does not scan (chunk_line then reads the line). p must have FAST_TAIL
+ * readable bytes before stop. */
+typedef struct fast_form {
+    uint64_t rows, cols;
+    enum mtx_field field;
+} fast_form; /* the job's, in the caller's locals (stores cannot alias them) */
+
+static inline unsigned fast_line(char *p, const char *stop, fast_form f, int skip, uint32_t *i,
+                                 uint32_t *j, double *v)
 {
     uint64_t vi, vj;
     unsigned ni = scan_swar_digits(p, &vi);
     if (ni - 1u >= 7u || p[ni] != ' ')
         return 0; /* no digit, 8 or more, or another separator */
-    const char *q = p + ni + 1;
+    char *q = p + ni + 1;
     unsigned nj = scan_swar_digits(q, &vj);
-    if (nj - 1u >= 7u || q[nj] != '\n' || vi - 1u >= rows || vj - 1u >= cols)
+    if (nj - 1u >= 7u || vi - 1u >= f.rows || vj - 1u >= f.cols)
         return 0; /* an index 0 wraps round to the largest value */
     *i = (uint32_t)(vi - 1);
     *j = (uint32_t)(vj - 1);
-    return ni + nj + 2;
+    if (f.field == FIELD_PATTERN)
+        return q[nj] == '\n' ? ni + nj + 2 : 0;
+    char *r = q + nj + 1, *nl;
+    if (q[nj] != ' ' || !(nl = memchr(r, '\n', (size_t)(stop - r))) || nl[-1] == '\r')
+        return 0;
+    if (!skip) {
+        const char *e = r;
+        *nl = '\0'; /* strtod, in scan_double's fallback, stops here */
+        int ok = mtx_scan_value(&e, nl, f.field, v) && (e == nl || scan_at_end(e, nl));
+        *nl = '\n';
+        if (!ok)
+            return 0;
+    }
+    return (unsigned)(nl + 1 - p);
 }
 
 /* fast_lines for PASS_DIRECT while the chunk is direct: direct_line's
@@ -266,18 +288,24 @@ static inline unsigned fast_pair(const char *p, uint64_t rows, uint64_t cols, ui
  * alias them). Returns where it stopped; c->direct 0 if it turned. */
 static char *fast_direct(chunk *c, char *p, const char *stop)
 {
-    const uint64_t rows = c->job->rows, cols = c->job->cols, entries = c->job->entries;
+    const mtx_chunk_job *job = c->job;
+    const uint64_t entries = job->entries;
+    const fast_form form = { job->rows, job->cols, job->field };
     uint32_t *restrict rc = c->row_count;
     uint32_t *restrict idx = c->t->idx[1] + c->base;
+    double *restrict val = c->t->values ? c->t->values + c->base : NULL;
+    double v = 0;
     uint64_t stored = c->stored, lines = c->lines, room = c->limit - c->base;
     uint32_t last_row = c->last_row, last_col = c->last_col;
     int strict = c->strict;
     uint32_t i, j;
     unsigned len;
     if (!stored && stop - p >= FAST_TAIL && lines < entries && room &&
-        (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+        (len = fast_line(p, stop, form, 0, &i, &j, &v)) && rc[i] != UINT32_MAX) {
         rc[i]++;
         idx[0] = j;
+        if (val)
+            val[0] = v;
         c->first_row = last_row = i;
         c->first_col = last_col = j;
         stored = 1;
@@ -285,13 +313,15 @@ static char *fast_direct(chunk *c, char *p, const char *stop)
         p += len;
     }
     while (stored && stop - p >= FAST_TAIL && lines < entries &&
-           (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+           (len = fast_line(p, stop, form, 0, &i, &j, &v)) && rc[i] != UINT32_MAX) {
         if (i < last_row || stored >= room) {
             c->direct = 0; /* this entry is counted below, not placed */
             break;
         }
         rc[i]++;
         idx[stored] = j;
+        if (val)
+            val[stored] = v;
         strict &= !(i == last_row && j <= last_col);
         last_row = i;
         last_col = j;
@@ -307,7 +337,7 @@ static char *fast_direct(chunk *c, char *p, const char *stop)
     return p;
 }
 
-/* The common lines of a pattern general matrix (fast_pair) from p on
+/* The common lines of a general matrix (fast_line) from p on
  * while FAST_TAIL bytes remain before stop, in passes 1, 2 and
  * PASS_DIRECT, without chunk_line's memchr and checks: the entries
  * count_line, place_line and direct_line would store. Returns where it
@@ -317,23 +347,29 @@ static char *fast_lines(chunk *c, char *p, const char *stop)
 {
     if (c->pass == PASS_DIRECT && c->direct)
         p = fast_direct(c, p, stop);
-    const uint64_t rows = c->job->rows, cols = c->job->cols, entries = c->job->entries;
+    const mtx_chunk_job *job = c->job;
+    const uint64_t entries = job->entries;
+    const fast_form form = { job->rows, job->cols, job->field };
     uint32_t *restrict rc = c->row_count;
     uint64_t n = 0, lines = c->lines;
+    double v = 0;
     uint32_t i, j;
     unsigned len;
     if (c->pass == 2) {
         const uint64_t *ptr = c->t->ptr;
         uint32_t *restrict idx = c->t->idx[1];
+        double *restrict val = c->t->values;
         while (stop - p >= FAST_TAIL && lines + n < entries &&
-               (len = fast_pair(p, rows, cols, &i, &j)) && ptr[i] + rc[i] < ptr[i + 1]) {
+               (len = fast_line(p, stop, form, 0, &i, &j, &v)) && ptr[i] + rc[i] < ptr[i + 1]) {
+            if (val)
+                val[ptr[i] + rc[i]] = v;
             idx[ptr[i] + rc[i]++] = j;
             n++;
             p += len;
         }
     } else if (c->pass == 1 || !c->direct) {
         while (stop - p >= FAST_TAIL && lines + n < entries &&
-               (len = fast_pair(p, rows, cols, &i, &j)) && rc[i] != UINT32_MAX) {
+               (len = fast_line(p, stop, form, 1, &i, &j, &v)) && rc[i] != UINT32_MAX) {
             rc[i]++;
             n++;
             p += len;
@@ -414,9 +450,8 @@ static int chunk_run(chunk *c)
     uint64_t pos = c->lo;
     size_t carry = 0;
     const mtx_chunk_job *job = c->job;
-    /* fast_lines reads pattern general lines in passes 1, 2 and direct */
-    int fast = !job->tns && job->field == FIELD_PATTERN && job->symmetry == SYM_GENERAL &&
-               c->pass != PASS_LINES;
+    /* fast_lines reads a general matrix's lines in passes 1, 2 and direct */
+    int fast = !job->tns && job->symmetry == SYM_GENERAL && c->pass != PASS_LINES;
     for (;;) {
         size_t room = c->cap - carry;
         size_t n = c->hi - pos < room ? (size_t)(c->hi - pos) : room;

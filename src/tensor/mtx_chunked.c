@@ -48,6 +48,9 @@
  * and PASS_LINES counts a chunk's lines to give the next one its slots. */
 #define PASS_DIRECT 3
 #define PASS_LINES 4
+/* A chunk's status when PASS_DIRECT stopped at an entry it cannot place
+ * (pass 1 and 2 then read the file). */
+#define CHUNK_TURNED 2
 /* Bytes searched per read for the line break that ends a chunk. */
 #define BOUNDARY_WINDOW 65536u
 /* Row counters per thread for a .tns file whose first and last lines give
@@ -66,10 +69,12 @@ typedef struct chunk {
     tessel_tensor *t;    /* pass 2 and PASS_DIRECT: the arrays being filled */
     int pass;
     /* PASS_DIRECT (a general matrix): entries go to slots base.. below
-     * limit in file order while its rows do not decrease (`direct`), and
-     * are only counted from the first decrease on. */
-    int direct;
+     * limit in file order while their rows stay in row_lo..row_hi and do
+     * not decrease; the chunk writes the start of each row after row_lo
+     * it enters into the row pointers, and stops (CHUNK_TURNED) at the
+     * first entry that breaks this. */
     uint64_t base, limit;
+    uint32_t row_lo, row_hi;
     uint32_t first_row, last_row; /* of its entries, when stored > 0 */
     uint32_t first_col, last_col;
     int strict;          /* PASS_DIRECT: columns rise strictly within rows */
@@ -198,41 +203,43 @@ static int place_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
-/* PASS_DIRECT: while the chunk's rows do not decrease and its slots last,
- * the entry is written to the next slot in file order (a general matrix's
- * entries are then already grouped by row), and counted; from the first
- * decrease on the chunk only counts, as pass 1 does, and pass 2 follows. */
+/* PASS_DIRECT: entry (i, j, v) to the chunk's next slot, and the start of
+ * every row after its last one up to i into the row pointers. */
+static inline void direct_store(chunk *c, uint32_t i, uint32_t j, double v)
+{
+    tessel_tensor *t = c->t;
+    uint64_t dst = c->base + c->stored;
+    for (uint64_t r = (uint64_t)c->last_row + 1; r <= i; r++)
+        t->ptr[r] = dst;
+    t->idx[1][dst] = j;
+    if (t->values)
+        t->values[dst] = v;
+    if (!c->stored) {
+        c->first_row = i;
+        c->first_col = j;
+    } else if (i == c->last_row && j <= c->last_col) {
+        c->strict = 0; /* a duplicate or a column out of order */
+    }
+    c->last_row = i;
+    c->last_col = j;
+    c->stored++;
+}
+
+/* PASS_DIRECT: while the chunk's rows do not decrease, stay within its
+ * bounds and its slots last, the entry is written to the next slot in
+ * file order (a general matrix's entries are then already grouped by
+ * row); the first entry that breaks this stops the chunk (CHUNK_TURNED). */
 static int direct_line(chunk *c, const char *p, const char *end)
 {
     const mtx_chunk_job *job = c->job;
-    if (!c->direct)
-        return count_line(c, p, end);
-    tessel_tensor *t = c->t;
     uint32_t i, j;
     double v;
     if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
         !mtx_scan_value(&p, end, job->field, &v) || !(p == end || scan_at_end(p, end)))
         return MTX_CHUNKED_FALLBACK;
-    if (c->row_count[i] == UINT32_MAX)
-        return MTX_CHUNKED_FALLBACK;
-    c->row_count[i]++;
-    if ((c->stored && i < c->last_row) || c->base + c->stored >= c->limit) {
-        c->direct = 0;
-    } else {
-        uint64_t dst = c->base + c->stored;
-        t->idx[1][dst] = j;
-        if (t->values)
-            t->values[dst] = v;
-        if (!c->stored) {
-            c->first_row = i;
-            c->first_col = j;
-        } else if (i == c->last_row && j <= c->last_col) {
-            c->strict = 0; /* a duplicate or a column out of order */
-        }
-        c->last_row = i;
-        c->last_col = j;
-    }
-    c->stored++;
+    if (i < c->last_row || i > c->row_hi || c->base + c->stored >= c->limit)
+        return CHUNK_TURNED;
+    direct_store(c, i, j, v);
     return TESSEL_OK;
 }
 
@@ -283,46 +290,38 @@ static inline unsigned fast_line(char *p, const char *stop, fast_form f, int ski
     return (unsigned)(nl + 1 - p);
 }
 
-/* fast_lines for PASS_DIRECT while the chunk is direct: direct_line's
- * work on the fields kept in locals (the index stores could otherwise
- * alias them). Returns where it stopped; c->direct 0 if it turned. */
+/* fast_lines for PASS_DIRECT: direct_line's work, on the chunk's fields
+ * kept in locals (the index stores could otherwise alias them); a line it
+ * cannot place is left to direct_line. Returns where it stopped. */
 static char *fast_direct(chunk *c, char *p, const char *stop)
 {
     const mtx_chunk_job *job = c->job;
-    const uint64_t entries = job->entries;
+    const uint64_t entries = job->entries, base = c->base, room = c->limit - c->base;
     const fast_form form = { job->rows, job->cols, job->field };
-    uint32_t *restrict rc = c->row_count;
-    uint32_t *restrict idx = c->t->idx[1] + c->base;
-    double *restrict val = c->t->values ? c->t->values + c->base : NULL;
+    uint64_t *restrict ptr = c->t->ptr;
+    uint32_t *restrict idx = c->t->idx[1] + base;
+    double *restrict val = c->t->values ? c->t->values + base : NULL;
     double v = 0;
-    uint64_t stored = c->stored, lines = c->lines, room = c->limit - c->base;
-    uint32_t last_row = c->last_row, last_col = c->last_col;
+    uint64_t stored = c->stored, lines = c->lines;
+    uint32_t last_row = c->last_row, last_col = c->last_col, row_hi = c->row_hi;
     int strict = c->strict;
     uint32_t i, j;
     unsigned len;
-    if (!stored && stop - p >= FAST_TAIL && lines < entries && room &&
-        (len = fast_line(p, stop, form, 0, &i, &j, &v)) && rc[i] != UINT32_MAX) {
-        rc[i]++;
-        idx[0] = j;
-        if (val)
-            val[0] = v;
-        c->first_row = last_row = i;
-        c->first_col = last_col = j;
-        stored = 1;
-        lines++;
-        p += len;
-    }
-    while (stored && stop - p >= FAST_TAIL && lines < entries &&
-           (len = fast_line(p, stop, form, 0, &i, &j, &v)) && rc[i] != UINT32_MAX) {
-        if (i < last_row || stored >= room) {
-            c->direct = 0; /* this entry is counted below, not placed */
-            break;
+    while (stop - p >= FAST_TAIL && lines < entries && stored < room &&
+           (len = fast_line(p, stop, form, 0, &i, &j, &v)) && i >= last_row && i <= row_hi) {
+        if (i != last_row) {
+            for (uint64_t r = (uint64_t)last_row + 1; r <= i; r++)
+                ptr[r] = base + stored;
+        } else if (stored && j <= last_col) {
+            strict = 0;
         }
-        rc[i]++;
+        if (!stored) {
+            c->first_row = i;
+            c->first_col = j;
+        }
         idx[stored] = j;
         if (val)
             val[stored] = v;
-        strict &= !(i == last_row && j <= last_col);
         last_row = i;
         last_col = j;
         stored++;
@@ -345,8 +344,8 @@ static char *fast_direct(chunk *c, char *p, const char *stop)
  * chunk_line must refuse), which chunk_line then reads as always. */
 static char *fast_lines(chunk *c, char *p, const char *stop)
 {
-    if (c->pass == PASS_DIRECT && c->direct)
-        p = fast_direct(c, p, stop);
+    if (c->pass == PASS_DIRECT)
+        return fast_direct(c, p, stop);
     const mtx_chunk_job *job = c->job;
     const uint64_t entries = job->entries;
     const fast_form form = { job->rows, job->cols, job->field };
@@ -367,7 +366,7 @@ static char *fast_lines(chunk *c, char *p, const char *stop)
             n++;
             p += len;
         }
-    } else if (c->pass == 1 || !c->direct) {
+    } else {
         while (stop - p >= FAST_TAIL && lines + n < entries &&
                (len = fast_line(p, stop, form, 1, &i, &j, &v)) && rc[i] != UINT32_MAX) {
             rc[i]++;
@@ -660,9 +659,24 @@ static uint64_t first_count_rows(const mtx_chunk_job *job, char *window)
     return guess < fit ? guess : fit;
 }
 
-/* n chunks over whole lines of the entry range, each with its buffer and
- * zeroed row counters. */
-static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n,
+/* Zeroed row counters of count_rows rows for every chunk. */
+static int alloc_counters(const mtx_chunk_job *job, const tessel_allocator *a, chunk *ch, int n,
+                          uint64_t count_rows, tessel_diag *diag)
+{
+    for (int k = 0; k < n; k++) {
+        ch[k].count_rows = count_rows;
+        ch[k].row_count = tessel_alloc_array(a, count_rows, sizeof(uint32_t));
+        if (!ch[k].row_count)
+            return oom(job, diag, "allocating a chunk's row counts",
+                       count_rows * sizeof(uint32_t));
+        memset(ch[k].row_count, 0, count_rows * sizeof(uint32_t));
+    }
+    return TESSEL_OK;
+}
+
+/* n chunks over whole lines of the entry range, each with its buffer and,
+ * with `counters`, zeroed row counters (PASS_DIRECT needs none). */
+static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n, int counters,
                        chunk **out, tessel_diag *diag)
 {
     chunk *ch = tessel_alloc_array(a, (uint64_t)n, sizeof(*ch));
@@ -699,15 +713,11 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
         ch[k].buf = tessel_alloc(a, ch[k].cap + 1 + TEXT_PAD);
         if (ch[k].buf)
             memset(ch[k].buf + ch[k].cap + 1, 0, TEXT_PAD);
-        ch[k].count_rows = count_rows;
-        ch[k].row_count = tessel_alloc_array(a, ch[k].count_rows, sizeof(uint32_t));
-        if (!ch[k].buf || !ch[k].row_count)
-            rc = oom(job, diag, "allocating a chunk's read buffer and row counts",
-                     !ch[k].buf ? ch[k].cap + 1 + TEXT_PAD
-                                : ch[k].count_rows * sizeof(uint32_t));
         else
-            memset(ch[k].row_count, 0, ch[k].count_rows * sizeof(uint32_t));
+            rc = oom(job, diag, "allocating a chunk's read buffer", ch[k].cap + 1 + TEXT_PAD);
     }
+    if (!rc && counters)
+        rc = alloc_counters(job, a, ch, n, count_rows, diag);
     if (rc) {
         free_chunks(a, ch, n);
         return rc;
@@ -848,16 +858,36 @@ static int head_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
     return rise;
 }
 
-/* PASS_DIRECT's slots: chunk k's entries fill [base, limit) in file order,
- * after those of the chunks before it, from the lines of the chunks after
- * it (PASS_LINES); a chunk with comment or blank lines has fewer entries
- * than lines, and the check after the pass (direct_complete) then finds a
- * gap and pass 2 runs. No chunk is direct when the lines exceed the
- * entries. */
-static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t,
+/* The row of the line at [lo, hi)'s start, or -1 when it is no entry line
+ * (a comment, a blank, a malformed index) or cannot be read. */
+static int64_t first_row_at(const mtx_chunk_job *job, uint64_t lo, uint64_t hi)
+{
+    char w[64];
+    size_t n = hi - lo < sizeof(w) ? (size_t)(hi - lo) : sizeof(w);
+    if (!n || read_at(job, w, n, lo))
+        return -1;
+    const char *end = memchr(w, '\n', n), *q = w;
+    if (!end && n == sizeof(w))
+        return -1; /* a long line: its index might be cut */
+    end = end ? end : w + n;
+    uint32_t row;
+    if (is_comment_or_blank(job, w, end) || !read_window_index(&q, end, job->rows, &row))
+        return -1;
+    return row;
+}
+
+/* PASS_DIRECT's slots and bounds: chunk k's entries fill [base, limit) in
+ * file order, after those of the chunks before it, from the lines of the
+ * chunks after it (PASS_LINES); its rows run from the first row of its
+ * first line (row 0 for the first chunk) to that of the next chunk, so
+ * that the chunks write disjoint row pointers. 1 when the pass can run; 0
+ * when the lines exceed the entries or a chunk does not start with an
+ * entry line, or the first rows fall (passes 1 and 2 then read the file). */
+static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t, int *ok,
                         tessel_diag *diag)
 {
     unsigned char later[CHUNK_MAX_THREADS] = { 0 };
+    *ok = 0;
     for (int k = 1; k < n; k++)
         later[k] = 1;
     if (n > 1) {
@@ -866,7 +896,7 @@ static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tenso
         if (rc)
             return rc;
     }
-    uint64_t end = job->entries;
+    uint64_t end = job->entries, hi = job->rows ? job->rows - 1 : 0;
     for (int k = n - 1; k >= 0; k--) {
         uint64_t lines = k ? ch[k].lines : end;
         if (lines > end)
@@ -874,26 +904,38 @@ static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tenso
         ch[k].base = end - lines;
         ch[k].limit = end;
         end -= lines;
+        int64_t lo = k ? first_row_at(job, ch[k].lo, ch[k].hi) : 0;
+        if (ch[k].lo == ch[k].hi)
+            continue; /* no lines: no rows */
+        if (lo < 0 || (uint64_t)lo > hi)
+            return TESSEL_OK;
+        ch[k].row_lo = ch[k].last_row = (uint32_t)lo;
+        ch[k].row_hi = (uint32_t)hi;
+        hi = (uint64_t)lo;
     }
     for (int k = 0; k < n; k++) {
         ch[k].t = t;
-        ch[k].direct = 1;
         ch[k].strict = 1;
     }
+    *ok = 1;
     return TESSEL_OK;
 }
 
-/* After PASS_DIRECT: 0 unless every chunk filled its slots exactly with
- * rows that never decrease, also from one chunk to the next: the entries
- * are then the rows' in file order, and pass 2 is not needed. 2 when the
- * columns also rise strictly within every row: no row needs sorting and
- * no entry is a duplicate. */
-static int direct_complete(const chunk *ch, int n)
+/* After PASS_DIRECT: 0 unless every chunk filled its slots exactly (rows
+ * that never decrease, also from one chunk to the next: the entries are
+ * then the rows' in file order, and no other pass is needed), and then
+ * the row pointers the chunks did not write, those of the rows up to each
+ * chunk's first (its start) and after the last chunk's last row (the
+ * end). 2 when the columns also rise strictly within every row: no row
+ * needs sorting and no entry is a duplicate. 0 too if a row holds 2^32
+ * entries or more, as row_pointers refuses. */
+static int direct_complete(const chunk *ch, int n, tessel_tensor *t)
 {
     const chunk *prev = NULL;
     int strict = 1;
+    uint64_t unset = 0; /* the first row whose start no chunk wrote yet */
     for (int k = 0; k < n; k++) {
-        if (!ch[k].direct || ch[k].stored != ch[k].limit - ch[k].base)
+        if (ch[k].status || ch[k].stored != ch[k].limit - ch[k].base)
             return 0;
         if (!ch[k].stored)
             continue;
@@ -901,8 +943,16 @@ static int direct_complete(const chunk *ch, int n)
             return 0;
         strict &= ch[k].strict && !(prev && prev->last_row == ch[k].first_row &&
                                      prev->last_col >= ch[k].first_col);
+        for (uint64_t r = unset; r <= ch[k].row_lo; r++)
+            t->ptr[r] = ch[k].base;
+        unset = (uint64_t)ch[k].last_row + 1;
         prev = &ch[k];
     }
+    for (uint64_t r = unset; r <= t->dims[0]; r++)
+        t->ptr[r] = t->nnz;
+    for (uint64_t r = 0; r < t->dims[0]; r++)
+        if (t->ptr[r + 1] - t->ptr[r] > UINT32_MAX)
+            return 0;
     return strict ? 2 : 1;
 }
 
@@ -931,24 +981,34 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
         return MTX_CHUNKED_FALLBACK;
     int n = thread_count(job);
     chunk *ch = NULL;
-    int rc = make_chunks(job, a, n, &ch, diag);
+    /* A general matrix has as many entries as the size line declares (or
+     * the single-pass reader says why not): its arrays are allocated first
+     * and filled by one pass where its rows allow, without row counters. */
+    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
+                 head_rows_rise(job, a);
+    int rc = make_chunks(job, a, n, !direct, &ch, diag);
     if (rc)
         return rc;
     tessel_tensor *t = NULL;
-    /* A general matrix has as many entries as the size line declares (or
-     * the single-pass reader says why not): its arrays are allocated first
-     * and filled by the first pass where its rows allow. */
-    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
-                 head_rows_rise(job, a);
     uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
     if (direct && alloc_tensor(job, a, 2, dims, job->entries, &t) != TESSEL_OK)
         rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",
                  (dims[0] + 1) * sizeof(uint64_t) +
                      job->entries * (sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
+    int complete = 0, ok = 0;
     if (!rc && direct)
-        rc = direct_setup(job, ch, n, t, diag);
-    if (!rc) {
-        run_pass(ch, n, direct ? PASS_DIRECT : 1, NULL);
+        rc = direct_setup(job, ch, n, t, &ok, diag);
+    if (!rc && ok) {
+        run_pass(ch, n, PASS_DIRECT, NULL);
+        rc = pass_status(ch, n, diag);
+        if (rc == CHUNK_TURNED)
+            rc = TESSEL_OK; /* not complete: passes 1 and 2 follow */
+        complete = rc ? 0 : direct_complete(ch, n, t);
+    }
+    if (!rc && direct && !complete)
+        rc = alloc_counters(job, a, ch, n, job->rows ? job->rows : 1, diag);
+    if (!rc && !complete) {
+        run_pass(ch, n, 1, NULL);
         rc = pass_status(ch, n, diag);
     }
     uint64_t lines = 0, nnz = 0;
@@ -967,9 +1027,8 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
                           : "allocating the matrix's row pointers, indices and values",
                  (dims[0] + 1) * sizeof(uint64_t) +
                      nnz * ((order - 1) * sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
-    if (!rc)
+    if (!rc && !complete)
         rc = row_pointers(ch, n, t);
-    int complete = direct ? direct_complete(ch, n) : 0;
     if (!rc && !complete) {
         for (int k = 0; k < n; k++)
             ch[k].t = t;

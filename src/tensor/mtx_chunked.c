@@ -78,6 +78,12 @@ typedef struct chunk {
     uint32_t first_row, last_row; /* of its entries, when stored > 0 */
     uint32_t first_col, last_col;
     int strict;          /* PASS_DIRECT: columns rise strictly within rows */
+    /* PASS_LINES: the thread's piece of the text after the first chunk,
+     * and its line breaks in each chunk (all: the n_all chunks) */
+    const struct chunk *all;
+    int n_all;
+    uint64_t piece_lo, piece_hi;
+    uint64_t nl_in[CHUNK_MAX_THREADS];
     uint64_t lines;      /* entry lines seen */
     uint64_t stored;     /* entries placed (mirrors included) */
     int status;          /* TESSEL_OK, MTX_CHUNKED_FALLBACK or < 0 */
@@ -563,24 +569,29 @@ static uint64_t count_newlines(const char *b, size_t n)
     return count;
 }
 
-/* PASS_LINES: the chunk's lines (line breaks, and a last line without
- * one) into c->lines; an upper bound of its entries, exact without comment
- * and blank lines. */
+/* PASS_LINES: the line breaks in this thread's piece [piece_lo,
+ * piece_hi) of the text after the first chunk, counted per chunk the
+ * piece meets into nl_in (direct_setup sums them over the threads). */
 static int count_lines(chunk *c)
 {
-    uint64_t lines = 0;
-    char last = '\n';
-    for (uint64_t pos = c->lo; pos < c->hi;) {
-        size_t n = c->hi - pos < c->cap ? (size_t)(c->hi - pos) : c->cap;
-        if (read_at(c->job, c->buf, n, pos)) {
-            c->read_errno = errno;
-            return TESSEL_EIO;
+    char local[4096]; /* an empty chunk has no buffer */
+    char *buf = c->cap ? c->buf : local;
+    size_t cap = c->cap ? c->cap : sizeof(local);
+    for (int k = 0; k < c->n_all; k++) {
+        const chunk *o = &c->all[k];
+        uint64_t lo = o->lo > c->piece_lo ? o->lo : c->piece_lo;
+        uint64_t hi = o->hi < c->piece_hi ? o->hi : c->piece_hi;
+        c->nl_in[k] = 0;
+        for (uint64_t pos = lo; pos < hi;) {
+            size_t n = hi - pos < cap ? (size_t)(hi - pos) : cap;
+            if (read_at(c->job, buf, n, pos)) {
+                c->read_errno = errno;
+                return TESSEL_EIO;
+            }
+            c->nl_in[k] += count_newlines(buf, n);
+            pos += n;
         }
-        lines += count_newlines(c->buf, n);
-        last = c->buf[n - 1];
-        pos += n;
     }
-    c->lines = lines + (last != '\n');
     return TESSEL_OK;
 }
 
@@ -930,15 +941,31 @@ static int64_t first_row_at(const mtx_chunk_job *job, uint64_t lo, uint64_t hi)
 static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t, int *ok,
                         tessel_diag *diag)
 {
-    unsigned char later[CHUNK_MAX_THREADS] = { 0 };
     *ok = 0;
-    for (int k = 1; k < n; k++)
-        later[k] = 1;
     if (n > 1) {
-        run_pass(ch, n, PASS_LINES, later);
+        /* the text after the first chunk in n equal pieces, one a thread */
+        uint64_t from = ch[1].lo, span = job->end - from;
+        for (int k = 0; k < n; k++) {
+            ch[k].all = ch;
+            ch[k].n_all = n;
+            ch[k].piece_lo = from + span / (uint64_t)n * (uint64_t)k;
+            ch[k].piece_hi = k + 1 < n ? from + span / (uint64_t)n * (uint64_t)(k + 1) : job->end;
+        }
+        run_pass(ch, n, PASS_LINES, NULL);
         int rc = pass_status(ch, n, diag);
         if (rc)
             return rc;
+        char last = '\n';
+        if (job->end > job->begin && read_at(job, &last, 1, job->end - 1))
+            return tessel_diag_set(diag, TESSEL_EIO, job->name, 0, 0, NULL, "read failed: %s",
+                                   strerror(errno));
+        for (int k = 1; k < n; k++) {
+            ch[k].lines = 0;
+            for (int r = 0; r < n; r++)
+                ch[k].lines += ch[r].nl_in[k];
+            /* a last line without a break, in the chunk that ends the text */
+            ch[k].lines += ch[k].hi == job->end && ch[k].lo < ch[k].hi && last != '\n';
+        }
     }
     uint64_t end = job->entries, hi = job->rows ? job->rows - 1 : 0;
     for (int k = n - 1; k >= 0; k--) {

@@ -415,8 +415,8 @@ static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, 
     while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
         const char *q = p;
         uint32_t row;
-        if (!chunk_is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row) &&
-            row + 1ull > most)
+        if (!chunk_is_comment_or_blank(job, p, nl) &&
+            read_window_index(&q, nl, TESSEL_MAX_DIM, &row) && row + 1ull > most)
             most = row + 1ull;
         p = nl + 1;
     }

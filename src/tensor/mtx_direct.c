@@ -113,7 +113,8 @@ int mtx_direct_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
     int rise = 1;
     while (rise && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
         const char *q = p;
-        if (!chunk_is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row)) {
+        if (!chunk_is_comment_or_blank(job, p, nl) &&
+            read_window_index(&q, nl, TESSEL_MAX_DIM, &row)) {
             rise = row >= last;
             last = row;
         }

@@ -13,9 +13,9 @@
 #include "mtx_chunked.h"
 #include "textio.h"
 
-/* Bytes a line read by the chunked reader's fast_lines must leave before the block's end: its
- * two indices' words (p + 16) lie inside, so a line cut by the block is
- * never mistaken for a whole one. */
+/* Bytes a line read by the chunked reader's fast_lines must leave before
+ * the block's end: its two indices' words (p + 16) lie inside, so a line
+ * cut by the block is never mistaken for a whole one. */
 #define FAST_TAIL 32
 
 /* The two indices of "ROW COL" at p, one space between them, 1 to 7

@@ -150,7 +150,7 @@ static int64_t first_row_at(const mtx_chunk_job *job, uint64_t lo, uint64_t hi)
  * when the lines exceed the entries or a chunk does not start with an
  * entry line, or the first rows fall (passes 1 and 2 then read the file). */
 int mtx_direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t, int *ok,
-                        tessel_diag *diag)
+                     tessel_diag *diag)
 {
     *ok = 0;
     if (n > 1) {

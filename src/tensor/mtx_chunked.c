@@ -23,67 +23,26 @@
  * allocator hook need not be thread-safe). A chunk that meets a row beyond
  * its counters stops counting; once pass 1 has given the first mode's
  * extent, the calling thread gives it counters for every row and runs its
- * pass 1 again. */
+ * pass 1 again.
+ *
+ * A general matrix whose rows never decrease is read in one pass
+ * (mtx_direct.c), and the common line forms of a general matrix are read
+ * by mtx_fastline.h's scanner without chunk_line's per-line split. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #include "builder_internal.h"
-#include "mtx_chunked.h"
-#include "textio.h"
-
-/* Bytes read per block; a line longer than this sends the file to the
- * single-pass reader (which refuses lines over TEXT_READER_MAX_LINE). */
-#define CHUNK_BLOCK (256u << 10)
-/* Automatic thread counts give every thread at least this much text. */
-#define CHUNK_MIN_BYTES (1u << 20)
-#define CHUNK_MAX_THREADS 64
-/* The passes: 1 counts the rows, 2 places the entries; PASS_DIRECT does
- * both at once for rows that do not decrease (falling back to counting),
- * and PASS_LINES counts a chunk's lines to give the next one its slots. */
-#define PASS_DIRECT 3
-#define PASS_LINES 4
-/* Bytes searched per read for the line break that ends a chunk. */
-#define BOUNDARY_WINDOW 65536u
-/* Row counters per thread for a .tns file whose first and last lines give
- * no guess of its first mode's extent (16 MiB). */
-#define TNS_GUESS_ROWS (1u << 22)
-
-typedef struct chunk {
-    const mtx_chunk_job *job;
-    uint64_t lo, hi;     /* byte range, whole lines */
-    char *buf;           /* cap + 1 + TEXT_PAD bytes */
-    size_t cap;          /* CHUNK_BLOCK, or less for a shorter range */
-    uint32_t *row_count; /* pass 1: entries per row; pass 2: next slot per row */
-    uint64_t count_rows; /* row_count's length */
-    uint64_t need_rows;  /* .tns pass 1: rows seen beyond count_rows (0: none) */
-    uint64_t maxc[TESSEL_MAX_ORDER]; /* .tns pass 1: largest coordinate + 1 */
-    tessel_tensor *t;    /* pass 2 and PASS_DIRECT: the arrays being filled */
-    int pass;
-    /* PASS_DIRECT (a general matrix): entries go to slots base.. below
-     * limit in file order while its rows do not decrease (`direct`), and
-     * are only counted from the first decrease on. */
-    int direct;
-    uint64_t base, limit;
-    uint32_t first_row, last_row; /* of its entries, when stored > 0 */
-    uint32_t first_col, last_col;
-    int strict;          /* PASS_DIRECT: columns rise strictly within rows */
-    uint64_t lines;      /* entry lines seen */
-    uint64_t stored;     /* entries placed (mirrors included) */
-    int status;          /* TESSEL_OK, MTX_CHUNKED_FALLBACK or < 0 */
-    int read_errno;
-} chunk;
+#include "mtx_chunk_internal.h"
+#include "mtx_fastline.h"
 
 /* ------------------------------------------------------------------ */
 /* Reading */
 
 /* n bytes at offset off into dst; 0, or -1 with errno (short read: EIO). */
-static int read_at(const mtx_chunk_job *job, char *dst, size_t n, uint64_t off)
+int chunk_read_at(const mtx_chunk_job *job, char *dst, size_t n, uint64_t off)
 {
     if (job->mem) {
         memcpy(dst, job->mem + off, n);
@@ -111,7 +70,7 @@ static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *w
 {
     while (from < job->end) {
         uint64_t n = job->end - from < BOUNDARY_WINDOW ? job->end - from : BOUNDARY_WINDOW;
-        if (read_at(job, window, (size_t)n, from))
+        if (chunk_read_at(job, window, (size_t)n, from))
             return -1;
         const char *nl = memchr(window, '\n', (size_t)n);
         if (nl)
@@ -126,7 +85,7 @@ static int64_t line_start_after(const mtx_chunk_job *job, uint64_t from, char *w
 
 /* As the single-pass readers skip lines: mtx.c's blanks are scan_at_end's
  * (\v, \f and \r too), tns.c's only spaces and tabs. */
-static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const char *end)
+int chunk_is_comment_or_blank(const mtx_chunk_job *job, const char *p, const char *end)
 {
     if (p < end && (unsigned)(*p - '0') < 10u)
         return 0; /* the common entry line */
@@ -138,12 +97,6 @@ static int is_comment_or_blank(const mtx_chunk_job *job, const char *p, const ch
         return p == end || *p == '#' || *p == '%';
     return *p == '%';
 }
-
-/* A 1-based index in 1..limit (textio.h): on a chunk's lines, which end
- * in a NUL with TEXT_PAD bytes after it, one word at the line's end too;
- * on the windows' lines, only within the line. */
-#define read_index scan_index_padded
-#define read_window_index scan_index_fast
 
 /* Pass 1: counts the entry of the line at the rows it lands in. A general
  * matrix needs only the row here; pass 2 checks the rest of the line. */
@@ -198,42 +151,47 @@ static int place_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
-/* PASS_DIRECT: while the chunk's rows do not decrease and its slots last,
- * the entry is written to the next slot in file order (a general matrix's
- * entries are then already grouped by row), and counted; from the first
- * decrease on the chunk only counts, as pass 1 does, and pass 2 follows. */
-static int direct_line(chunk *c, const char *p, const char *end)
+/* The common lines of a general matrix (fast_line) from p on
+ * while FAST_TAIL bytes remain before stop, in passes 1, 2 and
+ * PASS_DIRECT, without chunk_line's memchr and checks: the entries
+ * count_line, place_line and mtx_direct_line would store. Returns where it
+ * stopped: the start of a line it does not read (any other form, or one
+ * chunk_line must refuse), which chunk_line then reads as always. */
+static char *fast_lines(chunk *c, char *p, const char *stop)
 {
+    if (c->pass == PASS_DIRECT)
+        return mtx_direct_fast(c, p, stop);
     const mtx_chunk_job *job = c->job;
-    if (!c->direct)
-        return count_line(c, p, end);
-    tessel_tensor *t = c->t;
+    const uint64_t entries = job->entries;
+    const fast_form form = { job->rows, job->cols, job->field };
+    uint32_t *restrict rc = c->row_count;
+    uint64_t n = 0, lines = c->lines;
+    double v = 0;
     uint32_t i, j;
-    double v;
-    if (!read_index(&p, end, job->rows, &i) || !read_index(&p, end, job->cols, &j) ||
-        !mtx_scan_value(&p, end, job->field, &v) || !(p == end || scan_at_end(p, end)))
-        return MTX_CHUNKED_FALLBACK;
-    if (c->row_count[i] == UINT32_MAX)
-        return MTX_CHUNKED_FALLBACK;
-    c->row_count[i]++;
-    if ((c->stored && i < c->last_row) || c->base + c->stored >= c->limit) {
-        c->direct = 0;
-    } else {
-        uint64_t dst = c->base + c->stored;
-        t->idx[1][dst] = j;
-        if (t->values)
-            t->values[dst] = v;
-        if (!c->stored) {
-            c->first_row = i;
-            c->first_col = j;
-        } else if (i == c->last_row && j <= c->last_col) {
-            c->strict = 0; /* a duplicate or a column out of order */
+    unsigned len;
+    if (c->pass == 2) {
+        const uint64_t *ptr = c->t->ptr;
+        uint32_t *restrict idx = c->t->idx[1];
+        double *restrict val = c->t->values;
+        while (stop - p >= FAST_TAIL && lines + n < entries &&
+               (len = fast_line(p, stop, form, 0, &i, &j, &v)) && ptr[i] + rc[i] < ptr[i + 1]) {
+            if (val)
+                val[ptr[i] + rc[i]] = v;
+            idx[ptr[i] + rc[i]++] = j;
+            n++;
+            p += len;
         }
-        c->last_row = i;
-        c->last_col = j;
+    } else {
+        while (stop - p >= FAST_TAIL && lines + n < entries &&
+               (len = fast_line(p, stop, form, 1, &i, &j, &v)) && rc[i] != UINT32_MAX) {
+            rc[i]++;
+            n++;
+            p += len;
+        }
     }
-    c->stored++;
-    return TESSEL_OK;
+    c->lines = lines + n;
+    c->stored += n;
+    return p;
 }
 
 /* .tns pass 1: the line's coordinates widen the extents and its first
@@ -289,14 +247,14 @@ static int chunk_line(chunk *c, char *p, char *end)
         end--;
     *end = '\0'; /* strtod, in scan_double's fallback, stops here */
     /* a line starting with a digit (nearly all) without the call */
-    if (!(p < end && (unsigned)(*p - '0') < 10u) && is_comment_or_blank(c->job, p, end))
+    if (!(p < end && (unsigned)(*p - '0') < 10u) && chunk_is_comment_or_blank(c->job, p, end))
         return TESSEL_OK;
     if (++c->lines > c->job->entries)
         return MTX_CHUNKED_FALLBACK;
     if (c->job->tns)
         return c->pass == 1 ? count_tns_line(c, p, end) : place_tns_line(c, p, end);
     if (c->pass == PASS_DIRECT)
-        return direct_line(c, p, end);
+        return mtx_direct_line(c, p, end);
     return c->pass == 1 ? count_line(c, p, end) : place_line(c, p, end);
 }
 
@@ -305,10 +263,13 @@ static int chunk_run(chunk *c)
 {
     uint64_t pos = c->lo;
     size_t carry = 0;
+    const mtx_chunk_job *job = c->job;
+    /* fast_lines reads a general matrix's lines in passes 1, 2 and direct */
+    int fast = !job->tns && job->symmetry == SYM_GENERAL && c->pass != PASS_LINES;
     for (;;) {
         size_t room = c->cap - carry;
         size_t n = c->hi - pos < room ? (size_t)(c->hi - pos) : room;
-        if (n && read_at(c->job, c->buf + carry, n, pos)) {
+        if (n && chunk_read_at(c->job, c->buf + carry, n, pos)) {
             c->read_errno = errno;
             return TESSEL_EIO;
         }
@@ -317,7 +278,11 @@ static int chunk_run(chunk *c)
         int last = pos == c->hi;
         char *p = c->buf, *stop = c->buf + len;
         char *nl;
-        while ((nl = memchr(p, '\n', (size_t)(stop - p)))) {
+        for (;;) {
+            if (fast)
+                p = fast_lines(c, p, stop);
+            if (!(nl = memchr(p, '\n', (size_t)(stop - p))))
+                break;
             int rc = chunk_line(c, p, nl);
             if (rc)
                 return rc;
@@ -332,61 +297,29 @@ static int chunk_run(chunk *c)
     }
 }
 
-/* The line breaks in b[0..n), eight bytes per step: a byte of x = w ^
- * 0x0a0a.. is zero exactly where b holds '\n', and ((x & 0x7f..) + 0x7f..)
- * | x has its high bit clear exactly in x's zero bytes (no carry crosses a
- * byte). */
-static uint64_t count_newlines(const char *b, size_t n)
-{
-    const uint64_t low7 = 0x7F7F7F7F7F7F7F7Full, nl = 0x0A0A0A0A0A0A0A0Aull;
-    uint64_t count = 0;
-    size_t k = 0;
-#if defined(__SSE2__) && defined(__x86_64__)
-    /* Sixteen bytes per step where SSE2 is the baseline (x86-64): a byte
-     * compare gives -1 per line break, subtracted into 16 byte counters
-     * that are summed (psadbw) before any can pass 255. */
-    const __m128i nlv = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-    while (n - k >= 16) {
-        size_t steps = (n - k) / 16 < 255 ? (n - k) / 16 : 255;
-        __m128i acc = zero;
-        for (size_t s = 0; s < steps; s++, k += 16)
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(b + k)), nlv));
-        __m128i sum = _mm_sad_epu8(acc, zero);
-        count += (uint64_t)_mm_cvtsi128_si64(sum) + (uint64_t)_mm_extract_epi16(sum, 4);
-    }
-#endif
-    for (; k + 8 <= n; k += 8) {
-        uint64_t w;
-        memcpy(&w, b + k, 8);
-        uint64_t x = w ^ nl;
-        uint64_t t = ((x & low7) + low7) | x;
-        /* one bit per line break, at the bottom of its byte, summed by
-         * the multiply into the top byte */
-        count += (((~t & ~low7) >> 7) * 0x0101010101010101ull) >> 56;
-    }
-    for (; k < n; k++)
-        count += b[k] == '\n';
-    return count;
-}
-
-/* PASS_LINES: the chunk's lines (line breaks, and a last line without
- * one) into c->lines; an upper bound of its entries, exact without comment
- * and blank lines. */
+/* PASS_LINES: the line breaks in this thread's piece [piece_lo,
+ * piece_hi) of the text after the first chunk, counted per chunk the
+ * piece meets into nl_in (mtx_direct_setup sums them over the threads). */
 static int count_lines(chunk *c)
 {
-    uint64_t lines = 0;
-    char last = '\n';
-    for (uint64_t pos = c->lo; pos < c->hi;) {
-        size_t n = c->hi - pos < c->cap ? (size_t)(c->hi - pos) : c->cap;
-        if (read_at(c->job, c->buf, n, pos)) {
-            c->read_errno = errno;
-            return TESSEL_EIO;
+    char local[4096]; /* an empty chunk has no buffer */
+    char *buf = c->cap ? c->buf : local;
+    size_t cap = c->cap ? c->cap : sizeof(local);
+    for (int k = 0; k < c->n_all; k++) {
+        const chunk *o = &c->all[k];
+        uint64_t lo = o->lo > c->piece_lo ? o->lo : c->piece_lo;
+        uint64_t hi = o->hi < c->piece_hi ? o->hi : c->piece_hi;
+        c->nl_in[k] = 0;
+        for (uint64_t pos = lo; pos < hi;) {
+            size_t n = hi - pos < cap ? (size_t)(hi - pos) : cap;
+            if (chunk_read_at(c->job, buf, n, pos)) {
+                c->read_errno = errno;
+                return TESSEL_EIO;
+            }
+            c->nl_in[k] += text_count_newlines(buf, n);
+            pos += n;
         }
-        lines += count_newlines(c->buf, n);
-        last = c->buf[n - 1];
-        pos += n;
     }
-    c->lines = lines + (last != '\n');
     return TESSEL_OK;
 }
 
@@ -401,7 +334,7 @@ static void *chunk_main(void *arg)
 
 /* Runs the current pass of every chunk that `only` selects (NULL: all),
  * the first on the calling thread. */
-static void run_pass(chunk *ch, int n, int pass, const unsigned char *only)
+void chunk_run_pass(chunk *ch, int n, int pass, const unsigned char *only)
 {
     pthread_t tid[CHUNK_MAX_THREADS];
     int started[CHUNK_MAX_THREADS] = { 0 }, first = -1;
@@ -424,7 +357,7 @@ static void run_pass(chunk *ch, int n, int pass, const unsigned char *only)
 }
 
 /* The first failure in file order, TESSEL_OK if none. */
-static int pass_status(const chunk *ch, int n, tessel_diag *diag)
+int chunk_pass_status(const chunk *ch, int n, tessel_diag *diag)
 {
     for (int k = 0; k < n; k++) {
         if (ch[k].status == TESSEL_EIO)
@@ -473,7 +406,7 @@ static int oom(const mtx_chunk_job *job, tessel_diag *diag, const char *step, ui
  * starts the entries. */
 static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, char *window)
 {
-    if (hi <= lo || read_at(job, window, (size_t)(hi - lo), lo))
+    if (hi <= lo || chunk_read_at(job, window, (size_t)(hi - lo), lo))
         return 0;
     const char *p = window, *end = window + (hi - lo), *nl;
     if (lo > job->begin && (nl = memchr(p, '\n', (size_t)(end - p))))
@@ -482,8 +415,8 @@ static uint64_t window_rows(const mtx_chunk_job *job, uint64_t lo, uint64_t hi, 
     while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
         const char *q = p;
         uint32_t row;
-        if (!is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row) &&
-            row + 1ull > most)
+        if (!chunk_is_comment_or_blank(job, p, nl) &&
+            read_window_index(&q, nl, TESSEL_MAX_DIM, &row) && row + 1ull > most)
             most = row + 1ull;
         p = nl + 1;
     }
@@ -509,9 +442,24 @@ static uint64_t first_count_rows(const mtx_chunk_job *job, char *window)
     return guess < fit ? guess : fit;
 }
 
-/* n chunks over whole lines of the entry range, each with its buffer and
- * zeroed row counters. */
-static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n,
+/* Zeroed row counters of count_rows rows for every chunk. */
+static int alloc_counters(const mtx_chunk_job *job, const tessel_allocator *a, chunk *ch, int n,
+                          uint64_t count_rows, tessel_diag *diag)
+{
+    for (int k = 0; k < n; k++) {
+        ch[k].count_rows = count_rows;
+        ch[k].row_count = tessel_alloc_array(a, count_rows, sizeof(uint32_t));
+        if (!ch[k].row_count)
+            return oom(job, diag, "allocating a chunk's row counts",
+                       count_rows * sizeof(uint32_t));
+        memset(ch[k].row_count, 0, count_rows * sizeof(uint32_t));
+    }
+    return TESSEL_OK;
+}
+
+/* n chunks over whole lines of the entry range, each with its buffer and,
+ * with `counters`, zeroed row counters (PASS_DIRECT needs none). */
+static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int n, int counters,
                        chunk **out, tessel_diag *diag)
 {
     chunk *ch = tessel_alloc_array(a, (uint64_t)n, sizeof(*ch));
@@ -548,15 +496,11 @@ static int make_chunks(const mtx_chunk_job *job, const tessel_allocator *a, int 
         ch[k].buf = tessel_alloc(a, ch[k].cap + 1 + TEXT_PAD);
         if (ch[k].buf)
             memset(ch[k].buf + ch[k].cap + 1, 0, TEXT_PAD);
-        ch[k].count_rows = count_rows;
-        ch[k].row_count = tessel_alloc_array(a, ch[k].count_rows, sizeof(uint32_t));
-        if (!ch[k].buf || !ch[k].row_count)
-            rc = oom(job, diag, "allocating a chunk's read buffer and row counts",
-                     !ch[k].buf ? ch[k].cap + 1 + TEXT_PAD
-                                : ch[k].count_rows * sizeof(uint32_t));
         else
-            memset(ch[k].row_count, 0, ch[k].count_rows * sizeof(uint32_t));
+            rc = oom(job, diag, "allocating a chunk's read buffer", ch[k].cap + 1 + TEXT_PAD);
     }
+    if (!rc && counters)
+        rc = alloc_counters(job, a, ch, n, count_rows, diag);
     if (rc) {
         free_chunks(a, ch, n);
         return rc;
@@ -661,98 +605,12 @@ static int tns_extents(const mtx_chunk_job *job, const tessel_allocator *a, chun
     }
     if (!any)
         return TESSEL_OK;
-    run_pass(ch, n, 1, again);
-    int rc = pass_status(ch, n, diag);
+    chunk_run_pass(ch, n, 1, again);
+    int rc = chunk_pass_status(ch, n, diag);
     for (int k = 0; k < n && !rc; k++)
         if (ch[k].need_rows)
             rc = MTX_CHUNKED_FALLBACK; /* the file changed */
     return rc;
-}
-
-/* Whether the rows of the whole entry lines in the first BOUNDARY_WINDOW
- * bytes never decrease: a file whose rows fall early (a column-major
- * export) is not worth PASS_DIRECT's line count. 1 also when the bytes
- * cannot be read or the window cannot be allocated (pass 1 then says). */
-static int head_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a)
-{
-    uint64_t n = job->end - job->begin < BOUNDARY_WINDOW ? job->end - job->begin
-                                                         : BOUNDARY_WINDOW;
-    char *w = n ? tessel_alloc(a, (size_t)n) : NULL;
-    if (!w || read_at(job, w, (size_t)n, job->begin)) {
-        tessel_dealloc(a, w);
-        return 1;
-    }
-    const char *p = w, *end = w + n, *nl;
-    uint32_t last = 0, row;
-    int rise = 1;
-    while (rise && p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-        const char *q = p;
-        if (!is_comment_or_blank(job, p, nl) && read_window_index(&q, nl, TESSEL_MAX_DIM, &row)) {
-            rise = row >= last;
-            last = row;
-        }
-        p = nl + 1;
-    }
-    tessel_dealloc(a, w);
-    return rise;
-}
-
-/* PASS_DIRECT's slots: chunk k's entries fill [base, limit) in file order,
- * after those of the chunks before it, from the lines of the chunks after
- * it (PASS_LINES); a chunk with comment or blank lines has fewer entries
- * than lines, and the check after the pass (direct_complete) then finds a
- * gap and pass 2 runs. No chunk is direct when the lines exceed the
- * entries. */
-static int direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t,
-                        tessel_diag *diag)
-{
-    unsigned char later[CHUNK_MAX_THREADS] = { 0 };
-    for (int k = 1; k < n; k++)
-        later[k] = 1;
-    if (n > 1) {
-        run_pass(ch, n, PASS_LINES, later);
-        int rc = pass_status(ch, n, diag);
-        if (rc)
-            return rc;
-    }
-    uint64_t end = job->entries;
-    for (int k = n - 1; k >= 0; k--) {
-        uint64_t lines = k ? ch[k].lines : end;
-        if (lines > end)
-            return TESSEL_OK; /* more lines than entries: pass 1, then 2 */
-        ch[k].base = end - lines;
-        ch[k].limit = end;
-        end -= lines;
-    }
-    for (int k = 0; k < n; k++) {
-        ch[k].t = t;
-        ch[k].direct = 1;
-        ch[k].strict = 1;
-    }
-    return TESSEL_OK;
-}
-
-/* After PASS_DIRECT: 0 unless every chunk filled its slots exactly with
- * rows that never decrease, also from one chunk to the next: the entries
- * are then the rows' in file order, and pass 2 is not needed. 2 when the
- * columns also rise strictly within every row: no row needs sorting and
- * no entry is a duplicate. */
-static int direct_complete(const chunk *ch, int n)
-{
-    const chunk *prev = NULL;
-    int strict = 1;
-    for (int k = 0; k < n; k++) {
-        if (!ch[k].direct || ch[k].stored != ch[k].limit - ch[k].base)
-            return 0;
-        if (!ch[k].stored)
-            continue;
-        if (prev && prev->last_row > ch[k].first_row)
-            return 0;
-        strict &= ch[k].strict && !(prev && prev->last_row == ch[k].first_row &&
-                                     prev->last_col >= ch[k].first_col);
-        prev = &ch[k];
-    }
-    return strict ? 2 : 1;
 }
 
 /* Both passes over the chunks and the finishing sort and merge: the tensor,
@@ -780,25 +638,35 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
         return MTX_CHUNKED_FALLBACK;
     int n = thread_count(job);
     chunk *ch = NULL;
-    int rc = make_chunks(job, a, n, &ch, diag);
+    /* A general matrix has as many entries as the size line declares (or
+     * the single-pass reader says why not): its arrays are allocated first
+     * and filled by one pass where its rows allow, without row counters. */
+    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
+                 mtx_direct_rows_rise(job, a);
+    int rc = make_chunks(job, a, n, !direct, &ch, diag);
     if (rc)
         return rc;
     tessel_tensor *t = NULL;
-    /* A general matrix has as many entries as the size line declares (or
-     * the single-pass reader says why not): its arrays are allocated first
-     * and filled by the first pass where its rows allow. */
-    int direct = !job->tns && job->symmetry == SYM_GENERAL && job->entries <= most &&
-                 head_rows_rise(job, a);
     uint64_t dims[TESSEL_MAX_ORDER] = { job->rows, job->cols };
     if (direct && alloc_tensor(job, a, 2, dims, job->entries, &t) != TESSEL_OK)
         rc = oom(job, diag, "allocating the matrix's row pointers, indices and values",
                  (dims[0] + 1) * sizeof(uint64_t) +
                      job->entries * (sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
+    int complete = 0, ok = 0;
     if (!rc && direct)
-        rc = direct_setup(job, ch, n, t, diag);
-    if (!rc) {
-        run_pass(ch, n, direct ? PASS_DIRECT : 1, NULL);
-        rc = pass_status(ch, n, diag);
+        rc = mtx_direct_setup(job, ch, n, t, &ok, diag);
+    if (!rc && ok) {
+        chunk_run_pass(ch, n, PASS_DIRECT, NULL);
+        rc = chunk_pass_status(ch, n, diag);
+        if (rc == CHUNK_TURNED)
+            rc = TESSEL_OK; /* not complete: passes 1 and 2 follow */
+        complete = rc ? 0 : mtx_direct_complete(ch, n, t);
+    }
+    if (!rc && direct && !complete)
+        rc = alloc_counters(job, a, ch, n, job->rows ? job->rows : 1, diag);
+    if (!rc && !complete) {
+        chunk_run_pass(ch, n, 1, NULL);
+        rc = chunk_pass_status(ch, n, diag);
     }
     uint64_t lines = 0, nnz = 0;
     for (int k = 0; k < n; k++) {
@@ -816,14 +684,13 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
                           : "allocating the matrix's row pointers, indices and values",
                  (dims[0] + 1) * sizeof(uint64_t) +
                      nnz * ((order - 1) * sizeof(uint32_t) + (has_values ? sizeof(double) : 0)));
-    if (!rc)
+    if (!rc && !complete)
         rc = row_pointers(ch, n, t);
-    int complete = direct ? direct_complete(ch, n) : 0;
     if (!rc && !complete) {
         for (int k = 0; k < n; k++)
             ch[k].t = t;
-        run_pass(ch, n, 2, NULL);
-        rc = pass_status(ch, n, diag);
+        chunk_run_pass(ch, n, 2, NULL);
+        rc = chunk_pass_status(ch, n, diag);
     }
     uint64_t placed = 0;
     for (int k = 0; k < n; k++)

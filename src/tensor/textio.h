@@ -144,5 +144,7 @@ int scan_word(const char **p, const char *end, char *out, size_t cap);
 int scan_at_end(const char *p, const char *end);
 /* 1-based column of p within line. */
 uint32_t scan_column(const char *line, const char *p);
+/* The line breaks ('\n') in b[0..n). */
+uint64_t text_count_newlines(const char *b, size_t n);
 
 #endif

@@ -890,16 +890,17 @@ static void assert_same_tensor(const tessel_tensor *a, const tessel_tensor *b, c
     ck_assert_str_eq(a->symmetry, b->symmetry);
 }
 
-/* The chunked reader (any number of threads) against the single-pass one
- * (parse_threads -1), on one text: the same tensor, or the same error. */
-static void check_both_ways(const char *text, size_t len, const char *what)
+/* The chunked reader on each of the nt thread counts against the
+ * single-pass one (parse_threads -1), on one text: the same tensor, or the
+ * same error. */
+static void check_threads(const char *text, size_t len, const char *what, const int *threads,
+                          size_t nt)
 {
     for (int drop = 0; drop <= 1; drop++) {
         int rc_ref;
         tessel_diag d_ref;
         tessel_tensor *ref = parse_with_threads(text, len, -1, drop, &rc_ref, &d_ref);
-        static const int threads[] = { 0, 1, 2, 3, 7, 64 };
-        for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+        for (size_t k = 0; k < nt; k++) {
             int rc;
             tessel_diag d;
             tessel_tensor *t = parse_with_threads(text, len, threads[k], drop, &rc, &d);
@@ -916,6 +917,13 @@ static void check_both_ways(const char *text, size_t len, const char *what)
         }
         tessel_tensor_free(&ref);
     }
+}
+
+/* check_threads on 0 (all cores), 1, 2, 3, 7 and 64 threads. */
+static void check_both_ways(const char *text, size_t len, const char *what)
+{
+    static const int threads[] = { 0, 1, 2, 3, 7, 64 };
+    check_threads(text, len, what, threads, sizeof(threads) / sizeof(threads[0]));
 }
 
 START_TEST(chunked_reader_matches_single_pass)
@@ -1274,6 +1282,89 @@ START_TEST(chunked_one_pass_cases)
 }
 END_TEST
 
+/* A row-major general matrix in the form the chunked reader's fast line
+ * path reads ("ROW COL[ VALUE]\n", one space), field 0 pattern, 1 real,
+ * 2 integer, with `variant`: 0 clean, the first 40 rows empty and rows
+ * skipped; 1 other forms among them (leading zeros, an 8-digit index, a
+ * tab, two spaces, trailing blanks, CRLF, duplicates, a column out of
+ * order); 2 a row that decreases in the last quarter; 3 comment lines
+ * around the middle (a chunk may start at one); 4 an index 0 late; 5 a
+ * column beyond the extent late. */
+static size_t make_fast_text(char *buf, size_t cap, int entries, int field, int variant)
+{
+    static const char *const fields[] = { "pattern", "real", "integer" };
+    size_t len = (size_t)snprintf(buf, cap, "%%%%MatrixMarket matrix coordinate %s general\n"
+                                            "700 12000000 %d\n",
+                                  fields[field], entries);
+    unsigned long long s = 7;
+    unsigned pj = 1;
+    int late = entries * 3 / 4 + 5;
+    for (int e = 0; e < entries; e++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned i = 41 + (unsigned)((unsigned long long)e * 600 / (unsigned)entries);
+        unsigned j = 1 + (unsigned)e * 83; /* strictly rising in every row */
+        const char *sep = " ", *tail = "";
+        if (variant == 1) {
+            switch (e % 53) {
+            case 3: sep = "\t"; break;
+            case 7: sep = "  "; break;
+            case 11: tail = " "; break;
+            case 13: tail = "\r"; break;
+            case 17: j = 11999999; break;
+            case 19: j = 1; break; /* out of order in its row */
+            case 29: j = pj; break; /* likely a duplicate */
+            default: break;
+            }
+        }
+        if (variant == 2 && e == late)
+            i = 2;
+        if (variant == 3 && e >= entries / 2 - 20 && e < entries / 2 + 20)
+            len += (size_t)snprintf(buf + len, cap - len, "%% comment %d\n", e);
+        if (variant == 4 && e == late)
+            i = 0;
+        if (variant == 5 && e == late)
+            j = 12000001;
+        if (variant == 1 && e % 53 == 23)
+            len += (size_t)snprintf(buf + len, cap - len, "000%u %08u", i, j);
+        else
+            len += (size_t)snprintf(buf + len, cap - len, "%u%s%u", i, sep, j);
+        if (field == 1)
+            len += (size_t)snprintf(buf + len, cap - len, " %.17g",
+                                    (double)(s >> 11) / 9e15 - 0.5);
+        else if (field == 2)
+            len += (size_t)snprintf(buf + len, cap - len, " %d", (int)(s % 9) - 4);
+        len += (size_t)snprintf(buf + len, cap - len, "%s\n", tail);
+        pj = j;
+    }
+    return len;
+}
+
+/* The fast line path (single-space lines read by two word-wide indices)
+ * and the one pass that writes the row pointers itself: the same tensor or
+ * the same error as the single-pass reader, for pattern, real and integer
+ * files, clean, with other line forms among the fast ones, with a late
+ * decrease, comments where a chunk may start, and bad indices. */
+START_TEST(chunked_fast_lines_cases)
+{
+    static const int threads[] = { 2, 3 }; /* chunks of 2 and 3 pieces */
+    size_t cap = 1u << 21;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    for (int field = 0; field <= 2; field++) {
+        for (int variant = 0; variant <= 5; variant++) {
+            for (int entries = 1; entries <= 9001; entries += 9000) {
+                size_t len = make_fast_text(buf, cap, entries, field, variant);
+                char what[80];
+                snprintf(what, sizeof(what), "fast lines field %d variant %d, %d entries", field,
+                         variant, entries);
+                check_threads(buf, len, what, threads, sizeof(threads) / sizeof(threads[0]));
+            }
+        }
+    }
+    free(buf);
+}
+END_TEST
+
 struct coo_sink {
     tessel_coo_builder *b;
 };
@@ -1440,6 +1531,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, shared_matrices_chunked_match);
     tcase_add_test(tc, plain_file_chunked_match);
     tcase_add_test(tc, chunked_one_pass_cases);
+    tcase_add_test(tc, chunked_fast_lines_cases);
     tcase_add_test(tc, stream_builder_matches_coordinate_builder);
     tcase_add_test(tc, tns_chunked_matches_single_pass);
     tcase_add_test(tc, shared_tns_chunked_match);

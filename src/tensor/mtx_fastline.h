@@ -1,0 +1,107 @@
+/* Internal to src/tensor: the chunked reader's scanner of the common
+ * entry line of a general matrix ("ROW COL[ VALUE]", single spaces),
+ * inline in its loops (mtx_chunked.c, mtx_direct.c). */
+#ifndef TESSEL_TENSOR_MTX_FASTLINE_H
+#define TESSEL_TENSOR_MTX_FASTLINE_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+#include "mtx_chunked.h"
+#include "textio.h"
+
+/* Bytes a line read by the chunked reader's fast_lines must leave before
+ * the block's end: its two indices' words (p + 16) lie inside, so a line
+ * cut by the block is never mistaken for a whole one. */
+#define FAST_TAIL 32
+
+/* The two indices of "ROW COL" at p, one space between them, 1 to 7
+ * digits each, as values (not checked against the extents): the offset
+ * of the byte after COL, or 0 for any other form. Needs 16 readable bytes
+ * at p. With SSE2 (the x86-64 baseline) the 16 bytes' digits are found by
+ * one compare and both words converted together, the conversion of
+ * scan_swar_digits in 16-bit and 32-bit lanes (pmullw, pmaddwd). */
+static inline unsigned fast_pair(const char *p, uint64_t *row, uint64_t *col)
+{
+    uint64_t a, b;
+#if defined(__SSE2__) && defined(__x86_64__)
+    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8('0'));
+    /* a digit's byte d is 0..9, the only ones that d -| 9 (saturating) zeroes */
+    unsigned digit = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)), _mm_setzero_si128()));
+    unsigned n1 = (unsigned)__builtin_ctz(~digit);
+    if (n1 - 1u >= 7u || p[n1] != ' ')
+        return 0; /* no digit, 8 or more, or another separator */
+    unsigned n2 = (unsigned)__builtin_ctz(~digit >> (n1 + 1));
+    if (n2 - 1u >= 7u)
+        return 0;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + n1 + 1, 8);
+    /* the digits at the top of each word, leading zero bytes below */
+    a = (a - 0x3030303030303030ull) << (64 - 8 * n1);
+    b = (b - 0x3030303030303030ull) << (64 - 8 * n2);
+    __m128i x = _mm_set_epi64x((long long)b, (long long)a);
+    __m128i pairs = _mm_add_epi16(
+        _mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
+        _mm_srli_epi16(x, 8));
+    __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00010064));  /* x100 + 1 */
+    __m128i eights = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
+                                    _mm_set1_epi32(0x00012710)); /* x10000 + 1 */
+    uint64_t both = (uint64_t)_mm_cvtsi128_si64(eights);
+    *row = (uint32_t)both;
+    *col = both >> 32;
+    return n1 + 1 + n2;
+#else
+    unsigned n1 = scan_swar_digits(p, &a);
+    if (n1 - 1u >= 7u || p[n1] != ' ')
+        return 0;
+    unsigned n2 = scan_swar_digits(p + n1 + 1, &b);
+    if (n2 - 1u >= 7u)
+        return 0;
+    *row = a;
+    *col = b;
+    return n1 + 1 + n2;
+#endif
+}
+
+/* One common entry line at p: "ROW COL\n" for a pattern matrix, "ROW COL
+ * VALUE\n" otherwise (fast_pair's indices, both in range, one space before
+ * the value), and a pattern line's break found by the indices; a value is
+ * read by mtx_scan_value up to the line break (`skip`: only found, for
+ * pass 1, which needs the row alone). The line's length, or 0 for any
+ * other form or a value that does not scan (chunk_line then reads the
+ * line). p must have FAST_TAIL readable bytes before stop. */
+typedef struct fast_form {
+    uint64_t rows, cols;
+    enum mtx_field field;
+} fast_form; /* the job's, in the caller's locals (stores cannot alias them) */
+
+static inline unsigned fast_line(char *p, const char *stop, fast_form f, int skip, uint32_t *i,
+                                 uint32_t *j, double *v)
+{
+    uint64_t vi, vj;
+    unsigned n = fast_pair(p, &vi, &vj);
+    if (!n || vi - 1u >= f.rows || vj - 1u >= f.cols)
+        return 0; /* an index 0 wraps round to the largest value */
+    *i = (uint32_t)(vi - 1);
+    *j = (uint32_t)(vj - 1);
+    if (f.field == FIELD_PATTERN)
+        return p[n] == '\n' ? n + 1 : 0;
+    char *r = p + n + 1, *nl;
+    if (p[n] != ' ' || !(nl = memchr(r, '\n', (size_t)(stop - r))) || nl[-1] == '\r')
+        return 0;
+    if (!skip) {
+        const char *e = r;
+        *nl = '\0'; /* strtod, in scan_double's fallback, stops here */
+        int ok = mtx_scan_value(&e, nl, f.field, v) && (e == nl || scan_at_end(e, nl));
+        *nl = '\n';
+        if (!ok)
+            return 0;
+    }
+    return (unsigned)(nl + 1 - p);
+}
+
+#endif

@@ -662,7 +662,7 @@ static int finish(const run_request *req, run_state *st)
                 "(--nested-formula: an estimate; docs/models/stat.md, \"The nested formula\")\n");
     if (st->result.stat_design_may_differ)
         fprintf(stderr, "tessel run: note: the strategy decided its tiles on estimates (the "
-                "statistics' base grid, or drt's estimated output); -e exact may decide others "
+                "statistics' grid, or drt's estimated output); -e exact may decide others "
                 "(stat_design_may_differ; docs/models/stat.md)\n");
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);

@@ -267,8 +267,7 @@ static int load(const compare_request *r, compare_state *st)
     tessel_diag_clear(&d);
     tessel_stat_options opt;
     tessel_stat_options_init(&opt);
-    tessel_template_stat_options(st->spec, &opt); /* a template's own grid (sparsepipe) */
-    rc = tessel_stat_data_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
+    rc = tessel_point_stats_create(st->spec, st->data, &opt, NULL, &st->stats, &d);
     if (rc && rc != TESSEL_EUNSUPPORTED && rc != TESSEL_EINVAL)
         return cli_report(&d);
     return CLI_EXIT_OK;
@@ -350,6 +349,23 @@ static void run_variant(compare_state *st, const char *variant, tessel_strategy_
                                                                       : tessel_strerror(rc));
     row->skipped = rc == TESSEL_EUNSUPPORTED;
     tessel_spec_free(&spec);
+}
+
+/* What a stat row's summary.csv would record and tessel run would say
+ * (issue 18): the walk, and tiles -e exact may decide otherwise. */
+static void row_notes(compare_state *st, const compare_row *row)
+{
+    int walked = strcmp(row->point.stat_path, "walk") == 0;
+    if (!walked && !row->point.stat_design_may_differ)
+        return;
+    cli_progress_end(&st->meter); /* a clean line for the note */
+    if (walked)
+        fprintf(stderr, "tessel compare: note: %s (stat): no closed form for this spec; it "
+                "walked the effectual tile iterations (stat_path walk, as slow as exact)\n",
+                row->strategy);
+    if (row->point.stat_design_may_differ)
+        fprintf(stderr, "tessel compare: note: %s (stat): its tiles were decided on estimates; "
+                "-e exact may decide others (stat_design_may_differ)\n", row->strategy);
 }
 
 /* --strict: a row whose tiles overflow their partitions, under a
@@ -596,6 +612,7 @@ int cmd_compare(int argc, char **argv)
                 failed = 1;
             } else {
                 ran = 1;
+                row_notes(&st, row);
                 if (req.strict && strict_fails(&st, row))
                     strict_failed = 1;
             }

@@ -534,8 +534,7 @@ static int run(const map_request *r, map_state *st)
     tessel_diag d;
     tessel_diag_clear(&d);
     tessel_stat_options so = r->stat;
-    tessel_template_stat_options(st->spec, &so); /* a template's own grid (sparsepipe) */
-    rc = tessel_stat_data_create(st->spec, st->data, &so, NULL, &st->stats, &d);
+    rc = tessel_point_stats_create(st->spec, st->data, &so, NULL, &st->stats, &d);
     if (!rc && !(st->result = malloc(sizeof(*st->result))))
         rc = tessel_diag_set(&d, TESSEL_ENOMEM, "", 0, 0, "", "out of memory");
     if (!rc)

@@ -430,8 +430,10 @@ static int finish(const run_request *req, run_state *st);
  * of the statistics' options given, the spec's tiles, which the strategy
  * replaces, must not set their base grid (d2t2 would choose among
  * multiples of it, e.g. i:8,k:16 on ca-CondMat where compare and
- * -e exact choose i:4,k:4). d2t2 only: drt's spatial specs need run's
- * statistics. */
+ * -e exact choose i:4,k:4; conservative PEB i:8,j:112,k:16 on
+ * specs/extensor.yaml where -e exact chooses i:16). Those that decide on
+ * statistics only (tessel_point_decides_on_stats): drt's spatial specs
+ * need run's statistics. */
 static int strategy_collects(const run_request *req, const tessel_spec *spec)
 {
     tessel_stat_options defaults;
@@ -440,7 +442,7 @@ static int strategy_collects(const run_request *req, const tessel_spec *spec)
     return !memcmp(&defaults, &req->stat_options, sizeof(defaults)) && !req->stats_out &&
            req->nested_budget == TESSEL_STAT_NESTED_BUDGET && !req->nested_formula &&
            tessel_point_route_of(&probe) == TESSEL_POINT_ROUTE_STRATEGY &&
-           tessel_strategy_from_name(spec->strategy.name) == TESSEL_STRATEGY_D2T2;
+           tessel_point_decides_on_stats(spec);
 }
 
 /* The Sparsepipe template's figures the CSV columns do not hold: the
@@ -576,9 +578,8 @@ static int run(const run_request *req, run_state *st)
     step_begin(req, &t0, "estimating traffic", req->stat ? "(stat)" : "(exact)");
     if (req->stat) {
         tessel_stat_options so = req->stat_options;
-        tessel_template_stat_options(spec, &so); /* a template's own grid (sparsepipe) */
         if (!strategy_collects(req, spec))
-            rc = tessel_stat_data_create(spec, st->data, &so, NULL, &st->stats, &d);
+            rc = tessel_point_stats_create(spec, st->data, &so, NULL, &st->stats, &d);
         if (!rc && st->stats)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
         if (!rc && st->stats)
@@ -660,8 +661,9 @@ static int finish(const run_request *req, run_state *st)
         fprintf(stderr, "tessel run: note: nested levels priced by the formula per tile shape "
                 "(--nested-formula: an estimate; docs/models/stat.md, \"The nested formula\")\n");
     if (st->result.stat_design_may_differ)
-        fprintf(stderr, "tessel run: note: the strategy decided the tiles on the statistics' "
-                "base grid without the data; -e exact may decide others\n");
+        fprintf(stderr, "tessel run: note: the strategy decided its tiles on estimates (the "
+                "statistics' grid, or drt's estimated output); -e exact may decide others "
+                "(stat_design_may_differ; docs/models/stat.md)\n");
     if (!req->quiet) {
         tessel_report_print(stdout, &st->point, req->no_timing ? TESSEL_REPORT_NO_TIMES : 0);
         if (st->result.stat_walked)

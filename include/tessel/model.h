@@ -269,7 +269,8 @@ typedef struct tessel_stat_options {
     /* automatic base only, for a template with its own buffer policy
      * (whose tiles say nothing of the grid it reads): the base edge it
      * needs per workload index (0: 128), set by
-     * tessel_template_stat_options (template.h) */
+     * tessel_template_stat_options (template.h), which
+     * tessel_point_stats_create (point.h) calls */
     uint64_t own_base[TESSEL_SPEC_MAX_INDICES];
     double sample_fraction; /* of non-empty base tiles sampled for Corrs (default 0.01) */
     uint64_t seed;          /* of the samples (default 1) */

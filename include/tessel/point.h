@@ -95,11 +95,28 @@ tessel_point_route tessel_point_route_of(const tessel_point_request *req);
  * once with tessel_drt_stats_create. */
 int tessel_point_wants_drt_stats(const tessel_point_request *req);
 
+/* 1 when spec's strategy decides its tiles from statistics on a base grid
+ * it collects for itself when not given (d2t2; conservative sizing from the
+ * statistics' worst tile), so that under stat it decides as under exact
+ * only when the caller lets it collect them (req->stats NULL); given
+ * statistics set the result's stat_design_may_differ. */
+int tessel_point_decides_on_stats(const tessel_spec *spec);
+
 /* Evaluates req into *out (overwritten). TESSEL_EINVAL for a request
  * missing an input its estimator needs; otherwise the estimators',
  * templates' and strategies' own errors, with *diag filled. */
 int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *out,
                           tessel_diag *diag);
+
+/* The statistics a design point of `spec` reads under the stat estimator
+ * (req->stats): tessel_stat_data_create with `opt` (NULL: the defaults)
+ * and, when the spec's template reads them on a base grid of its own
+ * (sparsepipe: its blocks; tessel_template_stat_options), that grid unless
+ * opt gives a base (--base). tessel run, compare, map, sweep and the
+ * bindings collect through it, so that no caller decides the grid. */
+int tessel_point_stats_create(const tessel_spec *spec, const tessel_workload_data *data,
+                              const tessel_stat_options *opt, const tessel_allocator *a,
+                              tessel_stat_data **out, tessel_diag *diag);
 
 /* Releases what *out holds (nothing is allocated today; callers still pair
  * every evaluate with a free so a result may own memory later). */

@@ -191,8 +191,8 @@ int tessel_template_sparsepipe(const tessel_spec *spec, const tessel_workload_da
 /* Sets o->own_base to the base grid the spec's template reads its
  * statistics on when it needs one of its own (sparsepipe: its blocks, so
  * that the nonzero blocks are counted, not estimated); other specs and a
- * caller's --base (o->base) are left alone. Call it before
- * tessel_stat_data_create. */
+ * caller's --base (o->base) are left alone. Callers collect through
+ * tessel_point_stats_create (point.h), which calls it. */
 void tessel_template_stat_options(const tessel_spec *spec, tessel_stat_options *o);
 
 /* extensor: the strategy its variant runs ("conservative", "prescient",

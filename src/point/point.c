@@ -77,6 +77,32 @@ int tessel_point_wants_drt_stats(const tessel_point_request *req)
            tessel_strategy_from_name(req->spec->strategy.name) == TESSEL_STRATEGY_DRT;
 }
 
+int tessel_point_decides_on_stats(const tessel_spec *spec)
+{
+    int k = tessel_strategy_from_name(tessel_point_strategy(spec));
+    return k == TESSEL_STRATEGY_D2T2 ||
+           (k == TESSEL_STRATEGY_CONSERVATIVE && !spec->strategy.dense_worst);
+}
+
+/* Whether the tiles decided under stat may differ from those -e exact
+ * decides (issue 18: said on standard error and in summary.csv's
+ * stat_design_may_differ): drt grows its tiles against an estimate of the
+ * output table under stat (docs/models/strategies.md, DRT's output tile),
+ * and a strategy that decides on statistics (tessel_point_decides_on_stats)
+ * decides here on the caller's, whose base grid need not be the one it
+ * collects for itself under exact. Without the data the strategy module
+ * says so itself. */
+static int design_may_differ(const tessel_point_request *req, tessel_point_route route)
+{
+    if (req->estimator != TESSEL_POINT_STAT ||
+        (route != TESSEL_POINT_ROUTE_STRATEGY && route != TESSEL_POINT_ROUTE_TEMPLATE))
+        return 0;
+    if (tessel_strategy_from_name(tessel_point_strategy(req->spec)) == TESSEL_STRATEGY_DRT)
+        return 1;
+    return route == TESSEL_POINT_ROUTE_STRATEGY && req->stats && !req->decide_as_stat &&
+           tessel_point_decides_on_stats(req->spec);
+}
+
 /* The dispatch (see point.h for the order). */
 static int dispatch(const tessel_point_request *req, tessel_point_result *out, tessel_diag *diag)
 {
@@ -218,6 +244,29 @@ static int bypass_refused(const tessel_point_request *req, tessel_diag *diag)
     return TESSEL_OK;
 }
 
+/* A template with its own buffer policy (no strategies in its
+ * descriptor: gamma, matraptor, outerspace, sparsepipe) decides its tiles
+ * itself: a mapping.strategy would be ignored while summary.csv's strategy
+ * column named it, so it is refused, as tessel compare refuses it (the
+ * extensor template refuses one too: its variant decides). */
+static int template_strategy_refused(const tessel_point_request *req, tessel_diag *diag)
+{
+    const tessel_spec *spec = req->spec;
+    if (tessel_point_route_of(req) != TESSEL_POINT_ROUTE_TEMPLATE ||
+        tessel_strategy_is_fixed(spec))
+        return TESSEL_OK;
+    const tessel_template_desc *tpl = tessel_template_describe(tessel_template_of(spec));
+    if (tpl->strategies)
+        return TESSEL_OK;
+    const tessel_spec_pos *p = &spec->strategy.pos;
+    return tessel_diag_set(diag, TESSEL_EINVAL, p->file ? p->file : spec->path, p->line,
+                           p->column, "mapping.strategy",
+                           "template %s decides its tiles by its own buffer policy: "
+                           "mapping.strategy (here '%s') does not apply (use template: none "
+                           "to run a strategy on the mapping)",
+                           tpl->name, spec->strategy.name);
+}
+
 int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *out,
                           tessel_diag *diag)
 {
@@ -226,11 +275,15 @@ int tessel_point_evaluate(const tessel_point_request *req, tessel_point_result *
     if (rc)
         return rc;
     snprintf(out->strategy, sizeof(out->strategy), "%s", tessel_point_strategy(req->spec));
-    rc = spatial_refused(req, diag);
+    rc = template_strategy_refused(req, diag);
+    if (!rc)
+        rc = spatial_refused(req, diag);
     if (!rc)
         rc = bypass_refused(req, diag);
     if (!rc)
         rc = dispatch(req, out, diag);
+    if (!rc && design_may_differ(req, tessel_point_route_of(req)))
+        out->result.stat_design_may_differ = 1;
     if (!rc && tessel_spatial_level(req->spec) >= 0)
         rc = req->estimator == TESSEL_POINT_STAT &&
                      tessel_point_route_of(req) == TESSEL_POINT_ROUTE_FIXED

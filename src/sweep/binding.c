@@ -39,8 +39,7 @@ int tessel_sweep_stats_create(const tessel_spec *spec, const tessel_workload_dat
         o.output_fraction = output_sample;
         o.output_min_flops = 0;
     }
-    tessel_template_stat_options(spec, &o); /* a template's own grid (sparsepipe) */
-    return tessel_stat_data_create(spec, data, &o, a, out, diag);
+    return tessel_point_stats_create(spec, data, &o, a, out, diag); /* a template's own grid */
 }
 
 /* One report file's text as tessel_report_write_dir writes it (which: 0

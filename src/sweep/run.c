@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tessel/strategy.h"
-#include "tessel/template.h"
+#include "tessel/point.h"
 #include "sweep_internal.h"
 
 #define BATCH_TARGET_SECONDS 0.5
@@ -537,7 +537,6 @@ static void entry_stat_options(const run_ctx *r, const tessel_spec *spec,
 {
     const tessel_sweep *s = r->sweep;
     *opt = s->stat;
-    tessel_template_stat_options(spec, opt); /* a template's own grid (sparsepipe) */
     int base = opt->base[0] && opt->base[1];
     for (size_t a = 0; a < s->naxes; a++) {
         /* a format axis too: its values may read the tiles' rows (tile_rows) */
@@ -580,7 +579,7 @@ static int entry_prepare(run_ctx *r, size_t d, entry *e, tessel_diag *diag)
             r->opt->stage(r->opt->progress_ud, e->label);
         tessel_stat_options opt;
         entry_stat_options(r, e->spec, &opt);
-        rc = tessel_stat_data_create(e->spec, e->data, &opt, r->alloc, &e->stats, diag);
+        rc = tessel_point_stats_create(e->spec, e->data, &opt, r->alloc, &e->stats, diag);
         /* the statistics are all a fixed mapping needs; strategies that
          * sample or scan tiles (prescient, swiftiles, drt) read the data */
         if (!uses_strategies(s, e->spec))

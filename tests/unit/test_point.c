@@ -211,6 +211,63 @@ START_TEST(test_descriptors)
 }
 END_TEST
 
+static void set_strategy(tessel_spec *spec, const char *name)
+{
+    snprintf(spec->strategy.name, sizeof(spec->strategy.name), "%s", name);
+}
+
+/* Issue 18 item 2: which strategies decide on statistics; a stat design
+ * decided on the caller's statistics, or by drt, is flagged; one decided
+ * on the strategy's own collection is not; an own-policy template refuses
+ * a strategy instead of ignoring it. */
+START_TEST(test_stat_design_flags)
+{
+    small s;
+    small_init(&s);
+    set_strategy(&s.spec, "d2t2");
+    ck_assert_int_eq(tessel_point_decides_on_stats(&s.spec), 1);
+    set_strategy(&s.spec, "prescient");
+    ck_assert_int_eq(tessel_point_decides_on_stats(&s.spec), 0);
+    set_strategy(&s.spec, "conservative");
+    s.spec.strategy.dense_worst = 1;
+    ck_assert_int_eq(tessel_point_decides_on_stats(&s.spec), 0);
+    s.spec.strategy.dense_worst = 0;
+    ck_assert_int_eq(tessel_point_decides_on_stats(&s.spec), 1);
+
+    tessel_point_result out;
+    tessel_diag d;
+    tessel_point_request req = { .spec = &s.spec, .estimator = TESSEL_POINT_STAT,
+                                 .data = &s.data };
+    ck_assert_msg(tessel_point_evaluate(&req, &out, &d) == 0, "%s", d.message);
+    ck_assert_uint_eq(out.result.stat_design_may_differ, 0);
+    tessel_stat_data *st = NULL;
+    ck_assert_int_eq(tessel_point_stats_create(&s.spec, &s.data, NULL, NULL, &st, &d), 0);
+    req.stats = st;
+    ck_assert_msg(tessel_point_evaluate(&req, &out, &d) == 0, "%s", d.message);
+    ck_assert_uint_eq(out.result.stat_design_may_differ, 1);
+    /* prescient reads the data whatever statistics it is given */
+    set_strategy(&s.spec, "prescient");
+    ck_assert_msg(tessel_point_evaluate(&req, &out, &d) == 0, "%s", d.message);
+    ck_assert_uint_eq(out.result.stat_design_may_differ, 0);
+    /* under exact nothing is flagged */
+    set_strategy(&s.spec, "conservative");
+    req.estimator = TESSEL_POINT_EXACT;
+    ck_assert_msg(tessel_point_evaluate(&req, &out, &d) == 0, "%s", d.message);
+    ck_assert_uint_eq(out.result.stat_design_may_differ, 0);
+    tessel_stat_data_free(&st);
+
+    /* matraptor decides its own tiles: a strategy is an error, not ignored */
+    snprintf(s.spec.template_.name, sizeof(s.spec.template_.name), "matraptor");
+    tessel_diag_clear(&d);
+    ck_assert_int_eq(tessel_point_evaluate(&req, &out, &d), TESSEL_EINVAL);
+    ck_assert_str_eq(d.field, "mapping.strategy");
+    ck_assert_ptr_nonnull(strstr(d.message, "conservative"));
+    set_strategy(&s.spec, TESSEL_SPEC_STRATEGY_FIXED);
+    ck_assert_int_eq(tessel_point_evaluate(&req, &out, &d), 0);
+    small_free(&s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("point");
@@ -222,6 +279,7 @@ int main(void)
     tcase_add_test(tc, test_drt_stats_wanted);
     tcase_add_test(tc, test_feasible);
     tcase_add_test(tc, test_descriptors);
+    tcase_add_test(tc, test_stat_design_flags);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

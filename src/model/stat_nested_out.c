@@ -476,6 +476,39 @@ static inline uint64_t next_set(const uint64_t *u, uint64_t wj, uint64_t from)
     return w * 64 + (uint64_t)__builtin_ctzll(m);
 }
 
+/* First set bit of u in [from, to), to > from; UINT64_MAX when none.
+ * Reads only the words of the range. */
+static inline uint64_t first_in(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = from / 64, wl = (to - 1) / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) << (from % 64));
+    for (;;) {
+        if (w == wl)
+            m &= ~UINT64_C(0) >> (63 - (to - 1) % 64);
+        if (m)
+            return w * 64 + (uint64_t)__builtin_ctzll(m);
+        if (w == wl)
+            return UINT64_MAX;
+        m = u[++w];
+    }
+}
+
+/* Last set bit of u in [from, to), to > from; UINT64_MAX when none. */
+static inline uint64_t last_in(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = (to - 1) / 64, wf = from / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) >> (63 - (to - 1) % 64));
+    for (;;) {
+        if (w == wf)
+            m &= ~UINT64_C(0) << (from % 64);
+        if (m)
+            return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+        if (w == wf)
+            return UINT64_MAX;
+        m = u[--w];
+    }
+}
+
 /* The groups of tile row i and block b, the columns of union u (wj
  * words): their count, and per split the least and greatest key under
  * each prefix, one range of columns with one prefix at a time (segment
@@ -556,20 +589,11 @@ static void visit_strip(out_runs *r, uint64_t i0, uint64_t i1, uint64_t b, const
             any[w] |= buf[(i - i0) * stride + w];
     uint64_t pbase = sp->pre_i[i0] + sp->pre_k[b];
     for (uint64_t j = next_set(any, wj, 0); j != UINT64_MAX;) {
-        uint64_t end = seg[j], il = i0, ih = i1 - 1, jl = 0, jh = 0;
-        for (;; il++) {
-            jl = next_set(buf + (il - i0) * stride, wj, j);
-            if (jl < end)
-                break;
-        }
-        for (;; ih--) {
-            const uint64_t *u = buf + (ih - i0) * stride;
-            uint64_t f = next_set(u, wj, j);
-            if (f < end) {
-                jh = last_set(u, f, end);
-                break;
-            }
-        }
+        uint64_t end = seg[j], il = i0, ih = i1 - 1, jl, jh;
+        while ((jl = first_in(buf + (il - i0) * stride, j, end)) == UINT64_MAX)
+            il++;
+        while ((jh = last_in(buf + (ih - i0) * stride, j, end)) == UINT64_MAX)
+            ih--;
         split_see(sp, pbase + sp->pre_j[j], r->key_i[il] + r->key_k[b] + r->key_j[jl],
                   r->key_i[ih] + r->key_k[b] + r->key_j[jh], r->ext_j * il + jl,
                   r->ext_j * ih + jh);

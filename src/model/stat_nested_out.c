@@ -107,6 +107,13 @@ static uint64_t blk_of(const nested *n, uint64_t k)
     return n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
 }
 
+/* u[w] |= row[w] for w < wj (row apart from u). */
+static inline void or_row(uint64_t *restrict u, const uint64_t *restrict row, uint64_t wj)
+{
+    for (uint64_t w = 0; w < wj; w++)
+        u[w] |= row[w];
+}
+
 /* ORs into u (wj words) the j bitsets bb of A's row-i tiles from *t on
  * whose k falls in block b (below kr), and moves *t past them. */
 static void or_block(const nested *n, uint64_t i, uint64_t *t, uint64_t b, const uint64_t *bb,
@@ -116,8 +123,7 @@ static void or_block(const nested *n, uint64_t i, uint64_t *t, uint64_t b, const
         uint64_t k = n->a.col[*t];
         if (k >= kr)
             continue;
-        for (uint64_t w = 0; w < wj; w++)
-            u[w] |= bb[k * wj + w];
+        or_row(u, bb + k * wj, wj);
     }
 }
 
@@ -660,8 +666,10 @@ static int unions_by_strips(const nested *n, out_runs *r, const uint64_t *bb, ui
                        wj * sizeof(uint64_t));
             visit_strip(r, i0, i1, b, col, stride, any, wj, seg[0]);
             met[b] = 0;
+            /* the only non-zero unions of the strip: blocks it met */
+            for (uint64_t i = i0; i < i1; i++)
+                memset(buf + (i - i0) * rowlen + b * wj, 0, wj * sizeof(uint64_t));
         }
-        memset(buf, 0, (i1 - i0) * rowlen * sizeof(uint64_t));
     }
     r->pairs = np;
     tessel_dealloc(a, buf);

@@ -21,6 +21,9 @@
  * digit (outer tiles: few) find every merge (join_splits). */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "stat_closed.h"
 #include "stat_nested.h"
@@ -914,6 +917,44 @@ static unsigned row_words(const nested *n, uint64_t i, uint64_t *nz, uint64_t *x
     return cnt;
 }
 
+/* Bit w set where x[w] & y[w] != 0, for w < words (at most 64): eight,
+ * then two words per step with SSE2 where the compiler has it. */
+static uint64_t and_nonzero(const uint64_t *x, const uint64_t *y, uint64_t words)
+{
+    uint64_t m = 0, w = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; w + 8 <= words; w += 8) {
+        __m128i z[4];
+        for (unsigned v = 0; v < 4; v++)
+            z[v] = _mm_cmpeq_epi32(
+                _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + w + 2 * v)),
+                              _mm_loadu_si128((const __m128i *)(const void *)(y + w + 2 * v))),
+                zero);
+        /* one byte per 32-bit half, in order: bits 2q, 2q + 1 are word q's */
+        __m128i b = _mm_packs_epi16(_mm_packs_epi32(z[0], z[1]), _mm_packs_epi32(z[2], z[3]));
+        uint64_t h = (uint64_t)_mm_movemask_epi8(b);
+        h = h & (h >> 1) & 0x5555; /* bit 2q: word q is zero */
+        h = (h | (h >> 1)) & 0x3333;
+        h = (h | (h >> 2)) & 0x0f0f;
+        h = (h | (h >> 4)) & 0x00ff;
+        m |= (~h & 0xff) << w;
+    }
+    for (; w + 2 <= words; w += 2) {
+        __m128i t = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + w)),
+                                  _mm_loadu_si128((const __m128i *)(const void *)(y + w)));
+        /* a 64-bit lane is zero when both its 32-bit halves are */
+        __m128i z = _mm_cmpeq_epi32(t, zero);
+        z = _mm_and_si128(z, _mm_shuffle_epi32(z, _MM_SHUFFLE(2, 3, 0, 1)));
+        unsigned zero_lanes = (unsigned)_mm_movemask_pd(_mm_castsi128_pd(z));
+        m |= (uint64_t)(~zero_lanes & 3u) << w;
+    }
+#endif
+    for (; w < words; w++)
+        m |= (uint64_t)((x[w] & y[w]) != 0) << w;
+    return m;
+}
+
 /* Pair (i, j)'s effectual coarse k blocks as bits (at most 64 blocks):
  * pair_blocks' blocks. When a block is a whole number of words, one AND
  * per non-zero word of A's row (nz, cnt: row_words). */
@@ -922,6 +963,8 @@ static uint64_t pair_mask(const nested *n, uint64_t i, uint64_t j, const uint64_
 {
     const uint64_t *y = &n->bcols[j * n->words];
     uint64_t m = 0;
+    if (n->cf_k == 64 && 4 * (uint64_t)cnt >= 3 * n->words)
+        return and_nonzero(&n->arows[i * n->words], y, n->words);
     if (n->cf_k == 64) {
         for (unsigned q = 0; q < cnt; q++)
             m |= (uint64_t)((xw[q] & y[nz[q]]) != 0) << nz[q];

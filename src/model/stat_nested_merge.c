@@ -194,28 +194,6 @@ static int fbits_reserve(const tessel_allocator *a, fbits *fb, uint64_t words)
     return fb->suf ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
-/* How many f of F = r - pre have their predecessor in E (same merge
- * block) in L = r - next, over span words (walls: the merge blocks'
- * first f over the same words): L's bits moved
- * one place up, then carried across the gaps of E (but not over a wall)
- * onto the next effectual f, by one multi-word addition. */
-static inline uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64_t *e,
-                           const uint64_t *pre, const uint64_t *walls, uint64_t span)
-{
-    uint64_t carry = 0, in = 0, cnt = 0;
-    for (uint64_t w = 0; w < span; w++) {
-        uint64_t l = r[w] & ~next[w], f = r[w] & ~pre[w], wall = walls[w];
-        uint64_t x = (l << 1) | in;
-        in = l >> 63;
-        uint64_t s = x + (~e[w] & ~wall), s2 = s + carry;
-        carry = (uint64_t)(s < x) | (uint64_t)(s2 < s);
-        uint64_t hit = s2 & e[w] & ~wall & f;
-        if (hit)
-            cnt += stat_bits_set(hit);
-    }
-    return cnt;
-}
-
 /* d[w] = x[w] | y[w] for w < len (d may be x; y apart from both). */
 static void or_words(uint64_t *d, const uint64_t *x, const uint64_t *restrict y, uint64_t len)
 {
@@ -223,10 +201,10 @@ static void or_words(uint64_t *d, const uint64_t *x, const uint64_t *restrict y,
         d[w] = x[w] | y[w];
 }
 
-/* Per word w of a group's span (e its union, walls as succ_count's): one
- * past the last stop (an effectual f or a wall) below word w, 0 when none. A
- * run's L bit is carried up to the next stop, so the carry into word w is
- * the L bit (if any) at that stop. */
+/* Per word w of a group's span (e its union, walls the merge blocks'
+ * first f over the same words): one past the last stop (an effectual f or
+ * a wall) below word w, 0 when none. A run's L bit is carried up to the
+ * next stop, so the carry into word w is the L bit (if any) at that stop. */
 static void stop_before(const uint64_t *e, const uint64_t *walls, uint64_t span, uint64_t *stop)
 {
     uint64_t last = 0;
@@ -238,10 +216,13 @@ static void stop_before(const uint64_t *e, const uint64_t *walls, uint64_t span,
     }
 }
 
-/* succ_count over words [w0, w1) of a span, word by word from the stops
- * (stop_before) instead of a carry through every word: a word whose first
- * f (r - pre, walls excluded) are empty holds no hit and is skipped; else
- * its carry in is L's bit at the last stop below it. The same count. */
+/* How many f of F = r - pre (walls excluded) have their predecessor in
+ * E (same merge block) in L = r - next, over words [w0, w1) of a span.
+ * L's bits move one place up and are carried across the gaps of E (but
+ * not over a wall) onto the next effectual f: the addition (l << 1) +
+ * (~e & ~walls) + carry-in. A word whose F is empty holds no hit and is
+ * skipped; else its carry in is L's bit at the last stop below it
+ * (stop_before), which is what a carry through every word brings. */
 static uint64_t first_hits(const uint64_t *r, const uint64_t *next, const uint64_t *e,
                            const uint64_t *pre, const uint64_t *walls, const uint64_t *stop,
                            uint64_t w0, uint64_t w1)
@@ -315,9 +296,9 @@ static NESTED_INLINE void merges_fixed(const fbits *fb, const uint64_t *const *r
 
 /* group_merges for a small group, word by word: per word of the group's
  * span the entries' suffix unions and running union are a few values,
- * and each entry keeps its own carry (succ_count's over the whole span,
- * which counts the same: outside an entry's words its row is 0, so no
- * carry starts there and no f is hit). Groups of a fixed size up to
+ * and each entry keeps its own carry (first_hits' count over the whole
+ * span, the same: outside an entry's words its row is 0, so no carry
+ * starts there and no f is hit). Groups of a fixed size up to
  * NESTED_FIXED_GROUP take merges_fixed. */
 static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char *uniq,
                                uint64_t n, uint64_t lo, uint64_t hi)

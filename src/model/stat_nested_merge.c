@@ -306,10 +306,8 @@ static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char
     const uint64_t *row[NESTED_SMALL_GROUP];
     uint64_t carry[NESTED_SMALL_GROUP], in[NESTED_SMALL_GROUP], cnt[NESTED_SMALL_GROUP];
     uint64_t rv[NESTED_SMALL_GROUP + 1], sfx[NESTED_SMALL_GROUP + 1];
-    for (uint64_t m = 0; m < n; m++) {
+    for (uint64_t m = 0; m < n; m++)
         row[m] = &fb->bits[k[m] * fb->wf];
-        carry[m] = in[m] = cnt[m] = 0;
-    }
     switch (n) {
     case 1: merges_fixed(fb, row, uniq, 1, lo, hi, fb->cnt); return;
     case 2: merges_fixed(fb, row, uniq, 2, lo, hi, fb->cnt); return;
@@ -321,6 +319,8 @@ static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char
     case 8: merges_fixed(fb, row, uniq, 8, lo, hi, fb->cnt); return;
     default: break;
     }
+    for (uint64_t m = 0; m < n; m++)
+        carry[m] = in[m] = cnt[m] = 0;
     sfx[n] = 0;
     for (uint64_t w = lo; w < hi; w++) {
         for (uint64_t m = n; m-- > 0;) {

@@ -194,22 +194,52 @@ static int fbits_reserve(const tessel_allocator *a, fbits *fb, uint64_t words)
     return fb->suf ? TESSEL_OK : TESSEL_ENOMEM;
 }
 
-/* How many f of F = r - pre have their predecessor in E (same merge
- * block) in L = r - next, over span words (walls: the merge blocks'
- * first f over the same words): L's bits moved
- * one place up, then carried across the gaps of E (but not over a wall)
- * onto the next effectual f, by one multi-word addition. */
-static uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64_t *e,
-                           const uint64_t *pre, const uint64_t *walls, uint64_t span)
+/* d[w] = x[w] | y[w] for w < len (d may be x; y apart from both). */
+static void or_words(uint64_t *d, const uint64_t *x, const uint64_t *restrict y, uint64_t len)
 {
-    uint64_t carry = 0, in = 0, cnt = 0;
+    for (uint64_t w = 0; w < len; w++)
+        d[w] = x[w] | y[w];
+}
+
+/* Per word w of a group's span (e its union, walls the merge blocks'
+ * first f over the same words): one past the last stop (an effectual f or
+ * a wall) below word w, 0 when none. A run's L bit is carried up to the
+ * next stop, so the carry into word w is the L bit (if any) at that stop. */
+static void stop_before(const uint64_t *e, const uint64_t *walls, uint64_t span, uint64_t *stop)
+{
+    uint64_t last = 0;
     for (uint64_t w = 0; w < span; w++) {
-        uint64_t l = r[w] & ~next[w], f = r[w] & ~pre[w], wall = walls[w];
-        uint64_t x = (l << 1) | in;
-        in = l >> 63;
-        uint64_t s = x + (~e[w] & ~wall), s2 = s + carry;
-        carry = (uint64_t)(s < x) | (uint64_t)(s2 < s);
-        uint64_t hit = s2 & e[w] & ~wall & f;
+        stop[w] = last;
+        uint64_t st = e[w] | walls[w];
+        if (st)
+            last = w * 64 + 64 - (uint64_t)__builtin_clzll(st);
+    }
+}
+
+/* How many f of F = r - pre (walls excluded) have their predecessor in
+ * E (same merge block) in L = r - next, over words [w0, w1) of a span.
+ * L's bits move one place up and are carried across the gaps of E (but
+ * not over a wall) onto the next effectual f: the addition (l << 1) +
+ * (~e & ~walls) + carry-in. A word whose F is empty holds no hit and is
+ * skipped; else its carry in is L's bit at the last stop below it
+ * (stop_before), which is what a carry through every word brings. */
+static uint64_t first_hits(const uint64_t *r, const uint64_t *next, const uint64_t *e,
+                           const uint64_t *pre, const uint64_t *walls, const uint64_t *stop,
+                           uint64_t w0, uint64_t w1)
+{
+    uint64_t cnt = 0;
+    for (uint64_t w = w0; w < w1; w++) {
+        uint64_t f = r[w] & ~pre[w] & ~walls[w];
+        if (!f)
+            continue;
+        uint64_t in = 0, at = stop[w];
+        if (at) {
+            uint64_t p = at - 1, pw = p / 64;
+            in = (r[pw] & ~next[pw]) >> (p % 64) & 1;
+        }
+        uint64_t l = r[w] & ~next[w];
+        uint64_t s = (l << 1) + (~e[w] & ~walls[w]) + in;
+        uint64_t hit = s & f;
         if (hit)
             cnt += stat_bits_set(hit);
     }
@@ -218,22 +248,79 @@ static uint64_t succ_count(const uint64_t *r, const uint64_t *next, const uint64
 
 /* Groups of at most this many entries take group_merges_small. */
 #define NESTED_SMALL_GROUP 16
+/* Groups of at most this many entries take merges_fixed. */
+#define NESTED_FIXED_GROUP 8
+
+#if defined(__GNUC__)
+#define NESTED_INLINE __attribute__((always_inline)) inline
+#else
+#define NESTED_INLINE inline
+#endif
+
+/* group_merges_small's words for a group of exactly n entries (n a
+ * constant at each call, at most NESTED_FIXED_GROUP): the loops over the
+ * entries unroll and every entry's carry, count and suffix union stay in
+ * registers. The hit test drops group_merges_small's `& e`: an entry's
+ * first f lie in its row, which lies in e. Counts of entries whose k
+ * is not alone (uniq 0) are computed and then dropped. */
+static NESTED_INLINE void merges_fixed(const fbits *fb, const uint64_t *const *row,
+                                       const unsigned char *uniq, const unsigned n,
+                                       uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t carry[NESTED_FIXED_GROUP], in[NESTED_FIXED_GROUP], cnt[NESTED_FIXED_GROUP];
+    for (unsigned m = 0; m < n; m++)
+        carry[m] = in[m] = cnt[m] = 0;
+    for (uint64_t w = lo; w < hi; w++) {
+        uint64_t rv[NESTED_FIXED_GROUP], sfx[NESTED_FIXED_GROUP + 1];
+        sfx[n] = 0;
+        for (unsigned m = n; m-- > 0;) {
+            rv[m] = row[m][w];
+            sfx[m] = sfx[m + 1] | rv[m];
+        }
+        uint64_t wall = fb->wall[w], open = ~sfx[0] & ~wall, pre = wall;
+        for (unsigned m = 0; m < n; m++) {
+            uint64_t r = rv[m], l = r & ~sfx[m + 1], f = r & ~pre;
+            uint64_t x = (l << 1) | in[m];
+            in[m] = l >> 63;
+            uint64_t s1 = x + open, s2 = s1 + carry[m];
+            carry[m] = (uint64_t)(s1 < x) | (uint64_t)(s2 < s1);
+            uint64_t hit = s2 & f;
+            if (hit)
+                cnt[m] += stat_bits_set(hit);
+            pre |= r;
+        }
+    }
+    for (unsigned m = 0; m < n; m++)
+        out[m] = uniq[m] ? cnt[m] : 0;
+}
 
 /* group_merges for a small group, word by word: per word of the group's
- * span the entries' suffix unions and running union are a few registers,
- * and each entry keeps its own carry (succ_count's over the whole span,
- * which counts the same: outside an entry's words its row is 0, so no
- * carry starts there and no f is hit). */
+ * span the entries' suffix unions and running union are a few values,
+ * and each entry keeps its own carry (first_hits' count over the whole
+ * span, the same: outside an entry's words its row is 0, so no carry
+ * starts there and no f is hit). Groups of a fixed size up to
+ * NESTED_FIXED_GROUP take merges_fixed. */
 static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char *uniq,
                                uint64_t n, uint64_t lo, uint64_t hi)
 {
     const uint64_t *row[NESTED_SMALL_GROUP];
     uint64_t carry[NESTED_SMALL_GROUP], in[NESTED_SMALL_GROUP], cnt[NESTED_SMALL_GROUP];
     uint64_t rv[NESTED_SMALL_GROUP + 1], sfx[NESTED_SMALL_GROUP + 1];
-    for (uint64_t m = 0; m < n; m++) {
+    for (uint64_t m = 0; m < n; m++)
         row[m] = &fb->bits[k[m] * fb->wf];
-        carry[m] = in[m] = cnt[m] = 0;
+    switch (n) {
+    case 1: merges_fixed(fb, row, uniq, 1, lo, hi, fb->cnt); return;
+    case 2: merges_fixed(fb, row, uniq, 2, lo, hi, fb->cnt); return;
+    case 3: merges_fixed(fb, row, uniq, 3, lo, hi, fb->cnt); return;
+    case 4: merges_fixed(fb, row, uniq, 4, lo, hi, fb->cnt); return;
+    case 5: merges_fixed(fb, row, uniq, 5, lo, hi, fb->cnt); return;
+    case 6: merges_fixed(fb, row, uniq, 6, lo, hi, fb->cnt); return;
+    case 7: merges_fixed(fb, row, uniq, 7, lo, hi, fb->cnt); return;
+    case 8: merges_fixed(fb, row, uniq, 8, lo, hi, fb->cnt); return;
+    default: break;
     }
+    for (uint64_t m = 0; m < n; m++)
+        carry[m] = in[m] = cnt[m] = 0;
     sfx[n] = 0;
     for (uint64_t w = lo; w < hi; w++) {
         for (uint64_t m = n; m-- > 0;) {
@@ -286,28 +373,24 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
         return TESSEL_OK;
     }
     uint64_t span = hi - lo;
-    if (fbits_reserve(a, fb, (n + 1) * span))
+    if (fbits_reserve(a, fb, (n + 2) * span))
         return TESSEL_ENOMEM;
-    uint64_t *suf = fb->suf;
+    uint64_t *suf = fb->suf, *stop = &suf[(n + 1) * span];
     memset(&suf[n * span], 0, span * sizeof(uint64_t));
-    for (uint64_t m = n; m-- > 0;) {
-        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
-        for (uint64_t w = 0; w < span; w++)
-            suf[m * span + w] = suf[(m + 1) * span + w] | r[w];
-    }
+    for (uint64_t m = n; m-- > 0;)
+        or_words(&suf[m * span], &suf[(m + 1) * span], &fb->bits[k[m] * fb->wf + lo], span);
+    stop_before(suf, fb->wall + lo, span, stop);
     memset(fb->pre, 0, span * sizeof(uint64_t));
     for (uint64_t m = 0; m < n; m++) {
-        /* only the entry's own words: its F and L lie there, and before
-         * them no L bit starts a carry (succ_count starts at 0 either way) */
+        /* only the entry's own words: its F and L lie there */
         uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
         if (fb->hi[k[m]] <= fb->lo[k[m]])
             continue;
-        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo + off];
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
         if (uniq[m])
-            fb->cnt[m] = succ_count(r, &suf[(m + 1) * span + off], suf + off, fb->pre + off,
-                                    fb->wall + lo + off, len);
-        for (uint64_t w = 0; w < len; w++)
-            fb->pre[off + w] |= r[w];
+            fb->cnt[m] = first_hits(r, &suf[(m + 1) * span], suf, fb->pre, fb->wall + lo, stop,
+                                    off, off + len);
+        or_words(fb->pre + off, fb->pre + off, r + off, len);
     }
     if (n == 1 && uniq[0])
         fb->one[k[0]] = fb->cnt[0] + 1;

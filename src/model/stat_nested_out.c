@@ -21,6 +21,9 @@
  * digit (outer tiles: few) find every merge (join_splits). */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "stat_closed.h"
 #include "stat_nested.h"
@@ -107,6 +110,13 @@ static uint64_t blk_of(const nested *n, uint64_t k)
     return n->cf_k == UINT64_MAX ? 0 : k / n->cf_k;
 }
 
+/* u[w] |= row[w] for w < wj (row apart from u). */
+static inline void or_row(uint64_t *restrict u, const uint64_t *restrict row, uint64_t wj)
+{
+    for (uint64_t w = 0; w < wj; w++)
+        u[w] |= row[w];
+}
+
 /* ORs into u (wj words) the j bitsets bb of A's row-i tiles from *t on
  * whose k falls in block b (below kr), and moves *t past them. */
 static void or_block(const nested *n, uint64_t i, uint64_t *t, uint64_t b, const uint64_t *bb,
@@ -116,8 +126,7 @@ static void or_block(const nested *n, uint64_t i, uint64_t *t, uint64_t b, const
         uint64_t k = n->a.col[*t];
         if (k >= kr)
             continue;
-        for (uint64_t w = 0; w < wj; w++)
-            u[w] |= bb[k * wj + w];
+        or_row(u, bb + k * wj, wj);
     }
 }
 
@@ -476,6 +485,39 @@ static inline uint64_t next_set(const uint64_t *u, uint64_t wj, uint64_t from)
     return w * 64 + (uint64_t)__builtin_ctzll(m);
 }
 
+/* First set bit of u in [from, to), to > from; UINT64_MAX when none.
+ * Reads only the words of the range. */
+static inline uint64_t first_in(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = from / 64, wl = (to - 1) / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) << (from % 64));
+    for (;;) {
+        if (w == wl)
+            m &= ~UINT64_C(0) >> (63 - (to - 1) % 64);
+        if (m)
+            return w * 64 + (uint64_t)__builtin_ctzll(m);
+        if (w == wl)
+            return UINT64_MAX;
+        m = u[++w];
+    }
+}
+
+/* Last set bit of u in [from, to), to > from; UINT64_MAX when none. */
+static inline uint64_t last_in(const uint64_t *u, uint64_t from, uint64_t to)
+{
+    uint64_t w = (to - 1) / 64, wf = from / 64;
+    uint64_t m = u[w] & (~UINT64_C(0) >> (63 - (to - 1) % 64));
+    for (;;) {
+        if (w == wf)
+            m &= ~UINT64_C(0) << (from % 64);
+        if (m)
+            return w * 64 + 63 - (uint64_t)__builtin_clzll(m);
+        if (w == wf)
+            return UINT64_MAX;
+        m = u[--w];
+    }
+}
+
 /* The groups of tile row i and block b, the columns of union u (wj
  * words): their count, and per split the least and greatest key under
  * each prefix, one range of columns with one prefix at a time (segment
@@ -556,20 +598,11 @@ static void visit_strip(out_runs *r, uint64_t i0, uint64_t i1, uint64_t b, const
             any[w] |= buf[(i - i0) * stride + w];
     uint64_t pbase = sp->pre_i[i0] + sp->pre_k[b];
     for (uint64_t j = next_set(any, wj, 0); j != UINT64_MAX;) {
-        uint64_t end = seg[j], il = i0, ih = i1 - 1, jl = 0, jh = 0;
-        for (;; il++) {
-            jl = next_set(buf + (il - i0) * stride, wj, j);
-            if (jl < end)
-                break;
-        }
-        for (;; ih--) {
-            const uint64_t *u = buf + (ih - i0) * stride;
-            uint64_t f = next_set(u, wj, j);
-            if (f < end) {
-                jh = last_set(u, f, end);
-                break;
-            }
-        }
+        uint64_t end = seg[j], il = i0, ih = i1 - 1, jl, jh;
+        while ((jl = first_in(buf + (il - i0) * stride, j, end)) == UINT64_MAX)
+            il++;
+        while ((jh = last_in(buf + (ih - i0) * stride, j, end)) == UINT64_MAX)
+            ih--;
         split_see(sp, pbase + sp->pre_j[j], r->key_i[il] + r->key_k[b] + r->key_j[jl],
                   r->key_i[ih] + r->key_k[b] + r->key_j[jh], r->ext_j * il + jl,
                   r->ext_j * ih + jh);
@@ -636,8 +669,10 @@ static int unions_by_strips(const nested *n, out_runs *r, const uint64_t *bb, ui
                        wj * sizeof(uint64_t));
             visit_strip(r, i0, i1, b, col, stride, any, wj, seg[0]);
             met[b] = 0;
+            /* the only non-zero unions of the strip: blocks it met */
+            for (uint64_t i = i0; i < i1; i++)
+                memset(buf + (i - i0) * rowlen + b * wj, 0, wj * sizeof(uint64_t));
         }
-        memset(buf, 0, (i1 - i0) * rowlen * sizeof(uint64_t));
     }
     r->pairs = np;
     tessel_dealloc(a, buf);
@@ -882,6 +917,44 @@ static unsigned row_words(const nested *n, uint64_t i, uint64_t *nz, uint64_t *x
     return cnt;
 }
 
+/* Bit w set where x[w] & y[w] != 0, for w < words (at most 64): eight,
+ * then two words per step with SSE2 where the compiler has it. */
+static uint64_t and_nonzero(const uint64_t *x, const uint64_t *y, uint64_t words)
+{
+    uint64_t m = 0, w = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; w + 8 <= words; w += 8) {
+        __m128i z[4];
+        for (unsigned v = 0; v < 4; v++)
+            z[v] = _mm_cmpeq_epi32(
+                _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + w + 2 * v)),
+                              _mm_loadu_si128((const __m128i *)(const void *)(y + w + 2 * v))),
+                zero);
+        /* one byte per 32-bit half, in order: bits 2q, 2q + 1 are word q's */
+        __m128i b = _mm_packs_epi16(_mm_packs_epi32(z[0], z[1]), _mm_packs_epi32(z[2], z[3]));
+        uint64_t h = (uint64_t)_mm_movemask_epi8(b);
+        h = h & (h >> 1) & 0x5555; /* bit 2q: word q is zero */
+        h = (h | (h >> 1)) & 0x3333;
+        h = (h | (h >> 2)) & 0x0f0f;
+        h = (h | (h >> 4)) & 0x00ff;
+        m |= (~h & 0xff) << w;
+    }
+    for (; w + 2 <= words; w += 2) {
+        __m128i t = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + w)),
+                                  _mm_loadu_si128((const __m128i *)(const void *)(y + w)));
+        /* a 64-bit lane is zero when both its 32-bit halves are */
+        __m128i z = _mm_cmpeq_epi32(t, zero);
+        z = _mm_and_si128(z, _mm_shuffle_epi32(z, _MM_SHUFFLE(2, 3, 0, 1)));
+        unsigned zero_lanes = (unsigned)_mm_movemask_pd(_mm_castsi128_pd(z));
+        m |= (uint64_t)(~zero_lanes & 3u) << w;
+    }
+#endif
+    for (; w < words; w++)
+        m |= (uint64_t)((x[w] & y[w]) != 0) << w;
+    return m;
+}
+
 /* Pair (i, j)'s effectual coarse k blocks as bits (at most 64 blocks):
  * pair_blocks' blocks. When a block is a whole number of words, one AND
  * per non-zero word of A's row (nz, cnt: row_words). */
@@ -890,6 +963,8 @@ static uint64_t pair_mask(const nested *n, uint64_t i, uint64_t j, const uint64_
 {
     const uint64_t *y = &n->bcols[j * n->words];
     uint64_t m = 0;
+    if (n->cf_k == 64 && 4 * (uint64_t)cnt >= 3 * n->words)
+        return and_nonzero(&n->arows[i * n->words], y, n->words);
     if (n->cf_k == 64) {
         for (unsigned q = 0; q < cnt; q++)
             m |= (uint64_t)((xw[q] & y[nz[q]]) != 0) << nz[q];

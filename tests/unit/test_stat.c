@@ -760,6 +760,43 @@ START_TEST(nested_close_to_exact)
 }
 END_TEST
 
+/* The merge walks' group paths (stat_nested_merge.c) against the exact
+ * walk: PEB tiles of 4 on a 1024-wide matrix give 256 tiles along every
+ * index, so the partner rows span four words; LLB tiles of 320 along j
+ * put merge-block walls inside words; k blocks of 64 tiles give groups
+ * of one to eight entries (merges_fixed), more than sixteen (the stops of
+ * first_hits) and, in the (f, k, o) walk, entries whose k is not alone.
+ * Every level-b order that takes a walk, at two outer orders. */
+START_TEST(nested_merge_groups_equal_exact)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 4;
+    o.output_fraction = 0.05;
+    o.output_min_flops = 0;
+    tessel_tensor *a = test_matrix(1024, 1024, 0.006, 7);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    static const char *const outer[2] = { "IJK", "KIJ" };
+    static const char *const inner[4] = { "IJK", "JIK", "IKJ", "JKI" };
+    for (unsigned q = 0; q < 2; q++)
+        for (unsigned v = 0; v < 4; v++) {
+            tessel_spec s;
+            spec_spmspm(&s, outer[q], 64, 256, 320, 1, 0);
+            add_level(&s, inner[v], 4, 4, 4);
+            tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+            ck_assert_int_eq(r.stat_walked, 0);
+            for (unsigned t = 1; t < 3; t++)
+                ck_assert_msg(r.traffic[2][t].fills == x.traffic[2][t].fills,
+                              "%s/%s tensor %u: fills %llu, exact %llu", outer[q], inner[v], t,
+                              (unsigned long long)r.traffic[2][t].fills,
+                              (unsigned long long)x.traffic[2][t].fills);
+            ck_assert_uint_eq(x.effectual_tiles[2], r.effectual_tiles[2]);
+        }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 START_TEST(refuses_what_it_does_not_model)
 {
     tessel_tensor *a = load("examples/data/G51.mtx.gz");
@@ -1124,6 +1161,7 @@ int main(void)
     tcase_add_test(tc, statistics_reused_across_points);
     tcase_add_test(tc, walk_equals_exact);
     tcase_add_test(tc, nested_close_to_exact);
+    tcase_add_test(tc, nested_merge_groups_equal_exact);
     tcase_add_test(tc, mttkrp_full_sample_equals_exact);
     tcase_add_test(tc, mttkrp_sample_past_its_cap_is_refused);
     tcase_add_test(tc, saved_statistics_roundtrip);

@@ -539,12 +539,12 @@ static int offsets_ok(const uint64_t *v, uint64_t n, uint64_t end)
 static float *get_weights(reader *r, uint64_t n, const char *field)
 {
     double *d = get_array(r, 8, n, NULL, field);
-    float *f = d && weights_ok(d, n) ? tessel_alloc_array(r->alloc, n ? n : 1, sizeof(float))
-                                     : NULL;
+    int ok = d && weights_ok(d, n);
+    float *f = ok ? tessel_alloc_array(r->alloc, n ? n : 1, sizeof(float)) : NULL;
     for (uint64_t i = 0; f && i < n; i++)
         f[i] = (float)d[i];
     if (d && !f)
-        corrupt(r, field);
+        corrupt(r, ok ? "out of memory" : field);
     tessel_dealloc(r->alloc, d);
     return f;
 }
@@ -552,13 +552,12 @@ static float *get_weights(reader *r, uint64_t n, const char *field)
 static uint32_t *get_groups(reader *r, uint64_t ncells, uint64_t *ng, const char *field)
 {
     uint64_t *d = get_array(r, 8, UINT64_MAX, ng, field);
-    uint32_t *g = d && ncells <= UINT32_MAX && offsets_ok(d, *ng, ncells)
-                      ? tessel_alloc_array(r->alloc, *ng ? *ng : 1, sizeof(uint32_t))
-                      : NULL;
+    int ok = d && ncells <= UINT32_MAX && offsets_ok(d, *ng, ncells);
+    uint32_t *g = ok ? tessel_alloc_array(r->alloc, *ng ? *ng : 1, sizeof(uint32_t)) : NULL;
     for (uint64_t i = 0; g && i < *ng; i++)
         g[i] = (uint32_t)d[i];
     if (d && !g)
-        corrupt(r, field);
+        corrupt(r, ok ? "out of memory" : field);
     tessel_dealloc(r->alloc, d);
     return g;
 }

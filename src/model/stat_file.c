@@ -124,6 +124,22 @@ static void put_f64s(writer *w, const double *v, uint64_t n)
     put(w, v, n * 8);
 }
 
+/* The sample's float weights and 32-bit group starts, saved as doubles
+ * and 64-bit offsets (the file format predates them). */
+static void put_f32s_wide(writer *w, const float *v, uint64_t n)
+{
+    put_u64(w, n);
+    for (uint64_t i = 0; i < n; i++)
+        put_f64(w, v[i]);
+}
+
+static void put_u32s_wide(writer *w, const uint32_t *v, uint64_t n)
+{
+    put_u64(w, n);
+    for (uint64_t i = 0; i < n; i++)
+        put_u64(w, v[i]);
+}
+
 /* Length, bytes, zero padding to 8. */
 static void put_string(writer *w, const char *str)
 {
@@ -192,8 +208,8 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_u32s(w, s->cx, s->ncells);
     put_u32s(w, s->cj, s->ncells);
     put_u32s(w, s->ck, s->ncells);
-    put_f64s(w, s->weight, s->ncells);
-    put_u64s(w, s->gstart, s->ncells ? s->ngroups + 1 : 0);
+    put_f32s_wide(w, s->weight, s->ncells);
+    put_u32s_wide(w, s->gstart, s->ncells ? s->ngroups + 1 : 0);
     put_u32s(w, s->ei, s->nelems);
     put_u32s(w, s->er, s->nelems);
     put_f64s(w, s->ew, s->nelems);
@@ -517,6 +533,35 @@ static int offsets_ok(const uint64_t *v, uint64_t n, uint64_t end)
     return 1;
 }
 
+/* The sample's weights (saved as doubles, checked, kept as floats) and
+ * its group starts (64-bit offsets into the cells, checked, kept in 32
+ * bits: fewer than 2^32 cells); NULL and r marked corrupt when bad. */
+static float *get_weights(reader *r, uint64_t n, const char *field)
+{
+    double *d = get_array(r, 8, n, NULL, field);
+    int ok = d && weights_ok(d, n);
+    float *f = ok ? tessel_alloc_array(r->alloc, n ? n : 1, sizeof(float)) : NULL;
+    for (uint64_t i = 0; f && i < n; i++)
+        f[i] = (float)d[i];
+    if (d && !f)
+        corrupt(r, ok ? "out of memory" : field);
+    tessel_dealloc(r->alloc, d);
+    return f;
+}
+
+static uint32_t *get_groups(reader *r, uint64_t ncells, uint64_t *ng, const char *field)
+{
+    uint64_t *d = get_array(r, 8, UINT64_MAX, ng, field);
+    int ok = d && ncells <= UINT32_MAX && offsets_ok(d, *ng, ncells);
+    uint32_t *g = ok ? tessel_alloc_array(r->alloc, *ng ? *ng : 1, sizeof(uint32_t)) : NULL;
+    for (uint64_t i = 0; g && i < *ng; i++)
+        g[i] = (uint32_t)d[i];
+    if (d && !g)
+        corrupt(r, ok ? "out of memory" : field);
+    tessel_dealloc(r->alloc, d);
+    return g;
+}
+
 /* Every coordinate c of a sample inside its index: c * base < extent. */
 static int coords_ok(const uint32_t *v, uint64_t n, uint64_t base, uint64_t extent)
 {
@@ -615,9 +660,9 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     s->cx = get_array(r, 4, s->ncells, NULL, "sample.cells");
     s->cj = get_array(r, 4, s->ncells, NULL, "sample.cells");
     s->ck = get_array(r, 4, s->ncells, NULL, "sample.cells");
-    s->weight = get_array(r, 8, s->ncells, NULL, "sample.weight");
+    s->weight = get_weights(r, s->ncells, "sample.weight");
     uint64_t ng = 0;
-    s->gstart = get_array(r, 8, UINT64_MAX, &ng, "sample.groups");
+    s->gstart = get_groups(r, s->ncells, &ng, "sample.groups");
     s->ngroups = ng ? ng - 1 : 0;
     s->ei = get_array(r, 4, UINT64_MAX, &s->nelems, "sample.elements");
     s->er = get_array(r, 4, s->nelems, NULL, "sample.elements");
@@ -631,9 +676,7 @@ static int get_sample(reader *r, stat_output_sample *s, uint64_t max_cell)
     if (r->bad)
         return 0;
     if ((s->ncells && ng != s->ngroups + 1) || (!s->ncells && ng) ||
-        !offsets_ok(s->gstart, ng, s->ncells) ||
-        !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) ||
-        !weights_ok(s->weight, s->ncells) || !weights_ok(s->ew, s->nelems))
+        !offsets_ok(s->eptr, s->nelems ? s->nelems + 1 : 0, m) || !weights_ok(s->ew, s->nelems))
         return corrupt(r, "sample");
     /* groups hold one (i, x, j) each; cells stay inside the data's cells */
     for (uint64_t g = 0; g < s->ngroups; g++)

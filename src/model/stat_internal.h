@@ -50,9 +50,13 @@ typedef struct stat_output_sample {
     uint64_t base[4];     /* cell edges along i, j, k and x (TTM: the output's second mode) */
     uint64_t ncells;      /* sorted by (i, x, j, k) cell */
     uint32_t *ci, *cx, *cj, *ck;
-    double *weight;       /* weighted nonzeros per cell */
+    /* weighted nonzeros per cell, summed in double and rounded once to
+     * float (relative error 2^-24, far below the sample's; integers up to
+     * 2^24, so a whole sample's counts are exact): 4 of the 20 bytes a
+     * cell took (docs/models/stat.md, "The output sample's memory") */
+    float *weight;
     uint64_t ngroups;     /* runs of cells with one (i, x, j): [gstart[g], gstart[g + 1]) */
-    uint64_t *gstart;
+    uint32_t *gstart;     /* 32 bits: ncells < 2^32 (collectors and loader refuse more) */
     /* the draw's prediction of each row's output nonzeros (its sketch),
      * summed per i cell (nxcell = ceil(rows / base[0])): a prior for the
      * tiles' occupancy that does not rest on the sampled rows (NULL: whole

@@ -383,8 +383,8 @@ static int restrict_sample(const engine *e, const stat_output_sample *s, const p
     r->cx = s->cx ? tessel_alloc_array(al, m, sizeof(uint32_t)) : NULL;
     r->cj = tessel_alloc_array(al, m, sizeof(uint32_t));
     r->ck = tessel_alloc_array(al, m, sizeof(uint32_t));
-    r->weight = tessel_alloc_array(al, m, sizeof(double));
-    r->gstart = tessel_alloc_array(al, ng + 1, sizeof(uint64_t));
+    r->weight = tessel_alloc_array(al, m, sizeof(float));
+    r->gstart = tessel_alloc_array(al, ng + 1, sizeof(uint32_t));
     if (!r->ci || (s->cx && !r->cx) || !r->cj || !r->ck || !r->weight || !r->gstart)
         return TESSEL_ENOMEM;
     uint64_t at = 0, g = 0;
@@ -395,19 +395,19 @@ static int restrict_sample(const engine *e, const stat_output_sample *s, const p
         uint64_t g0, g1, lo, hi;
         strip_cells(s, pl, u, &g0, &g1, &lo, &hi);
         for (uint64_t q = g0; q < g1; q++)
-            r->gstart[g++] = s->gstart[q] - lo + at;
+            r->gstart[g++] = (uint32_t)(s->gstart[q] - lo + at);
         size_t len = (size_t)(hi - lo);
         memcpy(r->ci + at, s->ci + lo, len * sizeof(uint32_t));
         if (s->cx)
             memcpy(r->cx + at, s->cx + lo, len * sizeof(uint32_t));
         memcpy(r->cj + at, s->cj + lo, len * sizeof(uint32_t));
         memcpy(r->ck + at, s->ck + lo, len * sizeof(uint32_t));
-        memcpy(r->weight + at, s->weight + lo, len * sizeof(double));
+        memcpy(r->weight + at, s->weight + lo, len * sizeof(float));
         for (uint64_t q = lo; q < hi; q++)
             nnz += s->weight[q];
         at += hi - lo;
     }
-    r->gstart[g] = at;
+    r->gstart[g] = (uint32_t)at;
     r->ncells = at;
     r->ngroups = g;
     r->nnz = nnz;

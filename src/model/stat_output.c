@@ -127,12 +127,16 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     s->cx = tessel_alloc_array(al, n, sizeof(uint32_t));
     s->cj = tessel_alloc_array(al, n, sizeof(uint32_t));
     s->ck = tessel_alloc_array(al, n, sizeof(uint32_t));
-    s->weight = tessel_alloc_array(al, n, sizeof(double));
+    s->weight = tessel_alloc_array(al, n, sizeof(float));
     if (!keys || !s->ci || !s->cx || !s->cj || !s->ck || !s->weight) {
         tessel_dealloc(al, keys);
         return TESSEL_ENOMEM;
     }
     uint64_t c = 0, max = 0;
+    if (m->n > UINT32_MAX) {
+        tessel_dealloc(al, keys);
+        return TESSEL_ERANGE;
+    }
     for (uint64_t slot = 0; slot < m->cap; slot++)
         if (m->keys[slot] != UINT64_MAX) {
             keys[c++] = m->keys[slot];
@@ -141,7 +145,7 @@ static int cells_out(const tessel_allocator *al, const model_map *m, const cell_
     tessel_sort_u64_inplace(keys, c, max);
     for (uint64_t i = 0; i < c; i++) {
         uint64_t key = keys[i];
-        s->weight[i] = model_map_weight(m, key);
+        s->weight[i] = (float)model_map_weight(m, key);
         s->ck[i] = (uint32_t)(key % cs->ext[3]);
         key /= cs->ext[3];
         s->cj[i] = (uint32_t)(key % cs->ext[2]);
@@ -162,15 +166,15 @@ static int cells_groups(const tessel_allocator *al, stat_output_sample *s)
     for (uint64_t i = 0; i < c; i++)
         groups += i == 0 || s->ci[i] != s->ci[i - 1] || s->cx[i] != s->cx[i - 1] ||
                   s->cj[i] != s->cj[i - 1];
-    s->gstart = tessel_alloc_array(al, groups + 1, sizeof(uint64_t));
+    s->gstart = tessel_alloc_array(al, groups + 1, sizeof(uint32_t));
     if (!s->gstart)
         return TESSEL_ENOMEM;
     s->ngroups = 0;
     for (uint64_t i = 0; i < c; i++)
         if (i == 0 || s->ci[i] != s->ci[i - 1] || s->cx[i] != s->cx[i - 1] ||
             s->cj[i] != s->cj[i - 1])
-            s->gstart[s->ngroups++] = i;
-    s->gstart[s->ngroups] = c;
+            s->gstart[s->ngroups++] = (uint32_t)i;
+    s->gstart[s->ngroups] = (uint32_t)c;
     return TESSEL_OK;
 }
 
@@ -178,11 +182,11 @@ static int cells_groups(const tessel_allocator *al, stat_output_sample *s)
  * order, and the key's leading digit is the i cell): the current i cell's
  * cells in a map (key -> index into lkey, lwt, lwd), appended in key order
  * to the sample's arrays when the i cell ends. The weights of rows taken
- * whole (wt) and of drawn rows (wd) are summed apart, as the drawn ones'
- * factor is known only after the draw (ratio_finish): wd goes to the
- * cell's weight, a nonzero wt to a list of (cell, wt) beside it. Memory:
- * the sample's cells, 20 bytes each (24 with an x mode; 16 more per cell
- * a whole row reaches), and one i cell's cells, whatever the multiplies. */
+ * whole (wt) and of drawn rows (wd) are summed apart in double and a
+ * cell's weight is g_take wt + g_drawn wd, rounded once to float: the
+ * factors are known before the cells are made (the draw pass, below).
+ * Memory: the sample's cells, 16 bytes each (20 with an x mode) and 4 per
+ * group, and one i cell's cells, whatever the multiplies. */
 typedef struct cell_acc {
     const tessel_allocator *al;
     const cell_space *cs;
@@ -194,8 +198,8 @@ typedef struct cell_acc {
     model_vec sorted;     /* scratch for the flush */
     uint32_t *ci, *cx, *cj, *ck; /* the sample's cells so far, in key order (cx
                                   * only with an x mode: else zeros at the end) */
-    double *wd;
-    model_vec take;       /* (cell, wt's bits) of cells whole rows reach */
+    float *w;             /* their final weights */
+    double g_take, g_drawn; /* the weights' factors (ratio_finish) */
     uint64_t n, cap;
 } cell_acc;
 
@@ -205,14 +209,13 @@ static void acc_free(cell_acc *acc)
     model_map_free(&acc->map);
     model_vec_free(&acc->lkey);
     model_vec_free(&acc->sorted);
-    model_vec_free(&acc->take);
     tessel_dealloc(al, acc->lwt);
     tessel_dealloc(al, acc->lwd);
     tessel_dealloc(al, acc->ci);
     tessel_dealloc(al, acc->cx);
     tessel_dealloc(al, acc->cj);
     tessel_dealloc(al, acc->ck);
-    tessel_dealloc(al, acc->wd);
+    tessel_dealloc(al, acc->w);
     memset(acc, 0, sizeof(*acc));
 }
 
@@ -221,9 +224,12 @@ static int acc_reserve(cell_acc *acc, uint64_t need)
 {
     if (need <= acc->cap)
         return TESSEL_OK;
+    if (need > UINT32_MAX) /* gstart is 32-bit */
+        return TESSEL_ERANGE;
     uint64_t cap = acc->cap ? acc->cap : 4096;
     while (cap < need)
         cap += cap / 2;
+    cap = cap > UINT32_MAX ? UINT32_MAX : cap;
     uint32_t **u[4] = { &acc->ci, &acc->cj, &acc->ck, &acc->cx };
     for (unsigned m = 0; m < (acc->cs->ext[1] > 1 ? 4u : 3u); m++) {
         uint32_t *v = tessel_realloc_array(acc->al, *u[m], cap, sizeof(uint32_t));
@@ -231,10 +237,10 @@ static int acc_reserve(cell_acc *acc, uint64_t need)
             return TESSEL_ENOMEM;
         *u[m] = v;
     }
-    double *v = tessel_realloc_array(acc->al, acc->wd, cap, sizeof(double));
+    float *v = tessel_realloc_array(acc->al, acc->w, cap, sizeof(float));
     if (!v)
         return TESSEL_ENOMEM;
-    acc->wd = v;
+    acc->w = v;
     acc->cap = cap;
     return TESSEL_OK;
 }
@@ -254,15 +260,13 @@ static int acc_flush(cell_acc *acc)
         max = acc->lkey.v[l] > max ? acc->lkey.v[l] : max;
     }
     tessel_sort_u64_inplace(acc->sorted.v, n, max);
-    if (acc_reserve(acc, acc->n + n))
-        return TESSEL_ENOMEM;
+    int rc = acc_reserve(acc, acc->n + n);
+    if (rc)
+        return rc;
     const uint64_t *ext = acc->cs->ext;
     for (uint64_t l = 0; l < n; l++) {
         uint64_t key = acc->sorted.v[l], at = model_map_find(&acc->map, key), c = acc->n++;
-        acc->wd[c] = acc->lwd[at];
-        if (acc->lwt[at] != 0 && (model_vec_push(&acc->take, c) ||
-                                  model_vec_push(&acc->take, model_double_bits(acc->lwt[at]))))
-            return TESSEL_ENOMEM;
+        acc->w[c] = (float)(acc->lwt[at] * acc->g_take + acc->lwd[at] * acc->g_drawn);
         acc->ck[c] = (uint32_t)(key % ext[3]);
         key /= ext[3];
         acc->cj[c] = (uint32_t)(key % ext[2]);
@@ -289,8 +293,9 @@ static int record(cell_acc *acc, stat_output_sample *s, uint64_t i, uint64_t x, 
     const cell_space *cs = acc->cs;
     uint64_t ic = i / s->base[0];
     if (ic != acc->icell) {
-        if (acc_flush(acc))
-            return TESSEL_ENOMEM;
+        int rc = acc_flush(acc);
+        if (rc)
+            return rc;
         acc->icell = ic;
     }
     uint64_t key = ((ic * cs->ext[1] + x / s->base[3]) * cs->ext[2] + j / s->base[1]) *
@@ -321,25 +326,15 @@ static int record(cell_acc *acc, stat_output_sample *s, uint64_t i, uint64_t x, 
         acc->lwt[at] += w;
     else
         acc->lwd[at] += w;
-    s->sampled_nnz++;
     return TESSEL_OK;
 }
 
-/* The cells into s with their final weights g_take wt + g_drawn wd, each
- * sum made in row order (as a map per kind of row would). */
-static int acc_finish(cell_acc *acc, double g_take, double g_drawn, stat_output_sample *s)
+/* The cells into s (the last i cell flushed, the arrays trimmed). */
+static int acc_finish(cell_acc *acc, stat_output_sample *s)
 {
-    if (acc_flush(acc) || acc_reserve(acc, 1))
-        return TESSEL_ENOMEM;
-    const model_vec *t = &acc->take;
-    for (uint64_t c = 0, e = 0; c < acc->n; c++) {
-        double wt = 0;
-        if (e < t->n && t->v[e] == c) {
-            wt = model_bits_double(t->v[e + 1]);
-            e += 2;
-        }
-        acc->wd[c] = wt * g_take + acc->wd[c] * g_drawn;
-    }
+    int rc = acc_flush(acc);
+    if (rc || (rc = acc_reserve(acc, 1)))
+        return rc;
     /* the arrays trimmed to the cells (in place for large blocks); without
      * an x mode cx is zeros that are never written (calloc's zero pages) */
     uint64_t n = acc->n ? acc->n : 1;
@@ -349,8 +344,8 @@ static int acc_finish(cell_acc *acc, double g_take, double g_drawn, stat_output_
             uint32_t *v = tessel_realloc_array(acc->al, *u[m], n, sizeof(uint32_t));
             *u[m] = v ? v : *u[m];
         }
-        double *v = tessel_realloc_array(acc->al, acc->wd, n, sizeof(double));
-        acc->wd = v ? v : acc->wd;
+        float *v = tessel_realloc_array(acc->al, acc->w, n, sizeof(float));
+        acc->w = v ? v : acc->w;
     }
     if (acc->cs->ext[1] <= 1 && !(acc->cx = tessel_alloc_zeroed(acc->al, n, sizeof(uint32_t))))
         return TESSEL_ENOMEM;
@@ -358,40 +353,47 @@ static int acc_finish(cell_acc *acc, double g_take, double g_drawn, stat_output_
     s->cx = acc->cx;
     s->cj = acc->cj;
     s->ck = acc->ck;
-    s->weight = acc->wd;
+    s->weight = acc->w;
     s->ncells = acc->n;
     acc->ci = acc->cx = acc->cj = acc->ck = NULL;
-    acc->wd = NULL;
+    acc->w = NULL;
     return cells_groups(acc->al, s);
 }
 
-/* Multiplies out row i of A B, adding each new nonzero's weight to its
- * cell. */
+/* Multiplies out row i of A B: its nonzeros into *y and, when acc is not
+ * NULL, each one's weight into its cell. mark (unique per call) tags the
+ * columns already met in stamp. */
 static int sample_row(const tessel_tensor *a, const tessel_tensor *b, uint64_t i, double weight,
-                      int take, uint64_t *stamp, cell_acc *acc, stat_output_sample *s)
+                      int take, uint64_t mark, uint64_t *stamp, cell_acc *acc,
+                      stat_output_sample *s, uint64_t *y)
 {
+    uint64_t n = 0;
     /* A's row is sorted by k, so the first k reaching j is the smallest */
     for (uint64_t p = a->ptr[i]; p < a->ptr[i + 1]; p++) {
         uint64_t k = a->idx[1][p];
         for (uint64_t q = b->ptr[k]; q < b->ptr[k + 1]; q++) {
             uint64_t j = b->idx[1][q];
-            if (stamp[j] == i + 1)
+            if (stamp[j] == mark)
                 continue;
-            stamp[j] = i + 1;
-            int rc = record(acc, s, i, 0, j, k, weight, take);
+            stamp[j] = mark;
+            n++;
+            int rc = acc ? record(acc, s, i, 0, j, k, weight, take) : TESSEL_OK;
             if (rc)
                 return rc;
         }
     }
+    *y = n;
     return TESSEL_OK;
 }
 
 /* TTM: slice i of Y = T x_k M, fiber by fiber (T is sorted by (i, j, k),
- * so each fiber's first k reaching r is the smallest). */
+ * so each fiber's first k reaching r is the smallest); *fiber numbers the
+ * fibers (the stamp's marks) across calls. */
 static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t i, double weight,
                         int take, uint64_t *stamp, uint64_t *fiber, cell_acc *acc,
-                        stat_output_sample *s)
+                        stat_output_sample *s, uint64_t *y)
 {
+    uint64_t n = 0;
     for (uint64_t p = t->ptr[i]; p < t->ptr[i + 1]; p++) {
         uint64_t j = t->idx[1][p], k = t->idx[2][p];
         if (p == t->ptr[i] || j != t->idx[1][p - 1])
@@ -401,11 +403,13 @@ static int sample_slice(const tessel_tensor *t, const tessel_tensor *m, uint64_t
             if (stamp[r] == *fiber)
                 continue;
             stamp[r] = *fiber;
-            int rc = record(acc, s, i, j, r, k, weight, take);
+            n++;
+            int rc = acc ? record(acc, s, i, j, r, k, weight, take) : TESSEL_OK;
             if (rc)
                 return rc;
         }
     }
+    *y = n;
     return TESSEL_OK;
 }
 
@@ -653,6 +657,91 @@ static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cel
     return TESSEL_OK;
 }
 
+/* The draw and its ratio sums, ahead of the cells: the drawn rows are
+ * multiplied out once to count their nonzeros (the sums need them), and
+ * once more by record_rows with their weights' factors known, so a cell's
+ * weight is final when its i cell ends (no per-cell second weight to keep
+ * until the draw is over). */
+typedef struct draw_pass {
+    const tessel_tensor *a, *b;
+    const uint64_t *f;        /* multiplies per row */
+    const double *m, *x;      /* size measure and covariate (NULL: the multiplies) */
+    double c;                 /* the draw's scale */
+    uint64_t *stamp, fiber;   /* marks of the columns met (TTM: per fiber) */
+    int ttm;
+    ratio_sums r;
+    model_vec drawn;          /* per drawn row: i (bit 63: taken whole), its weight's bits */
+} draw_pass;
+
+/* Row i's nonzeros, counted (acc NULL) or recorded: the stamp's mark is
+ * 2i + 1 while counting and 2i + 2 while recording (TTM: a fiber count). */
+static int row_pass(draw_pass *d, uint64_t i, double w, int take, cell_acc *acc,
+                    stat_output_sample *s, uint64_t *y)
+{
+    return d->ttm ? sample_slice(d->a, d->b, i, w, take, d->stamp, &d->fiber, acc, s, y)
+                  : sample_row(d->a, d->b, i, w, take, 2 * i + (acc ? 2 : 1), d->stamp, acc, s,
+                               y);
+}
+
+/* The systematic draw over the rows in storage order: each drawn row
+ * counted, listed, and added to the ratio sums (s's sample totals too). */
+static int draw_rows(draw_pass *d, uint64_t seed, stat_output_sample *s)
+{
+    systematic sy;
+    systematic_init(&sy, seed);
+    ratio_sums *r = &d->r;
+    for (uint64_t i = 0; i < s->rows; i++) {
+        double fi = (double)d->f[i];
+        if (!d->f[i])
+            continue;
+        double p = d->c * (d->m ? d->m[i] : fi), xi = d->x ? d->x[i] : fi;
+        if (p < 1) {
+            r->x_rest += xi;
+            r->f_rest += fi;
+        }
+        if (!systematic_draw(&sy, p))
+            continue;
+        double w = p < 1 ? 1 / p : 1;
+        uint64_t n = 0;
+        int rc = row_pass(d, i, w, p >= 1, NULL, s, &n);
+        if (rc || model_vec_push(&d->drawn, i | (p >= 1 ? UINT64_C(1) << 63 : 0)) ||
+            model_vec_push(&d->drawn, model_double_bits(w)))
+            return rc ? rc : TESSEL_ENOMEM;
+        s->sampled_rows++;
+        s->sampled_flops += fi;
+        s->sampled_nnz += n;
+        double y = (double)n;
+        if (p >= 1) {
+            r->y_take += y;
+            r->f_take += fi;
+            continue;
+        }
+        double v = (1 - p) * w * w;
+        r->hy += w * y;
+        r->hx += w * xi;
+        r->hf += w * fi;
+        r->vyy += v * y * y;
+        r->vxy += v * xi * y;
+        r->vxx += v * xi * xi;
+        r->vfy += v * fi * y;
+        r->vff += v * fi * fi;
+    }
+    return TESSEL_OK;
+}
+
+/* The drawn rows multiplied out again, their nonzeros into acc's cells. */
+static int record_rows(draw_pass *d, cell_acc *acc, stat_output_sample *s)
+{
+    for (uint64_t e = 0; e < d->drawn.n; e += 2) {
+        uint64_t i = d->drawn.v[e] & ~(UINT64_C(1) << 63), n;
+        int take = (int)(d->drawn.v[e] >> 63);
+        int rc = row_pass(d, i, model_bits_double(d->drawn.v[e + 1]), take, acc, s, &n);
+        if (rc)
+            return rc;
+    }
+    return TESSEL_OK;
+}
+
 /* The one rule on a sample's size, both collectors': it multiplies out
  * fraction of the product's `all` multiplies, at least min_flops and at
  * most all of them (then every row is in), and is refused past max_flops
@@ -720,56 +809,24 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     for (uint64_t i = 0; m && i < rows; i++)
         m[i] = f[i] ? x[i] / sqrt((double)f[i]) : 0;
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);
-    systematic sy;
-    systematic_init(&sy, seed);
-    cell_acc acc = { .al = al, .cs = &cs };
-    acc.map.alloc = acc.lkey.alloc = acc.sorted.alloc = acc.take.alloc = al;
-    ratio_sums r = { 0 };
-    int rc = orc;
-    uint64_t fiber = 0;
-    for (uint64_t i = 0; i < rows && !rc; i++) {
-        if (!f[i])
-            continue;
-        double p = c * (m ? m[i] : (double)f[i]), xi = x ? x[i] : (double)f[i];
-        if (p < 1) {
-            r.x_rest += xi;
-            r.f_rest += (double)f[i];
-        }
-        if (!systematic_draw(&sy, p))
-            continue;
-        double w = p < 1 ? 1 / p : 1;
-        uint64_t before = s->sampled_nnz;
-        s->sampled_rows++;
-        s->sampled_flops += (double)f[i];
-        rc = ttm ? sample_slice(a, b, i, w, p >= 1, stamp, &fiber, &acc, s)
-                 : sample_row(a, b, i, w, p >= 1, stamp, &acc, s);
-        double y = (double)(s->sampled_nnz - before);
-        if (p >= 1) {
-            r.y_take += y;
-            r.f_take += (double)f[i];
-            continue;
-        }
-        double v = (1 - p) * w * w;
-        r.hy += w * y;
-        r.hx += w * xi;
-        r.hf += w * (double)f[i];
-        r.vyy += v * y * y;
-        r.vxy += v * xi * y;
-        r.vxx += v * xi * xi;
-        r.vfy += v * (double)f[i] * y;
-        r.vff += v * (double)f[i] * (double)f[i];
-    }
+    draw_pass d = { .a = a, .b = b, .f = f, .m = m, .x = x, .c = c, .stamp = stamp, .ttm = ttm };
+    d.drawn.alloc = al;
+    int rc = orc ? orc : draw_rows(&d, seed, s);
     s->whole = whole;
     if (!rc && x)
         rc = predictions_by_cell(x, m, c, f, rows, s, al);
-    double g_take = 1, g_drawn = 1;
-    ratio_finish(&r, legacy, s->flops, s, &g_take, &g_drawn);
+    cell_acc acc = { .al = al, .cs = &cs, .g_take = 1, .g_drawn = 1 };
+    acc.map.alloc = acc.lkey.alloc = acc.sorted.alloc = al;
+    ratio_finish(&d.r, legacy, s->flops, s, &acc.g_take, &acc.g_drawn);
     tessel_dealloc(al, f);
-    tessel_dealloc(al, stamp);
     tessel_dealloc(al, x);
     tessel_dealloc(al, m);
     if (!rc)
-        rc = acc_finish(&acc, g_take, g_drawn, s);
+        rc = record_rows(&d, &acc, s);
+    tessel_dealloc(al, stamp);
+    model_vec_free(&d.drawn);
+    if (!rc)
+        rc = acc_finish(&acc, s);
     acc_free(&acc);
     if (!rc)
         stat_output_sample_scell(al, s);

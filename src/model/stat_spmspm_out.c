@@ -217,7 +217,7 @@ int stat_sample_written(const work *w, double *written)
             pair_runs_set(w, pair / p->ext_j, pair % p->ext_j, &pr);
         last_pair = pair;
         const uint32_t *ck = s->ck;
-        const double *weight = s->weight;
+        const float *weight = s->weight;
         for (; c < end; c++) {
             uint64_t t = cell_tile(&cp.tk, ck[c]);
             double term = (double)pair_runs_from(&pr, t) * weight[c];

@@ -241,6 +241,52 @@ START_TEST(exact_rows_make_the_nonzeros_exact)
 }
 END_TEST
 
+/* A partial sample's cells (float weights, 32-bit group starts in memory,
+ * doubles and 64-bit offsets in the .tsd) survive a save and a load: the
+ * loaded statistics price every level and tensor exactly as the collected
+ * ones, with drawn rows (weights g / p) and rows taken whole (weight 1). */
+START_TEST(partial_sample_round_trips_through_tsd)
+{
+    tessel_tensor *a = clustered(3000, 1500, 500, 0.8, 7);
+    tessel_workload_data d;
+    data_of(&d, a);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 64, 32);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 0.05;
+    o.output_min_flops = 0;
+    o.output_count_budget = 0; /* the sketches' covariate: weights not integers */
+    tessel_stat_data *sd = NULL, *back = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag), 0);
+    char path[] = "/tmp/tessel-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
+    ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
+    unlink(path);
+    tessel_result r, y;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &r, &diag), 0);
+    ck_assert_int_eq(tessel_model_stat_eval(&s, back, &y, &diag), 0);
+    ck_assert(r.output_nnz_stderr > 0);
+    ck_assert_uint_eq(y.output_nnz, r.output_nnz);
+    for (unsigned l = 0; l < TESSEL_SPEC_MAX_LEVELS; l++)
+        for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+            ck_assert_uint_eq(y.traffic[l][t].data_bytes, r.traffic[l][t].data_bytes);
+            ck_assert_uint_eq(y.traffic[l][t].metadata_bytes, r.traffic[l][t].metadata_bytes);
+        }
+    /* the estimate is the sample's: within 6 standard errors of the exact count */
+    tessel_result x;
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &x, &diag), 0);
+    ck_assert(fabs((double)r.output_nnz - (double)x.output_nnz) < 6 * r.output_nnz_stderr);
+    tessel_stat_data_free(&sd);
+    tessel_stat_data_free(&back);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stat_output");
@@ -250,6 +296,7 @@ int main(void)
     tcase_add_test(tc, stderr_zero_when_whole_and_kept_when_saved);
     tcase_add_test(tc, exact_rows_make_the_nonzeros_exact);
     tcase_add_test(tc, sample_past_its_cap_is_refused);
+    tcase_add_test(tc, partial_sample_round_trips_through_tsd);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

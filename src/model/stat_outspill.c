@@ -3,6 +3,7 @@
  * counts from the data, estimated from the visit's operand tiles. */
 #define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stat_tiledfmt.h"
@@ -158,8 +159,23 @@ typedef struct ks_val {
     uint32_t wa, wb, n;
 } ks_val;
 
-#define KS_MEMO 1024u
+#define KS_SLOTS 512u
+#define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
+
+/* Per operand, the cover p_X over reduction tile t's pairs for a tile of
+ * d lines split in g groups, in KS_SLOTS direct-mapped slots of tk values:
+ * the visits of one tile row (A) or column (B) share it across the other
+ * side, so a visit is mostly one dot product. */
+typedef struct ks_covers {
+    uint64_t t[KS_SLOTS];
+    double d[KS_SLOTS], g[KS_SLOTS];
+    double *p;      /* slots x tk */
+    unsigned slots; /* at most KS_SLOTS, within KS_CACHE_VALUES */
+    /* c_X per (t, whole d): at t (tk + 1) + d, NaN until solved; at
+     * t (tk + 1) + tk + 1 .. the saturated tile's in groups (sat) */
+    double *c, *sat;
+} ks_covers;
 
 struct stat_ksteps {
     const tessel_allocator *alloc;
@@ -174,9 +190,7 @@ struct stat_ksteps {
     uint32_t *lens;
     ks_val *tab;
     uint64_t *keys;       /* tk words of scratch */
-    /* direct-mapped memo of m per (t, d_A, d_B, gi, gj) */
-    uint64_t mt[KS_MEMO];
-    double mda[KS_MEMO], mdb[KS_MEMO], mg[KS_MEMO], mm[KS_MEMO];
+    ks_covers cov[2];     /* A's, B's */
 };
 
 void stat_ksteps_free(stat_ksteps **ksp)
@@ -191,6 +205,11 @@ void stat_ksteps_free(stat_ksteps **ksp)
     tessel_dealloc(ks->alloc, ks->lens);
     tessel_dealloc(ks->alloc, ks->tab);
     tessel_dealloc(ks->alloc, ks->keys);
+    for (unsigned x = 0; x < 2; x++) {
+        tessel_dealloc(ks->alloc, ks->cov[x].p);
+        tessel_dealloc(ks->alloc, ks->cov[x].c);
+        tessel_dealloc(ks->alloc, ks->cov[x].sat);
+    }
     tessel_dealloc(ks->alloc, ks);
 }
 
@@ -257,22 +276,42 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     ks->lens = tessel_alloc_array(a, 3 * ks->ext_k, sizeof(uint32_t));
     ks->tab = tessel_alloc_array(a, 3 * ks->K, sizeof(ks_val));
     ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
-    if (!ok || !ks->da || !ks->db || !ks->lens || !ks->tab || !ks->keys) {
+    int got = 1;
+    for (unsigned x = 0; x < 2; x++) {
+        ks_covers *cv = &ks->cov[x];
+        uint64_t fit = KS_CACHE_VALUES / ks->tk;
+        cv->slots = fit >= KS_SLOTS ? KS_SLOTS : fit > 16 ? (unsigned)fit : 16;
+        cv->p = tessel_alloc_array(a, cv->slots * ks->tk, sizeof(double));
+        cv->c = tessel_alloc_array(a, ks->ext_k * (ks->tk + 1), sizeof(double));
+        cv->sat = tessel_alloc_array(a, ks->ext_k, sizeof(double));
+        got = got && cv->p && cv->c && cv->sat;
+        for (unsigned h = 0; h < KS_SLOTS; h++)
+            cv->t[h] = UINT64_MAX;
+        for (uint64_t n = 0; cv->c && n < ks->ext_k * (ks->tk + 1); n++)
+            cv->c[n] = NAN;
+        for (uint64_t n = 0; cv->sat && n < ks->ext_k; n++)
+            cv->sat[n] = NAN;
+    }
+    if (!ok || !got || !ks->da || !ks->db || !ks->lens || !ks->tab || !ks->keys) {
         stat_ksteps_free(&ks);
         return NULL;
     }
     for (uint64_t t = 0; t < 3 * ks->ext_k; t++)
         ks->lens[t] = KS_UNBUILT;
-    for (unsigned h = 0; h < KS_MEMO; h++)
-        ks->mt[h] = UINT64_MAX;
     return ks;
 }
 
 /* keys[0 .. n) sorted and run-length coded into out (wa = key >> 32, wb
  * its low half); the runs. */
+static int key_order(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
 static uint32_t runs_of(uint64_t *keys, uint64_t n, ks_val *out)
 {
-    tessel_sort_u64_inplace(keys, n, UINT64_MAX);
+    qsort(keys, n, sizeof(*keys), key_order); /* a tile's k: small, full 64-bit keys */
     uint32_t m = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (m && ((uint64_t)out[m - 1].wa << 32 | out[m - 1].wb) == keys[i]) {
@@ -314,8 +353,10 @@ static ks_val *tile_table(stat_ksteps *ks, uint64_t t)
 }
 
 /* c with sum over the weights v (low: wb, else wa) of n (1 - e^(-c w)) = d:
- * Newton from 0, which the concave sum makes rise monotonically to the
- * root. Infinite when d reaches the k with a weight: every one covered. */
+ * Newton from the root for the weights' mean, below the root (the sum is
+ * concave in w: Jensen), from where the concave sum makes it rise
+ * monotonically to it. Infinite when d reaches the k with a weight: every
+ * one covered. */
 static double solve_scale(const ks_val *v, uint32_t len, int low, double d)
 {
     double N = 0, W = 0;
@@ -327,15 +368,15 @@ static double solve_scale(const ks_val *v, uint32_t len, int low, double d)
         return INFINITY;
     if (d <= 0 || W <= 0)
         return 0;
-    double c = 0;
-    for (int it = 0; it < 200; it++) {
+    double c = -log1p(-d / N) / (W / N);
+    for (int it = 0; it < 100; it++) {
         double f = -d, fp = 0;
         for (uint32_t i = 0; i < len; i++) {
             double w = low ? v[i].wb : v[i].wa, e = exp(-c * w);
             f += v[i].n * (1 - e);
             fp += v[i].n * w * e;
         }
-        if (fp <= 0 || f > -1e-9 * d)
+        if (fp <= 0 || f > -1e-7 * d) /* a count: far below its rounding */
             break;
         c -= f / fp;
     }
@@ -348,33 +389,51 @@ static double cover(double c, double w, double g)
     return isinf(c) ? 1 : -expm1(-c * w / g);
 }
 
-/* m for reduction tile t whose A tile covers da k and B tile db, each
- * split into gi and gj groups (stat_live_groups): c_X / g per group. */
+/* Operand x's (0 A, 1 B) cover of reduction tile t's pairs for a tile of d
+ * lines in g groups: c_X / g per group; a saturated side split in groups
+ * covers a little less than every k. */
+static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d, double g)
+{
+    ks_covers *cv = &ks->cov[x];
+    unsigned h = (unsigned)((t * 0x9E3779B1u + (uint64_t)(d * 8) * 0x85EBCA77u) % cv->slots);
+    double *p = cv->p + (uint64_t)h * ks->tk;
+    if (cv->t[h] == t && cv->d[h] == d && cv->g[h] == g)
+        return p;
+    ks_val *tab = tile_table(ks, t);
+    const ks_val *marg = tab + x * ks->tk, *pr = tab + 2 * ks->tk;
+    uint32_t len = ks->lens[3 * t + x], np = ks->lens[3 * t + 2];
+    /* a whole d (exact counts) keeps its c; a fractional one (estimated
+     * lines) is solved each time */
+    int whole = d == floor(d) && d <= (double)ks->tk;
+    double *keep = whole ? &cv->c[t * (ks->tk + 1) + (uint64_t)d] : NULL;
+    double c = keep && !isnan(*keep) ? *keep : solve_scale(marg, len, (int)x, d);
+    if (keep)
+        *keep = c;
+    if (isinf(c) && g > 1) {
+        if (isnan(cv->sat[t]))
+            cv->sat[t] = solve_scale(marg, len, (int)x, d - 0.5);
+        c = cv->sat[t];
+    }
+    /* pairs come sorted by w_A: A's cover once per run of one weight */
+    for (uint32_t i = 0; i < np; i++)
+        p[i] = x == 0 && i && pr[i].wa == pr[i - 1].wa ? p[i - 1] : cover(c, x ? pr[i].wb : pr[i].wa, g);
+    cv->t[h] = t;
+    cv->d[h] = d;
+    cv->g[h] = g;
+    return p;
+}
+
+/* m for reduction tile t whose A tile covers da k and B tile db, split
+ * into gi and gj groups (stat_live_groups). */
 static double steps_of(stat_ksteps *ks, uint64_t t, double da, double db, double gi, double gj)
 {
-    unsigned h = (unsigned)((t * 0x9E3779B1u + (uint64_t)(da * 8) * 0x85EBCA77u +
-                             (uint64_t)(db * 8) * 0xC2B2AE3Du) % KS_MEMO);
-    if (ks->mt[h] == t && ks->mda[h] == da && ks->mdb[h] == db && ks->mg[h] == gi * 65536 + gj)
-        return ks->mm[h];
-    ks_val *tab = tile_table(ks, t);
-    uint32_t na = ks->lens[3 * t], nb = ks->lens[3 * t + 1], np = ks->lens[3 * t + 2];
-    double ca = solve_scale(tab, na, 0, da), cb = solve_scale(tab + ks->tk, nb, 1, db);
-    /* a saturated side split in groups: each group covers fewer */
-    if (isinf(ca) && gi > 1)
-        ca = solve_scale(tab, na, 0, da - 0.5);
-    if (isinf(cb) && gj > 1)
-        cb = solve_scale(tab + ks->tk, nb, 1, db - 0.5);
-    const ks_val *pr = tab + 2 * ks->tk;
+    const double *pa = covers_of(ks, 0, t, da, gi), *pb = covers_of(ks, 1, t, db, gj);
+    const ks_val *pr = ks->tab + 3 * ks->tk * t + 2 * ks->tk;
+    uint32_t np = ks->lens[3 * t + 2];
     double m = 0;
     for (uint32_t i = 0; i < np; i++)
-        m += pr[i].n * cover(ca, pr[i].wa, gi) * cover(cb, pr[i].wb, gj);
-    m = m < 1 ? 1 : m;
-    ks->mt[h] = t;
-    ks->mda[h] = da;
-    ks->mdb[h] = db;
-    ks->mg[h] = gi * 65536 + gj;
-    ks->mm[h] = m;
-    return m;
+        m += pr[i].n * pa[i] * pb[i];
+    return m < 1 ? 1 : m;
 }
 
 /* Lines of tile (row, col) of g from d (-1 when the tile is empty). */

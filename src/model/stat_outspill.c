@@ -274,7 +274,7 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     if (ks->da)
         ks->db = side_lines(a, &sb, &p->b);
     ks->lens = tessel_alloc_array(a, 3 * ks->ext_k, sizeof(uint32_t));
-    ks->tab = tessel_alloc_array(a, 3 * ks->K, sizeof(ks_val));
+    ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val)); /* tk per list and tile */
     ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
     int got = 1;
     for (unsigned x = 0; x < 2; x++) {

@@ -1,6 +1,9 @@
 /* Rule 4 for an output tile inside one visit in the stat estimator
  * (docs/semantics.md rule 4, "Outputs"): the update steps exact_outspill.c
- * counts from the data, estimated from the visit's operand tiles. */
+ * counts from the data, estimated from the visit's operand tiles: from
+ * their true distinct k and the matrices' counts per k where the
+ * statistics hold them (stat_ksteps_*, one buffer level), else from a
+ * uniform spread of their nonzeros (stat_visit_steps). */
 #define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>
 #include <stdlib.h>
@@ -274,7 +277,8 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     if (ks->da)
         ks->db = side_lines(a, &sb, &p->b);
     ks->lens = tessel_alloc_array(a, 3 * ks->ext_k, sizeof(uint32_t));
-    ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val)); /* tk per list and tile */
+    /* tk per list and reduction tile, the last one cut by the extent too */
+    ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val));
     ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
     int got = 1;
     for (unsigned x = 0; x < 2; x++) {
@@ -416,7 +420,8 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
     }
     /* pairs come sorted by w_A: A's cover once per run of one weight */
     for (uint32_t i = 0; i < np; i++)
-        p[i] = x == 0 && i && pr[i].wa == pr[i - 1].wa ? p[i - 1] : cover(c, x ? pr[i].wb : pr[i].wa, g);
+        p[i] = x == 0 && i && pr[i].wa == pr[i - 1].wa ? p[i - 1]
+                                                       : cover(c, x ? pr[i].wb : pr[i].wa, g);
     cv->t[h] = t;
     cv->d[h] = d;
     cv->g[h] = g;

@@ -334,7 +334,8 @@ static double cursor_nnz(row_cursor *c, uint64_t col)
 }
 
 /* Rule 4 inside the visit at reduction tile k of pair (r, q), the tile
- * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c):
+ * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c;
+ * ks: their count from the tiles' distinct k, NULL the uniform rule):
  * every step before the visit's last spills what lies beyond the
  * partition, split into data and metadata as the tile's bytes. The
  * operand tiles are looked up only for a visit that can spill. */
@@ -346,9 +347,10 @@ static void spill_inside(const work *w, affine z, row_cursor *ar, stat_ksteps *k
     if (!stat_spill_visit_over(b1, p->live_i, p->live_j, (double)p->part_z))
         return;
     double slots = visit_slots(p, k);
-    double extra = stat_spill_visit_at(ks, r, k, q, slots, cursor_nnz(ar, k), grid_nnz(&p->b, k, q),
-                                    tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
-                                    p->live_i, p->live_j, (double)p->part_z);
+    double extra = stat_spill_visit_at(ks, r, k, q, slots, cursor_nnz(ar, k),
+                                       grid_nnz(&p->b, k, q), tile_bytes_of(z, n0), b1,
+                                       tile_bytes_of(z, (double)p->out_cells), p->live_i,
+                                       p->live_j, (double)p->part_z);
     if (extra <= 0)
         return;
     double share = b1 > 0 ? (z.m0 + n1 * z.m1) / b1 : 0;

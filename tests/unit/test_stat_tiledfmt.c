@@ -313,7 +313,8 @@ START_TEST(steps_from_lines_hand_counted)
      * cut by the extent to 4 (its tables sized by tk, not by K) */
     for (unsigned v = 0; v < 4; v++) {
         unsigned mirror = v & 1, shift = v < 2 ? 0 : 8, K = 8 + shift / 2;
-        uint32_t ae[6][2] = { { 0, 0 }, { 1, 1 }, { 4, 0 }, { 5, 1 }, { 6, 2 }, { 7, 2 } }, be[6][2];
+        uint32_t ae[6][2] = { { 0, 0 }, { 1, 1 }, { 4, 0 }, { 5, 1 }, { 6, 2 }, { 7, 2 } };
+        uint32_t be[6][2];
         for (unsigned q = 0; q < 6; q++) {
             ae[q][1] += shift;
             be[q][0] = ae[q][1];
@@ -338,8 +339,8 @@ START_TEST(steps_from_lines_hand_counted)
         ck_assert_msg(tessel_model_exact(&s, &d, NULL, &x, &diag) == 0, "%s", diag.message);
         double ex = (double)x.traffic[1][0].bumped_bytes, st = (double)r.traffic[1][0].bumped_bytes;
         ck_assert_msg(ex > 0 && (uint64_t)ex % 5 == 0, "exact bumped %.0f", ex);
-        ck_assert_msg(fabs(st - ex * 13 / 15) <= 1, "v%u: stat bumped %.0f, exact %.0f (13/15: %.1f)",
-                      v, st, ex, ex * 13 / 15);
+        ck_assert_msg(fabs(st - ex * 13 / 15) <= 1,
+                      "v%u: stat bumped %.0f, exact %.0f (13/15: %.1f)", v, st, ex, ex * 13 / 15);
         tessel_tensor_free(&a);
         tessel_tensor_free(&b);
     }

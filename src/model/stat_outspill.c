@@ -2,7 +2,7 @@
  * (docs/semantics.md rule 4, "Outputs"): the update steps exact_outspill.c
  * counts from the data, estimated from the visit's operand tiles: from
  * their true distinct k and the matrices' counts per k where the
- * statistics hold them (stat_ksteps_*, one buffer level), else from a
+ * statistics hold them (stat_ksteps_*, a step of one coordinate), else from a
  * uniform spread of their nonzeros (stat_visit_steps). */
 #define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>

@@ -11,7 +11,8 @@
 `table` runs specs/extensor-llb.yaml (one buffer level), B = A, with Z in --zformat at
 the given LLB partitions, under -e exact and -e stat --output-sample 0.05, and prints
 the error of Z's LLB bytes and of its bumped bytes (the spill). With --before each stat
-row is also run with that binary (same invocation, same exact figures).
+row is also run with that binary (same invocation, same exact figures). It ends with
+the median, p95 and worst |error| of the bumped bytes per order and binary.
 
 `steps` needs no tessel: from the matrix alone it counts, over the effectual visits
 (A's tile row r and B's tile column q both non-empty at reduction tile t, at least one
@@ -174,6 +175,7 @@ def main():
                 for k in ("uniform", "distinct", "degree", "deg+distinct"))))
             sys.stdout.flush()
         return 0
+    errs = collections.defaultdict(list)  # (order, binary) -> |bumped error| per run
     print("matrix | order | part | exact Z / bumped | stat Z err / bumped err"
           + (" | before Z err / bumped err" if args.before else ""))
     for name in names:
@@ -182,15 +184,30 @@ def main():
             for part in args.parts.split(","):
                 ex = run(args.tessel, path, order, part, args.tile, args.zformat, "exact")
                 cols = []
-                for b in ([args.tessel] + ([args.before] if args.before else [])):
+                for n, b in enumerate([args.tessel] + ([args.before] if args.before else [])):
                     st = run(b, path, order, part, args.tile, args.zformat, "stat",
                              ["--output-sample", "0.05"])
+                    if ex[1] > 0:
+                        errs[(order, n)].append(abs(100 * rel(ex[1], st[1])))
                     cols.append("%+.1f %% / %+.1f %%" % (100 * rel(ex[0], st[0]),
                                                          100 * rel(ex[1], st[1])))
                 print("%s | %s | %s | %.0f / %.0f | %s" % (name, order, part, ex[0], ex[1],
                                                            " | ".join(cols)))
                 sys.stdout.flush()
+    summary(errs, args.before)
     return 0
+
+
+def summary(errs, before):
+    """Median, p95 (nearest rank) and worst |error| of the bumped bytes per
+    order, over the runs whose exact spill is not zero."""
+    print("\norder | binary | runs | median | p95 | worst  (|bumped err|, exact spill > 0)")
+    for (order, n), v in sorted(errs.items()):
+        v = sorted(v)
+        p95 = v[min(len(v) - 1, max(0, math.ceil(0.95 * len(v)) - 1))]
+        print("%s | %s | %d | %.1f %% | %.1f %% | %.1f %%" % (
+            order, "before" if n else "now", len(v), v[(len(v) - 1) // 2] if len(v) % 2
+            else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2, p95, v[-1]))
 
 
 if __name__ == "__main__":

@@ -132,6 +132,13 @@ typedef struct tessel_tile_rows {
  * TESSEL_EINVAL otherwise. One walk over the entries. */
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
+/* The same statistic for t's columns: tessel_tile_grid_rows of t's
+ * transpose on g's transposed grid (tiles g->tile[1] x g->tile[0]), its
+ * arrays in that grid's order (by tile column, then tile row): per tile
+ * its non-empty columns, per column of tiles its non-empty columns. A
+ * transient transpose of t's pattern (12 B per nonzero). */
+int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
+                          const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
 /* The level of the node between tile columns c and d (c != d): the
  * smallest l with c >> l == d >> l. */

@@ -310,6 +310,13 @@ static int grids_spmspm(engine *e, const stat_input *in[2], const boundary *bd,
     g->pos_k = stat_loop_position(bd, 2);
     p->out_cells = bd->tile[0] * bd->tile[1];
     p->tk = ea[1];
+    if (e->kind == TESSEL_WORKLOAD_SPMSPM && e->in[0].x[1] == e->red[0] &&
+        e->in[1].x[0] == e->red[0]) { /* the in-visit steps' lines (stat_outspill.c) */
+        p->src[0] = in[0];
+        p->src[1] = in[1];
+        memcpy(p->src_edge[0], ea, sizeof(ea));
+        memcpy(p->src_edge[1], eb, sizeof(eb));
+    }
     if (sample) {
         p->f_i = ea[0] / sample->base[0];
         p->f_j = eb[1] / sample->base[1];

@@ -21,6 +21,11 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     tessel_tile_grid_free(&in->grid);
     tessel_d2t2_free(&in->d2t2);
     tessel_tile_rows_free(&in->rows);
+    tessel_tile_rows_free(&in->cols);
+    if (in->base_t) {
+        stat_grid_free(a, in->base_t);
+        tessel_dealloc(a, in->base_t);
+    }
     tessel_dealloc(a, in->line_nnz[0]);
     tessel_dealloc(a, in->line_nnz[1]);
     memset(in, 0, sizeof(*in));
@@ -65,10 +70,42 @@ static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_
     return TESSEL_OK;
 }
 
+int stat_input_base_t(const tessel_allocator *a, stat_input *in)
+{
+    if (!in->cols || !in->base || in->base_t)
+        return TESSEL_OK;
+    in->base_t = tessel_alloc(a, sizeof(*in->base_t));
+    if (!in->base_t)
+        return TESSEL_ENOMEM;
+    int rc = stat_grid_transpose(in->base, a, in->base_t);
+    if (rc) {
+        tessel_dealloc(a, in->base_t);
+        in->base_t = NULL;
+    }
+    return rc;
+}
+
+/* Which lines statistics input i's tensor needs (1 rows, 2 columns): the
+ * rows when its formats read them (`rows`), and for SpMSpM the lines
+ * along k of each role it plays, A's columns and B's rows (the in-visit
+ * step count, stat_outspill.c). */
+static unsigned lines_wanted(const engine *e, const int *same_as, unsigned i, int rows)
+{
+    unsigned want = rows ? 1u : 0u;
+    if (e->kind != TESSEL_WORKLOAD_SPMSPM || e->nin != 2 || e->in[0].order != 2 ||
+        e->in[1].order != 2)
+        return want;
+    for (unsigned j = 0; j < 2; j++)
+        if (j == i || same_as[j] == (int)i)
+            want |= j == 0 ? (e->in[0].x[1] == e->red[0] ? 2u : 0u)
+                           : (e->in[1].x[0] == e->red[0] ? 1u : 0u);
+    return want;
+}
+
 /* mode_base: the base edge of each of t's modes (a matrix's rows and
- * columns; a 3-tensor's three modes). */
+ * columns; a 3-tensor's three modes); lines: lines_wanted. */
 static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
-                         const uint64_t *mode_base, int rows, const tessel_allocator *a,
+                         const uint64_t *mode_base, unsigned lines, const tessel_allocator *a,
                          stat_input *in, tessel_diag *diag)
 {
     memset(in, 0, sizeof(*in));
@@ -78,8 +115,10 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
                                  diag);
         if (!rc)
             rc = tessel_tile_grid_build(t, in->d2t2->base, a, &in->grid, diag);
-        if (!rc && rows) /* per base tile its non-empty rows (stat_tiledfmt.c) */
+        if (!rc && (lines & 1)) /* per base tile its non-empty rows (stat_tiledfmt.c) */
             rc = tessel_tile_grid_rows(t, in->grid, a, &in->rows, diag);
+        if (!rc && (lines & 2)) /* and columns (stat_outspill.c) */
+            rc = tessel_tile_grid_cols(t, in->grid, a, &in->cols, diag);
     } else {
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }
@@ -95,6 +134,9 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
                                                                                 ? in->grid->extent[1]
                                                                                 : 1),
                                                      in->grid->nonempty));
+    if (!rc && stat_input_base_t(a, in))
+        rc = tessel_diag_oom(diag, NULL, "transposing an input's base tile grid",
+                             (size_t)stat_grid_bytes(in->base->cols, in->base->n));
     if (!rc && line_counts(t, a, in))
         rc = tessel_diag_oom(diag, NULL, "counting an input's nonzeros per line",
                              (t->dims[0] + t->dims[t->order - 1] + 2) * sizeof(uint64_t));
@@ -335,7 +377,9 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
     for (unsigned i = 0; !rc && i < s->e.nin; i++)
         if (s->same_as[i] < 0)
             rc = input_collect(s->e.in[i].t, opt, mode_base[i],
-                               opt->tile_rows || stat_spec_reads_rows(spec), a, &s->in[i], diag);
+                               lines_wanted(&s->e, s->same_as, i,
+                                            opt->tile_rows || stat_spec_reads_rows(spec)),
+                               a, &s->in[i], diag);
     /* rule 3's count first: its rows' exact nonzeros are the output
      * sample's covariate when the count is within its budget */
     int sampling = opt->output_fraction > 0 || opt->output_min_flops > 0;

@@ -45,8 +45,11 @@
  * non-empty rows, its rows of tiles' and its trie nodes' (tessel_tile_rows;
  * before 7: none,
  * the lists that read a tile's rows are priced from its nonzeros alone and
- * tiled-csf at its worst case, docs/models/stat.md). */
-#define TSD_VERSION 7u
+ * tiled-csf at its worst case, docs/models/stat.md); 8: after them, per
+ * saved input a flag and, set, the same statistic for its columns
+ * (tessel_tile_grid_cols, in the transposed base grid's order; before 8:
+ * none, the in-visit output spill takes the uniform step count). */
+#define TSD_VERSION 8u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -267,6 +270,17 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
             put_u32s(&w, tr->rows, tr->n);
             put_u32s(&w, tr->strip, tr->nstrips);
             put_u32s(&w, tr->node, tr->n);
+        }
+    }
+    for (unsigned i = 0; i < e->nin; i++) {
+        const tessel_tile_rows *tc = v.same_as[i] < 0 ? v.in[i].cols : NULL;
+        if (v.same_as[i] >= 0)
+            continue;
+        put_u64(&w, tc != NULL);
+        if (tc) {
+            put_u32s(&w, tc->rows, tc->n);
+            put_u32s(&w, tc->strip, tc->nstrips);
+            put_u32s(&w, tc->node, tc->n);
         }
     }
     if (w.failed) {
@@ -763,6 +777,53 @@ static int get_tile_rows(reader *r, stat_input *in)
     return 1;
 }
 
+/* Version 8's per-tile columns of one input (stat_outspill.c), on its
+ * base grid transposed (stat_input_base_t), checked as get_tile_rows
+ * checks the rows: each tile's between 1 and its nonzeros, each column of
+ * tiles' at most its width and at least its fullest tile's, each node's
+ * between its two tiles' larger and its column of tiles'. */
+static int get_tile_cols(reader *r, stat_input *in)
+{
+    uint64_t flag = get_u64(r, "cols.flag");
+    if (r->bad || flag > 1)
+        return corrupt(r, "cols.flag");
+    if (!flag)
+        return 1;
+    const tessel_tile_grid *g = in->grid;
+    if (g->order != 2 || !in->base)
+        return corrupt(r, "cols.order");
+    tessel_tile_rows *tc = tessel_alloc(r->alloc, sizeof(*tc));
+    if (!tc)
+        return corrupt(r, "out of memory");
+    memset(tc, 0, sizeof(*tc));
+    tc->alloc = r->alloc;
+    in->cols = tc; /* freed with the input from here */
+    tc->rows = get_array(r, 4, g->nonempty, &tc->n, "cols.tiles");
+    tc->strip = get_array(r, 4, g->extent[1], &tc->nstrips, "cols.strips");
+    tc->node = get_array(r, 4, g->nonempty, NULL, "cols.nodes");
+    if (r->bad)
+        return 0;
+    if (stat_input_base_t(r->alloc, in))
+        return corrupt(r, "out of memory");
+    const stat_grid *bt = in->base_t;
+    for (uint64_t s = 0; s < bt->rows; s++) {
+        uint64_t h = g->dims[1] - s * g->tile[1] < g->tile[1] ? g->dims[1] - s * g->tile[1]
+                                                              : g->tile[1];
+        uint64_t end = bt->ptr[s + 1];
+        if (tc->strip[s] > h)
+            return corrupt(r, "cols.strips");
+        for (uint64_t t = bt->ptr[s]; t < end; t++) {
+            if (tc->rows[t] < 1 || tc->rows[t] > bt->nnz[t] || tc->rows[t] > tc->strip[s])
+                return corrupt(r, "cols.tiles");
+            uint32_t v = tc->node[t];
+            if (t + 1 == end ? v != 0
+                             : v < tc->rows[t] || v < tc->rows[t + 1] || v > tc->strip[s])
+                return corrupt(r, "cols.nodes");
+        }
+    }
+    return 1;
+}
+
 /* Decodes and checks a .tsd payload of any version read into v; 0 on a
  * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
@@ -840,6 +901,9 @@ static int load_payload(reader *r, stat_data_view *v)
     for (unsigned i = 0; r->version >= 7 && i < e->nin; i++)
         if (v->same_as[i] < 0 && !get_tile_rows(r, &v->in[i]))
             return corrupt(r, "rows");
+    for (unsigned i = 0; r->version >= 8 && i < e->nin; i++)
+        if (v->same_as[i] < 0 && !get_tile_cols(r, &v->in[i]))
+            return corrupt(r, "cols");
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;
@@ -860,7 +924,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 6)) ||
+    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 7)) ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

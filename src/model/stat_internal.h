@@ -20,7 +20,17 @@ typedef struct stat_input {
      * NULL for a 3-tensor or a .tsd before version 7): per-tile prefix
      * counts for the lists that read them and tiled-csf (stat_tiledfmt.c) */
     tessel_tile_rows *rows;
+    /* the same for its columns (tessel_tile_grid_cols), on base_t, the base
+     * grid transposed (derived, not saved): an SpMSpM's A, whose columns
+     * are the reduction's k (stat_outspill.c's step count; NULL: not
+     * collected, a .tsd before version 8) */
+    tessel_tile_rows *cols;
+    struct stat_grid *base_t;
 } stat_input;
+
+/* stat_data.c: in->base_t from in->base when in holds the columns
+ * statistic (TESSEL_ENOMEM; nothing to do otherwise). */
+int stat_input_base_t(const tessel_allocator *a, stat_input *in);
 
 /* stat_tiledfmt.c: whether a level of spec stores a tensor in a format
  * whose price reads a tile's rows (a per-rank list that reads a prefix
@@ -167,6 +177,12 @@ typedef struct stat_problem {
     int per_read;
     int compute_reads[2]; /* read again by the compute inside a use (stat_inspill.c) */
     double *tile_fills[2];
+    /* SpMSpM's stored inputs A[i,k], B[k,j] (before mirroring) and their
+     * tile edges at the boundary, for the in-visit step count from the
+     * tiles' reduction lines (stat_ksteps_create); NULL: not known (TTM,
+     * analytic), the uniform rule */
+    const stat_input *src[2];
+    uint64_t src_edge[2][2];
 } stat_problem;
 
 /* Per-tensor results of one evaluation. */
@@ -373,6 +389,21 @@ void stat_live_groups(const engine *e, const boundary *bd, int mirror, double *g
 double stat_spill_visit(double slots, double na, double nb, double b0, double b1, double full,
                         double gi, double gj, double part);
 int stat_spill_visit_over(double b1, double gi, double gj, double part);
+/* The in-visit steps from the tiles' reduction lines and the matrices'
+ * counts per k (stat_outspill.c): built per problem when p->src holds
+ * both inputs with their lines statistics at a one-coordinate step, else
+ * NULL (and when out of memory): the uniform rule. */
+typedef struct stat_ksteps stat_ksteps;
+stat_ksteps *stat_ksteps_create(const stat_problem *p);
+void stat_ksteps_free(stat_ksteps **ks);
+/* m of visit (canonical A tile row r, reduction tile k, B tile column q)
+ * per live group (gi x gj); -1 when ks cannot say. */
+double stat_ksteps_steps(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double gi,
+                         double gj);
+/* stat_spill_visit with ks's step count (ks NULL or silent: the uniform). */
+double stat_spill_visit_at(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double slots,
+                           double na, double nb, double b0, double b1, double full, double gi,
+                           double gj, double part);
 int stat_cache_belongs(const tessel_stat_cache *c, const tessel_stat_data *s);
 /* stat.c: a boundary's outcome into e->res (roles per the mirror). */
 void stat_store_outcome(engine *e, const stat_problem *p, const stat_outcome *o, unsigned t_a,

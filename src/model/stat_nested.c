@@ -443,6 +443,11 @@ int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested
         rc = level_grid(n, in[0], 0, &n->a, n->ea, &shared[0], diag);
     if (!rc)
         rc = level_grid(n, in[1], 1, &n->b, n->eb, &shared[1], diag);
+    if (!rc && e->kind == TESSEL_WORKLOAD_SPMSPM && e->in[0].x[1] == e->red[0] &&
+        e->in[1].x[0] == e->red[0]) { /* the in-visit steps' lines (stat_outspill.c) */
+        n->src[0] = in[0];
+        n->src[1] = in[1];
+    }
     n->a_owned = !rc && !shared[0] && !n->a.borrowed;
     n->b_owned = !rc && !shared[1] && !n->b.borrowed;
     if (!rc) {

@@ -43,6 +43,11 @@ typedef struct nested {
     unsigned first_digit;    /* level b's digits: bd.d[first_digit .. ndigits) */
     uint64_t words;
     uint64_t *arows, *bcols; /* bitsets over K per tile row of A, tile column of B */
+    /* the inputs behind a and b (SpMSpM; NULL otherwise) and, while the
+     * output's spill is priced, the in-visit step count from their tiles'
+     * distinct k (stat_outspill.c; NULL: the uniform rule) */
+    const stat_input *src[2];
+    stat_ksteps *ks;
 } nested;
 
 

@@ -1142,16 +1142,17 @@ static double slots_of(const nested *n, uint64_t k)
 /* Rule 4 inside one visit (stat_outspill.c): A's tile of na and B's of nb
  * nonzeros, the tile growing from n0 to n1 over the visit's update steps
  * of the child's reduction width; every step before the last spills. */
-static void spill_inside(const nested *n, const zprice *z, uint64_t k, double na, double nb,
-                         double n0, double n1, out_spill *sp)
+static void spill_inside(const nested *n, const zprice *z, uint64_t i, uint64_t k, uint64_t j,
+                         double na, double nb, double n0, double n1, out_spill *sp)
 {
     double slots = slots_of(n, k), gi, gj;
     stat_live_groups(n->e, &n->bd, 0, &gi, &gj);
     n0 = znnz(z, n0);
     n1 = znnz(z, n1);
     double meta = z->m0 + n1 * z->per_m, b1 = z->d0 + n1 * z->per_d + meta;
-    double extra = stat_spill_visit(slots, na, nb, z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
-                                    zbytes(z, z->cells), gi, gj, (double)z->part);
+    double extra = stat_spill_visit_at(n->ks, i, k, j, slots, na, nb,
+                                       z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
+                                       zbytes(z, z->cells), gi, gj, (double)z->part);
     if (extra <= 0)
         return;
     sp->data += extra * (1 - meta / b1);
@@ -1186,7 +1187,7 @@ static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
         } else {
             cum = sampled;
         }
-        spill_inside(n, z, k, na, nb, cum0, cum, sp);
+        spill_inside(n, z, i, k, j, na, nb, cum0, cum, sp);
         uint64_t b = blk_of(n, k);
         while (g < cnt && blk[g] < b)
             g++;
@@ -1549,8 +1550,26 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
     memset(&sp, 0, sizeof(sp));
     /* partial tiles never outgrow the full tile: nothing can spill */
     int may_spill = z.part && zbytes(&z, z.cells) > (double)z.part;
-    if (!rc && may_spill)
+    if (!rc && may_spill) {
+        /* the in-visit steps from the tiles' distinct k (stat_outspill.c):
+         * its problem holds what stat_ksteps_create reads, alive with it */
+        stat_problem kp;
+        memset(&kp, 0, sizeof(kp));
+        kp.alloc = a;
+        kp.a = n->a;
+        kp.b = n->b;
+        kp.tk = n->ea[1];
+        kp.ext_k = n->ext_k;
+        kp.extent_k = n->e->extent[XK];
+        kp.step_k = stat_step_width(n->e, n->bd.b);
+        kp.src[0] = n->src[0];
+        kp.src[1] = n->src[1];
+        memcpy(kp.src_edge[0], n->ea, sizeof(n->ea));
+        memcpy(kp.src_edge[1], n->eb, sizeof(n->eb));
+        n->ks = stat_ksteps_create(&kp);
         rc = output_spills(n, s, found ? &r : NULL, &z, blk, suf, &sp);
+        stat_ksteps_free(&n->ks);
+    }
     if (!rc) {
         o->out_pairs = pairs;
         o->z_writebacks = runs;

@@ -1,10 +1,15 @@
 /* Rule 4 for an output tile inside one visit in the stat estimator
  * (docs/semantics.md rule 4, "Outputs"): the update steps exact_outspill.c
- * counts from the data, estimated from the visit's operand tiles. */
+ * counts from the data, estimated from the visit's operand tiles: from
+ * their true distinct k and the matrices' counts per k where the
+ * statistics hold them (stat_ksteps_*, a step of one coordinate), else from a
+ * uniform spread of their nonzeros (stat_visit_steps). */
 #define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "stat_internal.h"
+#include "stat_tiledfmt.h"
 
 /* lgamma without its write of the global signgam (a data race between a
  * sweep's threads, make tsan); the same value. */
@@ -139,4 +144,338 @@ double stat_visit_live(double slots, double na, double nb, int grew)
     double miss = model_log_gamma(slots - da + 1) + model_log_gamma(slots - db + 1) -
                   model_log_gamma(slots + 1) - model_log_gamma(slots - da - db + 1);
     return -expm1(miss);
+}
+
+/* ------------------------------------------------------------------ */
+/* The steps from the tiles' reduction lines (issue 18, stop 28; see
+ * docs/models/stat.md, "Why KIJ is off"): A's tile covers its true
+ * distinct k (its non-empty columns, d_A) and B's its non-empty rows
+ * (d_B), not the uniform spread's, and a k is covered in proportion to the
+ * matrix's own counts along it (A's column counts w_A, B's row counts
+ * w_B), which makes a hub k likely in both: p_X(k) = 1 - e^(-c_X w_X(k))
+ * with c_X such that the sum of p_X over the tile's k is d_X, and
+ * m = sum_k p_A(k) p_B(k). */
+
+/* One weight (or pair of weights) and how many k of a reduction tile
+ * carry it. */
+typedef struct ks_val {
+    uint32_t wa, wb, n;
+} ks_val;
+
+#define KS_SLOTS 512u
+#define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
+#define KS_UNBUILT UINT32_MAX
+
+/* Per operand, the cover p_X over reduction tile t's pairs for a tile of
+ * d lines split in g groups, in KS_SLOTS direct-mapped slots of tk values:
+ * the visits of one tile row (A) or column (B) share it across the other
+ * side, so a visit is mostly one dot product. */
+typedef struct ks_covers {
+    uint64_t t[KS_SLOTS];
+    double d[KS_SLOTS], g[KS_SLOTS];
+    double *p;      /* slots x tk */
+    unsigned slots; /* at most KS_SLOTS, within KS_CACHE_VALUES */
+    /* c_X per (t, whole d): at t (tk + 1) + d, NaN until solved; at
+     * t (tk + 1) + tk + 1 .. the saturated tile's in groups (sat) */
+    double *c, *sat;
+} ks_covers;
+
+struct stat_ksteps {
+    const tessel_allocator *alloc;
+    stat_grid ga;         /* A's tiles with k on rows: (k tile, i tile) */
+    const stat_grid *gb;  /* B's: (k tile, j tile) */
+    double *da, *db;      /* distinct k per tile of ga, of gb */
+    const uint64_t *wa, *wb;
+    uint64_t K, tk, ext_k;
+    /* per reduction tile t, built on first use: at tab + 3 tk t the
+     * distinct w_A (lens[3t]), the distinct w_B (lens[3t+1]) and the
+     * distinct pairs with both non-zero (lens[3t+2]) */
+    uint32_t *lens;
+    ks_val *tab;
+    uint64_t *keys;       /* tk words of scratch */
+    ks_covers cov[2];     /* A's, B's */
+};
+
+void stat_ksteps_free(stat_ksteps **ksp)
+{
+    if (!ksp || !*ksp)
+        return;
+    stat_ksteps *ks = *ksp;
+    *ksp = NULL;
+    stat_grid_free(ks->alloc, &ks->ga);
+    tessel_dealloc(ks->alloc, ks->da);
+    tessel_dealloc(ks->alloc, ks->db);
+    tessel_dealloc(ks->alloc, ks->lens);
+    tessel_dealloc(ks->alloc, ks->tab);
+    tessel_dealloc(ks->alloc, ks->keys);
+    for (unsigned x = 0; x < 2; x++) {
+        tessel_dealloc(ks->alloc, ks->cov[x].p);
+        tessel_dealloc(ks->alloc, ks->cov[x].c);
+        tessel_dealloc(ks->alloc, ks->cov[x].sat);
+    }
+    tessel_dealloc(ks->alloc, ks);
+}
+
+/* Where canonical operand X's reduction lines live: the statistic, the
+ * base grid it is on (k on rows), the merge factors along k and along the
+ * other side, and the per-k counts. Canonical A is the stored A (its
+ * columns) or, mirrored, the stored B transposed (its rows); B likewise. */
+typedef struct ks_side {
+    const tessel_tile_rows *st;
+    const stat_grid *base;
+    uint64_t fk, fo;
+    const uint64_t *w;
+} ks_side;
+
+static ks_side side_of(const stat_problem *p, int stored)
+{
+    const stat_input *in = p->src[stored];
+    const uint64_t *tile = in->grid->tile, *edge = p->src_edge[stored];
+    if (stored == 0) /* A[i,k]: k is its columns */
+        return (ks_side){ in->cols, in->base_t, edge[1] / tile[1], edge[0] / tile[0],
+                          in->line_nnz[1] };
+    return (ks_side){ in->rows, in->base, edge[0] / tile[0], edge[1] / tile[1], in->line_nnz[0] };
+}
+
+/* The lines of g's tiles from side x; 0 when they cannot be had. */
+static double *side_lines(const tessel_allocator *a, const ks_side *x, const stat_grid *g)
+{
+    if (!x->st || !x->base || !x->w || !x->fk || !x->fo ||
+        g->rows != (x->base->rows + x->fk - 1) / x->fk)
+        return NULL;
+    double *d = tessel_alloc_array(a, g->n ? g->n : 1, sizeof(double));
+    if (d && stat_tiledfmt_lines(x->base, x->st, x->fk, x->fo, g, a, d)) {
+        tessel_dealloc(a, d);
+        return NULL;
+    }
+    return d;
+}
+
+stat_ksteps *stat_ksteps_create(const stat_problem *p)
+{
+    if (!p->src[0] || !p->src[1] || p->step_k > 1 || !p->tk || !p->ext_k)
+        return NULL;
+    int mirror = p->sample_mirrored;
+    ks_side sa = side_of(p, mirror ? 1 : 0), sb = side_of(p, mirror ? 0 : 1);
+    const tessel_allocator *a = p->alloc;
+    stat_ksteps *ks = tessel_alloc(a, sizeof(*ks));
+    if (!ks)
+        return NULL;
+    memset(ks, 0, sizeof(*ks));
+    ks->alloc = a;
+    ks->gb = &p->b;
+    ks->wa = sa.w;
+    ks->wb = sb.w;
+    ks->tk = p->tk;
+    ks->ext_k = p->ext_k;
+    ks->K = p->extent_k ? p->extent_k : p->tk * p->ext_k;
+    if (ks->K > p->tk * p->ext_k)
+        ks->K = p->tk * p->ext_k;
+    int ok = !stat_grid_transpose_pattern(&p->a, a, &ks->ga);
+    if (ok)
+        ks->da = side_lines(a, &sa, &ks->ga);
+    if (ks->da)
+        ks->db = side_lines(a, &sb, &p->b);
+    ks->lens = tessel_alloc_array(a, 3 * ks->ext_k, sizeof(uint32_t));
+    /* tk per list and reduction tile, the last one cut by the extent too */
+    ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val));
+    ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
+    int got = 1;
+    for (unsigned x = 0; x < 2; x++) {
+        ks_covers *cv = &ks->cov[x];
+        uint64_t fit = KS_CACHE_VALUES / ks->tk;
+        cv->slots = fit >= KS_SLOTS ? KS_SLOTS : fit > 16 ? (unsigned)fit : 16;
+        cv->p = tessel_alloc_array(a, cv->slots * ks->tk, sizeof(double));
+        cv->c = tessel_alloc_array(a, ks->ext_k * (ks->tk + 1), sizeof(double));
+        cv->sat = tessel_alloc_array(a, ks->ext_k, sizeof(double));
+        got = got && cv->p && cv->c && cv->sat;
+        for (unsigned h = 0; h < KS_SLOTS; h++)
+            cv->t[h] = UINT64_MAX;
+        for (uint64_t n = 0; cv->c && n < ks->ext_k * (ks->tk + 1); n++)
+            cv->c[n] = NAN;
+        for (uint64_t n = 0; cv->sat && n < ks->ext_k; n++)
+            cv->sat[n] = NAN;
+    }
+    if (!ok || !got || !ks->da || !ks->db || !ks->lens || !ks->tab || !ks->keys) {
+        stat_ksteps_free(&ks);
+        return NULL;
+    }
+    for (uint64_t t = 0; t < 3 * ks->ext_k; t++)
+        ks->lens[t] = KS_UNBUILT;
+    return ks;
+}
+
+/* keys[0 .. n) sorted and run-length coded into out (wa = key >> 32, wb
+ * its low half); the runs. */
+static int key_order(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static uint32_t runs_of(uint64_t *keys, uint64_t n, ks_val *out)
+{
+    qsort(keys, n, sizeof(*keys), key_order); /* a tile's k: small, full 64-bit keys */
+    uint32_t m = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (m && ((uint64_t)out[m - 1].wa << 32 | out[m - 1].wb) == keys[i]) {
+            out[m - 1].n++;
+            continue;
+        }
+        out[m++] = (ks_val){ (uint32_t)(keys[i] >> 32), (uint32_t)keys[i], 1 };
+    }
+    return m;
+}
+
+static uint32_t clamp32(uint64_t w)
+{
+    return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+}
+
+/* Reduction tile t's distinct weights and pairs (built once). */
+static ks_val *tile_table(stat_ksteps *ks, uint64_t t)
+{
+    ks_val *tab = ks->tab + 3 * ks->tk * t;
+    if (ks->lens[3 * t] != KS_UNBUILT)
+        return tab;
+    uint64_t lo = t * ks->tk, hi = lo + ks->tk < ks->K ? lo + ks->tk : ks->K, n = 0;
+    for (uint64_t k = lo; k < hi; k++)
+        if (ks->wa[k])
+            ks->keys[n++] = (uint64_t)clamp32(ks->wa[k]) << 32;
+    ks->lens[3 * t] = runs_of(ks->keys, n, tab);
+    n = 0;
+    for (uint64_t k = lo; k < hi; k++)
+        if (ks->wb[k])
+            ks->keys[n++] = clamp32(ks->wb[k]);
+    ks->lens[3 * t + 1] = runs_of(ks->keys, n, tab + ks->tk);
+    n = 0;
+    for (uint64_t k = lo; k < hi; k++)
+        if (ks->wa[k] && ks->wb[k])
+            ks->keys[n++] = (uint64_t)clamp32(ks->wa[k]) << 32 | clamp32(ks->wb[k]);
+    ks->lens[3 * t + 2] = runs_of(ks->keys, n, tab + 2 * ks->tk);
+    return tab;
+}
+
+/* c with sum over the weights v (low: wb, else wa) of n (1 - e^(-c w)) = d:
+ * Newton from the root for the weights' mean, below the root (the sum is
+ * concave in w: Jensen), from where the concave sum makes it rise
+ * monotonically to it. Infinite when d reaches the k with a weight: every
+ * one covered. */
+static double solve_scale(const ks_val *v, uint32_t len, int low, double d)
+{
+    double N = 0, W = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        N += v[i].n;
+        W += (double)v[i].n * (low ? v[i].wb : v[i].wa);
+    }
+    if (d >= N)
+        return INFINITY;
+    if (d <= 0 || W <= 0)
+        return 0;
+    double c = -log1p(-d / N) / (W / N);
+    for (int it = 0; it < 100; it++) {
+        double f = -d, fp = 0;
+        for (uint32_t i = 0; i < len; i++) {
+            double w = low ? v[i].wb : v[i].wa, e = exp(-c * w);
+            f += v[i].n * (1 - e);
+            fp += v[i].n * w * e;
+        }
+        if (fp <= 0 || f > -1e-7 * d) /* a count: far below its rounding */
+            break;
+        c -= f / fp;
+    }
+    return c;
+}
+
+/* 1 - e^(-c w / g): a group of 1 / g of the tile's lines covers k. */
+static double cover(double c, double w, double g)
+{
+    return isinf(c) ? 1 : -expm1(-c * w / g);
+}
+
+/* Operand x's (0 A, 1 B) cover of reduction tile t's pairs for a tile of d
+ * lines in g groups: c_X / g per group; a saturated side split in groups
+ * covers a little less than every k. */
+static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d, double g)
+{
+    ks_covers *cv = &ks->cov[x];
+    unsigned h = (unsigned)((t * 0x9E3779B1u + (uint64_t)(d * 8) * 0x85EBCA77u) % cv->slots);
+    double *p = cv->p + (uint64_t)h * ks->tk;
+    if (cv->t[h] == t && cv->d[h] == d && cv->g[h] == g)
+        return p;
+    ks_val *tab = tile_table(ks, t);
+    const ks_val *marg = tab + x * ks->tk, *pr = tab + 2 * ks->tk;
+    uint32_t len = ks->lens[3 * t + x], np = ks->lens[3 * t + 2];
+    /* a whole d (exact counts) keeps its c; a fractional one (estimated
+     * lines) is solved each time */
+    int whole = d == floor(d) && d <= (double)ks->tk;
+    double *keep = whole ? &cv->c[t * (ks->tk + 1) + (uint64_t)d] : NULL;
+    double c = keep && !isnan(*keep) ? *keep : solve_scale(marg, len, (int)x, d);
+    if (keep)
+        *keep = c;
+    if (isinf(c) && g > 1) {
+        if (isnan(cv->sat[t]))
+            cv->sat[t] = solve_scale(marg, len, (int)x, d - 0.5);
+        c = cv->sat[t];
+    }
+    /* pairs come sorted by w_A: A's cover once per run of one weight */
+    for (uint32_t i = 0; i < np; i++)
+        p[i] = x == 0 && i && pr[i].wa == pr[i - 1].wa ? p[i - 1]
+                                                       : cover(c, x ? pr[i].wb : pr[i].wa, g);
+    cv->t[h] = t;
+    cv->d[h] = d;
+    cv->g[h] = g;
+    return p;
+}
+
+/* m for reduction tile t whose A tile covers da k and B tile db, split
+ * into gi and gj groups (stat_live_groups). */
+static double steps_of(stat_ksteps *ks, uint64_t t, double da, double db, double gi, double gj)
+{
+    const double *pa = covers_of(ks, 0, t, da, gi), *pb = covers_of(ks, 1, t, db, gj);
+    const ks_val *pr = ks->tab + 3 * ks->tk * t + 2 * ks->tk;
+    uint32_t np = ks->lens[3 * t + 2];
+    double m = 0;
+    for (uint32_t i = 0; i < np; i++)
+        m += pr[i].n * pa[i] * pb[i];
+    return m < 1 ? 1 : m;
+}
+
+/* Lines of tile (row, col) of g from d (-1 when the tile is empty). */
+static double lines_at(const stat_grid *g, const double *d, uint64_t row, uint64_t col)
+{
+    if (row >= g->rows)
+        return -1;
+    uint64_t lo = stat_grid_lower(g, row, col);
+    return lo < g->ptr[row + 1] && g->col[lo] == col ? d[lo] : -1;
+}
+
+double stat_ksteps_steps(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double gi,
+                         double gj)
+{
+    if (!ks || k >= ks->ext_k)
+        return -1;
+    double da = lines_at(&ks->ga, ks->da, k, r), db = lines_at(ks->gb, ks->db, k, q);
+    if (da < 1 || db < 1)
+        return -1;
+    return steps_of(ks, k, da, db, gi > 1 ? gi : 1, gj > 1 ? gj : 1);
+}
+
+double stat_spill_visit_at(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double slots,
+                           double na, double nb, double b0, double b1, double full, double gi,
+                           double gj, double part)
+{
+    double n = gi * gj > 1 ? gi * gj : 1;
+    if (!stat_spill_visit_over(b1, gi, gj, part))
+        return 0;
+    double m = slots > 1 ? stat_ksteps_steps(ks, r, k, q, gi, gj) : -1;
+    if (m < 0)
+        return stat_spill_visit(slots, na, nb, b0, b1, full, gi, gj, part);
+    /* a fractional count of steps: between the charges of its two whole
+     * neighbours, as an expectation over them */
+    double lo = floor(m), f = m - lo;
+    double c = stat_spill_inside(b0 / n, b1 / n, full / n, lo, part);
+    if (f > 0)
+        c = (1 - f) * c + f * stat_spill_inside(b0 / n, b1 / n, full / n, lo + 1, part);
+    return n * c;
 }

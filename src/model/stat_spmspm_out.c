@@ -334,21 +334,23 @@ static double cursor_nnz(row_cursor *c, uint64_t col)
 }
 
 /* Rule 4 inside the visit at reduction tile k of pair (r, q), the tile
- * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c):
+ * growing from n0 to n1 nonzeros over its update steps (stat_outspill.c;
+ * ks: their count from the tiles' distinct k, NULL the uniform rule):
  * every step before the visit's last spills what lies beyond the
  * partition, split into data and metadata as the tile's bytes. The
  * operand tiles are looked up only for a visit that can spill. */
-static void spill_inside(const work *w, affine z, row_cursor *ar, uint64_t k, uint64_t q,
-                         double n0, double n1, stat_outcome *o)
+static void spill_inside(const work *w, affine z, row_cursor *ar, stat_ksteps *ks, uint64_t r,
+                         uint64_t k, uint64_t q, double n0, double n1, stat_outcome *o)
 {
     const stat_problem *p = w->p;
     double b1 = tile_bytes_of(z, n1);
     if (!stat_spill_visit_over(b1, p->live_i, p->live_j, (double)p->part_z))
         return;
     double slots = visit_slots(p, k);
-    double extra = stat_spill_visit(slots, cursor_nnz(ar, k), grid_nnz(&p->b, k, q),
-                                    tile_bytes_of(z, n0), b1, tile_bytes_of(z, (double)p->out_cells),
-                                    p->live_i, p->live_j, (double)p->part_z);
+    double extra = stat_spill_visit_at(ks, r, k, q, slots, cursor_nnz(ar, k),
+                                       grid_nnz(&p->b, k, q), tile_bytes_of(z, n0), b1,
+                                       tile_bytes_of(z, (double)p->out_cells), p->live_i,
+                                       p->live_j, (double)p->part_z);
     if (extra <= 0)
         return;
     double share = b1 > 0 ? (z.m0 + n1 * z.m1) / b1 : 0;
@@ -382,7 +384,8 @@ static double visit_live(live_memo *m, double slots, double na, double nb, int g
 /* One output tile pair that may overflow: its visits in step order with
  * the partial nonzeros after each (steps[] / cum[] sorted, n entries). */
 static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, const double *wts,
-                        uint64_t n, pair_runs *pr, live_memo *lm, affine z, stat_outcome *o)
+                        uint64_t n, pair_runs *pr, live_memo *lm, stat_ksteps *ks, affine z,
+                        stat_outcome *o)
 {
     const stat_problem *p = w->p;
     uint64_t r = pair / p->ext_j, q = pair % p->ext_j;
@@ -403,7 +406,7 @@ static void pair_spills(const work *w, uint64_t pair, const uint64_t *steps, con
             double cum0 = cum;
             while (c < n && steps[c] <= k)
                 cum += wts[c++];
-            spill_inside(w, z, &ar, k, q, cum0, cum, o);
+            spill_inside(w, z, &ar, ks, r, k, q, cum0, cum, o);
             int ends = ijk ? k == last : (pr->ends[wd] >> (k % 64) & 1u);
             double bytes = tile_bytes_of(z, cum);
             if (bytes > o->z_worst)
@@ -615,6 +618,7 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
         if (!st || !wt || !pr.ends || !pr.suffix || !lm)
             rc = TESSEL_ENOMEM;
     }
+    stat_ksteps *ks = !rc && keys.n ? stat_ksteps_create(p) : NULL; /* NULL: the uniform rule */
     for (uint64_t b = 0; !rc && b < keys.n;) {
         uint64_t pair = keys.v[b] / p->ext_k, e = b;
         double scale = shrink_scale(p, &sh, pair, model_map_weight(&final, pair));
@@ -622,12 +626,13 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
             st[e - b] = keys.v[e] % p->ext_k;
             wt[e - b] = scale * model_map_weight(&steps, keys.v[e]);
         }
-        pair_spills(w, pair, st, wt, e - b, &pr, lm, z, o);
+        pair_spills(w, pair, st, wt, e - b, &pr, lm, ks, z, o);
         b = e;
     }
     tessel_dealloc(p->alloc, st);
     tessel_dealloc(p->alloc, wt);
     tessel_dealloc(p->alloc, lm);
+    stat_ksteps_free(&ks);
     tessel_dealloc(p->alloc, pr.ends);
     tessel_dealloc(p->alloc, pr.suffix);
     model_vec_free(&keys);

@@ -223,6 +223,29 @@ int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, cons
     return TESSEL_OK;
 }
 
+int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, uint64_t fr,
+                        uint64_t fc, const stat_grid *g, const tessel_allocator *a, double *out)
+{
+    occ_walk w;
+    memset(&w, 0, sizeof(w));
+    w.base = base;
+    w.rows = rows;
+    w.fr = fr;
+    w.fc = fc;
+    w.ir = w.ic = w.stride = 1;
+    w.cur = tessel_alloc_array(a, fr ? fr : 1, sizeof(uint64_t));
+    if (!w.cur)
+        return TESSEL_ENOMEM;
+    for (uint64_t R = 0; R < g->rows; R++) {
+        for (uint64_t k = 0; k < fr; k++)
+            w.cur[k] = R * fr + k < base->rows ? base->ptr[R * fr + k] : 0;
+        for (uint64_t t = g->ptr[R]; t < g->ptr[R + 1]; t++)
+            tile_counts(&w, R, g->col[t], &out[t]);
+    }
+    tessel_dealloc(a, w.cur);
+    return TESSEL_OK;
+}
+
 /* Whole bytes of a tile of n nonzeros with the fractional counts occ, as
  * exact_tile_bytes rounds them. */
 static price occ_price(const tile_cost *tc, uint64_t n, const double *occ)

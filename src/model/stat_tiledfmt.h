@@ -36,4 +36,11 @@ static inline int stat_pricer_needs_rows(const pricer *pr)
 double stat_tiledfmt_union(const uint32_t *rows, uint64_t lo, uint64_t hi, uint64_t all_lo,
                            uint64_t all_hi, double strip_rows);
 
+/* Per tile of g (base merged by fr x fc, stat_grid_coarsen) its rows as
+ * the rows statistic (rows, on base) gives them, into out[0 .. g->n): the
+ * in-visit step count reads the reduction lines of the operands' tiles
+ * this way (stat_outspill.c). TESSEL_ENOMEM when a cursor cannot be had. */
+int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, uint64_t fr,
+                        uint64_t fc, const stat_grid *g, const tessel_allocator *a, double *out);
+
 #endif

@@ -141,3 +141,54 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
     tessel_dealloc(tr->alloc, tr->strip);
     tessel_dealloc(tr->alloc, tr);
 }
+
+/* The matrix's transpose as CSR (rows = t's columns, each row's columns
+ * ascending), only the arrays tessel_tile_grid_build and
+ * tessel_tile_grid_rows read (ptr, idx[1]). */
+static int transpose_pattern(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor *tt)
+{
+    memset(tt, 0, sizeof(*tt));
+    tt->alloc = a;
+    tt->order = 2;
+    tt->dims[0] = t->dims[1];
+    tt->dims[1] = t->dims[0];
+    tt->nnz = t->nnz;
+    tt->ptr = tessel_alloc_zeroed(a, t->dims[1] + 2, sizeof(uint64_t));
+    tt->idx[1] = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
+    if (!tt->ptr || !tt->idx[1])
+        return TESSEL_ENOMEM;
+    const uint32_t *col = t->idx[1];
+    for (uint64_t p = 0; p < t->nnz; p++)
+        tt->ptr[col[p] + 2]++;
+    for (uint64_t c = 0; c < t->dims[1]; c++)
+        tt->ptr[c + 2] += tt->ptr[c + 1];
+    for (uint64_t r = 0; r < t->dims[0]; r++) /* rows ascending: each column's rows sorted */
+        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
+            tt->idx[1][tt->ptr[col[p] + 1]++] = (uint32_t)r;
+    return TESSEL_OK;
+}
+
+int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
+                          const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag)
+{
+    *out = NULL;
+    if (t->order != 2 || g->order != 2 || g->nnz != t->nnz || g->dims[0] != t->dims[0] ||
+        g->dims[1] != t->dims[1])
+        return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
+                               "per-tile columns are counted for a matrix on its own tile grid");
+    tessel_tensor tt;
+    tessel_tile_grid *gt = NULL;
+    uint64_t tile[2] = { g->tile[1], g->tile[0] };
+    int rc = transpose_pattern(t, a, &tt);
+    if (rc)
+        rc = tessel_diag_oom(diag, NULL, "transposing a matrix to count its tiles' columns",
+                             (size_t)((t->dims[1] + 2) * 8 + t->nnz * 4));
+    if (!rc)
+        rc = tessel_tile_grid_build(&tt, tile, a, &gt, diag);
+    if (!rc)
+        rc = tessel_tile_grid_rows(&tt, gt, a, out, diag);
+    tessel_tile_grid_free(&gt);
+    tessel_dealloc(a, tt.ptr);
+    tessel_dealloc(a, tt.idx[1]);
+    return rc;
+}

@@ -4,6 +4,7 @@
  * and tiled-csf, hand-counted, then against exact on banded matrices at one
  * and two buffer levels. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,104 @@ START_TEST(saved_rows_roundtrip)
 }
 END_TEST
 
+/* The columns statistic (tessel_tile_grid_cols) of the hand matrix, in its
+ * transposed grid's order (by column of tiles, then row of tiles):
+ *   columns 0-1: tile row 0 holds (0,0) (1,1): 2 columns;
+ *   columns 2-3: tile row 0 (1,2): 1, tile row 1 (3,3): 1, the node of the
+ *     2-tile block holding both: columns 2 and 3, 2;
+ *   columns 4-5: tile row 0 (0,5): 1;
+ *   columns 6-7: tile row 1 (2,7) (3,6): 2.
+ * Columns of tiles: 2, 2, 1, 2. */
+START_TEST(cols_hand_counted)
+{
+    tessel_tensor *t = test_coo_matrix(4, 8, 0, hand, 7);
+    uint64_t tile[2] = { 2, 2 };
+    tessel_tile_grid *g = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    tessel_tile_rows *tc = NULL;
+    ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
+    static const uint32_t cols[5] = { 2, 1, 1, 1, 2 }, node[5] = { 0, 2, 0, 0, 0 },
+                          strip[4] = { 2, 2, 1, 2 };
+    ck_assert_uint_eq(tc->n, 5);
+    for (unsigned q = 0; q < 5; q++) {
+        ck_assert_uint_eq(tc->rows[q], cols[q]);
+        ck_assert_uint_eq(tc->node[q], node[q]);
+    }
+    ck_assert_uint_eq(tc->nstrips, 4);
+    for (unsigned q = 0; q < 4; q++)
+        ck_assert_uint_eq(tc->strip[q], strip[q]);
+    tessel_tile_rows_free(&tc);
+    tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_tile_grid_cols(u, g, NULL, &tc, &diag), TESSEL_EINVAL);
+    ck_assert_ptr_null(tc);
+    tessel_tile_grid_free(&g);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&u);
+}
+END_TEST
+
+/* The in-visit step count from the tiles' reduction lines (stat_outspill.c,
+ * docs/models/stat.md "Why KIJ is off"), hand-counted. A 8x8: column 0 rows
+ * 0 and 4, column 1 rows 1 and 5, column 2 rows 6 and 7; B its transpose
+ * (row 0 columns 0 and 4, ...). Every k carries 2 nonzeros of A and 2 of B
+ * (w_A = w_B = 2 on k 0-2, 0 elsewhere). LLB tiles i:4 k:8 j:4 in KIJ, one
+ * reduction tile, so each of the four output tiles is visited once and
+ * only its steps inside the visit spill: Z in [UB, UB] is the same D + M
+ * bytes from its first step, over a 16 B partition, so each visit spills
+ * (m - 1)(D + M - P) = (m - 1) X.
+ *   A's tile I0 (rows 0-3) holds columns {0, 1} (d_A = 2 of the 3 weighted
+ *   k), I1 all three; B's J0 rows {0, 1}, J1 all three.
+ *   exact: m = |A's k & B's k|: (I0,J0) 2, (I0,J1) 2, (I1,J0) 2, (I1,J1) 3:
+ *   sum (m - 1) = 5.
+ *   stat: a tile covering all its weighted k covers each (p = 1); I0's
+ *   covers each of three equal weights with p = 2/3 (3 (1 - e^-c w) = 2).
+ *   (I0,J0): 3 (2/3)^2 = 4/3; (I0,J1), (I1,J0): 2; (I1,J1): 3. A fractional
+ *   m charges between its whole neighbours: 1/3 of (2 - 1) X. Sum 13/3.
+ *   (The uniform spread over the 8 slots, m = round(8 (1 - (7/8)^n_A)
+ *   (1 - (7/8)^n_B)) with 2 or 4 nonzeros a tile: 1, 1, 1, 1, sum 0: no
+ *   spill at all.)
+ * So stat's Z bumped bytes are 13/15 of exact's; both halves positive. */
+START_TEST(steps_from_lines_hand_counted)
+{
+    /* shift 8: the same k moved to 8-10 of 12, the second reduction tile,
+     * cut by the extent to 4 (its tables sized by tk, not by K) */
+    for (unsigned v = 0; v < 4; v++) {
+        unsigned mirror = v & 1, shift = v < 2 ? 0 : 8, K = 8 + shift / 2;
+        uint32_t ae[6][2] = { { 0, 0 }, { 1, 1 }, { 4, 0 }, { 5, 1 }, { 6, 2 }, { 7, 2 } };
+        uint32_t be[6][2];
+        for (unsigned q = 0; q < 6; q++) {
+            ae[q][1] += shift;
+            be[q][0] = ae[q][1];
+            be[q][1] = ae[q][0];
+        }
+        tessel_tensor *a = test_coo_matrix(8, K, 0, (const uint32_t(*)[2])ae, 6);
+        tessel_tensor *b = test_coo_matrix(K, 8, 0, (const uint32_t(*)[2])be, 6);
+        tessel_workload_data d;
+        test_spmspm_data(&d, a, b);
+        tessel_stat_options o;
+        tessel_stat_options_init(&o);
+        o.output_fraction = 1;
+        o.base[0] = o.base[1] = 4;
+        tessel_spec s;
+        test_spec_spmspm(&s, mirror ? "KJI" : "KIJ", 4, 8, 4, 1, 32, 8);
+        test_set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
+        s.level[1].capacity = 1u << 20;
+        s.level[1].tensor[0].partition_bytes = 16;
+        tessel_result r, x;
+        tessel_diag diag;
+        ck_assert_msg(tessel_model_stat(&s, &d, &o, NULL, &r, &diag) == 0, "%s", diag.message);
+        ck_assert_msg(tessel_model_exact(&s, &d, NULL, &x, &diag) == 0, "%s", diag.message);
+        double ex = (double)x.traffic[1][0].bumped_bytes, st = (double)r.traffic[1][0].bumped_bytes;
+        ck_assert_msg(ex > 0 && (uint64_t)ex % 5 == 0, "exact bumped %.0f", ex);
+        ck_assert_msg(fabs(st - ex * 13 / 15) <= 1,
+                      "v%u: stat bumped %.0f, exact %.0f (13/15: %.1f)", v, st, ex, ex * 13 / 15);
+        tessel_tensor_free(&a);
+        tessel_tensor_free(&b);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stat_tiledfmt");
@@ -258,6 +357,8 @@ static Suite *suite(void)
     tcase_add_test(tc, rows_formats_equal_exact);
     tcase_add_test(tc, tiled_refusals);
     tcase_add_test(tc, saved_rows_roundtrip);
+    tcase_add_test(tc, cols_hand_counted);
+    tcase_add_test(tc, steps_from_lines_hand_counted);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -82,8 +82,10 @@ START_TEST(matrix_grids_match_brute_force)
 {
     uint64_t dims[2] = { 1000, 777 };
     tessel_tensor *t = random_tensor(2, dims, 30000, 1, NULL);
+    /* {1, 777}: the row slices, one tile per row (counted from the row
+     * pointers alone, grid.c count_group) */
     static const uint64_t shapes[][2] = { { 128, 128 }, { 37, 200 }, { 1, 1 },   { 1000, 777 },
-                                          { 5000, 3 },  { 64, 1 },   { 3, 999 } };
+                                          { 5000, 3 },  { 64, 1 },   { 3, 999 }, { 1, 777 } };
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
         check_shape(t, shapes[i]);
     tessel_tensor_free(&t);

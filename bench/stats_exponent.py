@@ -9,9 +9,11 @@ Per kind and size, the pattern `.tsl` of a `tessel gen KIND` square matrix of av
 degree 16 (seed 1; generated once into --cache, the files bench/scale_stat.py uses), then
 `tessel stats FILE.tsl -f csv`, best of --runs, CPU seconds (user + system) per binary,
 the runs of the binaries interleaved so that both see the same load, and the outputs
-checked equal between the binaries. Prints a table (ms and the ratio) and the exponent of
-CPU time in nnz per binary (least-squares slope in log-log over all sizes, and over the
-sizes from 4M up). Figures only, no pass/fail. Standard library only.
+checked equal between the binaries. Prints a table (ms, and the peak resident memory
+over the CSR's bytes, 8 B per row pointer and 12 B per nonzero as in bench/stats_memory.py,
+smallest of the runs) and the exponent of CPU time in nnz per binary (least-squares slope
+in log-log over all sizes, and over the sizes from 4M up). Figures only, no pass/fail.
+Standard library only.
 """
 import argparse
 import os
@@ -20,7 +22,7 @@ import sys
 import tempfile
 
 from scaling import generate, label, parse_size, run_measured
-from stats_memory import exponent
+from stats_memory import csr_bytes, exponent
 
 
 def main():
@@ -34,25 +36,28 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)
     bins = ([("base", args.baseline)] if args.baseline else []) + [("new", args.tessel)]
-    print("%-8s %5s %10s | %s| same" % ("kind", "size", "nnz", "".join(
-        "%9s " % (name + " ms") for name, _ in bins)))
+    print("%-8s %5s %10s | %s| %s| same" % ("kind", "size", "nnz", "".join(
+        "%9s " % (name + " ms") for name, _ in bins), "".join(
+        "%12s " % (name + " mem/CSR") for name, _ in bins)))
     points = {}
     for kind in args.kinds.split(","):
         for size in args.sizes.split(","):
             n = parse_size(size)
-            tsl, _, nnz = generate(args.tessel, kind, n, args.cache,
-                                   "%s-%s.tsl" % (kind, label(n)), True)
-            best = {}
+            tsl, rows, nnz = generate(args.tessel, kind, n, args.cache,
+                                      "%s-%s.tsl" % (kind, label(n)), True)
+            best, peak = {}, {}
             for _ in range(args.runs):
                 for name, binary in bins:
-                    cpu = run_measured([binary, "stats", tsl, "-f", "csv"])[1]
+                    _, cpu, rss, _ = run_measured([binary, "stats", tsl, "-f", "csv"])
                     best[name] = min(best.get(name, cpu), cpu)
+                    peak[name] = min(peak.get(name, rss), rss)
             outs = set(subprocess.run([b, "stats", tsl, "-f", "csv"], capture_output=True,
                                       check=True).stdout for _, b in bins)
             for name, _ in bins:
                 points.setdefault((kind, name), []).append((nnz, best[name]))
-            print("%-8s %5s %10d | %s| %s" % (
+            print("%-8s %5s %10d | %s| %s| %s" % (
                 kind, size, nnz, "".join("%9.1f " % (1000 * best[name]) for name, _ in bins),
+                "".join("%12.2f " % (peak[name] / csr_bytes(rows, nnz)) for name, _ in bins),
                 "yes" if len(outs) == 1 else "NO"))
             sys.stdout.flush()
     for (kind, name), pts in sorted(points.items()):

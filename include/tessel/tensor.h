@@ -32,8 +32,17 @@ typedef struct tessel_tensor {
     double *values;
     char field[16];    /* "real", "integer", "pattern", "complex" */
     char symmetry[16]; /* as read ("general", "symmetric", ...); the entries are expanded */
+    /* Non-NULL: a read-only mapping of `mapping_bytes` bytes of a .tsl file
+     * (a pattern-only load, docs/data.md "Mapped pattern-only loads") that
+     * ptr and idx point into. Those arrays are borrowed from the file, not
+     * allocated: they must not be written, tessel_tensor_free unmaps them
+     * instead of returning them to alloc, and tessel_tensor_clone copies
+     * them into owned memory. Every other tensor has NULL here. */
+    void *mapping;
+    uint64_t mapping_bytes;
 } tessel_tensor;
 
+/* Frees the arrays t owns and unmaps its mapping, if any; nulls *t. */
 void tessel_tensor_free(tessel_tensor **t);
 
 /* Bytes held by t's arrays (ptr + idx + values). */
@@ -43,7 +52,8 @@ uint64_t tessel_tensor_bytes(const tessel_tensor *t);
  * sorted within a row) whose column is >= col; ptr[row + 1] when none is. */
 uint64_t tessel_tensor_row_lower_bound(const tessel_tensor *t, uint64_t row, uint64_t col);
 
-/* A copy of t; with `pattern_only`, values are dropped. */
+/* A copy of t in memory from `a` (never mapped, even when t is); with
+ * `pattern_only`, values are dropped. */
 int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_allocator *a,
                         tessel_tensor **out, tessel_diag *diag);
 
@@ -110,9 +120,11 @@ typedef struct tessel_load_options {
     int parse_threads;
     /* Nonzero: the tensor comes without values (values NULL, field as
      * read), for callers that read only the pattern (tessel stats): a
-     * .tsl's values are checksummed through a small buffer and never
-     * held; a text source's are dropped after parsing (and after its
-     * cache, which keeps them, is written). */
+     * .tsl is mapped read-only, its ptr and idx used in place (see
+     * tessel_tensor.mapping; read when the file cannot be mapped), its
+     * values checksummed and never held; a text source's values are
+     * dropped after parsing (and after its cache, which keeps them, is
+     * written). */
     int pattern_only;
 } tessel_load_options;
 

@@ -42,6 +42,10 @@ typedef struct key_counter {
 } key_counter;
 
 #define WRITER_SMALL 64
+/* Interleaved copies of the small-occupancy histogram: consecutive tiles
+ * of the same occupancy (uniform matrices: mostly 1) increment different
+ * copies, instead of each increment waiting for the previous one's store. */
+#define WRITER_LANES 4
 
 typedef struct grid_writer {
     tessel_tile_grid *g;
@@ -54,7 +58,7 @@ typedef struct grid_writer {
     /* acc's tiles of occupancy below WRITER_SMALL, counted here and added to
      * acc once per occupancy at the end (the accumulator is order-free, so
      * the result is the same; one call per tile cost more than the count). */
-    uint64_t small[WRITER_SMALL];
+    uint64_t small[WRITER_LANES][WRITER_SMALL];
     int failed;
 } grid_writer;
 
@@ -291,7 +295,7 @@ static void writer_emit(grid_writer *w, uint64_t key, uint64_t count)
     tessel_tile_grid *g = w->g;
     if (w->acc) {
         if (count < WRITER_SMALL)
-            w->small[count]++;
+            w->small[0][count]++;
         else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
             w->failed = 1;
         g->nonempty++;
@@ -312,6 +316,46 @@ static void writer_emit(grid_writer *w, uint64_t key, uint64_t count)
     g->nonempty++;
 }
 
+/* counter_flush into an occupancy count, which takes the tiles in any
+ * order (no sort): writer_emit's counting, the small occupancies spread
+ * over the histogram's lanes. */
+static void flush_unsorted(key_counter *c, grid_writer *w)
+{
+    uint64_t n = c->ntouched;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t s = c->touched[i];
+        uint64_t count = c->counts[s];
+        c->counts[s] = 0;
+        if (count < WRITER_SMALL)
+            w->small[i % WRITER_LANES][count]++;
+        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+            w->failed = 1;
+    }
+    if (!c->dense)
+        for (uint64_t i = 0; i < n; i++)
+            c->slot_key[c->touched[i]] = KEY_EMPTY;
+    w->g->nonempty += n;
+}
+
+/* counter_flush of a dense counter past its touched list into an
+ * occupancy count: every counter read and cleared, without a branch on
+ * whether it is 0 (lane histograms' slot 0 takes the empty ones and is
+ * never read). */
+static void flush_scan(key_counter *c, grid_writer *w)
+{
+    uint64_t nonempty = 0;
+    for (uint64_t k = 0; k < c->keyspace; k++) {
+        uint64_t count = c->counts[k];
+        c->counts[k] = 0;
+        nonempty += count != 0;
+        if (count < WRITER_SMALL)
+            w->small[k % WRITER_LANES][count]++;
+        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+            w->failed = 1;
+    }
+    w->g->nonempty += nonempty;
+}
+
 /* Moves the counter's group into the grid, keys ascending; clears it. */
 static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
 {
@@ -321,14 +365,9 @@ static int counter_flush(key_counter *c, uint64_t group, grid_writer *w)
     if (!w->acc)
         writer_rows(w, group);
     if (w->acc && (!c->dense || n <= c->touched_cap)) {
-        /* an occupancy count takes the tiles in any order: no sort */
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t s = c->touched[i];
-            writer_emit(w, 0, c->counts[s]);
-            c->counts[s] = 0;
-            if (!c->dense)
-                c->slot_key[s] = KEY_EMPTY;
-        }
+        flush_unsorted(c, w);
+    } else if (w->acc && c->dense) {
+        flush_scan(c, w);
     } else if (c->dense && n > c->touched_cap) {
         for (uint64_t k = 0; k < c->keyspace; k++)
             if (c->counts[k]) {
@@ -498,9 +537,13 @@ static int count_blocked(key_counter *c, const uint32_t *col, unsigned shift, ui
             uint32_t key = col_key(col[k], shift, div);
             c->block[pos[key >> bs]++] = key;
         }
+        uint64_t *counts = c->counts;
         for (uint64_t i = 0; i < k1 - k0; i++)
-            counter_add(c, c->block[i], 1); /* dense: cannot fail */
+            counts[c->block[i]]++;
     }
+    /* No touched list: more keys than it holds, so the flush scans the
+     * counters (ascending keys, as the list's sort would give them). */
+    c->ntouched = c->touched_cap + 1;
     return 1;
 }
 
@@ -508,6 +551,8 @@ static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile
                        uint64_t lo, uint64_t hi)
 {
     int rc = TESSEL_OK;
+    if (c->keyspace == 1) /* one tile per group (the row slices): its entries, unread */
+        return counter_add(c, 0, hi - lo);
     if (t->order == 2) {
         /* The hot case: matrices. Shift when the tile width is a power of two. */
         const uint32_t *col = t->idx[1];
@@ -571,9 +616,13 @@ static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_all
         if (!rc)
             rc = counter_flush(&c, grp, w);
     }
-    for (uint64_t v = 1; v < WRITER_SMALL && w->acc && !rc; v++)
-        if (w->small[v] && tessel_occupancy_acc_add(w->acc, v, w->small[v], NULL))
+    for (uint64_t v = 1; v < WRITER_SMALL && w->acc && !rc; v++) {
+        uint64_t tiles = 0;
+        for (unsigned l = 0; l < WRITER_LANES; l++)
+            tiles += w->small[l][v];
+        if (tiles && tessel_occupancy_acc_add(w->acc, v, tiles, NULL))
             rc = TESSEL_ENOMEM;
+    }
     *asked = c.asked ? c.asked : w->asked; /* set only by the step that failed */
     counter_free(&c);
     return rc;

@@ -6,6 +6,7 @@
  * Small occupancies (the common case) are counted in a dense array that
  * grows to at most DENSE_MAX entries; larger ones go to a list of
  * (value, tiles) pairs that is sorted and compacted when it fills up. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,41 @@ int tessel_occupancy_acc_pairs(tessel_occupancy_acc *acc, uint64_t **value,
     return TESSEL_OK;
 }
 
+/* s + x added c times in double arithmetic, one rounding per addition, as
+ * the loop `while (c--) s += x;` gives it bit for bit (s, x >= 0, finite),
+ * in O(binades crossed) steps instead of c. While the exact sums stay
+ * below the top of s's binade [2^(e-1), 2^e), every addition rounds to the
+ * binade's grid of ulp u = 2^(e-53) on which s lies, so it adds the same
+ * increment (the first one's), unless x falls exactly halfway between two
+ * multiples of u, where ties-to-even may alternate: those additions, the
+ * ones near the top of the binade and subnormal sums go one at a time. */
+static double add_repeated(double s, double x, uint64_t c)
+{
+    while (c > 0) {
+        double next = s + x;
+        if (next == s)
+            return s; /* the same state: every further addition gives s */
+        c--;
+        if (c == 0 || !(s >= DBL_MIN)) {
+            s = next;
+            continue;
+        }
+        int e;
+        (void)frexp(s, &e);
+        double top = ldexp(1.0, e), u = ldexp(1.0, e - 53);
+        double inc = next - s; /* exact: both on the grid, inc < 2^e */
+        /* Additions from next + j * inc stay in the binade while that plus
+         * x is below top; 4 spare for the rounding of this estimate. */
+        double room = (top - x - next) / inc - 4;
+        uint64_t k = 0;
+        if (room >= 1 && !(x / u - floor(x / u) == 0.5))
+            k = room < (double)c ? (uint64_t)room : c;
+        s = next + (double)k * inc; /* exact: a multiple of u below top */
+        c -= k;
+    }
+    return s;
+}
+
 /* The summary of the accumulated occupancies: min, max, mean, stddev and the
  * cumulative counts the quantiles and histograms read. */
 int tessel_occupancy_acc_finish(tessel_occupancy_acc *acc, uint64_t all_tiles,
@@ -220,8 +256,7 @@ int tessel_occupancy_acc_finish(tessel_occupancy_acc *acc, uint64_t all_tiles,
     uint64_t below = 0;
     for (uint64_t i = 0; i < n; i++) {
         double d = (double)value[i] - o->mean;
-        for (uint64_t k = below; k < o->upto[i]; k++)
-            ss += d * d;
+        ss = add_repeated(ss, d * d, o->upto[i] - below);
         below = o->upto[i];
     }
     o->stddev = sqrt(ss / (double)nonempty);

@@ -24,11 +24,17 @@
  *
  * Nothing in a cache is trusted: sizes are checked against the file size
  * before anything is allocated, both checksums are verified, and the
- * arrays are checked for the layout every tensor must have. */
+ * arrays are checked for the layout every tensor must have.
+ *
+ * A pattern-only load maps the file instead of reading it (map_payload):
+ * ptr and idx are the file's bytes in place, read-only, which spares the
+ * fresh pages (their zeroing by the kernel) and the copy of a read. */
+#define _DEFAULT_SOURCE /* MADV_DONTNEED, MADV_POPULATE_READ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -190,17 +196,41 @@ static int entry_less(const tessel_tensor *t, uint64_t x, uint64_t y)
     return 0;
 }
 
-/* The layout invariants of tessel_tensor (tensor.h). */
-static const char *check_structure(const tessel_tensor *t)
+/* The row pointers' invariants of tessel_tensor (tensor.h). */
+static const char *check_pointers(const tessel_tensor *t)
 {
     if (t->ptr[0] != 0 || t->ptr[t->dims[0]] != t->nnz)
         return "row pointers do not span the entries";
     for (uint64_t r = 0; r < t->dims[0]; r++)
         if (t->ptr[r] > t->ptr[r + 1])
             return "row pointers decrease";
-    /* One pass over the entries: the arrays are far larger than the CPU
-     * caches by now, so each extra pass costs a full trip to memory. */
-    for (uint64_t r = 0; r < t->dims[0]; r++)
+    return NULL;
+}
+
+/* A matrix's rows [r0, r1) hold strictly increasing columns below
+ * dims[1]: a pass without branches on the entries (the hot case). */
+static int matrix_rows_ok(const tessel_tensor *t, uint64_t r0, uint64_t r1)
+{
+    const uint32_t *col = t->idx[1];
+    unsigned bad = 0;
+    for (uint64_t r = r0; r < r1; r++) {
+        uint64_t lo = t->ptr[r], hi = t->ptr[r + 1];
+        if (lo == hi)
+            continue;
+        for (uint64_t k = lo + 1; k < hi; k++)
+            bad |= col[k] <= col[k - 1];
+        bad |= col[hi - 1] >= t->dims[1]; /* the largest, when sorted */
+    }
+    return !bad;
+}
+
+/* The entries' invariants over rows [r0, r1), the row pointers checked;
+ * the first problem in entry order. */
+static const char *check_entries(const tessel_tensor *t, uint64_t r0, uint64_t r1)
+{
+    if (t->order == 2 && matrix_rows_ok(t, r0, r1))
+        return NULL;
+    for (uint64_t r = r0; r < r1; r++)
         for (uint64_t k = t->ptr[r]; k < t->ptr[r + 1]; k++) {
             for (unsigned m = 1; m < t->order; m++)
                 if (t->idx[m][k] >= t->dims[m])
@@ -209,6 +239,15 @@ static const char *check_structure(const tessel_tensor *t)
                 return "entries are not sorted and unique";
         }
     return NULL;
+}
+
+/* The layout invariants of tessel_tensor (tensor.h). One pass over the
+ * entries: the arrays are far larger than the CPU caches by now, so each
+ * extra pass costs a full trip to memory. */
+static const char *check_structure(const tessel_tensor *t)
+{
+    const char *why = check_pointers(t);
+    return why ? why : check_entries(t, 0, t->dims[0]);
 }
 
 static int matches(const cache_header *h, const tessel_cache_source *expect)
@@ -248,6 +287,113 @@ static int read_payload(cache_input *in, const cache_header *h, int pattern_only
     return TESSEL_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* Mapped pattern-only loads */
+
+/* A matrix's column indices are checksummed and checked a window of this
+ * many bytes at a time (L2-sized), so the second look finds them cached. */
+#define MAP_WINDOW (256u << 10)
+
+/* madvise over [p, p + n), p rounded down to its page; only a hint, so a
+ * kernel without the advice changes nothing. */
+static void advise(const unsigned char *p, uint64_t n, int advice)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || n == 0)
+        return;
+    uintptr_t start = (uintptr_t)p & ~((uintptr_t)page - 1);
+    (void)madvise((void *)start, (size_t)((uintptr_t)p + n - start), advice);
+}
+
+/* Prefaults [p, p + n) in one call instead of a fault per few pages. */
+static void populate(const unsigned char *p, uint64_t n)
+{
+#ifdef MADV_POPULATE_READ
+    advise(p, n, MADV_POPULATE_READ);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+/* Checksums a matrix's column indices window by window, checking each
+ * window's rows while they are cached; *why keeps the first structural
+ * problem (the checksum is still taken to the end, so a damaged file is
+ * reported as a checksum mismatch, as the read path reports it). */
+static void sum_and_check_columns(const tessel_tensor *t, tessel_checksum *sum, const char **why)
+{
+    const uint64_t window = MAP_WINDOW / sizeof(uint32_t);
+    const unsigned char *col = (const unsigned char *)t->idx[1];
+    for (uint64_t r0 = 0; r0 < t->dims[0];) {
+        uint64_t r1 = r0 + 1;
+        while (r1 < t->dims[0] && t->ptr[r1] - t->ptr[r0] < window)
+            r1++;
+        uint64_t k0 = t->ptr[r0], k1 = t->ptr[r1];
+        tessel_checksum_update(sum, col + k0 * sizeof(uint32_t),
+                               (size_t)((k1 - k0) * sizeof(uint32_t)));
+        if (!*why)
+            *why = check_entries(t, r0, r1);
+        r0 = r1;
+    }
+}
+
+/* Checksums the mapped values a CACHE_CHUNK at a time and drops each chunk
+ * from the mapping once summed, so they never stay resident. */
+static void sum_and_drop(const unsigned char *p, uint64_t n, tessel_checksum *sum)
+{
+    for (uint64_t done = 0; done < n;) {
+        uint64_t k = n - done < CACHE_CHUNK ? n - done : CACHE_CHUNK;
+        populate(p + done, k);
+        tessel_checksum_update(sum, p + done, (size_t)k);
+        advise(p + done, k, MADV_DONTNEED);
+        done += k;
+    }
+}
+
+/* The payload of a pattern-only load in place: the file mapped read-only
+ * and private, t->ptr and t->idx pointing into it (t->mapping records the
+ * mapping; tessel_tensor_free unmaps it), checked as read_payload checks
+ * what it reads. TESSEL_OK with t->mapping NULL when the file cannot be
+ * mapped: the caller reads it instead. */
+static int map_payload(cache_input *in, const cache_header *h, tessel_tensor *t,
+                       tessel_diag *diag)
+{
+    if (in->fd < 0 || in->size > SIZE_MAX)
+        return TESSEL_OK;
+    void *map = mmap(NULL, (size_t)in->size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+    if (map == MAP_FAILED)
+        return TESSEL_OK;
+    t->mapping = map;
+    t->mapping_bytes = in->size;
+    unsigned char *base = map;
+    uint64_t ptr_bytes = (h->dims[0] + 1) * sizeof(uint64_t);
+    uint64_t idx_bytes = t->nnz * sizeof(uint32_t);
+    uint64_t index_end = CACHE_HEADER_BYTES + ptr_bytes + (t->order - 1) * idx_bytes;
+    populate(base + CACHE_HEADER_BYTES, index_end - CACHE_HEADER_BYTES);
+    t->ptr = (uint64_t *)(void *)(base + CACHE_HEADER_BYTES);
+    for (unsigned m = 1; m < t->order && t->nnz; m++)
+        t->idx[m] = (uint32_t *)(void *)(base + CACHE_HEADER_BYTES + ptr_bytes +
+                                         (m - 1) * idx_bytes);
+    tessel_checksum sum;
+    tessel_checksum_init(&sum);
+    tessel_checksum_update(&sum, t->ptr, (size_t)ptr_bytes);
+    const char *why = check_pointers(t);
+    if (!why && t->order == 2 && t->nnz) {
+        sum_and_check_columns(t, &sum, &why);
+    } else {
+        tessel_checksum_update(&sum, base + CACHE_HEADER_BYTES + ptr_bytes,
+                               (size_t)(index_end - CACHE_HEADER_BYTES - ptr_bytes));
+        why = why ? why : check_entries(t, 0, t->dims[0]);
+    }
+    sum_and_drop(base + index_end, in->size - index_end, &sum);
+    if (tessel_checksum_final(&sum) != h->payload_checksum)
+        why = "payload checksum mismatch";
+    if (why)
+        return tessel_diag_set(diag, TESSEL_ECORRUPT, in->name, 0, 0, NULL,
+                               "corrupt cache: %s (rebuild it with tessel convert)", why);
+    return TESSEL_OK;
+}
+
 static int cache_load(cache_input *in, const tessel_cache_source *expect, int pattern_only,
                       const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag)
 {
@@ -274,7 +420,9 @@ static int cache_load(cache_input *in, const tessel_cache_source *expect, int pa
     t->nnz = h.nnz;
     memcpy(t->field, h.field, sizeof(t->field));
     memcpy(t->symmetry, h.symmetry, sizeof(t->symmetry));
-    rc = read_payload(in, &h, pattern_only, a, t, diag);
+    rc = pattern_only ? map_payload(in, &h, t, diag) : TESSEL_OK;
+    if (!rc && !t->mapping)
+        rc = read_payload(in, &h, pattern_only, a, t, diag);
     if (rc) {
         tessel_tensor_free(&t);
         return rc;

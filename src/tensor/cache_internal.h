@@ -44,8 +44,10 @@ _Static_assert(sizeof(cache_header) == CACHE_HEADER_BYTES, "cache header layout"
 int cache_check_header(const cache_header *h, uint64_t total, tessel_diag *diag,
                        const char *name);
 
-/* tessel_cache_read; with pattern_only the values are checksummed through
- * one CACHE_CHUNK buffer and not kept (t->values NULL). */
+/* tessel_cache_read; with pattern_only the file is mapped (ptr and idx in
+ * place, t->mapping set; values checksummed through the mapping and not
+ * kept, t->values NULL), or, when it cannot be mapped, read with the values
+ * checksummed through one CACHE_CHUNK buffer. */
 int cache_read_file(const char *path, const tessel_cache_source *expect, int pattern_only,
                     const tessel_allocator *a, tessel_tensor **out, tessel_diag *diag);
 

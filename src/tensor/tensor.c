@@ -1,7 +1,18 @@
 /* tessel_tensor lifetime and small queries. */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tessel/tensor.h"
+
+/* An array of t's that it owns: not inside its mapping (a mapped load's
+ * ptr and idx are the file's bytes; anything else came from t->alloc). */
+static int owned(const tessel_tensor *t, const void *p)
+{
+    if (!t->mapping || !p)
+        return p != NULL;
+    const unsigned char *lo = t->mapping, *q = p;
+    return q < lo || q >= lo + t->mapping_bytes;
+}
 
 void tessel_tensor_free(tessel_tensor **tp)
 {
@@ -9,10 +20,15 @@ void tessel_tensor_free(tessel_tensor **tp)
         return;
     tessel_tensor *t = *tp;
     *tp = NULL;
-    tessel_dealloc(t->alloc, t->ptr);
+    if (owned(t, t->ptr))
+        tessel_dealloc(t->alloc, t->ptr);
     for (unsigned m = 0; m < TESSEL_MAX_ORDER; m++)
-        tessel_dealloc(t->alloc, t->idx[m]);
-    tessel_dealloc(t->alloc, t->values);
+        if (owned(t, t->idx[m]))
+            tessel_dealloc(t->alloc, t->idx[m]);
+    if (owned(t, t->values))
+        tessel_dealloc(t->alloc, t->values);
+    if (t->mapping)
+        munmap(t->mapping, (size_t)t->mapping_bytes);
     tessel_dealloc(t->alloc, t);
 }
 
@@ -50,6 +66,8 @@ int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_a
     c->ptr = NULL;
     c->values = NULL;
     memset(c->idx, 0, sizeof(c->idx));
+    c->mapping = NULL; /* the copy owns its arrays, even of a mapped t */
+    c->mapping_bytes = 0;
     int ok = 1;
     c->ptr = tessel_alloc_array(a, t->dims[0] + 1, sizeof(uint64_t));
     ok = ok && c->ptr;

@@ -1,7 +1,8 @@
 /* Unit tests of the binary tensor cache (src/tensor/cache.c) and of the
  * cache policy of tessel_tensor_load: round trips, every truncation and
  * flipped byte, structurally bad files with valid checksums, oversized
- * claims, staleness, rebuilding, cache directories and out-of-memory. */
+ * claims, staleness, rebuilding, cache directories and out-of-memory;
+ * and the same for pattern-only loads, which map the file. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -630,6 +631,265 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Mapped pattern-only loads: a .tsl's ptr and idx used in place. */
+
+/* tessel_tensor_load of path with pattern_only, through ta. */
+static int load_pattern(const char *path, test_alloc *ta, tessel_tensor **t, tessel_diag *d)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    opt.pattern_only = 1;
+    tessel_diag_clear(d);
+    return tessel_tensor_load(path, &opt, &ta->allocator, t, NULL, d);
+}
+
+/* b holds a's pattern (ptr and idx) and no values. */
+static void assert_same_pattern(const tessel_tensor *a, const tessel_tensor *b)
+{
+    ck_assert_uint_eq(a->order, b->order);
+    ck_assert_mem_eq(a->dims, b->dims, sizeof(a->dims));
+    ck_assert_uint_eq(a->nnz, b->nnz);
+    ck_assert_mem_eq(a->ptr, b->ptr, (a->dims[0] + 1) * sizeof(uint64_t));
+    ck_assert_ptr_null(b->idx[0]);
+    for (unsigned m = 1; m < a->order; m++) {
+        ck_assert_int_eq(b->idx[m] == NULL, a->nnz == 0);
+        if (a->nnz)
+            ck_assert_mem_eq(a->idx[m], b->idx[m], a->nnz * sizeof(uint32_t));
+    }
+    ck_assert_ptr_null(b->values);
+    ck_assert_str_eq(a->field, b->field);
+}
+
+/* The load maps the file: the allocator gives only the tensor's struct, the
+ * arrays lie in t->mapping; a clone owns copies that outlive the mapping. */
+START_TEST(pattern_load_maps_the_file)
+{
+    const tensor_case *c = &cases[_i];
+    char path[128];
+    path_in_dir(path, sizeof(path), "map.tsl");
+    tessel_tensor *a = build(c, NULL);
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, NULL), TESSEL_OK);
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_tensor *b = NULL;
+    tessel_diag d;
+    ck_assert_msg(load_pattern(path, &ta, &b, &d) == TESSEL_OK, "%s", d.message);
+    assert_same_pattern(a, b);
+    ck_assert_ptr_nonnull(b->mapping);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(b->mapping_bytes, (uint64_t)st.st_size);
+    const unsigned char *lo = b->mapping;
+    ck_assert((const unsigned char *)b->ptr == lo + HEADER_BYTES);
+    ck_assert_int_eq(ta.live, 1);
+    ck_assert_uint_eq(ta.peak, sizeof(tessel_tensor));
+
+    tessel_tensor *copy = NULL;
+    ck_assert_int_eq(tessel_tensor_clone(b, 0, &ta.allocator, &copy, &d), TESSEL_OK);
+    ck_assert_ptr_null(copy->mapping);
+    ck_assert_uint_eq(copy->mapping_bytes, 0);
+    ck_assert((const unsigned char *)copy->ptr < lo ||
+              (const unsigned char *)copy->ptr >= lo + b->mapping_bytes);
+    tessel_tensor_free(&b);
+    ck_assert_ptr_null(b);
+    assert_same_pattern(a, copy); /* read after the unmapping */
+    tessel_tensor_free(&copy);
+    ck_assert_int_eq(ta.live, 0);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* path written with fb's first n bytes, loaded pattern-only: corrupt, with
+ * nothing mapped or allocated left behind; the message (returned in d). */
+static void assert_pattern_load_corrupt(const char *path, const file_bytes *fb, size_t n,
+                                        tessel_diag *d)
+{
+    spit(path, fb->data, n);
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_tensor *t = NULL;
+    int rc = load_pattern(path, &ta, &t, d);
+    ck_assert_msg(rc == TESSEL_ECORRUPT, "length %zu: %d (%s)", n, rc, d->message);
+    ck_assert_ptr_null(t);
+    ck_assert_int_eq(ta.live, 0);
+    ck_assert_str_eq(d->file, path);
+    ck_assert_ptr_nonnull(strstr(d->message, "corrupt cache"));
+}
+
+/* Every proper prefix of a file and any single damaged byte, loaded
+ * pattern-only from disk: a clear error naming the file, no crash. */
+START_TEST(pattern_load_damaged_files)
+{
+    file_bytes fb = cache_bytes(_i, NULL);
+    char path[128];
+    path_in_dir(path, sizeof(path), "cut.tsl");
+    tessel_diag d;
+    for (size_t n = 0; n < fb.size; n++) {
+        assert_pattern_load_corrupt(path, &fb, n, &d);
+        ck_assert_msg(strstr(d.message, n < HEADER_BYTES ? "shorter than its header"
+                                                         : "truncated?"),
+                      "length %zu: %s", n, d.message);
+    }
+    for (size_t off = 0; off < fb.size; off++) {
+        fb.data[off] ^= 0x81;
+        assert_pattern_load_corrupt(path, &fb, fb.size, &d);
+        fb.data[off] ^= 0x81;
+    }
+    free(fb.data);
+}
+END_TEST
+
+/* The forgeries of structure_is_checked, from disk through the mapping:
+ * the same messages as the read path's. */
+START_TEST(pattern_load_checks_structure)
+{
+    char path[128];
+    path_in_dir(path, sizeof(path), "forged.tsl");
+    file_bytes fb = cache_bytes(0, NULL);
+    for (int i = 0; i < NFORGERIES; i++) {
+        const forgery *f = &forgeries[i];
+        file_bytes forged = { malloc(fb.size), fb.size };
+        ck_assert_ptr_nonnull(forged.data);
+        memcpy(forged.data, fb.data, fb.size);
+        if (f->width == 4)
+            put_u32(&forged, f->offset, (uint32_t)f->value);
+        else
+            put_u64(&forged, f->offset, f->value);
+        reseal(&forged);
+        tessel_diag d;
+        assert_pattern_load_corrupt(path, &forged, forged.size, &d);
+        ck_assert_msg(strstr(d.message, f->needle), "%s: message '%s' lacks '%s'", f->what,
+                      d.message, f->needle);
+        free(forged.data);
+    }
+    free(fb.data);
+}
+END_TEST
+
+/* A matrix whose columns span many of the mapped load's check windows
+ * (256 KiB of column indices each): 600 rows of 500 entries, 1.2 MB. */
+static tessel_tensor *wide_matrix(void)
+{
+    const uint64_t dims[2] = { 600, 1000 };
+    tessel_coo_builder *b = NULL;
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 1, NULL, &b, NULL), 0);
+    int bad = 0; /* one assertion, not 300,000 (each one messages Check's parent) */
+    for (uint32_t r = 0; r < 600; r++)
+        for (uint32_t k = 0; k < 500; k++) {
+            const uint32_t xy[2] = { r, (r * 7 + k * 2) % 1000 };
+            bad |= tessel_coo_builder_add(b, xy, 1.0 + k) != 0;
+        }
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    ck_assert_uint_eq(t->nnz, 300000);
+    return t;
+}
+
+/* Past the first window: the mapped pattern equals the read one; a defect
+ * deep in the columns is found with the read path's message, and a damaged
+ * byte there, left unsealed, is a checksum mismatch. */
+START_TEST(pattern_load_across_windows)
+{
+    char path[128];
+    path_in_dir(path, sizeof(path), "wide.tsl");
+    tessel_tensor *a = wide_matrix();
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, NULL), TESSEL_OK);
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_tensor *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_OK);
+    ck_assert_ptr_nonnull(b->mapping);
+    assert_same_pattern(a, b);
+    tessel_tensor_free(&b);
+
+    file_bytes fb = slurp(path);
+    /* Row 500's columns are 0, 2, 4, ...; its first entry is entry 250000,
+     * in the fourth window. */
+    size_t cols = HEADER_BYTES + 601 * 8;
+    static const struct {
+        size_t entry;
+        uint32_t value;
+        int seal;
+        const char *needle;
+    } defects[] = {
+        { 250000, 1000, 1, "out of range" }, /* column 1000 of 1000 */
+        { 250001, 0, 1, "sorted and unique" },
+        { 250001, 1, 0, "payload checksum mismatch" }, /* still sorted */
+    };
+    for (size_t i = 0; i < sizeof(defects) / sizeof(defects[0]); i++) {
+        file_bytes bad = { malloc(fb.size), fb.size };
+        ck_assert_ptr_nonnull(bad.data);
+        memcpy(bad.data, fb.data, fb.size);
+        put_u32(&bad, cols + defects[i].entry * 4, defects[i].value);
+        if (defects[i].seal)
+            reseal(&bad);
+        spit(path, bad.data, bad.size);
+        ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_ECORRUPT);
+        ck_assert_ptr_null(b);
+        ck_assert_msg(strstr(d.message, defects[i].needle), "%s", d.message);
+        free(bad.data);
+    }
+    ck_assert_int_eq(ta.live, 0);
+    free(fb.data);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* tessel_cache_write replaces a file by renaming a new one over it, so a
+ * tensor mapped from the old file keeps the old bytes. */
+START_TEST(mapped_tensor_survives_a_rewrite)
+{
+    char path[128];
+    path_in_dir(path, sizeof(path), "swap.tsl");
+    tessel_tensor *a = build(&cases[0], NULL), *other = build(&cases[1], NULL);
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, NULL), TESSEL_OK);
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_tensor *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_OK);
+    ck_assert_ptr_nonnull(b->mapping);
+    ck_assert_int_eq(tessel_cache_write(other, NULL, path, NULL), TESSEL_OK);
+    assert_same_pattern(a, b);
+    tessel_tensor_free(&b);
+    ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_OK);
+    assert_same_pattern(other, b);
+    tessel_tensor_free(&b);
+    ck_assert_int_eq(ta.live, 0);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&other);
+}
+END_TEST
+
+/* Out of memory: a mapped load allocates the tensor's struct only. */
+START_TEST(pattern_load_out_of_memory)
+{
+    const tensor_case *c = &cases[_i];
+    char path[128];
+    path_in_dir(path, sizeof(path), "oom.tsl");
+    tessel_tensor *a = build(c, NULL);
+    ck_assert_int_eq(tessel_cache_write(a, NULL, path, NULL), TESSEL_OK);
+    test_alloc ta;
+    test_alloc_init(&ta, 1);
+    tessel_tensor *b = NULL;
+    tessel_diag d;
+    ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_ENOMEM);
+    ck_assert_ptr_null(b);
+    ck_assert_int_eq(ta.live, 0);
+    test_alloc_init(&ta, 2);
+    ck_assert_int_eq(load_pattern(path, &ta, &b, &d), TESSEL_OK);
+    ck_assert_int_eq(ta.calls, 1);
+    assert_same_pattern(a, b);
+    tessel_tensor_free(&b);
+    ck_assert_int_eq(ta.live, 0);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -650,6 +910,12 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, cache_dir_holds_the_cache);
     tcase_add_test(tc, writes_are_atomic);
     tcase_add_loop_test(tc, out_of_memory_every_allocation, 0, NCASES);
+    tcase_add_loop_test(tc, pattern_load_maps_the_file, 0, NCASES);
+    tcase_add_loop_test(tc, pattern_load_damaged_files, 0, NCASES);
+    tcase_add_test(tc, pattern_load_checks_structure);
+    tcase_add_test(tc, pattern_load_across_windows);
+    tcase_add_test(tc, mapped_tensor_survives_a_rewrite);
+    tcase_add_loop_test(tc, pattern_load_out_of_memory, 0, NCASES);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@
  * grids against direct ones, both counter paths (dense and hash),
  * quantiles, histograms, footprints and out-of-memory behaviour. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,8 +82,10 @@ START_TEST(matrix_grids_match_brute_force)
 {
     uint64_t dims[2] = { 1000, 777 };
     tessel_tensor *t = random_tensor(2, dims, 30000, 1, NULL);
+    /* {1, 777}: the row slices, one tile per row (counted from the row
+     * pointers alone, grid.c count_group) */
     static const uint64_t shapes[][2] = { { 128, 128 }, { 37, 200 }, { 1, 1 },   { 1000, 777 },
-                                          { 5000, 3 },  { 64, 1 },   { 3, 999 } };
+                                          { 5000, 3 },  { 64, 1 },   { 3, 999 }, { 1, 777 } };
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
         check_shape(t, shapes[i]);
     tessel_tensor_free(&t);
@@ -505,6 +508,72 @@ START_TEST(blocked_counter_path)
 }
 END_TEST
 
+/* The spread summed tile by tile, as tessel_occupancy_acc_finish defines
+ * it (ascending occupancies, one addition per tile). */
+static double stddev_tile_by_tile(const uint64_t *value, const uint64_t *tiles, unsigned n)
+{
+    uint64_t nonempty = 0, nnz = 0;
+    for (unsigned i = 0; i < n; i++) {
+        nonempty += tiles[i];
+        nnz += value[i] * tiles[i];
+    }
+    double mean = (double)nnz / (double)nonempty, ss = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double d = (double)value[i] - mean;
+        for (uint64_t k = 0; k < tiles[i]; k++)
+            ss += d * d;
+    }
+    return sqrt(ss / (double)nonempty);
+}
+
+/* The finish's stddev takes runs of equal additions in steps (occ_acc.c
+ * add_repeated): the same bits as one addition per tile, through binade
+ * crossings, additions that round to nothing, and exact ties: round 0, a
+ * sum past 2^53 (ulp 2) plus an odd square, (2^20 + 1)^2, ties every time;
+ * round 1, mean 665657.5 over 2 x 6463 tiles, whose square's ties start on
+ * an odd multiple of the ulp (taking the first increment for the run's
+ * would be off there). Then random ones. */
+START_TEST(stddev_bits_of_tile_by_tile)
+{
+    const uint64_t m = (1u << 20) + 2; /* mean of 1 and 2m - 1: d = -+(2^20 + 1) */
+    uint64_t value[8], tiles[8];
+    unsigned n = 0;
+    value[n] = 1, tiles[n++] = 16384;
+    value[n] = 2 * m - 1, tiles[n++] = 16384;
+    gsl_rng *rng = tessel_rng_create(NULL, 7);
+    ck_assert_ptr_nonnull(rng);
+    for (int round = 0; round < 40; round++) {
+        tessel_occupancy_acc *acc = NULL;
+        ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &acc, NULL), TESSEL_OK);
+        for (unsigned i = 0; i < n; i++)
+            ck_assert_int_eq(tessel_occupancy_acc_add(acc, value[i], tiles[i], NULL), TESSEL_OK);
+        tessel_occupancy *o = NULL;
+        ck_assert_int_eq(tessel_occupancy_acc_finish(acc, UINT64_MAX, &o, NULL), TESSEL_OK);
+        double want = stddev_tile_by_tile(value, tiles, n);
+        ck_assert_msg(memcmp(&o->stddev, &want, sizeof(want)) == 0, "round %d: %.17g != %.17g",
+                      round, o->stddev, want);
+        tessel_occupancy_free(&o);
+        tessel_occupancy_acc_free(&acc);
+        if (round == 0) {
+            value[0] = 1, value[1] = 2 * 665657;
+            tiles[0] = tiles[1] = 6463;
+            continue;
+        }
+        /* Next: 1 to 8 distinct values (ascending, as finish sorts them),
+         * spread up to 2^k, up to 200,000 tiles each. */
+        n = 1 + (unsigned)gsl_rng_uniform_int(rng, 8);
+        uint64_t span = 1ull << (1 + gsl_rng_uniform_int(rng, 40));
+        uint64_t v = 1 + gsl_rng_uniform_int(rng, 100);
+        for (unsigned i = 0; i < n; i++) {
+            value[i] = v;
+            v += 1 + (uint64_t)(gsl_rng_uniform(rng) * (double)span);
+            tiles[i] = 1 + gsl_rng_uniform_int(rng, i % 2 ? 200000 : 50);
+        }
+    }
+    tessel_rng_free(NULL, &rng);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stats");
@@ -521,6 +590,7 @@ int main(void)
     tcase_add_test(tc, empty_and_invalid);
     tcase_add_test(tc, out_of_memory_every_allocation);
     tcase_add_test(tc, occupancy_split_and_merge);
+    tcase_add_test(tc, stddev_bits_of_tile_by_tile);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -126,18 +126,21 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
 {
     engine *e = n->e;
     const stat_grid *x = sd->x, *p = sd->p;
+    /* a run count is at most a row of P's tiles (nested_run's bound) */
+    if (p->cols > NESTED_RUN_MAX)
+        return TESSEL_ERANGE;
     /* both written in full below: no clearing */
-    double *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(double));
+    nested_run *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(nested_run));
     if (!runs)
         return TESSEL_ENOMEM;
     /* per k once: a pass per X tile would cost the effectual iterations */
-    double *per_k = tessel_alloc_array(e->alloc, p->rows + 1, sizeof(double));
+    nested_run *per_k = tessel_alloc_array(e->alloc, p->rows + 1, sizeof(nested_run));
     if (!per_k) {
         tessel_dealloc(e->alloc, runs);
         return TESSEL_ENOMEM;
     }
     for (uint64_t k = 0; k < p->rows; k++)
-        per_k[k] = (double)stat_nested_row_blocks(p, k, sd->cf);
+        per_k[k] = (nested_run)stat_nested_row_blocks(p, k, sd->cf);
     for (uint64_t o = 0; o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -154,8 +157,9 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
                                                         unless let go there */
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
+    nested_runs rv = { NULL, runs };
     if (!rc)
-        rc = stat_nested_price_input(n, sd, runs, c);
+        rc = stat_nested_price_input(n, sd, &rv, c);
     tessel_dealloc(e->alloc, runs);
     return rc;
 }
@@ -171,7 +175,7 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
  * child reads) and none kept at level b (a tile over the partition where
  * stat_ob_tile records one). 1: priced into c; 0: c untouched, the caller
  * prices per tile. */
-static int price_by_size(nested *n, const nested_side *sd, const double *runs, const pricer *pr,
+static int price_by_size(nested *n, const nested_side *sd, const nested_runs *runs, const pricer *pr,
                          uint64_t part, stat_counts *c)
 {
     engine *e = n->e;
@@ -192,13 +196,14 @@ static int price_by_size(nested *n, const nested_side *sd, const double *runs, c
      * further uses, where positive, as bumped uses */
     for (uint64_t o = 0; o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
-            if (runs[t] <= 0)
+            double rt = stat_nested_run_at(runs, t);
+            if (rt <= 0)
                 continue;
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
-            rs[x->nnz[t]] += runs[t];
-            if (uses > runs[t])
-                xs[x->nnz[t]] += uses - runs[t];
+            rs[x->nnz[t]] += rt;
+            if (uses > rt)
+                xs[x->nnz[t]] += uses - rt;
         }
     double total = 0;
     int ok = 1;
@@ -218,7 +223,8 @@ static int price_by_size(nested *n, const nested_side *sd, const double *runs, c
     return ok;
 }
 
-int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c)
+int stat_nested_price_input(nested *n, const nested_side *sd, const nested_runs *runs,
+                            stat_counts *c)
 {
     engine *e = n->e;
     const operand *op = &e->in[sd->op];
@@ -235,10 +241,11 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
             price tp = stat_grid_price(&pr, x, t);
-            input_uses(c, tp, part, runs[t], uses);
+            double rt = stat_nested_run_at(runs, t);
+            input_uses(c, tp, part, rt, uses);
             if (!rc) /* rule 4 per child read; X is B^T for B */
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
-                                  tp, part, runs[t], uses);
+                                  tp, part, rt, uses);
         }
     return rc;
 }
@@ -497,5 +504,8 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
     }
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_oom(diag, NULL, "evaluating a nested boundary's tiles", 0);
+    if (rc == TESSEL_ERANGE) /* input_side's bound on a tile's runs */
+        return tessel_diag_set(diag, rc, e->spec->path, 0, 0, NULL,
+                               "a nested level's tile row holds more than 2^31-1 tiles");
     return rc;
 }

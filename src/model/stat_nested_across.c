@@ -518,7 +518,7 @@ typedef struct scan_state {
  * follows an effectual outer tile on the same X tiles (the same o and k
  * blocks), the only place a run can continue. */
 static void scan_keys(const across *ac, const uint64_t *keys, uint64_t m, uint64_t cf,
-                      scan_state *st, double *runs)
+                      scan_state *st, nested_run *runs)
 {
     uint64_t *pc = st->pc, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
     for (uint64_t q = 0; q < m; q++) {
@@ -579,7 +579,7 @@ static int nested_order(const across *ac, unsigned *ord)
  * effectual): a run continues into it only from the previous effectual
  * outer tile pc on the same o and k blocks. */
 static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
-                      int *have_prev, double *runs)
+                      int *have_prev, nested_run *runs)
 {
     uint64_t v[3], z[3];
     if (*have_prev && c[RO] == pc[RO] && c[RK] == pc[RK] && outer_end(ac, c, 0, v)) {
@@ -613,7 +613,7 @@ static uint64_t last_common(const uint64_t *x, const uint64_t *y, uint64_t words
  * combination is tested. Cost: the strip pairs times the words of k (or
  * the combinations times a k block's words), which the caller bounds by
  * the outer tiles the keys would enumerate. */
-static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, double *runs)
+static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, nested_run *runs)
 {
     uint64_t q[3], c[3], pc[3] = { 0, 0, 0 };
     int have_prev = 0;
@@ -701,7 +701,7 @@ static uint64_t outer_total(const tessel_allocator *a, const across *ac, int *rc
 /* The effectual outer tiles in key order, in chunks of about
  * NESTED_ACROSS_CHUNK keys, through scan_keys. */
 static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t total, uint64_t cf,
-                      double *runs)
+                      nested_run *runs)
 {
     uint64_t maxkey = 0;
     for (unsigned r = 0; r < 3; r++) {
@@ -751,7 +751,7 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t tota
 /* Takes off runs[] the runs of X that continue across outer tiles. */
 int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
                              const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
-                             double *runs)
+                             nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     if (!n->first_digit || !x->n || !p->n)

@@ -66,7 +66,8 @@ typedef struct across {
     uint64_t blk[3];      /* level b-1 tile edge in level-b tiles, per role */
     unsigned ord[3];      /* roles in level b's loop order, outermost first */
     stat_grid xt;         /* X transposed: its columns k */
-    uint64_t *live, nlive; /* the k where X's column and P's row both hold tiles */
+    uint32_t *live;       /* the k where X's column and P's row both hold tiles (a column */
+    uint64_t nlive;       /* index of X, so 32 bits, as stat_grid.col), how many */
     /* per k, bitsets of the outer o blocks its X column and the outer f
      * blocks its P row reach (NULL past NESTED_ACROSS_BITS: binary searches) */
     uint64_t *obits, *fbits, wo, wf;
@@ -778,11 +779,11 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     } else {
         rc = stat_grid_transpose_pattern(x, a, &ac.xt); /* its ptr and col only */
     }
-    if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
+    if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint32_t))))
         rc = TESSEL_ENOMEM;
     for (uint64_t k = 0; !rc && k < ac.xt.rows && k < p->rows; k++)
         if (ac.xt.ptr[k] < ac.xt.ptr[k + 1] && p->ptr[k] < p->ptr[k + 1])
-            ac.live[ac.nlive++] = k;
+            ac.live[ac.nlive++] = (uint32_t)k;
     ac.wo = ((x->rows + ac.blk[RO] - 1) / ac.blk[RO] + 63) / 64;
     ac.wf = ((p->cols + ac.blk[RF] - 1) / ac.blk[RF] + 63) / 64;
     if (!rc)

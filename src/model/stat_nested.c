@@ -120,24 +120,90 @@ static void input_uses(stat_counts *c, price pr, uint64_t part, double runs, dou
     stat_add_bumped(c, uses - runs, pr, part);
 }
 
+/* A grid's tile counts held in 1 B each while the merge walks run, which
+ * read only ptr and col: counts of 255 and more kept aside by tile. B^T's
+ * counts would otherwise be 4 B per tile at B's peak (docs/models/stat.md,
+ * "Memory of the nested pass"). */
+typedef struct nnz_pack {
+    uint8_t *small;    /* per tile: its count, or 255: in over */
+    uint64_t nover;
+    uint64_t *over_t;  /* the tiles of 255 and more, ascending */
+    uint32_t *over_v;  /* and their counts */
+} nnz_pack;
+
+static void nnz_pack_free(const tessel_allocator *a, nnz_pack *pk)
+{
+    tessel_dealloc(a, pk->small);
+    tessel_dealloc(a, pk->over_t);
+    tessel_dealloc(a, pk->over_v);
+    memset(pk, 0, sizeof(*pk));
+}
+
+/* Moves g's counts into pk and frees g->nnz. */
+static int nnz_park(const tessel_allocator *a, stat_grid *g, nnz_pack *pk)
+{
+    memset(pk, 0, sizeof(*pk));
+    for (uint64_t t = 0; t < g->n; t++)
+        pk->nover += g->nnz[t] >= UINT8_MAX;
+    pk->small = tessel_alloc_array(a, g->n + 1, 1);
+    pk->over_t = tessel_alloc_array(a, pk->nover + 1, sizeof(uint64_t));
+    pk->over_v = tessel_alloc_array(a, pk->nover + 1, sizeof(uint32_t));
+    if (!pk->small || !pk->over_t || !pk->over_v) {
+        nnz_pack_free(a, pk);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t t = 0, m = 0; t < g->n; t++) {
+        uint32_t v = g->nnz[t];
+        pk->small[t] = v >= UINT8_MAX ? UINT8_MAX : (uint8_t)v;
+        if (v >= UINT8_MAX) {
+            pk->over_t[m] = t;
+            pk->over_v[m++] = v;
+        }
+    }
+    tessel_dealloc(a, g->nnz);
+    g->nnz = NULL;
+    return TESSEL_OK;
+}
+
+/* Gives g its counts back from pk (freed either way). */
+static int nnz_unpark(const tessel_allocator *a, stat_grid *g, nnz_pack *pk)
+{
+    g->nnz = tessel_alloc_array(a, g->n + 1, sizeof(uint32_t));
+    if (!g->nnz) {
+        nnz_pack_free(a, pk);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t t = 0; t < g->n; t++)
+        g->nnz[t] = pk->small[t];
+    for (uint64_t m = 0; m < pk->nover; m++)
+        g->nnz[pk->over_t[m]] = pk->over_v[m];
+    nnz_pack_free(a, pk);
+    return TESSEL_OK;
+}
+
 /* Fills and rule-4 streaming of one input at level b, with walk w's
- * merges inside each level b-1 tile and the merges across them. */
-static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
+ * merges inside each level b-1 tile and the merges across them. pk: NULL,
+ * or X's counts parked (nnz_park), given back to xg (= X) after the walks. */
+static int input_side(nested *n, const nested_side *sd, int w, stat_grid *xg, nnz_pack *pk,
+                      stat_counts *c)
 {
     engine *e = n->e;
     const stat_grid *x = sd->x, *p = sd->p;
+    /* a run count is at most a row of P's tiles (nested_run's bound) */
+    if (p->cols > NESTED_RUN_MAX)
+        return TESSEL_ERANGE;
     /* both written in full below: no clearing */
-    double *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(double));
+    nested_run *runs = tessel_alloc_array(e->alloc, x->n + 1, sizeof(nested_run));
     if (!runs)
         return TESSEL_ENOMEM;
     /* per k once: a pass per X tile would cost the effectual iterations */
-    double *per_k = tessel_alloc_array(e->alloc, p->rows + 1, sizeof(double));
+    nested_run *per_k = tessel_alloc_array(e->alloc, p->rows + 1, sizeof(nested_run));
     if (!per_k) {
         tessel_dealloc(e->alloc, runs);
         return TESSEL_ENOMEM;
     }
     for (uint64_t k = 0; k < p->rows; k++)
-        per_k[k] = (double)stat_nested_row_blocks(p, k, sd->cf);
+        per_k[k] = (nested_run)stat_nested_row_blocks(p, k, sd->cf);
     for (uint64_t o = 0; o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
             uint64_t k = x->col[t];
@@ -152,10 +218,13 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
         rc = stat_nested_merge_across(n, x, sd->op && n->b.col ? &n->b : NULL, p, sd->xo, sd->xf,
                                       sd->cf, runs); /* B's side: X = B^T, so X^T is B (input_b),
                                                         unless let go there */
+    if (pk) /* the pricing reads the counts */
+        rc = rc ? (nnz_pack_free(e->alloc, pk), rc) : nnz_unpark(e->alloc, xg, pk);
     if (!rc && n->rec)
         stat_nested_record_sizes(n, sd->op, x, p, runs);
+    nested_runs rv = { NULL, runs };
     if (!rc)
-        rc = stat_nested_price_input(n, sd, runs, c);
+        rc = stat_nested_price_input(n, sd, &rv, c);
     tessel_dealloc(e->alloc, runs);
     return rc;
 }
@@ -171,7 +240,7 @@ static int input_side(nested *n, const nested_side *sd, int w, stat_counts *c)
  * child reads) and none kept at level b (a tile over the partition where
  * stat_ob_tile records one). 1: priced into c; 0: c untouched, the caller
  * prices per tile. */
-static int price_by_size(nested *n, const nested_side *sd, const double *runs, const pricer *pr,
+static int price_by_size(nested *n, const nested_side *sd, const nested_runs *runs, const pricer *pr,
                          uint64_t part, stat_counts *c)
 {
     engine *e = n->e;
@@ -192,13 +261,14 @@ static int price_by_size(nested *n, const nested_side *sd, const double *runs, c
      * further uses, where positive, as bumped uses */
     for (uint64_t o = 0; o < x->rows; o++)
         for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++) {
-            if (runs[t] <= 0)
+            double rt = stat_nested_run_at(runs, t);
+            if (rt <= 0)
                 continue;
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
-            rs[x->nnz[t]] += runs[t];
-            if (uses > runs[t])
-                xs[x->nnz[t]] += uses - runs[t];
+            rs[x->nnz[t]] += rt;
+            if (uses > rt)
+                xs[x->nnz[t]] += uses - rt;
         }
     double total = 0;
     int ok = 1;
@@ -218,7 +288,8 @@ static int price_by_size(nested *n, const nested_side *sd, const double *runs, c
     return ok;
 }
 
-int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c)
+int stat_nested_price_input(nested *n, const nested_side *sd, const nested_runs *runs,
+                            stat_counts *c)
 {
     engine *e = n->e;
     const operand *op = &e->in[sd->op];
@@ -235,10 +306,11 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
             uint64_t k = x->col[t];
             double uses = k < p->rows ? (double)(p->ptr[k + 1] - p->ptr[k]) : 0;
             price tp = stat_grid_price(&pr, x, t);
-            input_uses(c, tp, part, runs[t], uses);
+            double rt = stat_nested_run_at(runs, t);
+            input_uses(c, tp, part, rt, uses);
             if (!rc) /* rule 4 per child read; X is B^T for B */
                 rc = stat_ob_tile(e, n->bd.b, sd->op, sd->op ? k : o, sd->op ? o : k, x->nnz[t],
-                                  tp, part, runs[t], uses);
+                                  tp, part, rt, uses);
         }
     return rc;
 }
@@ -248,8 +320,10 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs
  * an owned A and B are let go while it runs and rebuilt after as (A^T)^T
  * and (B^T)^T (a grid's columns ascend per row, stat_internal.h, so the
  * round trip gives back the same ptr, col, nnz and occ); a shared A's
- * A^T is made without its counts (docs/models/stat.md, "Memory of the
- * nested pass"). */
+ * A^T is made without its counts. B^T is made first, while B alone is
+ * alive, and its counts wait in 1 B per tile through the merge walks
+ * (nnz_park); A^T goes before B is rebuilt (docs/models/stat.md, "Memory
+ * of the nested pass"). */
 static int input_b(nested *n, stat_counts *c)
 {
     const tessel_allocator *a = n->e->alloc;
@@ -257,26 +331,34 @@ static int input_b(nested *n, stat_counts *c)
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));
-    int rc = n->a_owned ? stat_grid_transpose(&n->a, a, &at)
-                        : stat_grid_transpose_pattern(&n->a, a, &at);
-    int parked_a = !rc && n->a_owned;
-    if (parked_a)
-        stat_grid_free(a, &n->a);
-    if (!rc)
-        rc = stat_grid_transpose(&n->b, a, &bt);
+    nnz_pack pk;
+    memset(&pk, 0, sizeof(pk));
+    int rc = stat_grid_transpose(&n->b, a, &bt);
     int parked_b = !rc && n->b_owned;
     if (parked_b)
         stat_grid_free(a, &n->b);
+    if (!rc)
+        rc = nnz_park(a, &bt, &pk);
+    if (!rc) {
+        rc = n->a_owned ? stat_grid_transpose(&n->a, a, &at)
+                        : stat_grid_transpose_pattern(&n->a, a, &at);
+        if (rc)
+            nnz_pack_free(a, &pk);
+    }
+    int parked_a = !rc && n->a_owned;
+    if (parked_a)
+        stat_grid_free(a, &n->a);
     if (!rc) {
         nested_side sb = { &bt, &at, XJ, XI, 1, n->cf_i };
-        rc = input_side(n, &sb, w, c);
+        rc = input_side(n, &sb, w, &bt, &pk, c);
     }
-    if (parked_b && !rc)
-        rc = stat_grid_transpose(&bt, a, &n->b);
-    stat_grid_free(a, &bt);
+    nnz_pack_free(a, &pk); /* where input_side gave up before giving it back */
     if (parked_a && !rc)
         rc = stat_grid_transpose(&at, a, &n->a);
     stat_grid_free(a, &at);
+    if (parked_b && !rc)
+        rc = stat_grid_transpose(&bt, a, &n->b);
+    stat_grid_free(a, &bt);
     return rc;
 }
 
@@ -285,7 +367,7 @@ static int inputs(nested *n, stat_outcome *o)
     int rc = TESSEL_OK;
     int w = stat_nested_walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
     nested_side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-    rc = input_side(n, &sa, w, &o->a);
+    rc = input_side(n, &sa, w, NULL, NULL, &o->a);
     if (!rc)
         rc = input_b(n, &o->b);
     for (uint64_t k = 0; k < n->ext_k; k++) {
@@ -502,5 +584,8 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
     }
     if (rc == TESSEL_ENOMEM)
         return tessel_diag_oom(diag, NULL, "evaluating a nested boundary's tiles", 0);
+    if (rc == TESSEL_ERANGE) /* input_side's bound on a tile's runs */
+        return tessel_diag_set(diag, rc, e->spec->path, 0, 0, NULL,
+                               "a nested level's tile row holds more than 2^31-1 tiles");
     return rc;
 }

@@ -13,6 +13,14 @@
 /* Engine indices of SpMSpM (exact_roles.c). */
 enum { XI = 0, XJ = 1, XK = 2 };
 
+/* An input tile's runs while the merge walks take merged runs off: whole
+ * numbers (a row's coarse blocks minus whole merges), at most a row of P's
+ * tiles, so 4 B in place of a double's 8 (input_side checks the bound;
+ * docs/models/stat.md, "Memory of the nested pass"). Signed, so that a
+ * count taken below zero stays below zero as a double would. */
+typedef int32_t nested_run;
+#define NESTED_RUN_MAX INT32_MAX
+
 /* What a nested boundary's evaluation leaves that depends on its geometry
  * alone (stat_nested_cache.c keeps it across points): per input and tile
  * size (nonzeros, ascending), the runs (fills) and the uses after a fill
@@ -69,7 +77,7 @@ int stat_nested_walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, 
 
 /* Runs of X's tiles (runs[], per X tile) merged inside one level b-1 tile
  * by walk w. */
-int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, double *runs);
+int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, nested_run *runs);
 
 /* Coarse blocks of size cf holding a tile of grid row r. */
 uint64_t stat_nested_row_blocks(const stat_grid *g, uint64_t r, uint64_t cf);
@@ -97,7 +105,7 @@ uint64_t stat_nested_next_common(const uint64_t *x, const uint64_t *y, uint64_t 
  * xt: X's transpose when the caller holds it (read, not copied), or NULL. */
 int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
                              const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
-                             double *runs);
+                             nested_run *runs);
 
 /* Output Z at boundary n->bd.b into o: pairs, runs (write-backs), updates
  * and the bytes they move. */
@@ -187,7 +195,7 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
 /* stat_nested_cache.c: input op's tiles (grid x, runs[] per tile, P's
  * rows giving the uses) into n->rec by size; rec->ok = 0 when it cannot. */
 void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const stat_grid *p,
-                              const double *runs);
+                              const nested_run *runs);
 void stat_nested_summary_free(nested_summary *sm);
 /* Tile sizes up to this many nonzeros are grouped in a dense table. */
 #define STAT_NESTED_SIZE_TABLE (UINT64_C(1) << 20)
@@ -205,7 +213,18 @@ int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested
 void stat_nested_teardown(nested *n, const int *shared);
 /* Input sd's fills (runs[] per tile of sd->x) and rule 4's streaming at
  * level n->bd.b into c, registering each tile for rule 4 per child read. */
-int stat_nested_price_input(nested *n, const nested_side *sd, const double *runs, stat_counts *c);
+/* An input's runs per tile as the pricing reads them: whole counts (the
+ * merge walks', w) or fractional ones (the formula path's, d); one set. */
+typedef struct nested_runs {
+    const double *d;
+    const nested_run *w;
+} nested_runs;
+static inline double stat_nested_run_at(const nested_runs *r, uint64_t t)
+{
+    return r->d ? r->d[t] : (double)r->w[t];
+}
+int stat_nested_price_input(nested *n, const nested_side *sd, const nested_runs *runs,
+                            stat_counts *c);
 /* The outcome o into e->res at boundary n->bd.b, with the algorithmic counts. */
 void stat_nested_store(nested *n, const stat_outcome *o);
 

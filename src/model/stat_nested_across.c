@@ -66,7 +66,8 @@ typedef struct across {
     uint64_t blk[3];      /* level b-1 tile edge in level-b tiles, per role */
     unsigned ord[3];      /* roles in level b's loop order, outermost first */
     stat_grid xt;         /* X transposed: its columns k */
-    uint64_t *live, nlive; /* the k where X's column and P's row both hold tiles */
+    uint32_t *live;       /* the k where X's column and P's row both hold tiles (a column */
+    uint64_t nlive;       /* index of X, so 32 bits, as stat_grid.col), how many */
     /* per k, bitsets of the outer o blocks its X column and the outer f
      * blocks its P row reach (NULL past NESTED_ACROSS_BITS: binary searches) */
     uint64_t *obits, *fbits, wo, wf;
@@ -518,7 +519,7 @@ typedef struct scan_state {
  * follows an effectual outer tile on the same X tiles (the same o and k
  * blocks), the only place a run can continue. */
 static void scan_keys(const across *ac, const uint64_t *keys, uint64_t m, uint64_t cf,
-                      scan_state *st, double *runs)
+                      scan_state *st, nested_run *runs)
 {
     uint64_t *pc = st->pc, v[3] = { 0, 0, 0 }, z[3] = { 0, 0, 0 };
     for (uint64_t q = 0; q < m; q++) {
@@ -579,7 +580,7 @@ static int nested_order(const across *ac, unsigned *ord)
  * effectual): a run continues into it only from the previous effectual
  * outer tile pc on the same o and k blocks. */
 static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
-                      int *have_prev, double *runs)
+                      int *have_prev, nested_run *runs)
 {
     uint64_t v[3], z[3];
     if (*have_prev && c[RO] == pc[RO] && c[RK] == pc[RK] && outer_end(ac, c, 0, v)) {
@@ -613,7 +614,7 @@ static uint64_t last_common(const uint64_t *x, const uint64_t *y, uint64_t words
  * combination is tested. Cost: the strip pairs times the words of k (or
  * the combinations times a k block's words), which the caller bounds by
  * the outer tiles the keys would enumerate. */
-static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, double *runs)
+static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, nested_run *runs)
 {
     uint64_t q[3], c[3], pc[3] = { 0, 0, 0 };
     int have_prev = 0;
@@ -701,7 +702,7 @@ static uint64_t outer_total(const tessel_allocator *a, const across *ac, int *rc
 /* The effectual outer tiles in key order, in chunks of about
  * NESTED_ACROSS_CHUNK keys, through scan_keys. */
 static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t total, uint64_t cf,
-                      double *runs)
+                      nested_run *runs)
 {
     uint64_t maxkey = 0;
     for (unsigned r = 0; r < 3; r++) {
@@ -751,7 +752,7 @@ static int scan_outer(const tessel_allocator *a, const across *ac, uint64_t tota
 /* Takes off runs[] the runs of X that continue across outer tiles. */
 int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_grid *xt,
                              const stat_grid *p, unsigned xo, unsigned xf, uint64_t cf,
-                             double *runs)
+                             nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     if (!n->first_digit || !x->n || !p->n)
@@ -778,11 +779,11 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     } else {
         rc = stat_grid_transpose_pattern(x, a, &ac.xt); /* its ptr and col only */
     }
-    if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint64_t))))
+    if (!rc && !(ac.live = stat_zeroed(a, ac.xt.rows + 1, sizeof(uint32_t))))
         rc = TESSEL_ENOMEM;
     for (uint64_t k = 0; !rc && k < ac.xt.rows && k < p->rows; k++)
         if (ac.xt.ptr[k] < ac.xt.ptr[k + 1] && p->ptr[k] < p->ptr[k + 1])
-            ac.live[ac.nlive++] = k;
+            ac.live[ac.nlive++] = (uint32_t)k;
     ac.wo = ((x->rows + ac.blk[RO] - 1) / ac.blk[RO] + 63) / 64;
     ac.wf = ((p->cols + ac.blk[RF] - 1) / ac.blk[RF] + 63) / 64;
     if (!rc)

@@ -107,7 +107,7 @@ int stat_nested_sizes_compact(const tessel_allocator *a, nested_summary *rec, un
 }
 
 void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const stat_grid *p,
-                              const double *runs)
+                              const nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     nested_summary *rec = n->rec;

@@ -404,7 +404,8 @@ static int price_b(nested *n, const nested_side *sd, const double *per_k, stat_c
         return TESSEL_ENOMEM;
     for (uint64_t t = 0; t < x->n; t++)
         runs[t] = per_k[x->col[t]];
-    int rc = stat_nested_price_input(n, sd, runs, c);
+    nested_runs rv = { runs, NULL };
+    int rc = stat_nested_price_input(n, sd, &rv, c);
     tessel_dealloc(n->e->alloc, runs);
     return rc;
 }
@@ -423,7 +424,8 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
     if (rc)
         return rc;
     nested_side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-    rc = stat_nested_price_input(n, &sa, ra, &o.a);
+    nested_runs rva = { ra, NULL };
+    rc = stat_nested_price_input(n, &sa, &rva, &o.a);
     stat_grid bt, at;
     memset(&bt, 0, sizeof(bt));
     memset(&at, 0, sizeof(at));

@@ -63,7 +63,7 @@ static double blocks_of(const stat_grid *p, uint64_t k, uint64_t cf, uint64_t *m
  * at one k follow each other when it is the only tile of column k in its
  * o block: one run per outer f block instead of one per use. Marks those
  * tiles' runs in runs[]. */
-static int merge_column_alone(const nested *n, const nested_side *sd, double *runs)
+static int merge_column_alone(const nested *n, const nested_side *sd, nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -430,7 +430,7 @@ static int group_init(const tessel_allocator *a, uint64_t cap, group *g)
  * stays resident (one-level IJK's reuse, stat_walk_pairs). A group is one
  * row's tiles in one k block (all k distinct). Takes those merges off
  * runs[]. */
-static int merge_row_walk(const nested *n, const nested_side *sd, double *runs)
+static int merge_row_walk(const nested *n, const nested_side *sd, nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -491,7 +491,7 @@ static void group_thin(group *g, uint64_t *cnt, uint64_t *seen)
  * rows, stat_walk_pairs). A group is an o block x a k block, its tiles in
  * (o, k) order, gathered per o block by linked lists per k block. Takes
  * those merges off runs[]. */
-static int merge_outer_walk(const nested *n, const nested_side *sd, double *runs)
+static int merge_outer_walk(const nested *n, const nested_side *sd, nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -633,7 +633,7 @@ static uint64_t tile_at(const stat_grid *g, uint64_t r, uint64_t c)
  * rows, input_b_outer). Takes those merges off runs[]. Cost: the
  * partner's tiles times X's tiles per column, so only where P's bitsets
  * over f would not fit (merge_column_walk); same result as the groups. */
-static int merge_column_lists(const nested *n, const nested_side *sd, double *runs)
+static int merge_column_lists(const nested *n, const nested_side *sd, nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -687,7 +687,7 @@ static int merge_column_lists(const nested *n, const nested_side *sd, double *ru
  * block count (group_thin's rule, read off X's columns directly). Per k
  * block, the entries go to linked lists per o block (pool q). */
 static int merge_column_groups(const nested *n, const nested_side *sd, const stat_grid *xt,
-                               double *runs)
+                               nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -763,7 +763,7 @@ static int merge_column_groups(const nested *n, const nested_side *sd, const sta
 }
 /* Level-b order (f, k, o): by groups (merge_column_groups), or by the
  * lists when P's bitsets over f would not fit NESTED_FBITS_BUDGET. */
-static int merge_column_walk(const nested *n, const nested_side *sd, double *runs)
+static int merge_column_walk(const nested *n, const nested_side *sd, nested_run *runs)
 {
     const tessel_allocator *a = n->e->alloc;
     const stat_grid *x = sd->x, *p = sd->p;
@@ -806,7 +806,7 @@ int stat_nested_walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, 
 }
 
 /* Runs of X's tiles merged inside one level b-1 tile by walk w. */
-int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, double *runs)
+int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, nested_run *runs)
 {
     if (w == WALK_ALONE)
         return merge_column_alone(n, sd, runs);

@@ -799,6 +799,26 @@ START_TEST(nested_merge_groups_equal_exact)
 }
 END_TEST
 
+/* Tiles of 255 nonzeros and more at the nested levels (a half-full
+ * 128 x 128 pair: B's level-2 tiles hold about 1,000, level 3's about 500):
+ * B's side holds its tiles' counts in 1 B each through the merge walks and
+ * the larger ones aside (stat_nested.c, nnz_park); the inputs' fills and
+ * bytes still equal the exact walk's at every point. */
+START_TEST(nested_heavy_tiles_exact)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = 16;
+    o.base[1] = 32;
+    o.output_fraction = 0.05;
+    o.output_min_flops = 0;
+    tessel_tensor *a = test_matrix(128, 128, 0.5, 5), *b = test_matrix(128, 128, 0.5, 6);
+    nested_pair(a, b, &o, 1e-9, 0.05, 1e-9);
+    tessel_tensor_free(&a);
+    tessel_tensor_free(&b);
+}
+END_TEST
+
 START_TEST(refuses_what_it_does_not_model)
 {
     tessel_tensor *a = load("examples/data/G51.mtx.gz");
@@ -1164,6 +1184,7 @@ int main(void)
     tcase_add_test(tc, walk_equals_exact);
     tcase_add_test(tc, nested_close_to_exact);
     tcase_add_test(tc, nested_merge_groups_equal_exact);
+    tcase_add_test(tc, nested_heavy_tiles_exact);
     tcase_add_test(tc, mttkrp_full_sample_equals_exact);
     tcase_add_test(tc, mttkrp_sample_past_its_cap_is_refused);
     tcase_add_test(tc, saved_statistics_roundtrip);

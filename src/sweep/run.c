@@ -69,11 +69,6 @@ typedef struct batch {
     double start, last_report;
 } batch;
 
-typedef struct worker_arg {
-    batch *b;
-    unsigned index;
-} worker_arg;
-
 static void report_progress(batch *b, int force)
 {
     if (!b->opt->progress)
@@ -158,33 +153,23 @@ static void work(batch *b, unsigned index)
     w->waited = sweep_probe_waited(w->memo);
 }
 
-static void *worker_main(void *arg)
+static void work_entry(void *ctx, unsigned index)
 {
-    worker_arg *wa = arg;
-    work(wa->b, wa->index);
-    return NULL;
+    work(ctx, index);
 }
 
-/* Runs the batch on nthreads (the calling thread is worker 0). */
-static int run_batch(batch *b, unsigned nthreads)
+/* Runs the batch on nthreads workers of the crew (the calling thread is
+ * worker 0); a worker whose thread could not be started leaves its share
+ * to the others. */
+static int run_batch(batch *b, sweep_crew *crew, unsigned nthreads)
 {
-    pthread_t tid[256];
-    worker_arg args[256];
-    unsigned started = 0;
     for (unsigned i = 0; i < nthreads; i++)
         b->workers[i].cpu = b->workers[i].waited = 0;
     sweep_sched_reset(b->sched, b->nchunks, nthreads);
-    for (unsigned i = 1; i < nthreads; i++) {
-        args[i] = (worker_arg){ b, i };
-        if (pthread_create(&tid[i], NULL, worker_main, &args[i]) != 0)
-            break; /* fewer threads: same output, only slower */
-        started = i;
-    }
-    for (unsigned i = started + 1; i < nthreads; i++)
-        sweep_sched_gone(b->sched, i); /* its share is the others' */
-    work(b, 0);
-    for (unsigned i = 1; i <= started; i++)
-        pthread_join(tid[i], NULL);
+    unsigned can = sweep_crew_grow(crew, nthreads);
+    for (unsigned i = can; i < nthreads; i++)
+        sweep_sched_gone(b->sched, i);
+    sweep_crew_run(crew, can, work_entry, b);
     return TESSEL_OK;
 }
 
@@ -206,6 +191,7 @@ typedef struct run_ctx {
     sweep_memo *memo;  /* the data entry's traffic memo, shared by the workers */
     sweep_spec_store *specs; /* the data entry's derived specs, shared by the workers */
     sweep_sched *sched;      /* deals each batch's chunks to the workers */
+    sweep_crew *crew;        /* the worker threads, kept across batches */
     uint64_t group;    /* points in a run that share a traffic (pricing_group) */
     uint64_t first, end, next; /* this run's points and the first one not yet written */
     uint64_t batch_points;
@@ -230,7 +216,8 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
         return tessel_diag_oom(diag, "", "starting the sweep's worker threads",
                                r->nthreads * sizeof(*r->workers));
     memset(r->workers, 0, r->nthreads * sizeof(*r->workers));
-    if (!(r->sched = sweep_sched_create(r->alloc, r->nthreads)))
+    if (!(r->sched = sweep_sched_create(r->alloc, r->nthreads)) ||
+        !(r->crew = sweep_crew_create(r->alloc, r->nthreads)))
         return tessel_diag_oom(diag, "", "starting the sweep's chunk scheduler", 0);
     for (unsigned i = 0; i < r->nthreads; i++) {
         worker *w = &r->workers[i];
@@ -246,6 +233,7 @@ static int workers_open(run_ctx *r, tessel_diag *diag)
 
 static void workers_close(run_ctx *r)
 {
+    sweep_crew_free(&r->crew); /* its threads stop before their workers go */
     for (unsigned i = 0; r->workers && i < r->nthreads; i++) {
         worker *w = &r->workers[i];
         if (w->summary)
@@ -414,7 +402,7 @@ static int evaluate_range(run_ctx *r, const sweep_shared *sh, uint64_t from, uin
         b.last_report = 0;
         double t0 = sweep_now();
         unsigned used = r->nthreads < nchunks ? r->nthreads : (unsigned)nchunks;
-        run_batch(&b, used);
+        run_batch(&b, r->crew, used);
         double took = sweep_now() - t0, busiest = 0;
         r->report->eval_seconds += took;
         for (unsigned i = 0; i < used; i++) {

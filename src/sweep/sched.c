@@ -152,15 +152,14 @@ static size_t chunks_left(sweep_sched *s)
     return left;
 }
 
-/* Whether a waiting worker may go on (mu held): `by`'s clock reached what
- * it waits for, or no chunk is left. */
-static int wakes_waiters(sweep_sched *s, const sched_worker *by)
+/* Whether a waiting worker may go on (mu held): `by`'s clock (at `cpu`)
+ * reached what it waits for, or no chunk is left. */
+static int wakes_waiters(sweep_sched *s, const sched_worker *by, double cpu)
 {
     if (!s->waiting)
         return 0;
     if (!chunks_left(s))
         return 1;
-    double cpu = worker_cpu(by);
     for (unsigned i = 0; i < s->nworkers; i++)
         if (s->w[i].waiting && &s->w[i] != by && cpu >= s->w[i].wait_for)
             return 1;
@@ -182,14 +181,14 @@ static void wait_moved(sweep_sched *s, double seconds)
     pthread_cond_timedwait(&s->moved, &s->mu, &ts);
 }
 
-/* What `own` must wait for before its next chunk (mu held): the CPU the
+/* What `own` (whose CPU on the batch is `mine`) must wait for before its
+ * next chunk (mu held): the CPU the
  * lagging workers' clocks must reach (*need; INFINITY: none, *chunk is
  * then the chunk), the least of their clocks and whether one of them
  * runs. */
-static void next_or_need(sweep_sched *s, sched_worker *own, size_t *chunk, double *need,
-                         double *least, int *running)
+static void next_or_need(sweep_sched *s, sched_worker *own, double mine, size_t *chunk,
+                         double *need, double *least, int *running)
 {
-    double mine = worker_cpu(own);
     sched_worker *from = NULL;
     int own_share = own->next < own->end;
     *need = *least = INFINITY;
@@ -217,8 +216,9 @@ static void next_or_need(sweep_sched *s, sched_worker *own, size_t *chunk, doubl
 }
 
 /* The next chunk for `own` (mu held; nchunks: none left), waiting while
- * the pacing rules (above) hold it back. */
-static size_t next_chunk(sweep_sched *s, sched_worker *own)
+ * the pacing rules (above) hold it back; *mine is own's CPU on the batch,
+ * read again after a wait (a CPU clock costs a system call). */
+static size_t next_chunk(sweep_sched *s, sched_worker *own, double *mine)
 {
     for (unsigned waits = 0;; waits++) {
         size_t chunk = s->nchunks;
@@ -226,13 +226,15 @@ static size_t next_chunk(sweep_sched *s, sched_worker *own)
         int running;
         if (!chunks_left(s))
             return s->nchunks;
-        next_or_need(s, own, &chunk, &need, &least, &running);
+        if (waits)
+            *mine = worker_cpu(own);
+        next_or_need(s, own, *mine, &chunk, &need, &least, &running);
         if (chunk != s->nchunks || need == INFINITY)
             return chunk;
         own->wait_for = need;
         own->waiting = 1;
         s->waiting++;
-        if (wakes_waiters(s, own))
+        if (wakes_waiters(s, own, *mine))
             pthread_cond_broadcast(&s->moved);
         /* A worker that takes a chunk wakes us once its clock has reached
          * `need` (take); within a long chunk, on idle cores, its clock
@@ -271,19 +273,23 @@ void sweep_sched_gone(sweep_sched *s, unsigned index)
 
 size_t sweep_sched_take(sweep_sched *s, unsigned index)
 {
-    pthread_mutex_lock(&s->mu);
     sched_worker *own = &s->w[index];
-    double cpu = worker_cpu(own);
+    /* One CPU clock read per take (a system call), outside the lock: only
+     * this thread writes own's clock fields, and reset (which writes
+     * nworkers) happens before the batch's threads run. None alone: one
+     * worker is never paced. */
+    double cpu = s->nworkers > 1 ? worker_cpu(own) : 0;
+    pthread_mutex_lock(&s->mu);
     if (own->taken_at >= 0)
         own->slack = cpu - own->taken_at;
-    size_t c = next_chunk(s, own);
+    size_t c = next_chunk(s, own, &cpu);
     if (c == s->nchunks) {
         own->finished = 1; /* nobody paces with it any more */
         if (s->waiting)
             pthread_cond_broadcast(&s->moved);
     } else {
-        own->taken_at = worker_cpu(own);
-        if (wakes_waiters(s, own))
+        own->taken_at = cpu;
+        if (wakes_waiters(s, own, cpu))
             pthread_cond_broadcast(&s->moved);
     }
     pthread_mutex_unlock(&s->mu);

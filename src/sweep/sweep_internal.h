@@ -260,6 +260,22 @@ size_t sweep_sched_take(sweep_sched *s, unsigned index);
 void sweep_sched_failed(sweep_sched *s, size_t chunk);
 
 /* ------------------------------------------------------------------ */
+/* crew.c: the sweep's worker threads, started once and fed every batch.
+ * Worker 0 is the calling thread. */
+typedef struct sweep_crew sweep_crew;
+typedef void (*sweep_crew_fn)(void *ctx, unsigned index);
+/* A crew of at most nworkers workers (no thread started yet). */
+sweep_crew *sweep_crew_create(const tessel_allocator *a, unsigned nworkers);
+/* Starts threads until nworkers workers can run (at most create's);
+ * returns how many can (fewer when a thread could not be started). */
+unsigned sweep_crew_grow(sweep_crew *c, unsigned nworkers);
+/* fn(ctx, i) for workers 0..nworkers-1 (those grow made), i = 0 on the
+ * calling thread; returns when every one has returned. */
+void sweep_crew_run(sweep_crew *c, unsigned nworkers, sweep_crew_fn fn, void *ctx);
+/* Stops and joins the threads. */
+void sweep_crew_free(sweep_crew **c);
+
+/* ------------------------------------------------------------------ */
 /* output.c: sweep.state, the .part files, resume. */
 typedef struct sweep_state {
     uint64_t fingerprint;

@@ -564,6 +564,55 @@ START_TEST(sched_two_threads_take_every_chunk_once)
 }
 END_TEST
 
+typedef struct crew_probe {
+    pthread_mutex_t mu;
+    pthread_t caller;
+    unsigned runs[3];
+    int caller_is_0; /* worker 0 always ran on the calling thread */
+} crew_probe;
+
+static void crew_count(void *ctx, unsigned index)
+{
+    crew_probe *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    p->runs[index]++;
+    if (index == 0 && !pthread_equal(pthread_self(), p->caller))
+        p->caller_is_0 = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The crew's threads are started once and run every batch handed to
+ * them: each worker of a batch exactly once, none beyond the batch's
+ * count, worker 0 on the calling thread. */
+START_TEST(crew_runs_each_worker_once_per_batch)
+{
+    sweep_crew *c = sweep_crew_create(NULL, 3);
+    ck_assert_ptr_nonnull(c);
+    crew_probe p = { .caller = pthread_self(), .caller_is_0 = 1 };
+    pthread_mutex_init(&p.mu, NULL);
+    unsigned want[3] = { 0 };
+    for (unsigned round = 0; round < 300; round++) {
+        unsigned n = 1 + round % 3;
+        ck_assert_uint_eq(sweep_crew_grow(c, n), n);
+        sweep_crew_run(c, n, crew_count, &p);
+        for (unsigned i = 0; i < n; i++)
+            want[i]++;
+        for (unsigned i = 0; i < 3; i++) /* every worker returned before run did */
+            ck_assert_uint_eq(p.runs[i], want[i]);
+    }
+    ck_assert_int_eq(p.caller_is_0, 1);
+    sweep_crew_free(&c);
+    ck_assert_ptr_null(c);
+    sweep_crew *alone = sweep_crew_create(NULL, 1); /* -j 1: never a thread */
+    ck_assert_uint_eq(sweep_crew_grow(alone, 4), 1);
+    sweep_crew_run(alone, 4, crew_count, &p);
+    ck_assert_uint_eq(p.runs[0], want[0] + 1);
+    ck_assert_uint_eq(p.runs[1], want[1]);
+    sweep_crew_free(&alone);
+    pthread_mutex_destroy(&p.mu);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -582,6 +631,7 @@ int main(void)
     tcase_add_test(tc, merge_survives_every_failed_allocation);
     tcase_add_test(tc, sched_shares_and_first_failure);
     tcase_add_test(tc, sched_two_threads_take_every_chunk_once);
+    tcase_add_test(tc, crew_runs_each_worker_once_per_batch);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -142,102 +142,30 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
     tessel_dealloc(tr->alloc, tr);
 }
 
-/* The columns statistic straight from the CSR (no transpose): it is the
- * rows statistic of the matrix's transpose on its transposed tile grid,
- * whose strips are the column strips and whose tiles are a strip's rows
- * of tiles ascending (the layout cl_* build). Rows are walked in order,
- * so a column meets its rows of tiles ascending: one stamp per column (the
- * last row of tiles it was seen in) tells a new tile, and the blocks of
- * that tile's trie that are new to the column are those below the level
- * where the stamp and the row of tiles first share a block. */
-typedef struct cl_work {
-    uint64_t *tptr;  /* column strip cs's tiles: [tptr[cs], tptr[cs + 1]) */
-    uint32_t *tkey;  /* a tile's row of tiles */
-    uint64_t *cur;   /* per column strip, its tile in the current row of tiles */
-    uint32_t *stamp; /* per column, its last row of tiles (NOT_NODE: none) */
-} cl_work;
-
-static void cl_free(const tessel_allocator *a, cl_work *w)
+/* The matrix's transpose as CSR (rows = t's columns, each row's columns
+ * ascending), only the arrays tessel_tile_grid_build and
+ * tessel_tile_grid_rows read (ptr, idx[1]). */
+static int transpose_pattern(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor *tt)
 {
-    tessel_dealloc(a, w->tptr);
-    tessel_dealloc(a, w->tkey);
-    tessel_dealloc(a, w->cur);
-    tessel_dealloc(a, w->stamp);
-}
-
-static int cl_layout(const tessel_tensor *t, const tessel_tile_grid *g, const tessel_allocator *a,
-                     cl_work *w)
-{
-    uint64_t nc = g->extent[1];
-    w->tptr = tessel_alloc_zeroed(a, nc + 2, sizeof(uint64_t));
-    w->tkey = tessel_alloc_array(a, g->nonempty ? g->nonempty : 1, sizeof(uint32_t));
-    w->cur = tessel_alloc_array(a, nc + 1, sizeof(uint64_t));
-    w->stamp = tessel_alloc_array(a, t->dims[1] ? t->dims[1] : 1, sizeof(uint32_t));
-    if (!w->tptr || !w->tkey || !w->cur || !w->stamp)
+    memset(tt, 0, sizeof(*tt));
+    tt->alloc = a;
+    tt->order = 2;
+    tt->dims[0] = t->dims[1];
+    tt->dims[1] = t->dims[0];
+    tt->nnz = t->nnz;
+    tt->ptr = tessel_alloc_zeroed(a, t->dims[1] + 2, sizeof(uint64_t));
+    tt->idx[1] = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
+    if (!tt->ptr || !tt->idx[1])
         return TESSEL_ENOMEM;
-    for (uint64_t i = 0; i < g->nonempty; i++)
-        w->tptr[tessel_tile_grid_key(g, i) + 1]++;
-    for (uint64_t c = 0; c < nc; c++)
-        w->tptr[c + 1] += w->tptr[c];
-    memcpy(w->cur, w->tptr, (nc + 1) * sizeof(uint64_t));
-    for (uint64_t r = 0; r < g->extent[0]; r++)
-        for (uint64_t i = g->row[r]; i < g->row[r + 1]; i++)
-            w->tkey[w->cur[tessel_tile_grid_key(g, i)]++] = (uint32_t)r;
-    memcpy(w->cur, w->tptr, (nc + 1) * sizeof(uint64_t));
-    memset(w->stamp, 0xff, (t->dims[1] ? t->dims[1] : 1) * sizeof(uint32_t));
-    return TESSEL_OK;
-}
-
-/* The node of block b at level l >= 1 of the strip [lo, hi) whose tile
- * pos lies in it: stored with the last tile of its left half when both
- * halves hold one; NOT_NODE otherwise. */
-static uint64_t cl_node(const uint32_t *key, uint64_t lo, uint64_t hi, uint64_t pos, unsigned l,
-                        uint64_t b)
-{
-    uint64_t mid = (b << l) + (UINT64_C(1) << (l - 1)), end = (b + 1) << l;
-    uint64_t x = key[pos] < mid ? pos : lo, y = key[pos] < mid ? hi : pos;
-    while (x < y) { /* the first tile at or past mid */
-        uint64_t m = x + (y - x) / 2;
-        if (key[m] < mid)
-            x = m + 1;
-        else
-            y = m;
-    }
-    if (x == lo || x == hi || key[x - 1] < (b << l) || key[x] >= end)
-        return NOT_NODE;
-    return x - 1;
-}
-
-/* Row of tiles R's entries into tr (cl_work's comment). */
-static void cl_strip(const tessel_tensor *t, const tessel_tile_grid *g, cl_work *w,
-                     unsigned levels, uint64_t R, tessel_tile_rows *tr)
-{
     const uint32_t *col = t->idx[1];
-    uint64_t cw = g->tile[1], r0 = R * g->tile[0];
-    uint64_t r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0] : t->dims[0];
-    for (uint64_t i = g->row[R]; i < g->row[R + 1]; i++) {
-        uint64_t cs = tessel_tile_grid_key(g, i);
-        while (w->tkey[w->cur[cs]] != R)
-            w->cur[cs]++;
-    }
-    for (uint64_t r = r0; r < r1; r++)
-        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++) {
-            uint32_t c = col[p], prev = w->stamp[c];
-            if (prev == (uint32_t)R)
-                continue;
-            w->stamp[c] = (uint32_t)R;
-            uint64_t cs = c / cw, pos = w->cur[cs];
-            tr->rows[pos]++;
-            if (prev == NOT_NODE)
-                tr->strip[cs]++;
-            for (unsigned l = 1; l <= levels; l++) {
-                if (prev != NOT_NODE && (prev >> l) == (R >> l))
-                    break;
-                uint64_t k = cl_node(w->tkey, w->tptr[cs], w->tptr[cs + 1], pos, l, R >> l);
-                if (k != NOT_NODE)
-                    tr->node[k]++;
-            }
-        }
+    for (uint64_t p = 0; p < t->nnz; p++)
+        tt->ptr[col[p] + 2]++;
+    for (uint64_t c = 0; c < t->dims[1]; c++)
+        tt->ptr[c + 2] += tt->ptr[c + 1];
+    for (uint64_t r = 0; r < t->dims[0]; r++) /* rows ascending: each column's rows sorted */
+        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
+            tt->idx[1][tt->ptr[col[p] + 1]++] = (uint32_t)r;
+    return TESSEL_OK;
 }
 
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -245,31 +173,22 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
 {
     *out = NULL;
     if (t->order != 2 || g->order != 2 || g->nnz != t->nnz || g->dims[0] != t->dims[0] ||
-        g->dims[1] != t->dims[1] || g->extent[0] >= NOT_NODE || t->dims[1] > NOT_NODE)
+        g->dims[1] != t->dims[1])
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                "per-tile columns are counted for a matrix on its own tile grid");
-    cl_work w = { 0 };
-    uint64_t n = g->nonempty ? g->nonempty : 1;
-    tessel_tile_rows *tr = tessel_alloc(a, sizeof(*tr));
-    if (tr) {
-        memset(tr, 0, sizeof(*tr));
-        tr->alloc = a;
-        tr->n = g->nonempty;
-        tr->nstrips = g->extent[1];
-        tr->rows = tessel_alloc_zeroed(a, n, sizeof(uint32_t));
-        tr->node = tessel_alloc_zeroed(a, n, sizeof(uint32_t));
-        tr->strip = tessel_alloc_zeroed(a, tr->nstrips ? tr->nstrips : 1, sizeof(uint32_t));
-    }
-    if (!tr || !tr->rows || !tr->node || !tr->strip || cl_layout(t, g, a, &w)) {
-        tessel_tile_rows_free(&tr);
-        cl_free(a, &w);
-        return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty columns",
-                               (size_t)((3 * n + g->extent[1] * 3 + t->dims[1]) * 4));
-    }
-    unsigned levels = levels_of(g->extent[0]);
-    for (uint64_t R = 0; R < g->extent[0]; R++)
-        cl_strip(t, g, &w, levels, R, tr);
-    cl_free(a, &w);
-    *out = tr;
-    return TESSEL_OK;
+    tessel_tensor tt;
+    tessel_tile_grid *gt = NULL;
+    uint64_t tile[2] = { g->tile[1], g->tile[0] };
+    int rc = transpose_pattern(t, a, &tt);
+    if (rc)
+        rc = tessel_diag_oom(diag, NULL, "transposing a matrix to count its tiles' columns",
+                             (size_t)((t->dims[1] + 2) * 8 + t->nnz * 4));
+    if (!rc)
+        rc = tessel_tile_grid_build(&tt, tile, a, &gt, diag);
+    if (!rc)
+        rc = tessel_tile_grid_rows(&tt, gt, a, out, diag);
+    tessel_tile_grid_free(&gt);
+    tessel_dealloc(a, tt.ptr);
+    tessel_dealloc(a, tt.idx[1]);
+    return rc;
 }

@@ -165,7 +165,7 @@ typedef struct ks_val {
 #define KS_SLOTS 512u
 #define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
-#define KS_MEMO 4096u /* visits' step counts kept, direct-mapped */
+#define KS_MEMO 16384u /* visits' step counts kept, direct-mapped */
 
 /* One visit's step count m by its inputs: a visit of the same reduction
  * tile, lines and groups as an earlier one takes its m without the dot
@@ -305,10 +305,9 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     ks->nbw = tessel_alloc_array(a, ks->ext_k, sizeof(uint32_t));
     ks->bix = ks->tk <= 65536 ? tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint16_t)) : NULL;
     ks->q = tessel_alloc_array(a, ks->tk, sizeof(double));
-    ks->memo = tessel_alloc_array(a, KS_MEMO, sizeof(ks_memo));
+    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
+    ks->memo = tessel_alloc_zeroed(a, KS_MEMO, sizeof(ks_memo));
     int got = ks->bw && ks->nbw && ks->bix && ks->q && ks->memo;
-    for (unsigned h = 0; ks->memo && h < KS_MEMO; h++)
-        ks->memo[h].t = UINT64_MAX;
     for (unsigned x = 0; x < 2; x++) {
         ks_covers *cv = &ks->cov[x];
         uint64_t fit = KS_CACHE_VALUES / ks->tk;

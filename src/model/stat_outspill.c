@@ -206,7 +206,7 @@ struct stat_ksteps {
      * (nbw[t] of them, ascending) and each pair's index in them, so B's
      * cover takes one exponential per distinct weight, not per pair */
     uint32_t *bw, *nbw;
-    uint16_t *bix;
+    uint32_t *bix;
     double *q;            /* tk doubles of scratch: B's cover per distinct weight */
     ks_memo *memo;        /* KS_MEMO slots */
     ks_covers cov[2];     /* A's, B's */
@@ -303,7 +303,7 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
     ks->bw = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
     ks->nbw = tessel_alloc_array(a, ks->ext_k, sizeof(uint32_t));
-    ks->bix = ks->tk <= 65536 ? tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint16_t)) : NULL;
+    ks->bix = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
     ks->q = tessel_alloc_array(a, ks->tk, sizeof(double));
     /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
     ks->memo = tessel_alloc_zeroed(a, KS_MEMO, sizeof(ks_memo));
@@ -364,7 +364,7 @@ static uint32_t clamp32(uint64_t w)
 static void pair_weights_b(stat_ksteps *ks, uint64_t t, const ks_val *pr, uint32_t np)
 {
     uint32_t *bw = ks->bw + ks->tk * t, nb = 0;
-    uint16_t *bix = ks->bix + ks->tk * t;
+    uint32_t *bix = ks->bix + ks->tk * t;
     for (uint32_t i = 0; i < np; i++)
         ks->keys[i] = pr[i].wb;
     qsort(ks->keys, np, sizeof(*ks->keys), key_order);
@@ -381,7 +381,7 @@ static void pair_weights_b(stat_ksteps *ks, uint64_t t, const ks_val *pr, uint32
             else
                 hi = mid;
         }
-        bix[i] = (uint16_t)lo;
+        bix[i] = lo;
     }
 }
 
@@ -479,7 +479,7 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
             p[i] = i && pr[i].wa == pr[i - 1].wa ? p[i - 1] : cover(c, pr[i].wa, g);
     } else {
         const uint32_t *bw = ks->bw + ks->tk * t;
-        const uint16_t *bix = ks->bix + ks->tk * t;
+        const uint32_t *bix = ks->bix + ks->tk * t;
         for (uint32_t j = 0; j < ks->nbw[t]; j++)
             ks->q[j] = cover(c, bw[j], g);
         for (uint32_t i = 0; i < np; i++)

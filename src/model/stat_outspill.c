@@ -165,6 +165,15 @@ typedef struct ks_val {
 #define KS_SLOTS 512u
 #define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
+#define KS_MEMO 16384u /* visits' step counts kept, direct-mapped */
+
+/* One visit's step count m by its inputs: a visit of the same reduction
+ * tile, lines and groups as an earlier one takes its m without the dot
+ * product (bit for bit: m is a function of them). */
+typedef struct ks_memo {
+    uint64_t t;
+    double da, db, gi, gj, m;
+} ks_memo;
 
 /* Per operand, the cover p_X over reduction tile t's pairs for a tile of
  * d lines split in g groups, in KS_SLOTS direct-mapped slots of tk values:
@@ -193,6 +202,13 @@ struct stat_ksteps {
     uint32_t *lens;
     ks_val *tab;
     uint64_t *keys;       /* tk words of scratch */
+    /* per reduction tile t, at tk t: the distinct w_B among its pairs
+     * (nbw[t] of them, ascending) and each pair's index in them, so B's
+     * cover takes one exponential per distinct weight, not per pair */
+    uint32_t *bw, *nbw;
+    uint32_t *bix;
+    double *q;            /* tk doubles of scratch: B's cover per distinct weight */
+    ks_memo *memo;        /* KS_MEMO slots */
     ks_covers cov[2];     /* A's, B's */
 };
 
@@ -208,6 +224,11 @@ void stat_ksteps_free(stat_ksteps **ksp)
     tessel_dealloc(ks->alloc, ks->lens);
     tessel_dealloc(ks->alloc, ks->tab);
     tessel_dealloc(ks->alloc, ks->keys);
+    tessel_dealloc(ks->alloc, ks->bw);
+    tessel_dealloc(ks->alloc, ks->nbw);
+    tessel_dealloc(ks->alloc, ks->bix);
+    tessel_dealloc(ks->alloc, ks->q);
+    tessel_dealloc(ks->alloc, ks->memo);
     for (unsigned x = 0; x < 2; x++) {
         tessel_dealloc(ks->alloc, ks->cov[x].p);
         tessel_dealloc(ks->alloc, ks->cov[x].c);
@@ -280,7 +301,13 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     /* tk per list and reduction tile, the last one cut by the extent too */
     ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val));
     ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
-    int got = 1;
+    ks->bw = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
+    ks->nbw = tessel_alloc_array(a, ks->ext_k, sizeof(uint32_t));
+    ks->bix = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
+    ks->q = tessel_alloc_array(a, ks->tk, sizeof(double));
+    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
+    ks->memo = tessel_alloc_zeroed(a, KS_MEMO, sizeof(ks_memo));
+    int got = ks->bw && ks->nbw && ks->bix && ks->q && ks->memo;
     for (unsigned x = 0; x < 2; x++) {
         ks_covers *cv = &ks->cov[x];
         uint64_t fit = KS_CACHE_VALUES / ks->tk;
@@ -332,6 +359,32 @@ static uint32_t clamp32(uint64_t w)
     return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 }
 
+/* Reduction tile t's distinct w_B among its np pairs pr, ascending, and
+ * each pair's index in them (ks->bw, ks->nbw, ks->bix). */
+static void pair_weights_b(stat_ksteps *ks, uint64_t t, const ks_val *pr, uint32_t np)
+{
+    uint32_t *bw = ks->bw + ks->tk * t, nb = 0;
+    uint32_t *bix = ks->bix + ks->tk * t;
+    for (uint32_t i = 0; i < np; i++)
+        ks->keys[i] = pr[i].wb;
+    qsort(ks->keys, np, sizeof(*ks->keys), key_order);
+    for (uint32_t i = 0; i < np; i++)
+        if (!nb || bw[nb - 1] != ks->keys[i])
+            bw[nb++] = (uint32_t)ks->keys[i];
+    ks->nbw[t] = nb;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t lo = 0, hi = nb; /* bw[lo] == pr[i].wb */
+        while (hi - lo > 1) {
+            uint32_t mid = (lo + hi) / 2;
+            if (bw[mid] <= pr[i].wb)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        bix[i] = lo;
+    }
+}
+
 /* Reduction tile t's distinct weights and pairs (built once). */
 static ks_val *tile_table(stat_ksteps *ks, uint64_t t)
 {
@@ -353,6 +406,7 @@ static ks_val *tile_table(stat_ksteps *ks, uint64_t t)
         if (ks->wa[k] && ks->wb[k])
             ks->keys[n++] = (uint64_t)clamp32(ks->wa[k]) << 32 | clamp32(ks->wb[k]);
     ks->lens[3 * t + 2] = runs_of(ks->keys, n, tab + 2 * ks->tk);
+    pair_weights_b(ks, t, tab + 2 * ks->tk, ks->lens[3 * t + 2]);
     return tab;
 }
 
@@ -418,10 +472,19 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
             cv->sat[t] = solve_scale(marg, len, (int)x, d - 0.5);
         c = cv->sat[t];
     }
-    /* pairs come sorted by w_A: A's cover once per run of one weight */
-    for (uint32_t i = 0; i < np; i++)
-        p[i] = x == 0 && i && pr[i].wa == pr[i - 1].wa ? p[i - 1]
-                                                       : cover(c, x ? pr[i].wb : pr[i].wa, g);
+    /* pairs come sorted by w_A: A's cover once per run of one weight; B's
+     * once per distinct w_B (the same values: cover is a function of w) */
+    if (x == 0) {
+        for (uint32_t i = 0; i < np; i++)
+            p[i] = i && pr[i].wa == pr[i - 1].wa ? p[i - 1] : cover(c, pr[i].wa, g);
+    } else {
+        const uint32_t *bw = ks->bw + ks->tk * t;
+        const uint32_t *bix = ks->bix + ks->tk * t;
+        for (uint32_t j = 0; j < ks->nbw[t]; j++)
+            ks->q[j] = cover(c, bw[j], g);
+        for (uint32_t i = 0; i < np; i++)
+            p[i] = ks->q[bix[i]];
+    }
     cv->t[h] = t;
     cv->d[h] = d;
     cv->g[h] = g;
@@ -432,13 +495,19 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
  * into gi and gj groups (stat_live_groups). */
 static double steps_of(stat_ksteps *ks, uint64_t t, double da, double db, double gi, double gj)
 {
+    uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
+                   (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
+    ks_memo *mo = &ks->memo[(key ^ key >> 29) % KS_MEMO];
+    if (mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj)
+        return mo->m;
     const double *pa = covers_of(ks, 0, t, da, gi), *pb = covers_of(ks, 1, t, db, gj);
     const ks_val *pr = ks->tab + 3 * ks->tk * t + 2 * ks->tk;
     uint32_t np = ks->lens[3 * t + 2];
     double m = 0;
     for (uint32_t i = 0; i < np; i++)
         m += pr[i].n * pa[i] * pb[i];
-    return m < 1 ? 1 : m;
+    *mo = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
+    return mo->m;
 }
 
 /* Lines of tile (row, col) of g from d (-1 when the tile is empty). */

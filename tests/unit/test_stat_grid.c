@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tessel/model.h"
+#include "test_data.h"
 #include "test_alloc.h"
 #include "test_specs.h"
 
@@ -36,13 +37,7 @@ static tessel_tensor *uniform(uint64_t n, unsigned per_row, uint64_t seed)
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = a;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = a->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, a);
 }
 
 START_TEST(coarse_grids_sized_by_tiles)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tessel/model.h"
+#include "test_data.h"
 #include "test_specs.h"
 
 static tessel_tensor *load(const char *path)
@@ -53,13 +54,7 @@ static tessel_tensor *generated(uint64_t n, double density, uint64_t seed)
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = a;
-    d->tensor[2] = a;
-    d->extent[0] = a->dims[0];
-    d->extent[1] = a->dims[1];
-    d->extent[2] = a->dims[1];
+    test_spmspm_data(d, a, a);
 }
 
 static void point(tessel_spec *s, const char *order, uint64_t ti, uint64_t tk, uint64_t tj)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tessel/model.h"
+#include "test_data.h"
 #include "test_specs.h"
 
 #define SEEDS 12
@@ -35,10 +36,7 @@ static tessel_tensor *clustered(uint64_t n, uint64_t cliques, uint64_t tail, dou
 
 static void data_of(tessel_workload_data *d, tessel_tensor *a)
 {
-    memset(d, 0, sizeof(*d));
-    d->ntensors = 3;
-    d->tensor[1] = d->tensor[2] = a;
-    d->extent[0] = d->extent[1] = d->extent[2] = a->dims[0];
+    test_spmspm_data(d, a, a);
 }
 
 static tessel_result run_stat(const tessel_spec *s, const tessel_workload_data *d,

@@ -52,6 +52,13 @@ uint64_t tessel_tensor_bytes(const tessel_tensor *t);
  * sorted within a row) whose column is >= col; ptr[row + 1] when none is. */
 uint64_t tessel_tensor_row_lower_bound(const tessel_tensor *t, uint64_t row, uint64_t col);
 
+/* The pattern of matrix t (order 2) transposed, by a counting sort: *ptr
+ * (t->dims[1] + 1 entries) and *idx (t->nnz, at least one) from `a`, each
+ * row's columns ascending. TESSEL_EINVAL for another order, TESSEL_ENOMEM
+ * with nothing left allocated. */
+int tessel_tensor_transpose_pattern(const tessel_tensor *t, const tessel_allocator *a,
+                                    uint64_t **ptr, uint32_t **idx);
+
 /* A copy of t in memory from `a` (never mapped, even when t is); with
  * `pattern_only`, values are dropped. */
 int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_allocator *a,

@@ -153,19 +153,7 @@ static int transpose_pattern(const tessel_tensor *t, const tessel_allocator *a, 
     tt->dims[0] = t->dims[1];
     tt->dims[1] = t->dims[0];
     tt->nnz = t->nnz;
-    tt->ptr = tessel_alloc_zeroed(a, t->dims[1] + 2, sizeof(uint64_t));
-    tt->idx[1] = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
-    if (!tt->ptr || !tt->idx[1])
-        return TESSEL_ENOMEM;
-    const uint32_t *col = t->idx[1];
-    for (uint64_t p = 0; p < t->nnz; p++)
-        tt->ptr[col[p] + 2]++;
-    for (uint64_t c = 0; c < t->dims[1]; c++)
-        tt->ptr[c + 2] += tt->ptr[c + 1];
-    for (uint64_t r = 0; r < t->dims[0]; r++) /* rows ascending: each column's rows sorted */
-        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
-            tt->idx[1][tt->ptr[col[p] + 1]++] = (uint32_t)r;
-    return TESSEL_OK;
+    return tessel_tensor_transpose_pattern(t, a, &tt->ptr, &tt->idx[1]);
 }
 
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,

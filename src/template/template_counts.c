@@ -63,29 +63,15 @@ void tpl_csr_view_free(const tessel_allocator *a, tpl_csr_view *v)
     memset(v, 0, sizeof(*v));
 }
 
-/* The transpose of matrix t's pattern (a counting sort: columns come out
- * ascending within each row). */
+/* The transpose of matrix t's pattern (columns ascending within each row). */
 static int csr_transpose(const tessel_tensor *t, const tessel_allocator *a, tpl_csr_view *v)
 {
     v->rows = t->dims[1];
     v->cols = t->dims[0];
     v->nnz = t->nnz;
-    v->own_ptr = tessel_alloc_array(a, v->rows + 1, sizeof(uint64_t));
-    v->own_idx = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
-    if (!v->own_ptr || !v->own_idx)
-        return TESSEL_ENOMEM;
-    memset(v->own_ptr, 0, (v->rows + 1) * sizeof(uint64_t));
-    for (uint64_t p = 0; p < t->nnz; p++)
-        v->own_ptr[t->idx[1][p] + 1]++;
-    for (uint64_t c = 0; c < v->rows; c++)
-        v->own_ptr[c + 1] += v->own_ptr[c];
-    /* own_ptr[c] is the next free slot of row c while filling; shifted back after */
-    for (uint64_t r = 0; r < t->dims[0]; r++)
-        for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++)
-            v->own_idx[v->own_ptr[t->idx[1][p]]++] = (uint32_t)r;
-    for (uint64_t c = v->rows; c > 0; c--)
-        v->own_ptr[c] = v->own_ptr[c - 1];
-    v->own_ptr[0] = 0;
+    int rc = tessel_tensor_transpose_pattern(t, a, &v->own_ptr, &v->own_idx);
+    if (rc)
+        return rc;
     v->ptr = v->own_ptr;
     v->idx = v->own_idx;
     return TESSEL_OK;

@@ -54,6 +54,33 @@ uint64_t tessel_tensor_row_lower_bound(const tessel_tensor *t, uint64_t row, uin
     return lo;
 }
 
+int tessel_tensor_transpose_pattern(const tessel_tensor *t, const tessel_allocator *a,
+                                    uint64_t **ptr, uint32_t **idx)
+{
+    *ptr = NULL;
+    *idx = NULL;
+    if (t->order != 2)
+        return TESSEL_EINVAL;
+    uint64_t *p = tessel_alloc_zeroed(a, t->dims[1] + 2, sizeof(uint64_t));
+    uint32_t *x = tessel_alloc_array(a, t->nnz ? t->nnz : 1, sizeof(uint32_t));
+    if (!p || !x) {
+        tessel_dealloc(a, p);
+        tessel_dealloc(a, x);
+        return TESSEL_ENOMEM;
+    }
+    const uint32_t *col = t->idx[1];
+    for (uint64_t e = 0; e < t->nnz; e++) /* counts at c + 2 */
+        p[col[e] + 2]++;
+    for (uint64_t c = 0; c < t->dims[1]; c++) /* row c + 1's start at c + 2 */
+        p[c + 2] += p[c + 1];
+    for (uint64_t r = 0; r < t->dims[0]; r++) /* rows ascending: each column's sorted */
+        for (uint64_t e = t->ptr[r]; e < t->ptr[r + 1]; e++)
+            x[p[col[e] + 1]++] = (uint32_t)r; /* p[c + 1] ends as row c's end */
+    *ptr = p;
+    *idx = x;
+    return TESSEL_OK;
+}
+
 int tessel_tensor_clone(const tessel_tensor *t, int pattern_only, const tessel_allocator *a,
                         tessel_tensor **out, tessel_diag *diag)
 {

@@ -950,21 +950,30 @@ static void spec_mttkrp(tessel_spec *s, const char *order, const uint64_t *tile 
     }
 }
 
+/* The MTTKRP tests' data: the bitcoin-otc 3-tensor times two random
+ * 64-column factor matrices (t, b, c are freed by the caller). */
+static void mttkrp_data(tessel_workload_data *d, tessel_tensor **t, tessel_tensor **b,
+                        tessel_tensor **c)
+{
+    *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    *b = test_matrix((*t)->dims[1], 64, 0.05, 12);
+    *c = test_matrix((*t)->dims[2], 64, 0.2, 13);
+    memset(d, 0, sizeof(*d));
+    d->ntensors = 4;
+    d->tensor[1] = *t;
+    d->tensor[2] = *b;
+    d->tensor[3] = *c;
+    d->extent[0] = (*t)->dims[0];
+    d->extent[1] = 64;
+    d->extent[2] = (*t)->dims[1];
+    d->extent[3] = (*t)->dims[2];
+}
+
 START_TEST(mttkrp_full_sample_equals_exact)
 {
-    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
-    tessel_tensor *b = test_matrix(t->dims[1], 64, 0.05, 12);
-    tessel_tensor *c = test_matrix(t->dims[2], 64, 0.2, 13);
+    tessel_tensor *t, *b, *c;
     tessel_workload_data d;
-    memset(&d, 0, sizeof(d));
-    d.ntensors = 4;
-    d.tensor[1] = t;
-    d.tensor[2] = b;
-    d.tensor[3] = c;
-    d.extent[0] = t->dims[0];
-    d.extent[1] = 64;
-    d.extent[2] = t->dims[1];
-    d.extent[3] = t->dims[2];
+    mttkrp_data(&d, &t, &b, &c);
     tessel_stat_options o = full_sample();
     o.base[0] = o.base[1] = 32;
     static const char *const mk_orders[] = { "IJKR", "IKJR", "RIJK", "KJIR", "JRKI" };
@@ -988,19 +997,9 @@ END_TEST
  * (test_stat_output.c). */
 START_TEST(mttkrp_sample_past_its_cap_is_refused)
 {
-    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
-    tessel_tensor *b = test_matrix(t->dims[1], 64, 0.05, 12);
-    tessel_tensor *c = test_matrix(t->dims[2], 64, 0.2, 13);
+    tessel_tensor *t, *b, *c;
     tessel_workload_data d;
-    memset(&d, 0, sizeof(d));
-    d.ntensors = 4;
-    d.tensor[1] = t;
-    d.tensor[2] = b;
-    d.tensor[3] = c;
-    d.extent[0] = t->dims[0];
-    d.extent[1] = 64;
-    d.extent[2] = t->dims[1];
-    d.extent[3] = t->dims[2];
+    mttkrp_data(&d, &t, &b, &c);
     tessel_stat_options o = full_sample();
     o.base[0] = o.base[1] = 32;
     static const uint64_t tile[4] = { 512, 32, 256, 64 };

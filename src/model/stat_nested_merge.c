@@ -132,6 +132,7 @@ typedef struct fbits {
     uint64_t *suf, cap;      /* one group's suffix unions, cap words */
     uint64_t *pre, *cnt;     /* wf: running union; per entry: merges */
     uint64_t *one;           /* per row: 1 + the merges of a group of that row alone, 0 unknown */
+    uint64_t *mark, stamp;   /* per row: the last sweep (stamp) that took it in (group_merges) */
 } fbits;
 
 /* Bitset memory beyond which the (f, k, o) walk keeps to sorted lists. */
@@ -147,6 +148,7 @@ static void fbits_free(const tessel_allocator *a, fbits *fb)
     tessel_dealloc(a, fb->pre);
     tessel_dealloc(a, fb->cnt);
     tessel_dealloc(a, fb->one);
+    tessel_dealloc(a, fb->mark);
 }
 
 /* P's rows as bitsets over f, merge blocks of cb_f; groups of up to
@@ -164,7 +166,9 @@ static int fbits_init(const tessel_allocator *a, const stat_grid *p, uint64_t cb
     fb->pre = stat_zeroed(a, fb->wf + 1, sizeof(uint64_t));
     fb->cnt = tessel_alloc_array(a, max_n + 1, sizeof(uint64_t)); /* set per group */
     fb->one = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
-    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt || !fb->one) {
+    fb->mark = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
+    if (!fb->bits || !fb->lo || !fb->hi || !fb->wall || !fb->pre || !fb->cnt || !fb->one ||
+        !fb->mark) {
         fbits_free(a, fb);
         return TESSEL_ENOMEM;
     }
@@ -216,6 +220,12 @@ static void stop_before(const uint64_t *e, const uint64_t *walls, uint64_t span,
     }
 }
 
+#if defined(__GNUC__)
+#define NESTED_INLINE __attribute__((always_inline)) inline
+#else
+#define NESTED_INLINE inline
+#endif
+
 /* How many f of F = r - pre (walls excluded) have their predecessor in
  * E (same merge block) in L = r - next, over words [w0, w1) of a span.
  * L's bits move one place up and are carried across the gaps of E (but
@@ -223,7 +233,7 @@ static void stop_before(const uint64_t *e, const uint64_t *walls, uint64_t span,
  * (~e & ~walls) + carry-in. A word whose F is empty holds no hit and is
  * skipped; else its carry in is L's bit at the last stop below it
  * (stop_before), which is what a carry through every word brings. */
-static uint64_t first_hits(const uint64_t *r, const uint64_t *next, const uint64_t *e,
+static NESTED_INLINE uint64_t first_hits(const uint64_t *r, const uint64_t *next, const uint64_t *e,
                            const uint64_t *pre, const uint64_t *walls, const uint64_t *stop,
                            uint64_t w0, uint64_t w1)
 {
@@ -250,12 +260,6 @@ static uint64_t first_hits(const uint64_t *r, const uint64_t *next, const uint64
 #define NESTED_SMALL_GROUP 16
 /* Groups of at most this many entries take merges_fixed. */
 #define NESTED_FIXED_GROUP 8
-
-#if defined(__GNUC__)
-#define NESTED_INLINE __attribute__((always_inline)) inline
-#else
-#define NESTED_INLINE inline
-#endif
 
 /* group_merges_small's words for a group of exactly n entries (n a
  * constant at each call, at most NESTED_FIXED_GROUP): the loops over the
@@ -347,6 +351,94 @@ static void group_merges_small(fbits *fb, const uint64_t *k, const unsigned char
         fb->cnt[m] = cnt[m];
 }
 
+/* group_merges for a group past NESTED_SMALL_GROUP entries, over words
+ * [lo, hi), with the suffix union after every entry. */
+static int group_merges_suffixes(const tessel_allocator *a, fbits *fb, const uint64_t *k,
+                                 const unsigned char *uniq, uint64_t n, uint64_t lo, uint64_t hi)
+{
+    uint64_t span = hi - lo;
+    if (fbits_reserve(a, fb, (n + 2) * span))
+        return TESSEL_ENOMEM;
+    uint64_t *suf = fb->suf, *stop = &suf[(n + 1) * span];
+    memset(&suf[n * span], 0, span * sizeof(uint64_t));
+    for (uint64_t m = n; m-- > 0;)
+        or_words(&suf[m * span], &suf[(m + 1) * span], &fb->bits[k[m] * fb->wf + lo], span);
+    stop_before(suf, fb->wall + lo, span, stop);
+    memset(fb->pre, 0, span * sizeof(uint64_t));
+    for (uint64_t m = 0; m < n; m++) {
+        /* only the entry's own words: its F and L lie there */
+        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
+        if (fb->hi[k[m]] <= fb->lo[k[m]])
+            continue;
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        if (uniq[m])
+            fb->cnt[m] = first_hits(r, &suf[(m + 1) * span], suf, fb->pre, fb->wall + lo, stop,
+                                    off, off + len);
+        or_words(fb->pre + off, fb->pre + off, r + off, len);
+    }
+    return TESSEL_OK;
+}
+
+/* group_merges for a group past NESTED_SMALL_GROUP entries, over words
+ * [lo, hi). Only an entry whose k is alone (uniq) is counted, and it needs
+ * the union of the entries after it (L), of those before it (F) and of
+ * all (E). Entries of one k share their row, so each sweep takes a row in
+ * once (fb->mark), the first time it meets its k: the unions are the same
+ * sets as a union over every entry. The backward sweep keeps one suffix
+ * per counted entry (not one per entry); the forward sweep stops after
+ * the last counted entry. A group with no counted entry costs nothing. */
+static int group_merges_large(const tessel_allocator *a, fbits *fb, const uint64_t *k,
+                              const unsigned char *uniq, uint64_t n, uint64_t lo, uint64_t hi)
+{
+    uint64_t nu = 0, last = 0;
+    for (uint64_t m = 0; m < n; m++)
+        if (uniq[m]) {
+            nu++;
+            last = m;
+        }
+    if (!nu)
+        return TESSEL_OK;
+    if (2 * nu > n) /* few repeated k: a suffix per entry costs less than the copies */
+        return group_merges_suffixes(a, fb, k, uniq, n, lo, hi);
+    uint64_t span = hi - lo;
+    if (fbits_reserve(a, fb, (nu + 2) * span))
+        return TESSEL_ENOMEM;
+    /* e: the running union, E at the end; nxt: the counted entries'
+     * suffixes, the last counted entry's first */
+    uint64_t *e = fb->suf, *stop = &e[span], *nxt = &e[2 * span];
+    memset(e, 0, span * sizeof(uint64_t));
+    uint64_t st = ++fb->stamp, q = 0;
+    for (uint64_t m = n; m-- > 0;) {
+        if (uniq[m])
+            memcpy(&nxt[q++ * span], e, span * sizeof(uint64_t));
+        if (fb->mark[k[m]] == st || fb->hi[k[m]] <= fb->lo[k[m]])
+            continue;
+        fb->mark[k[m]] = st;
+        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
+        or_words(e + off, e + off, &fb->bits[k[m] * fb->wf + fb->lo[k[m]]], len);
+    }
+    stop_before(e, fb->wall + lo, span, stop);
+    memset(fb->pre, 0, span * sizeof(uint64_t));
+    st = ++fb->stamp;
+    for (uint64_t m = 0; m <= last; m++) {
+        if (uniq[m])
+            q--; /* nxt[q]: the suffix after entry m */
+        /* only the entry's own words: its F and L lie there */
+        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
+        if (fb->hi[k[m]] <= fb->lo[k[m]])
+            continue;
+        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
+        if (uniq[m])
+            fb->cnt[m] = first_hits(r, &nxt[q * span], e, fb->pre, fb->wall + lo, stop, off,
+                                    off + len);
+        if (fb->mark[k[m]] != st) {
+            fb->mark[k[m]] = st;
+            or_words(fb->pre + off, fb->pre + off, r + off, len);
+        }
+    }
+    return TESSEL_OK;
+}
+
 /* One group of n entries (P rows k[m]; uniq[m]: k[m] occurs once in the
  * group): the merges on each entry into fb->cnt[m]. */
 static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
@@ -372,29 +464,7 @@ static int group_merges(const tessel_allocator *a, fbits *fb, const uint64_t *k,
             fb->one[k[0]] = fb->cnt[0] + 1;
         return TESSEL_OK;
     }
-    uint64_t span = hi - lo;
-    if (fbits_reserve(a, fb, (n + 2) * span))
-        return TESSEL_ENOMEM;
-    uint64_t *suf = fb->suf, *stop = &suf[(n + 1) * span];
-    memset(&suf[n * span], 0, span * sizeof(uint64_t));
-    for (uint64_t m = n; m-- > 0;)
-        or_words(&suf[m * span], &suf[(m + 1) * span], &fb->bits[k[m] * fb->wf + lo], span);
-    stop_before(suf, fb->wall + lo, span, stop);
-    memset(fb->pre, 0, span * sizeof(uint64_t));
-    for (uint64_t m = 0; m < n; m++) {
-        /* only the entry's own words: its F and L lie there */
-        uint64_t off = fb->lo[k[m]] - lo, len = fb->hi[k[m]] - fb->lo[k[m]];
-        if (fb->hi[k[m]] <= fb->lo[k[m]])
-            continue;
-        const uint64_t *r = &fb->bits[k[m] * fb->wf + lo];
-        if (uniq[m])
-            fb->cnt[m] = first_hits(r, &suf[(m + 1) * span], suf, fb->pre, fb->wall + lo, stop,
-                                    off, off + len);
-        or_words(fb->pre + off, fb->pre + off, r + off, len);
-    }
-    if (n == 1 && uniq[0])
-        fb->one[k[0]] = fb->cnt[0] + 1;
-    return TESSEL_OK;
+    return group_merges_large(a, fb, k, uniq, n, lo, hi);
 }
 
 /* One group's entries, built by the walks: P row, X tile (or X row for

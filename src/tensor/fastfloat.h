@@ -170,21 +170,23 @@ static inline int64_t fastfloat_sixteen(const char *p)
 static inline const char *fastfloat_digits(const char *p, const char *end, uint64_t *m)
 {
     if (p == end || (unsigned)(*p - '0') >= 10u)
-        return p; /* no digit (the "0" before a point, once skipped) */
+        return p; /* no digit ("5." or "5.e3" after the point) */
     uint64_t v = *m, w;
 #if defined(__SSE2__) && defined(__x86_64__)
     int64_t sixteen;
     if (end - p >= 16 && (sixteen = fastfloat_sixteen(p)) >= 0) {
         v = v * 10000000000000000u + (uint64_t)sixteen;
-        p += 16;
-    }
+        p += 16; /* then 3 more digits at most are worth reading fast (19) */
+    } else
 #endif
-    while (end - p >= 8) {
-        memcpy(&w, p, 8);
-        if (!fastfloat_eight_digits(w))
-            break;
-        v = v * 100000000u + fastfloat_eight_value(w);
-        p += 8;
+    {
+        while (end - p >= 8) {
+            memcpy(&w, p, 8);
+            if (!fastfloat_eight_digits(w))
+                break;
+            v = v * 100000000u + fastfloat_eight_value(w);
+            p += 8;
+        }
     }
     while (p < end && (unsigned)(*p - '0') < 10u)
         v = v * 10 + (uint64_t)(*p++ - '0');
@@ -214,7 +216,8 @@ static inline const char *fastfloat_scan(const char *p, const char *end, double 
         p++; /* leading zeros are no significant digits */
     const char *sig = p;
     uint64_t m = 0;
-    p = fastfloat_digits(p, end, &m);
+    if (p < end && *p != '.')
+        p = fastfloat_digits(p, end, &m); /* (not for "0.", the common case) */
     int64_t digits = p - sig, q = 0;
     int any = p != first;
     if (p < end && *p == '.') {

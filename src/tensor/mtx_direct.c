@@ -51,12 +51,16 @@ int mtx_direct_line(chunk *c, const char *p, const char *end)
 
 /* fast_lines for PASS_DIRECT: mtx_direct_line's work, on the chunk's fields
  * kept in locals (the index stores could otherwise alias them); a line it
- * cannot place is left to mtx_direct_line. Returns where it stopped. */
-char *mtx_direct_fast(chunk *c, char *p, const char *stop)
+ * cannot place is left to mtx_direct_line. Returns where it stopped.
+ * Always inlined, so that mtx_direct_fast compiles a loop of its own for
+ * a pattern matrix, without the value's tests. */
+static inline __attribute__((always_inline)) char *direct_loop(chunk *c, char *p,
+                                                               const char *stop,
+                                                               enum mtx_field field)
 {
     const mtx_chunk_job *job = c->job;
     const uint64_t entries = job->entries, base = c->base, room = c->limit - c->base;
-    const fast_form form = { job->rows, job->cols, job->field };
+    const fast_form form = { job->rows, job->cols, field };
     uint64_t *restrict ptr = c->t->ptr;
     uint32_t *restrict idx = c->t->idx[1] + base;
     double *restrict val = c->t->values ? c->t->values + base : NULL;
@@ -93,6 +97,13 @@ char *mtx_direct_fast(chunk *c, char *p, const char *stop)
     c->last_col = last_col;
     c->strict = strict;
     return p;
+}
+
+char *mtx_direct_fast(chunk *c, char *p, const char *stop)
+{
+    if (c->job->field == FIELD_PATTERN)
+        return direct_loop(c, p, stop, FIELD_PATTERN);
+    return direct_loop(c, p, stop, c->job->field);
 }
 
 /* Whether the rows of the whole entry lines in the first BOUNDARY_WINDOW

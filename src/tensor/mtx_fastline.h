@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "fastfloat.h"
 #include "mtx_chunked.h"
 #include "textio.h"
 
@@ -69,9 +70,10 @@ static inline unsigned fast_pair(const char *p, uint64_t *row, uint64_t *col)
 
 /* One common entry line at p: "ROW COL\n" for a pattern matrix, "ROW COL
  * VALUE\n" otherwise (fast_pair's indices, both in range, one space before
- * the value), and a pattern line's break found by the indices; a value is
- * read by mtx_scan_value up to the line break (`skip`: only found, for
- * pass 1, which needs the row alone). The line's length, or 0 for any
+ * the value), and a pattern line's break found by the indices; a real
+ * value that ends the line is read by fastfloat_scan, which finds the
+ * break, any other by mtx_scan_value up to the break (`skip`: only found,
+ * for pass 1, which needs the row alone). The line's length, or 0 for any
  * other form or a value that does not scan (chunk_line then reads the
  * line). p must have FAST_TAIL readable bytes before stop. */
 typedef struct fast_form {
@@ -91,7 +93,16 @@ static inline unsigned fast_line(char *p, const char *stop, fast_form f, int ski
     if (f.field == FIELD_PATTERN)
         return p[n] == '\n' ? n + 1 : 0;
     char *r = p + n + 1, *nl;
-    if (p[n] != ' ' || !(nl = memchr(r, '\n', (size_t)(stop - r))) || nl[-1] == '\r')
+    if (p[n] != ' ')
+        return 0;
+    if (!skip && f.field == FIELD_REAL) {
+        /* the common value ends the line: scanned up to its break, which
+         * it finds, without a search for the break first */
+        const char *e = fastfloat_scan(r, stop, v);
+        if (e && e < stop && *e == '\n')
+            return (unsigned)(e + 1 - p);
+    }
+    if (!(nl = memchr(r, '\n', (size_t)(stop - r))) || nl[-1] == '\r')
         return 0;
     if (!skip) {
         const char *e = r;

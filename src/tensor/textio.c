@@ -332,16 +332,23 @@ static int truncated_mantissa(const char *p, const char *end, uint64_t *mant)
 }
 
 /* Fast path; returns 0 and leaves *pp alone when the token needs strtod.
- * The digits are gathered into a 64-bit word and counted afterwards (as
- * Lemire's fast_float does): up to 19 significant digits the word is the
- * exact mantissa (10^19 - 1 < 2^64). Past 19, the first 19 are read again
+ * A token of at most 19 significant digits ending at a separator is
+ * fastfloat_scan's (fastfloat.h); the others are read here. The digits are
+ * gathered into a 64-bit word and counted afterwards (as Lemire's
+ * fast_float does): up to 19 significant digits the word is the exact
+ * mantissa (10^19 - 1 < 2^64). Past 19, the first 19 are read again
  * and a nonzero digit among the later ones marks the mantissa truncated:
  * the value then lies in [w, w + 1) x 10^q, and when both ends round to
  * the same double that double is the answer (Lemire 2021, section 11),
  * else strtod decides. */
 static int scan_double_fast(const char **pp, const char *end, double *out)
 {
-    const char *p = *pp;
+    const char *p = fastfloat_scan(*pp, end, out);
+    if (p && token_ends(p, end)) {
+        *pp = p; /* the common token: at most 19 significant digits */
+        return 1;
+    }
+    p = *pp;
     int neg = 0;
     if (p < end && (*p == '-' || *p == '+'))
         neg = *p++ == '-';

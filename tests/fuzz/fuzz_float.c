@@ -1,5 +1,6 @@
 /* Fuzz target: the decimal value scanner (scan_double, src/tensor/textio.c
- * and fastfloat.c) against the C library's strtod.
+ * and fastfloat.h) against the C library's strtod, and fastfloat_scan, the
+ * inline scanner of the chunked reader's common line, on its own.
  *
  * The input, cut at its first NUL or line break, is one line in a buffer
  * laid out as the readers lay theirs out (the line NUL-terminated, then
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/tensor/fastfloat.h"
 #include "../../src/tensor/textio.h"
 #include "fuzz_check.h"
 
@@ -60,6 +62,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_REQUIRE(memcmp(&got, &want, sizeof(got)) == 0 || (isnan(got) && isnan(want)),
                      "scan_double gives strtod's double bit for bit");
         FUZZ_REQUIRE(p == stop, "scan_double stops where strtod stops");
+    }
+    /* fastfloat_scan from the line's first byte, bounded by its end: NULL,
+     * a stop its callers refuse (no separator after it), or strtod's
+     * double and stop */
+    double fast = 0;
+    const char *e = fastfloat_scan(line, line + n, &fast);
+    if (e && (e == line + n || *e == ' ' || *e == '\t')) {
+        char *fstop = NULL;
+        double fwant = strtod(line, &fstop);
+        FUZZ_REQUIRE(e == fstop, "fastfloat_scan stops where strtod stops");
+        FUZZ_REQUIRE(memcmp(&fast, &fwant, sizeof(fast)) == 0,
+                     "fastfloat_scan gives strtod's double bit for bit");
     }
     free(line);
     return 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/tensor/fastfloat.h"
 #include "../../src/tensor/pow5_table.h"
 #include "../../src/tensor/textio.h"
 #include "tessel/tensor.h"
@@ -367,6 +368,83 @@ START_TEST(scanner_matches_strtod)
 }
 END_TEST
 
+/* fastfloat_scan (the inline scanner of the chunked reader's common line
+ * and scan_double's front) on its own: each string cut at every length
+ * (end before the token's end, with the bytes after the cut still
+ * readable digits that must not be read), the result either NULL, a stop
+ * before a byte that is no separator (its callers then read the token
+ * their general way), or strtod's double of the cut string and strtod's
+ * stopping point; and it
+ * must take the common forms itself (17-digit values as %.17g prints
+ * them, short decimals, exponents), or the fast path would be dead. */
+static size_t fast_taken, fast_tried;
+static void check_fast(const char *s)
+{
+    static char buf[256];
+    size_t n = strlen(s);
+    ck_assert_uint_lt(n, 200);
+    for (size_t cut = 0; cut <= n; cut++) {
+        memcpy(buf, s, n);
+        memset(buf + n, '7', 16); /* past end: digits a bounded scan must not take */
+        double got = 0;
+        const char *e = fastfloat_scan(buf, buf + cut, &got);
+        fast_tried++;
+        /* NULL, or a token its callers refuse unless a separator follows */
+        if (!e || (e < buf + cut && *e != ' ' && *e != '\t' && *e != '\n'))
+            continue;
+        char prefix[256];
+        memcpy(prefix, s, cut);
+        prefix[cut] = '\0';
+        char *stop = NULL;
+        double want = strtod(prefix, &stop);
+        ck_assert_msg(e <= buf + cut && (size_t)(e - buf) == (size_t)(stop - prefix),
+                      "\"%s\" cut at %zu: stopped at %td, strtod at %td", s, cut, e - buf,
+                      stop - prefix);
+        ck_assert_msg(memcmp(&got, &want, sizeof(got)) == 0, "\"%s\" cut at %zu: %a, strtod %a",
+                      s, cut, got, want);
+        fast_taken += cut == n;
+    }
+}
+
+START_TEST(fast_scanner_matches_strtod)
+{
+    static const char *const forms[] = {
+        "0.94406926352530718", "-0.5150016515981406", "1", "-0", "+0.0", "0.", ".5", "5.",
+        "1e5", "1E-5", "-2.5e+300", "3.14e-310", "4.9406564584124654e-324", "1e-400", "1e400",
+        "12345678901234567890", "1234567890123456789", "0.0000000000000000000001234567890123456789",
+        "00000000000000000001.5", "1e99999", "1e100000", "1e", "1e+", ".", "-", "-.", "e5", "1..2",
+        "9007199254740993", "1.7976931348623157e308", "1.7976931348623159e308", "0x10", "inf",
+    };
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+        check_fast(forms[i]);
+    unsigned long long g = 99;
+    char num[96];
+    size_t before = fast_taken;
+    for (int i = 0; i < 40000; i++) {
+        unsigned long long bits = next(&g);
+        double x;
+        memcpy(&x, &bits, sizeof(x));
+        if (!isfinite(x))
+            continue;
+        int prec = 1 + (int)(next(&g) % 19);
+        snprintf(num, sizeof(num), (next(&g) & 1) ? "%.*g" : "%.*e", prec, x);
+        check_fast(num);
+        /* the benchmark's values: uniform in [0, 1) at 17 digits */
+        snprintf(num, sizeof(num), "%.17g", (double)(next(&g) >> 11) / 9007199254740992.0);
+        check_fast(num);
+    }
+    ck_assert_uint_ge(fast_taken - before, 75000); /* nearly all whole tokens taken */
+    for (int i = 0; i < 40000; i++) {
+        int digits = 1 + (int)(next(&g) % 24);
+        int point = (next(&g) % 3) ? (int)(next(&g) % (unsigned)(digits + 1)) : -1;
+        int e = (next(&g) % 4) ? (int)(next(&g) % 691) - 360 : INT_MIN;
+        decimal(num, sizeof(num), &g, digits, point, e);
+        check_fast(num);
+    }
+    ck_assert_uint_gt(fast_tried, 2000000);
+}
+END_TEST
+
 /* The generated table against 5^q computed here: exactly for 0 <= q <= 55
  * (5^55 < 2^128), and 5^q * 5^-q close to a power of two for q < 0. */
 START_TEST(pow5_table_matches)
@@ -403,6 +481,7 @@ static Suite *parse_suite(void)
     tcase_add_test(tc, random_match_strtod);
     tcase_add_test(tc, pow5_table_matches);
     tcase_add_test(tc, scanner_matches_strtod);
+    tcase_add_test(tc, fast_scanner_matches_strtod);
     suite_add_tcase(s, tc);
     return s;
 }

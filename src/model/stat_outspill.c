@@ -165,7 +165,8 @@ typedef struct ks_val {
 #define KS_SLOTS 512u
 #define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
-#define KS_MEMO 16384u /* visits' step counts kept, direct-mapped */
+#define KS_MEMO 65536u /* visits' step counts kept by a cache's tables, two-way */
+#define KS_MEMO_POINT 16384u /* at most, by a point's own */
 
 /* One visit's step count m by its inputs: a visit of the same reduction
  * tile, lines and groups as an earlier one takes its m without the dot
@@ -562,14 +563,14 @@ static ks_geom *cache_geom(stat_ks_cache *c, const stat_problem *p, const ks_sid
     return cache_insert(c, gm ? &gm->it : NULL);
 }
 
-/* A memo for about `visits` visits: a power of two from 1,024 to KS_MEMO
- * slots (0: KS_MEMO). */
+/* A point's own memo for about `visits` visits: a power of two from 1,024
+ * to KS_MEMO_POINT slots (0: KS_MEMO_POINT). */
 static uint64_t memo_slots_for(uint64_t visits)
 {
     uint64_t n = 1024;
-    while (visits && n < KS_MEMO && n < 2 * visits)
+    while (visits && n < KS_MEMO_POINT && n < 2 * visits)
         n *= 2;
-    return visits ? n : KS_MEMO;
+    return visits ? n : KS_MEMO_POINT;
 }
 
 stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
@@ -771,23 +772,36 @@ static const double *covers_of(ks_tables *tb, unsigned x, uint64_t t, double d, 
     return p;
 }
 
+static int memo_is(const ks_memo *mo, uint64_t t, double da, double db, double gi, double gj)
+{
+    return mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj;
+}
+
 /* m for reduction tile t whose A tile covers da k and B tile db, split
- * into gi and gj groups (stat_live_groups). */
+ * into gi and gj groups (stat_live_groups). The memo is two-way: a visit
+ * looks in a pair of slots, and a new m goes first in its pair, the older
+ * one second (two keys of one pair taken in turn, common over a sweep's
+ * points, both stay). */
 static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
 {
     uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
                    (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
-    ks_memo *mo = &tb->memo[(key ^ key >> 29) % tb->memo_slots];
-    if (mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj)
-        return mo->m;
+    key = (key ^ key >> 30) * 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: all bits */
+    key = (key ^ key >> 27) * 0x94D049BB133111EBu;
+    ks_memo *mo = &tb->memo[((key ^ key >> 31) % tb->memo_slots) & ~(uint64_t)1];
+    if (memo_is(&mo[0], t, da, db, gi, gj))
+        return mo[0].m;
+    if (memo_is(&mo[1], t, da, db, gi, gj))
+        return mo[1].m;
     const double *pa = covers_of(tb, 0, t, da, gi), *pb = covers_of(tb, 1, t, db, gj);
     const ks_val *pr = tb->tab + 3 * tb->tk * t + 2 * tb->tk;
     uint32_t np = tb->lens[3 * t + 2];
     double m = 0;
     for (uint32_t i = 0; i < np; i++)
         m += pr[i].n * pa[i] * pb[i];
-    *mo = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
-    return mo->m;
+    mo[1] = mo[0];
+    mo[0] = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
+    return mo[0].m;
 }
 
 /* Lines of tile (row, col) of g from d (-1 when the tile is empty). */

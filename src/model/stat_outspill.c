@@ -415,11 +415,12 @@ static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
     return tb;
 }
 
-/* Point p's geometry (sa and sb its canonical operands' sides); NULL when
- * the lines cannot be had or out of memory. */
-static ks_geom *geom_create(const stat_problem *p, const ks_side *sa, const ks_side *sb)
+/* Point p's geometry (sa and sb its canonical operands' sides), allocated
+ * from a (the cache's when kept); NULL when the lines cannot be had or out
+ * of memory. */
+static ks_geom *geom_create(const tessel_allocator *a, const stat_problem *p, const ks_side *sa,
+                            const ks_side *sb)
 {
-    const tessel_allocator *a = p->alloc;
     ks_geom *gm = tessel_alloc(a, sizeof(*gm));
     if (!gm)
         return NULL;
@@ -559,7 +560,7 @@ static ks_geom *cache_geom(stat_ks_cache *c, const stat_problem *p, const ks_sid
             return it->busy ? NULL : cache_hold(c, it);
         }
     }
-    ks_geom *gm = geom_create(p, sa, sb);
+    ks_geom *gm = geom_create(c->alloc, p, sa, sb);
     return cache_insert(c, gm ? &gm->it : NULL);
 }
 
@@ -598,7 +599,7 @@ stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
         ks->tb = cache_tables(c, sa.w, sb.w, p->tk, K, p->ext_k);
     /* no cache, or what the point needs did not fit in it: its own */
     if (!ks->gm && (ks->gm_owned = 1))
-        ks->gm = geom_create(p, &sa, &sb);
+        ks->gm = geom_create(a, p, &sa, &sb);
     if (ks->gm && !ks->tb && (ks->tb_owned = 1))
         ks->tb = tables_create(a, sa.w, sb.w, p->tk, K, p->ext_k, memo_slots_for(visits));
     if (!ks->tb)

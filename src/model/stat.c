@@ -489,8 +489,9 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
     return rc;
 }
 
-int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
-                  const tessel_allocator *a, tessel_diag *diag)
+/* stat_evaluate with the step count's tables from kc (NULL: per point). */
+static int evaluate_with(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                         const tessel_allocator *a, stat_ks_cache *kc, tessel_diag *diag)
 {
     boundary bd;
     memset(&bd, 0, sizeof(bd));
@@ -498,6 +499,7 @@ int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.alloc = a;
+    p.ks_cache = kc;
     p.per_read = e->nlev > 2; /* level 1's child is a buffer level */
     boundary_grids g;
     memset(&g, 0, sizeof(g));
@@ -512,6 +514,12 @@ int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *
     }
     return stat_solve(e, &bd, &g, &p, stat_flops_of(in[0], in[1]),
                       multiplicity(in[0], in[1], p.tk), sample, diag);
+}
+
+int stat_evaluate(engine *e, const stat_input *in[2], const stat_output_sample *sample,
+                  const tessel_allocator *a, tessel_diag *diag)
+{
+    return evaluate_with(e, in, sample, a, NULL, diag);
 }
 
 /* ------------------------------------------------------------------ */
@@ -580,7 +588,8 @@ static int cache_point(engine *e, const stat_input *in[2], const boundary *bd,
     return TESSEL_OK;
 }
 
-/* STAT_CACHE_DECLINED: the caller evaluates without the cache. */
+/* A point the summaries decline is evaluated here without them, with the
+ * cache's step-count tables (stat_outspill.c). */
 int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_sample *sample,
                          double flops, tessel_stat_cache *cache, tessel_diag *diag)
 {
@@ -595,13 +604,15 @@ int stat_evaluate_cached(engine *e, const stat_input *in[2], const stat_output_s
     stat_outcome o;
     if (!rc)
         rc = stat_cache_solve(cache, &pt, &o);
-    if (rc == TESSEL_ENOMEM)
-        return STAT_CACHE_DECLINED; /* the summaries are an optimisation */
+    /* declined: the summaries are an optimisation (out of memory), or rule
+     * 4 per read needs the tiles (stat_bumped.c, stat_inspill.c): the point
+     * without them, the step count's tables still the cache's */
+    if (rc == TESSEL_ENOMEM || rc == STAT_CACHE_DECLINED ||
+        (!rc && (e->nlev > 2 || stat_inspill_on(e, 1)) &&
+         (o.a.overflow_fills > 0 || o.b.overflow_fills > 0)))
+        return evaluate_with(e, in, sample, e->alloc, stat_cache_ksteps(cache), diag);
     if (rc)
         return rc;
-    if ((e->nlev > 2 || stat_inspill_on(e, 1)) &&
-        (o.a.overflow_fills > 0 || o.b.overflow_fills > 0))
-        return STAT_CACHE_DECLINED; /* rule 4 per read needs the tiles (stat_bumped.c, stat_inspill.c) */
     stat_problem p;
     memset(&p, 0, sizeof(p));
     p.flops = flops;

@@ -42,6 +42,8 @@
  * is never written again, so threads price points from it without the
  * lock; a reference count keeps it alive while a thread reads it after
  * the table has been emptied. The nested summaries (stat_nested_cache.c)
+ * and the step count's per-reduction-tile tables (stat_ks_cache,
+ * stat_outspill.c: for the points that spill, which the summaries decline)
  * stay per cache. Results do not depend on which thread built a shape:
  * a summary depends on its key and the statistics alone. */
 #include <pthread.h>
@@ -121,6 +123,7 @@ struct tessel_stat_cache {
     uint64_t hits, misses;     /* this cache's: shapes found, shapes it built */
     uint64_t passed;           /* points evaluated without a shape another thread was building */
     stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c), per cache */
+    stat_ks_cache *ks;         /* the step count's tables (stat_outspill.c), per cache */
 };
 
 static const char *const order_names[NORDERS] = { "IJK", "IKJ", "KIJ" };
@@ -261,6 +264,7 @@ void tessel_stat_cache_free(tessel_stat_cache **c)
         tessel_dealloc(t->alloc, t);
     }
     stat_nested_cache_free(&(*c)->nested);
+    stat_ks_cache_free(&(*c)->ks);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
 }
@@ -270,6 +274,13 @@ stat_nested_cache *stat_cache_nested(tessel_stat_cache *c)
     if (!c->nested && stat_nested_cache_create(c->alloc, &c->nested))
         return NULL; /* out of memory: the nested boundaries go uncached */
     return c->nested;
+}
+
+stat_ks_cache *stat_cache_ksteps(tessel_stat_cache *c)
+{
+    if (!c->ks && stat_ks_cache_create(c->alloc, &c->ks))
+        return NULL; /* out of memory: the tables are built per point */
+    return c->ks;
 }
 
 void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,

@@ -183,6 +183,9 @@ typedef struct stat_problem {
      * analytic), the uniform rule */
     const stat_input *src[2];
     uint64_t src_edge[2][2];
+    /* the step count's per-reduction-tile tables kept across a thread's
+     * points (stat_outspill.c); NULL: built for this problem alone */
+    struct stat_ks_cache *ks_cache;
 } stat_problem;
 
 /* Per-tensor results of one evaluation. */
@@ -395,6 +398,17 @@ int stat_spill_visit_over(double b1, double gi, double gj, double part);
  * NULL (and when out of memory): the uniform rule. */
 typedef struct stat_ksteps stat_ksteps;
 stat_ksteps *stat_ksteps_create(const stat_problem *p);
+/* The same with a memo sized for about `visits` visits (0: the largest);
+ * with p->ks_cache the tables (and their memo) are the cache's. */
+stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits);
+/* The step count's tables of one thread's points, per (matrices' counts,
+ * k tile edge, extent): kept by a tessel_stat_cache (stat_cache_ksteps),
+ * never used by two threads at once. */
+typedef struct stat_ks_cache stat_ks_cache;
+int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache **out);
+void stat_ks_cache_free(stat_ks_cache **c);
+void stat_ks_cache_counts(const stat_ks_cache *c, uint64_t *hits, uint64_t *misses);
+stat_ks_cache *stat_cache_ksteps(tessel_stat_cache *c); /* NULL: out of memory */
 void stat_ksteps_free(stat_ksteps **ks);
 /* m of visit (canonical A tile row r, reduction tile k, B tile column q)
  * per live group (gi x gj); -1 when ks cannot say. */

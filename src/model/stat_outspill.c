@@ -165,7 +165,8 @@ typedef struct ks_val {
 #define KS_SLOTS 512u
 #define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
-#define KS_MEMO 16384u /* visits' step counts kept, direct-mapped */
+#define KS_MEMO 65536u /* visits' step counts kept by a cache's tables, two-way */
+#define KS_MEMO_POINT 16384u /* at most, by a point's own */
 
 /* One visit's step count m by its inputs: a visit of the same reduction
  * tile, lines and groups as an earlier one takes its m without the dot
@@ -184,16 +185,29 @@ typedef struct ks_covers {
     double d[KS_SLOTS], g[KS_SLOTS];
     double *p;      /* slots x tk */
     unsigned slots; /* at most KS_SLOTS, within KS_CACHE_VALUES */
-    /* c_X per (t, whole d): at t (tk + 1) + d, NaN until solved; at
-     * t (tk + 1) + tk + 1 .. the saturated tile's in groups (sat) */
-    double *c, *sat;
+    /* c_X per (t, whole d): at t (tk + 1) + d, NaN until solved; per t, the
+     * saturated tile's c in groups (sat, NaN until solved) for the d it was
+     * solved at (satd) */
+    double *c, *sat, *satd;
 } ks_covers;
 
-struct stat_ksteps {
-    const tessel_allocator *alloc;
-    stat_grid ga;         /* A's tiles with k on rows: (k tile, i tile) */
-    const stat_grid *gb;  /* B's: (k tile, j tile) */
-    double *da, *db;      /* distinct k per tile of ga, of gb */
+/* What a stat_ks_cache keeps: its bytes, when it was last taken (the
+ * cache's clock) and whether a live stat_ksteps holds it. */
+typedef struct ks_item {
+    int geom;     /* a ks_geom, else a ks_tables */
+    size_t bytes;
+    uint64_t used;
+    int busy;
+} ks_item;
+
+/* What the step count keeps per reduction tile: a function of the k tile
+ * edge, the extent and the matrices' counts per k alone, so the design
+ * points of one k edge share it (stat_ks_cache). Every value in it,
+ * built on first use, depends only on its own inputs (the key of its
+ * slot), never on which point or visit asked first: results are the same
+ * whether it is new or shared. */
+typedef struct ks_tables {
+    ks_item it;
     const uint64_t *wa, *wb;
     uint64_t K, tk, ext_k;
     /* per reduction tile t, built on first use: at tab + 3 tk t the
@@ -208,9 +222,86 @@ struct stat_ksteps {
     uint32_t *bw, *nbw;
     uint32_t *bix;
     double *q;            /* tk doubles of scratch: B's cover per distinct weight */
-    ks_memo *memo;        /* KS_MEMO slots */
+    ks_memo *memo;        /* memo_slots slots */
+    uint64_t memo_slots;
     ks_covers cov[2];     /* A's, B's */
+} ks_tables;
+
+/* A point's operand tiles along k: A's tiles with k on rows (its grid
+ * transposed: (k tile, i tile)) and the distinct k of each of them and of
+ * B's tiles (on the point's own grid of B, (k tile, j tile)). A function
+ * of the stored inputs, their tile edges and the mirror, so the points of
+ * one tile shape share it; the grids' sizes are checked against the
+ * point's as well. */
+typedef struct ks_geom {
+    ks_item it;
+    const stat_input *src[2];
+    uint64_t edge[2][2], tk, ext_k, a_rows, a_n, b_rows, b_n;
+    int mirror;
+    stat_grid ga;
+    double *da, *db;
+} ks_geom;
+
+struct stat_ksteps {
+    const tessel_allocator *alloc;
+    const stat_grid *gb;  /* the point's B grid, which gm->db follows */
+    ks_geom *gm;
+    ks_tables *tb;
+    int gm_owned, tb_owned; /* this point's alone (no cache, or they did not fit in it) */
 };
+
+#define KS_CACHE_ENTRIES 32u
+#define KS_CACHE_BUDGET ((size_t)96 << 20) /* per cache (a sweep's thread) */
+
+/* The tables and geometries of one thread's points (a tessel_stat_cache's,
+ * never shared between threads), the least recently used dropped past
+ * KS_CACHE_ENTRIES or KS_CACHE_BUDGET bytes. */
+struct stat_ks_cache {
+    const tessel_allocator *alloc;
+    ks_item *entry[KS_CACHE_ENTRIES];
+    unsigned n;
+    size_t bytes;
+    uint64_t clock, hits, misses;
+};
+
+static void tables_free(const tessel_allocator *a, ks_tables *tb)
+{
+    if (!tb)
+        return;
+    tessel_dealloc(a, tb->lens);
+    tessel_dealloc(a, tb->tab);
+    tessel_dealloc(a, tb->keys);
+    tessel_dealloc(a, tb->bw);
+    tessel_dealloc(a, tb->nbw);
+    tessel_dealloc(a, tb->bix);
+    tessel_dealloc(a, tb->q);
+    tessel_dealloc(a, tb->memo);
+    for (unsigned x = 0; x < 2; x++) {
+        tessel_dealloc(a, tb->cov[x].p);
+        tessel_dealloc(a, tb->cov[x].c);
+        tessel_dealloc(a, tb->cov[x].sat);
+        tessel_dealloc(a, tb->cov[x].satd);
+    }
+    tessel_dealloc(a, tb);
+}
+
+static void geom_free(const tessel_allocator *a, ks_geom *gm)
+{
+    if (!gm)
+        return;
+    stat_grid_free(a, &gm->ga);
+    tessel_dealloc(a, gm->da);
+    tessel_dealloc(a, gm->db);
+    tessel_dealloc(a, gm);
+}
+
+static void item_free(const tessel_allocator *a, ks_item *it)
+{
+    if (it && it->geom)
+        geom_free(a, (ks_geom *)it);
+    else if (it)
+        tables_free(a, (ks_tables *)it);
+}
 
 void stat_ksteps_free(stat_ksteps **ksp)
 {
@@ -218,22 +309,14 @@ void stat_ksteps_free(stat_ksteps **ksp)
         return;
     stat_ksteps *ks = *ksp;
     *ksp = NULL;
-    stat_grid_free(ks->alloc, &ks->ga);
-    tessel_dealloc(ks->alloc, ks->da);
-    tessel_dealloc(ks->alloc, ks->db);
-    tessel_dealloc(ks->alloc, ks->lens);
-    tessel_dealloc(ks->alloc, ks->tab);
-    tessel_dealloc(ks->alloc, ks->keys);
-    tessel_dealloc(ks->alloc, ks->bw);
-    tessel_dealloc(ks->alloc, ks->nbw);
-    tessel_dealloc(ks->alloc, ks->bix);
-    tessel_dealloc(ks->alloc, ks->q);
-    tessel_dealloc(ks->alloc, ks->memo);
-    for (unsigned x = 0; x < 2; x++) {
-        tessel_dealloc(ks->alloc, ks->cov[x].p);
-        tessel_dealloc(ks->alloc, ks->cov[x].c);
-        tessel_dealloc(ks->alloc, ks->cov[x].sat);
-    }
+    if (ks->gm_owned)
+        geom_free(ks->alloc, ks->gm);
+    else if (ks->gm)
+        ks->gm->it.busy = 0;
+    if (ks->tb_owned)
+        tables_free(ks->alloc, ks->tb);
+    else if (ks->tb)
+        ks->tb->it.busy = 0;
     tessel_dealloc(ks->alloc, ks);
 }
 
@@ -272,12 +355,233 @@ static double *side_lines(const tessel_allocator *a, const ks_side *x, const sta
     return d;
 }
 
-stat_ksteps *stat_ksteps_create(const stat_problem *p)
+/* The covers' arrays of tb (NaN: not solved); 0 when out of memory. */
+static int covers_alloc(const tessel_allocator *a, ks_tables *tb)
+{
+    int got = 1;
+    for (unsigned x = 0; x < 2; x++) {
+        ks_covers *cv = &tb->cov[x];
+        uint64_t fit = KS_CACHE_VALUES / tb->tk, nc = tb->ext_k * (tb->tk + 1);
+        cv->slots = fit >= KS_SLOTS ? KS_SLOTS : fit > 16 ? (unsigned)fit : 16;
+        cv->p = tessel_alloc_array(a, cv->slots * tb->tk, sizeof(double));
+        cv->c = tessel_alloc_array(a, nc, sizeof(double));
+        cv->sat = tessel_alloc_array(a, tb->ext_k, sizeof(double));
+        cv->satd = tessel_alloc_array(a, tb->ext_k, sizeof(double));
+        got = got && cv->p && cv->c && cv->sat && cv->satd;
+        tb->it.bytes += (cv->slots * tb->tk + nc + 2 * tb->ext_k) * sizeof(double);
+        for (unsigned h = 0; h < KS_SLOTS; h++)
+            cv->t[h] = UINT64_MAX;
+        for (uint64_t n = 0; cv->c && n < nc; n++)
+            cv->c[n] = NAN;
+        for (uint64_t n = 0; cv->sat && cv->satd && n < tb->ext_k; n++)
+            cv->sat[n] = cv->satd[n] = NAN;
+    }
+    return got;
+}
+
+/* Empty tables for counts wa, wb along K, k edge tk in ext_k reduction
+ * tiles, with a memo of memo_slots visits (a power of two); NULL when out
+ * of memory. */
+static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
+                                const uint64_t *wb, uint64_t tk, uint64_t K, uint64_t ext_k,
+                                uint64_t memo_slots)
+{
+    ks_tables *tb = tessel_alloc(a, sizeof(*tb));
+    if (!tb)
+        return NULL;
+    memset(tb, 0, sizeof(*tb));
+    *tb = (ks_tables){ .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k,
+                       .memo_slots = memo_slots };
+    tb->lens = tessel_alloc_array(a, 3 * ext_k, sizeof(uint32_t));
+    /* tk per list and reduction tile, the last one cut by the extent too */
+    tb->tab = tessel_alloc_array(a, 3 * tk * ext_k, sizeof(ks_val));
+    tb->keys = tessel_alloc_array(a, tk, sizeof(uint64_t));
+    tb->bw = tessel_alloc_array(a, tk * ext_k, sizeof(uint32_t));
+    tb->nbw = tessel_alloc_array(a, ext_k, sizeof(uint32_t));
+    tb->bix = tessel_alloc_array(a, tk * ext_k, sizeof(uint32_t));
+    tb->q = tessel_alloc_array(a, tk, sizeof(double));
+    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
+    tb->memo = tessel_alloc_zeroed(a, memo_slots, sizeof(ks_memo));
+    tb->it.bytes = sizeof(*tb) + 3 * ext_k * 4 + 3 * tk * ext_k * sizeof(ks_val) + tk * 8 +
+                2 * tk * ext_k * 4 + ext_k * 4 + tk * 8 + memo_slots * sizeof(ks_memo);
+    int got = covers_alloc(a, tb);
+    if (!got || !tb->lens || !tb->tab || !tb->keys || !tb->bw || !tb->nbw || !tb->bix ||
+        !tb->q || !tb->memo) {
+        tables_free(a, tb);
+        return NULL;
+    }
+    for (uint64_t t = 0; t < 3 * ext_k; t++)
+        tb->lens[t] = KS_UNBUILT;
+    return tb;
+}
+
+/* Point p's geometry (sa and sb its canonical operands' sides), allocated
+ * from a (the cache's when kept); NULL when the lines cannot be had or out
+ * of memory. */
+static ks_geom *geom_create(const tessel_allocator *a, const stat_problem *p, const ks_side *sa,
+                            const ks_side *sb)
+{
+    ks_geom *gm = tessel_alloc(a, sizeof(*gm));
+    if (!gm)
+        return NULL;
+    memset(gm, 0, sizeof(*gm));
+    gm->it.geom = 1;
+    memcpy(gm->src, p->src, sizeof(gm->src));
+    memcpy(gm->edge, p->src_edge, sizeof(gm->edge));
+    gm->mirror = p->sample_mirrored;
+    gm->tk = p->tk;
+    gm->ext_k = p->ext_k;
+    gm->a_rows = p->a.rows;
+    gm->a_n = p->a.n;
+    gm->b_rows = p->b.rows;
+    gm->b_n = p->b.n;
+    if (!stat_grid_transpose_pattern(&p->a, a, &gm->ga))
+        gm->da = side_lines(a, sa, &gm->ga);
+    if (gm->da)
+        gm->db = side_lines(a, sb, &p->b);
+    if (!gm->db) {
+        geom_free(a, gm);
+        return NULL;
+    }
+    gm->it.bytes = sizeof(*gm) + stat_grid_bytes(gm->ga.rows, gm->ga.n) +
+                   (gm->ga.n + p->b.n) * sizeof(double);
+    return gm;
+}
+
+static int geom_fits(const ks_geom *gm, const stat_problem *p)
+{
+    return gm->src[0] == p->src[0] && gm->src[1] == p->src[1] &&
+           !memcmp(gm->edge, p->src_edge, sizeof(gm->edge)) &&
+           gm->mirror == p->sample_mirrored && gm->tk == p->tk && gm->ext_k == p->ext_k &&
+           gm->a_rows == p->a.rows && gm->a_n == p->a.n && gm->b_rows == p->b.rows &&
+           gm->b_n == p->b.n;
+}
+
+static int tables_fit(const ks_tables *tb, const uint64_t *wa, const uint64_t *wb, uint64_t tk,
+                      uint64_t K, uint64_t ext_k)
+{
+    return tb->wa == wa && tb->wb == wb && tb->tk == tk && tb->K == K && tb->ext_k == ext_k;
+}
+
+int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache **out)
+{
+    *out = tessel_alloc(a, sizeof(**out));
+    if (!*out)
+        return TESSEL_ENOMEM;
+    memset(*out, 0, sizeof(**out));
+    (*out)->alloc = a;
+    return TESSEL_OK;
+}
+
+void stat_ks_cache_free(stat_ks_cache **c)
+{
+    if (!c || !*c)
+        return;
+    for (unsigned i = 0; i < (*c)->n; i++)
+        item_free((*c)->alloc, (*c)->entry[i]);
+    tessel_dealloc((*c)->alloc, *c);
+    *c = NULL;
+}
+
+void stat_ks_cache_counts(const stat_ks_cache *c, uint64_t *hits, uint64_t *misses)
+{
+    *hits = c ? c->hits : 0;
+    *misses = c ? c->misses : 0;
+}
+
+/* Drops c's least recently used idle entry; 0 when every entry is busy. */
+static int cache_evict(stat_ks_cache *c)
+{
+    unsigned v = c->n;
+    for (unsigned i = 0; i < c->n; i++)
+        if (!c->entry[i]->busy && (v == c->n || c->entry[i]->used < c->entry[v]->used))
+            v = i;
+    if (v == c->n)
+        return 0;
+    c->bytes -= c->entry[v]->bytes;
+    item_free(c->alloc, c->entry[v]);
+    c->entry[v] = c->entry[--c->n];
+    return 1;
+}
+
+/* it taken from c (busy until its stat_ksteps is freed). */
+static void *cache_hold(stat_ks_cache *c, ks_item *it)
+{
+    it->used = ++c->clock;
+    it->busy = 1;
+    return it;
+}
+
+/* A new item into c, room made by dropping the least recently used; 0
+ * (it freed) when it does not fit. */
+static void *cache_insert(stat_ks_cache *c, ks_item *it)
+{
+    if (!it || it->bytes > KS_CACHE_BUDGET / 2) {
+        item_free(c->alloc, it);
+        return NULL;
+    }
+    while ((c->n == KS_CACHE_ENTRIES || c->bytes + it->bytes > KS_CACHE_BUDGET) &&
+           cache_evict(c))
+        ;
+    if (c->n == KS_CACHE_ENTRIES || c->bytes + it->bytes > KS_CACHE_BUDGET) {
+        item_free(c->alloc, it);
+        return NULL;
+    }
+    c->misses++;
+    c->entry[c->n++] = it;
+    c->bytes += it->bytes;
+    return cache_hold(c, it);
+}
+
+/* The tables for (wa, wb, tk, K, ext_k) from c, built on a miss; NULL
+ * when they are busy or cannot be kept (the caller builds its own). */
+static ks_tables *cache_tables(stat_ks_cache *c, const uint64_t *wa, const uint64_t *wb,
+                               uint64_t tk, uint64_t K, uint64_t ext_k)
+{
+    for (unsigned i = 0; i < c->n; i++) {
+        ks_item *it = c->entry[i];
+        if (!it->geom && tables_fit((const ks_tables *)it, wa, wb, tk, K, ext_k)) {
+            c->hits++;
+            return it->busy ? NULL : cache_hold(c, it);
+        }
+    }
+    ks_tables *tb = tables_create(c->alloc, wa, wb, tk, K, ext_k, KS_MEMO);
+    return cache_insert(c, tb ? &tb->it : NULL);
+}
+
+/* Point p's geometry from c, built on a miss; NULL as cache_tables. */
+static ks_geom *cache_geom(stat_ks_cache *c, const stat_problem *p, const ks_side *sa,
+                           const ks_side *sb)
+{
+    for (unsigned i = 0; i < c->n; i++) {
+        ks_item *it = c->entry[i];
+        if (it->geom && geom_fits((const ks_geom *)it, p)) {
+            c->hits++;
+            return it->busy ? NULL : cache_hold(c, it);
+        }
+    }
+    ks_geom *gm = geom_create(c->alloc, p, sa, sb);
+    return cache_insert(c, gm ? &gm->it : NULL);
+}
+
+/* A point's own memo for about `visits` visits: a power of two from 1,024
+ * to KS_MEMO_POINT slots (0: KS_MEMO_POINT). */
+static uint64_t memo_slots_for(uint64_t visits)
+{
+    uint64_t n = 1024;
+    while (visits && n < KS_MEMO_POINT && n < 2 * visits)
+        n *= 2;
+    return visits ? n : KS_MEMO_POINT;
+}
+
+stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
 {
     if (!p->src[0] || !p->src[1] || p->step_k > 1 || !p->tk || !p->ext_k)
         return NULL;
     int mirror = p->sample_mirrored;
     ks_side sa = side_of(p, mirror ? 1 : 0), sb = side_of(p, mirror ? 0 : 1);
+    if (!sa.w || !sb.w)
+        return NULL;
     const tessel_allocator *a = p->alloc;
     stat_ksteps *ks = tessel_alloc(a, sizeof(*ks));
     if (!ks)
@@ -285,51 +589,27 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p)
     memset(ks, 0, sizeof(*ks));
     ks->alloc = a;
     ks->gb = &p->b;
-    ks->wa = sa.w;
-    ks->wb = sb.w;
-    ks->tk = p->tk;
-    ks->ext_k = p->ext_k;
-    ks->K = p->extent_k ? p->extent_k : p->tk * p->ext_k;
-    if (ks->K > p->tk * p->ext_k)
-        ks->K = p->tk * p->ext_k;
-    int ok = !stat_grid_transpose_pattern(&p->a, a, &ks->ga);
-    if (ok)
-        ks->da = side_lines(a, &sa, &ks->ga);
-    if (ks->da)
-        ks->db = side_lines(a, &sb, &p->b);
-    ks->lens = tessel_alloc_array(a, 3 * ks->ext_k, sizeof(uint32_t));
-    /* tk per list and reduction tile, the last one cut by the extent too */
-    ks->tab = tessel_alloc_array(a, 3 * ks->tk * ks->ext_k, sizeof(ks_val));
-    ks->keys = tessel_alloc_array(a, ks->tk, sizeof(uint64_t));
-    ks->bw = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
-    ks->nbw = tessel_alloc_array(a, ks->ext_k, sizeof(uint32_t));
-    ks->bix = tessel_alloc_array(a, ks->tk * ks->ext_k, sizeof(uint32_t));
-    ks->q = tessel_alloc_array(a, ks->tk, sizeof(double));
-    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
-    ks->memo = tessel_alloc_zeroed(a, KS_MEMO, sizeof(ks_memo));
-    int got = ks->bw && ks->nbw && ks->bix && ks->q && ks->memo;
-    for (unsigned x = 0; x < 2; x++) {
-        ks_covers *cv = &ks->cov[x];
-        uint64_t fit = KS_CACHE_VALUES / ks->tk;
-        cv->slots = fit >= KS_SLOTS ? KS_SLOTS : fit > 16 ? (unsigned)fit : 16;
-        cv->p = tessel_alloc_array(a, cv->slots * ks->tk, sizeof(double));
-        cv->c = tessel_alloc_array(a, ks->ext_k * (ks->tk + 1), sizeof(double));
-        cv->sat = tessel_alloc_array(a, ks->ext_k, sizeof(double));
-        got = got && cv->p && cv->c && cv->sat;
-        for (unsigned h = 0; h < KS_SLOTS; h++)
-            cv->t[h] = UINT64_MAX;
-        for (uint64_t n = 0; cv->c && n < ks->ext_k * (ks->tk + 1); n++)
-            cv->c[n] = NAN;
-        for (uint64_t n = 0; cv->sat && n < ks->ext_k; n++)
-            cv->sat[n] = NAN;
-    }
-    if (!ok || !got || !ks->da || !ks->db || !ks->lens || !ks->tab || !ks->keys) {
+    uint64_t K = p->extent_k ? p->extent_k : p->tk * p->ext_k;
+    if (K > p->tk * p->ext_k)
+        K = p->tk * p->ext_k;
+    stat_ks_cache *c = p->ks_cache;
+    if (c)
+        ks->gm = cache_geom(c, p, &sa, &sb);
+    if (c && ks->gm)
+        ks->tb = cache_tables(c, sa.w, sb.w, p->tk, K, p->ext_k);
+    /* no cache, or what the point needs did not fit in it: its own */
+    if (!ks->gm && (ks->gm_owned = 1))
+        ks->gm = geom_create(a, p, &sa, &sb);
+    if (ks->gm && !ks->tb && (ks->tb_owned = 1))
+        ks->tb = tables_create(a, sa.w, sb.w, p->tk, K, p->ext_k, memo_slots_for(visits));
+    if (!ks->tb)
         stat_ksteps_free(&ks);
-        return NULL;
-    }
-    for (uint64_t t = 0; t < 3 * ks->ext_k; t++)
-        ks->lens[t] = KS_UNBUILT;
     return ks;
+}
+
+stat_ksteps *stat_ksteps_create(const stat_problem *p)
+{
+    return stat_ksteps_create_sized(p, 0);
 }
 
 /* keys[0 .. n) sorted and run-length coded into out (wa = key >> 32, wb
@@ -360,18 +640,18 @@ static uint32_t clamp32(uint64_t w)
 }
 
 /* Reduction tile t's distinct w_B among its np pairs pr, ascending, and
- * each pair's index in them (ks->bw, ks->nbw, ks->bix). */
-static void pair_weights_b(stat_ksteps *ks, uint64_t t, const ks_val *pr, uint32_t np)
+ * each pair's index in them (tb->bw, tb->nbw, tb->bix). */
+static void pair_weights_b(ks_tables *tb, uint64_t t, const ks_val *pr, uint32_t np)
 {
-    uint32_t *bw = ks->bw + ks->tk * t, nb = 0;
-    uint32_t *bix = ks->bix + ks->tk * t;
+    uint32_t *bw = tb->bw + tb->tk * t, nb = 0;
+    uint32_t *bix = tb->bix + tb->tk * t;
     for (uint32_t i = 0; i < np; i++)
-        ks->keys[i] = pr[i].wb;
-    qsort(ks->keys, np, sizeof(*ks->keys), key_order);
+        tb->keys[i] = pr[i].wb;
+    qsort(tb->keys, np, sizeof(*tb->keys), key_order);
     for (uint32_t i = 0; i < np; i++)
-        if (!nb || bw[nb - 1] != ks->keys[i])
-            bw[nb++] = (uint32_t)ks->keys[i];
-    ks->nbw[t] = nb;
+        if (!nb || bw[nb - 1] != tb->keys[i])
+            bw[nb++] = (uint32_t)tb->keys[i];
+    tb->nbw[t] = nb;
     for (uint32_t i = 0; i < np; i++) {
         uint32_t lo = 0, hi = nb; /* bw[lo] == pr[i].wb */
         while (hi - lo > 1) {
@@ -386,27 +666,27 @@ static void pair_weights_b(stat_ksteps *ks, uint64_t t, const ks_val *pr, uint32
 }
 
 /* Reduction tile t's distinct weights and pairs (built once). */
-static ks_val *tile_table(stat_ksteps *ks, uint64_t t)
+static ks_val *tile_table(ks_tables *tb, uint64_t t)
 {
-    ks_val *tab = ks->tab + 3 * ks->tk * t;
-    if (ks->lens[3 * t] != KS_UNBUILT)
+    ks_val *tab = tb->tab + 3 * tb->tk * t;
+    if (tb->lens[3 * t] != KS_UNBUILT)
         return tab;
-    uint64_t lo = t * ks->tk, hi = lo + ks->tk < ks->K ? lo + ks->tk : ks->K, n = 0;
+    uint64_t lo = t * tb->tk, hi = lo + tb->tk < tb->K ? lo + tb->tk : tb->K, n = 0;
     for (uint64_t k = lo; k < hi; k++)
-        if (ks->wa[k])
-            ks->keys[n++] = (uint64_t)clamp32(ks->wa[k]) << 32;
-    ks->lens[3 * t] = runs_of(ks->keys, n, tab);
+        if (tb->wa[k])
+            tb->keys[n++] = (uint64_t)clamp32(tb->wa[k]) << 32;
+    tb->lens[3 * t] = runs_of(tb->keys, n, tab);
     n = 0;
     for (uint64_t k = lo; k < hi; k++)
-        if (ks->wb[k])
-            ks->keys[n++] = clamp32(ks->wb[k]);
-    ks->lens[3 * t + 1] = runs_of(ks->keys, n, tab + ks->tk);
+        if (tb->wb[k])
+            tb->keys[n++] = clamp32(tb->wb[k]);
+    tb->lens[3 * t + 1] = runs_of(tb->keys, n, tab + tb->tk);
     n = 0;
     for (uint64_t k = lo; k < hi; k++)
-        if (ks->wa[k] && ks->wb[k])
-            ks->keys[n++] = (uint64_t)clamp32(ks->wa[k]) << 32 | clamp32(ks->wb[k]);
-    ks->lens[3 * t + 2] = runs_of(ks->keys, n, tab + 2 * ks->tk);
-    pair_weights_b(ks, t, tab + 2 * ks->tk, ks->lens[3 * t + 2]);
+        if (tb->wa[k] && tb->wb[k])
+            tb->keys[n++] = (uint64_t)clamp32(tb->wa[k]) << 32 | clamp32(tb->wb[k]);
+    tb->lens[3 * t + 2] = runs_of(tb->keys, n, tab + 2 * tb->tk);
+    pair_weights_b(tb, t, tab + 2 * tb->tk, tb->lens[3 * t + 2]);
     return tab;
 }
 
@@ -450,27 +730,29 @@ static double cover(double c, double w, double g)
 /* Operand x's (0 A, 1 B) cover of reduction tile t's pairs for a tile of d
  * lines in g groups: c_X / g per group; a saturated side split in groups
  * covers a little less than every k. */
-static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d, double g)
+static const double *covers_of(ks_tables *tb, unsigned x, uint64_t t, double d, double g)
 {
-    ks_covers *cv = &ks->cov[x];
+    ks_covers *cv = &tb->cov[x];
     unsigned h = (unsigned)((t * 0x9E3779B1u + (uint64_t)(d * 8) * 0x85EBCA77u) % cv->slots);
-    double *p = cv->p + (uint64_t)h * ks->tk;
+    double *p = cv->p + (uint64_t)h * tb->tk;
     if (cv->t[h] == t && cv->d[h] == d && cv->g[h] == g)
         return p;
-    ks_val *tab = tile_table(ks, t);
-    const ks_val *marg = tab + x * ks->tk, *pr = tab + 2 * ks->tk;
-    uint32_t len = ks->lens[3 * t + x], np = ks->lens[3 * t + 2];
+    ks_val *tab = tile_table(tb, t);
+    const ks_val *marg = tab + x * tb->tk, *pr = tab + 2 * tb->tk;
+    uint32_t len = tb->lens[3 * t + x], np = tb->lens[3 * t + 2];
     /* a whole d (exact counts) keeps its c; a fractional one (estimated
      * lines) is solved each time */
-    int whole = d == floor(d) && d <= (double)ks->tk;
-    double *keep = whole ? &cv->c[t * (ks->tk + 1) + (uint64_t)d] : NULL;
+    int whole = d == floor(d) && d <= (double)tb->tk;
+    double *keep = whole ? &cv->c[t * (tb->tk + 1) + (uint64_t)d] : NULL;
     double c = keep && !isnan(*keep) ? *keep : solve_scale(marg, len, (int)x, d);
     if (keep)
         *keep = c;
-    if (isinf(c) && g > 1) {
-        if (isnan(cv->sat[t]))
+    if (isinf(c) && g > 1) { /* kept for the d it was solved at: a function of (t, d) */
+        if (isnan(cv->sat[t])) {
             cv->sat[t] = solve_scale(marg, len, (int)x, d - 0.5);
-        c = cv->sat[t];
+            cv->satd[t] = d;
+        }
+        c = cv->satd[t] == d ? cv->sat[t] : solve_scale(marg, len, (int)x, d - 0.5);
     }
     /* pairs come sorted by w_A: A's cover once per run of one weight; B's
      * once per distinct w_B (the same values: cover is a function of w) */
@@ -478,12 +760,12 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
         for (uint32_t i = 0; i < np; i++)
             p[i] = i && pr[i].wa == pr[i - 1].wa ? p[i - 1] : cover(c, pr[i].wa, g);
     } else {
-        const uint32_t *bw = ks->bw + ks->tk * t;
-        const uint32_t *bix = ks->bix + ks->tk * t;
-        for (uint32_t j = 0; j < ks->nbw[t]; j++)
-            ks->q[j] = cover(c, bw[j], g);
+        const uint32_t *bw = tb->bw + tb->tk * t;
+        const uint32_t *bix = tb->bix + tb->tk * t;
+        for (uint32_t j = 0; j < tb->nbw[t]; j++)
+            tb->q[j] = cover(c, bw[j], g);
         for (uint32_t i = 0; i < np; i++)
-            p[i] = ks->q[bix[i]];
+            p[i] = tb->q[bix[i]];
     }
     cv->t[h] = t;
     cv->d[h] = d;
@@ -491,23 +773,36 @@ static const double *covers_of(stat_ksteps *ks, unsigned x, uint64_t t, double d
     return p;
 }
 
+static int memo_is(const ks_memo *mo, uint64_t t, double da, double db, double gi, double gj)
+{
+    return mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj;
+}
+
 /* m for reduction tile t whose A tile covers da k and B tile db, split
- * into gi and gj groups (stat_live_groups). */
-static double steps_of(stat_ksteps *ks, uint64_t t, double da, double db, double gi, double gj)
+ * into gi and gj groups (stat_live_groups). The memo is two-way: a visit
+ * looks in a pair of slots, and a new m goes first in its pair, the older
+ * one second (two keys of one pair taken in turn, common over a sweep's
+ * points, both stay). */
+static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
 {
     uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
                    (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
-    ks_memo *mo = &ks->memo[(key ^ key >> 29) % KS_MEMO];
-    if (mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj)
-        return mo->m;
-    const double *pa = covers_of(ks, 0, t, da, gi), *pb = covers_of(ks, 1, t, db, gj);
-    const ks_val *pr = ks->tab + 3 * ks->tk * t + 2 * ks->tk;
-    uint32_t np = ks->lens[3 * t + 2];
+    key = (key ^ key >> 30) * 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: all bits */
+    key = (key ^ key >> 27) * 0x94D049BB133111EBu;
+    ks_memo *mo = &tb->memo[((key ^ key >> 31) % tb->memo_slots) & ~(uint64_t)1];
+    if (memo_is(&mo[0], t, da, db, gi, gj))
+        return mo[0].m;
+    if (memo_is(&mo[1], t, da, db, gi, gj))
+        return mo[1].m;
+    const double *pa = covers_of(tb, 0, t, da, gi), *pb = covers_of(tb, 1, t, db, gj);
+    const ks_val *pr = tb->tab + 3 * tb->tk * t + 2 * tb->tk;
+    uint32_t np = tb->lens[3 * t + 2];
     double m = 0;
     for (uint32_t i = 0; i < np; i++)
         m += pr[i].n * pa[i] * pb[i];
-    *mo = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
-    return mo->m;
+    mo[1] = mo[0];
+    mo[0] = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
+    return mo[0].m;
 }
 
 /* Lines of tile (row, col) of g from d (-1 when the tile is empty). */
@@ -522,12 +817,12 @@ static double lines_at(const stat_grid *g, const double *d, uint64_t row, uint64
 double stat_ksteps_steps(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double gi,
                          double gj)
 {
-    if (!ks || k >= ks->ext_k)
+    if (!ks || k >= ks->tb->ext_k)
         return -1;
-    double da = lines_at(&ks->ga, ks->da, k, r), db = lines_at(ks->gb, ks->db, k, q);
+    double da = lines_at(&ks->gm->ga, ks->gm->da, k, r), db = lines_at(ks->gb, ks->gm->db, k, q);
     if (da < 1 || db < 1)
         return -1;
-    return steps_of(ks, k, da, db, gi > 1 ? gi : 1, gj > 1 ? gj : 1);
+    return steps_of(ks->tb, k, da, db, gi > 1 ? gi : 1, gj > 1 ? gj : 1);
 }
 
 double stat_spill_visit_at(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double slots,

@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "stat_internal.h"
+#include "stat_mttkrp.h"
 
 /* Input grids of boundary bd from the base grids. */
 static int walk_grids(engine *e, boundary *bd, const stat_input *const *in, tessel_diag *diag)
@@ -166,8 +166,12 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
     if (!rc)
         rc = sample_table(e, &bd, s);
-    if (!rc)
+    if (!rc && stat_mttkrp_applies(e, &bd)) {
+        rc = stat_mttkrp_sums(e, &bd); /* MTTKRP in closed form (stat_mttkrp.c) */
+    } else if (!rc) {
+        e->res->stat_walked = 1;
         rc = exact_walk_boundary(e, &bd);
+    }
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         if (b == 1) {

@@ -5,13 +5,18 @@
 
 #include "stat_internal.h"
 
-/* Whether boundary bd of MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] (grids
- * derived, output table built from the sample) is one the closed sums
- * price: one buffer level, every iteration effectual (each input skips on
- * both partners), no outer action_optimization, the output's loops i and
- * r outside the reduction loops j and k, and no final output tile larger
- * than Y's partition (an output that spills keeps the walk). */
+/* Whether boundary bd of MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] (its
+ * geometry set) is one the closed sums price: one buffer level, every
+ * iteration effectual (each input skips on both partners), no outer
+ * action_optimization, and the output's loops i and r outside the
+ * reduction loops j and k. Its output table then needs only each tile's
+ * final count (stat_walk.c builds it so). */
 int stat_mttkrp_applies(const engine *e, const boundary *bd);
+
+/* Once the output table is built: whether no final output tile outgrows
+ * Y's partition. An output that spills takes the walk, which prices its
+ * spills per update step. */
+int stat_mttkrp_fits(const engine *e, const boundary *bd);
 
 /* The boundary's input fills, output write-backs and per-iteration counts
  * into e->res, equal to the walk's (exact_walk_boundary) on the same

@@ -3,12 +3,14 @@
  * stat_path is closed, and with the whole output in the sample every
  * count equals the exact estimator's; the other orders still walk, and
  * give the same counts as before; an output that outgrows its partition
- * keeps the walk. */
+ * keeps the walk; a failed allocation at any step of a closed point is
+ * ENOMEM and leaks nothing. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tessel/model.h"
+#include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
 
@@ -172,6 +174,70 @@ START_TEST(partitions)
 }
 END_TEST
 
+/* A small random 3-tensor 40 x 30 x 20 (about 1/16 of its positions). */
+static tessel_tensor *small_tensor(void)
+{
+    uint64_t dims[3] = { 40, 30, 20 };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(3, dims, 0, NULL, &b, NULL), 0);
+    uint32_t x = 5;
+    for (uint32_t i = 0; i < 40; i++)
+        for (uint32_t j = 0; j < 30; j++)
+            for (uint32_t k = 0; k < 20; k++) {
+                x = x * 1103515245u + 12345u;
+                uint32_t e[3] = { i, j, k };
+                if ((x >> 16) % 16 == 0)
+                    ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
+            }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+START_TEST(out_of_memory_every_allocation)
+{
+    mk_data m;
+    m.t = small_tensor();
+    m.b = test_band_matrix(30, 8, 3, 1, 4);
+    m.c = test_band_matrix(20, 8, 9, 1, 3);
+    memset(&m.d, 0, sizeof(m.d));
+    m.d.ntensors = 4;
+    m.d.tensor[1] = m.t;
+    m.d.tensor[2] = m.b;
+    m.d.tensor[3] = m.c;
+    m.d.extent[0] = 40;
+    m.d.extent[1] = 8;
+    m.d.extent[2] = 30;
+    m.d.extent[3] = 20;
+    const uint64_t shape[4] = { 8, 4, 8, 4 };
+    tessel_spec s;
+    test_spec_mttkrp(&s, "RIKJ", shape);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    o.base[0] = 4;
+    o.base[1] = 4;
+    tessel_result x = run(&s, &m.d, 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (rc == 0) {
+            ck_assert(!r.stat_walked);
+            assert_equal(&x, &r, "small RIKJ");
+            break;
+        }
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 20000);
+    }
+    mk_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stat_mttkrp");
@@ -181,6 +247,7 @@ int main(void)
     tcase_add_test(tc, single_r_tile_is_outermost);
     tcase_add_test(tc, other_orders_walk);
     tcase_add_test(tc, partitions);
+    tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -501,7 +501,7 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (!rc && e.inspill)
             exact_ob_settle(&e, spec->nlevels - 1);
         exact_ob_free(&e);
-        out->stat_walked = !closed;
+        /* stat_walked: set by stat_walk.c for each boundary it walks */
         if (!rc)
             rc = stat_compulsory(&e, &s->census, diag);
         if (!rc) /* an output stored uncompressed: whole tiles (stat_dense.c) */

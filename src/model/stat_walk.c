@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "stat_internal.h"
+#include "stat_mttkrp.h"
 
 /* Input grids of boundary bd from the base grids. */
 static int walk_grids(engine *e, boundary *bd, const stat_input *const *in, tessel_diag *diag)
@@ -56,16 +56,17 @@ static int add_entry(model_map *cells, const boundary *bd, uint64_t tile, uint64
 }
 
 /* MTTKRP: a nonzero enters at the smallest reduction step among its
- * multiplies' (j, k) cells. Engine indices: 0 i, 1 r, 2 j, 3 k. */
+ * multiplies' (j, k) cells (final_only: at step 0, for closed sums that
+ * read only final tiles). Engine indices: 0 i, 1 r, 2 j, 3 k. */
 static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sample *s,
-                          model_map *cells)
+                          int final_only, model_map *cells)
 {
     for (uint64_t n = 0; n < s->nelems; n++) {
         uint64_t co[NX] = { 0 };
         co[0] = cell_tile(bd, s->ei[n], s->base[0], 0);
         co[1] = cell_tile(bd, s->er[n], s->base[1], 1);
-        uint64_t tile = exact_tile_key(bd, &e->out, co), red = UINT64_MAX;
-        for (uint64_t m = s->eptr[n]; m < s->eptr[n + 1]; m++) {
+        uint64_t tile = exact_tile_key(bd, &e->out, co), red = final_only ? 0 : UINT64_MAX;
+        for (uint64_t m = s->eptr[n]; !final_only && m < s->eptr[n + 1]; m++) {
             co[2] = cell_tile(bd, s->ej[m], s->base[3], 2);
             co[3] = cell_tile(bd, s->ek[m], s->base[2], 3);
             uint64_t r = exact_reduction_key(e, bd, co);
@@ -79,13 +80,14 @@ static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sampl
 }
 
 /* The output table of boundary bd from the sample: (output tile, first
- * reduction step) -> weighted nonzeros, sorted, accumulated per tile. */
-static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
+ * reduction step) -> weighted nonzeros, sorted, accumulated per tile.
+ * final_only: one entry per tile at step 0, its final count. */
+static int sample_table(engine *e, boundary *bd, const stat_output_sample *s, int final_only)
 {
     const tessel_allocator *a = e->alloc;
     int ttm = e->kind == TESSEL_WORKLOAD_TTM;
     model_map cells = { .alloc = a };
-    if (e->kind == TESSEL_WORKLOAD_MTTKRP && mttkrp_entries(e, bd, s, &cells)) {
+    if (e->kind == TESSEL_WORKLOAD_MTTKRP && mttkrp_entries(e, bd, s, final_only, &cells)) {
         model_map_free(&cells);
         return TESSEL_ENOMEM;
     }
@@ -101,7 +103,7 @@ static int sample_table(engine *e, boundary *bd, const stat_output_sample *s)
             co[2] = cell_tile(bd, s->ck[c], s->base[2], 2);
         }
         if (add_entry(&cells, bd, exact_tile_key(bd, &e->out, co),
-                      exact_reduction_key(e, bd, co), s->weight[c])) {
+                      final_only ? 0 : exact_reduction_key(e, bd, co), s->weight[c])) {
             uint64_t bytes = model_map_grow_bytes(&cells);
             model_map_free(&cells);
             return exact_oom_step(e, "mapping the output sample to tiles", bytes);
@@ -164,10 +166,24 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
                                  e->spec->level[b].name);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
+    /* MTTKRP in closed form (stat_mttkrp.c): its sums read only final
+     * output tiles; a spilling output takes the walk, with the full table */
+    int closed = !rc && stat_mttkrp_applies(e, &bd);
     if (!rc)
-        rc = sample_table(e, &bd, s);
-    if (!rc)
+        rc = sample_table(e, &bd, s, closed);
+    if (!rc && closed && !stat_mttkrp_fits(e, &bd)) {
+        closed = 0;
+        exact_table_free(e->alloc, &bd.table[0]);
+        memset(&bd.table[0], 0, sizeof(bd.table[0]));
+        bd.ntables = 0;
+        rc = sample_table(e, &bd, s, 0);
+    }
+    if (!rc && closed) {
+        rc = stat_mttkrp_sums(e, &bd);
+    } else if (!rc) {
+        e->res->stat_walked = 1;
         rc = exact_walk_boundary(e, &bd);
+    }
     if (!rc) {
         exact_algorithmic_counts(e, &bd);
         if (b == 1) {

@@ -79,4 +79,43 @@ static inline void test_spec_spmspm(tessel_spec *s, const char *order, uint64_t 
     s->compute.clock_ghz = 1;
 }
 
+/* MTTKRP Y[i,r] = T[i,j,k] * B[j,r] * C[k,r] at one buffer level (csr,
+ * unbounded), loop order of letters I R J K, tiles i r j k (0: whole
+ * mode); each input skips on both partners. Index numbers i 0, r 1, j 2,
+ * k 3. */
+static inline void test_spec_mttkrp(tessel_spec *s, const char *order, const uint64_t *tile /* i r j k */)
+{
+    test_spec_spmspm(s, "IJK", 128, 128, 128, 1, 64, 32);
+    s->level[1].capacity = 0;
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_MTTKRP;
+    w->einsum = "Y[i,r] = T[i,j,k] * B[j,r] * C[k,r]";
+    w->nindices = 4;
+    strcpy(w->index_name[0], "i");
+    strcpy(w->index_name[1], "r");
+    strcpy(w->index_name[2], "j");
+    strcpy(w->index_name[3], "k");
+    w->ntensors = 4;
+    const char *names[4] = { "Y", "T", "B", "C" };
+    unsigned ranks[4] = { 2, 3, 2, 2 };
+    unsigned idx[4][3] = { { 0, 1, 0 }, { 0, 2, 3 }, { 2, 1, 0 }, { 3, 1, 0 } };
+    for (unsigned t = 0; t < 4; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = ranks[t];
+        for (unsigned m = 0; m < 3; m++)
+            w->tensor[t].index[m] = idx[t][m];
+    }
+    for (unsigned l = 0; l < 2; l++)
+        for (unsigned t = 0; t < 4; t++) {
+            s->level[l].tensor[t].format = -1;
+            s->level[l].tensor[t].sparse.skip_on = t == 0 ? 14u : 14u & ~(1u << t);
+        }
+    for (unsigned x = 0; x < 4; x++)
+        s->level[1].tile[x] = tile[x];
+    for (unsigned p = 0; p < 4; p++) {
+        char c = order[p];
+        s->level[1].order[p] = c == 'I' ? 0 : c == 'R' ? 1 : c == 'J' ? 2 : 3;
+    }
+}
+
 #endif

@@ -914,42 +914,6 @@ START_TEST(ttm_full_sample_equals_exact)
 }
 END_TEST
 
-/* MTTKRP Y[i,r] = T[i,j,k] * B[j,r] * C[k,r]: index numbers i 0, r 1,
- * j 2, k 3. */
-static void spec_mttkrp(tessel_spec *s, const char *order, const uint64_t *tile /* i r j k */)
-{
-    spec_spmspm(s, "IJK", 128, 128, 128, 1, 0);
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_MTTKRP;
-    w->einsum = "Y[i,r] = T[i,j,k] * B[j,r] * C[k,r]";
-    w->nindices = 4;
-    strcpy(w->index_name[0], "i");
-    strcpy(w->index_name[1], "r");
-    strcpy(w->index_name[2], "j");
-    strcpy(w->index_name[3], "k");
-    w->ntensors = 4;
-    const char *names[4] = { "Y", "T", "B", "C" };
-    unsigned ranks[4] = { 2, 3, 2, 2 };
-    unsigned idx[4][3] = { { 0, 1, 0 }, { 0, 2, 3 }, { 2, 1, 0 }, { 3, 1, 0 } };
-    for (unsigned t = 0; t < 4; t++) {
-        strcpy(w->tensor[t].name, names[t]);
-        w->tensor[t].rank = ranks[t];
-        for (unsigned m = 0; m < 3; m++)
-            w->tensor[t].index[m] = idx[t][m];
-    }
-    for (unsigned l = 0; l < 2; l++)
-        for (unsigned t = 0; t < 4; t++) {
-            s->level[l].tensor[t].format = -1;
-            s->level[l].tensor[t].sparse.skip_on = t == 0 ? 14u : 14u & ~(1u << t);
-        }
-    for (unsigned x = 0; x < 4; x++)
-        s->level[1].tile[x] = tile[x];
-    for (unsigned p = 0; p < 4; p++) {
-        char c = order[p];
-        s->level[1].order[p] = c == 'I' ? 0 : c == 'R' ? 1 : c == 'J' ? 2 : 3;
-    }
-}
-
 /* The MTTKRP tests' data: the bitcoin-otc 3-tensor times two random
  * 64-column factor matrices (t, b, c are freed by the caller). */
 static void mttkrp_data(tessel_workload_data *d, tessel_tensor **t, tessel_tensor **b,
@@ -981,7 +945,7 @@ START_TEST(mttkrp_full_sample_equals_exact)
     for (unsigned n = 0; n < 2; n++)
         for (unsigned q = 0; q < sizeof(mk_orders) / sizeof(mk_orders[0]); q++) {
             tessel_spec s;
-            spec_mttkrp(&s, mk_orders[q], tiles[n]);
+            test_spec_mttkrp(&s, mk_orders[q], tiles[n]);
             tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
             assert_same(&x, &r, mk_orders[q]);
         }
@@ -1004,7 +968,7 @@ START_TEST(mttkrp_sample_past_its_cap_is_refused)
     o.base[0] = o.base[1] = 32;
     static const uint64_t tile[4] = { 512, 32, 256, 64 };
     tessel_spec s;
-    spec_mttkrp(&s, "IJKR", tile);
+    test_spec_mttkrp(&s, "IJKR", tile);
     o.output_sample_max = 1000;
     tessel_result r;
     tessel_diag diag;

@@ -1,0 +1,257 @@
+/* MTTKRP's closed sums under the stat estimator (src/model/stat_mttkrp.c):
+ * at one buffer level, with the output's loops i and r outside j and k,
+ * stat_path is closed, and with the whole output in the sample every
+ * count equals the exact estimator's; the other orders still walk, and
+ * give the same counts as before; an output that outgrows its partition
+ * keeps the walk; a failed allocation at any step of a closed point is
+ * ENOMEM and leaks nothing. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tessel/model.h"
+#include "test_alloc.h"
+#include "test_data.h"
+#include "test_specs.h"
+
+/* The bundled bitcoin-otc 3-tensor (6000 x 6005 x 272) times two sparse
+ * banded factor matrices of rank 24 (B 1/7 of its positions, C 1/3): empty
+ * factor tiles drop iterations. */
+typedef struct mk_data {
+    tessel_tensor *t, *b, *c;
+    tessel_workload_data d;
+} mk_data;
+
+static void mk_load(mk_data *m)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    tessel_diag diag;
+    m->t = NULL;
+    int rc = tessel_tensor_load("examples/data/bitcoin-otc_src-dst-week.tns.gz", &opt, NULL,
+                                &m->t, NULL, &diag);
+    ck_assert_msg(rc == 0, "%s", diag.message);
+    m->b = test_band_matrix(m->t->dims[1], 24, 7, 2, 7);
+    m->c = test_band_matrix(m->t->dims[2], 24, 11, 1, 3);
+    memset(&m->d, 0, sizeof(m->d));
+    m->d.ntensors = 4;
+    m->d.tensor[1] = m->t;
+    m->d.tensor[2] = m->b;
+    m->d.tensor[3] = m->c;
+    m->d.extent[0] = m->t->dims[0];
+    m->d.extent[1] = 24;
+    m->d.extent[2] = m->t->dims[1];
+    m->d.extent[3] = m->t->dims[2];
+}
+
+static void mk_free(mk_data *m)
+{
+    tessel_tensor_free(&m->t);
+    tessel_tensor_free(&m->b);
+    tessel_tensor_free(&m->c);
+}
+
+static tessel_result run(const tessel_spec *s, const tessel_workload_data *d, int stat)
+{
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1; /* the whole output in the sample */
+    o.base[0] = 32;
+    o.base[1] = 4;
+    tessel_result r;
+    tessel_diag diag;
+    int rc = stat ? tessel_model_stat(s, d, &o, NULL, &r, &diag)
+                  : tessel_model_exact(s, d, NULL, &r, &diag);
+    ck_assert_msg(rc == 0, "%s: %s", stat ? "stat" : "exact", diag.message);
+    return r;
+}
+
+/* Every traffic count of every level and tensor, and the totals. */
+static void assert_equal(const tessel_result *x, const tessel_result *r, const char *what)
+{
+    for (unsigned l = 0; l < x->nlevels; l++)
+        for (unsigned t = 0; t < x->ntensors; t++) {
+            const uint64_t *a = (const uint64_t *)&x->traffic[l][t];
+            const uint64_t *b = (const uint64_t *)&r->traffic[l][t];
+            for (unsigned f = 0; f < sizeof(tessel_traffic) / sizeof(uint64_t); f++)
+                ck_assert_msg(a[f] == b[f], "%s: level %u tensor %u field %u: exact %llu, stat %llu",
+                              what, l, t, f, (unsigned long long)a[f], (unsigned long long)b[f]);
+        }
+    ck_assert_uint_eq(x->macs, r->macs);
+    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
+    ck_assert_uint_eq(x->effectual_tiles[1], r->effectual_tiles[1]);
+    ck_assert_uint_eq(x->intersections, r->intersections);
+    ck_assert_uint_eq(x->overflow_tiles, r->overflow_tiles);
+    ck_assert_msg(x->dram_bytes == r->dram_bytes, "%s: dram exact %llu, stat %llu", what,
+                  (unsigned long long)x->dram_bytes, (unsigned long long)r->dram_bytes);
+    ck_assert_uint_eq(x->compulsory_bytes, r->compulsory_bytes);
+}
+
+/* tile edges i r j k (0 = the whole mode), on the statistics grid: i, j
+ * and k (C's rows) multiples of 32, r of 4 */
+static const uint64_t shapes[][4] = {
+    { 512, 8, 256, 64 }, { 1024, 24, 1024, 128 }, { 128, 4, 512, 32 }, { 0, 12, 2048, 32 },
+    { 256, 24, 0, 96 },
+};
+
+/* The closed orders: i and r (either first) outside j and k (either first). */
+START_TEST(closed_orders_equal_exact)
+{
+    mk_data m;
+    mk_load(&m);
+    static const char *const closed[] = { "IRJK", "IRKJ", "RIJK", "RIKJ" };
+    for (unsigned n = 0; n < sizeof(shapes) / sizeof(shapes[0]); n++)
+        for (unsigned q = 0; q < 4; q++) {
+            tessel_spec s;
+            test_spec_mttkrp(&s, closed[q], shapes[n]);
+            char what[64];
+            snprintf(what, sizeof(what), "%s shape %u", closed[q], n);
+            tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+            ck_assert_msg(!r.stat_walked, "%s walked", what);
+            assert_equal(&x, &r, what);
+        }
+    mk_free(&m);
+}
+END_TEST
+
+/* A loop of one tile is no loop: IJKR with r one tile is RIJK, closed;
+ * with two r tiles, r is inside j and k and the point walks. */
+START_TEST(single_r_tile_is_outermost)
+{
+    mk_data m;
+    mk_load(&m);
+    const uint64_t one[4] = { 512, 24, 256, 64 }, two[4] = { 512, 12, 256, 64 };
+    for (unsigned v = 0; v < 2; v++) {
+        tessel_spec s;
+        test_spec_mttkrp(&s, "IJKR", v ? two : one);
+        tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+        ck_assert_int_eq(r.stat_walked, v);
+        assert_equal(&x, &r, v ? "IJKR two r tiles" : "IJKR one r tile");
+    }
+    mk_free(&m);
+}
+END_TEST
+
+/* The orders with j or k outside i or r keep the walk, with exact's counts. */
+START_TEST(other_orders_walk)
+{
+    mk_data m;
+    mk_load(&m);
+    static const char *const walked[] = { "JIRK", "KRIJ", "IJRK", "JKIR" };
+    for (unsigned q = 0; q < 4; q++) {
+        tessel_spec s;
+        test_spec_mttkrp(&s, walked[q], shapes[0]);
+        tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+        ck_assert_msg(r.stat_walked, "%s did not walk", walked[q]);
+        assert_equal(&x, &r, walked[q]);
+    }
+    mk_free(&m);
+}
+END_TEST
+
+/* A small buffer: inputs overflow their partitions (rule 4 per use) and
+ * stay closed, equal to exact in the order whose compute reads each input
+ * once per use (IRJK); an output tile larger than Y's partition takes the
+ * walk. */
+START_TEST(partitions)
+{
+    mk_data m;
+    mk_load(&m);
+    const uint64_t shape[4] = { 128, 4, 512, 32 };
+    tessel_spec s;
+    test_spec_mttkrp(&s, "IRJK", shape);
+    s.level[1].capacity = 24 * 1024;
+    tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+    ck_assert(!r.stat_walked);
+    ck_assert_uint_gt(r.overflow_tiles, 0);
+    assert_equal(&x, &r, "IRJK 24 KiB");
+    const uint64_t wide[4] = { 0, 24, 256, 64 }; /* Y's tile is all of Y: 6000 x 24 */
+    test_spec_mttkrp(&s, "RIJK", wide);
+    s.level[1].capacity = 48 * 1024;
+    r = run(&s, &m.d, 1);
+    ck_assert(r.stat_walked);
+    mk_free(&m);
+}
+END_TEST
+
+/* A small random 3-tensor 40 x 30 x 20 (about 1/16 of its positions). */
+static tessel_tensor *small_tensor(void)
+{
+    uint64_t dims[3] = { 40, 30, 20 };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(3, dims, 0, NULL, &b, NULL), 0);
+    uint32_t x = 5;
+    for (uint32_t i = 0; i < 40; i++)
+        for (uint32_t j = 0; j < 30; j++)
+            for (uint32_t k = 0; k < 20; k++) {
+                x = x * 1103515245u + 12345u;
+                uint32_t e[3] = { i, j, k };
+                if ((x >> 16) % 16 == 0)
+                    ck_assert_int_eq(tessel_coo_builder_add(b, e, 1.0), 0);
+            }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+START_TEST(out_of_memory_every_allocation)
+{
+    mk_data m;
+    m.t = small_tensor();
+    m.b = test_band_matrix(30, 8, 3, 1, 4);
+    m.c = test_band_matrix(20, 8, 9, 1, 3);
+    memset(&m.d, 0, sizeof(m.d));
+    m.d.ntensors = 4;
+    m.d.tensor[1] = m.t;
+    m.d.tensor[2] = m.b;
+    m.d.tensor[3] = m.c;
+    m.d.extent[0] = 40;
+    m.d.extent[1] = 8;
+    m.d.extent[2] = 30;
+    m.d.extent[3] = 20;
+    const uint64_t shape[4] = { 8, 4, 8, 4 };
+    tessel_spec s;
+    test_spec_mttkrp(&s, "RIKJ", shape);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    o.base[0] = 4;
+    o.base[1] = 4;
+    tessel_result x = run(&s, &m.d, 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (rc == 0) {
+            ck_assert(!r.stat_walked);
+            assert_equal(&x, &r, "small RIKJ");
+            break;
+        }
+        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 20000);
+    }
+    mk_free(&m);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stat_mttkrp");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, closed_orders_equal_exact);
+    tcase_add_test(tc, single_r_tile_is_outermost);
+    tcase_add_test(tc, other_orders_walk);
+    tcase_add_test(tc, partitions);
+    tcase_add_test(tc, out_of_memory_every_allocation);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -17,6 +17,7 @@
  * the arrays are shrunk to the tiles found at the end. */
 #include <string.h>
 
+#include "coltally.h"
 #include "tessel/stats.h"
 
 #define KEY_EMPTY UINT64_MAX
@@ -118,7 +119,7 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
         /* Past keyspace/8 touched keys a group is flushed by scanning the
          * array, so the touched list stops recording there. */
         c->counts = tessel_alloc_array(a, keyspace, sizeof(uint64_t));
-        c->touched_cap = keyspace / 8 + 1;
+        c->touched_cap = keyspace / 2 + 1;
         if (!c->counts)
             return TESSEL_ENOMEM;
         memset(c->counts, 0, keyspace * sizeof(uint64_t));
@@ -584,6 +585,44 @@ static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile
     return rc;
 }
 
+/* A matrix's tiles of all rows by `width` columns (one row of tiles; the
+ * column-slice count when width is 1) through col_tally's byte counters,
+ * instead of the key counter's 8 bytes per key: into w's accumulator by
+ * occupancy, or into its grid with keys ascending. */
+static int count_columns(const tessel_tensor *t, grid_writer *w, uint64_t keyspace,
+                         uint64_t *asked)
+{
+    col_tally ct;
+    int rc = col_tally_count(&ct, t->idx[1], t->ptr[0], t->ptr[t->dims[0]], w->g->tile[1],
+                             keyspace, t->alloc, asked);
+    if (rc)
+        return rc;
+    uint64_t next = 0, bytes[4][256] = { { 0 } };
+    if (!w->acc)
+        writer_rows(w, 0);
+    for (uint64_t k = 0; k < keyspace && !w->failed; k++) {
+        uint64_t n = col_tally_get(&ct, k, &next);
+        if (w->acc && n < 256)
+            bytes[k % 4][n]++;
+        else if (w->acc && tessel_occupancy_acc_add(w->acc, n, 1, NULL))
+            w->failed = 1;
+        else if (!w->acc && n)
+            writer_emit(w, k, n);
+    }
+    for (unsigned v = 1; v < 256 && w->acc && !w->failed; v++) {
+        uint64_t tiles = bytes[0][v] + bytes[1][v] + bytes[2][v] + bytes[3][v];
+        w->g->nonempty += tiles;
+        if (tiles && tessel_occupancy_acc_add(w->acc, v, tiles, NULL))
+            w->failed = 1;
+    }
+    if (!w->acc)
+        writer_rows(w, 1);
+    col_tally_free(&ct);
+    if (w->failed)
+        *asked = 0;
+    return w->failed ? TESSEL_ENOMEM : TESSEL_OK;
+}
+
 /* Counts t's nonzeros tile by tile, one row of tiles at a time, into w. */
 static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_allocator *a,
                         uint64_t keyspace, uint64_t *asked)
@@ -605,6 +644,10 @@ static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_all
             return TESSEL_ENOMEM;
         }
     }
+    /* One row of tiles over a dense key space: the column-slice count. */
+    if (t->order == 2 && g->extent[0] == 1 && keyspace > 1 &&
+        (keyspace <= DENSE_MIN_KEYSPACE || keyspace <= t->nnz / 2))
+        return count_columns(t, w, keyspace, asked);
     int rc = counter_start(&c, keyspace, t->nnz, a);
     for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
         uint64_t r0 = grp * rows_per_group;

@@ -17,6 +17,7 @@
  * the arrays are shrunk to the tiles found at the end. */
 #include <string.h>
 
+#include "coltally.h"
 #include "tessel/stats.h"
 
 #define KEY_EMPTY UINT64_MAX
@@ -118,7 +119,7 @@ static int counter_init(key_counter *c, uint64_t keyspace, uint64_t input_entrie
         /* Past keyspace/8 touched keys a group is flushed by scanning the
          * array, so the touched list stops recording there. */
         c->counts = tessel_alloc_array(a, keyspace, sizeof(uint64_t));
-        c->touched_cap = keyspace / 8 + 1;
+        c->touched_cap = keyspace / 2 + 1;
         if (!c->counts)
             return TESSEL_ENOMEM;
         memset(c->counts, 0, keyspace * sizeof(uint64_t));
@@ -584,6 +585,77 @@ static int count_group(key_counter *c, const tessel_tensor *t, const tessel_tile
     return rc;
 }
 
+/* An occupancy count's row of tiles of a matrix, entries [lo, hi), in a
+ * dense counter: plain increments, then the group's entries again, each
+ * reading and clearing its tile's counter (the repeats of a tile read 0,
+ * which lands in the never-read slot 0 of a lane). Without the touched
+ * list, whose append waits on the counter's load to know whether the key
+ * is new: at 64M nonzeros the counters (256 KB) live in L2, not L1, and
+ * that wait was a chain of L2 latencies through the whole pass. */
+static void count_entries(key_counter *c, const uint32_t *col, uint64_t lo, uint64_t hi,
+                          unsigned shift, uint32_t div, grid_writer *w)
+{
+    uint64_t *counts = c->counts;
+    for (uint64_t k = lo; k < hi; k++)
+        counts[div ? col[k] / div : (uint64_t)col[k] >> shift]++;
+    if (hi - lo > c->keyspace / 2) {
+        c->ntouched = c->touched_cap + 1; /* more entries than keys: scan the keys */
+        flush_scan(c, w);
+        c->ntouched = 0;
+        return;
+    }
+    uint64_t nonempty = 0;
+    for (uint64_t k = lo; k < hi; k++) {
+        uint64_t key = div ? col[k] / div : (uint64_t)col[k] >> shift;
+        uint64_t count = counts[key];
+        counts[key] = 0;
+        nonempty += count != 0;
+        if (count < WRITER_SMALL)
+            w->small[k % WRITER_LANES][count]++;
+        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+            w->failed = 1;
+    }
+    w->g->nonempty += nonempty;
+}
+
+/* A matrix's tiles of all rows by `width` columns (one row of tiles; the
+ * column-slice count when width is 1) through col_tally's byte counters,
+ * instead of the key counter's 8 bytes per key: into w's accumulator by
+ * occupancy, or into its grid with keys ascending. */
+static int count_columns(const tessel_tensor *t, grid_writer *w, uint64_t keyspace,
+                         uint64_t *asked)
+{
+    col_tally ct;
+    int rc = col_tally_count(&ct, t->idx[1], t->ptr[0], t->ptr[t->dims[0]], w->g->tile[1],
+                             keyspace, t->alloc, asked);
+    if (rc)
+        return rc;
+    uint64_t next = 0, bytes[4][256] = { { 0 } };
+    if (!w->acc)
+        writer_rows(w, 0);
+    for (uint64_t k = 0; k < keyspace && !w->failed; k++) {
+        uint64_t n = col_tally_get(&ct, k, &next);
+        if (w->acc && n < 256)
+            bytes[k % 4][n]++;
+        else if (w->acc && tessel_occupancy_acc_add(w->acc, n, 1, NULL))
+            w->failed = 1;
+        else if (!w->acc && n)
+            writer_emit(w, k, n);
+    }
+    for (unsigned v = 1; v < 256 && w->acc && !w->failed; v++) {
+        uint64_t tiles = bytes[0][v] + bytes[1][v] + bytes[2][v] + bytes[3][v];
+        w->g->nonempty += tiles;
+        if (tiles && tessel_occupancy_acc_add(w->acc, v, tiles, NULL))
+            w->failed = 1;
+    }
+    if (!w->acc)
+        writer_rows(w, 1);
+    col_tally_free(&ct);
+    if (w->failed)
+        *asked = 0;
+    return w->failed ? TESSEL_ENOMEM : TESSEL_OK;
+}
+
 /* Counts t's nonzeros tile by tile, one row of tiles at a time, into w. */
 static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_allocator *a,
                         uint64_t keyspace, uint64_t *asked)
@@ -605,13 +677,32 @@ static int count_tensor(const tessel_tensor *t, grid_writer *w, const tessel_all
             return TESSEL_ENOMEM;
         }
     }
+    /* One row of tiles over a dense key space: the column-slice count. */
+    if (t->order == 2 && g->extent[0] == 1 && keyspace > 1 &&
+        (keyspace <= DENSE_MIN_KEYSPACE || keyspace <= t->nnz / 2))
+        return count_columns(t, w, keyspace, asked);
     int rc = counter_start(&c, keyspace, t->nnz, a);
+    /* An occupancy count of a matrix's tiles in a dense counter, rows of
+     * tiles too small for count_blocked: count_entries. */
+    int entrywise = !rc && w->acc && t->order == 2 && c.dense && keyspace > 1 &&
+                    (keyspace <= BLOCKED_MIN_KEYSPACE ||
+                     t->nnz / g->extent[0] < keyspace / 8);
+    unsigned shift = 0;
+    while ((1ull << shift) < g->tile[1] && shift < 32)
+        shift++;
+    uint64_t w1 = g->tile[1];
+    uint32_t div = (w1 & (w1 - 1)) == 0 ? 0 : w1 > UINT32_MAX ? UINT32_MAX : (uint32_t)w1;
     for (uint64_t grp = 0; grp < g->extent[0] && !rc; grp++) {
         uint64_t r0 = grp * rows_per_group;
         uint64_t r1 = r0 + rows_per_group < t->dims[0] ? r0 + rows_per_group : t->dims[0];
         uint64_t lo = t->ptr[r0], hi = t->ptr[r1];
         if (lo == hi)
             continue;
+        if (entrywise) {
+            count_entries(&c, t->idx[1], lo, hi, shift, div, w);
+            rc = w->failed ? TESSEL_ENOMEM : TESSEL_OK;
+            continue;
+        }
         rc = count_group(&c, t, g, lo, hi);
         if (!rc)
             rc = counter_flush(&c, grp, w);

@@ -478,11 +478,12 @@ END_TEST
 
 /* A dense counter of more than 2^18 keys met by enough entries is added
  * in blocks of keys (grid.c count_blocked): the grid and the occupancy
- * equal the brute force, by shift (tile width 1) and by division (3). */
+ * equal the brute force, by shift (tile width 1) and by division (3).
+ * Two rows of tiles: one would be a column tally (coltally.c). */
 START_TEST(blocked_counter_path)
 {
     static const uint64_t dims[2][2] = { { 6, 300000 }, { 6, 900000 } };
-    static const uint64_t tiles[2][2] = { { 6, 1 }, { 6, 3 } };
+    static const uint64_t tiles[2][2] = { { 3, 1 }, { 3, 3 } };
     for (int s = 0; s < 2; s++) {
         tessel_tensor *t = random_tensor(2, dims[s], 900000, 11 + s, NULL);
         uint64_t keyspace = dims[s][1] / tiles[s][1];
@@ -505,6 +506,73 @@ START_TEST(blocked_counter_path)
         tessel_tile_grid_free(&g);
         tessel_tensor_free(&t);
     }
+}
+END_TEST
+
+/* tessel_tile_occupancy_add equals the occupancy of the built grid (which
+ * check_shape has checked against brute force). */
+static void check_acc_against_grid(const tessel_tensor *t, const uint64_t *tile)
+{
+    check_shape(t, tile);
+    tessel_tile_grid *g = NULL;
+    tessel_occupancy *from_grid = NULL, *direct = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_occupancy_create(g, &from_grid, NULL), TESSEL_OK);
+    tessel_occupancy_acc *acc = NULL;
+    ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &acc, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_tile_occupancy_add(t, tile, acc, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_occupancy_acc_finish(acc, from_grid->tiles, &direct, NULL),
+                     TESSEL_OK);
+    assert_same_occupancy(from_grid, direct);
+    tessel_occupancy_acc_free(&acc);
+    tessel_occupancy_free(&from_grid);
+    tessel_occupancy_free(&direct);
+    tessel_tile_grid_free(&g);
+}
+
+/* One row of tiles over a matrix is counted in one byte per column of
+ * tiles (coltally.c), a column's every 256th entry carried: columns of
+ * 70000 (past the accumulator's dense counts), 256 (a byte back at 0),
+ * 511, 0 and 255 entries, by column, by shift (2) and by division (3);
+ * and rows of tiles with fewer entries than keys go through
+ * count_entries' flush by entry, more through its scan. */
+START_TEST(column_tally_and_entrywise_counts)
+{
+    static const uint64_t per_col[5] = { 70000, 256, 511, 0, 255 };
+    uint64_t dims[2] = { 70000, 5 };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(2, dims, 0, NULL, &b, NULL), TESSEL_OK);
+    for (uint32_t c = 0; c < 5; c++)
+        for (uint32_t r = 0; r < per_col[c]; r++) {
+            uint32_t at[2] = { (uint32_t)((r * 7919u) % 70000u), c };
+            ck_assert_int_eq(tessel_coo_builder_add(b, at, 1.0), TESSEL_OK);
+        }
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), TESSEL_OK);
+    tessel_coo_builder_free(&b);
+    ck_assert_uint_eq(t->nnz, 71022);
+    static const uint64_t tiles[3][2] = { { 70000, 1 }, { 100000, 2 }, { 70000, 3 } };
+    for (int s = 0; s < 3; s++)
+        check_acc_against_grid(t, tiles[s]);
+    tessel_occupancy_acc *acc = NULL;
+    tessel_occupancy *o = NULL;
+    ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &acc, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_tile_occupancy_add(t, tiles[0], acc, NULL), TESSEL_OK);
+    ck_assert_int_eq(tessel_occupancy_acc_finish(acc, 5, &o, NULL), TESSEL_OK);
+    ck_assert_uint_eq(o->nonempty, 4);
+    ck_assert_uint_eq(o->ndistinct, 4);
+    static const uint64_t sorted[4] = { 255, 256, 511, 70000 };
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(o->value[i], sorted[i]);
+    tessel_occupancy_free(&o);
+    tessel_occupancy_acc_free(&acc);
+    tessel_tensor_free(&t);
+    uint64_t rdims[2] = { 1000, 777 };
+    t = random_tensor(2, rdims, 30000, 5, NULL);
+    static const uint64_t rtiles[4][2] = { { 1, 1 }, { 2, 3 }, { 128, 128 }, { 1000, 1 } };
+    for (int s = 0; s < 4; s++)
+        check_acc_against_grid(t, rtiles[s]);
+    tessel_tensor_free(&t);
 }
 END_TEST
 
@@ -583,6 +651,7 @@ int main(void)
     tcase_add_test(tc, tensor_grids_match_brute_force);
     tcase_add_test(tc, hash_counter_path);
     tcase_add_test(tc, blocked_counter_path);
+    tcase_add_test(tc, column_tally_and_entrywise_counts);
     tcase_add_test(tc, derived_equals_direct);
     tcase_add_test(tc, quantiles_nearest_rank);
     tcase_add_test(tc, footprints_by_hand);

@@ -119,26 +119,32 @@ int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
  * same row of tiles, the rows of the smallest aligned block of 2^l tiles
  * of that row of tiles holding tiles i and i + 1 (the node between them of
  * the binary trie over the row's tile columns; 0 for a row's last tile).
- * The per-tile counts are at most the tile's height: 16 bits each
- * (rows16, node16; wide 0) when it is at most 65535, else 32 (rows32,
- * node32; wide 1). 4 B (or 8) per non-empty tile and 4 B per row of
+ * The per-tile counts are at most the tile's height, and take `width`
+ * bytes each (rows, node): 1 when it is at most 255, 2 when at most
+ * 65535, else 4. 2 x width B per non-empty tile and 4 B per row of
  * tiles. */
 typedef struct tessel_tile_rows {
     const tessel_allocator *alloc;
     uint64_t n, nstrips; /* the grid's non-empty tiles, its rows of tiles */
-    int wide;
-    uint16_t *rows16, *node16;
-    uint32_t *rows32, *node32;
+    unsigned width;      /* bytes per count in rows and node: 1, 2 or 4 */
+    void *rows, *node;
     uint32_t *strip;
 } tessel_tile_rows;
 
+/* Count i of an array of counts `width` bytes each. */
+static inline uint32_t tessel_tile_rows_at(const void *v, unsigned width, uint64_t i)
+{
+    return width == 1   ? ((const uint8_t *)v)[i]
+           : width == 2 ? ((const uint16_t *)v)[i]
+                        : ((const uint32_t *)v)[i];
+}
 static inline uint32_t tessel_tile_rows_tile(const tessel_tile_rows *tr, uint64_t i)
 {
-    return tr->wide ? tr->rows32[i] : tr->rows16[i];
+    return tessel_tile_rows_at(tr->rows, tr->width, i);
 }
 static inline uint32_t tessel_tile_rows_node(const tessel_tile_rows *tr, uint64_t i)
 {
-    return tr->wide ? tr->node32[i] : tr->node16[i];
+    return tessel_tile_rows_at(tr->node, tr->width, i);
 }
 
 /* t a matrix (order 2) and g its grid (tessel_tile_grid_build of t);
@@ -158,17 +164,20 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
 /* An empty statistic of n tiles and nstrips strips for tiles `edge` tall
- * (16-bit counts when edge <= 65535), its arrays zeroed; NULL: out of
- * memory. */
+ * (its counts' width the fewest bytes that hold edge), its arrays zeroed;
+ * NULL: out of memory. */
 tessel_tile_rows *tessel_tile_rows_new(const tessel_allocator *a, uint64_t n, uint64_t nstrips,
                                        uint64_t edge);
 /* Stores v as tile i's count (node 0) or node i's (node 1). */
 static inline void tessel_tile_rows_set(tessel_tile_rows *tr, int node, uint64_t i, uint32_t v)
 {
-    if (tr->wide)
-        (node ? tr->node32 : tr->rows32)[i] = v;
+    void *a = node ? tr->node : tr->rows;
+    if (tr->width == 1)
+        ((uint8_t *)a)[i] = (uint8_t)v;
+    else if (tr->width == 2)
+        ((uint16_t *)a)[i] = (uint16_t)v;
     else
-        (node ? tr->node16 : tr->rows16)[i] = (uint16_t)v;
+        ((uint32_t *)a)[i] = v;
 }
 /* The level of the node between tile columns c and d (c != d): the
  * smallest l with c >> l == d >> l. */

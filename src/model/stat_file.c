@@ -49,9 +49,10 @@
  * saved input a flag and, set, the same statistic for its columns
  * (tessel_tile_grid_cols, in the transposed base grid's order; before 8:
  * none, the in-visit output spill takes the uniform step count); 9: both
- * sections' per-tile counts (tiles, nodes) in 16 bits when the tile's
- * edge along the counted mode is at most 65535 (a u64 width, 2 or 4,
- * after each flag), and the columns in the base grid's own order. 1 to 8
+ * sections' per-tile counts (tiles, nodes) in 1 byte when the tile's edge
+ * along the counted mode is at most 255, 2 when at most 65535, else 4 (a
+ * u64 width after each flag), and the columns in the base grid's own
+ * order. 1 to 8
  * are still read (8's columns permuted to the base grid's order, 7 and 8's
  * counts narrowed). */
 #define TSD_VERSION 9u
@@ -136,24 +137,21 @@ static void put_f64s(writer *w, const double *v, uint64_t n)
 static void put_counts(writer *w, const tessel_tile_rows *tr, int node)
 {
     put_u64(w, tr->n);
-    if (tr->wide)
-        put(w, node ? tr->node32 : tr->rows32, tr->n * 4);
-    else
-        put(w, node ? tr->node16 : tr->rows16, tr->n * 2);
-    uint64_t bytes = tr->n * (tr->wide ? 4 : 2);
+    put(w, node ? tr->node : tr->rows, tr->n * tr->width);
+    uint64_t bytes = tr->n * tr->width;
     if (bytes % 8)
         put(w, "\0\0\0\0\0\0\0\0", 8 - bytes % 8);
 }
 
 /* Version 9's rows or columns statistic of one input: a flag and, set,
- * the counts' width (2 or 4), each tile's count, each strip's (u32) and
- * each node's. */
+ * the counts' width (1, 2 or 4 bytes), each tile's count, each strip's
+ * (u32) and each node's. */
 static void put_tile_rows(writer *w, const tessel_tile_rows *tr)
 {
     put_u64(w, tr != NULL);
     if (!tr)
         return;
-    put_u64(w, tr->wide ? 4 : 2);
+    put_u64(w, tr->width);
     put_counts(w, tr, 0);
     put_u32s(w, tr->strip, tr->nstrips);
     put_counts(w, tr, 1);
@@ -749,7 +747,7 @@ static int roles_ok(const engine *e)
     return 1;
 }
 
-/* n per-tile counts of fw bytes each (2 or 4; padded to 8) into tr's
+/* n per-tile counts of fw bytes each (1, 2 or 4; padded to 8) into tr's
  * tiles (node 0) or nodes (1), the q-th at perm[q] (NULL: at q). */
 static int get_counts(reader *r, tessel_tile_rows *tr, int node, uint64_t fw,
                       const uint32_t *perm, const char *field)
@@ -761,14 +759,14 @@ static int get_counts(reader *r, tessel_tile_rows *tr, int node, uint64_t fw,
     const unsigned char *p = r->p + r->at;
     for (uint64_t q = 0; q < n; q++) {
         uint32_t v = 0;
-        if (fw == 2) {
-            uint16_t h;
-            memcpy(&h, p + 2 * q, 2);
-            v = h;
-        } else {
+        if (fw == 4) {
             memcpy(&v, p + 4 * q, 4);
+        } else {
+            uint16_t h = 0;
+            memcpy(&h, p + fw * q, fw);
+            v = h;
         }
-        if (!tr->wide && v > UINT16_MAX)
+        if (tr->width < 4 && v >> (8 * tr->width))
             return corrupt(r, field);
         tessel_tile_rows_set(tr, node, perm ? perm[q] : q, v);
     }
@@ -778,7 +776,7 @@ static int get_counts(reader *r, tessel_tile_rows *tr, int node, uint64_t fw,
 
 /* A statistic's flag, and, set, its arrays read into *out (n tiles,
  * nstrips strips, counts at most edge; version 9: their width on file
- * first, else 4 bytes), the q-th tile's at perm[q]. 1 with *out NULL: not
+ * first, tr's, else 4 bytes), the q-th tile's at perm[q]. 1 with *out NULL: not
  * saved. */
 static int get_tile_stat(reader *r, uint64_t n, uint64_t nstrips, uint64_t edge,
                          const uint32_t *perm, const char *what, tessel_tile_rows **out)
@@ -796,7 +794,7 @@ static int get_tile_stat(reader *r, uint64_t n, uint64_t nstrips, uint64_t edge,
     *out = tr; /* freed with the input from here */
     snprintf(f, sizeof(f), "%s.width", what);
     uint64_t fw = r->version >= 9 ? get_u64(r, f) : 4;
-    if (r->bad || fw != (r->version >= 9 ? (tr->wide ? 4u : 2u) : 4u))
+    if (r->bad || fw != (r->version >= 9 ? tr->width : 4u))
         return corrupt(r, f);
     snprintf(f, sizeof(f), "%s.tiles", what);
     if (!get_counts(r, tr, 0, fw, perm, f))

@@ -35,10 +35,13 @@
 /* One more for tile i's count (node 0) or node i's (node 1). */
 static inline void bump(tessel_tile_rows *tr, int node, uint64_t i)
 {
-    if (tr->wide)
-        (node ? tr->node32 : tr->rows32)[i]++;
+    void *a = node ? tr->node : tr->rows;
+    if (tr->width == 1)
+        ((uint8_t *)a)[i]++;
+    else if (tr->width == 2)
+        ((uint16_t *)a)[i]++;
     else
-        (node ? tr->node16 : tr->rows16)[i]++;
+        ((uint32_t *)a)[i]++;
 }
 
 tessel_tile_rows *tessel_tile_rows_new(const tessel_allocator *a, uint64_t n, uint64_t nstrips,
@@ -51,18 +54,11 @@ tessel_tile_rows *tessel_tile_rows_new(const tessel_allocator *a, uint64_t n, ui
     tr->alloc = a;
     tr->n = n;
     tr->nstrips = nstrips;
-    tr->wide = edge > UINT16_MAX;
-    size_t w = tr->wide ? sizeof(uint32_t) : sizeof(uint16_t);
-    void *rows = tessel_alloc_zeroed(a, n ? n : 1, w), *node = tessel_alloc_zeroed(a, n ? n : 1, w);
-    if (tr->wide) {
-        tr->rows32 = rows;
-        tr->node32 = node;
-    } else {
-        tr->rows16 = rows;
-        tr->node16 = node;
-    }
+    tr->width = edge <= UINT8_MAX ? 1 : edge <= UINT16_MAX ? 2 : 4;
+    tr->rows = tessel_alloc_zeroed(a, n ? n : 1, tr->width);
+    tr->node = tessel_alloc_zeroed(a, n ? n : 1, tr->width);
     tr->strip = tessel_alloc_zeroed(a, nstrips ? nstrips : 1, sizeof(uint32_t));
-    if (!rows || !node || !tr->strip)
+    if (!tr->rows || !tr->node || !tr->strip)
         tessel_tile_rows_free(&tr);
     return tr;
 }
@@ -127,8 +123,7 @@ static void strip_walk(const tessel_tensor *t, const tessel_tile_grid *g, tessel
 
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr)
 {
-    return 2 * tr->n * (tr->wide ? sizeof(uint32_t) : sizeof(uint16_t)) +
-           tr->nstrips * sizeof(uint32_t);
+    return 2 * tr->n * tr->width + tr->nstrips * sizeof(uint32_t);
 }
 
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -173,10 +168,8 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
         return;
     tessel_tile_rows *tr = *p;
     *p = NULL;
-    tessel_dealloc(tr->alloc, tr->rows16);
-    tessel_dealloc(tr->alloc, tr->node16);
-    tessel_dealloc(tr->alloc, tr->rows32);
-    tessel_dealloc(tr->alloc, tr->node32);
+    tessel_dealloc(tr->alloc, tr->rows);
+    tessel_dealloc(tr->alloc, tr->node);
     tessel_dealloc(tr->alloc, tr->strip);
     tessel_dealloc(tr->alloc, tr);
 }

@@ -41,12 +41,12 @@ START_TEST(rows_hand_counted)
         ck_assert_uint_eq(tessel_tile_rows_tile(tr, q), rows[q]);
         ck_assert_uint_eq(tessel_tile_rows_node(tr, q), node[q]);
     }
-    ck_assert_int_eq(tr->wide, 0); /* 2-row tiles: 16-bit counts */
+    ck_assert_uint_eq(tr->width, 1); /* 2-row tiles: 8-bit counts */
     ck_assert_uint_eq(tr->nstrips, 2);
     ck_assert_uint_eq(tr->strip[0], 2);
     ck_assert_uint_eq(tr->strip[1], 2);
     ck_assert_uint_eq(tessel_tile_rows_level(1, 2), 2);
-    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), 2 * 5 * 2 + 2 * 4);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), 2 * 5 * 1 + 2 * 4);
     tessel_tile_rows_free(&tr);
     /* a grid of another matrix is refused */
     tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
@@ -271,7 +271,7 @@ START_TEST(cols_hand_counted)
     static const uint32_t cols[5] = { 2, 1, 1, 1, 2 }, node[5] = { 0, 2, 0, 0, 0 },
                           strip[4] = { 2, 2, 1, 2 };
     ck_assert_uint_eq(tc->n, 5);
-    ck_assert_int_eq(tc->wide, 0);
+    ck_assert_uint_eq(tc->width, 1);
     for (unsigned q = 0; q < 5; q++) {
         ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), cols[q]);
         ck_assert_uint_eq(tessel_tile_rows_node(tc, q), node[q]);
@@ -310,7 +310,7 @@ START_TEST(cols_hand_counted)
 END_TEST
 
 /* Tiles wider (taller) than 65535: the columns (rows) statistic falls back
- * to 32-bit counts and holds counts past 16 bits. A 2 x 70000 matrix on
+ * to 32-bit counts and holds counts past 16 bits (and 16 bits past 255). A 2 x 70000 matrix on
  * one 1 x 70000 tile a row: row 0 holds columns 0-65999, row 1 columns
  * 0-9: tile columns 66000 and 10, the node between them (the 2-strip
  * block) 66000, the column of tiles 66000. Its transpose on 70000 x 1
@@ -333,9 +333,9 @@ START_TEST(counts_wide_fallback)
     ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
     ck_assert_int_eq(tessel_tile_grid_rows(tt, gt, NULL, &tr, NULL), 0);
     ck_assert_int_eq(tessel_tile_grid_rows(t, g, NULL, &narrow, NULL), 0);
-    ck_assert_int_eq(tc->wide, 1);
-    ck_assert_int_eq(tr->wide, 1);
-    ck_assert_int_eq(narrow->wide, 0); /* its rows: 1-row tiles */
+    ck_assert_uint_eq(tc->width, 4);
+    ck_assert_uint_eq(tr->width, 4);
+    ck_assert_uint_eq(narrow->width, 1); /* its rows: 1-row tiles */
     static const uint32_t tiles[2] = { 66000, 10 }, nodes[2] = { 66000, 0 };
     for (unsigned q = 0; q < 2; q++) {
         ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), tiles[q]);
@@ -347,6 +347,17 @@ START_TEST(counts_wide_fallback)
     ck_assert_uint_eq(tc->strip[0], 66000);
     ck_assert_uint_eq(tr->strip[0], 66000);
     ck_assert_uint_eq(tessel_tile_rows_bytes(tc), 2 * 2 * 4 + 1 * 4);
+    tessel_tile_rows_free(&tc);
+    tessel_tile_grid_free(&g);
+    /* 1 x 300 tiles: 16-bit counts, 300 in each full tile of row 0 */
+    tile[1] = 300;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
+    ck_assert_uint_eq(tc->width, 2);
+    ck_assert_uint_eq(tessel_tile_rows_tile(tc, 0), 300);
+    ck_assert_uint_eq(tessel_tile_rows_node(tc, 0), 300); /* with row 1's tile 0 */
+    ck_assert_uint_eq(tessel_tile_rows_tile(tc, g->nonempty - 1), 10);
+    ck_assert_uint_eq(tc->strip[0], 300);
     tessel_tile_rows_free(&tc);
     tessel_tile_rows_free(&tr);
     tessel_tile_rows_free(&narrow);

@@ -877,6 +877,11 @@ static int check_tile_cols(reader *r, const stat_input *in, const stat_grid *bt)
 static int get_tile_cols(reader *r, stat_input *in)
 {
     const tessel_tile_grid *g = in->grid;
+    uint64_t flag = 0; /* peeked: get_tile_stat reads it */
+    if (r->n - r->at >= 8)
+        memcpy(&flag, r->p + r->at, 8);
+    if (!flag)
+        return get_tile_stat(r, 0, 0, 1, NULL, "cols", &in->cols);
     if (g->order != 2 || !in->base)
         return corrupt(r, "cols.order");
     stat_grid bt;

@@ -178,28 +178,37 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
  * last strip holding it plus one (0: none yet); per column of tiles C its
  * current strip's tile (map), the last strip holding a tile of it plus
  * one and that tile; per column of tiles and level l >= 1 (at C * L + l -
- * 1) the current block plus one, its distinct columns so far and the tile
- * its node is stored with (NOT_NODE: none yet). */
+ * 1, one C's levels side by side: an entry reads them together) the
+ * current block plus one, its distinct columns so far and the tile its
+ * node is stored with (NOT_NODE: none yet). */
+typedef struct col_block {
+    uint32_t blk, acc, slot;
+} col_block;
+
 typedef struct col_count {
     tessel_tile_rows *tc;
     unsigned L;
     uint32_t *mark;
     uint64_t *map, *last, *lastt;
-    uint64_t *blk, *slot;
-    uint32_t *acc;
+    col_block *cb;
 } col_count;
 
-/* Makes block B current at (C, l), storing the one it ends at its node. */
-static void touch(col_count *cc, uint64_t C, unsigned l, uint64_t B)
+/* Stores block cell b's count at its node, if it has one. */
+static void flush(col_count *cc, const col_block *b)
 {
-    uint64_t i = C * cc->L + l - 1;
-    if (cc->blk[i] == B + 1)
-        return;
-    if (cc->blk[i] && cc->slot[i] != UINT64_MAX)
-        tessel_tile_rows_set(cc->tc, 1, cc->slot[i], cc->acc[i]);
-    cc->blk[i] = B + 1;
-    cc->acc[i] = 0;
-    cc->slot[i] = UINT64_MAX;
+    if (b->blk && b->slot != NOT_NODE)
+        tessel_tile_rows_set(cc->tc, 1, b->slot, b->acc);
+}
+
+/* Makes block B current at (C, l), storing the one it ends at its node. */
+static col_block *touch(col_count *cc, uint64_t C, unsigned l, uint64_t B)
+{
+    col_block *b = &cc->cb[C * cc->L + l - 1];
+    if (b->blk == B + 1)
+        return b;
+    flush(cc, b);
+    *b = (col_block){ (uint32_t)(B + 1), 0, NOT_NODE };
+    return b;
 }
 
 /* Strip s: its tiles arrive (each with the node between it and its
@@ -212,8 +221,7 @@ static void cols_strip(col_count *cc, const tessel_tensor *t, const tessel_tile_
         cc->map[C] = i;
         if (cc->last[C]) {
             unsigned l = tessel_tile_rows_level(cc->last[C] - 1, s);
-            touch(cc, C, l, s >> l);
-            cc->slot[C * cc->L + l - 1] = cc->lastt[C];
+            touch(cc, C, l, s >> l)->slot = (uint32_t)cc->lastt[C];
         }
         cc->last[C] = s + 1;
         cc->lastt[C] = i;
@@ -232,8 +240,7 @@ static void cols_strip(col_count *cc, const tessel_tensor *t, const tessel_tile_
         for (unsigned l = 1; l <= cc->L; l++) {
             if (prev && ((uint64_t)(prev - 1) >> l) == (s >> l))
                 break;
-            touch(cc, C, l, s >> l);
-            cc->acc[C * cc->L + l - 1]++;
+            touch(cc, C, l, s >> l)->acc++;
         }
     }
 }
@@ -244,9 +251,7 @@ static void col_count_free(const tessel_allocator *a, col_count *cc)
     tessel_dealloc(a, cc->map);
     tessel_dealloc(a, cc->last);
     tessel_dealloc(a, cc->lastt);
-    tessel_dealloc(a, cc->blk);
-    tessel_dealloc(a, cc->slot);
-    tessel_dealloc(a, cc->acc);
+    tessel_dealloc(a, cc->cb);
 }
 
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -254,9 +259,13 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
 {
     *out = NULL;
     if (t->order != 2 || g->order != 2 || g->nnz != t->nnz || g->dims[0] != t->dims[0] ||
-        g->dims[1] != t->dims[1] || g->extent[0] >= UINT32_MAX)
+        g->dims[1] != t->dims[1])
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                "per-tile columns are counted for a matrix on its own tile grid");
+    if (g->extent[0] >= UINT32_MAX || g->nonempty >= NOT_NODE)
+        return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
+                               "per-tile columns are counted on grids of fewer than 2^32 - 1 "
+                               "rows of tiles and non-empty tiles");
     col_count cc;
     memset(&cc, 0, sizeof(cc));
     uint64_t E1 = g->extent[1] ? g->extent[1] : 1, w = g->tile[1];
@@ -267,22 +276,18 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
     cc.map = tessel_alloc_array(a, E1, sizeof(uint64_t));
     cc.last = tessel_alloc_zeroed(a, E1, sizeof(uint64_t));
     cc.lastt = tessel_alloc_array(a, E1, sizeof(uint64_t));
-    cc.blk = tessel_alloc_zeroed(a, cells, sizeof(uint64_t));
-    cc.slot = tessel_alloc_array(a, cells, sizeof(uint64_t));
-    cc.acc = tessel_alloc_array(a, cells, sizeof(uint32_t));
-    if (!cc.tc || !cc.mark || !cc.map || !cc.last || !cc.lastt || !cc.blk || !cc.slot ||
-        !cc.acc) {
+    cc.cb = tessel_alloc_zeroed(a, cells, sizeof(col_block));
+    if (!cc.tc || !cc.mark || !cc.map || !cc.last || !cc.lastt || !cc.cb) {
         tessel_tile_rows_free(&cc.tc);
         col_count_free(a, &cc);
         return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty columns",
-                               (size_t)(t->dims[1] * 4 + E1 * 24 + cells * 20 +
+                               (size_t)(t->dims[1] * 4 + E1 * 24 + cells * 12 +
                                         g->nonempty * 8));
     }
     for (uint64_t s = 0; s < g->extent[0]; s++)
         cols_strip(&cc, t, g, s);
-    for (uint64_t C = 0; C < g->extent[1]; C++) /* the blocks still open */
-        for (unsigned l = 1; l <= cc.L; l++)
-            touch(&cc, C, l, UINT64_MAX - 1);
+    for (uint64_t i = 0; i < g->extent[1] * cc.L; i++) /* the blocks still open */
+        flush(&cc, &cc.cb[i]);
     col_count_free(a, &cc);
     *out = cc.tc;
     return TESSEL_OK;

@@ -112,34 +112,73 @@ void tessel_tile_grid_coords(const tessel_tile_grid *g, uint64_t i, uint64_t *co
 /* Total number of tiles (product of extents); TESSEL_ERANGE if > 2^64-1. */
 int tessel_tile_grid_tiles(const tessel_tile_grid *g, uint64_t *tiles);
 
-/* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): rows[i]
- * the rows holding a nonzero in non-empty tile i (in the grid's order);
- * strip[r] the non-empty rows of row of tiles r; and node[i], when tile
- * i + 1 is in the same row of tiles, the rows of the smallest aligned
- * block of 2^l tiles of that row of tiles holding tiles i and i + 1 (the
- * node between them of the binary trie over the row's tile columns; 0 for
- * a row's last tile). 4 B per non-empty tile (rows), 4 B per non-empty
- * tile (node) and 4 B per row of tiles. */
+/* Non-empty rows per tile of a matrix's grid (src/stats/tilerows.c): per
+ * non-empty tile i (in the grid's order) tessel_tile_rows_tile(tr, i),
+ * the rows holding a nonzero in it; strip[r] the non-empty rows of row of
+ * tiles r; and tessel_tile_rows_node(tr, i), when tile i + 1 is in the
+ * same row of tiles, the rows of the smallest aligned block of 2^l tiles
+ * of that row of tiles holding tiles i and i + 1 (the node between them of
+ * the binary trie over the row's tile columns; 0 for a row's last tile).
+ * The per-tile counts are at most the tile's height, and take `width`
+ * bytes each (rows, node): 1 when it is at most 255, 2 when at most
+ * 65535, else 4. 2 x width B per non-empty tile and 4 B per row of
+ * tiles. */
 typedef struct tessel_tile_rows {
     const tessel_allocator *alloc;
     uint64_t n, nstrips; /* the grid's non-empty tiles, its rows of tiles */
-    uint32_t *rows;
+    unsigned width;      /* bytes per count in rows and node: 1, 2 or 4 */
+    void *rows, *node;
     uint32_t *strip;
-    uint32_t *node;
 } tessel_tile_rows;
+
+/* Count i of an array of counts `width` bytes each. */
+static inline uint32_t tessel_tile_rows_at(const void *v, unsigned width, uint64_t i)
+{
+    return width == 1   ? ((const uint8_t *)v)[i]
+           : width == 2 ? ((const uint16_t *)v)[i]
+                        : ((const uint32_t *)v)[i];
+}
+static inline uint32_t tessel_tile_rows_tile(const tessel_tile_rows *tr, uint64_t i)
+{
+    return tessel_tile_rows_at(tr->rows, tr->width, i);
+}
+static inline uint32_t tessel_tile_rows_node(const tessel_tile_rows *tr, uint64_t i)
+{
+    return tessel_tile_rows_at(tr->node, tr->width, i);
+}
 
 /* t a matrix (order 2) and g its grid (tessel_tile_grid_build of t);
  * TESSEL_EINVAL otherwise. One walk over the entries. */
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
-/* The same statistic for t's columns: tessel_tile_grid_rows of t's
- * transpose on g's transposed grid (tiles g->tile[1] x g->tile[0]), its
- * arrays in that grid's order (by tile column, then tile row): per tile
- * its non-empty columns, per column of tiles its non-empty columns. A
- * transient transpose of t's pattern (12 B per nonzero). */
+/* The same statistic for t's columns, indexed by g's own tiles: per tile
+ * i of g its non-empty columns, per column of tiles c (strip[c],
+ * g->extent[1] of them) its non-empty columns, and per tile i the node
+ * between it and the next non-empty tile of its column of tiles (the
+ * smallest aligned block of 2^l rows of tiles of that column holding
+ * both; 0 for a column's last tile): the rows statistic of t's transpose
+ * on the transposed grid, each entry stored at the index its tile has in
+ * g. One walk over the entries (no transpose), with a scratch of 4 B per
+ * column of t and 12 B per column of tiles and trie level. */
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
+/* An empty statistic of n tiles and nstrips strips for tiles `edge` tall
+ * (its counts' width the fewest bytes that hold edge), its arrays zeroed;
+ * NULL: out of memory. */
+tessel_tile_rows *tessel_tile_rows_new(const tessel_allocator *a, uint64_t n, uint64_t nstrips,
+                                       uint64_t edge);
+/* Stores v as tile i's count (node 0) or node i's (node 1). */
+static inline void tessel_tile_rows_set(tessel_tile_rows *tr, int node, uint64_t i, uint32_t v)
+{
+    void *a = node ? tr->node : tr->rows;
+    if (tr->width == 1)
+        ((uint8_t *)a)[i] = (uint8_t)v;
+    else if (tr->width == 2)
+        ((uint16_t *)a)[i] = (uint16_t)v;
+    else
+        ((uint32_t *)a)[i] = v;
+}
 /* The level of the node between tile columns c and d (c != d): the
  * smallest l with c >> l == d >> l. */
 static inline unsigned tessel_tile_rows_level(uint64_t c, uint64_t d)

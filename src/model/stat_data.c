@@ -22,10 +22,6 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     tessel_d2t2_free(&in->d2t2);
     tessel_tile_rows_free(&in->rows);
     tessel_tile_rows_free(&in->cols);
-    if (in->base_t) {
-        stat_grid_free(a, in->base_t);
-        tessel_dealloc(a, in->base_t);
-    }
     tessel_dealloc(a, in->line_nnz[0]);
     tessel_dealloc(a, in->line_nnz[1]);
     memset(in, 0, sizeof(*in));
@@ -68,21 +64,6 @@ static int base_rows(const tessel_tile_grid *g, const tessel_allocator *a, stat_
     }
     *out = b;
     return TESSEL_OK;
-}
-
-int stat_input_base_t(const tessel_allocator *a, stat_input *in)
-{
-    if (!in->cols || !in->base || in->base_t)
-        return TESSEL_OK;
-    in->base_t = tessel_alloc(a, sizeof(*in->base_t));
-    if (!in->base_t)
-        return TESSEL_ENOMEM;
-    int rc = stat_grid_transpose(in->base, a, in->base_t);
-    if (rc) {
-        tessel_dealloc(a, in->base_t);
-        in->base_t = NULL;
-    }
-    return rc;
 }
 
 /* Which lines statistics input i's tensor needs (1 rows, 2 columns): the
@@ -134,9 +115,6 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
                                                                                 ? in->grid->extent[1]
                                                                                 : 1),
                                                      in->grid->nonempty));
-    if (!rc && stat_input_base_t(a, in))
-        rc = tessel_diag_oom(diag, NULL, "transposing an input's base tile grid",
-                             (size_t)stat_grid_bytes(in->base->cols, in->base->n));
     if (!rc && line_counts(t, a, in))
         rc = tessel_diag_oom(diag, NULL, "counting an input's nonzeros per line",
                              (t->dims[0] + t->dims[t->order - 1] + 2) * sizeof(uint64_t));

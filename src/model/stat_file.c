@@ -48,8 +48,14 @@
  * tiled-csf at its worst case, docs/models/stat.md); 8: after them, per
  * saved input a flag and, set, the same statistic for its columns
  * (tessel_tile_grid_cols, in the transposed base grid's order; before 8:
- * none, the in-visit output spill takes the uniform step count). */
-#define TSD_VERSION 8u
+ * none, the in-visit output spill takes the uniform step count); 9: both
+ * sections' per-tile counts (tiles, nodes) in 1 byte when the tile's edge
+ * along the counted mode is at most 255, 2 when at most 65535, else 4 (a
+ * u64 width after each flag), and the columns in the base grid's own
+ * order. 1 to 8
+ * are still read (8's columns permuted to the base grid's order, 7 and 8's
+ * counts narrowed). */
+#define TSD_VERSION 9u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -125,6 +131,30 @@ static void put_f64s(writer *w, const double *v, uint64_t n)
 {
     put_u64(w, n);
     put(w, v, n * 8);
+}
+
+/* Per-tile counts of tr's width: count, values, zero padding to 8. */
+static void put_counts(writer *w, const tessel_tile_rows *tr, int node)
+{
+    put_u64(w, tr->n);
+    put(w, node ? tr->node : tr->rows, tr->n * tr->width);
+    uint64_t bytes = tr->n * tr->width;
+    if (bytes % 8)
+        put(w, "\0\0\0\0\0\0\0\0", 8 - bytes % 8);
+}
+
+/* Version 9's rows or columns statistic of one input: a flag and, set,
+ * the counts' width (1, 2 or 4 bytes), each tile's count, each strip's
+ * (u32) and each node's. */
+static void put_tile_rows(writer *w, const tessel_tile_rows *tr)
+{
+    put_u64(w, tr != NULL);
+    if (!tr)
+        return;
+    put_u64(w, tr->width);
+    put_counts(w, tr, 0);
+    put_u32s(w, tr->strip, tr->nstrips);
+    put_counts(w, tr, 1);
 }
 
 /* The sample's float weights and 32-bit group starts, saved as doubles
@@ -261,28 +291,12 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     put_u64(&w, (uint64_t)(*v.has_sample && v.sample->xexact));
     uint64_t nf = *v.has_sample ? v.sample->nfk : 0;
     put_f64s(&w, nf ? v.sample->fknnz : NULL, nf);
-    for (unsigned i = 0; i < e->nin; i++) {
-        const tessel_tile_rows *tr = v.same_as[i] < 0 ? v.in[i].rows : NULL;
-        if (v.same_as[i] >= 0)
-            continue;
-        put_u64(&w, tr != NULL);
-        if (tr) {
-            put_u32s(&w, tr->rows, tr->n);
-            put_u32s(&w, tr->strip, tr->nstrips);
-            put_u32s(&w, tr->node, tr->n);
-        }
-    }
-    for (unsigned i = 0; i < e->nin; i++) {
-        const tessel_tile_rows *tc = v.same_as[i] < 0 ? v.in[i].cols : NULL;
-        if (v.same_as[i] >= 0)
-            continue;
-        put_u64(&w, tc != NULL);
-        if (tc) {
-            put_u32s(&w, tc->rows, tc->n);
-            put_u32s(&w, tc->strip, tc->nstrips);
-            put_u32s(&w, tc->node, tc->n);
-        }
-    }
+    for (unsigned i = 0; i < e->nin; i++)
+        if (v.same_as[i] < 0)
+            put_tile_rows(&w, v.in[i].rows);
+    for (unsigned i = 0; i < e->nin; i++)
+        if (v.same_as[i] < 0)
+            put_tile_rows(&w, v.in[i].cols);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -733,31 +747,83 @@ static int roles_ok(const engine *e)
     return 1;
 }
 
-/* Version 7's per-tile rows of one input (stat_tiledfmt.c): each tile's
+/* n per-tile counts of fw bytes each (1, 2 or 4; padded to 8) into tr's
+ * tiles (node 0) or nodes (1), the q-th at perm[q] (NULL: at q). */
+static int get_counts(reader *r, tessel_tile_rows *tr, int node, uint64_t fw,
+                      const uint32_t *perm, const char *field)
+{
+    uint64_t n = get_u64(r, field);
+    if (r->bad || n != tr->n || n > (r->n - r->at) / fw ||
+        (n * fw + 7) / 8 * 8 > r->n - r->at)
+        return corrupt(r, field);
+    const unsigned char *p = r->p + r->at;
+    for (uint64_t q = 0; q < n; q++) {
+        uint32_t v = 0;
+        if (fw == 4) {
+            memcpy(&v, p + 4 * q, 4);
+        } else {
+            uint16_t h = 0;
+            memcpy(&h, p + fw * q, fw);
+            v = h;
+        }
+        if (tr->width < 4 && v >> (8 * tr->width))
+            return corrupt(r, field);
+        tessel_tile_rows_set(tr, node, perm ? perm[q] : q, v);
+    }
+    r->at += (n * fw + 7) / 8 * 8;
+    return 1;
+}
+
+/* A statistic's flag, and, set, its arrays read into *out (n tiles,
+ * nstrips strips, counts at most edge; version 9: their width on file
+ * first, tr's, else 4 bytes), the q-th tile's at perm[q]. 1 with *out NULL: not
+ * saved. */
+static int get_tile_stat(reader *r, uint64_t n, uint64_t nstrips, uint64_t edge,
+                         const uint32_t *perm, const char *what, tessel_tile_rows **out)
+{
+    char f[64];
+    snprintf(f, sizeof(f), "%s.flag", what);
+    uint64_t flag = get_u64(r, f);
+    if (r->bad || flag > 1)
+        return corrupt(r, f);
+    if (!flag)
+        return 1;
+    tessel_tile_rows *tr = tessel_tile_rows_new(r->alloc, n, nstrips, edge);
+    if (!tr)
+        return corrupt(r, "out of memory");
+    *out = tr; /* freed with the input from here */
+    snprintf(f, sizeof(f), "%s.width", what);
+    uint64_t fw = r->version >= 9 ? get_u64(r, f) : 4;
+    if (r->bad || fw != (r->version >= 9 ? tr->width : 4u))
+        return corrupt(r, f);
+    snprintf(f, sizeof(f), "%s.tiles", what);
+    if (!get_counts(r, tr, 0, fw, perm, f))
+        return 0;
+    snprintf(f, sizeof(f), "%s.strips", what);
+    uint32_t *strip = get_array(r, 4, nstrips, NULL, f);
+    if (!strip)
+        return 0;
+    tessel_dealloc(r->alloc, tr->strip);
+    tr->strip = strip;
+    snprintf(f, sizeof(f), "%s.nodes", what);
+    return get_counts(r, tr, 1, fw, perm, f);
+}
+
+/* Per-tile rows of one input (stat_tiledfmt.c; version 7 on): each tile's
  * rows between 1 and its nonzeros, each strip's at most its height and at
  * least its fullest tile's; each node's between its two tiles' larger and
  * its strip's (0 after a strip's last tile). */
 static int get_tile_rows(reader *r, stat_input *in)
 {
-    uint64_t flag = get_u64(r, "rows.flag");
-    if (r->bad || flag > 1)
-        return corrupt(r, "rows.flag");
-    if (!flag)
-        return 1;
     const tessel_tile_grid *g = in->grid;
+    uint64_t edge = g->tile[0] < g->dims[0] ? g->tile[0] : g->dims[0];
+    if (!get_tile_stat(r, g->nonempty, g->extent[0], edge, NULL, "rows", &in->rows))
+        return 0;
+    const tessel_tile_rows *tr = in->rows;
+    if (!tr)
+        return 1;
     if (g->order != 2)
         return corrupt(r, "rows.order");
-    tessel_tile_rows *tr = tessel_alloc(r->alloc, sizeof(*tr));
-    if (!tr)
-        return corrupt(r, "out of memory");
-    memset(tr, 0, sizeof(*tr));
-    tr->alloc = r->alloc;
-    in->rows = tr; /* freed with the input from here */
-    tr->rows = get_array(r, 4, g->nonempty, &tr->n, "rows.tiles");
-    tr->strip = get_array(r, 4, g->extent[0], &tr->nstrips, "rows.strips");
-    tr->node = get_array(r, 4, g->nonempty, NULL, "rows.nodes");
-    if (r->bad)
-        return 0;
     for (uint64_t s = 0, t = 0; s < g->extent[0]; s++) {
         uint64_t h = g->dims[0] - s * g->tile[0] < g->tile[0] ? g->dims[0] - s * g->tile[0]
                                                               : g->tile[0];
@@ -765,47 +831,26 @@ static int get_tile_rows(reader *r, stat_input *in)
         if (tr->strip[s] > h)
             return corrupt(r, "rows.strips");
         for (; t < end; t++) {
-            if (tr->rows[t] < 1 || tr->rows[t] > tessel_tile_grid_count(g, t) ||
-                tr->rows[t] > tr->strip[s])
+            uint32_t x = tessel_tile_rows_tile(tr, t), v = tessel_tile_rows_node(tr, t);
+            if (x < 1 || x > tessel_tile_grid_count(g, t) || x > tr->strip[s])
                 return corrupt(r, "rows.tiles");
-            uint32_t v = tr->node[t];
             if (t + 1 == end ? v != 0
-                             : v < tr->rows[t] || v < tr->rows[t + 1] || v > tr->strip[s])
+                             : v < x || v < tessel_tile_rows_tile(tr, t + 1) || v > tr->strip[s])
                 return corrupt(r, "rows.nodes");
         }
     }
     return 1;
 }
 
-/* Version 8's per-tile columns of one input (stat_outspill.c), on its
- * base grid transposed (stat_input_base_t), checked as get_tile_rows
- * checks the rows: each tile's between 1 and its nonzeros, each column of
+/* Each column of tiles s of the base grid in its transposed order (bt,
+ * bt->nnz[t] tile t's index in in->base) checked as get_tile_rows checks
+ * the rows: each tile's columns between 1 and its nonzeros, each column of
  * tiles' at most its width and at least its fullest tile's, each node's
  * between its two tiles' larger and its column of tiles'. */
-static int get_tile_cols(reader *r, stat_input *in)
+static int check_tile_cols(reader *r, const stat_input *in, const stat_grid *bt)
 {
-    uint64_t flag = get_u64(r, "cols.flag");
-    if (r->bad || flag > 1)
-        return corrupt(r, "cols.flag");
-    if (!flag)
-        return 1;
     const tessel_tile_grid *g = in->grid;
-    if (g->order != 2 || !in->base)
-        return corrupt(r, "cols.order");
-    tessel_tile_rows *tc = tessel_alloc(r->alloc, sizeof(*tc));
-    if (!tc)
-        return corrupt(r, "out of memory");
-    memset(tc, 0, sizeof(*tc));
-    tc->alloc = r->alloc;
-    in->cols = tc; /* freed with the input from here */
-    tc->rows = get_array(r, 4, g->nonempty, &tc->n, "cols.tiles");
-    tc->strip = get_array(r, 4, g->extent[1], &tc->nstrips, "cols.strips");
-    tc->node = get_array(r, 4, g->nonempty, NULL, "cols.nodes");
-    if (r->bad)
-        return 0;
-    if (stat_input_base_t(r->alloc, in))
-        return corrupt(r, "out of memory");
-    const stat_grid *bt = in->base_t;
+    const tessel_tile_rows *tc = in->cols;
     for (uint64_t s = 0; s < bt->rows; s++) {
         uint64_t h = g->dims[1] - s * g->tile[1] < g->tile[1] ? g->dims[1] - s * g->tile[1]
                                                               : g->tile[1];
@@ -813,15 +858,41 @@ static int get_tile_cols(reader *r, stat_input *in)
         if (tc->strip[s] > h)
             return corrupt(r, "cols.strips");
         for (uint64_t t = bt->ptr[s]; t < end; t++) {
-            if (tc->rows[t] < 1 || tc->rows[t] > bt->nnz[t] || tc->rows[t] > tc->strip[s])
+            uint32_t i = bt->nnz[t], x = tessel_tile_rows_tile(tc, i);
+            uint32_t v = tessel_tile_rows_node(tc, i);
+            if (x < 1 || x > in->base->nnz[i] || x > tc->strip[s])
                 return corrupt(r, "cols.tiles");
-            uint32_t v = tc->node[t];
-            if (t + 1 == end ? v != 0
-                             : v < tc->rows[t] || v < tc->rows[t + 1] || v > tc->strip[s])
+            if (t + 1 == end
+                    ? v != 0
+                    : v < x || v < tessel_tile_rows_tile(tc, bt->nnz[t + 1]) || v > tc->strip[s])
                 return corrupt(r, "cols.nodes");
         }
     }
     return 1;
+}
+
+/* Per-tile columns of one input (stat_outspill.c; version 8 on), indexed
+ * by its base grid's tiles (version 8: in its transposed order, permuted
+ * here), checked by check_tile_cols. */
+static int get_tile_cols(reader *r, stat_input *in)
+{
+    const tessel_tile_grid *g = in->grid;
+    uint64_t flag = 0; /* peeked: get_tile_stat reads it */
+    if (r->n - r->at >= 8)
+        memcpy(&flag, r->p + r->at, 8);
+    if (!flag)
+        return get_tile_stat(r, 0, 0, 1, NULL, "cols", &in->cols);
+    if (g->order != 2 || !in->base)
+        return corrupt(r, "cols.order");
+    stat_grid bt;
+    if (stat_grid_transpose_index(in->base, r->alloc, &bt))
+        return corrupt(r, "out of memory");
+    uint64_t edge = g->tile[1] < g->dims[1] ? g->tile[1] : g->dims[1];
+    int ok = get_tile_stat(r, g->nonempty, g->extent[1], edge, r->version < 9 ? bt.nnz : NULL,
+                           "cols", &in->cols);
+    ok = ok && (!in->cols || check_tile_cols(r, in, &bt));
+    stat_grid_free(r->alloc, &bt);
+    return ok;
 }
 
 /* Decodes and checks a .tsd payload of any version read into v; 0 on a
@@ -924,7 +995,7 @@ int tessel_stat_data_parse(const char *name, const void *data, size_t size,
     if (memcmp(h.magic, TSD_MAGIC, 8) != 0)
         return tessel_diag_set(diag, TESSEL_ECORRUPT, name, 0, 0, "magic",
                                "not a tessel statistics file (.tsd)");
-    if ((h.version != TSD_VERSION && (h.version < 1 || h.version > 7)) ||
+    if (h.version < 1 || h.version > TSD_VERSION ||
         h.header_bytes != TSD_HEADER ||
         h.bom != TSD_BOM ||
         tessel_checksum_final(&c) != h.header_checksum || h.payload_bytes != size - sizeof(h))

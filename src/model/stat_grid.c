@@ -80,7 +80,8 @@ int stat_grid_base(const tessel_tile_grid *t, const tessel_allocator *a, stat_gr
     return TESSEL_OK;
 }
 
-/* s transposed into g; counts 0: ptr and col only (no nnz, no occ). */
+/* s transposed into g; counts 0: ptr and col only (no nnz, no occ); 2:
+ * g->nnz holds each tile's index in s, not its count (no occ). */
 static int transpose(const stat_grid *s, const tessel_allocator *a, int counts, stat_grid *g)
 {
     int rc = grid_alloc_counts(a, s->cols, s->rows, s->n, counts, g);
@@ -96,7 +97,7 @@ static int transpose(const stat_grid *s, const tessel_allocator *a, int counts, 
         return TESSEL_ENOMEM;
     }
     memcpy(next, g->ptr, (g->rows + 1) * sizeof(uint64_t));
-    if (counts && s->occ) {
+    if (counts == 1 && s->occ) {
         g->occ = tessel_alloc_array(a, s->n ? s->n * s->occ_stride : 1, sizeof(double));
         g->occ_stride = s->occ_stride;
         if (!g->occ) {
@@ -110,7 +111,7 @@ static int transpose(const stat_grid *s, const tessel_allocator *a, int counts, 
             uint64_t d = next[s->col[n]]++;
             g->col[d] = (uint32_t)r;
             if (counts)
-                g->nnz[d] = s->nnz[n];
+                g->nnz[d] = counts == 2 ? (uint32_t)n : s->nnz[n];
             if (g->occ) /* the tiles' other counts move with them (stat_tiledfmt.c) */
                 memcpy(&g->occ[d * s->occ_stride], &s->occ[n * s->occ_stride],
                        s->occ_stride * sizeof(double));
@@ -127,6 +128,13 @@ int stat_grid_transpose(const stat_grid *s, const tessel_allocator *a, stat_grid
 int stat_grid_transpose_pattern(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
 {
     return transpose(s, a, 0, g);
+}
+
+int stat_grid_transpose_index(const stat_grid *s, const tessel_allocator *a, stat_grid *g)
+{
+    if (s->n > UINT32_MAX)
+        return TESSEL_ERANGE;
+    return transpose(s, a, 2, g);
 }
 
 /* Merges fine tiles into one coarse tile row at a time: counts per coarse

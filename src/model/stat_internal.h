@@ -20,17 +20,13 @@ typedef struct stat_input {
      * NULL for a 3-tensor or a .tsd before version 7): per-tile prefix
      * counts for the lists that read them and tiled-csf (stat_tiledfmt.c) */
     tessel_tile_rows *rows;
-    /* the same for its columns (tessel_tile_grid_cols), on base_t, the base
-     * grid transposed (derived, not saved): an SpMSpM's A, whose columns
-     * are the reduction's k (stat_outspill.c's step count; NULL: not
-     * collected, a .tsd before version 8) */
+    /* the same for its columns (tessel_tile_grid_cols), indexed by the
+     * base grid's own tiles (its strips the columns of tiles): an
+     * SpMSpM's A, whose columns are the reduction's k (stat_outspill.c's
+     * step count, which walks them through a transient transpose of the
+     * base grid; NULL: not collected, a .tsd before version 8) */
     tessel_tile_rows *cols;
-    struct stat_grid *base_t;
 } stat_input;
-
-/* stat_data.c: in->base_t from in->base when in holds the columns
- * statistic (TESSEL_ENOMEM; nothing to do otherwise). */
-int stat_input_base_t(const tessel_allocator *a, stat_input *in);
 
 /* stat_tiledfmt.c: whether a level of spec stores a tensor in a format
  * whose price reads a tile's rows (a per-rank list that reads a prefix
@@ -316,6 +312,10 @@ int stat_grid_alloc_like(uint64_t rows, uint64_t cols, uint64_t n, const tessel_
 int stat_grid_transpose(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
 /* The same without the counts: out->nnz and out->occ NULL (4 B a tile less). */
 int stat_grid_transpose_pattern(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
+/* g transposed with out->nnz[t] the index tile t has in g, not its count
+ * (the statistics indexed by g's tiles read in the transposed order:
+ * stat_outspill.c); TESSEL_ERANGE when g has 2^32 tiles or more. */
+int stat_grid_transpose_index(const stat_grid *g, const tessel_allocator *a, stat_grid *out);
 /* First position in row r of g whose column is >= c (g->ptr[r + 1] when
  * none): the index of tile (r, c) when that tile is non-empty. */
 static inline uint64_t stat_grid_lower(const stat_grid *g, uint64_t r, uint64_t c)

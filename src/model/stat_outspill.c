@@ -321,12 +321,15 @@ void stat_ksteps_free(stat_ksteps **ksp)
 }
 
 /* Where canonical operand X's reduction lines live: the statistic, the
- * base grid it is on (k on rows), the merge factors along k and along the
- * other side, and the per-k counts. Canonical A is the stored A (its
- * columns) or, mirrored, the stored B transposed (its rows); B likewise. */
+ * base grid it is indexed by, whether k runs along that grid's columns
+ * (then walked through a transient transpose), the merge factors along k
+ * and along the other side, and the per-k counts. Canonical A is the
+ * stored A (its columns) or, mirrored, the stored B transposed (its
+ * rows); B likewise. */
 typedef struct ks_side {
     const tessel_tile_rows *st;
     const stat_grid *base;
+    int k_cols;
     uint64_t fk, fo;
     const uint64_t *w;
 } ks_side;
@@ -336,22 +339,32 @@ static ks_side side_of(const stat_problem *p, int stored)
     const stat_input *in = p->src[stored];
     const uint64_t *tile = in->grid->tile, *edge = p->src_edge[stored];
     if (stored == 0) /* A[i,k]: k is its columns */
-        return (ks_side){ in->cols, in->base_t, edge[1] / tile[1], edge[0] / tile[0],
+        return (ks_side){ in->cols, in->base, 1, edge[1] / tile[1], edge[0] / tile[0],
                           in->line_nnz[1] };
-    return (ks_side){ in->rows, in->base, edge[0] / tile[0], edge[1] / tile[1], in->line_nnz[0] };
+    return (ks_side){ in->rows, in->base, 0, edge[0] / tile[0], edge[1] / tile[1],
+                      in->line_nnz[0] };
 }
 
-/* The lines of g's tiles from side x; 0 when they cannot be had. */
+/* The lines of g's tiles from side x; 0 when they cannot be had. A's
+ * columns statistic is indexed by its base tiles, read in the transposed
+ * base grid's order through its index (stat_grid_transpose_index), held
+ * only here. */
 static double *side_lines(const tessel_allocator *a, const ks_side *x, const stat_grid *g)
 {
     if (!x->st || !x->base || !x->w || !x->fk || !x->fo ||
-        g->rows != (x->base->rows + x->fk - 1) / x->fk)
+        g->rows != ((x->k_cols ? x->base->cols : x->base->rows) + x->fk - 1) / x->fk)
         return NULL;
+    stat_grid bt;
+    memset(&bt, 0, sizeof(bt));
+    if (x->k_cols && stat_grid_transpose_index(x->base, a, &bt))
+        return NULL;
+    const stat_grid *walk = x->k_cols ? &bt : x->base;
     double *d = tessel_alloc_array(a, g->n ? g->n : 1, sizeof(double));
-    if (d && stat_tiledfmt_lines(x->base, x->st, x->fk, x->fo, g, a, d)) {
+    if (d && stat_tiledfmt_lines(walk, x->st, x->k_cols ? bt.nnz : NULL, x->fk, x->fo, g, a, d)) {
         tessel_dealloc(a, d);
-        return NULL;
+        d = NULL;
     }
+    stat_grid_free(a, &bt);
     return d;
 }
 

@@ -17,20 +17,20 @@
 
 #include "stat_tiledfmt.h"
 
-double stat_tiledfmt_union(const uint32_t *rows, uint64_t lo, uint64_t hi, uint64_t all_lo,
-                           uint64_t all_hi, double strip_rows)
+double stat_tiledfmt_union(const tessel_tile_rows *rows, const uint32_t *map, uint64_t lo,
+                           uint64_t hi, uint64_t all_lo, uint64_t all_hi, double strip_rows)
 {
     if (hi <= lo)
         return 0;
     if (hi - lo == 1)
-        return rows[lo];
+        return tessel_tile_rows_tile(rows, map ? map[lo] : lo);
     if (lo == all_lo && hi == all_hi)
         return strip_rows;
     /* each tile's rows a uniform draw from the strip's: a row is missed
      * by every tile with probability prod (1 - r / S) */
     double miss = 1, most = 0, sum = 0;
     for (uint64_t q = lo; q < hi; q++) {
-        double r = rows[q];
+        double r = tessel_tile_rows_tile(rows, map ? map[q] : q);
         miss *= strip_rows > 0 ? 1 - r / strip_rows : 0;
         most = r > most ? r : most;
         sum += r;
@@ -83,6 +83,7 @@ static unsigned counts_needed(const engine *e, unsigned i, const boundary *bd, t
 typedef struct occ_walk {
     const stat_grid *base;
     const tessel_tile_rows *rows;
+    const uint32_t *map;     /* the statistic's index of each base tile (NULL: its own) */
     uint64_t fr, fc, ir, ic; /* tile and inner tile edges in base tiles */
     unsigned stride;
     uint64_t *cur;           /* per strip of the coarse row */
@@ -97,7 +98,7 @@ static double rows_of(const occ_walk *w, uint64_t s, uint64_t p, uint64_t q)
 {
     const stat_grid *b = w->base;
     if (q - p == 1)
-        return w->rows->rows[p];
+        return tessel_tile_rows_tile(w->rows, w->map ? w->map[p] : p);
     uint64_t lo = b->ptr[s], hi = b->ptr[s + 1], top = p;
     if (p == lo && q == hi)
         return w->rows->strip[s];
@@ -111,8 +112,8 @@ static double rows_of(const occ_walk *w, uint64_t s, uint64_t p, uint64_t q)
     }
     uint64_t blk = (uint64_t)b->col[p] >> l;
     if ((p == lo || (b->col[p - 1] >> l) != blk) && (q == hi || (b->col[q] >> l) != blk))
-        return w->rows->node[top];
-    return stat_tiledfmt_union(w->rows->rows, p, q, lo, hi, w->rows->strip[s]);
+        return tessel_tile_rows_node(w->rows, w->map ? w->map[top] : top);
+    return stat_tiledfmt_union(w->rows, w->map, p, q, lo, hi, w->rows->strip[s]);
 }
 
 /* Tile (R, C)'s counts into occ[0 .. stride). */
@@ -223,13 +224,15 @@ int stat_tiledfmt_attach(const engine *e, const stat_input *in, unsigned i, cons
     return TESSEL_OK;
 }
 
-int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, uint64_t fr,
-                        uint64_t fc, const stat_grid *g, const tessel_allocator *a, double *out)
+int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, const uint32_t *map,
+                        uint64_t fr, uint64_t fc, const stat_grid *g, const tessel_allocator *a,
+                        double *out)
 {
     occ_walk w;
     memset(&w, 0, sizeof(w));
     w.base = base;
     w.rows = rows;
+    w.map = map;
     w.fr = fr;
     w.fc = fc;
     w.ir = w.ic = w.stride = 1;

@@ -29,18 +29,21 @@ static inline int stat_pricer_needs_rows(const pricer *pr)
 }
 
 /* Rows of strip s's base tiles [lo, hi) together, from each tile's rows
- * (rows[]) and the strip's non-empty rows (strip_rows; the tiles [all_lo,
+ * (rows: tile q's at map[q], or at q when map is NULL) and the strip's
+ * non-empty rows (strip_rows; the tiles [all_lo,
  * all_hi) are all the strip's): exact for one tile and for the whole
  * strip, else as if each tile's rows were drawn independently from the
  * strip's. */
-double stat_tiledfmt_union(const uint32_t *rows, uint64_t lo, uint64_t hi, uint64_t all_lo,
-                           uint64_t all_hi, double strip_rows);
+double stat_tiledfmt_union(const tessel_tile_rows *rows, const uint32_t *map, uint64_t lo,
+                           uint64_t hi, uint64_t all_lo, uint64_t all_hi, double strip_rows);
 
 /* Per tile of g (base merged by fr x fc, stat_grid_coarsen) its rows as
- * the rows statistic (rows, on base) gives them, into out[0 .. g->n): the
+ * the rows statistic (rows, on base; base tile q's entries at map[q], or
+ * at q when map is NULL) gives them, into out[0 .. g->n): the
  * in-visit step count reads the reduction lines of the operands' tiles
  * this way (stat_outspill.c). TESSEL_ENOMEM when a cursor cannot be had. */
-int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, uint64_t fr,
-                        uint64_t fc, const stat_grid *g, const tessel_allocator *a, double *out);
+int stat_tiledfmt_lines(const stat_grid *base, const tessel_tile_rows *rows, const uint32_t *map,
+                        uint64_t fr, uint64_t fc, const stat_grid *g, const tessel_allocator *a,
+                        double *out);
 
 #endif

@@ -16,13 +16,52 @@
  * holds) reads its rows from the node of highest level among its gaps.
  * One walk over the entries: a row's entries are sorted by column, so a
  * block is new to a row where its column changes, and at the first level
- * where it does not, no wider block changes either. */
+ * where it does not, no wider block changes either.
+ *
+ * The columns statistic is the same over each column of tiles' trie of
+ * rows of tiles, counted from the CSR in one walk too: strips come in
+ * order, so a column's entries arrive sorted by strip, and a column is new
+ * to a block of 2^l strips where the last strip holding it (a scratch per
+ * column) is outside it. Each column of tiles keeps per level the count of
+ * its current block and, once its second half's first tile arrives, the
+ * tile that block's node is stored with. */
 #include <string.h>
 
 #include "tessel/stats.h"
 
 #define NOT_NODE UINT32_MAX
 #define MAX_LEVELS 64
+
+/* One more for tile i's count (node 0) or node i's (node 1). */
+static inline void bump(tessel_tile_rows *tr, int node, uint64_t i)
+{
+    void *a = node ? tr->node : tr->rows;
+    if (tr->width == 1)
+        ((uint8_t *)a)[i]++;
+    else if (tr->width == 2)
+        ((uint16_t *)a)[i]++;
+    else
+        ((uint32_t *)a)[i]++;
+}
+
+tessel_tile_rows *tessel_tile_rows_new(const tessel_allocator *a, uint64_t n, uint64_t nstrips,
+                                       uint64_t edge)
+{
+    tessel_tile_rows *tr = tessel_alloc(a, sizeof(*tr));
+    if (!tr)
+        return NULL;
+    memset(tr, 0, sizeof(*tr));
+    tr->alloc = a;
+    tr->n = n;
+    tr->nstrips = nstrips;
+    tr->width = edge <= UINT8_MAX ? 1 : edge <= UINT16_MAX ? 2 : 4;
+    tr->rows = tessel_alloc_zeroed(a, n ? n : 1, tr->width);
+    tr->node = tessel_alloc_zeroed(a, n ? n : 1, tr->width);
+    tr->strip = tessel_alloc_zeroed(a, nstrips ? nstrips : 1, sizeof(uint32_t));
+    if (!tr->rows || !tr->node || !tr->strip)
+        tessel_tile_rows_free(&tr);
+    return tr;
+}
 
 /* Levels above 0 that a grid `cols` tiles wide has: blocks of 2^l tiles
  * until one block spans every column. */
@@ -71,12 +110,12 @@ static void strip_walk(const tessel_tensor *t, const tessel_tile_grid *g, tessel
             if (c == last[0])
                 continue;
             last[0] = c;
-            tr->rows[t0 + map[c]]++;
+            bump(tr, 0, t0 + map[c]);
             for (unsigned l = 1; l <= levels && (c >> l) != last[l]; l++) {
                 last[l] = c >> l;
                 uint32_t k = map[moff[l] + (c >> l)];
                 if (k != NOT_NODE)
-                    tr->node[t0 + k]++;
+                    bump(tr, 1, t0 + k);
             }
         }
     }
@@ -84,7 +123,7 @@ static void strip_walk(const tessel_tensor *t, const tessel_tile_grid *g, tessel
 
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr)
 {
-    return (2 * tr->n + tr->nstrips) * sizeof(uint32_t);
+    return 2 * tr->n * tr->width + tr->nstrips * sizeof(uint32_t);
 }
 
 int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -95,7 +134,6 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
         g->dims[1] != t->dims[1])
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                "per-tile rows are counted for a matrix on its own tile grid");
-    tessel_tile_rows *tr = tessel_alloc(a, sizeof(*tr));
     unsigned levels = levels_of(g->extent[1]);
     uint64_t moff[MAX_LEVELS + 1], n = g->nonempty ? g->nonempty : 1;
     moff[0] = 0;
@@ -103,16 +141,10 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
     for (unsigned l = 1; l <= levels; l++)
         moff[l + 1] = moff[l] + ((g->extent[1] + (UINT64_C(1) << l) - 1) >> l) + 1;
     uint32_t *map = tessel_alloc_array(a, moff[levels + 1] + 1, sizeof(uint32_t));
-    if (tr) {
-        memset(tr, 0, sizeof(*tr));
-        tr->alloc = a;
-        tr->n = g->nonempty;
-        tr->nstrips = g->extent[0];
-        tr->rows = tessel_alloc_zeroed(a, n, sizeof(uint32_t));
-        tr->node = tessel_alloc_zeroed(a, n, sizeof(uint32_t));
-        tr->strip = tessel_alloc_zeroed(a, tr->nstrips ? tr->nstrips : 1, sizeof(uint32_t));
-    }
-    if (!tr || !map || !tr->rows || !tr->node || !tr->strip) {
+    tessel_tile_rows *tr =
+        tessel_tile_rows_new(a, g->nonempty, g->extent[0], g->tile[0] < t->dims[0] ? g->tile[0]
+                                                                                   : t->dims[0]);
+    if (!tr || !map) {
         tessel_tile_rows_free(&tr);
         tessel_dealloc(a, map);
         return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty rows",
@@ -142,18 +174,84 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
     tessel_dealloc(tr->alloc, tr);
 }
 
-/* The matrix's transpose as CSR (rows = t's columns, each row's columns
- * ascending), only the arrays tessel_tile_grid_build and
- * tessel_tile_grid_rows read (ptr, idx[1]). */
-static int transpose_pattern(const tessel_tensor *t, const tessel_allocator *a, tessel_tensor *tt)
+/* The columns count's state (tessel_tile_grid_cols): per column of t the
+ * last strip holding it plus one (0: none yet); per column of tiles C its
+ * current strip's tile (map), the last strip holding a tile of it plus
+ * one and that tile; per column of tiles and level l >= 1 (at C * L + l -
+ * 1, one C's levels side by side: an entry reads them together) the
+ * current block plus one, its distinct columns so far and the tile its
+ * node is stored with (NOT_NODE: none yet). */
+typedef struct col_block {
+    uint32_t blk, acc, slot;
+} col_block;
+
+typedef struct col_count {
+    tessel_tile_rows *tc;
+    unsigned L;
+    uint32_t *mark;
+    uint64_t *map, *last, *lastt;
+    col_block *cb;
+} col_count;
+
+/* Stores block cell b's count at its node, if it has one. */
+static void flush(col_count *cc, const col_block *b)
 {
-    memset(tt, 0, sizeof(*tt));
-    tt->alloc = a;
-    tt->order = 2;
-    tt->dims[0] = t->dims[1];
-    tt->dims[1] = t->dims[0];
-    tt->nnz = t->nnz;
-    return tessel_tensor_transpose_pattern(t, a, &tt->ptr, &tt->idx[1]);
+    if (b->blk && b->slot != NOT_NODE)
+        tessel_tile_rows_set(cc->tc, 1, b->slot, b->acc);
+}
+
+/* Makes block B current at (C, l), storing the one it ends at its node. */
+static col_block *touch(col_count *cc, uint64_t C, unsigned l, uint64_t B)
+{
+    col_block *b = &cc->cb[C * cc->L + l - 1];
+    if (b->blk == B + 1)
+        return b;
+    flush(cc, b);
+    *b = (col_block){ (uint32_t)(B + 1), 0, NOT_NODE };
+    return b;
+}
+
+/* Strip s: its tiles arrive (each with the node between it and its
+ * column's previous tile), then its entries, each column once. */
+static void cols_strip(col_count *cc, const tessel_tensor *t, const tessel_tile_grid *g,
+                       uint64_t s)
+{
+    for (uint64_t i = g->row[s]; i < g->row[s + 1]; i++) {
+        uint64_t C = tessel_tile_grid_key(g, i);
+        cc->map[C] = i;
+        if (cc->last[C]) {
+            unsigned l = tessel_tile_rows_level(cc->last[C] - 1, s);
+            touch(cc, C, l, s >> l)->slot = (uint32_t)cc->lastt[C];
+        }
+        cc->last[C] = s + 1;
+        cc->lastt[C] = i;
+    }
+    uint64_t w = g->tile[1], r0 = s * g->tile[0];
+    uint64_t r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0] : t->dims[0];
+    for (uint64_t p = t->ptr[r0]; p < t->ptr[r1]; p++) {
+        uint32_t k = t->idx[1][p], prev = cc->mark[k];
+        if (prev == s + 1)
+            continue;
+        cc->mark[k] = (uint32_t)(s + 1);
+        uint64_t C = k / w;
+        bump(cc->tc, 0, cc->map[C]);
+        if (!prev)
+            cc->tc->strip[C]++;
+        for (unsigned l = 1; l <= cc->L; l++) {
+            if (prev && ((uint64_t)(prev - 1) >> l) == (s >> l))
+                break;
+            touch(cc, C, l, s >> l)->acc++;
+        }
+    }
+}
+
+static void col_count_free(const tessel_allocator *a, col_count *cc)
+{
+    tessel_dealloc(a, cc->mark);
+    tessel_dealloc(a, cc->map);
+    tessel_dealloc(a, cc->last);
+    tessel_dealloc(a, cc->lastt);
+    tessel_dealloc(a, cc->cb);
 }
 
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -164,19 +262,33 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
         g->dims[1] != t->dims[1])
         return tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                "per-tile columns are counted for a matrix on its own tile grid");
-    tessel_tensor tt;
-    tessel_tile_grid *gt = NULL;
-    uint64_t tile[2] = { g->tile[1], g->tile[0] };
-    int rc = transpose_pattern(t, a, &tt);
-    if (rc)
-        rc = tessel_diag_oom(diag, NULL, "transposing a matrix to count its tiles' columns",
-                             (size_t)((t->dims[1] + 2) * 8 + t->nnz * 4));
-    if (!rc)
-        rc = tessel_tile_grid_build(&tt, tile, a, &gt, diag);
-    if (!rc)
-        rc = tessel_tile_grid_rows(&tt, gt, a, out, diag);
-    tessel_tile_grid_free(&gt);
-    tessel_dealloc(a, tt.ptr);
-    tessel_dealloc(a, tt.idx[1]);
-    return rc;
+    if (g->extent[0] >= UINT32_MAX || g->nonempty >= NOT_NODE)
+        return tessel_diag_set(diag, TESSEL_ERANGE, NULL, 0, 0, NULL,
+                               "per-tile columns are counted on grids of fewer than 2^32 - 1 "
+                               "rows of tiles and non-empty tiles");
+    col_count cc;
+    memset(&cc, 0, sizeof(cc));
+    uint64_t E1 = g->extent[1] ? g->extent[1] : 1, w = g->tile[1];
+    cc.L = levels_of(g->extent[0]);
+    uint64_t cells = E1 * (cc.L ? cc.L : 1);
+    cc.tc = tessel_tile_rows_new(a, g->nonempty, g->extent[1], w < t->dims[1] ? w : t->dims[1]);
+    cc.mark = tessel_alloc_zeroed(a, t->dims[1] ? t->dims[1] : 1, sizeof(uint32_t));
+    cc.map = tessel_alloc_array(a, E1, sizeof(uint64_t));
+    cc.last = tessel_alloc_zeroed(a, E1, sizeof(uint64_t));
+    cc.lastt = tessel_alloc_array(a, E1, sizeof(uint64_t));
+    cc.cb = tessel_alloc_zeroed(a, cells, sizeof(col_block));
+    if (!cc.tc || !cc.mark || !cc.map || !cc.last || !cc.lastt || !cc.cb) {
+        tessel_tile_rows_free(&cc.tc);
+        col_count_free(a, &cc);
+        return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty columns",
+                               (size_t)(t->dims[1] * 4 + E1 * 24 + cells * 12 +
+                                        g->nonempty * 8));
+    }
+    for (uint64_t s = 0; s < g->extent[0]; s++)
+        cols_strip(&cc, t, g, s);
+    for (uint64_t i = 0; i < g->extent[1] * cc.L; i++) /* the blocks still open */
+        flush(&cc, &cc.cb[i]);
+    col_count_free(a, &cc);
+    *out = cc.tc;
+    return TESSEL_OK;
 }

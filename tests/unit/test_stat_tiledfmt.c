@@ -38,14 +38,15 @@ START_TEST(rows_hand_counted)
     static const uint32_t rows[5] = { 2, 1, 1, 1, 2 }, node[5] = { 2, 2, 0, 2, 0 };
     ck_assert_uint_eq(tr->n, 5);
     for (unsigned q = 0; q < 5; q++) {
-        ck_assert_uint_eq(tr->rows[q], rows[q]);
-        ck_assert_uint_eq(tr->node[q], node[q]);
+        ck_assert_uint_eq(tessel_tile_rows_tile(tr, q), rows[q]);
+        ck_assert_uint_eq(tessel_tile_rows_node(tr, q), node[q]);
     }
+    ck_assert_uint_eq(tr->width, 1); /* 2-row tiles: 8-bit counts */
     ck_assert_uint_eq(tr->nstrips, 2);
     ck_assert_uint_eq(tr->strip[0], 2);
     ck_assert_uint_eq(tr->strip[1], 2);
     ck_assert_uint_eq(tessel_tile_rows_level(1, 2), 2);
-    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), (2 * 5 + 2) * 4);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tr), 2 * 5 * 1 + 2 * 4);
     tessel_tile_rows_free(&tr);
     /* a grid of another matrix is refused */
     tessel_tensor *u = test_coo_matrix(4, 8, 0, hand, 6);
@@ -250,13 +251,15 @@ START_TEST(saved_rows_roundtrip)
 END_TEST
 
 /* The columns statistic (tessel_tile_grid_cols) of the hand matrix, in its
- * transposed grid's order (by column of tiles, then row of tiles):
- *   columns 0-1: tile row 0 holds (0,0) (1,1): 2 columns;
- *   columns 2-3: tile row 0 (1,2): 1, tile row 1 (3,3): 1, the node of the
- *     2-tile block holding both: columns 2 and 3, 2;
- *   columns 4-5: tile row 0 (0,5): 1;
- *   columns 6-7: tile row 1 (2,7) (3,6): 2.
- * Columns of tiles: 2, 2, 1, 2. */
+ * own grid's order (A's tiles: strip 0 tiles 0-2 at tile columns 0, 1, 2;
+ * strip 1 tiles 3-4 at tile columns 1, 3):
+ *   columns 0-1: tile 0 holds (0,0) (1,1): 2 columns;
+ *   columns 2-3: tile 1 (1,2): 1, tile 3 (3,3): 1, the node of the
+ *     2-strip block holding both: columns 2 and 3, 2, stored with tile 1;
+ *   columns 4-5: tile 2 (0,5): 1;
+ *   columns 6-7: tile 4 (2,7) (3,6): 2.
+ * Columns of tiles: 2, 2, 1, 2. (The transposed grid's order holds the same
+ * arrays here; the second matrix tells them apart.) */
 START_TEST(cols_hand_counted)
 {
     tessel_tensor *t = test_coo_matrix(4, 8, 0, hand, 7);
@@ -268,9 +271,10 @@ START_TEST(cols_hand_counted)
     static const uint32_t cols[5] = { 2, 1, 1, 1, 2 }, node[5] = { 0, 2, 0, 0, 0 },
                           strip[4] = { 2, 2, 1, 2 };
     ck_assert_uint_eq(tc->n, 5);
+    ck_assert_uint_eq(tc->width, 1);
     for (unsigned q = 0; q < 5; q++) {
-        ck_assert_uint_eq(tc->rows[q], cols[q]);
-        ck_assert_uint_eq(tc->node[q], node[q]);
+        ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), cols[q]);
+        ck_assert_uint_eq(tessel_tile_rows_node(tc, q), node[q]);
     }
     ck_assert_uint_eq(tc->nstrips, 4);
     for (unsigned q = 0; q < 4; q++)
@@ -283,12 +287,106 @@ START_TEST(cols_hand_counted)
     tessel_tile_grid_free(&g);
     tessel_tensor_free(&t);
     tessel_tensor_free(&u);
+    /* 4 x 4 on 2 x 2: tile 0 (strip 0, tile column 1) holds (0,2); tile 1
+     * (strip 1, column 0) (2,0) (3,1); tile 2 (strip 1, column 1) (2,3).
+     * Own order: columns 1, 2, 1; the node of tile column 1 (tiles 0 and 2,
+     * columns 2 and 3: 2) with tile 0. (The transposed order would read
+     * 2, 1, 1 and nodes 0, 2, 0.) */
+    static const uint32_t e2[4][2] = { { 0, 2 }, { 2, 0 }, { 2, 3 }, { 3, 1 } };
+    t = test_coo_matrix(4, 4, 0, e2, 4);
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
+    static const uint32_t cols2[3] = { 1, 2, 1 }, node2[3] = { 2, 0, 0 };
+    for (unsigned q = 0; q < 3; q++) {
+        ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), cols2[q]);
+        ck_assert_uint_eq(tessel_tile_rows_node(tc, q), node2[q]);
+    }
+    ck_assert_uint_eq(tc->strip[0], 2);
+    ck_assert_uint_eq(tc->strip[1], 2);
+    tessel_tile_rows_free(&tc);
+    tessel_tile_grid_free(&g);
+    tessel_tensor_free(&t);
 }
 END_TEST
 
+/* Tiles wider (taller) than 65535: the columns (rows) statistic falls back
+ * to 32-bit counts and holds counts past 16 bits (and 16 bits past 255). A 2 x 70000 matrix on
+ * one 1 x 70000 tile a row: row 0 holds columns 0-65999, row 1 columns
+ * 0-9: tile columns 66000 and 10, the node between them (the 2-strip
+ * block) 66000, the column of tiles 66000. Its transpose on 70000 x 1
+ * tiles: the same as rows. */
+START_TEST(counts_wide_fallback)
+{
+    const uint32_t n = 66010;
+    uint32_t(*e)[2] = malloc(n * sizeof(*e)), (*et)[2] = malloc(n * sizeof(*et));
+    for (uint32_t q = 0; q < n; q++) {
+        e[q][0] = et[q][1] = q < 66000 ? 0 : 1;
+        e[q][1] = et[q][0] = q < 66000 ? q : q - 66000;
+    }
+    tessel_tensor *t = test_coo_matrix(2, 70000, 0, (const uint32_t(*)[2])e, n);
+    tessel_tensor *tt = test_coo_matrix(70000, 2, 0, (const uint32_t(*)[2])et, n);
+    uint64_t tile[2] = { 1, 70000 }, tilet[2] = { 70000, 1 };
+    tessel_tile_grid *g = NULL, *gt = NULL;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_build(tt, tilet, NULL, &gt, NULL), 0);
+    tessel_tile_rows *tc = NULL, *tr = NULL, *narrow = NULL;
+    ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_rows(tt, gt, NULL, &tr, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_rows(t, g, NULL, &narrow, NULL), 0);
+    ck_assert_uint_eq(tc->width, 4);
+    ck_assert_uint_eq(tr->width, 4);
+    ck_assert_uint_eq(narrow->width, 1); /* its rows: 1-row tiles */
+    static const uint32_t tiles[2] = { 66000, 10 }, nodes[2] = { 66000, 0 };
+    for (unsigned q = 0; q < 2; q++) {
+        ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), tiles[q]);
+        ck_assert_uint_eq(tessel_tile_rows_node(tc, q), nodes[q]);
+        ck_assert_uint_eq(tessel_tile_rows_tile(tr, q), tiles[q]);
+        ck_assert_uint_eq(tessel_tile_rows_node(tr, q), nodes[q]);
+        ck_assert_uint_eq(tessel_tile_rows_tile(narrow, q), 1);
+    }
+    ck_assert_uint_eq(tc->strip[0], 66000);
+    ck_assert_uint_eq(tr->strip[0], 66000);
+    ck_assert_uint_eq(tessel_tile_rows_bytes(tc), 2 * 2 * 4 + 1 * 4);
+    tessel_tile_rows_free(&tc);
+    tessel_tile_grid_free(&g);
+    /* 1 x 300 tiles: 16-bit counts, 300 in each full tile of row 0 */
+    tile[1] = 300;
+    ck_assert_int_eq(tessel_tile_grid_build(t, tile, NULL, &g, NULL), 0);
+    ck_assert_int_eq(tessel_tile_grid_cols(t, g, NULL, &tc, NULL), 0);
+    ck_assert_uint_eq(tc->width, 2);
+    ck_assert_uint_eq(tessel_tile_rows_tile(tc, 0), 300);
+    ck_assert_uint_eq(tessel_tile_rows_node(tc, 0), 300); /* with row 1's tile 0 */
+    ck_assert_uint_eq(tessel_tile_rows_tile(tc, g->nonempty - 1), 10);
+    ck_assert_uint_eq(tc->strip[0], 300);
+    tessel_tile_rows_free(&tc);
+    tessel_tile_rows_free(&tr);
+    tessel_tile_rows_free(&narrow);
+    tessel_tile_grid_free(&g);
+    tessel_tile_grid_free(&gt);
+    tessel_tensor_free(&t);
+    tessel_tensor_free(&tt);
+    free(e);
+    free(et);
+}
+END_TEST
+
+/* Where tile (r, c) of g (its index there) sits in gt, g transposed: the
+ * tile (c, r). */
+static uint64_t transposed_at(const tessel_tile_grid *gt, const uint64_t *rc)
+{
+    uint64_t x[2];
+    for (uint64_t q = 0; q < gt->nonempty; q++) {
+        tessel_tile_grid_coords(gt, q, x);
+        if (x[0] == rc[1] && x[1] == rc[0])
+            return q;
+    }
+    return UINT64_MAX;
+}
+
 /* The columns statistic, counted straight from the CSR (tilerows.c), is the
- * rows statistic of the transpose on the transposed grid, tile for tile,
- * node for node and strip for strip: random patterns with empty rows and
+ * rows statistic of the transpose on the transposed grid, tile for tile
+ * (each at its index in the matrix's own grid), node for node and strip
+ * for strip: random patterns with empty rows and
  * columns, tile edges that cut the extent, grids 1 to 37 tiles tall (odd
  * ones, where a strip's trie has blocks with one half empty). */
 START_TEST(cols_equal_rows_of_transpose)
@@ -319,9 +417,13 @@ START_TEST(cols_equal_rows_of_transpose)
         ck_assert_int_eq(tessel_tile_grid_rows(tt, gt, NULL, &tr, NULL), 0);
         ck_assert_uint_eq(tc->n, tr->n);
         ck_assert_uint_eq(tc->nstrips, tr->nstrips);
-        for (uint64_t q = 0; q < tr->n; q++) {
-            ck_assert_uint_eq(tc->rows[q], tr->rows[q]);
-            ck_assert_uint_eq(tc->node[q], tr->node[q]);
+        for (uint64_t q = 0; q < g->nonempty; q++) {
+            uint64_t rc[2];
+            tessel_tile_grid_coords(g, q, rc);
+            uint64_t p = transposed_at(gt, rc);
+            ck_assert_uint_ne(p, UINT64_MAX);
+            ck_assert_uint_eq(tessel_tile_rows_tile(tc, q), tessel_tile_rows_tile(tr, p));
+            ck_assert_uint_eq(tessel_tile_rows_node(tc, q), tessel_tile_rows_node(tr, p));
         }
         for (uint64_t q = 0; q < tr->nstrips; q++)
             ck_assert_uint_eq(tc->strip[q], tr->strip[q]);
@@ -410,6 +512,7 @@ static Suite *suite(void)
     tcase_add_test(tc, saved_rows_roundtrip);
     tcase_add_test(tc, cols_hand_counted);
     tcase_add_test(tc, cols_equal_rows_of_transpose);
+    tcase_add_test(tc, counts_wide_fallback);
     tcase_add_test(tc, steps_from_lines_hand_counted);
     suite_add_tcase(s, tc);
     return s;

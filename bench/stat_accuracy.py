@@ -317,7 +317,9 @@ def report_depth(depth, names, ex, st, keys, shapes):
         if w and abs(w[0]) > 0.01:
             worst.append((label, w))
     paths = sorted(set(st[(n, k)][0]["stat_path"] for n in names for k in keys))
-    print("  stat_path: %s;  output sample partial (stderr > 0) at %d of %d points;  "
+    # output_nnz_stderr is 0 at any sample size where rule 3's exact row counts are the
+    # draw's covariate (every shared matrix): the count is exact, not the sample whole
+    print("  stat_path: %s;  output_nnz_stderr > 0 at %d of %d points;  "
           "|stat - exact| <= 2 stderr at %d of %d (%.1f %%)" % (
               ",".join(paths), partial, npts, cover[0], cover[1],
               100.0 * cover[0] / max(1, cover[1])))

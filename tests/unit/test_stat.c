@@ -370,6 +370,36 @@ START_TEST(compute_reads_hand_example)
 }
 END_TEST
 
+/* Rule 4 per read of the compute, IJK, A = B: A's tile T is read once per
+ * non-empty column of B in T's k band, and with B the same tensor as A the
+ * statistics keep its non-empty columns per base tile and per aligned
+ * block of base tiles (src/stats/tilerows.c), so the band's count is
+ * exact where a band is 2^l base tiles (stat_inspill.c, band_lines).
+ * Estimated from the strips' nonzeros instead (B a different tensor, or
+ * before branch acc3), the banded matrix's columns came out too many. */
+START_TEST(compute_reads_lines_statistic)
+{
+    tessel_stat_options o = full_sample();
+    tessel_tensor *a = test_matrix(512, 512, 0.01, 9);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    static const uint64_t tiles[][3] = { { 128, 64, 128 }, { 64, 128, 256 }, { 256, 32, 64 } };
+    int spilled = 0;
+    for (unsigned n = 0; n < sizeof(tiles) / sizeof(tiles[0]); n++) {
+        tessel_spec s;
+        spec_spmspm(&s, "IJK", tiles[n][0], tiles[n][1], tiles[n][2], 1, 12000);
+        tessel_result x = exact_run(&s, &d), r = stat_run(&s, &d, &o);
+        spilled += x.traffic[1][1].bumped_bytes > 0;
+        ck_assert_msg(x.traffic[1][1].bumped_bytes == r.traffic[1][1].bumped_bytes,
+                      "tile %u: A bumped exact %llu, stat %llu", n,
+                      (unsigned long long)x.traffic[1][1].bumped_bytes,
+                      (unsigned long long)r.traffic[1][1].bumped_bytes);
+    }
+    ck_assert_int_gt(spilled, 0);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 START_TEST(output_spill_hand_example)
 {
     static const uint32_t ea[4][2] = { { 0, 0 }, { 1, 2 }, { 2, 1 }, { 3, 3 } };
@@ -1139,6 +1169,7 @@ int main(void)
     tcase_add_test(tc, output_spill_hand_example);
     tcase_add_test(tc, output_spill_run_last_live_visit);
     tcase_add_test(tc, compute_reads_hand_example);
+    tcase_add_test(tc, compute_reads_lines_statistic);
     tcase_add_test(tc, overbooked_inner_level_hand_example);
     tcase_add_test(tc, other_base_grid);
     tcase_add_test(tc, sampled_output_close_and_deterministic);

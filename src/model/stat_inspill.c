@@ -129,23 +129,37 @@ static int band_lines(const engine *e, unsigned b, unsigned o, const stat_input 
 {
     unsigned mk = k_mode(e, o);
     const tessel_tile_rows *st = mk ? in->rows : in->cols;
-    const stat_grid *g = mk ? in->base : in->base_t;
     uint64_t bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
     uint64_t f = bk ? ek / bk : 0;
-    if (!st || !g || !f || ek % bk || (f & (f - 1)))
+    if (!st || !in->base || !f || ek % bk || (f & (f - 1)))
         return 1;
-    stat_grid c;
+    /* A's columns statistic is indexed by its own base tiles: walked in
+     * the transposed order through bt's index (bt.nnz holds it), the
+     * bands merged from the transposed counts (tc) */
+    stat_grid bt, tc, c;
+    memset(&bt, 0, sizeof(bt));
+    memset(&tc, 0, sizeof(tc));
     memset(&c, 0, sizeof(c));
-    if (stat_grid_coarsen(g, 1, f, e->alloc, &c))
-        return TESSEL_ENOMEM;
-    double *lines = tessel_alloc_array(e->alloc, c.n ? c.n : 1, sizeof(double));
-    int rc = lines ? stat_tiledfmt_lines(g, st, 1, f, &c, e->alloc, lines)
+    int rc = TESSEL_OK;
+    if (!mk && (stat_grid_transpose_index(in->base, e->alloc, &bt) ||
+                stat_grid_transpose(in->base, e->alloc, &tc)))
+        rc = TESSEL_ENOMEM;
+    const stat_grid *g = mk ? in->base : &bt;
+    if (!rc && stat_grid_coarsen(mk ? in->base : &tc, 1, f, e->alloc, &c))
+        rc = TESSEL_ENOMEM;
+    if (c.borrowed) /* one band a base tile: c is the grid itself, whose occ is not c's */
+        c.occ = NULL;
+    double *lines = rc ? NULL : tessel_alloc_array(e->alloc, c.n ? c.n : 1, sizeof(double));
+    if (!rc)
+        rc = lines ? stat_tiledfmt_lines(g, st, mk ? NULL : bt.nnz, 1, f, &c, e->alloc, lines)
                    : TESSEL_ENOMEM;
     for (uint64_t t = 0; !rc && t < c.n; t++)
         if (c.col[t] < nb)
             cnt[c.col[t]] += lines[t];
     tessel_dealloc(e->alloc, lines);
     stat_grid_free(e->alloc, &c);
+    stat_grid_free(e->alloc, &tc);
+    stat_grid_free(e->alloc, &bt);
     return rc;
 }
 

@@ -296,7 +296,7 @@ static int whole_lines(chunk *c, char **pp, char *stop, int fast)
 }
 
 /* Bytes of a mapped file parsed between two drops of the pages behind. */
-#define MAP_PIECE (4u << 20)
+#define MAP_PIECE (1u << 20)
 
 /* The pages wholly inside [from, to) of the mapped file dropped from the
  * process (MADV_DONTNEED, a private mapping's pages come back from the

@@ -13,6 +13,9 @@ per file, in the same run and with the file in the page cache (one untimed warm-
 - `tessel convert FILE OUT.tsl -v`: the wall seconds of the read alone (`-v`'s "read" figure),
   the process's CPU seconds (user + system, from os.wait4; this includes writing the .tsl,
   which is at memory speed) and its peak resident memory (ru_maxrss);
+- `tessel convert FILE --check -v`: the CPU seconds of the read alone, nothing written (the
+  `chk s` and `chk/wc` columns, what issue 27 asks of the parse; nan for a binary without
+  --check);
 - `wc -l FILE`: wall and CPU seconds.
 
 --formats tns also measures each matrix written as a FROSTT .tns file (`tessel convert`,
@@ -92,11 +95,11 @@ def main():
     builds = [("after", args.tessel)] + ([("before", args.before)] if args.before else [])
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     os.makedirs(args.cache, exist_ok=True)
-    print("tessel convert FILE OUT.tsl -v vs wc -l FILE; best of %d; %d online CPUs; cache %s"
-          % (args.runs, os.cpu_count() or 0, args.cache))
-    print("%-15s %-3s %5s %-6s %10s %8s %8s %8s %8s %8s %7s %7s %9s %6s" % (
+    print("tessel convert FILE OUT.tsl -v and convert FILE --check -v vs wc -l FILE; best of %d; "
+          "%d online CPUs; cache %s" % (args.runs, os.cpu_count() or 0, args.cache))
+    print("%-15s %-3s %5s %-6s %10s %8s %8s %8s %8s %8s %7s %7s %7s %7s %9s %6s" % (
         "kind:field", "fmt", "size", "build", "nnz", "MB", "read s", "cpu s", "MB/s", "wc s",
-        "read/wc", "cpu/wc", "peak MiB", "mem/T"))
+        "read/wc", "cpu/wc", "chk s", "chk/wc", "peak MiB", "mem/T"))
     with tempfile.TemporaryDirectory() as out:
         tsl = os.path.join(out, "t.tsl")
         for spec in args.kinds.split(","):
@@ -118,7 +121,11 @@ def main():
                 def tessel_once(binary):
                     _, cpu, rss, text = run_measured([binary, "convert", path, tsl, "-v"])
                     m = re.search(r"read ([0-9.]+) s", text)
-                    return (float(m.group(1)) if m else float("nan"), cpu, rss)
+                    try:
+                        chk = run_measured([binary, "convert", path, "--check", "-v"])[1]
+                    except RuntimeError:  # a binary without --check
+                        chk = float("nan")
+                    return (float(m.group(1)) if m else float("nan"), cpu, rss, chk)
 
                 def wc_once():
                     wall, cpu, _, _ = run_measured(wc)
@@ -134,12 +141,12 @@ def main():
                 wc_s, wc_cpu = best(args.runs, wc_once)
                 tensor = nnz * (4 + field_bytes) + 8 * (rows + 1)
                 for name, _ in builds:
-                    read_s, cpu_s, rss = got[name]
+                    read_s, cpu_s, rss, chk_s = got[name]
                     print("%-15s %-3s %5s %-6s %10d %8.1f %8.3f %8.3f %8.1f %8.3f %7.2f %7.2f "
-                          "%9.1f %6.2f" % (
+                          "%7.3f %7.2f %9.1f %6.2f" % (
                               spec, fmt, label(n), name, nnz, mb, read_s, cpu_s, mb / read_s,
-                              wc_s, read_s / wc_s, cpu_s / max(wc_cpu, 1e-3), rss / 2.0 ** 20,
-                              rss / tensor))
+                              wc_s, read_s / wc_s, cpu_s / max(wc_cpu, 1e-3), chk_s,
+                              chk_s / max(wc_cpu, 1e-3), rss / 2.0 ** 20, rss / tensor))
                 sys.stdout.flush()
     print("targets (issue 27): >= 4x the throughput before the change, read/wc <= 4, "
           "mem/T <= 1.3")

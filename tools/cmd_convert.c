@@ -7,25 +7,29 @@
 #include "commands.h"
 #include "tessel/tensor.h"
 
-enum { OPT_HELP, OPT_DROP_ZEROS, OPT_COMPLEX, OPT_VERBOSE, OPT_COUNT };
+enum { OPT_HELP, OPT_DROP_ZEROS, OPT_COMPLEX, OPT_VERBOSE, OPT_CHECK, OPT_COUNT };
 
 static const cli_option options[OPT_COUNT] = {
     [OPT_HELP] = { "--help", "-h", 0 },
     [OPT_DROP_ZEROS] = { "--drop-zeros", NULL, 0 },
     [OPT_COMPLEX] = { "--complex", NULL, 1 },
     [OPT_VERBOSE] = { "--verbose", "-v", 0 },
+    [OPT_CHECK] = { "--check", NULL, 0 },
 };
 
 static void help(void)
 {
-    printf("usage: tessel convert IN OUT [options]\n\n"
+    printf("usage: tessel convert IN OUT [options]\n"
+           "       tessel convert IN --check [options]\n\n"
            "Reads IN (.mtx, .mtx.gz, .tns, .tns.gz or .tsl) and writes OUT, whose kind\n"
            "follows its extension: .tsl (binary cache, loads at memory speed and is\n"
            "recognised as fresh for IN by --cache), .mtx (matrices) or .tns.\n"
-           "OUT is written to a temporary file and renamed when complete.\n\n"
+           "OUT is written to a temporary file and renamed when complete.\n"
+           "With --check IN is only read (its errors reported) and nothing is written.\n\n"
            "options:\n"
            "      --drop-zeros      drop explicit zeros (after summing duplicates)\n"
            "      --complex POLICY  magnitude (default: keep |z|) or reject\n"
+           "      --check           read IN only, without OUT (parse time, errors)\n"
            "  -v, --verbose         print entries, bytes and seconds on stderr\n");
 }
 
@@ -57,9 +61,12 @@ int cmd_convert(int argc, char **argv)
         help();
         return CLI_EXIT_OK;
     }
-    if (cli_positionals(&args) != 2)
+    int check = cli_has(&args, OPT_CHECK);
+    if (check && cli_positionals(&args) != 1)
+        return cli_usage_error("convert", "--check takes IN only, no OUT");
+    if (!check && cli_positionals(&args) != 2)
         return cli_usage_error("convert", "expected IN and OUT (see tessel convert --help)");
-    const char *in = cli_positional(&args, 0), *out = cli_positional(&args, 1);
+    const char *in = cli_positional(&args, 0), *out = check ? NULL : cli_positional(&args, 1);
     tessel_load_options opt;
     tessel_load_options_init(&opt);
     opt.drop_zeros = cli_has(&args, OPT_DROP_ZEROS);
@@ -70,7 +77,8 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "--complex must be magnitude or reject, not '%s'", cx);
     tessel_diag d;
     tessel_diag_clear(&d);
-    enum cli_tensor_kind kind = cli_tensor_kind_of(out);
+    /* --check: no OUT, read as for a .mtx (no cache source identity). */
+    enum cli_tensor_kind kind = check ? CLI_TENSOR_MTX : cli_tensor_kind_of(out);
     /* Checked before reading IN, which may take minutes. */
     if (kind == CLI_TENSOR_UNKNOWN) {
         tessel_diag_set(&d, TESSEL_EINVAL, out, 0, 0, NULL,
@@ -84,9 +92,13 @@ int cmd_convert(int argc, char **argv)
     if (!rc)
         rc = tessel_tensor_load(in, &opt, NULL, &t, NULL, &d);
     double loaded = seconds_now();
-    if (!rc)
+    if (!rc && !check)
         rc = cli_write_tensor(t, kind, &src, out, &d);
-    if (!rc && cli_has(&args, OPT_VERBOSE))
+    if (!rc && cli_has(&args, OPT_VERBOSE) && check)
+        fprintf(stderr, "%s: %llu entries, %llu bytes in memory; read %.3f s, nothing written\n",
+                in, (unsigned long long)t->nnz, (unsigned long long)tessel_tensor_bytes(t),
+                loaded - start);
+    else if (!rc && cli_has(&args, OPT_VERBOSE))
         fprintf(stderr, "%s: %llu entries, %llu bytes in memory; read %.3f s, written %.3f s\n",
                 in, (unsigned long long)t->nnz, (unsigned long long)tessel_tensor_bytes(t),
                 loaded - start, seconds_now() - loaded);

@@ -28,9 +28,13 @@
  * A general matrix whose rows never decrease is read in one pass
  * (mtx_direct.c), and the common line forms of a general matrix are read
  * by mtx_fastline.h's scanner without chunk_line's per-line split. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -239,13 +243,28 @@ static int place_tns_line(chunk *c, const char *p, const char *end)
     return TESSEL_OK;
 }
 
+static int chunk_line_nul(chunk *c, char *p, char *end);
+
 /* One line [p, end), *end writable: blank and comment lines are skipped as
  * the single-pass reader skips them. */
 static int chunk_line(chunk *c, char *p, char *end)
 {
     if (end > p && end[-1] == '\r')
         end--;
+    /* the byte is put back: a mapped file (job->in_place) is read again by
+     * the next pass */
+    char saved = *end;
     *end = '\0'; /* strtod, in scan_double's fallback, stops here */
+    int rc = chunk_line_nul(c, p, end);
+    *end = saved;
+    return rc;
+}
+
+/* chunk_line's line, NUL-terminated at end. */
+static int chunk_line_nul(chunk *c, char *p, char *end)
+{
+    if (c->job->in_place && end - p >= (ptrdiff_t)CHUNK_BLOCK)
+        return MTX_CHUNKED_FALLBACK; /* as chunk_run refuses it from a buffer */
     /* a line starting with a digit (nearly all) without the call */
     if (!(p < end && (unsigned)(*p - '0') < 10u) && chunk_is_comment_or_blank(c->job, p, end))
         return TESSEL_OK;
@@ -258,6 +277,63 @@ static int chunk_line(chunk *c, char *p, char *end)
     return c->pass == 1 ? count_line(c, p, end) : place_line(c, p, end);
 }
 
+/* The whole lines of [*pp, stop), *pp left at the first byte after them. */
+static int whole_lines(chunk *c, char **pp, char *stop, int fast)
+{
+    char *p = *pp, *nl;
+    for (;;) {
+        if (fast)
+            p = fast_lines(c, p, stop);
+        if (!(nl = memchr(p, '\n', (size_t)(stop - p))))
+            break;
+        int rc = chunk_line(c, p, nl);
+        if (rc)
+            return rc;
+        p = nl + 1;
+    }
+    *pp = p;
+    return TESSEL_OK;
+}
+
+/* Bytes of a mapped file parsed between two drops of the pages behind. */
+#define MAP_PIECE (1u << 20)
+
+/* The pages wholly inside [from, to) of the mapped file dropped from the
+ * process (MADV_DONTNEED, a private mapping's pages come back from the
+ * file if read again). */
+static void drop_pages(const void *from, const void *to)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)from + page - 1) & ~(page - 1), hi = (uintptr_t)to & ~(page - 1);
+    if (page > 1 && hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Every line of the chunk's range in place in the mapped file (job->in_place),
+ * MAP_PIECE bytes at a time: the pages wholly inside the range that the
+ * parse has left are dropped from the process (MADV_DONTNEED; they come back
+ * from the page cache if a later pass reads them), so the mapping adds
+ * little to the peak resident memory. Pages shared with a neighbour chunk
+ * stay: its thread may have a NUL in them (chunk_line). */
+static int chunk_run_mapped(chunk *c, int fast)
+{
+    char *text = (char *)c->job->mem;
+    char *p = text + c->lo, *hi = text + c->hi, *dropped = p;
+    while (p < hi) {
+        char *start = p, *stop = (size_t)(hi - p) > MAP_PIECE ? p + MAP_PIECE : hi;
+        int rc = whole_lines(c, &p, stop, fast);
+        if (rc)
+            return rc;
+        if (stop == hi)
+            return p < hi ? chunk_line(c, p, hi) : TESSEL_OK;
+        if (p == start || (size_t)(stop - p) >= CHUNK_BLOCK)
+            return MTX_CHUNKED_FALLBACK; /* a line longer than a block */
+        drop_pages(dropped, p);
+        dropped = p;
+    }
+    return TESSEL_OK;
+}
+
 /* Every line of the chunk's range, read block by block. */
 static int chunk_run(chunk *c)
 {
@@ -266,6 +342,8 @@ static int chunk_run(chunk *c)
     const mtx_chunk_job *job = c->job;
     /* fast_lines reads a general matrix's lines in passes 1, 2 and direct */
     int fast = !job->tns && job->symmetry == SYM_GENERAL && c->pass != PASS_LINES;
+    if (job->in_place)
+        return chunk_run_mapped(c, fast);
     for (;;) {
         size_t room = c->cap - carry;
         size_t n = c->hi - pos < room ? (size_t)(c->hi - pos) : room;
@@ -277,17 +355,9 @@ static int chunk_run(chunk *c)
         size_t len = carry + n;
         int last = pos == c->hi;
         char *p = c->buf, *stop = c->buf + len;
-        char *nl;
-        for (;;) {
-            if (fast)
-                p = fast_lines(c, p, stop);
-            if (!(nl = memchr(p, '\n', (size_t)(stop - p))))
-                break;
-            int rc = chunk_line(c, p, nl);
-            if (rc)
-                return rc;
-            p = nl + 1;
-        }
+        int rc = whole_lines(c, &p, stop, fast);
+        if (rc)
+            return rc;
         carry = (size_t)(stop - p);
         if (last)
             return carry ? chunk_line(c, p, stop) : TESSEL_OK;
@@ -310,6 +380,15 @@ static int count_lines(chunk *c)
         uint64_t lo = o->lo > c->piece_lo ? o->lo : c->piece_lo;
         uint64_t hi = o->hi < c->piece_hi ? o->hi : c->piece_hi;
         c->nl_in[k] = 0;
+        for (uint64_t pos = lo; c->job->in_place && pos < hi;) {
+            size_t n = hi - pos < MAP_PIECE ? (size_t)(hi - pos) : MAP_PIECE;
+            c->nl_in[k] += text_count_newlines((const char *)c->job->mem + pos, n);
+            /* no thread writes during this pass: any page may go */
+            drop_pages(c->job->mem + pos, c->job->mem + pos + n);
+            pos += n;
+        }
+        if (c->job->in_place)
+            continue;
         for (uint64_t pos = lo; pos < hi;) {
             size_t n = hi - pos < cap ? (size_t)(hi - pos) : cap;
             if (chunk_read_at(c->job, buf, n, pos)) {
@@ -565,7 +644,7 @@ static int alloc_tensor(const mtx_chunk_job *job, const tessel_allocator *a, uns
 static int same_file_state(const mtx_chunk_job *job, const struct stat *before)
 {
     struct stat now;
-    if (job->mem)
+    if (job->mem && !job->in_place)
         return 1;
     return fstat(job->fd, &now) == 0 && now.st_size == before->st_size &&
            now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
@@ -613,9 +692,61 @@ static int tns_extents(const mtx_chunk_job *job, const tessel_allocator *a, chun
     return rc;
 }
 
+/* The plain file mapped privately and writable, its bytes followed by at
+ * least TEXT_PAD zero bytes: an anonymous reservation a page longer than the
+ * file, the file mapped over its start (the rest of the file's last page
+ * reads as zeros, the extra page is anonymous). NULL when mmap fails (the
+ * chunks then pread into their buffers). *len: the reservation's size. */
+static unsigned char *map_text(const mtx_chunk_job *job, size_t *len)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (job->mem || job->fd < 0 || job->end == 0 || page <= 0 ||
+        job->end > SIZE_MAX - 2 * (uint64_t)page)
+        return NULL;
+    struct stat st;
+    if (fstat(job->fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != job->end)
+        return NULL; /* not a regular file, or changed since it was opened */
+    size_t size = (size_t)job->end;
+    *len = (size + 2 * (size_t)page - 1) / (size_t)page * (size_t)page;
+    void *res = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (res == MAP_FAILED)
+        return NULL;
+    void *m = mmap(res, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, job->fd, 0);
+    if (m == MAP_FAILED) {
+        munmap(res, *len);
+        return NULL;
+    }
+    madvise(m, size, MADV_SEQUENTIAL);
+    return m;
+}
+
+static int chunked_read(const mtx_chunk_job *job, const tessel_allocator *a,
+                        tessel_tensor **out, tessel_diag *diag);
+
+/* The text read in place through a private mapping where mmap allows
+ * (issue 27 item 1: no copy from the page cache), else with pread. */
+int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
+                     tessel_diag *diag)
+{
+    size_t len = 0;
+    /* Only a general matrix's lines are read without a write (fast_lines):
+     * chunk_line's NUL would copy every page of a private mapping (a .tns
+     * or symmetric file read 0.27 -> 0.45 CPU s through one). */
+    int fast = !job->tns && job->symmetry == SYM_GENERAL;
+    unsigned char *map = fast ? map_text(job, &len) : NULL;
+    if (!map)
+        return chunked_read(job, a, out, diag);
+    mtx_chunk_job mapped = *job;
+    mapped.mem = map;
+    mapped.in_place = 1;
+    int rc = chunked_read(&mapped, a, out, diag);
+    munmap(map, len);
+    return rc;
+}
+
 /* Both passes over the chunks and the finishing sort and merge: the tensor,
  * or why not (see mtx_chunked.h). */
-int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
+static int chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel_tensor **out,
                      tessel_diag *diag)
 {
     *out = NULL;
@@ -634,7 +765,7 @@ int mtx_chunked_read(const mtx_chunk_job *job, const tessel_allocator *a, tessel
         return MTX_CHUNKED_FALLBACK;
     struct stat before;
     memset(&before, 0, sizeof(before));
-    if (!job->mem && fstat(job->fd, &before) != 0)
+    if ((!job->mem || job->in_place) && fstat(job->fd, &before) != 0)
         return MTX_CHUNKED_FALLBACK;
     int n = thread_count(job);
     chunk *ch = NULL;

@@ -40,6 +40,9 @@ typedef struct mtx_chunk_job {
     const char *name;
     int fd;                   /* the plain file, or -1 with mem */
     const unsigned char *mem; /* the whole input in memory, or NULL */
+    /* mem is the file mapped privately (mtx_chunked.c): writable, with
+     * TEXT_PAD zero bytes readable past end, so chunks parse in place */
+    int in_place;
     uint64_t begin, end;      /* byte range of the entry lines */
     uint64_t rows, cols, entries;
     enum mtx_field field;     /* real, integer or pattern */

@@ -1216,6 +1216,75 @@ START_TEST(plain_file_chunked_match)
 }
 END_TEST
 
+/* A general matrix on disk, read in place through the mapping
+ * (mtx_chunked.c): rows in random or rising order, over 2 MiB (pieces whose
+ * pages are dropped and, random, read again by pass 2), a size that is a
+ * whole number of pages, with and without a final line break, one variant
+ * with a malformed value near the end: the single-pass reader's tensor or
+ * error on 1, 2, 3 and 7 threads. */
+START_TEST(mapped_file_chunked_match)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (int variant = 0; variant < 6; variant++) {
+        int rising = variant & 1, final_nl = !(variant & 2), bad = variant >= 4;
+        char path[] = "/tmp/tessel-mapped-XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        size_t cap = 4u << 20, len = 0;
+        char *body = malloc(cap);
+        ck_assert_ptr_nonnull(body);
+        unsigned long long s = 11;
+        const int entries = 60000;
+        for (int k = 0; k < entries; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned i = rising ? 1 + (unsigned)(k / 20) : 1 + (unsigned)((s >> 33) % 3000);
+            len += (size_t)snprintf(body + len, cap - len, "%u %u %.17g%s", i,
+                                    1 + (unsigned)((s >> 13) % 3000), (double)(s >> 11) / 9e15,
+                                    bad && k == entries - 5 ? "x" : "");
+            if (k + 1 < entries || final_nl)
+                body[len++] = '\n';
+        }
+        char head[128];
+        size_t hl = (size_t)snprintf(head, sizeof(head),
+                                     "%%%%MatrixMarket matrix coordinate real general\n");
+        const char *size_line = "3000 3000 60000\n";
+        /* a comment line pads the file to a whole number of pages */
+        size_t fill = page - (hl + strlen(size_line) + len + 2) % page;
+        FILE *f = fdopen(fd, "w");
+        fprintf(f, "%s%%", head);
+        for (size_t k = 0; k < fill; k++)
+            fputc('x', f);
+        fprintf(f, "\n%s", size_line);
+        fwrite(body, 1, len, f);
+        ck_assert_int_eq(ftell(f) % (long)page, 0);
+        fclose(f);
+        free(body);
+        tessel_load_options opt;
+        tessel_load_options_init(&opt);
+        tessel_tensor *ref = NULL, *t = NULL;
+        tessel_diag d_ref, d;
+        tessel_diag_clear(&d_ref);
+        opt.parse_threads = -1;
+        int rc_ref = tessel_tensor_read_mtx(path, &opt, NULL, &ref, &d_ref);
+        ck_assert_int_eq(rc_ref == TESSEL_OK, !bad);
+        static const int threads[] = { 1, 2, 3, 7 };
+        for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+            opt.parse_threads = threads[k];
+            tessel_diag_clear(&d);
+            int rc = tessel_tensor_read_mtx(path, &opt, NULL, &t, &d);
+            ck_assert_int_eq(rc, rc_ref);
+            if (rc == TESSEL_OK)
+                assert_same_tensor(ref, t, path);
+            else
+                ck_assert_str_eq(d.message, d_ref.message);
+            tessel_tensor_free(&t);
+        }
+        tessel_tensor_free(&ref);
+        unlink(path);
+    }
+}
+END_TEST
+
 /* A general matrix of `entries` lines in row-major order (duplicates and
  * every value form), with `variant`: 0 clean; 1 a comment and a blank line
  * in the last quarter (a gap in the one-pass slots); 2 a malformed value on
@@ -1528,6 +1597,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, out_of_memory_every_allocation);
     tcase_add_test(tc, shared_matrices_load);
     tcase_add_test(tc, chunked_reader_matches_single_pass);
+    tcase_add_test(tc, mapped_file_chunked_match);
     tcase_add_test(tc, shared_matrices_chunked_match);
     tcase_add_test(tc, plain_file_chunked_match);
     tcase_add_test(tc, chunked_one_pass_cases);

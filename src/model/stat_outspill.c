@@ -832,12 +832,13 @@ static double steps_dot(ks_tables *tb, uint64_t t, double da, double db, double 
  * looks in a pair of slots, and a new m goes first in its pair, the older
  * one second (two keys of one pair taken in turn, common over a sweep's
  * points, both stay). Whole inputs go to the packed memo (a pair is 32
- * bytes in one cache line), the others to the unpacked one. */
+ * bytes in one cache line), the others to the unpacked one. The slots are
+ * a power of two: a mask, not a division, picks the pair. */
 static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
 {
     uint64_t pk = ks_pack(t, da, db, gi, gj);
     if (pk) {
-        ks_pmemo *po = &tb->pmemo[(mix64(pk) % tb->memo_slots) & ~(uint64_t)1];
+        ks_pmemo *po = &tb->pmemo[mix64(pk) & (tb->memo_slots - 2)];
         if (po[0].key == pk)
             return po[0].m;
         if (po[1].key == pk)
@@ -848,7 +849,7 @@ static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double g
     }
     uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
                    (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
-    ks_memo *mo = &tb->memo[(mix64(key) % (tb->memo_slots / KS_WIDE)) & ~(uint64_t)1];
+    ks_memo *mo = &tb->memo[mix64(key) & (tb->memo_slots / KS_WIDE - 2)];
     if (memo_is(&mo[0], t, da, db, gi, gj))
         return mo[0].m;
     if (memo_is(&mo[1], t, da, db, gi, gj))

@@ -167,6 +167,7 @@ typedef struct ks_val {
 #define KS_UNBUILT UINT32_MAX
 #define KS_MEMO 65536u /* visits' step counts kept by a cache's tables, two-way */
 #define KS_MEMO_POINT 16384u /* at most, by a point's own */
+#define KS_WIDE 8u /* the unpacked memo: 1 / KS_WIDE of the slots of the packed one */
 
 /* One visit's step count m by its inputs: a visit of the same reduction
  * tile, lines and groups as an earlier one takes its m without the dot
@@ -175,6 +176,14 @@ typedef struct ks_memo {
     uint64_t t;
     double da, db, gi, gj, m;
 } ks_memo;
+
+/* The same for a visit whose inputs are whole and small (ks_pack): its
+ * key packed in 64 bits (0: an empty slot), 16 bytes a slot, a two-way
+ * pair in one cache line. */
+typedef struct ks_pmemo {
+    uint64_t key;
+    double m;
+} ks_pmemo;
 
 /* Per operand, the cover p_X over reduction tile t's pairs for a tile of
  * d lines split in g groups, in KS_SLOTS direct-mapped slots of tk values:
@@ -222,7 +231,9 @@ typedef struct ks_tables {
     uint32_t *bw, *nbw;
     uint32_t *bix;
     double *q;            /* tk doubles of scratch: B's cover per distinct weight */
-    ks_memo *memo;        /* memo_slots slots */
+    ks_memo *memo;        /* memo_slots / KS_WIDE slots: inputs ks_pack cannot pack */
+    ks_pmemo *pmemo;      /* memo_slots slots, at a cache line in pmemo_mem */
+    void *pmemo_mem;
     uint64_t memo_slots;
     ks_covers cov[2];     /* A's, B's */
 } ks_tables;
@@ -276,6 +287,7 @@ static void tables_free(const tessel_allocator *a, ks_tables *tb)
     tessel_dealloc(a, tb->bix);
     tessel_dealloc(a, tb->q);
     tessel_dealloc(a, tb->memo);
+    tessel_dealloc(a, tb->pmemo_mem);
     for (unsigned x = 0; x < 2; x++) {
         tessel_dealloc(a, tb->cov[x].p);
         tessel_dealloc(a, tb->cov[x].c);
@@ -413,13 +425,18 @@ static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
     tb->nbw = tessel_alloc_array(a, ext_k, sizeof(uint32_t));
     tb->bix = tessel_alloc_array(a, tk * ext_k, sizeof(uint32_t));
     tb->q = tessel_alloc_array(a, tk, sizeof(double));
-    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1) */
-    tb->memo = tessel_alloc_zeroed(a, memo_slots, sizeof(ks_memo));
+    /* zeroed: an empty slot's gi (0) matches no visit's (at least 1), an
+     * empty packed slot's key (0) none either */
+    tb->memo = tessel_alloc_zeroed(a, memo_slots / KS_WIDE, sizeof(ks_memo));
+    tb->pmemo_mem = tessel_alloc_zeroed(a, memo_slots + 4, sizeof(ks_pmemo));
+    if (tb->pmemo_mem)
+        tb->pmemo = (ks_pmemo *)((char *)tb->pmemo_mem + (-(uintptr_t)tb->pmemo_mem & 63));
     tb->it.bytes = sizeof(*tb) + 3 * ext_k * 4 + 3 * tk * ext_k * sizeof(ks_val) + tk * 8 +
-                2 * tk * ext_k * 4 + ext_k * 4 + tk * 8 + memo_slots * sizeof(ks_memo);
+                2 * tk * ext_k * 4 + ext_k * 4 + tk * 8 +
+                memo_slots / KS_WIDE * sizeof(ks_memo) + (memo_slots + 4) * sizeof(ks_pmemo);
     int got = covers_alloc(a, tb);
     if (!got || !tb->lens || !tb->tab || !tb->keys || !tb->bw || !tb->nbw || !tb->bix ||
-        !tb->q || !tb->memo) {
+        !tb->q || !tb->memo || !tb->pmemo_mem) {
         tables_free(a, tb);
         return NULL;
     }
@@ -791,30 +808,67 @@ static int memo_is(const ks_memo *mo, uint64_t t, double da, double db, double g
     return mo->t == t && mo->da == da && mo->db == db && mo->gi == gi && mo->gj == gj;
 }
 
-/* m for reduction tile t whose A tile covers da k and B tile db, split
- * into gi and gj groups (stat_live_groups). The memo is two-way: a visit
- * looks in a pair of slots, and a new m goes first in its pair, the older
- * one second (two keys of one pair taken in turn, common over a sweep's
- * points, both stay). */
-static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
+/* splitmix64's finaliser: every bit of x in every bit of the hash */
+static uint64_t mix64(uint64_t x)
 {
-    uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
-                   (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
-    key = (key ^ key >> 30) * 0xBF58476D1CE4E5B9u; /* splitmix64's finaliser: all bits */
-    key = (key ^ key >> 27) * 0x94D049BB133111EBu;
-    ks_memo *mo = &tb->memo[((key ^ key >> 31) % tb->memo_slots) & ~(uint64_t)1];
-    if (memo_is(&mo[0], t, da, db, gi, gj))
-        return mo[0].m;
-    if (memo_is(&mo[1], t, da, db, gi, gj))
-        return mo[1].m;
+    x = (x ^ x >> 30) * 0xBF58476D1CE4E5B9u;
+    x = (x ^ x >> 27) * 0x94D049BB133111EBu;
+    return x ^ x >> 31;
+}
+
+/* A visit's inputs in 64 bits, never 0: a flag, t (17 bits), da and db
+ * (16 bits each), gi and gj (7 bits each); 0 when one is fractional or
+ * does not fit (the unpacked memo keeps those). */
+static uint64_t ks_pack(uint64_t t, double da, double db, double gi, double gj)
+{
+    if (t >= (1u << 17) || !(da < 65536) || !(db < 65536) || !(gi < 128) || !(gj < 128) ||
+        da != floor(da) || db != floor(db) || gi != floor(gi) || gj != floor(gj))
+        return 0;
+    return UINT64_C(1) << 63 | t << 46 | (uint64_t)da << 30 | (uint64_t)db << 14 |
+           (uint64_t)gi << 7 | (uint64_t)gj;
+}
+
+/* m for reduction tile t by its dot product, without the memos. */
+static double steps_dot(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
+{
     const double *pa = covers_of(tb, 0, t, da, gi), *pb = covers_of(tb, 1, t, db, gj);
     const ks_val *pr = tb->tab + 3 * tb->tk * t + 2 * tb->tk;
     uint32_t np = tb->lens[3 * t + 2];
     double m = 0;
     for (uint32_t i = 0; i < np; i++)
         m += pr[i].n * pa[i] * pb[i];
+    return m < 1 ? 1 : m;
+}
+
+/* m for reduction tile t whose A tile covers da k and B tile db, split
+ * into gi and gj groups (stat_live_groups). The memos are two-way: a visit
+ * looks in a pair of slots, and a new m goes first in its pair, the older
+ * one second (two keys of one pair taken in turn, common over a sweep's
+ * points, both stay). Whole inputs go to the packed memo (a pair is 32
+ * bytes in one cache line), the others to the unpacked one. The slots are
+ * a power of two: a mask, not a division, picks the pair. */
+static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
+{
+    uint64_t pk = ks_pack(t, da, db, gi, gj);
+    if (pk) {
+        ks_pmemo *po = &tb->pmemo[mix64(pk) & (tb->memo_slots - 2)];
+        if (po[0].key == pk)
+            return po[0].m;
+        if (po[1].key == pk)
+            return po[1].m;
+        po[1] = po[0];
+        po[0] = (ks_pmemo){ pk, steps_dot(tb, t, da, db, gi, gj) };
+        return po[0].m;
+    }
+    uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
+                   (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
+    ks_memo *mo = &tb->memo[mix64(key) & (tb->memo_slots / KS_WIDE - 2)];
+    if (memo_is(&mo[0], t, da, db, gi, gj))
+        return mo[0].m;
+    if (memo_is(&mo[1], t, da, db, gi, gj))
+        return mo[1].m;
     mo[1] = mo[0];
-    mo[0] = (ks_memo){ t, da, db, gi, gj, m < 1 ? 1 : m };
+    mo[0] = (ks_memo){ t, da, db, gi, gj, steps_dot(tb, t, da, db, gi, gj) };
     return mo[0].m;
 }
 

@@ -129,23 +129,38 @@ static int band_lines(const engine *e, unsigned b, unsigned o, const stat_input 
 {
     unsigned mk = k_mode(e, o);
     const tessel_tile_rows *st = mk ? in->rows : in->cols;
-    const stat_grid *g = mk ? in->base : in->base_t;
     uint64_t bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
     uint64_t f = bk ? ek / bk : 0;
-    if (!st || !g || !f || ek % bk || (f & (f - 1)))
+    if (!st || !in->base || !f || ek % bk || (f & (f - 1)))
         return 1;
-    stat_grid c;
+    /* the columns statistic is indexed by the base grid's tiles: walked
+     * through a transient transpose and its index (as stat_outspill.c) */
+    stat_grid c, bt, bi;
     memset(&c, 0, sizeof(c));
-    if (stat_grid_coarsen(g, 1, f, e->alloc, &c))
-        return TESSEL_ENOMEM;
-    double *lines = tessel_alloc_array(e->alloc, c.n ? c.n : 1, sizeof(double));
-    int rc = lines ? stat_tiledfmt_lines(g, st, 1, f, &c, e->alloc, lines)
+    memset(&bt, 0, sizeof(bt));
+    memset(&bi, 0, sizeof(bi));
+    const stat_grid *g = in->base;
+    if (!mk) {
+        g = &bt;
+        if (stat_grid_transpose(in->base, e->alloc, &bt) ||
+            stat_grid_transpose_index(in->base, e->alloc, &bi)) {
+            stat_grid_free(e->alloc, &bt);
+            stat_grid_free(e->alloc, &bi);
+            return TESSEL_ENOMEM;
+        }
+    }
+    int rc = stat_grid_coarsen(g, 1, f, e->alloc, &c) ? TESSEL_ENOMEM : TESSEL_OK;
+    double *lines = rc ? NULL : tessel_alloc_array(e->alloc, c.n ? c.n : 1, sizeof(double));
+    if (!rc)
+        rc = lines ? stat_tiledfmt_lines(g, st, mk ? NULL : bi.nnz, 1, f, &c, e->alloc, lines)
                    : TESSEL_ENOMEM;
     for (uint64_t t = 0; !rc && t < c.n; t++)
         if (c.col[t] < nb)
             cnt[c.col[t]] += lines[t];
     tessel_dealloc(e->alloc, lines);
     stat_grid_free(e->alloc, &c);
+    stat_grid_free(e->alloc, &bt);
+    stat_grid_free(e->alloc, &bi);
     return rc;
 }
 

@@ -932,6 +932,9 @@ static int join_splits(const nested *n, out_runs *r)
     uint64_t npairs = n->ext_i * n->ext_j;
     if (n->ext_j && npairs / n->ext_j == n->ext_i && npairs <= NESTED_MERGED_PAIRS_BUDGET)
         r->merged_pairs = stat_zeroed(n->e->alloc, npairs / 64 + 1, sizeof(uint64_t));
+    /* the sparse splits' hashes have served: their memory to the sort */
+    for (unsigned q = 0; q < r->nsplit; q++)
+        model_map_free(&r->sp[q].at);
     for (unsigned q = 0; q < r->nsplit; q++) {
         int rc = r->sp[q].sparse ? join_sparse(n, r, &r->sp[q]) : join_dense(n, r, &r->sp[q]);
         if (rc)

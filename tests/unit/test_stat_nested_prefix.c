@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "nested_points.h"
+#include "test_alloc.h"
 #include "test_data.h"
 #include "tessel/model.h"
 
@@ -56,12 +57,63 @@ START_TEST(sparse_prefixes_equal_exact)
 }
 END_TEST
 
+/* A 2048 x 2048 band under the same tiles (2^27 prefixes at level 1's k
+ * digit): failing each allocation of the estimate in turn, it returns
+ * TESSEL_ENOMEM and frees everything, or the unfailed result. */
+START_TEST(sparse_prefixes_out_of_memory)
+{
+    tessel_tensor *a = synthetic_banded(2048, 2048, 2e-5, 22, 2);
+    tessel_workload_data d;
+    test_spmspm_data(&d, a, a);
+    tessel_spec s;
+    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 64, 32);
+    const uint64_t t2[3] = { 2, 2, 2 }, t3[3] = { 1, 1, 1 };
+    add_level(&s, 2, t2, "IJK", "PEB");
+    add_level(&s, 3, t3, "IJK", "REG");
+    for (unsigned l = 1; l < 4; l++)
+        s.level[l].capacity = 0;
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.base[0] = o.base[1] = 1;
+    o.output_fraction = 1;
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &stats, &diag), 0);
+    tessel_result want, ex;
+    ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &want, &diag), 0);
+    ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &ex, &diag), 0);
+    ck_assert_uint_eq(want.traffic[3][0].writebacks, ex.traffic[3][0].writebacks);
+    long live = ta.live;
+    for (long k = 1;; k++) {
+        ta.fail_at = ta.calls + k; /* the estimate's k-th allocation */
+        tessel_result r;
+        int rc = tessel_model_stat_eval(&s, stats, &r, &diag);
+        ck_assert_int_eq(ta.live, live);
+        if (!rc) {
+            ck_assert_uint_eq(r.traffic[3][0].writebacks, want.traffic[3][0].writebacks);
+            ck_assert_uint_eq(r.traffic[2][0].updates, want.traffic[2][0].updates);
+            if (ta.calls < ta.fail_at) /* no allocation failed: every one was tried */
+                break;
+        } else {
+            ck_assert_int_eq(rc, TESSEL_ENOMEM);
+        }
+        ck_assert_int_lt(k, 100000);
+    }
+    tessel_stat_data_free(&stats);
+    ck_assert_int_eq(ta.live, 0);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stat_nested_prefix");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, sparse_prefixes_equal_exact);
+    tcase_add_test(tc, sparse_prefixes_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

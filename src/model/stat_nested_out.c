@@ -39,7 +39,7 @@
  * hold a group (a hash of them, sparse_see), up to NESTED_SPARSE_BUDGET
  * of them, past which the runs fall back to the upper bounds. */
 #define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
-#define NESTED_SPARSE_BUDGET (UINT64_C(1) << 23)
+#define NESTED_SPARSE_BUDGET (UINT64_C(1) << 22)
 /* Prefixes up to which a split also keeps the output pair of its least
  * and greatest group, so that join_splits compares them instead of
  * decoding the keys. */

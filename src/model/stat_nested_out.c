@@ -34,8 +34,12 @@
  * both upper bounds. */
 #define NESTED_GROUP_BUDGET (UINT64_C(1) << 28)
 #define NESTED_WORDS_BUDGET (UINT64_C(1) << 25)
-/* Outer prefixes tracked per splitting k digit (dense arrays). */
+/* Outer prefixes up to which a splitting k digit keeps dense arrays over
+ * its whole prefix space; past it the split keeps only the prefixes that
+ * hold a group (a hash of them, sparse_see), up to NESTED_SPARSE_BUDGET
+ * of them, past which the runs fall back to the upper bounds. */
 #define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
+#define NESTED_SPARSE_BUDGET (UINT64_C(1) << 22)
 /* Prefixes up to which a split also keeps the output pair of its least
  * and greatest group, so that join_splits compares them instead of
  * decoding the keys. */
@@ -58,6 +62,13 @@ typedef struct split {
     uint32_t *nlo32, *hi32;
     uint64_t *lo_pair, *hi_pair;     /* their pairs i * ext_j + j (NULL: decode) */
     uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
+    /* Sparse (space past NESTED_PREFIX_BUDGET; the dense arrays are then
+     * NULL): prefix -> entry e, the entry's least and greatest key in
+     * slo.v[e] and shi.v[e]; err: 1 past NESTED_SPARSE_BUDGET entries,
+     * TESSEL_ENOMEM when out of memory (the collection goes on unrecorded). */
+    int sparse, err;
+    model_map at;
+    model_vec slo, shi;
 } split;
 
 /* The runs of Z at boundary b: groups (a pair's iterations in one coarse
@@ -262,6 +273,9 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
         tessel_dealloc(a, r->sp[q].pre_i);
         tessel_dealloc(a, r->sp[q].pre_j);
         tessel_dealloc(a, r->sp[q].pre_k);
+        model_map_free(&r->sp[q].at);
+        model_vec_free(&r->sp[q].slo);
+        model_vec_free(&r->sp[q].shi);
     }
     model_map_free(&r->merged);
 }
@@ -288,13 +302,16 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
             space *= (long double)bd->d[e].radix;
         for (unsigned e = (unsigned)d + 1; e < bd->ndigits; e++)
             below *= bd->d[e].radix;
-        if (space > (long double)NESTED_PREFIX_BUDGET)
+        if (space >= (long double)UINT64_MAX)
             return TESSEL_OK;
         split *sp = &r->sp[r->nsplit++];
         sp->below = below;
         sp->radix = bd->d[d].radix;
         sp->space = (uint64_t)space;
-        if (below < UINT32_MAX) {
+        if (space > (long double)NESTED_PREFIX_BUDGET) {
+            sp->sparse = 1;
+            sp->at.alloc = sp->slo.alloc = sp->shi.alloc = a;
+        } else if (below < UINT32_MAX) {
             sp->nlo32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
             sp->hi32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
             if (!sp->nlo32 || !sp->hi32)
@@ -305,7 +322,7 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
             if (!sp->nlo || !sp->hi)
                 return TESSEL_ENOMEM;
         }
-        if (sp->space <= NESTED_PAIR_BUDGET) {
+        if (!sp->sparse && sp->space <= NESTED_PAIR_BUDGET) {
             sp->lo_pair = tessel_alloc_array(a, sp->space, sizeof(uint64_t));
             sp->hi_pair = stat_zeroed(a, sp->space, sizeof(uint64_t));
             if (!sp->lo_pair || !sp->hi_pair)
@@ -363,9 +380,39 @@ static inline uint64_t split_hi(const split *sp, uint64_t p)
     return sp->hi32 ? p * sp->below + sp->hi32[p] - 1 : sp->hi[p];
 }
 
+/* split_see for a sparse split: prefix p's entry, made on its first
+ * group; sp->err set (and nothing recorded) past the budget or memory. */
+static void sparse_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi)
+{
+    if (sp->err)
+        return;
+    uint64_t fresh = sp->slo.n, *e = model_map_slot(&sp->at, p, fresh);
+    if (!e) {
+        sp->err = TESSEL_ENOMEM;
+        return;
+    }
+    if (*e == fresh) {
+        if (fresh >= NESTED_SPARSE_BUDGET) {
+            sp->err = 1;
+            return;
+        }
+        if (model_vec_push(&sp->slo, lo) || model_vec_push(&sp->shi, hi))
+            sp->err = TESSEL_ENOMEM;
+        return;
+    }
+    if (lo < sp->slo.v[*e])
+        sp->slo.v[*e] = lo;
+    if (hi > sp->shi.v[*e])
+        sp->shi.v[*e] = hi;
+}
+
 /* Keys lo and hi (pairs plo and phi) under prefix p of split sp. */
 static void split_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi, uint64_t plo, uint64_t phi)
 {
+    if (sp->sparse) {
+        sparse_see(sp, p, lo, hi);
+        return;
+    }
     if (sp->nlo32) { /* lo and hi are p * below plus their remainders */
         uint32_t nlo = (uint32_t)(UINT32_MAX - (lo - p * sp->below));
         uint32_t hi1 = (uint32_t)(hi - p * sp->below + 1);
@@ -788,6 +835,91 @@ static uint64_t tile_pair(const nested *n, const split *sp, uint64_t p)
     return i * n->ext_j + j;
 }
 
+/* Marks merged the group of key `hi`, the greatest under a prefix whose
+ * next non-empty sibling's least group is of the same tile (row: its
+ * tile row, pair: its output pair). */
+static int mark_merged(out_runs *r, uint64_t hi, uint64_t row, uint64_t pair)
+{
+    if (!model_map_slot(&r->merged, hi, 1))
+        return TESSEL_ENOMEM;
+    r->merges += 1;
+    r->row_merges[row] += 1;
+    if (r->merged_pairs)
+        r->merged_pairs[pair / 64] |= UINT64_C(1) << (pair % 64);
+    return TESSEL_OK;
+}
+
+/* join_splits for a dense split: its prefixes in order, unseen skipped. */
+static int join_dense(const nested *n, out_runs *r, const split *sp)
+{
+    uint64_t prev = UINT64_MAX;
+    for (uint64_t p = 0; p < sp->space; p++) {
+        if (!split_seen(sp, p))
+            continue;
+        if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
+            (sp->lo_pair ? sp->hi_pair[prev] == sp->lo_pair[p]
+                         : same_tile(n, split_hi(sp, prev), split_lo(sp, p))) &&
+            mark_merged(r, split_hi(sp, prev), tile_row(n, sp, prev), tile_pair(n, sp, prev)))
+            return TESSEL_ENOMEM;
+        prev = p;
+    }
+    return TESSEL_OK;
+}
+
+/* Entries e[2q] (least key), e[2q + 1] (greatest) for q < m sorted by
+ * their prefix e[2q] / below (< space) into ascending order: LSD radix
+ * sort by 16 bits a pass (tmp: 2 m words, cnt: 2^16), where qsort's
+ * comparisons cost a second on millions of prefixes. */
+static void sort_entries(uint64_t *e, uint64_t *tmp, uint64_t *cnt, uint64_t m, uint64_t below,
+                         uint64_t space)
+{
+    for (unsigned sh = 0; sh < 64 && (space - 1) >> sh; sh += 16) {
+        memset(cnt, 0, (UINT64_C(1) << 16) * sizeof(uint64_t));
+        for (uint64_t q = 0; q < m; q++)
+            cnt[(e[2 * q] / below) >> sh & 0xffff]++;
+        for (uint64_t d = 0, sum = 0; d < (UINT64_C(1) << 16); d++) {
+            uint64_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (uint64_t q = 0; q < m; q++) {
+            uint64_t at = cnt[(e[2 * q] / below) >> sh & 0xffff]++;
+            tmp[2 * at] = e[2 * q];
+            tmp[2 * at + 1] = e[2 * q + 1];
+        }
+        memcpy(e, tmp, 2 * m * sizeof(uint64_t));
+    }
+}
+
+/* join_splits for a sparse split: its entries (least, greatest key)
+ * sorted by prefix (a key's prefix is key / below), then as join_dense,
+ * the tiles decoded from the keys. */
+static int join_sparse(const nested *n, out_runs *r, const split *sp)
+{
+    const tessel_allocator *a = n->e->alloc;
+    uint64_t m = sp->slo.n;
+    uint64_t *e = tessel_alloc_array(a, 4 * m + (UINT64_C(1) << 16), sizeof(uint64_t));
+    if (!e)
+        return TESSEL_ENOMEM;
+    for (uint64_t q = 0; q < m; q++) {
+        e[2 * q] = sp->slo.v[q];
+        e[2 * q + 1] = sp->shi.v[q];
+    }
+    sort_entries(e, e + 2 * m, e + 4 * m, m, sp->below, sp->space);
+    int rc = TESSEL_OK;
+    for (uint64_t q = 1; q < m && !rc; q++) {
+        uint64_t prev = e[2 * q - 2] / sp->below, p = e[2 * q] / sp->below, c[NX];
+        if (prev / sp->radix != p / sp->radix || !same_tile(n, e[2 * q - 1], e[2 * q]))
+            continue;
+        exact_loop_decode(&n->bd, e[2 * q - 1], c);
+        uint64_t i = c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
+        uint64_t j = c[XJ] < n->ext_j ? c[XJ] : n->ext_j - 1;
+        rc = mark_merged(r, e[2 * q - 1], i, i * n->ext_j + j);
+    }
+    tessel_dealloc(a, e);
+    return rc;
+}
+
 /* Two groups are neighbours among the non-empty groups exactly when they
  * are the last group under one prefix of a split and the first under the
  * next non-empty prefix of the same parent (the digit they first differ
@@ -800,28 +932,28 @@ static int join_splits(const nested *n, out_runs *r)
     uint64_t npairs = n->ext_i * n->ext_j;
     if (n->ext_j && npairs / n->ext_j == n->ext_i && npairs <= NESTED_MERGED_PAIRS_BUDGET)
         r->merged_pairs = stat_zeroed(n->e->alloc, npairs / 64 + 1, sizeof(uint64_t));
+    /* the sparse splits' hashes have served: their memory to the sort */
+    for (unsigned q = 0; q < r->nsplit; q++)
+        model_map_free(&r->sp[q].at);
     for (unsigned q = 0; q < r->nsplit; q++) {
-        const split *sp = &r->sp[q];
-        uint64_t prev = UINT64_MAX;
-        for (uint64_t p = 0; p < sp->space; p++) {
-            if (!split_seen(sp, p))
-                continue;
-            if (prev != UINT64_MAX && prev / sp->radix == p / sp->radix &&
-                (sp->lo_pair ? sp->hi_pair[prev] == sp->lo_pair[p]
-                             : same_tile(n, split_hi(sp, prev), split_lo(sp, p)))) {
-                if (!model_map_slot(&r->merged, split_hi(sp, prev), 1))
-                    return TESSEL_ENOMEM;
-                r->merges += 1;
-                r->row_merges[tile_row(n, sp, prev)] += 1;
-                if (r->merged_pairs) {
-                    uint64_t pair = tile_pair(n, sp, prev);
-                    r->merged_pairs[pair / 64] |= UINT64_C(1) << (pair % 64);
-                }
-            }
-            prev = p;
-        }
+        int rc = r->sp[q].sparse ? join_sparse(n, r, &r->sp[q]) : join_dense(n, r, &r->sp[q]);
+        if (rc)
+            return rc;
     }
     return TESSEL_OK;
+}
+
+/* A sparse split's error after the groups: TESSEL_ENOMEM, 1 past its
+ * budget, 0 when every split recorded every group. */
+static int splits_err(const out_runs *r)
+{
+    for (unsigned q = 0; q < r->nsplit; q++)
+        if (r->sp[q].err == TESSEL_ENOMEM)
+            return TESSEL_ENOMEM;
+    for (unsigned q = 0; q < r->nsplit; q++)
+        if (r->sp[q].err)
+            return 1;
+    return 0;
 }
 
 /* The runs, merges included; *found = 0 when over budget. */
@@ -841,6 +973,17 @@ static int find_runs(nested *n, out_runs *r, int *found)
     rc = bitsets_init(n);
     if (!rc)
         rc = collect_groups(n, r, E);
+    int err = rc ? 0 : splits_err(r);
+    if (err == 1) {
+        /* a sparse split past its budget: the upper bounds, which
+         * set the bitsets up again */
+        tessel_dealloc(n->e->alloc, n->arows);
+        tessel_dealloc(n->e->alloc, n->bcols);
+        n->arows = n->bcols = NULL;
+        return TESSEL_OK;
+    }
+    if (!rc)
+        rc = err;
     if (!rc)
         rc = join_splits(n, r);
     *found = !rc;

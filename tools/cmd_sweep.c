@@ -2,9 +2,6 @@
  * and traffic.csv (and pareto.csv), resumable and shardable. */
 #include <stdio.h>
 #include <stdlib.h>
-#if defined(__GLIBC__) || defined(__linux__)
-#include <malloc.h>
-#endif
 #include <string.h>
 #include <unistd.h>
 
@@ -249,20 +246,6 @@ static int check_feasible(const char *dir, int strict, int quiet)
     return strict && bad ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
-/* The sweep's worker threads allocate from the heap the calling thread
- * uses (glibc: one malloc arena), not each from an arena of its own: a new
- * arena starts with no memory, so every block a worker allocates is a
- * first touch (a page fault) where the calling thread reuses what loading
- * the data freed, and a fresh arena is trimmed back as its blocks are
- * freed. On examples/sweep/llb-sweep.yaml this made -j 2 spend 15 % more
- * CPU than -j 1 (docs/sweep.md, "One heap for the threads"). */
-static void one_heap(void)
-{
-#ifdef M_ARENA_MAX
-    mallopt(M_ARENA_MAX, 1);
-#endif
-}
-
 static int run(const cli_args *args)
 {
     if (cli_positionals(args) != 1)
@@ -292,7 +275,6 @@ static int run(const cli_args *args)
         tessel_sweep_report report;
         tessel_diag d;
         tessel_diag_clear(&d);
-        one_heap();
         int err = tessel_sweep_run(s, dir, &o, NULL, &report, &d);
         cli_progress_end(&p);
         if (err)

@@ -11,6 +11,27 @@
 #include "test_data.h"
 #include "tessel/model.h"
 
+/* The tests' setting: an n x n band of 2 (density, seed) as A x A, tiles
+ * of 4, 2 and 1 under IJK at three unbounded levels (no spill: the runs
+ * alone), and statistics on a base grid of 1 with the whole output sample. */
+static tessel_tensor *band_three_levels(uint64_t n, double density, uint64_t seed,
+                                        tessel_workload_data *d, tessel_spec *s,
+                                        tessel_stat_options *o)
+{
+    tessel_tensor *a = synthetic_banded(n, n, density, seed, 2);
+    test_spmspm_data(d, a, a);
+    test_spec_spmspm(s, "IJK", 4, 4, 4, 1, 64, 32);
+    const uint64_t t2[3] = { 2, 2, 2 }, t3[3] = { 1, 1, 1 };
+    add_level(s, 2, t2, "IJK", "PEB");
+    add_level(s, 3, t3, "IJK", "REG");
+    for (unsigned l = 1; l < 4; l++)
+        s->level[l].capacity = 0;
+    tessel_stat_options_init(o);
+    o->base[0] = o->base[1] = 1;
+    o->output_fraction = 1;
+    return a;
+}
+
 /* An 8192 x 8192 band of 2 with a few hundred random entries, tiles of 4,
  * 2 and 1 under IJK at three levels: the k digit of level 1 splits runs
  * over (8192 / 4)^3 = 2^33 prefixes (past the dense tables' 2^24), level
@@ -18,20 +39,10 @@
  * sparse tables the runs fell back to bounds: LLB Z updates 6, exact 138. */
 START_TEST(sparse_prefixes_equal_exact)
 {
-    tessel_tensor *a = synthetic_banded(8192, 8192, 4e-6, 21, 2);
     tessel_workload_data d;
-    test_spmspm_data(&d, a, a);
     tessel_spec s;
-    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 64, 32);
-    const uint64_t t2[3] = { 2, 2, 2 }, t3[3] = { 1, 1, 1 };
-    add_level(&s, 2, t2, "IJK", "PEB");
-    add_level(&s, 3, t3, "IJK", "REG");
-    for (unsigned l = 1; l < 4; l++)
-        s.level[l].capacity = 0; /* unbounded: no spill, runs alone */
     tessel_stat_options o;
-    tessel_stat_options_init(&o);
-    o.base[0] = o.base[1] = 1;
-    o.output_fraction = 1;
+    tessel_tensor *a = band_three_levels(8192, 4e-6, 21, &d, &s, &o);
     tessel_stat_data *stats = NULL;
     tessel_diag diag;
     ck_assert_msg(tessel_stat_data_create(&s, &d, &o, NULL, &stats, &diag) == 0, "%s",
@@ -62,20 +73,10 @@ END_TEST
  * TESSEL_ENOMEM and frees everything, or the unfailed result. */
 START_TEST(sparse_prefixes_out_of_memory)
 {
-    tessel_tensor *a = synthetic_banded(2048, 2048, 2e-5, 22, 2);
     tessel_workload_data d;
-    test_spmspm_data(&d, a, a);
     tessel_spec s;
-    test_spec_spmspm(&s, "IJK", 4, 4, 4, 1, 64, 32);
-    const uint64_t t2[3] = { 2, 2, 2 }, t3[3] = { 1, 1, 1 };
-    add_level(&s, 2, t2, "IJK", "PEB");
-    add_level(&s, 3, t3, "IJK", "REG");
-    for (unsigned l = 1; l < 4; l++)
-        s.level[l].capacity = 0;
     tessel_stat_options o;
-    tessel_stat_options_init(&o);
-    o.base[0] = o.base[1] = 1;
-    o.output_fraction = 1;
+    tessel_tensor *a = band_three_levels(2048, 2e-5, 22, &d, &s, &o);
     test_alloc ta;
     test_alloc_init(&ta, 0);
     tessel_stat_data *stats = NULL;

@@ -291,14 +291,21 @@ static void writer_rows(grid_writer *w, uint64_t group)
         g->row[w->next_row + 1] = g->nonempty;
 }
 
+/* One tile of occupancy count into an occupancy count (w->acc): the small
+ * ones in lane `lane`'s histogram, the rest added to acc. */
+static inline void writer_tally(grid_writer *w, uint64_t lane, uint64_t count)
+{
+    if (count < WRITER_SMALL)
+        w->small[lane][count]++;
+    else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
+        w->failed = 1;
+}
+
 static void writer_emit(grid_writer *w, uint64_t key, uint64_t count)
 {
     tessel_tile_grid *g = w->g;
     if (w->acc) {
-        if (count < WRITER_SMALL)
-            w->small[0][count]++;
-        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
-            w->failed = 1;
+        writer_tally(w, 0, count);
         g->nonempty++;
         return;
     }
@@ -327,10 +334,7 @@ static void flush_unsorted(key_counter *c, grid_writer *w)
         uint64_t s = c->touched[i];
         uint64_t count = c->counts[s];
         c->counts[s] = 0;
-        if (count < WRITER_SMALL)
-            w->small[i % WRITER_LANES][count]++;
-        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
-            w->failed = 1;
+        writer_tally(w, i % WRITER_LANES, count);
     }
     if (!c->dense)
         for (uint64_t i = 0; i < n; i++)
@@ -349,10 +353,7 @@ static void flush_scan(key_counter *c, grid_writer *w)
         uint64_t count = c->counts[k];
         c->counts[k] = 0;
         nonempty += count != 0;
-        if (count < WRITER_SMALL)
-            w->small[k % WRITER_LANES][count]++;
-        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
-            w->failed = 1;
+        writer_tally(w, k % WRITER_LANES, count);
     }
     w->g->nonempty += nonempty;
 }
@@ -610,10 +611,7 @@ static void count_entries(key_counter *c, const uint32_t *col, uint64_t lo, uint
         uint64_t count = counts[key];
         counts[key] = 0;
         nonempty += count != 0;
-        if (count < WRITER_SMALL)
-            w->small[k % WRITER_LANES][count]++;
-        else if (tessel_occupancy_acc_add(w->acc, count, 1, NULL))
-            w->failed = 1;
+        writer_tally(w, k % WRITER_LANES, count);
     }
     w->g->nonempty += nonempty;
 }

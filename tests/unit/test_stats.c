@@ -476,39 +476,6 @@ START_TEST(rank_footprints_by_hand)
 }
 END_TEST
 
-/* A dense counter of more than 2^18 keys met by enough entries is added
- * in blocks of keys (grid.c count_blocked): the grid and the occupancy
- * equal the brute force, by shift (tile width 1) and by division (3).
- * Two rows of tiles: one would be a column tally (coltally.c). */
-START_TEST(blocked_counter_path)
-{
-    static const uint64_t dims[2][2] = { { 6, 300000 }, { 6, 900000 } };
-    static const uint64_t tiles[2][2] = { { 3, 1 }, { 3, 3 } };
-    for (int s = 0; s < 2; s++) {
-        tessel_tensor *t = random_tensor(2, dims[s], 900000, 11 + s, NULL);
-        uint64_t keyspace = dims[s][1] / tiles[s][1];
-        ck_assert_uint_gt(keyspace, 1u << 18); /* blocked, and dense: */
-        ck_assert_uint_le(keyspace, t->nnz / 2);
-        check_shape(t, tiles[s]);
-        tessel_tile_grid *g = NULL;
-        tessel_occupancy *from_grid = NULL, *direct = NULL;
-        ck_assert_int_eq(tessel_tile_grid_build(t, tiles[s], NULL, &g, NULL), TESSEL_OK);
-        ck_assert_int_eq(tessel_occupancy_create(g, &from_grid, NULL), TESSEL_OK);
-        tessel_occupancy_acc *acc = NULL;
-        ck_assert_int_eq(tessel_occupancy_acc_create(NULL, &acc, NULL), TESSEL_OK);
-        ck_assert_int_eq(tessel_tile_occupancy_add(t, tiles[s], acc, NULL), TESSEL_OK);
-        ck_assert_int_eq(tessel_occupancy_acc_finish(acc, from_grid->tiles, &direct, NULL),
-                         TESSEL_OK);
-        assert_same_occupancy(from_grid, direct);
-        tessel_occupancy_acc_free(&acc);
-        tessel_occupancy_free(&from_grid);
-        tessel_occupancy_free(&direct);
-        tessel_tile_grid_free(&g);
-        tessel_tensor_free(&t);
-    }
-}
-END_TEST
-
 /* tessel_tile_occupancy_add equals the occupancy of the built grid (which
  * check_shape has checked against brute force). */
 static void check_acc_against_grid(const tessel_tensor *t, const uint64_t *tile)
@@ -529,6 +496,25 @@ static void check_acc_against_grid(const tessel_tensor *t, const uint64_t *tile)
     tessel_occupancy_free(&direct);
     tessel_tile_grid_free(&g);
 }
+
+/* A dense counter of more than 2^18 keys met by enough entries is added
+ * in blocks of keys (grid.c count_blocked): the grid and the occupancy
+ * equal the brute force, by shift (tile width 1) and by division (3).
+ * Two rows of tiles: one would be a column tally (coltally.c). */
+START_TEST(blocked_counter_path)
+{
+    static const uint64_t dims[2][2] = { { 6, 300000 }, { 6, 900000 } };
+    static const uint64_t tiles[2][2] = { { 3, 1 }, { 3, 3 } };
+    for (int s = 0; s < 2; s++) {
+        tessel_tensor *t = random_tensor(2, dims[s], 900000, 11 + s, NULL);
+        uint64_t keyspace = dims[s][1] / tiles[s][1];
+        ck_assert_uint_gt(keyspace, 1u << 18); /* blocked, and dense: */
+        ck_assert_uint_le(keyspace, t->nnz / 2);
+        check_acc_against_grid(t, tiles[s]);
+        tessel_tensor_free(&t);
+    }
+}
+END_TEST
 
 /* One row of tiles over a matrix is counted in one byte per column of
  * tiles (coltally.c), a column's every 256th entry carried: columns of

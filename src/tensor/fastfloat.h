@@ -140,11 +140,24 @@ static inline uint32_t fastfloat_eight_value(uint64_t w)
 }
 
 #if defined(__SSE2__) && defined(__x86_64__)
+/* The two 8-byte halves of d (each byte a digit value 0-9, the first byte
+ * of a half its most significant) as two 8-digit numbers: the low half's
+ * in bits 0-31, the high half's in bits 32-63. fastfloat_eight_value's
+ * conversion on both halves at once in 16-bit and 32-bit lanes (pmullw,
+ * pmaddwd); fastfloat_sixteen and mtx_fastline.h's fast_pair read it. */
+static inline uint64_t fastfloat_eights(__m128i d)
+{
+    __m128i pairs = _mm_add_epi16(
+        _mm_mullo_epi16(_mm_and_si128(d, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
+        _mm_srli_epi16(d, 8));
+    __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00010064));  /* x100 + 1 */
+    __m128i eights = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
+                                    _mm_set1_epi32(0x00012710)); /* x10000 + 1 */
+    return (uint64_t)_mm_cvtsi128_si64(eights);
+}
+
 /* The value of the 16 bytes at p when all are digits (p[0] the most
- * significant), else -1: one compare finds them, and the conversion of
- * fastfloat_eight_value runs on both halves at once in 16-bit and 32-bit
- * lanes (pmullw, pmaddwd), as mtx_fastline.h's fast_pair does for two
- * indices. */
+ * significant), else -1: one compare finds them, fastfloat_eights converts. */
 static inline int64_t fastfloat_sixteen(const char *p)
 {
     __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8('0'));
@@ -152,13 +165,7 @@ static inline int64_t fastfloat_sixteen(const char *p)
     if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_subs_epu8(d, _mm_set1_epi8(9)),
                                          _mm_setzero_si128())) != 0xFFFF)
         return -1;
-    __m128i pairs = _mm_add_epi16(
-        _mm_mullo_epi16(_mm_and_si128(d, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
-        _mm_srli_epi16(d, 8));
-    __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00010064));  /* x100 + 1 */
-    __m128i eights = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
-                                    _mm_set1_epi32(0x00012710)); /* x10000 + 1 */
-    uint64_t both = (uint64_t)_mm_cvtsi128_si64(eights);
+    uint64_t both = fastfloat_eights(d);
     return (int64_t)((uint64_t)(uint32_t)both * 100000000u + (both >> 32));
 }
 #endif

@@ -44,14 +44,7 @@ static inline unsigned fast_pair(const char *p, uint64_t *row, uint64_t *col)
     /* the digits at the top of each word, leading zero bytes below */
     a = (a - 0x3030303030303030ull) << (64 - 8 * n1);
     b = (b - 0x3030303030303030ull) << (64 - 8 * n2);
-    __m128i x = _mm_set_epi64x((long long)b, (long long)a);
-    __m128i pairs = _mm_add_epi16(
-        _mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
-        _mm_srli_epi16(x, 8));
-    __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00010064));  /* x100 + 1 */
-    __m128i eights = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
-                                    _mm_set1_epi32(0x00012710)); /* x10000 + 1 */
-    uint64_t both = (uint64_t)_mm_cvtsi128_si64(eights);
+    uint64_t both = fastfloat_eights(_mm_set_epi64x((long long)b, (long long)a));
     *row = (uint32_t)both;
     *col = both >> 32;
     return n1 + 1 + n2;

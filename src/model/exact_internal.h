@@ -373,6 +373,13 @@ void exact_output_bytes(const boundary *bd, uint64_t key, uint64_t red, uint64_t
                         uint64_t *data, uint64_t *meta);
 void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes);
 void exact_note_network(const tessel_spec *spec, unsigned b, tessel_traffic *tr, uint64_t data);
+/* exact_walk.c: rule 1, a fill of an input tile of data + meta bytes into
+ * level b's partition part (counted in tr, and in r when it overflows);
+ * rule 4, the excess over part of a resident tile used again, streamed
+ * in once more: its bytes (0 when the tile fits). */
+void exact_charge_fill(const tessel_spec *spec, unsigned b, tessel_result *r, tessel_traffic *tr,
+                       uint64_t part, uint64_t data, uint64_t meta);
+uint64_t exact_charge_excess(tessel_traffic *tr, uint64_t part, uint64_t data, uint64_t meta);
 /* exact_fold.c: the per-step network count packed as STONNE packs its folds */
 uint64_t exact_fold_pack(const uint64_t *row_values, uint64_t nrows, uint64_t lanes,
                          uint64_t width);

@@ -348,6 +348,32 @@ void exact_note_tile(tessel_traffic *tr, uint64_t part, uint64_t bytes)
         tr->worst_tile_bytes = bytes;
 }
 
+void exact_charge_fill(const tessel_spec *spec, unsigned b, tessel_result *r, tessel_traffic *tr,
+                       uint64_t part, uint64_t data, uint64_t meta)
+{
+    tr->fills++;
+    add_in(tr, data, meta);
+    exact_note_tile(tr, part, data + meta);
+    exact_note_network(spec, b, tr, data);
+    if (part && data + meta > part) {
+        r->overflow_tiles++;
+        tr->overflow_tiles++;
+    }
+}
+
+uint64_t exact_charge_excess(tessel_traffic *tr, uint64_t part, uint64_t data, uint64_t meta)
+{
+    uint64_t total = data + meta;
+    if (!part || total <= part)
+        return 0;
+    uint64_t extra = total - part;
+    uint64_t m = (uint64_t)((double)extra * (double)meta / (double)total);
+    add_in(tr, extra - m, m);
+    tr->bumped_bytes += extra;
+    tr->overflow_bytes += extra;
+    return extra;
+}
+
 /* One tile iteration of the exact walk for the inputs: which tiles it touches, fills
  * and re-fills at every level (rules 1-4), and the nonzeros resident now. */
 static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int effectual,
@@ -402,14 +428,7 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
                 exact_tile_bytes(&bd->cost[i], nnz_now[i], input_occ(e, bd, i, idx[i]),
                                  &res[i].data, &res[i].meta);
             }
-            tr->fills++;
-            add_in(tr, res[i].data, res[i].meta);
-            exact_note_tile(tr, part, res[i].data + res[i].meta);
-            exact_note_network(e->spec, b, tr, res[i].data);
-            if (part && res[i].data + res[i].meta > part) {
-                r->overflow_tiles++;
-                tr->overflow_tiles++;
-            }
+            exact_charge_fill(e->spec, b, r, tr, part, res[i].data, res[i].meta);
             if (!rc)
                 rc = exact_ob_child(e, bd, i, c, nnz_now[i]);
             if (!rc)
@@ -421,16 +440,8 @@ static int walk_inputs(engine *e, const boundary *bd, const uint64_t *c, int eff
         /* Rule 4: the part of an overbooked tile beyond its partition is
          * streamed again on every use; at an inner level exact_bumped.c
          * re-prices it by the child level's reads once they are known. */
-        uint64_t total = res[i].data + res[i].meta;
-        if (!gate && part && total > part) {
-            uint64_t extra = total - part;
-            uint64_t meta = (uint64_t)((double)extra * (double)res[i].meta / (double)total);
-            add_in(tr, extra - meta, meta);
-            tr->bumped_bytes += extra;
-            tr->overflow_bytes += extra;
-            if (!rc)
-                rc = exact_ob_note(e, bd, i, c, res[i].nnz, res[i].data, res[i].meta, part, 0);
-        }
+        if (!gate && exact_charge_excess(tr, part, res[i].data, res[i].meta) && !rc)
+            rc = exact_ob_note(e, bd, i, c, res[i].nnz, res[i].data, res[i].meta, part, 0);
     }
     return rc;
 }

@@ -145,26 +145,10 @@ static void use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz)
         res->nnz = nnz;
         res->data = s->bytes[i][2 * idx];
         res->meta = s->bytes[i][2 * idx + 1];
-        tr->fills++;
-        tr->in_data += res->data;
-        tr->in_metadata += res->meta;
-        exact_note_tile(tr, part, res->data + res->meta);
-        exact_note_network(e->spec, s->bd->b, tr, res->data);
-        if (part && res->data + res->meta > part) {
-            r->overflow_tiles++;
-            tr->overflow_tiles++;
-        }
+        exact_charge_fill(e->spec, s->bd->b, r, tr, part, res->data, res->meta);
         return;
     }
-    uint64_t total = res->data + res->meta;
-    if (part && total > part) {
-        uint64_t extra = total - part;
-        uint64_t meta = (uint64_t)((double)extra * (double)res->meta / (double)total);
-        tr->in_data += extra - meta;
-        tr->in_metadata += meta;
-        tr->bumped_bytes += extra;
-        tr->overflow_bytes += extra;
-    }
+    exact_charge_excess(tr, part, res->data, res->meta);
 }
 
 /* One effectual iteration at tile coordinates c with input tiles idx[]:

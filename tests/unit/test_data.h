@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tessel/model.h"
 #include "tessel/tensor.h"
@@ -82,6 +83,23 @@ static inline void test_spmspm_data(tessel_workload_data *d, tessel_tensor *a, t
     d->extent[0] = a->dims[0];
     d->extent[1] = b->dims[1];
     d->extent[2] = a->dims[1];
+}
+
+/* Statistics saved to a temporary .tsd and loaded back (the file removed):
+ * the round trip every save/load test makes. */
+static inline tessel_stat_data *test_stat_reload(const tessel_stat_data *sd)
+{
+    char path[] = "/tmp/tessel-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    tessel_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    tessel_stat_data *back = NULL;
+    ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
+    ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
+    unlink(path);
+    return back;
 }
 
 #endif

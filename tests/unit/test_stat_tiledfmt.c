@@ -211,13 +211,7 @@ START_TEST(saved_rows_roundtrip)
     tessel_stat_data *sd = NULL, *back = NULL;
     tessel_diag diag;
     ck_assert_msg(tessel_stat_data_create(&s, &d, &o, NULL, &sd, &diag) == 0, "%s", diag.message);
-    char path[] = "/tmp/tessel-tiledfmt-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_msg(tessel_stat_data_save(sd, path, &diag) == 0, "%s", diag.message);
-    ck_assert_msg(tessel_stat_data_load(path, NULL, &back, &diag) == 0, "%s", diag.message);
-    unlink(path);
+    back = test_stat_reload(sd);
     tessel_result x, y;
     ck_assert_msg(tessel_model_stat_eval(&s, sd, &x, &diag) == 0, "%s", diag.message);
     ck_assert_msg(tessel_model_stat_eval(&s, back, &y, &diag) == 0, "%s", diag.message);

@@ -8,10 +8,21 @@
 /* Whether boundary bd of MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] (its
  * geometry set) is one the closed sums price: one buffer level, every
  * iteration effectual (each input skips on both partners), no outer
- * action_optimization, and the output's loops i and r outside the
- * reduction loops j and k. Its output table then needs only each tile's
- * final count (stat_walk.c builds it so). */
+ * action_optimization. Any loop order. */
 int stat_mttkrp_applies(const engine *e, const boundary *bd);
+
+/* Whether, in bd's loop order, the output's loops i and r are outside the
+ * reduction loops j and k: each output tile is then one run, and the
+ * output table needs only each tile's final count (stat_walk.c builds it
+ * so); else each sampled nonzero's first reduction step. */
+int stat_mttkrp_final_only(const engine *e, const boundary *bd);
+
+/* The level-b reduction key of the MTTKRP sample's multiplies as
+ * gj[j cell] + gk[k cell] (stat_walk.c's first reduction step per output
+ * nonzero, in place of exact_reduction_key per multiply). Both NULL with
+ * TESSEL_OK where a table would pass 2^24 cells: the key per multiply. */
+int stat_mttkrp_red_terms(const engine *e, const boundary *bd, const stat_output_sample *s,
+                          uint64_t **gj, uint64_t **gk);
 
 /* Once the output table is built: whether no final output tile outgrows
  * Y's partition. An output that spills takes the walk, which prices its

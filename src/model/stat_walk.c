@@ -57,26 +57,36 @@ static int add_entry(model_map *cells, const boundary *bd, uint64_t tile, uint64
 
 /* MTTKRP: a nonzero enters at the smallest reduction step among its
  * multiplies' (j, k) cells (final_only: at step 0, for closed sums that
- * read only final tiles). Engine indices: 0 i, 1 r, 2 j, 3 k. */
+ * read only final tiles), the step as a sum of per-cell terms
+ * (stat_mttkrp_red_terms). Engine indices: 0 i, 1 r, 2 j, 3 k. */
 static int mttkrp_entries(engine *e, const boundary *bd, const stat_output_sample *s,
                           int final_only, model_map *cells)
 {
-    for (uint64_t n = 0; n < s->nelems; n++) {
+    uint64_t *gj = NULL, *gk = NULL;
+    if (!final_only && stat_mttkrp_red_terms(e, bd, s, &gj, &gk))
+        return exact_oom_step(e, "the output sample's reduction steps", 0);
+    int rc = TESSEL_OK;
+    for (uint64_t n = 0; !rc && n < s->nelems; n++) {
         uint64_t co[NX] = { 0 };
         co[0] = cell_tile(bd, s->ei[n], s->base[0], 0);
         co[1] = cell_tile(bd, s->er[n], s->base[1], 1);
         uint64_t tile = exact_tile_key(bd, &e->out, co), red = final_only ? 0 : UINT64_MAX;
         for (uint64_t m = s->eptr[n]; !final_only && m < s->eptr[n + 1]; m++) {
-            co[2] = cell_tile(bd, s->ej[m], s->base[3], 2);
-            co[3] = cell_tile(bd, s->ek[m], s->base[2], 3);
-            uint64_t r = exact_reduction_key(e, bd, co);
+            uint64_t r = gj ? gj[s->ej[m]] + gk[s->ek[m]] : UINT64_MAX;
+            if (!gj) {
+                co[2] = cell_tile(bd, s->ej[m], s->base[3], 2);
+                co[3] = cell_tile(bd, s->ek[m], s->base[2], 3);
+                r = exact_reduction_key(e, bd, co);
+            }
             red = r < red ? r : red;
         }
         if (add_entry(cells, bd, tile, red, s->ew[n]))
-            return exact_oom_step(e, "mapping the output sample to tiles",
-                                  model_map_grow_bytes(cells));
+            rc = exact_oom_step(e, "mapping the output sample to tiles",
+                                model_map_grow_bytes(cells));
     }
-    return TESSEL_OK;
+    tessel_dealloc(e->alloc, gj);
+    tessel_dealloc(e->alloc, gk);
+    return rc;
 }
 
 /* The output table of boundary bd from the sample: (output tile, first
@@ -166,13 +176,16 @@ static int walk_boundary(engine *e, unsigned b, const stat_input *const *in,
                                  e->spec->level[b].name);
     if (!rc)
         rc = exact_tile_cost_init(e, &bd, &e->out, &bd.out_cost);
-    /* MTTKRP in closed form (stat_mttkrp.c): its sums read only final
-     * output tiles; a spilling output takes the walk, with the full table */
+    /* MTTKRP in closed form (stat_mttkrp.c): with i and r outside j and
+     * k its sums read only final output tiles; a spilling output takes the
+     * walk, with the full table */
     int closed = !rc && stat_mttkrp_applies(e, &bd);
+    int final_only = closed && stat_mttkrp_final_only(e, &bd);
     if (!rc)
-        rc = sample_table(e, &bd, s, closed);
-    if (!rc && closed && !stat_mttkrp_fits(e, &bd)) {
+        rc = sample_table(e, &bd, s, final_only);
+    if (!rc && closed && !stat_mttkrp_fits(e, &bd))
         closed = 0;
+    if (!rc && final_only && !closed) { /* the walk needs every first step */
         exact_table_free(e->alloc, &bd.table[0]);
         memset(&bd.table[0], 0, sizeof(bd.table[0]));
         bd.ntables = 0;

@@ -1,10 +1,11 @@
 /* MTTKRP's closed sums under the stat estimator (src/model/stat_mttkrp.c):
- * at one buffer level, with the output's loops i and r outside j and k,
- * stat_path is closed, and with the whole output in the sample every
- * count equals the exact estimator's; the other orders still walk, and
- * give the same counts as before; an output that outgrows its partition
- * keeps the walk; a failed allocation at any step of a closed point is
- * ENOMEM and leaks nothing. */
+ * at one buffer level, in every loop order, stat_path is closed, and with
+ * the whole output in the sample every count equals the exact
+ * estimator's (with i and r outside j and k each output tile is one run;
+ * in the other orders a tile has several runs, each written back at its
+ * last reduction step and read back by the next); gated inputs and an
+ * output that outgrows its partition keep the walk; a failed allocation
+ * at any step of a closed point is ENOMEM and leaks nothing. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,28 +95,52 @@ static const uint64_t shapes[][4] = {
     { 256, 24, 0, 96 },
 };
 
-/* The closed orders: i and r (either first) outside j and k (either first). */
-START_TEST(closed_orders_equal_exact)
+/* The 24 loop orders, I R J K of the spec's workload. */
+static void all_orders(char out[24][5])
+{
+    static const char letters[4] = { 'I', 'R', 'J', 'K' };
+    unsigned n = 0;
+    for (unsigned p = 0; p < 256; p++) {
+        unsigned q[4] = { p & 3, p >> 2 & 3, p >> 4 & 3, p >> 6 & 3 }, used = 0;
+        for (unsigned d = 0; d < 4; d++)
+            used |= 1u << q[d];
+        if (used != 15)
+            continue;
+        for (unsigned d = 0; d < 4; d++)
+            out[n][d] = letters[q[d]];
+        out[n++][4] = 0;
+    }
+    ck_assert_uint_eq(n, 24);
+}
+
+/* Every loop order, closed and equal to exact on the five shapes. In the orders with j or k
+ * outside i or r an output tile is visited in several runs. */
+START_TEST(every_order_equal_exact)
 {
     mk_data m;
     mk_load(&m);
-    static const char *const closed[] = { "IRJK", "IRKJ", "RIJK", "RIKJ" };
+    char orders[24][5];
+    all_orders(orders);
+    unsigned several = 0;
     for (unsigned n = 0; n < sizeof(shapes) / sizeof(shapes[0]); n++)
-        for (unsigned q = 0; q < 4; q++) {
+        for (unsigned q = 0; q < 24; q++) {
             tessel_spec s;
-            test_spec_mttkrp(&s, closed[q], shapes[n]);
+            test_spec_mttkrp(&s, orders[q], shapes[n]);
             char what[64];
-            snprintf(what, sizeof(what), "%s shape %u", closed[q], n);
+            snprintf(what, sizeof(what), "%s shape %u", orders[q], n);
             tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
             ck_assert_msg(!r.stat_walked, "%s walked", what);
             assert_equal(&x, &r, what);
+            several += x.traffic[1][0].updates > 0;
         }
+    ck_assert_uint_gt(several, 40); /* read-backs: tiles with several runs */
     mk_free(&m);
 }
 END_TEST
 
-/* A loop of one tile is no loop: IJKR with r one tile is RIJK, closed;
- * with two r tiles, r is inside j and k and the point walks. */
+/* A loop of one tile is no loop: IJKR with r one tile is RIJK (one run
+ * per output tile); with two r tiles, r is inside j and k, and each
+ * (i, j, k) tile iteration is a run of its own. Both closed. */
 START_TEST(single_r_tile_is_outermost)
 {
     mk_data m;
@@ -125,51 +150,61 @@ START_TEST(single_r_tile_is_outermost)
         tessel_spec s;
         test_spec_mttkrp(&s, "IJKR", v ? two : one);
         tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
-        ck_assert_int_eq(r.stat_walked, v);
+        ck_assert(!r.stat_walked);
+        ck_assert_int_eq(x.traffic[1][0].updates > 0, v);
         assert_equal(&x, &r, v ? "IJKR two r tiles" : "IJKR one r tile");
     }
     mk_free(&m);
 }
 END_TEST
 
-/* The orders with j or k outside i or r keep the walk, with exact's counts. */
-START_TEST(other_orders_walk)
+/* An input that gates on a partner instead of skipping walks iterations
+ * with an empty partner: the walk, with exact's counts. */
+START_TEST(gated_input_walks)
 {
     mk_data m;
     mk_load(&m);
-    static const char *const walked[] = { "JIRK", "KRIJ", "IJRK", "JKIR" };
-    for (unsigned q = 0; q < 4; q++) {
+    static const char *const orders[] = { "IRJK", "JKIR", "KRJI" };
+    for (unsigned q = 0; q < 3; q++) {
         tessel_spec s;
-        test_spec_mttkrp(&s, walked[q], shapes[0]);
+        test_spec_mttkrp(&s, orders[q], shapes[0]);
+        s.level[1].tensor[2].sparse.skip_on = 1u << 1; /* B skips on T, gates on C */
+        s.level[1].tensor[2].sparse.gate_on = 1u << 3;
         tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
-        ck_assert_msg(r.stat_walked, "%s did not walk", walked[q]);
-        assert_equal(&x, &r, walked[q]);
+        ck_assert_msg(r.stat_walked, "%s gated did not walk", orders[q]);
+        assert_equal(&x, &r, orders[q]);
     }
     mk_free(&m);
 }
 END_TEST
 
 /* A small buffer: inputs overflow their partitions (rule 4 per use) and
- * stay closed, equal to exact in the order whose compute reads each input
- * once per use (IRJK); an output tile larger than Y's partition takes the
- * walk. */
+ * stay closed, equal to exact in the orders whose compute reads each input
+ * once per use (IRJK, and JIRK with its several runs per output tile); an
+ * output tile larger than Y's partition takes the walk, in any order. */
 START_TEST(partitions)
 {
     mk_data m;
     mk_load(&m);
     const uint64_t shape[4] = { 128, 4, 512, 32 };
+    static const char *const small[] = { "IRJK", "JIRK" };
     tessel_spec s;
-    test_spec_mttkrp(&s, "IRJK", shape);
-    s.level[1].capacity = 24 * 1024;
-    tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
-    ck_assert(!r.stat_walked);
-    ck_assert_uint_gt(r.overflow_tiles, 0);
-    assert_equal(&x, &r, "IRJK 24 KiB");
+    for (unsigned q = 0; q < 2; q++) {
+        test_spec_mttkrp(&s, small[q], shape);
+        s.level[1].capacity = 24 * 1024;
+        tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+        ck_assert(!r.stat_walked);
+        ck_assert_uint_gt(r.overflow_tiles, 0);
+        assert_equal(&x, &r, small[q]);
+    }
     const uint64_t wide[4] = { 0, 24, 256, 64 }; /* Y's tile is all of Y: 6000 x 24 */
-    test_spec_mttkrp(&s, "RIJK", wide);
-    s.level[1].capacity = 48 * 1024;
-    r = run(&s, &m.d, 1);
-    ck_assert(r.stat_walked);
+    static const char *const spill[] = { "RIJK", "JKIR" };
+    for (unsigned q = 0; q < 2; q++) {
+        test_spec_mttkrp(&s, spill[q], wide);
+        s.level[1].capacity = 48 * 1024;
+        tessel_result r = run(&s, &m.d, 1);
+        ck_assert_msg(r.stat_walked, "%s spilling did not walk", spill[q]);
+    }
     mk_free(&m);
 }
 END_TEST
@@ -211,28 +246,34 @@ START_TEST(out_of_memory_every_allocation)
     m.d.extent[2] = 30;
     m.d.extent[3] = 20;
     const uint64_t shape[4] = { 8, 4, 8, 4 };
-    tessel_spec s;
-    test_spec_mttkrp(&s, "RIKJ", shape);
     tessel_stat_options o;
     tessel_stat_options_init(&o);
     o.output_fraction = 1;
     o.base[0] = 4;
     o.base[1] = 4;
-    tessel_result x = run(&s, &m.d, 0);
-    for (long n = 1;; n++) {
-        test_alloc ta;
-        test_alloc_init(&ta, n);
-        tessel_result r;
-        tessel_diag diag;
-        int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
-        ck_assert_int_eq(ta.live, 0);
-        if (rc == 0) {
-            ck_assert(!r.stat_walked);
-            assert_equal(&x, &r, "small RIKJ");
-            break;
+    /* one run per output tile (RIKJ), and several (KJRI: j and k outside) */
+    static const char *const orders[] = { "RIKJ", "KJRI" };
+    for (unsigned q = 0; q < 2; q++) {
+        tessel_spec s;
+        test_spec_mttkrp(&s, orders[q], shape);
+        tessel_result x = run(&s, &m.d, 0);
+        ck_assert_int_eq(x.traffic[1][0].updates > 0, q);
+        for (long n = 1;; n++) {
+            test_alloc ta;
+            test_alloc_init(&ta, n);
+            tessel_result r;
+            tessel_diag diag;
+            int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
+            ck_assert_int_eq(ta.live, 0);
+            if (rc == 0) {
+                ck_assert(!r.stat_walked);
+                assert_equal(&x, &r, orders[q]);
+                break;
+            }
+            ck_assert_msg(rc == TESSEL_ENOMEM, "%s allocation %ld: %d %s", orders[q], n, rc,
+                          diag.message);
+            ck_assert_int_lt(n, 20000);
         }
-        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
-        ck_assert_int_lt(n, 20000);
     }
     mk_free(&m);
 }
@@ -243,9 +284,9 @@ int main(void)
     Suite *s = suite_create("stat_mttkrp");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, closed_orders_equal_exact);
     tcase_add_test(tc, single_r_tile_is_outermost);
-    tcase_add_test(tc, other_orders_walk);
+    tcase_add_test(tc, every_order_equal_exact);
+    tcase_add_test(tc, gated_input_walks);
     tcase_add_test(tc, partitions);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);

@@ -400,6 +400,9 @@ void tessel_stat_cache_counts(const tessel_stat_cache *c, uint64_t *hits, uint64
  * built (docs/models/stat.md "Nested summaries"). */
 void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
                                      uint64_t *misses);
+/* Merge walks of the nested boundaries taken from a kept one, and walks
+ * kept (docs/models/stat.md "Merge walks kept by what they read"). */
+void tessel_stat_cache_nested_walks(tessel_stat_cache *c, uint64_t *hits, uint64_t *kept);
 /* tessel_model_stat_eval through cache (NULL: without one). Points the
  * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
  * inputs) and a summary that cannot be built (out of memory) take the

@@ -34,6 +34,7 @@ typedef struct nested_summary {
     double out_pairs, out_runs, out_written;
     int ok; /* 0: not (fully) recorded */
     const tessel_allocator *alloc; /* of the arrays */
+    stat_nested_cache *walks; /* NULL, or where the merge walks' counts are kept by key */
 } nested_summary;
 
 typedef struct nested {
@@ -197,6 +198,18 @@ int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,
 void stat_nested_record_sizes(nested *n, unsigned op, const stat_grid *x, const stat_grid *p,
                               const nested_run *runs);
 void stat_nested_summary_free(nested_summary *sm);
+/* stat_nested_cache.c: the merge walks' counts kept across points under
+ * the key of what a walk reads (stat_nested_merge.c, walk_key). _apply
+ * takes a kept walk's merges off runs[] (n tiles) and returns 1, or
+ * returns 0 with runs[] untouched; _keep keeps before[t] - after[t] per
+ * tile (dropped when out of memory). */
+#define NESTED_WALK_KEY_MAX 32
+int stat_nested_walk_apply(stat_nested_cache *c, const uint64_t *key, unsigned len,
+                           nested_run *runs, uint64_t n);
+void stat_nested_walk_keep(stat_nested_cache *c, const uint64_t *key, unsigned len,
+                           const nested_run *before, const nested_run *after, uint64_t n);
+/* Walks taken off from a kept one; walks kept. */
+void stat_nested_walk_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *kept);
 /* Tile sizes up to this many nonzeros are grouped in a dense table. */
 #define STAT_NESTED_SIZE_TABLE (UINT64_C(1) << 20)
 /* One size table of op into rec: the dense sums r (runs) and x (further

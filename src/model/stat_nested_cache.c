@@ -18,7 +18,15 @@
  * The cache belongs to one tessel_stat_cache, which is never shared
  * between threads (tessel sweep and tessel map keep one per thread): no
  * lock. It holds up to NESTED_CACHE_MAX summaries and replaces the oldest
- * when full. */
+ * when full.
+ *
+ * It also keeps the merge walks' counts (stat_nested_merge.c) of a point
+ * whose geometry is new, under the key of what a walk reads: its grids
+ * (the derived edges), the level b-1 blocks it reads and its kind. A point
+ * of a new geometry that shares them (A's row walk of points that differ
+ * in level b-1's i edge) takes the counts off instead of walking: the same
+ * whole numbers off the same tiles, so the same runs. Up to
+ * NESTED_WALKS_MAX walks, the oldest replaced. */
 #include <string.h>
 
 #include "stat_nested.h"
@@ -33,17 +41,105 @@ typedef struct nested_entry {
     nested_summary sm;
 } nested_entry;
 
+#define NESTED_WALKS_MAX 16u
+/* A walk whose merges fall on more tiles than this is not kept. */
+#define NESTED_WALK_TILES (UINT64_C(1) << 24)
+
+/* One walk's merges: count tiles (tile[], ascending) of a grid of n. */
+typedef struct walk_entry {
+    uint64_t key[NESTED_WALK_KEY_MAX];
+    unsigned keylen;
+    uint64_t n, count;
+    uint32_t *tile;
+    nested_run *merges;
+} walk_entry;
+
 struct stat_nested_cache {
     const tessel_allocator *alloc;
     nested_entry *entry[NESTED_CACHE_MAX];
     unsigned count, next; /* entries held; the one to replace when full */
     uint64_t hits, misses; /* boundaries priced from a summary; summaries built */
+    walk_entry *walk[NESTED_WALKS_MAX];
+    unsigned nwalks, next_walk; /* as count, next */
+    uint64_t walk_hits, walk_misses; /* walks taken off from a kept one; walks kept */
 };
 
 void stat_nested_cache_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *misses)
 {
     *hits = c ? c->hits : 0;
     *misses = c ? c->misses : 0;
+}
+
+void stat_nested_walk_counts(const stat_nested_cache *c, uint64_t *hits, uint64_t *kept)
+{
+    *hits = c ? c->walk_hits : 0;
+    *kept = c ? c->walk_misses : 0;
+}
+
+void tessel_stat_cache_nested_walks(tessel_stat_cache *c, uint64_t *hits, uint64_t *kept)
+{
+    stat_nested_walk_counts(c ? stat_cache_nested(c) : NULL, hits, kept);
+}
+
+static void walk_free(const tessel_allocator *a, walk_entry *w)
+{
+    if (!w)
+        return;
+    tessel_dealloc(a, w->tile);
+    tessel_dealloc(a, w->merges);
+    tessel_dealloc(a, w);
+}
+
+int stat_nested_walk_apply(stat_nested_cache *c, const uint64_t *key, unsigned len,
+                           nested_run *runs, uint64_t n)
+{
+    for (unsigned i = 0; i < c->nwalks; i++) {
+        const walk_entry *w = c->walk[i];
+        if (w->keylen != len || w->n != n || memcmp(w->key, key, len * sizeof(*key)))
+            continue;
+        for (uint64_t q = 0; q < w->count; q++)
+            runs[w->tile[q]] -= w->merges[q];
+        c->walk_hits++;
+        return 1;
+    }
+    return 0;
+}
+
+void stat_nested_walk_keep(stat_nested_cache *c, const uint64_t *key, unsigned len,
+                           const nested_run *before, const nested_run *after, uint64_t n)
+{
+    const tessel_allocator *a = c->alloc;
+    uint64_t cnt = 0;
+    for (uint64_t t = 0; t < n; t++)
+        cnt += before[t] != after[t];
+    if (n > UINT32_MAX || cnt > NESTED_WALK_TILES || len > NESTED_WALK_KEY_MAX)
+        return;
+    walk_entry *w = tessel_alloc(a, sizeof(*w));
+    if (!w)
+        return;
+    memset(w, 0, sizeof(*w));
+    w->tile = tessel_alloc_array(a, cnt ? cnt : 1, sizeof(uint32_t));
+    w->merges = tessel_alloc_array(a, cnt ? cnt : 1, sizeof(nested_run));
+    if (!w->tile || !w->merges) {
+        walk_free(a, w);
+        return;
+    }
+    memcpy(w->key, key, len * sizeof(*key));
+    w->keylen = len;
+    w->n = n;
+    for (uint64_t t = 0; t < n; t++)
+        if (before[t] != after[t]) {
+            w->tile[w->count] = (uint32_t)t;
+            w->merges[w->count++] = before[t] - after[t];
+        }
+    c->walk_misses++;
+    if (c->nwalks < NESTED_WALKS_MAX) {
+        c->walk[c->nwalks++] = w;
+        return;
+    }
+    walk_free(a, c->walk[c->next_walk]);
+    c->walk[c->next_walk] = w;
+    c->next_walk = (c->next_walk + 1) % NESTED_WALKS_MAX;
 }
 
 void stat_nested_summary_free(nested_summary *sm)
@@ -79,6 +175,8 @@ void stat_nested_cache_free(stat_nested_cache **c)
         stat_nested_summary_free(&(*c)->entry[i]->sm);
         tessel_dealloc(a, (*c)->entry[i]);
     }
+    for (unsigned i = 0; i < (*c)->nwalks; i++)
+        walk_free(a, (*c)->walk[i]);
     tessel_dealloc(a, *c);
     *c = NULL;
 }
@@ -244,7 +342,9 @@ int stat_nested_evaluate_cached(engine *e, unsigned b, const stat_input *const *
     memset(&sm, 0, sizeof(sm));
     sm.alloc = c->alloc;
     sm.ok = 1;
+    sm.walks = c;
     int rc = stat_nested_evaluate_rec(e, b, in, s, &sm, diag);
+    sm.walks = NULL;
     if (!rc && sm.ok && sm.size[0] && sm.size[1]) {
         cache_insert(c->alloc, c, key, len, &sm);
         c->misses++;

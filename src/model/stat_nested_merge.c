@@ -876,7 +876,7 @@ int stat_nested_walk_of(const nested *n, unsigned xo, unsigned xf, uint64_t cf, 
 }
 
 /* Runs of X's tiles merged inside one level b-1 tile by walk w. */
-int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, nested_run *runs)
+static int merge_walk(const nested *n, const nested_side *sd, int w, nested_run *runs)
 {
     if (w == WALK_ALONE)
         return merge_column_alone(n, sd, runs);
@@ -887,4 +887,60 @@ int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, nest
     if (w == WALK_COLUMN)
         return merge_column_walk(n, sd, runs);
     return TESSEL_OK;
+}
+
+/* The key of what walk w (WALK_ROW or WALK_OUTER) reads: the workload's
+ * roles, the side, X's and P's grids (the derived edges of A and B on the
+ * statistics' base grid, with the grids' shapes) and the level b-1 blocks
+ * it reads, cb_o only for WALK_OUTER (merge_row_walk reads cb_k and cb_f).
+ * Not level b-1's other edges, its order or the tiles' prices. */
+static unsigned walk_key(const nested *n, const nested_side *sd, int w, uint64_t *key)
+{
+    const stat_grid *x = sd->x, *p = sd->p;
+    unsigned len = 0;
+    key[len++] = (uint64_t)w;
+    key[len++] = (uint64_t)n->e->kind;
+    for (unsigned i = 0; i < 2; i++)
+        key[len++] = n->e->in[i].x[0] | (uint64_t)n->e->in[i].x[1] << 32;
+    key[len++] = sd->op | (uint64_t)sd->xo << 16 | (uint64_t)sd->xf << 32;
+    key[len++] = sd->cf;
+    key[len++] = n->ea[0];
+    key[len++] = n->ea[1];
+    key[len++] = n->eb[0];
+    key[len++] = n->eb[1];
+    key[len++] = x->rows;
+    key[len++] = x->cols;
+    key[len++] = x->n;
+    key[len++] = p->rows;
+    key[len++] = p->cols;
+    key[len++] = p->n;
+    key[len++] = w == WALK_OUTER ? outer_block(n, sd->xo) : 0;
+    key[len++] = outer_block(n, XK);
+    key[len++] = outer_block(n, sd->xf);
+    return len;
+}
+
+/* merge_walk, whose counts are taken from n->rec->walks where a point
+ * before walked the same (walk_key), and kept there otherwise. Only the
+ * walks that take each tile's merges off once (row, outer): the same
+ * whole numbers off the same tiles. */
+int stat_nested_merge_inside(const nested *n, const nested_side *sd, int w, nested_run *runs)
+{
+    stat_nested_cache *c = n->rec ? n->rec->walks : NULL;
+    uint64_t key[NESTED_WALK_KEY_MAX];
+    if (!c || (w != WALK_ROW && w != WALK_OUTER))
+        return merge_walk(n, sd, w, runs);
+    unsigned len = walk_key(n, sd, w, key);
+    uint64_t tiles = sd->x->n;
+    if (stat_nested_walk_apply(c, key, len, runs, tiles))
+        return TESSEL_OK;
+    const tessel_allocator *a = n->e->alloc;
+    nested_run *before = tessel_alloc_array(a, tiles + 1, sizeof(nested_run));
+    if (before) /* out of memory: walked, not kept */
+        memcpy(before, runs, tiles * sizeof(nested_run));
+    int rc = merge_walk(n, sd, w, runs);
+    if (!rc && before)
+        stat_nested_walk_keep(c, key, len, before, runs, tiles);
+    tessel_dealloc(a, before);
+    return rc;
 }

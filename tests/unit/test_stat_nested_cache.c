@@ -106,8 +106,9 @@ START_TEST(nested_cached_equals_uncached_synthetic)
 END_TEST
 
 /* Fails allocation n of the cache for every n: the points still equal the
- * uncached ones and nothing leaks; with no failure, two geometries are
- * summarised and a third point (another capacity) is priced from one. */
+ * uncached ones and nothing leaks; with no failure, three geometries are
+ * summarised, a point (another capacity) is priced from one, and the
+ * point with another LLB i edge takes A's merge walk from the first. */
 START_TEST(nested_out_of_memory_every_allocation)
 {
     tessel_tensor *a = synthetic(300, 300, 0.02, 15);
@@ -117,7 +118,7 @@ START_TEST(nested_out_of_memory_every_allocation)
     tessel_stat_options_init(&o);
     o.base[0] = o.base[1] = 16;
     o.output_min_flops = 3000;
-    tessel_spec s[3];
+    tessel_spec s[4];
     test_spec_spmspm(&s[0], "IJK", 64, 64, 64, 1, 64, 32);
     s[0].level[1].capacity = 1 << 20;
     uint64_t peb[3] = { 16, 32, 16 };
@@ -127,11 +128,13 @@ START_TEST(nested_out_of_memory_every_allocation)
     s[1].level[2].capacity = 1 << 15; /* another capacity: the same geometry */
     s[2] = s[0];
     add_level(&s[2], 2, peb, "KIJ", "PEB"); /* another order */
+    s[3] = s[0];
+    s[3].level[1].tile[0] = 128; /* another LLB i edge: a new geometry, A's row walk kept */
     tessel_stat_data *stats = NULL;
     tessel_diag diag;
     ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
-    tessel_result want[3];
-    for (unsigned p = 0; p < 3; p++)
+    tessel_result want[4];
+    for (unsigned p = 0; p < 4; p++)
         ck_assert_msg(tessel_model_stat_eval(&s[p], stats, &want[p], &diag) == 0, "%s",
                       diag.message);
     for (long n = 1;; n++) {
@@ -144,18 +147,22 @@ START_TEST(nested_out_of_memory_every_allocation)
             ck_assert_int_eq(ta.live, 0);
             continue;
         }
-        for (unsigned p = 0; p < 3; p++) {
+        for (unsigned p = 0; p < 4; p++) {
             tessel_result r;
             ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p], stats, cache, &r, &diag), 0);
             assert_same(&want[p], &r, "out of memory", (int)p);
         }
-        uint64_t hits, misses;
+        uint64_t hits, misses, walk_hits, walks;
         tessel_stat_cache_nested_counts(cache, &hits, &misses);
+        tessel_stat_cache_nested_walks(cache, &walk_hits, &walks);
         tessel_stat_cache_free(&cache);
         ck_assert_int_eq(ta.live, 0);
         if (ta.calls < n) { /* no allocation failed: every one was tried */
-            ck_assert_uint_eq(misses, 2);
+            ck_assert_uint_eq(misses, 3);
             ck_assert_uint_eq(hits, 1);
+            /* s[3] takes A's row walk from s[0]'s; B's reads the i edge: kept */
+            ck_assert_uint_eq(walk_hits, 1);
+            ck_assert_uint_eq(walks, 3);
             break;
         }
         ck_assert_int_lt(n, 100000);

@@ -2,7 +2,7 @@
  * the base tile grid, the D2T2 statistics and the nonzeros per row and
  * column, then estimates one design point from those alone
  * (src/model/stat_spmspm.c; nested buffer levels: stat_nested.c).
- * Supports SpMSpM and SpMV at any number of buffer levels, default
+ * Supports SpMSpM, SpMV and TTM at any number of buffer levels, default
  * skipping, the single-name formats and the per-rank lists affine in a
  * tile's nonzeros (stat_ranks.c). With a tessel_stat_cache, points of one tile shape
  * share a summary (src/model/stat_cache.c) and give the same results. */
@@ -76,17 +76,52 @@ int stat_check_design_levels(const tessel_spec *s, tessel_diag *diag)
     return model_scalar_outer_refuse(s, diag, NULL);
 }
 
+/* TTM's unfolding at every buffer level: at each level the output's two
+ * modes of T (engine indices 0 and 1) are adjacent loops, or one of them
+ * has no loop there; and, past one level, no scalar skipping or gating
+ * nor compute_optimization (model_scalar_sums prices TTM's at one level
+ * only). */
+static int ttm_unfolds(const engine *e)
+{
+    const tessel_spec *s = e->spec;
+    if (s->nlevels > 2 && s->compute.optimization)
+        return 0; /* the compute's actions: the walk's, from the grids */
+    for (unsigned l = 0; s->nlevels > 2 && l < s->nlevels; l++)
+        for (unsigned i = 0; i < e->nin; i++)
+            if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
+                s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
+                return 0;
+    unsigned from = 0;
+    for (unsigned l = 1; l < s->nlevels; l++) {
+        boundary bd;
+        memset(&bd, 0, sizeof(bd));
+        bd.b = l;
+        if (exact_geometry((engine *)e, &bd))
+            return 1; /* the closed path reports the error */
+        int pi = -1, px = -1;
+        for (unsigned d = from; d < bd.ndigits; d++) {
+            if (bd.d[d].x == 0)
+                pi = (int)d;
+            if (bd.d[d].x == 1)
+                px = (int)d;
+        }
+        if (pi >= 0 && px >= 0 && pi - px != 1 && px - pi != 1)
+            return 0;
+        from = bd.ndigits;
+    }
+    return 1;
+}
+
 /* The closed sums of stat_spmspm.c cover one buffer level with default
  * skipping and no gating, and TTM with its output's two modes as adjacent
  * loops; stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
- * same skipping at every level). Everything else takes the walk
+ * same skipping at every level), and of TTM where its modes are adjacent
+ * at every level (stat_nested_ttm.c). Everything else takes the walk
  * (stat_walk.c). */
 int stat_closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
     if (s->nlevels < 2 || e->kind == TESSEL_WORKLOAD_MTTKRP)
-        return 0;
-    if (s->nlevels > 2 && e->kind == TESSEL_WORKLOAD_TTM)
         return 0;
     /* outer actions: closed at the backing store of one buffer level of
      * SpMSpM and SpMV (stat_actions.c), else the walk's dense schedule */
@@ -105,21 +140,7 @@ int stat_closed_sums_apply(const engine *e)
                 return 0;
         }
     }
-    if (e->kind != TESSEL_WORKLOAD_TTM)
-        return 1;
-    boundary bd;
-    memset(&bd, 0, sizeof(bd));
-    bd.b = 1;
-    if (exact_geometry((engine *)e, &bd))
-        return 1; /* the closed path reports the error */
-    int pi = -1, px = -1;
-    for (unsigned d = 0; d < bd.ndigits; d++) {
-        if (bd.d[d].x == 0)
-            pi = (int)d;
-        if (bd.d[d].x == 1)
-            px = (int)d;
-    }
-    return pi < 0 || px < 0 || pi - px == 1 || px - pi == 1;
+    return e->kind != TESSEL_WORKLOAD_TTM || ttm_unfolds(e);
 }
 
 /* ------------------------------------------------------------------ */

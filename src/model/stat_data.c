@@ -408,9 +408,44 @@ static void output_stderr(const tessel_stat_data *s, tessel_result *out)
     }
 }
 
-/* One point whose tiles are on the statistics' grids. */
+/* Boundary b >= 2 in closed form: TTM's unfolded (stat_nested_ttm.c, which
+ * may decline), else by the formula per tile shape where asked and it
+ * decides, else the nested pass (through the cache's summaries). */
+static int nested_boundary(engine *e, const tessel_stat_data *s, tessel_stat_cache *cache,
+                           unsigned b, const stat_input *const *ins,
+                           const stat_output_sample *sample, tessel_diag *diag)
+{
+    if (e->kind == TESSEL_WORKLOAD_TTM)
+        return stat_nested_ttm(e, b, ins, sample, diag);
+    int rc = s->nested_formula ? stat_nested_formula(e, b, ins, sample, diag)
+                               : STAT_NESTED_KNOWN_DECLINED;
+    if (!rc)
+        e->res->stat_nested_formula = 1;
+    if (rc == STAT_NESTED_KNOWN_DECLINED)
+        rc = stat_nested_evaluate_cached(e, b, ins, sample,
+                                         cache ? stat_cache_nested(cache) : NULL, diag);
+    return rc;
+}
+
+static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
+                         tessel_stat_cache *cache, int may_close, tessel_result *out,
+                         tessel_diag *diag);
+
+/* One point whose tiles are on the statistics' grids; where TTM's nested
+ * closed form declines the point, the walk prices it. */
 static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
                       tessel_stat_cache *cache, tessel_result *out, tessel_diag *diag)
+{
+    int rc = eval_point_as(spec, s, cache, 1, out, diag);
+    if (rc == STAT_NESTED_KNOWN_DECLINED)
+        rc = eval_point_as(spec, s, cache, 0, out, diag);
+    return rc;
+}
+
+/* eval_point, with the closed sums where they apply and may_close. */
+static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
+                         tessel_stat_cache *cache, int may_close, tessel_result *out,
+                         tessel_diag *diag)
 {
     double start = model_now();
     memset(out, 0, sizeof(*out));
@@ -434,7 +469,9 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
                                                         : s->flops;
-        int closed = stat_closed_sums_apply(&e);
+        int closed = may_close && stat_closed_sums_apply(&e) &&
+                     (e.kind != TESSEL_WORKLOAD_TTM || spec->nlevels < 3 ||
+                      stat_nested_ttm_cheaper(&e, ins));
         e.inspill = closed && spec->nlevels == 2; /* rule 4 per read of the compute */
         rc = STAT_CACHE_DECLINED;
         if (cache && !stat_cache_belongs(cache, s))
@@ -460,13 +497,7 @@ static int eval_point(const tessel_spec *spec, const tessel_stat_data *s,
         if (closed && !ns.sampled)
             e.inspill = 1; /* the nested sample keeps the per-use charge (stat_inspill.c) */
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
-            rc = s->nested_formula ? stat_nested_formula(&e, b, ins, sample, diag)
-                                   : STAT_NESTED_KNOWN_DECLINED;
-            if (!rc)
-                out->stat_nested_formula = 1;
-            if (rc == STAT_NESTED_KNOWN_DECLINED)
-                rc = stat_nested_evaluate_cached(&e, b, ins, sample,
-                                                 cache ? stat_cache_nested(cache) : NULL, diag);
+            rc = nested_boundary(&e, s, cache, b, ins, sample, diag);
             if (!rc && e.inspill && b + 1 == spec->nlevels)
                 rc = stat_inspill_count(&e, b, ins); /* rule 4 per read of the compute */
             if (!rc)

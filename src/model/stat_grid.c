@@ -272,6 +272,34 @@ int stat_grid_coarsen(const stat_grid *s, uint64_t fr, uint64_t fc, const tessel
     return TESSEL_OK;
 }
 
+/* As stat_grid_coarsen_unfolded, with rows in any order: entry e of
+ * rowpair (ascending) is row << 32 | the coarse (i, x) tile pair; rows
+ * without an entry are empty. */
+int stat_grid_coarsen_mapped(const stat_grid *s, uint64_t icells, uint64_t xcells, uint64_t fi,
+                             uint64_t fx, uint64_t fk, const uint64_t *rowpair, uint64_t n,
+                             uint64_t rows, const tessel_allocator *a, stat_grid *g)
+{
+    uint64_t xt = (xcells + fx - 1) / fx, e = 0;
+    row_merger m;
+    if (merger_init(&m, s, rows, fk, fi * fx, a, g))
+        return TESSEL_ENOMEM;
+    g->ptr[0] = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        if (e < n && rowpair[e] >> 32 == r) {
+            uint64_t p = rowpair[e++] & UINT32_MAX, ti = p / xt, tx = p % xt;
+            for (uint64_t i = ti * fi; i < (ti + 1) * fi && i < icells; i++)
+                for (uint64_t x = tx * fx; x < (tx + 1) * fx && x < xcells; x++)
+                    merger_add(&m, s, i * xcells + x);
+            merger_emit(&m, g, r, fi == 1 && fx == 1);
+        } else {
+            g->ptr[r + 1] = m.out; /* an empty row */
+        }
+    }
+    g->n = m.out;
+    merger_free(&m);
+    return TESSEL_OK;
+}
+
 int stat_grid_coarsen_unfolded(const stat_grid *s, uint64_t icells, uint64_t xcells, uint64_t fi,
                                uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
                                stat_grid *g)

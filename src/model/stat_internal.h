@@ -337,6 +337,12 @@ static inline uint64_t stat_grid_lower(const stat_grid *g, uint64_t r, uint64_t 
 int stat_grid_coarsen_unfolded(const stat_grid *g, uint64_t icells, uint64_t xcells, uint64_t fi,
                                uint64_t fx, uint64_t fk, int x_major, const tessel_allocator *a,
                                stat_grid *out);
+/* The same with rows in any order: rowpair[0 .. n) ascending, each
+ * row << 32 | its coarse (i', x') tile pair i' * x_tiles + x'; rows with
+ * none are empty, rows rows in all (stat_nested_ttm.c's mixed-radix rows). */
+int stat_grid_coarsen_mapped(const stat_grid *s, uint64_t icells, uint64_t xcells, uint64_t fi,
+                             uint64_t fx, uint64_t fk, const uint64_t *rowpair, uint64_t n,
+                             uint64_t rows, const tessel_allocator *a, stat_grid *g);
 /* The grid of tiles fr x fc times as large (from the counts alone); at
  * fr = fc = 1, g itself (borrowed). */
 int stat_grid_coarsen(const stat_grid *g, uint64_t fr, uint64_t fc, const tessel_allocator *a,

@@ -288,6 +288,13 @@ static int price_by_size(nested *n, const nested_side *sd, const nested_runs *ru
     return ok;
 }
 
+int stat_nested_cost(const nested *n, unsigned which, tile_cost *tc)
+{
+    engine *e = n->pe ? n->pe : n->e;
+    const operand *op = which == NESTED_OUT ? &e->out : &e->in[which];
+    return exact_tile_cost_init(e, n->pbd ? n->pbd : &n->bd, op, tc);
+}
+
 int stat_nested_price_input(nested *n, const nested_side *sd, const nested_runs *runs,
                             stat_counts *c)
 {
@@ -295,7 +302,7 @@ int stat_nested_price_input(nested *n, const nested_side *sd, const nested_runs 
     const operand *op = &e->in[sd->op];
     const stat_grid *x = sd->x, *p = sd->p;
     tile_cost cost;
-    exact_tile_cost_init(e, &n->bd, op, &cost);
+    stat_nested_cost(n, sd->op, &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, op->spec_tensor);
     if (price_by_size(n, sd, runs, &pr, part, c))
@@ -530,17 +537,24 @@ int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested
         n->src[0] = in[0];
         n->src[1] = in[1];
     }
-    n->a_owned = !rc && !shared[0] && !n->a.borrowed;
-    n->b_owned = !rc && !shared[1] && !n->b.borrowed;
-    if (!rc) {
-        n->ext_i = n->a.rows;
-        n->ext_k = n->a.cols > n->b.rows ? n->a.cols : n->b.rows;
-        n->ext_j = n->b.cols;
-        n->cf_j = stat_nested_block(&n->bd, XI, XK, XJ);
-        n->cf_i = stat_nested_block(&n->bd, XK, XJ, XI);
-        n->cf_k = stat_nested_block(&n->bd, XI, XJ, XK);
-        rc = counts_init(n);
+    if (rc) {
+        stat_nested_teardown(n, shared);
+        return rc;
     }
+    return stat_nested_setup_given(n, shared);
+}
+
+int stat_nested_setup_given(nested *n, int *shared)
+{
+    n->a_owned = !shared[0] && !n->a.borrowed;
+    n->b_owned = !shared[1] && !n->b.borrowed;
+    n->ext_i = n->a.rows;
+    n->ext_k = n->a.cols > n->b.rows ? n->a.cols : n->b.rows;
+    n->ext_j = n->b.cols;
+    n->cf_j = stat_nested_block(&n->bd, XI, XK, XJ);
+    n->cf_i = stat_nested_block(&n->bd, XK, XJ, XI);
+    n->cf_k = stat_nested_block(&n->bd, XI, XJ, XK);
+    int rc = counts_init(n);
     if (rc)
         stat_nested_teardown(n, shared);
     return rc;
@@ -555,7 +569,14 @@ void stat_nested_teardown(nested *n, const int *shared)
 void stat_nested_store(nested *n, const stat_outcome *o)
 {
     store(n, o);
-    exact_algorithmic_counts(n->e, &n->bd);
+    exact_algorithmic_counts(n->pe ? n->pe : n->e, n->pbd ? n->pbd : &n->bd);
+}
+
+int stat_nested_run(nested *n, const stat_output_sample *s, stat_outcome *o)
+{
+    memset(o, 0, sizeof(*o));
+    int rc = inputs(n, o);
+    return rc ? rc : stat_nested_output(n, s, o);
 }
 
 int stat_nested_evaluate_rec(engine *e, unsigned b, const stat_input *const *in,

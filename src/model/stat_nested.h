@@ -57,7 +57,17 @@ typedef struct nested {
      * distinct k (stat_outspill.c; NULL: the uniform rule) */
     const stat_input *src[2];
     stat_ksteps *ks;
+    /* the engine and boundary that price the tiles and count the dense
+     * schedule (NULL: e and bd): TTM's real ones, where e and bd are its
+     * unfolded SpMSpM (stat_nested_ttm.c) */
+    engine *pe;
+    const boundary *pbd;
 } nested;
+
+/* Operand which's (0 A, 1 B, NESTED_OUT Z) tile cost at n's boundary,
+ * through n->pe and n->pbd when set. */
+#define NESTED_OUT 2u
+int stat_nested_cost(const nested *n, unsigned which, tile_cost *tc);
 
 
 /* One input seen as X[o, k] against its partner P[k, f]: A with B
@@ -224,6 +234,23 @@ int stat_nested_sizes_compact(const tessel_allocator *a, nested_summary *rec, un
 int stat_nested_setup(engine *e, unsigned b, const stat_input *const *in, nested *n,
                       int *shared, tessel_diag *diag);
 void stat_nested_teardown(nested *n, const int *shared);
+/* The rest of stat_nested_setup for a caller that set n's e, bd,
+ * first_digit, a, b, ea and eb itself (stat_nested_ttm.c); tears n down
+ * on failure. */
+int stat_nested_setup_given(nested *n, int *shared);
+/* The inputs' and the output's counts at n's boundary into o. */
+int stat_nested_run(nested *n, const stat_output_sample *s, stat_outcome *o);
+/* stat_nested_ttm.c: boundary b >= 2 of TTM as the nested SpMSpM of T
+ * unfolded to (i, x) rows, its rows numbered in the loop order of every
+ * level (mixed radix); STAT_NESTED_KNOWN_DECLINED, with e->res to be
+ * discarded, where the closed form does not hold (docs/models/stat.md,
+ * "TTM at nested levels"). */
+int stat_nested_ttm(engine *e, unsigned b, const stat_input *const *in,
+                    const stat_output_sample *s, tessel_diag *diag);
+/* Whether the closed form costs less than the walk at TTM's nested
+ * boundaries: their rows against their effectual iterations, from the
+ * base grids' tiles (not the iterations themselves). */
+int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in);
 /* Input sd's fills (runs[] per tile of sd->x) and rule 4's streaming at
  * level n->bd.b into c, registering each tile for rule 4 per child read. */
 /* An input's runs per tile as the pricing reads them: whole counts (the

@@ -1587,7 +1587,7 @@ static void zprice_init(nested *n, zprice *z)
 {
     engine *e = n->e;
     tile_cost cz;
-    exact_tile_cost_init(e, &n->bd, &e->out, &cz);
+    stat_nested_cost(n, NESTED_OUT, &cz);
     uint64_t cells = n->bd.tile[XI] * n->bd.tile[XJ], d0, m0, d1, m1;
     exact_tile_bytes(&cz, 0, NULL, &d0, &m0);
     exact_tile_bytes(&cz, cells ? cells : 1, NULL, &d1, &m1);

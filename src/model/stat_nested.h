@@ -129,6 +129,8 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o);
 /* Points of a stratum's fill curve: the share of a tile's final nonzeros
  * present after a share u = c / PRIOR_CURVE of its products (c = 1 .. PRIOR_CURVE - 1). */
 #define PRIOR_CURVE 16
+/* Bins of the prior's calibration: quarter octaves of a pair's prior. */
+#define PRIOR_CAL 128
 typedef struct out_prior {
     int on;                  /* 0: the sample alone (whole sample, or no predictions) */
     const stat_output_sample *sample;
@@ -136,6 +138,10 @@ typedef struct out_prior {
     double g;                /* the bands' calibration to the sample's total */
     double cells;            /* an output tile's cells (the coverage curve's limit) */
     double trel;             /* the prior's relative error variance */
+    /* the priors' calibration (docs/models/stat.md "The prior calibrated on
+     * its own scale"): a factor per quarter octave of the coverage split's
+     * prior, the sample's band-scaled nonzeros over the priors */
+    double cal[PRIOR_CAL];
     /* fill curve per stratum (partial tiles, docs/models/stat.md): 0 .. 1 at
      * u = c / PRIOR_CURVE; linear (u) until stat_prior_curves fits them */
     double curve[PRIOR_BINS][PRIOR_CURVE + 1];
@@ -158,7 +164,8 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
                     double cells, out_prior *pr);
 /* The priors q of tile row I's touched pairs, acc[j] their products: the
  * band's sketch predictions times pr->g split along a coverage curve in
- * rho M (each at most pr->cells). Returns the band's relative sampling
+ * rho M (each at most pr->cells), times pr->cal and scaled back to the
+ * band's total. Returns the band's relative sampling
  * variance. */
 double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
                       const uint64_t *touched, uint64_t nt, double *q);

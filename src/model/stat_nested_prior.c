@@ -11,7 +11,10 @@
  * (coverage_split), M the pair's products (from A's and B's level-b tile
  * grids, each tile's nonzeros spread uniformly over its reduction edge)
  * and rho a compression ratio estimated from the sample per stratum of M
- * (log2 bins). The two are
+ * (log2 bins), then calibrated per quarter octave of the prior itself
+ * against the sample's nonzeros scaled to each band's total
+ * (prior_calibration: a stratum of M can mix pairs whose products collapse
+ * differently). The two are
  * combined by their variances (empirical Bayes): S~ = lam S^ + (1 - lam)
  * P, lam = t / (t + v), v the relative sampling variance of S^ under the
  * draw (sum (1/p - 1) x^2 / (sum x)^2 over the band's rows, x the
@@ -28,6 +31,7 @@
  * predictions (stat_output.c's xcell, vcell); without them (version-2
  * statistics) the spill is priced from the sample alone. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stat_nested.h"
@@ -35,6 +39,11 @@
 /* Pseudo tile rows pulling a stratum's ratio and fill curve toward the
  * global ones (prior_ratios: a stratum counts its tile rows). */
 #define PRIOR_POOL 8.0
+/* The calibration's neighbours each side (quarter octaves), weighted
+ * 1 - |d| / (PRIOR_CAL_SPAN + 1): a triangle half an octave wide, so that
+ * a bin's edge does not decide a tile's calibration (bcsstk11's densest
+ * priors, 1,735 and 1,777, sat alone in the bin above their peers). */
+#define PRIOR_CAL_SPAN 1
 /* log2 of the products at bin 0 (fractional products: uniform spread). */
 #define PRIOR_BIN0 (-20)
 
@@ -122,6 +131,15 @@ static void coverage_split(double target, double cells, double *e, uint64_t nt)
         e[t] = cells > 0 ? cells * -expm1(-a * e[t] / cells) : a * e[t];
 }
 
+/* A prior's calibration bin: quarter octaves from 2^-12 nonzeros. */
+static unsigned cal_bin(double q)
+{
+    if (q <= 0)
+        return 0;
+    int b = (int)floor(4 * log2(q)) + 48;
+    return b < 0 ? 0 : b >= PRIOR_CAL ? PRIOR_CAL - 1 : (unsigned)b;
+}
+
 double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const double *acc,
                       const uint64_t *touched, uint64_t nt, double *q)
 {
@@ -132,7 +150,36 @@ double stat_prior_raw(const nested *n, const out_prior *pr, uint64_t i, const do
         q[t] = pr->rho[prior_bin(m)] * m;
     }
     coverage_split(pr->g * x, pr->cells, q, nt);
+    /* calibrated, then scaled back to the band's total (the split's) */
+    double before = 0, after = 0;
+    for (uint64_t t = 0; t < nt; t++) {
+        before += q[t];
+        q[t] *= pr->cal[cal_bin(q[t])];
+        after += q[t];
+    }
+    for (uint64_t t = 0; after > 0 && t < nt; t++)
+        q[t] *= before / after;
     return v;
+}
+
+/* The sample's weighted nonzeros in tile row I (its cells on the level-b
+ * grid; the cells are sorted by i cell first). */
+static double band_sampled(const nested *n, const stat_output_sample *s, uint64_t i)
+{
+    uint64_t fi = n->ea[0] / s->base[0], fj = n->eb[1] / s->base[1], lo = i * fi, l = 0,
+             h = s->ncells;
+    while (l < h) {
+        uint64_t mid = l + (h - l) / 2;
+        if (s->ci[mid] < lo)
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    double tot = 0;
+    for (uint64_t c = l; c < s->ncells && s->ci[c] < lo + fi; c++)
+        if (s->cj[c] / fj < n->ext_j)
+            tot += s->weight[c];
+    return tot;
 }
 
 /* Per stratum of the products: their sum, the sample's estimates and the
@@ -148,10 +195,30 @@ typedef struct prior_sums {
     /* the spread of sum (S^ - S)^2 under the draw alone: per pair
      * (v q^2)^2 (2 + v), v q^2 its sampling variance at the raw scale */
     double n4;
+    /* per calibration bin of the prior: the band-scaled sample, the priors,
+     * the tile rows (evidence) and the last one counted (I + 1) */
+    double cr[PRIOR_CAL], cq[PRIOR_CAL], crows[PRIOR_CAL];
+    uint64_t clast[PRIOR_CAL];
 } prior_sums;
 
+/* Pass 1's terms of a pair in tile row i: its prior q in its bin against
+ * the sample's S^ scaled to the band's total (scale; 0: no sampled row). */
+static void calibration_sums(uint64_t i, double q, double s, double scale, prior_sums *ps)
+{
+    if (scale <= 0)
+        return;
+    unsigned b = cal_bin(q);
+    ps->cr[b] += scale * s;
+    ps->cq[b] += q;
+    if (ps->clast[b] != i + 1) {
+        ps->crows[b] += 1;
+        ps->clast[b] = i + 1;
+    }
+}
+
 /* One pass over every effectual pair (tile-level multiplies): pass 0
- * sums the strata, pass 1 the raw priors against the sample. */
+ * sums the strata, pass 1 the calibration of the priors, pass 2 the
+ * calibrated priors against the sample. */
 static int prior_pass(const nested *n, const model_map *final, const out_prior *pr, int pass,
                       prior_sums *ps)
 {
@@ -167,6 +234,12 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
         uint64_t nt;
         stat_prior_row(n, i, acc, touched, &nt);
         double v = pass ? stat_prior_raw(n, pr, i, acc, touched, nt, q) : 0;
+        double scale = 0;
+        if (pass == 1 && nt) {
+            double x, vb, tot = band_sampled(n, pr->sample, i);
+            band_of(n, pr, i, &x, &vb);
+            scale = tot > 0 ? pr->g * x / tot : 0;
+        }
         if (!pass && nt) {
             double x, vb;
             band_of(n, pr, i, &x, &vb);
@@ -187,6 +260,10 @@ static int prior_pass(const nested *n, const model_map *final, const out_prior *
                     ps->last[b] = i + 1;
                 }
                 ps->pairs[b] += 1;
+                continue;
+            }
+            if (pass == 1) {
+                calibration_sums(i, q[t], s, scale, ps);
                 continue;
             }
             ps->q += q[t];
@@ -237,6 +314,34 @@ static int prior_ratios(const prior_sums *ps, out_prior *pr)
     return 1;
 }
 
+/* The priors' calibration: per quarter octave of the coverage split's prior
+ * q, the sample's nonzeros scaled to their band's total (a ratio estimator
+ * whose noise is only where the band's sampled rows' nonzeros fall, not how
+ * many rows were drawn) over the priors, pulled toward 1 by PRIOR_POOL
+ * pseudo tile rows against the bin's own. The strata of M give each pair a
+ * ratio of its products; where a stratum mixes pairs whose products
+ * collapse differently (a banded matrix's diagonal tiles against their
+ * neighbours, bcsstk11), the split gives the densest too much: the bin
+ * of their prior sees it (docs/models/stat.md "The prior calibrated on
+ * its own scale"). */
+static void prior_calibration(const prior_sums *ps, out_prior *pr)
+{
+    for (unsigned b = 0; b < PRIOR_CAL; b++) {
+        double r = 0, q = 0, rows = 0;
+        for (int d = -PRIOR_CAL_SPAN; d <= PRIOR_CAL_SPAN; d++) {
+            int c = (int)b + d;
+            if (c < 0 || c >= PRIOR_CAL)
+                continue;
+            double w = (double)(PRIOR_CAL_SPAN + 1 - abs(d)) / (PRIOR_CAL_SPAN + 1);
+            r += w * ps->cr[c];
+            q += w * ps->cq[c];
+            rows += w * ps->crows[c];
+        }
+        double own = q > 0 ? r / q : 1;
+        pr->cal[b] = (rows * own + PRIOR_POOL) / (rows + PRIOR_POOL);
+    }
+}
+
 int stat_prior_init(const nested *n, const stat_output_sample *s, const model_map *final,
                     double cells, out_prior *pr)
 {
@@ -246,6 +351,8 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
     for (unsigned b = 0; b < PRIOR_BINS; b++)
         for (unsigned c = 0; c <= PRIOR_CURVE; c++)
             pr->curve[b][c] = (double)c / PRIOR_CURVE;
+    for (unsigned b = 0; b < PRIOR_CAL; b++)
+        pr->cal[b] = 1;
     if (s->whole || !s->xcell || !s->vcell || !n->ext_i || !n->ext_j)
         return TESSEL_OK;
     prior_sums ps;
@@ -260,6 +367,10 @@ int stat_prior_init(const nested *n, const stat_output_sample *s, const model_ma
         st += ps.s[b];
     pr->g = st / ps.x;
     rc = prior_pass(n, final, pr, 1, &ps);
+    if (rc)
+        return rc;
+    prior_calibration(&ps, pr);
+    rc = prior_pass(n, final, pr, 2, &ps);
     if (rc || ps.q <= 0 || ps.st <= 0)
         return rc;
     /* the prior's error is what the sampling noise does not explain:

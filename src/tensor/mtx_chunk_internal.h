@@ -19,7 +19,8 @@
  * a general matrix's entries in one pass while its rows do not decrease
  * (mtx_direct.c; passes 1 and 2 follow if they do), and PASS_LINES counts
  * the lines of the text after the first chunk, each thread a piece, to
- * give every chunk its slots. */
+ * give every chunk its slots (on three threads or more; two need no
+ * count: see `reversed`). */
 #define PASS_DIRECT 3
 #define PASS_LINES 4
 /* A chunk's status when PASS_DIRECT stopped at an entry it cannot place
@@ -52,6 +53,11 @@ typedef struct chunk {
     uint32_t first_row, last_row; /* of its entries, when stored > 0 */
     uint32_t first_col, last_col;
     int strict;          /* PASS_DIRECT: columns rise strictly within rows */
+    /* PASS_DIRECT on two threads: the last chunk, whose line count is not
+     * known, writes its entries from slot limit - 1 down (its rows' starts
+     * as counts of its entries before them) and mtx_direct_complete puts
+     * them back in file order once the pass has ended */
+    int reversed;
     /* PASS_LINES: the thread's piece of the text after the first chunk,
      * and its line breaks in each chunk (all: the n_all chunks) */
     const struct chunk *all;
@@ -89,6 +95,6 @@ char *mtx_direct_fast(chunk *c, char *p, const char *stop);
 int mtx_direct_rows_rise(const mtx_chunk_job *job, const tessel_allocator *a);
 int mtx_direct_setup(const mtx_chunk_job *job, chunk *ch, int n, tessel_tensor *t, int *ok,
                      tessel_diag *diag);
-int mtx_direct_complete(const chunk *ch, int n, tessel_tensor *t);
+int mtx_direct_complete(chunk *ch, int n, tessel_tensor *t);
 
 #endif

@@ -172,25 +172,28 @@ static char *fast_lines(chunk *c, char *p, const char *stop)
     uint64_t n = 0, lines = c->lines;
     double v = 0;
     uint32_t i, j;
-    unsigned len;
+    line_breaks nl = line_breaks_at(p, stop);
+    char *e;
     if (c->pass == 2) {
         const uint64_t *ptr = c->t->ptr;
         uint32_t *restrict idx = c->t->idx[1];
         double *restrict val = c->t->values;
-        while (stop - p >= FAST_TAIL && lines + n < entries &&
-               (len = fast_line(p, stop, form, 0, &i, &j, &v)) && ptr[i] + rc[i] < ptr[i + 1]) {
+        while (lines + n < entries && (e = line_break_next(&nl, p, stop)) &&
+               stop - p >= FAST_TAIL && fast_line(p, e, stop, form, 0, &i, &j, &v) &&
+               ptr[i] + rc[i] < ptr[i + 1]) {
             if (val)
                 val[ptr[i] + rc[i]] = v;
             idx[ptr[i] + rc[i]++] = j;
             n++;
-            p += len;
+            p = e + 1;
         }
     } else {
-        while (stop - p >= FAST_TAIL && lines + n < entries &&
-               (len = fast_line(p, stop, form, 1, &i, &j, &v)) && rc[i] != UINT32_MAX) {
+        while (lines + n < entries && (e = line_break_next(&nl, p, stop)) &&
+               stop - p >= FAST_TAIL && fast_line(p, e, stop, form, 1, &i, &j, &v) &&
+               rc[i] != UINT32_MAX) {
             rc[i]++;
             n++;
-            p += len;
+            p = e + 1;
         }
     }
     c->lines = lines + n;
@@ -296,7 +299,7 @@ static int whole_lines(chunk *c, char **pp, char *stop, int fast)
 }
 
 /* Bytes of a mapped file parsed between two drops of the pages behind. */
-#define MAP_PIECE (1u << 20)
+#define MAP_PIECE (256u << 10)
 
 /* The pages wholly inside [from, to) of the mapped file dropped from the
  * process (MADV_DONTNEED, a private mapping's pages come back from the

@@ -23,6 +23,10 @@
 #include "textio.h"
 
 #define READ_CHUNK (1u << 20)
+/* The first read, which holds the header: a chunked parse (mtx_chunked.c)
+ * keeps this buffer through its passes, and a whole READ_CHUNK of text there
+ * was a megabyte of the pattern parse's peak (issue 27: 1.35x the tensor). */
+#define FIRST_READ (64u << 10)
 
 /* Plain files are read with read(2) straight into the line buffer; zlib's
  * transparent mode would copy every byte once more. */
@@ -140,6 +144,8 @@ static int refill(text_reader *r, tessel_diag *diag)
     size_t want = r->cap - r->len;
     if (want > READ_CHUNK)
         want = READ_CHUNK;
+    if (r->bytes_read == 0 && want > FIRST_READ)
+        want = FIRST_READ;
     long n = source_read(r, want, diag);
     if (n < 0)
         return (int)n;

@@ -199,9 +199,11 @@ static void print_report(const tessel_sweep_report *r, const char *dir, int timi
         printf("%llu points skipped as invalid: their summary rows hold the error\n",
                (unsigned long long)r->invalid);
     if (timing)
-        printf("statistics and data: %.3f s; stat summaries built: %llu shape, %llu nested\n",
+        printf("statistics and data: %.3f s; stat summaries built: %llu shape, %llu nested; "
+               "step-count tables built: %llu, geometries %llu\n",
                r->stats_seconds, (unsigned long long)r->shape_summaries,
-               (unsigned long long)r->nested_summaries);
+               (unsigned long long)r->nested_summaries, (unsigned long long)r->ks_tables,
+               (unsigned long long)r->ks_geometries);
     printf("wrote %s/summary.csv and %s/traffic.csv", dir, dir);
     if (r->pareto_points)
         printf("; %s/pareto.csv holds %llu point%s", dir, (unsigned long long)r->pareto_points,

@@ -403,6 +403,12 @@ void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
 /* Merge walks of the nested boundaries taken from a kept one, and walks
  * kept (docs/models/stat.md "Merge walks kept by what they read"). */
 void tessel_stat_cache_nested_walks(tessel_stat_cache *c, uint64_t *hits, uint64_t *kept);
+/* The step count's tables (per k tile edge and matrices) and geometries
+ * (per tile shape) this cache's thread built into the pool the caches of
+ * one table share, and the points it built its own for because another
+ * thread was building them (docs/sweep.md). */
+void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *tables,
+                                     uint64_t *geometries, uint64_t *passed);
 /* tessel_model_stat_eval through cache (NULL: without one). Points the
  * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
  * inputs) and a summary that cannot be built (out of memory) take the

@@ -125,6 +125,8 @@ typedef struct tessel_sweep_report {
     unsigned threads;
     uint64_t shape_summaries;  /* stat per-shape summaries built (the threads share them) */
     uint64_t nested_summaries; /* stat nested summaries built (per thread) */
+    uint64_t ks_tables;        /* the step count's tables built (the threads share them) */
+    uint64_t ks_geometries;    /* its geometries built (shared too) */
 } tessel_sweep_report;
 
 /* Evaluates the sweep (or its shard) into `dir`: summary.csv, traffic.csv

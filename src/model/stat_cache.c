@@ -41,10 +41,12 @@
  * about a millisecond) instead of waiting or building it again. A built shape
  * is never written again, so threads price points from it without the
  * lock; a reference count keeps it alive while a thread reads it after
- * the table has been emptied. The nested summaries (stat_nested_cache.c)
- * and the step count's per-reduction-tile tables (stat_ks_cache,
- * stat_outspill.c: for the points that spill, which the summaries decline)
- * stay per cache. Results do not depend on which thread built a shape:
+ * the table has been emptied. The step count's per-reduction-tile
+ * tables and geometries (stat_ks_cache, stat_outspill.c: for the points
+ * that spill, which the summaries decline) are shared the same way, in a
+ * pool the table holds; their memo and covers, which the points' visits
+ * write, and the nested summaries (stat_nested_cache.c) stay per cache.
+ * Results do not depend on which thread built a shape:
  * a summary depends on its key and the statistics alone. */
 #include <pthread.h>
 #include <string.h>
@@ -115,6 +117,7 @@ typedef struct shape_table {
     shape *shape[CACHE_MAX_SHAPES];
     unsigned count;
     size_t bytes;
+    stat_ks_cache *ks_pool;     /* the step count's shared tables (made on first use) */
 } shape_table;
 
 struct tessel_stat_cache {
@@ -123,7 +126,8 @@ struct tessel_stat_cache {
     uint64_t hits, misses;     /* this cache's: shapes found, shapes it built */
     uint64_t passed;           /* points evaluated without a shape another thread was building */
     stat_nested_cache *nested; /* boundaries b >= 2 (stat_nested_cache.c), per cache */
-    stat_ks_cache *ks;         /* the step count's tables (stat_outspill.c), per cache */
+    stat_ks_cache *ks;         /* the step count's tables (stat_outspill.c), per cache,
+                                * into the table's ks_pool */
 };
 
 static const char *const order_names[NORDERS] = { "IJK", "IKJ", "KIJ" };
@@ -255,16 +259,17 @@ void tessel_stat_cache_free(tessel_stat_cache **c)
     if (!c || !*c)
         return;
     shape_table *t = (*c)->table;
+    stat_ks_cache_free(&(*c)->ks); /* before the pool it holds tiles of */
     pthread_mutex_lock(&t->mu);
     unsigned left = --t->users;
     pthread_mutex_unlock(&t->mu);
     if (!left) {
         table_clear(t);
+        stat_ks_cache_free(&t->ks_pool);
         pthread_mutex_destroy(&t->mu);
         tessel_dealloc(t->alloc, t);
     }
     stat_nested_cache_free(&(*c)->nested);
-    stat_ks_cache_free(&(*c)->ks);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
 }
@@ -278,9 +283,23 @@ stat_nested_cache *stat_cache_nested(tessel_stat_cache *c)
 
 stat_ks_cache *stat_cache_ksteps(tessel_stat_cache *c)
 {
-    if (!c->ks && stat_ks_cache_create(c->alloc, &c->ks))
+    if (c->ks)
+        return c->ks;
+    shape_table *t = c->table;
+    pthread_mutex_lock(&t->mu);
+    if (!t->ks_pool)
+        stat_ks_pool_create(t->alloc, &t->ks_pool);
+    stat_ks_cache *pool = t->ks_pool;
+    pthread_mutex_unlock(&t->mu);
+    if (!pool || stat_ks_cache_create(c->alloc, pool, &c->ks))
         return NULL; /* out of memory: the tables are built per point */
     return c->ks;
+}
+
+void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *tables,
+                                     uint64_t *geometries, uint64_t *passed)
+{
+    stat_ks_cache_built(c ? c->ks : NULL, tables, geometries, passed);
 }
 
 void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,

@@ -409,11 +409,22 @@ stat_ksteps *stat_ksteps_create(const stat_problem *p);
 stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits);
 /* The step count's tables of one thread's points, per (matrices' counts,
  * k tile edge, extent): kept by a tessel_stat_cache (stat_cache_ksteps),
- * never used by two threads at once. */
+ * never used by two threads at once. Their per-reduction-tile parts and
+ * the points' geometries are in a pool (stat_ks_pool_create) that the
+ * caches of a sweep's threads share: built once, by the first thread
+ * that needs them, read-only from then on. A cache without a pool keeps
+ * nothing (each point builds its own). Free the caches before their
+ * pool. */
 typedef struct stat_ks_cache stat_ks_cache;
-int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache **out);
+int stat_ks_pool_create(const tessel_allocator *a, stat_ks_cache **out);
+int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache *pool, stat_ks_cache **out);
 void stat_ks_cache_free(stat_ks_cache **c);
 void stat_ks_cache_counts(const stat_ks_cache *c, uint64_t *hits, uint64_t *misses);
+/* What c's thread built into the pool (tiles: the tables' per-reduction-
+ * tile parts; geometries) and the points it built its own for while
+ * another thread was building them. */
+void stat_ks_cache_built(const stat_ks_cache *c, uint64_t *tiles, uint64_t *geoms,
+                         uint64_t *passed);
 stat_ks_cache *stat_cache_ksteps(tessel_stat_cache *c); /* NULL: out of memory */
 void stat_ksteps_free(stat_ksteps **ks);
 /* m of visit (canonical A tile row r, reduction tile k, B tile column q)

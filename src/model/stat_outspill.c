@@ -6,6 +6,7 @@
  * uniform spread of their nonzeros (stat_visit_steps). */
 #define _DEFAULT_SOURCE /* lgamma_r */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,14 +201,34 @@ typedef struct ks_covers {
     double *c, *sat, *satd;
 } ks_covers;
 
-/* What a stat_ks_cache keeps: its bytes, when it was last taken (the
- * cache's clock) and whether a live stat_ksteps holds it. */
+enum { KS_TABLES, KS_GEOM, KS_TILES };
+
+/* What a stat_ks_cache keeps: its kind, its bytes, when it was last taken
+ * (the cache's clock) and how many live stat_ksteps hold it (a thread's
+ * tables: at most one; a pool's entry: any number, read-only). A pool's
+ * entry is ready once built; until then only the thread that claimed it
+ * holds it. */
 typedef struct ks_item {
-    int geom;     /* a ks_geom, else a ks_tables */
+    int kind;
     size_t bytes;
     uint64_t used;
-    int busy;
+    unsigned busy;
+    int ready;
 } ks_item;
+
+struct stat_ks_cache;
+
+/* The per-reduction-tile tables of ks_tables below (lens, tab, bw, nbw,
+ * bix), built whole by the first thread that needs them and read-only
+ * from then on: kept in the pool the threads of a sweep share. */
+typedef struct ks_tiles {
+    ks_item it;
+    const uint64_t *wa, *wb;
+    uint64_t K, tk, ext_k;
+    uint32_t *lens;
+    ks_val *tab;
+    uint32_t *bw, *nbw, *bix;
+} ks_tiles;
 
 /* What the step count keeps per reduction tile: a function of the k tile
  * edge, the extent and the matrices' counts per k alone, so the design
@@ -236,6 +257,8 @@ typedef struct ks_tables {
     void *pmemo_mem;
     uint64_t memo_slots;
     ks_covers cov[2];     /* A's, B's */
+    ks_tiles *tiles;      /* lens .. bix are these shared ones (NULL: its own) */
+    struct stat_ks_cache *pool; /* which holds tiles */
 } ks_tables;
 
 /* A point's operand tiles along k: A's tiles with k on rows (its grid
@@ -259,32 +282,65 @@ struct stat_ksteps {
     ks_geom *gm;
     ks_tables *tb;
     int gm_owned, tb_owned; /* this point's alone (no cache, or they did not fit in it) */
+    struct stat_ks_cache *gm_pool; /* which holds gm (shared with other threads) */
 };
 
 #define KS_CACHE_ENTRIES 32u
-#define KS_CACHE_BUDGET ((size_t)96 << 20) /* per cache (a sweep's thread) */
+#define KS_CACHE_BUDGET ((size_t)96 << 20) /* per cache (a sweep's thread), and per pool */
 
-/* The tables and geometries of one thread's points (a tessel_stat_cache's,
- * never shared between threads), the least recently used dropped past
- * KS_CACHE_ENTRIES or KS_CACHE_BUDGET bytes. */
+/* The tables of one thread's points (a tessel_stat_cache's, never used by
+ * two threads), the least recently used dropped past KS_CACHE_ENTRIES or
+ * KS_CACHE_BUDGET bytes. The tables' per-reduction-tile parts and the
+ * geometries, read-only once built, are in `pool`, which the caches of a
+ * sweep's threads share: a pool is a stat_ks_cache too, its entries
+ * (ks_geom, ks_tiles) taken and released under mu. */
 struct stat_ks_cache {
     const tessel_allocator *alloc;
     ks_item *entry[KS_CACHE_ENTRIES];
     unsigned n;
     size_t bytes;
     uint64_t clock, hits, misses;
+    struct stat_ks_cache *pool; /* NULL: none (geometries and tables its own) */
+    uint64_t built[2];          /* pool entries this cache's thread built: tiles, geometries */
+    uint64_t passed;            /* points that built their own: another thread was building */
+    int shared;                 /* a pool: mu guards everything above */
+    pthread_mutex_t mu;
 };
+
+static void tiles_free(const tessel_allocator *a, ks_tiles *ti)
+{
+    if (!ti)
+        return;
+    tessel_dealloc(a, ti->lens);
+    tessel_dealloc(a, ti->tab);
+    tessel_dealloc(a, ti->bw);
+    tessel_dealloc(a, ti->nbw);
+    tessel_dealloc(a, ti->bix);
+    tessel_dealloc(a, ti);
+}
+
+/* A pool's entry it given back by a point or a thread's tables. */
+static void pool_release(struct stat_ks_cache *pool, ks_item *it)
+{
+    pthread_mutex_lock(&pool->mu);
+    it->busy--;
+    pthread_mutex_unlock(&pool->mu);
+}
 
 static void tables_free(const tessel_allocator *a, ks_tables *tb)
 {
     if (!tb)
         return;
-    tessel_dealloc(a, tb->lens);
-    tessel_dealloc(a, tb->tab);
+    if (tb->tiles) {
+        pool_release(tb->pool, &tb->tiles->it);
+    } else {
+        tessel_dealloc(a, tb->lens);
+        tessel_dealloc(a, tb->tab);
+        tessel_dealloc(a, tb->bw);
+        tessel_dealloc(a, tb->nbw);
+        tessel_dealloc(a, tb->bix);
+    }
     tessel_dealloc(a, tb->keys);
-    tessel_dealloc(a, tb->bw);
-    tessel_dealloc(a, tb->nbw);
-    tessel_dealloc(a, tb->bix);
     tessel_dealloc(a, tb->q);
     tessel_dealloc(a, tb->memo);
     tessel_dealloc(a, tb->pmemo_mem);
@@ -309,8 +365,10 @@ static void geom_free(const tessel_allocator *a, ks_geom *gm)
 
 static void item_free(const tessel_allocator *a, ks_item *it)
 {
-    if (it && it->geom)
+    if (it && it->kind == KS_GEOM)
         geom_free(a, (ks_geom *)it);
+    else if (it && it->kind == KS_TILES)
+        tiles_free(a, (ks_tiles *)it);
     else if (it)
         tables_free(a, (ks_tables *)it);
 }
@@ -324,7 +382,7 @@ void stat_ksteps_free(stat_ksteps **ksp)
     if (ks->gm_owned)
         geom_free(ks->alloc, ks->gm);
     else if (ks->gm)
-        ks->gm->it.busy = 0;
+        pool_release(ks->gm_pool, &ks->gm->it);
     if (ks->tb_owned)
         tables_free(ks->alloc, ks->tb);
     else if (ks->tb)
@@ -404,26 +462,52 @@ static int covers_alloc(const tessel_allocator *a, ks_tables *tb)
     return got;
 }
 
-/* Empty tables for counts wa, wb along K, k edge tk in ext_k reduction
- * tiles, with a memo of memo_slots visits (a power of two); NULL when out
- * of memory. */
-static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
-                                const uint64_t *wb, uint64_t tk, uint64_t K, uint64_t ext_k,
-                                uint64_t memo_slots)
+/* The per-reduction-tile arrays of tb: ti's (held, released with tb),
+ * else its own, built on first use; 0 when out of memory. */
+static int tables_tiles(const tessel_allocator *a, ks_tables *tb, ks_tiles *ti)
 {
-    ks_tables *tb = tessel_alloc(a, sizeof(*tb));
-    if (!tb)
-        return NULL;
-    memset(tb, 0, sizeof(*tb));
-    *tb = (ks_tables){ .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k,
-                       .memo_slots = memo_slots };
+    uint64_t tk = tb->tk, ext_k = tb->ext_k;
+    if (ti) {
+        tb->lens = ti->lens;
+        tb->tab = ti->tab;
+        tb->bw = ti->bw;
+        tb->nbw = ti->nbw;
+        tb->bix = ti->bix;
+        return 1;
+    }
     tb->lens = tessel_alloc_array(a, 3 * ext_k, sizeof(uint32_t));
     /* tk per list and reduction tile, the last one cut by the extent too */
     tb->tab = tessel_alloc_array(a, 3 * tk * ext_k, sizeof(ks_val));
-    tb->keys = tessel_alloc_array(a, tk, sizeof(uint64_t));
     tb->bw = tessel_alloc_array(a, tk * ext_k, sizeof(uint32_t));
     tb->nbw = tessel_alloc_array(a, ext_k, sizeof(uint32_t));
     tb->bix = tessel_alloc_array(a, tk * ext_k, sizeof(uint32_t));
+    tb->it.bytes += 3 * ext_k * 4 + 3 * tk * ext_k * sizeof(ks_val) + 2 * tk * ext_k * 4 +
+                    ext_k * 4;
+    if (!tb->lens || !tb->tab || !tb->bw || !tb->nbw || !tb->bix)
+        return 0;
+    for (uint64_t t = 0; t < 3 * ext_k; t++)
+        tb->lens[t] = KS_UNBUILT;
+    return 1;
+}
+
+/* Empty tables for counts wa, wb along K, k edge tk in ext_k reduction
+ * tiles, with a memo of memo_slots visits (a power of two); their
+ * per-reduction-tile parts ti's, held from pool (NULL: their own). NULL
+ * when out of memory (ti released). */
+static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
+                                const uint64_t *wb, uint64_t tk, uint64_t K, uint64_t ext_k,
+                                uint64_t memo_slots, ks_tiles *ti, struct stat_ks_cache *pool)
+{
+    ks_tables *tb = tessel_alloc(a, sizeof(*tb));
+    if (!tb) {
+        if (ti)
+            pool_release(pool, &ti->it);
+        return NULL;
+    }
+    memset(tb, 0, sizeof(*tb));
+    *tb = (ks_tables){ .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k,
+                       .memo_slots = memo_slots, .tiles = ti, .pool = pool };
+    tb->keys = tessel_alloc_array(a, tk, sizeof(uint64_t));
     tb->q = tessel_alloc_array(a, tk, sizeof(double));
     /* zeroed: an empty slot's gi (0) matches no visit's (at least 1), an
      * empty packed slot's key (0) none either */
@@ -431,31 +515,64 @@ static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
     tb->pmemo_mem = tessel_alloc_zeroed(a, memo_slots + 4, sizeof(ks_pmemo));
     if (tb->pmemo_mem)
         tb->pmemo = (ks_pmemo *)((char *)tb->pmemo_mem + (-(uintptr_t)tb->pmemo_mem & 63));
-    tb->it.bytes = sizeof(*tb) + 3 * ext_k * 4 + 3 * tk * ext_k * sizeof(ks_val) + tk * 8 +
-                2 * tk * ext_k * 4 + ext_k * 4 + tk * 8 +
-                memo_slots / KS_WIDE * sizeof(ks_memo) + (memo_slots + 4) * sizeof(ks_pmemo);
+    tb->it.bytes = sizeof(*tb) + tk * 8 + tk * 8 + memo_slots / KS_WIDE * sizeof(ks_memo) +
+                   (memo_slots + 4) * sizeof(ks_pmemo);
     int got = covers_alloc(a, tb);
-    if (!got || !tb->lens || !tb->tab || !tb->keys || !tb->bw || !tb->nbw || !tb->bix ||
-        !tb->q || !tb->memo || !tb->pmemo_mem) {
+    got = tables_tiles(a, tb, ti) && got;
+    if (!got || !tb->keys || !tb->q || !tb->memo || !tb->pmemo_mem) {
         tables_free(a, tb);
         return NULL;
     }
-    for (uint64_t t = 0; t < 3 * ext_k; t++)
-        tb->lens[t] = KS_UNBUILT;
     return tb;
 }
 
-/* Point p's geometry (sa and sb its canonical operands' sides), allocated
- * from a (the cache's when kept); NULL when the lines cannot be had or out
- * of memory. */
-static ks_geom *geom_create(const tessel_allocator *a, const stat_problem *p, const ks_side *sa,
-                            const ks_side *sb)
+static ks_val *tile_table(ks_tables *tb, uint64_t t);
+
+/* Unbuilt tiles for key's (wa, wb, tk, K, ext_k): the key and the bytes
+ * once built; NULL when out of memory. */
+static ks_tiles *tiles_key(const tessel_allocator *a, const ks_tiles *key)
+{
+    ks_tiles *ti = tessel_alloc(a, sizeof(*ti));
+    if (!ti)
+        return NULL;
+    *ti = (ks_tiles){ .it = { .kind = KS_TILES }, .wa = key->wa, .wb = key->wb, .K = key->K,
+                      .tk = key->tk, .ext_k = key->ext_k };
+    uint64_t tk = ti->tk, ext_k = ti->ext_k;
+    ti->it.bytes = sizeof(*ti) + 3 * ext_k * 4 + 3 * tk * ext_k * sizeof(ks_val) +
+                   2 * tk * ext_k * 4 + ext_k * 4;
+    return ti;
+}
+
+/* ti's tables for every reduction tile, as tile_table builds them on first
+ * use (through tables that lend ti their arrays); 0 when out of memory. */
+static int tiles_build(const tessel_allocator *a, ks_tiles *ti)
+{
+    ks_tables sh;
+    memset(&sh, 0, sizeof(sh));
+    sh = (ks_tables){ .wa = ti->wa, .wb = ti->wb, .K = ti->K, .tk = ti->tk,
+                      .ext_k = ti->ext_k };
+    int ok = tables_tiles(a, &sh, NULL) &&
+             (sh.keys = tessel_alloc_array(a, ti->tk, sizeof(uint64_t))) != NULL;
+    for (uint64_t t = 0; ok && t < ti->ext_k; t++)
+        tile_table(&sh, t);
+    tessel_dealloc(a, sh.keys);
+    ti->lens = sh.lens;
+    ti->tab = sh.tab;
+    ti->bw = sh.bw;
+    ti->nbw = sh.nbw;
+    ti->bix = sh.bix;
+    return ok;
+}
+
+/* Point p's unbuilt geometry: its key and its bytes once built; NULL when
+ * out of memory. */
+static ks_geom *geom_key(const tessel_allocator *a, const stat_problem *p)
 {
     ks_geom *gm = tessel_alloc(a, sizeof(*gm));
     if (!gm)
         return NULL;
     memset(gm, 0, sizeof(*gm));
-    gm->it.geom = 1;
+    gm->it.kind = KS_GEOM;
     memcpy(gm->src, p->src, sizeof(gm->src));
     memcpy(gm->edge, p->src_edge, sizeof(gm->edge));
     gm->mirror = p->sample_mirrored;
@@ -465,26 +582,52 @@ static ks_geom *geom_create(const tessel_allocator *a, const stat_problem *p, co
     gm->a_n = p->a.n;
     gm->b_rows = p->b.rows;
     gm->b_n = p->b.n;
+    /* A's grid transposed: a row per tile column of A, as many tiles */
+    gm->it.bytes = sizeof(*gm) + stat_grid_bytes(p->a.cols, p->a.n) +
+                   (p->a.n + p->b.n) * sizeof(double);
+    return gm;
+}
+
+/* gm built for point p (sa and sb its canonical operands' sides); 0 when
+ * the lines cannot be had or out of memory. */
+static int geom_build(const tessel_allocator *a, ks_geom *gm, const stat_problem *p,
+                      const ks_side *sa, const ks_side *sb)
+{
     if (!stat_grid_transpose_pattern(&p->a, a, &gm->ga))
         gm->da = side_lines(a, sa, &gm->ga);
     if (gm->da)
         gm->db = side_lines(a, sb, &p->b);
-    if (!gm->db) {
+    return gm->db != NULL;
+}
+
+/* Point p's own geometry; NULL as geom_build. */
+static ks_geom *geom_create(const tessel_allocator *a, const stat_problem *p, const ks_side *sa,
+                            const ks_side *sb)
+{
+    ks_geom *gm = geom_key(a, p);
+    if (gm && !geom_build(a, gm, p, sa, sb)) {
         geom_free(a, gm);
         return NULL;
     }
-    gm->it.bytes = sizeof(*gm) + stat_grid_bytes(gm->ga.rows, gm->ga.n) +
-                   (gm->ga.n + p->b.n) * sizeof(double);
     return gm;
 }
 
-static int geom_fits(const ks_geom *gm, const stat_problem *p)
+static int geom_fits(const ks_item *it, const void *key)
 {
+    const ks_geom *gm = (const ks_geom *)it;
+    const stat_problem *p = key;
     return gm->src[0] == p->src[0] && gm->src[1] == p->src[1] &&
            !memcmp(gm->edge, p->src_edge, sizeof(gm->edge)) &&
            gm->mirror == p->sample_mirrored && gm->tk == p->tk && gm->ext_k == p->ext_k &&
            gm->a_rows == p->a.rows && gm->a_n == p->a.n && gm->b_rows == p->b.rows &&
            gm->b_n == p->b.n;
+}
+
+static int tiles_fit(const ks_item *it, const void *key)
+{
+    const ks_tiles *ti = (const ks_tiles *)it, *k = key;
+    return ti->wa == k->wa && ti->wb == k->wb && ti->tk == k->tk && ti->K == k->K &&
+           ti->ext_k == k->ext_k;
 }
 
 static int tables_fit(const ks_tables *tb, const uint64_t *wa, const uint64_t *wb, uint64_t tk,
@@ -493,22 +636,48 @@ static int tables_fit(const ks_tables *tb, const uint64_t *wa, const uint64_t *w
     return tb->wa == wa && tb->wb == wb && tb->tk == tk && tb->K == K && tb->ext_k == ext_k;
 }
 
-int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache **out)
+static stat_ks_cache *ks_cache_new(const tessel_allocator *a)
 {
-    *out = tessel_alloc(a, sizeof(**out));
+    stat_ks_cache *c = tessel_alloc(a, sizeof(*c));
+    if (c) {
+        memset(c, 0, sizeof(*c));
+        c->alloc = a;
+    }
+    return c;
+}
+
+int stat_ks_pool_create(const tessel_allocator *a, stat_ks_cache **out)
+{
+    *out = ks_cache_new(a);
+    if (*out && pthread_mutex_init(&(*out)->mu, NULL)) {
+        tessel_dealloc(a, *out);
+        *out = NULL;
+    }
     if (!*out)
         return TESSEL_ENOMEM;
-    memset(*out, 0, sizeof(**out));
-    (*out)->alloc = a;
+    (*out)->shared = 1;
     return TESSEL_OK;
 }
 
+int stat_ks_cache_create(const tessel_allocator *a, stat_ks_cache *pool, stat_ks_cache **out)
+{
+    *out = ks_cache_new(a);
+    if (!*out)
+        return TESSEL_ENOMEM;
+    (*out)->pool = pool;
+    return TESSEL_OK;
+}
+
+/* A thread's cache before its pool (its tables hold the pool's tiles); a
+ * pool once every cache that shares it is freed. */
 void stat_ks_cache_free(stat_ks_cache **c)
 {
     if (!c || !*c)
         return;
     for (unsigned i = 0; i < (*c)->n; i++)
         item_free((*c)->alloc, (*c)->entry[i]);
+    if ((*c)->shared)
+        pthread_mutex_destroy(&(*c)->mu);
     tessel_dealloc((*c)->alloc, *c);
     *c = NULL;
 }
@@ -517,6 +686,14 @@ void stat_ks_cache_counts(const stat_ks_cache *c, uint64_t *hits, uint64_t *miss
 {
     *hits = c ? c->hits : 0;
     *misses = c ? c->misses : 0;
+}
+
+void stat_ks_cache_built(const stat_ks_cache *c, uint64_t *tiles, uint64_t *geoms,
+                         uint64_t *passed)
+{
+    *tiles = c ? c->built[0] : 0;
+    *geoms = c ? c->built[1] : 0;
+    *passed = c ? c->passed : 0;
 }
 
 /* Drops c's least recently used idle entry; 0 when every entry is busy. */
@@ -538,7 +715,7 @@ static int cache_evict(stat_ks_cache *c)
 static void *cache_hold(stat_ks_cache *c, ks_item *it)
 {
     it->used = ++c->clock;
-    it->busy = 1;
+    it->busy++;
     return it;
 }
 
@@ -563,35 +740,103 @@ static void *cache_insert(stat_ks_cache *c, ks_item *it)
     return cache_hold(c, it);
 }
 
-/* The tables for (wa, wb, tk, K, ext_k) from c, built on a miss; NULL
- * when they are busy or cannot be kept (the caller builds its own). */
+typedef int (*ks_fits)(const ks_item *it, const void *key);
+typedef ks_item *(*ks_make)(const tessel_allocator *a, const void *key);
+
+/* The entry of c's pool of kind that fits key, held; else c's claim on
+ * building it (unready, held; *claim set) made by make, NULL when it does
+ * not fit in the pool. NULL too when another thread is building it: the
+ * point builds its own (counted in c->passed). */
+static ks_item *pool_take(stat_ks_cache *c, int kind, ks_fits fits, const void *key,
+                          ks_make make, int *claim)
+{
+    stat_ks_cache *pl = c->pool;
+    ks_item *got = NULL;
+    *claim = 0;
+    pthread_mutex_lock(&pl->mu);
+    unsigned i = 0;
+    while (i < pl->n && !(pl->entry[i]->kind == kind && fits(pl->entry[i], key)))
+        i++;
+    if (i < pl->n && pl->entry[i]->ready) {
+        pl->hits++;
+        got = cache_hold(pl, pl->entry[i]);
+    } else if (i < pl->n) {
+        c->passed++;
+    } else {
+        got = cache_insert(pl, make(pl->alloc, key));
+        *claim = got != NULL;
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return got;
+}
+
+/* The end of c's build of it, claimed from its pool: ready for every
+ * thread from now on (it, held), else dropped (NULL). */
+static void *pool_built(stat_ks_cache *c, ks_item *it, int ok)
+{
+    stat_ks_cache *pl = c->pool;
+    pthread_mutex_lock(&pl->mu);
+    if (ok) {
+        it->ready = 1;
+        c->built[it->kind == KS_GEOM]++;
+    } else {
+        unsigned i = 0;
+        while (pl->entry[i] != it)
+            i++;
+        pl->bytes -= it->bytes;
+        pl->entry[i] = pl->entry[--pl->n];
+        item_free(pl->alloc, it);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return ok ? it : NULL;
+}
+
+static ks_item *make_tiles(const tessel_allocator *a, const void *key)
+{
+    ks_tiles *ti = tiles_key(a, key);
+    return ti ? &ti->it : NULL;
+}
+
+static ks_item *make_geom(const tessel_allocator *a, const void *key)
+{
+    ks_geom *gm = geom_key(a, key);
+    return gm ? &gm->it : NULL;
+}
+
+/* The tables for (wa, wb, tk, K, ext_k) from c, built on a miss, their
+ * per-reduction-tile parts from c's pool; NULL when they are busy or
+ * cannot be kept (the caller builds its own). */
 static ks_tables *cache_tables(stat_ks_cache *c, const uint64_t *wa, const uint64_t *wb,
                                uint64_t tk, uint64_t K, uint64_t ext_k)
 {
     for (unsigned i = 0; i < c->n; i++) {
         ks_item *it = c->entry[i];
-        if (!it->geom && tables_fit((const ks_tables *)it, wa, wb, tk, K, ext_k)) {
+        if (it->kind == KS_TABLES && tables_fit((const ks_tables *)it, wa, wb, tk, K, ext_k)) {
             c->hits++;
             return it->busy ? NULL : cache_hold(c, it);
         }
     }
-    ks_tables *tb = tables_create(c->alloc, wa, wb, tk, K, ext_k, KS_MEMO);
+    ks_tiles key = { .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k };
+    int claim;
+    ks_tiles *ti = (ks_tiles *)pool_take(c, KS_TILES, tiles_fit, &key, make_tiles, &claim);
+    if (claim)
+        ti = pool_built(c, &ti->it, tiles_build(c->pool->alloc, ti));
+    if (!ti)
+        return NULL;
+    ks_tables *tb = tables_create(c->alloc, wa, wb, tk, K, ext_k, KS_MEMO, ti, c->pool);
     return cache_insert(c, tb ? &tb->it : NULL);
 }
 
-/* Point p's geometry from c, built on a miss; NULL as cache_tables. */
-static ks_geom *cache_geom(stat_ks_cache *c, const stat_problem *p, const ks_side *sa,
-                           const ks_side *sb)
+/* Point p's geometry from c's pool, built on a miss by this thread and
+ * read by every thread; NULL as pool_take. */
+static ks_geom *pool_geom(stat_ks_cache *c, const stat_problem *p, const ks_side *sa,
+                          const ks_side *sb)
 {
-    for (unsigned i = 0; i < c->n; i++) {
-        ks_item *it = c->entry[i];
-        if (it->geom && geom_fits((const ks_geom *)it, p)) {
-            c->hits++;
-            return it->busy ? NULL : cache_hold(c, it);
-        }
-    }
-    ks_geom *gm = geom_create(c->alloc, p, sa, sb);
-    return cache_insert(c, gm ? &gm->it : NULL);
+    int claim;
+    ks_geom *gm = (ks_geom *)pool_take(c, KS_GEOM, geom_fits, p, make_geom, &claim);
+    if (claim)
+        gm = pool_built(c, &gm->it, geom_build(c->pool->alloc, gm, p, sa, sb));
+    return gm;
 }
 
 /* A point's own memo for about `visits` visits: a power of two from 1,024
@@ -623,15 +868,16 @@ stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
     if (K > p->tk * p->ext_k)
         K = p->tk * p->ext_k;
     stat_ks_cache *c = p->ks_cache;
-    if (c)
-        ks->gm = cache_geom(c, p, &sa, &sb);
-    if (c && ks->gm)
+    if (c && c->pool && (ks->gm = pool_geom(c, p, &sa, &sb)))
+        ks->gm_pool = c->pool;
+    if (c && c->pool && ks->gm)
         ks->tb = cache_tables(c, sa.w, sb.w, p->tk, K, p->ext_k);
     /* no cache, or what the point needs did not fit in it: its own */
     if (!ks->gm && (ks->gm_owned = 1))
         ks->gm = geom_create(a, p, &sa, &sb);
     if (ks->gm && !ks->tb && (ks->tb_owned = 1))
-        ks->tb = tables_create(a, sa.w, sb.w, p->tk, K, p->ext_k, memo_slots_for(visits));
+        ks->tb = tables_create(a, sa.w, sb.w, p->tk, K, p->ext_k, memo_slots_for(visits),
+                               NULL, NULL);
     if (!ks->tb)
         stat_ksteps_free(&ks);
     return ks;

@@ -294,15 +294,18 @@ double sweep_probe_waited(sweep_probe *p)
     return w;
 }
 
-void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested)
+void sweep_probe_summaries(const sweep_probe *p, tessel_sweep_report *r)
 {
-    uint64_t hits, built = 0, nested_built = 0;
+    uint64_t hits, built = 0, nested_built = 0, tables = 0, geoms = 0, passed = 0;
     if (p && p->shapes) {
         tessel_stat_cache_counts(p->shapes, &hits, &built);
         tessel_stat_cache_nested_counts(p->shapes, &hits, &nested_built);
+        tessel_stat_cache_ksteps_counts(p->shapes, &tables, &geoms, &passed);
     }
-    *shapes += built;
-    *nested += nested_built;
+    r->shape_summaries += built;
+    r->nested_summaries += nested_built;
+    r->ks_tables += tables;
+    r->ks_geometries += geoms;
 }
 
 void sweep_probe_free(sweep_probe **p)

@@ -608,8 +608,7 @@ static int run_entry(run_ctx *r, size_t d, tessel_diag *diag)
         r->report->memo_hits += r->workers[i].memo_hits;
         r->report->invalid += r->workers[i].invalid;
         r->workers[i].memo_hits = r->workers[i].invalid = 0;
-        sweep_probe_summaries(r->workers[i].memo, &r->report->shape_summaries,
-                              &r->report->nested_summaries);
+        sweep_probe_summaries(r->workers[i].memo, r->report);
     }
     entry_free(&e);
     return rc;

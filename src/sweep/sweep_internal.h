@@ -225,8 +225,9 @@ tessel_stat_cache *sweep_probe_stat_cache(sweep_probe *p);
  * call, each wait counted as the CPU time the estimate still needed when
  * it began (what it lasts on idle cores). */
 double sweep_probe_waited(sweep_probe *p);
-/* Adds the stat shape summaries and nested summaries p's thread built. */
-void sweep_probe_summaries(const sweep_probe *p, uint64_t *shapes, uint64_t *nested);
+/* Adds to r the stat shape summaries, nested summaries and step-count
+ * tables and geometries p's thread built. */
+void sweep_probe_summaries(const sweep_probe *p, tessel_sweep_report *r);
 void sweep_probe_free(sweep_probe **p);
 /* 1 with *r = spec's estimate when the memo holds it (waiting while
  * another thread estimates it). 0: the caller estimates it, then passes

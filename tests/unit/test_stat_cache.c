@@ -483,6 +483,17 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+/* The spilling points of kept_step_tables_equal_per_point: point q of 18
+ * (three loop orders, Z's partition and the capacity varied). */
+static void spill_point(tessel_spec *s, int q)
+{
+    static const char *const ord[3] = { "KIJ", "KJI", "IKJ" };
+    test_spec_spmspm(s, ord[q % 3], 64, 256, 1024, 1, 32, 32);
+    test_set_ranks(&s->level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
+    s->level[1].capacity = (UINT64_C(1) << 20) << (q / 9);
+    s->level[1].tensor[0].partition_bytes = (UINT64_C(16) << 10) << (2 * ((q / 3) % 3));
+}
+
 /* The step count's tables and each shape's operand lines kept by the
  * cache across points that spill inside their visits (stat_outspill.c,
  * declined by the summaries): KIJ, KJI and IKJ on a directed graph at one
@@ -504,14 +515,9 @@ START_TEST(kept_step_tables_equal_per_point)
                   diag.message);
     tessel_stat_cache *cache = NULL;
     ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &cache), 0);
-    static const char *const ord[3] = { "KIJ", "KJI", "IKJ" };
     int spilled = 0;
     for (int p = 0; p < 30; p++) {
-        int q = p % 18; /* 18 points, then the first 12 again */
-        test_spec_spmspm(&s, ord[q % 3], 64, 256, 1024, 1, 32, 32);
-        test_set_ranks(&s.level[1].tensor[0], TESSEL_RANK_UB, TESSEL_RANK_UB);
-        s.level[1].capacity = (UINT64_C(1) << 20) << (q / 9);
-        s.level[1].tensor[0].partition_bytes = (UINT64_C(16) << 10) << (2 * ((q / 3) % 3));
+        spill_point(&s, p % 18); /* 18 points, then the first 12 again */
         tessel_result plain, cached;
         ck_assert_msg(tessel_model_stat_eval(&s, stats, &plain, &diag) == 0, "%s", diag.message);
         ck_assert_msg(tessel_model_stat_eval_cached(&s, stats, cache, &cached, &diag) == 0, "%s",
@@ -521,6 +527,134 @@ START_TEST(kept_step_tables_equal_per_point)
     }
     ck_assert_msg(spilled >= 10, "only %d points spill inside", spilled);
     tessel_stat_cache_free(&cache);
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
+/* The step count's tables and geometries built by the threads of shared
+ * caches: every thread's points equal their evaluation without a cache,
+ * and the threads build, in all, what one thread builds alone (each
+ * table and geometry once: the pool the caches share, stat_outspill.c). */
+static void ks_built(tessel_stat_cache *const *c, int n, uint64_t *tables, uint64_t *geoms)
+{
+    *tables = *geoms = 0;
+    for (int t = 0; t < n; t++) {
+        uint64_t tb, gm, passed;
+        tessel_stat_cache_ksteps_counts(c[t], &tb, &gm, &passed);
+        *tables += tb;
+        *geoms += gm;
+    }
+}
+
+START_TEST(kept_step_tables_shared_between_threads)
+{
+    tessel_tensor *m = load("wiki-Vote");
+    tessel_workload_data d;
+    data_of(&d, m, m);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    enum { N = 18 };
+    tessel_spec s[N];
+    tessel_result plain[N];
+    spill_point(&s[0], 0);
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_msg(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag) == 0, "%s",
+                  diag.message);
+    for (int q = 0; q < N; q++) {
+        spill_point(&s[q], q);
+        ck_assert_int_eq(tessel_model_stat_eval(&s[q], stats, &plain[q], &diag), 0);
+    }
+    tessel_stat_cache *one = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &one), 0);
+    for (int q = 0; q < N; q++) {
+        tessel_result r;
+        ck_assert_int_eq(tessel_model_stat_eval_cached(&s[q], stats, one, &r, &diag), 0);
+        assert_same_result(&plain[q], &r, "wiki-Vote, one thread", q);
+    }
+    uint64_t tables1, geoms1;
+    ks_built(&one, 1, &tables1, &geoms1);
+    tessel_stat_cache_free(&one);
+    ck_assert_msg(tables1 >= 2 && geoms1 >= 1, "%llu tables, %llu geometries",
+                  (unsigned long long)tables1, (unsigned long long)geoms1);
+    for (int round = 0; round < 3; round++) {
+        shared_job job[SHARED_THREADS];
+        pthread_t tid[SHARED_THREADS];
+        tessel_stat_cache *c[SHARED_THREADS];
+        for (int t = 0; t < SHARED_THREADS; t++) {
+            job[t] = (shared_job){ s, plain, N, (t * N / SHARED_THREADS + round) % N, 0, stats,
+                                   NULL };
+            ck_assert_int_eq(t == 0 ? tessel_stat_cache_create(stats, NULL, &job[t].cache)
+                                    : tessel_stat_cache_create_shared(job[0].cache,
+                                                                      &job[t].cache),
+                             0);
+        }
+        for (int t = 0; t < SHARED_THREADS; t++)
+            ck_assert_int_eq(pthread_create(&tid[t], NULL, shared_walk, &job[t]), 0);
+        for (int t = 0; t < SHARED_THREADS; t++) {
+            pthread_join(tid[t], NULL);
+            ck_assert_msg(job[t].mismatch == 0, "thread %d: point %d differs", t,
+                          job[t].mismatch - 1);
+            c[t] = job[t].cache;
+        }
+        uint64_t tables, geoms;
+        ks_built(c, SHARED_THREADS, &tables, &geoms);
+        ck_assert_uint_eq(tables, tables1);
+        ck_assert_uint_eq(geoms, geoms1);
+        for (int t = SHARED_THREADS - 1; t >= 0; t--)
+            tessel_stat_cache_free(&job[t].cache);
+    }
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
+/* Fails allocation n of a cache for every n while it keeps the step
+ * count's tables (two spilling points of one table and geometry, then
+ * the first again): the same results, nothing leaked, and without a
+ * failure one table and one geometry built. */
+START_TEST(kept_step_tables_out_of_memory)
+{
+    tessel_tensor *m = load("wiki-Vote");
+    tessel_workload_data d;
+    data_of(&d, m, m);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    tessel_spec s[2];
+    spill_point(&s[0], 0);
+    spill_point(&s[1], 3); /* KIJ again, another partition */
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    tessel_result want[2];
+    for (unsigned p = 0; p < 2; p++)
+        ck_assert_int_eq(tessel_model_stat_eval(&s[p], stats, &want[p], &diag), 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_stat_cache *cache = NULL;
+        if (tessel_stat_cache_create(stats, &ta.allocator, &cache)) {
+            ck_assert_int_eq(ta.live, 0);
+            continue;
+        }
+        for (unsigned p = 0; p < 3; p++) {
+            tessel_result r;
+            ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p % 2], stats, cache, &r, &diag),
+                             0);
+            assert_same_result(&want[p % 2], &r, "kept step tables, out of memory", (int)p);
+        }
+        uint64_t tables, geoms, passed;
+        tessel_stat_cache_ksteps_counts(cache, &tables, &geoms, &passed);
+        tessel_stat_cache_free(&cache);
+        ck_assert_int_eq(ta.live, 0);
+        if (ta.calls < n) { /* no allocation failed: every one was tried */
+            ck_assert_uint_eq(tables, 1);
+            ck_assert_uint_eq(geoms, 1);
+            break;
+        }
+        ck_assert_int_lt(n, 100000);
+    }
     tessel_stat_data_free(&stats);
     tessel_tensor_free(&m);
 }
@@ -536,8 +670,10 @@ int main(void)
         tcase_add_test(tc, cached_equals_uncached_sampled_output);
         tcase_add_test(tc, cached_equals_uncached_whole_and_no_sample);
         tcase_add_test(tc, kept_step_tables_equal_per_point);
+        tcase_add_test(tc, kept_step_tables_shared_between_threads);
+        tcase_add_test(tc, kept_step_tables_out_of_memory);
     } else {
-        printf("note: ../shared/data is missing: the 3 checks on shared matrices do not run\n");
+        printf("note: ../shared/data is missing: the 5 checks on shared matrices do not run\n");
     }
     tcase_add_test(tc, cached_equals_uncached_rectangular_small_base);
     tcase_add_test(tc, full_cache_starts_again);

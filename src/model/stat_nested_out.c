@@ -37,9 +37,10 @@
 /* Outer prefixes up to which a splitting k digit keeps dense arrays over
  * its whole prefix space; past it the split keeps only the prefixes that
  * hold a group (a hash of them, sparse_see), up to NESTED_SPARSE_BUDGET
- * of them, past which the runs fall back to the upper bounds. */
+ * of them (24-48 B each while collected: 200-400 MB at the budget), past
+ * which the runs fall back to the upper bounds. */
 #define NESTED_PREFIX_BUDGET (UINT64_C(1) << 24)
-#define NESTED_SPARSE_BUDGET (UINT64_C(1) << 22)
+#define NESTED_SPARSE_BUDGET (UINT64_C(1) << 23)
 /* Prefixes up to which a split also keeps the output pair of its least
  * and greatest group, so that join_splits compares them instead of
  * decoding the keys. */
@@ -63,12 +64,19 @@ typedef struct split {
     uint64_t *lo_pair, *hi_pair;     /* their pairs i * ext_j + j (NULL: decode) */
     uint64_t *pre_i, *pre_j, *pre_k; /* the prefix as a sum of parts, as the key */
     /* Sparse (space past NESTED_PREFIX_BUDGET; the dense arrays are then
-     * NULL): prefix -> entry e, the entry's least and greatest key in
-     * slo.v[e] and shi.v[e]; err: 1 past NESTED_SPARSE_BUDGET entries,
+     * NULL): one entry per prefix that holds a group, ew words each in
+     * ent (nent of them, room for cent): the prefix, then (ew 2, narrow)
+     * the least and greatest key's remainders as the low and high 32 bits
+     * of one word, or (ew 3) the two keys; found from the prefix by a hash
+     * of 32-bit entry indices (slot, nslot a power of two, at most half
+     * full, UINT32_MAX empty). err: 1 past NESTED_SPARSE_BUDGET entries,
      * TESSEL_ENOMEM when out of memory (the collection goes on unrecorded). */
     int sparse, err;
-    model_map at;
-    model_vec slo, shi;
+    unsigned ew;
+    const tessel_allocator *alloc;
+    uint64_t *ent, nent, cent;
+    uint32_t *slot;
+    uint64_t nslot;
 } split;
 
 /* The runs of Z at boundary b: groups (a pair's iterations in one coarse
@@ -273,9 +281,8 @@ static void runs_free(const tessel_allocator *a, out_runs *r)
         tessel_dealloc(a, r->sp[q].pre_i);
         tessel_dealloc(a, r->sp[q].pre_j);
         tessel_dealloc(a, r->sp[q].pre_k);
-        model_map_free(&r->sp[q].at);
-        model_vec_free(&r->sp[q].slo);
-        model_vec_free(&r->sp[q].shi);
+        tessel_dealloc(a, r->sp[q].ent);
+        tessel_dealloc(a, r->sp[q].slot);
     }
     model_map_free(&r->merged);
 }
@@ -310,7 +317,8 @@ static int runs_init(const nested *n, out_runs *r, int *ok)
         sp->space = (uint64_t)space;
         if (space > (long double)NESTED_PREFIX_BUDGET) {
             sp->sparse = 1;
-            sp->at.alloc = sp->slo.alloc = sp->shi.alloc = a;
+            sp->ew = below < UINT32_MAX ? 2 : 3;
+            sp->alloc = a;
         } else if (below < UINT32_MAX) {
             sp->nlo32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
             sp->hi32 = stat_zeroed(a, sp->space, sizeof(uint32_t));
@@ -380,30 +388,90 @@ static inline uint64_t split_hi(const split *sp, uint64_t p)
     return sp->hi32 ? p * sp->below + sp->hi32[p] - 1 : sp->hi[p];
 }
 
+static uint64_t sparse_hash(uint64_t p)
+{
+    p ^= p >> 33;
+    p *= UINT64_C(0xff51afd7ed558ccd);
+    p ^= p >> 33;
+    return p;
+}
+
+/* The hash's slot for prefix p: its entry's, or the empty one where it
+ * goes. */
+static uint64_t sparse_slot(const split *sp, uint64_t p)
+{
+    uint64_t mask = sp->nslot - 1, s = sparse_hash(p) & mask;
+    for (uint32_t e; (e = sp->slot[s]) != UINT32_MAX; s = (s + 1) & mask)
+        if (sp->ent[(uint64_t)e * sp->ew] == p)
+            break;
+    return s;
+}
+
+/* Room for one more entry: the hash doubled (the entries hashed again
+ * from their prefixes) and the entries' array grown as needed. */
+static int sparse_room(split *sp)
+{
+    const tessel_allocator *a = sp->alloc;
+    if (2 * (sp->nent + 1) > sp->nslot) {
+        uint64_t cap = sp->nslot ? 2 * sp->nslot : 1024;
+        uint32_t *slot = tessel_alloc_array(a, cap, sizeof(uint32_t));
+        if (!slot)
+            return TESSEL_ENOMEM;
+        memset(slot, 0xff, cap * sizeof(uint32_t));
+        tessel_dealloc(a, sp->slot);
+        sp->slot = slot;
+        sp->nslot = cap;
+        for (uint64_t e = 0; e < sp->nent; e++)
+            sp->slot[sparse_slot(sp, sp->ent[e * sp->ew])] = (uint32_t)e;
+    }
+    if (sp->nent == sp->cent) {
+        uint64_t cap = sp->cent ? 2 * sp->cent : 1024;
+        uint64_t *ent = tessel_realloc_array(a, sp->ent, cap * sp->ew, sizeof(uint64_t));
+        if (!ent)
+            return TESSEL_ENOMEM;
+        sp->ent = ent;
+        sp->cent = cap;
+    }
+    return TESSEL_OK;
+}
+
 /* split_see for a sparse split: prefix p's entry, made on its first
  * group; sp->err set (and nothing recorded) past the budget or memory. */
 static void sparse_see(split *sp, uint64_t p, uint64_t lo, uint64_t hi)
 {
     if (sp->err)
         return;
-    uint64_t fresh = sp->slo.n, *e = model_map_slot(&sp->at, p, fresh);
-    if (!e) {
+    if (sparse_room(sp)) {
         sp->err = TESSEL_ENOMEM;
         return;
     }
-    if (*e == fresh) {
-        if (fresh >= NESTED_SPARSE_BUDGET) {
+    uint64_t s = sparse_slot(sp, p), *x;
+    if (sp->slot[s] == UINT32_MAX) {
+        if (sp->nent >= NESTED_SPARSE_BUDGET) {
             sp->err = 1;
             return;
         }
-        if (model_vec_push(&sp->slo, lo) || model_vec_push(&sp->shi, hi))
-            sp->err = TESSEL_ENOMEM;
+        sp->slot[s] = (uint32_t)sp->nent;
+        x = sp->ent + sp->nent++ * sp->ew;
+        x[0] = p;
+        if (sp->ew == 2) {
+            x[1] = (lo - p * sp->below) | (hi - p * sp->below) << 32;
+        } else {
+            x[1] = lo;
+            x[2] = hi;
+        }
         return;
     }
-    if (lo < sp->slo.v[*e])
-        sp->slo.v[*e] = lo;
-    if (hi > sp->shi.v[*e])
-        sp->shi.v[*e] = hi;
+    x = sp->ent + (uint64_t)sp->slot[s] * sp->ew;
+    if (sp->ew == 2) {
+        uint64_t l = x[1] & UINT32_MAX, h = x[1] >> 32;
+        l = lo - p * sp->below < l ? lo - p * sp->below : l;
+        h = hi - p * sp->below > h ? hi - p * sp->below : h;
+        x[1] = l | h << 32;
+        return;
+    }
+    x[1] = lo < x[1] ? lo : x[1];
+    x[2] = hi > x[2] ? hi : x[2];
 }
 
 /* Keys lo and hi (pairs plo and phi) under prefix p of split sp. */
@@ -866,57 +934,62 @@ static int join_dense(const nested *n, out_runs *r, const split *sp)
     return TESSEL_OK;
 }
 
-/* Entries e[2q] (least key), e[2q + 1] (greatest) for q < m sorted by
- * their prefix e[2q] / below (< space) into ascending order: LSD radix
- * sort by 16 bits a pass (tmp: 2 m words, cnt: 2^16), where qsort's
- * comparisons cost a second on millions of prefixes. */
-static void sort_entries(uint64_t *e, uint64_t *tmp, uint64_t *cnt, uint64_t m, uint64_t below,
-                         uint64_t space)
+/* A sparse split's entries (sparse_see: ew words each, the prefix first,
+ * prefixes < space, one entry each) sorted by prefix into ascending order:
+ * LSD radix sort by 16 bits a pass (tmp: as many words as the entries,
+ * cnt: 2^16), where qsort's comparisons cost a second on millions of
+ * prefixes. */
+static void sort_entries(split *sp, uint64_t *tmp, uint64_t *cnt)
 {
-    for (unsigned sh = 0; sh < 64 && (space - 1) >> sh; sh += 16) {
+    uint64_t m = sp->nent, ew = sp->ew, *e = sp->ent;
+    for (unsigned sh = 0; sh < 64 && (sp->space - 1) >> sh; sh += 16) {
         memset(cnt, 0, (UINT64_C(1) << 16) * sizeof(uint64_t));
         for (uint64_t q = 0; q < m; q++)
-            cnt[(e[2 * q] / below) >> sh & 0xffff]++;
+            cnt[e[q * ew] >> sh & 0xffff]++;
         for (uint64_t d = 0, sum = 0; d < (UINT64_C(1) << 16); d++) {
             uint64_t c = cnt[d];
             cnt[d] = sum;
             sum += c;
         }
         for (uint64_t q = 0; q < m; q++) {
-            uint64_t at = cnt[(e[2 * q] / below) >> sh & 0xffff]++;
-            tmp[2 * at] = e[2 * q];
-            tmp[2 * at + 1] = e[2 * q + 1];
+            uint64_t at = cnt[e[q * ew] >> sh & 0xffff]++;
+            memcpy(tmp + at * ew, e + q * ew, ew * sizeof(uint64_t));
         }
-        memcpy(e, tmp, 2 * m * sizeof(uint64_t));
+        memcpy(e, tmp, m * ew * sizeof(uint64_t));
     }
 }
 
-/* join_splits for a sparse split: its entries (least, greatest key)
- * sorted by prefix (a key's prefix is key / below), then as join_dense,
- * the tiles decoded from the keys. */
-static int join_sparse(const nested *n, out_runs *r, const split *sp)
+/* Entry q's least (end 0) or greatest (end 1) key. */
+static uint64_t entry_key(const split *sp, uint64_t q, unsigned end)
+{
+    const uint64_t *x = sp->ent + q * sp->ew;
+    if (sp->ew == 3)
+        return x[1 + end];
+    return x[0] * sp->below + (end ? x[1] >> 32 : x[1] & UINT32_MAX);
+}
+
+/* join_splits for a sparse split: its entries sorted by prefix, then as
+ * join_dense, the tiles decoded from the keys. */
+static int join_sparse(const nested *n, out_runs *r, split *sp)
 {
     const tessel_allocator *a = n->e->alloc;
-    uint64_t m = sp->slo.n;
-    uint64_t *e = tessel_alloc_array(a, 4 * m + (UINT64_C(1) << 16), sizeof(uint64_t));
-    if (!e)
+    uint64_t m = sp->nent;
+    uint64_t *tmp = tessel_alloc_array(a, m * sp->ew + (UINT64_C(1) << 16), sizeof(uint64_t));
+    if (!tmp)
         return TESSEL_ENOMEM;
-    for (uint64_t q = 0; q < m; q++) {
-        e[2 * q] = sp->slo.v[q];
-        e[2 * q + 1] = sp->shi.v[q];
-    }
-    sort_entries(e, e + 2 * m, e + 4 * m, m, sp->below, sp->space);
+    sort_entries(sp, tmp, tmp + m * sp->ew);
+    tessel_dealloc(a, tmp);
     int rc = TESSEL_OK;
     for (uint64_t q = 1; q < m && !rc; q++) {
-        uint64_t prev = e[2 * q - 2] / sp->below, p = e[2 * q] / sp->below, c[NX];
-        if (prev / sp->radix != p / sp->radix || !same_tile(n, e[2 * q - 1], e[2 * q]))
+        uint64_t prev = sp->ent[(q - 1) * sp->ew], p = sp->ent[q * sp->ew], c[NX];
+        uint64_t hi = entry_key(sp, q - 1, 1);
+        if (prev / sp->radix != p / sp->radix || !same_tile(n, hi, entry_key(sp, q, 0)))
             continue;
-        exact_loop_decode(&n->bd, e[2 * q - 1], c);
+        exact_loop_decode(&n->bd, hi, c);
         uint64_t i = c[XI] < n->ext_i ? c[XI] : n->ext_i - 1;
         uint64_t j = c[XJ] < n->ext_j ? c[XJ] : n->ext_j - 1;
-        rc = mark_merged(r, e[2 * q - 1], i, i * n->ext_j + j);
+        rc = mark_merged(r, hi, i, i * n->ext_j + j);
     }
-    tessel_dealloc(a, e);
     return rc;
 }
 
@@ -933,8 +1006,10 @@ static int join_splits(const nested *n, out_runs *r)
     if (n->ext_j && npairs / n->ext_j == n->ext_i && npairs <= NESTED_MERGED_PAIRS_BUDGET)
         r->merged_pairs = stat_zeroed(n->e->alloc, npairs / 64 + 1, sizeof(uint64_t));
     /* the sparse splits' hashes have served: their memory to the sort */
-    for (unsigned q = 0; q < r->nsplit; q++)
-        model_map_free(&r->sp[q].at);
+    for (unsigned q = 0; q < r->nsplit; q++) {
+        tessel_dealloc(n->e->alloc, r->sp[q].slot);
+        r->sp[q].slot = NULL;
+    }
     for (unsigned q = 0; q < r->nsplit; q++) {
         int rc = r->sp[q].sparse ? join_sparse(n, r, &r->sp[q]) : join_dense(n, r, &r->sp[q]);
         if (rc)

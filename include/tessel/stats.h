@@ -183,10 +183,8 @@ static inline void tessel_tile_rows_set(tessel_tile_rows *tr, int node, uint64_t
  * smallest l with c >> l == d >> l. */
 static inline unsigned tessel_tile_rows_level(uint64_t c, uint64_t d)
 {
-    unsigned l = 0;
-    for (uint64_t x = c ^ d; x; x >>= 1)
-        l++;
-    return l;
+    uint64_t x = c ^ d;
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0u;
 }
 /* Bytes held by the arrays of tr. */
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr);

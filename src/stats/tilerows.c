@@ -14,17 +14,23 @@
  * left one. Any run of a strip's tiles that is all the tiles of the
  * smallest aligned block holding it (every run a tile 2^l tiles wide
  * holds) reads its rows from the node of highest level among its gaps.
- * One walk over the entries: a row's entries are sorted by column, so a
- * block is new to a row where its column changes, and at the first level
- * where it does not, no wider block changes either.
+ * One walk over the entries, O(1) per entry: a row's tiles, in column
+ * order, inside a node's block are a run of them, so the node's rows are
+ * the rows of its block's tiles less the pairs of tiles one after the
+ * other in some row that both lie in the block. A pair lies in the
+ * smallest block holding both (a node, its level that of their columns'
+ * highest differing bit) and in every block above it, so the walk counts
+ * each pair once at that node, and a stack over the trie's right spine
+ * (spine_pop) sums tiles and pairs up the trie after the strip.
  *
  * The columns statistic is the same over each column of tiles' trie of
  * rows of tiles, counted from the CSR in one walk too: strips come in
- * order, so a column's entries arrive sorted by strip, and a column is new
- * to a block of 2^l strips where the last strip holding it (a scratch per
- * column) is outside it. Each column of tiles keeps per level the count of
- * its current block and, once its second half's first tile arrives, the
- * tile that block's node is stored with. */
+ * order, so a column's entries arrive sorted by strip, and the pair of a
+ * column's entry is the tile of the last strip holding that column (a
+ * scratch per column) and its tile now. Each column of tiles keeps its
+ * spine as its tiles arrive: the node of a pair is the last node of its
+ * level pushed there, and a node is finished when one of a higher level
+ * arrives. */
 #include <string.h>
 
 #include "tessel/stats.h"

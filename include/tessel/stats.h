@@ -159,7 +159,8 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
  * both; 0 for a column's last tile): the rows statistic of t's transpose
  * on the transposed grid, each entry stored at the index its tile has in
  * g. One walk over the entries (no transpose), with a scratch of 4 B per
- * column of t and 12 B per column of tiles and trie level. */
+ * column of t, 24 B per column of tiles and 8 B per column of tiles and
+ * trie level. */
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
                           const tessel_allocator *a, tessel_tile_rows **out, tessel_diag *diag);
 void tessel_tile_rows_free(tessel_tile_rows **rows);
@@ -183,10 +184,8 @@ static inline void tessel_tile_rows_set(tessel_tile_rows *tr, int node, uint64_t
  * smallest l with c >> l == d >> l. */
 static inline unsigned tessel_tile_rows_level(uint64_t c, uint64_t d)
 {
-    unsigned l = 0;
-    for (uint64_t x = c ^ d; x; x >>= 1)
-        l++;
-    return l;
+    uint64_t x = c ^ d;
+    return x ? 64u - (unsigned)__builtin_clzll(x) : 0u;
 }
 /* Bytes held by the arrays of tr. */
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr);

@@ -14,23 +14,41 @@
  * left one. Any run of a strip's tiles that is all the tiles of the
  * smallest aligned block holding it (every run a tile 2^l tiles wide
  * holds) reads its rows from the node of highest level among its gaps.
- * One walk over the entries: a row's entries are sorted by column, so a
- * block is new to a row where its column changes, and at the first level
- * where it does not, no wider block changes either.
+ * One walk over the entries, O(1) per entry: a row's tiles, in column
+ * order, inside a node's block are a run of them, so the node's rows are
+ * the rows of its block's tiles less the pairs of tiles one after the
+ * other in some row that both lie in the block. A pair lies in the
+ * smallest block holding both (a node, its level that of their columns'
+ * highest differing bit) and in every block above it, so the walk counts
+ * each pair once at that node, and a stack over the trie's right spine
+ * (spine_pop) sums tiles and pairs up the trie after the strip.
  *
  * The columns statistic is the same over each column of tiles' trie of
  * rows of tiles, counted from the CSR in one walk too: strips come in
- * order, so a column's entries arrive sorted by strip, and a column is new
- * to a block of 2^l strips where the last strip holding it (a scratch per
- * column) is outside it. Each column of tiles keeps per level the count of
- * its current block and, once its second half's first tile arrives, the
- * tile that block's node is stored with. */
+ * order, so a column's entries arrive sorted by strip, and the pair of a
+ * column's entry is the tile of the last strip holding that column (a
+ * scratch per column) and its tile now. Each column of tiles keeps its
+ * spine as its tiles arrive: the node of a pair is the last node of its
+ * level pushed there, and a node is finished when one of a higher level
+ * arrives. */
 #include <string.h>
 
 #include "tessel/stats.h"
 
 #define NOT_NODE UINT32_MAX
 #define MAX_LEVELS 64
+
+/* log2(w) when w is a power of two, else 64: the tile of a coordinate
+ * by a shift where it can be (a division costs tens of cycles). */
+static unsigned shift_of(uint64_t w)
+{
+    return w && !(w & (w - 1)) ? (unsigned)__builtin_ctzll(w) : 64u;
+}
+
+static inline uint64_t tile_of(uint64_t x, uint64_t w, unsigned sh)
+{
+    return sh < 64 ? x >> sh : x / w;
+}
 
 /* One more for tile i's count (node 0) or node i's (node 1). */
 static inline void bump(tessel_tile_rows *tr, int node, uint64_t i)
@@ -73,52 +91,92 @@ static unsigned levels_of(uint64_t cols)
     return l;
 }
 
-/* Strip s's maps: map[moff[0] + c] its tile of column c (relative to the
- * strip's first), and per level l >= 1 map[moff[l] + b] the node that
- * block b is (relative), NOT_NODE for the strip's other blocks. */
-static void strip_map(const tessel_tile_grid *g, unsigned levels, uint64_t s, const uint64_t *moff,
-                      uint32_t *map)
+/* A node on a trie's right spine (the stack below): the tile it is
+ * stored with, and its count so far (its finished left part, less the
+ * pairs it joins), modulo 2^32: the finished count fits. */
+typedef struct spine_node {
+    uint32_t slot, sum;
+} spine_node;
+
+/* The nodes' counts from the tiles' and the pairs' (see the top): a stack
+ * over a trie's right spine, one entry per level (mask: the levels on it,
+ * nd[l] the node of level l). A node is finished where one of a higher
+ * level arrives or the tiles end; `carry` is the count of the subtree
+ * finished just to its right. Finishes the nodes below level `below`
+ * (MAX_LEVELS: all), storing each at base + its slot; returns the count
+ * of the subtree they made. */
+static uint32_t spine_pop(uint64_t *mask, spine_node *nd, tessel_tile_rows *tr, uint64_t base,
+                          unsigned below, uint32_t carry)
+{
+    uint64_t low = below >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << below) - 1;
+    for (uint64_t m = *mask & low; m; m &= m - 1) {
+        unsigned l = (unsigned)__builtin_ctzll(m);
+        carry += nd[l].sum;
+        tessel_tile_rows_set(tr, 1, base + nd[l].slot, carry);
+    }
+    *mask &= ~low;
+    return carry;
+}
+
+/* Strip s's maps: map[c] its tile of column c (relative to the strip's
+ * first), and per level l >= 1 map[moff[l] + b] the tile block b's node
+ * is stored with, for the blocks that are nodes (the walk reads no
+ * other). */
+static void strip_map(const tessel_tile_grid *g, uint64_t s, const uint64_t *moff, uint32_t *map)
 {
     uint64_t t0 = g->row[s], t1 = g->row[s + 1];
     for (uint64_t t = t0; t < t1; t++) {
         uint64_t c = tessel_tile_grid_key(g, t);
         map[c] = (uint32_t)(t - t0);
-        for (unsigned l = 1; l <= levels; l++)
-            map[moff[l] + (c >> l)] = NOT_NODE;
-    }
-    for (uint64_t t = t0; t + 1 < t1; t++) {
-        uint64_t c = tessel_tile_grid_key(g, t), d = tessel_tile_grid_key(g, t + 1);
-        unsigned l = tessel_tile_rows_level(c, d);
-        map[moff[l] + (c >> l)] = (uint32_t)(t - t0);
+        if (t + 1 < t1) {
+            unsigned l = tessel_tile_rows_level(c, tessel_tile_grid_key(g, t + 1));
+            map[moff[l] + (c >> l)] = (uint32_t)(t - t0);
+        }
     }
 }
 
-/* Rows [r0, r1) of strip s: one more row for every tile and node a row
- * touches. */
+/* Rows [r0, r1) of strip s: one more row for each tile a row touches, and
+ * one more pair for the node between each two tiles it touches one after
+ * the other (pair[], relative to the strip's first tile). */
 static void strip_walk(const tessel_tensor *t, const tessel_tile_grid *g, tessel_tile_rows *tr,
-                       uint64_t s, unsigned levels, const uint64_t *moff, const uint32_t *map)
+                       uint64_t s, const uint64_t *moff, const uint32_t *map, uint32_t *pair)
 {
     const uint32_t *col = t->idx[1];
-    uint64_t w = g->tile[1], last[MAX_LEVELS];
+    uint64_t w = g->tile[1];
+    unsigned sh = shift_of(w);
     uint64_t r0 = s * g->tile[0], r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0] : t->dims[0];
     uint64_t t0 = g->row[s];
     for (uint64_t r = r0; r < r1; r++) {
-        for (unsigned l = 0; l <= levels; l++)
-            last[l] = UINT64_MAX;
+        uint64_t last = UINT64_MAX;
         for (uint64_t p = t->ptr[r]; p < t->ptr[r + 1]; p++) {
-            uint64_t c = col[p] / w;
-            if (c == last[0])
+            uint64_t c = tile_of(col[p], w, sh);
+            if (c == last)
                 continue;
-            last[0] = c;
             bump(tr, 0, t0 + map[c]);
-            for (unsigned l = 1; l <= levels && (c >> l) != last[l]; l++) {
-                last[l] = c >> l;
-                uint32_t k = map[moff[l] + (c >> l)];
-                if (k != NOT_NODE)
-                    bump(tr, 1, t0 + k);
+            if (last != UINT64_MAX) {
+                unsigned l = tessel_tile_rows_level(last, c);
+                pair[map[moff[l] + (c >> l)]]++;
             }
+            last = c;
         }
     }
+}
+
+/* Strip s's nodes from its tiles' rows and its pairs, left to right. */
+static void strip_nodes(const tessel_tile_grid *g, tessel_tile_rows *tr, uint64_t s,
+                        const uint32_t *pair)
+{
+    uint64_t t0 = g->row[s], t1 = g->row[s + 1], mask = 0;
+    spine_node nd[MAX_LEVELS];
+    for (uint64_t t = t0; t + 1 < t1; t++) {
+        unsigned l = tessel_tile_rows_level(tessel_tile_grid_key(g, t),
+                                            tessel_tile_grid_key(g, t + 1));
+        uint32_t left = spine_pop(&mask, nd, tr, t0, l, tessel_tile_rows_tile(tr, t));
+        mask |= UINT64_C(1) << l;
+        nd[l] = (spine_node){ (uint32_t)(t - t0), left - pair[t - t0] };
+    }
+    if (t1 > t0)
+        spine_pop(&mask, nd, tr, t0, MAX_LEVELS, tessel_tile_rows_tile(tr, t1 - 1));
 }
 
 uint64_t tessel_tile_rows_bytes(const tessel_tile_rows *tr)
@@ -140,7 +198,9 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
     moff[1] = g->extent[1] + 1;
     for (unsigned l = 1; l <= levels; l++)
         moff[l + 1] = moff[l] + ((g->extent[1] + (UINT64_C(1) << l) - 1) >> l) + 1;
-    uint32_t *map = tessel_alloc_array(a, moff[levels + 1] + 1, sizeof(uint32_t));
+    /* the maps, then the pairs of a strip's nodes (at most a tile each) */
+    uint64_t words = moff[levels + 1] + 1 + g->extent[1] + 1;
+    uint32_t *map = tessel_alloc_array(a, words, sizeof(uint32_t));
     tessel_tile_rows *tr =
         tessel_tile_rows_new(a, g->nonempty, g->extent[0], g->tile[0] < t->dims[0] ? g->tile[0]
                                                                                    : t->dims[0]);
@@ -148,11 +208,14 @@ int tessel_tile_grid_rows(const tessel_tensor *t, const tessel_tile_grid *g,
         tessel_tile_rows_free(&tr);
         tessel_dealloc(a, map);
         return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty rows",
-                               (size_t)((2 * n + g->extent[0] + moff[levels + 1]) * 4));
+                               (size_t)((2 * n + g->extent[0] + words) * 4));
     }
+    uint32_t *pair = map + moff[levels + 1] + 1;
     for (uint64_t s = 0; s < g->extent[0]; s++) {
-        strip_map(g, levels, s, moff, map);
-        strip_walk(t, g, tr, s, levels, moff, map);
+        memset(pair, 0, (g->row[s + 1] - g->row[s]) * sizeof(uint32_t));
+        strip_map(g, s, moff, map);
+        strip_walk(t, g, tr, s, moff, map, pair);
+        strip_nodes(g, tr, s, pair);
         uint64_t r0 = s * g->tile[0];
         for (uint64_t r = r0; r < r0 + g->tile[0] && r < t->dims[0]; r++)
             tr->strip[s] += t->ptr[r + 1] > t->ptr[r];
@@ -175,83 +238,76 @@ void tessel_tile_rows_free(tessel_tile_rows **p)
 }
 
 /* The columns count's state (tessel_tile_grid_cols): per column of t the
- * last strip holding it plus one (0: none yet); per column of tiles C its
- * current strip's tile (map), the last strip holding a tile of it plus
- * one and that tile; per column of tiles and level l >= 1 (at C * L + l -
- * 1, one C's levels side by side: an entry reads them together) the
- * current block plus one, its distinct columns so far and the tile its
- * node is stored with (NOT_NODE: none yet). */
-typedef struct col_block {
-    uint32_t blk, acc, slot;
-} col_block;
+ * last strip holding it plus one (0: none yet); per column of tiles its
+ * current tile, that tile's columns so far, the last strip holding a tile
+ * of it plus one and the levels on its spine (mask), and its spine's
+ * nodes, L + 1 per column of tiles (nd[C * (L + 1) + l], stored with
+ * their tiles' indices in g). */
+typedef struct col_state {
+    uint32_t tile, count, last;
+    uint64_t mask;
+} col_state;
 
 typedef struct col_count {
     tessel_tile_rows *tc;
     unsigned L;
     uint32_t *mark;
-    uint64_t *map, *last, *lastt;
-    col_block *cb;
+    col_state *cs;
+    spine_node *nd;
 } col_count;
 
-/* Stores block cell b's count at its node, if it has one. */
-static void flush(col_count *cc, const col_block *b)
+/* Ends column of tiles C's current tile: its count stored, and its nodes
+ * below level `below` finished (MAX_LEVELS: all, at the end); returns the
+ * count of the subtree they made. */
+static uint32_t col_end_tile(col_count *cc, uint64_t C, unsigned below)
 {
-    if (b->blk && b->slot != NOT_NODE)
-        tessel_tile_rows_set(cc->tc, 1, b->slot, b->acc);
+    col_state *st = &cc->cs[C];
+    tessel_tile_rows_set(cc->tc, 0, st->tile, st->count);
+    return spine_pop(&st->mask, &cc->nd[C * (cc->L + 1)], cc->tc, 0, below, st->count);
 }
 
-/* Makes block B current at (C, l), storing the one it ends at its node. */
-static col_block *touch(col_count *cc, uint64_t C, unsigned l, uint64_t B)
-{
-    col_block *b = &cc->cb[C * cc->L + l - 1];
-    if (b->blk == B + 1)
-        return b;
-    flush(cc, b);
-    *b = (col_block){ (uint32_t)(B + 1), 0, NOT_NODE };
-    return b;
-}
-
-/* Strip s: its tiles arrive (each with the node between it and its
- * column's previous tile), then its entries, each column once. */
+/* Strip s: its tiles arrive (each pushing the node between it and its
+ * column of tiles' previous tile), then its entries, each column once:
+ * one more column for its tile, and one more pair for the node between
+ * this tile and the one that column was last seen in. */
 static void cols_strip(col_count *cc, const tessel_tensor *t, const tessel_tile_grid *g,
                        uint64_t s)
 {
     for (uint64_t i = g->row[s]; i < g->row[s + 1]; i++) {
         uint64_t C = tessel_tile_grid_key(g, i);
-        cc->map[C] = i;
-        if (cc->last[C]) {
-            unsigned l = tessel_tile_rows_level(cc->last[C] - 1, s);
-            touch(cc, C, l, s >> l)->slot = (uint32_t)cc->lastt[C];
+        col_state *st = &cc->cs[C];
+        if (st->last) {
+            unsigned l = tessel_tile_rows_level(st->last - 1, s);
+            uint32_t left = col_end_tile(cc, C, l);
+            st->mask |= UINT64_C(1) << l;
+            cc->nd[C * (cc->L + 1) + l] = (spine_node){ st->tile, left };
         }
-        cc->last[C] = s + 1;
-        cc->lastt[C] = i;
+        st->tile = (uint32_t)i;
+        st->count = 0;
+        st->last = (uint32_t)(s + 1);
     }
     uint64_t w = g->tile[1], r0 = s * g->tile[0];
     uint64_t r1 = r0 + g->tile[0] < t->dims[0] ? r0 + g->tile[0] : t->dims[0];
+    unsigned sh = shift_of(w);
     for (uint64_t p = t->ptr[r0]; p < t->ptr[r1]; p++) {
         uint32_t k = t->idx[1][p], prev = cc->mark[k];
         if (prev == s + 1)
             continue;
         cc->mark[k] = (uint32_t)(s + 1);
-        uint64_t C = k / w;
-        bump(cc->tc, 0, cc->map[C]);
+        uint64_t C = tile_of(k, w, sh);
+        cc->cs[C].count++;
         if (!prev)
             cc->tc->strip[C]++;
-        for (unsigned l = 1; l <= cc->L; l++) {
-            if (prev && ((uint64_t)(prev - 1) >> l) == (s >> l))
-                break;
-            touch(cc, C, l, s >> l)->acc++;
-        }
+        else
+            cc->nd[C * (cc->L + 1) + tessel_tile_rows_level(prev - 1, s)].sum--;
     }
 }
 
 static void col_count_free(const tessel_allocator *a, col_count *cc)
 {
     tessel_dealloc(a, cc->mark);
-    tessel_dealloc(a, cc->map);
-    tessel_dealloc(a, cc->last);
-    tessel_dealloc(a, cc->lastt);
-    tessel_dealloc(a, cc->cb);
+    tessel_dealloc(a, cc->cs);
+    tessel_dealloc(a, cc->nd);
 }
 
 int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
@@ -270,24 +326,23 @@ int tessel_tile_grid_cols(const tessel_tensor *t, const tessel_tile_grid *g,
     memset(&cc, 0, sizeof(cc));
     uint64_t E1 = g->extent[1] ? g->extent[1] : 1, w = g->tile[1];
     cc.L = levels_of(g->extent[0]);
-    uint64_t cells = E1 * (cc.L ? cc.L : 1);
+    uint64_t cells = E1 * (cc.L + 1);
     cc.tc = tessel_tile_rows_new(a, g->nonempty, g->extent[1], w < t->dims[1] ? w : t->dims[1]);
     cc.mark = tessel_alloc_zeroed(a, t->dims[1] ? t->dims[1] : 1, sizeof(uint32_t));
-    cc.map = tessel_alloc_array(a, E1, sizeof(uint64_t));
-    cc.last = tessel_alloc_zeroed(a, E1, sizeof(uint64_t));
-    cc.lastt = tessel_alloc_array(a, E1, sizeof(uint64_t));
-    cc.cb = tessel_alloc_zeroed(a, cells, sizeof(col_block));
-    if (!cc.tc || !cc.mark || !cc.map || !cc.last || !cc.lastt || !cc.cb) {
+    cc.cs = tessel_alloc_zeroed(a, E1, sizeof(col_state));
+    cc.nd = tessel_alloc_array(a, cells, sizeof(spine_node));
+    if (!cc.tc || !cc.mark || !cc.cs || !cc.nd) {
         tessel_tile_rows_free(&cc.tc);
         col_count_free(a, &cc);
         return tessel_diag_oom(diag, NULL, "counting the tiles' non-empty columns",
-                               (size_t)(t->dims[1] * 4 + E1 * 24 + cells * 12 +
-                                        g->nonempty * 8));
+                               (size_t)(t->dims[1] * 4 + E1 * sizeof(col_state) +
+                                        cells * sizeof(spine_node) + g->nonempty * 2));
     }
     for (uint64_t s = 0; s < g->extent[0]; s++)
         cols_strip(&cc, t, g, s);
-    for (uint64_t i = 0; i < g->extent[1] * cc.L; i++) /* the blocks still open */
-        flush(&cc, &cc.cb[i]);
+    for (uint64_t C = 0; C < g->extent[1]; C++) /* the tiles and nodes still open */
+        if (cc.cs[C].last)
+            col_end_tile(&cc, C, MAX_LEVELS);
     col_count_free(a, &cc);
     *out = cc.tc;
     return TESSEL_OK;

@@ -1,27 +1,36 @@
-/* Closed sums for MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] at one buffer
- * level (docs/models/stat.md, "MTTKRP in closed form" and "MTTKRP in
- * closed form in every loop order"), in place of the walk of stat_walk.c
- * (engine indices 0 i, 1 r, 2 j, 3 k; a loop of one tile is no loop).
+/* Closed sums for MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] at every buffer
+ * level (docs/models/stat.md, "MTTKRP in closed form", "MTTKRP in closed
+ * form in every loop order" and "MTTKRP in closed form at nested
+ * levels"), in place of the walk of stat_walk.c (engine indices 0 i, 1 r,
+ * 2 j, 3 k; a loop of one tile is no loop).
  *
- * With every iteration effectual, the tile iterations are the triples of
- * non-empty tiles T(ti, tj, tk), B(tj, tr), C(tk, tr), visited in the
- * loop order. They are enumerated straight from T's grid: T's tiles sorted
- * by its modes in the loop order, cut into groups that share the modes
- * outside r; per group, r's tiles in turn, and per r tile the group's
- * tiles in order, kept where B(tj, tr) and C(tk, tr) are non-empty. That
- * is the walk's order, with no loop keys generated, sorted or decoded;
- * every tile is priced once, and B's and C's tiles are found by a direct
- * index. Inputs follow rule 1 as in the walk: a fill where the tile
- * differs from the resident one, a reuse otherwise (rule 4: an overbooked
- * tile's excess streams again on each reuse). An output run (consecutive
- * iterations on one output tile) ends in a write-back at the reduction
- * step of its last iteration, with a read-back of the previous run's
- * contents when the tile was written before (rule 2, priced as the
- * streaming walk prices it: exact_live_writeback). When i and r are
- * outside j and k, each output tile is one run, and the output table
- * needs only final counts (stat_mttkrp_final_only). Every count is the
- * walk's integer sum over the same iterations, so the results equal the
- * walk's, and -e exact's with the whole output in the sample. */
+ * With every iteration effectual, the tile iterations of boundary b are
+ * the triples of non-empty level-b tiles T(ti, tj, tk), B(tj, tr),
+ * C(tk, tr), visited in the loop order, whose digits are the loops of
+ * every level down to b (an index tiled at two levels has two digits).
+ * They are enumerated straight from T's grid: T's tiles sorted by its
+ * digits in loop order; then digit by digit, an r digit takes each of its
+ * values in turn over the range of T's tiles, a T digit cuts the range
+ * where its value changes, and past r's last digit the range's tiles are
+ * visited in order, kept where B(tj, tr) and C(tk, tr) are non-empty
+ * (at one level: groups of T's tiles sharing the modes outside r, each
+ * walked once per r tile). That is the walk's order, with no loop keys
+ * generated, sorted or decoded; every tile is priced once, and B's and
+ * C's tiles are found by a direct index. Inputs follow rule 1 as in the
+ * walk: a fill where the tile differs from the resident one, a reuse
+ * otherwise (rule 4: an overbooked tile's excess streams again on each
+ * reuse, and at nested levels the fills and uses are recorded for the
+ * child level's reads, exact_ob_note / exact_ob_child, which stat_walk.c
+ * settles as exact.c does). An output run (consecutive iterations on one
+ * output tile) ends in a write-back at the reduction step of its last
+ * iteration, with a read-back of the previous run's contents when the
+ * tile was written before (rule 2, priced as the streaming walk prices
+ * it: exact_live_writeback). When i and r are outside j and k, each output
+ * tile is one run, and the output table needs only final counts
+ * (stat_mttkrp_final_only). The compute's reads (intersections, child
+ * metadata reads) are counted at the innermost level only. Every count is
+ * the walk's integer sum over the same iterations, so the results equal
+ * the walk's, and -e exact's with the whole output in the sample. */
 #include <string.h>
 
 #include "stat_mttkrp.h"
@@ -30,25 +39,10 @@
  * slots each; past it, the grid's own search (exact_tile_index). */
 #define MK_DIRECT_SLOTS (UINT64_C(1) << 24)
 
-/* Position of engine index x among boundary bd's loops of more than one
- * tile, -1 when x has none (it takes one value: outermost). */
-static int looped_position(const boundary *bd, unsigned x)
-{
-    int p = 0;
-    for (unsigned d = 0; d < bd->ndigits; d++) {
-        if (bd->d[d].radix <= 1)
-            continue;
-        if (bd->d[d].x == x)
-            return p;
-        p++;
-    }
-    return -1;
-}
-
 int stat_mttkrp_applies(const engine *e, const boundary *bd)
 {
-    if (e->kind != TESSEL_WORKLOAD_MTTKRP || e->nin != 3 || e->nlev != 2 || bd->b != 1 ||
-        e->inspill || e->outer_any[1] || bd->by_rows || bd->spill_known)
+    if (e->kind != TESSEL_WORKLOAD_MTTKRP || e->nin != 3 || e->inspill || e->outer_any[bd->b] ||
+        bd->by_rows || bd->spill_known)
         return 0;
     return exact_all_effectual(e, bd); /* gated or non-skipping inputs walk */
 }
@@ -56,13 +50,15 @@ int stat_mttkrp_applies(const engine *e, const boundary *bd)
 int stat_mttkrp_final_only(const engine *e, const boundary *bd)
 {
     (void)e;
-    int pos[NX];
-    for (unsigned x = 0; x < NX; x++)
-        pos[x] = looped_position(bd, x);
-    for (unsigned o = 0; o < 2; o++)
-        for (unsigned q = 2; q < 4; q++)
-            if (pos[o] >= 0 && pos[q] >= 0 && pos[o] > pos[q])
-                return 0;
+    int seen_red = 0; /* a digit of j or k of more than one value */
+    for (unsigned d = 0; d < bd->ndigits; d++) {
+        if (bd->d[d].radix <= 1)
+            continue;
+        if (bd->d[d].x >= 2)
+            seen_red = 1;
+        else if (seen_red)
+            return 0;
+    }
     return 1;
 }
 
@@ -130,6 +126,9 @@ typedef struct mk_state {
     exact_out_live lv;     /* each output tile's last write-back */
     int open;              /* an output run is open, its last iteration at last */
     uint64_t last[NX];
+    int innermost;         /* b is the innermost level: the compute reads it */
+    digit dg[NX * NLEV];   /* the loop digits of more than one value */
+    unsigned nd, leaf;     /* their number; how many up to r's last */
 } mk_state;
 
 static void mk_free(mk_state *s)
@@ -183,8 +182,11 @@ static uint64_t factor_tile(const mk_state *s, unsigned i, const uint64_t *c)
 }
 
 /* Rule 1 (and rule 4's overbooked excess) for input i's tile idx in one
- * effectual iteration, as walk_inputs (exact_walk.c). */
-static void use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz)
+ * effectual iteration at c, as walk_inputs (exact_walk.c), with its
+ * records for rule 4 at nested levels (exact_bumped.c): a fill adds to the
+ * parent level's overbooked tile, an overbooked tile's fills and uses are
+ * noted for the child level's reads. */
+static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const uint64_t *c)
 {
     engine *e = s->e;
     tessel_result *r = e->res;
@@ -197,9 +199,14 @@ static void use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz)
         res->data = s->bytes[i][2 * idx];
         res->meta = s->bytes[i][2 * idx + 1];
         exact_charge_fill(e->spec, s->bd->b, r, tr, part, res->data, res->meta);
-        return;
+        int rc = s->bd->b >= 2 ? exact_ob_child(e, s->bd, i, c, nnz) : TESSEL_OK;
+        if (rc || s->innermost) /* no child level to record for (e->inspill is off) */
+            return rc;
+        return exact_ob_note(e, s->bd, i, c, nnz, res->data, res->meta, part, 1);
     }
-    exact_charge_excess(tr, part, res->data, res->meta);
+    if (!exact_charge_excess(tr, part, res->data, res->meta) || s->innermost)
+        return TESSEL_OK;
+    return exact_ob_note(e, s->bd, i, c, res->nnz, res->data, res->meta, part, 0);
 }
 
 /* The open output run ends: its tile is written back after the reduction
@@ -225,9 +232,10 @@ static int iterate(mk_state *s, const uint64_t *c, const uint64_t *idx)
     for (unsigned i = 0; i < NIN; i++)
         nnz[i] = tessel_tile_grid_count(s->bd->grid[i], idx[i]);
     for (unsigned i = 0; i < NIN; i++)
-        use_input(s, i, idx[i], nnz[i]);
+        if (use_input(s, i, idx[i], nnz[i], c))
+            return TESSEL_ENOMEM;
     e->res->effectual_tiles[b]++;
-    for (unsigned i = 0; i < NIN; i++) { /* b is the innermost level (nlev 2) */
+    for (unsigned i = 0; s->innermost && i < NIN; i++) {
         e->res->intersections += nnz[i];
         if (s->scalar[i])
             exact_scalar_note(e, i, c, nnz[i], s->res[i].meta);
@@ -235,32 +243,28 @@ static int iterate(mk_state *s, const uint64_t *c, const uint64_t *idx)
             e->res->traffic[b][e->in[i].spec_tensor].child_read_metadata +=
                 nnz[i] * s->coord_bits / 8;
     }
-    if (e->spec->compute.optimization)
+    if (s->innermost && e->spec->compute.optimization)
         exact_compute_note(e, c, nnz);
     memcpy(s->last, c, sizeof(s->last));
     s->open = 1;
     return TESSEL_OK;
 }
 
-/* T's modes (0 i, 1 j, 2 k) in the loop order, those of one tile first;
- * *prefix: how many of them come before r (the groups' modes). */
-static void t_modes(const boundary *bd, unsigned *m3, unsigned *prefix)
+/* The boundary's loop digits of more than one value, in loop order (at
+ * nested levels an index has one digit per level that tiles it); *leaf:
+ * how many of them come up to r's last (0: r takes one value). */
+static unsigned loop_digits(const boundary *bd, digit *dg, unsigned *leaf)
 {
-    static const unsigned engine_x[3] = { 0, 2, 3 };
-    int pos[3], pr = looped_position(bd, 1);
-    for (unsigned m = 0; m < 3; m++) {
-        pos[m] = looped_position(bd, engine_x[m]);
-        m3[m] = m;
+    unsigned n = 0;
+    *leaf = 0;
+    for (unsigned d = 0; d < bd->ndigits; d++) {
+        if (bd->d[d].radix <= 1)
+            continue;
+        dg[n++] = bd->d[d];
+        if (bd->d[d].x == 1)
+            *leaf = n;
     }
-    for (unsigned a = 1; a < 3; a++) /* stable insertion sort by position */
-        for (unsigned q = a; q > 0 && pos[m3[q]] < pos[m3[q - 1]]; q--) {
-            unsigned t = m3[q];
-            m3[q] = m3[q - 1];
-            m3[q - 1] = t;
-        }
-    *prefix = 0;
-    for (unsigned m = 0; m < 3; m++)
-        *prefix += pos[m] < pr;
+    return n;
 }
 
 /* Mode m's tile coordinate of T's tile at flat coordinate f (row-major). */
@@ -270,39 +274,63 @@ static uint64_t t_coord(const tessel_tile_grid *g, uint64_t f, unsigned m)
     return m == 0 ? f / (nj * nk) : m == 1 ? f / nk % nj : f % nk;
 }
 
-/* One stable counting sort of T's tiles v[] by mode m, through w[]. */
-static void t_pass(const tessel_tile_grid *g, const uint64_t *fl, unsigned m, uint64_t *v,
+/* The value of T's digit d (engine index 0 i, 2 j, 3 k) at T's tile at
+ * flat coordinate f, as exact_loop_key reads it. */
+static uint64_t t_digit(const tessel_tile_grid *g, uint64_t f, const digit *d)
+{
+    uint64_t v = t_coord(g, f, d->x ? d->x - 1 : 0) / d->div;
+    return d->first ? v : v % d->radix;
+}
+
+/* One stable counting sort of T's tiles v[] by digit d, through w[]. */
+static void t_pass(const tessel_tile_grid *g, const uint64_t *fl, const digit *d, uint64_t *v,
                    uint64_t *w, uint64_t *cnt)
 {
-    uint64_t n = g->nonempty, ext = g->extent[m];
-    memset(cnt, 0, (ext + 1) * sizeof(uint64_t));
+    uint64_t n = g->nonempty;
+    memset(cnt, 0, (d->radix + 1) * sizeof(uint64_t));
     for (uint64_t p = 0; p < n; p++)
-        cnt[t_coord(g, fl[v[p]], m) + 1]++;
-    for (uint64_t x = 0; x < ext; x++)
+        cnt[t_digit(g, fl[v[p]], d) + 1]++;
+    for (uint64_t x = 0; x < d->radix; x++)
         cnt[x + 1] += cnt[x];
     for (uint64_t p = 0; p < n; p++)
-        w[cnt[t_coord(g, fl[v[p]], m)]++] = v[p];
+        w[cnt[t_digit(g, fl[v[p]], d)]++] = v[p];
     memcpy(v, w, n * sizeof(uint64_t));
 }
 
-/* T's tiles in the walk's order (*pv) and each grid tile's flat
- * coordinate (*pfl). The grid is sorted by (i, j, k): for modes (a, b, c)
- * in the loop order, a stable sort by b then by a gives (a, b, c); the
- * sort by b is none when b is i (the grid's own first mode). */
-static int t_order(const engine *e, const boundary *bd, const unsigned *m3, uint64_t **pv,
-                   uint64_t **pfl)
+/* How many of T's digits (those of dg[] other than r's, into td[]) need
+ * a sorting pass: none when their modes never decrease (the grid's own
+ * (i, j, k) order); else all but the last, whose ties the grid's order
+ * already breaks (tiles equal on every other digit differ in one mode). */
+static unsigned t_passes(const digit *dg, unsigned nd, digit *td)
+{
+    unsigned n = 0, natural = 1;
+    for (unsigned q = 0; q < nd; q++) {
+        if (dg[q].x == 1)
+            continue;
+        natural &= n == 0 || td[n - 1].x <= dg[q].x;
+        td[n++] = dg[q];
+    }
+    return natural || n == 0 ? 0 : n - 1;
+}
+
+/* T's tiles in the walk's order (*pv: sorted by T's digits in loop order,
+ * by stable passes from the innermost) and each grid tile's flat
+ * coordinate (*pfl). */
+static int t_order(const engine *e, const boundary *bd, const digit *dg, unsigned nd,
+                   uint64_t **pv, uint64_t **pfl)
 {
     const tessel_allocator *a = e->alloc;
     const tessel_tile_grid *g = bd->grid[0];
+    digit td[NX * NLEV];
+    unsigned passes = t_passes(dg, nd, td);
     uint64_t n = g->nonempty, span = g->extent[1] * g->extent[2], most = 0;
-    int natural = m3[0] == 0 && m3[1] == 1;
-    for (unsigned m = 0; m < 3; m++)
-        most = g->extent[m] > most ? g->extent[m] : most;
+    for (unsigned q = 0; q < passes; q++)
+        most = td[q].radix > most ? td[q].radix : most;
     uint64_t *v = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
     uint64_t *fl = tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
-    uint64_t *w = natural ? NULL : tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t));
-    uint64_t *cnt = natural ? NULL : tessel_alloc_array(a, most + 1, sizeof(uint64_t));
-    if (!v || !fl || (!natural && (!w || !cnt))) {
+    uint64_t *w = passes ? tessel_alloc_array(a, n ? n : 1, sizeof(uint64_t)) : NULL;
+    uint64_t *cnt = passes ? tessel_alloc_array(a, most + 1, sizeof(uint64_t)) : NULL;
+    if (!v || !fl || (passes && (!w || !cnt))) {
         tessel_dealloc(a, v);
         tessel_dealloc(a, fl);
         tessel_dealloc(a, w);
@@ -315,10 +343,8 @@ static int t_order(const engine *e, const boundary *bd, const unsigned *m3, uint
             fl[t] = r * span + tessel_tile_grid_key(g, t);
             v[t] = t;
         }
-    if (!natural && m3[1] != 0)
-        t_pass(g, fl, m3[1], v, w, cnt);
-    if (!natural)
-        t_pass(g, fl, m3[0], v, w, cnt);
+    for (unsigned q = passes; q-- > 0;)
+        t_pass(g, fl, &td[q], v, w, cnt);
     tessel_dealloc(a, w);
     tessel_dealloc(a, cnt);
     *pv = v;
@@ -326,52 +352,51 @@ static int t_order(const engine *e, const boundary *bd, const unsigned *m3, uint
     return TESSEL_OK;
 }
 
-/* Whether T's tiles at flat coordinates x and y share the first `prefix`
- * modes of m3. */
-static int same_group(const tessel_tile_grid *g, uint64_t x, uint64_t y, const unsigned *m3,
-                      unsigned prefix)
-{
-    for (unsigned q = 0; q < prefix; q++)
-        if (t_coord(g, x, m3[q]) != t_coord(g, y, m3[q]))
-            return 0;
-    return 1;
-}
-
-/* A group: T's tiles v[p0, p1), which share the modes outside r; per r
- * tile, the group's tiles in order, kept where B(tj, tr) and C(tk, tr)
- * are non-empty. */
-static int group(mk_state *s, const uint64_t *v, const uint64_t *fl, uint64_t p0, uint64_t p1)
+/* T's tiles v[p0, p1) in order at r tile tr, kept where B(tj, tr) and
+ * C(tk, tr) are non-empty. */
+static int walk_range(mk_state *s, const uint64_t *v, const uint64_t *fl, uint64_t p0,
+                      uint64_t p1, uint64_t tr)
 {
     const tessel_tile_grid *g = s->bd->grid[0];
-    uint64_t nr = s->bd->ntiles[1];
-    for (uint64_t tr = 0; tr < nr; tr++)
-        for (uint64_t p = p0; p < p1; p++) {
-            uint64_t f = fl[v[p]], idx[NIN];
-            uint64_t c[NX] = { t_coord(g, f, 0), tr, t_coord(g, f, 1), t_coord(g, f, 2) };
-            idx[1] = factor_tile(s, 1, c);
-            idx[2] = idx[1] == UINT64_MAX ? UINT64_MAX : factor_tile(s, 2, c);
-            if (idx[2] == UINT64_MAX)
-                continue;
-            idx[0] = v[p];
-            if (iterate(s, c, idx))
-                return TESSEL_ENOMEM;
-        }
+    for (uint64_t p = p0; p < p1; p++) {
+        uint64_t f = fl[v[p]], idx[NIN];
+        uint64_t c[NX] = { t_coord(g, f, 0), tr, t_coord(g, f, 1), t_coord(g, f, 2) };
+        idx[1] = factor_tile(s, 1, c);
+        idx[2] = idx[1] == UINT64_MAX ? UINT64_MAX : factor_tile(s, 2, c);
+        if (idx[2] == UINT64_MAX)
+            continue;
+        idx[0] = v[p];
+        if (iterate(s, c, idx))
+            return TESSEL_ENOMEM;
+    }
     return TESSEL_OK;
 }
 
-/* Every group in turn, then the last output run's end. */
-static int walk_groups(mk_state *s, const uint64_t *v, const uint64_t *fl, const unsigned *m3,
-                       unsigned prefix)
+/* Digits q.. of the loop over T's tiles v[p0, p1), which share every T
+ * digit before q, with r's digits before q summing to tile tr: an r digit
+ * takes each of its values in turn, a T digit cuts the range where its
+ * value changes; past r's last digit the range is walked in order. */
+static int enumerate(mk_state *s, const uint64_t *v, const uint64_t *fl, unsigned q,
+                     uint64_t p0, uint64_t p1, uint64_t tr)
 {
+    if (q >= s->leaf)
+        return walk_range(s, v, fl, p0, p1, tr);
+    const digit *d = &s->dg[q];
+    if (d->x == 1) {
+        for (uint64_t val = 0; val < d->radix && tr + val * d->div < s->bd->ntiles[1]; val++)
+            if (enumerate(s, v, fl, q + 1, p0, p1, tr + val * d->div))
+                return TESSEL_ENOMEM;
+        return TESSEL_OK;
+    }
     const tessel_tile_grid *g = s->bd->grid[0];
-    uint64_t n = g->nonempty;
-    for (uint64_t p0 = 0, p1; p0 < n; p0 = p1) {
-        for (p1 = p0 + 1; p1 < n && same_group(g, fl[v[p0]], fl[v[p1]], m3, prefix); p1++)
+    for (uint64_t a = p0, z; a < p1; a = z) {
+        uint64_t dv = t_digit(g, fl[v[a]], d);
+        for (z = a + 1; z < p1 && t_digit(g, fl[v[z]], d) == dv; z++)
             ;
-        if (group(s, v, fl, p0, p1))
+        if (enumerate(s, v, fl, q + 1, a, z, tr))
             return TESSEL_ENOMEM;
     }
-    return s->open ? end_run(s) : TESSEL_OK;
+    return TESSEL_OK;
 }
 
 int stat_mttkrp_sums(engine *e, const boundary *bd)
@@ -387,17 +412,19 @@ int stat_mttkrp_sums(engine *e, const boundary *bd)
         s.part[i] = exact_partition_bytes(e, bd->b, e->in[i].spec_tensor);
         s.scalar[i] = exact_scalar_on(e, i);
     }
-    unsigned m3[3], prefix;
-    t_modes(bd, m3, &prefix);
+    s.innermost = bd->b + 1 == e->nlev;
+    s.nd = loop_digits(bd, s.dg, &s.leaf);
     uint64_t *v = NULL, *fl = NULL;
     const tessel_tile_grid *g = bd->grid[0];
-    if (mk_tables(&s) || t_order(e, bd, m3, &v, &fl)) {
+    if (mk_tables(&s) || t_order(e, bd, s.dg, s.nd, &v, &fl)) {
         mk_free(&s);
         return exact_oom_step(e, "pricing the MTTKRP tiles", (5 * g->nonempty + 2 * MK_DIRECT_SLOTS) * 8);
     }
     int rc = exact_live_init(e, bd, &s.lv);
     if (!rc)
-        rc = walk_groups(&s, v, fl, m3, prefix);
+        rc = enumerate(&s, v, fl, 0, 0, g->nonempty, 0);
+    if (!rc && s.open)
+        rc = end_run(&s); /* the last output run */
     tessel_dealloc(e->alloc, v);
     tessel_dealloc(e->alloc, fl);
     mk_free(&s);

@@ -1,4 +1,4 @@
-/* Private to the stat estimator: closed sums for MTTKRP at one buffer
+/* Private to the stat estimator: closed sums for MTTKRP at every buffer
  * level (stat_mttkrp.c), in place of the walk of stat_walk.c. */
 #ifndef TESSEL_MODEL_STAT_MTTKRP_H
 #define TESSEL_MODEL_STAT_MTTKRP_H
@@ -6,13 +6,15 @@
 #include "stat_internal.h"
 
 /* Whether boundary bd of MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r] (its
- * geometry set) is one the closed sums price: one buffer level, every
- * iteration effectual (each input skips on both partners), no outer
- * action_optimization. Any loop order. */
+ * geometry set) is one the closed sums price: every iteration effectual
+ * (each input skips on both partners), no action_optimization above the
+ * innermost level, no rule 4 per read of the compute (e->inspill). Any
+ * loop order, any number of buffer levels. */
 int stat_mttkrp_applies(const engine *e, const boundary *bd);
 
-/* Whether, in bd's loop order, the output's loops i and r are outside the
- * reduction loops j and k: each output tile is then one run, and the
+/* Whether, in bd's loop order, every digit of the output's loops i and r
+ * (one per level that tiles it) is outside every digit of the reduction
+ * loops j and k: each output tile is then one run, and the
  * output table needs only each tile's final count (stat_walk.c builds it
  * so); else each sampled nonzero's first reduction step. */
 int stat_mttkrp_final_only(const engine *e, const boundary *bd);

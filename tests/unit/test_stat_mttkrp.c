@@ -5,7 +5,10 @@
  * in the other orders a tile has several runs, each written back at its
  * last reduction step and read back by the next); gated inputs and an
  * output that outgrows its partition keep the walk; a failed allocation
- * at any step of a closed point is ENOMEM and leaks nothing. */
+ * at any step of a closed point is ENOMEM and leaks nothing. At two
+ * buffer levels (DRAM -> LLB -> PEB) every level is closed in every pair
+ * of loop orders, equal to exact field by field, and a gated input or a
+ * spilling output at the inner level keeps the walk there. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,7 +83,8 @@ static void assert_equal(const tessel_result *x, const tessel_result *r, const c
         }
     ck_assert_uint_eq(x->macs, r->macs);
     ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->effectual_tiles[1], r->effectual_tiles[1]);
+    for (unsigned l = 1; l < x->nlevels; l++)
+        ck_assert_uint_eq(x->effectual_tiles[l], r->effectual_tiles[l]);
     ck_assert_uint_eq(x->intersections, r->intersections);
     ck_assert_uint_eq(x->overflow_tiles, r->overflow_tiles);
     ck_assert_msg(x->dram_bytes == r->dram_bytes, "%s: dram exact %llu, stat %llu", what,
@@ -230,6 +234,97 @@ static tessel_tensor *small_tensor(void)
     return t;
 }
 
+/* A PEB level inside s's LLB: its copy, with loop order `order` and tile
+ * edges i r j k. */
+static void nest_peb(tessel_spec *s, const char *order, const uint64_t *tile)
+{
+    unsigned l = s->nlevels++;
+    s->level[l] = s->level[l - 1];
+    snprintf(s->level[l].name, sizeof(s->level[l].name), "PEB");
+    for (unsigned x = 0; x < 4; x++)
+        s->level[l].tile[x] = tile[x];
+    for (unsigned p = 0; p < 4; p++) {
+        char c = order[p];
+        s->level[l].order[p] = c == 'I' ? 0 : c == 'R' ? 1 : c == 'J' ? 2 : 3;
+    }
+}
+
+/* (LLB, PEB) tile edges i r j k, each PEB edge dividing the LLB's (0:
+ * the whole mode) and on the statistics grid */
+static const uint64_t nested[][2][4] = {
+    { { 1024, 24, 1024, 128 }, { 256, 8, 256, 32 } },
+    { { 512, 8, 256, 64 }, { 128, 4, 64, 32 } },
+    { { 0, 12, 2048, 96 }, { 512, 4, 512, 32 } },
+    { { 256, 24, 0, 96 }, { 64, 12, 1024, 32 } },
+};
+
+/* Two buffer levels: every loop order at the LLB and at the PEB (paired
+ * so that each shape sees all 24 at both), both levels closed and equal
+ * to exact, with output tiles of several runs at the PEB. */
+START_TEST(nested_every_order_equal_exact)
+{
+    mk_data m;
+    mk_load(&m);
+    char orders[24][5];
+    all_orders(orders);
+    unsigned several = 0;
+    for (unsigned n = 0; n < sizeof(nested) / sizeof(nested[0]); n++)
+        for (unsigned q = 0; q < 24; q++) {
+            const char *outer = orders[q], *inner = orders[(7 * q + 5 * n + 3) % 24];
+            tessel_spec s;
+            test_spec_mttkrp(&s, outer, nested[n][0]);
+            nest_peb(&s, inner, nested[n][1]);
+            char what[64];
+            snprintf(what, sizeof(what), "%s/%s shape %u", outer, inner, n);
+            tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+            ck_assert_msg(!r.stat_walked, "%s walked", what);
+            assert_equal(&x, &r, what);
+            several += x.traffic[2][0].updates > 0;
+        }
+    ck_assert_uint_gt(several, 20);
+    mk_free(&m);
+}
+END_TEST
+
+/* Two buffer levels with small partitions: inputs overbooked at the LLB,
+ * whose excess the PEB's fills re-price (rule 4 per child read), closed
+ * and equal to exact; a gated input at the PEB, or a PEB output tile
+ * larger than its partition, walks. */
+START_TEST(nested_partitions_and_walks)
+{
+    mk_data m;
+    mk_load(&m);
+    static const char *const orders[][2] = { { "IRJK", "IRJK" }, { "JIRK", "RIJK" } };
+    const uint64_t llb[4] = { 512, 8, 1024, 64 }, peb[4] = { 128, 4, 256, 32 };
+    tessel_spec s;
+    for (unsigned q = 0; q < 2; q++) {
+        test_spec_mttkrp(&s, orders[q][0], llb);
+        nest_peb(&s, orders[q][1], peb);
+        for (unsigned t = 1; t < 4; t++) /* T, B and C overbooked, Y fits */
+            s.level[1].tensor[t].partition_bytes = 2048;
+        tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+        ck_assert(!r.stat_walked);
+        for (unsigned t = 1; t < 4; t++)
+            ck_assert_uint_gt(x.traffic[1][t].overflow_tiles, 0);
+        assert_equal(&x, &r, orders[q][0]);
+    }
+    test_spec_mttkrp(&s, "IRJK", llb);
+    nest_peb(&s, "KRJI", peb);
+    s.level[2].tensor[2].sparse.skip_on = 1u << 1; /* B skips on T, gates on C */
+    s.level[2].tensor[2].sparse.gate_on = 1u << 3;
+    tessel_result x = run(&s, &m.d, 0), r = run(&s, &m.d, 1);
+    ck_assert_msg(r.stat_walked, "gated PEB did not walk");
+    assert_equal(&x, &r, "gated PEB");
+    const uint64_t wide[4] = { 0, 24, 256, 64 };
+    test_spec_mttkrp(&s, "RIJK", wide);
+    nest_peb(&s, "JKIR", wide);
+    s.level[2].capacity = 48 * 1024;
+    r = run(&s, &m.d, 1);
+    ck_assert_msg(r.stat_walked, "spilling PEB did not walk");
+    mk_free(&m);
+}
+END_TEST
+
 START_TEST(out_of_memory_every_allocation)
 {
     mk_data m;
@@ -251,13 +346,23 @@ START_TEST(out_of_memory_every_allocation)
     o.output_fraction = 1;
     o.base[0] = 4;
     o.base[1] = 4;
-    /* one run per output tile (RIKJ), and several (KJRI: j and k outside) */
-    static const char *const orders[] = { "RIKJ", "KJRI" };
-    for (unsigned q = 0; q < 2; q++) {
+    /* one run per output tile (RIKJ), and several (KJRI: j and k outside);
+     * then two levels, a PEB of 4 x 4 x 4 x 4 inside (overbooked LLB
+     * tiles: rule 4 per child read) */
+    static const char *const orders[] = { "RIKJ", "KJRI", "IRJK", "JKRI" };
+    const uint64_t peb[4] = { 4, 4, 4, 4 };
+    for (unsigned q = 0; q < 4; q++) {
         tessel_spec s;
         test_spec_mttkrp(&s, orders[q], shape);
+        if (q >= 2) {
+            nest_peb(&s, orders[5 - q], peb);
+            s.level[1].tensor[1].partition_bytes = 48; /* T's LLB tiles overbooked */
+        }
         tessel_result x = run(&s, &m.d, 0);
-        ck_assert_int_eq(x.traffic[1][0].updates > 0, q);
+        if (q < 2)
+            ck_assert_int_eq(x.traffic[1][0].updates > 0, q);
+        else
+            ck_assert_uint_gt(x.traffic[1][1].overflow_tiles, 0);
         for (long n = 1;; n++) {
             test_alloc ta;
             test_alloc_init(&ta, n);
@@ -288,6 +393,8 @@ int main(void)
     tcase_add_test(tc, every_order_equal_exact);
     tcase_add_test(tc, gated_input_walks);
     tcase_add_test(tc, partitions);
+    tcase_add_test(tc, nested_every_order_equal_exact);
+    tcase_add_test(tc, nested_partitions_and_walks);
     tcase_add_test(tc, out_of_memory_every_allocation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -85,6 +85,19 @@ static inline void test_spmspm_data(tessel_workload_data *d, tessel_tensor *a, t
     d->extent[2] = a->dims[1];
 }
 
+/* A tensor file loaded with the default options; the test fails, naming
+ * the file, if it cannot be. */
+static inline tessel_tensor *test_load_tensor(const char *path)
+{
+    tessel_load_options opt;
+    tessel_load_options_init(&opt);
+    tessel_tensor *t = NULL;
+    tessel_diag d;
+    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
+    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
+    return t;
+}
+
 /* Statistics saved to a temporary .tsd and loaded back (the file removed):
  * the round trip every save/load test makes. */
 static inline tessel_stat_data *test_stat_reload(const tessel_stat_data *sd)

@@ -105,13 +105,7 @@ static tessel_tensor *load(const char *path)
 {
     if (access(path, R_OK) != 0)
         return NULL;
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
+    return test_load_tensor(path);
 }
 
 /* ------------------------------------------------------------------ */

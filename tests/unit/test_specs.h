@@ -79,6 +79,35 @@ static inline void test_spec_spmspm(tessel_spec *s, const char *order, uint64_t 
     s->compute.clock_ghz = 1;
 }
 
+/* s (an SpMSpM spec from test_spec_spmspm) made TTM Y[i,j,r] = T[i,j,k] *
+ * M[k,r]: index numbers i 0, j 1, r 2, k 3; level 1's order (letters of
+ * IJRK) and tiles (i j r k, 0: the whole mode). */
+static inline void test_spec_ttm_workload(tessel_spec *s, const char *order, const uint64_t *tile)
+{
+    tessel_spec_workload *w = &s->workload;
+    w->kind = TESSEL_WORKLOAD_TTM;
+    w->einsum = "Y[i,j,r] = T[i,j,k] * M[k,r]";
+    w->nindices = 4;
+    const char *idx_names[4] = { "i", "j", "r", "k" };
+    for (unsigned x = 0; x < 4; x++)
+        strcpy(w->index_name[x], idx_names[x]);
+    const char *names[3] = { "Y", "T", "M" };
+    unsigned ranks[3] = { 3, 3, 2 };
+    unsigned idx[3][3] = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2, 0 } };
+    for (unsigned t = 0; t < 3; t++) {
+        strcpy(w->tensor[t].name, names[t]);
+        w->tensor[t].rank = ranks[t];
+        for (unsigned m = 0; m < 3; m++)
+            w->tensor[t].index[m] = idx[t][m];
+    }
+    for (unsigned x = 0; x < 4; x++)
+        s->level[1].tile[x] = tile[x];
+    for (unsigned p = 0; p < 4; p++) {
+        char c = order[p];
+        s->level[1].order[p] = c == 'I' ? 0 : c == 'J' ? 1 : c == 'R' ? 2 : 3;
+    }
+}
+
 /* MTTKRP Y[i,r] = T[i,j,k] * B[j,r] * C[k,r] at one buffer level (csr,
  * unbounded), loop order of letters I R J K, tiles i r j k (0: whole
  * mode); each input skips on both partners. Index numbers i 0, r 1, j 2,

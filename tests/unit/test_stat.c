@@ -44,17 +44,6 @@ static tessel_tensor *test_matrix(uint64_t rows, uint64_t cols, double density, 
     return t;
 }
 
-static tessel_tensor *load(const char *path)
-{
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
-}
-
 static void data_of(tessel_workload_data *d, tessel_tensor *a, tessel_tensor *b)
 {
     test_spmspm_data(d, a, b);
@@ -184,8 +173,8 @@ static void check_all(tessel_tensor *a, tessel_tensor *b, uint64_t capacity, int
 START_TEST(full_sample_equals_exact_real_matrices)
 {
     tessel_stat_options o = full_sample();
-    tessel_tensor *g51 = load("examples/data/G51.mtx.gz");
-    tessel_tensor *jag = load("examples/data/jagmesh7.mtx.gz");
+    tessel_tensor *g51 = test_load_tensor("examples/data/G51.mtx.gz");
+    tessel_tensor *jag = test_load_tensor("examples/data/jagmesh7.mtx.gz");
     check_all(g51, g51, 0, 1, &o, 0);  /* csr */
     check_all(jag, jag, 0, 0, &o, 0);  /* coo */
     tessel_tensor_free(&g51);
@@ -497,7 +486,7 @@ START_TEST(eq20_without_sample)
 {
     /* No output sample: D2T2's eq. 20 alone. Inputs stay exact; the
      * output's size is a model, checked only to be of the right order. */
-    tessel_tensor *a = load("examples/data/jagmesh7.mtx.gz");
+    tessel_tensor *a = test_load_tensor("examples/data/jagmesh7.mtx.gz");
     tessel_workload_data d;
     data_of(&d, a, a);
     tessel_stat_options o;
@@ -520,7 +509,7 @@ END_TEST
 
 START_TEST(statistics_reused_across_points)
 {
-    tessel_tensor *a = load("examples/data/G51.mtx.gz");
+    tessel_tensor *a = test_load_tensor("examples/data/G51.mtx.gz");
     tessel_workload_data d;
     data_of(&d, a, a);
     tessel_spec s;
@@ -777,7 +766,7 @@ START_TEST(nested_close_to_exact)
                             NULL, NULL };
     unsigned pairs = 2;
     if (access("../shared/data/mtx/bcsstk11.mtx.gz", R_OK) == 0) {
-        m[4] = m[5] = load("../shared/data/mtx/bcsstk11.mtx.gz");
+        m[4] = m[5] = test_load_tensor("../shared/data/mtx/bcsstk11.mtx.gz");
         pairs = 3;
     }
     /* all tiles non-empty: every input run counted exactly */
@@ -851,7 +840,7 @@ END_TEST
 
 START_TEST(refuses_what_it_does_not_model)
 {
-    tessel_tensor *a = load("examples/data/G51.mtx.gz");
+    tessel_tensor *a = test_load_tensor("examples/data/G51.mtx.gz");
     tessel_workload_data d;
     data_of(&d, a, a);
     tessel_spec s;
@@ -882,34 +871,12 @@ END_TEST
 static void spec_ttm(tessel_spec *s, const char *order, const uint64_t *tile /* i j r k */)
 {
     spec_spmspm(s, "IJK", 128, 128, 128, 1, 0);
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_TTM;
-    w->einsum = "Y[i,j,r] = T[i,j,k] * M[k,r]";
-    w->nindices = 4;
-    strcpy(w->index_name[0], "i");
-    strcpy(w->index_name[1], "j");
-    strcpy(w->index_name[2], "r");
-    strcpy(w->index_name[3], "k");
-    const char *names[3] = { "Y", "T", "M" };
-    unsigned ranks[3] = { 3, 3, 2 };
-    unsigned idx[3][3] = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2, 0 } };
-    for (unsigned t = 0; t < 3; t++) {
-        strcpy(w->tensor[t].name, names[t]);
-        w->tensor[t].rank = ranks[t];
-        for (unsigned m = 0; m < 3; m++)
-            w->tensor[t].index[m] = idx[t][m];
-    }
-    for (unsigned x = 0; x < 4; x++)
-        s->level[1].tile[x] = tile[x];
-    for (unsigned p = 0; p < 4; p++) {
-        char c = order[p];
-        s->level[1].order[p] = c == 'I' ? 0 : c == 'J' ? 1 : c == 'R' ? 2 : 3;
-    }
+    test_spec_ttm_workload(s, order, tile);
 }
 
 START_TEST(ttm_full_sample_equals_exact)
 {
-    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *t = test_load_tensor("examples/data/bitcoin-otc_src-dst-week.tns.gz");
     tessel_tensor *m = test_matrix(t->dims[2], 256, 0.05, 11);
     tessel_workload_data d;
     memset(&d, 0, sizeof(d));
@@ -949,7 +916,7 @@ END_TEST
 static void mttkrp_data(tessel_workload_data *d, tessel_tensor **t, tessel_tensor **b,
                         tessel_tensor **c)
 {
-    *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    *t = test_load_tensor("examples/data/bitcoin-otc_src-dst-week.tns.gz");
     *b = test_matrix((*t)->dims[1], 64, 0.05, 12);
     *c = test_matrix((*t)->dims[2], 64, 0.2, 13);
     memset(d, 0, sizeof(*d));
@@ -1115,7 +1082,7 @@ START_TEST(saved_statistics_roundtrip)
     spec_spmspm(&s, "KIJ", 128, 128, 256, 1, 0);
     check_roundtrip(&s, &d, &o);
     /* TTM on the bundled tensor (3-mode grid, unfolded rows) */
-    tessel_tensor *t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    tessel_tensor *t = test_load_tensor("examples/data/bitcoin-otc_src-dst-week.tns.gz");
     tessel_tensor *m = test_matrix(t->dims[2], 64, 0.05, 23);
     tessel_workload_data dt;
     memset(&dt, 0, sizeof(dt));

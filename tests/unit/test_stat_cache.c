@@ -22,13 +22,7 @@ static tessel_tensor *load(const char *name)
 {
     char path[256];
     snprintf(path, sizeof(path), "../shared/data/mtx/%s.mtx.gz", name);
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
+    return test_load_tensor(path);
 }
 
 /* rows x cols with a band of 5 and random entries (tiles of many sizes). */

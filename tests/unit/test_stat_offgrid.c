@@ -19,17 +19,6 @@
 #include "test_data.h"
 #include "test_specs.h"
 
-static tessel_tensor *load(const char *path)
-{
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
-}
-
 /* n x n: a band of half-width 3 and random entries of `density` (seeded LCG). */
 static tessel_tensor *generated(uint64_t n, double density, uint64_t seed)
 {
@@ -85,7 +74,7 @@ static void stat_at(const tessel_spec *s, const tessel_stat_data *st, tessel_res
 START_TEST(auto_base_prices_any_edge_on_grid)
 {
     /* edges 100, 75 and 60 are no multiples of the former fixed 128 grid */
-    tessel_tensor *mats[2] = { load("examples/data/G51.mtx.gz"), generated(700, 0.004, 3) };
+    tessel_tensor *mats[2] = { test_load_tensor("examples/data/G51.mtx.gz"), generated(700, 0.004, 3) };
     static const uint64_t shape[3][3] = { { 100, 75, 60 }, { 75, 300, 100 }, { 60, 60, 60 } };
     static const char *const orders[3] = { "IKJ", "IJK", "KIJ" };
     for (unsigned m = 0; m < 2; m++)
@@ -208,10 +197,10 @@ static void check_bound(const char *what, tessel_tensor *a, uint64_t base)
 
 START_TEST(offgrid_within_bound_real)
 {
-    tessel_tensor *a = load("examples/data/G51.mtx.gz");
+    tessel_tensor *a = test_load_tensor("examples/data/G51.mtx.gz");
     check_bound("G51", a, 32);
     tessel_tensor_free(&a);
-    a = load("examples/data/jagmesh7.mtx.gz");
+    a = test_load_tensor("examples/data/jagmesh7.mtx.gz");
     check_bound("jagmesh7", a, 64);
     tessel_tensor_free(&a);
 }

@@ -11,6 +11,7 @@
 
 #include "tessel/model.h"
 #include "test_alloc.h"
+#include "test_data.h"
 #include "test_specs.h"
 
 /* Y[i,j,r] = T[i,j,k] * M[k,r] at one buffer level; index numbers i 0,
@@ -18,28 +19,7 @@
 static void spec_ttm(tessel_spec *s, const char *order, const uint64_t *tile)
 {
     test_spec_spmspm(s, "IJK", 128, 128, 128, 1, 64, 32);
-    tessel_spec_workload *w = &s->workload;
-    w->kind = TESSEL_WORKLOAD_TTM;
-    w->einsum = "Y[i,j,r] = T[i,j,k] * M[k,r]";
-    w->nindices = 4;
-    const char *idx_names[4] = { "i", "j", "r", "k" };
-    for (unsigned x = 0; x < 4; x++)
-        strcpy(w->index_name[x], idx_names[x]);
-    const char *names[3] = { "Y", "T", "M" };
-    unsigned ranks[3] = { 3, 3, 2 };
-    unsigned idx[3][3] = { { 0, 1, 2 }, { 0, 1, 3 }, { 3, 2, 0 } };
-    for (unsigned t = 0; t < 3; t++) {
-        strcpy(w->tensor[t].name, names[t]);
-        w->tensor[t].rank = ranks[t];
-        for (unsigned m = 0; m < 3; m++)
-            w->tensor[t].index[m] = idx[t][m];
-    }
-    for (unsigned x = 0; x < 4; x++)
-        s->level[1].tile[x] = tile[x];
-    for (unsigned p = 0; p < 4; p++) {
-        char c = order[p];
-        s->level[1].order[p] = c == 'I' ? 0 : c == 'J' ? 1 : c == 'R' ? 2 : 3;
-    }
+    test_spec_ttm_workload(s, order, tile);
 }
 
 /* Appends a buffer level below the last: its order and tiles (i j r k). */
@@ -54,17 +34,6 @@ static void add_level(tessel_spec *s, const char *order, const uint64_t *tile)
         char c = order[p];
         s->level[l].order[p] = c == 'I' ? 0 : c == 'J' ? 1 : c == 'R' ? 2 : 3;
     }
-}
-
-static tessel_tensor *load(const char *path)
-{
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
 }
 
 /* A k x r factor: a band of 3 and random entries of the given density. */
@@ -98,7 +67,7 @@ typedef struct ttm_case {
  * sample. */
 static void case_init(ttm_case *c)
 {
-    c->t = load("examples/data/bitcoin-otc_src-dst-week.tns.gz");
+    c->t = test_load_tensor("examples/data/bitcoin-otc_src-dst-week.tns.gz");
     c->m = factor(c->t->dims[2], 32, 0.05, 7);
     memset(&c->d, 0, sizeof(c->d));
     c->d.ntensors = 3;

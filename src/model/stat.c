@@ -112,12 +112,47 @@ static int ttm_unfolds(const engine *e)
     return 1;
 }
 
+int stat_input_mode(const engine *e, unsigned b, unsigned i)
+{
+    const tessel_spec_tensor_level *tl = &e->spec->level[b].tensor[e->in[i].spec_tensor];
+    uint32_t partners = 0;
+    for (unsigned p = 0; p < e->nin; p++)
+        if (p != i)
+            partners |= 1u << e->in[p].spec_tensor;
+    if ((tl->sparse.skip_on & partners) == partners)
+        return STAT_MODE_SKIP;
+    return tl->sparse.gate_on & partners & ~tl->sparse.skip_on ? STAT_MODE_GATE : STAT_MODE_READ;
+}
+
+int stat_any_unskipped(const engine *e)
+{
+    for (unsigned l = 1; l < e->spec->nlevels; l++)
+        for (unsigned i = 0; i < e->nin; i++)
+            if (stat_input_mode(e, l, i) != STAT_MODE_SKIP)
+                return 1;
+    return 0;
+}
+
+/* Whether some tensor at some level has a scalar skip or gate. */
+static int any_scalar_action(const tessel_spec *s)
+{
+    for (unsigned l = 0; l < s->nlevels; l++)
+        for (unsigned t = 0; t < s->workload.ntensors; t++)
+            if (s->level[l].tensor[t].sparse.scalar_skip_on |
+                s->level[l].tensor[t].sparse.scalar_gate_on)
+                return 1;
+    return 0;
+}
+
 /* The closed sums of stat_spmspm.c cover one buffer level with default
- * skipping and no gating, and TTM with its output's two modes as adjacent
- * loops; stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
+ * skipping, and TTM with its output's two modes as adjacent loops;
+ * stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
  * same skipping at every level), and of TTM where its modes are adjacent
- * at every level (stat_nested_ttm.c). Everything else takes the walk
- * (stat_walk.c). */
+ * at every level (stat_nested_ttm.c). Inputs that read or gate their
+ * tiles where the partner's is empty: closed at one buffer level of
+ * SpMSpM and SpMV without scalar or compute actions (stat_spmspm.c;
+ * stat_evaluate declines where such an input's tile can overbook).
+ * Everything else takes the walk (stat_walk.c). */
 int stat_closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
@@ -131,15 +166,8 @@ int stat_closed_sums_apply(const engine *e)
             if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
                 s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
                 return 0;
-    for (unsigned l = 1; l < s->nlevels; l++) {
-        const tessel_spec_level *lv = &s->level[l];
-        for (unsigned i = 0; i < e->nin; i++) {
-            unsigned t = e->in[i].spec_tensor, other = e->in[1 - i].spec_tensor;
-            const tessel_spec_tensor_level *tl = &lv->tensor[t];
-            if (!(tl->sparse.skip_on >> other & 1u) || tl->sparse.gate_on)
-                return 0;
-        }
-    }
+    if (stat_any_unskipped(e))
+        return closed_outer && !s->compute.optimization && !any_scalar_action(s);
     return e->kind != TESSEL_WORKLOAD_TTM || ttm_unfolds(e);
 }
 
@@ -257,6 +285,7 @@ void stat_store_input(tessel_traffic *tr, const stat_counts *c)
     tr->overflow_tiles = model_count(c->overflow_fills);
     tr->overflow_bytes = tr->bumped_bytes;
     tr->worst_tile_bytes = model_count(c->worst);
+    tr->gated = model_count(c->gated);
 }
 
 /* The canonical loop order of level 1 after mirroring (i before j):
@@ -484,6 +513,14 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
             p->compute_reads[q] = stat_inspill_on(e, 1) &&
                                   exact_inspill_reads(e, 1, mirror ? 1 - q : q) != EXACT_READS_ONCE;
         rc = keep_tile_fills(p);
+    }
+    for (unsigned q = 0; !rc && q < 2; q++) { /* an unskipped input: no tile may overbook */
+        p->mode[q] = stat_input_mode(e, 1, mirror ? 1 - q : q);
+        const stat_grid *gq = q ? &p->b : &p->a;
+        uint64_t part = q ? p->part_b : p->part_a;
+        if (p->mode[q] != STAT_MODE_SKIP && part &&
+            stat_ob_may_overflow(gq, q ? &p->cost_b : &p->cost_a, part))
+            rc = STAT_CLOSED_DECLINED;
     }
     if (!rc)
         rc = stat_spmspm_evaluate(p, &o);

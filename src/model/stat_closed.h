@@ -53,6 +53,11 @@ typedef struct work {
     double merges;
 } work;
 
+/* One level's unskipped (read or gated) inputs: their fills, gated fills
+ * and rule 4 uses over every iteration where their own tile is non-empty,
+ * in place of the skipping sums (stat_spmspm.c). */
+void stat_unskipped_inputs(const work *w, stat_outcome *o);
+
 /* The output tile pairs: v = |K(i) & K(j)| effectual reduction steps. */
 typedef struct pair_sums {
     double pairs, sum_v, sum_v2;

@@ -477,11 +477,14 @@ static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
         if (cache && !stat_cache_belongs(cache, s))
             rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
                                  "a stat cache serves the statistics it was created for");
-        else if (cache && closed && e.kind == TESSEL_WORKLOAD_SPMSPM)
+        else if (cache && closed && e.kind == TESSEL_WORKLOAD_SPMSPM && !stat_any_unskipped(&e))
             rc = stat_evaluate_cached(&e, ins, sample, s->flops, cache, diag);
-        if (rc == STAT_CACHE_DECLINED)
-            rc = closed ? stat_evaluate(&e, ins, sample, s->alloc, diag)
-                        : stat_walk_evaluate(&e, ins, sample, flops, diag);
+        if (rc == STAT_CACHE_DECLINED && closed)
+            rc = stat_evaluate(&e, ins, sample, s->alloc, diag);
+        if (rc == STAT_CLOSED_DECLINED) /* an unskipped input's tile may overbook */
+            closed = 0, e.inspill = 0;
+        if (rc == STAT_CACHE_DECLINED || rc == STAT_CLOSED_DECLINED)
+            rc = stat_walk_evaluate(&e, ins, sample, flops, diag);
         /* boundary 1 above; the nested ones in closed form (stat_nested.c),
          * on a sample of strips past the budget (stat_nested_sample.c) */
         stat_nested_sample_info ns;

@@ -182,7 +182,23 @@ typedef struct stat_problem {
     /* the step count's per-reduction-tile tables kept across a thread's
      * points (stat_outspill.c); NULL: built for this problem alone */
     struct stat_ks_cache *ks_cache;
+    /* canonical a's and b's tile-level action on its partner's empty
+     * tiles at one buffer level (stat_spmspm.c) */
+    int mode[2];
 } stat_problem;
+
+/* An input's tile-level action where its partner's tile is empty. */
+enum { STAT_MODE_SKIP = 0, STAT_MODE_READ = 1, STAT_MODE_GATE = 2 };
+
+/* Input i's mode at level b (skip_on wins over gate_on, as the walk). */
+int stat_input_mode(const engine *e, unsigned b, unsigned i);
+
+/* Whether some input at some buffer level does not skip on its partner. */
+int stat_any_unskipped(const engine *e);
+
+/* stat_evaluate's answer when an unskipped input's tile can overbook: the
+ * point takes the walk (rule 4 per read of the compute is the walk's). */
+#define STAT_CLOSED_DECLINED 2
 
 /* Per-tensor results of one evaluation. */
 typedef struct stat_counts {
@@ -190,6 +206,7 @@ typedef struct stat_counts {
     double bumped_data, bumped_meta;         /* rule 4 */
     double overflow_fills;
     double worst;                            /* bytes of the largest tile filled */
+    double gated;                            /* gated fills (gate_on its partner) */
 } stat_counts;
 
 typedef struct stat_outcome {

@@ -568,8 +568,86 @@ int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
         stat_walk_pairs(&w, &ps, o, NULL, NULL);
     else
         stat_estimate_pairs(&w, E, &ps);
+    stat_unskipped_inputs(&w, o); /* after the pair walk's reuses */
     stat_find_merges(&w);
     rc = stat_output_traffic(&w, &ps, NULL, o);
     stat_work_free(&w);
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs that do not skip on their partner (one buffer level). */
+
+/* Where the input's free index (j for a, i for b) sits in the canonical
+ * order: 0 outermost, 1 middle, 2 innermost. */
+static int free_position(const char *order, unsigned q)
+{
+    return (int)(strchr(order, q ? 'I' : 'J') - order);
+}
+
+/* The fills, gated fills and rule 4 uses of one tile visited at F values
+ * of the free index, e of them effectual (the partner's tile non-empty),
+ * first: the first value's partner tile is non-empty. whole: the tile
+ * stays resident across the F values (one run), else a run per value. */
+static void unskipped_tile(stat_counts *c, int mode, int whole, double F, double e, int first,
+                           price pr, uint64_t part)
+{
+    double fills, uses;
+    if (mode == STAT_MODE_READ) {
+        fills = whole ? 1 : F;
+        uses = F;
+    } else { /* gated: a run fills at its first effectual use, gates when it starts empty */
+        fills = whole ? (e > 0) : e;
+        c->gated += whole ? !first : F - e;
+        uses = e;
+    }
+    stat_add_fill(c, fills, pr, part);
+    stat_add_bumped(c, uses - fills, pr, part);
+}
+
+/* Canonical a: tile (i, k) over the j tiles, partner row k of b. Under
+ * IKJ and KIJ (j innermost) a tile is one run; under IJK (j middle) a
+ * row of one tile is one run, else every (j, k) its own run. */
+static void unskipped_a(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    int inner = free_position(p->order, 0) == 2;
+    double F = (double)p->ext_j;
+    for (uint64_t i = 0; i < p->a.rows; i++)
+        for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
+            uint64_t k = p->a.col[n];
+            int first = w->b_row[k] && stat_b_first_j(p, k) == 0;
+            int whole = inner || p->a.ptr[i + 1] - p->a.ptr[i] == 1;
+            unskipped_tile(c, p->mode[0], whole, F, (double)w->b_row[k], first, w->a_price[n],
+                           p->part_a);
+        }
+}
+
+/* Canonical b: tile (k, j) over the i tiles, partner column k of a. Under
+ * IJK and IKJ (i outermost) every pass over b's tiles is new unless b has
+ * one tile; under KIJ (i middle) a row k of one tile is one run. */
+static void unskipped_b(const work *w, stat_counts *c)
+{
+    const stat_problem *p = w->p;
+    int middle = free_position(p->order, 1) == 1;
+    double F = (double)p->ext_i;
+    for (uint64_t k = 0; k < p->b.rows; k++)
+        for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
+            int first = w->a_col[k] && w->a_first[k] == 0;
+            int whole = middle ? p->b.ptr[k + 1] - p->b.ptr[k] == 1 : p->b.n == 1;
+            unskipped_tile(c, p->mode[1], whole, F, (double)w->a_col[k], first, w->b_price[n],
+                           p->part_b);
+        }
+}
+
+void stat_unskipped_inputs(const work *w, stat_outcome *o)
+{
+    if (w->p->mode[0] != STAT_MODE_SKIP) {
+        memset(&o->a, 0, sizeof(o->a));
+        unskipped_a(w, &o->a);
+    }
+    if (w->p->mode[1] != STAT_MODE_SKIP) {
+        memset(&o->b, 0, sizeof(o->b));
+        unskipped_b(w, &o->b);
+    }
 }

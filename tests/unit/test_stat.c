@@ -862,6 +862,9 @@ START_TEST(refuses_what_it_does_not_model)
     o.output_min_flops = 0;
     spec_spmspm(&s, "IJK", 256, 256, 256, 1, 0);
     s.level[1].tensor[2].sparse.skip_on = 0;
+    s.nlevels = 3; /* unskipped at a nested level: the walk (one level is closed) */
+    s.level[2] = s.level[1];
+    snprintf(s.level[2].name, sizeof(s.level[2].name), "PEB");
     ck_assert_int_eq(tessel_model_stat(&s, &d, &o, NULL, &r, &diag), TESSEL_EUNSUPPORTED);
     tessel_tensor_free(&a);
 }

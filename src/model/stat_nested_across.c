@@ -378,7 +378,7 @@ static int candidates_init(const tessel_allocator *a, across *ac)
 /* Whether the outer tile starting at c holds an effectual iteration: a k
  * (among those where both X's column and P's row hold tiles) whose column
  * of X and row of P both reach into it. */
-static int outer_any(const across *ac, const uint64_t *c)
+static inline int outer_any(const across *ac, const uint64_t *c)
 {
     uint64_t k1 = c[RK] + ac->blk[RK], lo = 0, hi = ac->nlive;
     uint64_t ob = c[RO] / ac->blk[RO], fb = c[RF] / ac->blk[RF];
@@ -605,6 +605,172 @@ static uint64_t last_common(const uint64_t *x, const uint64_t *y, uint64_t words
     return UINT64_MAX;
 }
 
+/* Per f block of one strip (o block, k block): the first and last
+ * effectual iteration of its outer tile in level b's order and a bit when
+ * it holds any; and per row k of P, the f blocks it meets with its first
+ * and last column in each (P's columns in f blocks, at most one entry per
+ * tile of P). An iteration is one 64-bit key where the offsets inside the
+ * outer tile fit (each role's at sh[role], level b's order the keys'
+ * order), else its 3 coordinates. */
+typedef struct strip_ends {
+    uint64_t *first, *last, *bits;
+    uint64_t *ptr;      /* P's rows + 1 */
+    uint32_t *fa, *fz;  /* per (row, f block met): first and last column */
+    unsigned sh[3];
+    uint64_t mask[3];
+    int packed;
+} strip_ends;
+
+static void strip_free(const tessel_allocator *a, strip_ends *se)
+{
+    tessel_dealloc(a, se->first);
+    tessel_dealloc(a, se->last);
+    tessel_dealloc(a, se->bits);
+    tessel_dealloc(a, se->ptr);
+    tessel_dealloc(a, se->fa);
+    tessel_dealloc(a, se->fz);
+    memset(se, 0, sizeof(*se));
+}
+
+/* The packed keys' layout: each role's offset in its block in as many bits
+ * as the block needs, level b's outermost role highest. */
+static void strip_layout(const across *ac, strip_ends *se)
+{
+    unsigned bits = 0;
+    for (unsigned m = 3; m-- > 0;) {
+        unsigned r = ac->ord[m], b = 0;
+        while (b < 64 && (UINT64_C(1) << b) < ac->blk[r])
+            b++;
+        se->sh[r] = bits;
+        se->mask[r] = b < 64 ? (UINT64_C(1) << b) - 1 : ~UINT64_C(0);
+        bits += b;
+    }
+    se->packed = bits <= 63;
+}
+
+/* strip_f's arrays for P in ac's f blocks. */
+static int strip_init(const tessel_allocator *a, const across *ac, strip_ends *se)
+{
+    const stat_grid *p = ac->p;
+    uint64_t bs = ac->blk[RF], nfb = ac->nblk[RF];
+    memset(se, 0, sizeof(*se));
+    strip_layout(ac, se);
+    uint64_t per = se->packed ? 1 : 3, m = 0;
+    se->first = stat_zeroed(a, per * nfb + 1, sizeof(uint64_t));
+    se->last = stat_zeroed(a, per * nfb + 1, sizeof(uint64_t));
+    se->bits = stat_zeroed(a, (nfb + 63) / 64 + 1, sizeof(uint64_t));
+    se->ptr = stat_zeroed(a, p->rows + 1, sizeof(uint64_t));
+    for (uint64_t k = 0; se->ptr && k < p->rows; k++) {
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++)
+            m += t == p->ptr[k] || p->col[t] / bs != p->col[t - 1] / bs;
+        se->ptr[k + 1] = m;
+    }
+    se->fa = stat_zeroed(a, m + 1, sizeof(uint32_t));
+    se->fz = stat_zeroed(a, m + 1, sizeof(uint32_t));
+    if (!se->first || !se->last || !se->bits || !se->ptr || !se->fa || !se->fz) {
+        strip_free(a, se);
+        return TESSEL_ENOMEM;
+    }
+    for (uint64_t k = 0, q = 0; k < p->rows; k++)
+        for (uint64_t t = p->ptr[k]; t < p->ptr[k + 1]; t++) {
+            if (t == p->ptr[k] || p->col[t] / bs != p->col[t - 1] / bs)
+                se->fa[q++] = p->col[t];
+            se->fz[q - 1] = p->col[t];
+        }
+    return TESSEL_OK;
+}
+
+/* strip_f's step on one k (X's least and greatest o oa, oz in the o block
+ * at c): each f block of P's row k offers (oa, k, its least f) as its
+ * outer tile's first iteration and (oz, k, its greatest f) as the last. */
+static void strip_k(const across *ac, const uint64_t *c, const strip_ends *se, uint64_t k,
+                    uint64_t oa, uint64_t oz)
+{
+    const uint64_t bs = ac->blk[RF];
+    const unsigned shf = se->sh[RF];
+    uint64_t kk = (k - c[RK]) << se->sh[RK];
+    uint64_t vk = kk + ((oa - c[RO]) << se->sh[RO]), zk = kk + ((oz - c[RO]) << se->sh[RO]);
+    for (uint64_t t = se->ptr[k]; t < se->ptr[k + 1]; t++) {
+        uint64_t fb = se->fa[t] / bs, f0 = fb * bs, bit = UINT64_C(1) << (fb % 64);
+        int seen = (se->bits[fb / 64] & bit) != 0;
+        se->bits[fb / 64] |= bit;
+        if (se->packed) {
+            uint64_t v = vk + ((se->fa[t] - f0) << shf), z = zk + ((se->fz[t] - f0) << shf);
+            if (!seen || v < se->first[fb])
+                se->first[fb] = v;
+            if (!seen || z > se->last[fb])
+                se->last[fb] = z;
+            continue;
+        }
+        uint64_t v[3] = { oa, k, se->fa[t] }, z[3] = { oz, k, se->fz[t] };
+        if (better(ac, 0, seen, v, &se->first[3 * fb]))
+            memcpy(&se->first[3 * fb], v, sizeof(v));
+        if (better(ac, 1, seen, z, &se->last[3 * fb]))
+            memcpy(&se->last[3 * fb], z, sizeof(z));
+    }
+}
+
+/* The first (last: the last) iteration kept for f block fb of the strip
+ * at c, as coordinates. */
+static void strip_end(const across *ac, const strip_ends *se, const uint64_t *c, uint64_t fb,
+                      int last, uint64_t *v)
+{
+    const uint64_t *e = last ? se->last : se->first;
+    if (!se->packed) {
+        memcpy(v, &e[3 * fb], 3 * sizeof(*v));
+        return;
+    }
+    uint64_t key = e[fb];
+    v[RO] = c[RO] + (key >> se->sh[RO] & se->mask[RO]);
+    v[RK] = c[RK] + (key >> se->sh[RK] & se->mask[RK]);
+    v[RF] = fb * ac->blk[RF] + (key >> se->sh[RF] & se->mask[RF]);
+}
+
+/* One strip (o block, k block at c) with f innermost: its effectual outer
+ * tiles in f order, each taking off the run that continues into it from
+ * the previous one (scan_step's test), from one pass over the strip's k.
+ * For a k whose X column meets the o block, its least and greatest o there
+ * hold for every f block, and P's row k gives each f block it meets with
+ * its least and greatest f: the iterations on k in that outer tile are
+ * (o, k, f) for those o and f, so the least in level b's order is (least
+ * o, k, least f), the greatest (greatest o, k, greatest f), and the
+ * extremes over k are outer_end's. Cost: the (k, f block) pairs of P's
+ * rows in the strip, instead of outer_end's two passes over every outer
+ * tile's candidate k with a look-up (or search) of P's row per k. */
+static void strip_f(const across *ac, const uint64_t *c, uint64_t cf, const strip_ends *se,
+                    uint64_t *pc, int *have_prev, nested_run *runs)
+{
+    uint64_t ob = c[RO] / ac->blk[RO], k1 = c[RK] + ac->blk[RK];
+    k1 = k1 < ac->xt.rows ? k1 : ac->xt.rows;
+    k1 = k1 < ac->p->rows ? k1 : ac->p->rows;
+    const uint64_t *kb = &ac->kbo[ob * ac->wk];
+    for (uint64_t k = c[RK]; k < k1; k++) {
+        uint64_t oa, oz;
+        if ((kb[k / 64] >> (k % 64) & 1) &&
+            span(&ac->xt, &ac->xte, k, c[RO], c[RO] + ac->blk[RO], &oa, &oz))
+            strip_k(ac, c, se, k, oa, oz);
+    }
+    uint64_t prev = UINT64_MAX, nw = (ac->nblk[RF] + 63) / 64, v[3], z[3];
+    for (uint64_t w = 0; w < nw; w++)
+        for (uint64_t m = se->bits[w]; m; m &= m - 1) {
+            uint64_t fb = w * 64 + (uint64_t)__builtin_ctzll(m);
+            if (prev != UINT64_MAX) {
+                strip_end(ac, se, c, fb, 0, v);
+                strip_end(ac, se, c, prev, 1, z);
+                if (z[RO] == v[RO] && z[RK] == v[RK] &&
+                    (cf == UINT64_MAX ? 0 : z[RF] / cf) != (cf == UINT64_MAX ? 0 : v[RF] / cf))
+                    runs[tile_index(ac->x, v[RO], v[RK])] -= 1;
+            }
+            prev = fb;
+        }
+    memset(se->bits, 0, nw * sizeof(uint64_t));
+    if (prev != UINT64_MAX) { /* the strip's last effectual outer tile */
+        memcpy(pc, c, 3 * sizeof(*pc));
+        pc[RF] = prev * ac->blk[RF];
+        *have_prev = 1;
+    }
+}
+
 /* scan_keys over every combination of outer blocks in the order of
  * nested_order (ord), the candidate bitsets deciding which outer tiles
  * are effectual: the same outer tiles in the same order, so the same
@@ -614,7 +780,8 @@ static uint64_t last_common(const uint64_t *x, const uint64_t *y, uint64_t words
  * combination is tested. Cost: the strip pairs times the words of k (or
  * the combinations times a k block's words), which the caller bounds by
  * the outer tiles the keys would enumerate. */
-static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, nested_run *runs)
+static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, const strip_ends *se,
+                        nested_run *runs)
 {
     uint64_t q[3], c[3], pc[3] = { 0, 0, 0 };
     int have_prev = 0;
@@ -641,6 +808,10 @@ static void scan_nested(const across *ac, const unsigned *ord, uint64_t cf, nest
                     c[RK] = kl / ac->blk[RK] * ac->blk[RK];
                     scan_step(ac, c, cf, pc, &have_prev, runs);
                 }
+                continue;
+            }
+            if (se) { /* ord[2] == RF */
+                strip_f(ac, c, cf, se, pc, &have_prev, runs);
                 continue;
             }
             for (q[2] = 0; q[2] < ac->nblk[ord[2]]; q[2]++) {
@@ -823,7 +994,14 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
         if (ac.kbo && nested_order(&ac, ord) &&
             (ord[2] == RK ? strips : combos) <=
                 4.0L * (long double)total + (long double)NESTED_ENDS_MIN) {
-            scan_nested(&ac, ord, cf, runs);
+            strip_ends se;
+            memset(&se, 0, sizeof(se));
+            int by_strip = ord[2] == RF && ac.ord[0] == RF;
+            if (by_strip)
+                rc = strip_init(a, &ac, &se);
+            if (!rc)
+                scan_nested(&ac, ord, cf, by_strip ? &se : NULL, runs);
+            strip_free(a, &se);
         } else {
             rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
             if (!rc)

@@ -1125,6 +1125,14 @@ START_TEST(out_of_memory_every_allocation)
     s.level[2] = s.level[1];
     s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 32;
     oom_loop(&s, &d, &o);
+    /* B's runs across outer tiles per strip (stat_nested_across.c, strip_f):
+     * i innermost at the outer level, i first at the inner one */
+    spec_spmspm(&s, "JKI", 128, 128, 128, 1, 0);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 32;
+    s.level[2].order[0] = 0, s.level[2].order[1] = 1, s.level[2].order[2] = 2; /* IJK */
+    oom_loop(&s, &d, &o);
     tessel_tensor_free(&a);
 }
 END_TEST

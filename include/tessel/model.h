@@ -409,6 +409,10 @@ void tessel_stat_cache_nested_walks(tessel_stat_cache *c, uint64_t *hits, uint64
  * thread was building them (docs/sweep.md). */
 void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *tables,
                                      uint64_t *geometries, uint64_t *passed);
+/* The compute's per-band reads this cache's thread built into that pool
+ * (stat_inspill.c's band_lines: once per input and band, docs/models/stat.md
+ * "band_lines once per band"). */
+uint64_t tessel_stat_cache_band_counts(const tessel_stat_cache *c);
 /* tessel_model_stat_eval through cache (NULL: without one). Points the
  * summaries do not cover (TTM, MTTKRP, nested levels, gated or unskipped
  * inputs) and a summary that cannot be built (out of memory) take the

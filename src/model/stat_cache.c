@@ -302,6 +302,11 @@ void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *table
     stat_ks_cache_built(c ? c->ks : NULL, tables, geometries, passed);
 }
 
+uint64_t tessel_stat_cache_band_counts(const tessel_stat_cache *c)
+{
+    return stat_ks_cache_built_vecs(c ? c->ks : NULL);
+}
+
 void tessel_stat_cache_nested_counts(const tessel_stat_cache *c, uint64_t *hits,
                                      uint64_t *misses)
 {

@@ -473,6 +473,8 @@ static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
                      (e.kind != TESSEL_WORKLOAD_TTM || spec->nlevels < 3 ||
                       stat_nested_ttm_cheaper(&e, ins));
         e.inspill = closed && spec->nlevels == 2; /* rule 4 per read of the compute */
+        /* what the compute's reads take from the statistics alone, shared */
+        stat_ks_cache *kc = cache && stat_cache_belongs(cache, s) ? stat_cache_ksteps(cache) : NULL;
         rc = STAT_CACHE_DECLINED;
         if (cache && !stat_cache_belongs(cache, s))
             rc = tessel_diag_set(diag, TESSEL_EINVAL, NULL, 0, 0, NULL,
@@ -502,14 +504,14 @@ static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
         for (unsigned b = 2; closed && !ns.sampled && !rc && b < spec->nlevels; b++) {
             rc = nested_boundary(&e, s, cache, b, ins, sample, diag);
             if (!rc && e.inspill && b + 1 == spec->nlevels)
-                rc = stat_inspill_count(&e, b, ins); /* rule 4 per read of the compute */
+                rc = stat_inspill_count(&e, b, ins, kc); /* rule 4 per read of the compute */
             if (!rc)
                 exact_ob_settle(&e, b - 1); /* rule 4 per child read (stat_bumped.c) */
         }
         if (!rc && closed) /* action_optimization (stat_actions.c) */
             rc = stat_actions_grids(&e, ins, diag);
         if (!rc && e.inspill && spec->nlevels == 2)
-            rc = stat_inspill_count(&e, 1, ins);
+            rc = stat_inspill_count(&e, 1, ins, kc);
         if (!rc && e.inspill)
             exact_ob_settle(&e, spec->nlevels - 1);
         exact_ob_free(&e);

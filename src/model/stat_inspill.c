@@ -122,17 +122,28 @@ static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_inpu
  * its strip's: a banded matrix's columns each hold a different stretch of
  * k, so it counts a band's columns too high (bcsstk11, REG bands of 16:
  * +30 %, docs/models/stat.md "Accuracy at 1, 2 and 3 buffer levels").
+ * The per-band sums are a function of the input, k's mode and the band
+ * (f base tiles) alone: with a cache they are kept in its pool
+ * (stat_ks_vec), so the sweep's threads transpose and coarsen the base
+ * grid once per (input, band), not per point (docs/models/stat.md,
+ * "band_lines once per band").
  * 0 done, 1 the statistic is not kept or the band is not 2^l base tiles,
  * TESSEL_ENOMEM. */
-static int band_lines(const engine *e, unsigned b, unsigned o, const stat_input *in,
-                      double *cnt, uint64_t nb)
+typedef struct band_key {
+    const stat_input *in;
+    unsigned mk;
+    uint64_t f, n; /* base tiles a band, bands */
+} band_key;
+
+/* The lines of k's bands of f base tiles, summed over the strips in the
+ * coarsened grid's order into sum[0 .. n) (zeroed here); 0 or
+ * TESSEL_ENOMEM. */
+static int band_sums(const void *arg, const tessel_allocator *a, double *sum)
 {
-    unsigned mk = k_mode(e, o);
+    const band_key *k = arg;
+    const stat_input *in = k->in;
+    unsigned mk = k->mk;
     const tessel_tile_rows *st = mk ? in->rows : in->cols;
-    uint64_t bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
-    uint64_t f = bk ? ek / bk : 0;
-    if (!st || !in->base || !f || ek % bk || (f & (f - 1)))
-        return 1;
     /* A's columns statistic is indexed by its own base tiles: walked in
      * the transposed order through bt's index (bt.nnz holds it), the
      * bands merged from the transposed counts (tc) */
@@ -140,32 +151,64 @@ static int band_lines(const engine *e, unsigned b, unsigned o, const stat_input 
     memset(&bt, 0, sizeof(bt));
     memset(&tc, 0, sizeof(tc));
     memset(&c, 0, sizeof(c));
+    memset(sum, 0, (k->n ? k->n : 1) * sizeof(double));
     int rc = TESSEL_OK;
-    if (!mk && (stat_grid_transpose_index(in->base, e->alloc, &bt) ||
-                stat_grid_transpose(in->base, e->alloc, &tc)))
+    if (!mk && (stat_grid_transpose_index(in->base, a, &bt) ||
+                stat_grid_transpose(in->base, a, &tc)))
         rc = TESSEL_ENOMEM;
     const stat_grid *g = mk ? in->base : &bt;
-    if (!rc && stat_grid_coarsen(mk ? in->base : &tc, 1, f, e->alloc, &c))
+    if (!rc && stat_grid_coarsen(mk ? in->base : &tc, 1, k->f, a, &c))
         rc = TESSEL_ENOMEM;
     if (c.borrowed) /* one band a base tile: c is the grid itself, whose occ is not c's */
         c.occ = NULL;
-    double *lines = rc ? NULL : tessel_alloc_array(e->alloc, c.n ? c.n : 1, sizeof(double));
+    double *lines = rc ? NULL : tessel_alloc_array(a, c.n ? c.n : 1, sizeof(double));
     if (!rc)
-        rc = lines ? stat_tiledfmt_lines(g, st, mk ? NULL : bt.nnz, 1, f, &c, e->alloc, lines)
+        rc = lines ? stat_tiledfmt_lines(g, st, mk ? NULL : bt.nnz, 1, k->f, &c, a, lines)
                    : TESSEL_ENOMEM;
     for (uint64_t t = 0; !rc && t < c.n; t++)
-        if (c.col[t] < nb)
-            cnt[c.col[t]] += lines[t];
-    tessel_dealloc(e->alloc, lines);
-    stat_grid_free(e->alloc, &c);
-    stat_grid_free(e->alloc, &tc);
-    stat_grid_free(e->alloc, &bt);
+        if (c.col[t] < k->n)
+            sum[c.col[t]] += lines[t];
+    tessel_dealloc(a, lines);
+    stat_grid_free(a, &c);
+    stat_grid_free(a, &tc);
+    stat_grid_free(a, &bt);
+    return rc;
+}
+
+static int band_lines(const engine *e, unsigned b, unsigned o, const stat_input *in,
+                      double *cnt, uint64_t nb, stat_ks_cache *kc)
+{
+    unsigned mk = k_mode(e, o);
+    const tessel_tile_rows *st = mk ? in->rows : in->cols;
+    uint64_t bk = in->grid->tile[mk], ek = exact_level_edge(e, b, 2);
+    uint64_t f = bk ? ek / bk : 0;
+    if (!st || !in->base || !f || ek % bk || (f & (f - 1)))
+        return 1;
+    /* the bands: the coarsened grid's columns (k on A's columns, on the
+     * transposed grid's for B) */
+    uint64_t kcells = mk ? in->base->cols : in->base->rows;
+    band_key key = { in, mk, f, (kcells + f - 1) / f };
+    void *hold;
+    stat_ks_vec_key vk = { { in, st }, { mk, f }, key.n };
+    const double *sum = stat_ks_vec(kc, &vk, band_sums, &key, &hold);
+    double *own = NULL;
+    int rc = TESSEL_OK;
+    if (!sum) { /* not kept: this point's own */
+        own = tessel_alloc_array(e->alloc, key.n ? key.n : 1, sizeof(double));
+        rc = own ? band_sums(&key, e->alloc, own) : TESSEL_ENOMEM;
+        sum = own;
+    }
+    for (uint64_t K = 0; !rc && K < key.n && K < nb; K++)
+        cnt[K] += sum[K];
+    stat_ks_vec_release(kc, hold);
+    tessel_dealloc(e->alloc, own);
     return rc;
 }
 
 /* Reads of input i's recorded tiles under the fibres case: nnz(T) times
  * the other operand's non-empty fibres in T's band. */
-static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *other)
+static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *other,
+                       stat_ks_cache *kc)
 {
     ob_table *t = &e->ob[b % 2][i];
     uint64_t ek = exact_level_edge(e, b, 2), nb = (e->extent[2] + ek - 1) / ek;
@@ -183,7 +226,7 @@ static int fibre_reads(engine *e, unsigned b, unsigned i, const stat_input *othe
     for (uint64_t s = 0; s < t->n; s++)
         if (t->t[s].band < nb)
             need[t->t[s].band] = 1;
-    int rc = band_lines(e, b, 1 - i, other, cnt, nb);
+    int rc = band_lines(e, b, 1 - i, other, cnt, nb, kc);
     if (rc == 1)
         band_fibres(e, b, 1 - i, other, cnt, nb, need, cnt + (nb ? nb : 1));
     if (rc > 0)
@@ -243,7 +286,7 @@ static int element_reads(engine *e, unsigned b, unsigned i, const stat_input *ow
     return TESSEL_OK;
 }
 
-int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in)
+int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in, stat_ks_cache *kc)
 {
     int rc = TESSEL_OK;
     for (unsigned i = 0; i < e->nin && i < 2 && !rc; i++) {
@@ -255,7 +298,7 @@ int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in)
             for (uint64_t k = 0; k < t->n; k++)
                 t->t[k].child_nnz = t->t[k].uses * t->t[k].nnz;
         else if (t->n && kind == EXACT_READS_FIBRES)
-            rc = fibre_reads(e, b, i, in[1 - i]);
+            rc = fibre_reads(e, b, i, in[1 - i], kc);
         else if (t->n)
             rc = element_reads(e, b, i, in[i], in[1 - i]);
     }

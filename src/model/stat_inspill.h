@@ -13,7 +13,9 @@ int stat_inspill_on(const engine *e, unsigned b);
 /* The compute's expected reads of boundary b's recorded overbooked tiles
  * (child_nnz), from the inputs' statistics in[0] (A) and in[1] (B),
  * cascaded to level b-1 (exact_ob_cascade). exact_ob_settle(e, b) follows.
- * TESSEL_ENOMEM when a scratch array cannot be had. */
-int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in);
+ * TESSEL_ENOMEM when a scratch array cannot be had. With kc (a sweep
+ * thread's stat_cache_ksteps; NULL: none) what a band's reads take from
+ * the statistics alone is kept in kc's pool and shared (stat_ks_vec). */
+int stat_inspill_count(engine *e, unsigned b, const stat_input *const *in, stat_ks_cache *kc);
 
 #endif

@@ -443,6 +443,25 @@ void stat_ks_cache_counts(const stat_ks_cache *c, uint64_t *hits, uint64_t *miss
 void stat_ks_cache_built(const stat_ks_cache *c, uint64_t *tiles, uint64_t *geoms,
                          uint64_t *passed);
 stat_ks_cache *stat_cache_ksteps(tessel_stat_cache *c); /* NULL: out of memory */
+/* A vector of n doubles that a function of the statistics alone gives
+ * (what key's pointers and numbers name: band_lines' per-band counts,
+ * stat_inspill.c), kept in c's pool: built by build(arg, a, v) (TESSEL_OK
+ * or an error) once, by the first thread that claims it, read-only once
+ * ready, under the pool's claim/ready protocol and budget. NULL when
+ * there is no pool, another thread is building it, it does not fit or
+ * its build failed (nothing kept): the caller computes its own. Give
+ * *hold back with stat_ks_vec_release once the vector is read. */
+typedef struct stat_ks_vec_key {
+    const void *p[2];
+    uint64_t u[2];
+    uint64_t n; /* the values */
+} stat_ks_vec_key;
+typedef int (*stat_ks_vec_fn)(const void *arg, const tessel_allocator *a, double *v);
+const double *stat_ks_vec(stat_ks_cache *c, const stat_ks_vec_key *key, stat_ks_vec_fn build,
+                          const void *arg, void **hold);
+void stat_ks_vec_release(stat_ks_cache *c, void *hold);
+/* The vectors c's thread built into the pool. */
+uint64_t stat_ks_cache_built_vecs(const stat_ks_cache *c);
 void stat_ksteps_free(stat_ksteps **ks);
 /* m of visit (canonical A tile row r, reduction tile k, B tile column q)
  * per live group (gi x gj); -1 when ks cannot say. */

@@ -201,7 +201,7 @@ typedef struct ks_covers {
     double *c, *sat, *satd;
 } ks_covers;
 
-enum { KS_TABLES, KS_GEOM, KS_TILES };
+enum { KS_TABLES, KS_GEOM, KS_TILES, KS_VEC };
 
 /* What a stat_ks_cache keeps: its kind, its bytes, when it was last taken
  * (the cache's clock) and how many live stat_ksteps hold it (a thread's
@@ -302,6 +302,7 @@ struct stat_ks_cache {
     uint64_t clock, hits, misses;
     struct stat_ks_cache *pool; /* NULL: none (geometries and tables its own) */
     uint64_t built[2];          /* pool entries this cache's thread built: tiles, geometries */
+    uint64_t built_vecs;        /* and vectors (stat_ks_vec) */
     uint64_t passed;            /* points that built their own: another thread was building */
     int shared;                 /* a pool: mu guards everything above */
     pthread_mutex_t mu;
@@ -363,9 +364,19 @@ static void geom_free(const tessel_allocator *a, ks_geom *gm)
     tessel_dealloc(a, gm);
 }
 
+/* A vector kept for stat_ks_vec: its key and its n values. */
+typedef struct ks_vec {
+    ks_item it;
+    stat_ks_vec_key key;
+    double *v;
+} ks_vec;
+
 static void item_free(const tessel_allocator *a, ks_item *it)
 {
-    if (it && it->kind == KS_GEOM)
+    if (it && it->kind == KS_VEC) {
+        tessel_dealloc(a, ((ks_vec *)it)->v);
+        tessel_dealloc(a, it);
+    } else if (it && it->kind == KS_GEOM)
         geom_free(a, (ks_geom *)it);
     else if (it && it->kind == KS_TILES)
         tiles_free(a, (ks_tiles *)it);
@@ -778,7 +789,10 @@ static void *pool_built(stat_ks_cache *c, ks_item *it, int ok)
     pthread_mutex_lock(&pl->mu);
     if (ok) {
         it->ready = 1;
-        c->built[it->kind == KS_GEOM]++;
+        if (it->kind == KS_VEC)
+            c->built_vecs++;
+        else
+            c->built[it->kind == KS_GEOM]++;
     } else {
         unsigned i = 0;
         while (pl->entry[i] != it)
@@ -837,6 +851,53 @@ static ks_geom *pool_geom(stat_ks_cache *c, const stat_problem *p, const ks_side
     if (claim)
         gm = pool_built(c, &gm->it, geom_build(c->pool->alloc, gm, p, sa, sb));
     return gm;
+}
+
+static int vec_fits(const ks_item *it, const void *key)
+{
+    const stat_ks_vec_key *a = &((const ks_vec *)it)->key, *b = key;
+    return a->p[0] == b->p[0] && a->p[1] == b->p[1] && a->u[0] == b->u[0] &&
+           a->u[1] == b->u[1] && a->n == b->n;
+}
+
+static ks_item *make_vec(const tessel_allocator *a, const void *key)
+{
+    ks_vec *v = tessel_alloc(a, sizeof(*v));
+    if (!v)
+        return NULL;
+    memset(v, 0, sizeof(*v));
+    v->it.kind = KS_VEC;
+    memcpy(&v->key, key, sizeof(v->key));
+    v->it.bytes = sizeof(*v) + v->key.n * sizeof(double);
+    return &v->it;
+}
+
+const double *stat_ks_vec(stat_ks_cache *c, const stat_ks_vec_key *key, stat_ks_vec_fn build,
+                          const void *arg, void **hold)
+{
+    *hold = NULL;
+    if (!c || !c->pool)
+        return NULL;
+    int claim;
+    ks_vec *x = (ks_vec *)pool_take(c, KS_VEC, vec_fits, key, make_vec, &claim);
+    if (claim) {
+        const tessel_allocator *a = c->pool->alloc;
+        x->v = tessel_alloc_array(a, key->n ? key->n : 1, sizeof(double));
+        x = pool_built(c, &x->it, x->v && !build(arg, a, x->v));
+    }
+    *hold = x;
+    return x ? x->v : NULL;
+}
+
+void stat_ks_vec_release(stat_ks_cache *c, void *hold)
+{
+    if (hold)
+        pool_release(c->pool, hold);
+}
+
+uint64_t stat_ks_cache_built_vecs(const stat_ks_cache *c)
+{
+    return c ? c->built_vecs : 0;
 }
 
 /* A point's own memo for about `visits` visits: a power of two from 1,024

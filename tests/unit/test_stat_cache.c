@@ -654,6 +654,130 @@ START_TEST(kept_step_tables_out_of_memory)
 }
 END_TEST
 
+/* band_lines' per-band reads of the compute (stat_inspill.c), kept in the
+ * pool: IJK points at one level whose A tiles overbook a 12,000-byte
+ * buffer, A = B a banded matrix (its columns statistic kept), k tiles of
+ * 64 and 128 (two bands' sizes), i and j tiles varied: point q of 6. */
+static void band_point(tessel_spec *s, int q)
+{
+    static const uint64_t t[6][3] = { { 128, 64, 128 }, { 64, 128, 256 }, { 256, 64, 64 },
+                                      { 64, 64, 128 },  { 128, 128, 64 }, { 256, 128, 128 } };
+    test_spec_spmspm(s, "IJK", t[q][0], t[q][1], t[q][2], 1, 64, 32);
+    s->level[1].capacity = 12000;
+}
+
+/* Each point through the cache equals its evaluation without one, and
+ * the band counts are built once per operand (B's columns for A's reads,
+ * A's rows for B's) and band size (2): 4, not per point (12 over the two
+ * passes); then three threads on shared caches build them at most 4 times
+ * in all. Fails with band_lines computing per point
+ * (tessel_stat_cache_band_counts 0). */
+START_TEST(band_counts_kept_once_per_band)
+{
+    tessel_tensor *a = synthetic(512, 512, 0.01, 9);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    enum { N = 6 };
+    tessel_spec s[N];
+    tessel_result plain[N];
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    band_point(&s[0], 0);
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    int spilled = 0;
+    for (int q = 0; q < N; q++) {
+        band_point(&s[q], q);
+        ck_assert_int_eq(tessel_model_stat_eval(&s[q], stats, &plain[q], &diag), 0);
+        spilled += plain[q].traffic[1][1].bumped_bytes > 0;
+    }
+    ck_assert_int_ge(spilled, 4);
+    tessel_stat_cache *one = NULL;
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &one), 0);
+    for (int p = 0; p < 2 * N; p++) {
+        tessel_result r;
+        ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p % N], stats, one, &r, &diag), 0);
+        assert_same_result(&plain[p % N], &r, "band counts, one thread", p);
+    }
+    ck_assert_uint_eq(tessel_stat_cache_band_counts(one), 4);
+    tessel_stat_cache_free(&one);
+    shared_job job[SHARED_THREADS];
+    pthread_t tid[SHARED_THREADS];
+    for (int t = 0; t < SHARED_THREADS; t++) {
+        job[t] = (shared_job){ s, plain, N, t * N / SHARED_THREADS, 0, stats, NULL };
+        ck_assert_int_eq(t == 0 ? tessel_stat_cache_create(stats, NULL, &job[t].cache)
+                                : tessel_stat_cache_create_shared(job[0].cache, &job[t].cache),
+                         0);
+    }
+    for (int t = 0; t < SHARED_THREADS; t++)
+        ck_assert_int_eq(pthread_create(&tid[t], NULL, shared_walk, &job[t]), 0);
+    uint64_t built = 0;
+    for (int t = 0; t < SHARED_THREADS; t++) {
+        pthread_join(tid[t], NULL);
+        ck_assert_msg(job[t].mismatch == 0, "thread %d: point %d differs", t, job[t].mismatch - 1);
+        built += tessel_stat_cache_band_counts(job[t].cache);
+    }
+    /* a thread that finds a band in the making computes its own */
+    ck_assert_uint_ge(built, 1);
+    ck_assert_uint_le(built, 4);
+    for (int t = SHARED_THREADS - 1; t >= 0; t--)
+        tessel_stat_cache_free(&job[t].cache);
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
+/* Allocation n of a cache failed for every n while it keeps the band
+ * counts (three points of two band sizes, then the first again): the
+ * same results, nothing leaked, and without a failure all four kept. */
+START_TEST(band_counts_out_of_memory)
+{
+    tessel_tensor *a = synthetic(512, 512, 0.01, 9);
+    tessel_workload_data d;
+    data_of(&d, a, a);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    tessel_spec s[3];
+    tessel_result want[3];
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    band_point(&s[0], 0);
+    ck_assert_int_eq(tessel_stat_data_create(&s[0], &d, &o, NULL, &stats, &diag), 0);
+    for (int q = 0; q < 3; q++) {
+        band_point(&s[q], q);
+        ck_assert_int_eq(tessel_model_stat_eval(&s[q], stats, &want[q], &diag), 0);
+    }
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_stat_cache *cache = NULL;
+        if (tessel_stat_cache_create(stats, &ta.allocator, &cache)) {
+            ck_assert_int_eq(ta.live, 0);
+            continue;
+        }
+        for (int p = 0; p < 4; p++) {
+            tessel_result r;
+            ck_assert_int_eq(tessel_model_stat_eval_cached(&s[p % 3], stats, cache, &r, &diag),
+                             0);
+            assert_same_result(&want[p % 3], &r, "band counts, out of memory", p);
+        }
+        uint64_t built = tessel_stat_cache_band_counts(cache);
+        tessel_stat_cache_free(&cache);
+        ck_assert_int_eq(ta.live, 0);
+        if (ta.calls < n) { /* no allocation failed: every one was tried */
+            ck_assert_uint_eq(built, 4);
+            break;
+        }
+        ck_assert_int_lt(n, 100000);
+    }
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stat_cache");
@@ -675,6 +799,8 @@ int main(void)
     tcase_add_test(tc, shared_table_starts_again);
     tcase_add_test(tc, other_paths_and_wrong_statistics);
     tcase_add_test(tc, out_of_memory_every_allocation);
+    tcase_add_test(tc, band_counts_kept_once_per_band);
+    tcase_add_test(tc, band_counts_out_of_memory);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -492,6 +492,20 @@ static int precheck(const run_request *req, run_state *st)
     return cli_overflow_precheck("run", st->spec, st->spec->strategy.name, &f);
 }
 
+/* -e stat on a fixed mapping prices from the statistics alone (point.c's
+ * fixed route reads no more of the data than its extents, which stay with
+ * its labels): the tensors are freed before the estimate, whose transient
+ * grids make the run's peak memory (docs/data.md, "Memory of run -e
+ * stat"). A template or a strategy may read the data: theirs are kept. */
+static void drop_tensors(run_state *st)
+{
+    tessel_point_request pr = { .spec = st->spec, .estimator = TESSEL_POINT_STAT };
+    if (!st->stats || tessel_point_route_of(&pr) != TESSEL_POINT_ROUTE_FIXED)
+        return;
+    tessel_stat_data_drop_tensors(st->stats);
+    tessel_workload_drop_tensors(st->data);
+}
+
 /* tessel run: load spec and data, evaluate the point, price energy, write reports. */
 static int run(const run_request *req, run_state *st)
 {
@@ -584,6 +598,8 @@ static int run(const run_request *req, run_state *st)
             tessel_stat_data_set_nested_budget(st->stats, req->nested_budget);
         if (!rc && st->stats)
             tessel_stat_data_set_nested_formula(st->stats, req->nested_formula);
+        if (!rc)
+            drop_tensors(st);
         if (!rc)
             rc = estimate(st, TESSEL_POINT_STAT, NULL, &d);
         /* saved only for a spec they evaluate */

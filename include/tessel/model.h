@@ -53,6 +53,12 @@ int tessel_workload_bind(const tessel_spec *spec, tessel_tensor *const *given,
                          const tessel_allocator *a, tessel_workload_data **out,
                          tessel_diag_list *errors);
 void tessel_workload_free(tessel_workload_data **w);
+/* Frees w's tensors and what was derived from them and kept with them (the
+ * output count, tessel_workload_output_count), keeping its labels and
+ * extents: for a caller whose later steps read statistics only (tessel
+ * run -e stat on a fixed mapping, once tessel_stat_data_drop_tensors let
+ * the statistics go of them). Every w->tensor[t] is NULL after. */
+void tessel_workload_drop_tensors(tessel_workload_data *w);
 /* "G51" or "G51*G51^T": the `data` report column. */
 void tessel_workload_data_label(const tessel_workload_data *w, char *buf, size_t n);
 /* Rule 3's output count of spec's einsum over w (src/model/workload_count.c):
@@ -331,6 +337,11 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
                             const tessel_stat_options *opt, const tessel_allocator *a,
                             tessel_stat_data **out, tessel_diag *diag);
 void tessel_stat_data_free(tessel_stat_data **s);
+/* Lets s go of the tensors it was collected from (it points at them, and
+ * owns an operand permuted from one): afterwards s reads no tensor, as
+ * one that tessel_stat_data_load read, and the workload data may be freed
+ * (tessel_workload_drop_tensors) while s prices points. */
+void tessel_stat_data_drop_tensors(tessel_stat_data *s);
 /* The `data` report column of the workload's data ("G51*G51^T"). */
 const char *tessel_stat_data_label(const tessel_stat_data *s);
 /* Wall time the collection took. */

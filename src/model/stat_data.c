@@ -158,6 +158,17 @@ void tessel_stat_data_free(tessel_stat_data **sp)
     tessel_dealloc(s->alloc, s);
 }
 
+void tessel_stat_data_drop_tensors(tessel_stat_data *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < NIN; i++) {
+        if (s->e.in[i].owned)
+            tessel_tensor_free(&s->e.in[i].t);
+        s->e.in[i].t = NULL;
+        s->e.in[i].owned = 0;
+    }
+}
 
 const char *tessel_stat_data_label(const tessel_stat_data *s)
 {

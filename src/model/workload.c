@@ -25,6 +25,19 @@ void tessel_workload_free(tessel_workload_data **wp)
     *wp = NULL;
 }
 
+void tessel_workload_drop_tensors(tessel_workload_data *w)
+{
+    if (!w)
+        return;
+    for (unsigned t = 0; t < TESSEL_SPEC_MAX_TENSORS; t++) {
+        if (w->owned[t])
+            tessel_tensor_free(&w->tensor[t]);
+        w->tensor[t] = NULL;
+        w->owned[t] = 0;
+    }
+    model_workload_memo_free(w);
+}
+
 /* "dir/G51.mtx.gz" -> "G51" */
 static void file_stem(const char *path, char *buf, size_t n)
 {

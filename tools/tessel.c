@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 
 #include "cli.h"
@@ -52,15 +51,6 @@ int main(int argc, char **argv)
 {
     /* GSL's default handler aborts; tessel checks return codes instead. */
     gsl_set_error_handler_off();
-#ifdef __GLIBC__
-    /* Freed memory back to the system past 1 MiB at the heap's top, and
-     * blocks of 128 KiB and more in mappings of their own, always: glibc's
-     * default raises both after the first large free, so the estimate's
-     * transient grids, freed in turn, left up to 9 MiB of free heap in the
-     * peak of run -e stat on uniform 4M (docs/data.md, "Memory of run -e
-     * stat"). */
-    mallopt(M_TRIM_THRESHOLD, 1 << 20);
-#endif
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

@@ -497,26 +497,35 @@ static int precheck(const run_request *req, run_state *st)
 
 /* -e stat on a fixed mapping prices from the statistics alone (point.c's
  * fixed route reads no more of the data than its extents, which stay with
- * its labels): the tensors are freed before the estimate, whose transient
- * grids make the run's peak memory (docs/data.md, "Memory of run -e
- * stat"). A template or a strategy may read the data: theirs are kept. */
+ * its labels). A template or a strategy may read the data. */
+static int stat_fixed_route(const tessel_spec *spec)
+{
+    tessel_point_request pr = { .spec = spec, .estimator = TESSEL_POINT_STAT };
+    return tessel_point_route_of(&pr) == TESSEL_POINT_ROUTE_FIXED;
+}
+
+/* Such a run prices one point, so glibc's adaptive thresholds buy nothing:
+ * freed memory goes back past 1 MiB at the heap's top, and blocks of 128
+ * KiB and more get mappings of their own (by default both thresholds rise
+ * after the first large free, and the transient grids, freed in turn, kept
+ * up to 9 MiB of free heap in the peak on uniform 4M; docs/data.md, "Memory
+ * of run -e stat"). Not for the process: a sweep or map reallocating such
+ * blocks per point paid ten times the page faults with it. */
+static void one_point_heap(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 1 << 20);
+#endif
+}
+
+/* The tensors freed before the estimate, whose transient grids make the
+ * run's peak memory, where the fixed route will not read them. */
 static void drop_tensors(run_state *st)
 {
-    tessel_point_request pr = { .spec = st->spec, .estimator = TESSEL_POINT_STAT };
-    if (!st->stats || tessel_point_route_of(&pr) != TESSEL_POINT_ROUTE_FIXED)
+    if (!st->stats || !stat_fixed_route(st->spec))
         return;
     tessel_stat_data_drop_tensors(st->stats);
     tessel_workload_drop_tensors(st->data);
-#ifdef __GLIBC__
-    /* One point follows, so glibc's adaptive thresholds buy nothing: freed
-     * memory goes back past 1 MiB at the heap's top, and blocks of 128 KiB
-     * and more get mappings of their own (by default both thresholds rise
-     * after the first large free, and the estimate's transient grids, freed
-     * in turn, kept up to 9 MiB of free heap in the peak on uniform 4M).
-     * Set here, not for the process: a sweep or map reallocating such
-     * blocks per point paid ten times the page faults with it. */
-    mallopt(M_TRIM_THRESHOLD, 1 << 20);
-#endif
 }
 
 /* tessel run: load spec and data, evaluate the point, price energy, write reports. */
@@ -589,6 +598,8 @@ static int run(const run_request *req, run_state *st)
         step_end(req, t0, "estimate");
         return finish(req, st);
     }
+    if (req->stat && stat_fixed_route(spec))
+        one_point_heap();
     step_begin(req, &t0, "loading data", NULL);
     if (req->verbose)
         for (unsigned t = 1; t < spec->workload.ntensors; t++)

@@ -13,18 +13,8 @@
 
 #include "tessel/model.h"
 #include "test_alloc.h"
+#include "test_data.h"
 #include "test_specs.h"
-
-static tessel_tensor *load(const char *path)
-{
-    tessel_load_options opt;
-    tessel_load_options_init(&opt);
-    tessel_tensor *t = NULL;
-    tessel_diag d;
-    int rc = tessel_tensor_load(path, &opt, NULL, &t, NULL, &d);
-    ck_assert_msg(rc == 0, "%s: %s", path, d.message);
-    return t;
-}
 
 /* A rows x cols matrix: random entries of the given density in the rows
  * not divisible by 5 (whole empty tile rows at small tiles). */
@@ -56,15 +46,9 @@ typedef struct gated_case {
  * a 16 x 16 base grid with the whole output sample. */
 static void case_init(gated_case *c)
 {
-    c->a = load("examples/data/jagmesh7.mtx.gz");
+    c->a = test_load_tensor("examples/data/jagmesh7.mtx.gz");
     c->b = random_matrix(c->a->dims[1], 700, 0.002, 11);
-    memset(&c->d, 0, sizeof(c->d));
-    c->d.ntensors = 3;
-    c->d.tensor[1] = c->a;
-    c->d.tensor[2] = c->b;
-    c->d.extent[0] = c->a->dims[0];
-    c->d.extent[1] = c->b->dims[1];
-    c->d.extent[2] = c->a->dims[1];
+    test_spmspm_data(&c->d, c->a, c->b);
     tessel_stat_options_init(&c->o);
     c->o.base[0] = c->o.base[1] = 16;
     c->o.output_fraction = 1;

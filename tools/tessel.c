@@ -2,8 +2,6 @@
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __GLIBC__
-#endif
 
 #include "cli.h"
 #include "commands.h"

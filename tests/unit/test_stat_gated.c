@@ -15,6 +15,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_oom.h"
 
 /* A rows x cols matrix: random entries of the given density in the rows
  * not divisible by 5 (whole empty tile rows at small tiles). */
@@ -188,20 +189,9 @@ START_TEST(unskipped_out_of_memory)
     tessel_result want, r;
     ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &want, &diag), 0);
     ck_assert_int_eq(want.stat_walked, 0);
-    long live = ta.live;
-    for (long n = 1;; n++) {
-        ta.fail_at = ta.calls + n;
-        int rc = tessel_model_stat_eval(&s, sd, &r, &diag);
-        ck_assert_int_eq(ta.live, live);
-        if (rc == 0) {
-            ck_assert_uint_eq(r.dram_bytes, want.dram_bytes);
-            ck_assert_uint_eq(r.traffic[1][2].gated, want.traffic[1][2].gated);
-            break;
-        }
-        ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
-        ck_assert_int_lt(n, 20000);
-    }
-    ta.fail_at = 0;
+    test_stat_eval_fail_each(&s, sd, &ta, &r);
+    ck_assert_uint_eq(r.dram_bytes, want.dram_bytes);
+    ck_assert_uint_eq(r.traffic[1][2].gated, want.traffic[1][2].gated);
     tessel_stat_data_free(&sd);
     ck_assert_int_eq(ta.live, 0);
     case_free(&c);

@@ -89,6 +89,7 @@ int exact_ob_note(engine *e, const boundary *bd, unsigned i, const uint64_t *c, 
         n->bytes = data + meta;
         n->meta = meta;
         n->part = part;
+        n->band = c[2]; /* SpMSpM's, SpMV's k tile (stat_inspill.c, on the stat walk) */
         n->up = parent_slot(e, bd, i, c);
     }
     ob_tile *n = &t->t[*slot];

@@ -514,14 +514,8 @@ int stat_solve(engine *e, const boundary *bd, boundary_grids *g, stat_problem *p
                                   exact_inspill_reads(e, 1, mirror ? 1 - q : q) != EXACT_READS_ONCE;
         rc = keep_tile_fills(p);
     }
-    for (unsigned q = 0; !rc && q < 2; q++) { /* an unskipped input: no tile may overbook */
+    for (unsigned q = 0; !rc && q < 2; q++) /* skip, read or gate (stat_unskipped_inputs) */
         p->mode[q] = stat_input_mode(e, 1, mirror ? 1 - q : q);
-        const stat_grid *gq = q ? &p->b : &p->a;
-        uint64_t part = q ? p->part_b : p->part_a;
-        if (p->mode[q] != STAT_MODE_SKIP && part &&
-            stat_ob_may_overflow(gq, q ? &p->cost_b : &p->cost_a, part))
-            rc = STAT_CLOSED_DECLINED;
-    }
     if (!rc)
         rc = stat_spmspm_evaluate(p, &o);
     if (!rc && (p->tile_fills[0] || p->tile_fills[1] || stat_inspill_on(e, 1)))

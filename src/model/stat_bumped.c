@@ -151,6 +151,8 @@ int stat_ob_level1(engine *e, const stat_problem *p, int mirror, double *const f
                 uint64_t c = g[q]->col[n], k = q ? r : c;
                 double uses = q ? (double)a_col[k]
                                 : (k < p->b.rows ? (double)(p->b.ptr[k + 1] - p->b.ptr[k]) : 0);
+                if (p->mode[q] == STAT_MODE_READ) /* every free-index value (stat_spmspm.c) */
+                    uses = (double)(q ? p->ext_i : p->ext_j);
                 uint64_t m0 = mirror ? c : r, m1 = mirror ? r : c;
                 rc = stat_ob_tile(e, 1, op, m0, m1, g[q]->nnz[n], stat_grid_price(&pr, g[q], n),
                                   part[q], fills[q] ? fills[q][n] : 0, uses);

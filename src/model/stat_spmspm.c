@@ -588,9 +588,11 @@ static int free_position(const char *order, unsigned q)
 /* The fills, gated fills and rule 4 uses of one tile visited at F values
  * of the free index, e of them effectual (the partner's tile non-empty),
  * first: the first value's partner tile is non-empty. whole: the tile
- * stays resident across the F values (one run), else a run per value. */
-static void unskipped_tile(stat_counts *c, int mode, int whole, double F, double e, int first,
-                           price pr, uint64_t part)
+ * stays resident across the F values (one run), else a run per value.
+ * Returns the fills (kept per tile for rule 4 per read: stat_bumped.c's
+ * stat_ob_level1 takes the uses, F read, e gated). */
+static double unskipped_tile(stat_counts *c, int mode, int whole, double F, double e, int first,
+                             price pr, uint64_t part)
 {
     double fills, uses;
     if (mode == STAT_MODE_READ) {
@@ -603,6 +605,7 @@ static void unskipped_tile(stat_counts *c, int mode, int whole, double F, double
     }
     stat_add_fill(c, fills, pr, part);
     stat_add_bumped(c, uses - fills, pr, part);
+    return fills;
 }
 
 /* Canonical a: tile (i, k) over the j tiles, partner row k of b. Under
@@ -618,8 +621,9 @@ static void unskipped_a(const work *w, stat_counts *c)
             uint64_t k = p->a.col[n];
             int first = w->b_row[k] && stat_b_first_j(p, k) == 0;
             int whole = inner || p->a.ptr[i + 1] - p->a.ptr[i] == 1;
-            unskipped_tile(c, p->mode[0], whole, F, (double)w->b_row[k], first, w->a_price[n],
-                           p->part_a);
+            keep_fills(p, 0, n,
+                       unskipped_tile(c, p->mode[0], whole, F, (double)w->b_row[k], first,
+                                      w->a_price[n], p->part_a));
         }
 }
 
@@ -635,18 +639,23 @@ static void unskipped_b(const work *w, stat_counts *c)
         for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
             int first = w->a_col[k] && w->a_first[k] == 0;
             int whole = middle ? p->b.ptr[k + 1] - p->b.ptr[k] == 1 : p->b.n == 1;
-            unskipped_tile(c, p->mode[1], whole, F, (double)w->a_col[k], first, w->b_price[n],
-                           p->part_b);
+            keep_fills(p, 1, n,
+                       unskipped_tile(c, p->mode[1], whole, F, (double)w->a_col[k], first,
+                                      w->b_price[n], p->part_b));
         }
 }
 
 void stat_unskipped_inputs(const work *w, stat_outcome *o)
 {
-    if (w->p->mode[0] != STAT_MODE_SKIP) {
+    const stat_problem *p = w->p;
+    for (unsigned q = 0; q < 2; q++) /* the skipping sums' per-tile fills replaced */
+        if (p->mode[q] != STAT_MODE_SKIP && p->tile_fills[q])
+            memset(p->tile_fills[q], 0, (q ? p->b.n : p->a.n) * sizeof(double));
+    if (p->mode[0] != STAT_MODE_SKIP) {
         memset(&o->a, 0, sizeof(o->a));
         unskipped_a(w, &o->a);
     }
-    if (w->p->mode[1] != STAT_MODE_SKIP) {
+    if (p->mode[1] != STAT_MODE_SKIP) {
         memset(&o->b, 0, sizeof(o->b));
         unskipped_b(w, &o->b);
     }

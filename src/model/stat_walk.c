@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "stat_inspill.h"
 #include "stat_mttkrp.h"
 
 /* Input grids of boundary bd from the base grids. */
@@ -218,13 +219,23 @@ int stat_walk_evaluate(engine *e, const stat_input *const *in, const stat_output
         return tessel_diag_set(diag, TESSEL_EUNSUPPORTED, e->spec->path, 0, 0, NULL,
                                "this spec needs the stat estimator's walk, which prices the "
                                "output from the output sample; --output-sample 0 leaves none");
-    int rc = TESSEL_OK;
+    int rc = TESSEL_OK, inspill = e->inspill;
     exact_outer_setup(e); /* action_optimization above the innermost level */
+    /* rule 4 per read of the compute (SpMSpM, SpMV): the walk records the
+     * innermost level's overbooked tiles (exact_ob_note), stat_inspill.c
+     * estimates their reads from the statistics, as exact.c counts them */
+    e->inspill = e->kind == TESSEL_WORKLOAD_SPMSPM || e->kind == TESSEL_WORKLOAD_SPMV;
     for (unsigned b = 1; !rc && b < e->spec->nlevels; b++) {
+        int last = b + 1 == e->spec->nlevels;
         rc = walk_boundary(e, b, in, s, diag);
+        if (!rc && last && stat_inspill_on(e, b))
+            rc = stat_inspill_count(e, b, in, NULL);
         if (!rc && b >= 2)
             exact_ob_settle(e, b - 1); /* rule 4 per child read, as exact.c */
+        if (!rc && last && stat_inspill_on(e, b))
+            exact_ob_settle(e, b);
     }
+    e->inspill = inspill; /* settled here: the caller's charge stays its own */
     if (!rc)
         e->res->macs = model_count(flops);
     return rc;

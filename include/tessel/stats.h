@@ -569,6 +569,42 @@ void tessel_density_occupancy_free(tessel_density_occupancy **o);
  * 0 when there are no non-empty tiles. */
 uint64_t tessel_density_quantile(const tessel_density_occupancy *o, double q);
 
+
+/* Per non-empty tile of a square matrix's tile grid, its nonzeros whose
+ * transpose is a nonzero too, the diagonal's included
+ * (src/stats/symtile.c; the stat estimator's step count where B is A).
+ * `width` bytes per count (1, 2 or 4: the fewest that hold the tile's
+ * area); total: their sum. */
+typedef struct tessel_tile_sym {
+    const tessel_allocator *alloc;
+    uint64_t n, total;
+    unsigned width;
+    void *count;
+} tessel_tile_sym;
+
+static inline uint32_t tessel_tile_sym_at(const tessel_tile_sym *s, uint64_t i)
+{
+    return s->width == 1   ? ((const uint8_t *)s->count)[i]
+           : s->width == 2 ? ((const uint16_t *)s->count)[i]
+                           : ((const uint32_t *)s->count)[i];
+}
+
+/* Counts t's pairs on its own grid g into *out (NULL, and TESSEL_OK, when t
+ * is not square or a row holds 2^32 or more nonzeros: not collected). One
+ * walk over the entries in row order, 4 B of scratch per row; the result
+ * takes width B per non-empty tile. TESSEL_EINVAL when g is not t's grid,
+ * TESSEL_ENOMEM. */
+int tessel_tile_grid_sym(const tessel_tensor *t, const tessel_tile_grid *g,
+                         const tessel_allocator *a, tessel_tile_sym **out, tessel_diag *diag);
+/* An empty statistic of n tiles, counts `width` bytes each, zeroed; NULL:
+ * out of memory. */
+tessel_tile_sym *tessel_tile_sym_new(const tessel_allocator *a, uint64_t n, unsigned width);
+/* The width of the counts on grid g: the fewest bytes (1, 2, 4) that hold
+ * a tile's area. */
+unsigned tessel_tile_sym_width(const tessel_tile_grid *g);
+void tessel_tile_sym_free(tessel_tile_sym **s);
+uint64_t tessel_tile_sym_bytes(const tessel_tile_sym *s);
+
 #ifdef __cplusplus
 }
 #endif

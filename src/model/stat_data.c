@@ -22,6 +22,7 @@ static void input_free(const tessel_allocator *a, stat_input *in)
     tessel_d2t2_free(&in->d2t2);
     tessel_tile_rows_free(&in->rows);
     tessel_tile_rows_free(&in->cols);
+    tessel_tile_sym_free(&in->sym);
     tessel_dealloc(a, in->line_nnz[0]);
     tessel_dealloc(a, in->line_nnz[1]);
     memset(in, 0, sizeof(*in));
@@ -80,6 +81,10 @@ static unsigned lines_wanted(const engine *e, const int *same_as, unsigned i, in
         if (j == i || same_as[j] == (int)i)
             want |= j == 0 ? (e->in[0].x[1] == e->red[0] ? 2u : 0u)
                            : (e->in[1].x[0] == e->red[0] ? 1u : 0u);
+    /* both roles along k (B is A): its transposed pairs (4) too */
+    if ((i == 0 || same_as[0] == (int)i) && (i == 1 || same_as[1] == (int)i) &&
+        e->in[0].x[1] == e->red[0] && e->in[1].x[0] == e->red[0])
+        want |= 4u;
     return want;
 }
 
@@ -100,6 +105,8 @@ static int input_collect(const tessel_tensor *t, const tessel_stat_options *opt,
             rc = tessel_tile_grid_rows(t, in->grid, a, &in->rows, diag);
         if (!rc && (lines & 2)) /* and columns (stat_outspill.c) */
             rc = tessel_tile_grid_cols(t, in->grid, a, &in->cols, diag);
+        if (!rc && (lines & 4)) /* and its transposed pairs (stat_outspill.c) */
+            rc = tessel_tile_grid_sym(t, in->grid, a, &in->sym, diag);
     } else {
         rc = tessel_tile_grid_build(t, mode_base, a, &in->grid, diag);
     }

@@ -54,8 +54,12 @@
  * u64 width after each flag), and the columns in the base grid's own
  * order. 1 to 8
  * are still read (8's columns permuted to the base grid's order, 7 and 8's
- * counts narrowed). */
-#define TSD_VERSION 9u
+ * counts narrowed); 10: after them, per saved input a flag and, set, its
+ * base tiles' nonzeros whose transpose is one too (tessel_tile_grid_sym:
+ * a u64 width, the u64 total, each tile's count in that width, padded to
+ * 8; before 10: none, the step count takes A's and B's k independent on
+ * every tile). */
+#define TSD_VERSION 10u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
 #define TSD_MAX_BYTES (UINT64_C(1) << 40)
@@ -155,6 +159,21 @@ static void put_tile_rows(writer *w, const tessel_tile_rows *tr)
     put_counts(w, tr, 0);
     put_u32s(w, tr->strip, tr->nstrips);
     put_counts(w, tr, 1);
+}
+
+/* Version 10's transposed pairs of one input: a flag and, set, the
+ * counts' width, their total and each tile's count. */
+static void put_tile_sym(writer *w, const tessel_tile_sym *ts)
+{
+    put_u64(w, ts != NULL);
+    if (!ts)
+        return;
+    put_u64(w, ts->width);
+    put_u64(w, ts->total);
+    put_u64(w, ts->n);
+    put(w, ts->count, ts->n * ts->width);
+    if (ts->n * ts->width % 8)
+        put(w, "\0\0\0\0\0\0\0\0", 8 - ts->n * ts->width % 8);
 }
 
 /* The sample's float weights and 32-bit group starts, saved as doubles
@@ -297,6 +316,9 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     for (unsigned i = 0; i < e->nin; i++)
         if (v.same_as[i] < 0)
             put_tile_rows(&w, v.in[i].cols);
+    for (unsigned i = 0; i < e->nin; i++)
+        if (v.same_as[i] < 0)
+            put_tile_sym(&w, v.in[i].sym);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -895,6 +917,41 @@ static int get_tile_cols(reader *r, stat_input *in)
     return ok;
 }
 
+/* Transposed pairs of one input (stat_outspill.c; version 10 on): the
+ * width the grid's tiles give, each tile's count at most its nonzeros,
+ * their sum the total, at most the input's nonzeros. */
+static int get_tile_sym(reader *r, stat_input *in)
+{
+    const tessel_tile_grid *g = in->grid;
+    uint64_t flag = get_u64(r, "sym.flag");
+    if (r->bad || flag > 1)
+        return corrupt(r, "sym.flag");
+    if (!flag)
+        return 1;
+    if (g->order != 2 || g->dims[0] != g->dims[1])
+        return corrupt(r, "sym.order");
+    uint64_t fw = get_u64(r, "sym.width"), total = get_u64(r, "sym.total");
+    uint64_t n = get_u64(r, "sym.tiles");
+    if (r->bad || fw != tessel_tile_sym_width(g) || n != g->nonempty || total > g->nnz ||
+        (n * fw + 7) / 8 * 8 > r->n - r->at)
+        return corrupt(r, "sym");
+    tessel_tile_sym *ts = tessel_tile_sym_new(r->alloc, n, (unsigned)fw);
+    if (!ts)
+        return corrupt(r, "out of memory");
+    in->sym = ts; /* freed with the input from here */
+    memcpy(ts->count, r->p + r->at, n * fw);
+    r->at += (n * fw + 7) / 8 * 8;
+    uint64_t sum = 0;
+    for (uint64_t t = 0; t < n; t++) {
+        uint32_t c = tessel_tile_sym_at(ts, t);
+        if (c > tessel_tile_grid_count(g, t))
+            return corrupt(r, "sym.tiles");
+        sum += c;
+    }
+    ts->total = total;
+    return sum == total ? 1 : corrupt(r, "sym.total");
+}
+
 /* Decodes and checks a .tsd payload of any version read into v; 0 on a
  * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
@@ -975,6 +1032,9 @@ static int load_payload(reader *r, stat_data_view *v)
     for (unsigned i = 0; r->version >= 8 && i < e->nin; i++)
         if (v->same_as[i] < 0 && !get_tile_cols(r, &v->in[i]))
             return corrupt(r, "cols");
+    for (unsigned i = 0; r->version >= 10 && i < e->nin; i++)
+        if (v->same_as[i] < 0 && !get_tile_sym(r, &v->in[i]))
+            return corrupt(r, "sym");
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;

@@ -26,6 +26,11 @@ typedef struct stat_input {
      * step count, which walks them through a transient transpose of the
      * base grid; NULL: not collected, a .tsd before version 8) */
     tessel_tile_rows *cols;
+    /* per base tile its nonzeros whose transpose is one too
+     * (tessel_tile_grid_sym), for an SpMSpM input that is both A and B
+     * (stat_outspill.c's step count on diagonal tiles; NULL: not collected,
+     * not square, or a .tsd before version 10) */
+    tessel_tile_sym *sym;
 } stat_input;
 
 /* stat_tiledfmt.c: whether a level of spec stores a tensor in a format

@@ -274,6 +274,11 @@ typedef struct ks_geom {
     int mirror;
     stat_grid ga;
     double *da, *db;
+    /* B is A (geom_sym): per tile of ga and of the point's B grid, the
+     * share of its nonzeros whose transpose is one too; the canonical
+     * output tile's edges and the matrix's order. NULL: not known. */
+    double *ra, *rb;
+    uint64_t ti, tj, n;
 } ks_geom;
 
 struct stat_ksteps {
@@ -361,6 +366,8 @@ static void geom_free(const tessel_allocator *a, ks_geom *gm)
     stat_grid_free(a, &gm->ga);
     tessel_dealloc(a, gm->da);
     tessel_dealloc(a, gm->db);
+    tessel_dealloc(a, gm->ra);
+    tessel_dealloc(a, gm->rb);
     tessel_dealloc(a, gm);
 }
 
@@ -447,6 +454,56 @@ static double *side_lines(const tessel_allocator *a, const ks_side *x, const sta
     }
     stat_grid_free(a, &bt);
     return d;
+}
+
+/* Per tile of g (its rows the k tiles), the share of its nonzeros whose
+ * transpose is a nonzero too: side x's base tiles' transposed pairs (sym)
+ * and nonzeros summed into the tile holding each; NULL: out of memory. */
+static double *side_sym(const tessel_allocator *a, const ks_side *x, const tessel_tile_sym *sym,
+                        const stat_grid *g)
+{
+    const stat_grid *b = x->base;
+    uint64_t n = g->n ? g->n : 1;
+    double *r = tessel_alloc_zeroed(a, 2 * n, sizeof(double)), *nz = r + n;
+    for (uint64_t br = 0; r && br < b->rows; br++)
+        for (uint64_t t = b->ptr[br]; t < b->ptr[br + 1]; t++) {
+            uint64_t bc = b->col[t];
+            uint64_t row = (x->k_cols ? bc : br) / x->fk, col = (x->k_cols ? br : bc) / x->fo;
+            uint64_t lo = row < g->rows ? stat_grid_lower(g, row, col) : 0;
+            if (row >= g->rows || lo >= g->ptr[row + 1] || g->col[lo] != col)
+                continue;
+            r[lo] += tessel_tile_sym_at(sym, t);
+            nz[lo] += b->nnz[t];
+        }
+    for (uint64_t t = 0; r && t < g->n; t++)
+        r[t] = nz[t] > 0 ? r[t] / nz[t] : 0;
+    return r;
+}
+
+/* The transposed pairs' shares of gm's tiles (gm->ra, gm->rb) where B is
+ * A: one stored matrix in both roles with its pairs counted (both or
+ * neither are then known); 0 when they are wanted and memory runs out (the
+ * geometry is then not built, as for its lines: a point prices the same
+ * whichever allocation fails). */
+static int geom_sym(const tessel_allocator *a, ks_geom *gm, const stat_problem *p,
+                    const ks_side *sa, const ks_side *sb)
+{
+    const stat_input *in = p->src[0];
+    if (p->src[1] != in || !in->sym || !in->sym->total || in->dims[0] != in->dims[1] ||
+        !in->base || !in->base->nnz || in->sym->n != in->base->n || !sa->fk || !sa->fo ||
+        !sb->fk || !sb->fo)
+        return 1;
+    int mirror = p->sample_mirrored;
+    gm->ti = mirror ? p->src_edge[1][1] : p->src_edge[0][0];
+    gm->tj = mirror ? p->src_edge[0][0] : p->src_edge[1][1];
+    gm->n = in->dims[0];
+    gm->ra = side_sym(a, sa, in->sym, &gm->ga);
+    gm->rb = gm->ra ? side_sym(a, sb, in->sym, &p->b) : NULL;
+    if (gm->rb)
+        return 1;
+    tessel_dealloc(a, gm->ra);
+    gm->ra = NULL;
+    return 0;
 }
 
 /* The covers' arrays of tb (NaN: not solved); 0 when out of memory. */
@@ -595,7 +652,8 @@ static ks_geom *geom_key(const tessel_allocator *a, const stat_problem *p)
     gm->b_n = p->b.n;
     /* A's grid transposed: a row per tile column of A, as many tiles */
     gm->it.bytes = sizeof(*gm) + stat_grid_bytes(p->a.cols, p->a.n) +
-                   (p->a.n + p->b.n) * sizeof(double);
+                   (p->a.n + p->b.n) * sizeof(double) *
+                       (p->src[0] == p->src[1] && p->src[0] && p->src[0]->sym ? 3 : 1);
     return gm;
 }
 
@@ -608,7 +666,7 @@ static int geom_build(const tessel_allocator *a, ks_geom *gm, const stat_problem
         gm->da = side_lines(a, sa, &gm->ga);
     if (gm->da)
         gm->db = side_lines(a, sb, &p->b);
-    return gm->db != NULL;
+    return gm->db != NULL && geom_sym(a, gm, p, sa, sb);
 }
 
 /* Point p's own geometry; NULL as geom_build. */
@@ -1179,13 +1237,47 @@ static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double g
     return mo[0].m;
 }
 
-/* Lines of tile (row, col) of g from d (-1 when the tile is empty). */
-static double lines_at(const stat_grid *g, const double *d, uint64_t row, uint64_t col)
+/* Lines of tile (row, col) of g from d (-1 when the tile is empty), its
+ * index in g at *at. */
+static double lines_at(const stat_grid *g, const double *d, uint64_t row, uint64_t col,
+                       uint64_t *at)
 {
     if (row >= g->rows)
         return -1;
     uint64_t lo = stat_grid_lower(g, row, col);
+    *at = lo;
     return lo < g->ptr[row + 1] && g->col[lo] == col ? d[lo] : -1;
+}
+
+/* Where B is A, a visit to output tile (r, q) whose rows I meet its
+ * columns J: an entry (i, k) of A's tile, i in I and J, whose transpose
+ * (k, i) is a nonzero puts k in B's tile's k too, and so does an entry
+ * (k, j) of B's, j in I and J, in A's. So about s = max(ov_A rho_A d_A,
+ * ov_B rho_B d_B) of the k are shared for sure (ov_X: the share of the
+ * tile's rows, resp. columns, in the overlap; rho_X: its nonzeros' share
+ * with their transpose), s <= min(d_A, d_B); the others are taken as
+ * independent: m moves from the independent count toward min(d_A, d_B) in
+ * proportion, m' = s + (1 - s / min) m (docs/models/stat.md, "The step
+ * count on near-symmetric tiles"). Tiles split in live groups keep m. */
+static double sym_steps(const ks_geom *gm, uint64_t r, uint64_t q, uint64_t ia, uint64_t ib,
+                        double da, double db, double gi, double gj, double m)
+{
+    if (gi > 1 || gj > 1)
+        return m;
+    uint64_t i0 = r * gm->ti, j0 = q * gm->tj;
+    uint64_t i1 = i0 + gm->ti < gm->n ? i0 + gm->ti : gm->n;
+    uint64_t j1 = j0 + gm->tj < gm->n ? j0 + gm->tj : gm->n;
+    uint64_t lo = i0 > j0 ? i0 : j0, hi = i1 < j1 ? i1 : j1;
+    if (hi <= lo || i1 <= i0 || j1 <= j0)
+        return m;
+    double ov = (double)(hi - lo), mn = da < db ? da : db;
+    double sa = ov / (double)(i1 - i0) * gm->ra[ia] * da;
+    double sb = ov / (double)(j1 - j0) * gm->rb[ib] * db;
+    double sh = sa > sb ? sa : sb;
+    if (sh > mn)
+        sh = mn;
+    double out = sh + (1 - sh / mn) * m;
+    return out > m ? out : m;
 }
 
 double stat_ksteps_steps(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double gi,
@@ -1193,10 +1285,13 @@ double stat_ksteps_steps(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, do
 {
     if (!ks || k >= ks->tb->ext_k)
         return -1;
-    double da = lines_at(&ks->gm->ga, ks->gm->da, k, r), db = lines_at(ks->gb, ks->gm->db, k, q);
+    uint64_t ia = 0, ib = 0;
+    double da = lines_at(&ks->gm->ga, ks->gm->da, k, r, &ia);
+    double db = lines_at(ks->gb, ks->gm->db, k, q, &ib);
     if (da < 1 || db < 1)
         return -1;
-    return steps_of(ks->tb, k, da, db, gi > 1 ? gi : 1, gj > 1 ? gj : 1);
+    double m = steps_of(ks->tb, k, da, db, gi > 1 ? gi : 1, gj > 1 ? gj : 1);
+    return ks->gm->ra ? sym_steps(ks->gm, r, q, ia, ib, da, db, gi, gj, m) : m;
 }
 
 double stat_spill_visit_at(stat_ksteps *ks, uint64_t r, uint64_t k, uint64_t q, double slots,

@@ -298,7 +298,11 @@ static void oom_sweep(const tessel_tensor *t, const uint64_t *tile)
         uint64_t twice[TESSEL_MAX_ORDER];
         for (unsigned m = 0; m < t->order; m++)
             twice[m] = 2 * tile[m];
+        tessel_tile_sym *sym = NULL;
         int rc = tessel_tile_grid_build(t, tile, &ta.allocator, &g, NULL);
+        if (!rc && t->order == 2) /* its transposed pairs (NULL when not square) */
+            rc = tessel_tile_grid_sym(t, g, &ta.allocator, &sym, NULL);
+        tessel_tile_sym_free(&sym);
         if (!rc)
             rc = tessel_tile_grid_derive(g, twice, &coarse, NULL);
         if (!rc)
@@ -318,6 +322,10 @@ START_TEST(out_of_memory_every_allocation)
     uint64_t dims[2] = { 300, 200 };
     tessel_tensor *t = random_tensor(2, dims, 5000, 6, NULL);
     uint64_t tile[2] = { 8, 8 };
+    oom_sweep(t, tile);
+    tessel_tensor_free(&t);
+    uint64_t square[2] = { 256, 256 };
+    t = random_tensor(2, square, 3000, 8, NULL); /* its transposed pairs counted too */
     oom_sweep(t, tile);
     tessel_tensor_free(&t);
     uint64_t wide[2] = { 3, 3000000000ull };

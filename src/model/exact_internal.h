@@ -197,6 +197,7 @@ typedef struct exact_out_live {
     uint64_t *data, *meta; /* each row's last write-back */
     unsigned char *seen;   /* written back before */
     model_map empty;       /* empty tiles written back before */
+    uint64_t part;         /* the output's partition at the boundary's level */
 } exact_out_live;
 
 /* The output tile of the walk's current run (rule 2). */

@@ -531,6 +531,7 @@ int exact_live_init(engine *e, const boundary *bd, exact_out_live *lv)
 {
     memset(lv, 0, sizeof(*lv));
     lv->empty.alloc = e->alloc;
+    lv->part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
     uint64_t n = bd->table[bd->ntables - 1].nout, m = n ? n : 1;
     lv->cur = tessel_alloc_array(e->alloc, m * bd->ntables, sizeof(uint64_t));
     lv->data = tessel_alloc_array(e->alloc, m, sizeof(uint64_t));
@@ -610,7 +611,7 @@ int exact_live_writeback(engine *e, const boundary *bd, exact_out_live *lv, uint
                          uint64_t red)
 {
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
-    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t part = lv->part;
     uint64_t pdata, pmeta, data, meta;
     int again = 0;
     if (live_bytes(e, bd, lv, key, red, 1, &again, &pdata, &pmeta, &data, &meta))
@@ -635,7 +636,7 @@ int exact_live_spill(engine *e, const boundary *bd, exact_out_live *lv, uint64_t
                      uint64_t red)
 {
     tessel_traffic *tr = &e->res->traffic[bd->b][0];
-    uint64_t part = exact_partition_bytes(e, bd->b, e->out.spec_tensor);
+    uint64_t part = lv->part;
     uint64_t pdata, pmeta, data, meta;
     int again = 0;
     if (live_bytes(e, bd, lv, key, red, 0, &again, &pdata, &pmeta, &data, &meta))

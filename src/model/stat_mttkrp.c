@@ -123,6 +123,7 @@ typedef struct mk_state {
     int scalar[NIN];
     uint64_t *bytes[NIN]; /* data, meta per grid tile */
     uint64_t *direct[NIN]; /* B, C: grid tile + 1 at row * r tiles + tr, 0 none */
+    uint64_t *red[2];      /* the reduction key's j and k terms per tile, or NULL */
     exact_out_live lv;     /* each output tile's last write-back */
     int open;              /* an output run is open, its last iteration at last */
     uint64_t last[NX];
@@ -137,7 +138,29 @@ static void mk_free(mk_state *s)
         tessel_dealloc(s->e->alloc, s->bytes[i]);
         tessel_dealloc(s->e->alloc, s->direct[i]);
     }
+    tessel_dealloc(s->e->alloc, s->red[0]);
+    tessel_dealloc(s->e->alloc, s->red[1]);
     exact_live_free(s->e, &s->lv);
+}
+
+/* The level-b reduction key of an output run's last iteration as
+ * red[0][tj] + red[1][tk], each term once per tile (the key is a sum of
+ * one term per index, as stat_mttkrp_red_terms uses), in place of an
+ * exact_reduction_key per run; both NULL past MK_DIRECT_SLOTS tiles. */
+static int mk_red_tiles(mk_state *s)
+{
+    const boundary *bd = s->bd;
+    if (bd->ntiles[2] > MK_DIRECT_SLOTS || bd->ntiles[3] > MK_DIRECT_SLOTS)
+        return TESSEL_OK;
+    for (unsigned q = 0; q < 2; q++) {
+        uint64_t n = bd->ntiles[2 + q], c[NX] = { 0 };
+        s->red[q] = tessel_alloc_array(s->e->alloc, n ? n : 1, sizeof(uint64_t));
+        if (!s->red[q])
+            return TESSEL_ENOMEM;
+        for (c[2 + q] = 0; c[2 + q] < n; c[2 + q]++)
+            s->red[q][c[2 + q]] = exact_reduction_key(s->e, bd, c);
+    }
+    return TESSEL_OK;
 }
 
 /* Every tile of every input priced once (exact_tile_bytes, as the walk
@@ -167,7 +190,7 @@ static int mk_tables(mk_state *s)
             s->direct[i][row * bd->ntiles[1] + tessel_tile_grid_key(g, t)] = t + 1;
         }
     }
-    return TESSEL_OK;
+    return mk_red_tiles(s);
 }
 
 /* Input i's (B's or C's) tile at c, UINT64_MAX when empty. */
@@ -215,8 +238,10 @@ static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const 
 static int end_run(mk_state *s)
 {
     s->open = 0;
+    uint64_t red = s->red[0] ? s->red[0][s->last[2]] + s->red[1][s->last[3]]
+                             : exact_reduction_key(s->e, s->bd, s->last);
     return exact_live_writeback(s->e, s->bd, &s->lv, exact_tile_key(s->bd, &s->e->out, s->last),
-                                exact_reduction_key(s->e, s->bd, s->last));
+                                red);
 }
 
 /* One effectual iteration at tile coordinates c with input tiles idx[]:

@@ -330,8 +330,12 @@ static int rows_and_iterations(engine *e, unsigned b, const stat_input *const *i
  * row and per prefix), the walk its effectual iterations: on the bundled
  * bitcoin-otc tensor the pass took 1.06x the walk's instructions at 10
  * rows per effectual iteration, 2.3x at 18, 0.32x at 0.35 (docs/models/
- * stat.md, "TTM at nested levels"). Past this many the walk is cheaper. */
-#define ROWS_PER_ITERATION 8.0
+ * stat.md, "TTM at nested levels"); on a skewed and a uniform synthetic
+ * tensor and bitcoin-otc at 3 levels, the pass was no cheaper than the
+ * walk from about 4.4 rows per iteration up (1.3x the walk's CPU on the
+ * skewed one at 4.4-4.6, 2.2x at 10-12; "TTM's walk-cheaper threshold on
+ * two more inputs"). Past this many the walk is cheaper. */
+#define ROWS_PER_ITERATION 4.0
 
 int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in)
 {

@@ -38,7 +38,12 @@ typedef struct work {
     pricer price_a, price_b;
     int bitsets;                /* the pair walk's bitsets below (else estimates) */
     uint64_t words;             /* 64-bit words per bitset over the reduction tiles */
-    price *a_price, *b_price;   /* per non-empty tile (NULL: built without prices) */
+    /* Per non-empty tile (NULL: built without prices, or priced by size
+     * below); or, where a tile's price is its size's (stat_grid_price
+     * without per-tile counts), per size 0 .. the grid's fullest tile:
+     * 16 B per tile was boundary 1's peak at scale (docs/models/stat.md). */
+    price *a_price, *b_price;
+    price *a_size, *b_size;
     uint64_t *a_col;            /* non-empty A tiles per tile column k */
     uint64_t *a_first, *a_last; /* smallest and largest tile row in column k */
     double *a_col_nnz;          /* nonzeros of A's tile column k */
@@ -52,6 +57,16 @@ typedef struct work {
     uint64_t *merge_bits, *merge_j;
     double merges;
 } work;
+
+/* The price of non-empty tile n of canonical input q (0: a, 1: b), from
+ * stat_work_init's prices. */
+static inline price stat_work_price(const work *w, unsigned q, uint64_t n)
+{
+    const price *per = q ? w->b_price : w->a_price;
+    if (per)
+        return per[n];
+    return (q ? w->b_size : w->a_size)[(q ? &w->p->b : &w->p->a)->nnz[n]];
+}
 
 /* One level's unskipped (read or gated) inputs: their fills, gated fills
  * and rule 4 uses over every iteration where their own tile is non-empty,

@@ -37,6 +37,8 @@ void stat_work_free(work *w)
     const tessel_allocator *a = w->p->alloc;
     tessel_dealloc(a, w->a_price);
     tessel_dealloc(a, w->b_price);
+    tessel_dealloc(a, w->a_size);
+    tessel_dealloc(a, w->b_size);
     tessel_dealloc(a, w->a_col);
     tessel_dealloc(a, w->a_first);
     tessel_dealloc(a, w->a_last);
@@ -90,6 +92,34 @@ void *stat_zeroed(const tessel_allocator *a, uint64_t n, size_t size)
     return tessel_alloc_zeroed(a, n ? n : 1, size);
 }
 
+/* Grid g's prices at pr into *per (one per tile) or, where a tile's price
+ * is its size's and the sizes are fewer than the tiles, *size (one per
+ * size up to the fullest tile): equal to stat_grid_price either way. */
+static int work_prices(const tessel_allocator *a, const pricer *pr, const stat_grid *g,
+                       price **per, price **size)
+{
+    *per = *size = NULL;
+    if (!g->occ || !pr->rows) {
+        uint64_t max = 0;
+        for (uint64_t n = 0; n < g->n; n++)
+            max = g->nnz[n] > max ? g->nnz[n] : max;
+        if (max < g->n) {
+            *size = stat_zeroed(a, max + 1, sizeof(price));
+            if (!*size)
+                return TESSEL_ENOMEM;
+            for (uint64_t v = 0; v <= max; v++)
+                (*size)[v] = stat_fast_price(pr, v);
+            return TESSEL_OK;
+        }
+    }
+    *per = stat_zeroed(a, g->n, sizeof(price));
+    if (!*per)
+        return TESSEL_ENOMEM;
+    for (uint64_t n = 0; n < g->n; n++)
+        (*per)[n] = stat_grid_price(pr, g, n);
+    return TESSEL_OK;
+}
+
 int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
 {
     const tessel_allocator *a = p->alloc;
@@ -101,8 +131,11 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
     if (prices) {
         w->price_a = stat_pricer_of(&p->cost_a);
         w->price_b = stat_pricer_of(&p->cost_b);
-        w->a_price = stat_zeroed(a, p->a.n, sizeof(price));
-        w->b_price = stat_zeroed(a, p->b.n, sizeof(price));
+        if (work_prices(a, &w->price_a, &p->a, &w->a_price, &w->a_size) ||
+            work_prices(a, &w->price_b, &p->b, &w->b_price, &w->b_size)) {
+            stat_work_free(w);
+            return TESSEL_ENOMEM;
+        }
     }
     w->a_col = stat_zeroed(a, K, sizeof(uint64_t));
     w->a_first = stat_zeroed(a, K, sizeof(uint64_t));
@@ -116,7 +149,7 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
         w->merge_bits = stat_zeroed(a, p->ext_i * w->words, sizeof(uint64_t));
         w->merge_j = stat_zeroed(a, K, sizeof(uint64_t));
     }
-    if ((prices && (!w->a_price || !w->b_price)) || !w->a_col || !w->a_first || !w->a_last ||
+    if (!w->a_col || !w->a_first || !w->a_last ||
         !w->a_col_nnz || !w->b_row || !w->b_row_nnz ||
         (bitsets && (!w->arows || !w->bcols || !w->merge_bits || !w->merge_j))) {
         stat_work_free(w);
@@ -128,8 +161,6 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
     }
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; n < p->b.ptr[k + 1]; n++) {
-            if (prices)
-                w->b_price[n] = stat_grid_price(&w->price_b, &p->b, n);
             w->b_row_nnz[k] += (double)p->b.nnz[n];
             if (bitsets)
                 w->bcols[p->b.col[n] * w->words + k / 64] |= UINT64_C(1) << (k % 64);
@@ -137,8 +168,6 @@ int stat_work_init(work *w, const stat_problem *p, int bitsets, int prices)
     for (uint64_t i = 0; i < p->a.rows; i++)
         for (uint64_t n = p->a.ptr[i]; n < p->a.ptr[i + 1]; n++) {
             uint64_t k = p->a.col[n];
-            if (prices)
-                w->a_price[n] = stat_grid_price(&w->price_a, &p->a, n);
             w->a_col[k]++;
             w->a_col_nnz[k] += (double)p->a.nnz[n];
             if (w->a_first[k] == UINT64_MAX)
@@ -226,7 +255,7 @@ static void reuse_tile(const work *w, stat_outcome *o, unsigned q, uint64_t n, u
     const stat_problem *p = w->p;
     if (o) {
         stat_counts *c = q ? &o->b : &o->a;
-        price pr = q ? w->b_price[n] : w->a_price[n];
+        price pr = stat_work_price(w, q, n);
         uint64_t part = q ? p->part_b : p->part_a;
         remove_fill(c, pr, part);
         keep_fills(p, q, n, -1);
@@ -412,8 +441,8 @@ static void input_a_outer(const work *w, stat_counts *c)
         uint64_t uses = w->b_row[p->a.col[n]];
         if (!uses)
             continue;
-        stat_add_fill(c, 1, w->a_price[n], p->part_a);
-        stat_add_bumped(c, (double)uses - 1, w->a_price[n], p->part_a);
+        stat_add_fill(c, 1, stat_work_price(w, 0, n), p->part_a);
+        stat_add_bumped(c, (double)uses - 1, stat_work_price(w, 0, n), p->part_a);
         keep_fills(p, 0, n, 1);
     }
 }
@@ -424,7 +453,7 @@ static void input_a_middle(const work *w, stat_counts *c)
 {
     const stat_problem *p = w->p;
     for (uint64_t n = 0; n < p->a.n; n++) {
-        stat_add_fill(c, (double)w->b_row[p->a.col[n]], w->a_price[n], p->part_a);
+        stat_add_fill(c, (double)w->b_row[p->a.col[n]], stat_work_price(w, 0, n), p->part_a);
         keep_fills(p, 0, n, (double)w->b_row[p->a.col[n]]);
     }
 }
@@ -438,11 +467,11 @@ static void input_b_middle(const work *w, stat_counts *c)
         uint64_t users = w->a_col[k];
         for (uint64_t n = p->b.ptr[k]; users && n < p->b.ptr[k + 1]; n++) {
             if (w->b_row[k] == 1) {
-                stat_add_fill(c, 1, w->b_price[n], p->part_b);
-                stat_add_bumped(c, (double)users - 1, w->b_price[n], p->part_b);
+                stat_add_fill(c, 1, stat_work_price(w, 1, n), p->part_b);
+                stat_add_bumped(c, (double)users - 1, stat_work_price(w, 1, n), p->part_b);
                 keep_fills(p, 1, n, 1);
             } else {
-                stat_add_fill(c, (double)users, w->b_price[n], p->part_b);
+                stat_add_fill(c, (double)users, stat_work_price(w, 1, n), p->part_b);
                 keep_fills(p, 1, n, (double)users);
             }
         }
@@ -457,7 +486,7 @@ static void input_b_outer(const work *w, stat_counts *c)
     const stat_problem *p = w->p;
     for (uint64_t k = 0; k < p->b.rows; k++)
         for (uint64_t n = p->b.ptr[k]; w->a_col[k] && n < p->b.ptr[k + 1]; n++) {
-            stat_add_fill(c, (double)w->a_col[k], w->b_price[n], p->part_b);
+            stat_add_fill(c, (double)w->a_col[k], stat_work_price(w, 1, n), p->part_b);
             keep_fills(p, 1, n, (double)w->a_col[k]);
         }
     if (strcmp(p->order, "IKJ") != 0)
@@ -475,8 +504,8 @@ static void input_b_outer(const work *w, stat_counts *c)
             continue;
         if (fk == prev_k && stat_b_first_j(p, fk) == prev_j) {
             uint64_t n = p->b.ptr[fk];
-            remove_fill(c, w->b_price[n], p->part_b);
-            stat_add_bumped(c, 1, w->b_price[n], p->part_b);
+            remove_fill(c, stat_work_price(w, 1, n), p->part_b);
+            stat_add_bumped(c, 1, stat_work_price(w, 1, n), p->part_b);
             keep_fills(p, 1, n, -1);
         }
         prev_k = lk;
@@ -552,9 +581,9 @@ int stat_spmspm_evaluate(const stat_problem *p, stat_outcome *o)
     }
     o->effectual = E;
     for (uint64_t n = 0; n < p->a.n; n++)
-        o->compulsory_in += w.a_price[n].data + w.a_price[n].meta;
+        o->compulsory_in += stat_work_price(&w, 0, n).data + stat_work_price(&w, 0, n).meta;
     for (uint64_t n = 0; n < p->b.n; n++)
-        o->compulsory_in += w.b_price[n].data + w.b_price[n].meta;
+        o->compulsory_in += stat_work_price(&w, 1, n).data + stat_work_price(&w, 1, n).meta;
     if (strcmp(p->order, "IJK") == 0)
         input_a_middle(&w, &o->a);
     else
@@ -623,7 +652,7 @@ static void unskipped_a(const work *w, stat_counts *c)
             int whole = inner || p->a.ptr[i + 1] - p->a.ptr[i] == 1;
             keep_fills(p, 0, n,
                        unskipped_tile(c, p->mode[0], whole, F, (double)w->b_row[k], first,
-                                      w->a_price[n], p->part_a));
+                                      stat_work_price(w, 0, n), p->part_a));
         }
 }
 
@@ -641,7 +670,7 @@ static void unskipped_b(const work *w, stat_counts *c)
             int whole = middle ? p->b.ptr[k + 1] - p->b.ptr[k] == 1 : p->b.n == 1;
             keep_fills(p, 1, n,
                        unskipped_tile(c, p->mode[1], whole, F, (double)w->a_col[k], first,
-                                      w->b_price[n], p->part_b));
+                                      stat_work_price(w, 1, n), p->part_b));
         }
 }
 

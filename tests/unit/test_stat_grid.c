@@ -87,12 +87,55 @@ START_TEST(coarse_grids_sized_by_tiles)
 }
 END_TEST
 
+/* Boundary 1's tile prices (stat_work_init, src/model/stat_spmspm.c): where
+ * a tile's price is its size's, they are kept per size, not per tile (16 B
+ * per tile of each input was the estimate's peak at uniform 64M). At tiles
+ * equal to the 8 x 8 base cells the grids are the statistics' own, so what
+ * the evaluation adds is the per-tile prices (about 32 B per nonzero when
+ * kept per tile), about 9 B per nonzero of other transients (the output
+ * sample's spill maps, arrays over tile rows and columns). */
+START_TEST(tile_prices_by_size)
+{
+    tessel_tensor *a = uniform(8192, 8, 11);
+    static const char *const orders[3] = { "IJK", "IKJ", "KIJ" };
+    for (unsigned p = 0; p < 3; p++) {
+        tessel_workload_data d;
+        data_of(&d, a);
+        tessel_spec s;
+        test_spec_spmspm(&s, orders[p], 8, 8, 8, 1, 32, 32);
+        s.level[1].capacity = UINT64_C(1) << 20;
+        tessel_stat_options o;
+        tessel_stat_options_init(&o);
+        o.base[0] = o.base[1] = 8;
+        test_alloc ta;
+        test_alloc_init(&ta, 0);
+        tessel_stat_data *st = NULL;
+        tessel_diag diag;
+        ck_assert_msg(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &st, &diag) == 0, "%s",
+                      diag.message);
+        size_t held = ta.bytes;
+        ta.peak = held;
+        tessel_result rs;
+        ck_assert_msg(tessel_model_stat_eval(&s, st, &rs, &diag) == 0, "%s", diag.message);
+        ck_assert_uint_eq(ta.bytes, held);
+        size_t extra = ta.peak - held;
+        ck_assert_msg(extra < 16 * a->nnz, "%s: %zu bytes beyond the statistics for %llu nonzeros",
+                      orders[p], extra, (unsigned long long)a->nnz);
+        ck_assert(rs.traffic[1][1].fills > 0 && rs.traffic[1][2].fills > 0);
+        tessel_stat_data_free(&st);
+        ck_assert_int_eq(ta.live, 0);
+    }
+    tessel_tensor_free(&a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stat-grid");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, coarse_grids_sized_by_tiles);
+    tcase_add_test(tc, tile_prices_by_size);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -501,9 +501,7 @@ static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
             rc = stat_evaluate_cached(&e, ins, sample, s->flops, cache, diag);
         if (rc == STAT_CACHE_DECLINED && closed)
             rc = stat_evaluate(&e, ins, sample, s->alloc, diag);
-        if (rc == STAT_CLOSED_DECLINED) /* an unskipped input's tile may overbook */
-            closed = 0, e.inspill = 0;
-        if (rc == STAT_CACHE_DECLINED || rc == STAT_CLOSED_DECLINED)
+        if (rc == STAT_CACHE_DECLINED)
             rc = stat_walk_evaluate(&e, ins, sample, flops, diag);
         /* boundary 1 above; the nested ones in closed form (stat_nested.c),
          * on a sample of strips past the budget (stat_nested_sample.c) */

@@ -201,10 +201,6 @@ int stat_input_mode(const engine *e, unsigned b, unsigned i);
 /* Whether some input at some buffer level does not skip on its partner. */
 int stat_any_unskipped(const engine *e);
 
-/* stat_evaluate's answer when an unskipped input's tile can overbook: the
- * point takes the walk (rule 4 per read of the compute is the walk's). */
-#define STAT_CLOSED_DECLINED 2
-
 /* Per-tensor results of one evaluation. */
 typedef struct stat_counts {
     double fills, fill_data, fill_meta;      /* inputs */

@@ -587,8 +587,9 @@ typedef struct tessel_first_cells {
     uint32_t *kcell;
     double *nnz;
 } tessel_first_cells;
-/* Counts into out (zeroed first). More than `budget` entries: TESSEL_ERANGE
- * and nothing kept; TESSEL_ENOMEM out of memory; TESSEL_EINVAL when A and
+/* Counts into out (zeroed first). More than `budget` entries, or a bound
+ * on them from A's nonzeros alone over it (each i cell's distinct k cells
+ * in A, checked first, in O(nnz(A))): TESSEL_ERANGE and nothing kept; TESSEL_ENOMEM out of memory; TESSEL_EINVAL when A and
  * B are not matrices that multiply or an edge is 0. */
 int tessel_first_cells_count(const tessel_tensor *a, const tessel_tensor *b, uint64_t edge_i,
                              uint64_t edge_k, uint64_t budget, const tessel_allocator *al,

@@ -7,7 +7,10 @@
  * Streaming: one dense accumulator over the k cells for the current i
  * cell, flushed as a sparse list when the i cell ends. Time O(multiplies +
  * entries log), memory O(columns + k cells + entries); at most `budget`
- * entries are kept (TESSEL_ERANGE past it: the caller goes without). */
+ * entries are kept (TESSEL_ERANGE past it: the caller goes without),
+ * checked first against a bound from A's nonzeros alone (an i cell's
+ * entries are among the k cells its rows of A hold), so that a product
+ * past the budget costs O(nnz(A)), not its multiplies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +96,26 @@ static void fc_rows(const tessel_tensor *a, const tessel_tensor *b, uint64_t lo,
         }
 }
 
+/* An upper bound on the entries, in O(nnz(A)): an i cell's k cells of
+ * first multiplies are among its rows' k cells in A (acc's first nk
+ * entries as stamps, left zeroed). */
+static uint64_t fc_bound(const tessel_tensor *a, uint64_t edge_i, uint64_t edge_k, uint64_t ni,
+                         double *stamp)
+{
+    uint64_t n = 0;
+    for (uint64_t c = 0; c < ni; c++) {
+        uint64_t lo = c * edge_i, hi = lo + edge_i < a->dims[0] ? lo + edge_i : a->dims[0];
+        for (uint64_t p = a->ptr[lo]; p < a->ptr[hi]; p++) {
+            uint64_t kc = a->idx[1][p] / edge_k;
+            if (stamp[kc] != (double)(c + 1)) {
+                stamp[kc] = (double)(c + 1);
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 int tessel_first_cells_count(const tessel_tensor *a, const tessel_tensor *b, uint64_t edge_i,
                              uint64_t edge_k, uint64_t budget, const tessel_allocator *al,
                              tessel_first_cells *out)
@@ -112,6 +135,11 @@ int tessel_first_cells_count(const tessel_tensor *a, const tessel_tensor *b, uin
     f.touched = tessel_alloc_array(al, out->nk + 1, sizeof(uint32_t));
     out->ptr = tessel_alloc_zeroed(al, out->ni + 1, sizeof(uint64_t));
     int rc = marker && f.acc && f.touched && out->ptr ? TESSEL_OK : TESSEL_ENOMEM;
+    /* past the budget even at its bound: refused before the multiplies */
+    if (!rc && fc_bound(a, edge_i, edge_k, out->ni, f.acc) > budget)
+        rc = TESSEL_ERANGE;
+    if (!rc)
+        memset(f.acc, 0, (out->nk + 1) * sizeof(double));
     for (uint64_t c = 0; !rc && c < out->ni; c++) {
         uint64_t lo = c * edge_i, hi = lo + edge_i < a->dims[0] ? lo + edge_i : a->dims[0];
         fc_rows(a, b, lo, hi, edge_k, marker, &f);

@@ -605,6 +605,36 @@ unsigned tessel_tile_sym_width(const tessel_tile_grid *g);
 void tessel_tile_sym_free(tessel_tile_sym **s);
 uint64_t tessel_tile_sym_bytes(const tessel_tile_sym *s);
 
+/* ------------------------------------------------------------------ */
+/* The output's exact nonzeros per (i cell, k cell of their first
+ * multiply) of Z = A B, A [i, k] and B [k, j] matrices sorted by row
+ * (src/stats/firstcells.c): a symbolic pass like rule 3's, O(multiplies),
+ * streaming one i cell at a time. Sparse: i cell c's entries are
+ * [ptr[c], ptr[c + 1]), their k cells ascending, each count > 0. The stat
+ * estimator's nested written nonzeros use them as the covariate of a
+ * ratio estimate (docs/models/stat.md, "The written nonzeros on the
+ * (i cell, first k cell) counts"). */
+typedef struct tessel_first_cells {
+    uint64_t edge_i, edge_k; /* cell edges along i and k */
+    uint64_t ni, nk;         /* i cells (ptr has ni + 1 entries) and k cells */
+    uint64_t nentries;
+    uint64_t *ptr;
+    uint32_t *kcell;
+    double *nnz;
+} tessel_first_cells;
+/* Counts into out (zeroed first). More than `budget` entries, or a bound
+ * on them from A's nonzeros alone over it (each i cell's distinct k cells
+ * in A, checked first, in O(nnz(A))): TESSEL_ERANGE and nothing kept; TESSEL_ENOMEM out of memory; TESSEL_EINVAL when A and
+ * B are not matrices that multiply or an edge is 0. */
+int tessel_first_cells_count(const tessel_tensor *a, const tessel_tensor *b, uint64_t edge_i,
+                             uint64_t edge_k, uint64_t budget, const tessel_allocator *al,
+                             tessel_first_cells *out);
+/* 1 when fc is well formed (a loader's check): offsets non-decreasing and
+ * ending at nentries, k cells ascending within an i cell and below nk,
+ * counts finite and positive. */
+int tessel_first_cells_check(const tessel_first_cells *fc);
+void tessel_first_cells_free(const tessel_allocator *al, tessel_first_cells *fc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,7 +58,10 @@
  * base tiles' nonzeros whose transpose is one too (tessel_tile_grid_sym:
  * a u64 width, the u64 total, each tile's count in that width, padded to
  * 8; before 10: none, the step count takes A's and B's k independent on
- * every tile). */
+ * every tile); then a flag and, set, the output's exact nonzeros per
+ * (i cell, first k cell) (sample.first_cells: tessel_first_cells' edges,
+ * cell counts, offsets, k cells, counts; before 10: none, the nested
+ * written nonzeros take the per-tile-row ratio). */
 #define TSD_VERSION 10u
 #define TSD_HEADER 64u
 #define TSD_BOM 0x01020304u
@@ -273,6 +276,22 @@ static void put_sample(writer *w, const stat_output_sample *s)
     put_f64s(w, s->vcell, s->xcell && s->vcell ? s->nxcell : 0);
 }
 
+/* Version 10: a flag, then the sample's (i cell, first k cell) counts. */
+static void put_first_cells(writer *w, const stat_output_sample *s)
+{
+    const tessel_first_cells *fc = s ? &s->fc : NULL;
+    put_u64(w, fc && fc->ptr ? 1 : 0);
+    if (!fc || !fc->ptr)
+        return;
+    put_u64(w, fc->edge_i);
+    put_u64(w, fc->edge_k);
+    put_u64(w, fc->ni);
+    put_u64(w, fc->nk);
+    put_u64s(w, fc->ptr, fc->ni + 1);
+    put_u32s(w, fc->kcell, fc->nentries);
+    put_f64s(w, fc->nnz, fc->nentries);
+}
+
 /* Encodes s (roles, inputs, sample, rule 3's output count) and writes it
  * as one atomic .tsd file. */
 int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_diag *diag)
@@ -319,6 +338,7 @@ int tessel_stat_data_save(const tessel_stat_data *s, const char *path, tessel_di
     for (unsigned i = 0; i < e->nin; i++)
         if (v.same_as[i] < 0)
             put_tile_sym(&w, v.in[i].sym);
+    put_first_cells(&w, *v.has_sample ? v.sample : NULL);
     if (w.failed) {
         tessel_dealloc(v.alloc, w.buf);
         return tessel_diag_oom(diag, path, "encoding the statistics file", (size_t)w.asked);
@@ -952,6 +972,34 @@ static int get_tile_sym(reader *r, stat_input *in)
     return sum == total ? 1 : corrupt(r, "sym.total");
 }
 
+/* Version 10: the (i cell, first k cell) counts into s->fc (s NULL: no
+ * sample, none may be stored). Kept only with a matrix product's sample,
+ * on its i and k cells (extent[2]: the reduction k, as get_first_k's);
+ * unused where xexact is off (it is, when scell could not be allocated). */
+static int get_first_cells(reader *r, const engine *e, stat_output_sample *s)
+{
+    uint64_t flag = get_u64(r, "sample.first_cells");
+    if (r->bad || flag > 1 || (flag && (!s || e->in[0].order != 2)))
+        return 0;
+    if (!flag)
+        return 1;
+    tessel_first_cells *fc = &s->fc;
+    fc->edge_i = get_u64(r, "sample.first_cells");
+    fc->edge_k = get_u64(r, "sample.first_cells");
+    fc->ni = get_u64(r, "sample.first_cells");
+    fc->nk = get_u64(r, "sample.first_cells");
+    if (r->bad || fc->edge_i != s->base[0] || fc->edge_k != s->base[2] ||
+        fc->ni != (s->rows + fc->edge_i - 1) / fc->edge_i ||
+        fc->nk != (e->extent[2] + fc->edge_k - 1) / fc->edge_k || fc->nk > UINT32_MAX) {
+        memset(fc, 0, sizeof(*fc));
+        return 0;
+    }
+    fc->ptr = get_array(r, 8, fc->ni + 1, NULL, "sample.first_cells");
+    fc->kcell = get_array(r, 4, UINT64_MAX, &fc->nentries, "sample.first_cells");
+    fc->nnz = get_array(r, 8, fc->nentries, NULL, "sample.first_cells");
+    return !r->bad && tessel_first_cells_check(fc);
+}
+
 /* Decodes and checks a .tsd payload of any version read into v; 0 on a
  * corrupt or inconsistent one (r->field names it). */
 static int load_payload(reader *r, stat_data_view *v)
@@ -1035,6 +1083,8 @@ static int load_payload(reader *r, stat_data_view *v)
     for (unsigned i = 0; r->version >= 10 && i < e->nin; i++)
         if (v->same_as[i] < 0 && !get_tile_sym(r, &v->in[i]))
             return corrupt(r, "sym");
+    if (r->version >= 10 && !get_first_cells(r, e, *v->has_sample ? v->sample : NULL))
+        return corrupt(r, "sample.first_cells");
     if (!r->bad && r->at != r->n)
         return corrupt(r, "payload size");
     return !r->bad;

@@ -91,6 +91,12 @@ typedef struct stat_output_sample {
      * nonzeros are post-stratified on them (stat_spmspm_out.c). */
     uint64_t nfk;
     double *fknnz;
+    /* with xexact, SpMSpM only: the output's exact nonzeros per (i cell,
+     * k cell of their first multiply) (src/stats/firstcells.c; ptr NULL:
+     * not kept, past its budget or a .tsd before version 10). The nested
+     * written nonzeros take them as their ratio's covariate
+     * (stat_nested_out.c written_cells). */
+    tessel_first_cells fc;
     /* MTTKRP Y[i,r] = T[i,j,k] B[j,r] C[k,r]: the first multiply of a
      * nonzero depends on the loop order of j and k, so each sampled
      * nonzero keeps the (j, k) cells of all its multiplies instead

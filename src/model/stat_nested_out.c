@@ -1323,6 +1323,170 @@ static void written_ratio(const nested *n, const stat_output_sample *s, const ou
         *written *= z / zhat;
 }
 
+/* Row i's effectual output tile columns J (the tile-level symbolic
+ * product of A's tile row with B's tile rows, stamp marked i + 1) into js;
+ * returns how many. */
+static uint64_t row_pairs_of(const nested *n, uint64_t i, uint64_t *stamp, uint64_t *js)
+{
+    uint64_t nj = 0;
+    for (uint64_t t = n->a.ptr[i]; t < n->a.ptr[i + 1]; t++) {
+        uint64_t k = n->a.col[t];
+        if (k >= n->b.rows)
+            continue;
+        for (uint64_t q = n->b.ptr[k]; q < n->b.ptr[k + 1]; q++) {
+            uint64_t j = n->b.col[q];
+            if (j < n->ext_j && stamp[j] != i + 1) {
+                stamp[j] = i + 1;
+                js[nj++] = j;
+            }
+        }
+    }
+    return nj;
+}
+
+/* Scratch of written_cells, per coarse block b of the current tile row
+ * (valid where at[b] is the row + 1): g the runs from b on summed over
+ * the row's pairs with a group in b, c how many such pairs. */
+typedef struct cells_row {
+    double *g, *c;
+    uint64_t *at, nblk;
+    uint64_t *stamp, *js; /* ext_j each */
+} cells_row;
+
+static void cells_add(cells_row *w, uint64_t i, uint64_t b, double runs)
+{
+    if (w->at[b] != i + 1) {
+        w->at[b] = i + 1;
+        w->g[b] = w->c[b] = 0;
+    }
+    w->g[b] += runs;
+    w->c[b] += 1;
+}
+
+/* The mean runs from block b on of tile row i's pairs with a group in b
+ * (0: none). */
+static double cells_g(const cells_row *w, uint64_t i, uint64_t b)
+{
+    return b < w->nblk && w->at[b] == i + 1 && w->c[b] > 0 ? w->g[b] / w->c[b] : 0;
+}
+
+/* Tile row i's g (written_cells): over its occupied pairs only, each
+ * pair's run ends counted from each of its blocks on (pair_ends with at
+ * most 64 blocks, else pair_runs). */
+static void row_block_runs(const nested *n, const out_runs *r, uint64_t i, cells_row *w,
+                           uint64_t *blk, uint64_t *suf)
+{
+    uint64_t *nz = blk, *xw = suf; /* as sample_written_mask */
+    int mask = w->nblk <= 64, words = n->cf_k != UINT64_MAX && n->cf_k % 64 == 0;
+    unsigned nnz = mask && words ? row_words(n, i, nz, xw) : 0;
+    uint64_t nj = row_pairs_of(n, i, w->stamp, w->js);
+    for (uint64_t q = 0; q < nj; q++) {
+        uint64_t j = w->js[q];
+        if (!mask) {
+            uint64_t cnt = pair_runs(n, r, i, j, blk, suf);
+            for (uint64_t g = 0; g < cnt; g++)
+                cells_add(w, i, blk[g], (double)suf[g]);
+            continue;
+        }
+        uint64_t m = pair_mask(n, i, j, nz, xw, nnz, blk), ends = pair_ends(r, i, j, m);
+        for (uint64_t left = m; left; left &= left - 1) {
+            unsigned b = (unsigned)__builtin_ctzll(left);
+            cells_add(w, i, b, (double)stat_bits_set(ends >> b));
+        }
+    }
+}
+
+/* Sum over tile row i's exact (i cell, first k cell) counts (s->fc's i
+ * cells [i fi, (i + 1) fi)) of the count times g of its block. */
+static double row_cells_z(const stat_output_sample *s, const cells_row *w, uint64_t i,
+                          uint64_t fi, uint64_t kdiv)
+{
+    const tessel_first_cells *fc = &s->fc;
+    double z = 0;
+    for (uint64_t c = i * fi; c < (i + 1) * fi && c < fc->ni; c++)
+        for (uint64_t e = fc->ptr[c]; e < fc->ptr[c + 1]; e++)
+            z += fc->nnz[e] * cells_g(w, i, kdiv ? fc->kcell[e] / kdiv : 0);
+    return z;
+}
+
+/* Whether written_cells applies: a partial sample with the (i cell,
+ * first k cell) counts on its cells, the runs found. Its k cells per
+ * coarse block into *kdiv (0: one block). */
+static int cells_apply(const nested *n, const stat_output_sample *s, const out_runs *r,
+                       uint64_t *kdiv)
+{
+    if (s->whole || !s->xexact || !s->fc.ptr || !r || !s->base[0] ||
+        s->fc.edge_i != s->base[0] || s->fc.edge_k != s->base[2] || n->ea[0] % s->base[0] ||
+        n->a.rows > n->ext_i)
+        return 0;
+    cell_map m = cell_map_of(n, s);
+    *kdiv = n->cf_k == UINT64_MAX || n->cf_k > UINT64_MAX / (m.fk ? m.fk : 1) ? 0
+                                                                              : m.fk * n->cf_k;
+    return m.fi > 0;
+}
+
+static void cells_free(const tessel_allocator *a, cells_row *w)
+{
+    tessel_dealloc(a, w->g);
+    tessel_dealloc(a, w->c);
+    tessel_dealloc(a, w->at);
+    tessel_dealloc(a, w->stamp);
+    tessel_dealloc(a, w->js);
+}
+
+static int cells_init(const nested *n, cells_row *w)
+{
+    const tessel_allocator *a = n->e->alloc;
+    w->nblk = n->cf_k == UINT64_MAX ? 1 : (n->ext_k + n->cf_k - 1) / n->cf_k;
+    w->g = tessel_alloc_array(a, w->nblk + 1, sizeof(double));
+    w->c = tessel_alloc_array(a, w->nblk + 1, sizeof(double));
+    w->at = stat_zeroed(a, w->nblk + 1, sizeof(uint64_t));
+    w->stamp = stat_zeroed(a, n->ext_j + 1, sizeof(uint64_t));
+    w->js = tessel_alloc_array(a, n->ext_j + 1, sizeof(uint64_t));
+    if (w->g && w->c && w->at && w->stamp && w->js)
+        return TESSEL_OK;
+    cells_free(a, w);
+    return TESSEL_ENOMEM;
+}
+
+/* The written nonzeros as a ratio estimate on the exact (i cell, first k
+ * cell) counts (docs/models/stat.md, "The written nonzeros on the (i
+ * cell, first k cell) counts"): the covariate z = sum over tile rows I
+ * and coarse blocks b of X_{I,b} g_{I,b}, X_{I,b} the nonzeros of I first
+ * made in b (s->fc, exact), g_{I,b} the mean runs from b on of I's pairs
+ * with a group in b (exact from the runs); its estimate z^ from the
+ * sample's nonzeros in (I, b) weighted as W^'s. W^ z / z^ in place of
+ * written_ratio. *used = 0 where it does not apply (written unchanged). */
+static int written_cells(const nested *n, const stat_output_sample *s, const out_runs *r,
+                         uint64_t *blk, uint64_t *suf, double *written, int *used)
+{
+    uint64_t kdiv = 0;
+    *used = 0;
+    if (*written <= 0 || !cells_apply(n, s, r, &kdiv))
+        return TESSEL_OK;
+    cells_row w;
+    if (cells_init(n, &w))
+        return TESSEL_ENOMEM;
+    cell_map m = cell_map_of(n, s);
+    double z = 0, zhat = 0;
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < n->a.rows; i++) {
+        if (n->a.ptr[i] < n->a.ptr[i + 1]) {
+            row_block_runs(n, r, i, &w, blk, suf);
+            z += row_cells_z(s, &w, i, m.fi, kdiv);
+        }
+        for (; c < s->ncells && s->ci[c] / m.fi <= i; c++)
+            if (s->ci[c] / m.fi == i && s->cj[c] / m.fj < n->ext_j)
+                zhat += s->weight[c] * cells_g(&w, i, kdiv ? s->ck[c] / kdiv : 0);
+    }
+    cells_free(n->e->alloc, &w);
+    if (zhat > 0 && z > 0) {
+        *written *= z / zhat;
+        *used = 1;
+    }
+    return TESSEL_OK;
+}
+
 /* A visit that leaves its run open with a tile of `bytes` (meta of them
  * metadata) over the partition: the excess spills out and comes back at
  * the next visit, with exact_walk.c's truncation (price_spills). */
@@ -1758,7 +1922,10 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
         pairs = r.pairs;
         runs = r.groups - r.merges;
         written = sample_written(n, s, &r, blk, suf);
-        written_ratio(n, s, &r, &written);
+        int used = 0;
+        rc = written_cells(n, s, &r, blk, suf, &written, &used);
+        if (!used)
+            written_ratio(n, s, &r, &written);
     } else if (!rc) {
         rc = runs_without_groups(n, s, blk, suf, &pairs, &runs, &written);
     }

@@ -15,6 +15,9 @@
 
 #include "stat_internal.h"
 
+/* Entries of the (i cell, first k cell) counts kept whatever the inputs' size. */
+#define STAT_FIRST_CELLS_MIN (UINT64_C(1) << 16)
+
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
 {
     tessel_dealloc(al, s->cx);
@@ -27,6 +30,7 @@ void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s)
     tessel_dealloc(al, s->vcell);
     tessel_dealloc(al, s->scell);
     tessel_dealloc(al, s->fknnz);
+    tessel_first_cells_free(al, &s->fc);
     tessel_dealloc(al, s->ei);
     tessel_dealloc(al, s->er);
     tessel_dealloc(al, s->ej);
@@ -657,6 +661,19 @@ static int first_cells(const tessel_tensor *a, const tessel_tensor *b, const cel
     return TESSEL_OK;
 }
 
+/* The output's exact nonzeros per (i cell, first k cell) into s->fc, at
+ * most STAT_FIRST_CELLS_MIN or (nnz(A) + nnz(B)) / 16 entries (12 B each:
+ * under a sixteenth of the inputs' CSR); past that, or past the memory,
+ * none (the written nonzeros keep their per-tile-row ratio). */
+static int stat_first_cells_collect(const tessel_tensor *a, const tessel_tensor *b,
+                                    const tessel_allocator *al, stat_output_sample *s)
+{
+    uint64_t budget = (a->nnz + b->nnz) / 16;
+    budget = budget > STAT_FIRST_CELLS_MIN ? budget : STAT_FIRST_CELLS_MIN;
+    int rc = tessel_first_cells_count(a, b, s->base[0], s->base[2], budget, al, &s->fc);
+    return rc == TESSEL_ENOMEM ? rc : TESSEL_OK;
+}
+
 /* The draw and its ratio sums, ahead of the cells: the drawn rows are
  * multiplied out once to count their nonzeros (the sums need them), and
  * once more by record_rows with their weights' factors known, so a cell's
@@ -806,6 +823,8 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
     }
     memset(stamp, 0, (cols + 1) * sizeof(uint64_t));
     int orc = s->xexact && !ttm ? first_cells(a, b, &cs, k_nnz, stamp, al, s) : TESSEL_OK;
+    if (!orc && s->xexact && !ttm)
+        orc = stat_first_cells_collect(a, b, al, s);
     for (uint64_t i = 0; m && i < rows; i++)
         m[i] = f[i] ? x[i] / sqrt((double)f[i]) : 0;
     double c = whole ? HUGE_VAL : pps_scale(m, f, rows, budget);

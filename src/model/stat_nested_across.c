@@ -73,6 +73,9 @@ typedef struct across {
     uint64_t *obits, *fbits, wo, wf;
     stat_grid xc, pc;     /* X and P at level b-1's tiles (columns only) */
     block_ends xte, pe;   /* X^T's rows in o blocks, P's rows in f blocks */
+    /* per row o of X and k block q (0 .. nxk), the first position of the row
+     * at or past column q * blk[RK] (NULL past the budget: searches) */
+    uint64_t *xks, nxk;
     /* per outer o block (f block), bitsets over k of the X columns (P
      * rows) that reach into it: an outer tile's candidate k are their
      * intersection (NULL past NESTED_ACROSS_BITS: every k is tried) */
@@ -119,6 +122,46 @@ static int ends_init(const tessel_allocator *a, const stat_grid *g, uint64_t bs,
     return TESSEL_OK;
 }
 
+
+/* ac->xks: per row of X, where each k block starts (a merge of the row's
+ * ascending columns with the block edges); left NULL past the budget of
+ * ends_init (rows x blocks within max(NESTED_ENDS_MIN, the grid's tiles)). */
+static int row_starts_init(const tessel_allocator *a, across *ac)
+{
+    const stat_grid *x = ac->x;
+    uint64_t bs = ac->blk[RK], nb = (x->cols + bs - 1) / bs + 1;
+    long double size = (long double)x->rows * (long double)nb;
+    if (size > (long double)NESTED_ENDS_MIN && size > (long double)x->n)
+        return TESSEL_OK;
+    if (!(ac->xks = tessel_alloc_array(a, x->rows * nb + 1, sizeof(uint64_t))))
+        return TESSEL_ENOMEM;
+    ac->nxk = nb;
+    for (uint64_t o = 0; o < x->rows; o++) {
+        uint64_t *row = &ac->xks[o * nb], q = 0;
+        for (uint64_t t = x->ptr[o]; t < x->ptr[o + 1]; t++)
+            while (q < nb && x->col[t] >= q * bs)
+                row[q++] = t;
+        while (q < nb)
+            row[q++] = x->ptr[o + 1];
+    }
+    return TESSEL_OK;
+}
+
+/* X's row o inside the k block [k0, k0 + blk[RK]): positions [*t0, return). */
+static inline uint64_t row_block(const across *ac, uint64_t o, uint64_t k0, uint64_t *t0)
+{
+    const stat_grid *x = ac->x;
+    uint64_t q = k0 / ac->blk[RK];
+    if (ac->xks && k0 == q * ac->blk[RK] && q + 1 < ac->nxk) {
+        *t0 = ac->xks[o * ac->nxk + q];
+        return ac->xks[o * ac->nxk + q + 1];
+    }
+    uint64_t t = stat_grid_lower(x, o, k0), k1 = k0 + ac->blk[RK];
+    *t0 = t;
+    while (t < x->ptr[o + 1] && x->col[t] < k1)
+        t++;
+    return t;
+}
 
 /* Level b-1's tile edge along engine index x in level-b tiles: the div of
  * x's last digit before level b's, or the extent (no loop over x). */
@@ -298,8 +341,11 @@ static int before(const across *ac, const uint64_t *v, const uint64_t *w)
 
 /* Row r of g inside [lo, hi) (one block of t when it has a table): its
  * first and last column, 0 when none. */
-static int span(const stat_grid *g, const block_ends *t, uint64_t r, uint64_t lo, uint64_t hi,
-                uint64_t *first, uint64_t *last)
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int span(const stat_grid *g, const block_ends *t, uint64_t r, uint64_t lo,
+                       uint64_t hi, uint64_t *first, uint64_t *last)
 {
     if (r >= g->rows)
         return 0;
@@ -444,7 +490,8 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
         o1 = o1 < x->rows ? o1 : x->rows;
         for (uint64_t m = o0; m < o1 && !found; m++) {
             uint64_t o = last ? o0 + o1 - 1 - m : m;
-            for (uint64_t t = lower(x, o, k0); t < x->ptr[o + 1] && x->col[t] < k1; t++) {
+            uint64_t t0, t1 = row_block(ac, o, k0, &t0);
+            for (uint64_t t = t0; t < t1; t++) {
                 uint64_t fa, fz;
                 if (!span(p, &ac->pe, x->col[t], f0, f1, &fa, &fz))
                     continue;
@@ -999,11 +1046,15 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
             int by_strip = ord[2] == RF && ac.ord[0] == RF;
             if (by_strip)
                 rc = strip_init(a, &ac, &se);
+            else if (ord[2] == RF && ac.ord[0] == RO) /* outer_end's row scans */
+                rc = row_starts_init(a, &ac);
             if (!rc)
                 scan_nested(&ac, ord, cf, by_strip ? &se : NULL, runs);
             strip_free(a, &se);
         } else {
             rc = coarse_cols(a, x, ac.blk[RO], ac.blk[RK], &ac.xc);
+            if (!rc && ac.ord[0] == RO)
+                rc = row_starts_init(a, &ac);
             if (!rc)
                 rc = coarse_cols(a, p, ac.blk[RK], ac.blk[RF], &ac.pc);
             if (!rc)
@@ -1015,6 +1066,7 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
     stat_grid_free(a, &ac.xt);
     tessel_dealloc(a, ac.live);
     tessel_dealloc(a, ac.obits);
+    tessel_dealloc(a, ac.xks);
     tessel_dealloc(a, ac.fbits);
     stat_grid_free(a, &ac.xc);
     stat_grid_free(a, &ac.pc);

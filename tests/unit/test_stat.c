@@ -1133,6 +1133,15 @@ START_TEST(out_of_memory_every_allocation)
     s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 32;
     s.level[2].order[0] = 0, s.level[2].order[1] = 1, s.level[2].order[2] = 2; /* IJK */
     oom_loop(&s, &d, &o);
+    /* A's row scans across outer tiles (stat_nested_across.c, row_starts_init):
+     * j innermost at the outer level, i first at the inner one (as at the JKI
+     * point above, only the successful run reaches the nested pass) */
+    spec_spmspm(&s, "IKJ", 128, 128, 128, 1, 0);
+    s.nlevels = 3;
+    s.level[2] = s.level[1];
+    s.level[2].tile[0] = s.level[2].tile[1] = s.level[2].tile[2] = 32;
+    s.level[2].order[0] = 0, s.level[2].order[1] = 1, s.level[2].order[2] = 2; /* IJK */
+    oom_loop(&s, &d, &o);
     tessel_tensor_free(&a);
 }
 END_TEST

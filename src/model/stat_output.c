@@ -1056,7 +1056,8 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
     s->flops = flops * calibrate;
     s->sampled_nnz = l.head.n;
     s->nnz_stderr = scale == HUGE_VAL ? 0 : -1; /* not estimated for MTTKRP */
-    for (uint64_t e = 0; e < l.head.n; e++)
+    /* out of memory: an element's head may be in without its weight */
+    for (uint64_t e = 0; !rc && e < l.head.n; e++)
         s->nnz += model_bits_double(l.wbits.v[e]) * calibrate;
     if (!rc)
         rc = lists_out(al, &l, calibrate, s);

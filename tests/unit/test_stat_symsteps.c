@@ -10,6 +10,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_oom.h"
 #include "tessel/model.h"
 #include "tessel/stats.h"
 
@@ -222,20 +223,12 @@ START_TEST(near_symmetric_out_of_memory)
     ck_assert_int_eq(tessel_model_stat_eval(&s, plain, &want, &diag), 0);
     ck_assert(want.traffic[1][0].bumped_bytes > 0);
     test_alloc ta;
-    tessel_stat_data *sd = NULL;
-    for (long n = 1;; n++) { /* until no failure is reached (some are absorbed) */
-        test_alloc_init(&ta, n);
-        int rc = tessel_stat_data_create(&s, &d, &o, &ta.allocator, &sd, &diag);
-        if (ta.calls < n) {
-            ck_assert_int_eq(rc, 0);
-            break;
-        }
-        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc,
-                      diag.message);
-        tessel_stat_data_free(&sd);
-        ck_assert_int_eq(ta.live, 0);
-        ck_assert_int_lt(n, 100000);
-    }
+    test_alloc_init(&ta, 0);
+    tessel_stat_data *sd = test_stat_create_fail_each(&s, &d, &o, &ta);
+    /* not test_stat_eval_fail_each: one failure this point absorbs (its
+     * 54th allocation, at stop 31) changes the price; stat_ksteps_create
+     * answers NULL both where it does not apply and out of memory, and the
+     * caller then prices with the uniform step count. Left to its own fix. */
     long live = ta.live;
     for (long n = 1;; n++) {
         ta.fail_at = ta.calls + n;

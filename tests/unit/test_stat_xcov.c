@@ -277,21 +277,7 @@ START_TEST(nested_written_out_of_memory)
     o.output_fraction = 0.05;
     o.output_min_flops = 0;
     o.seed = 1;
-    for (long n = 1;; n++) { /* until no failure is reached (some are absorbed) */
-        ta.fail_at = ta.calls + n;
-        tessel_diag diag;
-        int rc = tessel_stat_data_create(&s, &d, &o, &ta.allocator, &sd, &diag);
-        if (ta.calls < ta.fail_at) {
-            ck_assert_int_eq(rc, 0);
-            break;
-        }
-        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc,
-                      diag.message);
-        tessel_stat_data_free(&sd);
-        ck_assert_int_eq(ta.live, 0);
-        ck_assert_int_lt(n, 20000);
-    }
-    ta.fail_at = 0;
+    sd = test_stat_create_fail_each(&s, &d, &o, &ta);
     tessel_stat_data_free(&sd);
     ck_assert_int_eq(ta.live, 0);
     tessel_tensor_free(&jag);

@@ -149,10 +149,12 @@ static int any_scalar_action(const tessel_spec *s)
  * stat_nested.c adds the nested levels of SpMSpM and SpMV (with the
  * same skipping at every level), and of TTM where its modes are adjacent
  * at every level (stat_nested_ttm.c). Inputs that read or gate their
- * tiles where the partner's is empty: closed at one buffer level of
- * SpMSpM and SpMV without scalar or compute actions (stat_spmspm.c;
- * stat_evaluate declines where such an input's tile can overbook).
- * Everything else takes the walk (stat_walk.c). */
+ * tiles where the partner's is empty: closed without scalar or compute
+ * actions at one buffer level of SpMSpM and SpMV (stat_spmspm.c) and at
+ * nested levels of SpMSpM (stat_nested_gated.c; SpMV's not tested there,
+ * and declined where such an input's tile can overbook at a nested level;
+ * one level prices it, stat_bumped.c). Everything else takes the walk
+ * (stat_walk.c). */
 int stat_closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
@@ -166,8 +168,9 @@ int stat_closed_sums_apply(const engine *e)
             if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
                 s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
                 return 0;
-    if (stat_any_unskipped(e))
-        return closed_outer && !s->compute.optimization && !any_scalar_action(s);
+    if (stat_any_unskipped(e)) /* one level: stat_spmspm.c; nested SpMSpM: stat_nested_gated.c */
+        return (closed_outer || e->kind == TESSEL_WORKLOAD_SPMSPM) && !s->compute.optimization &&
+               !any_scalar_action(s);
     return e->kind != TESSEL_WORKLOAD_TTM || ttm_unfolds(e);
 }
 

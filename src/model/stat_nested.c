@@ -37,6 +37,7 @@
 #include "stat_closed.h"
 #include "stat_inspill.h"
 #include "stat_nested.h"
+#include "stat_nested_gated.h"
 #include "stat_tiledfmt.h"
 
 /* First K >= from where A's row and B's column (bitsets x, y) are both
@@ -374,9 +375,13 @@ static int inputs(nested *n, stat_outcome *o)
     int rc = TESSEL_OK;
     int w = stat_nested_walk_of(n, XI, XJ, n->cf_j, n->a.rows, n->b.cols, n->ext_k);
     nested_side sa = { &n->a, &n->b, XI, XJ, 0, n->cf_j };
-    rc = input_side(n, &sa, w, NULL, NULL, &o->a);
-    if (!rc)
+    /* an input that reads or gates where its partner is empty: stat_nested_gated.c */
+    if (stat_input_mode(n->e, n->bd.b, 0) == STAT_MODE_SKIP)
+        rc = input_side(n, &sa, w, NULL, NULL, &o->a);
+    if (!rc && stat_input_mode(n->e, n->bd.b, 1) == STAT_MODE_SKIP)
         rc = input_b(n, &o->b);
+    if (!rc)
+        rc = stat_nested_gated_inputs(n, o);
     for (uint64_t k = 0; k < n->ext_k; k++) {
         o->effectual += (double)n->n_a[k] * (double)n->n_b[k];
         o->operand_nnz[0] += n->a_nnz[k] * (double)n->n_b[k];
@@ -473,6 +478,8 @@ int stat_nested_from_summary(engine *e, const boundary *bd, const nested_summary
     stat_outcome o;
     memset(&o, 0, sizeof(o));
     unsigned b = bd->b;
+    if (stat_nested_gated_any(e, b)) /* runs by size are a skipping input's */
+        return STAT_NESTED_KNOWN_DECLINED;
     for (unsigned i = 0; i < 2; i++) {
         const operand *op = &e->in[i];
         /* the per-tile reads of rule 4 need the tiles themselves */

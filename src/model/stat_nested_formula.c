@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "stat_nested.h"
+#include "stat_nested_gated.h"
 
 /* Coarse block of v in blocks of cf (UINT64_MAX: one block). */
 static uint64_t block_of(uint64_t v, uint64_t cf)
@@ -457,7 +458,7 @@ static int formula_tiles(nested *n, const stat_output_sample *s, const nested_su
 int stat_nested_formula(engine *e, unsigned b, const stat_input *const *in,
                         const stat_output_sample *s, tessel_diag *diag)
 {
-    if (!s)
+    if (!s || stat_nested_gated_any(e, b)) /* an unskipped input: stat_nested_gated.c */
         return STAT_NESTED_KNOWN_DECLINED;
     nested n;
     int shared[2];

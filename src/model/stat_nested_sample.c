@@ -28,6 +28,7 @@
 
 #include "model_internal.h"
 #include "stat_nested.h"
+#include "stat_nested_gated.h"
 #include "stat_nested_sample.h"
 
 #define GROUPS 4
@@ -575,7 +576,7 @@ int stat_nested_sampled(engine *e, const stat_input *const *in, const stat_outpu
                         tessel_diag *diag)
 {
     memset(info, 0, sizeof(*info));
-    if (budget <= 0 || !s)
+    if (budget <= 0 || !s || stat_nested_gated_nested(e)) /* unskipped: every strip's values */
         return STAT_NESTED_DECLINED;
     const tessel_allocator *al = e->alloc;
     plan pl;

@@ -164,11 +164,13 @@ typedef struct ks_val {
 } ks_val;
 
 #define KS_SLOTS 512u
+#define KS_COVERS_START 16u
 #define KS_CACHE_VALUES (UINT64_C(1) << 19) /* 4 MiB of covers per operand at most */
 #define KS_UNBUILT UINT32_MAX
 #define KS_MEMO 65536u /* visits' step counts kept by a cache's tables, two-way */
 #define KS_MEMO_POINT 16384u /* at most, by a point's own */
 #define KS_WIDE 8u /* the unpacked memo: 1 / KS_WIDE of the slots of the packed one */
+#define KS_MEMO_START 256u /* packed slots in use at first (4 KiB); the unpacked: / KS_WIDE */
 
 /* One visit's step count m by its inputs: a visit of the same reduction
  * tile, lines and groups as an earlier one takes its m without the dot
@@ -186,15 +188,25 @@ typedef struct ks_pmemo {
     double m;
 } ks_pmemo;
 
+/* What a slot of ks_covers holds the cover of. */
+typedef struct ks_cover_key {
+    uint64_t t; /* UINT64_MAX: an empty slot */
+    double d, g;
+} ks_cover_key;
+
 /* Per operand, the cover p_X over reduction tile t's pairs for a tile of
  * d lines split in g groups, in KS_SLOTS direct-mapped slots of tk values:
  * the visits of one tile row (A) or column (B) share it across the other
  * side, so a visit is mostly one dot product. */
 typedef struct ks_covers {
-    uint64_t t[KS_SLOTS];
-    double d[KS_SLOTS], g[KS_SLOTS];
+    ks_cover_key *key; /* per slot, the first `used` set */
     double *p;      /* slots x tk */
-    unsigned slots; /* at most KS_SLOTS, within KS_CACHE_VALUES */
+    unsigned slots; /* a power of two, at most KS_SLOTS, within KS_CACHE_VALUES */
+    /* the slots in use, from KS_COVERS_START doubled (covers_grow) as the
+     * misses reach them, so a few covers touch a few pages of p; the
+     * misses so far */
+    unsigned used;
+    uint64_t misses;
     /* c_X per (t, whole d): at t (tk + 1) + d, NaN until solved; per t, the
      * saturated tile's c in groups (sat, NaN until solved) for the d it was
      * solved at (satd) */
@@ -256,6 +268,10 @@ typedef struct ks_tables {
     ks_pmemo *pmemo;      /* memo_slots slots, at a cache line in pmemo_mem */
     void *pmemo_mem;
     uint64_t memo_slots;
+    /* the slots in use, a prefix of each memo doubled in place (pmemo_grow, umemo_grow)
+     * as visits are memoised, so a few visits touch a few pages of the
+     * zeroed arrays; and how many visits each has memoised */
+    uint64_t pm_slots, pm_fill, um_slots, um_fill;
     ks_covers cov[2];     /* A's, B's */
     ks_tiles *tiles;      /* lens .. bix are these shared ones (NULL: its own) */
     struct stat_ks_cache *pool; /* which holds tiles */
@@ -351,6 +367,7 @@ static void tables_free(const tessel_allocator *a, ks_tables *tb)
     tessel_dealloc(a, tb->memo);
     tessel_dealloc(a, tb->pmemo_mem);
     for (unsigned x = 0; x < 2; x++) {
+        tessel_dealloc(a, tb->cov[x].key);
         tessel_dealloc(a, tb->cov[x].p);
         tessel_dealloc(a, tb->cov[x].c);
         tessel_dealloc(a, tb->cov[x].sat);
@@ -513,15 +530,21 @@ static int covers_alloc(const tessel_allocator *a, ks_tables *tb)
     for (unsigned x = 0; x < 2; x++) {
         ks_covers *cv = &tb->cov[x];
         uint64_t fit = KS_CACHE_VALUES / tb->tk, nc = tb->ext_k * (tb->tk + 1);
-        cv->slots = fit >= KS_SLOTS ? KS_SLOTS : fit > 16 ? (unsigned)fit : 16;
+        /* a power of two (covers_grow doubles the slots in use up to it) */
+        cv->slots = KS_SLOTS;
+        while (cv->slots > 16 && cv->slots > fit)
+            cv->slots /= 2;
+        cv->used = KS_COVERS_START < cv->slots ? KS_COVERS_START : cv->slots;
+        cv->key = tessel_alloc_array(a, cv->slots, sizeof(ks_cover_key));
         cv->p = tessel_alloc_array(a, cv->slots * tb->tk, sizeof(double));
         cv->c = tessel_alloc_array(a, nc, sizeof(double));
         cv->sat = tessel_alloc_array(a, tb->ext_k, sizeof(double));
         cv->satd = tessel_alloc_array(a, tb->ext_k, sizeof(double));
-        got = got && cv->p && cv->c && cv->sat && cv->satd;
-        tb->it.bytes += (cv->slots * tb->tk + nc + 2 * tb->ext_k) * sizeof(double);
-        for (unsigned h = 0; h < KS_SLOTS; h++)
-            cv->t[h] = UINT64_MAX;
+        got = got && cv->key && cv->p && cv->c && cv->sat && cv->satd;
+        tb->it.bytes += (cv->slots * tb->tk + nc + 2 * tb->ext_k) * sizeof(double) +
+                        cv->slots * sizeof(ks_cover_key);
+        for (unsigned h = 0; cv->key && h < cv->used; h++)
+            cv->key[h].t = UINT64_MAX;
         for (uint64_t n = 0; cv->c && n < nc; n++)
             cv->c[n] = NAN;
         for (uint64_t n = 0; cv->sat && cv->satd && n < tb->ext_k; n++)
@@ -575,6 +598,8 @@ static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
     memset(tb, 0, sizeof(*tb));
     *tb = (ks_tables){ .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k,
                        .memo_slots = memo_slots, .tiles = ti, .pool = pool };
+    tb->pm_slots = memo_slots < KS_MEMO_START ? memo_slots : KS_MEMO_START;
+    tb->um_slots = tb->pm_slots / KS_WIDE;
     tb->keys = tessel_alloc_array(a, tk, sizeof(uint64_t));
     tb->q = tessel_alloc_array(a, tk, sizeof(double));
     /* zeroed: an empty slot's gi (0) matches no visit's (at least 1), an
@@ -1116,6 +1141,34 @@ static double solve_scale(const ks_val *v, uint32_t len, int low, double d)
     return c;
 }
 
+/* The covers' slot of (t, d) among n. */
+static unsigned cover_slot(uint64_t t, double d, unsigned n)
+{
+    return (unsigned)((t * 0x9E3779B1u + (uint64_t)(d * 8) * 0x85EBCA77u) % n);
+}
+
+/* cv's slots in use doubled in place (both powers of two): a kept cover's
+ * slot h of n becomes h or h + n, the latter empty, where it moves with
+ * its values. The covers are a cache of a function of their key: their
+ * size changes no value. */
+static void covers_grow(const ks_tables *tb, ks_covers *cv)
+{
+    unsigned n = cv->used;
+    for (unsigned h = n; h < 2 * n; h++)
+        cv->key[h].t = UINT64_MAX;
+    for (unsigned h = 0; h < n; h++) {
+        ks_cover_key *k = &cv->key[h];
+        unsigned to = k->t == UINT64_MAX ? h : cover_slot(k->t, k->d, 2 * n);
+        if (to == h)
+            continue;
+        cv->key[to] = *k;
+        memcpy(cv->p + (uint64_t)to * tb->tk, cv->p + (uint64_t)h * tb->tk,
+               tb->lens[3 * k->t + 2] * sizeof(double));
+        k->t = UINT64_MAX;
+    }
+    cv->used = 2 * n;
+}
+
 /* 1 - e^(-c w / g): a group of 1 / g of the tile's lines covers k. */
 static double cover(double c, double w, double g)
 {
@@ -1128,10 +1181,17 @@ static double cover(double c, double w, double g)
 static const double *covers_of(ks_tables *tb, unsigned x, uint64_t t, double d, double g)
 {
     ks_covers *cv = &tb->cov[x];
-    unsigned h = (unsigned)((t * 0x9E3779B1u + (uint64_t)(d * 8) * 0x85EBCA77u) % cv->slots);
+    unsigned h = cover_slot(t, d, cv->used);
     double *p = cv->p + (uint64_t)h * tb->tk;
-    if (cv->t[h] == t && cv->d[h] == d && cv->g[h] == g)
+    ks_cover_key *k = &cv->key[h];
+    if (k->t == t && k->d == d && k->g == g)
         return p;
+    if (++cv->misses >= cv->used && cv->used < cv->slots) {
+        covers_grow(tb, cv);
+        h = cover_slot(t, d, cv->used);
+        p = cv->p + (uint64_t)h * tb->tk;
+        k = &cv->key[h];
+    }
     ks_val *tab = tile_table(tb, t);
     const ks_val *marg = tab + x * tb->tk, *pr = tab + 2 * tb->tk;
     uint32_t len = tb->lens[3 * t + x], np = tb->lens[3 * t + 2];
@@ -1162,9 +1222,7 @@ static const double *covers_of(ks_tables *tb, unsigned x, uint64_t t, double d, 
         for (uint32_t i = 0; i < np; i++)
             p[i] = tb->q[bix[i]];
     }
-    cv->t[h] = t;
-    cv->d[h] = d;
-    cv->g[h] = g;
+    *k = (ks_cover_key){ t, d, g };
     return p;
 }
 
@@ -1193,6 +1251,68 @@ static uint64_t ks_pack(uint64_t t, double da, double db, double gi, double gj)
            (uint64_t)gi << 7 | (uint64_t)gj;
 }
 
+/* The unpacked memo's hash of a visit's inputs. */
+static uint64_t memo_hash(uint64_t t, double da, double db, double gi, double gj)
+{
+    return mix64(t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
+                 (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj));
+}
+
+/* Before a new m goes in: once the memoised visits reach half the slots in
+ * use (and these are fewer than all), the slots in use double in place. A
+ * kept visit's pair is its hash masked by the slots: the same pair p or
+ * p + n (n the slots before), which is empty (never used, zeroed), so the
+ * visits of each pair move up or stay, in their order. The memos are
+ * caches of a function: their size changes no m, only its cost. 1: the
+ * slots doubled. */
+static int pmemo_grow(ks_tables *tb)
+{
+    uint64_t n = tb->pm_slots;
+    if (++tb->pm_fill < n / 2 || n >= tb->memo_slots)
+        return 0;
+    for (uint64_t p = 0; p < n; p += 2) {
+        ks_pmemo *lo = &tb->pmemo[p], *hi = &tb->pmemo[p + n];
+        ks_pmemo keep[2] = { lo[0], lo[1] };
+        unsigned nl = 0, nh = 0;
+        lo[0] = lo[1] = (ks_pmemo){ 0, 0 };
+        for (unsigned e = 0; e < 2; e++) {
+            if (!keep[e].key)
+                continue;
+            if (mix64(keep[e].key) & n)
+                hi[nh++] = keep[e];
+            else
+                lo[nl++] = keep[e];
+        }
+    }
+    tb->pm_slots = 2 * n;
+    return 1;
+}
+
+/* The same for the unpacked memo (an empty slot: gi 0). */
+static int umemo_grow(ks_tables *tb)
+{
+    uint64_t n = tb->um_slots;
+    if (++tb->um_fill < n / 2 || n >= tb->memo_slots / KS_WIDE)
+        return 0;
+    for (uint64_t p = 0; p < n; p += 2) {
+        ks_memo *lo = &tb->memo[p], *hi = &tb->memo[p + n];
+        ks_memo keep[2] = { lo[0], lo[1] };
+        unsigned nl = 0, nh = 0;
+        memset(lo, 0, 2 * sizeof(*lo));
+        for (unsigned e = 0; e < 2; e++) {
+            const ks_memo *k = &keep[e];
+            if (k->gi == 0)
+                continue;
+            if (memo_hash(k->t, k->da, k->db, k->gi, k->gj) & n)
+                hi[nh++] = *k;
+            else
+                lo[nl++] = *k;
+        }
+    }
+    tb->um_slots = 2 * n;
+    return 1;
+}
+
 /* m for reduction tile t by its dot product, without the memos. */
 static double steps_dot(ks_tables *tb, uint64_t t, double da, double db, double gi, double gj)
 {
@@ -1216,22 +1336,24 @@ static double steps_of(ks_tables *tb, uint64_t t, double da, double db, double g
 {
     uint64_t pk = ks_pack(t, da, db, gi, gj);
     if (pk) {
-        ks_pmemo *po = &tb->pmemo[mix64(pk) & (tb->memo_slots - 2)];
+        ks_pmemo *po = &tb->pmemo[mix64(pk) & (tb->pm_slots - 2)];
         if (po[0].key == pk)
             return po[0].m;
         if (po[1].key == pk)
             return po[1].m;
+        if (pmemo_grow(tb))
+            po = &tb->pmemo[mix64(pk) & (tb->pm_slots - 2)];
         po[1] = po[0];
         po[0] = (ks_pmemo){ pk, steps_dot(tb, t, da, db, gi, gj) };
         return po[0].m;
     }
-    uint64_t key = t * 0x9E3779B97F4A7C15u ^ (uint64_t)(da * 8) * 0x85EBCA77u ^
-                   (uint64_t)(db * 8) * 0xC2B2AE3Du ^ (uint64_t)(gi * 3 + gj);
-    ks_memo *mo = &tb->memo[mix64(key) & (tb->memo_slots / KS_WIDE - 2)];
+    ks_memo *mo = &tb->memo[memo_hash(t, da, db, gi, gj) & (tb->um_slots - 2)];
     if (memo_is(&mo[0], t, da, db, gi, gj))
         return mo[0].m;
     if (memo_is(&mo[1], t, da, db, gi, gj))
         return mo[1].m;
+    if (umemo_grow(tb))
+        mo = &tb->memo[memo_hash(t, da, db, gi, gj) & (tb->um_slots - 2)];
     mo[1] = mo[0];
     mo[0] = (ks_memo){ t, da, db, gi, gj, steps_dot(tb, t, da, db, gi, gj) };
     return mo[0].m;

@@ -1186,9 +1186,8 @@ START_TEST(nested_pass_out_of_memory)
         s.level[2].order[0] = 0, s.level[2].order[1] = 1, s.level[2].order[2] = 2; /* IJK */
         test_alloc ta;
         test_alloc_init(&ta, 0);
-        tessel_stat_data *sd = NULL;
         tessel_diag diag;
-        ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &sd, &diag), 0);
+        tessel_stat_data *sd = test_stat_create_through(&s, &d, &o, &ta);
         tessel_result r;
         long c0 = ta.calls;
         ck_assert_int_eq(tessel_model_stat_eval(&s2, sd, &r, &diag), 0);

@@ -309,9 +309,8 @@ START_TEST(unskipped_out_of_memory)
     set_mode(&s, 2, 2);
     test_alloc ta;
     test_alloc_init(&ta, 0);
-    tessel_stat_data *sd = NULL;
     tessel_diag diag;
-    ck_assert_int_eq(tessel_stat_data_create(&s, &c.d, &c.o, &ta.allocator, &sd, &diag), 0);
+    tessel_stat_data *sd = test_stat_create_through(&s, &c.d, &c.o, &ta);
     tessel_result want, r;
     ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &want, &diag), 0);
     ck_assert_int_eq(want.stat_walked, 0);
@@ -346,9 +345,8 @@ START_TEST(unskipped_overbooked_out_of_memory)
         set_mode(&s, 1, nested ? 2 : 1);
         test_alloc ta;
         test_alloc_init(&ta, 0);
-        tessel_stat_data *sd = NULL;
         tessel_diag diag;
-        ck_assert_int_eq(tessel_stat_data_create(&s, &c.d, &c.o, &ta.allocator, &sd, &diag), 0);
+        tessel_stat_data *sd = test_stat_create_through(&s, &c.d, &c.o, &ta);
         tessel_result want, r;
         ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &want, &diag), 0);
         ck_assert_int_eq(want.stat_walked, (int)nested);

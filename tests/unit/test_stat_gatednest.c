@@ -335,9 +335,8 @@ START_TEST(nested_gated_out_of_memory)
     nest_spec(&s, 3, o, 1, pair);
     test_alloc ta;
     test_alloc_init(&ta, 0);
-    tessel_stat_data *sd = NULL;
     tessel_diag diag;
-    ck_assert_int_eq(tessel_stat_data_create(&s, &c.d, &c.o, &ta.allocator, &sd, &diag), 0);
+    tessel_stat_data *sd = test_stat_create_through(&s, &c.d, &c.o, &ta);
     tessel_result want, r;
     ck_assert_int_eq(tessel_model_stat_eval(&s, sd, &want, &diag), 0);
     ck_assert_int_eq(want.stat_walked, 0);

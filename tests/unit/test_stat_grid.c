@@ -13,6 +13,7 @@
 #include "tessel/model.h"
 #include "test_data.h"
 #include "test_alloc.h"
+#include "test_stat_oom.h"
 #include "test_specs.h"
 
 /* n x n with `per_row` entries per row at seeded uniform columns (LCG;
@@ -59,10 +60,8 @@ START_TEST(coarse_grids_sized_by_tiles)
         o.base[1] = 16;
         test_alloc ta;
         test_alloc_init(&ta, 0);
-        tessel_stat_data *st = NULL;
         tessel_diag diag;
-        ck_assert_msg(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &st, &diag) == 0, "%s",
-                      diag.message);
+        tessel_stat_data *st = test_stat_create_through(&s, &d, &o, &ta);
         size_t held = ta.bytes;
         ta.peak = held;
         tessel_result rs, re;
@@ -109,10 +108,8 @@ START_TEST(tile_prices_by_size)
         o.base[0] = o.base[1] = 8;
         test_alloc ta;
         test_alloc_init(&ta, 0);
-        tessel_stat_data *st = NULL;
         tessel_diag diag;
-        ck_assert_msg(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &st, &diag) == 0, "%s",
-                      diag.message);
+        tessel_stat_data *st = test_stat_create_through(&s, &d, &o, &ta);
         size_t held = ta.bytes;
         ta.peak = held;
         tessel_result rs;

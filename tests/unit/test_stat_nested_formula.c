@@ -17,6 +17,7 @@
 #include "tessel/model.h"
 #include "nested_points.h"
 #include "test_alloc.h"
+#include "test_stat_oom.h"
 #include "test_data.h"
 #include "test_specs.h"
 
@@ -155,8 +156,7 @@ START_TEST(formula_out_of_memory_every_allocation)
     for (long n = 1;; n++) {
         test_alloc ta;
         test_alloc_init(&ta, 0);
-        tessel_stat_data *stats = NULL;
-        ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &stats, &diag), 0);
+        tessel_stat_data *stats = test_stat_create_through(&s, &d, &o, &ta);
         tessel_stat_data_set_nested_formula(stats, 1);
         ta.fail_at = ta.calls + n;
         tessel_result r;

@@ -8,6 +8,7 @@
 
 #include "nested_points.h"
 #include "test_alloc.h"
+#include "test_stat_oom.h"
 #include "test_data.h"
 #include "tessel/model.h"
 
@@ -79,9 +80,8 @@ START_TEST(sparse_prefixes_out_of_memory)
     tessel_tensor *a = band_three_levels(2048, 2e-5, 22, &d, &s, &o);
     test_alloc ta;
     test_alloc_init(&ta, 0);
-    tessel_stat_data *stats = NULL;
     tessel_diag diag;
-    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, &ta.allocator, &stats, &diag), 0);
+    tessel_stat_data *stats = test_stat_create_through(&s, &d, &o, &ta);
     tessel_result want, ex;
     ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &want, &diag), 0);
     ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &ex, &diag), 0);

@@ -20,6 +20,20 @@ static inline void test_stat_assert_same(const tessel_result *a, const tessel_re
                   "allocation %ld failed and absorbed: the result differs", n);
 }
 
+/* Statistics of s on d made through ta, no allocation failed
+ * (tessel_stat_data_create must answer 0; its message shown otherwise). */
+static inline tessel_stat_data *test_stat_create_through(const tessel_spec *s,
+                                                         const tessel_workload_data *d,
+                                                         const tessel_stat_options *o,
+                                                         test_alloc *ta)
+{
+    tessel_diag diag;
+    tessel_stat_data *sd = NULL;
+    ck_assert_msg(tessel_stat_data_create(s, d, o, &ta->allocator, &sd, &diag) == 0, "%s",
+                  diag.message);
+    return sd;
+}
+
 /* tessel_model_stat_eval(s, sd) with the n-th allocation through ta (the
  * allocator sd was created with; the evaluation makes all of its
  * allocations through it) failed, for n = 1 .. N, N the allocations of an

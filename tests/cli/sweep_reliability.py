@@ -52,6 +52,17 @@ def wait_for_lock(proc, d, limit=60.0):
     return False
 
 
+def wait_for_parts(proc, d, limit=60.0):
+    """Waits until the sweep in proc has created both of its partial outputs."""
+    parts = [os.path.join(d, f) for f in ("summary.csv.part", "traffic.csv.part")]
+    end = time.time() + limit
+    while time.time() < end and proc.poll() is None:
+        if all(os.path.exists(f) for f in parts):
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def test_lock(tessel, tmp):
     d = os.path.join(tmp, "locked")
     for attempt in range(3):
@@ -93,7 +104,10 @@ def test_lock(tessel, tmp):
     d2 = os.path.join(tmp, "killed")
     proc = subprocess.Popen([tessel, "sweep", SLOW, "-o", d2, "-j", "1", "-q"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if wait_for_lock(proc, d2):
+    # killed once it holds the lock and has begun its partial outputs (the
+    # lock is taken before they are created: a kill in between leaves
+    # nothing to resume, which --resume rightly refuses)
+    if wait_for_lock(proc, d2) and wait_for_parts(proc, d2):
         proc.kill()
     proc.wait()
     p = run(tessel, "sweep", SLOW, "-o", d2, "-j", "2", "-q", "--resume", ok=False)

@@ -17,10 +17,11 @@
  * walked once per r tile). That is the walk's order, with no loop keys
  * generated, sorted or decoded; every tile is priced once, and B's and
  * C's tiles are found by a direct index. Inputs follow rule 1 as in the
- * walk: a fill where the tile differs from the resident one, a reuse
- * otherwise (rule 4: an overbooked tile's excess streams again on each
- * reuse, and at nested levels the fills and uses are recorded for the
- * child level's reads, exact_ob_note / exact_ob_child, which stat_walk.c
+ * walk: a fill where the tile differs from the resident one (counted per
+ * tile, each tile's fills priced once at the end), a reuse otherwise
+ * (rule 4: an overbooked tile's excess streams again on each reuse, and
+ * at nested levels the fills and uses are recorded for the child level's
+ * reads, exact_ob_note / exact_ob_child, which stat_walk.c
  * settles as exact.c does). An output run (consecutive iterations on one
  * output tile) ends in a write-back at the reduction step of its last
  * iteration, with a read-back of the previous run's contents when the
@@ -140,6 +141,8 @@ typedef struct mk_state {
     unsigned coord_bits;
     int scalar[NIN];
     uint64_t *bytes[NIN]; /* data, meta per grid tile */
+    uint64_t *nfill[NIN]; /* fills per grid tile, priced at the end (mk_price_fills) */
+    int child[NIN];       /* the parent level recorded overbooked tiles (exact_ob_child) */
     uint64_t *direct[NIN]; /* B, C: grid tile + 1 at row * r tiles + tr, 0 none */
     uint64_t *red[2];      /* the reduction key's j and k terms per tile, or NULL */
     mk_runs runs;          /* the output runs' ends, per table segment */
@@ -154,6 +157,7 @@ static void mk_free(mk_state *s)
 {
     for (unsigned i = 0; i < NIN; i++) {
         tessel_dealloc(s->e->alloc, s->bytes[i]);
+        tessel_dealloc(s->e->alloc, s->nfill[i]);
         tessel_dealloc(s->e->alloc, s->direct[i]);
     }
     tessel_dealloc(s->e->alloc, s->red[0]);
@@ -192,7 +196,10 @@ static int mk_tables(mk_state *s)
     for (unsigned i = 0; i < NIN; i++) {
         const tessel_tile_grid *g = bd->grid[i];
         s->bytes[i] = tessel_alloc_array(s->e->alloc, 2 * g->nonempty + 2, sizeof(uint64_t));
-        if (!s->bytes[i])
+        s->nfill[i] = s->bytes[i] ? tessel_alloc_zeroed(s->e->alloc, g->nonempty + 1,
+                                                         sizeof(uint64_t))
+                                  : NULL;
+        if (!s->nfill[i])
             return TESSEL_ENOMEM;
         for (uint64_t t = 0; t < g->nonempty; t++) {
             const uint64_t *occ = bd->occ[i] ? &bd->occ[i][t * bd->occ_stride[i]] : NULL;
@@ -229,7 +236,10 @@ static uint64_t factor_tile(const mk_state *s, unsigned i, const uint64_t *c)
  * effectual iteration at c, as walk_inputs (exact_walk.c), with its
  * records for rule 4 at nested levels (exact_bumped.c): a fill adds to the
  * parent level's overbooked tile, an overbooked tile's fills and uses are
- * noted for the child level's reads. */
+ * noted for the child level's reads. A fill is counted per tile and
+ * priced once the visit is over (mk_price_fills); the records are skipped
+ * where they would do nothing: no overbooked tile at the parent level
+ * (exact_ob_child), a tile within its partition (exact_ob_note). */
 static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const uint64_t *c)
 {
     engine *e = s->e;
@@ -242,9 +252,10 @@ static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const 
         res->nnz = nnz;
         res->data = s->bytes[i][2 * idx];
         res->meta = s->bytes[i][2 * idx + 1];
-        exact_charge_fill(e->spec, s->bd->b, r, tr, part, res->data, res->meta);
-        int rc = s->bd->b >= 2 ? exact_ob_child(e, s->bd, i, c, nnz) : TESSEL_OK;
-        if (rc || s->innermost) /* no child level to record for (e->inspill is off) */
+        s->nfill[i][idx]++;
+        int rc = s->child[i] ? exact_ob_child(e, s->bd, i, c, nnz) : TESSEL_OK;
+        /* innermost: no child level to record for (e->inspill is off) */
+        if (rc || s->innermost || !part || res->data + res->meta <= part)
             return rc;
         return exact_ob_note(e, s->bd, i, c, nnz, res->data, res->meta, part, 1);
     }
@@ -553,6 +564,36 @@ static int enumerate(mk_state *s, const uint64_t *v, const uint64_t *fl, unsigne
     return TESSEL_OK;
 }
 
+/* The counted fills (use_input): n fills of an input's grid tile charge
+ * what n calls of exact_charge_fill charge, its fill, bytes, worst tile,
+ * network cycles and overflow, per tile once. */
+static void mk_price_fills(mk_state *s)
+{
+    engine *e = s->e;
+    unsigned b = s->bd->b;
+    for (unsigned i = 0; i < NIN; i++) {
+        tessel_traffic *tr = &e->res->traffic[b][e->in[i].spec_tensor];
+        uint64_t part = s->part[i];
+        for (uint64_t t = 0; t < s->bd->grid[i]->nonempty; t++) {
+            uint64_t n = s->nfill[i][t], data = s->bytes[i][2 * t], meta = s->bytes[i][2 * t + 1];
+            if (!n)
+                continue;
+            tessel_traffic one;
+            memset(&one, 0, sizeof(one));
+            exact_note_network(e->spec, b, &one, data);
+            tr->fills += n;
+            tr->in_data += n * data;
+            tr->in_metadata += n * meta;
+            tr->fill_network_cycles += n * one.fill_network_cycles;
+            exact_note_tile(tr, part, data + meta);
+            if (part && data + meta > part) {
+                e->res->overflow_tiles += n;
+                tr->overflow_tiles += n;
+            }
+        }
+    }
+}
+
 int stat_mttkrp_sums(engine *e, const boundary *bd)
 {
     mk_state s;
@@ -564,6 +605,7 @@ int stat_mttkrp_sums(engine *e, const boundary *bd)
         s.res[i].idx = UINT64_MAX;
         s.part[i] = exact_partition_bytes(e, bd->b, e->in[i].spec_tensor);
         s.scalar[i] = exact_scalar_on(e, i);
+        s.child[i] = bd->b >= 2 && e->ob[(bd->b - 1) % 2][i].n > 0;
     }
     s.innermost = bd->b + 1 == e->nlev;
     s.nd = loop_digits(bd, s.dg, &s.leaf);
@@ -578,8 +620,10 @@ int stat_mttkrp_sums(engine *e, const boundary *bd)
         rc = enumerate(&s, v, fl, 0, 0, g->nonempty, 0);
     if (!rc && s.open)
         rc = end_run(&s); /* the last output run */
-    if (!rc)
+    if (!rc) {
         mk_price_runs(&s);
+        mk_price_fills(&s);
+    }
     tessel_dealloc(e->alloc, v);
     tessel_dealloc(e->alloc, fl);
     mk_free(&s);

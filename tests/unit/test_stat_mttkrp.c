@@ -391,8 +391,10 @@ END_TEST
  * output table, while i tile 1 (T at j = 1) fills. In orders with j or k
  * outside i and r, each output tile has several runs: the empty tiles'
  * write-backs and read-backs are priced per run, the others per table
- * segment. Every order, equal to exact; then every allocation failed in
- * turn in KJRI (the empty tiles' map among them). */
+ * segment. Every order, equal to exact, with a network from DRAM of 3
+ * values a cycle (the fills, counted per tile and priced at the end, carry
+ * their network cycles); then every allocation failed in turn in KJRI (the
+ * empty tiles' map among them). */
 static tessel_tensor *empty_tiles_tensor(void)
 {
     uint64_t dims[3] = { 8, 8, 8 };
@@ -441,6 +443,7 @@ START_TEST(empty_output_tiles_equal_exact)
     for (unsigned q = 0; q < 24; q++) {
         tessel_spec s;
         test_spec_mttkrp(&s, orders[q], shape);
+        s.level[0].network_width = 3;
         tessel_result x = run(&s, &m.d, 0), r;
         tessel_diag diag;
         ck_assert_int_eq(tessel_model_stat(&s, &m.d, &o, NULL, &r, &diag), 0);
@@ -448,6 +451,7 @@ START_TEST(empty_output_tiles_equal_exact)
         ck_assert_uint_gt(x.output_nnz, 0);
         assert_equal(&x, &r, orders[q]);
         again += x.traffic[1][0].updates > 0;
+        ck_assert_uint_gt(x.traffic[1][2].fill_network_cycles, 0);
     }
     ck_assert_uint_ge(again, 8); /* orders where output tiles are read back */
     tessel_spec s;

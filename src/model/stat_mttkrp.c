@@ -17,16 +17,19 @@
  * walked once per r tile). That is the walk's order, with no loop keys
  * generated, sorted or decoded; every tile is priced once, and B's and
  * C's tiles are found by a direct index. Inputs follow rule 1 as in the
- * walk: a fill where the tile differs from the resident one, a reuse
- * otherwise (rule 4: an overbooked tile's excess streams again on each
- * reuse, and at nested levels the fills and uses are recorded for the
- * child level's reads, exact_ob_note / exact_ob_child, which stat_walk.c
+ * walk: a fill where the tile differs from the resident one (counted per
+ * tile, each tile's fills priced once at the end), a reuse otherwise
+ * (rule 4: an overbooked tile's excess streams again on each reuse, and
+ * at nested levels the fills and uses are recorded for the child level's
+ * reads, exact_ob_note / exact_ob_child, which stat_walk.c
  * settles as exact.c does). An output run (consecutive iterations on one
  * output tile) ends in a write-back at the reduction step of its last
  * iteration, with a read-back of the previous run's contents when the
  * tile was written before (rule 2, priced as the streaming walk prices
- * it: exact_live_writeback). When i and r are outside j and k, each output
- * tile is one run, and the output table needs only final counts
+ * it, exact_live_writeback, but summed per segment of the tile's table:
+ * the visit counts the runs ending in each segment, mk_runs, and each
+ * segment's bytes are priced once). When i and r are outside j and k,
+ * each output tile is one run, and the output table needs only final counts
  * (stat_mttkrp_final_only). The compute's reads (intersections, child
  * metadata reads) are counted at the innermost level only. Every count is
  * the walk's integer sum over the same iterations, so the results equal
@@ -111,6 +114,22 @@ int stat_mttkrp_red_terms(const engine *e, const boundary *bd, const stat_output
     return TESSEL_ENOMEM;
 }
 
+/* The output runs' write-backs, priced once the visit is over. A run of
+ * output tile o ending at reduction key e writes back o's contents after
+ * e: its bytes depend only on which segment of o's table e falls in (the
+ * entries with red <= e, as exact_output_count). So the visit only counts
+ * the run ends per segment (cnt[a + row], a the first entry past e: a
+ * tile's nent + 1 segments); the bytes are priced once per segment that
+ * ended a run (mk_price_runs). Tiles with no table row (no sampled
+ * nonzero) are priced per run, as exact_live_writeback prices them. */
+typedef struct mk_runs {
+    uint64_t *cnt;   /* runs ending per segment, nent + nout */
+    uint64_t *cur;   /* each row's first entry past its last run end */
+    uint64_t *row;   /* output tile key -> 1 + its table row, 0 none, or NULL */
+    model_map empty; /* tiles with no row written back before */
+    uint64_t part;   /* Y's partition at the boundary's level */
+} mk_runs;
+
 /* The state carried from iteration to iteration, as the walk's, and the
  * per-point tables: each input tile's bytes, B's and C's direct indexes,
  * the output tiles' runs. */
@@ -122,9 +141,11 @@ typedef struct mk_state {
     unsigned coord_bits;
     int scalar[NIN];
     uint64_t *bytes[NIN]; /* data, meta per grid tile */
+    uint64_t *nfill[NIN]; /* fills per grid tile, priced at the end (mk_price_fills) */
+    int child[NIN];       /* the parent level recorded overbooked tiles (exact_ob_child) */
     uint64_t *direct[NIN]; /* B, C: grid tile + 1 at row * r tiles + tr, 0 none */
     uint64_t *red[2];      /* the reduction key's j and k terms per tile, or NULL */
-    exact_out_live lv;     /* each output tile's last write-back */
+    mk_runs runs;          /* the output runs' ends, per table segment */
     int open;              /* an output run is open, its last iteration at last */
     uint64_t last[NX];
     int innermost;         /* b is the innermost level: the compute reads it */
@@ -136,11 +157,15 @@ static void mk_free(mk_state *s)
 {
     for (unsigned i = 0; i < NIN; i++) {
         tessel_dealloc(s->e->alloc, s->bytes[i]);
+        tessel_dealloc(s->e->alloc, s->nfill[i]);
         tessel_dealloc(s->e->alloc, s->direct[i]);
     }
     tessel_dealloc(s->e->alloc, s->red[0]);
     tessel_dealloc(s->e->alloc, s->red[1]);
-    exact_live_free(s->e, &s->lv);
+    tessel_dealloc(s->e->alloc, s->runs.cnt);
+    tessel_dealloc(s->e->alloc, s->runs.cur);
+    tessel_dealloc(s->e->alloc, s->runs.row);
+    model_map_free(&s->runs.empty);
 }
 
 /* The level-b reduction key of an output run's last iteration as
@@ -171,7 +196,10 @@ static int mk_tables(mk_state *s)
     for (unsigned i = 0; i < NIN; i++) {
         const tessel_tile_grid *g = bd->grid[i];
         s->bytes[i] = tessel_alloc_array(s->e->alloc, 2 * g->nonempty + 2, sizeof(uint64_t));
-        if (!s->bytes[i])
+        s->nfill[i] = s->bytes[i] ? tessel_alloc_zeroed(s->e->alloc, g->nonempty + 1,
+                                                         sizeof(uint64_t))
+                                  : NULL;
+        if (!s->nfill[i])
             return TESSEL_ENOMEM;
         for (uint64_t t = 0; t < g->nonempty; t++) {
             const uint64_t *occ = bd->occ[i] ? &bd->occ[i][t * bd->occ_stride[i]] : NULL;
@@ -208,7 +236,10 @@ static uint64_t factor_tile(const mk_state *s, unsigned i, const uint64_t *c)
  * effectual iteration at c, as walk_inputs (exact_walk.c), with its
  * records for rule 4 at nested levels (exact_bumped.c): a fill adds to the
  * parent level's overbooked tile, an overbooked tile's fills and uses are
- * noted for the child level's reads. */
+ * noted for the child level's reads. A fill is counted per tile and
+ * priced once the visit is over (mk_price_fills); the records are skipped
+ * where they would do nothing: no overbooked tile at the parent level
+ * (exact_ob_child), a tile within its partition (exact_ob_note). */
 static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const uint64_t *c)
 {
     engine *e = s->e;
@@ -221,9 +252,10 @@ static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const 
         res->nnz = nnz;
         res->data = s->bytes[i][2 * idx];
         res->meta = s->bytes[i][2 * idx + 1];
-        exact_charge_fill(e->spec, s->bd->b, r, tr, part, res->data, res->meta);
-        int rc = s->bd->b >= 2 ? exact_ob_child(e, s->bd, i, c, nnz) : TESSEL_OK;
-        if (rc || s->innermost) /* no child level to record for (e->inspill is off) */
+        s->nfill[i][idx]++;
+        int rc = s->child[i] ? exact_ob_child(e, s->bd, i, c, nnz) : TESSEL_OK;
+        /* innermost: no child level to record for (e->inspill is off) */
+        if (rc || s->innermost || !part || res->data + res->meta <= part)
             return rc;
         return exact_ob_note(e, s->bd, i, c, nnz, res->data, res->meta, part, 1);
     }
@@ -232,16 +264,124 @@ static int use_input(mk_state *s, unsigned i, uint64_t idx, uint64_t nnz, const 
     return exact_ob_note(e, s->bd, i, c, res->nnz, res->data, res->meta, part, 0);
 }
 
+/* The output runs' counters (mk_runs): one per table segment, each row's
+ * cursor, and a direct index from tile key to row where it fits. */
+static int mk_runs_init(mk_state *s)
+{
+    const tessel_allocator *a = s->e->alloc;
+    const out_table *t = &s->bd->table[0];
+    mk_runs *u = &s->runs;
+    u->empty.alloc = a;
+    u->part = exact_partition_bytes(s->e, s->bd->b, s->e->out.spec_tensor);
+    uint64_t keys = s->bd->ntiles[0] * s->bd->ntiles[1];
+    u->cnt = tessel_alloc_zeroed(a, t->nent + t->nout + 1, sizeof(uint64_t));
+    u->cur = tessel_alloc_array(a, t->nout + 1, sizeof(uint64_t));
+    if (keys <= MK_DIRECT_SLOTS && u->cnt && u->cur)
+        u->row = tessel_alloc_zeroed(a, keys ? keys : 1, sizeof(uint64_t));
+    if (!u->cnt || !u->cur || (keys <= MK_DIRECT_SLOTS && !u->row))
+        return exact_oom_step(s->e, "keeping the output tiles' state",
+                              (t->nent + 2 * t->nout + keys + 2) * sizeof(uint64_t));
+    for (uint64_t o = 0; o < t->nout; o++) {
+        u->cur[o] = t->start[o];
+        if (u->row && t->key[o] < keys)
+            u->row[t->key[o]] = o + 1;
+    }
+    return TESSEL_OK;
+}
+
+/* Row of output tile `key` in the table, UINT64_MAX when it has none. */
+static uint64_t runs_row(const mk_runs *u, const out_table *t, uint64_t key)
+{
+    if (u->row)
+        return u->row[key] ? u->row[key] - 1 : UINT64_MAX;
+    uint64_t lo = 0, hi = t->nout;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->key[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nout && t->key[lo] == key ? lo : UINT64_MAX;
+}
+
+/* One write-back (and read-back when `again`) of `n` runs, each of
+ * data + meta bytes, as exact_live_writeback charges one. */
+static void charge_runs(tessel_traffic *tr, uint64_t part, uint64_t n, uint64_t again,
+                        uint64_t data, uint64_t meta)
+{
+    tr->updates += again;
+    tr->writebacks += n;
+    tr->out_data += n * data;
+    tr->out_metadata += n * meta;
+    exact_note_tile(tr, part, data + meta);
+    if (part && data + meta > part)
+        tr->overflow_tiles += n;
+}
+
 /* The open output run ends: its tile is written back after the reduction
  * step of its last iteration, read back first if written before (rule 2,
- * as the streaming walk's exact_live_writeback). */
+ * as the streaming walk's exact_live_writeback). A tile with a table row
+ * counts the run in its segment (priced by mk_price_runs); a tile with
+ * none is priced now: its bytes never change. */
 static int end_run(mk_state *s)
 {
     s->open = 0;
     uint64_t red = s->red[0] ? s->red[0][s->last[2]] + s->red[1][s->last[3]]
                              : exact_reduction_key(s->e, s->bd, s->last);
-    return exact_live_writeback(s->e, s->bd, &s->lv, exact_tile_key(s->bd, &s->e->out, s->last),
-                                red);
+    const out_table *t = &s->bd->table[0];
+    uint64_t key = exact_tile_key(s->bd, &s->e->out, s->last);
+    uint64_t row = runs_row(&s->runs, t, key);
+    if (row != UINT64_MAX) {
+        uint64_t a = s->runs.cur[row], end = t->start[row + 1];
+        while (a < end && t->red[a] <= red)
+            a++;
+        s->runs.cur[row] = a;
+        s->runs.cnt[a + row]++;
+        return TESSEL_OK;
+    }
+    uint64_t *slot = model_map_slot(&s->runs.empty, key, 0), data, meta, none = 0;
+    if (!slot)
+        return exact_oom_step(s->e, "keeping the output tiles' state",
+                              model_map_grow_bytes(&s->runs.empty));
+    exact_tile_bytes(&s->bd->out_cost, 0, &none, &data, &meta);
+    tessel_traffic *tr = &s->e->res->traffic[s->bd->b][0];
+    if (*slot) {
+        tr->in_data += data;
+        tr->in_metadata += meta;
+    }
+    charge_runs(tr, s->runs.part, 1, *slot != 0, data, meta);
+    *slot = 1;
+    return TESSEL_OK;
+}
+
+/* The counted runs' write-backs and read-backs (mk_runs): per segment that
+ * ended n runs, n write-backs of the tile's bytes there; per tile, every
+ * run but its first reads back the previous run's write-back, which is
+ * every write-back but the last (the segment of its last run end). The
+ * sums are the walk's, in another order. */
+static void mk_price_runs(mk_state *s)
+{
+    const out_table *t = &s->bd->table[0];
+    tessel_traffic *tr = &s->e->res->traffic[s->bd->b][0];
+    for (uint64_t o = 0; o < t->nout; o++) {
+        uint64_t first = t->start[o], runs = 0, sdata = 0, smeta = 0, data = 0, meta = 0;
+        for (uint64_t a = first; a <= s->runs.cur[o]; a++) {
+            uint64_t n = s->runs.cnt[a + o], occ = a == first ? 0 : t->cum[a - 1];
+            if (!n)
+                continue;
+            exact_tile_bytes(&s->bd->out_cost, occ, &occ, &data, &meta);
+            charge_runs(tr, s->runs.part, n, 0, data, meta);
+            runs += n;
+            sdata += n * data;
+            smeta += n * meta;
+        }
+        if (!runs)
+            continue;
+        tr->updates += runs - 1; /* data, meta: the last run's segment */
+        tr->in_data += sdata - data;
+        tr->in_metadata += smeta - meta;
+    }
 }
 
 /* One effectual iteration at tile coordinates c with input tiles idx[]:
@@ -424,18 +564,48 @@ static int enumerate(mk_state *s, const uint64_t *v, const uint64_t *fl, unsigne
     return TESSEL_OK;
 }
 
+/* The counted fills (use_input): n fills of an input's grid tile charge
+ * what n calls of exact_charge_fill charge, its fill, bytes, worst tile,
+ * network cycles and overflow, per tile once. */
+static void mk_price_fills(mk_state *s)
+{
+    engine *e = s->e;
+    unsigned b = s->bd->b;
+    for (unsigned i = 0; i < NIN; i++) {
+        tessel_traffic *tr = &e->res->traffic[b][e->in[i].spec_tensor];
+        uint64_t part = s->part[i];
+        for (uint64_t t = 0; t < s->bd->grid[i]->nonempty; t++) {
+            uint64_t n = s->nfill[i][t], data = s->bytes[i][2 * t], meta = s->bytes[i][2 * t + 1];
+            if (!n)
+                continue;
+            tessel_traffic one;
+            memset(&one, 0, sizeof(one));
+            exact_note_network(e->spec, b, &one, data);
+            tr->fills += n;
+            tr->in_data += n * data;
+            tr->in_metadata += n * meta;
+            tr->fill_network_cycles += n * one.fill_network_cycles;
+            exact_note_tile(tr, part, data + meta);
+            if (part && data + meta > part) {
+                e->res->overflow_tiles += n;
+                tr->overflow_tiles += n;
+            }
+        }
+    }
+}
+
 int stat_mttkrp_sums(engine *e, const boundary *bd)
 {
     mk_state s;
     memset(&s, 0, sizeof(s));
     s.e = e;
     s.bd = bd;
-    s.lv.empty.alloc = e->alloc;
     s.coord_bits = e->spec->level[bd->b].coord_bits;
     for (unsigned i = 0; i < NIN; i++) {
         s.res[i].idx = UINT64_MAX;
         s.part[i] = exact_partition_bytes(e, bd->b, e->in[i].spec_tensor);
         s.scalar[i] = exact_scalar_on(e, i);
+        s.child[i] = bd->b >= 2 && e->ob[(bd->b - 1) % 2][i].n > 0;
     }
     s.innermost = bd->b + 1 == e->nlev;
     s.nd = loop_digits(bd, s.dg, &s.leaf);
@@ -445,11 +615,15 @@ int stat_mttkrp_sums(engine *e, const boundary *bd)
         mk_free(&s);
         return exact_oom_step(e, "pricing the MTTKRP tiles", (5 * g->nonempty + 2 * MK_DIRECT_SLOTS) * 8);
     }
-    int rc = exact_live_init(e, bd, &s.lv);
+    int rc = mk_runs_init(&s);
     if (!rc)
         rc = enumerate(&s, v, fl, 0, 0, g->nonempty, 0);
     if (!rc && s.open)
         rc = end_run(&s); /* the last output run */
+    if (!rc) {
+        mk_price_runs(&s);
+        mk_price_fills(&s);
+    }
     tessel_dealloc(e->alloc, v);
     tessel_dealloc(e->alloc, fl);
     mk_free(&s);

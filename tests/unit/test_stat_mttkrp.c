@@ -385,6 +385,98 @@ START_TEST(out_of_memory_every_allocation)
 }
 END_TEST
 
+/* Output tiles that runs visit but no product reaches (mttkrp5): B's tile
+ * row 0 holds only row 1, so T's nonzeros at j = 0 meet non-empty tiles
+ * and multiply nothing; Y's i tile 0 stays empty and has no row in the
+ * output table, while i tile 1 (T at j = 1) fills. In orders with j or k
+ * outside i and r, each output tile has several runs: the empty tiles'
+ * write-backs and read-backs are priced per run, the others per table
+ * segment. Every order, equal to exact, with a network from DRAM of 3
+ * values a cycle (the fills, counted per tile and priced at the end, carry
+ * their network cycles); then every allocation failed in turn in KJRI (the
+ * empty tiles' map among them). */
+static tessel_tensor *empty_tiles_tensor(void)
+{
+    uint64_t dims[3] = { 8, 8, 8 };
+    static const uint32_t e[][3] = { { 0, 0, 0 }, { 0, 0, 5 }, { 1, 0, 6 },
+                                     { 5, 1, 0 }, { 5, 1, 5 }, { 6, 1, 6 } };
+    tessel_coo_builder *b = NULL;
+    ck_assert_int_eq(tessel_coo_builder_create(3, dims, 0, NULL, &b, NULL), 0);
+    for (size_t n = 0; n < sizeof(e) / sizeof(e[0]); n++)
+        ck_assert_int_eq(tessel_coo_builder_add(b, e[n], 1.0), 0);
+    tessel_tensor *t = NULL;
+    ck_assert_int_eq(tessel_coo_builder_finish(b, 0, &t, NULL), 0);
+    tessel_coo_builder_free(&b);
+    return t;
+}
+
+START_TEST(empty_output_tiles_equal_exact)
+{
+    uint32_t be[8][2], ce[16][2];
+    for (uint32_t r = 0; r < 8; r++) {
+        be[r][0] = 1; /* B: row 1 only */
+        be[r][1] = r;
+        ce[2 * r][0] = 0; /* C: rows 0, 5 */
+        ce[2 * r][1] = r;
+        ce[2 * r + 1][0] = 5;
+        ce[2 * r + 1][1] = r;
+    }
+    mk_data m;
+    m.t = empty_tiles_tensor();
+    m.b = test_coo_matrix(8, 8, 0, (const uint32_t(*)[2])be, 8);
+    m.c = test_coo_matrix(8, 8, 0, (const uint32_t(*)[2])ce, 16);
+    memset(&m.d, 0, sizeof(m.d));
+    m.d.ntensors = 4;
+    m.d.tensor[1] = m.t;
+    m.d.tensor[2] = m.b;
+    m.d.tensor[3] = m.c;
+    m.d.extent[0] = m.d.extent[1] = m.d.extent[2] = m.d.extent[3] = 8;
+    const uint64_t shape[4] = { 4, 4, 4, 4 };
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    o.output_fraction = 1;
+    o.base[0] = 4;
+    o.base[1] = 4;
+    char orders[24][5];
+    all_orders(orders);
+    unsigned again = 0;
+    for (unsigned q = 0; q < 24; q++) {
+        tessel_spec s;
+        test_spec_mttkrp(&s, orders[q], shape);
+        s.level[0].network_width = 3;
+        tessel_result x = run(&s, &m.d, 0), r;
+        tessel_diag diag;
+        ck_assert_int_eq(tessel_model_stat(&s, &m.d, &o, NULL, &r, &diag), 0);
+        ck_assert_msg(!r.stat_walked, "%s walked", orders[q]);
+        ck_assert_uint_gt(x.output_nnz, 0);
+        assert_equal(&x, &r, orders[q]);
+        again += x.traffic[1][0].updates > 0;
+        ck_assert_uint_gt(x.traffic[1][2].fill_network_cycles, 0);
+    }
+    ck_assert_uint_ge(again, 8); /* orders where output tiles are read back */
+    tessel_spec s;
+    test_spec_mttkrp(&s, "KJRI", shape);
+    tessel_result x = run(&s, &m.d, 0);
+    ck_assert_uint_gt(x.traffic[1][0].updates, 0);
+    for (long n = 1;; n++) {
+        test_alloc ta;
+        test_alloc_init(&ta, n);
+        tessel_result r;
+        tessel_diag diag;
+        int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (ta.calls < n) {
+            ck_assert_int_eq(rc, 0);
+            assert_equal(&x, &r, "KJRI");
+            break;
+        }
+        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 20000);
+    }
+    mk_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stat_mttkrp");
@@ -397,6 +489,7 @@ int main(void)
     tcase_add_test(tc, nested_every_order_equal_exact);
     tcase_add_test(tc, nested_partitions_and_walks);
     tcase_add_test(tc, out_of_memory_every_allocation);
+    tcase_add_test(tc, empty_output_tiles_equal_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -151,10 +151,9 @@ static int any_scalar_action(const tessel_spec *s)
  * at every level (stat_nested_ttm.c). Inputs that read or gate their
  * tiles where the partner's is empty: closed without scalar or compute
  * actions at one buffer level of SpMSpM and SpMV (stat_spmspm.c) and at
- * nested levels of SpMSpM (stat_nested_gated.c; SpMV's not tested there,
- * and declined where such an input's tile can overbook at a nested level;
- * one level prices it, stat_bumped.c). Everything else takes the walk
- * (stat_walk.c). */
+ * nested levels of both (stat_nested_gated.c, with rule 4 per read of an
+ * overbooked tile through stat_bumped.c as at one level). Everything else
+ * takes the walk (stat_walk.c). */
 int stat_closed_sums_apply(const engine *e)
 {
     const tessel_spec *s = e->spec;
@@ -168,8 +167,8 @@ int stat_closed_sums_apply(const engine *e)
             if (s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_skip_on |
                 s->level[l].tensor[e->in[i].spec_tensor].sparse.scalar_gate_on)
                 return 0;
-    if (stat_any_unskipped(e)) /* one level: stat_spmspm.c; nested SpMSpM: stat_nested_gated.c */
-        return (closed_outer || e->kind == TESSEL_WORKLOAD_SPMSPM) && !s->compute.optimization &&
+    if (stat_any_unskipped(e)) /* one level: stat_spmspm.c; nested: stat_nested_gated.c */
+        return (closed_outer || e->kind != TESSEL_WORKLOAD_TTM) && !s->compute.optimization &&
                !any_scalar_action(s);
     return e->kind != TESSEL_WORKLOAD_TTM || ttm_unfolds(e);
 }

@@ -32,9 +32,17 @@
  * only digits are level 1's. The partner's and the output's counts are
  * those of the effectual iterations and do not change. Cost: the
  * non-empty level-b tiles of X and P times f's digits, never the
- * effectual iterations. */
+ * effectual iterations.
+ *
+ * Rule 4 per read (stat_bumped.c): each tile goes to stat_ob_tile with
+ * its fills and uses, as the skipping sums' tiles do, so its fills are
+ * reads of an overbooked level b-1 tile and a tile that overbooks level b
+ * is kept for the per-read charge (the compute's reads at the innermost
+ * level, stat_inspill.c; the child's fills above it). SpMV is the same
+ * with one value of j. */
 #include <string.h>
 
+#include "stat_bumped.h"
 #include "stat_closed.h"
 #include "stat_nested_gated.h"
 #include "stat_tiledfmt.h"
@@ -172,26 +180,14 @@ static uint64_t tile_k(const stat_grid *g, unsigned op, uint64_t r, uint64_t t)
     return op ? r : g->col[t];
 }
 
-/* Whether some tile of the side may overbook at level b, or level b-1
- * keeps overbooked tiles of it to be read per child fill. */
-static int side_overbooks(const nested *n, const gside *sd, const pricer *pr, uint64_t part)
-{
-    const engine *e = n->e;
-    if (e->ob[(n->bd.b - 1) % 2][sd->op].n)
-        return 1;
-    for (uint64_t t = 0; part && t < sd->g->n; t++) {
-        price tp = stat_grid_price(pr, sd->g, t);
-        if (tp.data + tp.meta > (double)part)
-            return 1;
-    }
-    return 0;
-}
-
-/* The side's tiles with first-alone digit h into c. lines: nb, first, last
- * (3 x ext_k) for a gated input, else NULL. */
-static void price_digit(const nested *n, const gside *sd, int mode, unsigned h,
-                        const unsigned char *hstar, uint64_t *lines, const pricer *pr,
-                        uint64_t part, stat_counts *c)
+/* The side's tiles with first-alone digit h into c, each through
+ * stat_ob_tile (rule 4 per read: its fills read its level-(b-1) tile
+ * where that one is overbooked, and it is kept where it overbooks at
+ * level b). lines: nb, first, last (3 x ext_k) for a gated input, else
+ * NULL. */
+static int price_digit(nested *n, const gside *sd, int mode, unsigned h,
+                       const unsigned char *hstar, uint64_t *lines, const pricer *pr,
+                       uint64_t part, stat_counts *c)
 {
     uint64_t beta = run_block(sd, h), R = runs_of(sd->F, beta);
     const uint64_t *e_k = sd->op ? n->n_a : n->n_b; /* the partner's non-empty tiles of line k */
@@ -199,8 +195,9 @@ static void price_digit(const nested *n, const gside *sd, int mode, unsigned h,
     if (mode == STAT_MODE_GATE)
         partner_lines(n, sd->op, beta, nb, first, lines + 2 * n->ext_k);
     const stat_grid *g = sd->g;
-    for (uint64_t r = 0; r < g->rows; r++)
-        for (uint64_t t = g->ptr[r]; t < g->ptr[r + 1]; t++) {
+    int rc = TESSEL_OK;
+    for (uint64_t r = 0; !rc && r < g->rows; r++)
+        for (uint64_t t = g->ptr[r]; !rc && t < g->ptr[r + 1]; t++) {
             if (hstar[t] != h)
                 continue;
             price tp = stat_grid_price(pr, g, t);
@@ -213,7 +210,11 @@ static void price_digit(const nested *n, const gside *sd, int mode, unsigned h,
             }
             stat_add_fill(c, fills, tp, part);
             stat_add_bumped(c, uses - fills, tp, part);
+            /* the tile in its operand's modes: A (i, k), B (k, j) */
+            rc = stat_ob_tile(n->e, n->bd.b, sd->op, r, g->col[t], g->nnz[t], tp, part, fills,
+                              uses);
         }
+    return rc;
 }
 
 /* Input op of n in mode into c (zeroed here). */
@@ -232,8 +233,6 @@ static int gated_side(nested *n, unsigned op, int mode, stat_counts *c)
     stat_nested_cost(n, op, &cost);
     pricer pr = stat_pricer_of(&cost);
     uint64_t part = exact_partition_bytes(e, n->bd.b, e->in[op].spec_tensor);
-    if (side_overbooks(n, &sd, &pr, part))
-        return STAT_NESTED_KNOWN_DECLINED;
     memset(c, 0, sizeof(*c));
     const tessel_allocator *a = e->alloc;
     unsigned char *hstar = tessel_alloc_array(a, sd.g->n + 1, 1);
@@ -244,8 +243,8 @@ static int gated_side(nested *n, unsigned op, int mode, stat_counts *c)
     int rc = hstar && cnt && (lines || mode != STAT_MODE_GATE) ? TESSEL_OK : TESSEL_ENOMEM;
     if (!rc) {
         first_alone(&sd, cnt, hstar);
-        for (unsigned h = 0; h <= sd.nd; h++)
-            price_digit(n, &sd, mode, h, hstar, lines, &pr, part, c);
+        for (unsigned h = 0; !rc && h <= sd.nd; h++)
+            rc = price_digit(n, &sd, mode, h, hstar, lines, &pr, part, c);
     }
     tessel_dealloc(a, lines);
     tessel_dealloc(a, cnt);

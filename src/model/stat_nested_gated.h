@@ -15,9 +15,9 @@ int stat_nested_gated_nested(const engine *e);
 /* The fills, gated fills and rule 4 uses at n's boundary of each input
  * that reads or gates its tiles where the partner's is empty, into o->a
  * (o->b), which the caller left unset for it; n->rec is marked unrecorded.
- * STAT_NESTED_KNOWN_DECLINED, with e->res to be discarded, where such an
- * input's tile can overbook its partition at level b or is filled from an
- * overbooked tile of level b-1 (rule 4 per read: the walk prices the point). */
+ * Each tile goes through stat_ob_tile (rule 4 per read: its fills read an
+ * overbooked level b-1 tile, and it is kept where it overbooks at level
+ * b). STAT_NESTED_KNOWN_DECLINED (the walk) only under TTM's unfolding. */
 int stat_nested_gated_inputs(nested *n, stat_outcome *o);
 
 #endif

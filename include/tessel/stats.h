@@ -591,9 +591,9 @@ static inline uint32_t tessel_tile_sym_at(const tessel_tile_sym *s, uint64_t i)
 
 /* Counts t's pairs on its own grid g into *out (NULL, and TESSEL_OK, when t
  * is not square or a row holds 2^32 or more nonzeros: not collected). One
- * walk over the entries in row order, 4 B of scratch per row; the result
- * takes width B per non-empty tile. TESSEL_EINVAL when g is not t's grid,
- * TESSEL_ENOMEM. */
+ * walk over the entries in row order, 4 B of scratch per row and per strip
+ * of tiles; the result takes width B per non-empty tile. TESSEL_EINVAL when
+ * g is not t's grid, TESSEL_ENOMEM. */
 int tessel_tile_grid_sym(const tessel_tensor *t, const tessel_tile_grid *g,
                          const tessel_allocator *a, tessel_tile_sym **out, tessel_diag *diag);
 /* An empty statistic of n tiles, counts `width` bytes each, zeroed; NULL:

@@ -10,7 +10,8 @@
  * entries are kept (TESSEL_ERANGE past it: the caller goes without),
  * checked first against a bound from A's nonzeros alone (an i cell's
  * entries are among the k cells its rows of A hold), so that a product
- * past the budget costs O(nnz(A)), not its multiplies. */
+ * past the budget costs at most O(nnz(A)), not its multiplies (the bound
+ * stops at the i cell that takes it past the budget). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,17 +99,24 @@ static void fc_rows(const tessel_tensor *a, const tessel_tensor *b, uint64_t lo,
 
 /* An upper bound on the entries, in O(nnz(A)): an i cell's k cells of
  * first multiplies are among its rows' k cells in A (acc's first nk
- * entries as stamps, left zeroed). */
+ * entries as stamps). Counted only until it passes `budget`: the caller
+ * refuses then, and the rest of A would not change that. */
 static uint64_t fc_bound(const tessel_tensor *a, uint64_t edge_i, uint64_t edge_k, uint64_t ni,
-                         double *stamp)
+                         uint64_t budget, double *stamp)
 {
+    const uint32_t *idx = a->idx[1];
+    unsigned sh = 0; /* edge_k a power of two: a shift for the division */
+    while (sh < 63 && (UINT64_C(1) << sh) < edge_k)
+        sh++;
+    int pow2 = (UINT64_C(1) << sh) == edge_k;
     uint64_t n = 0;
-    for (uint64_t c = 0; c < ni; c++) {
+    for (uint64_t c = 0; c < ni && n <= budget; c++) {
         uint64_t lo = c * edge_i, hi = lo + edge_i < a->dims[0] ? lo + edge_i : a->dims[0];
+        double mark = (double)(c + 1);
         for (uint64_t p = a->ptr[lo]; p < a->ptr[hi]; p++) {
-            uint64_t kc = a->idx[1][p] / edge_k;
-            if (stamp[kc] != (double)(c + 1)) {
-                stamp[kc] = (double)(c + 1);
+            uint64_t kc = pow2 ? idx[p] >> sh : idx[p] / edge_k;
+            if (stamp[kc] != mark) {
+                stamp[kc] = mark;
                 n++;
             }
         }
@@ -136,7 +144,7 @@ int tessel_first_cells_count(const tessel_tensor *a, const tessel_tensor *b, uin
     out->ptr = tessel_alloc_zeroed(al, out->ni + 1, sizeof(uint64_t));
     int rc = marker && f.acc && f.touched && out->ptr ? TESSEL_OK : TESSEL_ENOMEM;
     /* past the budget even at its bound: refused before the multiplies */
-    if (!rc && fc_bound(a, edge_i, edge_k, out->ni, f.acc) > budget)
+    if (!rc && fc_bound(a, edge_i, edge_k, out->ni, budget, f.acc) > budget)
         rc = TESSEL_ERANGE;
     if (!rc)
         memset(f.acc, 0, (out->nk + 1) * sizeof(double));

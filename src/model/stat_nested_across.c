@@ -473,6 +473,60 @@ static int k_end(const across *ac, uint64_t k, const uint64_t *c, int last, int 
     return ac->ord[0] == RK;
 }
 
+/* outer_end's scan of X's row o (level b led by o) with P's block-ends
+ * table: the least (last: greatest) iteration of the row inside the outer
+ * tile, k in [k0, k0 + blk[RK]) and f in the f block starting at f0, into
+ * v; 0 when none. The row's k ascend and o is fixed, so where k follows o
+ * in level b's order the first k met (the last) is the answer, and where
+ * f follows o the least f (the greatest f, the later k on a tie): what
+ * better() picks among the same candidates. */
+static int row_scan(const across *ac, uint64_t o, uint64_t k0, uint64_t f0, int last,
+                    uint64_t *v)
+{
+    const stat_grid *x = ac->x;
+    const block_ends *pe = &ac->pe;
+    uint64_t t0, t1 = row_block(ac, o, k0, &t0), qf = f0 / pe->bs, rows = ac->p->rows;
+    int found = 0;
+    if (ac->ord[1] == RK) {
+        for (uint64_t m = t0; m < t1; m++) {
+            uint64_t t = last ? t0 + t1 - 1 - m : m, k = x->col[t];
+            if (k >= rows || pe->first[k * pe->nb + qf] == UINT64_MAX)
+                continue;
+            v[RO] = o;
+            v[RK] = k;
+            v[RF] = last ? pe->last[k * pe->nb + qf] : pe->first[k * pe->nb + qf];
+            return 1;
+        }
+        return 0;
+    }
+    uint64_t best = 0, bk = 0;
+    for (uint64_t t = t0; t < t1; t++) {
+        uint64_t k = x->col[t];
+        if (k >= rows)
+            continue;
+        uint64_t fa = pe->first[k * pe->nb + qf];
+        if (fa == UINT64_MAX)
+            continue;
+        if (!last && (!found || fa < best)) {
+            best = fa;
+            bk = k;
+        } else if (last) {
+            uint64_t fz = pe->last[k * pe->nb + qf];
+            if (!found || fz >= best) {
+                best = fz;
+                bk = k;
+            }
+        }
+        found = 1;
+    }
+    if (found) {
+        v[RO] = o;
+        v[RK] = bk;
+        v[RF] = best;
+    }
+    return found;
+}
+
 /* The first (last: the last) effectual iteration inside the outer tile
  * starting at c, in level b's order, into v; 0 when it holds none. For a
  * fixed k the uses of X's column k meet P's row k independently, so the
@@ -488,6 +542,11 @@ static int outer_end(const across *ac, const uint64_t *c, int last, uint64_t *v)
     int found = 0;
     if (ac->ord[0] == RO) {
         o1 = o1 < x->rows ? o1 : x->rows;
+        if (ac->pe.first) {
+            for (uint64_t m = o0; m < o1 && !found; m++)
+                found = row_scan(ac, last ? o0 + o1 - 1 - m : m, k0, f0, last, v);
+            return found;
+        }
         for (uint64_t m = o0; m < o1 && !found; m++) {
             uint64_t o = last ? o0 + o1 - 1 - m : m;
             uint64_t t0, t1 = row_block(ac, o, k0, &t0);
@@ -626,7 +685,10 @@ static int nested_order(const across *ac, unsigned *ord)
 /* One effectual outer tile c of the scan (scan_keys' step, c known to be
  * effectual): a run continues into it only from the previous effectual
  * outer tile pc on the same o and k blocks. */
-static void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* into each scan: one more caller (scan_fblocks) left it out of line */
+#endif
+static inline void scan_step(const across *ac, const uint64_t *c, uint64_t cf, uint64_t *pc,
                       int *have_prev, nested_run *runs)
 {
     uint64_t v[3], z[3];
@@ -816,6 +878,62 @@ static void strip_f(const across *ac, const uint64_t *c, uint64_t cf, const stri
         pc[RF] = prev * ac->blk[RF];
         *have_prev = 1;
     }
+}
+
+/* scan_nested's f blocks of the strip (o block, k block) at c, in order:
+ * outer_any's test as one AND per word of the block's k with the o
+ * block's k bitset masked to the block once for the strip. */
+static void scan_fblocks(const across *ac, uint64_t *c, uint64_t cf, uint64_t *pc,
+                         int *have_prev, nested_run *runs)
+{
+    uint64_t k0 = c[RK], k1 = k0 + ac->blk[RK];
+    k1 = k1 < ac->xt.rows ? k1 : ac->xt.rows;
+    if (k0 >= k1)
+        return;
+    uint64_t w0 = k0 / 64, w1 = (k1 - 1) / 64, nw = w1 - w0 + 1, mask[4];
+    if (nw > 4) { /* a wide k block: candidate's own loop */
+        for (uint64_t fb = 0; fb < ac->nblk[RF]; fb++) {
+            c[RF] = fb * ac->blk[RF];
+            if (outer_any(ac, c))
+                scan_step(ac, c, cf, pc, have_prev, runs);
+        }
+        return;
+    }
+    const uint64_t *x = &ac->kbo[c[RO] / ac->blk[RO] * ac->wk];
+    uint64_t some = 0;
+    for (uint64_t w = w0; w <= w1; w++) {
+        mask[w - w0] = x[w] & (w == w0 ? ~UINT64_C(0) << (k0 % 64) : ~UINT64_C(0)) &
+                       (w == w1 ? ~UINT64_C(0) >> (63 - (k1 - 1) % 64) : ~UINT64_C(0));
+        some |= mask[w - w0];
+    }
+    if (!some) /* no X tile in the strip: no f block's outer tile is effectual */
+        return;
+    for (uint64_t fb = 0; fb < ac->nblk[RF]; fb++) {
+        const uint64_t *y = &ac->kbf[fb * ac->wk + w0];
+        uint64_t any = 0;
+        for (uint64_t w = 0; w < nw; w++)
+            any |= mask[w] & y[w];
+        if (!any)
+            continue;
+        c[RF] = fb * ac->blk[RF];
+        scan_step(ac, c, cf, pc, have_prev, runs);
+    }
+}
+
+/* scan_nested where f is innermost and no strip_ends apply: the strips
+ * (ord[0], ord[1] blocks) in order, each strip's f blocks by
+ * scan_fblocks (the same outer tiles in the same order). A loop of its
+ * own, so that scan_nested's code for the other orders stays as it was. */
+static void scan_nested_f(const across *ac, const unsigned *ord, uint64_t cf, nested_run *runs)
+{
+    uint64_t q[2], c[3] = { 0, 0, 0 }, pc[3] = { 0, 0, 0 };
+    int have_prev = 0;
+    for (q[0] = 0; q[0] < ac->nblk[ord[0]]; q[0]++)
+        for (q[1] = 0; q[1] < ac->nblk[ord[1]]; q[1]++) {
+            c[ord[0]] = q[0] * ac->blk[ord[0]];
+            c[ord[1]] = q[1] * ac->blk[ord[1]];
+            scan_fblocks(ac, c, cf, pc, &have_prev, runs);
+        }
 }
 
 /* scan_keys over every combination of outer blocks in the order of
@@ -1048,7 +1166,9 @@ int stat_nested_merge_across(const nested *n, const stat_grid *x, const stat_gri
                 rc = strip_init(a, &ac, &se);
             else if (ord[2] == RF && ac.ord[0] == RO) /* outer_end's row scans */
                 rc = row_starts_init(a, &ac);
-            if (!rc)
+            if (!rc && !by_strip && ord[2] == RF)
+                scan_nested_f(&ac, ord, cf, runs);
+            else if (!rc)
                 scan_nested(&ac, ord, cf, by_strip ? &se : NULL, runs);
             strip_free(a, &se);
         } else {

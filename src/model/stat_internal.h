@@ -127,9 +127,10 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
                                       uint64_t seed, const tessel_allocator *al,
                                       stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
-/* s->scell from the cells when s->xexact (s->xexact = 0 when it cannot be
- * allocated: the estimators then take the sample's sums unscaled). */
-void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s);
+/* s->scell from the cells when s->xexact; TESSEL_ENOMEM when it cannot be
+ * allocated (xexact kept: the estimators never drop to the sample's sums
+ * unscaled for want of memory). */
+int stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s);
 /* The cells of a map from packed keys ((i * ext[1] + x) * ext[2] + j) *
  * ext[3] + k to weights (as double bits), sorted, into s (other fields
  * are the caller's). */

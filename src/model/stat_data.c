@@ -342,6 +342,7 @@ static void collection_bases(const engine *e, const tessel_stat_options *opt, in
     stat_operand_bases(e, index_base, same_as, mode_base);
 }
 
+/* The statistics of data for spec: the inputs' grids, rule 3's count, the output sample. */
 int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data *data,
                             const tessel_stat_options *opt, const tessel_allocator *a,
                             tessel_stat_data **out, tessel_diag *diag)
@@ -380,8 +381,10 @@ int tessel_stat_data_create(const tessel_spec *spec, const tessel_workload_data 
      * sample's covariate when the count is within its budget */
     int sampling = opt->output_fraction > 0 || opt->output_min_flops > 0;
     double *row_nnz = NULL, *k_nnz = NULL;
-    if (!rc && sampling && !opt->output_legacy && s->e.nin >= 1 && s->e.in[0].t)
-        row_nnz = tessel_alloc_array(a, s->e.in[0].t->dims[0] + 1, sizeof(double));
+    if (!rc && sampling && !opt->output_legacy && s->e.nin >= 1 && s->e.in[0].t &&
+        !(row_nnz = tessel_alloc_array(a, s->e.in[0].t->dims[0] + 1, sizeof(double))))
+        rc = tessel_diag_oom(diag, NULL, "counting the output's rows", /* not the sketches */
+                             (size_t)(s->e.in[0].t->dims[0] + 1) * sizeof(double));
     /* each k's share, for the one-level written nonzeros' strata (else the
      * sample counts it in a pass of its own) */
     if (row_nnz && s->e.nin == 2 && s->e.in[0].t->order == 2 && s->e.in[1].t)
@@ -487,9 +490,10 @@ static int eval_point_as(const tessel_spec *spec, const tessel_stat_data *s,
         const stat_output_sample *sample = s->has_sample ? &s->sample : NULL;
         double flops = e.kind == TESSEL_WORKLOAD_MTTKRP ? (sample ? sample->flops : 0)
                                                         : s->flops;
-        int closed = may_close && stat_closed_sums_apply(&e) &&
-                     (e.kind != TESSEL_WORKLOAD_TTM || spec->nlevels < 3 ||
-                      stat_nested_ttm_cheaper(&e, ins));
+        int closed = may_close && stat_closed_sums_apply(&e);
+        if (closed && e.kind == TESSEL_WORKLOAD_TTM && spec->nlevels >= 3 &&
+            stat_nested_ttm_cheaper(&e, ins, &closed))
+            return tessel_diag_oom(diag, NULL, "weighing TTM's nested pass against the walk", 0);
         e.inspill = closed && spec->nlevels == 2; /* rule 4 per read of the compute */
         /* what the compute's reads take from the statistics alone, shared */
         stat_ks_cache *kc = cache && stat_cache_belongs(cache, s) ? stat_cache_ksteps(cache) : NULL;

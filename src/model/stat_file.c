@@ -975,7 +975,7 @@ static int get_tile_sym(reader *r, stat_input *in)
 /* Version 10: the (i cell, first k cell) counts into s->fc (s NULL: no
  * sample, none may be stored). Kept only with a matrix product's sample,
  * on its i and k cells (extent[2]: the reduction k, as get_first_k's);
- * unused where xexact is off (it is, when scell could not be allocated). */
+ * unused where xexact is off. */
 static int get_first_cells(reader *r, const engine *e, stat_output_sample *s)
 {
     uint64_t flag = get_u64(r, "sample.first_cells");
@@ -1067,7 +1067,8 @@ static int load_payload(reader *r, stat_data_view *v)
             return corrupt(r, "sample.xexact");
         if (*v->has_sample) {
             v->sample->xexact = (int)xexact;
-            stat_output_sample_scell(r->alloc, v->sample);
+            if (stat_output_sample_scell(r->alloc, v->sample))
+                return corrupt(r, "out of memory");
         }
     }
     if (r->version >= 6 &&

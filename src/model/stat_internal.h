@@ -127,9 +127,10 @@ int stat_output_sample_collect_mttkrp(const tessel_tensor *t, const tessel_tenso
                                       uint64_t seed, const tessel_allocator *al,
                                       stat_output_sample *out);
 void stat_output_sample_free(const tessel_allocator *al, stat_output_sample *s);
-/* s->scell from the cells when s->xexact (s->xexact = 0 when it cannot be
- * allocated: the estimators then take the sample's sums unscaled). */
-void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s);
+/* s->scell from the cells when s->xexact; TESSEL_ENOMEM when it cannot be
+ * allocated (xexact kept: the estimators never drop to the sample's sums
+ * unscaled for want of memory). */
+int stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s);
 /* The cells of a map from packed keys ((i * ext[1] + x) * ext[2] + j) *
  * ext[3] + k to weights (as double bits), sorted, into s (other fields
  * are the caller's). */
@@ -423,14 +424,17 @@ double stat_spill_visit(double slots, double na, double nb, double b0, double b1
                         double gi, double gj, double part);
 int stat_spill_visit_over(double b1, double gi, double gj, double part);
 /* The in-visit steps from the tiles' reduction lines and the matrices'
- * counts per k (stat_outspill.c): built per problem when p->src holds
- * both inputs with their lines statistics at a one-coordinate step, else
- * NULL (and when out of memory): the uniform rule. */
+ * counts per k (stat_outspill.c), into *out: built per problem when p->src
+ * holds both inputs with their lines statistics at a one-coordinate step
+ * (and their grids match the point's), else NULL, the uniform rule: a
+ * function of the statistics and the point alone. TESSEL_ENOMEM (*out
+ * NULL) when they apply and cannot be built: the caller fails the point,
+ * never prices it by the uniform rule instead. */
 typedef struct stat_ksteps stat_ksteps;
-stat_ksteps *stat_ksteps_create(const stat_problem *p);
+int stat_ksteps_create(const stat_problem *p, stat_ksteps **out);
 /* The same with a memo sized for about `visits` visits (0: the largest);
  * with p->ks_cache the tables (and their memo) are the cache's. */
-stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits);
+int stat_ksteps_create_sized(const stat_problem *p, uint64_t visits, stat_ksteps **out);
 /* The step count's tables of one thread's points, per (matrices' counts,
  * k tile edge, extent): kept by a tessel_stat_cache (stat_cache_ksteps),
  * never used by two threads at once. Their per-reduction-tile parts and

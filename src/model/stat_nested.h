@@ -255,9 +255,10 @@ int stat_nested_run(nested *n, const stat_output_sample *s, stat_outcome *o);
 int stat_nested_ttm(engine *e, unsigned b, const stat_input *const *in,
                     const stat_output_sample *s, tessel_diag *diag);
 /* Whether the closed form costs less than the walk at TTM's nested
- * boundaries: their rows against their effectual iterations, from the
- * base grids' tiles (not the iterations themselves). */
-int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in);
+ * boundaries (*cheaper; 1 where it cannot be told): their rows against
+ * their effectual iterations, from the base grids' tiles (not the
+ * iterations themselves). TESSEL_ENOMEM when out of memory. */
+int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in, int *cheaper);
 /* Input sd's fills (runs[] per tile of sd->x) and rule 4's streaming at
  * level n->bd.b into c, registering each tile for rule 4 per child read. */
 /* An input's runs per tile as the pricing reads them: whole counts (the

@@ -1951,8 +1951,9 @@ int stat_nested_output(nested *n, const stat_output_sample *s, stat_outcome *o)
         kp.src[1] = n->src[1];
         memcpy(kp.src_edge[0], n->ea, sizeof(n->ea));
         memcpy(kp.src_edge[1], n->eb, sizeof(n->eb));
-        n->ks = stat_ksteps_create(&kp);
-        rc = output_spills(n, s, found ? &r : NULL, &z, blk, suf, &sp);
+        rc = stat_ksteps_create(&kp, &n->ks);
+        if (!rc)
+            rc = output_spills(n, s, found ? &r : NULL, &z, blk, suf, &sp);
         stat_ksteps_free(&n->ks);
     }
     if (!rc) {

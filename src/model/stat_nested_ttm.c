@@ -288,7 +288,8 @@ static uint64_t distinct_tiles(const stat_grid *g, uint64_t bdiv, uint64_t fa, u
 }
 
 /* Boundary b's rows (ROWS) and effectual iterations, sum over K of T's
- * tiles in column K times M's in row K (EFF); 1 when they are unknown. */
+ * tiles in column K times M's in row K (EFF); 1 when they are unknown,
+ * TESSEL_ENOMEM. */
 static int rows_and_iterations(engine *e, unsigned b, const stat_input *const *in, double *rows,
                                double *eff)
 {
@@ -307,7 +308,7 @@ static int rows_and_iterations(engine *e, unsigned b, const stat_input *const *i
     uint64_t fk = u.et[2] / tb[2], nk = (t->cols + fk - 1) / fk;
     uint64_t *keys = tessel_alloc_array(e->alloc, t->n + m->n + 1, sizeof(uint64_t));
     double *per_k = stat_zeroed(e->alloc, nk + 1, sizeof(double));
-    int rc = !keys || !per_k;
+    int rc = keys && per_k ? TESSEL_OK : TESSEL_ENOMEM;
     if (!rc) {
         /* T's tiles per K, then M's (rows k, columns r) weighted by them */
         uint64_t n = distinct_tiles(t, in[0]->grid->extent[1], u.et[0] / tb[0], u.et[1] / tb[1],
@@ -337,17 +338,22 @@ static int rows_and_iterations(engine *e, unsigned b, const stat_input *const *i
  * two more inputs"). Past this many the walk is cheaper. */
 #define ROWS_PER_ITERATION 4.0
 
-int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in)
+int stat_nested_ttm_cheaper(engine *e, const stat_input *const *in, int *cheaper)
 {
     double rows = 0, eff = 0;
+    *cheaper = 1;
     for (unsigned b = 2; b < e->nlev; b++) {
         double r, x;
-        if (rows_and_iterations(e, b, in, &r, &x))
-            return 1; /* the closed path says why, or runs out of memory itself */
+        int rc = rows_and_iterations(e, b, in, &r, &x);
+        if (rc == TESSEL_ENOMEM) /* not the closed path for want of memory */
+            return rc;
+        if (rc)
+            return TESSEL_OK; /* unknown: the closed path says why */
         rows += r;
         eff += x;
     }
-    return rows <= ROWS_PER_ITERATION * eff;
+    *cheaper = rows <= ROWS_PER_ITERATION * eff;
+    return TESSEL_OK;
 }
 
 int stat_nested_ttm(engine *e, unsigned b, const stat_input *const *in,

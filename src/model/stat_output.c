@@ -848,25 +848,24 @@ int stat_output_sample_collect(const tessel_tensor *a, const tessel_tensor *b,
         rc = acc_finish(&acc, s);
     acc_free(&acc);
     if (!rc)
-        stat_output_sample_scell(al, s);
+        rc = stat_output_sample_scell(al, s);
     if (rc)
         stat_output_sample_free(al, s);
     return rc;
 }
 
-void stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s)
+int stat_output_sample_scell(const tessel_allocator *al, stat_output_sample *s)
 {
     if (!s->xexact || s->whole || !s->xcell || s->scell)
-        return;
+        return TESSEL_OK;
     s->scell = tessel_alloc_array(al, s->nxcell + 1, sizeof(double));
-    if (!s->scell) {
-        s->xexact = 0;
-        return;
-    }
+    if (!s->scell)
+        return TESSEL_ENOMEM;
     memset(s->scell, 0, (s->nxcell + 1) * sizeof(double));
     for (uint64_t c = 0; c < s->ncells; c++)
         if (s->ci[c] < s->nxcell)
             s->scell[s->ci[c]] += s->weight[c];
+    return TESSEL_OK;
 }
 
 /* ------------------------------------------------------------------ */

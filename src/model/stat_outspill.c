@@ -450,15 +450,25 @@ static ks_side side_of(const stat_problem *p, int stored)
                       in->line_nnz[0] };
 }
 
-/* The lines of g's tiles from side x; 0 when they cannot be had. A's
- * columns statistic is indexed by its base tiles, read in the transposed
- * base grid's order through its index (stat_grid_transpose_index), held
- * only here. */
+/* Whether the lines of side x's tiles can be had on a grid of g_rows rows
+ * (its k tiles): its lines statistic, base grid and counts per k are
+ * known, the grid's rows are x's base tiles merged by fk, and A's base
+ * grid has an index (stat_grid_transpose_index: at most 2^32 tiles). A
+ * function of the statistics and the point alone, checked before anything
+ * is allocated, so that a failed build is out of memory, nothing else. */
+static int side_applies(const ks_side *x, uint64_t g_rows)
+{
+    return x->st && x->base && x->w && x->fk && x->fo &&
+           g_rows == ((x->k_cols ? x->base->cols : x->base->rows) + x->fk - 1) / x->fk &&
+           (!x->k_cols || x->base->n <= UINT32_MAX);
+}
+
+/* The lines of g's tiles from side x (side_applies on g's rows); NULL: out
+ * of memory. A's columns statistic is indexed by its base tiles, read in
+ * the transposed base grid's order through its index
+ * (stat_grid_transpose_index), held only here. */
 static double *side_lines(const tessel_allocator *a, const ks_side *x, const stat_grid *g)
 {
-    if (!x->st || !x->base || !x->w || !x->fk || !x->fo ||
-        g->rows != ((x->k_cols ? x->base->cols : x->base->rows) + x->fk - 1) / x->fk)
-        return NULL;
     stat_grid bt;
     memset(&bt, 0, sizeof(bt));
     if (x->k_cols && stat_grid_transpose_index(x->base, a, &bt))
@@ -682,8 +692,8 @@ static ks_geom *geom_key(const tessel_allocator *a, const stat_problem *p)
     return gm;
 }
 
-/* gm built for point p (sa and sb its canonical operands' sides); 0 when
- * the lines cannot be had or out of memory. */
+/* gm built for point p (sa and sb its canonical operands' sides, which
+ * side_applies to A's grid transposed and to B's grid); 0: out of memory. */
 static int geom_build(const tessel_allocator *a, ks_geom *gm, const stat_problem *p,
                       const ks_side *sa, const ks_side *sb)
 {
@@ -993,18 +1003,20 @@ static uint64_t memo_slots_for(uint64_t visits)
     return visits ? n : KS_MEMO_POINT;
 }
 
-stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
+int stat_ksteps_create_sized(const stat_problem *p, uint64_t visits, stat_ksteps **out)
 {
+    *out = NULL;
     if (!p->src[0] || !p->src[1] || p->step_k > 1 || !p->tk || !p->ext_k)
-        return NULL;
+        return TESSEL_OK;
     int mirror = p->sample_mirrored;
     ks_side sa = side_of(p, mirror ? 1 : 0), sb = side_of(p, mirror ? 0 : 1);
-    if (!sa.w || !sb.w)
-        return NULL;
+    /* A's grid transposed has a row per tile column of A */
+    if (!side_applies(&sa, p->a.cols) || !side_applies(&sb, p->b.rows))
+        return TESSEL_OK;
     const tessel_allocator *a = p->alloc;
     stat_ksteps *ks = tessel_alloc(a, sizeof(*ks));
     if (!ks)
-        return NULL;
+        return TESSEL_ENOMEM;
     memset(ks, 0, sizeof(*ks));
     ks->alloc = a;
     ks->gb = &p->b;
@@ -1022,14 +1034,17 @@ stat_ksteps *stat_ksteps_create_sized(const stat_problem *p, uint64_t visits)
     if (ks->gm && !ks->tb && (ks->tb_owned = 1))
         ks->tb = tables_create(a, sa.w, sb.w, p->tk, K, p->ext_k, memo_slots_for(visits),
                                NULL, NULL);
-    if (!ks->tb)
+    if (!ks->tb) { /* the pool's failures fall to the point's own: these are out of memory */
         stat_ksteps_free(&ks);
-    return ks;
+        return TESSEL_ENOMEM;
+    }
+    *out = ks;
+    return TESSEL_OK;
 }
 
-stat_ksteps *stat_ksteps_create(const stat_problem *p)
+int stat_ksteps_create(const stat_problem *p, stat_ksteps **out)
 {
-    return stat_ksteps_create_sized(p, 0);
+    return stat_ksteps_create_sized(p, 0, out);
 }
 
 /* keys[0 .. n) sorted and run-length coded into out (wa = key >> 32, wb

@@ -619,7 +619,9 @@ static int sample_spills(const work *w, affine z, stat_outcome *o)
             rc = TESSEL_ENOMEM;
     }
     /* NULL: the uniform rule; the memo sized by the visits with a step */
-    stat_ksteps *ks = !rc && keys.n ? stat_ksteps_create_sized(p, keys.n) : NULL;
+    stat_ksteps *ks = NULL;
+    if (!rc && keys.n)
+        rc = stat_ksteps_create_sized(p, keys.n, &ks);
     for (uint64_t b = 0; !rc && b < keys.n;) {
         uint64_t pair = keys.v[b] / p->ext_k, e = b;
         double scale = shrink_scale(p, &sh, pair, model_map_weight(&final, pair));

@@ -76,19 +76,23 @@ static inline long test_stat_eval_fail_each(const tessel_spec *s, const tessel_s
 
 /* tessel_stat_data_create(s, d, o) through ta with its n-th allocation
  * failed, for n = 1 until no failure is reached. A failed run answers
- * TESSEL_ENOMEM, or 0 where the failed block held an optional statistic
- * (the estimate then goes without it: docs/models/stat.md "Out-of-memory
- * tests reach the nested pass"); either way, once freed, ta's live blocks
- * are as they were. Returns the unfailed run's statistics. */
+ * TESSEL_ENOMEM, or 0 with statistics that price s as the unfailed ones
+ * do (the failed block was optional: a trim of an array to its size, a
+ * count the collection then makes another way); either way, once freed,
+ * ta's live blocks are as they were. Returns the unfailed run's
+ * statistics. */
 static inline tessel_stat_data *test_stat_create_fail_each(const tessel_spec *s,
                                                            const tessel_workload_data *d,
                                                            const tessel_stat_options *o,
                                                            test_alloc *ta)
 {
     long live = ta->live;
-    tessel_stat_data *sd = NULL;
+    tessel_diag diag;
+    tessel_result want, got;
+    tessel_stat_data *sd = test_stat_create_through(s, d, o, ta);
+    ck_assert_msg(tessel_model_stat_eval(s, sd, &want, &diag) == 0, "%s", diag.message);
+    tessel_stat_data_free(&sd);
     for (long n = 1;; n++) {
-        tessel_diag diag;
         ta->fail_at = ta->calls + n;
         int rc = tessel_stat_data_create(s, d, o, &ta->allocator, &sd, &diag);
         if (ta->calls < ta->fail_at) { /* no allocation failed: every one was tried */
@@ -97,6 +101,11 @@ static inline tessel_stat_data *test_stat_create_fail_each(const tessel_spec *s,
         }
         ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc,
                       diag.message);
+        if (rc == 0) { /* absorbed: the statistics price as the unfailed ones */
+            ta->fail_at = 0;
+            ck_assert_msg(tessel_model_stat_eval(s, sd, &got, &diag) == 0, "%s", diag.message);
+            test_stat_assert_same(&got, &want, n);
+        }
         tessel_stat_data_free(&sd);
         ck_assert_int_eq(ta->live, live);
         ck_assert_int_lt(n, 100000);

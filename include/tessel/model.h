@@ -420,6 +420,10 @@ void tessel_stat_cache_nested_walks(tessel_stat_cache *c, uint64_t *hits, uint64
  * thread was building them (docs/sweep.md). */
 void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *tables,
                                      uint64_t *geometries, uint64_t *passed);
+/* The step count's memos and covers (per k tile edge and matrices) this
+ * cache's thread made; the pool keeps them and the threads take them in
+ * turn, so a thread makes one only when every one of its key is held. */
+uint64_t tessel_stat_cache_ksteps_memos(const tessel_stat_cache *c);
 /* The compute's per-band reads this cache's thread built into that pool
  * (stat_inspill.c's band_lines: once per input and band, docs/models/stat.md
  * "band_lines once per band"). */

@@ -44,8 +44,9 @@
  * the table has been emptied. The step count's per-reduction-tile
  * tables and geometries (stat_ks_cache, stat_outspill.c: for the points
  * that spill, which the summaries decline) are shared the same way, in a
- * pool the table holds; their memo and covers, which the points' visits
- * write, and the nested summaries (stat_nested_cache.c) stay per cache.
+ * pool the table holds, and so are their memo and covers, which the
+ * points' visits write (one point holds them at a time); the nested
+ * summaries (stat_nested_cache.c) stay per cache.
  * Results do not depend on which thread built a shape:
  * a summary depends on its key and the statistics alone. */
 #include <pthread.h>
@@ -300,6 +301,13 @@ void tessel_stat_cache_ksteps_counts(const tessel_stat_cache *c, uint64_t *table
                                      uint64_t *geometries, uint64_t *passed)
 {
     stat_ks_cache_built(c ? c->ks : NULL, tables, geometries, passed);
+}
+
+uint64_t tessel_stat_cache_ksteps_memos(const tessel_stat_cache *c)
+{
+    uint64_t hits, made;
+    stat_ks_cache_counts(c ? c->ks : NULL, &hits, &made);
+    return made;
 }
 
 uint64_t tessel_stat_cache_band_counts(const tessel_stat_cache *c)

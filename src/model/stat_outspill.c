@@ -307,17 +307,19 @@ struct stat_ksteps {
 };
 
 #define KS_CACHE_ENTRIES 32u
-#define KS_CACHE_BUDGET ((size_t)96 << 20) /* per cache (a sweep's thread), and per pool */
+#define KS_CACHE_BUDGET ((size_t)96 << 20) /* per cache (a sweep's thread); twice per pool */
+#define KS_POOL_SCALE 2u /* a pool keeps the tables too, which the caches kept */
 
-/* The tables of one thread's points (a tessel_stat_cache's, never used by
- * two threads), the least recently used dropped past KS_CACHE_ENTRIES or
- * KS_CACHE_BUDGET bytes. The tables' per-reduction-tile parts and the
- * geometries, read-only once built, are in `pool`, which the caches of a
- * sweep's threads share: a pool is a stat_ks_cache too, its entries
- * (ks_geom, ks_tiles) taken and released under mu. */
+/* A thread's cache (a tessel_stat_cache's, never used by two threads):
+ * the least recently used dropped past KS_CACHE_ENTRIES or KS_CACHE_BUDGET
+ * bytes. The geometries, the tables' per-reduction-tile parts and (stop
+ * 32) the tables themselves are in `pool`, which the caches of a sweep's
+ * threads share: a pool is a stat_ks_cache too, with KS_POOL_SCALE times
+ * the limits, its entries (ks_geom, ks_tiles, ks_tables) taken and
+ * released under mu; a ks_tables by one point at a time. */
 struct stat_ks_cache {
     const tessel_allocator *alloc;
-    ks_item *entry[KS_CACHE_ENTRIES];
+    ks_item *entry[KS_POOL_SCALE * KS_CACHE_ENTRIES];
     unsigned n;
     size_t bytes;
     uint64_t clock, hits, misses;
@@ -349,11 +351,15 @@ static void pool_release(struct stat_ks_cache *pool, ks_item *it)
     pthread_mutex_unlock(&pool->mu);
 }
 
-static void tables_free(const tessel_allocator *a, ks_tables *tb)
+/* tb and what it holds; `locked`: its pool's lock is held (an eviction
+ * from the pool), so its tiles are given back without taking it. */
+static void tables_free(const tessel_allocator *a, ks_tables *tb, int locked)
 {
     if (!tb)
         return;
-    if (tb->tiles) {
+    if (tb->tiles && locked) {
+        tb->tiles->it.busy--;
+    } else if (tb->tiles) {
         pool_release(tb->pool, &tb->tiles->it);
     } else {
         tessel_dealloc(a, tb->lens);
@@ -395,7 +401,7 @@ typedef struct ks_vec {
     double *v;
 } ks_vec;
 
-static void item_free(const tessel_allocator *a, ks_item *it)
+static void item_free(const tessel_allocator *a, ks_item *it, int locked)
 {
     if (it && it->kind == KS_VEC) {
         tessel_dealloc(a, ((ks_vec *)it)->v);
@@ -405,7 +411,7 @@ static void item_free(const tessel_allocator *a, ks_item *it)
     else if (it && it->kind == KS_TILES)
         tiles_free(a, (ks_tiles *)it);
     else if (it)
-        tables_free(a, (ks_tables *)it);
+        tables_free(a, (ks_tables *)it, locked);
 }
 
 void stat_ksteps_free(stat_ksteps **ksp)
@@ -419,9 +425,9 @@ void stat_ksteps_free(stat_ksteps **ksp)
     else if (ks->gm)
         pool_release(ks->gm_pool, &ks->gm->it);
     if (ks->tb_owned)
-        tables_free(ks->alloc, ks->tb);
-    else if (ks->tb)
-        ks->tb->it.busy = 0;
+        tables_free(ks->alloc, ks->tb, 0);
+    else if (ks->tb) /* back to the pool, for whichever thread needs them next */
+        pool_release(ks->tb->pool, &ks->tb->it);
     tessel_dealloc(ks->alloc, ks);
 }
 
@@ -623,7 +629,7 @@ static ks_tables *tables_create(const tessel_allocator *a, const uint64_t *wa,
     int got = covers_alloc(a, tb);
     got = tables_tiles(a, tb, ti) && got;
     if (!got || !tb->keys || !tb->q || !tb->memo || !tb->pmemo_mem) {
-        tables_free(a, tb);
+        tables_free(a, tb, 0);
         return NULL;
     }
     return tb;
@@ -778,8 +784,14 @@ void stat_ks_cache_free(stat_ks_cache **c)
 {
     if (!c || !*c)
         return;
+    /* the tables first: they give back the tiles they hold */
     for (unsigned i = 0; i < (*c)->n; i++)
-        item_free((*c)->alloc, (*c)->entry[i]);
+        if ((*c)->entry[i]->kind == KS_TABLES) {
+            item_free((*c)->alloc, (*c)->entry[i], 0);
+            (*c)->entry[i] = NULL;
+        }
+    for (unsigned i = 0; i < (*c)->n; i++)
+        item_free((*c)->alloc, (*c)->entry[i], 0);
     if ((*c)->shared)
         pthread_mutex_destroy(&(*c)->mu);
     tessel_dealloc((*c)->alloc, *c);
@@ -810,7 +822,7 @@ static int cache_evict(stat_ks_cache *c)
     if (v == c->n)
         return 0;
     c->bytes -= c->entry[v]->bytes;
-    item_free(c->alloc, c->entry[v]);
+    item_free(c->alloc, c->entry[v], c->shared);
     c->entry[v] = c->entry[--c->n];
     return 1;
 }
@@ -828,14 +840,16 @@ static void *cache_hold(stat_ks_cache *c, ks_item *it)
 static void *cache_insert(stat_ks_cache *c, ks_item *it)
 {
     if (!it || it->bytes > KS_CACHE_BUDGET / 2) {
-        item_free(c->alloc, it);
+        item_free(c->alloc, it, c->shared);
         return NULL;
     }
-    while ((c->n == KS_CACHE_ENTRIES || c->bytes + it->bytes > KS_CACHE_BUDGET) &&
+    unsigned scale = c->shared ? KS_POOL_SCALE : 1;
+    size_t budget = scale * KS_CACHE_BUDGET;
+    while ((c->n == scale * KS_CACHE_ENTRIES || c->bytes + it->bytes > budget) &&
            cache_evict(c))
         ;
-    if (c->n == KS_CACHE_ENTRIES || c->bytes + it->bytes > KS_CACHE_BUDGET) {
-        item_free(c->alloc, it);
+    if (c->n == scale * KS_CACHE_ENTRIES || c->bytes + it->bytes > budget) {
+        item_free(c->alloc, it, c->shared);
         return NULL;
     }
     c->misses++;
@@ -892,7 +906,7 @@ static void *pool_built(stat_ks_cache *c, ks_item *it, int ok)
             i++;
         pl->bytes -= it->bytes;
         pl->entry[i] = pl->entry[--pl->n];
-        item_free(pl->alloc, it);
+        item_free(pl->alloc, it, 1);
     }
     pthread_mutex_unlock(&pl->mu);
     return ok ? it : NULL;
@@ -910,18 +924,41 @@ static ks_item *make_geom(const tessel_allocator *a, const void *key)
     return gm ? &gm->it : NULL;
 }
 
-/* The tables for (wa, wb, tk, K, ext_k) from c, built on a miss, their
- * per-reduction-tile parts from c's pool; NULL when they are busy or
- * cannot be kept (the caller builds its own). */
+/* An idle one of the tables for (wa, wb, tk, K, ext_k) in c's pool, held;
+ * NULL when none is. */
+static ks_tables *pool_idle_tables(stat_ks_cache *c, const uint64_t *wa, const uint64_t *wb,
+                                   uint64_t tk, uint64_t K, uint64_t ext_k)
+{
+    stat_ks_cache *pl = c->pool;
+    ks_tables *got = NULL;
+    pthread_mutex_lock(&pl->mu);
+    for (unsigned i = 0; i < pl->n && !got; i++) {
+        ks_item *it = pl->entry[i];
+        if (it->kind == KS_TABLES && !it->busy && tables_fit((const ks_tables *)it, wa, wb, tk,
+                                                             K, ext_k))
+            got = cache_hold(pl, it);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return got;
+}
+
+/* The tables for (wa, wb, tk, K, ext_k) from c's pool, which the threads
+ * of a sweep share and take in turn: a point holds them alone (busy) and
+ * gives them back when its stat_ksteps is freed, so a thread's first
+ * spilling point of a k edge finds the memo and covers another thread
+ * filled (they are caches of functions of their keys: the values are the
+ * same whoever filled them). When every such tables is held (threads in
+ * points of one k edge at once) new ones go in the pool too, their
+ * per-reduction-tile parts from it: a k edge has at most one tables per
+ * thread, as when each thread kept its own. NULL when they cannot be
+ * kept (the caller builds its own). */
 static ks_tables *cache_tables(stat_ks_cache *c, const uint64_t *wa, const uint64_t *wb,
                                uint64_t tk, uint64_t K, uint64_t ext_k)
 {
-    for (unsigned i = 0; i < c->n; i++) {
-        ks_item *it = c->entry[i];
-        if (it->kind == KS_TABLES && tables_fit((const ks_tables *)it, wa, wb, tk, K, ext_k)) {
-            c->hits++;
-            return it->busy ? NULL : cache_hold(c, it);
-        }
+    ks_tables *tb = pool_idle_tables(c, wa, wb, tk, K, ext_k);
+    if (tb) {
+        c->hits++;
+        return tb;
     }
     ks_tiles key = { .wa = wa, .wb = wb, .K = K, .tk = tk, .ext_k = ext_k };
     int claim;
@@ -930,8 +967,14 @@ static ks_tables *cache_tables(stat_ks_cache *c, const uint64_t *wa, const uint6
         ti = pool_built(c, &ti->it, tiles_build(c->pool->alloc, ti));
     if (!ti)
         return NULL;
-    ks_tables *tb = tables_create(c->alloc, wa, wb, tk, K, ext_k, KS_MEMO, ti, c->pool);
-    return cache_insert(c, tb ? &tb->it : NULL);
+    tb = tables_create(c->pool->alloc, wa, wb, tk, K, ext_k, KS_MEMO, ti, c->pool);
+    if (!tb)
+        return NULL;
+    c->misses++;
+    pthread_mutex_lock(&c->pool->mu);
+    ks_item *it = cache_insert(c->pool, &tb->it);
+    pthread_mutex_unlock(&c->pool->mu);
+    return (ks_tables *)it;
 }
 
 /* Point p's geometry from c's pool, built on a miss by this thread and

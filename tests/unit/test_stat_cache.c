@@ -654,6 +654,47 @@ START_TEST(kept_step_tables_out_of_memory)
 }
 END_TEST
 
+/* The step count's memos and covers taken in turn by the caches of one
+ * table (the threads of a sweep, here one after the other): the second
+ * cache's spilling points of the k edges the first one's filled take its
+ * tables, making none (each cache used to make its own), and
+ * every point equals its evaluation without a cache. */
+START_TEST(kept_step_tables_taken_in_turn)
+{
+    tessel_tensor *m = load("wiki-Vote");
+    tessel_workload_data d;
+    data_of(&d, m, m);
+    tessel_stat_options o;
+    tessel_stat_options_init(&o);
+    tessel_spec s;
+    spill_point(&s, 0);
+    tessel_stat_data *stats = NULL;
+    tessel_diag diag;
+    ck_assert_int_eq(tessel_stat_data_create(&s, &d, &o, NULL, &stats, &diag), 0);
+    tessel_stat_cache *c[2] = { NULL, NULL };
+    ck_assert_int_eq(tessel_stat_cache_create(stats, NULL, &c[0]), 0);
+    ck_assert_int_eq(tessel_stat_cache_create_shared(c[0], &c[1]), 0);
+    int spilled[2] = { 0, 0 };
+    for (int q = 0; q < 12; q++) { /* 0..5 through the first cache, 6..11 the second */
+        spill_point(&s, q);
+        tessel_result plain, cached;
+        ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &plain, &diag), 0);
+        ck_assert_int_eq(tessel_model_stat_eval_cached(&s, stats, c[q / 6], &cached, &diag), 0);
+        assert_same_result(&plain, &cached, "wiki-Vote, tables taken in turn", q);
+        spilled[q / 6] += plain.traffic[1][0].bumped_bytes > 0;
+    }
+    ck_assert_msg(spilled[0] > 0 && spilled[1] > 0, "spilling points %d and %d", spilled[0],
+                  spilled[1]);
+    /* one per canonical operand pair (a mirrored order swaps them) */
+    ck_assert_uint_ge(tessel_stat_cache_ksteps_memos(c[0]), 1);
+    ck_assert_uint_eq(tessel_stat_cache_ksteps_memos(c[1]), 0);
+    tessel_stat_cache_free(&c[1]);
+    tessel_stat_cache_free(&c[0]);
+    tessel_stat_data_free(&stats);
+    tessel_tensor_free(&m);
+}
+END_TEST
+
 /* band_lines' per-band reads of the compute (stat_inspill.c), kept in the
  * pool: IJK points at one level whose A tiles overbook a 12,000-byte
  * buffer, A = B a banded matrix (its columns statistic kept), k tiles of
@@ -790,6 +831,7 @@ int main(void)
         tcase_add_test(tc, kept_step_tables_equal_per_point);
         tcase_add_test(tc, kept_step_tables_shared_between_threads);
         tcase_add_test(tc, kept_step_tables_out_of_memory);
+        tcase_add_test(tc, kept_step_tables_taken_in_turn);
     } else {
         printf("note: ../shared/data is missing: the 5 checks on shared matrices do not run\n");
     }

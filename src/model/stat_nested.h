@@ -138,6 +138,9 @@ typedef struct out_prior {
     double g;                /* the bands' calibration to the sample's total */
     double cells;            /* an output tile's cells (the coverage curve's limit) */
     double trel;             /* the prior's relative error variance */
+    /* the draw's sampling variance over the model's (stat_prior_init: the
+     * bands' exact totals against their estimates; 1 when not known) */
+    double deff;
     /* the priors' calibration (docs/models/stat.md "The prior calibrated on
      * its own scale"): a factor per quarter octave of the coverage split's
      * prior, the sample's band-scaled nonzeros over the priors */
@@ -192,6 +195,8 @@ int stat_prior_curves(const nested *n, const stat_grid *bt, const model_vec *key
                       const model_map *steps, out_prior *pr);
 /* Scales z and weights w (summing to 1) of the pair's occupancy; count. */
 unsigned stat_prior_nodes(const prior_pair *pp, double *z, double *w);
+/* The largest of those scales (stat_prior_nodes' last), without the others. */
+double stat_prior_top(const prior_pair *pp);
 
 /* stat_nested_out.c: Z at boundary n->bd.b from a summary's pairs, runs
  * and written nonzeros, when no output tile can outgrow its partition;

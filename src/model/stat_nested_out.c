@@ -1521,85 +1521,167 @@ static double slots_of(const nested *n, uint64_t k)
     return stat_visit_slots(k, n->bd.tile[XK], n->e->extent[XK], stat_step_width(n->e, n->bd.b));
 }
 
-/* Rule 4 inside one visit (stat_outspill.c): A's tile of na and B's of nb
- * nonzeros, the tile growing from n0 to n1 over the visit's update steps
- * of the child's reduction width; every step before the last spills. */
-static void spill_inside(const nested *n, const zprice *z, uint64_t i, uint64_t k, uint64_t j,
-                         double na, double nb, double n0, double n1, out_spill *sp)
+/* A visit's terms of rule 4 inside (stat_outspill.c) that do not depend
+ * on the tile's sizes: its tiles' nonzeros, reduction slots, live groups
+ * and step count m, asked of n->ks once, when a size first overflows
+ * (one walk prices a pair at every node of its occupancy). */
+typedef struct visit_terms {
+    uint64_t i, k, j;
+    double na, nb, slots, gi, gj, m, live;
+    int asked, grew; /* live: < 0 until asked */
+} visit_terms;
+
+static void visit_terms_at(const nested *n, uint64_t i, uint64_t k, uint64_t j, double na,
+                           double nb, const double *g, visit_terms *v)
 {
-    double slots = slots_of(n, k), gi, gj;
-    stat_live_groups(n->e, &n->bd, 0, &gi, &gj);
+    v->i = i;
+    v->k = k;
+    v->j = j;
+    v->na = na;
+    v->nb = nb;
+    v->slots = slots_of(n, k);
+    v->gi = g[0];
+    v->gj = g[1];
+    v->m = -1;
+    v->asked = 0;
+    v->live = -1;
+}
+
+/* The chance the visit holds a multiply (stat_visit_live; grew: the
+ * sample saw a nonzero first appear in it), asked once. */
+static double visit_live(visit_terms *v)
+{
+    if (v->live < 0)
+        v->live = stat_visit_live(v->slots, v->na, v->nb, v->grew);
+    return v->live;
+}
+
+/* stat_spill_visit_at's extra bytes with v's step count (taken once). */
+static double visit_extra(const nested *n, visit_terms *v, double b0, double b1, double full,
+                          double part)
+{
+    double g = v->gi * v->gj > 1 ? v->gi * v->gj : 1;
+    if (!stat_spill_visit_over(b1, v->gi, v->gj, part))
+        return 0;
+    if (!v->asked) {
+        v->m = v->slots > 1 ? stat_ksteps_steps(n->ks, v->i, v->k, v->j, v->gi, v->gj) : -1;
+        v->asked = 1;
+    }
+    if (v->m < 0)
+        return stat_spill_visit(v->slots, v->na, v->nb, b0, b1, full, v->gi, v->gj, part);
+    /* a fractional count of steps: between the charges of its two whole
+     * neighbours, as an expectation over them */
+    double lo = floor(v->m), f = v->m - lo;
+    double c = stat_spill_inside(b0 / g, b1 / g, full / g, lo, part);
+    if (f > 0)
+        c = (1 - f) * c + f * stat_spill_inside(b0 / g, b1 / g, full / g, lo + 1, part);
+    return g * c;
+}
+
+/* Rule 4 inside one visit v: the tile growing from n0 to n1 nonzeros
+ * over the visit's update steps of the child's reduction width; every
+ * step before the last spills. */
+static void spill_inside(const nested *n, const zprice *z, visit_terms *v, double n0, double n1,
+                         out_spill *sp)
+{
     n0 = znnz(z, n0);
     n1 = znnz(z, n1);
     double meta = z->m0 + n1 * z->per_m, b1 = z->d0 + n1 * z->per_d + meta;
-    double extra = stat_spill_visit_at(n->ks, i, k, j, slots, na, nb,
-                                       z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
-                                       zbytes(z, z->cells), gi, gj, (double)z->part);
+    double extra = visit_extra(n, v, z->d0 + n0 * (z->per_d + z->per_m) + z->m0, b1,
+                               zbytes(z, z->cells), (double)z->part);
     if (extra <= 0)
         return;
     sp->data += extra * (1 - meta / b1);
     sp->meta += extra * meta / b1;
 }
 
-/* One pair whose final tile overflows: its effectual K in order (A's
- * tile row I against B's tile column J), the partial nonzeros after each
- * from the sample's steps st / wt (sorted, ns entries), blended with the
- * prior's path when pp is given (stat_nested_prior.c). A visit ends its
- * run when it is its block's last and the group's run ends there. */
+/* One pair's walk priced at one scale z of its occupancy: its partial
+ * nonzeros, the spill it adds (into *sp) and `last`, the run's charges
+ * were their visit its last live one. */
+typedef struct node_walk {
+    double z, cum;
+    out_spill last, *sp;
+} node_walk;
+
+/* One visit v at one scale: the tile grows to cum (prior: on the prior's
+ * path). A visit that ends its run charges the write-back and takes back
+ * the run's charges since its last live visit. The live chance only
+ * scales charges: asked where there are some. */
+static void node_visit(const nested *n, const zprice *z, visit_terms *v, double cum, int ends,
+                       int prior, node_walk *w)
+{
+    double cum0 = w->cum;
+    out_spill *sp = w->sp, one = { 0, 0, 0, 0 };
+    w->cum = cum;
+    spill_inside(n, z, v, cum0, cum, sp);
+    if (!ends)
+        spill_visit(z, cum, 1, &one);
+    /* a prior's path grows by some expected d nonzeros at every effectual
+     * visit, and the whole sample's rule (live when a nonzero first
+     * appears, else the chance of a multiply h) is taken in expectation
+     * over that growth, a Poisson count of mean d: 1 - (1 - h) e^-d.
+     * Until stop 26 max(h, 1 - e^-d), a lower bound (docs/models/stat.md
+     * "The strata's evidence") */
+    double live = 1;
+    if (w->last.data != 0 || w->last.meta != 0 || one.data != 0 || one.meta != 0) {
+        live = visit_live(v);
+        if (prior && live < 1)
+            live = 1 - (1 - live) * exp(cum0 - cum);
+    }
+    run_spill_step(live, &w->last);
+    if (ends) {
+        if (zbytes(z, cum) > (double)z->part)
+            sp->overflow_wb += 1;
+        sp->data -= w->last.data;
+        sp->meta -= w->last.meta;
+        w->last.data = w->last.meta = 0;
+    } else {
+        sp->data += live * one.data;
+        sp->meta += live * one.meta;
+        w->last.data += live * one.data;
+        w->last.meta += live * one.meta;
+    }
+}
+
+/* A pair whose final tile overflows, at the nw scales of its occupancy
+ * (one walk: the visits' steps, slots and live chance are the same at
+ * each): its effectual K in order (A's tile row I against B's tile
+ * column J), the partial nonzeros after each from the sample's steps
+ * st / wt (sorted, ns entries), blended with the prior's path when pp
+ * is given (stat_nested_prior.c). A visit ends its run when it is its
+ * block's last and the group's run ends there. */
 static void pair_spills(const nested *n, const stat_grid *bt, const out_runs *r, uint64_t pair,
                         const uint64_t *st, const double *wt, uint64_t ns, uint64_t *blk,
-                        uint64_t *suf, const zprice *z, const prior_pair *pp, out_spill *sp)
+                        uint64_t *suf, const zprice *z, prior_pair *pp, node_walk *nw,
+                        unsigned nn)
 {
     uint64_t i = pair / n->ext_j, j = pair % n->ext_j, cnt = pair_runs(n, r, i, j, blk, suf);
     uint64_t c = 0, g = 0;
-    double cum = 0, sampled = 0, mcum = 0, na, nb, prod, na2, nb2, prod2;
-    out_spill last = { 0, 0, 0, 0 }; /* the run's charges were their visit its last live one */
+    double sampled = 0, mcum = 0, na, nb, prod, na2, nb2, prod2, groups[2];
     pair_walk w;
     stat_pair_walk(n, bt, i, j, &w);
+    stat_live_groups(n->e, &n->bd, 0, &groups[0], &groups[1]);
+    if (pp)
+        pp->z = 1; /* the path at scale 1; each node's is z times it */
     uint64_t k = stat_pair_next(n, &w, &na, &nb, &prod);
     while (k != UINT64_MAX) {
         /* the next effectual K, to see whether this one closes its block */
         uint64_t next = stat_pair_next(n, &w, &na2, &nb2, &prod2);
-        double cum0 = cum, seen = sampled;
+        double seen = sampled, path;
         while (c < ns && st[c] <= k)
             sampled += wt[c++];
-        if (pp) {
-            mcum += prod;
-            cum = stat_prior_path(pp, sampled, mcum);
-        } else {
-            cum = sampled;
-        }
-        spill_inside(n, z, i, k, j, na, nb, cum0, cum, sp);
+        mcum += prod;
+        path = pp ? stat_prior_path(pp, sampled, mcum) : sampled;
         uint64_t b = blk_of(n, k);
         while (g < cnt && blk[g] < b)
             g++;
         int closes = next == UINT64_MAX || blk_of(n, next) != b;
         int ends = closes && g < cnt && suf[g] != suf[g + 1];
-        /* grew: the sample saw a nonzero first appear here. A prior's path
-         * grows by some expected d nonzeros at every effectual visit, and
-         * the whole sample's rule (live when a nonzero first appears, else
-         * the chance of a multiply h) is taken in expectation over that
-         * growth, a Poisson count of mean d: 1 - (1 - h) e^-d. Until stop
-         * 26 max(h, 1 - e^-d), a lower bound (docs/models/stat.md "The
-         * strata's evidence") */
-        double live = stat_visit_live(slots_of(n, k), na, nb, pp ? sampled > seen : cum > cum0);
-        if (pp && live < 1)
-            live = 1 - (1 - live) * exp(cum0 - cum);
-        run_spill_step(live, &last);
-        if (ends) {
-            if (zbytes(z, cum) > (double)z->part)
-                sp->overflow_wb += 1;
-            sp->data -= last.data;
-            sp->meta -= last.meta;
-            last.data = last.meta = 0;
-        } else {
-            out_spill one = { 0, 0, 0, 0 };
-            spill_visit(z, cum, 1, &one);
-            sp->data += live * one.data;
-            sp->meta += live * one.meta;
-            last.data += live * one.data;
-            last.meta += live * one.meta;
-        }
+        visit_terms v;
+        visit_terms_at(n, i, k, j, na, nb, groups, &v);
+        v.grew = sampled > seen;
+        for (unsigned q = 0; q < nn; q++)
+            node_visit(n, z, &v, pp ? nw[q].z * path : path, ends, pp != NULL, &nw[q]);
         k = next;
         na = na2;
         nb = nb2;
@@ -1658,22 +1740,33 @@ static double tile_multiplies(const nested *n)
 }
 
 /* One effectual pair priced at every node of its occupancy (the mean of
- * the spill over them): steps st / wt of its sampled nonzeros. */
+ * the spill over them) in one walk: steps st / wt of its sampled
+ * nonzeros. */
 static void prior_pair_spills(const nested *n, const stat_grid *bt, const out_runs *r,
                               uint64_t pair, const uint64_t *st, const double *wt, uint64_t ns,
                               uint64_t *blk, uint64_t *suf, const zprice *z, prior_pair *pp,
                               out_spill *sp)
 {
     double zs[5], ws[5];
-    unsigned nodes = stat_prior_nodes(pp, zs, ws);
+    out_spill t[5];
+    node_walk nw[5];
+    unsigned nodes = stat_prior_nodes(pp, zs, ws), nn = 0, at[5];
     for (unsigned q = 0; q < nodes; q++) {
-        out_spill t;
-        memset(&t, 0, sizeof(t));
-        pp->z = zs[q];
-        pair_spills(n, bt, r, pair, st, wt, ns, blk, suf, z, pp, &t);
-        sp->data += ws[q] * t.data;
-        sp->meta += ws[q] * t.meta;
-        sp->overflow_wb += ws[q] * t.overflow_wb;
+        if (zbytes(z, zs[q] * pp->mean) <= (double)z->part)
+            continue; /* as prior_spills' pairs: this tile never outgrows it */
+        memset(&t[nn], 0, sizeof(t[nn]));
+        memset(&nw[nn], 0, sizeof(nw[nn]));
+        nw[nn].z = zs[q];
+        nw[nn].sp = &t[nn];
+        at[nn++] = q;
+    }
+    if (!nn)
+        return;
+    pair_spills(n, bt, r, pair, st, wt, ns, blk, suf, z, pp, nw, nn);
+    for (unsigned q = 0; q < nn; q++) {
+        sp->data += ws[at[q]] * t[q].data;
+        sp->meta += ws[at[q]] * t[q].meta;
+        sp->overflow_wb += ws[at[q]] * t[q].overflow_wb;
     }
 }
 
@@ -1728,12 +1821,8 @@ static int prior_spills(nested *n, const stat_output_sample *s, const out_runs *
             prior_pair pp;
             stat_prior_pair(pr, acc[j], raw[t], v, shat, z->cells, &pp);
             acc[j] = 0;
-            double zs[5], ws[5], top = 0;
             worst = pp.mean > worst ? pp.mean : worst;
-            unsigned nodes = stat_prior_nodes(&pp, zs, ws);
-            for (unsigned q = 0; q < nodes; q++)
-                top = zs[q] > top ? zs[q] : top;
-            if (zbytes(z, top * pp.mean) <= (double)z->part)
+            if (zbytes(z, stat_prior_top(&pp) * pp.mean) <= (double)z->part)
                 continue;
             for (uint64_t b = first_at(keys.v, keys.n, pair * n->ext_k);
                  b < keys.n && keys.v[b] / n->ext_k == pair; b++, e++) {
@@ -1810,7 +1899,11 @@ static int output_spills(nested *n, const stat_output_sample *s, const out_runs 
             st[e - b] = keys.v[e] % n->ext_k;
             wt[e - b] = model_map_weight(&steps, keys.v[e]);
         }
-        pair_spills(n, &bt, r, pair, st, wt, e - b, blk, suf, z, NULL, sp);
+        node_walk one;
+        memset(&one, 0, sizeof(one));
+        one.z = 1;
+        one.sp = sp;
+        pair_spills(n, &bt, r, pair, st, wt, e - b, blk, suf, z, NULL, &one, 1);
         b = e;
     }
     tessel_dealloc(a, st);

@@ -128,7 +128,7 @@ static void band_fibres(const engine *e, unsigned b, unsigned o, const stat_inpu
  * grid once per (input, band), not per point (docs/models/stat.md,
  * "band_lines once per band").
  * 0 done, 1 the statistic is not kept or the band is not 2^l base tiles,
- * TESSEL_ENOMEM. */
+ * TESSEL_ENOMEM, TESSEL_ERANGE (band_sums). */
 typedef struct band_key {
     const stat_input *in;
     unsigned mk;
@@ -136,8 +136,9 @@ typedef struct band_key {
 } band_key;
 
 /* The lines of k's bands of f base tiles, summed over the strips in the
- * coarsened grid's order into sum[0 .. n) (zeroed here); 0 or
- * TESSEL_ENOMEM. */
+ * coarsened grid's order into sum[0 .. n) (zeroed here); 0,
+ * TESSEL_ENOMEM, or TESSEL_ERANGE when A's base grid has 2^32 tiles or
+ * more (its transposed index, stat_grid_transpose_index). */
 static int band_sums(const void *arg, const tessel_allocator *a, double *sum)
 {
     const band_key *k = arg;
@@ -152,13 +153,12 @@ static int band_sums(const void *arg, const tessel_allocator *a, double *sum)
     memset(&tc, 0, sizeof(tc));
     memset(&c, 0, sizeof(c));
     memset(sum, 0, (k->n ? k->n : 1) * sizeof(double));
-    int rc = TESSEL_OK;
-    if (!mk && (stat_grid_transpose_index(in->base, a, &bt) ||
-                stat_grid_transpose(in->base, a, &tc)))
-        rc = TESSEL_ENOMEM;
+    int rc = mk ? TESSEL_OK : stat_grid_transpose_index(in->base, a, &bt);
+    if (!rc && !mk)
+        rc = stat_grid_transpose(in->base, a, &tc);
     const stat_grid *g = mk ? in->base : &bt;
-    if (!rc && stat_grid_coarsen(mk ? in->base : &tc, 1, k->f, a, &c))
-        rc = TESSEL_ENOMEM;
+    if (!rc)
+        rc = stat_grid_coarsen(mk ? in->base : &tc, 1, k->f, a, &c);
     if (c.borrowed) /* one band a base tile: c is the grid itself, whose occ is not c's */
         c.occ = NULL;
     double *lines = rc ? NULL : tessel_alloc_array(a, c.n ? c.n : 1, sizeof(double));

@@ -986,33 +986,19 @@ START_TEST(mttkrp_sample_past_its_cap_is_refused)
 }
 END_TEST
 
-/* Fails allocation n for every n until the estimate succeeds: each
- * failure is ENOMEM and leaks nothing. */
+/* Fails each allocation of the estimate (collection and evaluation) in
+ * turn (test_stat_fail_each): each failed run is TESSEL_ENOMEM, or 0 with
+ * exactly the unfailed result (an optional block: a faster path's
+ * scratch, a trim), and leaks nothing; the unfailed run through the test
+ * allocator prices as the one without it. */
 static void oom_loop(const tessel_spec *s, const tessel_workload_data *d,
                      const tessel_stat_options *o)
 {
-    tessel_result want;
+    tessel_result want, r;
     tessel_diag diag;
     ck_assert_msg(tessel_model_stat(s, d, o, NULL, &want, &diag) == 0, "%s", diag.message);
-    /* until no allocation failed, not to the first run that succeeds: the
-     * collection and the evaluation absorb some failed blocks (the
-     * collection's optional statistics, priced without them; the
-     * evaluation's faster paths' scratch, the same result) and go on */
-    for (long n = 1;; n++) {
-        test_alloc ta;
-        test_alloc_init(&ta, n);
-        tessel_result r;
-        int rc = tessel_model_stat(s, d, o, &ta.allocator, &r, &diag);
-        ck_assert_int_eq(ta.live, 0);
-        if (ta.calls < n) { /* every allocation was tried */
-            ck_assert_int_eq(rc, 0);
-            test_stat_assert_same(&r, &want, n);
-            break;
-        }
-        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc,
-                      diag.message);
-        ck_assert_int_lt(n, 20000);
-    }
+    ck_assert_int_gt(test_stat_fail_each(s, d, o, &r), 0);
+    test_stat_assert_same(&r, &want, 0);
 }
 
 /* Collect, save, load: the loaded statistics give the same estimate. */

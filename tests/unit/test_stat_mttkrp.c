@@ -5,7 +5,8 @@
  * in the other orders a tile has several runs, each written back at its
  * last reduction step and read back by the next); gated inputs and an
  * output that outgrows its partition keep the walk; a failed allocation
- * at any step of a closed point is ENOMEM and leaks nothing. At two
+ * at any step of a closed point is ENOMEM or the unfailed result
+ * (test_stat_fail_each) and leaks nothing. At two
  * buffer levels (DRAM -> LLB -> PEB) every level is closed in every pair
  * of loop orders, equal to exact field by field, and a gated input or a
  * spilling output at the inner level keeps the walk there. */
@@ -17,6 +18,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_oom.h"
 
 /* The bundled bitcoin-otc 3-tensor (6000 x 6005 x 272) times two sparse
  * banded factor matrices of rank 24 (B 1/7 of its positions, C 1/3): empty
@@ -363,23 +365,10 @@ START_TEST(out_of_memory_every_allocation)
             ck_assert_int_eq(x.traffic[1][0].updates > 0, q);
         else
             ck_assert_uint_gt(x.traffic[1][1].overflow_tiles, 0);
-        for (long n = 1;; n++) {
-            test_alloc ta;
-            test_alloc_init(&ta, n);
-            tessel_result r;
-            tessel_diag diag;
-            int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
-            ck_assert_int_eq(ta.live, 0);
-            if (ta.calls < n) { /* no failure reached (not the first run that succeeds) */
-                ck_assert_int_eq(rc, 0);
-                ck_assert(!r.stat_walked);
-                assert_equal(&x, &r, orders[q]);
-                break;
-            }
-            ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "%s allocation %ld: %d %s", orders[q],
-                          n, rc, diag.message);
-            ck_assert_int_lt(n, 20000);
-        }
+        tessel_result r;
+        ck_assert_int_gt(test_stat_fail_each(&s, &m.d, &o, &r), 0);
+        ck_assert(!r.stat_walked);
+        assert_equal(&x, &r, orders[q]);
     }
     mk_free(&m);
 }
@@ -458,21 +447,9 @@ START_TEST(empty_output_tiles_equal_exact)
     test_spec_mttkrp(&s, "KJRI", shape);
     tessel_result x = run(&s, &m.d, 0);
     ck_assert_uint_gt(x.traffic[1][0].updates, 0);
-    for (long n = 1;; n++) {
-        test_alloc ta;
-        test_alloc_init(&ta, n);
-        tessel_result r;
-        tessel_diag diag;
-        int rc = tessel_model_stat(&s, &m.d, &o, &ta.allocator, &r, &diag);
-        ck_assert_int_eq(ta.live, 0);
-        if (ta.calls < n) {
-            ck_assert_int_eq(rc, 0);
-            assert_equal(&x, &r, "KJRI");
-            break;
-        }
-        ck_assert_msg(rc == 0 || rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
-        ck_assert_int_lt(n, 20000);
-    }
+    tessel_result r;
+    ck_assert_int_gt(test_stat_fail_each(&s, &m.d, &o, &r), 0);
+    assert_equal(&x, &r, "KJRI");
     mk_free(&m);
 }
 END_TEST

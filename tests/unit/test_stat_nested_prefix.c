@@ -70,8 +70,9 @@ START_TEST(sparse_prefixes_equal_exact)
 END_TEST
 
 /* A 2048 x 2048 band under the same tiles (2^27 prefixes at level 1's k
- * digit): failing each allocation of the estimate in turn, it returns
- * TESSEL_ENOMEM and frees everything, or the unfailed result. */
+ * digit): failing each allocation of the estimate in turn
+ * (test_stat_eval_fail_each), it returns TESSEL_ENOMEM and frees
+ * everything, or exactly the unfailed result. */
 START_TEST(sparse_prefixes_out_of_memory)
 {
     tessel_workload_data d;
@@ -82,26 +83,12 @@ START_TEST(sparse_prefixes_out_of_memory)
     test_alloc_init(&ta, 0);
     tessel_diag diag;
     tessel_stat_data *stats = test_stat_create_through(&s, &d, &o, &ta);
-    tessel_result want, ex;
+    tessel_result want, ex, r;
     ck_assert_int_eq(tessel_model_stat_eval(&s, stats, &want, &diag), 0);
     ck_assert_int_eq(tessel_model_exact(&s, &d, NULL, &ex, &diag), 0);
     ck_assert_uint_eq(want.traffic[3][0].writebacks, ex.traffic[3][0].writebacks);
-    long live = ta.live;
-    for (long k = 1;; k++) {
-        ta.fail_at = ta.calls + k; /* the estimate's k-th allocation */
-        tessel_result r;
-        int rc = tessel_model_stat_eval(&s, stats, &r, &diag);
-        ck_assert_int_eq(ta.live, live);
-        if (!rc) {
-            ck_assert_uint_eq(r.traffic[3][0].writebacks, want.traffic[3][0].writebacks);
-            ck_assert_uint_eq(r.traffic[2][0].updates, want.traffic[2][0].updates);
-            if (ta.calls < ta.fail_at) /* no allocation failed: every one was tried */
-                break;
-        } else {
-            ck_assert_int_eq(rc, TESSEL_ENOMEM);
-        }
-        ck_assert_int_lt(k, 100000);
-    }
+    ck_assert_int_gt(test_stat_eval_fail_each(&s, stats, &ta, &r), 0);
+    test_stat_assert_same(&r, &want, 0);
     tessel_stat_data_free(&stats);
     ck_assert_int_eq(ta.live, 0);
     tessel_tensor_free(&a);

@@ -67,9 +67,45 @@ static inline long test_stat_eval_fail_each(const tessel_spec *s, const tessel_s
             test_stat_assert_same(&f, r, n);
         else
             ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
-        ck_assert_int_lt(n, 20000);
+        ck_assert_int_lt(n, 100000);
     }
     ta->fail_at = 0;
+    ck_assert_int_eq(n - 1, total);
+    return n - 1;
+}
+
+/* tessel_model_stat(s, d, o) (the statistics collected and the point
+ * priced in one call) through a test allocator whose n-th allocation
+ * fails, for n = 1 .. N, N the allocations of an unfailed run: each run
+ * answers TESSEL_ENOMEM, or 0 with the unfailed result (the failed block
+ * was optional), and leaves no block live. As test_stat_eval_fail_each,
+ * the loop stops only when no failure was reached. The unfailed result is
+ * left in *r; returns N. */
+static inline long test_stat_fail_each(const tessel_spec *s, const tessel_workload_data *d,
+                                       const tessel_stat_options *o, tessel_result *r)
+{
+    tessel_diag diag;
+    test_alloc ta;
+    test_alloc_init(&ta, 0);
+    ck_assert_msg(tessel_model_stat(s, d, o, &ta.allocator, r, &diag) == 0, "%s", diag.message);
+    ck_assert_int_eq(ta.live, 0);
+    long total = ta.calls, n = 1;
+    for (;; n++) {
+        tessel_result f;
+        test_alloc_init(&ta, n);
+        int rc = tessel_model_stat(s, d, o, &ta.allocator, &f, &diag);
+        ck_assert_int_eq(ta.live, 0);
+        if (ta.calls < n) { /* no allocation failed: every one was tried */
+            ck_assert_int_eq(rc, 0);
+            test_stat_assert_same(&f, r, n);
+            break;
+        }
+        if (rc == 0)
+            test_stat_assert_same(&f, r, n);
+        else
+            ck_assert_msg(rc == TESSEL_ENOMEM, "allocation %ld: %d %s", n, rc, diag.message);
+        ck_assert_int_lt(n, 100000);
+    }
     ck_assert_int_eq(n - 1, total);
     return n - 1;
 }

@@ -17,6 +17,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_compare.h"
 #include "test_stat_oom.h"
 
 typedef struct nest_case {
@@ -83,45 +84,6 @@ static void set_mode(tessel_spec *s, unsigned l, unsigned t, unsigned mode)
     s->level[l].tensor[t].sparse.gate_on = mode == 2 ? partner : 0;
 }
 
-/* Every count both estimators report at every level, equal (inputs only
- * with inputs_only). */
-static void assert_equal(const tessel_result *x, const tessel_result *r, int inputs_only,
-                         const char *what)
-{
-    for (unsigned l = 0; l < x->nlevels; l++)
-        for (unsigned t = inputs_only ? 1 : 0; t < x->ntensors; t++) {
-            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
-#define SAME(f)                                                                              \
-    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
-                  t, (unsigned long long)a->f, (unsigned long long)b->f)
-            SAME(fills);
-            SAME(gated);
-            SAME(updates);
-            SAME(writebacks);
-            SAME(reads);
-            SAME(data_bytes);
-            SAME(metadata_bytes);
-            SAME(bumped_bytes);
-            SAME(overflow_tiles);
-            SAME(overflow_bytes);
-            SAME(partition_bytes);
-            if (t) /* stat reports an output tile's only where it spills */
-                SAME(worst_tile_bytes);
-            SAME(algorithmic);
-            SAME(skipped);
-            SAME(child_read_data);
-            SAME(child_read_metadata);
-#undef SAME
-        }
-    for (unsigned l = 1; l < x->nlevels; l++)
-        ck_assert_msg(x->effectual_tiles[l] == r->effectual_tiles[l], "%s effectual %u", what, l);
-    ck_assert_uint_eq(x->macs, r->macs);
-    ck_assert_uint_eq(x->intersections, r->intersections);
-    if (inputs_only)
-        return;
-    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
-}
 
 /* Tiles (i, k, j) per buffer level, outermost first (0: the whole mode):
  * even, uneven against 1138 and 700, whole k, whole k and j. */
@@ -160,7 +122,7 @@ static void check_point(const nest_case *c, const tessel_spec *s, const char *wh
     ck_assert_msg(tessel_model_exact(s, &c->d, NULL, &x, &diag) == 0, "%s", diag.message);
     ck_assert_msg(tessel_model_stat(s, &c->d, &c->o, NULL, &r, &diag) == 0, "%s", diag.message);
     ck_assert_msg(r.stat_walked == 0, "%s: stat_walked %d", what, r.stat_walked);
-    assert_equal(&x, &r, 0, what);
+    test_stat_assert_equal(&x, &r, 0, what);
 }
 
 /* Two buffer levels: every (outer, inner) order pair, every shape, the
@@ -231,7 +193,7 @@ START_TEST(capped_sample_inputs_exact)
             ck_assert_int_eq(r.stat_walked, 0);
             char what[64];
             snprintf(what, sizeof(what), "capped %s shape %u", orders[q], v);
-            assert_equal(&x, &r, 1, what);
+            test_stat_assert_equal(&x, &r, 1, what);
             double err = fabs((double)r.dram_bytes - (double)x.dram_bytes) / (double)x.dram_bytes;
             ck_assert_msg(err < 0.05, "%s: DRAM bytes %.4f off", what, err);
         }
@@ -239,47 +201,6 @@ START_TEST(capped_sample_inputs_exact)
 }
 END_TEST
 
-/* Every count both estimators report, equal; the bytes (data, metadata,
- * bumped, overflow, child reads) within tol x exact + 128 B, where the
- * compute's reads of an overbooked tile are estimated (stat_inspill.c);
- * the DRAM bytes equal. */
-static void assert_close(const tessel_result *x, const tessel_result *r, double tol,
-                         const char *what)
-{
-    for (unsigned l = 0; l < x->nlevels; l++)
-        for (unsigned t = 0; t < x->ntensors; t++) {
-            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
-#define SAME(f)                                                                              \
-    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
-                  t, (unsigned long long)a->f, (unsigned long long)b->f)
-#define NEAR(f)                                                                              \
-    ck_assert_msg(fabs((double)a->f - (double)b->f) <= tol * (double)a->f + 128,             \
-                  "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, t,         \
-                  (unsigned long long)a->f, (unsigned long long)b->f)
-            SAME(fills);
-            SAME(gated);
-            SAME(updates);
-            SAME(writebacks);
-            SAME(reads);
-            SAME(overflow_tiles);
-            SAME(partition_bytes);
-            SAME(algorithmic);
-            SAME(skipped);
-            NEAR(data_bytes);
-            NEAR(metadata_bytes);
-            NEAR(bumped_bytes);
-            NEAR(overflow_bytes);
-            NEAR(child_read_data);
-            NEAR(child_read_metadata);
-#undef SAME
-#undef NEAR
-        }
-    for (unsigned l = 1; l < x->nlevels; l++)
-        ck_assert_msg(x->effectual_tiles[l] == r->effectual_tiles[l], "%s effectual %u", what, l);
-    ck_assert_uint_eq(x->macs, r->macs);
-    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
-}
 
 /* An unskipped input whose tiles overbook at a nested level (rule 4 per
  * read): closed (stat_walked 0) in every (outer, inner) order pair; A
@@ -318,9 +239,9 @@ START_TEST(overbooked_nested_closed)
                 ck_assert_uint_gt(x.traffic[l][t].overflow_tiles, 0);
                 bumped += x.traffic[l][t].bumped_bytes > 0;
                 if (m < 2)
-                    assert_close(&x, &r, 0.16, what);
+                    test_stat_assert_close(&x, &r, 0.16, what);
                 else
-                    assert_equal(&x, &r, 0, what);
+                    test_stat_assert_equal(&x, &r, 0, what);
             }
     ck_assert_uint_ge(bumped, 72); /* rule 4 streams the overflow again */
     case_free(&c);
@@ -357,7 +278,7 @@ START_TEST(cache_and_formula_keep_apart)
             ck_assert_int_eq(r.stat_walked, 0);
             char what[48];
             snprintf(what, sizeof(what), "cached point %u formula %u", i, formula);
-            assert_equal(&want[i], &r, 0, what);
+            test_stat_assert_equal(&want[i], &r, 0, what);
         }
         tessel_stat_cache_free(&cache);
     }
@@ -381,7 +302,7 @@ START_TEST(cache_and_formula_keep_apart)
     ck_assert(r.stat_nested_fraction > 0);
     ck_assert_int_eq(tessel_model_stat_eval(&s[1], sd, &r, &diag), 0);
     ck_assert(r.stat_nested_fraction == 0);
-    assert_equal(&want[1], &r, 0, "nested budget");
+    test_stat_assert_equal(&want[1], &r, 0, "nested budget");
     tessel_stat_data_free(&sd);
     case_free(&c);
 }

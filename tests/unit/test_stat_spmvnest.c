@@ -17,6 +17,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_compare.h"
 #include "test_stat_oom.h"
 
 typedef struct spmv_case {
@@ -169,85 +170,7 @@ static void spmv_spec(tessel_spec *s, unsigned nbuf, const unsigned *o, unsigned
     }
 }
 
-/* Every count both estimators report at every level, equal (inputs only
- * with inputs_only). */
-static void assert_equal(const tessel_result *x, const tessel_result *r, int inputs_only,
-                         const char *what)
-{
-    for (unsigned l = 0; l < x->nlevels; l++)
-        for (unsigned t = inputs_only ? 1 : 0; t < x->ntensors; t++) {
-            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
-#define SAME(f)                                                                              \
-    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
-                  t, (unsigned long long)a->f, (unsigned long long)b->f)
-            SAME(fills);
-            SAME(gated);
-            SAME(updates);
-            SAME(writebacks);
-            SAME(reads);
-            SAME(data_bytes);
-            SAME(metadata_bytes);
-            SAME(bumped_bytes);
-            SAME(overflow_tiles);
-            SAME(overflow_bytes);
-            SAME(partition_bytes);
-            if (t) /* stat reports an output tile's only where it spills */
-                SAME(worst_tile_bytes);
-            SAME(algorithmic);
-            SAME(skipped);
-            SAME(child_read_data);
-            SAME(child_read_metadata);
-#undef SAME
-        }
-    for (unsigned l = 1; l < x->nlevels; l++)
-        ck_assert_msg(x->effectual_tiles[l] == r->effectual_tiles[l], "%s effectual %u", what, l);
-    ck_assert_uint_eq(x->macs, r->macs);
-    ck_assert_uint_eq(x->intersections, r->intersections);
-    if (inputs_only)
-        return;
-    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
-}
 
-/* Every count both estimators report, equal; the bytes (data, metadata,
- * bumped, overflow, child reads) within tol x exact + 128 B, where the
- * compute's reads of an overbooked tile are estimated (stat_inspill.c);
- * the DRAM bytes equal. */
-static void assert_close(const tessel_result *x, const tessel_result *r, double tol,
-                         const char *what)
-{
-    for (unsigned l = 0; l < x->nlevels; l++)
-        for (unsigned t = 0; t < x->ntensors; t++) {
-            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
-#define SAME(f)                                                                              \
-    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
-                  t, (unsigned long long)a->f, (unsigned long long)b->f)
-#define NEAR(f)                                                                              \
-    ck_assert_msg(fabs((double)a->f - (double)b->f) <= tol * (double)a->f + 128,             \
-                  "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, t,         \
-                  (unsigned long long)a->f, (unsigned long long)b->f)
-            SAME(fills);
-            SAME(gated);
-            SAME(updates);
-            SAME(writebacks);
-            SAME(reads);
-            SAME(overflow_tiles);
-            SAME(partition_bytes);
-            SAME(algorithmic);
-            SAME(skipped);
-            NEAR(data_bytes);
-            NEAR(metadata_bytes);
-            NEAR(bumped_bytes);
-            NEAR(overflow_bytes);
-            NEAR(child_read_data);
-            NEAR(child_read_metadata);
-#undef SAME
-#undef NEAR
-        }
-    ck_assert_uint_eq(x->macs, r->macs);
-    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
-}
 
 /* Exact and stat of s, equal and not walked; whether exact gates some
  * input's fills at a nested level. */
@@ -259,7 +182,7 @@ static int check_point(const spmv_case *c, const tessel_spec *s, const char *wha
     ck_assert_msg(tessel_model_stat(s, &c->d, &c->o, NULL, &r, &diag) == 0, "%s: %s", what,
                   diag.message);
     ck_assert_msg(r.stat_walked == 0, "%s: stat_walked %d", what, r.stat_walked);
-    assert_equal(&x, &r, 0, what);
+    test_stat_assert_equal(&x, &r, 0, what);
     int gated = 0;
     for (unsigned l = 2; l < x.nlevels; l++)
         gated |= x.traffic[l][1].gated > 0 || x.traffic[l][2].gated > 0;
@@ -341,7 +264,7 @@ START_TEST(capped_sample_inputs_exact)
             char what[96];
             snprintf(what, sizeof(what), "capped %s %s/%s shape %u", c.name, orders[o[0]],
                      orders[o[1]], v);
-            assert_equal(&x, &r, 1, what);
+            test_stat_assert_equal(&x, &r, 1, what);
             double err = fabs((double)r.dram_bytes - (double)x.dram_bytes) / (double)x.dram_bytes;
             ck_assert_msg(err < 0.05, "%s: DRAM bytes %.4f off", what, err);
         }
@@ -387,9 +310,9 @@ START_TEST(overbooked_nested_closed)
             ck_assert_msg(x.traffic[l][t].overflow_tiles > 0, "%s: nothing overbooked", what);
             bumped += x.traffic[l][t].bumped_bytes > 0;
             if (l == 2)
-                assert_close(&x, &r, 0.12, what);
+                test_stat_assert_close(&x, &r, 0.12, what);
             else
-                assert_equal(&x, &r, 0, what);
+                test_stat_assert_equal(&x, &r, 0, what);
         }
     ck_assert_uint_gt(bumped, 0);
     case_free(&c);

@@ -50,6 +50,22 @@ typedef struct out_table {
     uint64_t *pos;               /* small grids: tile -> 1 + its row in key, 0 none */
 } out_table;
 
+/* Row of output tile `key` in table t, UINT64_MAX when the tile has none. */
+static inline uint64_t exact_table_row(const out_table *t, uint64_t key)
+{
+    if (t->pos)
+        return t->pos[key] ? t->pos[key] - 1 : UINT64_MAX;
+    uint64_t lo = 0, hi = t->nout;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->key[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nout && t->key[lo] == key ? lo : UINT64_MAX;
+}
+
 typedef struct boundary {
     unsigned b;
     uint64_t tile[NX];   /* level-b tile edge per engine index (clamped to the extent) */

@@ -612,22 +612,9 @@ uint64_t exact_output_count(const boundary *bd, unsigned d, uint64_t key, uint64
                             uint64_t *cursor)
 {
     const out_table *t = &bd->table[d];
-    uint64_t lo = 0, hi = t->nout;
-    if (t->pos) {
-        if (!t->pos[key])
-            return 0;
-        lo = t->pos[key] - 1;
-    } else {
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (t->key[mid] < key)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == t->nout || t->key[lo] != key)
-            return 0;
-    }
+    uint64_t lo = exact_table_row(t, key);
+    if (lo == UINT64_MAX)
+        return 0;
     uint64_t first = t->start[lo], end = t->start[lo + 1], a;
     if (cursor) {
         a = *cursor > first ? *cursor : first;

@@ -558,18 +558,7 @@ void exact_live_free(engine *e, exact_out_live *lv)
  * has no output nonzeros. */
 static uint64_t live_row(const boundary *bd, uint64_t key)
 {
-    const out_table *t = &bd->table[bd->ntables - 1];
-    if (t->pos)
-        return t->pos[key] ? t->pos[key] - 1 : UINT64_MAX;
-    uint64_t lo = 0, hi = t->nout;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (t->key[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->nout && t->key[lo] == key ? lo : UINT64_MAX;
+    return exact_table_row(&bd->table[bd->ntables - 1], key);
 }
 
 /* Output tile `key`'s bytes after reduction prefix red; *again: it was

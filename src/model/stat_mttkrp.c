@@ -294,15 +294,7 @@ static uint64_t runs_row(const mk_runs *u, const out_table *t, uint64_t key)
 {
     if (u->row)
         return u->row[key] ? u->row[key] - 1 : UINT64_MAX;
-    uint64_t lo = 0, hi = t->nout;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (t->key[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->nout && t->key[lo] == key ? lo : UINT64_MAX;
+    return exact_table_row(t, key);
 }
 
 /* One write-back (and read-back when `again`) of `n` runs, each of

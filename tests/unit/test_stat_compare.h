@@ -1,5 +1,5 @@
 /* Comparisons of a stat result with the exact estimator's, field by field
- * at every level (the unit tests of unskipped and gated inputs). */
+ * at every level (the unit tests of unskipped and gated inputs, and TTM's). */
 #ifndef TESSEL_TEST_STAT_COMPARE_H
 #define TESSEL_TEST_STAT_COMPARE_H
 
@@ -10,8 +10,8 @@
 
 /* Every count both estimators report at every level, equal (inputs only
  * with inputs_only). */
-static inline void test_stat_assert_equal(const tessel_result *x, const tessel_result *r, int inputs_only,
-                         const char *what)
+static inline void test_stat_assert_equal(const tessel_result *x, const tessel_result *r,
+                                          int inputs_only, const char *what)
 {
     for (unsigned l = 0; l < x->nlevels; l++)
         for (unsigned t = inputs_only ? 1 : 0; t < x->ntensors; t++) {
@@ -36,6 +36,8 @@ static inline void test_stat_assert_equal(const tessel_result *x, const tessel_r
             SAME(skipped);
             SAME(child_read_data);
             SAME(child_read_metadata);
+            SAME(child_write_data);
+            SAME(child_write_metadata);
 #undef SAME
         }
     for (unsigned l = 1; l < x->nlevels; l++)
@@ -46,14 +48,15 @@ static inline void test_stat_assert_equal(const tessel_result *x, const tessel_r
         return;
     ck_assert_uint_eq(x->output_nnz, r->output_nnz);
     ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
+    ck_assert_uint_eq(x->compulsory_bytes, r->compulsory_bytes);
 }
 
 /* Every count both estimators report, equal; the bytes (data, metadata,
  * bumped, overflow, child reads) within tol x exact + 128 B, where the
  * compute's reads of an overbooked tile are estimated (stat_inspill.c);
  * the DRAM bytes equal. */
-static inline void test_stat_assert_close(const tessel_result *x, const tessel_result *r, double tol,
-                         const char *what)
+static inline void test_stat_assert_close(const tessel_result *x, const tessel_result *r,
+                                          double tol, const char *what)
 {
     for (unsigned l = 0; l < x->nlevels; l++)
         for (unsigned t = 0; t < x->ntensors; t++) {

@@ -13,6 +13,7 @@
 #include "test_alloc.h"
 #include "test_data.h"
 #include "test_specs.h"
+#include "test_stat_compare.h"
 #include "test_stat_oom.h"
 
 /* Y[i,j,r] = T[i,j,k] * M[k,r] at one buffer level; index numbers i 0,
@@ -89,44 +90,6 @@ static void case_free(ttm_case *c)
     tessel_tensor_free(&c->m);
 }
 
-/* Every count both estimators report, equal (worst_tile_bytes aside: stat
- * reports an output tile's only where it spills, at any level). */
-static void assert_equal(const tessel_result *x, const tessel_result *r, const char *what)
-{
-    for (unsigned l = 0; l < x->nlevels; l++)
-        for (unsigned t = 0; t < x->ntensors; t++) {
-            const tessel_traffic *a = &x->traffic[l][t], *b = &r->traffic[l][t];
-#define SAME(f)                                                                              \
-    ck_assert_msg(a->f == b->f, "%s level %u tensor %u " #f ": exact %llu, stat %llu", what, l, \
-                  t, (unsigned long long)a->f, (unsigned long long)b->f)
-            SAME(fills);
-            SAME(updates);
-            SAME(writebacks);
-            SAME(reads);
-            SAME(data_bytes);
-            SAME(metadata_bytes);
-            SAME(bumped_bytes);
-            SAME(overflow_tiles);
-            SAME(overflow_bytes);
-            SAME(partition_bytes);
-            SAME(algorithmic);
-            SAME(skipped);
-            SAME(child_read_data);
-            SAME(child_read_metadata);
-            SAME(child_write_data);
-            SAME(child_write_metadata);
-#undef SAME
-        }
-    for (unsigned l = 1; l < x->nlevels; l++)
-        ck_assert_msg(x->effectual_tiles[l] == r->effectual_tiles[l], "%s level %u effectual",
-                      what, l);
-    ck_assert_uint_eq(x->macs, r->macs);
-    ck_assert_uint_eq(x->output_nnz, r->output_nnz);
-    ck_assert_uint_eq(x->intersections, r->intersections);
-    ck_assert_uint_eq(x->dram_bytes, r->dram_bytes);
-    ck_assert_uint_eq(x->compulsory_bytes, r->compulsory_bytes);
-}
-
 /* Exact and stat of s, equal; stat walked or not as `walked` says. */
 static void check_point(const ttm_case *c, const tessel_spec *s, int walked, const char *what)
 {
@@ -136,7 +99,7 @@ static void check_point(const ttm_case *c, const tessel_spec *s, int walked, con
     ck_assert_msg(tessel_model_stat(s, &c->d, &c->o, NULL, &r, &diag) == 0, "%s", diag.message);
     ck_assert_msg(r.stat_walked == walked, "%s: stat_walked %d", what, r.stat_walked);
     ck_assert_uint_eq(r.offgrid_edges, 0);
-    assert_equal(&x, &r, what);
+    test_stat_assert_equal(&x, &r, 0, what);
 }
 
 /* Tiles i j r k per level: level 1's i edge leaves an edge tile (6000 =
